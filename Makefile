@@ -34,6 +34,7 @@ controlplane:
 .PHONY: fuzz
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzJoinOrder$$' -fuzztime $(FUZZ_TIME) ./flow
+	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZ_TIME) ./examples/hello
 
 ## bench: the Go benchmarks recorded in docs/BENCHMARKS.md.
 .PHONY: bench

@@ -1,0 +1,157 @@
+package bosuntest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bosunkit/bosun/controlplane"
+)
+
+// buildAllowance is how long a first build of the control plane binaries may
+// take; Start warns when a test's deadline is closer than that.
+const buildAllowance = 15 * time.Minute
+
+// deadliner is implemented by *testing.T.
+type deadliner interface {
+	Deadline() (time.Time, bool)
+}
+
+// Start starts a control plane for the calling test and stops it when the
+// test and its subtests have finished. Progress of a first build of the
+// binaries goes to os.Stderr unless opts.Progress is set. Start fails the
+// test, saying why and how to fix it, if the control plane cannot start.
+func Start(t testing.TB, opts controlplane.Options) *controlplane.ControlPlane {
+	t.Helper()
+	setGlobalLogger()
+	if opts.Progress == nil {
+		opts.Progress = os.Stderr
+	}
+	if d, ok := t.(deadliner); ok {
+		warnIfBuildMayTimeOut(t, d)
+	}
+	cp, err := controlplane.Start(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("bosuntest: starting the control plane: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			t.Errorf("bosuntest: %v", err)
+		}
+	})
+	return cp
+}
+
+// warnIfBuildMayTimeOut logs a hint when the binaries still have to be built
+// and the test binary's -timeout may end the test first.
+func warnIfBuildMayTimeOut(t testing.TB, d deadliner) {
+	t.Helper()
+	deadline, ok := d.Deadline()
+	if !ok || time.Until(deadline) > buildAllowance || controlplane.BinariesReady() {
+		return
+	}
+	t.Logf("bosuntest: the control plane binaries are not built yet and this test ends in %s; "+
+		"if it times out while building, run `bosun controlplane` once or raise go test's -timeout",
+		time.Until(deadline).Round(time.Second))
+}
+
+// Shared is one control plane for all the tests of a package. The first test
+// that asks for it starts it, so tests that need none (unit tests, fuzz
+// workers) never pay for it; Main stops it after the last test.
+//
+//	var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+//		return controlplane.Options{CRDPaths: []string{"../config/crd"}}, nil
+//	}}
+//
+//	func TestMain(m *testing.M) { shared.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		cp := shared.ControlPlane(t)
+//		...
+//	}
+type Shared struct {
+	// Options returns the options to start the control plane with. It is
+	// called once, on first use; nil means the zero Options.
+	Options func() (controlplane.Options, error)
+
+	mu      sync.Mutex
+	started bool
+	cp      *controlplane.ControlPlane
+	err     error
+}
+
+// ControlPlane returns the shared control plane, starting it on first use.
+// It fails the test, saying why, when the control plane cannot start; every
+// later caller fails with the same error without trying again.
+func (s *Shared) ControlPlane(t testing.TB) *controlplane.ControlPlane {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		s.started = true
+		if d, ok := t.(deadliner); ok {
+			warnIfBuildMayTimeOut(t, d)
+		}
+		s.cp, s.err = s.start()
+	}
+	if s.err != nil {
+		t.Fatalf("bosuntest: starting the shared control plane: %v", s.err)
+	}
+	return s.cp
+}
+
+func (s *Shared) start() (*controlplane.ControlPlane, error) {
+	setGlobalLogger()
+	var opts controlplane.Options
+	if s.Options != nil {
+		var err error
+		if opts, err = s.Options(); err != nil {
+			return nil, fmt.Errorf("options: %w", err)
+		}
+	}
+	if opts.Progress == nil {
+		opts.Progress = os.Stderr
+	}
+	// The control plane outlives any one test, so it is not tied to a
+	// test's context; Stop ends it.
+	return controlplane.Start(context.Background(), opts)
+}
+
+// Stop stops the control plane if it was started. It is safe to call more
+// than once.
+func (s *Shared) Stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cp == nil {
+		return nil
+	}
+	err := s.cp.Stop()
+	s.cp = nil
+	return err
+}
+
+// Main is for TestMain: it runs the package's tests, stops the control plane
+// if a test started it, and exits with the tests' status (1 if stopping
+// failed after passing tests).
+func (s *Shared) Main(m *testing.M) {
+	os.Exit(s.run(m))
+}
+
+// runner is the part of *testing.M that Main uses.
+type runner interface {
+	Run() int
+}
+
+func (s *Shared) run(m runner) int {
+	code := m.Run()
+	if err := s.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "bosuntest: stopping the shared control plane: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}

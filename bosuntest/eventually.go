@@ -1,0 +1,71 @@
+package bosuntest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+const (
+	// DefaultTimeout is how long Eventually polls unless told otherwise.
+	DefaultTimeout = 30 * time.Second
+	// DefaultInterval is the pause between two checks of Eventually.
+	DefaultInterval = 100 * time.Millisecond
+)
+
+// errNeverChecked stands for the last error when the test ended before the
+// first check.
+var errNeverChecked = errors.New("condition was never checked")
+
+// EventuallyOption changes how Eventually polls.
+type EventuallyOption func(*eventually)
+
+// eventually holds the settings of one Eventually call.
+type eventually struct {
+	timeout  time.Duration
+	interval time.Duration
+}
+
+// Timeout makes Eventually give up after d instead of DefaultTimeout.
+func Timeout(d time.Duration) EventuallyOption {
+	return func(e *eventually) { e.timeout = d }
+}
+
+// Interval makes Eventually pause d between checks instead of
+// DefaultInterval.
+func Interval(d time.Duration) EventuallyOption {
+	return func(e *eventually) { e.interval = d }
+}
+
+// Eventually calls check until it returns nil, pausing DefaultInterval between
+// calls, and fails the test with check's last error if that does not happen
+// within DefaultTimeout. The context given to check ends at the timeout. Like
+// t.Fatal, Eventually must be called from the goroutine running the test.
+func Eventually(t testing.TB, check func(ctx context.Context) error, opts ...EventuallyOption) {
+	t.Helper()
+	e := eventually{timeout: DefaultTimeout, interval: DefaultInterval}
+	for _, opt := range opts {
+		opt(&e)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), e.timeout)
+	defer cancel()
+	start := time.Now()
+	last := errNeverChecked
+	attempts := 0
+	for {
+		if ctx.Err() == nil {
+			attempts++
+			if last = check(ctx); last == nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("bosuntest: condition not met after %s (%d checks): %v",
+				time.Since(start).Round(time.Millisecond), attempts, last)
+			return
+		case <-time.After(e.interval):
+		}
+	}
+}

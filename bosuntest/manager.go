@@ -1,0 +1,124 @@
+package bosuntest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/bosunkit/bosun/controlplane"
+)
+
+const (
+	// LogVerbosity is the highest logr V-level that RunManager passes to
+	// t.Log: info messages, errors and V(1) details.
+	LogVerbosity = 1
+
+	// cacheSyncTimeout bounds how long RunManager waits for the manager's
+	// caches to fill.
+	cacheSyncTimeout = time.Minute
+	// shutdownTimeout bounds how long runnables get to stop at cleanup.
+	shutdownTimeout = 30 * time.Second
+)
+
+// RunManager creates a manager on cp, lets setup register controllers (and
+// anything else) with it, starts it, waits for its caches to sync and returns
+// it. The manager stops, and is waited for, when the test finishes; an error
+// from its Start fails the test.
+//
+// The manager uses cp.Config and cp.Scheme, serves neither metrics nor health
+// probes, allows several controllers of the same name (so each test may
+// register its own), and logs to t.Log up to LogVerbosity. setup may be nil.
+func RunManager(t testing.TB, cp *controlplane.ControlPlane, setup func(mgr ctrl.Manager) error) ctrl.Manager {
+	t.Helper()
+	sink := &testSink{t: t}
+	logger := testr.NewWithInterface(sink, testr.Options{LogTimestamp: true, Verbosity: LogVerbosity})
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme:                  cp.Scheme,
+		Logger:                  logger,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
+		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
+		GracefulShutdownTimeout: ptr.To(shutdownTimeout),
+	})
+	if err != nil {
+		t.Fatalf("bosuntest: creating manager: %v", err)
+	}
+	if setup != nil {
+		if err := setup(mgr); err != nil {
+			t.Fatalf("bosuntest: setting up manager: %v", err)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(logr.NewContext(context.Background(), logger))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			// Safe: cleanup below waits for done before the test ends.
+			t.Errorf("bosuntest: manager stopped with an error: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		sink.close()
+	})
+
+	syncCtx, cancelSync := context.WithTimeout(ctx, cacheSyncTimeout)
+	defer cancelSync()
+	go func() {
+		select {
+		case <-done: // the manager gave up: stop waiting for its caches
+			cancelSync()
+		case <-syncCtx.Done():
+		}
+	}()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		select {
+		case <-done:
+			t.Fatal("bosuntest: manager stopped before its caches synced")
+		default:
+			t.Fatalf("bosuntest: manager caches did not sync within %s", cacheSyncTimeout)
+		}
+	}
+	return mgr
+}
+
+// testSink forwards log lines to a test until close, after which it drops
+// them: goroutines of a stopped manager must not log to a finished test.
+type testSink struct {
+	t testing.TB
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ testr.TestingT = (*testSink)(nil)
+
+// Helper implements testr.TestingT.
+func (s *testSink) Helper() { s.t.Helper() }
+
+// Log implements testr.TestingT.
+func (s *testSink) Log(args ...any) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.t.Log(args...)
+	}
+}
+
+// close stops forwarding.
+func (s *testSink) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+}

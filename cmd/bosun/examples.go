@@ -1,0 +1,26 @@
+package main
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/bosunkit/bosun/cmd/bosun/internal/demo"
+	"github.com/bosunkit/bosun/examples/hello"
+)
+
+// examples lists the example operators that `bosun demo` runs.
+func examples() []demo.Example {
+	return []demo.Example{
+		{
+			Name:        "hello",
+			AddToScheme: hello.AddToScheme,
+			CRDs:        hello.CRDs,
+			Setup: func(mgr ctrl.Manager) error {
+				return (&hello.GreetingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+			},
+			Samples:  hello.Samples,
+			Children: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
+		},
+	}
+}

@@ -1,0 +1,46 @@
+package demo
+
+import (
+	"errors"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Example is one example operator as the demo sees it.
+type Example struct {
+	// Name identifies the example in progress lines, for example "hello".
+	Name string
+	// AddToScheme registers the example's API types.
+	AddToScheme func(*runtime.Scheme) error
+	// CRDs returns the example's custom resource definitions.
+	CRDs func() ([]*apiextensionsv1.CustomResourceDefinition, error)
+	// Setup adds the example's controllers to the manager.
+	Setup func(ctrl.Manager) error
+	// Samples returns the objects the demo creates in namespace.
+	Samples func(namespace string) []client.Object
+	// Children lists the kinds the example manages; the final table shows
+	// every object of these kinds in the demo namespace.
+	Children []schema.GroupVersionKind
+}
+
+// validate reports the first missing field of e.
+func (e Example) validate() error {
+	switch {
+	case e.Name == "":
+		return errors.New("example without a name")
+	case e.AddToScheme == nil:
+		return fmt.Errorf("example %q: AddToScheme is nil", e.Name)
+	case e.CRDs == nil:
+		return fmt.Errorf("example %q: CRDs is nil", e.Name)
+	case e.Setup == nil:
+		return fmt.Errorf("example %q: Setup is nil", e.Name)
+	case e.Samples == nil:
+		return fmt.Errorf("example %q: Samples is nil", e.Name)
+	}
+	return nil
+}

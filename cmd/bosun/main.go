@@ -1,0 +1,23 @@
+// Command bosun is the command-line tool of the bosun operator framework.
+//
+//	bosun demo [--once] [--timeout 2m] [-v]   run the example operators on an embedded control plane
+//	bosun controlplane                       build (once) and print the directory of kube-apiserver and etcd
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCommand().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bosun:", err)
+		os.Exit(1)
+	}
+}

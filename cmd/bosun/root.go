@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/bosunkit/bosun/cmd/bosun/internal/demo"
+	"github.com/bosunkit/bosun/controlplane"
+)
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "bosun",
+		Short:         "Tools for operators written with the bosun framework",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newDemoCommand(), newControlPlaneCommand())
+	return root
+}
+
+func newDemoCommand() *cobra.Command {
+	var (
+		once    bool
+		timeout time.Duration
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the example operators on an embedded control plane",
+		Long: `Starts kube-apiserver and etcd (built from Go modules on first use), installs
+the example CRDs, runs every example controller in one manager, creates sample
+objects and reports their progress until each is Ready. Then it prints what
+exists and a kubeconfig for kubectl, and keeps running until Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger := logr.Discard()
+			if verbose {
+				logger = zap.New(zap.WriteTo(cmd.ErrOrStderr()))
+			}
+			// controller-runtime's packages log through this global logger.
+			ctrl.SetLogger(logger)
+			return demo.Run(cmd.Context(), demo.Options{
+				Examples: examples(),
+				Once:     once,
+				Timeout:  timeout,
+				Out:      cmd.OutOrStdout(),
+				Logger:   logger,
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&once, "once", false, "exit 0 as soon as every sample is Ready (non-zero after --timeout)")
+	cmd.Flags().DurationVar(&timeout, "timeout", demo.DefaultTimeout, "with --once, how long to wait for every sample to be Ready")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print the controllers' logs to stderr")
+	return cmd
+}
+
+func newControlPlaneCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "controlplane",
+		Short: "Build kube-apiserver and etcd if needed and print their directory",
+		Long: fmt.Sprintf(`Builds kube-apiserver %s and etcd %s from Go modules into the user cache on
+first use (a few minutes), then prints the directory that holds them, suitable
+for KUBEBUILDER_ASSETS. When KUBEBUILDER_ASSETS is set, checks and prints it.`,
+			controlplane.KubernetesVersion, controlplane.EtcdVersion),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := controlplane.Binaries(cmd.Context(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), dir)
+			return nil
+		},
+	}
+}

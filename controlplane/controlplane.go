@@ -1,0 +1,211 @@
+package controlplane
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+const (
+	// DefaultStartTimeout is how long kube-apiserver and etcd may each take to
+	// become ready when Options.StartTimeout is zero. It is generous because
+	// several race-enabled test binaries starting control planes at once on a
+	// small machine are slow.
+	DefaultStartTimeout = 2 * time.Minute
+	// DefaultStopTimeout is how long kube-apiserver and etcd may each take to
+	// stop when Options.StopTimeout is zero.
+	DefaultStopTimeout = time.Minute
+
+	// kubeconfigName names the cluster, user and context of Kubeconfig.
+	kubeconfigName = "bosun"
+)
+
+// Options configures Start. The zero value starts a bare control plane.
+type Options struct {
+	// Scheme is the scheme of ControlPlane.Client. Nil means NewScheme(). Add
+	// the types of the CRDs a test uses to it.
+	Scheme *runtime.Scheme
+	// CRDs are installed, and waited for, before Start returns.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// CRDPaths are files or directories of CRD manifests (YAML or JSON) to
+	// install like CRDs. A path that does not exist is an error.
+	CRDPaths []string
+	// Progress receives progress lines while the binaries are built on first
+	// use (see Binaries). Nil discards them.
+	Progress io.Writer
+	// Output receives what kube-apiserver and etcd write. Nil discards it;
+	// either way the last lines are quoted when they fail to start.
+	Output io.Writer
+	// APIServerFlags are extra kube-apiserver flags, by name without the
+	// leading dashes, for example {"feature-gates": {"SomeGate=true"}}. They
+	// replace the defaults of the same name.
+	APIServerFlags map[string][]string
+	// StartTimeout bounds how long each of kube-apiserver and etcd may take to
+	// become ready, and how long installed CRDs may take to be served. Zero
+	// means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// StopTimeout bounds how long each process may take to stop. Zero means
+	// DefaultStopTimeout.
+	StopTimeout time.Duration
+}
+
+// ControlPlane is a running kube-apiserver and etcd, started by Start.
+type ControlPlane struct {
+	// Config connects to the API server as an administrator (a member of
+	// system:masters).
+	Config *rest.Config
+	// Client is a controller-runtime client on Config using Scheme.
+	Client client.Client
+	// Scheme is the scheme of Client: Options.Scheme or NewScheme().
+	Scheme *runtime.Scheme
+	// BinaryDir is the directory the binaries were run from.
+	BinaryDir string
+	// CRDs are the CRDs that Start installed.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+
+	env      *envtest.Environment
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// NewScheme returns a scheme holding the built-in Kubernetes types (client-go's
+// scheme) and apiextensions.k8s.io/v1, the default scheme of Start.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	return s
+}
+
+// Start finds or builds the binaries (see Binaries), starts etcd and
+// kube-apiserver, installs the CRDs of opts and returns once they are served.
+// The caller must call Stop. ctx bounds finding or building the binaries; the
+// processes run until Stop.
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
+	dir, err := Binaries(ctx, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("starting control plane: %w", err)
+	}
+	scheme := opts.Scheme
+	if scheme == nil {
+		scheme = NewScheme()
+	}
+	startTimeout := cmp.Or(opts.StartTimeout, DefaultStartTimeout)
+
+	apiLog, etcdLog := &outputLog{max: 20}, &outputLog{max: 8}
+	apiOut, etcdOut := io.Writer(apiLog), io.Writer(etcdLog)
+	if opts.Output != nil {
+		apiOut, etcdOut = io.MultiWriter(opts.Output, apiLog), io.MultiWriter(opts.Output, etcdLog)
+	}
+	env := &envtest.Environment{
+		Scheme:                   scheme,
+		CRDs:                     opts.CRDs,
+		CRDDirectoryPaths:        opts.CRDPaths,
+		ErrorIfCRDPathMissing:    true,
+		BinaryAssetsDirectory:    dir,
+		UseExistingCluster:       ptr.To(false),
+		ControlPlaneStartTimeout: startTimeout,
+		ControlPlaneStopTimeout:  cmp.Or(opts.StopTimeout, DefaultStopTimeout),
+		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: startTimeout},
+	}
+	env.ControlPlane.Etcd = &envtest.Etcd{Out: etcdOut, Err: etcdOut}
+	api := env.ControlPlane.GetAPIServer()
+	api.Out, api.Err = apiOut, apiOut
+	flags := make([]string, 0, len(opts.APIServerFlags))
+	for name := range opts.APIServerFlags {
+		flags = append(flags, name)
+	}
+	sort.Strings(flags)
+	for _, name := range flags {
+		api.Configure().Set(name, opts.APIServerFlags[name]...)
+	}
+
+	cfg, err := env.Start()
+	if err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w\n\n"+
+			"last lines of kube-apiserver's output:\n%s\n\nlast lines of etcd's output:\n%s\n\n"+
+			"how to fix: the output above usually says what went wrong; if the processes were only slow "+
+			"(a busy machine), raise Options.StartTimeout (now %s); Options.Output receives all of it",
+			dir, err, apiLog.tail(), etcdLog.tail(), startTimeout)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("creating client for the control plane: %w", err)
+	}
+	return &ControlPlane{
+		Config:    cfg,
+		Client:    c,
+		Scheme:    scheme,
+		BinaryDir: dir,
+		CRDs:      env.CRDs,
+		env:       env,
+	}, nil
+}
+
+// Stop stops kube-apiserver and etcd and removes their data. Calling it again
+// returns the first result.
+func (c *ControlPlane) Stop() error {
+	c.stopOnce.Do(func() {
+		if err := c.env.Stop(); err != nil {
+			c.stopErr = fmt.Errorf("stopping control plane: %w", err)
+		}
+	})
+	return c.stopErr
+}
+
+// Kubeconfig returns a kubeconfig whose current context connects to the
+// control plane as the administrator of Config, for kubectl or any client-go
+// program. Credentials are inlined; the file is valid until Stop.
+func (c *ControlPlane) Kubeconfig() ([]byte, error) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[kubeconfigName] = &clientcmdapi.Cluster{
+		Server:                   c.Config.Host,
+		CertificateAuthorityData: c.Config.CAData,
+	}
+	kc.AuthInfos[kubeconfigName] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: c.Config.CertData,
+		ClientKeyData:         c.Config.KeyData,
+		Token:                 c.Config.BearerToken,
+	}
+	kc.Contexts[kubeconfigName] = &clientcmdapi.Context{Cluster: kubeconfigName, AuthInfo: kubeconfigName}
+	kc.CurrentContext = kubeconfigName
+	b, err := clientcmd.Write(*kc)
+	if err != nil {
+		return nil, fmt.Errorf("encoding kubeconfig: %w", err)
+	}
+	return b, nil
+}
+
+// WriteKubeconfig writes Kubeconfig to path, readable only by its owner as it
+// holds credentials.
+func (c *ControlPlane) WriteKubeconfig(path string) error {
+	b, err := c.Kubeconfig()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return nil
+}

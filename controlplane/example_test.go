@@ -1,0 +1,89 @@
+package controlplane_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun/controlplane"
+)
+
+// The binaries are kept in a directory named after their versions, under
+// $BOSUN_CONTROLPLANE_CACHE or the user's cache directory.
+func ExampleCacheDir() {
+	old, had := os.LookupEnv(controlplane.CacheEnv)
+	defer func() {
+		if had {
+			os.Setenv(controlplane.CacheEnv, old)
+		} else {
+			os.Unsetenv(controlplane.CacheEnv)
+		}
+	}()
+
+	os.Setenv(controlplane.CacheEnv, "/var/cache/ci")
+	dir, err := controlplane.CacheDir()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(filepath.ToSlash(dir))
+	// Output:
+	// /var/cache/ci/kube-apiserver-v1.37.0-etcd-v3.7.0
+}
+
+// With KUBEBUILDER_ASSETS set, Binaries builds nothing and checks that the
+// directory holds both binaries.
+func ExampleBinaries() {
+	old, had := os.LookupEnv(controlplane.AssetsEnv)
+	defer func() {
+		if had {
+			os.Setenv(controlplane.AssetsEnv, old)
+		} else {
+			os.Unsetenv(controlplane.AssetsEnv)
+		}
+	}()
+
+	empty, err := os.MkdirTemp("", "assets")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(empty)
+	os.Setenv(controlplane.AssetsEnv, empty)
+
+	_, err = controlplane.Binaries(context.Background(), os.Stdout)
+	fmt.Println(errors.Is(err, controlplane.ErrMissingBinary))
+	// Output:
+	// true
+}
+
+// Start a control plane with a CRD, use its client, and hand a kubeconfig to
+// kubectl.
+func ExampleStart() {
+	ctx := context.Background()
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		CRDPaths: []string{"config/crd"},
+		Progress: os.Stderr,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			log.Print(err)
+		}
+	}()
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}
+	if err := cp.Client.Create(ctx, ns); err != nil {
+		log.Fatal(err)
+	}
+	if err := cp.WriteKubeconfig("kubeconfig"); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("kubectl --kubeconfig kubeconfig get namespaces")
+}
