@@ -1,0 +1,208 @@
+package conditions
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TypeReady is the condition type that summarises all the others.
+const TypeReady = "Ready"
+
+// Reasons the engine writes into conditions.
+const (
+	// ReasonInitializing marks a condition that is Unknown because the object has not
+	// been reconciled far enough to know it.
+	ReasonInitializing = "Initializing"
+	// ReasonSucceeded is the reason of Ready=True.
+	ReasonSucceeded = "Succeeded"
+	// ReasonError is the reason of Ready=False for an error that carries no reason of
+	// its own.
+	ReasonError = "ReconcileError"
+	// ReasonPanic is the reason of Ready=False after a step panicked.
+	ReasonPanic = "Panic"
+	// ReasonInvalidPolicy is the reason of Ready=False when the reconcile policy
+	// annotation holds a value the engine does not know.
+	ReasonInvalidPolicy = "InvalidReconcilePolicy"
+	// ReasonSkipped is the reason the engine gives when the skip policy kept it from
+	// managing the object.
+	ReasonSkipped = "ReconcileSkipped"
+	// ReasonNotReady is the reason Summarize gives when the worst condition has an
+	// empty reason.
+	ReasonNotReady = "NotReady"
+)
+
+// MessageInitializing is the message of a condition added by Init.
+const MessageInitializing = "not reported yet"
+
+// MaxMessageLength is the longest message the API server accepts in a condition;
+// FromError cuts longer error texts to it.
+const MaxMessageLength = 32768
+
+// Find returns the condition of the given type in conds, or nil. The pointer refers to
+// the element in conds, so changes through it change conds.
+func Find(conds []metav1.Condition, condType string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == condType {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// Set inserts c into *conds, or updates the condition of the same Type, and reports
+// whether Status, Reason, Message or ObservedGeneration changed (or the condition is
+// new).
+//
+// LastTransitionTime is set to now when the condition is new or its Status changes and
+// is left alone otherwise; c.LastTransitionTime is ignored. now is taken in UTC and
+// cut to whole seconds, the precision the API server stores, so a condition read back from the
+// server compares equal to the one set here. A zero now means the current time. A nil
+// conds is left alone and Set returns false.
+func Set(conds *[]metav1.Condition, c metav1.Condition, now metav1.Time) (changed bool) {
+	if conds == nil {
+		return false
+	}
+	existing := Find(*conds, c.Type)
+	if existing == nil {
+		c.LastTransitionTime = transitionTime(now)
+		*conds = append(*conds, c)
+		return true
+	}
+	if existing.Status != c.Status {
+		existing.Status = c.Status
+		existing.LastTransitionTime = transitionTime(now)
+		changed = true
+	}
+	if existing.Reason != c.Reason {
+		existing.Reason = c.Reason
+		changed = true
+	}
+	if existing.Message != c.Message {
+		existing.Message = c.Message
+		changed = true
+	}
+	if existing.ObservedGeneration != c.ObservedGeneration {
+		existing.ObservedGeneration = c.ObservedGeneration
+		changed = true
+	}
+	return changed
+}
+
+// transitionTime returns now in UTC cut to whole seconds, or the current time when now
+// is zero.
+func transitionTime(now metav1.Time) metav1.Time {
+	t := now.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return metav1.NewTime(t.UTC().Truncate(time.Second))
+}
+
+// Init adds every type in types that *conds does not have yet, as Unknown with
+// ReasonInitializing and MessageInitializing, observing generation, with
+// LastTransitionTime now (see Set). Existing conditions, empty types and repeated types
+// are left alone. Init reports whether it added anything; a nil conds is left alone.
+func Init(conds *[]metav1.Condition, generation int64, now metav1.Time, types ...string) bool {
+	if conds == nil {
+		return false
+	}
+	added := false
+	for _, t := range types {
+		if t == "" || Find(*conds, t) != nil {
+			continue
+		}
+		Set(conds, metav1.Condition{
+			Type:               t,
+			Status:             metav1.ConditionUnknown,
+			Reason:             ReasonInitializing,
+			Message:            MessageInitializing,
+			ObservedGeneration: generation,
+		}, now)
+		added = true
+	}
+	return added
+}
+
+// StampGeneration sets ObservedGeneration to generation on every condition in conds.
+func StampGeneration(conds []metav1.Condition, generation int64) {
+	for i := range conds {
+		conds[i].ObservedGeneration = generation
+	}
+}
+
+// Summarize derives the Ready condition from the conditions whose types are listed in
+// order; TypeReady in order and conditions not listed are ignored.
+//
+// When every listed condition is True, or order lists none, Ready is True with
+// ReasonSucceeded and no message. Otherwise Ready takes the status, reason and message
+// of the worst listed condition: False is worse than Unknown, and among equals the first
+// in order wins. A listed type missing from conds counts as Unknown with
+// ReasonInitializing, and a status other than True or False counts as Unknown. An empty
+// reason becomes ReasonNotReady and an empty message names the condition, so the result
+// always passes the API server's validation.
+//
+// The result observes generation; its LastTransitionTime is zero, for Set to fill in.
+func Summarize(conds []metav1.Condition, order []string, generation int64) metav1.Condition {
+	ready := metav1.Condition{
+		Type:               TypeReady,
+		Status:             metav1.ConditionTrue,
+		Reason:             ReasonSucceeded,
+		ObservedGeneration: generation,
+	}
+	var worst *metav1.Condition
+	worstRank := rankTrue
+	for _, t := range order {
+		if t == TypeReady {
+			continue
+		}
+		c := Find(conds, t)
+		if c == nil {
+			c = &metav1.Condition{
+				Type:    t,
+				Status:  metav1.ConditionUnknown,
+				Reason:  ReasonInitializing,
+				Message: MessageInitializing,
+			}
+		}
+		if r := rank(c.Status); r > worstRank {
+			worst, worstRank = c, r
+		}
+	}
+	if worst == nil {
+		return ready
+	}
+	ready.Status = metav1.ConditionUnknown
+	if worstRank == rankFalse {
+		ready.Status = metav1.ConditionFalse
+	}
+	ready.Reason = worst.Reason
+	if ready.Reason == "" {
+		ready.Reason = ReasonNotReady
+	}
+	ready.Message = worst.Message
+	if ready.Message == "" {
+		ready.Message = fmt.Sprintf("condition %s is %s", worst.Type, ready.Status)
+	}
+	return ready
+}
+
+// Ranks of condition statuses for Summarize; a higher rank is worse.
+const (
+	rankTrue = iota
+	rankUnknown
+	rankFalse
+)
+
+// rank returns how bad a condition status is.
+func rank(s metav1.ConditionStatus) int {
+	switch s {
+	case metav1.ConditionTrue:
+		return rankTrue
+	case metav1.ConditionFalse:
+		return rankFalse
+	default:
+		return rankUnknown
+	}
+}

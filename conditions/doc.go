@@ -1,0 +1,37 @@
+// Package conditions keeps the status conditions of a bosun-managed object: it adds and
+// updates entries of a []metav1.Condition, derives the Ready condition from the others,
+// and turns the error a step returned into a condition reason, a severity and a message.
+//
+// Everything here is pure logic over values; nothing talks to the API server. The
+// engine in the root bosun package calls these functions once per reconcile and writes
+// the status only when one of them reports a change.
+//
+// # Updating conditions
+//
+// Set inserts or updates one condition, keyed by its Type. The clock is a parameter, so
+// results are reproducible: LastTransitionTime is set to the given time (cut to whole
+// seconds, the precision the API server keeps) only when the condition is new or its
+// Status changes, and Set reports whether any field changed. Init adds the declared
+// condition types that are still missing as Unknown with ReasonInitializing, and
+// StampGeneration records the generation the conditions describe.
+//
+// # The Ready condition
+//
+// Summarize computes the Ready condition from the conditions the steps own, in step
+// order: Ready is True with ReasonSucceeded when all of them are True; otherwise it
+// copies the reason and message of the worst one (False is worse than Unknown), and the
+// first one in the given order wins a tie. SetObservedGeneration stamps
+// Status.ObservedGeneration on the object when its type has such a field.
+//
+// # Errors with a reason
+//
+// A step reports a failure it understands with Terminal or Warning (or their f
+// variants), which attach a condition reason and a Severity to the error.
+// SeverityError is terminal: the engine does not retry until the object changes.
+// SeverityWarning is retried with backoff. FromError reads reason, severity and message
+// back from any error: a typed *Error gives its own, an error made with
+// reconcile.TerminalError is terminal with ReasonError, a recovered panic
+// (*flow.PanicError) gives ReasonPanic and is retried, and any other error gives
+// ReasonError and is retried. TypeOf tells which condition a typed error is about, and
+// ErrorCondition builds the False condition that reports an error.
+package conditions
