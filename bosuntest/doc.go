@@ -19,6 +19,14 @@
 // Tests then run controllers with RunManager, isolate their objects in a fresh
 // namespace from Namespace, and wait for results with Eventually.
 //
+// To look at how a controller behaves, not only at what it produces, a test
+// can count the writes its client makes with a WriteCounter, answer some of
+// them with 409 Conflict with a ConflictInjector, count its reconciles per
+// object with a ReconcileCounter, and record its log with a LogRecorder. The
+// counting client and logger reach controllers registered in RunManager's
+// setup through ManagerWithClient and ManagerWithLogger, or a manager of the
+// test's own through NewClientFunc.
+//
 // The control plane runs no kube-controller-manager: nothing collects
 // garbage, deletes namespaces or runs the pods of Jobs and Deployments. Tests
 // should check the objects a controller writes, not what Kubernetes would do
