@@ -1,0 +1,107 @@
+package bosun
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+)
+
+// Builder sets up a Reconciler[T] with a manager, like controller-runtime's
+// builder, which it wraps. Make one with ControllerManagedBy.
+type Builder[T client.Object] struct {
+	mgr     ctrl.Manager
+	inner   *builder.Builder
+	forSet  bool
+	forOpts []builder.ForOption
+	forObj  T
+	name    string
+}
+
+// ControllerManagedBy returns a Builder for a controller of objects of type
+// T, run by mgr.
+func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
+	return &Builder[T]{mgr: mgr, inner: ctrl.NewControllerManagedBy(mgr)}
+}
+
+// For sets the object type the controller reconciles, with options such as
+// predicates. It is optional: without it the controller watches T with no
+// options. obj may be nil.
+func (b *Builder[T]) For(obj T, opts ...builder.ForOption) *Builder[T] {
+	b.forSet = true
+	b.forObj = obj
+	b.forOpts = opts
+	return b
+}
+
+// Owns watches objects of another type that the reconciled objects own,
+// as builder.Builder.Owns does.
+func (b *Builder[T]) Owns(obj client.Object, opts ...builder.OwnsOption) *Builder[T] {
+	b.inner = b.inner.Owns(obj, opts...)
+	return b
+}
+
+// Watches watches objects of another type and maps them to requests with
+// h, as builder.Builder.Watches does.
+func (b *Builder[T]) Watches(obj client.Object, h handler.EventHandler, opts ...builder.WatchesOption) *Builder[T] {
+	b.inner = b.inner.Watches(obj, h, opts...)
+	return b
+}
+
+// Named sets the controller's name. Without it the Reconciler's Name is used;
+// a Reconciler without a Name takes this one.
+func (b *Builder[T]) Named(name string) *Builder[T] {
+	b.name = name
+	return b
+}
+
+// WithOptions sets controller options such as MaxConcurrentReconciles.
+func (b *Builder[T]) WithOptions(opts controller.Options) *Builder[T] {
+	b.inner = b.inner.WithOptions(opts)
+	return b
+}
+
+// Complete fills in r's Client, APIReader and Recorder from the manager
+// where they are unset, validates r (see Reconciler.Validate) and registers
+// the controller. It returns an error, naming the offending step or field,
+// before anything runs.
+func (b *Builder[T]) Complete(r *Reconciler[T]) error {
+	if r == nil {
+		return fmt.Errorf("bosun: %w: reconciler is nil", ErrInvalidConfig)
+	}
+	if b.mgr == nil {
+		return errors.New("bosun: ControllerManagedBy: manager is nil")
+	}
+	if r.Name == "" {
+		r.Name = b.name
+	}
+	name := b.name
+	if name == "" {
+		name = r.Name
+	}
+	if r.Client == nil {
+		r.Client = b.mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = b.mgr.GetAPIReader()
+	}
+	if r.Recorder == nil && r.Name != "" {
+		r.Recorder = b.mgr.GetEventRecorder(r.Name)
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	forObj := client.Object(b.forObj)
+	if !b.forSet || reflect.ValueOf(b.forObj).IsNil() {
+		forObj = reflect.New(reflect.TypeFor[T]().Elem()).Interface().(client.Object)
+	}
+	if err := b.inner.For(forObj, b.forOpts...).Named(name).Complete(r); err != nil {
+		return fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+// Package bosun runs the lifecycle of a Kubernetes object for an operator
+// written on controller-runtime, so that each operator only writes the steps
+// that are particular to it.
+//
+// A Reconciler[T] holds a list of Steps. For every request it loads the
+// object from the cache, decides the reconcile policy (the annotation
+// bosun.dev/reconcile-policy on the object, else on its Namespace, else the
+// reconciler's default, else manage), checks which operator instance owns
+// the object (bosun.dev/operator-instance), commits its finalizer before any
+// step acts, runs the steps' Do (or, when the object is being deleted, their
+// Cleanup in reverse order), runs every step's Post, derives the conditions
+// (a Ready summary, errors with their reason and severity,
+// observedGeneration) and writes the object back only when something
+// changed. A 409 Conflict on a write is a silent requeue.
+//
+// Steps see the object through a Request, which also carries the clients,
+// the logger, the event recorder, the policy in force and typed per-request
+// Values. A step may clean up (Cleaner), run after the others (Poster), own
+// conditions (ConditionOwner), refresh its observations under the skip policy
+// (Observer) and name itself (Named). Reconciler.Workflow arranges the Do
+// phase with the combinators of package flow; Request.Do turns a step into a
+// flow.Action.
+//
+// ControllerManagedBy wires a Reconciler into a manager and checks its
+// configuration before anything runs.
+package bosun

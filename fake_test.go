@@ -1,0 +1,525 @@
+package bosun_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// These tests run the engine against controller-runtime's fake client, for
+// the rules that need no API server.
+
+func fakeClient(t *testing.T, funcs *interceptor.Funcs, objs ...client.Object) client.WithWatch {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := testapi.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	b := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&testapi.Widget{}).WithObjects(objs...)
+	if funcs != nil {
+		b = b.WithInterceptorFuncs(*funcs)
+	}
+	return b.Build()
+}
+
+func fakeWidget(name string, finalizers []string, deleting bool, annotations map[string]string) *testapi.Widget {
+	w := &testapi.Widget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: 1, Finalizers: finalizers, Annotations: annotations},
+		Spec:       testapi.WidgetSpec{Value: 6, Divisor: 3},
+	}
+	if deleting {
+		w.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	}
+	return w
+}
+
+// trace records the calls of traced steps, in order.
+type trace struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (tr *trace) add(s string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.calls = append(tr.calls, s)
+}
+
+func (tr *trace) get() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return append([]string(nil), tr.calls...)
+}
+
+// traced is a step whose every phase is recorded and answers with the
+// outcome configured for it.
+type traced struct {
+	name    string
+	tr      *trace
+	do      func() (ctrl.Result, error)
+	cleanup func() (ctrl.Result, error)
+	post    error
+}
+
+func (s *traced) Name() string { return s.name }
+
+func (s *traced) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	s.tr.add(s.name + ".do")
+	if s.do != nil {
+		return s.do()
+	}
+	return ctrl.Result{}, nil
+}
+
+func (s *traced) Cleanup(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	s.tr.add(s.name + ".cleanup")
+	if s.cleanup != nil {
+		return s.cleanup()
+	}
+	return ctrl.Result{}, nil
+}
+
+func (s *traced) Post(context.Context, *bosun.Request[*testapi.Widget]) error {
+	s.tr.add(s.name + ".post")
+	return s.post
+}
+
+func reconcileWidget(t *testing.T, r *bosun.Reconciler[*testapi.Widget], c client.Client, name string) (ctrl.Result, *testapi.Widget, error) {
+	t.Helper()
+	key := client.ObjectKey{Namespace: "ns", Name: name}
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	w := &testapi.Widget{}
+	if gerr := c.Get(context.Background(), key, w); apierrors.IsNotFound(gerr) {
+		w = nil
+	} else if gerr != nil {
+		t.Fatal(gerr)
+	}
+	return res, w, err
+}
+
+func readyOf(w *testapi.Widget) string {
+	c := conditions.Find(w.Status.Conditions, conditions.TypeReady)
+	if c == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
+}
+
+func TestCleanupReverseOrderStopsAtFirstNotDone(t *testing.T) {
+	tr := &trace{}
+	pending := true
+	steps := []bosun.Step[*testapi.Widget]{
+		&traced{name: "a", tr: tr},
+		&traced{name: "b", tr: tr, cleanup: func() (ctrl.Result, error) {
+			if pending {
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
+			return ctrl.Result{}, nil
+		}},
+		&traced{name: "c", tr: tr},
+	}
+	c := fakeClient(t, nil, fakeWidget("w", []string{testFinalizer, "other.example.com/keep"}, true, nil))
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "cleanup", Client: c, Finalizer: testFinalizer, Steps: steps}
+
+	res, w, err := reconcileWidget(t, r, c, "w")
+	if err != nil || res.RequeueAfter != time.Second {
+		t.Errorf("first pass = %+v, %v; want RequeueAfter 1s", res, err)
+	}
+	if diff := cmp.Diff([]string{"c.cleanup", "b.cleanup", "a.post", "b.post", "c.post"}, tr.get()); diff != "" {
+		t.Errorf("first pass calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{testFinalizer, "other.example.com/keep"}, w.Finalizers); diff != "" {
+		t.Errorf("finalizers while cleaning up (-want +got):\n%s", diff)
+	}
+
+	pending = false
+	tr.calls = nil
+	res, w, err = reconcileWidget(t, r, c, "w")
+	if err != nil || res != (ctrl.Result{}) {
+		t.Errorf("second pass = %+v, %v; want done", res, err)
+	}
+	if diff := cmp.Diff([]string{"c.cleanup", "b.cleanup", "a.cleanup", "a.post", "b.post", "c.post"}, tr.get()); diff != "" {
+		t.Errorf("second pass calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"other.example.com/keep"}, w.Finalizers); diff != "" {
+		t.Errorf("finalizers after cleanup (-want +got):\n%s", diff)
+	}
+}
+
+func TestSkipAndDetachReleaseWithoutCleanup(t *testing.T) {
+	for _, policy := range []bosun.Policy{bosun.PolicySkip, bosun.PolicyDetachOnDelete} {
+		t.Run(string(policy), func(t *testing.T) {
+			tr := &trace{}
+			c := fakeClient(t, nil, fakeWidget("w", []string{testFinalizer}, true, map[string]string{bosun.PolicyAnnotation: string(policy)}))
+			r := &bosun.Reconciler[*testapi.Widget]{Name: "detach", Client: c, Finalizer: testFinalizer,
+				Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}}}
+			_, w, err := reconcileWidget(t, r, c, "w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w != nil {
+				t.Errorf("object still there with finalizers %v", w.Finalizers)
+			}
+			if diff := cmp.Diff([]string{"a.post"}, tr.get()); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name      string
+		steps     func(tr *trace) []bosun.Step[*testapi.Widget]
+		workflow  func(req *bosun.Request[*testapi.Widget], steps []bosun.Step[*testapi.Widget]) flow.Action
+		wantCalls []string
+		wantReady string
+		wantRes   ctrl.Result
+		wantErr   string // substring; empty means nil
+		terminal  bool
+	}{
+		{
+			name: "all succeed",
+			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
+				return []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}, &traced{name: "b", tr: tr}}
+			},
+			wantCalls: []string{"a.do", "b.do", "a.post", "b.post"},
+			wantReady: "True/Succeeded: ",
+		},
+		{
+			name: "plain error stops later steps, posts still run, backoff",
+			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
+				return []bosun.Step[*testapi.Widget]{
+					&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) { return ctrl.Result{}, boom }},
+					&traced{name: "b", tr: tr},
+				}
+			},
+			wantCalls: []string{"a.do", "a.post", "b.post"},
+			wantReady: "False/ReconcileError: boom",
+			wantErr:   "boom",
+		},
+		{
+			name: "terminal error",
+			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
+				return []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) {
+					return ctrl.Result{}, conditions.Terminal("BadSpec", boom)
+				}}}
+			},
+			wantCalls: []string{"a.do", "a.post"},
+			wantReady: "False/BadSpec: boom",
+			wantErr:   "boom",
+			terminal:  true,
+		},
+		{
+			name: "post error is reported",
+			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
+				return []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr, post: boom}}
+			},
+			wantCalls: []string{"a.do", "a.post"},
+			wantReady: "False/ReconcileError: boom",
+			wantErr:   "boom",
+		},
+		{
+			name: "requeue is passed on and status saved",
+			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
+				return []bosun.Step[*testapi.Widget]{
+					&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) { return flow.RequeueAfter(5 * time.Second) }},
+					&traced{name: "b", tr: tr},
+				}
+			},
+			wantCalls: []string{"a.do", "a.post", "b.post"},
+			wantReady: "True/Succeeded: ",
+			wantRes:   ctrl.Result{RequeueAfter: 5 * time.Second},
+		},
+		{
+			name: "exit stops quietly",
+			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
+				return []bosun.Step[*testapi.Widget]{
+					&traced{name: "a", tr: tr, do: flow.Exit},
+					&traced{name: "b", tr: tr},
+				}
+			},
+			wantCalls: []string{"a.do", "a.post", "b.post"},
+			wantReady: "True/Succeeded: ",
+		},
+		{
+			name: "panic in a parallel workflow",
+			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
+				return []bosun.Step[*testapi.Widget]{
+					&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) { panic("oops") }},
+					&traced{name: "b", tr: tr},
+				}
+			},
+			workflow: func(req *bosun.Request[*testapi.Widget], steps []bosun.Step[*testapi.Widget]) flow.Action {
+				return flow.ParallelJoin(req.Do(steps[0]), req.Do(steps[1]))
+			},
+			wantCalls: []string{"a.do", "b.do", "a.post", "b.post"},
+			wantReady: "False/Panic: ",
+			wantErr:   "oops",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &trace{}
+			c := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
+			steps := tc.steps(tr)
+			r := &bosun.Reconciler[*testapi.Widget]{Name: "outcomes", Client: c, Finalizer: testFinalizer, Steps: steps}
+			if tc.workflow != nil {
+				r.Workflow = func(req *bosun.Request[*testapi.Widget]) flow.Action { return tc.workflow(req, steps) }
+			}
+			res, w, err := reconcileWidget(t, r, c, "w")
+			calls := tr.get()
+			if tc.workflow != nil { // parallel: order of the Do calls is free
+				calls = sortedPrefix(calls, 2)
+			}
+			if diff := cmp.Diff(tc.wantCalls, calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			if got := readyOf(w); !strings.HasPrefix(got, tc.wantReady) {
+				t.Errorf("Ready = %q, want prefix %q", got, tc.wantReady)
+			}
+			if diff := cmp.Diff(tc.wantRes, res); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("error = %v, want nil", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error = %v, want one containing %q", err, tc.wantErr)
+			}
+			if isTerminal := errors.Is(err, reconcileTerminal); err != nil && isTerminal != tc.terminal {
+				t.Errorf("terminal = %t, want %t (error %v)", isTerminal, tc.terminal, err)
+			}
+			if w.Status.ObservedGeneration != w.Generation {
+				t.Errorf("observedGeneration = %d, want %d", w.Status.ObservedGeneration, w.Generation)
+			}
+		})
+	}
+}
+
+// sortedPrefix sorts the first n calls, whose order is not defined.
+func sortedPrefix(calls []string, n int) []string {
+	if len(calls) >= n && n == 2 && calls[0] > calls[1] {
+		calls[0], calls[1] = calls[1], calls[0]
+	}
+	return calls
+}
+
+// conditionSteps owns two conditions and sets them as told.
+type conditionSteps struct {
+	a, b metav1.ConditionStatus
+	err  error
+}
+
+func (s *conditionSteps) Name() string         { return "conds" }
+func (s *conditionSteps) Conditions() []string { return []string{"A", "B"} }
+
+func (s *conditionSteps) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	conds := req.Object.Status.Conditions
+	for typ, st := range map[string]metav1.ConditionStatus{"A": s.a, "B": s.b} {
+		if st != "" {
+			conditions.Set(&conds, metav1.Condition{Type: typ, Status: st, Reason: "Set" + typ, Message: "set " + typ}, metav1.Now())
+		}
+	}
+	req.Object.Status.Conditions = conds
+	return ctrl.Result{}, s.err
+}
+
+func TestConditions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		step *conditionSteps
+		want map[string]string
+	}{
+		{
+			name: "first visit leaves unset conditions unknown",
+			step: &conditionSteps{a: metav1.ConditionTrue},
+			want: map[string]string{"A": "True/SetA", "B": "Unknown/Initializing", "Ready": "Unknown/Initializing"},
+		},
+		{
+			name: "all true",
+			step: &conditionSteps{a: metav1.ConditionTrue, b: metav1.ConditionTrue},
+			want: map[string]string{"A": "True/SetA", "B": "True/SetB", "Ready": "True/Succeeded"},
+		},
+		{
+			name: "worst wins",
+			step: &conditionSteps{a: metav1.ConditionUnknown, b: metav1.ConditionFalse},
+			want: map[string]string{"A": "Unknown/SetA", "B": "False/SetB", "Ready": "False/SetB"},
+		},
+		{
+			name: "typed error names its condition",
+			step: &conditionSteps{a: metav1.ConditionTrue, err: &conditions.Error{Type: "B", Reason: "Broken", Severity: conditions.SeverityWarning, Err: errors.New("b broke")}},
+			want: map[string]string{"A": "True/SetA", "B": "False/Broken", "Ready": "False/Broken"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
+			r := &bosun.Reconciler[*testapi.Widget]{Name: "conditions", Client: c, Finalizer: testFinalizer, Steps: []bosun.Step[*testapi.Widget]{tc.step}}
+			_, w, _ := reconcileWidget(t, r, c, "w")
+			got := map[string]string{}
+			for _, cond := range w.Status.Conditions {
+				got[cond.Type] = string(cond.Status) + "/" + cond.Reason
+				if cond.ObservedGeneration != w.Generation {
+					t.Errorf("%s: observedGeneration %d, want %d", cond.Type, cond.ObservedGeneration, w.Generation)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOwnedByOtherInstance(t *testing.T) {
+	tr := &trace{}
+	writes := 0
+	funcs := &interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes++
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}
+	c := fakeClient(t, funcs, fakeWidget("w", nil, false, map[string]string{bosun.InstanceAnnotation: "b", bosun.PolicyAnnotation: "bogus"}))
+	rec := events.NewFakeRecorder(10)
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "instance", Client: c, Instance: "a", Recorder: rec, Finalizer: testFinalizer,
+		Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}}}
+	for range 3 {
+		if _, _, err := reconcileWidget(t, r, c, "w"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(tr.get()) != 0 || writes != 0 {
+		t.Errorf("acted on another instance's object: calls %v, %d writes", tr.get(), writes)
+	}
+	if n := len(rec.Events); n != 1 {
+		t.Fatalf("%d events, want 1", n)
+	}
+	if e := <-rec.Events; !strings.Contains(e, bosun.EventOwnedElsewhere) || !strings.Contains(e, `"b"`) {
+		t.Errorf("event %q does not say who owns the object", e)
+	}
+}
+
+func TestConflictOnSaveIsSilentRequeue(t *testing.T) {
+	funcs := &interceptor.Funcs{
+		SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+			return apierrors.NewConflict(schema.GroupResource{Group: "test.bosun.dev", Resource: "widgets"}, "w", errors.New("changed"))
+		},
+	}
+	c := fakeClient(t, funcs, fakeWidget("w", nil, false, nil))
+	rec := events.NewFakeRecorder(10)
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "conflict", Client: c, Finalizer: testFinalizer, Recorder: rec, Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: &trace{}}}}
+	res, w, err := reconcileWidget(t, r, c, "w")
+	if err != nil || res.RequeueAfter != bosun.ConflictRequeueDelay {
+		t.Errorf("outcome = %+v, %v; want a quiet requeue after %s", res, err, bosun.ConflictRequeueDelay)
+	}
+	if len(w.Status.Conditions) != 0 {
+		t.Errorf("conflict left conditions %v", w.Status.Conditions)
+	}
+	close(rec.Events)
+	for e := range rec.Events {
+		if !strings.Contains(e, bosun.EventClaimed) {
+			t.Errorf("event after a conflict: %q", e)
+		}
+	}
+}
+
+func TestNotFoundIsQuiet(t *testing.T) {
+	c := fakeClient(t, nil)
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "gone", Client: c, Finalizer: testFinalizer, Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: &trace{}}}}
+	res, _, err := reconcileWidget(t, r, c, "missing")
+	if err != nil || res != (ctrl.Result{}) {
+		t.Errorf("outcome = %+v, %v; want nothing", res, err)
+	}
+}
+
+func TestNamespaceAnnotationReadFromCache(t *testing.T) {
+	tr := &trace{}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Annotations: map[string]string{bosun.PolicyAnnotation: "bogus"}}}
+	c := fakeClient(t, nil, ns, fakeWidget("w", nil, false, nil))
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "ns-policy", Client: c, Finalizer: testFinalizer, Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}}}
+	res, w, err := reconcileWidget(t, r, c, "w")
+	if err != nil || res != (ctrl.Result{}) {
+		t.Errorf("outcome = %+v, %v; want no requeue", res, err)
+	}
+	if got := readyOf(w); !strings.HasPrefix(got, "False/InvalidReconcilePolicy") || !strings.Contains(got, `"bogus"`) {
+		t.Errorf("Ready = %q, want InvalidReconcilePolicy naming the value", got)
+	}
+	if len(tr.get()) != 0 {
+		t.Errorf("steps ran: %v", tr.get())
+	}
+}
+
+// reconcileTerminal matches every terminal error with errors.Is.
+var reconcileTerminal = reconcile.TerminalError(nil)
+
+func TestSkipEventOnce(t *testing.T) {
+	j := newJournal()
+	c := fakeClient(t, nil, fakeWidget("w", nil, false, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)}))
+	rec := events.NewFakeRecorder(10)
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "skip", Client: c, Recorder: rec, Finalizer: testFinalizer,
+		Steps: []bosun.Step[*testapi.Widget]{&divide{j: j}, &output{j: j}}}
+	var w *testapi.Widget
+	for range 3 {
+		var err error
+		if _, w, err = reconcileWidget(t, r, c, "w"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(rec.Events)
+	var got []string
+	for e := range rec.Events {
+		got = append(got, e)
+	}
+	if diff := cmp.Diff([]string{`Normal ReconcileSkipped reconcile policy "skip": only observing`}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if j.count(j.observes, "w") != 3 || j.count(j.do, "w") != 0 || j.count(j.posts, "w") != 3 {
+		t.Errorf("observe %d, do %d, post %d; want 3, 0, 3", j.count(j.observes, "w"), j.count(j.do, "w"), j.count(j.posts, "w"))
+	}
+	if len(w.Finalizers) != 0 || w.Status.Result != -1 {
+		t.Errorf("finalizers %v, result %d; want none and -1", w.Finalizers, w.Status.Result)
+	}
+}
+
+func TestNilWorkflow(t *testing.T) {
+	c := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "nil-workflow", Client: c,
+		Workflow: func(*bosun.Request[*testapi.Widget]) flow.Action { return nil }}
+	_, w, err := reconcileWidget(t, r, c, "w")
+	if !errors.Is(err, bosun.ErrNilWorkflow) {
+		t.Errorf("error = %v, want ErrNilWorkflow", err)
+	}
+	if got := readyOf(w); !strings.HasPrefix(got, "False/ReconcileError") {
+		t.Errorf("Ready = %q, want False/ReconcileError", got)
+	}
+}

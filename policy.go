@@ -1,0 +1,50 @@
+package bosun
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Annotations the engine reads and writes.
+const (
+	// PolicyAnnotation selects the reconcile policy of an object, or of every
+	// object of a Namespace that has no annotation of its own.
+	PolicyAnnotation = "bosun.dev/reconcile-policy"
+	// InstanceAnnotation names the operator instance that owns an object.
+	InstanceAnnotation = "bosun.dev/operator-instance"
+)
+
+// Policy says how far the engine may act on an object.
+type Policy string
+
+// The reconcile policies.
+const (
+	// PolicyManage lets every step act: Do while the object lives, Cleanup when
+	// it is deleted. It is the policy when nothing else is said.
+	PolicyManage Policy = "manage"
+	// PolicySkip changes nothing outside the object's status: only Observers and
+	// Posters run, and no finalizer is added.
+	PolicySkip Policy = "skip"
+	// PolicyDetachOnDelete is PolicyManage while the object lives; when it is
+	// deleted no Cleanup runs and the finalizer is released, so whatever the
+	// steps made stays behind.
+	PolicyDetachOnDelete Policy = "detach-on-delete"
+)
+
+// ErrUnknownPolicy is wrapped by the error ParsePolicy returns for a value that
+// is not a known policy.
+var ErrUnknownPolicy = errors.New("unknown reconcile policy")
+
+// ParsePolicy returns the Policy named by s. The empty string is not a policy;
+// callers fall back to their default for it.
+func ParsePolicy(s string) (Policy, error) {
+	switch p := Policy(s); p {
+	case PolicyManage, PolicySkip, PolicyDetachOnDelete:
+		return p, nil
+	default:
+		return "", fmt.Errorf("%w %q: want %q, %q or %q", ErrUnknownPolicy, s, PolicyManage, PolicySkip, PolicyDetachOnDelete)
+	}
+}
+
+// String returns the policy's annotation value.
+func (p Policy) String() string { return string(p) }

@@ -1,0 +1,771 @@
+package bosun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/flow"
+)
+
+// ConflictRequeueDelay is how long the engine waits before it reconciles an
+// object again after a write was refused with 409 Conflict: long enough for
+// the cache to catch up with the newer version, short enough not to matter.
+const ConflictRequeueDelay = 100 * time.Millisecond
+
+// Event reasons the engine records.
+const (
+	// EventClaimed: the engine committed its finalizer or instance claim.
+	EventClaimed = "Claimed"
+	// EventCleanedUp: every Cleanup finished and the finalizer was released.
+	EventCleanedUp = "CleanedUp"
+	// EventDetached: the object was deleted under a policy that runs no
+	// Cleanup, and the finalizer was released.
+	EventDetached = "Detached"
+	// EventSkipped: the skip policy applies to the object.
+	EventSkipped = "ReconcileSkipped"
+	// EventOwnedElsewhere: another operator instance owns the object.
+	EventOwnedElsewhere = "OwnedByOtherInstance"
+)
+
+// ErrNilWorkflow is the error of a reconcile whose Reconciler.Workflow
+// returned nil.
+var ErrNilWorkflow = errors.New("bosun: Workflow returned a nil action")
+
+// ErrInvalidConfig is wrapped by every error that Validate (and so
+// Builder.Complete) returns for a Reconciler that cannot work.
+var ErrInvalidConfig = errors.New("invalid reconciler configuration")
+
+// Reconciler runs the lifecycle of objects of type T (a pointer to a struct
+// with conditions, see conditions.Object) through its Steps. It implements
+// reconcile.Reconciler; ControllerManagedBy sets it up with a manager.
+//
+// For each request the engine, in this order: loads the object from the
+// cache (not found: done); leaves the object alone if another instance owns
+// it; decides the policy (an unknown one is reported in Ready, and nothing
+// else happens); commits its claim (finalizer, instance
+// annotation) before any step acts; runs the Do workflow, or Cleanup in
+// reverse step order when the object is being deleted; runs every Post;
+// derives the conditions; writes what changed; and returns the joined
+// outcome through flow.Final.
+//
+// The policy of an object without the annotation comes from its Namespace,
+// read through Client: with a manager's client that starts a cache of
+// Namespaces, so the operator needs permission to get, list and watch them.
+//
+// After writing an object the engine remembers the versions it wrote over; a
+// reconcile that finds one of them in the cache ends at once, because the
+// watch event of the newer version follows and a pass on stale data would
+// only repeat the writes.
+type Reconciler[T client.Object] struct {
+	// Name names the controller in logs and metrics. Required.
+	Name string
+	// Steps are the steps, in order. Required (it may be empty only when
+	// Workflow is set).
+	Steps []Step[T]
+	// Workflow, if set, arranges the Do phase for one request from
+	// req.Do(step) and the combinators of package flow. Nil runs every step's
+	// Do in order, stopping at the first that interrupts (flow.Sequential).
+	Workflow func(req *Request[T]) flow.Action
+	// Finalizer is the domain-qualified finalizer ("example.com/cleanup") the
+	// engine adds before any Do runs when a step is a Cleaner. Required then.
+	Finalizer string
+	// DefaultPolicy applies when neither the object nor its Namespace has a
+	// policy annotation. Empty means PolicyManage.
+	DefaultPolicy Policy
+	// Instance is the name of this operator instance. When set, the engine
+	// claims unclaimed objects for it through InstanceAnnotation and leaves
+	// objects claimed by other instances alone. Empty means no ownership
+	// check: every object is reconciled and none is claimed.
+	Instance string
+	// Client reads from the cache and writes. Required; ControllerManagedBy
+	// sets it from the manager.
+	Client client.Client
+	// APIReader reads around the cache. Nil means Client.
+	APIReader client.Reader
+	// Recorder records events. Nil means events are discarded.
+	Recorder events.EventRecorder
+
+	once     sync.Once
+	prep     *prepared[T]
+	prepErr  error
+	skipSeen sync.Map // types.NamespacedName -> struct{}: skip event recorded
+	foreign  sync.Map // types.NamespacedName -> string: owner warned about
+	written  sync.Map // types.NamespacedName -> []string: versions our last pass wrote over
+}
+
+// prepared is what Validate works out once from the configuration.
+type prepared[T client.Object] struct {
+	objType    reflect.Type
+	names      []string
+	condOrder  []string
+	cleans     bool
+	metrics    *metricSet
+	apiReader  client.Reader
+	recorder   events.EventRecorder
+	defaultPol Policy
+}
+
+var _ reconcile.Reconciler = &Reconciler[client.Object]{}
+
+// Validate checks the configuration and prepares the reconciler. It returns
+// an error wrapping ErrInvalidConfig that names the offending step or field.
+// Reconcile validates on first use too; ControllerManagedBy calls Validate
+// at setup so that mistakes show before the manager starts. Fields must not
+// change after the first call.
+func (r *Reconciler[T]) Validate() error {
+	r.once.Do(func() { r.prep, r.prepErr = r.prepare() })
+	return r.prepErr
+}
+
+func (r *Reconciler[T]) prepare() (*prepared[T], error) {
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("bosun: reconciler %q: %w: %s", r.Name, ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	if r.Name == "" {
+		return nil, invalid("Name is empty")
+	}
+	if r.Client == nil {
+		return nil, invalid("Client is nil")
+	}
+	if len(r.Steps) == 0 && r.Workflow == nil {
+		return nil, invalid("no Steps and no Workflow")
+	}
+	p := &prepared[T]{apiReader: r.APIReader, recorder: r.Recorder, defaultPol: PolicyManage}
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil, invalid("type %s is not a pointer to a struct", t)
+	}
+	p.objType = t.Elem()
+	if _, ok := reflect.New(p.objType).Interface().(conditions.Object); !ok {
+		return nil, invalid("type %s has no GetConditions and SetConditions methods (see conditions.Object)", t)
+	}
+	seen := make(map[string]int, len(r.Steps))
+	seenCond := map[string]bool{conditions.TypeReady: true}
+	for i, s := range r.Steps {
+		if s == nil || reflect.ValueOf(s).Kind() == reflect.Pointer && reflect.ValueOf(s).IsNil() {
+			return nil, invalid("step %d is nil", i)
+		}
+		name := StepName(s)
+		if name == "" {
+			return nil, invalid("step %d has an empty name", i)
+		}
+		if j, dup := seen[name]; dup {
+			return nil, invalid("steps %d and %d are both named %q", j, i, name)
+		}
+		seen[name] = i
+		p.names = append(p.names, name)
+		if _, ok := s.(Cleaner[T]); ok {
+			p.cleans = true
+		}
+		if co, ok := s.(ConditionOwner); ok {
+			for _, c := range co.Conditions() {
+				if c == "" {
+					return nil, invalid("step %q owns a condition with an empty type", name)
+				}
+				if seenCond[c] {
+					return nil, invalid("step %q owns condition %q, which is the engine's or another step's", name, c)
+				}
+				seenCond[c] = true
+				p.condOrder = append(p.condOrder, c)
+			}
+		}
+	}
+	if p.cleans {
+		if r.Finalizer == "" {
+			return nil, invalid("Finalizer is empty but step %q cleans up", p.firstCleaner(r.Steps))
+		}
+		if err := checkFinalizer(r.Finalizer); err != nil {
+			return nil, invalid("Finalizer %q (needed by step %q): %v", r.Finalizer, p.firstCleaner(r.Steps), err)
+		}
+	}
+	if r.DefaultPolicy != "" {
+		pol, err := ParsePolicy(string(r.DefaultPolicy))
+		if err != nil {
+			return nil, invalid("DefaultPolicy: %v", err)
+		}
+		p.defaultPol = pol
+	}
+	if r.Instance != "" {
+		if errs := validation.IsValidLabelValue(r.Instance); len(errs) > 0 {
+			return nil, invalid("Instance %q: %s", r.Instance, strings.Join(errs, "; "))
+		}
+	}
+	if p.apiReader == nil {
+		p.apiReader = r.Client
+	}
+	if p.recorder == nil {
+		p.recorder = discardRecorder{}
+	}
+	p.metrics = newMetricSet(r.Name, p.names)
+	return p, nil
+}
+
+func (p *prepared[T]) firstCleaner(steps []Step[T]) string {
+	for i, s := range steps {
+		if _, ok := s.(Cleaner[T]); ok {
+			return p.names[i]
+		}
+	}
+	return ""
+}
+
+// checkFinalizer requires a qualified name with a DNS subdomain prefix that
+// has a dot, such as "example.com/cleanup".
+func checkFinalizer(f string) error {
+	if errs := validation.IsQualifiedName(f); len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	prefix, _, ok := strings.Cut(f, "/")
+	if !ok || !strings.Contains(prefix, ".") {
+		return errors.New("must be domain-qualified, like example.com/cleanup")
+	}
+	return nil
+}
+
+// discardRecorder drops every event.
+type discardRecorder struct{}
+
+func (discardRecorder) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
+
+// Reconcile runs the lifecycle for one request. See Reconciler.
+func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.Result, error) {
+	if err := r.Validate(); err != nil {
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	p := r.prep
+	log := ctrl.LoggerFrom(ctx)
+
+	obj := reflect.New(p.objType).Interface().(T)
+	if err := r.Client.Get(ctx, creq.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.skipSeen.Delete(creq.NamespacedName)
+			r.foreign.Delete(creq.NamespacedName)
+			r.written.Delete(creq.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("loading %s: %w", creq.NamespacedName, err)
+	}
+	if r.stale(creq.NamespacedName, obj.GetResourceVersion()) {
+		// The cache still holds a version this reconciler wrote over; the
+		// watch event of the newer one reconciles the object again.
+		log.V(1).Info("cache behind own writes, waiting for it")
+		return ctrl.Result{}, nil
+	}
+	req := &Request[T]{
+		Object:    obj,
+		Original:  obj.DeepCopyObject().(T),
+		Client:    r.Client,
+		APIReader: p.apiReader,
+		Log:       log,
+		Recorder:  p.recorder,
+		Values:    &Values{},
+		metrics:   p.metrics,
+	}
+	ps := &pass[T]{r: r, p: p, req: req, key: creq.NamespacedName}
+	res, err := ps.run(ctx)
+	if len(ps.overwritten) > 0 {
+		r.written.Store(creq.NamespacedName, ps.overwritten)
+	}
+	return res, err
+}
+
+// stale reports whether rv is a version of the object that the last pass of
+// this reconciler wrote over, and forgets that pass when it is not.
+func (r *Reconciler[T]) stale(key types.NamespacedName, rv string) bool {
+	v, ok := r.written.Load(key)
+	if !ok {
+		return false
+	}
+	for _, old := range v.([]string) {
+		if old == rv {
+			return true
+		}
+	}
+	r.written.Delete(key)
+	return false
+}
+
+// pass is the state of one reconcile.
+type pass[T client.Object] struct {
+	r   *Reconciler[T]
+	p   *prepared[T]
+	req *Request[T]
+	key types.NamespacedName
+	// overwritten are the resource versions this pass wrote over.
+	overwritten []string
+}
+
+// conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
+func (ps *pass[T]) conflictRequeue(during string) ctrl.Result {
+	ps.req.Log.V(1).Info("conflict, requeueing", "during", during)
+	return ctrl.Result{RequeueAfter: ConflictRequeueDelay}
+}
+
+func (ps *pass[T]) event(eventtype, reason, action, note string, args ...any) {
+	ps.p.recorder.Eventf(ps.req.Object, nil, eventtype, reason, action, note, args...)
+}
+
+func (ps *pass[T]) run(ctx context.Context) (ctrl.Result, error) {
+	r, req := ps.r, ps.req
+	obj := req.Object
+
+	// Ownership, first: another instance's object gets no writes and no
+	// events beyond the one warning, whatever its policy.
+	if r.Instance != "" {
+		if owner := obj.GetAnnotations()[InstanceAnnotation]; owner != "" && owner != r.Instance {
+			if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
+				ps.event(corev1.EventTypeWarning, EventOwnedElsewhere, "Reconcile",
+					"object belongs to operator instance %q, not %q", owner, r.Instance)
+			}
+			req.Log.V(1).Info("object owned by another instance", "instance", owner)
+			return ctrl.Result{}, nil
+		}
+		r.foreign.Delete(ps.key)
+	}
+
+	// Policy.
+	policy, err := ps.policy(ctx)
+	if err != nil {
+		if errors.Is(err, ErrUnknownPolicy) {
+			return ps.invalidPolicy(ctx, err)
+		}
+		return ctrl.Result{}, err
+	}
+	req.Policy = policy
+	req.Log = req.Log.WithValues("policy", string(policy))
+	ctx = logr.NewContext(ctx, req.Log)
+	if policy == PolicySkip {
+		if _, seen := r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
+			ps.event(corev1.EventTypeNormal, EventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
+		}
+	} else {
+		r.skipSeen.Delete(ps.key)
+	}
+
+	deleting := req.Deleting()
+	ours := r.Finalizer != "" && controllerutil.ContainsFinalizer(obj, r.Finalizer)
+	if deleting && !ours {
+		// Nothing of ours to release: the object goes away without us.
+		return ctrl.Result{}, nil
+	}
+
+	// Claim before act.
+	if !deleting && policy != PolicySkip {
+		if done, res, err := ps.claim(ctx); done {
+			return res, err
+		}
+	}
+
+	// Act.
+	var res ctrl.Result
+	released := false
+	switch {
+	case deleting && policy == PolicyManage:
+		res, err = ps.cleanup(ctx)
+		if !flow.Interrupts(res, err) {
+			controllerutil.RemoveFinalizer(req.Object, r.Finalizer)
+			released = true
+		}
+	case deleting:
+		// Detach (or skip): nothing is undone, the object is let go.
+		controllerutil.RemoveFinalizer(req.Object, r.Finalizer)
+		released = true
+	case policy == PolicySkip:
+		res, err = ps.observe(ctx)
+	default:
+		res, err = ps.do(ctx)
+	}
+
+	// Post, always.
+	res, err = flow.JoinResults(flow.Outcome{Result: res, Err: err}, flow.Outcome{Err: ps.post(ctx)})
+	res, err = flow.IgnoreExit(res, err)
+	if err != nil && apierrors.IsConflict(err) {
+		return ps.conflictRequeue("step"), nil
+	}
+
+	if released {
+		return ps.release(ctx, policy, res, err)
+	}
+
+	// Conditions.
+	newError := ps.setConditions(err)
+	var severity conditions.Severity
+	if err != nil {
+		_, severity, _ = conditions.FromError(err)
+	}
+
+	// Save.
+	if done, serr := ps.save(ctx); serr != nil {
+		if apierrors.IsConflict(serr) {
+			return ps.conflictRequeue("save"), nil
+		}
+		return ctrl.Result{}, serr
+	} else if done {
+		return ctrl.Result{}, nil
+	}
+	if newError {
+		reason, _, msg := conditions.FromError(err)
+		ps.event(corev1.EventTypeWarning, reason, "Reconcile", "%s", msg)
+	}
+
+	if err != nil && severity == conditions.SeverityError && !errors.Is(err, reconcile.TerminalError(nil)) {
+		err = reconcile.TerminalError(err)
+	}
+	return flow.Final(res, err)
+}
+
+// policy returns the policy of the object: its annotation, else its
+// Namespace's, else the default.
+func (ps *pass[T]) policy(ctx context.Context) (Policy, error) {
+	if v, ok := ps.req.Object.GetAnnotations()[PolicyAnnotation]; ok {
+		return ParsePolicy(v)
+	}
+	if nsName := ps.req.Object.GetNamespace(); nsName != "" {
+		var ns corev1.Namespace
+		if err := ps.r.Client.Get(ctx, types.NamespacedName{Name: nsName}, &ns); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return "", fmt.Errorf("reading the policy of namespace %s: %w", nsName, err)
+			}
+		} else if v, ok := ns.Annotations[PolicyAnnotation]; ok {
+			return ParsePolicy(v)
+		}
+	}
+	return ps.p.defaultPol, nil
+}
+
+// invalidPolicy reports an unknown policy value in Ready and does nothing
+// else; the object is reconciled again when it changes.
+func (ps *pass[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Result, error) {
+	obj := ps.req.Object
+	co := any(obj).(conditions.Object)
+	conds := co.GetConditions()
+	gen := obj.GetGeneration()
+	changed := conditions.Set(&conds, metav1.Condition{
+		Type:               conditions.TypeReady,
+		Status:             metav1.ConditionFalse,
+		Reason:             conditions.ReasonInvalidPolicy,
+		Message:            perr.Error(),
+		ObservedGeneration: gen,
+	}, metav1.Now())
+	conditions.StampGeneration(conds, gen)
+	co.SetConditions(conds)
+	if _, err := ps.save(ctx); err != nil {
+		if apierrors.IsConflict(err) {
+			return ps.conflictRequeue("save"), nil
+		}
+		return ctrl.Result{}, err
+	}
+	if changed {
+		ps.event(corev1.EventTypeWarning, conditions.ReasonInvalidPolicy, "Reconcile", "%s", perr.Error())
+	}
+	ps.req.Log.V(1).Info("invalid reconcile policy", "error", perr.Error())
+	return ctrl.Result{}, nil
+}
+
+// claim commits the finalizer and the instance annotation, when they are
+// missing, before any step acts. done means the reconcile ends with res and
+// err.
+func (ps *pass[T]) claim(ctx context.Context) (done bool, res ctrl.Result, err error) {
+	r, req := ps.r, ps.req
+	needFinalizer := ps.p.cleans && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
+	needInstance := r.Instance != "" && req.Object.GetAnnotations()[InstanceAnnotation] == ""
+	if !needFinalizer && !needInstance {
+		return false, ctrl.Result{}, nil
+	}
+	claimed := req.Object.DeepCopyObject().(T)
+	if needFinalizer {
+		controllerutil.AddFinalizer(claimed, r.Finalizer)
+	}
+	if needInstance {
+		ann := claimed.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[InstanceAnnotation] = r.Instance
+		claimed.SetAnnotations(ann)
+	}
+	patch := client.MergeFromWithOptions(req.Object, client.MergeFromWithOptimisticLock{})
+	rv := req.Object.GetResourceVersion()
+	if err := r.Client.Patch(ctx, claimed, patch); err != nil {
+		switch {
+		case apierrors.IsConflict(err):
+			return true, ps.conflictRequeue("claim"), nil
+		case apierrors.IsNotFound(err):
+			return true, ctrl.Result{}, nil
+		default:
+			return true, ctrl.Result{}, fmt.Errorf("claiming: %w", err)
+		}
+	}
+	ps.overwritten = append(ps.overwritten, rv)
+	req.Object = claimed
+	req.Original = claimed.DeepCopyObject().(T)
+	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)
+	ps.event(corev1.EventTypeNormal, EventClaimed, "Claim", "claimed by %s", ps.claimant(needFinalizer, needInstance))
+	return false, ctrl.Result{}, nil
+}
+
+func (ps *pass[T]) claimant(finalizer, instance bool) string {
+	switch {
+	case finalizer && instance:
+		return fmt.Sprintf("operator instance %q with finalizer %q", ps.r.Instance, ps.r.Finalizer)
+	case instance:
+		return fmt.Sprintf("operator instance %q", ps.r.Instance)
+	default:
+		return fmt.Sprintf("finalizer %q", ps.r.Finalizer)
+	}
+}
+
+// do runs the Do workflow, recovering panics of actions that are not steps.
+func (ps *pass[T]) do(ctx context.Context) (res ctrl.Result, err error) {
+	var wf flow.Action
+	if ps.r.Workflow != nil {
+		wf = ps.r.Workflow(ps.req)
+	} else {
+		actions := make([]flow.Action, len(ps.r.Steps))
+		for i, s := range ps.r.Steps {
+			actions[i] = ps.req.Do(s)
+		}
+		wf = flow.Sequential(actions...)
+	}
+	if wf == nil {
+		return ctrl.Result{}, ErrNilWorkflow
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &flow.PanicError{Action: wf.Description(), Value: v, Stack: debug.Stack()}
+			ps.req.Log.Error(pe, "workflow panicked", "stack", string(pe.Stack))
+			res, err = ctrl.Result{}, pe
+		}
+	}()
+	return flow.Run(ctx, wf)
+}
+
+// observe runs every Observer in step order, stopping at the first that
+// interrupts.
+func (ps *pass[T]) observe(ctx context.Context) (ctrl.Result, error) {
+	for i, s := range ps.r.Steps {
+		o, ok := s.(Observer[T])
+		if !ok {
+			continue
+		}
+		res, err := ps.req.call(ctx, ps.p.names[i], PhaseObserve, o.Observe)
+		if flow.Interrupts(res, err) {
+			return res, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// cleanup runs every Cleanup in reverse step order, stopping at the first
+// that needs more time.
+func (ps *pass[T]) cleanup(ctx context.Context) (ctrl.Result, error) {
+	for i := len(ps.r.Steps) - 1; i >= 0; i-- {
+		c, ok := ps.r.Steps[i].(Cleaner[T])
+		if !ok {
+			continue
+		}
+		res, err := ps.req.call(ctx, ps.p.names[i], PhaseCleanup, c.Cleanup)
+		if flow.Interrupts(res, err) {
+			return res, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// post runs every Post in step order and joins their errors.
+func (ps *pass[T]) post(ctx context.Context) error {
+	var errs []error
+	for i, s := range ps.r.Steps {
+		po, ok := s.(Poster[T])
+		if !ok {
+			continue
+		}
+		_, err := ps.req.call(ctx, ps.p.names[i], PhasePost, func(ctx context.Context, req *Request[T]) (ctrl.Result, error) {
+			return ctrl.Result{}, po.Post(ctx, req)
+		})
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// setConditions initialises the owned conditions, records err and derives
+// Ready, and stamps the generation. It reports whether err changed Ready
+// (a new error, worth an event).
+func (ps *pass[T]) setConditions(err error) (newError bool) {
+	obj := ps.req.Object
+	co := any(obj).(conditions.Object)
+	conds := co.GetConditions()
+	gen := obj.GetGeneration()
+	now := metav1.Now()
+	conditions.Init(&conds, gen, now, ps.p.condOrder...)
+	conditions.Init(&conds, gen, now, conditions.TypeReady)
+	var ready metav1.Condition
+	if err != nil {
+		reason, _, msg := conditions.FromError(err)
+		if typ := conditions.TypeOf(err); typ != conditions.TypeReady && conditions.Find(conds, typ) != nil {
+			conditions.Set(&conds, metav1.Condition{
+				Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
+			}, now)
+		}
+		ready = metav1.Condition{
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
+		}
+	} else {
+		ready = conditions.Summarize(conds, ps.p.condOrder, gen)
+	}
+	changed := conditions.Set(&conds, ready, now)
+	conditions.StampGeneration(conds, gen)
+	co.SetConditions(conds)
+	conditions.SetObservedGeneration(obj, gen)
+	return err != nil && changed
+}
+
+// release writes the object without our finalizer; the object may be gone
+// afterwards, which is success.
+func (ps *pass[T]) release(ctx context.Context, policy Policy, res ctrl.Result, err error) (ctrl.Result, error) {
+	if serr := ps.patchMain(ctx); serr != nil {
+		switch {
+		case apierrors.IsConflict(serr):
+			return ps.conflictRequeue("release"), nil
+		case apierrors.IsNotFound(serr):
+		default:
+			return ctrl.Result{}, serr
+		}
+	}
+	reason, note := EventCleanedUp, "cleaned up and released finalizer %q"
+	if policy != PolicyManage {
+		reason, note = EventDetached, "released finalizer %q without cleanup"
+	}
+	ps.event(corev1.EventTypeNormal, reason, "Cleanup", note, ps.r.Finalizer)
+	ps.req.Log.V(1).Info("released finalizer", "finalizer", ps.r.Finalizer)
+	return flow.Final(res, err)
+}
+
+// patchMain writes the changes to metadata and spec (everything but status),
+// guarded by the resourceVersion the object was read with.
+func (ps *pass[T]) patchMain(ctx context.Context) error {
+	main, _, err := ps.diff()
+	if err != nil || main == nil {
+		return err
+	}
+	return ps.sendMain(ctx, main)
+}
+
+// save writes what changed: metadata and spec first, then the status
+// subresource. gone reports that the object no longer exists.
+func (ps *pass[T]) save(ctx context.Context) (gone bool, err error) {
+	main, status, err := ps.diff()
+	if err != nil {
+		return false, err
+	}
+	if main != nil {
+		if err := ps.sendMain(ctx, main); err != nil {
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, err
+		}
+	}
+	if status != nil {
+		body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, ps.req.Object.GetResourceVersion())
+		if err != nil {
+			return false, err
+		}
+		rv := ps.req.Object.GetResourceVersion()
+		if err := ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, fmt.Errorf("writing status: %w", err)
+		}
+		ps.overwritten = append(ps.overwritten, rv)
+	}
+	return false, nil
+}
+
+func (ps *pass[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
+	rv := ps.req.Original.GetResourceVersion()
+	body, err := withResourceVersion(main, rv)
+	if err != nil {
+		return err
+	}
+	if err := ps.r.Client.Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("writing object: %w", err)
+	}
+	ps.overwritten = append(ps.overwritten, rv)
+	return nil
+}
+
+// diff computes the JSON merge patch from Original to Object and splits it
+// into the part for the object (nil if empty) and the status (nil if
+// unchanged).
+func (ps *pass[T]) diff() (main map[string]json.RawMessage, status json.RawMessage, err error) {
+	// Fast path: Object started as a deep copy of Original, so an untouched
+	// object is deeply equal to it. Anything else is decided by the patch.
+	if reflect.DeepEqual(ps.req.Original, ps.req.Object) {
+		return nil, nil, nil
+	}
+	data, err := client.MergeFrom(ps.req.Original).Data(ps.req.Object)
+	if err != nil {
+		return nil, nil, fmt.Errorf("computing changes: %w", err)
+	}
+	if len(data) <= 2 { // "{}"
+		return nil, nil, nil
+	}
+	var parts map[string]json.RawMessage
+	if err := json.Unmarshal(data, &parts); err != nil {
+		return nil, nil, fmt.Errorf("computing changes: %w", err)
+	}
+	status = parts["status"]
+	delete(parts, "status")
+	if len(parts) == 0 {
+		parts = nil
+	}
+	return parts, status, nil
+}
+
+// withResourceVersion adds metadata.resourceVersion to a merge patch, so the
+// API server refuses it with 409 Conflict if the object changed meanwhile.
+func withResourceVersion(patch map[string]json.RawMessage, rv string) ([]byte, error) {
+	meta := map[string]json.RawMessage{}
+	if raw, ok := patch["metadata"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, fmt.Errorf("computing changes: %w", err)
+		}
+	}
+	meta["resourceVersion"] = json.RawMessage(strconv.Quote(rv))
+	rawMeta, err := json.Marshal(meta)
+	if err != nil {
+		return nil, fmt.Errorf("computing changes: %w", err)
+	}
+	patch["metadata"] = rawMeta
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return nil, fmt.Errorf("computing changes: %w", err)
+	}
+	return body, nil
+}

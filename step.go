@@ -1,0 +1,109 @@
+package bosun
+
+import (
+	"context"
+	"reflect"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Step is one piece of a reconcile. Do brings the world closer to the object's
+// spec; it runs while the object is not being deleted and the policy allows
+// changes. Its result and error follow the rules of package flow: a requeue or
+// an error interrupts the steps after it.
+//
+// A step may implement the optional interfaces Cleaner, Poster,
+// ConditionOwner, Observer and Named.
+type Step[T client.Object] interface {
+	Do(ctx context.Context, req *Request[T]) (ctrl.Result, error)
+}
+
+// Cleaner is a Step that must undo its work when the object is deleted. A
+// reconciler with a Cleaner needs a finalizer.
+type Cleaner[T client.Object] interface {
+	// Cleanup undoes the step's work. A requeue or an error means the step
+	// needs more time; the finalizer stays until every Cleanup returns a zero
+	// result and a nil error.
+	Cleanup(ctx context.Context, req *Request[T]) (ctrl.Result, error)
+}
+
+// Poster is a Step with work to do at the end of every reconcile, whatever
+// happened before: after Do, Cleanup or Observe, after an error and after a
+// panic.
+type Poster[T client.Object] interface {
+	Post(ctx context.Context, req *Request[T]) error
+}
+
+// ConditionOwner is a Step that owns condition types. The engine adds them as
+// Unknown on the first visit, and the Ready condition summarises them in step
+// order.
+type ConditionOwner interface {
+	Conditions() []string
+}
+
+// Observer is a Step that can refresh what it observes without changing
+// anything. Under the skip policy Observe runs instead of Do.
+type Observer[T client.Object] interface {
+	Observe(ctx context.Context, req *Request[T]) (ctrl.Result, error)
+}
+
+// Named is a Step with a name of its own. Other steps are named after their Go
+// type. Names appear in logs, metrics and errors, and must be unique within a
+// reconciler.
+type Named interface {
+	Name() string
+}
+
+// StepFunc adapts a function to Step. Its name is the one given to NewStep.
+type StepFunc[T client.Object] struct {
+	name string
+	fn   func(ctx context.Context, req *Request[T]) (ctrl.Result, error)
+}
+
+var (
+	_ Step[client.Object] = StepFunc[client.Object]{}
+	_ Named               = StepFunc[client.Object]{}
+	_ Step[client.Object] = Nop[client.Object]{}
+)
+
+// NewStep returns a Step named name whose Do calls fn.
+func NewStep[T client.Object](name string, fn func(ctx context.Context, req *Request[T]) (ctrl.Result, error)) StepFunc[T] {
+	return StepFunc[T]{name: name, fn: fn}
+}
+
+// Do calls the function. A StepFunc without a function does nothing.
+func (s StepFunc[T]) Do(ctx context.Context, req *Request[T]) (ctrl.Result, error) {
+	if s.fn == nil {
+		return ctrl.Result{}, nil
+	}
+	return s.fn(ctx, req)
+}
+
+// Name returns the name given to NewStep.
+func (s StepFunc[T]) Name() string { return s.name }
+
+// Nop is a Step that does nothing.
+type Nop[T client.Object] struct{}
+
+// Do does nothing and lets the reconcile go on.
+func (Nop[T]) Do(context.Context, *Request[T]) (ctrl.Result, error) { return ctrl.Result{}, nil }
+
+// StepName returns the name of s: its Name if it is Named, else its Go type
+// name without package, pointer and type arguments ("ensureSecret" for
+// *ensureSecret, "Nop" for Nop[*v1.Widget]).
+func StepName[T client.Object](s Step[T]) string {
+	if n, ok := s.(Named); ok {
+		return n.Name()
+	}
+	t := reflect.TypeOf(s)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "<nil>"
+	}
+	name, _, _ := strings.Cut(t.Name(), "[")
+	return name
+}

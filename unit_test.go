@@ -1,0 +1,172 @@
+package bosun_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+func TestParsePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    bosun.Policy
+		wantErr bool
+	}{
+		{in: "manage", want: bosun.PolicyManage},
+		{in: "skip", want: bosun.PolicySkip},
+		{in: "detach-on-delete", want: bosun.PolicyDetachOnDelete},
+		{in: "", wantErr: true},
+		{in: "Skip", wantErr: true},
+		{in: "sometimes", wantErr: true},
+	} {
+		got, err := bosun.ParsePolicy(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParsePolicy(%q) error = %v, want error: %t", tc.in, err, tc.wantErr)
+		}
+		if err != nil {
+			if !errors.Is(err, bosun.ErrUnknownPolicy) || !strings.Contains(err.Error(), `"`+tc.in+`"`) {
+				t.Errorf("ParsePolicy(%q) error = %v, want ErrUnknownPolicy naming the value", tc.in, err)
+			}
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParsePolicy(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestValues(t *testing.T) {
+	count := bosun.NewKey[int]("count")
+	other := bosun.NewKey[int]("count")
+	name := bosun.NewKey[string]("name")
+	var v bosun.Values
+	if _, ok := count.Get(&v); ok {
+		t.Error("Get on empty Values found a value")
+	}
+	count.Set(&v, 3)
+	name.Set(&v, "x")
+	type got struct {
+		Count      int
+		CountOK    bool
+		Other      int
+		OtherOK    bool
+		Name       string
+		NilValueOK bool
+	}
+	g := got{}
+	g.Count, g.CountOK = count.Get(&v)
+	g.Other, g.OtherOK = other.Get(&v)
+	g.Name, _ = name.Get(&v)
+	_, g.NilValueOK = count.Get(nil)
+	want := got{Count: 3, CountOK: true, Name: "x"}
+	if diff := cmp.Diff(want, g); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	if count.Name() != "count" {
+		t.Errorf("Name() = %q, want count", count.Name())
+	}
+}
+
+// cleaner is a step that cleans up, named by its type.
+type cleaner struct{}
+
+func (cleaner) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	return ctrl.Result{}, nil
+}
+
+func (cleaner) Cleanup(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	return ctrl.Result{}, nil
+}
+
+// owner is a step that owns a condition type.
+type owner struct{ cond string }
+
+func (owner) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	return ctrl.Result{}, nil
+}
+func (o owner) Conditions() []string { return []string{o.cond} }
+func (o owner) Name() string         { return "owner-" + o.cond }
+
+func TestStepName(t *testing.T) {
+	for _, tc := range []struct {
+		step bosun.Step[*testapi.Widget]
+		want string
+	}{
+		{step: cleaner{}, want: "cleaner"},
+		{step: &cleaner{}, want: "cleaner"},
+		{step: owner{cond: "A"}, want: "owner-A"},
+		{step: bosun.Nop[*testapi.Widget]{}, want: "Nop"},
+		{step: bosun.NewStep("hello", func(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+			return ctrl.Result{}, nil
+		}), want: "hello"},
+	} {
+		if got := bosun.StepName(tc.step); got != tc.want {
+			t.Errorf("StepName(%T) = %q, want %q", tc.step, got, tc.want)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	nop := bosun.Nop[*testapi.Widget]{}
+	for _, tc := range []struct {
+		name string
+		r    *bosun.Reconciler[*testapi.Widget]
+		want string // substring of the error; empty means valid
+	}{
+		{name: "valid", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Steps: []bosun.Step[*testapi.Widget]{nop}}},
+		{name: "valid with cleanup", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Finalizer: testFinalizer, Steps: []bosun.Step[*testapi.Widget]{cleaner{}}}},
+		{name: "no name", r: &bosun.Reconciler[*testapi.Widget]{Client: c, Steps: []bosun.Step[*testapi.Widget]{nop}}, want: "Name is empty"},
+		{name: "no client", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Steps: []bosun.Step[*testapi.Widget]{nop}}, want: "Client is nil"},
+		{name: "no steps", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c}, want: "no Steps"},
+		{name: "nil step", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Steps: []bosun.Step[*testapi.Widget]{nop, nil}}, want: "step 1 is nil"},
+		{name: "nil pointer step", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Steps: []bosun.Step[*testapi.Widget]{(*cleaner)(nil)}}, want: "step 0 is nil"},
+		{name: "duplicate names", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Steps: []bosun.Step[*testapi.Widget]{nop, nop}}, want: `steps 0 and 1 are both named "Nop"`},
+		{name: "missing finalizer", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Steps: []bosun.Step[*testapi.Widget]{cleaner{}}}, want: `Finalizer is empty but step "cleaner" cleans up`},
+		{name: "unqualified finalizer", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Finalizer: "cleanup", Steps: []bosun.Step[*testapi.Widget]{cleaner{}}}, want: `Finalizer "cleanup" (needed by step "cleaner")`},
+		{name: "finalizer without domain", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Finalizer: "local/cleanup", Steps: []bosun.Step[*testapi.Widget]{cleaner{}}}, want: "domain-qualified"},
+		{name: "bad default policy", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, DefaultPolicy: "never", Steps: []bosun.Step[*testapi.Widget]{nop}}, want: `DefaultPolicy: unknown reconcile policy "never"`},
+		{name: "bad instance", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Instance: "a b", Steps: []bosun.Step[*testapi.Widget]{nop}}, want: `Instance "a b"`},
+		{name: "duplicate condition", r: &bosun.Reconciler[*testapi.Widget]{Name: "w", Client: c, Steps: []bosun.Step[*testapi.Widget]{owner{"A"}, owner{"Ready"}}}, want: `step "owner-Ready" owns condition "Ready"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.r.Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, bosun.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate() = %v, want ErrInvalidConfig containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateNeedsConditions(t *testing.T) {
+	r := &bosun.Reconciler[*corev1.ConfigMap]{
+		Name:   "cm",
+		Client: fake.NewClientBuilder().Build(),
+		Steps:  []bosun.Step[*corev1.ConfigMap]{bosun.Nop[*corev1.ConfigMap]{}},
+	}
+	err := r.Validate()
+	if !errors.Is(err, bosun.ErrInvalidConfig) || !strings.Contains(err.Error(), "GetConditions") {
+		t.Fatalf("Validate() = %v, want an error about conditions", err)
+	}
+	// Reconcile refuses to run, as a terminal error.
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{}); !errors.Is(err, bosun.ErrInvalidConfig) {
+		t.Fatalf("Reconcile() = %v, want ErrInvalidConfig", err)
+	}
+}
+
+var _ client.Object = &testapi.Widget{}
