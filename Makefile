@@ -40,6 +40,7 @@ fuzz:
 .PHONY: bench
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./flow
+	$(GO) test -run '^$$' -bench 'Reconcile|EngineOverhead' -benchtime 10000x -count 3 -benchmem .
 
 .PHONY: vet
 vet:

@@ -7,6 +7,8 @@ import (
 
 	"github.com/bosunkit/bosun/cmd/bosun/internal/demo"
 	"github.com/bosunkit/bosun/examples/hello"
+	"github.com/bosunkit/bosun/examples/rwexternal"
+	"github.com/bosunkit/bosun/examples/simple"
 )
 
 // examples lists the example operators that `bosun demo` runs.
@@ -21,6 +23,22 @@ func examples() []demo.Example {
 			},
 			Samples:  hello.Samples,
 			Children: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
+		},
+		{
+			Name:        "simple",
+			AddToScheme: simple.AddToScheme,
+			CRDs:        simple.CRDs,
+			Setup:       simple.SetupWithManager,
+			Samples:     simple.Samples,
+		},
+		{
+			Name:        "rwexternal",
+			AddToScheme: rwexternal.AddToScheme,
+			CRDs:        rwexternal.CRDs,
+			Setup:       rwexternal.SetupWithManager,
+			Prepare:     rwexternal.PrepareSamples,
+			Samples:     rwexternal.Samples,
+			Children:    []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("Secret")},
 		},
 	}
 }

@@ -200,6 +200,14 @@ func createSamples(ctx context.Context, c client.Client, opts Options) ([]sample
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("demo: creating namespace %s: %w", opts.Namespace, err)
 	}
+	for _, ex := range opts.Examples {
+		if ex.Prepare == nil {
+			continue
+		}
+		if err := ex.Prepare(ctx, c, opts.Namespace); err != nil {
+			return nil, fmt.Errorf("demo: example %q: preparing samples: %w", ex.Name, err)
+		}
+	}
 	var samples []sample
 	for _, ex := range opts.Examples {
 		for _, obj := range ex.Samples(opts.Namespace) {

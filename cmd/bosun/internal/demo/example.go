@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -21,7 +22,12 @@ type Example struct {
 	CRDs func() ([]*apiextensionsv1.CustomResourceDefinition, error)
 	// Setup adds the example's controllers to the manager.
 	Setup func(ctrl.Manager) error
-	// Samples returns the objects the demo creates in namespace.
+	// Prepare, if set, runs once the demo namespace exists and before the
+	// samples are created, to make what the samples need but the demo should
+	// not wait for, such as the input Secrets they read.
+	Prepare func(ctx context.Context, c client.Client, namespace string) error
+	// Samples returns the objects the demo creates in namespace. The demo
+	// waits for each of them to be Ready.
 	Samples func(namespace string) []client.Object
 	// Children lists the kinds the example manages; the final table shows
 	// every object of these kinds in the demo namespace.
