@@ -1,9 +1,7 @@
 package hello
 
 import (
-	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -113,63 +111,6 @@ func TestCRDs(t *testing.T) {
 	again[0].Name = "changed"
 	if c.Name == "changed" {
 		t.Error("CRDs returned shared objects")
-	}
-}
-
-func TestDecodeCRDs(t *testing.T) {
-	const crdDoc = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: %s\n"
-	doc := func(name string) string { return strings.ReplaceAll(crdDoc, "%s", name) }
-	tests := []struct {
-		name    string
-		files   fstest.MapFS
-		want    []string
-		wantErr string
-	}{
-		{
-			name: "files in name order, several documents, empty ones skipped",
-			files: fstest.MapFS{
-				"b.yaml":    {Data: []byte("---\n" + doc("b1.x") + "---\n---\n" + doc("b2.x"))},
-				"a.yaml":    {Data: []byte(doc("a.x"))},
-				"notes.txt": {Data: []byte("not a manifest")},
-			},
-			want: []string{"a.x", "b1.x", "b2.x"},
-		},
-		{
-			name:    "other kind",
-			files:   fstest.MapFS{"a.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")}},
-			wantErr: `hello: crd manifest a.yaml: unexpected kind "ConfigMap"`,
-		},
-		{
-			name:    "broken yaml",
-			files:   fstest.MapFS{"a.yaml": {Data: []byte("kind: [")}},
-			wantErr: "hello: decode crd manifest a.yaml: ",
-		},
-		{
-			name:    "nothing embedded",
-			files:   fstest.MapFS{},
-			wantErr: "hello: no crd manifests embedded",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			crds, err := decodeCRDs(tt.files)
-			if tt.wantErr != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
-					t.Fatalf("decodeCRDs error = %v, want prefix %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("decodeCRDs: %v", err)
-			}
-			var got []string
-			for _, c := range crds {
-				got = append(got, c.Name)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("decoded names (-want +got):\n%s", diff)
-			}
-		})
 	}
 }
 

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
-	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -217,46 +215,6 @@ func TestCRDs(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("CRD (-want +got):\n%s", diff)
-	}
-}
-
-func TestDecodeCRDs(t *testing.T) {
-	const doc = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: a.x\n"
-	tests := []struct {
-		name    string
-		files   fstest.MapFS
-		want    []string
-		wantErr string
-	}{
-		{name: "one", files: fstest.MapFS{"a.yaml": {Data: []byte("---\n" + doc + "---\n")}}, want: []string{"a.x"}},
-		{
-			name:    "other kind",
-			files:   fstest.MapFS{"a.yaml": {Data: []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n")}},
-			wantErr: `simple: crd manifest a.yaml: unexpected kind "Secret"`,
-		},
-		{name: "broken", files: fstest.MapFS{"a.yaml": {Data: []byte("kind: [")}}, wantErr: "simple: decode crd manifest a.yaml: "},
-		{name: "none", files: fstest.MapFS{}, wantErr: "simple: no crd manifests embedded"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			crds, err := decodeCRDs(tt.files)
-			if tt.wantErr != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
-					t.Fatalf("decodeCRDs error = %v, want prefix %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("decodeCRDs: %v", err)
-			}
-			var got []string
-			for _, c := range crds {
-				got = append(got, c.Name)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("names (-want +got):\n%s", diff)
-			}
-		})
 	}
 }
 
