@@ -10,6 +10,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # Time for the whole test run; the first run also builds kube-apiserver and etcd.
 TEST_TIMEOUT ?= 30m
 FUZZ_TIME ?= 20s
+DSL_FUZZ_TIME ?= 30s
 
 .PHONY: all
 all: test
@@ -35,12 +36,14 @@ controlplane:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzJoinOrder$$' -fuzztime $(FUZZ_TIME) ./flow
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZ_TIME) ./examples/hello
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(DSL_FUZZ_TIME) ./dsl
 
 ## bench: the Go benchmarks recorded in docs/BENCHMARKS.md.
 .PHONY: bench
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./flow
 	$(GO) test -run '^$$' -bench 'Reconcile|EngineOverhead' -benchtime 10000x -count 3 -benchmem .
+	$(GO) test -run '^$$' -bench . -benchmem ./gen
 
 .PHONY: vet
 vet:
@@ -56,7 +59,7 @@ $(GOLANGCI_LINT):
 	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(BIN)/golangci-lint $@
 
-## generate: regenerate every generated file (deepcopy, CRDs, embedded control-plane module).
+## generate: regenerate every generated file (deepcopy, CRDs, RBAC, bosun gen output, embedded control-plane module).
 .PHONY: generate
 generate:
 	$(GO) generate ./...

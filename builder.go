@@ -29,6 +29,10 @@ func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
 	return &Builder[T]{mgr: mgr, inner: ctrl.NewControllerManagedBy(mgr)}
 }
 
+// Manager returns the manager the controller is set up with, for code that
+// registers watches needing its client or cache.
+func (b *Builder[T]) Manager() ctrl.Manager { return b.mgr }
+
 // For sets the object type the controller reconciles, with options such as
 // predicates. It is optional: without it the controller watches T with no
 // options. obj may be nil.

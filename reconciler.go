@@ -53,6 +53,11 @@ const (
 // returned nil.
 var ErrNilWorkflow = errors.New("bosun: Workflow returned a nil action")
 
+// ErrNotControlled is wrapped by the error of a state getter whose object
+// is not controlled by the object being reconciled, where the state asks for
+// one that is.
+var ErrNotControlled = errors.New("object is not controlled by the reconciled object")
+
 // ErrInvalidConfig is wrapped by every error that Validate (and so
 // Builder.Complete) returns for a Reconciler that cannot work.
 var ErrInvalidConfig = errors.New("invalid reconciler configuration")

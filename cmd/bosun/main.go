@@ -1,11 +1,15 @@
 // Command bosun is the command-line tool of the bosun operator framework.
 //
-//	bosun demo [--once] [--timeout 2m] [-v]   run the example operators on an embedded control plane
-//	bosun controlplane                       build (once) and print the directory of kube-apiserver and etcd
+//	bosun gen [-o DIR] [--package NAME] FILE...  generate Go code from .bosun documents
+//	bosun check FILE...                          check .bosun documents
+//	bosun fmt [-w] [-l] FILE...                  format .bosun documents
+//	bosun demo [--once] [--timeout 2m] [-v]      run the example operators on an embedded control plane
+//	bosun controlplane                           build (once) and print the directory of kube-apiserver and etcd
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,7 +21,9 @@ func main() {
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bosun:", err)
+		if !errors.Is(err, errReported) {
+			fmt.Fprintln(os.Stderr, "bosun:", err)
+		}
 		os.Exit(1)
 	}
 }

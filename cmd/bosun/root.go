@@ -20,7 +20,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newControlPlaneCommand())
+	root.AddCommand(newGenCommand(), newCheckCommand(), newFmtCommand(), newDemoCommand(), newControlPlaneCommand())
 	return root
 }
 

@@ -1,0 +1,75 @@
+package dsl
+
+import "sort"
+
+// builtinGroup is a group/version whose namespaced kinds a document may
+// name without a bind or an alias.
+type builtinGroup struct {
+	group, version, pkg string
+	kinds               []string
+}
+
+var builtinGroups = []builtinGroup{
+	{"", "v1", "k8s.io/api/core/v1", []string{
+		"Pod", "Service", "ConfigMap", "Secret", "ServiceAccount",
+		"PersistentVolumeClaim", "Endpoints", "Event", "LimitRange",
+		"ResourceQuota", "ReplicationController", "PodTemplate",
+	}},
+	{"apps", "v1", "k8s.io/api/apps/v1", []string{
+		"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ControllerRevision",
+	}},
+	{"batch", "v1", "k8s.io/api/batch/v1", []string{"Job", "CronJob"}},
+	{"networking.k8s.io", "v1", "k8s.io/api/networking/v1", []string{"Ingress", "NetworkPolicy"}},
+	{"rbac.authorization.k8s.io", "v1", "k8s.io/api/rbac/v1", []string{"Role", "RoleBinding"}},
+	{"coordination.k8s.io", "v1", "k8s.io/api/coordination/v1", []string{"Lease"}},
+}
+
+// builtinKinds maps a built-in kind name to its kind.
+var builtinKinds = func() map[string]Kind {
+	m := make(map[string]Kind)
+	for _, g := range builtinGroups {
+		for _, k := range g.kinds {
+			m[k] = Kind{Name: k, Group: g.group, Version: g.version, Kind: k, Package: g.pkg, Builtin: true}
+		}
+	}
+	return m
+}()
+
+// builtinPackage returns the Go package of a built-in group/version,
+// written as in a bind ("v1", "apps/v1").
+func builtinPackage(gv string) (string, bool) {
+	for _, g := range builtinGroups {
+		if joinGroupVersion(g.group, g.version) == gv {
+			return g.pkg, true
+		}
+	}
+	return "", false
+}
+
+// joinGroupVersion writes a group/version as a bind does: just the version
+// for the core group.
+func joinGroupVersion(group, version string) string {
+	if group == "" {
+		return version
+	}
+	return group + "/" + version
+}
+
+// Builtin returns the built-in kind called name: a namespaced kind of core
+// v1, apps/v1, batch/v1, networking.k8s.io/v1, rbac.authorization.k8s.io/v1
+// or coordination.k8s.io/v1, which a document may name without a bind or
+// an alias.
+func Builtin(name string) (Kind, bool) {
+	k, ok := builtinKinds[name]
+	return k, ok
+}
+
+// Builtins returns every built-in kind, sorted by name.
+func Builtins() []Kind {
+	kinds := make([]Kind, 0, len(builtinKinds))
+	for _, k := range builtinKinds {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i].Name < kinds[j].Name })
+	return kinds
+}

@@ -1,0 +1,395 @@
+package dsl
+
+import (
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestCheckErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		types Types
+		want  []string
+	}{{
+		name: "binds",
+		src: "bind v1 k8s.io/api/core/v1\n" +
+			"bind Apps/v1 example.com/apps\n" +
+			"bind apps/v1x example.com/apps\n" +
+			"bind a/b/v1 example.com/apps\n" +
+			"bind /v1 example.com/apps\n" +
+			"bind batch/v1 example.com/a@b\n" +
+			"bind cache/v1 .example.com/cache\n" +
+			"bind v1 example.com/core\n",
+		want: []string{
+			"2:6: invalid group/version Apps/v1: group Apps is not a lower-case DNS subdomain",
+			"3:6: invalid group/version apps/v1x: version v1x is not like v1, v1beta1 or v2alpha3",
+			"4:6: invalid group/version a/b/v1: want GROUP/VERSION, or VERSION for the core group",
+			"5:6: invalid group/version /v1: group is empty",
+			"6:15: invalid Go package path example.com/a@b",
+			"7:15: invalid Go package path .example.com/cache",
+			"8:6: duplicate bind v1; first bound at line 1",
+		},
+	}, {
+		name: "aliases",
+		src: "bind example.com/v1 example.com/api/v1\n" +
+			"alias Foo example.com/v1/Foo\n" +
+			"alias foo-bar example.com/v1/Foo\n" +
+			"alias A Pod\n" +
+			"alias B a/b/c/d\n" +
+			"alias C example.com/vx/Foo\n" +
+			"alias D example.com/v1/foo\n" +
+			"alias E other.com/v1/E\n" +
+			"alias Foo example.com/v1/Bar\n" +
+			"alias Pod v1/Pod\n" +
+			"alias Job apps/v1/Job\n",
+		want: []string{
+			"3:7: invalid alias name foo-bar; want a Go identifier",
+			"4:9: invalid group/version/kind Pod; want GROUP/VERSION/KIND, or VERSION/KIND for the core group",
+			"5:9: invalid group/version/kind a/b/c/d; want GROUP/VERSION/KIND, or VERSION/KIND for the core group",
+			"6:9: invalid group/version/kind example.com/vx/Foo: version vx is not like v1, v1beta1 or v2alpha3",
+			"7:9: invalid kind foo in example.com/v1/foo; want an exported Go identifier",
+			"8:9: group/version other.com/v1 of alias E is not bound; add bind other.com/v1 GO-PACKAGE",
+			"9:7: duplicate alias Foo; first declared at line 2",
+		},
+	}, {
+		name: "unknown kinds",
+		src: "alias Broken nope/v1/Broken\n" +
+			"decl M for Nope {\n" +
+			"\tstate {\n" +
+			"\t\tl []Other {}\n" +
+			"\t\tb []Broken {}\n" +
+			"\t}\n" +
+			"}\n",
+		want: []string{
+			"1:14: group/version nope/v1 of alias Broken is not bound; add bind nope/v1 GO-PACKAGE",
+			"2:12: unknown kind Nope; add alias Nope GROUP/VERSION/KIND",
+			"4:7: unknown kind Other; add alias Other GROUP/VERSION/KIND",
+		},
+	}, {
+		name: "decls",
+		src: "decl M for Pod {}\n" +
+			"decl M for Pod {}\n" +
+			"decl N {}\n" +
+			"decl my-decl for Pod {}\n" +
+			"decl func for Pod {}\n",
+		want: []string{
+			"2:6: duplicate decl M; first declared at line 1",
+			"3:6: decl N has no target; write `decl N for KIND`",
+			"4:6: invalid decl name my-decl; want a Go identifier",
+			"5:6: invalid decl name func; want a Go identifier",
+		},
+	}, {
+		name: "states and actions",
+		src: "decl M for Pod {\n" +
+			"\tstate {\n" +
+			"\t\tjobs []Job {}\n" +
+			"\t\tjobs []Job {}\n" +
+			"\t\tJobs []Job {}\n" +
+			"\t\tmy-jobs []Job {}\n" +
+			"\t}\n" +
+			"\taction {\n" +
+			"\t\tA(jobs)\n" +
+			"\t\tA()\n" +
+			"\t\tB(pods, jobs, jobs)\n" +
+			"\t\tC.D()\n" +
+			"\t}\n" +
+			"\tstate {\n" +
+			"\t\tlate []Pod {}\n" +
+			"\t}\n" +
+			"\taction {\n" +
+			"\t\tE(late)\n" +
+			"\t}\n" +
+			"}\n" +
+			"decl N for Pod {\n" +
+			"\taction {\n" +
+			"\t\tF(jobs)\n" +
+			"\t}\n" +
+			"}\n",
+		want: []string{
+			"4:3: duplicate state jobs in decl M; first declared at line 3",
+			"5:3: state Jobs clashes with state jobs at line 3; the names differ only in the case of the first letter",
+			"6:3: invalid state name my-jobs; want a Go identifier",
+			"10:3: duplicate action A in decl M; first declared at line 9",
+			"11:5: unknown state pods in action B",
+			"11:17: state jobs named twice in action B",
+			"12:3: invalid action name C.D; want a Go identifier",
+			"23:5: unknown state jobs in action F",
+		},
+	}, {
+		name: "selectors",
+		src: "decl M for Pod {\n" +
+			"\tstate {\n" +
+			"\t\tl []Job {\n" +
+			"\t\t\tname=x\n" +
+			"\t\t\tlabels/app=a\n" +
+			"\t\t\tlabels/app=b\n" +
+			"\t\t\tlabels/-bad=c\n" +
+			"\t\t\tlabels/example.com/ok=d\n" +
+			"\t\t\tlabels/good=-bad-\n" +
+			"\t\t\tlabels/long=\"0123456789012345678901234567890123456789012345678901234567890123\"\n" +
+			"\t\t\tlabels/empty=\"\"\n" +
+			"\t\t\tfields/.spec.x=1\n" +
+			"\t\t\tfields/.spec.x=2\n" +
+			"\t\t\tfields/spec=3\n" +
+			"\t\t\tfields/.spec..x=4\n" +
+			"\t\t\tfields/.metadata.controller=${target.Name}\n" +
+			"\t\t\towned\n" +
+			"\t\t\towned\n" +
+			"\t\t}\n" +
+			"\t\ts Service {\n" +
+			"\t\t\tlabels/app=a\n" +
+			"\t\t\tfields/.spec.x=1\n" +
+			"\t\t}\n" +
+			"\t\tt Service {\n" +
+			"\t\t\tname=a\n" +
+			"\t\t\tname=b\n" +
+			"\t\t}\n" +
+			"\t\tu Service {\n" +
+			"\t\t\tname=\"\"\n" +
+			"\t\t}\n" +
+			"\t}\n" +
+			"}\n",
+		want: []string{
+			"4:4: selector name is only for single-object states; state l is a list",
+			"6:4: duplicate label key app in state l",
+			"7:11: invalid label key -bad; want [PREFIX/]NAME: a DNS subdomain prefix and a name of at most 63 letters, digits, -, _ or ., alphanumeric at both ends",
+			"9:16: invalid label value -bad-; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends",
+			"10:16: invalid label value \"0123456789012345678901234567890...; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends",
+			"13:4: duplicate field path .spec.x in state l",
+			"14:11: invalid field path spec; want .field.path, for example .spec.nodeName",
+			"15:11: invalid field path .spec..x; want .field.path, for example .spec.nodeName",
+			"18:4: duplicate owned in state l",
+			"20:3: state s has no name selector; a single-object state needs name=VALUE",
+			"21:4: selector labels/app is only for list states; state s is a single object",
+			"22:4: selector fields/.spec.x is only for list states; state s is a single object",
+			"26:4: duplicate name selector in state t",
+			"29:9: empty name in state u",
+		},
+	}, {
+		name: "references and field paths with types",
+		src: "alias Foo example.com/v1/Foo\n" +
+			"bind example.com/v1 example.com/api/v1\n" +
+			"decl M for Foo {\n" +
+			"\tstate {\n" +
+			"\t\tl []Job {\n" +
+			"\t\t\tlabels/a=${target.Name}\n" +
+			"\t\t\tlabels/b=x-${target.Spec.Count}-${target.Spec.Name}\n" +
+			"\t\t\tfields/.spec.nodeName=${target.Spec.Nope}\n" +
+			"\t\t\tfields/.spec.missing=x\n" +
+			"\t\t\tfields/.metadata.controller=${target.Name}\n" +
+			"\t\t}\n" +
+			"\t\ts Service {\n" +
+			"\t\t\tname=${target.Status}\n" +
+			"\t\t}\n" +
+			"\t}\n" +
+			"}\n" +
+			"decl N for Unknown {\n" +
+			"\tstate {\n" +
+			"\t\ts Service {\n" +
+			"\t\t\tname=${target.Anything}\n" +
+			"\t\t}\n" +
+			"\t}\n" +
+			"}\n",
+		types: fakeTypes{
+			strings: map[string]bool{
+				"example.com/api/v1.Foo:Name":      true,
+				"example.com/api/v1.Foo:Spec.Name": true,
+			},
+			fields: map[string][]string{
+				"k8s.io/api/batch/v1.Job:spec.nodeName": {"Spec", "NodeName"},
+			},
+		},
+		want: []string{
+			"7:15: invalid reference ${target.Spec.Count}: Foo has no string field Spec.Count",
+			"8:26: invalid reference ${target.Spec.Nope}: Foo has no string field Spec.Nope",
+			"9:11: invalid field path .spec.missing for Job: Job has no string field at spec.missing",
+			"13:9: invalid reference ${target.Status}: Foo has no string field Status",
+			"17:12: unknown kind Unknown; add alias Unknown GROUP/VERSION/KIND",
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse("", []byte(tt.src))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			spec, err := Check(f, CheckOptions{Types: tt.types})
+			if spec != nil {
+				t.Errorf("Check returned a spec with errors")
+			}
+			if diff := cmp.Diff(tt.want, errorStrings(t, err)); diff != "" {
+				t.Errorf("Check errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckWithoutTypesSkipsTypeChecks(t *testing.T) {
+	src := "decl M for Pod {\n\tstate {\n\t\tl []Job {\n\t\t\tlabels/a=${target.Nope}\n\t\t\tfields/.spec.nope=x\n\t\t}\n\t}\n}\n"
+	f, err := Parse("", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := Check(f, CheckOptions{})
+	if err != nil {
+		t.Fatalf("Check without Types: %v", err)
+	}
+	if got := spec.Decls[0].States[0].Fields[0].GoPath; got != nil {
+		t.Errorf("GoPath without Types = %v, want nil", got)
+	}
+}
+
+func TestCheckCronJob(t *testing.T) {
+	src, err := os.ReadFile("testdata/cronjob.bosun")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("cronjob.bosun", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := Check(f, CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cronJob := &Kind{Name: "CronJob", Group: "cronjob.bosun.dev", Version: "v1", Kind: "CronJob", Package: "github.com/bosunkit/bosun/examples/cronjob/api/v1"}
+	job := &Kind{Name: "Job", Group: "batch", Version: "v1", Kind: "Job", Package: "k8s.io/api/batch/v1"}
+	d := f.Decls[0]
+	jobs := &StateSpec{
+		State: d.States[0],
+		Name:  "jobs",
+		Kind:  job,
+		List:  true,
+		Labels: []Requirement{
+			{Key: "cronjob", Value: d.States[0].Selectors[0].Value},
+		},
+		Fields: []Requirement{
+			{Key: ControllerField, Value: d.States[0].Selectors[1].Value},
+		},
+		Owned: true,
+	}
+	want := &Spec{File: f, Decls: []*DeclSpec{{
+		Decl:   d,
+		Name:   "CronJobControllerManager",
+		Target: cronJob,
+		States: []*StateSpec{jobs},
+		Actions: []*ActionSpec{
+			{Action: d.Actions[0], Name: "ListActiveJobsAndUpdateStatus", States: []*StateSpec{jobs}},
+			{Action: d.Actions[1], Name: "CleanUpOldJobsExceedsHistoryLimits", States: []*StateSpec{jobs}},
+			{Action: d.Actions[2], Name: "RunNextScheduledJob"},
+			{Action: d.Actions[3], Name: "UpdateCronJobStatus"},
+		},
+	}}}
+	if diff := cmp.Diff(want, spec); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+	if got := spec.Decls[0].States[0].Labels[0].Value.Parts; len(got) != 1 || cmp.Diff([]string{"Name"}, got[0].Ref) != "" {
+		t.Errorf("label value parts = %+v, want one reference to Name", got)
+	}
+}
+
+func TestCheckKinds(t *testing.T) {
+	src := "bind batch/v1 example.com/mybatch\n" +
+		"bind example.com/v1beta2 example.com/api\n" +
+		"alias Pod example.com/v1beta2/Widget\n" +
+		"alias Svc v1/Service\n" +
+		"decl M for Pod {\n" +
+		"\tstate {\n" +
+		"\t\tjobs []Job {}\n" +
+		"\t\tsvc Svc { name=${target.Name} }\n" +
+		"\t\tdeploys []Deployment {}\n" +
+		"\t}\n" +
+		"}\n"
+	f, err := Parse("", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := fakeTypes{strings: map[string]bool{"example.com/api.Widget:Name": true}}
+	spec, err := Check(f, CheckOptions{Types: types})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []*Kind{spec.Decls[0].Target}
+	for _, s := range spec.Decls[0].States {
+		got = append(got, s.Kind)
+	}
+	want := []*Kind{
+		{Name: "Pod", Group: "example.com", Version: "v1beta2", Kind: "Widget", Package: "example.com/api"},
+		{Name: "Job", Group: "batch", Version: "v1", Kind: "Job", Package: "example.com/mybatch", Builtin: true},
+		{Name: "Svc", Version: "v1", Kind: "Service", Package: "k8s.io/api/core/v1"},
+		{Name: "Deployment", Group: "apps", Version: "v1", Kind: "Deployment", Package: "k8s.io/api/apps/v1", Builtin: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckGoPath(t *testing.T) {
+	src := "decl M for Pod {\n\tstate {\n\t\tl []Pod {\n\t\t\tfields/.spec.nodeName=${target.Spec.NodeName}\n\t\t}\n\t}\n}\n"
+	f, err := Parse("", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := fakeTypes{
+		strings: map[string]bool{"k8s.io/api/core/v1.Pod:Spec.NodeName": true},
+		fields:  map[string][]string{"k8s.io/api/core/v1.Pod:spec.nodeName": {"Spec", "NodeName"}},
+	}
+	spec, err := Check(f, CheckOptions{Types: types})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Requirement{{Key: ".spec.nodeName", GoPath: []string{"Spec", "NodeName"}}}
+	if diff := cmp.Diff(want, spec.Decls[0].States[0].Fields, cmpopts.IgnoreFields(Requirement{}, "Value")); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckNil(t *testing.T) {
+	if _, err := Check(nil, CheckOptions{}); err == nil {
+		t.Error("Check(nil) = nil error, want one")
+	}
+}
+
+func TestBuiltins(t *testing.T) {
+	var names []string
+	for _, k := range Builtins() {
+		names = append(names, k.Name)
+		if !k.Builtin || k.Name != k.Kind || k.Version != "v1" {
+			t.Errorf("built-in kind %+v: want Builtin, Name == Kind, version v1", k)
+		}
+	}
+	want := []string{
+		"ConfigMap", "ControllerRevision", "CronJob", "DaemonSet", "Deployment", "Endpoints", "Event",
+		"Ingress", "Job", "Lease", "LimitRange", "NetworkPolicy", "PersistentVolumeClaim", "Pod",
+		"PodTemplate", "ReplicaSet", "ReplicationController", "ResourceQuota", "Role", "RoleBinding",
+		"Secret", "Service", "ServiceAccount", "StatefulSet",
+	}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("Builtins names (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		name string
+		want Kind
+		ok   bool
+	}{
+		{"Pod", Kind{Name: "Pod", Version: "v1", Kind: "Pod", Package: "k8s.io/api/core/v1", Builtin: true}, true},
+		{"Ingress", Kind{Name: "Ingress", Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Package: "k8s.io/api/networking/v1", Builtin: true}, true},
+		{"RoleBinding", Kind{Name: "RoleBinding", Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding", Package: "k8s.io/api/rbac/v1", Builtin: true}, true},
+		{"Lease", Kind{Name: "Lease", Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Package: "k8s.io/api/coordination/v1", Builtin: true}, true},
+		{"Node", Kind{}, false},
+		{"ClusterRole", Kind{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := Builtin(tt.name)
+		if ok != tt.ok {
+			t.Errorf("Builtin(%q) ok = %v, want %v", tt.name, ok, tt.ok)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Builtin(%q) (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}

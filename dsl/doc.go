@@ -1,0 +1,88 @@
+// Package dsl reads bosun documents: the small language that declares,
+// for a custom resource, the states a controller observes and the actions
+// it runs on them. The bosun generator turns a checked document into Go.
+//
+// # The language
+//
+// A document binds API group/versions to Go packages, gives kinds short
+// names, and declares managers:
+//
+//	bind batch/v1 k8s.io/api/batch/v1
+//	bind cronjob.bosun.dev/v1 github.com/bosunkit/bosun/examples/cronjob/api/v1
+//
+//	alias CronJob cronjob.bosun.dev/v1/CronJob
+//
+//	// CronJobManager runs the CronJob controller.
+//	decl CronJobManager for CronJob {
+//		state {
+//			jobs []Job {
+//				labels/cronjob=${target.Name}
+//				owned
+//			}
+//		}
+//
+//		action {
+//			CleanUpOldJobs(jobs)
+//			RunNextJob()
+//		}
+//	}
+//
+// `bind GROUP/VERSION GO-PACKAGE` names the Go package that holds the types
+// of a group/version; the core group is written as just its version (`v1`).
+// `alias NAME GROUP/VERSION/KIND` gives a kind a name (`VERSION/KIND` for
+// the core group). The namespaced kinds of core v1, apps/v1, batch/v1,
+// networking.k8s.io/v1, rbac.authorization.k8s.io/v1 and
+// coordination.k8s.io/v1 are built in (see Builtins) and need neither; an
+// alias of the same name overrides a built-in kind, and a bind of a
+// built-in group/version moves its kinds to the bound package.
+//
+// `decl NAME for KIND { ... }` declares a manager for the target kind KIND
+// with state and action blocks. A state `name Kind { ... }` is one object,
+// `name []Kind { ... }` a list, both read from the target's namespace. Its
+// body has one selector a line:
+//
+//	name=VALUE          the name of a single object (required there)
+//	labels/KEY=VALUE    a label a listed object must carry
+//	fields/PATH=VALUE   a field (".spec.nodeName") a listed object must have;
+//	                    ".metadata.controller" is the name of the object's
+//	                    controller of the target's kind
+//	owned               keep only objects the target controls
+//
+// A VALUE runs to the next blank, or is quoted with Go escapes
+// ("a b\n"). `${target.Field.Path}` inside a value is replaced by a string
+// field of the target, named by its Go field names. An action
+// `Name(state, ...)` names the states it reads, all of its own decl; it may
+// name none. Comments start with `//` and run to the end of the line.
+//
+// # Grammar
+//
+// Statements, headers up to their `{`, and actions each sit on one line;
+// inside a state body every line is one selector.
+//
+//	Document  = { Bind | Alias | Decl } .
+//	Bind      = "bind" GroupVersion GoPackage .
+//	Alias     = "alias" Name GVK .
+//	Decl      = "decl" Name [ "for" Name ] "{" { Block } "}" .
+//	Block     = ( "state" "{" { State } "}" ) | ( "action" "{" { Action } "}" ) .
+//	State     = Name [ "[]" ] Name "{" { Selector newline } "}" .
+//	Selector  = "name" "=" Value | "labels/" Key "=" Value
+//	          | "fields/" Path "=" Value | "owned" .
+//	Action    = Name "(" [ Name { "," Name } [ "," ] ] ")" .
+//	Value     = Quoted | Unquoted .
+//	Quoted    = `"` { char | escape | Ref } `"` .
+//	Unquoted  = { char | Ref } .      // up to a blank, line end or "}"
+//	Ref       = "${" "target" "." Field { "." Field } "}" .
+//
+// A Name, GroupVersion, GoPackage or GVK is a word: a run of characters
+// other than blanks and { } ( ) [ ] , " (and not containing //). Check
+// requires names to be Go identifiers.
+//
+// # Using the package
+//
+// Parse turns text into a *File, reporting every syntax error it finds; Check
+// resolves kinds and validates names, selectors and references into a
+// *Spec, again reporting everything. Both return an ErrorList, sorted by
+// position, whose messages read "FILE:LINE:COL: message"; PrintErrors
+// prints them with the source line and a caret. Format prints a *File in
+// canonical form, keeping its comments.
+package dsl

@@ -1,0 +1,43 @@
+// Package cronjob is an operator that runs Jobs on a cron schedule, built on
+// the bosun engine from a workflow of actions that the bosun DSL declares.
+//
+// The document cronjob.bosun declares CronJobControllerManager for the
+// CronJob kind (cronjob.bosun.dev/v1): one state, the Jobs that carry the
+// label cronjob=<name> and whose controller is the CronJob, and four
+// actions. `bosun gen` turns it into zz_generated.cronjob.go: the state
+// getter (read once per reconcile, through the cache, with a field index on
+// the Job's controller), the Impl interface, the manager whose methods
+// return flow.Actions, the RBAC markers, the index registration and the
+// watch of owned Jobs. The hand-written part is controller.go (the Impl and
+// the workflow) and schedule.go (cron arithmetic).
+//
+// Each reconcile runs
+//
+//	OrderedJoin(
+//		Join(ListActiveJobsAndUpdateStatus, CleanUpOldJobsExceedsHistoryLimits,
+//			If(not suspended, RunNextScheduledJob)),
+//		UpdateCronJobStatus)
+//
+// so the status is updated whatever the first three returned:
+//
+//	ListActiveJobsAndUpdateStatus       notes the unfinished Jobs, the latest
+//	                                    scheduled time and the latest success
+//	CleanUpOldJobsExceedsHistoryLimits  deletes the oldest finished Jobs beyond
+//	                                    the history limits
+//	RunNextScheduledJob                 starts the latest missed run (named
+//	                                    <cronjob>-<unix seconds>) as the
+//	                                    concurrency policy allows, and requeues
+//	                                    for the next scheduled time
+//	UpdateCronJobStatus                 writes the notes into the status
+//
+// The engine saves the status once at the end and keeps the Ready
+// condition: a schedule that does not parse makes it False with reason
+// InvalidSchedule, a terminal error, so nothing is retried until the
+// CronJob changes.
+//
+// The time comes from a clock.PassiveClock (Options.Clock), so tests drive
+// the schedule with a fake clock. The entry points used by tests and by
+// `bosun demo` are AddToScheme, CRDs, SetupWithManager and Samples.
+package cronjob
+
+//go:generate go run github.com/bosunkit/bosun/cmd/bosun gen cronjob.bosun

@@ -1,0 +1,262 @@
+package cronjob
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
+)
+
+// every5 runs every five minutes. Every time zone's offset is a multiple of
+// five minutes, so the times do not depend on the machine's zone.
+const every5 = "*/5 * * * *"
+
+// activeNames returns the names of the Jobs in cj's status.active.
+func activeNames(cj *cronjobv1.CronJob) []string {
+	names := []string{}
+	for _, ref := range cj.Status.Active {
+		names = append(names, ref.Name)
+	}
+	return names
+}
+
+// waitActive waits until the CronJob named lists exactly the Jobs named
+// want as active and has lastScheduleTime last, and returns it.
+func (e *env) waitActive(name string, last time.Time, want ...string) *cronjobv1.CronJob {
+	e.t.Helper()
+	if want == nil {
+		want = []string{}
+	}
+	return e.waitCronJob(name, func(cj *cronjobv1.CronJob) error {
+		if diff := cmp.Diff(want, activeNames(cj)); diff != "" {
+			return fmt.Errorf("status.active (-want +got):\n%s", diff)
+		}
+		if got := cj.Status.LastScheduleTime; got == nil || !got.Time.Equal(last) {
+			return fmt.Errorf("status.lastScheduleTime %v, want %v", got, last)
+		}
+		return nil
+	})
+}
+
+// TestRunsAtScheduledTimes follows a CronJob through its first two runs:
+// nothing before the first scheduled time, then one Job per run, named after
+// the time, labelled, annotated and controlled by the CronJob.
+func TestRunsAtScheduledTimes(t *testing.T) {
+	e := start(t, nil)
+	cj := e.create("tick", every5)
+	runs := e.runs(cj, 2)
+	e.waitReady("tick", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	e.waitJobs("tick")
+
+	// Just before the first run, a spec change brings a reconcile: still
+	// nothing to run.
+	e.clock.SetTime(runs[0].Add(-time.Second))
+	e.update("tick", func(cj *cronjobv1.CronJob) { cj.Spec.FailedJobsHistoryLimit = ptr.To[int32](2) })
+	e.waitJobs("tick")
+
+	e.at(runs[0].Add(10*time.Second), "tick")
+	first := jobName(cj, runs[0])
+	jobs := e.waitJobs("tick", first)
+	job := jobs[0]
+	// The API server adds labels of its own to Jobs; only ours count.
+	ours := cmpopts.IgnoreMapEntries(func(k, _ string) bool { return k != "app" && k != LabelCronJob })
+	if diff := cmp.Diff(map[string]string{"app": "test", LabelCronJob: "tick"}, job.Labels, ours); diff != "" {
+		t.Errorf("job labels (-want +got):\n%s", diff)
+	}
+	if got, want := job.Annotations[ScheduledAtAnnotation], runs[0].UTC().Format(time.RFC3339); got != want {
+		t.Errorf("job annotation %s = %q, want %q", ScheduledAtAnnotation, got, want)
+	}
+	if ref := metav1.GetControllerOf(&job); ref == nil || ref.UID != cj.UID || ref.Kind != "CronJob" {
+		t.Errorf("job controller %+v, want the CronJob %s", ref, cj.UID)
+	}
+	e.waitActive("tick", runs[0], first)
+
+	// The second run starts next to the first, which is still active
+	// (concurrency policy Allow by default).
+	e.at(runs[1].Add(10*time.Second), "tick")
+	second := jobName(cj, runs[1])
+	e.waitJobs("tick", first, second)
+	e.waitActive("tick", runs[1], first, second)
+	e.waitReady("tick", metav1.ConditionTrue, conditions.ReasonSucceeded)
+}
+
+// TestMissedRunsAfterDowntime moves the clock past three scheduled times at
+// once. Only the latest missed run starts, and only where it is not later
+// than the starting deadline allows.
+func TestMissedRunsAfterDowntime(t *testing.T) {
+	e := start(t, nil)
+	deadline := func(s int64) func(*cronjobv1.CronJob) {
+		return func(cj *cronjobv1.CronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To(s) }
+	}
+	strict := e.create("strict", every5, deadline(60))    // one minute
+	lenient := e.create("lenient", every5, deadline(300)) // five minutes
+	unbound := e.create("unbound", every5)                // no deadline
+	names := []string{"strict", "lenient", "unbound"}
+
+	// Two minutes after the third run since the last creation: strict is too
+	// late for it, lenient and unbound start it, and none starts an earlier
+	// one.
+	now := e.runs(unbound, 3)[2]
+	e.at(now.Add(2*time.Minute), names...)
+	e.waitJobs("lenient", jobName(lenient, now))
+	e.waitJobs("unbound", jobName(unbound, now))
+	e.waitActive("lenient", now, jobName(lenient, now))
+
+	// The next run is on time for all of them.
+	next := now.Add(5 * time.Minute)
+	e.at(next.Add(30*time.Second), names...)
+	e.waitJobs("strict", jobName(strict, next))
+	e.waitJobs("lenient", jobName(lenient, now), jobName(lenient, next))
+	e.waitJobs("unbound", jobName(unbound, now), jobName(unbound, next))
+	e.waitActive("strict", next, jobName(strict, next))
+}
+
+// TestHistoryLimits finishes four runs, two successful and two failed, with
+// both history limits at one: the newest of each kind stays.
+func TestHistoryLimits(t *testing.T) {
+	e := start(t, nil)
+	cj := e.create("history", every5, func(cj *cronjobv1.CronJob) {
+		cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](1)
+		cj.Spec.FailedJobsHistoryLimit = ptr.To[int32](1)
+	})
+	runs := e.runs(cj, 4)
+	var names []string
+	for i, run := range runs {
+		e.at(run.Add(10*time.Second), "history")
+		name := jobName(cj, run)
+		names = append(names, name)
+		e.waitActive("history", run, name)
+		e.finish(name, i < 2)
+	}
+	jobs := e.waitJobs("history", names[1], names[3])
+	got := e.waitActive("history", runs[3])
+	var completed time.Time
+	for _, j := range jobs {
+		if j.Name == names[1] {
+			completed = j.Status.CompletionTime.Time
+		}
+	}
+	if l := got.Status.LastSuccessfulTime; l == nil || !l.Time.Equal(completed) {
+		t.Errorf("lastSuccessfulTime %v, want %v, the completion of %s", l, completed, names[1])
+	}
+}
+
+// TestSuspend checks that a suspended CronJob starts nothing, and that
+// resuming it starts the run missed meanwhile.
+func TestSuspend(t *testing.T) {
+	e := start(t, nil)
+	cj := e.create("pause", every5, func(cj *cronjobv1.CronJob) { cj.Spec.Suspend = ptr.To(true) })
+	runs := e.runs(cj, 2)
+
+	// A spec change after the clock moved past the first run brings a
+	// reconcile at that time; it must start nothing.
+	e.clock.SetTime(runs[1].Add(10 * time.Second))
+	e.update("pause", func(cj *cronjobv1.CronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To[int64](3600) })
+	e.waitJobs("pause")
+
+	e.update("pause", func(cj *cronjobv1.CronJob) { cj.Spec.Suspend = ptr.To(false) })
+	e.waitJobs("pause", jobName(cj, runs[1]))
+	e.waitActive("pause", runs[1], jobName(cj, runs[1]))
+}
+
+// TestConcurrencyPolicies checks Forbid and Replace when a run is due while
+// the Job of the previous one is still active.
+func TestConcurrencyPolicies(t *testing.T) {
+	e := start(t, nil)
+	policy := func(p cronjobv1.ConcurrencyPolicy) func(*cronjobv1.CronJob) {
+		return func(cj *cronjobv1.CronJob) { cj.Spec.ConcurrencyPolicy = p }
+	}
+	forbid := e.create("forbid", every5, policy(cronjobv1.ForbidConcurrent))
+	replace := e.create("replace", every5, policy(cronjobv1.ReplaceConcurrent))
+	fr, rr := e.runs(forbid, 2), e.runs(replace, 2)
+
+	e.at(fr[0].Add(10*time.Second), "forbid")
+	e.at(rr[0].Add(10*time.Second), "replace")
+	e.waitJobs("forbid", jobName(forbid, fr[0]))
+	e.waitJobs("replace", jobName(replace, rr[0]))
+
+	// Replace deletes the active Job and starts the new one.
+	e.at(rr[1].Add(10*time.Second), "replace")
+	e.waitJobs("replace", jobName(replace, rr[1]))
+
+	// Forbid starts nothing while its Job is active: a spec change brings a
+	// reconcile at the new time.
+	e.clock.SetTime(fr[1].Add(10 * time.Second))
+	e.update("forbid", func(cj *cronjobv1.CronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To[int64](3600) })
+	e.waitJobs("forbid", jobName(forbid, fr[0]))
+	e.waitActive("forbid", fr[0], jobName(forbid, fr[0]))
+
+	// Once it finishes, the postponed run starts.
+	e.finish(jobName(forbid, fr[0]), true)
+	e.waitJobs("forbid", jobName(forbid, fr[0]), jobName(forbid, fr[1]))
+	e.waitActive("forbid", fr[1], jobName(forbid, fr[1]))
+}
+
+// TestInvalidSchedule checks that a schedule that does not parse shows as
+// Ready=False with reason InvalidSchedule, is not retried, and recovers when
+// fixed.
+func TestInvalidSchedule(t *testing.T) {
+	counter := &bosuntest.ReconcileCounter{}
+	e := start(t, func(mgr ctrl.Manager, opts Options) error {
+		if err := IndexCronJobControllerManagerFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+		r := NewReconciler(opts)
+		r.Client, r.APIReader = mgr.GetClient(), mgr.GetAPIReader()
+		if err := r.Validate(); err != nil {
+			return err
+		}
+		// Registered directly with controller-runtime, so that the counter
+		// sits between the controller and the engine.
+		return ctrl.NewControllerManagedBy(mgr).For(&cronjobv1.CronJob{}).Owns(&batchv1.Job{}).
+			Named(ControllerName).Complete(counter.Wrap(r))
+	})
+	cj := newCronJob(e.ns, "broken", "every tuesday")
+	if err := e.c.Create(t.Context(), cj); err != nil {
+		t.Fatal(err)
+	}
+	got := e.waitReady("broken", metav1.ConditionFalse, ReasonInvalidSchedule)
+	if msg := conditions.Find(got.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, `"every tuesday"`) {
+		t.Errorf("Ready message %q does not name the schedule", msg)
+	}
+
+	// The status write brings one more reconcile; let it pass, then count.
+	key := client.ObjectKeyFromObject(cj)
+	time.Sleep(time.Second)
+	before := counter.Count(key)
+	time.Sleep(2 * time.Second)
+	if n := counter.Count(key) - before; n > 0 {
+		t.Errorf("%d reconciles in 2s after the invalid schedule was reported, want 0", n)
+	}
+
+	e.update("broken", func(cj *cronjobv1.CronJob) { cj.Spec.Schedule = every5 })
+	e.waitReady("broken", metav1.ConditionTrue, conditions.ReasonSucceeded)
+}
+
+// TestSampleRuns creates the demo's sample and checks that it starts a Job
+// at its first scheduled time.
+func TestSampleRuns(t *testing.T) {
+	e := start(t, nil)
+	for _, obj := range Samples(e.ns) {
+		if err := e.c.Create(t.Context(), obj); err != nil {
+			t.Fatalf("create sample %s: %v", obj.GetName(), err)
+		}
+		cj := e.waitReady(obj.GetName(), metav1.ConditionTrue, conditions.ReasonSucceeded)
+		run := e.runs(cj, 1)[0]
+		e.at(run.Add(time.Second), cj.Name)
+		e.waitJobs(cj.Name, jobName(cj, run))
+	}
+}

@@ -1,0 +1,90 @@
+package gen_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/bosunkit/bosun/dsl"
+	"github.com/bosunkit/bosun/gen"
+)
+
+// OutputName names the file the generated code of a document belongs in.
+func ExampleOutputName() {
+	fmt.Println(gen.OutputName("api/cronjob.bosun"))
+	// Output:
+	// zz_generated.cronjob.go
+}
+
+// Generate turns a checked document into Go source. This one names only
+// built-in kinds, so it needs neither binds nor Go types; the example prints
+// the declarations of the generated file.
+func ExampleGenerate() {
+	src := []byte(`decl FrontendManager for Deployment {
+	state {
+		svc Service {
+			name=${target.Name}-svc
+			owned
+		}
+	}
+	action {
+		SyncService(svc)
+	}
+}
+`)
+	f, err := dsl.Parse("frontend.bosun", src)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	spec, err := dsl.Check(f, dsl.CheckOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := gen.Generate(spec, gen.Options{Package: "frontend"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "func ") || strings.HasPrefix(line, "type ") || strings.HasPrefix(line, "// +kubebuilder") {
+			fmt.Println(strings.TrimSuffix(line, " {"))
+		}
+	}
+	// Output:
+	// // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
+	// // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
+	// // +kubebuilder:rbac:groups=apps,resources=deployments/status,verbs=get;update;patch
+	// type FrontendManagerState struct
+	// func NewFrontendManagerState(reader client.Reader, target *appsv1.Deployment) *FrontendManagerState
+	// func (s *FrontendManagerState) Target() *appsv1.Deployment { return s.target }
+	// func (s *FrontendManagerState) GetSvc(ctx context.Context) (*corev1.Service, error)
+	// func (s *FrontendManagerState) fetchSvc(ctx context.Context) (*corev1.Service, error)
+	// func (s *FrontendManagerState) Reset()
+	// type FrontendManagerImpl interface
+	// type FrontendManager struct
+	// func NewFrontendManager(state *FrontendManagerState, impl FrontendManagerImpl, log logr.Logger, hooks ...flow.Hook) *FrontendManager
+	// func NewFrontendManagerForRequest(req *bosun.Request[*appsv1.Deployment], impl FrontendManagerImpl, hooks ...flow.Hook) *FrontendManager
+	// func (m *FrontendManager) State() *FrontendManagerState { return m.state }
+	// func (m *FrontendManager) SyncService() flow.Action
+	// func (m *FrontendManager) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error)
+	// func IndexFrontendManagerFields(ctx context.Context, indexer client.FieldIndexer) error
+	// func WatchFrontendManagerStates(b *bosun.Builder[*appsv1.Deployment]) *bosun.Builder[*appsv1.Deployment]
+}
+
+// GoTypes answers dsl.Check's questions about Go types by loading packages
+// as the go command would in the given directory.
+func ExampleGoTypes() {
+	types := gen.NewGoTypes(".")
+	fmt.Println(types.StringField("k8s.io/api/core/v1", "Pod", []string{"Spec", "NodeName"}))
+	fmt.Println(types.StringField("k8s.io/api/core/v1", "Pod", []string{"Spec", "Priority"}))
+	fmt.Println(types.JSONField("k8s.io/api/core/v1", "Pod", []string{"status", "phase"}))
+	// Output:
+	// <nil>
+	// Spec.Priority is *int32, not a string
+	// [Status Phase] <nil>
+}
