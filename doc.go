@@ -23,4 +23,16 @@
 //
 // ControllerManagedBy wires a Reconciler into a manager and checks its
 // configuration before anything runs.
+//
+// The engine itself needs these permissions besides the steps' own: get,
+// list, watch, update and patch on T and update and patch on its status
+// subresource (the claim and the save); get, list and watch on namespaces
+// (the namespace's reconcile policy is read through the cache); create and
+// patch on events.k8s.io events. As kubebuilder RBAC markers:
+//
+//	// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+//	// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+//
+// `bosun gen` writes the markers for T and its status, and for what the
+// states of a document read.
 package bosun

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -38,9 +39,27 @@ const (
 // register its own), and logs to t.Log up to LogVerbosity. setup may be nil.
 func RunManager(t testing.TB, cp *controlplane.ControlPlane, setup func(mgr ctrl.Manager) error) ctrl.Manager {
 	t.Helper()
+	return runManager(t, cp, cp.Config, setup)
+}
+
+// RunManagerAs is RunManager with the manager connecting as user, a user of
+// cp that RunManagerAs provisions (see controlplane.ControlPlane.AddUser)
+// and that has no permissions but those bound to it by RBAC. Use it to show
+// that a controller needs no more than the roles its RBAC markers generate.
+func RunManagerAs(t testing.TB, cp *controlplane.ControlPlane, user string, setup func(mgr ctrl.Manager) error) ctrl.Manager {
+	t.Helper()
+	cfg, err := cp.AddUser(user)
+	if err != nil {
+		t.Fatalf("bosuntest: %v", err)
+	}
+	return runManager(t, cp, cfg, setup)
+}
+
+func runManager(t testing.TB, cp *controlplane.ControlPlane, cfg *rest.Config, setup func(mgr ctrl.Manager) error) ctrl.Manager {
+	t.Helper()
 	sink := &testSink{t: t}
 	logger := testr.NewWithInterface(sink, testr.Options{LogTimestamp: true, Verbosity: LogVerbosity})
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  cp.Scheme,
 		Logger:                  logger,
 		Metrics:                 metricsserver.Options{BindAddress: "0"},

@@ -209,3 +209,16 @@ func (c *ControlPlane) WriteKubeconfig(path string) error {
 	}
 	return nil
 }
+
+// AddUser provisions a user of the control plane with a client certificate
+// and returns a rest.Config that connects as that user, in the given groups.
+// The API server authorizes with RBAC, so the user may do nothing until a
+// role is bound to it: tests use this to run a controller with exactly the
+// permissions its RBAC markers grant.
+func (c *ControlPlane) AddUser(name string, groups ...string) (*rest.Config, error) {
+	u, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, c.Config)
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", name, err)
+	}
+	return u.Config(), nil
+}

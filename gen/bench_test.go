@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"go/format"
 	"testing"
 
 	"github.com/bosunkit/bosun/dsl"
@@ -32,28 +33,67 @@ func benchDoc(minLines int) []byte {
 }
 
 // BenchmarkParseGenerate measures the whole path from text to Go source for
-// a document of about 1,000 lines, without Go type checks.
+// a document of about 1,000 lines, without Go type checks, and its stages.
+// The baseline is go/format alone on the Go source the document turns into:
+// the cost any generator pays to hand out gofmt'd code, measured in the same
+// run.
 func BenchmarkParseGenerate(b *testing.B) {
 	src := benchDoc(1000)
-	lines := bytes.Count(src, []byte("\n"))
-	b.SetBytes(int64(len(src)))
-	var out []byte
-	for b.Loop() {
+	lines := float64(bytes.Count(src, []byte("\n")))
+	parse := func(b *testing.B) *dsl.File {
 		f, err := dsl.Parse("bench.bosun", src)
 		if err != nil {
 			b.Fatal(err)
 		}
+		return f
+	}
+	check := func(b *testing.B, f *dsl.File) *dsl.Spec {
 		spec, err := dsl.Check(f, dsl.CheckOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err = Generate(spec, Options{Package: "bench"})
+		return spec
+	}
+	generate := func(b *testing.B, spec *dsl.Spec) []byte {
+		out, err := Generate(spec, Options{Package: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
+		return out
 	}
-	b.ReportMetric(float64(lines), "lines/op")
-	b.ReportMetric(float64(bytes.Count(out, []byte("\n"))), "outlines/op")
+	out := generate(b, check(b, parse(b)))
+
+	b.Run("parse", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			parse(b)
+		}
+		b.ReportMetric(lines, "lines/op")
+	})
+	b.Run("parse+check", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			check(b, parse(b))
+		}
+		b.ReportMetric(lines, "lines/op")
+	})
+	b.Run("parse+check+generate", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			generate(b, check(b, parse(b)))
+		}
+		b.ReportMetric(lines, "lines/op")
+		b.ReportMetric(float64(bytes.Count(out, []byte("\n"))), "outlines/op")
+	})
+	b.Run("baseline-gofmt-output", func(b *testing.B) {
+		b.SetBytes(int64(len(out)))
+		for b.Loop() {
+			if _, err := format.Source(out); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(bytes.Count(out, []byte("\n"))), "outlines/op")
+	})
 }
 
 // TestBenchDoc checks that the benchmark's document is as large as it says

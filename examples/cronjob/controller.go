@@ -25,7 +25,13 @@ import (
 	"github.com/bosunkit/bosun/flow"
 )
 
+// What the actions write, beyond what the generated markers let the states
+// read; and what the engine needs (see package bosun): namespaces for the
+// reconcile policy, and events.
+//
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=create;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 const (
 	// ControllerName is the name of the CronJob controller in logs, metrics

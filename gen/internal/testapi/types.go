@@ -59,9 +59,17 @@ type TargetStatus struct {
 	//
 	// +optional
 	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+	// Conditions are the latest observations of the Target; the bosun
+	// engine writes them when it reconciles a Target.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// Target is a test resource shaped like a CronJob.
+// Target is a test resource shaped like a CronJob, with conditions so that
+// the bosun engine can reconcile it.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -81,6 +89,12 @@ type Target struct {
 	// +optional
 	Status TargetStatus `json:"status,omitempty"`
 }
+
+// GetConditions returns the Target's conditions.
+func (t *Target) GetConditions() []metav1.Condition { return t.Status.Conditions }
+
+// SetConditions replaces the Target's conditions.
+func (t *Target) SetConditions(c []metav1.Condition) { t.Status.Conditions = c }
 
 // TargetList is a list of Targets.
 //
