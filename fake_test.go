@@ -523,3 +523,54 @@ func TestNilWorkflow(t *testing.T) {
 		t.Errorf("Ready = %q, want False/ReconcileError", got)
 	}
 }
+
+// TestStaleCacheRequeues: a reconcile that loads a version the engine wrote
+// over runs no step and writes nothing, and asks to be requeued after
+// StaleCacheRetry in case the watch event of the newer version is filtered
+// out.
+func TestStaleCacheRequeues(t *testing.T) {
+	var stale *testapi.Widget // what a lagging cache returns, once set
+	var writes int
+	funcs := &interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if w, ok := obj.(*testapi.Widget); ok && stale != nil {
+				stale.DeepCopyInto(w)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes++
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}
+	c := fakeClient(t, funcs, fakeWidget("w", nil, false, nil))
+	before := &testapi.Widget{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "w"}, before); err != nil {
+		t.Fatal(err)
+	}
+	tr := &trace{}
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "stale", Client: c, Finalizer: testFinalizer, Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}}}
+	if _, _, err := reconcileWidget(t, r, c, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if writes == 0 {
+		t.Fatal("the first reconcile wrote nothing; the test needs a write to go stale against")
+	}
+
+	stale, writes = before, 0
+	res, _, err := reconcileWidget(t, r, c, "w")
+	if err != nil || res != (ctrl.Result{RequeueAfter: bosun.StaleCacheRetry}) {
+		t.Errorf("stale reconcile = %+v, %v; want RequeueAfter %v", res, err, bosun.StaleCacheRetry)
+	}
+	if writes != 0 {
+		t.Errorf("stale reconcile wrote %d times, want 0", writes)
+	}
+	if diff := cmp.Diff([]string{"a.do", "a.post"}, tr.get()); diff != "" {
+		t.Errorf("steps run (-want +got):\n%s", diff)
+	}
+}

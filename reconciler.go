@@ -58,12 +58,19 @@ var ErrNilWorkflow = errors.New("bosun: Workflow returned a nil action")
 // one that is.
 var ErrNotControlled = errors.New("object is not controlled by the reconciled object")
 
+// StaleCacheRetry is how long the engine waits before looking again at an
+// object whose cached version is older than its own last write.
+const StaleCacheRetry = time.Second
+
 // ErrInvalidConfig is wrapped by every error that Validate (and so
 // Builder.Complete) returns for a Reconciler that cannot work.
 var ErrInvalidConfig = errors.New("invalid reconciler configuration")
 
-// Reconciler runs the lifecycle of objects of type T (a pointer to a struct
-// with conditions, see conditions.Object) through its Steps. It implements
+// Reconciler runs the lifecycle of objects of type T (a pointer to a struct)
+// through its Steps. When T keeps conditions (see conditions.Object), the
+// engine records Ready and the steps' own conditions in its status; other
+// types, such as the built-in kinds, are reconciled the same way without
+// them, and their errors show in logs, events and metrics. It implements
 // reconcile.Reconciler; ControllerManagedBy sets it up with a manager.
 //
 // For each request the engine, in this order: loads the object from the
@@ -80,9 +87,11 @@ var ErrInvalidConfig = errors.New("invalid reconciler configuration")
 // Namespaces, so the operator needs permission to get, list and watch them.
 //
 // After writing an object the engine remembers the versions it wrote over; a
-// reconcile that finds one of them in the cache ends at once, because the
-// watch event of the newer version follows and a pass on stale data would
-// only repeat the writes.
+// reconcile that finds one of them in the cache ends at once, because a pass
+// on stale data would only repeat the writes. The watch event of the newer
+// version usually brings the next pass; the engine also requeues after
+// StaleCacheRetry, for controllers whose predicates filter that event out
+// (a status-only write under GenerationChangedPredicate).
 type Reconciler[T client.Object] struct {
 	// Name names the controller in logs and metrics. Required.
 	Name string
@@ -122,10 +131,13 @@ type Reconciler[T client.Object] struct {
 
 // prepared is what Validate works out once from the configuration.
 type prepared[T client.Object] struct {
-	objType    reflect.Type
-	names      []string
-	condOrder  []string
-	cleans     bool
+	objType   reflect.Type
+	names     []string
+	condOrder []string
+	cleans    bool
+	// conds is true when T keeps conditions (conditions.Object); the engine
+	// then records Ready and the steps' conditions in its status.
+	conds      bool
 	metrics    *metricSet
 	apiReader  client.Reader
 	recorder   events.EventRecorder
@@ -163,9 +175,7 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 		return nil, invalid("type %s is not a pointer to a struct", t)
 	}
 	p.objType = t.Elem()
-	if _, ok := reflect.New(p.objType).Interface().(conditions.Object); !ok {
-		return nil, invalid("type %s has no GetConditions and SetConditions methods (see conditions.Object)", t)
-	}
+	_, p.conds = reflect.New(p.objType).Interface().(conditions.Object)
 	seen := make(map[string]int, len(r.Steps))
 	seenCond := map[string]bool{conditions.TypeReady: true}
 	for i, s := range r.Steps {
@@ -191,6 +201,9 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 				}
 				if seenCond[c] {
 					return nil, invalid("step %q owns condition %q, which is the engine's or another step's", name, c)
+				}
+				if !p.conds {
+					return nil, invalid("step %q owns condition %q, but type %s has no GetConditions and SetConditions methods (see conditions.Object)", name, c, t)
 				}
 				seenCond[c] = true
 				p.condOrder = append(p.condOrder, c)
@@ -276,7 +289,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 		// The cache still holds a version this reconciler wrote over; the
 		// watch event of the newer one reconciles the object again.
 		log.V(1).Info("cache behind own writes, waiting for it")
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: StaleCacheRetry}, nil
 	}
 	req := &Request[T]{
 		Object:    obj,
@@ -464,7 +477,13 @@ func (ps *pass[T]) policy(ctx context.Context) (Policy, error) {
 // else; the object is reconciled again when it changes.
 func (ps *pass[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Result, error) {
 	obj := ps.req.Object
-	co := any(obj).(conditions.Object)
+	co, ok := any(obj).(conditions.Object)
+	if !ok {
+		// Nowhere to report it but the log; a change of the object or of
+		// its namespace brings it back.
+		ps.req.Log.Error(perr, "invalid reconcile policy")
+		return ctrl.Result{}, nil
+	}
 	conds := co.GetConditions()
 	gen := obj.GetGeneration()
 	changed := conditions.Set(&conds, metav1.Condition{
@@ -622,7 +641,12 @@ func (ps *pass[T]) post(ctx context.Context) error {
 // (a new error, worth an event).
 func (ps *pass[T]) setConditions(err error) (newError bool) {
 	obj := ps.req.Object
-	co := any(obj).(conditions.Object)
+	co, ok := any(obj).(conditions.Object)
+	if !ok {
+		// Without conditions there is no record of the last error, so each
+		// one counts as new.
+		return err != nil
+	}
 	conds := co.GetConditions()
 	gen := obj.GetGeneration()
 	now := metav1.Now()

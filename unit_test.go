@@ -153,18 +153,33 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestValidateNeedsConditions(t *testing.T) {
-	r := &bosun.Reconciler[*corev1.ConfigMap]{
+// cmOwner is a step on ConfigMaps that owns a condition type.
+type cmOwner struct{ bosun.Nop[*corev1.ConfigMap] }
+
+func (cmOwner) Conditions() []string { return []string{"Synced"} }
+
+// TestValidateWithoutConditions: a type without conditions, such as a
+// built-in kind, is fine until a step wants to own a condition on it.
+func TestValidateWithoutConditions(t *testing.T) {
+	ok := &bosun.Reconciler[*corev1.ConfigMap]{
 		Name:   "cm",
 		Client: fake.NewClientBuilder().Build(),
 		Steps:  []bosun.Step[*corev1.ConfigMap]{bosun.Nop[*corev1.ConfigMap]{}},
 	}
-	err := r.Validate()
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("Validate() = %v, want nil for a ConfigMap reconciler", err)
+	}
+	owning := &bosun.Reconciler[*corev1.ConfigMap]{
+		Name:   "cm",
+		Client: fake.NewClientBuilder().Build(),
+		Steps:  []bosun.Step[*corev1.ConfigMap]{cmOwner{}},
+	}
+	err := owning.Validate()
 	if !errors.Is(err, bosun.ErrInvalidConfig) || !strings.Contains(err.Error(), "GetConditions") {
 		t.Fatalf("Validate() = %v, want an error about conditions", err)
 	}
 	// Reconcile refuses to run, as a terminal error.
-	if _, err := r.Reconcile(context.Background(), ctrl.Request{}); !errors.Is(err, bosun.ErrInvalidConfig) {
+	if _, err := owning.Reconcile(context.Background(), ctrl.Request{}); !errors.Is(err, bosun.ErrInvalidConfig) {
 		t.Fatalf("Reconcile() = %v, want ErrInvalidConfig", err)
 	}
 }

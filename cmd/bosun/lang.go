@@ -39,7 +39,8 @@ Use it from a go:generate line:
 		RunE: func(cmd *cobra.Command, files []string) error {
 			failed := false
 			for _, file := range files {
-				spec, src, err := load(file)
+				types := gen.NewGoTypes(filepath.Dir(file))
+				spec, src, err := load(file, types)
 				if err != nil {
 					report(cmd.ErrOrStderr(), err, src)
 					failed = true
@@ -55,7 +56,7 @@ Use it from a go:generate line:
 						return err
 					}
 				}
-				out, err := gen.Generate(spec, gen.Options{Package: name, Source: filepath.Base(file)})
+				out, err := gen.Generate(spec, gen.Options{Package: name, Source: filepath.Base(file), Types: types})
 				if err != nil {
 					return fmt.Errorf("generate %s: %w", file, err)
 				}
@@ -85,7 +86,7 @@ and a caret under the column, on stderr and exits 1.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			failed := false
 			for _, file := range files {
-				if _, src, err := load(file); err != nil {
+				if _, src, err := load(file, gen.NewGoTypes(filepath.Dir(file))); err != nil {
 					report(cmd.ErrOrStderr(), err, src)
 					failed = true
 				}
@@ -150,9 +151,8 @@ instead; with -l, lists them. Formatting a formatted document changes nothing.`,
 	return cmd
 }
 
-// load reads, parses and checks a document, with Go type checks run from the
-// document's directory.
-func load(file string) (*dsl.Spec, []byte, error) {
+// load reads, parses and checks a document, with Go type checks by types.
+func load(file string, types *gen.GoTypes) (*dsl.Spec, []byte, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, err
@@ -161,7 +161,7 @@ func load(file string) (*dsl.Spec, []byte, error) {
 	if err != nil {
 		return nil, src, err
 	}
-	spec, err := dsl.Check(f, dsl.CheckOptions{Types: gen.NewGoTypes(filepath.Dir(file))})
+	spec, err := dsl.Check(f, dsl.CheckOptions{Types: types})
 	return spec, src, err
 }
 

@@ -93,7 +93,7 @@ func (s *NodeManagerState) fetchPods(ctx context.Context) ([]corev1.Pod, error) 
 	var list corev1.PodList
 	opts := []client.ListOption{client.InNamespace(s.target.GetNamespace())}
 	opts = append(opts, client.MatchingFields{
-		".spec.nodeName": string(s.target.Spec.ServiceName),
+		".spec.nodeName": s.target.Spec.ServiceName,
 		".status.phase":  string(s.target.Status.Phase),
 	})
 	if err := s.reader.List(ctx, &list, opts...); err != nil {
@@ -129,7 +129,7 @@ func (s *NodeManagerState) fetchQueued(ctx context.Context) ([]corev1.Pod, error
 	var list corev1.PodList
 	opts := []client.ListOption{client.InNamespace(s.target.GetNamespace())}
 	opts = append(opts, client.MatchingLabels{
-		"queue": string(s.target.Spec.Template.Queue),
+		"queue": s.target.Spec.Template.Queue,
 	})
 	opts = append(opts, client.MatchingFields{
 		".spec.nodeName": "node-" + s.target.Name,
@@ -247,7 +247,7 @@ func IndexNodeManagerFields(ctx context.Context, indexer client.FieldIndexer) er
 		if !ok {
 			return nil
 		}
-		return []string{string(o.Spec.NodeName)}
+		return []string{o.Spec.NodeName}
 	}); err != nil {
 		return fmt.Errorf("index field .spec.nodeName of Pod: %w", err)
 	}
@@ -283,8 +283,8 @@ func WatchNodeManagerStates(b *bosun.Builder[*cronjobv1.Target]) *bosun.Builder[
 		var reqs []reconcile.Request
 		for i := range targets.Items {
 			t := &targets.Items[i]
-			if (string(o.Spec.NodeName) == string(t.Spec.ServiceName) && string(o.Status.Phase) == string(t.Status.Phase)) ||
-				(o.GetLabels()["queue"] == string(t.Spec.Template.Queue) && string(o.Spec.NodeName) == "node-"+t.Name) {
+			if (o.Spec.NodeName == t.Spec.ServiceName && string(o.Status.Phase) == string(t.Status.Phase)) ||
+				(o.GetLabels()["queue"] == t.Spec.Template.Queue && o.Spec.NodeName == "node-"+t.Name) {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(t)})
 			}
 		}

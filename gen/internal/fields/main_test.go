@@ -1,0 +1,27 @@
+package fields_test
+
+import (
+	"testing"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/gen/internal/testapi"
+	"github.com/bosunkit/bosun/gen/internal/testapi/crd"
+)
+
+// shared is the control plane, with the Target CRD installed, that the
+// envtest tests of this package share. Each test runs its own manager and
+// works in namespaces of its own.
+var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+	scheme := controlplane.NewScheme()
+	if err := testapi.AddToScheme(scheme); err != nil {
+		return controlplane.Options{}, err
+	}
+	crds, err := crd.CRDs()
+	if err != nil {
+		return controlplane.Options{}, err
+	}
+	return controlplane.Options{Scheme: scheme, CRDs: crds}, nil
+}}
+
+func TestMain(m *testing.M) { shared.Main(m) }
