@@ -20,9 +20,9 @@ all: test
 demo:
 	$(GO) run ./cmd/bosun demo
 
-## test: lint, vet, build the control plane if needed, then run every test with -race.
+## test: lint, vet, build the control plane and install PostgreSQL if needed, then run every test with -race.
 .PHONY: test
-test: lint vet controlplane
+test: lint vet controlplane postgres
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) fuzz
 
@@ -30,6 +30,21 @@ test: lint vet controlplane
 .PHONY: controlplane
 controlplane:
 	$(GO) run ./cmd/bosun controlplane
+
+## postgres: install PostgreSQL from Debian's packages when no server binaries are found
+## (the examples' tests start their own server from them; BOSUN_POSTGRES_BIN overrides the search).
+.PHONY: postgres
+postgres:
+	@if [ -n "$${BOSUN_POSTGRES_BIN:-}" ] || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then \
+		echo "PostgreSQL server binaries found"; \
+	else \
+		echo "installing PostgreSQL from Debian's packages"; \
+		SUDO=; if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
+		$$SUDO mkdir -p /etc/postgresql-common/createcluster.d && \
+		echo 'create_main_cluster = false' | $$SUDO tee /etc/postgresql-common/createcluster.d/bosun.conf >/dev/null && \
+		$$SUDO apt-get update && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql; \
+	fi
 
 ## fuzz: run each fuzz target for FUZZ_TIME.
 .PHONY: fuzz

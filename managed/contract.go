@@ -1,0 +1,184 @@
+package managed
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ConnectionDetails are the values another program needs to use an external
+// resource: endpoints, user names, passwords. The step publishes them to the
+// connection Secret and never writes them to logs, events or conditions.
+type ConnectionDetails map[string][]byte
+
+// Observation is what Client.Observe found out about the external resource.
+type Observation struct {
+	// Exists reports that the external resource exists.
+	Exists bool
+	// UpToDate reports that the external resource matches the object's spec.
+	// It is meaningful only when Exists is true.
+	UpToDate bool
+	// Available reports that the external resource is ready for use. It is
+	// false while the resource is still coming up, and makes the step's
+	// availability condition False with ReasonCreating or ReasonUnavailable.
+	Available bool
+	// LateInitialized reports that Observe filled spec fields of the object
+	// that were unset with the values the external system chose. The step
+	// lets the engine commit them when the management policies allow
+	// LateInitialize, and drops them otherwise.
+	LateInitialized bool
+	// ConnectionDetails are published to the connection Secret. They are
+	// never logged.
+	ConnectionDetails ConnectionDetails
+	// Diff describes, for humans, how the external resource differs from the
+	// spec when UpToDate is false. It appears in events and logs, so it must
+	// not hold secrets.
+	Diff string
+}
+
+// Creation is what Client.Create reports.
+type Creation struct {
+	// ConnectionDetails are published to the connection Secret, added to
+	// what is there; use them for values that only creation reveals, such
+	// as a generated password.
+	ConnectionDetails ConnectionDetails
+}
+
+// Update is what Client.Update reports.
+type Update struct {
+	// ConnectionDetails are published to the connection Secret, added to
+	// what is there.
+	ConnectionDetails ConnectionDetails
+}
+
+// Connector turns an object into a Client for the external system it
+// describes: it reads credentials, picks an endpoint, opens a connection.
+// The step calls Connect once per reconcile pass.
+type Connector[T client.Object] interface {
+	// Connect returns a Client for obj. It must not change the external
+	// system. If the returned Client is also a Disconnecter, the step calls
+	// Disconnect at the end of the pass.
+	Connect(ctx context.Context, obj T) (Client[T], error)
+}
+
+// Client acts on one external resource, the one the object describes and
+// ExternalName names. The step calls at most one of Create, Update or Delete
+// per pass, always after Observe.
+//
+// Obligations of every implementation:
+//
+//   - Every method is idempotent: called twice with the same object, the
+//     second call changes nothing more than the first.
+//   - Observe never changes the external resource. It may change the
+//     object's spec only to fill fields that are unset (late
+//     initialisation), and then reports LateInitialized.
+//   - Delete of a resource that does not exist is success.
+//   - A resource that cannot be created or changed because of the spec is
+//     reported with an error wrapping conditions.Terminal (InvalidSpec helps
+//     with that), so that it is not retried until the spec changes. Any
+//     other error is retried with backoff.
+//   - Identifiers and values from the spec never reach the external system
+//     unescaped.
+//   - When names are assigned by the external system (WithProviderNames),
+//     Create records the assigned name with SetExternalName, and Observe
+//     of an object without an external name reports Exists false.
+type Client[T client.Object] interface {
+	// Observe reports whether the external resource exists, whether it is
+	// up to date and available, and its connection details.
+	Observe(ctx context.Context, obj T) (Observation, error)
+	// Create creates the external resource.
+	Create(ctx context.Context, obj T) (Creation, error)
+	// Update brings the external resource in line with the spec.
+	Update(ctx context.Context, obj T) (Update, error)
+	// Delete deletes the external resource; a missing one is success.
+	Delete(ctx context.Context, obj T) error
+}
+
+// Disconnecter is implemented by a Client that holds something to release,
+// such as a network connection. The step calls Disconnect once per pass,
+// after the last call of the Client; its error is logged, not returned.
+type Disconnecter interface {
+	// Disconnect releases the client's resources.
+	Disconnect(ctx context.Context) error
+}
+
+// ConnectorFunc adapts a function to Connector.
+type ConnectorFunc[T client.Object] func(ctx context.Context, obj T) (Client[T], error)
+
+// Connect calls f.
+func (f ConnectorFunc[T]) Connect(ctx context.Context, obj T) (Client[T], error) {
+	return f(ctx, obj)
+}
+
+// ClientFuncs adapts functions to Client. A nil function does nothing and
+// succeeds; a nil ObserveFn reports a resource that exists, is up to date
+// and is available.
+type ClientFuncs[T client.Object] struct {
+	// ObserveFn implements Observe.
+	ObserveFn func(ctx context.Context, obj T) (Observation, error)
+	// CreateFn implements Create.
+	CreateFn func(ctx context.Context, obj T) (Creation, error)
+	// UpdateFn implements Update.
+	UpdateFn func(ctx context.Context, obj T) (Update, error)
+	// DeleteFn implements Delete.
+	DeleteFn func(ctx context.Context, obj T) error
+	// DisconnectFn, if set, is called by Disconnect.
+	DisconnectFn func(ctx context.Context) error
+}
+
+var (
+	_ Client[client.Object]    = ClientFuncs[client.Object]{}
+	_ Disconnecter             = ClientFuncs[client.Object]{}
+	_ Connector[client.Object] = ConnectorFunc[client.Object](nil)
+	_ Connector[client.Object] = NopConnector[client.Object]()
+)
+
+// Observe calls ObserveFn.
+func (c ClientFuncs[T]) Observe(ctx context.Context, obj T) (Observation, error) {
+	if c.ObserveFn == nil {
+		return Observation{Exists: true, UpToDate: true, Available: true}, nil
+	}
+	return c.ObserveFn(ctx, obj)
+}
+
+// Create calls CreateFn.
+func (c ClientFuncs[T]) Create(ctx context.Context, obj T) (Creation, error) {
+	if c.CreateFn == nil {
+		return Creation{}, nil
+	}
+	return c.CreateFn(ctx, obj)
+}
+
+// Update calls UpdateFn.
+func (c ClientFuncs[T]) Update(ctx context.Context, obj T) (Update, error) {
+	if c.UpdateFn == nil {
+		return Update{}, nil
+	}
+	return c.UpdateFn(ctx, obj)
+}
+
+// Delete calls DeleteFn.
+func (c ClientFuncs[T]) Delete(ctx context.Context, obj T) error {
+	if c.DeleteFn == nil {
+		return nil
+	}
+	return c.DeleteFn(ctx, obj)
+}
+
+// Disconnect calls DisconnectFn.
+func (c ClientFuncs[T]) Disconnect(ctx context.Context) error {
+	if c.DisconnectFn == nil {
+		return nil
+	}
+	return c.DisconnectFn(ctx)
+}
+
+// NopClient returns a Client for an external resource that always exists,
+// is up to date and available, and that Create, Update and Delete leave
+// alone.
+func NopClient[T client.Object]() Client[T] { return ClientFuncs[T]{} }
+
+// NopConnector returns a Connector whose clients are NopClient.
+func NopConnector[T client.Object]() Connector[T] {
+	return ConnectorFunc[T](func(context.Context, T) (Client[T], error) { return NopClient[T](), nil })
+}

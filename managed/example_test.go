@@ -1,0 +1,74 @@
+package managed_test
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/managed"
+	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
+)
+
+// A step over a connector made of functions: the client here keeps its
+// buckets in a map.
+func ExampleNewStep() {
+	buckets := map[string]int64{}
+	client := managed.ClientFuncs[*v1.Bucket]{
+		ObserveFn: func(_ context.Context, b *v1.Bucket) (managed.Observation, error) {
+			size, ok := buckets[managed.ExternalName(b)]
+			return managed.Observation{Exists: ok, UpToDate: size == b.Spec.Size, Available: ok}, nil
+		},
+		CreateFn: func(_ context.Context, b *v1.Bucket) (managed.Creation, error) {
+			buckets[managed.ExternalName(b)] = b.Spec.Size
+			return managed.Creation{ConnectionDetails: managed.ConnectionDetails{"endpoint": []byte("https://example.test")}}, nil
+		},
+	}
+	connector := managed.ConnectorFunc[*v1.Bucket](func(context.Context, *v1.Bucket) (managed.Client[*v1.Bucket], error) {
+		return client, nil
+	})
+	step := managed.NewStep[*v1.Bucket](connector,
+		managed.WithConnectionSecret(func(b *v1.Bucket) string { return b.Spec.ConnectionSecret }),
+		managed.WithExternalName(managed.NameFromUID("bucket-")),
+	)
+	r := &bosun.Reconciler[*v1.Bucket]{
+		Name:      "bucket",
+		Steps:     []bosun.Step[*v1.Bucket]{step},
+		Finalizer: "example.com/bucket",
+	}
+	fmt.Println(bosun.StepName[*v1.Bucket](step), step.Conditions(), r.Finalizer)
+	// Output:
+	// managed [Synced Available] example.com/bucket
+}
+
+// Management policies come from an option or, per object, from an
+// annotation.
+func ExampleParsePolicies() {
+	for _, s := range []string{"Observe", "Observe,Create,Update", "*", "Observe,Destroy"} {
+		p, err := managed.ParsePolicies(s)
+		if err != nil {
+			fmt.Println("error:", err)
+			continue
+		}
+		fmt.Printf("%s: create=%t update=%t delete=%t\n", p, p.Create, p.Update, p.Delete)
+	}
+	// Output:
+	// Observe: create=false update=false delete=false
+	// Observe,Create,Update: create=true update=true delete=false
+	// *: create=true update=true delete=true
+	// error: invalid policy: unknown management policy "Destroy": want Observe, Create, Update, Delete, LateInitialize or *
+}
+
+// The external name lives in an annotation; NameFromUID is one way to pick
+// it.
+func ExampleNameFromUID() {
+	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "logs", UID: types.UID("d8b86f26-67b8")}}
+	fmt.Printf("%q\n", managed.ExternalName(b))
+	managed.SetExternalName(b, managed.NameFromUID("bucket-")(b))
+	fmt.Println(managed.ExternalName(b), b.Annotations[managed.AnnotationExternalName])
+	// Output:
+	// ""
+	// bucket-d8b86f26-67b8 bucket-d8b86f26-67b8
+}

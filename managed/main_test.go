@@ -1,0 +1,420 @@
+package managed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/controlplane"
+	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
+)
+
+// shared is the control plane, with the Bucket CRD installed, that the
+// envtest tests of this package share.
+var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+	scheme := controlplane.NewScheme()
+	if err := v1.AddToScheme(scheme); err != nil {
+		return controlplane.Options{}, err
+	}
+	crd, err := v1.CRD()
+	if err != nil {
+		return controlplane.Options{}, err
+	}
+	return controlplane.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}, nil
+}}
+
+func TestMain(m *testing.M) { shared.Main(m) }
+
+// finalizer is the finalizer of the test reconcilers.
+const finalizer = "managed.test.bosun.dev/external"
+
+// defaultRegion is where the cloud puts a bucket whose spec names no region.
+const defaultRegion = "eu-1"
+
+// cloudBucket is one bucket of the in-memory cloud.
+type cloudBucket struct {
+	size     int64
+	region   string
+	password string
+	created  time.Time
+	// deleting counts the observations left before a deleted bucket is
+	// gone.
+	deleting int
+	deleted  bool
+}
+
+// cloud is an in-memory external system of buckets, with switches for the
+// faults the tests need. It is safe for concurrent use.
+type cloud struct {
+	mu      sync.Mutex
+	buckets map[string]*cloudBucket
+	// creates, updates and deletes count the calls per name; observes
+	// counts every Observe.
+	creates, updates, deletes map[string]int
+	observes                  int
+	// failCreate, if set, is returned by every Create.
+	failCreate error
+	// lag hides a bucket from Observe for this long after its creation.
+	lag time.Duration
+	// deleteObserves keeps a deleted bucket visible for this many
+	// observations.
+	deleteObserves int
+	// panicObserve makes Observe panic.
+	panicObserve bool
+	// assignNames makes Create choose the bucket's name.
+	assignNames bool
+	seq         int
+}
+
+func newCloud() *cloud {
+	return &cloud{
+		buckets: map[string]*cloudBucket{},
+		creates: map[string]int{}, updates: map[string]int{}, deletes: map[string]int{},
+	}
+}
+
+func (c *cloud) set(fn func(c *cloud)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fn(c)
+}
+
+// counts returns the total creates, updates and deletes.
+func (c *cloud) counts() (creates, updates, deletes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sum := func(m map[string]int) (n int) {
+		for _, v := range m {
+			n += v
+		}
+		return n
+	}
+	return sum(c.creates), sum(c.updates), sum(c.deletes)
+}
+
+func (c *cloud) observed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.observes
+}
+
+// bucket returns a copy of the bucket name, and whether it exists.
+func (c *cloud) bucket(name string) (cloudBucket, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.buckets[name]
+	if !ok || b.deleted {
+		return cloudBucket{}, false
+	}
+	return *b, true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := range keys {
+		for j := i + 1; j < len(keys); j++ {
+			if keys[j] < keys[i] {
+				keys[i], keys[j] = keys[j], keys[i]
+			}
+		}
+	}
+	return keys
+}
+
+// Connect implements Connector.
+func (c *cloud) Connect(context.Context, *v1.Bucket) (Client[*v1.Bucket], error) {
+	return cloudClient{c}, nil
+}
+
+type cloudClient struct{ c *cloud }
+
+var errNegativeSize = errors.New("size must not be negative")
+
+func (cc cloudClient) Observe(_ context.Context, obj *v1.Bucket) (Observation, error) {
+	c := cc.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.observes++
+	if c.panicObserve {
+		panic("cloud observe exploded")
+	}
+	name := ExternalName(obj)
+	b, ok := c.buckets[name]
+	if name == "" || !ok || time.Since(b.created) < c.lag {
+		return Observation{}, nil
+	}
+	if b.deleted {
+		if b.deleting <= 0 {
+			delete(c.buckets, name)
+			return Observation{}, nil
+		}
+		b.deleting--
+	}
+	obs := Observation{Exists: true, Available: !b.deleted, ConnectionDetails: ConnectionDetails{"endpoint": []byte("https://cloud.test/" + name)}}
+	if obj.Spec.Region == "" {
+		obj.Spec.Region = b.region
+		obs.LateInitialized = true
+	}
+	obs.UpToDate = b.size == obj.Spec.Size && b.region == obj.Spec.Region
+	if !obs.UpToDate {
+		obs.Diff = fmt.Sprintf("size %d, want %d", b.size, obj.Spec.Size)
+	}
+	return obs, nil
+}
+
+func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error) {
+	c := cc.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name := ExternalName(obj)
+	if c.assignNames {
+		c.seq++
+		name = fmt.Sprintf("bkt-%d", c.seq)
+		SetExternalName(obj, name)
+	}
+	c.creates[string(obj.UID)]++
+	if c.failCreate != nil {
+		return Creation{}, c.failCreate
+	}
+	if obj.Spec.Size < 0 {
+		return Creation{}, InvalidSpec(errNegativeSize)
+	}
+	if b, ok := c.buckets[name]; ok && !b.deleted {
+		return Creation{}, fmt.Errorf("bucket %q already exists", name)
+	}
+	region := obj.Spec.Region
+	if region == "" {
+		region = defaultRegion
+	}
+	pw := "pw-" + name + "-s3cr3t"
+	c.buckets[name] = &cloudBucket{size: obj.Spec.Size, region: region, password: pw, created: time.Now()}
+	return Creation{ConnectionDetails: ConnectionDetails{"password": []byte(pw)}}, nil
+}
+
+func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (Update, error) {
+	c := cc.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name := ExternalName(obj)
+	c.updates[string(obj.UID)]++
+	b, ok := c.buckets[name]
+	if !ok {
+		return Update{}, fmt.Errorf("bucket %q not found", name)
+	}
+	if obj.Spec.Size < 0 {
+		return Update{}, InvalidSpec(errNegativeSize)
+	}
+	b.size = obj.Spec.Size
+	return Update{}, nil
+}
+
+func (cc cloudClient) Delete(_ context.Context, obj *v1.Bucket) error {
+	c := cc.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name := ExternalName(obj)
+	c.deletes[string(obj.UID)]++
+	b, ok := c.buckets[name]
+	if !ok || b.deleted {
+		return nil
+	}
+	b.deleted = true
+	b.deleting = c.deleteObserves
+	return nil
+}
+
+// env is one test's controller, cloud, client and namespace.
+type env struct {
+	t      *testing.T
+	cp     *controlplane.ControlPlane
+	c      client.Client
+	ns     string
+	cloud  *cloud
+	writes *bosuntest.WriteCounter
+	logs   *bosuntest.LogRecorder
+}
+
+// testOpts are the step options every test starts from: short intervals.
+func testOpts() []Option {
+	return []Option{
+		WithPollInterval(300 * time.Millisecond),
+		WithMinPollInterval(100 * time.Millisecond),
+		WithShortInterval(100 * time.Millisecond),
+		WithOutcomeRetry(2, 10*time.Millisecond),
+		WithConnectionSecret(func(b *v1.Bucket) string { return b.Spec.ConnectionSecret }),
+	}
+}
+
+// start runs a Bucket controller with the managed step made with opts after
+// testOpts. wrap, when not nil, wraps the client the controller writes
+// through (outside the write counter).
+func start(t *testing.T, cl *cloud, wrap func(client.Client) client.Client, opts ...Option) *env {
+	t.Helper()
+	cp := shared.ControlPlane(t)
+	e := &env{t: t, cp: cp, c: cp.Client, cloud: cl, writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}}
+	e.ns = bosuntest.Namespace(t, cp.Client)
+	step := NewStep[*v1.Bucket](cl, append(testOpts(), opts...)...)
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		var c client.Client = e.writes.Wrap(mgr.GetClient())
+		if wrap != nil {
+			c = wrap(c)
+		}
+		mgr = bosuntest.ManagerWithClient(mgr, c)
+		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
+		r := &bosun.Reconciler[*v1.Bucket]{
+			Name:      "bucket-" + e.ns,
+			Steps:     []bosun.Step[*v1.Bucket]{step},
+			Finalizer: finalizer,
+		}
+		// Objects of earlier tests stay behind in their namespaces; this
+		// test's controller leaves them alone.
+		mine := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == e.ns }))
+		return bosun.ControllerManagedBy[*v1.Bucket](mgr).For(nil, mine).Owns(&corev1.Secret{}, mine).Complete(r)
+	})
+	return e
+}
+
+func (e *env) key(name string) client.ObjectKey { return client.ObjectKey{Namespace: e.ns, Name: name} }
+
+// create creates a Bucket.
+func (e *env) create(name string, size int64, secret string, annotations map[string]string) *v1.Bucket {
+	e.t.Helper()
+	b := &v1.Bucket{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Annotations: annotations},
+		Spec:       v1.BucketSpec{Size: size, ConnectionSecret: secret},
+	}
+	if err := e.c.Create(e.t.Context(), b); err != nil {
+		e.t.Fatalf("create bucket %s: %v", name, err)
+	}
+	return b
+}
+
+func (e *env) get(name string) *v1.Bucket {
+	e.t.Helper()
+	b := &v1.Bucket{}
+	if err := e.c.Get(e.t.Context(), e.key(name), b); err != nil {
+		e.t.Fatalf("get bucket %s: %v", name, err)
+	}
+	return b
+}
+
+// change applies fn to the Bucket name and updates it, retrying conflicts.
+func (e *env) change(name string, fn func(b *v1.Bucket)) {
+	e.t.Helper()
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		b := &v1.Bucket{}
+		if err := e.c.Get(ctx, e.key(name), b); err != nil {
+			return err
+		}
+		fn(b)
+		return e.c.Update(ctx, b)
+	})
+}
+
+// cond describes a condition by the fields the tests check.
+type cond struct {
+	Status metav1.ConditionStatus
+	Reason string
+}
+
+var converged = map[string]cond{
+	conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
+	DefaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
+	DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
+}
+
+// checkConditions reports how b's conditions differ from want, each for
+// b's current generation.
+func checkConditions(b *v1.Bucket, want map[string]cond) error {
+	if b.Status.ObservedGeneration != b.Generation {
+		return fmt.Errorf("observedGeneration %d, generation %d", b.Status.ObservedGeneration, b.Generation)
+	}
+	for _, typ := range sortedKeys(want) {
+		w := want[typ]
+		c := conditions.Find(b.Status.Conditions, typ)
+		switch {
+		case c == nil:
+			return errors.New("no " + typ + " condition")
+		case c.Status != w.Status || c.Reason != w.Reason:
+			return fmt.Errorf("%s is %s/%s (%q), want %s/%s", typ, c.Status, c.Reason, c.Message, w.Status, w.Reason)
+		case c.ObservedGeneration != b.Generation:
+			return fmt.Errorf("%s describes generation %d, object is at %d", typ, c.ObservedGeneration, b.Generation)
+		}
+	}
+	return nil
+}
+
+// wait waits until the Bucket name has the conditions want and returns it.
+func (e *env) wait(name string, want map[string]cond) *v1.Bucket {
+	e.t.Helper()
+	var got *v1.Bucket
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		b := &v1.Bucket{}
+		if err := e.c.Get(ctx, e.key(name), b); err != nil {
+			return err
+		}
+		if err := checkConditions(b, want); err != nil {
+			return err
+		}
+		got = b
+		return nil
+	})
+	return got
+}
+
+// waitGone waits until the Bucket name no longer exists.
+func (e *env) waitGone(name string) {
+	e.t.Helper()
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		err := e.c.Get(ctx, e.key(name), &v1.Bucket{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("get bucket %s: %w, want NotFound", name, err)
+	})
+}
+
+// secret returns the data of Secret name, or nil and an error.
+func (e *env) secret(ctx context.Context, name string) (*corev1.Secret, error) {
+	s := &corev1.Secret{}
+	if err := e.c.Get(ctx, e.key(name), s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (e *env) delete(name string) {
+	e.t.Helper()
+	if err := e.c.Delete(e.t.Context(), &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}}); err != nil {
+		e.t.Fatalf("delete bucket %s: %v", name, err)
+	}
+}
+
+// annotated returns annotations with the given key/value pairs.
+func annotated(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return maps.Clone(m)
+}

@@ -1,0 +1,222 @@
+package managed
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/bosunkit/bosun/conditions"
+	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
+)
+
+func TestDecideCreate(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(d time.Duration) string { return formatTime(now.Add(d)) }
+	grace := 30 * time.Second
+	tests := []struct {
+		name          string
+		ann           map[string]string
+		deterministic bool
+		want          guard
+	}{
+		{"nothing yet", nil, true, guardCreate},
+		{"nothing yet, provider names", nil, false, guardCreate},
+		{"pending alone, provider names", map[string]string{AnnotationCreatePending: at(-time.Hour)}, false, guardIncomplete},
+		{"pending alone, deterministic, recent", map[string]string{AnnotationCreatePending: at(-time.Second)}, true, guardWait},
+		{"pending alone, deterministic, old", map[string]string{AnnotationCreatePending: at(-time.Hour)}, true, guardCreate},
+		{"pending newer than success", map[string]string{
+			AnnotationCreatePending: at(-time.Minute), AnnotationCreateSucceeded: at(-time.Hour),
+		}, false, guardIncomplete},
+		{"pending newer than failure", map[string]string{
+			AnnotationCreatePending: at(-time.Minute), AnnotationCreateFailed: at(-time.Hour),
+		}, false, guardIncomplete},
+		{"success recorded, within grace", map[string]string{
+			AnnotationCreatePending: at(-2 * time.Second), AnnotationCreateSucceeded: at(-time.Second),
+		}, false, guardWait},
+		{"success recorded, after grace", map[string]string{
+			AnnotationCreatePending: at(-2 * time.Minute), AnnotationCreateSucceeded: at(-time.Minute),
+		}, false, guardCreate},
+		{"failure recorded", map[string]string{
+			AnnotationCreatePending: at(-2 * time.Second), AnnotationCreateFailed: at(-time.Second),
+		}, false, guardCreate},
+		{"failure after an older success", map[string]string{
+			AnnotationCreatePending: at(-2 * time.Second), AnnotationCreateSucceeded: at(-time.Minute), AnnotationCreateFailed: at(-time.Second),
+		}, true, guardCreate},
+		{"unparsable pending, provider names", map[string]string{
+			AnnotationCreatePending: "yesterday", AnnotationCreateSucceeded: at(-time.Hour),
+		}, false, guardIncomplete},
+		{"unparsable pending, deterministic", map[string]string{AnnotationCreatePending: "yesterday"}, true, guardWait},
+		{"unparsable success counts as absent", map[string]string{
+			AnnotationCreatePending: at(-time.Hour), AnnotationCreateSucceeded: "soon",
+		}, false, guardIncomplete},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := decideCreate(tt.ann, now, grace, tt.deterministic); got != tt.want {
+				t.Errorf("decideCreate = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPollInterval(t *testing.T) {
+	tests := []struct {
+		name    string
+		ann     map[string]string
+		want    time.Duration
+		wantBad bool
+	}{
+		{"default", nil, time.Minute, false},
+		{"override", map[string]string{AnnotationPollInterval: "5m"}, 5 * time.Minute, false},
+		{"clamped", map[string]string{AnnotationPollInterval: "1ms"}, 10 * time.Second, false},
+		{"invalid falls back", map[string]string{AnnotationPollInterval: "often"}, time.Minute, true},
+		{"zero falls back", map[string]string{AnnotationPollInterval: "0s"}, time.Minute, true},
+		{"negative falls back", map[string]string{AnnotationPollInterval: "-1m"}, time.Minute, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, bad := pollInterval(tt.ann, time.Minute, 10*time.Second)
+			if diff := cmp.Diff([]any{tt.want, tt.wantBad}, []any{got, bad}); diff != "" {
+				t.Errorf("pollInterval (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestJitter(t *testing.T) {
+	tests := []struct {
+		r    float64
+		want time.Duration
+	}{
+		{0, 54 * time.Second},
+		{0.5, time.Minute},
+		{0.999999, 65999996 * time.Microsecond},
+	}
+	for _, tt := range tests {
+		got := jitter(time.Minute, PollJitter, tt.r)
+		if got.Round(time.Millisecond) != tt.want.Round(time.Millisecond) {
+			t.Errorf("jitter(1m, 0.1, %v) = %v, want %v", tt.r, got, tt.want)
+		}
+	}
+}
+
+func TestCreateBackoff(t *testing.T) {
+	got := []time.Duration{}
+	for n := 1; n <= 5; n++ {
+		got = append(got, createBackoff(time.Second, n))
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("createBackoff (-want +got):\n%s", diff)
+	}
+	if got := createBackoff(time.Minute, 30); got != maxCreateBackoff {
+		t.Errorf("createBackoff(1m, 30) = %v, want %v", got, maxCreateBackoff)
+	}
+}
+
+func TestParsePolicies(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Policies
+		wantErr bool
+	}{
+		{"*", AllPolicies(), false},
+		{"Observe", ObserveOnly(), false},
+		{"Observe, Create,Update", Policies{Create: true, Update: true}, false},
+		{"Delete,LateInitialize", Policies{Delete: true, LateInitialize: true}, false},
+		{"", Policies{}, true},
+		{"observe", Policies{}, true},
+		{"Observe,Destroy", Policies{}, true},
+	}
+	for _, tt := range tests {
+		got, err := ParsePolicies(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParsePolicies(%q) = %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidPolicy) {
+			t.Errorf("ParsePolicies(%q) error %v does not wrap ErrInvalidPolicy", tt.in, err)
+		}
+		if err == nil {
+			if back, _ := ParsePolicies(got.String()); back != got {
+				t.Errorf("ParsePolicies(%q).String() = %q does not parse back", tt.in, got.String())
+			}
+		}
+	}
+}
+
+func TestParseDeletionPolicy(t *testing.T) {
+	for in, want := range map[string]DeletionPolicy{"Delete": DeletionDelete, "Orphan": DeletionOrphan, "orphan": "", "": ""} {
+		got, err := ParseDeletionPolicy(in)
+		if got != want || (err != nil) != (want == "") {
+			t.Errorf("ParseDeletionPolicy(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "logs", UID: types.UID("0c8f-11")}}
+	got := []string{ExternalName(b), NameFromMetadata(b), NameFromUID("bkt-")(b)}
+	SetExternalName(b, "chosen")
+	got = append(got, ExternalName(b))
+	if diff := cmp.Diff([]string{"", "logs", "bkt-0c8f-11", "chosen"}, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}
+
+func TestSetAnnotations(t *testing.T) {
+	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"a": "1", "b": "2"}}}
+	orig := b.Annotations
+	setAnnotations(b, map[string]string{"a": "", "c": "3"})
+	if diff := cmp.Diff(map[string]string{"b": "2", "c": "3"}, b.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if orig["a"] != "1" {
+		t.Error("setAnnotations changed the map it was given")
+	}
+	setAnnotations(b, map[string]string{"b": "", "c": ""})
+	if b.Annotations != nil {
+		t.Errorf("annotations %v, want nil", b.Annotations)
+	}
+}
+
+func TestWithDetails(t *testing.T) {
+	data := map[string][]byte{"user": []byte("u"), "password": []byte("p")}
+	got, changed := withDetails(data, ConnectionDetails{"user": []byte("u")})
+	if changed || len(got) != 2 {
+		t.Errorf("same details: changed %v, data %v", changed, got)
+	}
+	got, changed = withDetails(data, ConnectionDetails{"endpoint": []byte("e")})
+	if !changed || string(got["endpoint"]) != "e" || string(got["password"]) != "p" {
+		t.Errorf("new key: changed %v, keys %v", changed, sortedKeys(got))
+	}
+	if _, ok := data["endpoint"]; ok {
+		t.Error("withDetails changed the map it was given")
+	}
+}
+
+func TestFailKeepsReasonAndSeverity(t *testing.T) {
+	s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket]())
+	tests := []struct {
+		name    string
+		err     error
+		want    string
+		wantSev conditions.Severity
+	}{
+		{"plain", errors.New("boom"), ReasonCreateFailed, conditions.SeverityWarning},
+		{"invalid spec", InvalidSpec(errors.New("bad")), ReasonInvalidSpec, conditions.SeverityError},
+		{"warning with reason", conditions.Warning("Throttled", errors.New("slow down")), "Throttled", conditions.SeverityWarning},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.fail(ReasonCreateFailed, tt.err)
+			reason, sev, _ := conditions.FromError(err)
+			if diff := cmp.Diff([]string{tt.want, string(tt.wantSev), DefaultConditionSynced}, []string{reason, string(sev), conditions.TypeOf(err)}); diff != "" {
+				t.Errorf("fail (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
