@@ -1,0 +1,83 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ReasonWaitingForRole is the reason of a False Ready condition of a
+// Database whose owner Role does not exist or is not Ready yet.
+const ReasonWaitingForRole = "WaitingForRole"
+
+// DatabaseSpec is the desired state of a PostgreSQL database. The
+// database's name in PostgreSQL is the object's name.
+type DatabaseSpec struct {
+	// Owner names the Role, in the Database's namespace, that owns the
+	// database. The database is created once that Role is Ready.
+	//
+	// +kubebuilder:validation:MinLength=1
+	Owner string `json:"owner"`
+	// Encoding is the database's character encoding. It is fixed at
+	// creation.
+	//
+	// +optional
+	// +kubebuilder:default=UTF8
+	Encoding string `json:"encoding,omitempty"`
+}
+
+// DatabaseStatus is the observed state of a Database.
+type DatabaseStatus struct {
+	// ObservedGeneration is the metadata.generation the status describes.
+	//
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are the latest observations of the Database: Synced,
+	// Available, and Ready, which summarises them.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// Database asks the postgres operator for a database in PostgreSQL.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.spec.owner`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+type Database struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	//
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec is the desired state.
+	Spec DatabaseSpec `json:"spec"`
+	// Status is the observed state, written by the operator.
+	//
+	// +optional
+	Status DatabaseStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions, for the bosun engine.
+func (d *Database) GetConditions() []metav1.Condition { return d.Status.Conditions }
+
+// SetConditions replaces the status conditions, for the bosun engine.
+func (d *Database) SetConditions(c []metav1.Condition) { d.Status.Conditions = c }
+
+// DatabaseList is a list of Databases.
+//
+// +kubebuilder:object:root=true
+type DatabaseList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	//
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Databases.
+	Items []Database `json:"items"`
+}

@@ -1,0 +1,86 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RoleSpec is the desired state of a PostgreSQL role. The role's name in
+// PostgreSQL is the object's name.
+type RoleSpec struct {
+	// Login lets the role log in (LOGIN); false makes it NOLOGIN.
+	//
+	// +optional
+	Login bool `json:"login,omitempty"`
+	// ConnectionLimit is the role's CONNECTION LIMIT; unset or -1 means no
+	// limit.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=-1
+	ConnectionLimit *int32 `json:"connectionLimit,omitempty"`
+	// ConnectionSecretName names the Secret, in the Role's namespace, that
+	// receives the role's username, password, host and port. Empty
+	// publishes nothing.
+	//
+	// +optional
+	ConnectionSecretName string `json:"connectionSecretName,omitempty"`
+}
+
+// RoleStatus is the observed state of a Role.
+type RoleStatus struct {
+	// ObservedGeneration is the metadata.generation the status describes.
+	//
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are the latest observations of the Role: Synced,
+	// Available, and Ready, which summarises them.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// Role asks the postgres operator for a role in PostgreSQL.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:printcolumn:name="Login",type=boolean,JSONPath=`.spec.login`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+type Role struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	//
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Spec is the desired state.
+	//
+	// +optional
+	Spec RoleSpec `json:"spec,omitempty"`
+	// Status is the observed state, written by the operator.
+	//
+	// +optional
+	Status RoleStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions, for the bosun engine.
+func (r *Role) GetConditions() []metav1.Condition { return r.Status.Conditions }
+
+// SetConditions replaces the status conditions, for the bosun engine.
+func (r *Role) SetConditions(c []metav1.Condition) { r.Status.Conditions = c }
+
+// RoleList is a list of Roles.
+//
+// +kubebuilder:object:root=true
+type RoleList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	//
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Roles.
+	Items []Role `json:"items"`
+}

@@ -1,0 +1,23 @@
+package crd_test
+
+import (
+	"fmt"
+	"io/fs"
+
+	"github.com/bosunkit/bosun/examples/postgres/config/crd"
+)
+
+// Manifests holds one generated YAML file per custom resource.
+func Example() {
+	names, err := fs.Glob(crd.Manifests, "*.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, name := range names {
+		fmt.Println(name)
+	}
+	// Output:
+	// postgres.bosun.dev_databases.yaml
+	// postgres.bosun.dev_roles.yaml
+}

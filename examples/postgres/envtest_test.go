@@ -1,0 +1,446 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
+	"github.com/bosunkit/bosun/managed"
+)
+
+var (
+	readyTrue  = condition{conditions.TypeReady, metav1.ConditionTrue, conditions.ReasonSucceeded}
+	syncedTrue = condition{managed.DefaultConditionSynced, metav1.ConditionTrue, managed.ReasonReconcileSuccess}
+)
+
+// roleState is a role as pg_roles shows it.
+type roleState struct {
+	Login bool
+	Limit int32
+}
+
+// readRole returns the role name from pg_roles, or nil when it is missing.
+func readRole(t *testing.T, e env, name string) *roleState {
+	t.Helper()
+	var s roleState
+	err := query(t, e.srv, "SELECT rolcanlogin, rolconnlimit FROM pg_roles WHERE rolname = $1", []any{name}, &s.Login, &s.Limit)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("reading role %s: %v", name, err)
+	}
+	return &s
+}
+
+// TestRoleLifecycle creates, updates, corrects and deletes a Role, checking
+// PostgreSQL each time.
+func TestRoleLifecycle(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	role := &pgv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "app-user"},
+		Spec:       pgv1.RoleSpec{Login: true, ConnectionLimit: ptr.To[int32](3), ConnectionSecretName: "app-user-conn"},
+	}
+	if err := e.c.Create(ctx, role); err != nil {
+		t.Fatalf("create role: %v", err)
+	}
+	key := client.ObjectKeyFromObject(role)
+	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
+	if got, want := readRole(t, e, "app_user"), (&roleState{Login: true, Limit: 3}); got == nil || *got != *want {
+		t.Fatalf("role in postgresql = %+v, want %+v", got, want)
+	}
+
+	// The connection Secret holds the user, the server's address and a
+	// password that matches the verifier PostgreSQL stored, which is the
+	// only form of the password the server ever saw.
+	var secret corev1.Secret
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "app-user-conn"}, &secret); err != nil {
+		t.Fatalf("get connection secret: %v", err)
+	}
+	if got := string(secret.Data[SecretUsername]); got != "app_user" {
+		t.Errorf("secret username = %q, want app_user", got)
+	}
+	if got, want := string(secret.Data[SecretPort]), fmt.Sprint(e.srv.Port); got != want {
+		t.Errorf("secret port = %q, want %q", got, want)
+	}
+	password := string(secret.Data[SecretPassword])
+	if len(password) != 2*passwordBytes {
+		t.Fatalf("secret password has %d characters, want %d", len(password), 2*passwordBytes)
+	}
+	var verifier string
+	if err := query(t, e.srv, "SELECT rolpassword FROM pg_authid WHERE rolname = $1", []any{"app_user"}, &verifier); err != nil {
+		t.Fatalf("reading the stored verifier: %v", err)
+	}
+	if err := checkVerifier(password, verifier); err != nil {
+		t.Errorf("stored verifier does not match the published password: %v", err)
+	}
+	if found := statementsContaining(t, e.srv, password); len(found) != 0 {
+		t.Errorf("the password reached postgresql in %d statements", len(found))
+	}
+	checkNoPassword(t, e, password)
+
+	// Update: no login, no limit.
+	base := role.DeepCopy()
+	role.Spec.Login, role.Spec.ConnectionLimit = false, nil
+	if err := e.c.Patch(ctx, role, client.MergeFrom(base)); err != nil {
+		t.Fatalf("patch role: %v", err)
+	}
+	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
+	bosuntest.Eventually(t, func(context.Context) error {
+		if got, want := readRole(t, e, "app_user"), (roleState{Login: false, Limit: -1}); got == nil || *got != want {
+			return fmt.Errorf("role in postgresql = %+v, want %+v", got, want)
+		}
+		return nil
+	})
+
+	// Drift: a change made behind the operator's back is undone at the
+	// next poll.
+	exec(t, e.srv, `ALTER ROLE app_user LOGIN CONNECTION LIMIT 9`)
+	bosuntest.Eventually(t, func(context.Context) error {
+		if got, want := readRole(t, e, "app_user"), (roleState{Login: false, Limit: -1}); got == nil || *got != want {
+			return fmt.Errorf("role in postgresql = %+v, want %+v", got, want)
+		}
+		return nil
+	}, bosuntest.Timeout(30*time.Second))
+
+	// Delete drops the role and removes the Secret with the Role.
+	if err := e.c.Delete(ctx, role); err != nil {
+		t.Fatalf("delete role: %v", err)
+	}
+	waitGone(t, e.c, key, &pgv1.Role{})
+	if got := readRole(t, e, "app_user"); got != nil {
+		t.Errorf("role still in postgresql after delete: %+v", got)
+	}
+	checkNoPassword(t, e, password)
+}
+
+// checkNoPassword checks that no log line of the controllers and no event in
+// the test's namespace holds password.
+func checkNoPassword(t *testing.T, e env, password string) {
+	t.Helper()
+	entries := e.logs.Entries()
+	if len(entries) == 0 {
+		t.Error("no log lines recorded, want some to scan")
+	}
+	for _, l := range entries {
+		if strings.Contains(l.String(), password) {
+			t.Errorf("log line holds the password: %s", l)
+		}
+	}
+	var evs eventsv1.EventList
+	if err := e.c.List(t.Context(), &evs, client.InNamespace(e.ns)); err != nil {
+		t.Fatalf("list events: %v", err)
+	}
+	if len(evs.Items) == 0 {
+		t.Error("no events recorded, want some to scan")
+	}
+	for _, ev := range evs.Items {
+		if strings.Contains(ev.Note, password) || strings.Contains(ev.Reason, password) {
+			t.Errorf("event holds the password: %s %s", ev.Reason, ev.Note)
+		}
+	}
+}
+
+// dbState is a database as pg_database shows it.
+type dbState struct {
+	Owner    string
+	Encoding string
+}
+
+// readDatabase returns the database name from pg_database, or nil when it
+// is missing.
+func readDatabase(t *testing.T, e env, name string) *dbState {
+	t.Helper()
+	var s dbState
+	err := query(t, e.srv, "SELECT pg_get_userbyid(datdba), pg_encoding_to_char(encoding) FROM pg_database WHERE datname = $1",
+		[]any{name}, &s.Owner, &s.Encoding)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("reading database %s: %v", name, err)
+	}
+	return &s
+}
+
+// TestDatabaseWaitsForRole creates a Database before its owner Role: it
+// waits with reason WaitingForRole, then is created owned by the role;
+// a change of owner behind the operator's back is undone; delete drops it.
+func TestDatabaseWaitsForRole(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	db := &pgv1.Database{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "orders"},
+		Spec:       pgv1.DatabaseSpec{Owner: "orders-owner"},
+	}
+	if err := e.c.Create(ctx, db); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	dbKey := client.ObjectKeyFromObject(db)
+	waitFor(t, e.c, dbKey, db, condition{conditions.TypeReady, metav1.ConditionFalse, pgv1.ReasonWaitingForRole})
+	if db.Spec.Encoding != DefaultEncoding {
+		t.Errorf("spec.encoding = %q, want the default %q", db.Spec.Encoding, DefaultEncoding)
+	}
+	if got := readDatabase(t, e, "orders"); got != nil {
+		t.Fatalf("database created before its role: %+v", got)
+	}
+
+	role := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "orders-owner"}}
+	if err := e.c.Create(ctx, role); err != nil {
+		t.Fatalf("create role: %v", err)
+	}
+	waitFor(t, e.c, dbKey, db, readyTrue, syncedTrue)
+	want := dbState{Owner: "orders_owner", Encoding: "UTF8"}
+	if got := readDatabase(t, e, "orders"); got == nil || *got != want {
+		t.Fatalf("database in postgresql = %+v, want %+v", got, want)
+	}
+
+	exec(t, e.srv, `ALTER DATABASE orders OWNER TO postgres`)
+	bosuntest.Eventually(t, func(context.Context) error {
+		if got := readDatabase(t, e, "orders"); got == nil || *got != want {
+			return fmt.Errorf("database in postgresql = %+v, want %+v", got, want)
+		}
+		return nil
+	}, bosuntest.Timeout(30*time.Second))
+
+	if err := e.c.Delete(ctx, db); err != nil {
+		t.Fatalf("delete database: %v", err)
+	}
+	waitGone(t, e.c, dbKey, &pgv1.Database{})
+	if got := readDatabase(t, e, "orders"); got != nil {
+		t.Errorf("database still in postgresql after delete: %+v", got)
+	}
+	if err := e.c.Delete(ctx, role); err != nil {
+		t.Fatalf("delete role: %v", err)
+	}
+	waitGone(t, e.c, client.ObjectKeyFromObject(role), &pgv1.Role{})
+	if got := readRole(t, e, "orders_owner"); got != nil {
+		t.Errorf("role still in postgresql after delete: %+v", got)
+	}
+}
+
+// TestInvalidIdentifiers gives names that are not plain identifiers: the
+// objects get Synced False with reason InvalidSpec, and no statement the
+// server received contains the names.
+func TestInvalidIdentifiers(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	invalid := condition{managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec}
+	long := strings.Repeat("r", 70)
+	roles := []string{long, "has.dot", "1digit"}
+	owners := []string{`x"; DROP ROLE postgres; --`, `o'wner`, "semi;colon"}
+
+	for _, name := range roles {
+		r := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}}
+		if err := e.c.Create(ctx, r); err != nil {
+			t.Fatalf("create role %s: %v", name, err)
+		}
+	}
+	for i, owner := range owners {
+		d := &pgv1.Database{
+			ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: fmt.Sprintf("bad-owner-%d", i)},
+			Spec:       pgv1.DatabaseSpec{Owner: owner},
+		}
+		if err := e.c.Create(ctx, d); err != nil {
+			t.Fatalf("create database with owner %q: %v", owner, err)
+		}
+	}
+	for _, name := range roles {
+		waitFor(t, e.c, client.ObjectKey{Namespace: e.ns, Name: name}, &pgv1.Role{}, invalid)
+	}
+	for i := range owners {
+		waitFor(t, e.c, client.ObjectKey{Namespace: e.ns, Name: fmt.Sprintf("bad-owner-%d", i)}, &pgv1.Database{}, invalid)
+	}
+	for _, s := range append([]string{long, "has.dot", "1digit", "DROP ROLE postgres", "o'wner", "semi;colon"}, owners...) {
+		if found := statementsContaining(t, e.srv, s); len(found) != 0 {
+			t.Errorf("statements containing %q reached postgresql: %q", s, found)
+		}
+	}
+}
+
+// TestConvergedIsQuiet lets a converged Role be polled again: the passes
+// write nothing to the API server and send PostgreSQL nothing but reads.
+func TestConvergedIsQuiet(t *testing.T) {
+	writes := &bosuntest.WriteCounter{}
+	e := start(t, writes.Wrap)
+	ctx := t.Context()
+	role := &pgv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "quiet-user"},
+		Spec:       pgv1.RoleSpec{Login: true, ConnectionSecretName: "quiet-conn"},
+	}
+	if err := e.c.Create(ctx, role); err != nil {
+		t.Fatalf("create role: %v", err)
+	}
+	key := client.ObjectKeyFromObject(role)
+	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
+	// Let the pass that recorded Ready settle before counting.
+	time.Sleep(2 * time.Second)
+	before, err := e.srv.Statements()
+	if err != nil {
+		t.Fatalf("reading statements: %v", err)
+	}
+	writes.Reset()
+
+	// The poll interval is one second: several passes happen.
+	time.Sleep(4 * time.Second)
+	if n := writes.Total(); n != 0 {
+		t.Errorf("%d writes to the API server by passes over a converged Role: %v", n, writes.Writes())
+	}
+	after, err := e.srv.Statements()
+	if err != nil {
+		t.Fatalf("reading statements: %v", err)
+	}
+	observed := 0
+	for _, st := range after[len(before):] {
+		if !strings.Contains(st.Text, "quiet_user") && !strings.Contains(st.Parameters, "quiet_user") {
+			continue
+		}
+		observed++
+		if !strings.HasPrefix(strings.TrimSpace(st.Text), "SELECT") {
+			t.Errorf("statement beyond observation for a converged Role: %q", st.Text)
+		}
+	}
+	if observed == 0 {
+		t.Errorf("no pass observed the role in 4s with a poll interval of 1s")
+	}
+	if err := e.c.Delete(ctx, role); err != nil {
+		t.Fatalf("delete role: %v", err)
+	}
+	waitGone(t, e.c, key, &pgv1.Role{})
+}
+
+// TestOrphan deletes a Database whose deletion policy is Orphan: the object
+// goes, the database stays.
+func TestOrphan(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	role := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "keeper"}}
+	if err := e.c.Create(ctx, role); err != nil {
+		t.Fatalf("create role: %v", err)
+	}
+	db := &pgv1.Database{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "kept", Annotations: map[string]string{
+			managed.AnnotationDeletionPolicy: string(managed.DeletionOrphan),
+		}},
+		Spec: pgv1.DatabaseSpec{Owner: "keeper"},
+	}
+	if err := e.c.Create(ctx, db); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	key := client.ObjectKeyFromObject(db)
+	waitFor(t, e.c, key, db, readyTrue, syncedTrue)
+	if err := e.c.Delete(ctx, db); err != nil {
+		t.Fatalf("delete database: %v", err)
+	}
+	waitGone(t, e.c, key, &pgv1.Database{})
+	want := dbState{Owner: "keeper", Encoding: "UTF8"}
+	if got := readDatabase(t, e, "kept"); got == nil || *got != want {
+		t.Fatalf("orphaned database in postgresql = %+v, want %+v", got, want)
+	}
+	if found := statementsContaining(t, e.srv, `DROP DATABASE IF EXISTS "kept"`); len(found) != 0 {
+		t.Errorf("an orphaned database was dropped: %q", found)
+	}
+	exec(t, e.srv, `DROP DATABASE kept`)
+	exec(t, e.srv, `DROP ROLE keeper`)
+}
+
+// TestServerDown creates a Role while PostgreSQL is down: it is Synced
+// False with reason ConnectFailed, and created once the server is back.
+func TestServerDown(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	if err := e.srv.Down(); err != nil {
+		t.Fatalf("taking postgresql down: %v", err)
+	}
+	up := false
+	t.Cleanup(func() {
+		if !up {
+			if err := e.srv.Up(context.Background()); err != nil {
+				t.Errorf("bringing postgresql up: %v", err)
+			}
+		}
+	})
+	role := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "patient"}}
+	if err := e.c.Create(ctx, role); err != nil {
+		t.Fatalf("create role: %v", err)
+	}
+	key := client.ObjectKeyFromObject(role)
+	waitFor(t, e.c, key, role, condition{managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonConnectFailed})
+	if err := e.srv.Up(ctx); err != nil {
+		t.Fatalf("bringing postgresql up: %v", err)
+	}
+	up = true
+	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
+	if got := readRole(t, e, "patient"); got == nil {
+		t.Fatal("role missing in postgresql after recovery")
+	}
+	if err := e.c.Delete(ctx, role); err != nil {
+		t.Fatalf("delete role: %v", err)
+	}
+	waitGone(t, e.c, key, &pgv1.Role{})
+}
+
+// TestObserveOnly points an observe-only Role at a role made outside the
+// operator, with other options than its spec: the operator reports it and
+// sends PostgreSQL nothing but reads, even when the Role is deleted.
+func TestObserveOnly(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	exec(t, e.srv, `CREATE ROLE watched NOLOGIN CONNECTION LIMIT 2`)
+	before, err := e.srv.Statements()
+	if err != nil {
+		t.Fatalf("reading statements: %v", err)
+	}
+	role := &pgv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "watched", Annotations: map[string]string{
+			managed.AnnotationManagementPolicies: managed.ObserveOnly().String(),
+		}},
+		Spec: pgv1.RoleSpec{Login: true},
+	}
+	if err := e.c.Create(ctx, role); err != nil {
+		t.Fatalf("create role: %v", err)
+	}
+	key := client.ObjectKeyFromObject(role)
+	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
+	time.Sleep(3 * time.Second) // a few polls
+	if err := e.c.Delete(ctx, role); err != nil {
+		t.Fatalf("delete role: %v", err)
+	}
+	waitGone(t, e.c, key, &pgv1.Role{})
+
+	if got, want := readRole(t, e, "watched"), (roleState{Login: false, Limit: 2}); got == nil || *got != want {
+		t.Errorf("observed role in postgresql = %+v, want it untouched: %+v", got, want)
+	}
+	after, err := e.srv.Statements()
+	if err != nil {
+		t.Fatalf("reading statements: %v", err)
+	}
+	observed := 0
+	for _, st := range after[len(before):] {
+		if !strings.Contains(st.Text, "watched") && !strings.Contains(st.Parameters, "watched") {
+			continue
+		}
+		observed++
+		if !strings.HasPrefix(strings.TrimSpace(st.Text), "SELECT") {
+			t.Errorf("observe-only Role sent a write: %q", st.Text)
+		}
+	}
+	if observed == 0 {
+		t.Error("the observe-only Role was never observed")
+	}
+	exec(t, e.srv, `DROP ROLE watched`)
+}

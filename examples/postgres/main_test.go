@@ -1,0 +1,202 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/examples/postgres/pgserver"
+	"github.com/bosunkit/bosun/managed"
+)
+
+// shared is the control plane, with the postgres CRDs installed, that the
+// envtest tests of this package share.
+var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+	scheme := controlplane.NewScheme()
+	if err := AddToScheme(scheme); err != nil {
+		return controlplane.Options{}, err
+	}
+	crds, err := CRDs()
+	if err != nil {
+		return controlplane.Options{}, err
+	}
+	return controlplane.Options{Scheme: scheme, CRDs: crds}, nil
+}}
+
+// pg is the PostgreSQL server the tests share, started on first use with
+// statement logging and stopped by TestMain.
+var pg struct {
+	once sync.Once
+	srv  *pgserver.Server
+	err  error
+}
+
+// server returns the shared PostgreSQL server, starting it on first use.
+// A server that cannot start fails the test.
+func server(t *testing.T) *pgserver.Server {
+	t.Helper()
+	pg.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		pg.srv, pg.err = pgserver.Start(ctx, pgserver.Options{LogStatements: true, Output: os.Stderr})
+	})
+	if pg.err != nil {
+		t.Fatalf("starting postgresql: %v", pg.err)
+	}
+	return pg.srv
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pg.srv != nil {
+		if err := pg.srv.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping postgresql: %v\n", err)
+			code = max(code, 1)
+		}
+	}
+	if err := shared.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
+}
+
+// env is what a test works with: the control plane, the server, a
+// namespace of its own, and the controllers' log.
+type env struct {
+	c    client.Client
+	srv  *pgserver.Server
+	ns   string
+	logs *bosuntest.LogRecorder
+}
+
+// start runs both controllers against the shared server, polling every
+// second so that drift is seen quickly. wrap, when not nil, wraps the
+// client the controllers write through.
+func start(t *testing.T, wrap func(client.Client) client.WithWatch) env {
+	t.Helper()
+	srv := server(t)
+	cp := shared.ControlPlane(t)
+	logs := &bosuntest.LogRecorder{}
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
+		if wrap != nil {
+			mgr = bosuntest.ManagerWithClient(mgr, wrap(mgr.GetClient()))
+		}
+		return SetupWithManager(mgr, Options{
+			DSN:          srv.DSN("postgres"),
+			WaitInterval: time.Second,
+			Managed: []managed.Option{
+				managed.WithMinPollInterval(time.Second),
+				managed.WithPollInterval(time.Second),
+				managed.WithShortInterval(time.Second),
+			},
+		})
+	})
+	return env{c: cp.Client, srv: srv, ns: bosuntest.Namespace(t, cp.Client), logs: logs}
+}
+
+// query runs sql on the server and scans its single row into dest; it
+// reports pgx.ErrNoRows as is.
+func query(t *testing.T, srv *pgserver.Server, sql string, args []any, dest ...any) error {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, srv.DSN("postgres"))
+	if err != nil {
+		t.Fatalf("connecting to postgresql: %v", err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	return conn.QueryRow(ctx, sql, args...).Scan(dest...)
+}
+
+// exec runs sql on the server.
+func exec(t *testing.T, srv *pgserver.Server, sql string) {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, srv.DSN("postgres"))
+	if err != nil {
+		t.Fatalf("connecting to postgresql: %v", err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// condition describes a condition by the fields the tests check.
+type condition struct {
+	Type   string
+	Status metav1.ConditionStatus
+	Reason string
+}
+
+// hasConditions checks that conds hold the conditions want, each for
+// generation gen.
+func hasConditions(conds []metav1.Condition, gen int64, want ...condition) error {
+	for _, w := range want {
+		c := conditions.Find(conds, w.Type)
+		switch {
+		case c == nil:
+			return errors.New("no " + w.Type + " condition")
+		case c.Status != w.Status || c.Reason != w.Reason:
+			return fmt.Errorf("%s is %s/%s (%q), want %s/%s", w.Type, c.Status, c.Reason, c.Message, w.Status, w.Reason)
+		case c.ObservedGeneration != gen:
+			return fmt.Errorf("%s describes generation %d, object is at %d", w.Type, c.ObservedGeneration, gen)
+		}
+	}
+	return nil
+}
+
+// waitFor waits until the object at key, read into obj, has the
+// conditions want.
+func waitFor(t *testing.T, c client.Client, key client.ObjectKey, obj conditions.Object, want ...condition) {
+	t.Helper()
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := c.Get(ctx, key, obj); err != nil {
+			return err
+		}
+		return hasConditions(obj.GetConditions(), obj.GetGeneration(), want...)
+	}, bosuntest.Timeout(time.Minute))
+}
+
+// waitGone waits until the object at key no longer exists.
+func waitGone(t *testing.T, c client.Client, key client.ObjectKey, obj client.Object) {
+	t.Helper()
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		err := c.Get(ctx, key, obj)
+		if err == nil {
+			return fmt.Errorf("still there, finalizers %v", obj.GetFinalizers())
+		}
+		return client.IgnoreNotFound(err)
+	}, bosuntest.Timeout(time.Minute))
+}
+
+// statementsContaining returns the statements the server received that
+// contain s.
+func statementsContaining(t *testing.T, srv *pgserver.Server, s string) []string {
+	t.Helper()
+	stmts, err := srv.Statements()
+	if err != nil {
+		t.Fatalf("reading statements: %v", err)
+	}
+	var found []string
+	for _, st := range stmts {
+		if strings.Contains(st.Text, s) || strings.Contains(st.Parameters, s) {
+			found = append(found, st.Text)
+		}
+	}
+	return found
+}
