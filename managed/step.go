@@ -314,11 +314,9 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Request[T], cl Client[T
 	} else if before == "" && after != "" && cerr == nil {
 		outcome[AnnotationExternalName] = after
 	}
-	if err := s.record(ctx, req, outcome); err != nil {
-		req.Log.Error(err, "recording the outcome of a create failed", "created", cerr == nil)
-		if cerr == nil {
-			return ctrl.Result{}, s.fail(ReasonRecordFailed, fmt.Errorf("recording the outcome of a create: %w", err))
-		}
+	recErr := s.record(ctx, req, outcome)
+	if recErr != nil {
+		req.Log.Error(recErr, "recording the outcome of a create failed", "created", cerr == nil)
 	}
 	if cerr != nil {
 		err := s.fail(ReasonCreateFailed, fmt.Errorf("creating external resource %q: %w", before, cerr))
@@ -335,8 +333,15 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Request[T], cl Client[T
 	obj = req.Object
 	req.Log.Info("created external resource", "externalName", ExternalName(obj))
 	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created external resource %q", ExternalName(obj))
-	if err := s.publish(ctx, req, cr.ConnectionDetails); err != nil {
-		return ctrl.Result{}, err
+	// The details are published even when the outcome could not be
+	// recorded: some (a generated password) only Create returns, and the
+	// resource exists either way.
+	pubErr := s.publish(ctx, req, cr.ConnectionDetails)
+	if recErr != nil {
+		return ctrl.Result{}, s.fail(ReasonRecordFailed, fmt.Errorf("recording the outcome of a create: %w", errors.Join(recErr, pubErr)))
+	}
+	if pubErr != nil {
+		return ctrl.Result{}, pubErr
 	}
 	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external resource was created and is not available yet")
 	s.setSynced(obj, "")
