@@ -36,6 +36,16 @@ const (
 	DatabaseFinalizer = "postgres.bosun.dev/database"
 )
 
+// Names of the managed steps, which label their metrics
+// (managed.MetricDriftCorrections and the others) and the engine's.
+const (
+	// RoleStepName is the name of the Role controller's managed step.
+	RoleStepName = "role"
+	// DatabaseStepName is the name of the Database controller's managed
+	// step.
+	DatabaseStepName = "database"
+)
+
 // ConditionRoleReady is the condition type by which a Database reports
 // whether its owner Role is Ready: False with pgv1.ReasonWaitingForRole
 // until it is, which the engine copies into Ready.
@@ -116,13 +126,20 @@ func DatabaseConnector(dsn string) managed.Connector[*pgv1.Database] {
 // step, the PostgreSQL role named after the Role, with its connection
 // details in the Secret spec.connectionSecretName names.
 func NewRoleReconciler(opts Options) *bosun.Reconciler[*pgv1.Role] {
+	return newRoleReconciler(RoleConnector(opts.DSN), opts)
+}
+
+// newRoleReconciler is NewRoleReconciler with another connector, for tests
+// that put a wrapper around the real one.
+func newRoleReconciler(c managed.Connector[*pgv1.Role], opts Options) *bosun.Reconciler[*pgv1.Role] {
 	mopts := append([]managed.Option{
+		managed.WithName(RoleStepName),
 		managed.WithExternalName(externalName),
 		managed.WithConnectionSecret(func(r *pgv1.Role) string { return r.Spec.ConnectionSecretName }),
 	}, opts.Managed...)
 	return &bosun.Reconciler[*pgv1.Role]{
 		Name:      RoleControllerName,
-		Steps:     []bosun.Step[*pgv1.Role]{managed.NewStep(RoleConnector(opts.DSN), mopts...)},
+		Steps:     []bosun.Step[*pgv1.Role]{managed.NewStep(c, mopts...)},
 		Finalizer: RoleFinalizer,
 	}
 }
@@ -135,7 +152,7 @@ func NewDatabaseReconciler(opts Options) *bosun.Reconciler[*pgv1.Database] {
 	if wait <= 0 {
 		wait = DefaultWaitInterval
 	}
-	mopts := append([]managed.Option{managed.WithExternalName(externalName)}, opts.Managed...)
+	mopts := append([]managed.Option{managed.WithName(DatabaseStepName), managed.WithExternalName(externalName)}, opts.Managed...)
 	return &bosun.Reconciler[*pgv1.Database]{
 		Name: DatabaseControllerName,
 		Steps: []bosun.Step[*pgv1.Database]{
@@ -255,6 +272,15 @@ func (a awaitRole) Do(ctx context.Context, req *bosun.Request[*pgv1.Database]) (
 
 // externalName is the external name of Roles and Databases.
 func externalName(obj client.Object) string { return SQLName(obj.GetName()) }
+
+// nameOf returns the external name of obj: the one recorded on it, or, before
+// the managed step's first pass has recorded one, the one it will record.
+func nameOf(obj client.Object) string {
+	if n := managed.ExternalName(obj); n != "" {
+		return n
+	}
+	return externalName(obj)
+}
 
 // isReady reports whether conds hold a True Ready condition.
 func isReady(conds []metav1.Condition) bool {

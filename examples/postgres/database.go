@@ -36,7 +36,7 @@ func encoding(d *pgv1.Database) string {
 
 // validateDatabase checks the names of d that reach PostgreSQL.
 func validateDatabase(d *pgv1.Database) error {
-	if err := ValidIdentifier(managed.ExternalName(d)); err != nil {
+	if err := ValidIdentifier(nameOf(d)); err != nil {
 		return managed.InvalidSpec(fmt.Errorf("database name: %w", err))
 	}
 	if err := ValidIdentifier(SQLName(d.Spec.Owner)); err != nil {

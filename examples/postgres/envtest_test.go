@@ -108,7 +108,8 @@ func TestRoleLifecycle(t *testing.T) {
 	})
 
 	// Drift: a change made behind the operator's back is undone at the
-	// next poll.
+	// next poll, and counted.
+	drifts := driftCorrections(t, RoleStepName)
 	exec(t, e.srv, `ALTER ROLE app_user LOGIN CONNECTION LIMIT 9`)
 	bosuntest.Eventually(t, func(context.Context) error {
 		if got, want := readRole(t, e, "app_user"), (roleState{Login: false, Limit: -1}); got == nil || *got != want {
@@ -116,6 +117,9 @@ func TestRoleLifecycle(t *testing.T) {
 		}
 		return nil
 	}, bosuntest.Timeout(30*time.Second))
+	if got := driftCorrections(t, RoleStepName); got <= drifts {
+		t.Errorf("%s{step=%q} = %v after a corrected drift, want more than %v", managed.MetricDriftCorrections, RoleStepName, got, drifts)
+	}
 
 	// Delete drops the role and removes the Secret with the Role.
 	if err := e.c.Delete(ctx, role); err != nil {
@@ -198,17 +202,26 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 	if got := readDatabase(t, e, "orders"); got != nil {
 		t.Fatalf("database created before its role: %+v", got)
 	}
+	// Not even tried: a CREATE DATABASE before the role exists would fail.
+	time.Sleep(2 * time.Second) // a few more passes (the wait interval is 1s)
+	if found := statementsContaining(t, e.srv, `CREATE DATABASE "orders"`); len(found) != 0 {
+		t.Fatalf("CREATE DATABASE sent while waiting for the role: %q", found)
+	}
 
 	role := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "orders-owner"}}
 	if err := e.c.Create(ctx, role); err != nil {
 		t.Fatalf("create role: %v", err)
 	}
 	waitFor(t, e.c, dbKey, db, readyTrue, syncedTrue)
+	if found := statementsContaining(t, e.srv, `CREATE DATABASE "orders"`); len(found) != 1 {
+		t.Errorf("%d CREATE DATABASE statements, want 1: %q", len(found), found)
+	}
 	want := dbState{Owner: "orders_owner", Encoding: "UTF8"}
 	if got := readDatabase(t, e, "orders"); got == nil || *got != want {
 		t.Fatalf("database in postgresql = %+v, want %+v", got, want)
 	}
 
+	drifts := driftCorrections(t, DatabaseStepName)
 	exec(t, e.srv, `ALTER DATABASE orders OWNER TO postgres`)
 	bosuntest.Eventually(t, func(context.Context) error {
 		if got := readDatabase(t, e, "orders"); got == nil || *got != want {
@@ -216,6 +229,29 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 		}
 		return nil
 	}, bosuntest.Timeout(30*time.Second))
+	if got := driftCorrections(t, DatabaseStepName); got <= drifts {
+		t.Errorf("%s{step=%q} = %v after a corrected drift, want more than %v", managed.MetricDriftCorrections, DatabaseStepName, got, drifts)
+	}
+
+	// Update: the Database moves to another Role.
+	admin := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "orders-admin"}}
+	if err := e.c.Create(ctx, admin); err != nil {
+		t.Fatalf("create role: %v", err)
+	}
+	waitFor(t, e.c, client.ObjectKeyFromObject(admin), admin, readyTrue, syncedTrue)
+	base := db.DeepCopy()
+	db.Spec.Owner = "orders-admin"
+	if err := e.c.Patch(ctx, db, client.MergeFrom(base)); err != nil {
+		t.Fatalf("patch database: %v", err)
+	}
+	waitFor(t, e.c, dbKey, db, readyTrue, syncedTrue)
+	want = dbState{Owner: "orders_admin", Encoding: "UTF8"}
+	bosuntest.Eventually(t, func(context.Context) error {
+		if got := readDatabase(t, e, "orders"); got == nil || *got != want {
+			return fmt.Errorf("database in postgresql = %+v, want %+v", got, want)
+		}
+		return nil
+	})
 
 	if err := e.c.Delete(ctx, db); err != nil {
 		t.Fatalf("delete database: %v", err)
@@ -231,6 +267,10 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 	if got := readRole(t, e, "orders_owner"); got != nil {
 		t.Errorf("role still in postgresql after delete: %+v", got)
 	}
+	if err := e.c.Delete(ctx, admin); err != nil {
+		t.Fatalf("delete role: %v", err)
+	}
+	waitGone(t, e.c, client.ObjectKeyFromObject(admin), &pgv1.Role{})
 }
 
 // TestInvalidIdentifiers gives names that are not plain identifiers: the
@@ -272,8 +312,9 @@ func TestInvalidIdentifiers(t *testing.T) {
 	}
 }
 
-// TestConvergedIsQuiet lets a converged Role be polled again: the passes
-// write nothing to the API server and send PostgreSQL nothing but reads.
+// TestConvergedIsQuiet lets a converged Role and Database be polled again:
+// the passes write nothing to the API server and send PostgreSQL nothing
+// but reads.
 func TestConvergedIsQuiet(t *testing.T) {
 	writes := &bosuntest.WriteCounter{}
 	e := start(t, writes.Wrap)
@@ -285,8 +326,17 @@ func TestConvergedIsQuiet(t *testing.T) {
 	if err := e.c.Create(ctx, role); err != nil {
 		t.Fatalf("create role: %v", err)
 	}
+	db := &pgv1.Database{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "quiet-db"},
+		Spec:       pgv1.DatabaseSpec{Owner: "quiet-user"},
+	}
+	if err := e.c.Create(ctx, db); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
 	key := client.ObjectKeyFromObject(role)
+	dbKey := client.ObjectKeyFromObject(db)
 	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
+	waitFor(t, e.c, dbKey, db, readyTrue, syncedTrue)
 	// Let the pass that recorded Ready settle before counting.
 	time.Sleep(2 * time.Second)
 	before, err := e.srv.Statements()
@@ -298,25 +348,31 @@ func TestConvergedIsQuiet(t *testing.T) {
 	// The poll interval is one second: several passes happen.
 	time.Sleep(4 * time.Second)
 	if n := writes.Total(); n != 0 {
-		t.Errorf("%d writes to the API server by passes over a converged Role: %v", n, writes.Writes())
+		t.Errorf("%d writes to the API server by passes over a converged Role and Database: %v", n, writes.Writes())
 	}
 	after, err := e.srv.Statements()
 	if err != nil {
 		t.Fatalf("reading statements: %v", err)
 	}
-	observed := 0
-	for _, st := range after[len(before):] {
-		if !strings.Contains(st.Text, "quiet_user") && !strings.Contains(st.Parameters, "quiet_user") {
-			continue
+	for _, name := range []string{"quiet_user", "quiet_db"} {
+		observed := 0
+		for _, st := range after[len(before):] {
+			if !strings.Contains(st.Text, name) && !strings.Contains(st.Parameters, name) {
+				continue
+			}
+			observed++
+			if !strings.HasPrefix(strings.TrimSpace(st.Text), "SELECT") {
+				t.Errorf("statement beyond observation for converged %s: %q", name, st.Text)
+			}
 		}
-		observed++
-		if !strings.HasPrefix(strings.TrimSpace(st.Text), "SELECT") {
-			t.Errorf("statement beyond observation for a converged Role: %q", st.Text)
+		if observed == 0 {
+			t.Errorf("no pass observed %s in 4s with a poll interval of 1s", name)
 		}
 	}
-	if observed == 0 {
-		t.Errorf("no pass observed the role in 4s with a poll interval of 1s")
+	if err := e.c.Delete(ctx, db); err != nil {
+		t.Fatalf("delete database: %v", err)
 	}
+	waitGone(t, e.c, dbKey, &pgv1.Database{})
 	if err := e.c.Delete(ctx, role); err != nil {
 		t.Fatalf("delete role: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
@@ -199,4 +200,28 @@ func statementsContaining(t *testing.T, srv *pgserver.Server, s string) []string
 		}
 	}
 	return found
+}
+
+// driftCorrections returns the value of managed.MetricDriftCorrections for
+// the step called step, read from controller-runtime's registry; zero when
+// nothing was counted yet.
+func driftCorrections(t *testing.T, step string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatalf("gathering metrics: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() != managed.MetricDriftCorrections {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "step" && l.GetValue() == step {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -58,7 +58,7 @@ func roleOptions(r *pgv1.Role) string {
 
 // validateRole checks the names of r that reach PostgreSQL.
 func validateRole(r *pgv1.Role) error {
-	if err := ValidIdentifier(managed.ExternalName(r)); err != nil {
+	if err := ValidIdentifier(nameOf(r)); err != nil {
 		return managed.InvalidSpec(fmt.Errorf("role name: %w", err))
 	}
 	if l := connectionLimit(r); l < -1 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bosunkit/bosun/conditions"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
@@ -71,6 +72,34 @@ func TestValidateInvalidSpec(t *testing.T) {
 	*r.Spec.ConnectionLimit = -2
 	if err := validateRole(r); err == nil {
 		t.Errorf("validateRole accepted connection limit -2")
+	}
+}
+
+// TestValidateBeforeNameRecorded checks objects whose external name is not
+// recorded yet (the first pass): they are judged by the name the managed
+// step will record, the object's name with dashes made underscores.
+func TestValidateBeforeNameRecorded(t *testing.T) {
+	tests := []struct {
+		name, owner      string
+		roleErr, dataErr bool
+	}{
+		{name: "orders", owner: "orders-owner"},
+		{name: "my-db", owner: "app"},
+		{name: "1st", owner: "app", roleErr: true, dataErr: true},
+		{name: "a.b", owner: "app", roleErr: true, dataErr: true},
+		{name: "orders", owner: "o'wner", dataErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"/"+tt.owner, func(t *testing.T) {
+			d := &pgv1.Database{ObjectMeta: metav1.ObjectMeta{Name: tt.name}, Spec: pgv1.DatabaseSpec{Owner: tt.owner}}
+			if err := validateDatabase(d); (err != nil) != tt.dataErr {
+				t.Errorf("validateDatabase: %v, want an error: %t", err, tt.dataErr)
+			}
+			r := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Name: tt.name}}
+			if err := validateRole(r); (err != nil) != tt.roleErr {
+				t.Errorf("validateRole: %v, want an error: %t", err, tt.roleErr)
+			}
+		})
 	}
 }
 
