@@ -15,9 +15,9 @@ DSL_FUZZ_TIME ?= 30s
 .PHONY: all
 all: test
 
-## demo: start the embedded control plane and run every example operator until Ctrl-C.
+## demo: start the embedded control plane (and PostgreSQL) and run every example operator until Ctrl-C.
 .PHONY: demo
-demo:
+demo: postgres
 	$(GO) run ./cmd/bosun demo
 
 ## test: lint, vet, build the control plane and install PostgreSQL if needed, then run every test with -race.

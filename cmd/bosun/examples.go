@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -9,6 +13,8 @@ import (
 	"github.com/bosunkit/bosun/cmd/bosun/internal/demo"
 	"github.com/bosunkit/bosun/examples/cronjob"
 	"github.com/bosunkit/bosun/examples/hello"
+	"github.com/bosunkit/bosun/examples/postgres"
+	"github.com/bosunkit/bosun/examples/postgres/pgserver"
 	"github.com/bosunkit/bosun/examples/rwexternal"
 	"github.com/bosunkit/bosun/examples/simple"
 )
@@ -52,5 +58,35 @@ func examples() []demo.Example {
 			Samples:  cronjob.Samples,
 			Children: []schema.GroupVersionKind{batchv1.SchemeGroupVersion.WithKind("Job")},
 		},
+		postgresExample(),
+	}
+}
+
+// postgresExample is the PostgreSQL operator, run against a throwaway
+// server that the demo starts from Debian's packages and stops at the end.
+func postgresExample() demo.Example {
+	var srv *pgserver.Server
+	return demo.Example{
+		Name:        "postgres",
+		AddToScheme: postgres.AddToScheme,
+		CRDs:        postgres.CRDs,
+		Start: func(ctx context.Context, out io.Writer) (func() error, error) {
+			fmt.Fprintln(out, "starting postgresql")
+			s, err := pgserver.Start(ctx, pgserver.Options{})
+			if err != nil {
+				return nil, err
+			}
+			srv = s
+			fmt.Fprintf(out, "postgresql ready at %s:%d (%s)\n", s.Host, s.Port, s.Version)
+			return func() error {
+				fmt.Fprintln(out, "stopping postgresql")
+				return s.Stop()
+			}, nil
+		},
+		Setup: func(mgr ctrl.Manager) error {
+			return postgres.SetupWithManager(mgr, postgres.Options{DSN: srv.DSN("postgres")})
+		},
+		Samples:  postgres.Samples,
+		Children: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("Secret")},
 	}
 }

@@ -109,6 +109,21 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return fmt.Errorf("demo: %w", err)
 	}
 
+	for _, ex := range opts.Examples {
+		if ex.Start == nil {
+			continue
+		}
+		stop, startErr := ex.Start(ctx, out)
+		if startErr != nil {
+			return fmt.Errorf("demo: example %q: starting: %w", ex.Name, startErr)
+		}
+		defer func() {
+			if stopErr := stop(); stopErr != nil {
+				err = errors.Join(err, fmt.Errorf("demo: example %q: stopping: %w", ex.Name, stopErr))
+			}
+		}()
+	}
+
 	stopManager, err := startManager(ctx, cp, scheme, opts)
 	if err != nil {
 		return err

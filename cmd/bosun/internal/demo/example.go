@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,11 @@ type Example struct {
 	AddToScheme func(*runtime.Scheme) error
 	// CRDs returns the example's custom resource definitions.
 	CRDs func() ([]*apiextensionsv1.CustomResourceDefinition, error)
+	// Start, if set, starts what the example's controllers talk to outside
+	// Kubernetes (a database server, say) before Setup is called, writing
+	// progress lines to out. The demo calls the returned stop when it ends,
+	// after the manager has stopped.
+	Start func(ctx context.Context, out io.Writer) (stop func() error, err error)
 	// Setup adds the example's controllers to the manager.
 	Setup func(ctrl.Manager) error
 	// Prepare, if set, runs once the demo namespace exists and before the
