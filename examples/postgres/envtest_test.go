@@ -415,7 +415,8 @@ func TestOrphan(t *testing.T) {
 }
 
 // TestServerDown creates a Role while PostgreSQL is down: it is Synced
-// False with reason ConnectFailed, and created once the server is back.
+// False with reason ConnectFailed, retried with backoff, and created once
+// the server is back.
 func TestServerDown(t *testing.T) {
 	e := start(t, nil)
 	ctx := t.Context()
@@ -436,6 +437,24 @@ func TestServerDown(t *testing.T) {
 	}
 	key := client.ObjectKeyFromObject(role)
 	waitFor(t, e.c, key, role, condition{managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonConnectFailed})
+	// While the server stays down, the retries back off: a handful in 4s,
+	// not a hot loop.
+	failed := func() int {
+		n := 0
+		for _, l := range e.logs.Errors() {
+			if l.Message == "Reconciler error" && strings.Contains(l.String(), `"patient"`) {
+				n++
+			}
+		}
+		return n
+	}
+	before := failed()
+	time.Sleep(4 * time.Second)
+	n := failed() - before
+	t.Logf("%d failed passes in 4s with the server down", n)
+	if n < 1 || n > 15 {
+		t.Errorf("%d failed passes in 4s with the server down, want a few (1 to 15) spaced by backoff", n)
+	}
 	if err := e.srv.Up(ctx); err != nil {
 		t.Fatalf("bringing postgresql up: %v", err)
 	}
