@@ -292,14 +292,15 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 		return ctrl.Result{RequeueAfter: StaleCacheRetry}, nil
 	}
 	req := &Request[T]{
-		Object:    obj,
-		Original:  obj.DeepCopyObject().(T),
-		Client:    r.Client,
-		APIReader: p.apiReader,
-		Log:       log,
-		Recorder:  p.recorder,
-		Values:    &Values{},
-		metrics:   p.metrics,
+		Controller: r.Name,
+		Object:     obj,
+		Original:   obj.DeepCopyObject().(T),
+		Client:     r.Client,
+		APIReader:  p.apiReader,
+		Log:        log,
+		Recorder:   p.recorder,
+		Values:     &Values{},
+		metrics:    p.metrics,
 	}
 	ps := &pass[T]{r: r, p: p, req: req, key: creq.NamespacedName}
 	res, err := ps.run(ctx)

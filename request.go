@@ -16,6 +16,9 @@ import (
 // Request is what a step sees of one reconcile: the object and everything
 // needed to act on it.
 type Request[T client.Object] struct {
+	// Controller is the name of the reconciler (Reconciler.Name), which
+	// steps use as their field owner for server-side apply.
+	Controller string
 	// Object is the working copy of the object. Steps change it; the engine
 	// writes back what changed at the end of the reconcile (metadata and spec,
 	// and the status subresource, separately).

@@ -1,0 +1,71 @@
+// Package children makes the children of an object match a desired set:
+// the ConfigMaps, Deployments, Services and other objects an operator
+// derives from its custom resource.
+//
+// # The step
+//
+// NewStep returns a bosun step built from a DesiredFunc, which returns the
+// children the object should have, and the Kinds they may be of. Every pass
+// the step:
+//
+//   - stamps each desired child with the set's labels (LabelSet, the set's
+//     name, and LabelOwner, the parent's UID), a controller owner reference
+//     to the parent, and AnnotationHash, a hash of the desired object;
+//   - compares it with the live child in the cache and applies it with
+//     server-side apply (the step's field owner, forcing ownership) only
+//     when it is missing, its hash differs, or a field the desired object
+//     sets has another value (drift);
+//   - deletes (prunes) the members of the set, of every declared kind, that
+//     are no longer desired, except those annotated AnnotationPrune "false";
+//   - sets one condition per kind, "<Kind>Ready" by default, from the kind's
+//     Readiness check, which the engine summarises into Ready.
+//
+// A parent whose children are all up to date costs reads from the cache and
+// no write at all. Plan returns what a pass would do (create, update,
+// delete) without doing it: a dry run.
+//
+// Children live in the parent's namespace and are garbage-collected with it
+// through their owner references. NewUnownedStep is the opt-in for
+// children in other namespaces or cluster-scoped ones: they carry no owner
+// reference (Kubernetes allows none across namespaces), the parent's key is
+// recorded in annotations, and the step deletes them in the Cleanup phase,
+// so the reconciler needs a finalizer.
+//
+// # Comparing desired and live
+//
+// A desired child is up to date when the live one carries the same hash and
+// holds every value the desired one sets. Values are compared after
+// conversion to unstructured form, and a desired scalar at its zero value
+// (0, false, "") counts as unset, because typed Go objects cannot tell an
+// unset field from a zero one and the API server fills many of them with
+// defaults. The hash catches every change of the desired object, zero
+// values and removed fields included; only drift of a field the desired
+// object sets to a zero value goes unnoticed until the desired object
+// changes. For the same reason, typed children are applied as their
+// unstructured conversion, which leaves out omitempty fields at their zero
+// value: build a child as *unstructured.Unstructured to apply a zero value
+// explicitly.
+//
+// # Readiness
+//
+// DefaultReadiness knows Deployments, StatefulSets, DaemonSets, Jobs,
+// Services, PersistentVolumeClaims and Pods; any other kind is ready when it
+// exists. Kind.Readiness replaces the check of one kind.
+//
+// # Watches
+//
+// Step.Watch registers the declared kinds on a bosun.Builder: Owns for owned
+// children, a handler that maps the owner annotations back to the parent for
+// unowned ones.
+//
+// # Generating reconcilers
+//
+// Generating builds a whole reconciler from one function that returns the
+// children of an object and may set its status, in the manner of a
+// generating handler: the status edits of a call that fails are discarded.
+//
+// # Permissions
+//
+// The controller needs get, list, watch, create, patch and delete on every
+// declared kind.
+package children

@@ -1,0 +1,378 @@
+package children
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// markAvailable writes the status a deployment controller would write for
+// a Deployment whose replicas are all up (the control plane runs no
+// controllers).
+func (e *env) markAvailable(name string) {
+	e.t.Helper()
+	d := &appsv1.Deployment{}
+	if err := e.c.Get(e.t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, d); err != nil {
+		e.t.Fatalf("reading deployment %s: %v", name, err)
+	}
+	n := *d.Spec.Replicas
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
+	if err := e.c.Status().Update(e.t.Context(), d); err != nil {
+		e.t.Fatalf("updating deployment status: %v", err)
+	}
+}
+
+// TestChildrenLifecycle creates a Widget whose set holds ConfigMaps, a
+// Deployment and a Service: they are created owned by it and labelled,
+// Ready follows the Deployment's availability, a change of the spec
+// updates exactly the children it changes, fewer ConfigMaps prune the
+// others (but one annotated to be kept), and drift is undone.
+func TestChildrenLifecycle(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), step.Watch)
+	ctx := t.Context()
+	w := e.create("shop", 3, 2)
+
+	notAvailable := map[string]cond{
+		"ConfigMapReady":     {metav1.ConditionTrue, ReasonReady},
+		"ServiceReady":       {metav1.ConditionTrue, ReasonReady},
+		"DeploymentReady":    {metav1.ConditionFalse, ReasonNotReady},
+		conditions.TypeReady: {metav1.ConditionFalse, ReasonNotReady},
+	}
+	e.waitConditions("shop", notAvailable)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "3", "cm-1": "3", "cm-2": "3"})
+	var cm corev1.ConfigMap
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "cm-0"}, &cm); err != nil {
+		t.Fatalf("reading cm-0: %v", err)
+	}
+	if !metav1.IsControlledBy(&cm, w) {
+		t.Errorf("cm-0 owner references = %+v, want the Widget as controller", cm.OwnerReferences)
+	}
+	if diff := cmp.Diff(map[string]string{LabelSet: "web", LabelOwner: string(w.UID)}, cm.Labels); diff != "" {
+		t.Errorf("cm-0 labels (-want +got):\n%s", diff)
+	}
+	var fieldManagers []string
+	for _, mf := range cm.ManagedFields {
+		fieldManagers = append(fieldManagers, string(mf.Operation)+" "+mf.Manager)
+	}
+	if diff := cmp.Diff([]string{"Apply widget-children"}, fieldManagers); diff != "" {
+		t.Errorf("cm-0 field managers (-want +got):\n%s", diff)
+	}
+
+	// The Deployment becomes available: so does the Widget.
+	e.markAvailable("web")
+	ready := map[string]cond{
+		"DeploymentReady":    {metav1.ConditionTrue, ReasonReady},
+		conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded},
+	}
+	e.waitConditions("shop", ready)
+
+	// A change of the spec that changes every ConfigMap and the
+	// Deployment's replicas: those are applied, the Service is not.
+	time.Sleep(500 * time.Millisecond)
+	e.writes.Reset()
+	e.setSpec("shop", 4, 2)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "4", "cm-1": "4", "cm-2": "4", "cm-3": "4"})
+	e.waitConditions("shop", map[string]cond{"ConfigMapReady": {metav1.ConditionTrue, ReasonReady}})
+	time.Sleep(500 * time.Millisecond)
+	if got := e.writes.Counts()["apply ConfigMap"]; got != 4 {
+		t.Errorf("%d ConfigMap applies after the change, want 4: %v", got, e.writes.Writes())
+	}
+	if got := e.writes.Counts()["apply Service"] + e.writes.Counts()["apply Deployment"]; got != 0 {
+		t.Errorf("%d applies of the unchanged Service and Deployment, want 0: %v", got, e.writes.Writes())
+	}
+
+	// Fewer ConfigMaps: the extra ones are pruned, but cm-3, annotated to
+	// be kept, stays.
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "cm-3"}, &cm); err != nil {
+		t.Fatalf("reading cm-3: %v", err)
+	}
+	base := cm.DeepCopy()
+	cm.Annotations[AnnotationPrune] = "false"
+	if err := e.c.Patch(ctx, &cm, client.MergeFrom(base)); err != nil {
+		t.Fatalf("annotating cm-3: %v", err)
+	}
+	e.setSpec("shop", 1, 2)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "1", "cm-3": "4"})
+
+	// Drift: a value changed behind the step's back is put back, and a
+	// label removed is restored.
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "cm-0"}, &cm); err != nil {
+		t.Fatalf("reading cm-0: %v", err)
+	}
+	cm.Data["value"] = "tampered"
+	if err := e.c.Update(ctx, &cm); err != nil {
+		t.Fatalf("tampering with cm-0: %v", err)
+	}
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "1", "cm-3": "4"})
+
+	// No Deployment and Service any more: both are pruned, and the
+	// condition says none is desired.
+	e.setSpec("shop", 1, 0)
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, &appsv1.Deployment{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deployment web: %w, want it pruned", err)
+		}
+		err = e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, &corev1.Service{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("service web: %w, want it pruned", err)
+		}
+		return nil
+	})
+	got := e.waitConditions("shop", map[string]cond{"DeploymentReady": {metav1.ConditionTrue, ReasonReady}})
+	if c := conditions.Find(got.Status.Conditions, "DeploymentReady"); c.Message != "no Deployment desired" {
+		t.Errorf("DeploymentReady message = %q, want %q", c.Message, "no Deployment desired")
+	}
+}
+
+// TestConvergedWritesNothing reconciles a converged Widget again: no write
+// at all reaches the API server, although the Service was defaulted by the
+// server (cluster IP, target port, protocol).
+func TestConvergedWritesNothing(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), step.Watch)
+	e.create("quiet", 2, 1)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
+	e.markAvailable("web")
+	e.waitConditions("quiet", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	time.Sleep(time.Second)
+	e.writes.Reset()
+
+	// Touching the Widget's labels brings a pass that has nothing to do.
+	for i := range 3 {
+		w := &testapi.Widget{}
+		if err := e.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "quiet"}, w); err != nil {
+			t.Fatal(err)
+		}
+		base := w.DeepCopy()
+		w.Labels = map[string]string{"touch": fmt.Sprint(i)}
+		if err := e.c.Patch(t.Context(), w, client.MergeFrom(base)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if n := e.writes.Total(); n != 0 {
+		t.Errorf("%d writes by passes over a converged Widget, want 0: %v", n, e.writes.Writes())
+	}
+}
+
+// TestPlan asks a step for its plan without applying it.
+func TestPlan(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), step.Watch)
+	w := e.create("planned", 2, 0)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
+	e.waitConditions("planned", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(w), w); err != nil {
+		t.Fatal(err)
+	}
+
+	// A Widget that wants one ConfigMap with another value and a
+	// Deployment and Service: plan against the live objects.
+	w.Spec.Value, w.Spec.Divisor = 1, 1
+	cp := shared.ControlPlane(t)
+	writes := &bosuntest.WriteCounter{}
+	req := &bosun.Request[*testapi.Widget]{Controller: "widget-children", Object: w, Original: w.DeepCopy(), Client: writes.Wrap(cp.Client)}
+	plan, err := step.Plan(t.Context(), req)
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	want := Plan{
+		Create: []Ref{{"Deployment", e.ns, "web"}, {"Service", e.ns, "web"}},
+		Update: []Ref{{"ConfigMap", e.ns, "cm-0"}},
+		Delete: []Ref{{"ConfigMap", e.ns, "cm-1"}},
+	}
+	if diff := cmp.Diff(want, plan); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+	if n := writes.Total(); n != 0 {
+		t.Errorf("Plan made %d writes, want none: %v", n, writes.Writes())
+	}
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
+}
+
+// TestInvalidChildren returns a child of an undeclared kind and then two
+// children with the same name: the Widget is Ready False with reason
+// InvalidChildren, nothing is applied, and the step does not retry until
+// the Widget changes.
+func TestInvalidChildren(t *testing.T) {
+	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+		if req.Object.Spec.Value == 1 {
+			return []client.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}}, nil
+		}
+		return []client.Object{
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "same"}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "same"}},
+		}, nil
+	}
+	step := NewStep("bad", desired, []Kind{Of(&corev1.ConfigMap{})})
+	e := start(t, reconciler(step), step.Watch)
+	e.create("bad", 1, 0)
+	w := e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
+	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, ErrUndeclaredKind.Error()) {
+		t.Errorf("Ready message = %q, want it to mention %q", msg, ErrUndeclaredKind)
+	}
+	time.Sleep(time.Second)
+	e.writes.Reset()
+	time.Sleep(2 * time.Second)
+	if n := e.writes.Total(); n != 0 {
+		t.Errorf("%d writes while the children stay invalid, want 0 (no retry loop): %v", n, e.writes.Writes())
+	}
+	e.setSpec("bad", 2, 0)
+	w = e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
+	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "desired twice") {
+		t.Errorf("Ready message = %q, want it to say a child is desired twice", msg)
+	}
+	if got := e.configMaps(e.ns); len(got) != 0 {
+		t.Errorf("configmaps applied from an invalid set: %v", got)
+	}
+}
+
+// TestChildConflict desires a ConfigMap that another object controls: the
+// step refuses to take it over.
+func TestChildConflict(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), step.Watch)
+	ctx := t.Context()
+	other := e.create("other", 0, 0)
+	taken := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: testapi.GroupVersion.String(), Kind: "Widget", Name: other.Name, UID: other.UID, Controller: new(bool),
+	}}}, Data: map[string]string{"value": "theirs"}}
+	*taken.OwnerReferences[0].Controller = true
+	if err := e.c.Create(ctx, taken); err != nil {
+		t.Fatal(err)
+	}
+	e.create("mine", 1, 0)
+	w := e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildConflict}})
+	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "controlled by Widget other") {
+		t.Errorf("Ready message = %q, want it to name the controller", msg)
+	}
+	var cm corev1.ConfigMap
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(taken), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["value"] != "theirs" {
+		t.Errorf("the other object's ConfigMap was changed: %v", cm.Data)
+	}
+}
+
+// TestUnownedChildren keeps children in another namespace and a
+// cluster-scoped one: they carry no owner reference, a change to one wakes
+// the parent through the owner annotations, and they are deleted when the
+// parent is.
+func TestUnownedChildren(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	elsewhere := bosuntest.Namespace(t, cp.Client)
+	roleName := "widget-reader-" + elsewhere
+	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+		return []client.Object{
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: req.Object.Name}, Data: map[string]string{"value": "x"}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: roleName}, Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{testapi.GroupVersion.Group}, Resources: []string{"widgets"}, Verbs: []string{"get"},
+			}}},
+		}, nil
+	}
+	step := NewUnownedStep("spread", desired, []Kind{Of(&corev1.ConfigMap{}), Of(&rbacv1.ClusterRole{})})
+	e := start(t, reconciler(step), step.Watch)
+	ctx := t.Context()
+	w := e.create("spread", 0, 0)
+	e.waitConditions("spread", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	var cm corev1.ConfigMap
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: elsewhere, Name: "spread"}, &cm); err != nil {
+		t.Fatalf("reading the child in the other namespace: %v", err)
+	}
+	if len(cm.OwnerReferences) != 0 {
+		t.Errorf("unowned child has owner references %+v", cm.OwnerReferences)
+	}
+	if got, want := cm.Annotations[AnnotationOwnerNamespace]+"/"+cm.Annotations[AnnotationOwnerName], e.ns+"/spread"; got != want {
+		t.Errorf("owner annotations name %s, want %s", got, want)
+	}
+	var role rbacv1.ClusterRole
+	if err := e.c.Get(ctx, client.ObjectKey{Name: roleName}, &role); err != nil {
+		t.Fatalf("reading the cluster-scoped child: %v", err)
+	}
+
+	// Drift in the other namespace reaches the parent through the watch.
+	cm.Data["value"] = "tampered"
+	if err := e.c.Update(ctx, &cm); err != nil {
+		t.Fatal(err)
+	}
+	e.waitConfigMaps(elsewhere, map[string]string{"spread": "x"})
+
+	if err := e.c.Delete(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("widget: %w, want it gone", err)
+		}
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: elsewhere, Name: "spread"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("configmap: %w, want it deleted", err)
+		}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: roleName}, &rbacv1.ClusterRole{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("clusterrole: %w, want it deleted", err)
+		}
+		return nil
+	})
+}
+
+// TestOwnedChildMustStayInNamespace desires an owned child in another
+// namespace: refused with InvalidChildren.
+func TestOwnedChildMustStayInNamespace(t *testing.T) {
+	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: req.Object.Name}}}, nil
+	}
+	step := NewStep("away", desired, []Kind{Of(&corev1.ConfigMap{})})
+	e := start(t, reconciler(step), step.Watch)
+	e.create("away", 0, 0)
+	w := e.waitConditions("away", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
+	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "NewUnownedStep") {
+		t.Errorf("Ready message = %q, want it to point to NewUnownedStep", msg)
+	}
+}
+
+// TestGenerating builds a reconciler from one function that returns the
+// children and sets the status; when it fails, its status edits are
+// discarded and Ready says why.
+func TestGenerating(t *testing.T) {
+	generate := func(_ context.Context, w *testapi.Widget) ([]client.Object, error) {
+		w.Status.Result = w.Spec.Value * 10
+		if w.Spec.Divisor < 0 {
+			return nil, conditions.Terminal("NegativeDivisor", errors.New("divisor is negative"))
+		}
+		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gen"}, Data: map[string]string{"value": fmt.Sprint(w.Spec.Value)}}}, nil
+	}
+	r, step := Generating("gen", []Kind{Of(&corev1.ConfigMap{})}, generate)
+	e := start(t, r, step.Watch)
+	e.create("gen", 2, 0)
+	w := e.waitConditions("gen", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	if w.Status.Result != 20 {
+		t.Errorf("status.result = %d, want 20", w.Status.Result)
+	}
+	e.waitConfigMaps(e.ns, map[string]string{"gen": "2"})
+
+	e.setSpec("gen", 5, -1)
+	w = e.waitConditions("gen", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, "NegativeDivisor"}})
+	if w.Status.Result != 20 {
+		t.Errorf("status.result = %d after a failed call, want the earlier 20", w.Status.Result)
+	}
+	e.waitConfigMaps(e.ns, map[string]string{"gen": "2"})
+}

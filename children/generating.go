@@ -1,0 +1,36 @@
+package children
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+)
+
+// GenerateFunc returns the children that obj should have. It may also set
+// fields of obj's status (the engine saves them when they change); the
+// status edits of a call that returns an error are discarded.
+type GenerateFunc[T client.Object] func(ctx context.Context, obj T) ([]client.Object, error)
+
+// Generating returns a whole reconciler, named name, whose one step keeps
+// the children that generate returns, of the given kinds, owned by the
+// object: the shortcut for operators that are "object in, children and
+// status out". Register it with Watch and Complete:
+//
+//	r, step := children.Generating("web", kinds, generate)
+//	b := bosun.ControllerManagedBy[*v1.Web](mgr)
+//	if err := step.Watch(b); err != nil { ... }
+//	return b.Complete(r)
+func Generating[T client.Object](name string, kinds []Kind, generate GenerateFunc[T], opts ...Option) (*bosun.Reconciler[T], *Step[T]) {
+	step := NewStep(name, func(ctx context.Context, req *bosun.Request[T]) ([]client.Object, error) {
+		var objs []client.Object
+		err := bosun.RollbackStatus(req.Object, func() error {
+			var err error
+			objs, err = generate(ctx, req.Object)
+			return err
+		})
+		return objs, err
+	}, kinds, opts...)
+	return &bosun.Reconciler[T]{Name: name, Steps: []bosun.Step[T]{step}}, step
+}

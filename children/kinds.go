@@ -1,0 +1,125 @@
+package children
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// Kind declares a kind of child: the step prunes, watches and reports the
+// health of children of the declared kinds only.
+type Kind struct {
+	// Object is an empty object of the kind, such as &appsv1.Deployment{}.
+	// An *unstructured.Unstructured must carry its apiVersion and kind.
+	Object client.Object
+	// Readiness tells whether a child of the kind is ready. Nil means
+	// DefaultReadiness.
+	Readiness Readiness
+	// Condition is the type of the condition that reports the health of the
+	// children of the kind. Empty means the kind's name followed by
+	// "Ready", such as "DeploymentReady".
+	Condition string
+}
+
+// Of declares the kind of obj with the default readiness check and
+// condition type.
+func Of(obj client.Object) Kind { return Kind{Object: obj} }
+
+// ErrUndeclaredKind is wrapped by the error of a pass whose desired
+// children include an object of a kind the step does not declare.
+var ErrUndeclaredKind = errors.New("child of an undeclared kind")
+
+// kind is a declared Kind resolved against a scheme.
+type kind struct {
+	Kind
+	gvk       schema.GroupVersionKind
+	condition string
+	ready     Readiness
+}
+
+// resolve returns the kinds with their group, version and kind looked up in
+// scheme, or an error naming the first that cannot be.
+func resolve(kinds []Kind, scheme *runtime.Scheme) ([]kind, error) {
+	out := make([]kind, 0, len(kinds))
+	seen := map[schema.GroupVersionKind]bool{}
+	conds := map[string]bool{}
+	for i, k := range kinds {
+		if k.Object == nil || reflect.ValueOf(k.Object).IsNil() {
+			return nil, fmt.Errorf("kind %d has no object", i)
+		}
+		gvk, err := gvkOf(k.Object, scheme)
+		if err != nil {
+			return nil, fmt.Errorf("kind %d: %w", i, err)
+		}
+		if seen[gvk] {
+			return nil, fmt.Errorf("kind %s is declared twice", gvk.Kind)
+		}
+		seen[gvk] = true
+		r := kind{Kind: k, gvk: gvk, condition: k.Condition, ready: k.Readiness}
+		if r.condition == "" {
+			r.condition = gvk.Kind + "Ready"
+		}
+		if conds[r.condition] {
+			return nil, fmt.Errorf("kinds share the condition type %q", r.condition)
+		}
+		conds[r.condition] = true
+		if r.ready == nil {
+			r.ready = DefaultReadiness
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// gvkOf returns the group, version and kind of obj: from its type
+// information if it is unstructured, else from scheme.
+func gvkOf(obj runtime.Object, scheme *runtime.Scheme) (schema.GroupVersionKind, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		gvk := u.GroupVersionKind()
+		if gvk.Kind == "" || gvk.Version == "" {
+			return gvk, errors.New("unstructured object without apiVersion and kind")
+		}
+		return gvk, nil
+	}
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return gvk, fmt.Errorf("looking up the kind of %T: %w", obj, err)
+	}
+	return gvk, nil
+}
+
+// newObject returns an empty object of k's type, to read a live child
+// into.
+func (k kind) newObject() client.Object {
+	if _, ok := k.Object.(*unstructured.Unstructured); ok {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(k.gvk)
+		return u
+	}
+	return reflect.New(reflect.TypeOf(k.Object).Elem()).Interface().(client.Object)
+}
+
+// newList returns an empty list of k's type.
+func (k kind) newList(scheme *runtime.Scheme) (client.ObjectList, error) {
+	listGVK := k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List")
+	if _, ok := k.Object.(*unstructured.Unstructured); ok {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(listGVK)
+		return l, nil
+	}
+	obj, err := scheme.New(listGVK)
+	if err != nil {
+		return nil, fmt.Errorf("making a list of %s: %w", k.gvk.Kind, err)
+	}
+	l, ok := obj.(client.ObjectList)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a list", obj)
+	}
+	return l, nil
+}

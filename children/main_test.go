@@ -1,0 +1,216 @@
+package children
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// shared is the control plane, with the Widget CRD installed, that the
+// envtest tests of this package share.
+var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+	scheme := controlplane.NewScheme()
+	if err := testapi.AddToScheme(scheme); err != nil {
+		return controlplane.Options{}, err
+	}
+	crd, err := testapi.CRD()
+	if err != nil {
+		return controlplane.Options{}, err
+	}
+	return controlplane.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}, nil
+}}
+
+func TestMain(m *testing.M) { shared.Main(m) }
+
+// finalizer is the finalizer of the test reconcilers with unowned children.
+const finalizer = "children.test.bosun.dev/cleanup"
+
+// env is what an envtest test works with.
+type env struct {
+	t      *testing.T
+	c      client.Client
+	ns     string
+	writes *bosuntest.WriteCounter
+	logs   *bosuntest.LogRecorder
+}
+
+// reconciler returns a reconciler of Widgets with step as its only step,
+// and the finalizer if the step cleans up.
+func reconciler(step bosun.Step[*testapi.Widget]) *bosun.Reconciler[*testapi.Widget] {
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "widget-children", Steps: []bosun.Step[*testapi.Widget]{step}}
+	if _, ok := step.(bosun.Cleaner[*testapi.Widget]); ok {
+		r.Finalizer = finalizer
+	}
+	return r
+}
+
+// start runs r over the Widgets of a new namespace, with the watches that
+// watch registers.
+func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch func(*bosun.Builder[*testapi.Widget]) error) *env {
+	t.Helper()
+	cp := shared.ControlPlane(t)
+	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}}
+	inNamespace := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == e.ns }))
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		mgr = bosuntest.ManagerWithClient(mgr, e.writes.Wrap(mgr.GetClient()))
+		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
+		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, inNamespace)
+		if err := watch(b); err != nil {
+			return err
+		}
+		return b.Complete(r)
+	})
+	return e
+}
+
+// create makes a Widget in the test's namespace.
+func (e *env) create(name string, value, divisor int64) *testapi.Widget {
+	e.t.Helper()
+	w := &testapi.Widget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+		Spec:       testapi.WidgetSpec{Value: value, Divisor: divisor},
+	}
+	if err := e.c.Create(e.t.Context(), w); err != nil {
+		e.t.Fatalf("creating widget %s: %v", name, err)
+	}
+	return w
+}
+
+// setSpec changes the spec of the Widget name.
+func (e *env) setSpec(name string, value, divisor int64) {
+	e.t.Helper()
+	w := &testapi.Widget{}
+	if err := e.c.Get(e.t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, w); err != nil {
+		e.t.Fatalf("reading widget %s: %v", name, err)
+	}
+	base := w.DeepCopy()
+	w.Spec.Value, w.Spec.Divisor = value, divisor
+	if err := e.c.Patch(e.t.Context(), w, client.MergeFrom(base)); err != nil {
+		e.t.Fatalf("patching widget %s: %v", name, err)
+	}
+}
+
+// cond is a condition by the fields the tests check.
+type cond struct {
+	Status metav1.ConditionStatus
+	Reason string
+}
+
+// waitConditions waits until the Widget name has the conditions want for
+// its current generation, and returns it.
+func (e *env) waitConditions(name string, want map[string]cond) *testapi.Widget {
+	e.t.Helper()
+	w := &testapi.Widget{}
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, w); err != nil {
+			return err
+		}
+		for typ, c := range want {
+			got := conditions.Find(w.Status.Conditions, typ)
+			switch {
+			case got == nil:
+				return errors.New("no " + typ + " condition")
+			case got.Status != c.Status || got.Reason != c.Reason:
+				return fmt.Errorf("%s is %s/%s (%q), want %s/%s", typ, got.Status, got.Reason, got.Message, c.Status, c.Reason)
+			case got.ObservedGeneration != w.Generation:
+				return fmt.Errorf("%s is for generation %d, want %d", typ, got.ObservedGeneration, w.Generation)
+			}
+		}
+		return nil
+	}, bosuntest.Timeout(30*time.Second))
+	return w
+}
+
+// configMaps returns the names and "value" data of the ConfigMaps in the
+// test's namespace that carry the set label.
+func (e *env) configMaps(ns string) map[string]string {
+	e.t.Helper()
+	var list corev1.ConfigMapList
+	if err := e.c.List(e.t.Context(), &list, client.InNamespace(ns), client.HasLabels{LabelSet}); err != nil {
+		e.t.Fatalf("listing configmaps: %v", err)
+	}
+	out := map[string]string{}
+	for _, cm := range list.Items {
+		if cm.DeletionTimestamp.IsZero() {
+			out[cm.Name] = cm.Data["value"]
+		}
+	}
+	return out
+}
+
+// waitConfigMaps waits until configMaps(ns) is want.
+func (e *env) waitConfigMaps(ns string, want map[string]string) {
+	e.t.Helper()
+	bosuntest.Eventually(e.t, func(context.Context) error {
+		got := e.configMaps(ns)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("configmaps = %v, want %v", got, want)
+		}
+		return nil
+	}, bosuntest.Timeout(30*time.Second))
+}
+
+// webApp is the desired set of the tests: Value ConfigMaps "cm-<i>" with
+// data value=<Value>, and, when Divisor is not zero, a Deployment "web"
+// with Divisor replicas and a Service "web".
+func webApp(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	w := req.Object
+	var objs []client.Object
+	for i := range w.Spec.Value {
+		objs = append(objs, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "cm-" + strconv.FormatInt(i, 10)},
+			Data:       map[string]string{"value": strconv.FormatInt(w.Spec.Value, 10)},
+		})
+	}
+	if w.Spec.Divisor != 0 {
+		labels := map[string]string{"app": w.Name}
+		objs = append(objs,
+			&appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: "web"},
+				Spec: appsv1.DeploymentSpec{
+					Replicas: ptr.To(int32(w.Spec.Divisor)),
+					Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{
+							Name: "web", Image: "registry.example/web:1",
+							Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+						}}},
+					},
+				},
+			},
+			&corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "web"},
+				Spec: corev1.ServiceSpec{
+					Selector: labels,
+					Ports:    []corev1.ServicePort{{Name: "http", Port: 80}},
+				},
+			},
+		)
+	}
+	return objs, nil
+}
+
+// webKinds are the kinds of webApp.
+func webKinds() []Kind {
+	return []Kind{Of(&corev1.ConfigMap{}), Of(&appsv1.Deployment{}), Of(&corev1.Service{})}
+}

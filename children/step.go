@@ -1,0 +1,673 @@
+package children
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
+)
+
+// Labels and annotations the step puts on children.
+const (
+	// LabelSet holds the name of the set (the step's name) a child
+	// belongs to.
+	LabelSet = "bosun.dev/set"
+	// LabelOwner holds the UID of the parent whose set a child belongs
+	// to.
+	LabelOwner = "bosun.dev/owner"
+	// AnnotationHash holds the hash of the desired child last applied.
+	AnnotationHash = "bosun.dev/applied-hash"
+	// AnnotationPrune set to "false" on a child keeps it when it is no
+	// longer desired: the step leaves it alone instead of deleting it.
+	AnnotationPrune = "bosun.dev/prune"
+	// AnnotationOwnerNamespace and AnnotationOwnerName hold the key of the
+	// parent of an unowned child (see NewUnownedStep).
+	AnnotationOwnerNamespace = "bosun.dev/owner-namespace"
+	// AnnotationOwnerName: see AnnotationOwnerNamespace.
+	AnnotationOwnerName = "bosun.dev/owner-name"
+)
+
+// Reasons of the conditions and errors of the step.
+const (
+	// ReasonReady is the reason of a True kind condition.
+	ReasonReady = "Ready"
+	// ReasonNotReady is the reason of a False kind condition.
+	ReasonNotReady = "NotReady"
+	// ReasonInvalidChildren is the reason of a pass whose desired children
+	// cannot be applied as they are (undeclared kind, duplicate, a
+	// namespace the step may not use).
+	ReasonInvalidChildren = "InvalidChildren"
+	// ReasonChildConflict is the reason of a pass that found a desired
+	// child controlled by another object.
+	ReasonChildConflict = "ChildConflict"
+	// ReasonApplyFailed is the reason of a pass whose apply or delete of a
+	// child failed.
+	ReasonApplyFailed = "ApplyFailed"
+)
+
+// EventChildrenChanged is the reason of the event a pass records when it
+// created, updated or deleted children.
+const EventChildrenChanged = "ChildrenChanged"
+
+// DefaultCleanupInterval is how soon the Cleanup of an unowned step looks
+// again after deleting children, until none is left.
+const DefaultCleanupInterval = time.Second
+
+// DesiredFunc returns the children that the object of req should have.
+// Children without a namespace go to the parent's; names are required.
+type DesiredFunc[T client.Object] func(ctx context.Context, req *bosun.Request[T]) ([]client.Object, error)
+
+// Option configures a step.
+type Option func(*config)
+
+type config struct {
+	fieldOwner string
+	cleanup    time.Duration
+}
+
+// WithFieldOwner sets the field manager of the step's server-side applies.
+// The default is the reconciler's name (bosun.Request.Controller).
+func WithFieldOwner(name string) Option { return func(c *config) { c.fieldOwner = name } }
+
+// WithCleanupInterval sets how soon the Cleanup of an unowned step looks
+// again after deleting children (default DefaultCleanupInterval).
+func WithCleanupInterval(d time.Duration) Option { return func(c *config) { c.cleanup = d } }
+
+// Step is the bosun step that makes the children of T match a desired set.
+// Make one with NewStep.
+type Step[T client.Object] struct {
+	name     string
+	desired  DesiredFunc[T]
+	declared []Kind
+	cfg      config
+	unowned  bool
+	conds    bool
+
+	mu       sync.Mutex
+	scheme   *runtime.Scheme
+	resolved []kind
+}
+
+var (
+	_ bosun.Step[client.Object]    = (*Step[client.Object])(nil)
+	_ bosun.Named                  = (*Step[client.Object])(nil)
+	_ bosun.ConditionOwner         = (*Step[client.Object])(nil)
+	_ bosun.Cleaner[client.Object] = (*UnownedStep[client.Object])(nil)
+)
+
+// NewStep returns a step named name, which is also the name of the set
+// (LabelSet), that keeps the children desired returns, of the given kinds,
+// in the parent's namespace and owned by it. A parent whose type has
+// conditions gets one per kind.
+func NewStep[T client.Object](name string, desired DesiredFunc[T], kinds []Kind, opts ...Option) *Step[T] {
+	s := &Step[T]{name: name, desired: desired, declared: kinds, cfg: config{cleanup: DefaultCleanupInterval}}
+	for _, o := range opts {
+		o(&s.cfg)
+	}
+	_, s.conds = reflect.New(reflect.TypeFor[T]().Elem()).Interface().(conditions.Object)
+	return s
+}
+
+// UnownedStep is a Step for children in any namespace, or cluster-scoped,
+// that carry no owner reference: the step deletes them in Cleanup. Make
+// one with NewUnownedStep; its reconciler needs a finalizer.
+type UnownedStep[T client.Object] struct {
+	*Step[T]
+}
+
+// NewUnownedStep is NewStep for children in other namespaces than the
+// parent's or cluster-scoped: they get the parent's key in
+// AnnotationOwnerNamespace and AnnotationOwnerName instead of an owner
+// reference, and Cleanup deletes them (but those annotated AnnotationPrune
+// "false") before the parent goes.
+func NewUnownedStep[T client.Object](name string, desired DesiredFunc[T], kinds []Kind, opts ...Option) *UnownedStep[T] {
+	s := NewStep(name, desired, kinds, opts...)
+	s.unowned = true
+	return &UnownedStep[T]{Step: s}
+}
+
+// Name returns the step's name, which is also the set's.
+func (s *Step[T]) Name() string { return s.name }
+
+// Conditions returns the condition type of each declared kind, when T has
+// conditions.
+func (s *Step[T]) Conditions() []string {
+	if !s.conds {
+		return nil
+	}
+	out := make([]string, 0, len(s.declared))
+	for _, k := range s.declared {
+		out = append(out, conditionType(k))
+	}
+	return out
+}
+
+// conditionType returns the condition type of k without a scheme: the
+// declared one, else the kind of an unstructured object or the Go type's
+// name, followed by "Ready".
+func conditionType(k Kind) string {
+	if k.Condition != "" {
+		return k.Condition
+	}
+	if k.Object == nil || reflect.ValueOf(k.Object).IsNil() {
+		return "Ready"
+	}
+	if u, ok := k.Object.(*unstructured.Unstructured); ok {
+		return u.GetKind() + "Ready"
+	}
+	return reflect.TypeOf(k.Object).Elem().Name() + "Ready"
+}
+
+// kinds returns the declared kinds resolved against scheme, once per
+// scheme.
+func (s *Step[T]) kinds(scheme *runtime.Scheme) ([]kind, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scheme == scheme && s.resolved != nil {
+		return s.resolved, nil
+	}
+	ks, err := resolve(s.declared, scheme)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ks {
+		ks[i].condition = conditionType(ks[i].Kind)
+	}
+	s.scheme, s.resolved = scheme, ks
+	return ks, nil
+}
+
+// Watch registers the declared kinds with b: Owns for owned children, for
+// unowned ones a watch that maps a child's owner annotations back to its
+// parent. It fails when a kind is not in the manager's scheme.
+func (s *Step[T]) Watch(b *bosun.Builder[T]) error {
+	ks, err := s.kinds(b.Manager().GetScheme())
+	if err != nil {
+		return fmt.Errorf("children step %q: %w", s.name, err)
+	}
+	for _, k := range ks {
+		if s.unowned {
+			b.Watches(k.Object, s.ownerHandler())
+		} else {
+			b.Owns(k.Object)
+		}
+	}
+	return nil
+}
+
+// ownerHandler enqueues the parent named by the owner annotations of a
+// child of this set.
+func (s *Step[T]) ownerHandler() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
+		if obj.GetLabels()[LabelSet] != s.name {
+			return nil
+		}
+		ann := obj.GetAnnotations()
+		name := ann[AnnotationOwnerName]
+		if name == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ann[AnnotationOwnerNamespace], Name: name}}}
+	})
+}
+
+// Ref names a child in a Plan.
+type Ref struct {
+	// Kind is the child's kind, such as "ConfigMap".
+	Kind string
+	// Namespace is empty for a cluster-scoped child.
+	Namespace string
+	// Name is the child's name.
+	Name string
+}
+
+// String returns "Kind namespace/name", or "Kind name" without a namespace.
+func (r Ref) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// Plan is what a pass does to the children: the desired ones that are
+// missing (Create) or differ from the live ones (Update), and the members
+// of the set that are no longer desired (Delete). Each list is sorted.
+type Plan struct {
+	Create []Ref
+	Update []Ref
+	Delete []Ref
+}
+
+// Empty reports whether the plan changes nothing.
+func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) == 0 }
+
+// child is one desired child in a pass.
+type child struct {
+	kind    *kind
+	ref     Ref
+	applied *unstructured.Unstructured // the form to apply, stamped
+	live    client.Object              // nil when missing
+	change  bool
+}
+
+// pass is what a pass works out before it changes anything.
+type pass struct {
+	children []*child
+	prune    []client.Object
+	keep     []Ref
+	plan     Plan
+}
+
+// Plan works out what Do would do for req, reading from the cache, and
+// does nothing: a dry run.
+func (s *Step[T]) Plan(ctx context.Context, req *bosun.Request[T]) (Plan, error) {
+	p, err := s.prepare(ctx, req)
+	if err != nil {
+		return Plan{}, err
+	}
+	return p.plan, nil
+}
+
+// Do applies the desired children that are missing or differ, deletes the
+// members no longer desired, and reports each kind's health.
+func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
+	p, err := s.prepare(ctx, req)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	owner := s.cfg.fieldOwner
+	if owner == "" {
+		owner = req.Controller
+	}
+	if owner == "" {
+		owner = "bosun"
+	}
+	for _, c := range p.children {
+		if !c.change {
+			continue
+		}
+		u := c.applied.DeepCopy()
+		if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership); err != nil {
+			return ctrl.Result{}, conditions.Warning(ReasonApplyFailed, fmt.Errorf("applying %s: %w", c.ref, err))
+		}
+		live, err := typed(u, c.kind)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		c.live = live
+		req.Log.V(1).Info("applied child", "child", c.ref.String())
+	}
+	for _, obj := range p.prune {
+		if err := deleteChild(ctx, req.Client, obj); err != nil {
+			return ctrl.Result{}, conditions.Warning(ReasonApplyFailed, err)
+		}
+		req.Log.V(1).Info("pruned child", "child", refOf(obj).String())
+	}
+	for _, r := range p.keep {
+		req.Log.V(1).Info("keeping a child no longer desired", "child", r.String(), "annotation", AnnotationPrune)
+	}
+	if !p.plan.Empty() {
+		req.Log.Info("children changed", "set", s.name, "created", len(p.plan.Create), "updated", len(p.plan.Update), "deleted", len(p.plan.Delete))
+		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, EventChildrenChanged, "Apply",
+			"set %s: created %d, updated %d, deleted %d", s.name, len(p.plan.Create), len(p.plan.Update), len(p.plan.Delete))
+	}
+	s.report(req, p)
+	return ctrl.Result{}, nil
+}
+
+// Cleanup deletes the unowned children of the set, except those annotated
+// AnnotationPrune "false", and looks again until none is left.
+func (s *UnownedStep[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
+	ks, err := s.kinds(req.Client.Scheme())
+	if err != nil {
+		return ctrl.Result{}, conditions.Terminal(ReasonInvalidChildren, err)
+	}
+	left := 0
+	for i := range ks {
+		members, err := s.members(ctx, req, &ks[i])
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		for _, m := range members {
+			if m.GetAnnotations()[AnnotationPrune] == "false" {
+				continue
+			}
+			left++
+			if !m.GetDeletionTimestamp().IsZero() {
+				continue
+			}
+			if err := deleteChild(ctx, req.Client, m); err != nil {
+				return ctrl.Result{}, err
+			}
+			req.Log.V(1).Info("deleted child", "child", refOf(m).String())
+		}
+	}
+	if left > 0 {
+		return ctrl.Result{RequeueAfter: s.cfg.cleanup}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// prepare reads the desired children, stamps them, compares them with the
+// live ones and finds the members to prune.
+func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, error) {
+	scheme := req.Client.Scheme()
+	ks, err := s.kinds(scheme)
+	if err != nil {
+		return nil, conditions.Terminal(ReasonInvalidChildren, err)
+	}
+	desired, err := s.desired(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("computing the desired children: %w", err)
+	}
+	parent := req.Object
+	parentGVK, err := apiutil.GVKForObject(parent, scheme)
+	if err != nil {
+		return nil, fmt.Errorf("looking up the parent's kind: %w", err)
+	}
+	p := &pass{}
+	wanted := map[string]bool{}
+	for i, obj := range desired {
+		c, err := s.stamp(req, obj, i, ks, parentGVK)
+		if err != nil {
+			return nil, err
+		}
+		id := c.kind.gvk.String() + " " + c.ref.Namespace + "/" + c.ref.Name
+		if wanted[id] {
+			return nil, conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
+		}
+		wanted[id] = true
+		if err := s.compare(ctx, req, c); err != nil {
+			return nil, err
+		}
+		p.children = append(p.children, c)
+		switch {
+		case c.live == nil:
+			p.plan.Create = append(p.plan.Create, c.ref)
+		case c.change:
+			p.plan.Update = append(p.plan.Update, c.ref)
+		}
+	}
+	for i := range ks {
+		members, err := s.members(ctx, req, &ks[i])
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range members {
+			if wanted[ks[i].gvk.String()+" "+m.GetNamespace()+"/"+m.GetName()] || !m.GetDeletionTimestamp().IsZero() {
+				continue
+			}
+			if m.GetAnnotations()[AnnotationPrune] == "false" {
+				p.keep = append(p.keep, refOf(m))
+				continue
+			}
+			p.prune = append(p.prune, m)
+			p.plan.Delete = append(p.plan.Delete, refOf(m))
+		}
+	}
+	for _, l := range []*[]Ref{&p.plan.Create, &p.plan.Update, &p.plan.Delete} {
+		sort.Slice(*l, func(i, j int) bool { return (*l)[i].String() < (*l)[j].String() })
+	}
+	return p, nil
+}
+
+// stamp checks the desired child obj (the i-th) and returns it in the form
+// to apply: its namespace filled in, the set's labels, the owner reference
+// or annotations, and the hash.
+func (s *Step[T]) stamp(req *bosun.Request[T], obj client.Object, i int, ks []kind, parentGVK schema.GroupVersionKind) (*child, error) {
+	invalid := func(format string, args ...any) error {
+		return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf(format, args...))
+	}
+	if obj == nil || reflect.ValueOf(obj).IsNil() {
+		return nil, invalid("desired child %d is nil", i)
+	}
+	scheme := req.Client.Scheme()
+	gvk, err := gvkOf(obj, scheme)
+	if err != nil {
+		return nil, invalid("desired child %d: %w", i, err)
+	}
+	var k *kind
+	for j := range ks {
+		if ks[j].gvk == gvk {
+			k = &ks[j]
+		}
+	}
+	if k == nil {
+		return nil, invalid("desired child %s %q: %w", gvk.Kind, obj.GetName(), ErrUndeclaredKind)
+	}
+	if obj.GetName() == "" {
+		return nil, invalid("desired child %d (%s) has no name", i, gvk.Kind)
+	}
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return nil, invalid("desired child %s %q: %w", gvk.Kind, obj.GetName(), err)
+	}
+	u.SetGroupVersionKind(gvk)
+	namespaced, err := req.Client.IsObjectNamespaced(u)
+	if err != nil {
+		return nil, fmt.Errorf("looking up the scope of %s: %w", gvk.Kind, err)
+	}
+	parent := req.Object
+	switch {
+	case !namespaced:
+		u.SetNamespace("")
+	case u.GetNamespace() == "":
+		if parent.GetNamespace() == "" {
+			return nil, invalid("desired child %s %q needs a namespace: the parent is cluster-scoped", gvk.Kind, u.GetName())
+		}
+		u.SetNamespace(parent.GetNamespace())
+	}
+	ref := Ref{Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelSet] = s.name
+	labels[LabelOwner] = string(parent.GetUID())
+	u.SetLabels(labels)
+	if s.unowned {
+		ann := u.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[AnnotationOwnerNamespace] = parent.GetNamespace()
+		ann[AnnotationOwnerName] = parent.GetName()
+		u.SetAnnotations(ann)
+	} else {
+		if parent.GetNamespace() != "" && ref.Namespace != parent.GetNamespace() {
+			where := "cluster-scoped"
+			if ref.Namespace != "" {
+				where = "in namespace " + ref.Namespace
+			}
+			return nil, invalid("desired child %s is %s, and an owned child must be in the parent's namespace (use NewUnownedStep)", ref, where)
+		}
+		u.SetOwnerReferences([]metav1.OwnerReference{{
+			APIVersion:         parentGVK.GroupVersion().String(),
+			Kind:               parentGVK.Kind,
+			Name:               parent.GetName(),
+			UID:                parent.GetUID(),
+			Controller:         ptr.To(true),
+			BlockOwnerDeletion: ptr.To(true),
+		}})
+	}
+	hash, err := hashOf(u)
+	if err != nil {
+		return nil, err
+	}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AnnotationHash] = hash
+	u.SetAnnotations(ann)
+	return &child{kind: k, ref: ref, applied: u}, nil
+}
+
+// compare reads the live child from the cache and decides whether it must
+// be applied.
+func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child) error {
+	live := c.kind.newObject()
+	err := req.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, live)
+	if apierrors.IsNotFound(err) {
+		c.change = true
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", c.ref, err)
+	}
+	if ctl := metav1.GetControllerOf(live); ctl != nil && ctl.UID != req.Object.GetUID() {
+		return conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and is controlled by %s %s", c.ref, ctl.Kind, ctl.Name))
+	}
+	if l := live.GetLabels(); l[LabelSet] != "" && (l[LabelSet] != s.name || l[LabelOwner] != string(req.Object.GetUID())) {
+		return conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and belongs to set %q of another object", c.ref, l[LabelSet]))
+	}
+	c.live = live
+	lu, err := liveUnstructured(live)
+	if err != nil {
+		return err
+	}
+	c.change = !upToDate(c.applied, lu)
+	return nil
+}
+
+// members lists, from the cache, the children of kind k that carry the
+// set's labels for the parent of req.
+func (s *Step[T]) members(ctx context.Context, req *bosun.Request[T], k *kind) ([]client.Object, error) {
+	list, err := k.newList(req.Client.Scheme())
+	if err != nil {
+		return nil, err
+	}
+	opts := []client.ListOption{client.MatchingLabels{LabelSet: s.name, LabelOwner: string(req.Object.GetUID())}}
+	if !s.unowned && req.Object.GetNamespace() != "" {
+		opts = append(opts, client.InNamespace(req.Object.GetNamespace()))
+	}
+	if err := req.Client.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("listing the %s children: %w", k.gvk.Kind, err)
+	}
+	items, err := apimeta.ExtractList(list)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s children: %w", k.gvk.Kind, err)
+	}
+	out := make([]client.Object, 0, len(items))
+	for _, it := range items {
+		obj, ok := it.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("a %s list item of type %T is not an object", k.gvk.Kind, it)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// report sets the condition of each declared kind from the readiness of
+// its desired children.
+func (s *Step[T]) report(req *bosun.Request[T], p *pass) {
+	co, ok := any(req.Object).(conditions.Object)
+	if !ok {
+		return
+	}
+	ks, _ := s.kinds(req.Client.Scheme())
+	conds := co.GetConditions()
+	now := metav1.Now()
+	for i := range ks {
+		k := &ks[i]
+		var notReady []string
+		total := 0
+		for _, c := range p.children {
+			if c.kind.gvk != k.gvk {
+				continue
+			}
+			total++
+			if c.live == nil {
+				notReady = append(notReady, c.ref.Name+": not created")
+				continue
+			}
+			if ready, msg := k.ready.Ready(c.live); !ready {
+				if msg == "" {
+					msg = "not ready"
+				}
+				notReady = append(notReady, c.ref.Name+": "+msg)
+			}
+		}
+		cond := metav1.Condition{Type: k.condition, Status: metav1.ConditionTrue, Reason: ReasonReady, ObservedGeneration: req.Object.GetGeneration()}
+		switch {
+		case len(notReady) > 0:
+			sort.Strings(notReady)
+			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotReady
+			cond.Message = fmt.Sprintf("%d of %d %s not ready: %s", len(notReady), total, k.gvk.Kind, strings.Join(notReady, "; "))
+		case total == 0:
+			cond.Message = "no " + k.gvk.Kind + " desired"
+		default:
+			cond.Message = fmt.Sprintf("%d %s ready", total, k.gvk.Kind)
+		}
+		conditions.Set(&conds, cond, now)
+	}
+	co.SetConditions(conds)
+}
+
+// deleteChild deletes obj, in the background, if it is still the object
+// that was read; a child already gone is fine.
+func deleteChild(ctx context.Context, c client.Client, obj client.Object) error {
+	uid := obj.GetUID()
+	err := c.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s: %w", refOf(obj), err)
+	}
+	return nil
+}
+
+// refOf returns the Ref of a live object.
+func refOf(obj client.Object) Ref {
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		kind = reflect.TypeOf(obj).Elem().Name()
+	}
+	return Ref{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// liveUnstructured returns the live object in unstructured form, for
+// comparison.
+func liveUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// typed returns the applied object u as k's type, for readiness checks.
+func typed(u *unstructured.Unstructured, k *kind) (client.Object, error) {
+	obj := k.newObject()
+	if ou, ok := obj.(*unstructured.Unstructured); ok {
+		ou.Object = u.Object
+		return ou, nil
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil, fmt.Errorf("converting the applied %s: %w", u.GetKind(), err)
+	}
+	return obj, nil
+}

@@ -1,0 +1,194 @@
+package children
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+func TestCovers(t *testing.T) {
+	tests := []struct {
+		name          string
+		desired, live any
+		want          bool
+	}{
+		{"equal strings", "a", "a", true},
+		{"different strings", "a", "b", false},
+		{"empty string is unset", "", "defaulted", true},
+		{"zero int is unset", int64(0), int64(80), true},
+		{"ints", int64(3), int64(3), true},
+		{"int against float", int64(3), float64(3), true},
+		{"different ints", int64(3), int64(4), false},
+		{"false is unset", false, true, true},
+		{"true needs true", true, false, false},
+		{"null is unset", nil, "x", true},
+		{"quantities", "1000m", "1", true},
+		{"different quantities", "1", "2", false},
+		{"extra live keys", map[string]any{"a": "1"}, map[string]any{"a": "1", "b": "2"}, true},
+		{"missing live key", map[string]any{"a": "1"}, map[string]any{"b": "2"}, false},
+		{"removed label", map[string]any{"labels": map[string]any{"x": "y"}}, map[string]any{"labels": map[string]any{}}, false},
+		{"list in any order", []any{"a", "b"}, []any{"b", "a"}, true},
+		{"list with extra live elements", []any{map[string]any{"uid": "1"}}, []any{map[string]any{"uid": "2"}, map[string]any{"uid": "1", "kind": "X"}}, true},
+		{"list element missing", []any{"a", "c"}, []any{"a", "b"}, false},
+		{"empty list is unset", []any{}, nil, true},
+		{"list against scalar", []any{"a"}, "a", false},
+		{"map against scalar", map[string]any{"a": "1"}, "a", false},
+		{"type mismatch", "3", int64(3), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := covers(tt.desired, tt.live); got != tt.want {
+				t.Errorf("covers(%v, %v) = %t, want %t", tt.desired, tt.live, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHashIgnoresItselfAndOrder(t *testing.T) {
+	a := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "x", "labels": map[string]any{"a": "1", "b": "2"}},
+		"data":     map[string]any{"k": "v"},
+	}}
+	b := a.DeepCopy()
+	b.SetLabels(map[string]string{"b": "2", "a": "1"})
+	b.SetAnnotations(map[string]string{AnnotationHash: "old"})
+	ha, err := hashOf(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := hashOf(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ha != hb {
+		t.Errorf("hashes differ for the same object: %s and %s", ha, hb)
+	}
+	c := a.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "data", "k")
+	hc, err := hashOf(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc == ha {
+		t.Errorf("removing a field left the hash %s unchanged", ha)
+	}
+}
+
+func TestToUnstructuredDropsServerFields(t *testing.T) {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "x", ResourceVersion: "7", UID: "u", Generation: 2, CreationTimestamp: metav1.Now()},
+		Data:       map[string]string{"k": "v"},
+	}
+	u, err := toUnstructured(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"metadata": map[string]any{"name": "x"}, "data": map[string]any{"k": "v"}}
+	if diff := cmp.Diff(want, u.Object); diff != "" {
+		t.Errorf("applied form (-want +got):\n%s", diff)
+	}
+}
+
+func TestDefaultReadiness(t *testing.T) {
+	tests := []struct {
+		name string
+		obj  client.Object
+		want bool
+	}{
+		{"deployment available", &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Generation: 2},
+			Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)},
+			Status:     appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 2, AvailableReplicas: 2},
+		}, true},
+		{"deployment not seen", &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Generation: 3},
+			Status:     appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 1, AvailableReplicas: 1},
+		}, false},
+		{"deployment short of replicas", &appsv1.Deployment{
+			Spec:   appsv1.DeploymentSpec{Replicas: ptr.To[int32](3)},
+			Status: appsv1.DeploymentStatus{UpdatedReplicas: 3, AvailableReplicas: 2},
+		}, false},
+		{"statefulset ready", &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{ReadyReplicas: 1, CurrentRevision: "r1", UpdateRevision: "r1"}}, true},
+		{"statefulset rolling", &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{ReadyReplicas: 1, CurrentRevision: "r1", UpdateRevision: "r2"}}, false},
+		{"daemonset short", &appsv1.DaemonSet{Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 3, UpdatedNumberScheduled: 3, NumberAvailable: 2}}, false},
+		{"job complete", &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}}, true},
+		{"job failed", &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}}}, false},
+		{"job running", &batchv1.Job{}, false},
+		{"cluster ip service", &corev1.Service{}, true},
+		{"load balancer without address", &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}, false},
+		{"pvc pending", &corev1.PersistentVolumeClaim{Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}}, false},
+		{"pod ready", &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}, true},
+		{"configmap present", &corev1.ConfigMap{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, msg := DefaultReadiness.Ready(tt.obj)
+			if got != tt.want {
+				t.Errorf("ready = %t (%q), want %t", got, msg, tt.want)
+			}
+			if !got && msg == "" {
+				t.Error("not ready without a message")
+			}
+		})
+	}
+}
+
+func TestConditions(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("example.com/v1")
+	u.SetKind("Gadget")
+	s := NewStep[*testapi.Widget]("s", nil, []Kind{
+		Of(&appsv1.Deployment{}),
+		{Object: &corev1.ConfigMap{}, Condition: "ConfigReady"},
+		Of(u),
+	})
+	if diff := cmp.Diff([]string{"DeploymentReady", "ConfigReady", "GadgetReady"}, s.Conditions()); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+	if got := NewStep[*corev1.ConfigMap]("s", nil, []Kind{Of(&corev1.Secret{})}).Conditions(); got != nil {
+		t.Errorf("a parent without conditions gets conditions %v", got)
+	}
+}
+
+func TestResolveRejects(t *testing.T) {
+	scheme := testScheme(t)
+	tests := []struct {
+		name  string
+		kinds []Kind
+	}{
+		{"nil object", []Kind{{}}},
+		{"twice", []Kind{Of(&corev1.ConfigMap{}), Of(&corev1.ConfigMap{})}},
+		{"not in scheme", []Kind{Of(&testapi.Widget{})}},
+		{"shared condition", []Kind{{Object: &corev1.ConfigMap{}, Condition: "X"}, {Object: &corev1.Secret{}, Condition: "X"}}},
+		{"unstructured without kind", []Kind{Of(&unstructured.Unstructured{})}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := resolve(tt.kinds, scheme); err == nil {
+				t.Error("resolve accepted the kinds")
+			}
+		})
+	}
+}
+
+// testScheme returns a scheme with the built-in kinds only.
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
