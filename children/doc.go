@@ -21,8 +21,10 @@
 //     Readiness check, which the engine summarises into Ready.
 //
 // A parent whose children are all up to date costs reads from the cache and
-// no write at all. Plan returns what a pass would do (create, update,
-// delete) without doing it: a dry run.
+// no write at all. A pass that runs before the cache shows the step's own
+// latest applies and deletes (for CacheGrace) does not repeat them: it
+// looks again after CacheRetry. Plan returns what a pass would do (create,
+// update, delete) without doing it: a dry run.
 //
 // Children live in the parent's namespace and are garbage-collected with it
 // through their owner references. NewUnownedStep is the opt-in for

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
@@ -57,6 +58,11 @@ func TestChildrenLifecycle(t *testing.T) {
 	}
 	e.waitConditions("shop", notAvailable)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "3", "cm-1": "3", "cm-2": "3"})
+	// The first passes write each child once and the status once.
+	wantWrites := map[string]int{"apply ConfigMap": 3, "apply Deployment": 1, "apply Service": 1, "patch status Widget": 1}
+	if diff := cmp.Diff(wantWrites, e.writes.Counts()); diff != "" {
+		t.Errorf("writes to converge (-want +got):\n%s", diff)
+	}
 	var cm corev1.ConfigMap
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "cm-0"}, &cm); err != nil {
 		t.Fatalf("reading cm-0: %v", err)
@@ -375,4 +381,37 @@ func TestGenerating(t *testing.T) {
 		t.Errorf("status.result = %d after a failed call, want the earlier 20", w.Status.Result)
 	}
 	e.waitConfigMaps(e.ns, map[string]string{"gen": "2"})
+}
+
+// blindReads hides ConfigMaps from the reads of the client it wraps until
+// the time in until, like a cache that lags behind the writes.
+func blindReads(c client.Client, until *time.Time) client.Client {
+	return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok && time.Now().Before(*until) {
+				return apierrors.NewNotFound(corev1.Resource("configmaps"), key.Name)
+			}
+			return cl.Get(ctx, key, obj, opts...)
+		},
+	})
+}
+
+// TestLaggingCache runs the step on a client whose reads do not show the
+// ConfigMaps it applied for three seconds: the passes in that time wait
+// for the cache instead of applying the same ConfigMaps again.
+func TestLaggingCache(t *testing.T) {
+	until := time.Now().Add(time.Hour)
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), step.Watch, func(c client.Client) client.Client { return blindReads(c, &until) })
+	until = time.Now().Add(3 * time.Second)
+	e.create("lag", 2, 0)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
+	e.waitConditions("lag", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	time.Sleep(4 * time.Second)
+	if got := e.writes.Counts()["apply ConfigMap"]; got != 2 {
+		t.Errorf("%d ConfigMap applies, want 2 (one each): %v", got, e.writes.Writes())
+	}
+	if !e.logged("cache behind the children's writes, looking again") {
+		t.Error("no pass waited for the cache: the test did not exercise the lag")
+	}
 }

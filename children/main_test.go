@@ -65,13 +65,17 @@ func reconciler(step bosun.Step[*testapi.Widget]) *bosun.Reconciler[*testapi.Wid
 
 // start runs r over the Widgets of a new namespace, with the watches that
 // watch registers.
-func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch func(*bosun.Builder[*testapi.Widget]) error) *env {
+func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch func(*bosun.Builder[*testapi.Widget]) error, wrap ...func(client.Client) client.Client) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
 	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}}
 	inNamespace := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == e.ns }))
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		mgr = bosuntest.ManagerWithClient(mgr, e.writes.Wrap(mgr.GetClient()))
+		var c client.Client = e.writes.Wrap(mgr.GetClient())
+		for _, w := range wrap {
+			c = w(c)
+		}
+		mgr = bosuntest.ManagerWithClient(mgr, c)
 		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
 		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, inNamespace)
 		if err := watch(b); err != nil {
@@ -80,6 +84,16 @@ func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch func(*bosun
 		return b.Complete(r)
 	})
 	return e
+}
+
+// logged reports whether the controller logged msg.
+func (e *env) logged(msg string) bool {
+	for _, l := range e.logs.Entries() {
+		if l.Message == msg {
+			return true
+		}
+	}
+	return false
 }
 
 // create makes a Widget in the test's namespace.

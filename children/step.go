@@ -74,6 +74,15 @@ const EventChildrenChanged = "ChildrenChanged"
 // again after deleting children, until none is left.
 const DefaultCleanupInterval = time.Second
 
+// CacheGrace is how long after the step applied or deleted a child it
+// takes a cache that does not show the change yet for one lagging behind:
+// the pass waits for it (looking again after CacheRetry) instead of writing
+// the same thing again. After CacheGrace the cache is believed.
+const CacheGrace = 5 * time.Second
+
+// CacheRetry is how soon a pass that waits for the cache looks again.
+const CacheRetry = time.Second
+
 // DesiredFunc returns the children that the object of req should have.
 // Children without a namespace go to the parent's; names are required.
 type DesiredFunc[T client.Object] func(ctx context.Context, req *bosun.Request[T]) ([]client.Object, error)
@@ -107,6 +116,42 @@ type Step[T client.Object] struct {
 	mu       sync.Mutex
 	scheme   *runtime.Scheme
 	resolved []kind
+
+	// written remembers the children this step applied (by childID, the
+	// hash and when) and deleted (by UID, when) lately, so that a pass
+	// working on a cache that lags behind does not write them again.
+	written sync.Map
+}
+
+// write is an entry of Step.written.
+type write struct {
+	hash string
+	at   time.Time
+	live client.Object // the child as the apply returned it
+}
+
+// forgetOld drops the entries of s.written older than CacheGrace.
+func (s *Step[T]) forgetOld() {
+	s.written.Range(func(k, v any) bool {
+		if time.Since(v.(write).at) >= CacheGrace {
+			s.written.Delete(k)
+		}
+		return true
+	})
+}
+
+// recent returns the entry of key if it was written lately, with hash if
+// hash is not empty.
+func (s *Step[T]) recent(key, hash string) (write, bool) {
+	v, ok := s.written.Load(key)
+	if !ok {
+		return write{}, false
+	}
+	w := v.(write)
+	if time.Since(w.at) >= CacheGrace || hash != "" && w.hash != hash {
+		return write{}, false
+	}
+	return w, true
 }
 
 var (
@@ -269,6 +314,7 @@ type child struct {
 	applied *unstructured.Unstructured // the form to apply, stamped
 	live    client.Object              // nil when missing
 	change  bool
+	id      string // unique within the pass and across parents
 }
 
 // pass is what a pass works out before it changes anything.
@@ -277,6 +323,9 @@ type pass struct {
 	prune    []client.Object
 	keep     []Ref
 	plan     Plan
+	// lagging is set when the cache does not show a write of this step
+	// yet: the pass looks again after CacheRetry.
+	lagging bool
 }
 
 // Plan works out what Do would do for req, reading from the cache, and
@@ -316,12 +365,14 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, e
 			return ctrl.Result{}, err
 		}
 		c.live = live
+		s.written.Store(c.id, write{hash: c.applied.GetAnnotations()[AnnotationHash], at: time.Now(), live: live})
 		req.Log.V(1).Info("applied child", "child", c.ref.String())
 	}
 	for _, obj := range p.prune {
 		if err := deleteChild(ctx, req.Client, obj); err != nil {
 			return ctrl.Result{}, conditions.Warning(ReasonApplyFailed, err)
 		}
+		s.written.Store(string(obj.GetUID()), write{at: time.Now()})
 		req.Log.V(1).Info("pruned child", "child", refOf(obj).String())
 	}
 	for _, r := range p.keep {
@@ -333,6 +384,10 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, e
 			"set %s: created %d, updated %d, deleted %d", s.name, len(p.plan.Create), len(p.plan.Update), len(p.plan.Delete))
 	}
 	s.report(req, p)
+	if p.lagging {
+		req.Log.V(1).Info("cache behind the children's writes, looking again", "set", s.name)
+		return ctrl.Result{RequeueAfter: CacheRetry}, nil
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -386,6 +441,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, er
 	if err != nil {
 		return nil, fmt.Errorf("looking up the parent's kind: %w", err)
 	}
+	s.forgetOld()
 	p := &pass{}
 	wanted := map[string]bool{}
 	for i, obj := range desired {
@@ -394,12 +450,19 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, er
 			return nil, err
 		}
 		id := c.kind.gvk.String() + " " + c.ref.Namespace + "/" + c.ref.Name
+		c.id = string(parent.GetUID()) + " " + id
 		if wanted[id] {
 			return nil, conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
 		}
 		wanted[id] = true
 		if err := s.compare(ctx, req, c); err != nil {
 			return nil, err
+		}
+		if w, ok := s.recent(c.id, c.applied.GetAnnotations()[AnnotationHash]); ok && c.change {
+			// Applied just now: the cache has not caught up. The health
+			// of the child is judged from what the apply returned.
+			c.change, c.live = false, w.live
+			p.lagging = true
 		}
 		p.children = append(p.children, c)
 		switch {
@@ -420,6 +483,11 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, er
 			}
 			if m.GetAnnotations()[AnnotationPrune] == "false" {
 				p.keep = append(p.keep, refOf(m))
+				continue
+			}
+			if _, ok := s.recent(string(m.GetUID()), ""); ok {
+				// Deleted just now: the cache has not caught up.
+				p.lagging = true
 				continue
 			}
 			p.prune = append(p.prune, m)
@@ -548,6 +616,9 @@ func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child) 
 		return err
 	}
 	c.change = !upToDate(c.applied, lu)
+	if !c.change {
+		s.written.Delete(c.id)
+	}
 	return nil
 }
 
