@@ -63,13 +63,21 @@ func reconciler(step bosun.Step[*testapi.Widget]) *bosun.Reconciler[*testapi.Wid
 	return r
 }
 
+// watcher registers a step's watches; the predicate keeps the events of
+// the test's own children (a Step's Watch method is one).
+type watcher func(*bosun.Builder[*testapi.Widget], ...predicate.Predicate) error
+
 // start runs r over the Widgets of a new namespace, with the watches that
-// watch registers.
-func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch func(*bosun.Builder[*testapi.Widget]) error, wrap ...func(client.Client) client.Client) *env {
+// watch registers for children in that namespace, so that the children
+// that earlier tests left behind wake no Widget here.
+func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch watcher, wrap ...func(client.Client) client.Client) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
 	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}}
-	inNamespace := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == e.ns }))
+	here := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == e.ns || o.GetAnnotations()[AnnotationOwnerNamespace] == e.ns
+	})
+	inNamespace := builder.WithPredicates(here)
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
 		var c client.Client = e.writes.Wrap(mgr.GetClient())
 		for _, w := range wrap {
@@ -78,7 +86,7 @@ func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch func(*bosun
 		mgr = bosuntest.ManagerWithClient(mgr, c)
 		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
 		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, inNamespace)
-		if err := watch(b); err != nil {
+		if err := watch(b, here); err != nil {
 			return err
 		}
 		return b.Complete(r)

@@ -19,9 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
@@ -245,17 +247,19 @@ func (s *Step[T]) kinds(scheme *runtime.Scheme) ([]kind, error) {
 
 // Watch registers the declared kinds with b: Owns for owned children, for
 // unowned ones a watch that maps a child's owner annotations back to its
-// parent. It fails when a kind is not in the manager's scheme.
-func (s *Step[T]) Watch(b *bosun.Builder[T]) error {
+// parent. Events on children pass preds, if any, first. It fails when a
+// kind is not in the manager's scheme.
+func (s *Step[T]) Watch(b *bosun.Builder[T], preds ...predicate.Predicate) error {
 	ks, err := s.kinds(b.Manager().GetScheme())
 	if err != nil {
 		return fmt.Errorf("children step %q: %w", s.name, err)
 	}
+	filter := builder.WithPredicates(preds...)
 	for _, k := range ks {
 		if s.unowned {
-			b.Watches(k.Object, s.ownerHandler())
+			b.Watches(k.Object, s.ownerHandler(), filter)
 		} else {
-			b.Owns(k.Object)
+			b.Owns(k.Object, filter)
 		}
 	}
 	return nil
