@@ -21,6 +21,12 @@
 // phase with the combinators of package flow; Request.Do turns a step into a
 // flow.Action.
 //
+// NewStatusStep makes a step of a function that computes the object's
+// status; when it fails, its status edits are discarded (RollbackStatus), so
+// a half-computed status is never saved. Package children keeps an object's
+// children as a set, package managed the resources it has outside
+// Kubernetes, and package watch wakes it when related objects change.
+//
 // ControllerManagedBy wires a Reconciler into a manager and checks its
 // configuration before anything runs.
 //
