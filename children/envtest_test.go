@@ -359,7 +359,8 @@ func TestOwnedChildMustStayInNamespace(t *testing.T) {
 // children and sets the status; when it fails, its status edits are
 // discarded and Ready says why.
 func TestGenerating(t *testing.T) {
-	generate := func(_ context.Context, w *testapi.Widget) ([]client.Object, error) {
+	generate := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+		w := req.Object
 		w.Status.Result = w.Spec.Value * 10
 		if w.Spec.Divisor < 0 {
 			return nil, conditions.Terminal("NegativeDivisor", errors.New("divisor is negative"))

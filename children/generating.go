@@ -8,10 +8,11 @@ import (
 	"github.com/bosunkit/bosun"
 )
 
-// GenerateFunc returns the children that obj should have. It may also set
-// fields of obj's status (the engine saves them when they change); the
-// status edits of a call that returns an error are discarded.
-type GenerateFunc[T client.Object] func(ctx context.Context, obj T) ([]client.Object, error)
+// GenerateFunc returns the children that req.Object should have. It may
+// also set fields of the object's status (the engine saves them when they
+// change); the status edits of a call that returns an error are discarded.
+// It reads what else it needs through req.Client.
+type GenerateFunc[T client.Object] func(ctx context.Context, req *bosun.Request[T]) ([]client.Object, error)
 
 // Generating returns a whole reconciler, named name, whose one step keeps
 // the children that generate returns, of the given kinds, owned by the
@@ -27,7 +28,7 @@ func Generating[T client.Object](name string, kinds []Kind, generate GenerateFun
 		var objs []client.Object
 		err := bosun.RollbackStatus(req.Object, func() error {
 			var err error
-			objs, err = generate(ctx, req.Object)
+			objs, err = generate(ctx, req)
 			return err
 		})
 		return objs, err
