@@ -59,6 +59,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./flow
 	$(GO) test -run '^$$' -bench 'Reconcile|EngineOverhead' -benchtime 10000x -count 3 -benchmem .
 	$(GO) test -run '^$$' -bench . -benchmem ./gen
+	$(GO) test -run '^$$' -bench ConvergedPass -benchmem -count 3 ./children
 
 .PHONY: vet
 vet:

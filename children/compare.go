@@ -63,7 +63,17 @@ func upToDate(desired, live *unstructured.Unstructured) bool {
 	if live.GetAnnotations()[AnnotationHash] != desired.GetAnnotations()[AnnotationHash] {
 		return false
 	}
-	return covers(desired.Object, live.Object)
+	for k, v := range desired.Object {
+		// The kind is the same by construction, and typed objects read
+		// from some clients carry no type information.
+		if k == "apiVersion" || k == "kind" {
+			continue
+		}
+		if !covers(v, live.Object[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // covers reports whether live holds every value that desired sets. Maps are

@@ -394,6 +394,12 @@ func blindReads(c client.Client, until *time.Time) client.Client {
 			}
 			return cl.Get(ctx, key, obj, opts...)
 		},
+		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.ConfigMapList); ok && time.Now().Before(*until) {
+				return nil
+			}
+			return cl.List(ctx, list, opts...)
+		},
 	})
 }
 

@@ -447,6 +447,21 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, er
 	}
 	s.forgetOld()
 	p := &pass{}
+	// The members of the set, one list per kind: the live form of the
+	// desired children that exist, and the candidates for pruning.
+	members := map[string]client.Object{}
+	var order []string
+	for i := range ks {
+		ms, err := s.members(ctx, req, &ks[i])
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			id := ks[i].gvk.String() + " " + m.GetNamespace() + "/" + m.GetName()
+			members[id] = m
+			order = append(order, id)
+		}
+	}
 	wanted := map[string]bool{}
 	for i, obj := range desired {
 		c, err := s.stamp(req, obj, i, ks, parentGVK)
@@ -459,7 +474,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, er
 			return nil, conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
 		}
 		wanted[id] = true
-		if err := s.compare(ctx, req, c); err != nil {
+		if err := s.compare(ctx, req, c, members[id]); err != nil {
 			return nil, err
 		}
 		if w, ok := s.recent(c.id, c.applied.GetAnnotations()[AnnotationHash]); ok && c.change {
@@ -476,27 +491,22 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, er
 			p.plan.Update = append(p.plan.Update, c.ref)
 		}
 	}
-	for i := range ks {
-		members, err := s.members(ctx, req, &ks[i])
-		if err != nil {
-			return nil, err
+	for _, id := range order {
+		m := members[id]
+		if wanted[id] || !m.GetDeletionTimestamp().IsZero() {
+			continue
 		}
-		for _, m := range members {
-			if wanted[ks[i].gvk.String()+" "+m.GetNamespace()+"/"+m.GetName()] || !m.GetDeletionTimestamp().IsZero() {
-				continue
-			}
-			if m.GetAnnotations()[AnnotationPrune] == "false" {
-				p.keep = append(p.keep, refOf(m))
-				continue
-			}
-			if _, ok := s.recent(string(m.GetUID()), ""); ok {
-				// Deleted just now: the cache has not caught up.
-				p.lagging = true
-				continue
-			}
-			p.prune = append(p.prune, m)
-			p.plan.Delete = append(p.plan.Delete, refOf(m))
+		if m.GetAnnotations()[AnnotationPrune] == "false" {
+			p.keep = append(p.keep, refOf(m))
+			continue
 		}
+		if _, ok := s.recent(string(m.GetUID()), ""); ok {
+			// Deleted just now: the cache has not caught up.
+			p.lagging = true
+			continue
+		}
+		p.prune = append(p.prune, m)
+		p.plan.Delete = append(p.plan.Delete, refOf(m))
 	}
 	for _, l := range []*[]Ref{&p.plan.Create, &p.plan.Update, &p.plan.Delete} {
 		sort.Slice(*l, func(i, j int) bool { return (*l)[i].String() < (*l)[j].String() })
@@ -596,17 +606,21 @@ func (s *Step[T]) stamp(req *bosun.Request[T], obj client.Object, i int, ks []ki
 	return &child{kind: k, ref: ref, applied: u}, nil
 }
 
-// compare reads the live child from the cache and decides whether it must
-// be applied.
-func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child) error {
-	live := c.kind.newObject()
-	err := req.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, live)
-	if apierrors.IsNotFound(err) {
-		c.change = true
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", c.ref, err)
+// compare finds the live child, member if it is a member of the set, else
+// read from the cache (an object the set does not hold yet), and decides
+// whether it must be applied.
+func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child, member client.Object) error {
+	live := member
+	if live == nil {
+		live = c.kind.newObject()
+		err := req.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, live)
+		if apierrors.IsNotFound(err) {
+			c.change = true
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", c.ref, err)
+		}
 	}
 	if ctl := metav1.GetControllerOf(live); ctl != nil && ctl.UID != req.Object.GetUID() {
 		return conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and is controlled by %s %s", c.ref, ctl.Kind, ctl.Name))
