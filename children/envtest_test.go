@@ -215,14 +215,18 @@ func TestPlan(t *testing.T) {
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
 }
 
-// TestInvalidChildren returns a child of an undeclared kind and then two
-// children with the same name: the Widget is Ready False with reason
-// InvalidChildren, nothing is applied, and the step does not retry until
-// the Widget changes.
+// TestInvalidChildren returns a child of an undeclared kind, then two
+// children with the same name, then a child the API server refuses: the
+// Widget is Ready False with reason InvalidChildren, nothing is applied,
+// and the step does not retry until the Widget changes.
 func TestInvalidChildren(t *testing.T) {
 	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
-		if req.Object.Spec.Value == 1 {
+		switch req.Object.Spec.Value {
+		case 1:
 			return []client.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}}, nil
+		case 3:
+			// The API server refuses the name.
+			return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "Not_A_Name"}}}, nil
 		}
 		return []client.Object{
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "same"}},
@@ -249,6 +253,19 @@ func TestInvalidChildren(t *testing.T) {
 	}
 	if got := e.configMaps(e.ns); len(got) != 0 {
 		t.Errorf("configmaps applied from an invalid set: %v", got)
+	}
+
+	// A child the API server refuses: terminal, tried once per change.
+	e.setSpec("bad", 3, 0)
+	w = e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
+	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "applying ConfigMap") {
+		t.Errorf("Ready message = %q, want it to say which apply failed", msg)
+	}
+	time.Sleep(time.Second)
+	e.writes.Reset()
+	time.Sleep(2 * time.Second)
+	if n := e.writes.Total(); n != 0 {
+		t.Errorf("%d writes while the API server refuses the child, want 0 (no retry loop): %v", n, e.writes.Writes())
 	}
 }
 

@@ -61,10 +61,7 @@ func resolve(kinds []Kind, scheme *runtime.Scheme) ([]kind, error) {
 			return nil, fmt.Errorf("kind %s is declared twice", gvk.Kind)
 		}
 		seen[gvk] = true
-		r := kind{Kind: k, gvk: gvk, condition: k.Condition, ready: k.Readiness}
-		if r.condition == "" {
-			r.condition = gvk.Kind + "Ready"
-		}
+		r := kind{Kind: k, gvk: gvk, condition: conditionType(k), ready: k.Readiness}
 		if conds[r.condition] {
 			return nil, fmt.Errorf("kinds share the condition type %q", r.condition)
 		}

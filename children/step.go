@@ -238,9 +238,6 @@ func (s *Step[T]) kinds(scheme *runtime.Scheme) ([]kind, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range ks {
-		ks[i].condition = conditionType(ks[i].Kind)
-	}
 	s.scheme, s.resolved = scheme, ks
 	return ks, nil
 }
@@ -362,7 +359,13 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, e
 		}
 		u := c.applied.DeepCopy()
 		if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership); err != nil {
-			return ctrl.Result{}, conditions.Warning(ReasonApplyFailed, fmt.Errorf("applying %s: %w", c.ref, err))
+			err = fmt.Errorf("applying %s: %w", c.ref, err)
+			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+				// The API server refuses the child as it is: retrying
+				// cannot help until the parent changes.
+				return ctrl.Result{}, conditions.Terminal(ReasonInvalidChildren, err)
+			}
+			return ctrl.Result{}, conditions.Warning(ReasonApplyFailed, err)
 		}
 		live, err := typed(u, c.kind)
 		if err != nil {
