@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,17 +27,7 @@ import (
 // shared is the control plane, with the Widget CRD, that the envtest tests of
 // this package share. Each test works in a namespace of its own and runs
 // managers that only see that namespace's Widgets.
-var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
-	scheme := controlplane.NewScheme()
-	if err := testapi.AddToScheme(scheme); err != nil {
-		return controlplane.Options{}, err
-	}
-	crd, err := testapi.CRD()
-	if err != nil {
-		return controlplane.Options{}, err
-	}
-	return controlplane.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}, nil
-}}
+var shared = bosuntest.Shared{Options: testapi.ControlPlaneOptions}
 
 func TestMain(m *testing.M) { shared.Main(m) }
 

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/bosunkit/bosun/controlplane"
 )
 
 // GroupVersion is the group and version of the Widget kind.
@@ -110,4 +112,19 @@ func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 		return nil, fmt.Errorf("testapi: decoding crd: %w", err)
 	}
 	return c, nil
+}
+
+// ControlPlaneOptions returns the options of a control plane for tests that
+// reconcile Widgets: a scheme with the built-in kinds and Widget, and the
+// Widget CRD installed.
+func ControlPlaneOptions() (controlplane.Options, error) {
+	scheme := controlplane.NewScheme()
+	if err := AddToScheme(scheme); err != nil {
+		return controlplane.Options{}, err
+	}
+	crd, err := CRD()
+	if err != nil {
+		return controlplane.Options{}, err
+	}
+	return controlplane.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}, nil
 }
