@@ -20,6 +20,7 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
+	"github.com/bosunkit/bosun/examples/postgres/pgserver"
 	"github.com/bosunkit/bosun/managed"
 )
 
@@ -95,18 +96,10 @@ func (b *outcomeBlocker) wrap(c client.Client) client.Client {
 // when not nil, wraps the client the controller writes through.
 func runRoles(t *testing.T, connector managed.Connector[*pgv1.Role], wrap func(client.Client) client.Client, opts ...managed.Option) env {
 	t.Helper()
-	srv := server(t)
-	cp := shared.ControlPlane(t)
-	logs := &bosuntest.LogRecorder{}
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
-		if wrap != nil {
-			mgr = bosuntest.ManagerWithClient(mgr, wrap(mgr.GetClient()))
-		}
+	return run(t, wrap, func(mgr ctrl.Manager, srv *pgserver.Server) error {
 		r := newRoleReconciler(connector, Options{DSN: srv.DSN("postgres"), Managed: opts})
 		return bosun.ControllerManagedBy[*pgv1.Role](mgr).Owns(&corev1.Secret{}).Complete(r)
 	})
-	return env{c: cp.Client, srv: srv, ns: bosuntest.Namespace(t, cp.Client), logs: logs}
 }
 
 // runSuffix returns a suffix that keeps the PostgreSQL role names of one

@@ -317,7 +317,7 @@ func TestInvalidIdentifiers(t *testing.T) {
 // but reads.
 func TestConvergedIsQuiet(t *testing.T) {
 	writes := &bosuntest.WriteCounter{}
-	e := start(t, writes.Wrap)
+	e := start(t, func(c client.Client) client.Client { return writes.Wrap(c) })
 	ctx := t.Context()
 	role := &pgv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "quiet-user"},

@@ -87,16 +87,9 @@ type env struct {
 // start runs both controllers against the shared server, polling every
 // second so that drift is seen quickly. wrap, when not nil, wraps the
 // client the controllers write through.
-func start(t *testing.T, wrap func(client.Client) client.WithWatch) env {
+func start(t *testing.T, wrap func(client.Client) client.Client) env {
 	t.Helper()
-	srv := server(t)
-	cp := shared.ControlPlane(t)
-	logs := &bosuntest.LogRecorder{}
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
-		if wrap != nil {
-			mgr = bosuntest.ManagerWithClient(mgr, wrap(mgr.GetClient()))
-		}
+	return run(t, wrap, func(mgr ctrl.Manager, srv *pgserver.Server) error {
 		return SetupWithManager(mgr, Options{
 			DSN:          srv.DSN("postgres"),
 			WaitInterval: time.Second,
@@ -106,6 +99,23 @@ func start(t *testing.T, wrap func(client.Client) client.WithWatch) env {
 				managed.WithShortInterval(time.Second),
 			},
 		})
+	})
+}
+
+// run starts a manager whose controllers setup registers against the shared
+// server, recording their log; wrap, when not nil, wraps the client they
+// write through.
+func run(t *testing.T, wrap func(client.Client) client.Client, setup func(ctrl.Manager, *pgserver.Server) error) env {
+	t.Helper()
+	srv := server(t)
+	cp := shared.ControlPlane(t)
+	logs := &bosuntest.LogRecorder{}
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
+		if wrap != nil {
+			mgr = bosuntest.ManagerWithClient(mgr, wrap(mgr.GetClient()))
+		}
+		return setup(mgr, srv)
 	})
 	return env{c: cp.Client, srv: srv, ns: bosuntest.Namespace(t, cp.Client), logs: logs}
 }
