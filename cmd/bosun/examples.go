@@ -17,6 +17,7 @@ import (
 	"github.com/bosunkit/bosun/examples/postgres/pgserver"
 	"github.com/bosunkit/bosun/examples/rwexternal"
 	"github.com/bosunkit/bosun/examples/simple"
+	"github.com/bosunkit/bosun/examples/site"
 )
 
 // examples lists the example operators that `bosun demo` runs.
@@ -57,6 +58,18 @@ func examples() []demo.Example {
 			},
 			Samples:  cronjob.Samples,
 			Children: []schema.GroupVersionKind{batchv1.SchemeGroupVersion.WithKind("Job")},
+		},
+		{
+			Name:        "site",
+			AddToScheme: site.AddToScheme,
+			CRDs:        site.CRDs,
+			Setup:       site.SetupWithManager,
+			Prepare:     site.PrepareSamples,
+			Samples:     site.Samples,
+			Children: []schema.GroupVersionKind{
+				corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+				corev1.SchemeGroupVersion.WithKind("Service"),
+			},
 		},
 		postgresExample(),
 	}

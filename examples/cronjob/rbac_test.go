@@ -1,6 +1,7 @@
 package cronjob
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -57,8 +58,8 @@ func runAs(t *testing.T, user string, rules []rbacv1.PolicyRule) *env {
 		t.Fatalf("create cluster role binding: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = cp.Client.Delete(t.Context(), binding)
-		_ = cp.Client.Delete(t.Context(), role)
+		_ = cp.Client.Delete(context.Background(), binding)
+		_ = cp.Client.Delete(context.Background(), role)
 	})
 	clk := clocktesting.NewFakeClock(time.Now())
 	bosuntest.RunManagerAs(t, cp, user, func(mgr ctrl.Manager) error { return SetupWithManager(mgr, Options{Clock: clk}) })
