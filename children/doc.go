@@ -37,8 +37,10 @@
 //
 // A desired child is up to date when the live one carries the same hash and
 // holds every value the desired one sets. Values are compared after
-// conversion to unstructured form, and a desired scalar at its zero value
-// (0, false, "") counts as unset, because typed Go objects cannot tell an
+// conversion to unstructured form; each element of a desired list must be
+// in the live list, in any order, since server-side apply keeps the
+// elements other field managers added; and a desired scalar at its zero
+// value (0, false, "") counts as unset, because typed Go objects cannot tell an
 // unset field from a zero one and the API server fills many of them with
 // defaults. The hash catches every change of the desired object, zero
 // values and removed fields included; only drift of a field the desired
