@@ -51,6 +51,11 @@ func readRole(t *testing.T, e env, name string) *roleState {
 func TestRoleLifecycle(t *testing.T) {
 	e := start(t, nil)
 	ctx := t.Context()
+	timings := []string{managed.MetricFirstReconcile, managed.MetricTimeToReady, managed.MetricDeletion}
+	before := map[string]float64{}
+	for _, m := range timings {
+		before[m] = metricValue(t, m, RoleStepName)
+	}
 	role := &pgv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "app-user"},
 		Spec:       pgv1.RoleSpec{Login: true, ConnectionLimit: ptr.To[int32](3), ConnectionSecretName: "app-user-conn"},
@@ -130,6 +135,13 @@ func TestRoleLifecycle(t *testing.T) {
 		t.Errorf("role still in postgresql after delete: %+v", got)
 	}
 	checkNoPassword(t, e, password)
+
+	// The Role's life was timed: first reconcile, time to Ready, deletion.
+	for _, m := range timings {
+		if got := metricValue(t, m, RoleStepName); got <= before[m] {
+			t.Errorf("%s{step=%q} has %v samples after a Role's whole life, want more than %v", m, RoleStepName, got, before[m])
+		}
+	}
 }
 
 // checkNoPassword checks that no log line of the controllers and no event in

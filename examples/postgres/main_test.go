@@ -212,26 +212,37 @@ func statementsContaining(t *testing.T, srv *pgserver.Server, s string) []string
 	return found
 }
 
-// driftCorrections returns the value of managed.MetricDriftCorrections for
-// the step called step, read from controller-runtime's registry; zero when
-// nothing was counted yet.
-func driftCorrections(t *testing.T, step string) float64 {
+// metricValue returns, from controller-runtime's registry, the value of the
+// counter name, or the sample count of the histogram name, for the managed
+// step called step; zero when nothing was recorded yet.
+func metricValue(t *testing.T, name, step string) float64 {
 	t.Helper()
 	families, err := metrics.Registry.Gather()
 	if err != nil {
 		t.Fatalf("gathering metrics: %v", err)
 	}
 	for _, f := range families {
-		if f.GetName() != managed.MetricDriftCorrections {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "step" && l.GetValue() == step {
-					return m.GetCounter().GetValue()
+				if l.GetName() != "step" || l.GetValue() != step {
+					continue
 				}
+				if h := m.GetHistogram(); h != nil {
+					return float64(h.GetSampleCount())
+				}
+				return m.GetCounter().GetValue()
 			}
 		}
 	}
 	return 0
+}
+
+// driftCorrections returns the value of managed.MetricDriftCorrections for
+// the step called step.
+func driftCorrections(t *testing.T, step string) float64 {
+	t.Helper()
+	return metricValue(t, managed.MetricDriftCorrections, step)
 }
