@@ -93,6 +93,25 @@ func NewScheme() *runtime.Scheme {
 	return s
 }
 
+// OptionsFor returns a function that makes the Options of a control plane
+// for one API: NewScheme with the types of addToScheme, and the CRDs crds
+// returns installed. It fits bosuntest.Shared's Options field:
+//
+//	var shared = bosuntest.Shared{Options: controlplane.OptionsFor(v1.AddToScheme, v1.CRDs)}
+func OptionsFor(addToScheme func(*runtime.Scheme) error, crds func() ([]*apiextensionsv1.CustomResourceDefinition, error)) func() (Options, error) {
+	return func() (Options, error) {
+		scheme := NewScheme()
+		if err := addToScheme(scheme); err != nil {
+			return Options{}, fmt.Errorf("controlplane: registering types: %w", err)
+		}
+		defs, err := crds()
+		if err != nil {
+			return Options{}, fmt.Errorf("controlplane: loading CRDs: %w", err)
+		}
+		return Options{Scheme: scheme, CRDs: defs}, nil
+	}
+}
+
 // Start finds or builds the binaries (see Binaries), starts etcd and
 // kube-apiserver, installs the CRDs of opts and returns once they are served.
 // The caller must call Stop. ctx bounds finding or building the binaries; the

@@ -26,17 +26,7 @@ import (
 // shared is the control plane, with the CronJob CRD installed, that the
 // envtest tests of this package share. Each test runs its own manager and
 // works in a namespace of its own.
-var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
-	scheme := controlplane.NewScheme()
-	if err := AddToScheme(scheme); err != nil {
-		return controlplane.Options{}, err
-	}
-	crds, err := CRDs()
-	if err != nil {
-		return controlplane.Options{}, err
-	}
-	return controlplane.Options{Scheme: scheme, CRDs: crds}, nil
-}}
+var shared = bosuntest.Shared{Options: controlplane.OptionsFor(AddToScheme, CRDs)}
 
 func TestMain(m *testing.M) { shared.Main(m) }
 

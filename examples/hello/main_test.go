@@ -13,17 +13,7 @@ import (
 // Greeting CRD installed) that the envtest tests of this package share; the
 // first of them starts it. Each runs its own manager with runController and
 // works in a namespace of its own from bosuntest.Namespace.
-var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
-	scheme := controlplane.NewScheme()
-	if err := AddToScheme(scheme); err != nil {
-		return controlplane.Options{}, err
-	}
-	crds, err := CRDs()
-	if err != nil {
-		return controlplane.Options{}, err
-	}
-	return controlplane.Options{Scheme: scheme, CRDs: crds}, nil
-}}
+var shared = bosuntest.Shared{Options: controlplane.OptionsFor(AddToScheme, CRDs)}
 
 func TestMain(m *testing.M) { shared.Main(m) }
 

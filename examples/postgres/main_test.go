@@ -25,17 +25,7 @@ import (
 
 // shared is the control plane, with the postgres CRDs installed, that the
 // envtest tests of this package share.
-var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
-	scheme := controlplane.NewScheme()
-	if err := AddToScheme(scheme); err != nil {
-		return controlplane.Options{}, err
-	}
-	crds, err := CRDs()
-	if err != nil {
-		return controlplane.Options{}, err
-	}
-	return controlplane.Options{Scheme: scheme, CRDs: crds}, nil
-}}
+var shared = bosuntest.Shared{Options: controlplane.OptionsFor(AddToScheme, CRDs)}
 
 // pg is the PostgreSQL server the tests share, started on first use with
 // statement logging and stopped by TestMain.

@@ -118,13 +118,8 @@ func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 // reconcile Widgets: a scheme with the built-in kinds and Widget, and the
 // Widget CRD installed.
 func ControlPlaneOptions() (controlplane.Options, error) {
-	scheme := controlplane.NewScheme()
-	if err := AddToScheme(scheme); err != nil {
-		return controlplane.Options{}, err
-	}
-	crd, err := CRD()
-	if err != nil {
-		return controlplane.Options{}, err
-	}
-	return controlplane.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}, nil
+	return controlplane.OptionsFor(AddToScheme, func() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+		crd, err := CRD()
+		return []*apiextensionsv1.CustomResourceDefinition{crd}, err
+	})()
 }

@@ -12,16 +12,6 @@ import (
 // shared is the control plane, with the Target CRD installed, that the
 // envtest tests of this package share. Each test runs its own manager and
 // works in namespaces of its own.
-var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
-	scheme := controlplane.NewScheme()
-	if err := testapi.AddToScheme(scheme); err != nil {
-		return controlplane.Options{}, err
-	}
-	crds, err := crd.CRDs()
-	if err != nil {
-		return controlplane.Options{}, err
-	}
-	return controlplane.Options{Scheme: scheme, CRDs: crds}, nil
-}}
+var shared = bosuntest.Shared{Options: controlplane.OptionsFor(testapi.AddToScheme, crd.CRDs)}
 
 func TestMain(m *testing.M) { shared.Main(m) }
