@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,18 +149,36 @@ func TestChildrenLifecycle(t *testing.T) {
 	}
 }
 
+// countPasses returns a client wrapper that counts the lists of
+// ConfigMaps in n: each pass of a step that declares ConfigMaps makes one.
+func countPasses(n *atomic.Int64) func(client.Client) client.Client {
+	return func(c client.Client) client.Client {
+		return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+			List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				if _, ok := list.(*corev1.ConfigMapList); ok {
+					n.Add(1)
+				}
+				return cl.List(ctx, list, opts...)
+			},
+		})
+	}
+}
+
 // TestConvergedWritesNothing reconciles a converged Widget again: no write
 // at all reaches the API server, although the Service was defaulted by the
 // server (cluster IP, target port, protocol).
 func TestConvergedWritesNothing(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	// Count the passes, to know that some happened.
+	var lists atomic.Int64
+	e := start(t, reconciler(step), step.Watch, countPasses(&lists))
 	e.create("quiet", 2, 1)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
 	e.markAvailable("web")
 	e.waitConditions("quiet", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
 	time.Sleep(time.Second)
 	e.writes.Reset()
+	passes := lists.Load()
 
 	// Touching the Widget's labels brings a pass that has nothing to do.
 	for i := range 3 {
@@ -177,6 +196,9 @@ func TestConvergedWritesNothing(t *testing.T) {
 	time.Sleep(time.Second)
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes by passes over a converged Widget, want 0: %v", n, e.writes.Writes())
+	}
+	if lists.Load() == passes {
+		t.Error("no pass ran after the Widget was touched: the test checked nothing")
 	}
 }
 
@@ -234,7 +256,8 @@ func TestInvalidChildren(t *testing.T) {
 		}, nil
 	}
 	step := NewStep("bad", desired, []Kind{Of(&corev1.ConfigMap{})})
-	e := start(t, reconciler(step), step.Watch)
+	var passes atomic.Int64
+	e := start(t, reconciler(step), step.Watch, countPasses(&passes))
 	e.create("bad", 1, 0)
 	w := e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, ErrUndeclaredKind.Error()) {
@@ -242,9 +265,13 @@ func TestInvalidChildren(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	e.writes.Reset()
+	before := passes.Load()
 	time.Sleep(2 * time.Second)
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes while the children stay invalid, want 0 (no retry loop): %v", n, e.writes.Writes())
+	}
+	if n := passes.Load() - before; n != 0 {
+		t.Errorf("%d passes in 2s while the children stay invalid, want 0 (no retry loop)", n)
 	}
 	e.setSpec("bad", 2, 0)
 	w = e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
@@ -263,9 +290,13 @@ func TestInvalidChildren(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	e.writes.Reset()
+	before = passes.Load()
 	time.Sleep(2 * time.Second)
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes while the API server refuses the child, want 0 (no retry loop): %v", n, e.writes.Writes())
+	}
+	if n := passes.Load() - before; n != 0 {
+		t.Errorf("%d passes in 2s while the API server refuses the child, want 0 (no retry loop)", n)
 	}
 }
 
