@@ -31,6 +31,11 @@ const (
 	// ReasonNotReady is the reason Summarize gives when the worst condition has an
 	// empty reason.
 	ReasonNotReady = "NotReady"
+	// ReasonReconcilePaused marks a condition that is False because the object is
+	// paused (the skip reconcile policy, or a step's observe-only mode): nothing is
+	// being changed, by choice. Summarize does not let such a condition make Ready
+	// worse, so Ready keeps reporting the health of what is observed.
+	ReasonReconcilePaused = "ReconcilePaused"
 )
 
 // MessageInitializing is the message of a condition added by Init.
@@ -141,7 +146,8 @@ func StampGeneration(conds []metav1.Condition, generation int64) {
 // in order wins. A listed type missing from conds counts as Unknown with
 // ReasonInitializing, and a status other than True or False counts as Unknown. An empty
 // reason becomes ReasonNotReady and an empty message names the condition, so the result
-// always passes the API server's validation.
+// always passes the API server's validation. A condition with ReasonReconcilePaused is
+// skipped: a paused object is not unready for being paused.
 //
 // The result observes generation; its LastTransitionTime is zero, for Set to fill in.
 func Summarize(conds []metav1.Condition, order []string, generation int64) metav1.Condition {
@@ -165,6 +171,9 @@ func Summarize(conds []metav1.Condition, order []string, generation int64) metav
 				Reason:  ReasonInitializing,
 				Message: MessageInitializing,
 			}
+		}
+		if c.Reason == ReasonReconcilePaused {
+			continue
 		}
 		if r := rank(c.Status); r > worstRank {
 			worst, worstRank = c, r

@@ -34,6 +34,34 @@ type Observation struct {
 	// spec when UpToDate is false. It appears in events and logs, so it must
 	// not hold secrets.
 	Diff string
+	// Owner is the identity (see Identity) of the object the external
+	// resource belongs to, as the Client recorded it on the resource when it
+	// created or adopted it; empty when the resource carries no such mark or
+	// the external system cannot keep one. The step never updates, deletes or
+	// publishes the details of a resource whose Owner names another object.
+	Owner string
+}
+
+// Identity returns the identity a Client records on the external resources
+// it creates for obj, and that Observe reports in Observation.Owner: the
+// object's UID, unique to this object across namespaces and across
+// re-creations under the same name.
+func Identity(obj client.Object) string { return string(obj.GetUID()) }
+
+// CredentialRepairer is implemented by a Client whose Create returns
+// credentials that Observe cannot read back, such as a generated password.
+// When the resource exists and the connection Secret lacks any of the keys
+// CredentialKeys names (the Secret was deleted, or the process stopped
+// between Create and publishing), the step calls RepairCredentials, which
+// sets new credentials on the external resource and returns them, and
+// publishes them.
+type CredentialRepairer[T client.Object] interface {
+	// CredentialKeys names the connection-detail keys only Create and
+	// RepairCredentials return.
+	CredentialKeys() []string
+	// RepairCredentials replaces the credentials of the existing external
+	// resource and returns the new ones.
+	RepairCredentials(ctx context.Context, obj T) (ConnectionDetails, error)
 }
 
 // Creation is what Client.Create reports.
