@@ -47,6 +47,10 @@ const (
 	// ReasonTooManyMissedRuns is the reason of Ready=False when more than
 	// MaxMissedRuns runs were missed.
 	ReasonTooManyMissedRuns = "TooManyMissedRuns"
+	// ReasonJobNameTaken is the reason of Ready=False when the name of the
+	// Job of a due run is held by a Job this CronJob does not control: the
+	// run is not started, nor counted as started, until that Job is gone.
+	ReasonJobNameTaken = "JobNameTaken"
 )
 
 // Options configures the CronJob reconciler.
@@ -215,6 +219,9 @@ func (a *actions) RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctr
 	job := a.newJob(runs.Missed)
 	switch err := a.req.Client.Create(ctx, job); {
 	case apierrors.IsAlreadyExists(err):
+		if err := a.checkRunJob(ctx, job); err != nil {
+			return ctrl.Result{}, err
+		}
 		log.V(1).Info("job exists already", "job", job.Name)
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("create job %s: %w", job.Name, err)
@@ -240,6 +247,35 @@ func (a *actions) UpdateCronJobStatus(context.Context, logr.Logger) (ctrl.Result
 	st.LastScheduleTime = later(st.LastScheduleTime, a.scheduled)
 	st.LastSuccessfulTime = later(st.LastSuccessfulTime, a.succeeded)
 	return flow.Continue()
+}
+
+// checkRunJob looks at the Job that holds the name of job, a run's Job
+// whose create found the name taken. It is the run when this CronJob
+// controls it (an earlier pass created it and the cache has not shown it
+// yet). Any other Job is not the run: the run does not count as started,
+// and the error, with ReasonJobNameTaken, says which Job is in the way.
+// The Job is read from the API server, since the cache may not hold it.
+func (a *actions) checkRunJob(ctx context.Context, job *batchv1.Job) error {
+	cj := a.req.Object
+	live := &batchv1.Job{}
+	if err := a.req.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone between the create and the read: the next pass
+			// creates it.
+			return fmt.Errorf("job %s was in the way and is gone: %w", job.Name, err)
+		}
+		return fmt.Errorf("reading job %s: %w", job.Name, err)
+	}
+	if metav1.IsControlledBy(live, cj) {
+		return nil
+	}
+	owner := "no controller"
+	if ref := metav1.GetControllerOf(live); ref != nil {
+		owner = fmt.Sprintf("controller %s %s", ref.Kind, ref.Name)
+	}
+	return conditions.Warningf(ReasonJobNameTaken,
+		"the run scheduled at %s is not started: job %s exists and is not controlled by this CronJob (it has %s); delete or rename it to let the run start",
+		job.Annotations[ScheduledAtAnnotation], job.Name, owner)
 }
 
 // newJob returns the Job of the run scheduled at t.

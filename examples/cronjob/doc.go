@@ -33,7 +33,11 @@
 // The engine saves the status once at the end and keeps the Ready
 // condition: a schedule that does not parse makes it False with reason
 // InvalidSchedule, a terminal error, so nothing is retried until the
-// CronJob changes.
+// CronJob changes. A Job that holds the name of a due run and is not
+// controlled by the CronJob is never taken for the run: the run is not
+// started nor counted (lastScheduleTime stays), Ready is False with reason
+// JobNameTaken naming the Job, a Warning event says so once, and the run
+// starts once that Job is gone.
 //
 // The time comes from a clock.PassiveClock (Options.Clock), so tests drive
 // the schedule with a fake clock. The entry points used by tests and by

@@ -2,6 +2,7 @@ package cronjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -259,4 +262,90 @@ func TestSampleRuns(t *testing.T) {
 		e.at(run.Add(time.Second), cj.Name)
 		e.waitJobs(cj.Name, jobName(cj, run))
 	}
+}
+
+// TestForeignJobIsNotTheRun puts a Job that the CronJob does not control
+// under the name of its first run. The run is not counted as started
+// (lastScheduleTime stays unset, the Job is left as it is), Ready says why
+// with ReasonJobNameTaken, and one Warning event says so, however often the
+// controller looks again. Once the Job is gone, the run starts.
+func TestForeignJobIsNotTheRun(t *testing.T) {
+	e := start(t, nil)
+	cj := e.create("taken", every5)
+	run := e.runs(cj, 1)[0]
+	name := jobName(cj, run)
+	foreign := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Labels: map[string]string{LabelCronJob: "taken"}},
+		Spec:       newCronJob(e.ns, "x", every5).Spec.JobTemplate.Spec,
+	}
+	if err := e.c.Create(t.Context(), foreign); err != nil {
+		t.Fatal(err)
+	}
+
+	e.at(run.Add(10*time.Second), "taken")
+	got := e.waitReady("taken", metav1.ConditionFalse, ReasonJobNameTaken)
+	if got.Status.LastScheduleTime != nil {
+		t.Errorf("lastScheduleTime %v, want unset: the run did not start", got.Status.LastScheduleTime)
+	}
+	if msg := conditions.Find(got.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, name) {
+		t.Errorf("Ready message %q does not name the Job %s", msg, name)
+	}
+	// Look again twice more: still one event.
+	e.at(run.Add(20*time.Second), "taken")
+	e.at(run.Add(30*time.Second), "taken")
+	e.waitCronJob("taken", func(cj *cronjobv1.CronJob) error {
+		if cj.Annotations[touchAnnotation] != run.Add(30*time.Second).UTC().Format(time.RFC3339Nano) {
+			return errors.New("not touched yet")
+		}
+		if c := conditions.Find(cj.Status.Conditions, conditions.TypeReady); c == nil || c.Reason != ReasonJobNameTaken {
+			return fmt.Errorf("Ready %+v, want reason %s", c, ReasonJobNameTaken)
+		}
+		return nil
+	})
+	var live batchv1.Job
+	if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(foreign), &live); err != nil {
+		t.Fatal(err)
+	}
+	if ref := metav1.GetControllerOf(&live); ref != nil {
+		t.Errorf("foreign job got controller %+v, want none", ref)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		var evs eventsv1.EventList
+		if err := e.c.List(ctx, &evs, client.InNamespace(e.ns)); err != nil {
+			return err
+		}
+		n := 0
+		for _, ev := range evs.Items {
+			if ev.Reason == ReasonJobNameTaken && ev.Regarding.Name == "taken" {
+				n++
+				if ev.Type != corev1.EventTypeWarning {
+					t.Errorf("event type %s, want Warning", ev.Type)
+				}
+				if ev.DeprecatedCount > 1 || ev.Series != nil && ev.Series.Count > 1 {
+					return fmt.Errorf("event repeated: %+v", ev)
+				}
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%d %s events, want 1", n, ReasonJobNameTaken)
+		}
+		return nil
+	})
+
+	// The user removes the Job: the run starts.
+	if err := e.c.Delete(t.Context(), &live, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		var j batchv1.Job
+		err := e.c.Get(ctx, client.ObjectKeyFromObject(foreign), &j)
+		if err == nil && j.UID == live.UID {
+			return errors.New("foreign job not gone yet")
+		}
+		return client.IgnoreNotFound(err)
+	})
+	e.at(run.Add(40*time.Second), "taken")
+	e.waitJobs("taken", name)
+	e.waitActive("taken", run, name)
+	e.waitReady("taken", metav1.ConditionTrue, conditions.ReasonSucceeded)
 }
