@@ -332,7 +332,8 @@ type pass[T client.Object] struct {
 	p   *prepared[T]
 	req *Request[T]
 	key types.NamespacedName
-	// overwritten are the resource versions this pass wrote over.
+	// overwritten are the resource versions this pass's writes replaced
+	// with newer ones.
 	overwritten []string
 }
 
@@ -543,7 +544,7 @@ func (ps *pass[T]) claim(ctx context.Context) (done bool, res ctrl.Result, err e
 			return true, ctrl.Result{}, fmt.Errorf("claiming: %w", err)
 		}
 	}
-	ps.overwritten = append(ps.overwritten, rv)
+	ps.wroteOver(rv, claimed)
 	req.Object = claimed
 	req.Original = claimed.DeepCopyObject().(T)
 	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)
@@ -669,6 +670,12 @@ func (ps *pass[T]) setConditions(err error) (newError bool) {
 	}
 	changed := conditions.Set(&conds, ready, now)
 	conditions.StampGeneration(conds, gen)
+	// Steps may have written conditions without conditions.Set: bound
+	// every message, so the status write cannot exceed the API server's
+	// limits.
+	for i := range conds {
+		conds[i].Message = conditions.Bound(conds[i].Message)
+	}
 	co.SetConditions(conds)
 	conditions.SetObservedGeneration(obj, gen)
 	return err != nil && changed
@@ -732,7 +739,7 @@ func (ps *pass[T]) save(ctx context.Context) (gone bool, err error) {
 			}
 			return false, fmt.Errorf("writing status: %w", err)
 		}
-		ps.overwritten = append(ps.overwritten, rv)
+		ps.wroteOver(rv, ps.req.Object)
 	}
 	return false, nil
 }
@@ -746,8 +753,20 @@ func (ps *pass[T]) sendMain(ctx context.Context, main map[string]json.RawMessage
 	if err := ps.r.Client.Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return fmt.Errorf("writing object: %w", err)
 	}
-	ps.overwritten = append(ps.overwritten, rv)
+	ps.wroteOver(rv, ps.req.Object)
 	return nil
+}
+
+// wroteOver notes that a write of this pass replaced version rv of the
+// object, when it did: after, the object the write returned, has another
+// version. A write the server took for a no-op (every change pruned by the
+// schema, or equal to what was stored) leaves the version as it was; the
+// cache is then not behind, and rv must not be taken for a stale copy.
+func (ps *pass[T]) wroteOver(rv string, after client.Object) {
+	if after.GetResourceVersion() == rv {
+		return
+	}
+	ps.overwritten = append(ps.overwritten, rv)
 }
 
 // diff computes the JSON merge patch from Original to Object and splits it

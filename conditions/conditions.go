@@ -45,6 +45,20 @@ const MessageInitializing = "not reported yet"
 // FromError cuts longer error texts to it.
 const MaxMessageLength = 32768
 
+// CutMarker ends a message that Set or Summarize cut to MaxMessageLength.
+const CutMarker = " [...]"
+
+// Bound returns msg cut to at most MaxMessageLength bytes, never inside a
+// UTF-8 sequence, ending with CutMarker when it was cut. Set and Summarize
+// bound every message, so no condition they write can exceed the API
+// server's limit.
+func Bound(msg string) string {
+	if len(msg) <= MaxMessageLength {
+		return msg
+	}
+	return truncate(msg, MaxMessageLength-len(CutMarker)) + CutMarker
+}
+
 // Find returns the condition of the given type in conds, or nil. The pointer refers to
 // the element in conds, so changes through it change conds.
 func Find(conds []metav1.Condition, condType string) *metav1.Condition {
@@ -58,7 +72,7 @@ func Find(conds []metav1.Condition, condType string) *metav1.Condition {
 
 // Set inserts c into *conds, or updates the condition of the same Type, and reports
 // whether Status, Reason, Message or ObservedGeneration changed (or the condition is
-// new).
+// new). The message is bounded first (see Bound).
 //
 // LastTransitionTime is set to now when the condition is new or its Status changes and
 // is left alone otherwise; c.LastTransitionTime is ignored. now is taken in UTC and
@@ -69,6 +83,7 @@ func Set(conds *[]metav1.Condition, c metav1.Condition, now metav1.Time) (change
 	if conds == nil {
 		return false
 	}
+	c.Message = Bound(c.Message)
 	existing := Find(*conds, c.Type)
 	if existing == nil {
 		c.LastTransitionTime = transitionTime(now)
@@ -190,7 +205,7 @@ func Summarize(conds []metav1.Condition, order []string, generation int64) metav
 	if ready.Reason == "" {
 		ready.Reason = ReasonNotReady
 	}
-	ready.Message = worst.Message
+	ready.Message = Bound(worst.Message)
 	if ready.Message == "" {
 		ready.Message = fmt.Sprintf("condition %s is %s", worst.Type, ready.Status)
 	}

@@ -52,6 +52,12 @@ type WidgetStatus struct {
 	//
 	// +optional
 	Result int64 `json:"result,omitempty"`
+	// Pruned is left out of the schema the control plane installs (see
+	// CRD), so the API server drops whatever a write puts there: a write
+	// of it alone changes nothing on the server.
+	//
+	// +optional
+	Pruned string `json:"pruned,omitempty"`
 	// Conditions are the latest observations of the Widget.
 	//
 	// +optional
@@ -101,7 +107,8 @@ type WidgetList struct {
 	Items []Widget `json:"items"`
 }
 
-// CRD returns the Widget CustomResourceDefinition decoded from CRDs.
+// CRD returns the Widget CustomResourceDefinition decoded from CRDs, with
+// status.pruned taken out of its schema.
 func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 	data, err := CRDs.ReadFile("crd/test.bosun.dev_widgets.yaml")
 	if err != nil {
@@ -110,6 +117,13 @@ func CRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 	c := &apiextensionsv1.CustomResourceDefinition{}
 	if err := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096).Decode(c); err != nil {
 		return nil, fmt.Errorf("testapi: decoding crd: %w", err)
+	}
+	for i := range c.Spec.Versions {
+		if s := c.Spec.Versions[i].Schema; s != nil && s.OpenAPIV3Schema != nil {
+			status := s.OpenAPIV3Schema.Properties["status"]
+			delete(status.Properties, "pruned")
+			s.OpenAPIV3Schema.Properties["status"] = status
+		}
 	}
 	return c, nil
 }
