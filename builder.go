@@ -1,15 +1,23 @@
 package bosun
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Builder sets up a Reconciler[T] with a manager, like controller-runtime's
@@ -104,8 +112,70 @@ func (b *Builder[T]) Complete(r *Reconciler[T]) error {
 	if !b.forSet || reflect.ValueOf(b.forObj).IsNil() {
 		forObj = reflect.New(reflect.TypeFor[T]().Elem()).Interface().(client.Object)
 	}
-	if err := b.inner.For(forObj, b.forOpts...).Named(name).Complete(r); err != nil {
+	inner := b.inner.For(forObj, b.forOpts...).Named(name)
+	namespaced, err := apiutil.IsObjectNamespaced(forObj, b.mgr.GetScheme(), b.mgr.GetRESTMapper())
+	if err != nil {
+		return fmt.Errorf("bosun: reconciler %q: finding the scope of %T: %w", r.Name, forObj, err)
+	}
+	if namespaced {
+		h, err := namespacePolicyHandler(b.mgr, forObj)
+		if err != nil {
+			return fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
+		}
+		inner = inner.Watches(&corev1.Namespace{}, h, builder.WithPredicates(namespacePolicyChanged()))
+	}
+	if err := inner.Complete(r); err != nil {
 		return fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 	}
 	return nil
+}
+
+// namespacePolicyChanged passes the updates of a Namespace that change its
+// reconcile policy annotation; an empty value is the same as none.
+func namespacePolicyChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if e.ObjectOld == nil || e.ObjectNew == nil {
+				return false
+			}
+			return e.ObjectOld.GetAnnotations()[PolicyAnnotation] != e.ObjectNew.GetAnnotations()[PolicyAnnotation]
+		},
+	}
+}
+
+// namespacePolicyHandler maps a Namespace to requests for every object of
+// obj's kind in it, listed from the manager's cache.
+func namespacePolicyHandler(mgr ctrl.Manager, obj client.Object) (handler.EventHandler, error) {
+	scheme := mgr.GetScheme()
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return nil, fmt.Errorf("finding the kind of %T: %w", obj, err)
+	}
+	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
+	if _, err := scheme.New(listGVK); err != nil {
+		return nil, fmt.Errorf("the scheme has no list type %s for the namespace policy watch: %w", listGVK, err)
+	}
+	c := mgr.GetClient()
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, ns client.Object) []reconcile.Request {
+		o, err := scheme.New(listGVK)
+		if err != nil {
+			return nil
+		}
+		list := o.(client.ObjectList)
+		if err := c.List(ctx, list, client.InNamespace(ns.GetName())); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing objects for a namespace policy change", "namespace", ns.GetName())
+			return nil
+		}
+		var reqs []reconcile.Request
+		_ = meta.EachListItem(list, func(item runtime.Object) error {
+			if m, ok := item.(client.Object); ok {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(m)})
+			}
+			return nil
+		})
+		return reqs
+	}), nil
 }

@@ -28,7 +28,25 @@
 // Kubernetes, and package watch wakes it when related objects change.
 //
 // ControllerManagedBy wires a Reconciler into a manager and checks its
-// configuration before anything runs.
+// configuration before anything runs. For a namespaced T it also watches
+// Namespaces: a change of a Namespace's policy annotation reconciles every
+// object of T in it, so moving a Namespace from skip to manage (or back)
+// takes effect at once, without touching the objects. An empty policy
+// annotation, on an object or a Namespace, counts as not set.
+//
+// # Writes that fail, and writes that change nothing
+//
+// A 409 Conflict on any write is a quiet requeue. Any other failure of the
+// engine's own writes of the object (the claim, the release of the
+// finalizer, the save of metadata and spec such as late-initialised
+// fields) is reported as soon as the status can be written: Ready False
+// with reason ClaimFailed, ReleaseFailed or SaveFailed (EngineWrite.Reason)
+// and the error, one Warning event, and each WriteFailureReporter step
+// told first so it can say so in its own conditions. The engine remembers
+// the versions its writes replaced, to skip passes on a cache that is
+// behind; a write the server takes for a no-op (every change pruned by the
+// schema) keeps the version, and is not remembered. Condition messages are
+// cut to conditions.MaxMessageLength before every status write.
 //
 // The engine itself needs these permissions besides the steps' own: get,
 // list, watch, update and patch on T and update and patch on its status

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
@@ -84,5 +87,60 @@ func TestLongConditionMessageIsBounded(t *testing.T) {
 	}
 	if m := conditions.Find(w.Status.Conditions, "Noisy").Message; !strings.HasSuffix(m, conditions.CutMarker) {
 		t.Errorf("Noisy message does not end with %q", conditions.CutMarker)
+	}
+}
+
+// setNamespacePolicy sets the reconcile policy annotation of the fixture's
+// Namespace to value.
+func (f *fixture) setNamespacePolicy(value string) {
+	f.t.Helper()
+	ns := &corev1.Namespace{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Name: f.ns}, ns); err != nil {
+		f.t.Fatal(err)
+	}
+	patch := client.MergeFrom(ns.DeepCopy())
+	metav1.SetMetaDataAnnotation(&ns.ObjectMeta, bosun.PolicyAnnotation, value)
+	if err := f.c.Patch(context.Background(), ns, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// TestNamespacePolicyChangeReconcilesObjects starts Widgets under a
+// Namespace whose policy is skip, one of them with an empty policy
+// annotation (not set: the Namespace's applies). Changing the Namespace's
+// policy to manage, and touching nothing else, brings both under
+// management: the finalizer is claimed and Do runs.
+func TestNamespacePolicyChangeReconcilesObjects(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.setNamespacePolicy(string(bosun.PolicySkip))
+	j := newJournal()
+	f.run(newReconciler("namespace-policy-change", j, true), runOptions{})
+	f.create("plain", 6, 3, nil)
+	f.create("empty", 6, 3, map[string]string{bosun.PolicyAnnotation: ""})
+	for _, name := range []string{"plain", "empty"} {
+		bosuntest.Eventually(t, func(context.Context) error {
+			if j.count(j.observes, name) == 0 {
+				return fmt.Errorf("%s not observed under skip yet", name)
+			}
+			return nil
+		})
+		if n := j.count(j.do, name); n != 0 {
+			t.Fatalf("Do ran %d times on %s under the Namespace's skip policy", n, name)
+		}
+	}
+
+	f.setNamespacePolicy(string(bosun.PolicyManage))
+	for _, name := range []string{"plain", "empty"} {
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			w, err := f.get(ctx, name)
+			if err != nil {
+				return err
+			}
+			if !controllerutil.ContainsFinalizer(w, testFinalizer) || j.count(j.do, name) == 0 {
+				return fmt.Errorf("%s not managed yet: finalizers %v, %d Do calls", name, w.Finalizers, j.count(j.do, name))
+			}
+			return nil
+		})
 	}
 }

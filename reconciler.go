@@ -82,9 +82,11 @@ var ErrInvalidConfig = errors.New("invalid reconciler configuration")
 // derives the conditions; writes what changed; and returns the joined
 // outcome through flow.Final.
 //
-// The policy of an object without the annotation comes from its Namespace,
-// read through Client: with a manager's client that starts a cache of
-// Namespaces, so the operator needs permission to get, list and watch them.
+// The policy of an object without the annotation (or with an empty one)
+// comes from its Namespace, read through Client: with a manager's client
+// that starts a cache of Namespaces, so the operator needs permission to
+// get, list and watch them. ControllerManagedBy watches Namespaces, so a
+// change of a Namespace's policy reconciles its objects.
 //
 // After writing an object the engine remembers the versions it wrote over; a
 // reconcile that finds one of them in the cache ends at once, because a pass
@@ -457,9 +459,9 @@ func (ps *pass[T]) run(ctx context.Context) (ctrl.Result, error) {
 }
 
 // policy returns the policy of the object: its annotation, else its
-// Namespace's, else the default.
+// Namespace's, else the default. An empty annotation counts as not set.
 func (ps *pass[T]) policy(ctx context.Context) (Policy, error) {
-	if v, ok := ps.req.Object.GetAnnotations()[PolicyAnnotation]; ok {
+	if v := ps.req.Object.GetAnnotations()[PolicyAnnotation]; v != "" {
 		return ParsePolicy(v)
 	}
 	if nsName := ps.req.Object.GetNamespace(); nsName != "" {
@@ -468,7 +470,7 @@ func (ps *pass[T]) policy(ctx context.Context) (Policy, error) {
 			if !apierrors.IsNotFound(err) {
 				return "", fmt.Errorf("reading the policy of namespace %s: %w", nsName, err)
 			}
-		} else if v, ok := ns.Annotations[PolicyAnnotation]; ok {
+		} else if v := ns.Annotations[PolicyAnnotation]; v != "" {
 			return ParsePolicy(v)
 		}
 	}
