@@ -17,6 +17,7 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -142,5 +143,99 @@ func TestNamespacePolicyChangeReconcilesObjects(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// phasePanicker panics in the phase named by the Widget's value: 1 Cleanup,
+// 2 Post, 3 Observe. Workflow panics for value 4 are the reconciler's.
+type phasePanicker struct{}
+
+func (phasePanicker) Name() string { return "phase-panicker" }
+
+func (phasePanicker) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	return ctrl.Result{}, nil
+}
+
+func (phasePanicker) Cleanup(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	if req.Object.Spec.Value == 1 {
+		panic("cleanup blew up")
+	}
+	return ctrl.Result{}, nil
+}
+
+func (phasePanicker) Post(_ context.Context, req *bosun.Request[*testapi.Widget]) error {
+	if req.Object.Spec.Value == 2 {
+		panic("post blew up")
+	}
+	return nil
+}
+
+func (phasePanicker) Observe(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	if req.Object.Spec.Value == 3 {
+		panic("observe blew up")
+	}
+	return ctrl.Result{}, nil
+}
+
+// TestPanicInAnyPhaseIsRecovered makes a pass panic in the Workflow
+// function itself, in Cleanup, in Post and in Observe, each for one Widget:
+// every one of them ends with Ready False, reason Panic, and backs off; a
+// Widget whose Cleanup panicked keeps its finalizer; a Widget next to them
+// converges.
+func TestPanicInAnyPhaseIsRecovered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	counter := &bosuntest.ReconcileCounter{}
+	p := phasePanicker{}
+	r := &bosun.Reconciler[*testapi.Widget]{
+		Name:      "phase-panic",
+		Steps:     []bosun.Step[*testapi.Widget]{p},
+		Finalizer: testFinalizer,
+		Workflow: func(req *bosun.Request[*testapi.Widget]) flow.Action {
+			if req.Object.Spec.Value == 4 {
+				panic("workflow builder blew up")
+			}
+			return req.Do(p)
+		},
+	}
+	f.run(r, runOptions{counter: counter})
+	f.create("cleanup", 1, 1, nil)
+	f.create("post", 2, 1, nil)
+	f.create("observe", 3, 1, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)})
+	f.create("workflow", 4, 1, nil)
+	f.create("fine", 5, 1, nil)
+	f.waitReady("fine", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	f.waitReady("cleanup", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	for _, name := range []string{"post", "observe", "workflow"} {
+		f.waitReady(name, metav1.ConditionFalse, conditions.ReasonPanic)
+	}
+
+	w, err := f.get(context.Background(), "cleanup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.Delete(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	f.waitReady("cleanup", metav1.ConditionFalse, conditions.ReasonPanic)
+	w, err = f.get(context.Background(), "cleanup")
+	if err != nil {
+		t.Fatalf("the widget whose Cleanup panicked is gone: %v", err)
+	}
+	if !controllerutil.ContainsFinalizer(w, testFinalizer) {
+		t.Error("the finalizer was released after Cleanup panicked")
+	}
+
+	// Panics back off: a handful of retries over the window, not a loop.
+	time.Sleep(time.Second)
+	before := map[string]int{}
+	for _, name := range []string{"cleanup", "post", "observe", "workflow"} {
+		before[name] = counter.Count(client.ObjectKey{Namespace: f.ns, Name: name})
+	}
+	time.Sleep(hotLoopWindow)
+	for name, n := range before {
+		if d := counter.Count(client.ObjectKey{Namespace: f.ns, Name: name}) - n; d > 8 {
+			t.Errorf("%d reconciles of %s in %s after a panic, want backoff", d, name, hotLoopWindow)
+		}
 	}
 }

@@ -565,9 +565,21 @@ func (ps *pass[T]) claimant(finalizer, instance bool) string {
 	}
 }
 
-// do runs the Do workflow, recovering panics of actions that are not steps.
+// do runs the Do workflow, recovering panics of the Workflow function and
+// of actions that are not steps.
 func (ps *pass[T]) do(ctx context.Context) (res ctrl.Result, err error) {
 	var wf flow.Action
+	defer func() {
+		if v := recover(); v != nil {
+			name := "Workflow"
+			if wf != nil {
+				name = wf.Description()
+			}
+			pe := &flow.PanicError{Action: name, Value: v, Stack: debug.Stack()}
+			ps.req.Log.Error(pe, "workflow panicked", "stack", string(pe.Stack))
+			res, err = ctrl.Result{}, pe
+		}
+	}()
 	if ps.r.Workflow != nil {
 		wf = ps.r.Workflow(ps.req)
 	} else {
@@ -580,13 +592,6 @@ func (ps *pass[T]) do(ctx context.Context) (res ctrl.Result, err error) {
 	if wf == nil {
 		return ctrl.Result{}, ErrNilWorkflow
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			pe := &flow.PanicError{Action: wf.Description(), Value: v, Stack: debug.Stack()}
-			ps.req.Log.Error(pe, "workflow panicked", "stack", string(pe.Stack))
-			res, err = ctrl.Result{}, pe
-		}
-	}()
 	return flow.Run(ctx, wf)
 }
 
