@@ -2,14 +2,19 @@ package bosun_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -238,4 +243,205 @@ func TestPanicInAnyPhaseIsRecovered(t *testing.T) {
 			t.Errorf("%d reconciles of %s in %s after a panic, want backoff", d, name, hotLoopWindow)
 		}
 	}
+}
+
+// reporter owns the condition Synced, sets it True on every Do and records
+// the failures of the engine's writes it is told about.
+type reporter struct {
+	mu     sync.Mutex
+	writes []bosun.EngineWrite
+}
+
+func (*reporter) Name() string         { return "reporter" }
+func (*reporter) Conditions() []string { return []string{"Synced"} }
+
+func (*reporter) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	w := req.Object
+	conditions.Set(&w.Status.Conditions, metav1.Condition{Type: "Synced", Status: metav1.ConditionTrue, Reason: "Synced", ObservedGeneration: w.Generation}, metav1.Now())
+	if w.Spec.Mode == "" && w.Spec.Value == 7 {
+		// Late-initialise the spec with a value the API server refuses.
+		w.Spec.Mode = "warp"
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *reporter) WriteFailed(req *bosun.Request[*testapi.Widget], w bosun.EngineWrite, err error) {
+	r.mu.Lock()
+	r.writes = append(r.writes, w)
+	r.mu.Unlock()
+	o := req.Object
+	conditions.Set(&o.Status.Conditions, metav1.Condition{Type: "Synced", Status: metav1.ConditionFalse, Reason: w.Reason(), Message: err.Error(), ObservedGeneration: o.Generation}, metav1.Now())
+}
+
+func (r *reporter) count(w bosun.EngineWrite) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, x := range r.writes {
+		if x == w {
+			n++
+		}
+	}
+	return n
+}
+
+// waitWarnings waits until exactly n Warning events with reason have been
+// recorded for the Widget named, and fails if one repeats.
+func (f *fixture) waitWarnings(widget, reason string, n int) {
+	f.t.Helper()
+	bosuntest.Eventually(f.t, func(ctx context.Context) error {
+		var evs eventsv1.EventList
+		if err := f.c.List(ctx, &evs, client.InNamespace(f.ns)); err != nil {
+			return err
+		}
+		got := 0
+		for _, ev := range evs.Items {
+			if ev.Reason != reason || ev.Regarding.Name != widget || ev.Type != corev1.EventTypeWarning {
+				continue
+			}
+			got++
+			if ev.Series != nil && ev.Series.Count > 1 || ev.DeprecatedCount > 1 {
+				return fmt.Errorf("event %s repeated %d times", reason, max(ev.DeprecatedCount, ev.Series.Count))
+			}
+		}
+		if got != n {
+			return fmt.Errorf("%d %s events for %s, want %d", got, reason, widget, n)
+		}
+		return nil
+	})
+}
+
+// TestFailedSaveIsReported late-initialises a spec field with a value the
+// API server refuses. The object's conditions say so (Ready False with
+// SaveFailed and the server's error, the reporter step's Synced False with
+// the same reason), one Warning event is recorded however often the pass
+// is retried, and the retries back off.
+func TestFailedSaveIsReported(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	rep := &reporter{}
+	counter := &bosuntest.ReconcileCounter{}
+	f.run(&bosun.Reconciler[*testapi.Widget]{Name: "save-failed", Steps: []bosun.Step[*testapi.Widget]{rep}}, runOptions{counter: counter})
+	f.create("w", 7, 1, nil)
+	w := f.waitReady("w", metav1.ConditionFalse, bosun.WriteSave.Reason())
+	if m := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(m, "warp") {
+		t.Errorf("Ready message %q does not carry the server's error", m)
+	}
+	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Status != metav1.ConditionFalse || c.Reason != bosun.WriteSave.Reason() {
+		t.Errorf("Synced = %+v, want False/%s", c, bosun.WriteSave.Reason())
+	}
+	if w.Spec.Mode != "" {
+		t.Errorf("spec.mode = %q stored, want it refused", w.Spec.Mode)
+	}
+	f.waitWarnings("w", bosun.WriteSave.Reason(), 1)
+	assertNoHotLoop(t, counter, w)
+	f.waitWarnings("w", bosun.WriteSave.Reason(), 1)
+	if rep.count(bosun.WriteSave) == 0 {
+		t.Error("the reporter step was never told of the failed save")
+	}
+
+	// A spec that makes the step stop late-initialising heals the object.
+	patch := client.MergeFrom(w.DeepCopy())
+	w.Spec.Value = 8
+	if err := f.c.Patch(context.Background(), w, patch); err != nil {
+		t.Fatal(err)
+	}
+	f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+}
+
+// refusedFinalizer is a finalizer that a ValidatingAdmissionPolicy refuses
+// to let any Widget carry.
+const refusedFinalizer = "test.bosun.dev/refused"
+
+// refuseFinalizer installs a ValidatingAdmissionPolicy, with its binding,
+// that refuses Widgets carrying refusedFinalizer, and waits until the API
+// server enforces it.
+func (f *fixture) refuseFinalizer() {
+	f.t.Helper()
+	ctx := context.Background()
+	name := "refuse-finalizer"
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups: []string{testapi.GroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"widgets"},
+						},
+					},
+				}},
+			},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: fmt.Sprintf("!has(object.metadata.finalizers) || !('%s' in object.metadata.finalizers)", refusedFinalizer),
+				Message:    "this finalizer is not allowed here",
+			}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: f.ns}},
+			},
+		},
+	}
+	for _, o := range []client.Object{policy, binding} {
+		if err := f.c.Create(ctx, o); err != nil {
+			f.t.Fatalf("creating %T: %v", o, err)
+		}
+		f.t.Cleanup(func() { _ = f.c.Delete(context.Background(), o) })
+	}
+	bosuntest.Eventually(f.t, func(ctx context.Context) error {
+		probe := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, GenerateName: "probe-", Finalizers: []string{refusedFinalizer}}}
+		err := f.c.Create(ctx, probe, client.DryRunAll)
+		if err == nil {
+			return errors.New("the policy is not enforced yet")
+		}
+		return nil
+	})
+}
+
+// TestFailedClaimIsReported runs a reconciler whose finalizer the API
+// server refuses: no step acts, Ready is False with ClaimFailed and the
+// server's message, one Warning event says so, and retries back off.
+func TestFailedClaimIsReported(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.refuseFinalizer()
+	rep := &reporter{}
+	counter := &bosuntest.ReconcileCounter{}
+	cleaner := bosun.NewStep("noop", func(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil })
+	r := &bosun.Reconciler[*testapi.Widget]{
+		Name:      "claim-failed",
+		Steps:     []bosun.Step[*testapi.Widget]{rep, cleanerStep{cleaner}},
+		Finalizer: refusedFinalizer,
+	}
+	f.run(r, runOptions{counter: counter})
+	f.create("w", 1, 1, nil)
+	w := f.waitReady("w", metav1.ConditionFalse, bosun.WriteClaim.Reason())
+	if m := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(m, "not allowed") {
+		t.Errorf("Ready message %q does not carry the server's error", m)
+	}
+	if len(w.Finalizers) != 0 {
+		t.Errorf("finalizers %v stored, want none", w.Finalizers)
+	}
+	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Reason != bosun.WriteClaim.Reason() {
+		t.Errorf("Synced = %+v, want reason %s", c, bosun.WriteClaim.Reason())
+	}
+	f.waitWarnings("w", bosun.WriteClaim.Reason(), 1)
+	assertNoHotLoop(t, counter, w)
+	f.waitWarnings("w", bosun.WriteClaim.Reason(), 1)
+}
+
+// cleanerStep is a step with a Cleanup that does nothing, so that the
+// reconciler claims a finalizer.
+type cleanerStep struct{ bosun.StepFunc[*testapi.Widget] }
+
+func (cleanerStep) Cleanup(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	return ctrl.Result{}, nil
 }

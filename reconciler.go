@@ -443,6 +443,9 @@ func (ps *pass[T]) run(ctx context.Context) (ctrl.Result, error) {
 		if apierrors.IsConflict(serr) {
 			return ps.conflictRequeue("save"), nil
 		}
+		if mw := (*mainWriteError)(nil); errors.As(serr, &mw) {
+			return ps.writeFailed(ctx, WriteSave, mw.err)
+		}
 		return ctrl.Result{}, serr
 	} else if done {
 		return ctrl.Result{}, nil
@@ -543,7 +546,8 @@ func (ps *pass[T]) claim(ctx context.Context) (done bool, res ctrl.Result, err e
 		case apierrors.IsNotFound(err):
 			return true, ctrl.Result{}, nil
 		default:
-			return true, ctrl.Result{}, fmt.Errorf("claiming: %w", err)
+			res, err := ps.writeFailed(ctx, WriteClaim, fmt.Errorf("claiming: %w", err))
+			return true, res, err
 		}
 	}
 	ps.wroteOver(rv, claimed)
@@ -688,6 +692,99 @@ func (ps *pass[T]) setConditions(err error) (newError bool) {
 	return err != nil && changed
 }
 
+// mainWriteError is a failed write of the object's metadata and spec in
+// save, as opposed to one of its status.
+type mainWriteError struct{ err error }
+
+func (e *mainWriteError) Error() string { return e.err.Error() }
+func (e *mainWriteError) Unwrap() error { return e.err }
+
+// writeFailed reports werr, the failure of the engine's write w of the
+// object: it tells every WriteFailureReporter step, sets Ready False with
+// w.Reason() and the error, writes the status alone (the write that failed
+// is not repeated), records one Warning event when Ready changed, and
+// returns the error for controller-runtime to retry with backoff; an error
+// the API server gives for an invalid object is terminal, since only a
+// change of the object can fix it.
+//
+// The reporters' conditions and Ready start again from what is stored, so
+// a failure that repeats writes nothing new.
+func (ps *pass[T]) writeFailed(ctx context.Context, w EngineWrite, werr error) (ctrl.Result, error) {
+	obj := ps.req.Object
+	ps.req.Log.Error(werr, "engine write failed", "write", string(w))
+	changed := true
+	if co, ok := any(obj).(conditions.Object); ok {
+		conds := co.GetConditions()
+		stored := any(ps.req.Original).(conditions.Object).GetConditions()
+		restore := func(typ string) {
+			if c := conditions.Find(stored, typ); c != nil {
+				if cur := conditions.Find(conds, typ); cur != nil {
+					*cur = *c
+				} else {
+					conds = append(conds, *c)
+				}
+			}
+		}
+		restore(conditions.TypeReady)
+		for _, s := range ps.r.Steps {
+			if _, ok := s.(WriteFailureReporter[T]); !ok {
+				continue
+			}
+			if owner, ok := s.(ConditionOwner); ok {
+				for _, typ := range owner.Conditions() {
+					restore(typ)
+				}
+			}
+		}
+		co.SetConditions(conds)
+		for _, s := range ps.r.Steps {
+			if rep, ok := s.(WriteFailureReporter[T]); ok {
+				rep.WriteFailed(ps.req, w, werr)
+			}
+		}
+		conds = co.GetConditions()
+		gen := obj.GetGeneration()
+		changed = conditions.Set(&conds, metav1.Condition{
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: w.Reason(), Message: werr.Error(), ObservedGeneration: gen,
+		}, metav1.Now())
+		for i := range conds {
+			conds[i].Message = conditions.Bound(conds[i].Message)
+		}
+		co.SetConditions(conds)
+		if err := ps.saveStatus(ctx); err != nil {
+			if apierrors.IsConflict(err) {
+				return ps.conflictRequeue("status after a failed " + string(w)), nil
+			}
+			ps.req.Log.Error(err, "writing the status that reports a failed engine write failed", "write", string(w))
+		}
+	}
+	if changed {
+		ps.event(corev1.EventTypeWarning, w.Reason(), string(w), "%s", werr.Error())
+	}
+	if apierrors.IsInvalid(werr) {
+		return ctrl.Result{}, reconcile.TerminalError(werr)
+	}
+	return ctrl.Result{}, werr
+}
+
+// saveStatus writes the status subresource alone, when it changed.
+func (ps *pass[T]) saveStatus(ctx context.Context) error {
+	_, status, err := ps.diff()
+	if err != nil || status == nil {
+		return err
+	}
+	rv := ps.req.Object.GetResourceVersion()
+	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
+	if err != nil {
+		return err
+	}
+	if err := ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	ps.wroteOver(rv, ps.req.Object)
+	return nil
+}
+
 // release writes the object without our finalizer; the object may be gone
 // afterwards, which is success.
 func (ps *pass[T]) release(ctx context.Context, policy Policy, res ctrl.Result, err error) (ctrl.Result, error) {
@@ -697,7 +794,7 @@ func (ps *pass[T]) release(ctx context.Context, policy Policy, res ctrl.Result, 
 			return ps.conflictRequeue("release"), nil
 		case apierrors.IsNotFound(serr):
 		default:
-			return ctrl.Result{}, serr
+			return ps.writeFailed(ctx, WriteRelease, serr)
 		}
 	}
 	reason, note := EventCleanedUp, "cleaned up and released finalizer %q"
@@ -731,7 +828,10 @@ func (ps *pass[T]) save(ctx context.Context) (gone bool, err error) {
 			if apierrors.IsNotFound(err) {
 				return true, nil
 			}
-			return false, err
+			if apierrors.IsConflict(err) {
+				return false, err
+			}
+			return false, &mainWriteError{err: err}
 		}
 	}
 	if status != nil {

@@ -40,6 +40,12 @@ type WidgetSpec struct {
 	//
 	// +optional
 	Divisor int64 `json:"divisor,omitempty"`
+	// Mode is "fast" or "slow"; the API server refuses any other value,
+	// which the tests use to make a write of the spec fail.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=fast;slow
+	Mode string `json:"mode,omitempty"`
 }
 
 // WidgetStatus is the observed state of a Widget.
