@@ -33,6 +33,22 @@
 // recorded in annotations, and the step deletes them in the Cleanup phase,
 // so the reconciler needs a finalizer.
 //
+// # What the set may touch
+//
+// The step only ever writes and deletes objects the set created. A desired
+// child whose name is taken by an object with no controller and no set
+// label is left exactly as it is: the kind's condition and Ready are False
+// with ReasonChildExists, naming the object, and the step retries with
+// backoff, so the set converges once the object is deleted or renamed.
+// WithAdoption takes such objects over instead (applied over, labelled,
+// owned). An object controlled by another owner, or labelled for another
+// set or parent, is never taken over (ReasonChildConflict). Pruning and the
+// unowned step's Cleanup delete only objects carrying both set labels with
+// this parent's UID, so deleting the parent never deletes an object it did
+// not create; the unowned step's Cleanup lists them from the API server,
+// not the cache, and keeps the finalizer until none is left. Condition
+// messages name at most a few children and count the rest.
+//
 // # Comparing desired and live
 //
 // A desired child is up to date when the live one carries the same hash and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/flow"
 )
 
 // Labels and annotations the step puts on children.
@@ -63,6 +65,12 @@ const (
 	// ReasonChildConflict is the reason of a pass that found a desired
 	// child controlled by another object.
 	ReasonChildConflict = "ChildConflict"
+	// ReasonChildExists is the reason of a kind's condition, and of Ready,
+	// when the name of a desired child is taken by an object the set did
+	// not create (no controller, no set label): the step leaves that object
+	// alone and retries with backoff, so the set heals once the object is
+	// removed. WithAdoption takes such objects over instead.
+	ReasonChildExists = "ChildExists"
 	// ReasonApplyFailed is the reason of a pass whose apply or delete of a
 	// child failed.
 	ReasonApplyFailed = "ApplyFailed"
@@ -95,7 +103,17 @@ type Option func(*config)
 type config struct {
 	fieldOwner string
 	cleanup    time.Duration
+	adopt      bool
 }
+
+// WithAdoption lets the step take over an existing object that holds the
+// name of a desired child and that nothing controls (no controller
+// reference, no set label): it is applied over, labelled, owned, and from
+// then on pruned and deleted with the parent like any member. Without it
+// such an object is left untouched and reported with ReasonChildExists.
+// Objects controlled by something else, or members of another set, are
+// never taken over.
+func WithAdoption() Option { return func(c *config) { c.adopt = true } }
 
 // WithFieldOwner sets the field manager of the step's server-side applies.
 // The default is the reconciler's name (bosun.Request.Controller).
@@ -399,15 +417,22 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, e
 }
 
 // Cleanup deletes the unowned children of the set, except those annotated
-// AnnotationPrune "false", and looks again until none is left.
+// AnnotationPrune "false", and looks again until none is left. It lists
+// them from the API server, not the cache, so a child applied just before
+// the parent's deletion, which the cache may not show yet, is deleted too
+// before the finalizer is released.
 func (s *UnownedStep[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
 	ks, err := s.kinds(req.Client.Scheme())
 	if err != nil {
 		return ctrl.Result{}, conditions.Terminal(ReasonInvalidChildren, err)
 	}
+	reader := req.APIReader
+	if reader == nil {
+		reader = req.Client
+	}
 	left := 0
 	for i := range ks {
-		members, err := s.members(ctx, req, &ks[i])
+		members, err := s.membersFrom(ctx, reader, req, &ks[i])
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -431,6 +456,21 @@ func (s *UnownedStep[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ct
 	return ctrl.Result{}, nil
 }
 
+// callDesired calls the DesiredFunc, recovering a panic into a
+// *flow.PanicError, so that Plan, which runs outside the engine, reports
+// it as an error like Do does.
+func (s *Step[T]) callDesired(ctx context.Context, req *bosun.Request[T]) (objs []client.Object, err error) {
+	if s.desired == nil {
+		return nil, nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			objs, err = nil, &flow.PanicError{Action: s.name + " desired", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return s.desired(ctx, req)
+}
+
 // prepare reads the desired children, stamps them, compares them with the
 // live ones and finds the members to prune.
 func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, error) {
@@ -439,7 +479,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, er
 	if err != nil {
 		return nil, conditions.Terminal(ReasonInvalidChildren, err)
 	}
-	desired, err := s.desired(ctx, req)
+	desired, err := s.callDesired(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("computing the desired children: %w", err)
 	}
@@ -631,6 +671,15 @@ func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child, 
 	if l := live.GetLabels(); l[LabelSet] != "" && (l[LabelSet] != s.name || l[LabelOwner] != string(req.Object.GetUID())) {
 		return conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and belongs to set %q of another object", c.ref, l[LabelSet]))
 	}
+	if member == nil && !s.created(req, live) && !s.cfg.adopt {
+		return &conditions.Error{
+			Type:     c.kind.condition,
+			Reason:   ReasonChildExists,
+			Severity: conditions.SeverityWarning,
+			Err: fmt.Errorf("%s exists and was not created by set %q: it is left alone; delete or rename it, or let the step adopt it (WithAdoption)",
+				c.ref, s.name),
+		}
+	}
 	c.live = live
 	lu, err := liveUnstructured(live)
 	if err != nil {
@@ -643,9 +692,28 @@ func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child, 
 	return nil
 }
 
+// created reports whether live, an object with the name of a desired
+// child that does not carry the set's labels, was made by this set for the
+// parent of req: an owned child that lost its labels still has the parent
+// as its controller. An unowned child without the labels cannot be told
+// from anyone else's.
+func (s *Step[T]) created(req *bosun.Request[T], live client.Object) bool {
+	if s.unowned {
+		return false
+	}
+	ctl := metav1.GetControllerOf(live)
+	return ctl != nil && ctl.UID == req.Object.GetUID()
+}
+
 // members lists, from the cache, the children of kind k that carry the
 // set's labels for the parent of req.
 func (s *Step[T]) members(ctx context.Context, req *bosun.Request[T], k *kind) ([]client.Object, error) {
+	return s.membersFrom(ctx, req.Client, req, k)
+}
+
+// membersFrom lists, through r, the children of kind k that carry the
+// set's labels for the parent of req.
+func (s *Step[T]) membersFrom(ctx context.Context, r client.Reader, req *bosun.Request[T], k *kind) ([]client.Object, error) {
 	list, err := k.newList(req.Client.Scheme())
 	if err != nil {
 		return nil, err
@@ -654,7 +722,7 @@ func (s *Step[T]) members(ctx context.Context, req *bosun.Request[T], k *kind) (
 	if !s.unowned && req.Object.GetNamespace() != "" {
 		opts = append(opts, client.InNamespace(req.Object.GetNamespace()))
 	}
-	if err := req.Client.List(ctx, list, opts...); err != nil {
+	if err := r.List(ctx, list, opts...); err != nil {
 		return nil, fmt.Errorf("listing the %s children: %w", k.gvk.Kind, err)
 	}
 	items, err := apimeta.ExtractList(list)
@@ -707,7 +775,7 @@ func (s *Step[T]) report(req *bosun.Request[T], p *pass) {
 		case len(notReady) > 0:
 			sort.Strings(notReady)
 			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotReady
-			cond.Message = fmt.Sprintf("%d of %d %s not ready: %s", len(notReady), total, k.gvk.Kind, strings.Join(notReady, "; "))
+			cond.Message = fmt.Sprintf("%d of %d %s not ready: %s", len(notReady), total, k.gvk.Kind, listSome(notReady, maxListed))
 		case total == 0:
 			cond.Message = "no " + k.gvk.Kind + " desired"
 		default:
@@ -716,6 +784,28 @@ func (s *Step[T]) report(req *bosun.Request[T], p *pass) {
 		conditions.Set(&conds, cond, now)
 	}
 	co.SetConditions(conds)
+}
+
+// maxListed is how many children a condition message names at most.
+const maxListed = 20
+
+// listSome joins the first n of items, and says how many more there are.
+// Each item is cut to a few hundred bytes, so the message stays small
+// whatever the children are called or their readiness checks say.
+func listSome(items []string, n int) string {
+	const maxItem = 256
+	shown := items[:min(n, len(items))]
+	parts := make([]string, len(shown), len(shown)+1)
+	for i, it := range shown {
+		if len(it) > maxItem {
+			it = conditions.Bound(it[:maxItem]) + "..."
+		}
+		parts[i] = it
+	}
+	if more := len(items) - len(shown); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // deleteChild deletes obj, in the background, if it is still the object

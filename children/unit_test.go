@@ -1,6 +1,9 @@
 package children
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,7 +16,10 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -191,4 +197,54 @@ func testScheme(t *testing.T) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestReportMessageIsBounded reports 2000 long-named children that are not
+// created yet: the ConfigMapReady message names a few, counts the rest,
+// and stays far below the API server's limit.
+func TestReportMessageIsBounded(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	step := NewStep[*testapi.Widget]("many", nil, []Kind{Of(&corev1.ConfigMap{})})
+	ks, err := step.kinds(scheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pass{}
+	for i := range 2000 {
+		name := fmt.Sprintf("%s-%04d", strings.Repeat("n", 240), i)
+		p.children = append(p.children, &child{kind: &ks[0], ref: Ref{Kind: "ConfigMap", Namespace: "ns", Name: name}})
+	}
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", Generation: 1}}
+	req := &bosun.Request[*testapi.Widget]{Object: w, Client: fake.NewClientBuilder().WithScheme(scheme).Build()}
+	step.report(req, p)
+	c := conditions.Find(w.Status.Conditions, "ConfigMapReady")
+	if c == nil {
+		t.Fatal("no ConfigMapReady condition")
+	}
+	if len(c.Message) > 8192 {
+		t.Errorf("message is %d bytes, want a short one", len(c.Message))
+	}
+	if !strings.Contains(c.Message, "2000 of 2000 ConfigMap not ready") || !strings.HasSuffix(c.Message, "and 1980 more") {
+		t.Errorf("message = %.300q..., want the count and %q", c.Message, "and 1980 more")
+	}
+}
+
+// TestPlanRecoversPanic checks that Plan, which runs outside the engine,
+// turns a panic of the desired-set function into an error.
+func TestPlanRecoversPanic(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	step := NewStep("boom", func(context.Context, *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+		panic("boom")
+	}, []Kind{Of(&corev1.ConfigMap{})})
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}}
+	_, err := step.Plan(t.Context(), &bosun.Request[*testapi.Widget]{Object: w, Client: fake.NewClientBuilder().WithScheme(scheme).Build()})
+	if r, _, _ := conditions.FromError(err); r != conditions.ReasonPanic {
+		t.Errorf("Plan error %v has reason %q, want %q", err, r, conditions.ReasonPanic)
+	}
 }

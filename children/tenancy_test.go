@@ -1,0 +1,165 @@
+package children
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// TestExistingObjectIsNotTakenOver puts a ConfigMap with the name of a
+// desired child in place before the parent exists, with no controller and
+// no set label. The step does not apply over it, label it or prune it:
+// ConfigMapReady and Ready are False with ReasonChildExists, the object is
+// left exactly as it was, and deleting the parent leaves it in place. Once
+// the user removes it, the set creates its own.
+func TestExistingObjectIsNotTakenOver(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), step.Watch)
+	ctx := t.Context()
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0", Labels: map[string]string{"team": "theirs"}},
+		Data: map[string]string{"value": "theirs"}}
+	if err := e.c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	w := e.create("mine", 2, 0)
+	got := e.waitConditions("mine", map[string]cond{
+		"ConfigMapReady":     {metav1.ConditionFalse, ReasonChildExists},
+		conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists},
+	})
+	if c := conditions.Find(got.Status.Conditions, "ConfigMapReady"); c == nil || !strings.Contains(c.Message, "cm-0") {
+		t.Errorf("ConfigMapReady = %+v, want its message to name cm-0", c)
+	}
+	var live corev1.ConfigMap
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
+		t.Fatal(err)
+	}
+	if live.ResourceVersion != theirs.ResourceVersion {
+		t.Errorf("the existing ConfigMap was written: resourceVersion %s, want %s (labels %v, owners %v, data %v)",
+			live.ResourceVersion, theirs.ResourceVersion, live.Labels, live.OwnerReferences, live.Data)
+	}
+
+	// Deleting the parent leaves the ConfigMap it did not create.
+	if err := e.c.Delete(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("widget: %v, want it gone", err)
+		}
+		return nil
+	})
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
+		t.Fatalf("the existing ConfigMap is gone after the parent was deleted: %v", err)
+	}
+	if live.ResourceVersion != theirs.ResourceVersion {
+		t.Errorf("the existing ConfigMap was written after the parent was deleted")
+	}
+}
+
+// TestExistingObjectIsHealedWhenRemoved checks that a parent blocked by a
+// ConfigMap it did not create converges once the user deletes that
+// ConfigMap, without a change of the parent.
+func TestExistingObjectIsHealedWhenRemoved(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), step.Watch)
+	ctx := t.Context()
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-1"}, Data: map[string]string{"value": "theirs"}}
+	if err := e.c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	e.create("mine", 2, 0)
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists}})
+	if err := e.c.Delete(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
+}
+
+// TestAdoptionIsExplicit takes over an existing ConfigMap with
+// WithAdoption: it is applied over, labelled and owned.
+func TestAdoptionIsExplicit(t *testing.T) {
+	step := NewStep("web", webApp, webKinds(), WithAdoption())
+	e := start(t, reconciler(step), step.Watch)
+	ctx := t.Context()
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0"}, Data: map[string]string{"value": "old"}}
+	if err := e.c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	w := e.create("mine", 1, 0)
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "1"})
+	var live corev1.ConfigMap
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
+		t.Fatal(err)
+	}
+	if !metav1.IsControlledBy(&live, w) || live.Labels[LabelOwner] != string(w.UID) {
+		t.Errorf("adopted ConfigMap: owners %+v, labels %v, want it controlled and labelled", live.OwnerReferences, live.Labels)
+	}
+}
+
+// TestUnownedCleanupReadsTheServer deletes a parent whose unowned child the
+// cache never showed: Cleanup reads the API server, deletes the child, and
+// only then releases the finalizer, so nothing is leaked.
+func TestUnownedCleanupReadsTheServer(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	elsewhere := bosuntest.Namespace(t, cp.Client)
+	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: req.Object.Name}, Data: map[string]string{"value": "x"}}}, nil
+	}
+	step := NewUnownedStep("spread", desired, []Kind{Of(&corev1.ConfigMap{})})
+	// The cache never shows ConfigMaps: every read of them through the
+	// manager's client finds nothing.
+	until := time.Now().Add(time.Hour)
+	e := start(t, reconciler(step), step.Watch, func(c client.Client) client.Client { return blindReads(c, &until) })
+	ctx := t.Context()
+	w := e.create("spread", 0, 0)
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		return e.c.Get(ctx, client.ObjectKey{Namespace: elsewhere, Name: "spread"}, &corev1.ConfigMap{})
+	})
+	if err := e.c.Delete(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("widget: %v, want it gone", err)
+		}
+		return nil
+	})
+	err := e.c.Get(ctx, client.ObjectKey{Namespace: elsewhere, Name: "spread"}, &corev1.ConfigMap{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the unowned child outlived its parent (leaked): %v", err)
+	}
+}
+
+// TestDesiredFuncPanicIsRecovered runs a desired-set function that panics
+// for one parent: that parent shows Ready False with reason Panic and gets
+// no child, and a sibling in the same controller converges.
+func TestDesiredFuncPanicIsRecovered(t *testing.T) {
+	desired := func(ctx context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+		if req.Object.Spec.Value == 13 {
+			panic("unlucky")
+		}
+		return webApp(ctx, req)
+	}
+	step := NewStep("web", desired, webKinds())
+	e := start(t, reconciler(step), step.Watch)
+	e.create("unlucky", 13, 0)
+	e.create("fine", 1, 0)
+	e.waitConditions("unlucky", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, conditions.ReasonPanic}})
+	e.waitConditions("fine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "1"})
+}
