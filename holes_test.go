@@ -440,7 +440,9 @@ func TestFailedClaimIsReported(t *testing.T) {
 
 // cleanerStep is a step with a Cleanup that does nothing, so that the
 // reconciler claims a finalizer.
-type cleanerStep struct{ bosun.StepFunc[*testapi.Widget] }
+type cleanerStep struct {
+	bosun.StepFunc[*testapi.Widget]
+}
 
 func (cleanerStep) Cleanup(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
 	return ctrl.Result{}, nil

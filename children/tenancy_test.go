@@ -56,7 +56,7 @@ func TestExistingObjectIsNotTakenOver(t *testing.T) {
 	}
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		if err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("widget: %v, want it gone", err)
+			return fmt.Errorf("widget: %w, want it gone", err)
 		}
 		return nil
 	})
@@ -135,7 +135,7 @@ func TestUnownedCleanupReadsTheServer(t *testing.T) {
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{})
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("widget: %v, want it gone", err)
+			return fmt.Errorf("widget: %w, want it gone", err)
 		}
 		return nil
 	})
