@@ -14,8 +14,13 @@ import (
 
 // Annotations the step reads and writes on the object.
 const (
-	// AnnotationExternalName holds the name of the external resource. Once
-	// set it never changes.
+	// AnnotationExternalName holds the name of the external resource. The
+	// step records a name it chose only together with
+	// AnnotationCreatePending, so a name here without that mark was set by
+	// hand, and asks the step to adopt the resource under it (see the
+	// package documentation). A name the step chose never changes; one the
+	// external system assigns (WithProviderNames) is replaced when the
+	// resource it names is gone and the step creates another.
 	AnnotationExternalName = "bosun.dev/external-name"
 	// AnnotationCreatePending holds the time (RFC 3339) at which the step
 	// was about to create the external resource. It is committed before
@@ -26,6 +31,12 @@ const (
 	AnnotationCreateSucceeded = "bosun.dev/external-create-succeeded"
 	// AnnotationCreateFailed holds the time of the last Create that failed.
 	AnnotationCreateFailed = "bosun.dev/external-create-failed"
+	// AnnotationDeletePending holds the time (RFC 3339) at which the step
+	// was about to ask for the deletion of the external resource. It is
+	// committed before each Delete, guarded by the resourceVersion the pass
+	// read: the fence that keeps a pass on a stale copy of the object from
+	// deleting.
+	AnnotationDeletePending = "bosun.dev/external-delete-pending"
 	// AnnotationPollInterval overrides the poll interval of one object, as a
 	// Go duration ("30s", "5m").
 	AnnotationPollInterval = "bosun.dev/poll-interval"
@@ -50,8 +61,30 @@ func SetExternalName(obj client.Object, name string) {
 	setAnnotations(obj, map[string]string{AnnotationExternalName: name})
 }
 
-// NameFromMetadata is the default external name: the object's name.
+// NameFromMetadata names the external resource with the object's bare
+// name.
+//
+// Warning: objects of the same name in different namespaces then share one
+// external name. The step does not adopt a resource that is not the
+// object's (it reports ReasonExternalConflict instead), but the second
+// object never gets a resource of its own. Use it only for cluster-scoped
+// objects, or when a single namespace holds the objects; the default is
+// NameFromNamespacedName.
 func NameFromMetadata(obj client.Object) string { return obj.GetName() }
+
+// NameFromNamespacedName is the default external name: "<namespace>.<name>"
+// for a namespaced object, such as "shop-a.orders", and the bare name for a
+// cluster-scoped one. A namespace is a DNS label, without dots, so no two
+// namespaced objects get the same name; an object made again under the same
+// namespace and name gets the same external name (and the owner mark tells
+// the two apart, see Observation.Owner). Wrap it with WithExternalName when
+// the external system does not allow dots.
+func NameFromNamespacedName(obj client.Object) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return ns + "." + obj.GetName()
+	}
+	return obj.GetName()
+}
 
 // NameFromUID returns a function that names the external resource prefix
 // followed by the object's UID, such as "bucket-0c8f2f9e-...". The name is

@@ -2,6 +2,7 @@ package managed
 
 import (
 	"context"
+	"errors"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -37,8 +38,11 @@ type Observation struct {
 	// Owner is the identity (see Identity) of the object the external
 	// resource belongs to, as the Client recorded it on the resource when it
 	// created or adopted it; empty when the resource carries no such mark or
-	// the external system cannot keep one. The step never updates, deletes or
-	// publishes the details of a resource whose Owner names another object.
+	// the external system cannot keep one. The step never updates, deletes,
+	// late-initialises from or publishes the details of a resource whose
+	// Owner names another object; it reports ReasonExternalConflict. An
+	// unmarked resource is the object's only when the step created it, the
+	// user asked for adoption or the policies only observe.
 	Owner string
 }
 
@@ -63,6 +67,40 @@ type CredentialRepairer[T client.Object] interface {
 	// resource and returns the new ones.
 	RepairCredentials(ctx context.Context, obj T) (ConnectionDetails, error)
 }
+
+// ErrOutcomeUnknown is matched (with errors.Is) by the errors of calls
+// after which nobody can tell whether the call took effect: the request may
+// have reached the external system and its answer been lost. A Client marks
+// such an error with OutcomeUnknown when the step could not tell by itself.
+//
+// A Create that fails this way is not recorded as failed: the leak guard
+// treats it like a stop between Create and recording its outcome (see the
+// package documentation). The step also counts as unknown, without a mark,
+// errors matching context.DeadlineExceeded, context.Canceled,
+// io.ErrUnexpectedEOF or syscall.ECONNRESET, and a net.Error whose Timeout
+// is true.
+var ErrOutcomeUnknown = errors.New("outcome of the call unknown")
+
+// OutcomeUnknown marks err as the error of a call whose effect is unknown:
+// the result matches ErrOutcomeUnknown and, through Unwrap, err. It returns
+// nil for nil.
+func OutcomeUnknown(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &unknownOutcome{err: err}
+}
+
+// unknownOutcome is an error marked with OutcomeUnknown.
+type unknownOutcome struct{ err error }
+
+func (e *unknownOutcome) Error() string { return e.err.Error() }
+
+// Unwrap returns the marked error.
+func (e *unknownOutcome) Unwrap() error { return e.err }
+
+// Is matches ErrOutcomeUnknown.
+func (e *unknownOutcome) Is(target error) bool { return target == ErrOutcomeUnknown }
 
 // Creation is what Client.Create reports.
 type Creation struct {
@@ -110,6 +148,17 @@ type Connector[T client.Object] interface {
 //   - When names are assigned by the external system (WithProviderNames),
 //     Create records the assigned name with SetExternalName, and Observe
 //     of an object without an external name reports Exists false.
+//   - Where the external system can keep one, Create marks the resource
+//     with Identity(obj) and Observe reports the mark in
+//     Observation.Owner. Observe reports UpToDate false when the mark is not
+//     obj's, and Update writes it: the step calls Update on a resource
+//     with no mark only when it is the object's (created by the step, or
+//     adopted because the user asked), never on one marked for another
+//     object, so this is how an adopted resource gets its mark.
+//   - Every method returns when its context ends (the step gives each call
+//     a deadline, WithCallTimeout). An error after which it is unknown
+//     whether the call took effect is marked with OutcomeUnknown, unless it
+//     already matches one of the errors ErrOutcomeUnknown lists.
 type Client[T client.Object] interface {
 	// Observe reports whether the external resource exists, whether it is
 	// up to date and available, and its connection details.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,8 +30,9 @@ func TestLifecycle(t *testing.T) {
 
 	b := e.wait("b1", converged)
 	uid := string(b.UID)
-	if got := ExternalName(b); got != "b1" {
-		t.Errorf("external name %q, want b1", got)
+	name := e.ns + ".b1"
+	if got := ExternalName(b); got != name {
+		t.Errorf("external name %q, want %q (namespace and name)", got, name)
 	}
 	if _, ok := b.Annotations[AnnotationCreateSucceeded]; !ok {
 		t.Errorf("annotations %v lack %s", b.Annotations, AnnotationCreateSucceeded)
@@ -42,7 +44,7 @@ func TestLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connection secret: %v", err)
 	}
-	want := map[string][]byte{"password": []byte("pw-b1-s3cr3t"), "endpoint": []byte("https://cloud.test/b1")}
+	want := map[string][]byte{"password": []byte("pw-" + name + "-s3cr3t"), "endpoint": []byte("https://cloud.test/" + name)}
 	if diff := cmp.Diff(want, sec.Data); diff != "" {
 		t.Errorf("connection secret data (-want +got):\n%s", diff)
 	}
@@ -53,7 +55,7 @@ func TestLifecycle(t *testing.T) {
 	// A spec change is applied with Update.
 	e.change("b1", func(b *v1.Bucket) { b.Spec.Size = 2 })
 	bosuntest.Eventually(t, func(context.Context) error {
-		if got, _ := cl.bucket("b1"); got.size != 2 {
+		if got, _ := cl.bucket(name); got.size != 2 {
 			return fmt.Errorf("cloud size %d, want 2", got.size)
 		}
 		return nil
@@ -63,9 +65,9 @@ func TestLifecycle(t *testing.T) {
 	// A change behind the operator's back is undone within the poll
 	// interval, and counted as a drift correction.
 	drift0 := counterValue(t, "managed")
-	cl.set(func(c *cloud) { c.buckets["b1"].size = 7 })
+	cl.set(func(c *cloud) { c.buckets[name].size = 7 })
 	bosuntest.Eventually(t, func(context.Context) error {
-		if got, _ := cl.bucket("b1"); got.size != 2 {
+		if got, _ := cl.bucket(name); got.size != 2 {
 			return fmt.Errorf("cloud size %d, want 2", got.size)
 		}
 		return nil
@@ -78,15 +80,16 @@ func TestLifecycle(t *testing.T) {
 	cl.set(func(c *cloud) { c.deleteObserves = 3 })
 	e.delete("b1")
 	e.waitGone("b1")
-	if _, ok := cl.bucket("b1"); ok {
+	if _, ok := cl.bucket(name); ok {
 		t.Error("cloud bucket b1 still exists after the object is gone")
 	}
 	if _, err := e.secret(t.Context(), "b1-conn"); err == nil {
 		t.Error("connection secret still exists after the object is gone")
 	}
 	cl.set(func(c *cloud) {
-		if c.creates[uid] != 1 || c.updates[uid] != 2 || c.deletes[uid] < 1 {
-			t.Errorf("cloud calls: creates %d, updates %d, deletes %d; want 1, 2, at least 1", c.creates[uid], c.updates[uid], c.deletes[uid])
+		if c.creates[uid] != 1 || c.updates[uid] != 2 || c.deletes[uid] < 1 || c.repairs[uid] != 0 {
+			t.Errorf("cloud calls: creates %d, updates %d, deletes %d, credential repairs %d; want 1, 2, at least 1, 0",
+				c.creates[uid], c.updates[uid], c.deletes[uid], c.repairs[uid])
 		}
 	})
 }
@@ -119,28 +122,37 @@ func TestConvergedIsQuiet(t *testing.T) {
 }
 
 // TestObserveOnly checks that the observe-only policy never creates,
-// updates or deletes, and does not late-initialise.
+// updates or deletes, and does not late-initialise; Synced says the object
+// is paused, and Ready follows what is observed.
 func TestObserveOnly(t *testing.T) {
 	cl := newCloud()
 	e := start(t, cl, nil)
 	e.create("watched", 5, "", annotated(AnnotationManagementPolicies, string(PolicyObserve)))
 	e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionFalse, ReasonExternalNotFound},
-		DefaultConditionSynced:    {metav1.ConditionFalse, ReasonExternalNotFound},
-		DefaultConditionAvailable: {metav1.ConditionFalse, ReasonUnavailable},
+		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+		DefaultConditionAvailable: {metav1.ConditionFalse, ReasonExternalNotFound},
 	})
 
 	// The bucket appears outside the operator, different from the spec.
+	name := e.ns + ".watched"
 	cl.set(func(c *cloud) {
-		c.buckets["watched"] = &cloudBucket{size: 9, region: "us-2", created: time.Now().Add(-time.Hour)}
+		c.buckets[name] = &cloudBucket{size: 9, region: "us-2", created: time.Now().Add(-time.Hour)}
 	})
-	b := e.wait("watched", converged)
+	b := e.wait("watched", map[string]cond{
+		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
+		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
+	})
+	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "(Observe)") {
+		t.Errorf("Synced message %q does not name the policies that pause the object", msg)
+	}
 	if b.Spec.Region != "" {
 		t.Errorf("spec.region %q, want it left empty under observe-only", b.Spec.Region)
 	}
 	e.delete("watched")
 	e.waitGone("watched")
-	if got, ok := cl.bucket("watched"); !ok || got.size != 9 {
+	if got, ok := cl.bucket(name); !ok || got.size != 9 {
 		t.Errorf("cloud bucket after delete: %+v, %v; want it untouched", got, ok)
 	}
 	if c, u, d := cl.counts(); c+u+d != 0 {
@@ -157,7 +169,7 @@ func TestOrphan(t *testing.T) {
 	e.wait("kept", converged)
 	e.delete("kept")
 	e.waitGone("kept")
-	if _, ok := cl.bucket("kept"); !ok {
+	if _, ok := cl.bucket(e.ns + ".kept"); !ok {
 		t.Error("cloud bucket was deleted under the Orphan policy")
 	}
 	if _, _, d := cl.counts(); d != 0 {
@@ -341,22 +353,30 @@ func TestPanicInClient(t *testing.T) {
 	e.wait("boom", converged)
 }
 
-// TestSecretsStayOut checks that connection details reach the Secret and
-// no log line and no event.
+// TestSecretsStayOut checks that connection details, those of Create and
+// those of a credential repair, reach the Secret and no log line and no
+// event.
 func TestSecretsStayOut(t *testing.T) {
 	cl := newCloud()
 	e := start(t, cl, nil)
 	e.create("sec", 1, "sec-conn", nil)
-	e.wait("sec", converged)
+	bucket := nameOf(e.wait("sec", converged))
+	created := e.waitCredentials("sec-conn", bucket)
 	e.change("sec", func(b *v1.Bucket) { b.Spec.Size = 4 })
 	e.wait("sec", converged)
+	if err := e.c.Delete(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "sec-conn"}}); err != nil {
+		t.Fatal(err)
+	}
+	repaired := e.waitCredentials("sec-conn", bucket)
 	e.delete("sec")
 	e.waitGone("sec")
 
-	const password = "pw-sec-s3cr3t"
+	passwords := []string{string(created), string(repaired)}
 	for _, l := range e.logs.Entries() {
-		if strings.Contains(l.String(), password) {
-			t.Errorf("log line holds the password: %s", l)
+		for _, password := range passwords {
+			if strings.Contains(l.String(), password) {
+				t.Errorf("log line holds a password: %s", l)
+			}
 		}
 	}
 	var evs eventsv1.EventList
@@ -367,8 +387,10 @@ func TestSecretsStayOut(t *testing.T) {
 		t.Error("no events recorded, want some to scan")
 	}
 	for _, ev := range evs.Items {
-		if strings.Contains(ev.Note, password) || strings.Contains(ev.Reason, password) {
-			t.Errorf("event holds the password: %s %s", ev.Reason, ev.Note)
+		for _, password := range passwords {
+			if strings.Contains(ev.Note, password) || strings.Contains(ev.Reason, password) {
+				t.Errorf("event holds a password: %s %s", ev.Reason, ev.Note)
+			}
 		}
 	}
 }
@@ -394,7 +416,7 @@ func TestSecretUpdatedOnlyWhenChanged(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if string(s.Data["endpoint"]) != "https://cloud.test/sw" || string(s.Data["password"]) != "pw-sw-s3cr3t" {
+		if string(s.Data["endpoint"]) != "https://cloud.test/"+e.ns+".sw" || string(s.Data["password"]) != "pw-"+e.ns+".sw-s3cr3t" {
 			return fmt.Errorf("secret keys %v", sortedKeys(s.Data))
 		}
 		return nil

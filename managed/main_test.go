@@ -54,6 +54,10 @@ type cloudBucket struct {
 	region   string
 	password string
 	created  time.Time
+	// owner is the identity of the object the bucket belongs to, as the
+	// cloud's Create or Update marked it; empty for a bucket made outside
+	// the operator or by a cloud that keeps no marks.
+	owner string
 	// deleting counts the observations left before a deleted bucket is
 	// gone.
 	deleting int
@@ -65,12 +69,20 @@ type cloudBucket struct {
 type cloud struct {
 	mu      sync.Mutex
 	buckets map[string]*cloudBucket
-	// creates, updates and deletes count the calls per name; observes
-	// counts every Observe.
-	creates, updates, deletes map[string]int
-	observes                  int
+	// creates, updates, deletes and repairs count the calls per object
+	// UID; observes counts every Observe.
+	creates, updates, deletes, repairs map[string]int
+	observes                           int
+	// made counts the buckets Create ever made.
+	made int
 	// failCreate, if set, is returned by every Create.
 	failCreate error
+	// lostAnswer, if set, is returned once by Create after it made the
+	// bucket: the answer of a create that worked was lost on the way back.
+	lostAnswer error
+	// afterCreate, if set, is called after Create made a bucket, without
+	// the cloud's lock held.
+	afterCreate func(obj *v1.Bucket)
 	// lag hides a bucket from Observe for this long after its creation.
 	lag time.Duration
 	// deleteObserves keeps a deleted bucket visible for this many
@@ -78,15 +90,26 @@ type cloud struct {
 	deleteObserves int
 	// panicObserve makes Observe panic.
 	panicObserve bool
+	// hang makes Observe of the objects with these names wait until its
+	// context ends, like an endpoint that never answers.
+	hang map[string]bool
 	// assignNames makes Create choose the bucket's name.
 	assignNames bool
-	seq         int
+	// noMarks makes the cloud keep no owner marks: Observe reports no
+	// Owner, as for a system that has nowhere to record one.
+	noMarks bool
+	// noRepair makes the cloud's clients not implement
+	// CredentialRepairer, so only Create returns a password.
+	noRepair bool
+	// failRepair, if set, is returned by every RepairCredentials.
+	failRepair error
+	seq        int
 }
 
 func newCloud() *cloud {
 	return &cloud{
 		buckets: map[string]*cloudBucket{},
-		creates: map[string]int{}, updates: map[string]int{}, deletes: map[string]int{},
+		creates: map[string]int{}, updates: map[string]int{}, deletes: map[string]int{}, repairs: map[string]int{},
 	}
 }
 
@@ -100,13 +123,14 @@ func (c *cloud) set(fn func(c *cloud)) {
 func (c *cloud) counts() (creates, updates, deletes int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	sum := func(m map[string]int) (n int) {
-		for _, v := range m {
-			n += v
-		}
-		return n
-	}
 	return sum(c.creates), sum(c.updates), sum(c.deletes)
+}
+
+func sum(m map[string]int) (n int) {
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func (c *cloud) observed() int {
@@ -126,6 +150,25 @@ func (c *cloud) bucket(name string) (cloudBucket, bool) {
 	return *b, true
 }
 
+// live returns the names of the buckets that exist.
+func (c *cloud) live() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var names []string
+	for _, n := range sortedKeys(c.buckets) {
+		if !c.buckets[n].deleted {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// login reports whether password opens the bucket name.
+func (c *cloud) login(name string, password []byte) bool {
+	b, ok := c.bucket(name)
+	return ok && b.password != "" && b.password == string(password)
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -143,18 +186,28 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // Connect implements Connector.
 func (c *cloud) Connect(context.Context, *v1.Bucket) (Client[*v1.Bucket], error) {
-	return cloudClient{c}, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.noRepair {
+		return cloudClient{c}, nil
+	}
+	return repairingClient{cloudClient{c}}, nil
 }
 
 type cloudClient struct{ c *cloud }
 
 var errNegativeSize = errors.New("size must not be negative")
 
-func (cc cloudClient) Observe(_ context.Context, obj *v1.Bucket) (Observation, error) {
+func (cc cloudClient) Observe(ctx context.Context, obj *v1.Bucket) (Observation, error) {
 	c := cc.c
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.observes++
+	if c.hang[obj.Name] {
+		c.mu.Unlock()
+		<-ctx.Done()
+		return Observation{}, fmt.Errorf("waiting for the cloud: %w", ctx.Err())
+	}
+	defer c.mu.Unlock()
 	if c.panicObserve {
 		panic("cloud observe exploded")
 	}
@@ -171,11 +224,14 @@ func (cc cloudClient) Observe(_ context.Context, obj *v1.Bucket) (Observation, e
 		b.deleting--
 	}
 	obs := Observation{Exists: true, Available: !b.deleted, ConnectionDetails: ConnectionDetails{"endpoint": []byte("https://cloud.test/" + name)}}
+	if !c.noMarks {
+		obs.Owner = b.owner
+	}
 	if obj.Spec.Region == "" {
 		obj.Spec.Region = b.region
 		obs.LateInitialized = true
 	}
-	obs.UpToDate = b.size == obj.Spec.Size && b.region == obj.Spec.Region
+	obs.UpToDate = b.size == obj.Spec.Size && b.region == obj.Spec.Region && (c.noMarks || b.owner == Identity(obj))
 	if !obs.UpToDate {
 		obs.Diff = fmt.Sprintf("size %d, want %d", b.size, obj.Spec.Size)
 	}
@@ -185,7 +241,6 @@ func (cc cloudClient) Observe(_ context.Context, obj *v1.Bucket) (Observation, e
 func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error) {
 	c := cc.c
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	name := ExternalName(obj)
 	if c.assignNames {
 		c.seq++
@@ -194,12 +249,15 @@ func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error
 	}
 	c.creates[string(obj.UID)]++
 	if c.failCreate != nil {
+		defer c.mu.Unlock()
 		return Creation{}, c.failCreate
 	}
 	if obj.Spec.Size < 0 {
+		defer c.mu.Unlock()
 		return Creation{}, InvalidSpec(errNegativeSize)
 	}
 	if b, ok := c.buckets[name]; ok && !b.deleted {
+		defer c.mu.Unlock()
 		return Creation{}, fmt.Errorf("bucket %q already exists", name)
 	}
 	region := obj.Spec.Region
@@ -207,7 +265,22 @@ func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error
 		region = defaultRegion
 	}
 	pw := "pw-" + name + "-s3cr3t"
-	c.buckets[name] = &cloudBucket{size: obj.Spec.Size, region: region, password: pw, created: time.Now()}
+	b := &cloudBucket{size: obj.Spec.Size, region: region, password: pw, created: time.Now()}
+	if !c.noMarks {
+		b.owner = Identity(obj)
+	}
+	c.buckets[name] = b
+	c.made++
+	lost := c.lostAnswer
+	c.lostAnswer = nil
+	hook := c.afterCreate
+	c.mu.Unlock()
+	if hook != nil {
+		hook(obj)
+	}
+	if lost != nil {
+		return Creation{}, lost
+	}
 	return Creation{ConnectionDetails: ConnectionDetails{"password": []byte(pw)}}, nil
 }
 
@@ -225,6 +298,9 @@ func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (Update, error) 
 		return Update{}, InvalidSpec(errNegativeSize)
 	}
 	b.size = obj.Spec.Size
+	if !c.noMarks {
+		b.owner = Identity(obj)
+	}
 	return Update{}, nil
 }
 
@@ -243,6 +319,31 @@ func (cc cloudClient) Delete(_ context.Context, obj *v1.Bucket) error {
 	return nil
 }
 
+// repairingClient is a cloudClient that can set a new password on a bucket.
+type repairingClient struct{ cloudClient }
+
+var _ CredentialRepairer[*v1.Bucket] = repairingClient{}
+
+func (rc repairingClient) CredentialKeys() []string { return []string{"password"} }
+
+func (rc repairingClient) RepairCredentials(_ context.Context, obj *v1.Bucket) (ConnectionDetails, error) {
+	c := rc.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name := ExternalName(obj)
+	c.repairs[string(obj.UID)]++
+	if c.failRepair != nil {
+		return nil, c.failRepair
+	}
+	b, ok := c.buckets[name]
+	if !ok || b.deleted {
+		return nil, fmt.Errorf("bucket %q not found", name)
+	}
+	c.seq++
+	b.password = fmt.Sprintf("pw-%s-r%d", name, c.seq)
+	return ConnectionDetails{"password": []byte(b.password)}, nil
+}
+
 // env is one test's controller, cloud, client and namespace.
 type env struct {
 	t      *testing.T
@@ -252,6 +353,9 @@ type env struct {
 	cloud  *cloud
 	writes *bosuntest.WriteCounter
 	logs   *bosuntest.LogRecorder
+	// others are the further namespaces the test's controller serves
+	// (see rig.namespaces).
+	others []string
 }
 
 // testOpts are the step options every test starts from: short intervals.
@@ -265,30 +369,61 @@ func testOpts() []Option {
 	}
 }
 
+// rig is how start sets up a test's controller.
+type rig struct {
+	// wrap, when not nil, wraps the client the controller writes through
+	// (outside the write counter).
+	wrap func(client.Client) client.Client
+	// step, when not nil, wraps the managed step in the step the
+	// reconciler runs.
+	step func(*Step[*v1.Bucket]) bosun.Step[*v1.Bucket]
+	// opts are added after testOpts.
+	opts []Option
+	// namespaces is the number of namespaces the controller serves besides
+	// the test's own, made for the test and kept in env.others.
+	namespaces int
+}
+
 // start runs a Bucket controller with the managed step made with opts after
 // testOpts. wrap, when not nil, wraps the client the controller writes
 // through (outside the write counter).
 func start(t *testing.T, cl *cloud, wrap func(client.Client) client.Client, opts ...Option) *env {
 	t.Helper()
+	return startRig(t, cl, rig{wrap: wrap, opts: opts})
+}
+
+// startRig runs a Bucket controller set up as rg says.
+func startRig(t *testing.T, cl *cloud, rg rig) *env {
+	t.Helper()
 	cp := shared.ControlPlane(t)
 	e := &env{t: t, cp: cp, c: cp.Client, cloud: cl, writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}}
 	e.ns = bosuntest.Namespace(t, cp.Client)
-	step := NewStep[*v1.Bucket](cl, append(testOpts(), opts...)...)
+	served := map[string]bool{e.ns: true}
+	for range rg.namespaces {
+		ns := bosuntest.Namespace(t, cp.Client)
+		e.others = append(e.others, ns)
+		served[ns] = true
+	}
+	step := NewStep[*v1.Bucket](cl, append(testOpts(), rg.opts...)...)
+	var run bosun.Step[*v1.Bucket] = step
+	if rg.step != nil {
+		run = rg.step(step)
+	}
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
 		var c client.Client = e.writes.Wrap(mgr.GetClient())
-		if wrap != nil {
-			c = wrap(c)
+		if rg.wrap != nil {
+			c = rg.wrap(c)
 		}
 		mgr = bosuntest.ManagerWithClient(mgr, c)
 		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
 		r := &bosun.Reconciler[*v1.Bucket]{
 			Name:      "bucket-" + e.ns,
-			Steps:     []bosun.Step[*v1.Bucket]{step},
+			Steps:     []bosun.Step[*v1.Bucket]{run},
 			Finalizer: finalizer,
 		}
 		// Objects of earlier tests stay behind in their namespaces; this
 		// test's controller leaves them alone.
-		mine := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == e.ns }))
+		mine := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return served[o.GetNamespace()] }))
 		return bosun.ControllerManagedBy[*v1.Bucket](mgr).For(nil, mine).Owns(&corev1.Secret{}, mine).Complete(r)
 	})
 	return e
@@ -417,4 +552,37 @@ func annotated(kv ...string) map[string]string {
 		m[kv[i]] = kv[i+1]
 	}
 	return maps.Clone(m)
+}
+
+// in returns e working in namespace ns (one of e.others).
+func (e *env) in(ns string) *env {
+	c := *e
+	c.ns = ns
+	return &c
+}
+
+// nameOf returns the external name of b, failing when it has none.
+func nameOf(b *v1.Bucket) string {
+	if n := ExternalName(b); n != "" {
+		return n
+	}
+	panic("bucket " + b.Name + " has no external name")
+}
+
+// waitName waits until the Bucket name has an external name, and returns
+// it.
+func (e *env) waitName(name string) string {
+	e.t.Helper()
+	var n string
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		b := &v1.Bucket{}
+		if err := e.c.Get(ctx, e.key(name), b); err != nil {
+			return err
+		}
+		if n = ExternalName(b); n == "" {
+			return errors.New("no external name yet")
+		}
+		return nil
+	})
+	return n
 }

@@ -23,6 +23,13 @@ const (
 	// from Observe is taken for the external system lagging behind rather
 	// than for a missing resource.
 	DefaultCreationGracePeriod = 30 * time.Second
+	// DefaultCallTimeout bounds each call of the Connector and the Client:
+	// long enough for a slow create in most external systems, short enough
+	// that a hung endpoint holds a worker for a minute, not for ever.
+	DefaultCallTimeout = time.Minute
+	// DefaultRecordTimeout bounds the writes after a Create that go on when
+	// the reconcile's context ends (see WithRecordTimeout).
+	DefaultRecordTimeout = 30 * time.Second
 	// PollJitter is the fraction by which a poll interval is spread, so
 	// that objects created together do not poll together.
 	PollJitter = 0.1
@@ -57,6 +64,8 @@ type config struct {
 	secretName      func(client.Object) string
 	outcomeAttempts int
 	outcomeBackoff  time.Duration
+	callTimeout     time.Duration
+	recordTimeout   time.Duration
 	now             func() time.Time
 	rand            func() float64
 }
@@ -66,7 +75,7 @@ func defaults() config {
 		name:            "managed",
 		synced:          DefaultConditionSynced,
 		available:       DefaultConditionAvailable,
-		nameFn:          NameFromMetadata,
+		nameFn:          NameFromNamespacedName,
 		poll:            DefaultPollInterval,
 		minPoll:         DefaultMinPollInterval,
 		short:           DefaultShortInterval,
@@ -75,6 +84,8 @@ func defaults() config {
 		deletion:        DeletionDelete,
 		outcomeAttempts: defaultOutcomeAttempts,
 		outcomeBackoff:  defaultOutcomeBackoff,
+		callTimeout:     DefaultCallTimeout,
+		recordTimeout:   DefaultRecordTimeout,
 		now:             time.Now,
 		rand:            rand.Float64,
 	}
@@ -91,21 +102,28 @@ func WithConditionTypes(synced, available string) Option {
 }
 
 // WithExternalName sets how the external name is chosen for an object that
-// has none yet (default NameFromMetadata; see also NameFromUID). The name is
-// recorded in AnnotationExternalName and committed before Create, and never
-// changes afterwards. Such names are deterministic: a pass that finds a
-// create started and its outcome unrecorded looks for the resource by that
-// name and adopts it.
+// has none yet (default NameFromNamespacedName; see also NameFromUID and
+// NameFromMetadata). Choose names unique to each object: two objects that
+// get the same name cannot both have a resource. The name is recorded in
+// AnnotationExternalName together with the pending mark committed before
+// Create (or, under observe-only policies, once the resource is found), and
+// never changes afterwards. Such names are deterministic: a pass that finds
+// a create started and its outcome unrecorded looks for the resource by
+// that name and adopts it.
 func WithExternalName(name func(client.Object) string) Option {
 	return func(c *config) { c.nameFn, c.providerNames = name, false }
 }
 
 // WithProviderNames declares that the external system assigns the name on
 // Create: the Client's Create records it with SetExternalName, and the step
-// commits it with the outcome. Such names are not deterministic: when a pass
-// finds a create started and its outcome unrecorded, the step stops with
-// Synced False, reason ReasonCreateIncomplete, because it cannot tell
-// whether a resource was made or what it is called.
+// commits it with the outcome. When the resource a recorded name names is
+// gone (deleted outside the operator) and the creation grace period is
+// over, the step creates one replacement and records its name in place of
+// the old one. Such names are not deterministic: when a pass finds a
+// create started and its outcome unrecorded (or unknown), the step stops
+// with Synced False, reason ReasonCreateIncomplete, because it cannot tell
+// whether a resource was made or what it is called; so does a Create that
+// succeeds without recording a name.
 func WithProviderNames() Option { return func(c *config) { c.providerNames = true } }
 
 // WithPollInterval sets how often an available, up-to-date resource is
@@ -164,3 +182,19 @@ func WithOutcomeRetry(attempts int, backoff time.Duration) Option {
 
 // WithClock sets the clock the step reads (default time.Now), for tests.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithCallTimeout bounds each call of the Connector and the Client
+// (Connect, Observe, Create, Update, Delete, RepairCredentials, Disconnect)
+// with a context deadline (default DefaultCallTimeout), so that an external
+// system that does not answer cannot hold a worker of the controller. A
+// call that runs out of time fails the pass with an error that says so, in
+// Synced with the reason of the operation, and is retried with backoff. The
+// Client must honour its context for this to work.
+func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
+
+// WithRecordTimeout bounds the writes that follow a Create, publishing what
+// it returned and recording its outcome (default DefaultRecordTimeout).
+// They do not end when the reconcile's context does (a manager stopping for
+// a rollout), only after this timeout, so that a stop in the middle of a
+// create does not lose them.
+func WithRecordTimeout(d time.Duration) Option { return func(c *config) { c.recordTimeout = d } }

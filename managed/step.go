@@ -2,22 +2,20 @@ package managed
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime/debug"
+	"reflect"
+	"strings"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // Condition reasons the step writes.
@@ -68,6 +66,18 @@ const (
 	// ReasonConnectionSecretFailed: the connection Secret could not be
 	// written, or belongs to something else.
 	ReasonConnectionSecretFailed = "ConnectionSecretFailed"
+	// ReasonExternalConflict: a resource exists under the external name
+	// and is not this object's: it carries another object's owner mark, or
+	// no mark and the step neither created it nor was asked to adopt it.
+	// The step leaves it alone.
+	ReasonExternalConflict = "ExternalResourceConflict"
+	// ReasonCredentialsMissing: the connection Secret lacks credentials
+	// that only Create and RepairCredentials return, so the resource is not
+	// usable yet.
+	ReasonCredentialsMissing = "CredentialsMissing"
+	// ReasonCredentialRepairFailed: RepairCredentials failed with an error
+	// that carries no reason of its own.
+	ReasonCredentialRepairFailed = "CredentialRepairFailed"
 )
 
 // Event reasons the step records.
@@ -79,6 +89,13 @@ const (
 	EventUpdated = "UpdatedExternalResource"
 	// EventDeleting: the step asked for the external resource's deletion.
 	EventDeleting = "DeletingExternalResource"
+	// EventLeftInPlace: the object was deleted and its external name
+	// names a resource that is not the object's, which the step left in
+	// place.
+	EventLeftInPlace = "LeftExternalResource"
+	// EventCredentialsRepaired: the connection Secret lacked credentials
+	// and the step had the Client set new ones.
+	EventCredentialsRepaired = "RepairedCredentials"
 )
 
 // InvalidSpec marks err as caused by the object's spec: the step reports it
@@ -88,7 +105,7 @@ func InvalidSpec(err error) error { return conditions.Terminal(ReasonInvalidSpec
 
 // Step is the engine step that manages one external resource per object;
 // make it with NewStep. It is a bosun.Step, bosun.Cleaner, bosun.Observer,
-// bosun.ConditionOwner and bosun.Named.
+// bosun.ConditionOwner, bosun.WriteFailureReporter and bosun.Named.
 //
 // Do connects, observes, and then creates, updates or does nothing; Cleanup
 // deletes and waits until Observe no longer finds the resource. The step
@@ -134,6 +151,8 @@ var (
 	_ bosun.Observer[client.Object] = &Step[client.Object]{}
 	_ bosun.ConditionOwner          = &Step[client.Object]{}
 	_ bosun.Named                   = &Step[client.Object]{}
+
+	_ bosun.WriteFailureReporter[client.Object] = &Step[client.Object]{}
 )
 
 // NewStep returns the step that manages, through c, the external resource
@@ -150,6 +169,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	}
 	for _, p := range []struct{ got, def *time.Duration }{
 		{&cfg.poll, &d.poll}, {&cfg.minPoll, &d.minPoll}, {&cfg.short, &d.short}, {&cfg.grace, &d.grace}, {&cfg.outcomeBackoff, &d.outcomeBackoff},
+		{&cfg.callTimeout, &d.callTimeout}, {&cfg.recordTimeout, &d.recordTimeout},
 	} {
 		if *p.got <= 0 {
 			*p.got = *p.def
@@ -159,7 +179,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		cfg.outcomeAttempts = 1
 	}
 	if cfg.nameFn == nil {
-		cfg.nameFn = NameFromMetadata
+		cfg.nameFn = NameFromNamespacedName
 	}
 	return &Step[T]{connector: c, cfg: cfg, metrics: metricsFor(cfg.name)}
 }
@@ -175,7 +195,9 @@ func (s *Step[T]) Name() string { return s.cfg.name }
 func (s *Step[T]) Conditions() []string { return []string{s.cfg.synced, s.cfg.available} }
 
 // Do connects, observes, and creates, updates or leaves the external
-// resource alone as the management policies allow.
+// resource alone as the management policies allow. A resource under the
+// external name that is not the object's (see the package documentation)
+// is left alone, and reported in Synced with ReasonExternalConflict.
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
 	obj := req.Object
 	now := s.cfg.now()
@@ -184,315 +206,89 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, e
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if ExternalName(obj) == "" && !s.cfg.providerNames {
-		SetExternalName(obj, s.cfg.nameFn(obj))
-	}
 	cl, done, err := s.connect(ctx, req)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	defer done()
 
-	target := obj
-	if !pol.LateInitialize {
-		// Late initialisation is not allowed: Observe works on a copy, and
-		// whatever it fills in is dropped.
-		target = obj.DeepCopyObject().(T)
-	}
+	c := claimOf(obj.GetAnnotations())
+	// Observe works on a copy: what it fills in is kept only if the
+	// resource proves to be the object's and the policies allow
+	// LateInitialize.
+	target := s.named(obj)
+	name := ExternalName(target)
 	obs, err := s.observe(ctx, cl, target)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !obs.Exists {
-		return s.absent(ctx, req, cl, pol, now)
+		return s.absent(ctx, req, cl, pol, now, name)
+	}
+	if err := s.ours(obj, name, obs, pol, c); err != nil {
+		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
+		return ctrl.Result{}, err
 	}
 	if obs.LateInitialized && pol.LateInitialize {
-		req.Log.V(1).Info("spec late-initialised from the external resource", "externalName", ExternalName(obj))
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(target).Elem())
+		req.Log.V(1).Info("spec late-initialised from the external resource", "externalName", name)
+	} else if ExternalName(obj) == "" {
+		SetExternalName(obj, name)
 	}
 
 	details := obs.ConnectionDetails
-	synced := ""
+	note := ""
 	updated := false
 	if !obs.UpToDate {
 		if pol.Update {
 			drift := s.inSync(obj)
-			up, err := call(s.cfg.name+" update", func() (Update, error) { return cl.Update(ctx, obj) })
+			up, err := callWithin(ctx, s.cfg.name+" update", s.cfg.callTimeout, func(ctx context.Context) (Update, error) { return cl.Update(ctx, obj) })
 			if err != nil {
-				return ctrl.Result{}, s.fail(ReasonUpdateFailed, fmt.Errorf("updating external resource %q: %w", ExternalName(obj), err))
+				return ctrl.Result{}, s.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
 			}
 			if drift {
 				s.metrics.drift.Inc()
 			}
 			updated = true
 			details = merge(details, up.ConnectionDetails)
-			req.Log.Info("updated external resource", "externalName", ExternalName(obj), "drift", drift)
-			req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventUpdated, "Update", "updated external resource %q: %s", ExternalName(obj), obs.Diff)
+			req.Log.Info("updated external resource", "externalName", name, "drift", drift)
+			req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventUpdated, "Update", "updated external resource %q: %s", name, obs.Diff)
 		} else {
-			synced = "the external resource differs from the spec, and the management policies do not allow Update"
+			note = "the external resource differs from the spec, and the management policies do not allow Update"
 		}
 	}
-	if err := s.publish(ctx, req, details); err != nil {
+	details, err = s.credentials(ctx, req, cl, pol, details)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	wctx, cancel := s.durable(ctx)
+	defer cancel()
+	if err := s.publish(wctx, req, details); err != nil {
 		return ctrl.Result{}, err
 	}
 	s.setAvailability(obj, obs.Available, now)
-	s.setSynced(obj, synced)
+	s.settle(obj, pol, note)
 	if updated || !obs.Available {
 		return ctrl.Result{RequeueAfter: s.cfg.short}, nil
 	}
 	return ctrl.Result{RequeueAfter: s.poll(req)}, nil
 }
 
-// absent handles a resource that Observe did not find.
-func (s *Step[T]) absent(ctx context.Context, req *bosun.Request[T], cl Client[T], pol Policies, now time.Time) (ctrl.Result, error) {
-	obj := req.Object
-	switch decideCreate(obj.GetAnnotations(), now, s.cfg.grace, !s.cfg.providerNames) {
-	case guardIncomplete:
-		return ctrl.Result{}, s.incomplete(obj)
-	case guardWait:
-		req.Log.V(1).Info("external resource not found within the creation grace period, looking again", "externalName", ExternalName(obj))
-		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating,
-			"waiting for the external system to show the resource it created")
-		s.setSynced(obj, "")
-		return ctrl.Result{RequeueAfter: s.cfg.short}, nil
-	}
-	if v, ok := s.failures.Load(obj.GetUID()); ok && pol.Create {
-		// A create failed lately. A terminal failure waits for a new
-		// generation; another one for its backoff. Meanwhile the pass
-		// reports the same error, so nothing is written and
-		// controller-runtime's backoff applies.
-		f := v.(createFailure)
-		if f.terminal && f.gen == obj.GetGeneration() || !f.terminal && now.Before(f.at.Add(createBackoff(s.cfg.short, f.n))) {
-			return ctrl.Result{}, f.err
-		}
-	}
-	if !pol.Create {
-		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable,
-			"the external resource does not exist")
-		s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonExternalNotFound,
-			fmt.Sprintf("external resource %q does not exist, and the management policies (%s) do not allow Create", ExternalName(obj), pol))
-		return ctrl.Result{RequeueAfter: s.poll(req)}, nil
-	}
-	return s.create(ctx, req, cl)
-}
-
-// incomplete is the error of an object whose create may have leaked.
-func (s *Step[T]) incomplete(obj T) error {
-	err := fmt.Errorf("a create of the external resource started at %s and its outcome was never recorded, so a resource may exist "+
-		"that the operator cannot find: check the external system for a resource made for %s %s/%s at that time, delete it "+
-		"(or record its name in annotation %s), then remove annotation %s to let the operator go on",
-		obj.GetAnnotations()[AnnotationCreatePending], kindOf(obj), obj.GetNamespace(), obj.GetName(), AnnotationExternalName, AnnotationCreatePending)
-	return &conditions.Error{Type: s.cfg.synced, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError, Err: err}
-}
-
-// create commits the pending mark, creates, and records the outcome.
-func (s *Step[T]) create(ctx context.Context, req *bosun.Request[T], cl Client[T]) (ctrl.Result, error) {
-	obj := req.Object
-	mark := map[string]string{AnnotationCreatePending: formatTime(s.cfg.now())}
-	if n := ExternalName(obj); n != "" {
-		mark[AnnotationExternalName] = n
-	}
-	if err := s.commit(ctx, req, mark); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			// Our copy is out of date, or the object is gone: no create
-			// on the strength of it. The engine requeues quietly.
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{}, s.fail(ReasonRecordFailed, fmt.Errorf("recording a pending create: %w", err))
-	}
-	obj = req.Object
-	before := ExternalName(obj)
-	cr, cerr := call(s.cfg.name+" create", func() (Creation, error) { return cl.Create(ctx, obj) })
-	outcome := map[string]string{}
-	if cerr != nil {
-		outcome[AnnotationCreateFailed] = formatTime(s.cfg.now())
-	} else {
-		outcome[AnnotationCreateSucceeded] = formatTime(s.cfg.now())
-	}
-	if after := ExternalName(obj); before != "" && after != before {
-		// A name once set never changes.
-		SetExternalName(obj, before)
-	} else if before == "" && after != "" && cerr == nil {
-		outcome[AnnotationExternalName] = after
-	}
-	recErr := s.record(ctx, req, outcome)
-	if recErr != nil {
-		req.Log.Error(recErr, "recording the outcome of a create failed", "created", cerr == nil)
-	}
-	if cerr != nil {
-		err := s.fail(ReasonCreateFailed, fmt.Errorf("creating external resource %q: %w", before, cerr))
-		f := createFailure{at: s.cfg.now(), n: 1, gen: obj.GetGeneration(), err: err}
-		if v, ok := s.failures.Load(obj.GetUID()); ok {
-			f.n = v.(createFailure).n + 1
-		}
-		_, sev, _ := conditions.FromError(err)
-		f.terminal = sev == conditions.SeverityError
-		s.failures.Store(obj.GetUID(), f)
-		return ctrl.Result{}, err
-	}
-	s.failures.Delete(obj.GetUID())
-	obj = req.Object
-	req.Log.Info("created external resource", "externalName", ExternalName(obj))
-	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created external resource %q", ExternalName(obj))
-	// The details are published even when the outcome could not be
-	// recorded: some (a generated password) only Create returns, and the
-	// resource exists either way.
-	pubErr := s.publish(ctx, req, cr.ConnectionDetails)
-	if recErr != nil {
-		return ctrl.Result{}, s.fail(ReasonRecordFailed, fmt.Errorf("recording the outcome of a create: %w", errors.Join(recErr, pubErr)))
-	}
-	if pubErr != nil {
-		return ctrl.Result{}, pubErr
-	}
-	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external resource was created and is not available yet")
-	s.setSynced(obj, "")
-	return ctrl.Result{RequeueAfter: s.cfg.short}, nil
-}
-
-// record writes the outcome of a create, retrying with backoff. A conflict
-// means the object changed meanwhile; it is read again and the write
-// repeated on the new version.
-func (s *Step[T]) record(ctx context.Context, req *bosun.Request[T], outcome map[string]string) error {
-	var err error
-	wait := s.cfg.outcomeBackoff
-	for attempt := 0; attempt < s.cfg.outcomeAttempts; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return errors.Join(err, ctx.Err())
-			case <-time.After(wait):
-			}
-			wait *= 2
-		}
-		if err = s.commit(ctx, req, outcome); err == nil {
-			return nil
-		}
-		if apierrors.IsConflict(err) {
-			if rerr := s.reload(ctx, req); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-		}
-	}
-	return err
-}
-
-// reload reads the object from the API server into req, keeping the
-// conditions the pass has set so far.
-func (s *Step[T]) reload(ctx context.Context, req *bosun.Request[T]) error {
-	fresh := req.Original.DeepCopyObject().(T)
-	if err := req.APIReader.Get(ctx, client.ObjectKeyFromObject(req.Object), fresh); err != nil {
-		return fmt.Errorf("reading the object again: %w", err)
-	}
-	obj := fresh.DeepCopyObject().(T)
-	if from, ok := any(req.Object).(conditions.Object); ok {
-		if to, ok := any(obj).(conditions.Object); ok {
-			to.SetConditions(from.GetConditions())
-		}
-	}
-	if n := ExternalName(req.Object); n != "" && ExternalName(obj) == "" {
-		SetExternalName(obj, n)
-	}
-	req.Original, req.Object = fresh, obj
-	return nil
-}
-
-// commit writes the given annotation changes (an empty value deletes) to
-// the object at once, guarded by the resourceVersion the pass knows, and
-// updates req so that the engine's final save builds on the new version.
-func (s *Step[T]) commit(ctx context.Context, req *bosun.Request[T], set map[string]string) error {
-	next := req.Original.DeepCopyObject().(T)
-	setAnnotations(next, set)
-	if err := req.Client.Patch(ctx, next, client.MergeFromWithOptions(req.Original, client.MergeFromWithOptimisticLock{})); err != nil {
-		return err
-	}
-	req.Original = next
-	setAnnotations(req.Object, set)
-	req.Object.SetResourceVersion(next.GetResourceVersion())
-	req.Object.SetManagedFields(next.GetManagedFields())
-	return nil
-}
-
-// Cleanup deletes the external resource, unless the deletion or management
-// policies say to leave it, and waits until Observe no longer finds it. The
-// connection Secret is removed in every case.
-func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
-	obj := req.Object
-	now := s.cfg.now()
-	pol, err := s.policies(obj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	del, err := s.deletionPolicy(obj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if del == DeletionOrphan || !pol.Delete {
-		req.Log.V(1).Info("leaving the external resource in place", "deletionPolicy", string(del), "managementPolicies", pol.String())
-		return ctrl.Result{}, s.unpublish(ctx, req)
-	}
-	g := decideCreate(obj.GetAnnotations(), now, s.cfg.grace, !s.cfg.providerNames)
-	if g == guardIncomplete {
-		return ctrl.Result{}, s.incomplete(obj)
-	}
-	if ExternalName(obj) == "" {
-		// Nothing was ever named, so nothing was made.
-		return ctrl.Result{}, s.gone(ctx, req, now)
-	}
-	cl, done, err := s.connect(ctx, req)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	defer done()
-	obs, err := s.observe(ctx, cl, obj.DeepCopyObject().(T))
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	prev := s.condition(obj, s.cfg.available)
-	deleting := prev != nil && prev.Reason == ReasonDeleting
-	// "Not found" right after a create may be the external system lagging:
-	// then Delete is asked for once anyway, and "not found" after that is
-	// believed.
-	if !obs.Exists && (g != guardWait || deleting) {
-		return ctrl.Result{}, s.gone(ctx, req, now)
-	}
-	if !deleting {
-		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventDeleting, "Delete", "deleting external resource %q", ExternalName(obj))
-	}
-	if _, err := call(s.cfg.name+" delete", func() (struct{}, error) { return struct{}{}, cl.Delete(ctx, obj) }); err != nil {
-		return ctrl.Result{}, s.fail(ReasonDeleteFailed, fmt.Errorf("deleting external resource %q: %w", ExternalName(obj), err))
-	}
-	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonDeleting, "waiting for the external resource to be deleted")
-	s.setSynced(obj, "")
-	return ctrl.Result{RequeueAfter: s.cfg.short}, nil
-}
-
-// gone finishes a cleanup whose resource no longer exists.
-func (s *Step[T]) gone(ctx context.Context, req *bosun.Request[T], now time.Time) error {
-	if err := s.unpublish(ctx, req); err != nil {
-		return err
-	}
-	s.failures.Delete(req.Object.GetUID())
-	if ts := req.Object.GetDeletionTimestamp(); ts != nil {
-		s.metrics.deletion.Observe(now.Sub(ts.Time).Seconds())
-	}
-	req.Log.V(1).Info("external resource gone", "externalName", ExternalName(req.Object))
-	return nil
-}
-
 // Observe reports the external resource under the skip reconcile policy:
 // it connects and observes, sets the conditions, and changes nothing else.
+// Synced is False with conditions.ReasonReconcilePaused, Available reports
+// what Observe found, and so Ready follows availability.
 func (s *Step[T]) Observe(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
 	obj := req.Object
 	now := s.cfg.now()
 	s.noteFirstReconcile(obj, now)
+	paused := fmt.Sprintf("the reconcile policy %q only observes the external resource: nothing is created, updated or deleted", req.Policy)
 	if ExternalName(obj) == "" && s.cfg.providerNames {
 		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource has no name yet")
-		s.setSynced(obj, "")
+		s.setPaused(obj, paused)
 		return ctrl.Result{RequeueAfter: s.poll(req)}, nil
 	}
-	target := obj.DeepCopyObject().(T)
-	if ExternalName(target) == "" {
-		SetExternalName(target, s.cfg.nameFn(target))
-	}
+	target := s.named(obj)
 	cl, done, err := s.connect(ctx, req)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -502,53 +298,92 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Request[T]) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if !obs.Exists {
+	switch {
+	case !obs.Exists:
 		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource does not exist")
-	} else {
+	case obs.Owner != "" && obs.Owner != Identity(obj):
+		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
+		return ctrl.Result{}, s.ours(obj, ExternalName(target), obs, ObserveOnly(), claim{})
+	default:
 		s.setAvailability(obj, obs.Available, now)
 	}
-	s.setSynced(obj, "")
+	s.setPaused(obj, paused)
 	return ctrl.Result{RequeueAfter: s.poll(req)}, nil
 }
 
-// connect calls the Connector and returns the client with the function that
-// disconnects it.
-func (s *Step[T]) connect(ctx context.Context, req *bosun.Request[T]) (Client[T], func(), error) {
-	cl, err := call(s.cfg.name+" connect", func() (Client[T], error) { return s.connector.Connect(ctx, req.Object) })
-	if err == nil && cl == nil {
-		err = errors.New("the connector returned no client")
-	}
-	if err != nil {
-		return nil, nil, s.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
-	}
-	done := func() {
-		d, ok := cl.(Disconnecter)
-		if !ok {
-			return
-		}
-		if _, err := call(s.cfg.name+" disconnect", func() (struct{}, error) { return struct{}{}, d.Disconnect(ctx) }); err != nil {
-			req.Log.Error(err, "disconnecting from the external system failed")
-		}
-	}
-	return cl, done, nil
+// WriteFailed reports in Synced, with reason w.Reason(), that the engine's
+// write w of the object failed with err: for instance a spec that Observe
+// late-initialised and the API server refused. The engine calls it before
+// it writes the status.
+func (s *Step[T]) WriteFailed(req *bosun.Request[T], w bosun.EngineWrite, err error) {
+	s.setCondition(req.Object, s.cfg.synced, metav1.ConditionFalse, w.Reason(),
+		fmt.Sprintf("the engine could not write the object (%s): %v", w, err))
 }
 
-func (s *Step[T]) observe(ctx context.Context, cl Client[T], obj T) (Observation, error) {
-	obs, err := call(s.cfg.name+" observe", func() (Observation, error) { return cl.Observe(ctx, obj) })
-	if err != nil {
-		return obs, s.fail(ReasonObserveFailed, fmt.Errorf("observing external resource %q: %w", ExternalName(obj), err))
+// credentials returns details with the credentials the connection Secret
+// lacks: when the Client is a CredentialRepairer, the policies allow Update
+// and a key it names is neither in details nor in the Secret, it calls
+// RepairCredentials. Until that works, Available is False with
+// ReasonCredentialsMissing.
+func (s *Step[T]) credentials(ctx context.Context, req *bosun.Request[T], cl Client[T], pol Policies, details ConnectionDetails) (ConnectionDetails, error) {
+	rep, ok := cl.(CredentialRepairer[T])
+	if !ok || !pol.Update || s.cfg.secretName == nil {
+		return details, nil
 	}
-	return obs, nil
+	obj := req.Object
+	secret := s.cfg.secretName(obj)
+	if secret == "" {
+		return details, nil
+	}
+	keys := rep.CredentialKeys()
+	missing, err := s.missingKeys(ctx, req.Client, obj, secret, keys, details)
+	if err == nil && len(missing) > 0 {
+		// The cache may not show the step's own last write of the
+		// Secret yet: ask the API server before replacing credentials.
+		missing, err = s.missingKeys(ctx, req.APIReader, obj, secret, keys, details)
+	}
+	if err != nil {
+		return nil, s.fail(ReasonConnectionSecretFailed, err)
+	}
+	if len(missing) == 0 {
+		return details, nil
+	}
+	name := ExternalName(obj)
+	req.Log.Info("connection secret lacks credentials, repairing them", "externalName", name, "secret", secret, "keys", missing)
+	creds, err := callWithin(ctx, s.cfg.name+" repair credentials", s.cfg.callTimeout, func(ctx context.Context) (ConnectionDetails, error) {
+		return rep.RepairCredentials(ctx, obj)
+	})
+	if err != nil {
+		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCredentialsMissing,
+			fmt.Sprintf("connection secret %s lacks %s", secret, strings.Join(missing, ", ")))
+		return nil, s.fail(ReasonCredentialRepairFailed, fmt.Errorf("repairing the credentials of %s: %w", describe(name), err))
+	}
+	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventCredentialsRepaired, "RepairCredentials",
+		"connection secret %s lacked %s: set new credentials on external resource %q", secret, strings.Join(missing, ", "), name)
+	return merge(details, creds), nil
 }
 
-// call runs fn, turning a panic into a *flow.PanicError.
-func call[R any](name string, fn func() (R, error)) (r R, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &flow.PanicError{Action: name, Value: v, Stack: debug.Stack()}
+// missingKeys returns the keys that neither details nor the connection
+// Secret, read through r, hold. A Secret that the object does not control
+// counts as holding everything: publishing to it fails anyway.
+func (s *Step[T]) missingKeys(ctx context.Context, r client.Reader, obj T, secret string, keys []string, details ConnectionDetails) ([]string, error) {
+	sec := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: secret}, sec)
+	switch {
+	case apierrors.IsNotFound(err):
+		sec = &corev1.Secret{}
+	case err != nil:
+		return nil, fmt.Errorf("reading connection secret %s: %w", secret, err)
+	case !metav1.IsControlledBy(sec, obj):
+		return nil, nil
+	}
+	var missing []string
+	for _, k := range keys {
+		if len(details[k]) == 0 && len(sec.Data[k]) == 0 {
+			missing = append(missing, k)
 		}
-	}()
-	return fn()
+	}
+	return missing, nil
 }
 
 // fail turns err into an error about the Synced condition. An error that
@@ -627,6 +462,26 @@ func (s *Step[T]) setSynced(obj T, note string) {
 		note = "the external resource is reconciled"
 	}
 	s.setCondition(obj, s.cfg.synced, metav1.ConditionTrue, ReasonReconcileSuccess, note)
+}
+
+// setPaused marks Synced False with conditions.ReasonReconcilePaused: the
+// step changes nothing, by choice. Ready does not count it.
+func (s *Step[T]) setPaused(obj T, why string) {
+	s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, conditions.ReasonReconcilePaused, why)
+}
+
+// settle ends a pass that went as planned: Synced is True, or paused when
+// the policies only observe.
+func (s *Step[T]) settle(obj T, pol Policies, note string) {
+	if pol.observing() {
+		msg := fmt.Sprintf("the management policies (%s) only observe the external resource: nothing is created, updated or deleted", pol)
+		if note != "" {
+			msg += "; " + note
+		}
+		s.setPaused(obj, msg)
+		return
+	}
+	s.setSynced(obj, note)
 }
 
 // setAvailability sets the Available condition from an observation of an

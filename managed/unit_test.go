@@ -159,11 +159,28 @@ func TestParseDeletionPolicy(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "logs", UID: types.UID("0c8f-11")}}
-	got := []string{ExternalName(b), NameFromMetadata(b), NameFromUID("bkt-")(b)}
+	got := []string{ExternalName(b), NameFromNamespacedName(b), NameFromMetadata(b), NameFromUID("bkt-")(b)}
+	b.Namespace = "team-a"
+	got = append(got, NameFromNamespacedName(b))
 	SetExternalName(b, "chosen")
 	got = append(got, ExternalName(b))
-	if diff := cmp.Diff([]string{"", "logs", "bkt-0c8f-11", "chosen"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"", "logs", "logs", "bkt-0c8f-11", "team-a.logs", "chosen"}, got); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}
+
+// TestDefaultNameIsPerNamespace checks that the default external name of
+// two objects of the same name in two namespaces differs, and that no two
+// namespaced objects share one.
+func TestDefaultNameIsPerNamespace(t *testing.T) {
+	seen := map[string]string{}
+	for _, nn := range [][2]string{{"a", "b.c"}, {"a-b", "c"}, {"a", "b-c.d"}, {"a", "b-c"}, {"x", "shop"}, {"y", "shop"}} {
+		b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: nn[0], Name: nn[1]}}
+		n := defaults().nameFn(b)
+		if prev, dup := seen[n]; dup {
+			t.Errorf("%s/%s and %s both get external name %q", nn[0], nn[1], prev, n)
+		}
+		seen[n] = nn[0] + "/" + nn[1]
 	}
 }
 
@@ -216,6 +233,50 @@ func TestFailKeepsReasonAndSeverity(t *testing.T) {
 			reason, sev, _ := conditions.FromError(err)
 			if diff := cmp.Diff([]string{tt.want, string(tt.wantSev), DefaultConditionSynced}, []string{reason, string(sev), conditions.TypeOf(err)}); diff != "" {
 				t.Errorf("fail (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOurs checks which existing resources the step takes for the object's
+// own, by owner mark, create record, hand-set name and policies.
+func TestOurs(t *testing.T) {
+	s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket]())
+	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: types.UID("uid-b")}}
+	at := func(sec int) string { return formatTime(time.Date(2030, 1, 1, 0, 0, sec, 0, time.UTC)) }
+	tests := []struct {
+		name  string
+		owner string
+		ann   map[string]string
+		pol   Policies
+		want  bool
+	}{
+		{"marked ours", "uid-b", nil, AllPolicies(), true},
+		{"marked ours, user named", "uid-b", map[string]string{AnnotationExternalName: "x"}, AllPolicies(), true},
+		{"marked another's", "uid-a", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), AnnotationCreateSucceeded: at(2)}, AllPolicies(), false},
+		{"marked another's, user named", "uid-a", map[string]string{AnnotationExternalName: "x"}, AllPolicies(), false},
+		{"marked another's, observe-only", "uid-a", nil, ObserveOnly(), false},
+		{"unmarked, nothing recorded", "", nil, AllPolicies(), false},
+		{"unmarked, created", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), AnnotationCreateSucceeded: at(2)}, AllPolicies(), true},
+		{"unmarked, crash window", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), AnnotationCreateSucceeded: at(2)}, AllPolicies(), true},
+		{"unmarked, last create failed", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), AnnotationCreateFailed: at(2)}, AllPolicies(), false},
+		{"unmarked, failed after an older success", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), AnnotationCreateSucceeded: at(2), AnnotationCreateFailed: at(4)}, AllPolicies(), false},
+		{"unmarked, user named", "", map[string]string{AnnotationExternalName: "x"}, AllPolicies(), true},
+		{"unmarked, observe-only", "", nil, ObserveOnly(), true},
+		{"unmarked, observe and late-initialise", "", nil, Policies{LateInitialize: true}, true},
+		{"unmarked, observe and update", "", nil, Policies{Update: true}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b.Annotations = tt.ann
+			err := s.ours(b, "x", Observation{Exists: true, Owner: tt.owner}, tt.pol, claimOf(tt.ann))
+			if (err == nil) != tt.want {
+				t.Errorf("ours = %v, want ours %v", err, tt.want)
+			}
+			if err != nil {
+				if reason, _, _ := conditions.FromError(err); reason != ReasonExternalConflict {
+					t.Errorf("reason %q, want %q", reason, ReasonExternalConflict)
+				}
 			}
 		})
 	}

@@ -1,0 +1,171 @@
+package managed
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun/conditions"
+	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
+)
+
+// conflicted are the conditions of a Bucket whose external name is taken by
+// a resource that is not its own.
+var conflicted = map[string]cond{
+	conditions.TypeReady:   {metav1.ConditionFalse, ReasonExternalConflict},
+	DefaultConditionSynced: {metav1.ConditionFalse, ReasonExternalConflict},
+}
+
+// TestDefaultNamesArePerNamespace checks that two Buckets of the same name
+// in two namespaces get two external resources, and that deleting one
+// leaves the other's alone.
+func TestDefaultNamesArePerNamespace(t *testing.T) {
+	cl := newCloud()
+	e := startRig(t, cl, rig{namespaces: 1})
+	a, b := e, e.in(e.others[0])
+	a.create("shop", 1, "shop-conn", nil)
+	b.create("shop", 2, "shop-conn", nil)
+	ba := a.wait("shop", converged)
+	bb := b.wait("shop", converged)
+
+	wantA, wantB := a.ns+".shop", b.ns+".shop"
+	if diff := cmp.Diff([]string{wantA, wantB}, []string{ExternalName(ba), ExternalName(bb)}); diff != "" {
+		t.Errorf("external names (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(sortedKeys(map[string]bool{wantA: true, wantB: true}), cl.live()); diff != "" {
+		t.Errorf("cloud buckets (-want +got):\n%s", diff)
+	}
+	if got, _ := cl.bucket(wantA); got.size != 1 || got.owner != Identity(ba) {
+		t.Errorf("bucket of namespace A: size %d owner %q, want 1 and %q", got.size, got.owner, Identity(ba))
+	}
+
+	b.delete("shop")
+	b.waitGone("shop")
+	if diff := cmp.Diff([]string{wantA}, cl.live()); diff != "" {
+		t.Errorf("cloud buckets after deleting B's (-want +got):\n%s", diff)
+	}
+	cl.set(func(c *cloud) {
+		if n := c.creates[string(ba.UID)] + c.creates[string(bb.UID)]; n != 2 {
+			t.Errorf("%d creates, want 2", n)
+		}
+		if c.updates[string(bb.UID)] != 0 || c.deletes[string(ba.UID)] != 0 {
+			t.Errorf("B updated %d times, A deleted %d times; want neither", c.updates[string(bb.UID)], c.deletes[string(ba.UID)])
+		}
+	})
+}
+
+// TestNeverAdoptsAnotherObjectsResource runs the step with bare object
+// names (NameFromMetadata), so that Buckets of the same name in two
+// namespaces share an external name: the second finds the first's bucket,
+// marked as the first's, and reports a conflict. It does not update it,
+// late-initialise from it, publish its details or, when deleted, delete it.
+func TestNeverAdoptsAnotherObjectsResource(t *testing.T) {
+	cl := newCloud()
+	e := startRig(t, cl, rig{namespaces: 1, opts: []Option{WithExternalName(NameFromMetadata)}})
+	a, b := e, e.in(e.others[0])
+	a.create("shop", 1, "shop-conn", nil)
+	ba := a.wait("shop", converged)
+
+	b.create("shop", 2, "shop-conn", nil)
+	bb := b.wait("shop", conflicted)
+	msg := conditions.Find(bb.Status.Conditions, DefaultConditionSynced).Message
+	if !strings.Contains(msg, `"shop"`) || strings.Contains(msg, "s3cr3t") {
+		t.Errorf("Synced message %q: want it to name the external name and hold no secret", msg)
+	}
+	if bb.Spec.Region != "" {
+		t.Errorf("B's spec.region %q, want nothing late-initialised from A's bucket", bb.Spec.Region)
+	}
+	if ExternalName(bb) != "" {
+		t.Errorf("B recorded external name %q for a bucket that is not its own", ExternalName(bb))
+	}
+	if _, err := b.secret(t.Context(), "shop-conn"); err == nil {
+		t.Error("B's connection secret exists: A's details were published to it")
+	}
+
+	b.delete("shop")
+	b.waitGone("shop")
+	got, ok := cl.bucket("shop")
+	if !ok || got.size != 1 || got.owner != Identity(ba) {
+		t.Errorf("A's bucket after B is gone: %+v, exists %v; want it untouched", got, ok)
+	}
+	cl.set(func(c *cloud) {
+		if u, d := c.updates[string(bb.UID)], c.deletes[string(bb.UID)]; u+d != 0 {
+			t.Errorf("B updated A's bucket %d times and deleted it %d times, want neither", u, d)
+		}
+	})
+	a.wait("shop", converged)
+}
+
+// TestUnmarkedResourceIsAdoptedOnlyWhenAsked checks that a bucket made
+// outside the operator, with no owner mark, is not adopted under the name
+// the step chose; that setting the external-name annotation by hand adopts
+// it, and Update marks it as the object's; and that switching an object
+// from observe-only to full management adopts the bucket it was observing.
+func TestUnmarkedResourceIsAdoptedOnlyWhenAsked(t *testing.T) {
+	cl := newCloud()
+	e := start(t, cl, nil)
+	legacy, watched := e.ns+".legacy", e.ns+".watched"
+	cl.set(func(c *cloud) {
+		for _, n := range []string{legacy, watched} {
+			c.buckets[n] = &cloudBucket{size: 9, region: defaultRegion, password: "old", created: time.Now().Add(-time.Hour)}
+		}
+	})
+
+	e.create("legacy", 1, "", nil)
+	bl := e.wait("legacy", conflicted)
+	if ExternalName(bl) != "" {
+		t.Errorf("external name %q recorded for a bucket the step did not adopt", ExternalName(bl))
+	}
+	if got, _ := cl.bucket(legacy); got.size != 9 || got.owner != "" {
+		t.Errorf("legacy bucket %+v, want it untouched", got)
+	}
+
+	// The user names the bucket by hand: that is asking for adoption.
+	e.change("legacy", func(b *v1.Bucket) { SetExternalName(b, legacy) })
+	bl = e.wait("legacy", converged)
+	if got, _ := cl.bucket(legacy); got.size != 1 || got.owner != Identity(bl) {
+		t.Errorf("legacy bucket after adoption: size %d owner %q, want 1 and %q", got.size, got.owner, Identity(bl))
+	}
+
+	// Observing an unmarked bucket is always allowed; switching to full
+	// management afterwards adopts it.
+	e.create("watched", 1, "", annotated(AnnotationManagementPolicies, string(PolicyObserve)))
+	e.wait("watched", map[string]cond{
+		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
+		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
+		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+	})
+	e.change("watched", func(b *v1.Bucket) { b.Annotations[AnnotationManagementPolicies] = string(PolicyAll) })
+	bw := e.wait("watched", converged)
+	if got, _ := cl.bucket(watched); got.size != 1 || got.owner != Identity(bw) {
+		t.Errorf("watched bucket after switching to full management: size %d owner %q, want 1 and %q", got.size, got.owner, Identity(bw))
+	}
+	if c, _, d := cl.counts(); c+d != 0 {
+		t.Errorf("%d creates and %d deletes, want none", c, d)
+	}
+}
+
+// TestCrashWindowAdoptsUnmarked is TestCrashWindowAdopts on a cloud that
+// keeps no owner marks: a bucket found after a create whose outcome was lost
+// is still the object's own, and adopted.
+func TestCrashWindowAdoptsUnmarked(t *testing.T) {
+	cl := newCloud()
+	cl.noMarks = true
+	e := start(t, cl, failOutcome, WithCreationGracePeriod(500*time.Millisecond))
+	const n = 5
+	for i := range n {
+		e.create(fmt.Sprintf("crash-%d", i), 1, "", nil)
+	}
+	for i := range n {
+		e.wait(fmt.Sprintf("crash-%d", i), converged)
+	}
+	cl.set(func(c *cloud) {
+		if len(c.creates) != n || sum(c.creates) != n {
+			t.Errorf("%d objects made %d creates, want %d and %d", len(c.creates), sum(c.creates), n, n)
+		}
+	})
+}

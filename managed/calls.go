@@ -1,0 +1,104 @@
+package managed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/flow"
+)
+
+// call runs fn, turning a panic into a *flow.PanicError.
+func call[R any](name string, fn func() (R, error)) (r R, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &flow.PanicError{Action: name, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return fn()
+}
+
+// callWithin runs fn, an external call, with a context that ends after
+// timeout, and recovers a panic like call. An error the call returns after
+// that deadline says that the call timed out, and after how long.
+func callWithin[R any](ctx context.Context, name string, timeout time.Duration, fn func(ctx context.Context) (R, error)) (R, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := call(name, func() (R, error) { return fn(cctx) })
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("timed out after %s: %w", timeout, err)
+	}
+	return r, err
+}
+
+// outcomeUnknown reports whether err leaves it unknown whether the call
+// that returned it took effect (see ErrOutcomeUnknown).
+func outcomeUnknown(err error) bool {
+	if errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// connect calls the Connector and returns the client with the function that
+// disconnects it. Disconnect runs even when ctx has ended, within the call
+// timeout.
+func (s *Step[T]) connect(ctx context.Context, req *bosun.Request[T]) (Client[T], func(), error) {
+	cl, err := callWithin(ctx, s.cfg.name+" connect", s.cfg.callTimeout, func(ctx context.Context) (Client[T], error) {
+		return s.connector.Connect(ctx, req.Object)
+	})
+	if err == nil && cl == nil {
+		err = errors.New("the connector returned no client")
+	}
+	if err != nil {
+		return nil, nil, s.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
+	}
+	done := func() {
+		d, ok := cl.(Disconnecter)
+		if !ok {
+			return
+		}
+		_, err := callWithin(context.WithoutCancel(ctx), s.cfg.name+" disconnect", s.cfg.callTimeout, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, d.Disconnect(ctx)
+		})
+		if err != nil {
+			req.Log.Error(err, "disconnecting from the external system failed")
+		}
+	}
+	return cl, done, nil
+}
+
+// observe calls Observe for obj.
+func (s *Step[T]) observe(ctx context.Context, cl Client[T], obj T) (Observation, error) {
+	obs, err := callWithin(ctx, s.cfg.name+" observe", s.cfg.callTimeout, func(ctx context.Context) (Observation, error) {
+		return cl.Observe(ctx, obj)
+	})
+	if err != nil {
+		return obs, s.fail(ReasonObserveFailed, fmt.Errorf("observing %s: %w", describe(ExternalName(obj)), err))
+	}
+	return obs, nil
+}
+
+// describe names an external resource in messages.
+func describe(name string) string {
+	if name == "" {
+		return "the external resource (not named yet)"
+	}
+	return fmt.Sprintf("external resource %q", name)
+}
+
+// durable returns a context for the writes that must not be lost to a stop
+// of the manager (the outcome of a Create, the credentials it returned): it
+// keeps ctx's values, not its cancellation, and ends after the record
+// timeout.
+func (s *Step[T]) durable(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.recordTimeout)
+}

@@ -1,0 +1,108 @@
+package managed
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/bosunkit/bosun"
+)
+
+// Cleanup deletes the external resource, unless the deletion or management
+// policies say to leave it, and waits until Observe no longer finds it. The
+// connection Secret is removed in every case.
+//
+// A resource under the external name that is not the object's is left in
+// place. Before each Delete the step commits AnnotationDeletePending,
+// guarded by the resourceVersion it read: a pass working on a stale copy
+// of the object (one deleted and made again under the same name, whose old
+// version the cache still shows) fails that write and deletes nothing.
+func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
+	obj := req.Object
+	now := s.cfg.now()
+	pol, err := s.policies(obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	del, err := s.deletionPolicy(obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if del == DeletionOrphan || !pol.Delete {
+		req.Log.V(1).Info("leaving the external resource in place", "deletionPolicy", string(del), "managementPolicies", pol.String())
+		return ctrl.Result{}, s.unpublish(ctx, req)
+	}
+	g := decideCreate(obj.GetAnnotations(), now, s.cfg.grace, !s.cfg.providerNames)
+	if g == guardIncomplete {
+		return ctrl.Result{}, s.incomplete(obj)
+	}
+	name := ExternalName(obj)
+	if name == "" {
+		// Nothing was ever named, so nothing was made.
+		return ctrl.Result{}, s.gone(ctx, req, now)
+	}
+	c := claimOf(obj.GetAnnotations())
+	cl, done, err := s.connect(ctx, req)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer done()
+	obs, err := s.observe(ctx, cl, obj.DeepCopyObject().(T))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	prev := s.condition(obj, s.cfg.available)
+	deleting := prev != nil && prev.Reason == ReasonDeleting
+	// "Not found" right after a create may be the external system lagging:
+	// then Delete is asked for once anyway, and "not found" after that is
+	// believed.
+	if !obs.Exists && (g != guardWait || deleting) {
+		return ctrl.Result{}, s.gone(ctx, req, now)
+	}
+	if obs.Exists {
+		if err := s.ours(obj, name, obs, pol, c); err != nil {
+			req.Log.Info("leaving in place an external resource that is not this object's", "externalName", name)
+			req.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventLeftInPlace, "Delete", "%s", err.Error())
+			return ctrl.Result{}, s.gone(ctx, req, now)
+		}
+	}
+	// The fence: no Delete on the strength of a stale copy.
+	if err := s.commit(ctx, req, map[string]string{AnnotationDeletePending: formatTime(now)}); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			req.Log.V(1).Info("object changed or gone since it was read, not deleting", "externalName", name)
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, s.fail(ReasonDeleteFailed, fmt.Errorf("recording a pending delete: %w", err))
+	}
+	obj = req.Object
+	if !deleting {
+		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventDeleting, "Delete", "deleting external resource %q", name)
+	}
+	if _, err := callWithin(ctx, s.cfg.name+" delete", s.cfg.callTimeout, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, cl.Delete(ctx, obj)
+	}); err != nil {
+		return ctrl.Result{}, s.fail(ReasonDeleteFailed, fmt.Errorf("deleting %s: %w", describe(name), err))
+	}
+	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonDeleting, "waiting for the external resource to be deleted")
+	s.setSynced(obj, "")
+	return ctrl.Result{RequeueAfter: s.cfg.short}, nil
+}
+
+// gone finishes a cleanup whose resource no longer exists, or is not the
+// object's.
+func (s *Step[T]) gone(ctx context.Context, req *bosun.Request[T], now time.Time) error {
+	if err := s.unpublish(ctx, req); err != nil {
+		return err
+	}
+	s.failures.Delete(req.Object.GetUID())
+	if ts := req.Object.GetDeletionTimestamp(); ts != nil {
+		s.metrics.deletion.Observe(now.Sub(ts.Time).Seconds())
+	}
+	req.Log.V(1).Info("external resource gone", "externalName", ExternalName(req.Object))
+	return nil
+}

@@ -1,0 +1,67 @@
+package managed
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
+	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
+)
+
+// TestSkipPolicyIsPaused checks that under the engine's skip policy Synced
+// is False with ReconcilePaused while Available, and so Ready, follow what
+// is observed.
+func TestSkipPolicyIsPaused(t *testing.T) {
+	cl := newCloud()
+	e := start(t, cl, nil)
+	e.create("skipped", 1, "", annotated(bosun.PolicyAnnotation, string(bosun.PolicySkip)))
+	b := e.wait("skipped", map[string]cond{
+		conditions.TypeReady:      {metav1.ConditionFalse, ReasonUnavailable},
+		DefaultConditionAvailable: {metav1.ConditionFalse, ReasonUnavailable},
+		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+	})
+	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, string(bosun.PolicySkip)) {
+		t.Errorf("Synced message %q does not say that the skip policy pauses the object", msg)
+	}
+
+	cl.set(func(c *cloud) {
+		c.buckets[e.ns+".skipped"] = &cloudBucket{size: 1, region: defaultRegion, created: time.Now().Add(-time.Hour)}
+	})
+	e.wait("skipped", map[string]cond{
+		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
+		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
+		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+	})
+	if c, u, d := cl.counts(); c+u+d != 0 {
+		t.Errorf("cloud calls: creates %d, updates %d, deletes %d; want none", c, u, d)
+	}
+}
+
+// TestWriteFailedSetsSynced checks that a failed write of the engine is
+// reported in Synced with the write's reason, and Available is left as it
+// was.
+func TestWriteFailedSetsSynced(t *testing.T) {
+	s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket]())
+	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 3}}
+	avail := metav1.Condition{Type: DefaultConditionAvailable, Status: metav1.ConditionTrue, Reason: ReasonAvailable, Message: "the external resource is available", ObservedGeneration: 3}
+	b.Status.Conditions = []metav1.Condition{
+		avail,
+		{Type: DefaultConditionSynced, Status: metav1.ConditionTrue, Reason: ReasonReconcileSuccess, Message: "the external resource is reconciled", ObservedGeneration: 3},
+	}
+	s.WriteFailed(&bosun.Request[*v1.Bucket]{Object: b}, bosun.WriteSave, errors.New(`spec.region: Invalid value: "Not Valid!"`))
+
+	synced := conditions.Find(b.Status.Conditions, DefaultConditionSynced)
+	got := []any{synced.Status, synced.Reason, synced.ObservedGeneration, strings.Contains(synced.Message, "Not Valid!")}
+	if diff := cmp.Diff([]any{metav1.ConditionFalse, bosun.WriteSave.Reason(), int64(3), true}, got); diff != "" {
+		t.Errorf("Synced (-want +got):\n%s\nmessage %q", diff, synced.Message)
+	}
+	if diff := cmp.Diff(avail, *conditions.Find(b.Status.Conditions, DefaultConditionAvailable)); diff != "" {
+		t.Errorf("Available (-want +got):\n%s", diff)
+	}
+}
