@@ -13,6 +13,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -358,8 +359,23 @@ const refusedFinalizer = "test.bosun.dev/refused"
 // server enforces it.
 func (f *fixture) refuseFinalizer() {
 	f.t.Helper()
+	f.admissionPolicy("refuse-finalizer", fmt.Sprintf("!has(object.metadata.finalizers) || !('%s' in object.metadata.finalizers)", refusedFinalizer))
+	bosuntest.Eventually(f.t, func(ctx context.Context) error {
+		probe := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, GenerateName: "probe-", Finalizers: []string{refusedFinalizer}}}
+		err := f.c.Create(ctx, probe, client.DryRunAll)
+		if err == nil {
+			return errors.New("the policy is not enforced yet")
+		}
+		return nil
+	})
+}
+
+// admissionPolicy installs a ValidatingAdmissionPolicy named name, with its
+// binding to the fixture's namespace, that refuses creates and updates of
+// Widgets for which the CEL expression is false.
+func (f *fixture) admissionPolicy(name, expression string) {
+	f.t.Helper()
 	ctx := context.Background()
-	name := "refuse-finalizer"
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
@@ -375,8 +391,8 @@ func (f *fixture) refuseFinalizer() {
 				}},
 			},
 			Validations: []admissionregistrationv1.Validation{{
-				Expression: fmt.Sprintf("!has(object.metadata.finalizers) || !('%s' in object.metadata.finalizers)", refusedFinalizer),
-				Message:    "this finalizer is not allowed here",
+				Expression: expression,
+				Message:    "refused by policy " + name,
 			}},
 		},
 	}
@@ -396,14 +412,6 @@ func (f *fixture) refuseFinalizer() {
 		}
 		f.t.Cleanup(func() { _ = f.c.Delete(context.Background(), o) })
 	}
-	bosuntest.Eventually(f.t, func(ctx context.Context) error {
-		probe := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, GenerateName: "probe-", Finalizers: []string{refusedFinalizer}}}
-		err := f.c.Create(ctx, probe, client.DryRunAll)
-		if err == nil {
-			return errors.New("the policy is not enforced yet")
-		}
-		return nil
-	})
 }
 
 // TestFailedClaimIsReported runs a reconciler whose finalizer the API
@@ -424,7 +432,7 @@ func TestFailedClaimIsReported(t *testing.T) {
 	f.run(r, runOptions{counter: counter})
 	f.create("w", 1, 1, nil)
 	w := f.waitReady("w", metav1.ConditionFalse, bosun.WriteClaim.Reason())
-	if m := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(m, "not allowed") {
+	if m := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(m, "refused by policy") {
 		t.Errorf("Ready message %q does not carry the server's error", m)
 	}
 	if len(w.Finalizers) != 0 {
@@ -446,4 +454,71 @@ type cleanerStep struct {
 
 func (cleanerStep) Cleanup(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
 	return ctrl.Result{}, nil
+}
+
+// keptFinalizer is a finalizer that a ValidatingAdmissionPolicy refuses to
+// let anyone remove from a Widget labelled keep=true.
+const keptFinalizer = "test.bosun.dev/kept"
+
+// TestFailedReleaseIsReported deletes a Widget whose finalizer removal the
+// API server refuses: Cleanup has run, Ready is False with ReleaseFailed
+// and the server's message, the finalizer stays, and one Warning event says
+// so.
+func TestFailedReleaseIsReported(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.admissionPolicy("keep-finalizer", fmt.Sprintf(
+		"!has(object.metadata.labels) || !('keep' in object.metadata.labels) || (has(object.metadata.finalizers) && '%s' in object.metadata.finalizers) || "+
+			"!has(oldObject.metadata.finalizers) || !('%s' in oldObject.metadata.finalizers)", keptFinalizer, keptFinalizer))
+	rep := &reporter{}
+	cleaner := bosun.NewStep("noop", func(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil })
+	f.run(&bosun.Reconciler[*testapi.Widget]{
+		Name:      "release-failed",
+		Steps:     []bosun.Step[*testapi.Widget]{rep, cleanerStep{cleaner}},
+		Finalizer: keptFinalizer,
+	}, runOptions{})
+	w := f.create("w", 1, 1, nil)
+	f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	// Label it only now, and wait until the policy refuses a removal.
+	w, err := f.get(context.Background(), "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(w.DeepCopy())
+	metav1.SetMetaDataLabel(&w.ObjectMeta, "keep", "true")
+	if err := f.c.Patch(context.Background(), w, patch); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		probe := w.DeepCopy()
+		probe.Finalizers = nil
+		if err := f.c.Update(ctx, probe, client.DryRunAll); err == nil {
+			return errors.New("the policy is not enforced yet")
+		}
+		return nil
+	})
+	if err := f.c.Delete(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	got := f.waitReady("w", metav1.ConditionFalse, bosun.WriteRelease.Reason())
+	if !controllerutil.ContainsFinalizer(got, keptFinalizer) {
+		t.Error("the finalizer is gone although its removal was refused")
+	}
+	if m := conditions.Find(got.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(m, "refused by policy") {
+		t.Errorf("Ready message %q does not carry the server's error", m)
+	}
+	f.waitWarnings("w", bosun.WriteRelease.Reason(), 1)
+
+	// Once the label goes, the release goes through and the Widget is gone.
+	patch = client.MergeFrom(got.DeepCopy())
+	delete(got.Labels, "keep")
+	if err := f.c.Patch(context.Background(), got, patch); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if _, err := f.get(ctx, "w"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("widget: %w, want it gone", err)
+		}
+		return nil
+	})
 }
