@@ -477,7 +477,7 @@ func TestFailedReleaseIsReported(t *testing.T) {
 		Steps:     []bosun.Step[*testapi.Widget]{rep, cleanerStep{cleaner}},
 		Finalizer: keptFinalizer,
 	}, runOptions{})
-	w := f.create("w", 1, 1, nil)
+	f.create("w", 1, 1, nil)
 	f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
 	// Label it only now, and wait until the policy refuses a removal.
 	w, err := f.get(context.Background(), "w")
