@@ -298,6 +298,9 @@ func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (Update, error) 
 		return Update{}, InvalidSpec(errNegativeSize)
 	}
 	b.size = obj.Spec.Size
+	if obj.Spec.Region != "" {
+		b.region = obj.Spec.Region
+	}
 	if !c.noMarks {
 		b.owner = Identity(obj)
 	}

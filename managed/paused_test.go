@@ -65,3 +65,33 @@ func TestWriteFailedSetsSynced(t *testing.T) {
 		t.Errorf("Available (-want +got):\n%s", diff)
 	}
 }
+
+// TestRefusedLateInitialisationIsReported adopts a bucket whose region the
+// Bucket's schema does not allow: the spec Observe late-initialises from it
+// is refused by the API server, and Synced and Ready say so (SaveFailed)
+// until the user sets a region.
+func TestRefusedLateInitialisationIsReported(t *testing.T) {
+	cl := newCloud()
+	e := start(t, cl, nil)
+	name := e.ns + ".odd"
+	cl.set(func(c *cloud) {
+		c.buckets[name] = &cloudBucket{size: 1, region: "Not Valid!", created: time.Now().Add(-time.Hour)}
+	})
+	e.create("odd", 1, "", annotated(AnnotationExternalName, name))
+	b := e.wait("odd", map[string]cond{
+		conditions.TypeReady:   {metav1.ConditionFalse, bosun.WriteSave.Reason()},
+		DefaultConditionSynced: {metav1.ConditionFalse, bosun.WriteSave.Reason()},
+	})
+	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "spec.region") {
+		t.Errorf("Synced message %q does not name the refused field", msg)
+	}
+	if b.Spec.Region != "" {
+		t.Errorf("spec.region %q stored, want the refused value kept out", b.Spec.Region)
+	}
+
+	e.change("odd", func(b *v1.Bucket) { b.Spec.Region = "us-2" })
+	e.wait("odd", converged)
+	if got, _ := cl.bucket(name); got.region != "us-2" {
+		t.Errorf("cloud region %q, want us-2", got.region)
+	}
+}

@@ -35,8 +35,10 @@ type BucketSpec struct {
 	Size int64 `json:"size,omitempty"`
 	// Region is where the bucket lives. Left empty, the external system
 	// chooses one and the controller fills it in (late initialisation).
+	// Lower-case letters, digits and dashes.
 	//
 	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z0-9-]*$`
 	Region string `json:"region,omitempty"`
 	// ConnectionSecret names the Secret, in the Bucket's namespace, that
 	// receives the bucket's connection details. Empty means none.
