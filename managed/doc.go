@@ -24,7 +24,7 @@
 // When the object is deleted, Cleanup deletes the resource and keeps the
 // finalizer until Observe no longer finds it. The deletion policy Orphan
 // (WithDeletionPolicy, or annotation AnnotationDeletionPolicy) leaves it in
-// place.
+// place, and so does a resource that is not the object's (below).
 //
 // # Management policies
 //
@@ -36,14 +36,25 @@
 // or deletes it, nor late-initialises the spec. The engine's skip reconcile
 // policy goes further and writes nothing but the status.
 //
+// Both pause the object: policies that allow none of Create, Update and
+// Delete, and the skip policy, set Synced False with
+// conditions.ReasonReconcilePaused and a message naming what pauses it.
+// Available still reports what Observe found, and the Ready summary skips a
+// paused condition, so Ready is True when the observed resource is
+// available and False (ReasonExternalNotFound, ReasonUnavailable) when it
+// is missing or not ready.
+//
 // # Conditions
 //
 // The step owns two conditions (types configurable with
 // WithConditionTypes): Synced, True with ReasonReconcileSuccess when the
-// last pass did what was needed and False with the reason of the error
+// last pass did what was needed, False with conditions.ReasonReconcilePaused
+// when the object is paused, and False with the reason of the error
 // otherwise (ReasonCreateFailed, ReasonInvalidSpec, ReasonCreateIncomplete,
-// ...); and Available, True with ReasonAvailable, or False with
-// ReasonCreating, ReasonDeleting or ReasonUnavailable. The engine derives
+// ReasonExternalConflict, the engine's SaveFailed through WriteFailed, ...);
+// and Available, True with ReasonAvailable, or False with ReasonCreating,
+// ReasonDeleting, ReasonUnavailable, ReasonExternalNotFound or
+// ReasonCredentialsMissing. The engine derives
 // Ready from them, so Ready is False with the same reasons while the
 // resource is not available, and True with conditions.ReasonSucceeded when
 // it is. Every condition observes the object's generation.
@@ -51,9 +62,54 @@
 // # External names
 //
 // The name of the external resource is kept in annotation
-// AnnotationExternalName. By default it is the object's name; NameFromUID
-// gives a prefix and the object's UID; WithProviderNames lets Create record
-// the name the external system chose. Once set, the name never changes.
+// AnnotationExternalName. By default it is "<namespace>.<name>" for a
+// namespaced object and the bare name for a cluster-scoped one
+// (NameFromNamespacedName): a namespace cannot hold a dot, so objects of
+// the same name in two namespaces never share a resource. NameFromUID gives
+// a prefix and the object's UID; NameFromMetadata the bare name, which is
+// safe only when one namespace holds the objects; WithProviderNames lets
+// Create record the name the external system chose. A name the step chose
+// never changes. A name the system assigned is replaced only when its
+// resource is gone: after the creation grace period the step creates one
+// replacement and records its name, so a resource deleted outside the
+// operator is made again once, not once per grace period.
+//
+// A name the step chooses is committed only with the pending mark of a
+// create (below), or, under observe-only policies, once the resource is
+// found. So a name in the annotation without AnnotationCreatePending was
+// set by hand.
+//
+// # Adoption and conflicts
+//
+// An external name may already be taken: by another object's resource (two
+// tenants' objects under NameFromMetadata, an object made again after its
+// predecessor was orphaned) or by a resource made outside the operator. The
+// step manages a resource it finds only when it is the object's:
+//
+//   - Observe reports the owner mark (Observation.Owner) the Client keeps on
+//     the resource. A resource marked with the object's identity (Identity,
+//     the UID) is the object's; one marked with another identity never is,
+//     whatever the annotations say.
+//   - A resource without a mark is the object's when the step created it
+//     (a success is its last recorded create outcome, or a create is
+//     pending: the crash window below), when the user asked for adoption
+//     by setting AnnotationExternalName by hand, or when the policies only
+//     observe (observing is always allowed, and a name recorded then counts
+//     as asked for when the object later switches to full management).
+//
+// Any other resource under the name is left alone: no Update, no Delete, no
+// late initialisation from it, none of its connection details published.
+// Synced and Ready are False with ReasonExternalConflict and a message
+// naming the external name (never a secret), retried with backoff; when the
+// object is deleted the step releases it without deleting the resource. To
+// resolve a conflict, give the object another external name, or remove the
+// other resource; to take over an unmarked resource, set the annotation to
+// its name. An adopted resource gets the object's mark from the Client's
+// Update (Observe reports UpToDate false while the mark is not the
+// object's). A resource marked for another object, even one that no longer
+// exists, is never taken over: clear its mark in the external system first.
+// Operators that serve several tenants should keep the default names, and
+// keep users who must not adopt resources from setting the annotation.
 //
 // # The leak guard
 //
@@ -61,17 +117,66 @@
 // leaks it too. Before calling Create the step commits
 // AnnotationCreatePending (and the external name), guarded by the object's
 // resourceVersion, so a pass working on stale data cannot create. Right
-// after Create it records AnnotationCreateSucceeded or
-// AnnotationCreateFailed, retrying a few times. A later pass that finds the
-// resource missing and pending newer than both outcomes knows a create may
-// have happened unrecorded: with deterministic names it waits out the
-// creation grace period and then trusts Observe (a resource that is there
-// is simply adopted); with names the external system assigns it stops with
+// after Create it publishes the connection details Create returned, then
+// records AnnotationCreateSucceeded or AnnotationCreateFailed, retrying a
+// few times. A later pass that finds the resource missing and pending
+// newer than both outcomes knows a create may have happened unrecorded:
+// with deterministic names it waits out the creation grace period and then
+// trusts Observe (a resource that is there is the object's, marked or not,
+// and adopted); with names the external system assigns it stops with
 // Synced False, reason ReasonCreateIncomplete, and a message saying what
 // to check and which annotation to remove. For the creation grace period
 // after a recorded create (WithCreationGracePeriod, 30s by default), "not
 // found" is taken for an eventually consistent API and the step looks
 // again shortly instead of creating a second time.
+//
+// A Create that fails with an error after which nobody can tell whether it
+// took effect (a timeout, a reset connection, an unexpected end of the
+// answer, a cancelled context, or an error the Client marks with
+// OutcomeUnknown; see ErrOutcomeUnknown) is not recorded as failed: the
+// pending mark stays the newest, and the guard treats it as above. Only a
+// Create that surely failed records AnnotationCreateFailed, after which a
+// resource found under the name is not taken for the object's.
+//
+// The two writes after Create, the connection Secret and the outcome, use a
+// context that does not end with the reconcile's (a manager stopping for a
+// rollout), bounded by WithRecordTimeout (30s by default). Publishing
+// first means that a stop between them is the crash window above, with the
+// Secret complete.
+//
+// # Credential repair
+//
+// Some details only Create returns, such as a generated password. A Client
+// that can set new ones implements CredentialRepairer. When the resource is
+// the object's, the policies allow Update and the connection Secret (as the
+// API server has it, not only the cache) lacks a key CredentialKeys names,
+// because a user deleted the Secret or the process stopped between Create
+// and publishing, the step calls RepairCredentials and publishes what it
+// returns. Until that works, Available is False with
+// ReasonCredentialsMissing and Synced says why, so Ready stays False.
+//
+// # The delete fence
+//
+// Before each Delete the step commits AnnotationDeletePending, guarded by
+// the resourceVersion the pass read. A pass working on a stale copy of the
+// object, such as an old, deleting object whose cache entry lingers after
+// a new object of the same name (and so the same external name) was made,
+// fails that write with Conflict or NotFound and deletes nothing; the
+// engine requeues quietly. Together with the owner mark, which keeps the
+// step from deleting a resource marked for another object, this keeps one
+// object's Cleanup from removing another object's resource.
+//
+// # Deadlines
+//
+// Every call of the Connector and the Client (Connect, Observe, Create,
+// Update, Delete, RepairCredentials, Disconnect) gets a context deadline,
+// WithCallTimeout (one minute by default), so one endpoint that never
+// answers cannot hold a worker of the controller. A call that runs out of
+// time fails the pass: Synced and Ready False with the reason of the
+// operation (ReasonObserveFailed, ...) and a message saying it timed out
+// after how long; controller-runtime retries it with backoff. A Create that
+// times out has an unknown outcome (above). The Client must return when its
+// context ends.
 //
 // # When to look again
 //
@@ -90,10 +195,13 @@
 // With WithConnectionSecret, the details from Observe, Create and Update
 // go to a Secret named by the object's spec, owned by the object, written
 // only when its data changes and deleted with the object. They never appear
-// in logs, events or conditions. When Observe fills unset spec fields and
-// reports LateInitialized, the engine commits the spec with the rest of
-// the object (if the policies allow LateInitialize; otherwise Observe works
-// on a copy and its changes are dropped).
+// in logs, events or conditions. Observe works on a copy of the object.
+// When it fills unset spec fields and reports LateInitialized, and the
+// policies allow LateInitialize and the resource is the object's, the
+// copy's spec is taken and the engine commits it with the rest of the
+// object; otherwise the changes are dropped. A spec the API server refuses
+// is reported by the engine, and by the step in Synced, with reason
+// SaveFailed (bosun.WriteSave, through WriteFailed).
 //
 // # Metrics
 //
