@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/bosunkit/bosun"
@@ -71,13 +72,20 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Resu
 			return ctrl.Result{}, s.gone(ctx, req, now)
 		}
 	}
-	// The fence: no Delete on the strength of a stale copy.
+	// The fence: no Delete on the strength of a stale copy. The
+	// resourceVersion guard fails for any other object of the same name
+	// (resource versions are never reused); the UID check says so again.
+	uid := obj.GetUID()
 	if err := s.commit(ctx, req, map[string]string{AnnotationDeletePending: formatTime(now)}); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			req.Log.V(1).Info("object changed or gone since it was read, not deleting", "externalName", name)
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{}, s.fail(ReasonDeleteFailed, fmt.Errorf("recording a pending delete: %w", err))
+	}
+	if got := req.Original.GetUID(); got != uid {
+		return ctrl.Result{}, apierrors.NewConflict(schema.GroupResource{}, obj.GetName(),
+			fmt.Errorf("the object was made again (UID %s, was %s): not deleting", got, uid))
 	}
 	obj = req.Object
 	if !deleting {

@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
 )
 
@@ -119,6 +121,38 @@ func TestAmbiguousCreateErrorAdopts(t *testing.T) {
 			t.Errorf("%d creates made %d buckets, want exactly one", sum(c.creates), c.made)
 		}
 	})
+}
+
+// TestAmbiguousCreateErrorWithProviderNamesStops makes the cloud's Create
+// make a bucket with a name it assigns and then answer with a timeout: the
+// step cannot know what was made, so it stops with CreateIncomplete and
+// does not create again.
+func TestAmbiguousCreateErrorWithProviderNamesStops(t *testing.T) {
+	cl := newCloud()
+	cl.assignNames = true
+	cl.lostAnswer = OutcomeUnknown(errors.New("the cloud hung up"))
+	e := start(t, cl, nil, WithProviderNames(), WithCreationGracePeriod(200*time.Millisecond))
+	e.create("lost", 1, "", nil)
+	b := e.wait("lost", map[string]cond{
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateIncomplete},
+		DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateIncomplete},
+	})
+	if _, ok := b.Annotations[AnnotationCreateFailed]; ok {
+		t.Errorf("annotations %v record a failed create after an answer that was lost", b.Annotations)
+	}
+	// A change of the object brings a pass: it stops again.
+	o0 := cl.observed()
+	e.change("lost", func(b *v1.Bucket) { b.Labels = map[string]string{"nudge": "1"} })
+	bosuntest.Eventually(t, func(context.Context) error {
+		if cl.observed() == o0 {
+			return errors.New("no pass since the change")
+		}
+		return nil
+	})
+	e.wait("lost", map[string]cond{DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateIncomplete}})
+	if c, _, _ := cl.counts(); c != 1 {
+		t.Errorf("%d creates, want 1", c)
+	}
 }
 
 // TestOutcomeUnknown checks which create errors leave the outcome unknown.
