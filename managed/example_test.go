@@ -72,3 +72,16 @@ func ExampleNameFromUID() {
 	// ""
 	// bucket-d8b86f26-67b8 bucket-d8b86f26-67b8
 }
+
+// The default external name holds the namespace, so that objects of the
+// same name in two namespaces get two resources.
+func ExampleNameFromNamespacedName() {
+	for _, ns := range []string{"team-a", "team-b", ""} {
+		b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "logs"}}
+		fmt.Println(managed.NameFromNamespacedName(b))
+	}
+	// Output:
+	// team-a.logs
+	// team-b.logs
+	// logs
+}
