@@ -502,7 +502,10 @@ func TestObserveOnly(t *testing.T) {
 		t.Fatalf("create role: %v", err)
 	}
 	key := client.ObjectKeyFromObject(role)
-	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
+	// Observing only is a pause: Synced says so, and Ready follows what is
+	// observed, a role that exists.
+	syncedPaused := condition{managed.DefaultConditionSynced, metav1.ConditionFalse, conditions.ReasonReconcilePaused}
+	waitFor(t, e.c, key, role, readyTrue, syncedPaused)
 	time.Sleep(3 * time.Second) // a few polls
 	if err := e.c.Delete(ctx, role); err != nil {
 		t.Fatalf("delete role: %v", err)
