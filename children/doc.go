@@ -44,10 +44,13 @@
 // owned). An object controlled by another owner, or labelled for another
 // set or parent, is never taken over (ReasonChildConflict). Pruning and the
 // unowned step's Cleanup delete only objects carrying both set labels with
-// this parent's UID, so deleting the parent never deletes an object it did
-// not create; the unowned step's Cleanup lists them from the API server,
-// not the cache, and keeps the finalizer until none is left. Condition
-// messages name at most a few children and count the rest.
+// this parent's UID and no other controller, so deleting the parent never
+// deletes an object it did not create; the unowned step's Cleanup lists
+// them from the API server, not the cache, and keeps the finalizer until
+// none is left. Condition messages name at most a few children and count
+// the rest. A panic of the desired-set function (or of Generating's
+// generate) is reported like an error, Ready False with reason Panic, and
+// that pass applies and prunes nothing.
 //
 // # Comparing desired and live
 //

@@ -712,7 +712,10 @@ func (s *Step[T]) members(ctx context.Context, req *bosun.Request[T], k *kind) (
 }
 
 // membersFrom lists, through r, the children of kind k that carry the
-// set's labels for the parent of req.
+// set's labels for the parent of req. An object with those labels that
+// something else controls was not created by the set: it is left out, so
+// it is never pruned or deleted, and a desired child of its name is a
+// conflict.
 func (s *Step[T]) membersFrom(ctx context.Context, r client.Reader, req *bosun.Request[T], k *kind) ([]client.Object, error) {
 	list, err := k.newList(req.Client.Scheme())
 	if err != nil {
@@ -734,6 +737,9 @@ func (s *Step[T]) membersFrom(ctx context.Context, r client.Reader, req *bosun.R
 		obj, ok := it.(client.Object)
 		if !ok {
 			return nil, fmt.Errorf("a %s list item of type %T is not an object", k.gvk.Kind, it)
+		}
+		if ctl := metav1.GetControllerOf(obj); ctl != nil && ctl.UID != req.Object.GetUID() {
+			continue
 		}
 		out = append(out, obj)
 	}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
@@ -48,6 +49,11 @@ func TestExistingObjectIsNotTakenOver(t *testing.T) {
 	if live.ResourceVersion != theirs.ResourceVersion {
 		t.Errorf("the existing ConfigMap was written: resourceVersion %s, want %s (labels %v, owners %v, data %v)",
 			live.ResourceVersion, theirs.ResourceVersion, live.Labels, live.OwnerReferences, live.Data)
+	}
+	for _, mf := range live.ManagedFields {
+		if mf.Manager == "widget-children" {
+			t.Errorf("the existing ConfigMap has fields managed by the step: %+v", mf)
+		}
 	}
 
 	// Deleting the parent leaves the ConfigMap it did not create.
@@ -162,4 +168,100 @@ func TestDesiredFuncPanicIsRecovered(t *testing.T) {
 	e.waitConditions("unlucky", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, conditions.ReasonPanic}})
 	e.waitConditions("fine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "1"})
+}
+
+// TestChildOfAnotherParentIsAConflict puts a ConfigMap with the name of a
+// desired child in place, labelled for the same set but for another
+// parent's UID and with no controller: the step reports ChildConflict and
+// leaves it exactly as it is, also when the parent is deleted.
+func TestChildOfAnotherParentIsAConflict(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), step.Watch)
+	ctx := t.Context()
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0",
+		Labels: map[string]string{LabelSet: "web", LabelOwner: "5b0b7b4e-0000-4000-8000-000000000001"}},
+		Data: map[string]string{"value": "theirs"}}
+	if err := e.c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	w := e.create("mine", 1, 0)
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildConflict}})
+	if err := e.c.Delete(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("widget: %w, want it gone", err)
+		}
+		return nil
+	})
+	var live corev1.ConfigMap
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
+		t.Fatalf("the other parent's ConfigMap is gone: %v", err)
+	}
+	if live.ResourceVersion != theirs.ResourceVersion {
+		t.Errorf("the other parent's ConfigMap was written: labels %v, owners %v, data %v", live.Labels, live.OwnerReferences, live.Data)
+	}
+}
+
+// TestPruneSparesObjectsControlledByAnother labels a ConfigMap with the
+// set's labels and this parent's UID while another object controls it:
+// the step never created it, so a pass that prunes does not delete it.
+func TestPruneSparesObjectsControlledByAnother(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), step.Watch)
+	ctx := t.Context()
+	w := e.create("mine", 1, 0)
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	holder := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "holder"}}
+	if err := e.c.Create(ctx, holder); err != nil {
+		t.Fatal(err)
+	}
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "theirs",
+		Labels:          map[string]string{LabelSet: "web", LabelOwner: string(w.UID)},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: holder.Name, UID: holder.UID, Controller: ptr.To(true)}}},
+		Data: map[string]string{"value": "theirs"}}
+	if err := e.c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	// A change of the spec makes a pass that applies and prunes; its status
+	// is written after both.
+	e.setSpec("mine", 2, 0)
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2", "theirs": "theirs"})
+	var live corev1.ConfigMap
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
+		t.Fatalf("the ConfigMap another object controls was pruned: %v", err)
+	}
+	if live.ResourceVersion != theirs.ResourceVersion {
+		t.Errorf("the ConfigMap another object controls was written: labels %v, owners %v", live.Labels, live.OwnerReferences)
+	}
+}
+
+// TestGeneratePanicIsRecovered runs a Generating reconciler whose generate
+// function sets the status and then panics for one parent: that parent
+// shows Ready False with reason Panic, its status edit is not saved and it
+// gets no child; a sibling converges.
+func TestGeneratePanicIsRecovered(t *testing.T) {
+	generate := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+		w := req.Object
+		w.Status.Result = w.Spec.Value * 10
+		if w.Spec.Value == 13 {
+			panic("unlucky")
+		}
+		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gen-" + w.Name}, Data: map[string]string{"value": fmt.Sprint(w.Spec.Value)}}}, nil
+	}
+	r, step := Generating("gen", []Kind{Of(&corev1.ConfigMap{})}, generate)
+	e := start(t, r, step.Watch)
+	e.create("unlucky", 13, 0)
+	e.create("fine", 2, 0)
+	w := e.waitConditions("unlucky", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, conditions.ReasonPanic}})
+	if w.Status.Result != 0 {
+		t.Errorf("status.result = %d after a panic, want the edit discarded", w.Status.Result)
+	}
+	w = e.waitConditions("fine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	if w.Status.Result != 20 {
+		t.Errorf("sibling status.result = %d, want 20", w.Status.Result)
+	}
+	e.waitConfigMaps(e.ns, map[string]string{"gen-fine": "2"})
 }
