@@ -5,8 +5,9 @@
 // directory, starts postgres on a free TCP port of 127.0.0.1 (and on a unix
 // socket inside that directory), waits until it accepts connections and
 // returns a Server. Every connection from 127.0.0.1 or the socket is trusted,
-// so Server.DSN needs no password. Stop shuts the server down and removes
-// the directory.
+// so Server.DSN needs no password; with Options.PasswordAuth, roles other
+// than the superuser must give their password over TCP. Stop shuts the
+// server down and removes the directory.
 //
 // The binaries come from Debian's packages: Start uses Options.BinDir, else
 // the directory named by the BOSUN_POSTGRES_BIN environment variable, else

@@ -57,6 +57,13 @@ type Options struct {
 	// (log_statement = all), which Server.Statements reads back.
 	LogStatements bool
 
+	// PasswordAuth makes every role but the superuser prove its password
+	// (SCRAM-SHA-256) when it connects over TCP, so that a test can check
+	// that a password really logs in. The superuser and the unix socket
+	// stay trusted, and Server.DSN still needs no password. Without it
+	// every connection is trusted.
+	PasswordAuth bool
+
 	// Settings are extra server settings (postgresql.conf parameters), for
 	// example {"max_connections": "20"}. They override pgserver's defaults
 	// but may not name the settings pgserver owns: port, listen_addresses,
@@ -224,7 +231,30 @@ func (s *Server) create(ctx context.Context) error {
 		return fmt.Errorf("open postgresql.conf: %w", err)
 	}
 	_, werr := io.WriteString(conf, serverConf(s.opts))
-	return errors.Join(werr, conf.Close())
+	if err := errors.Join(werr, conf.Close()); err != nil {
+		return err
+	}
+	if !s.opts.PasswordAuth {
+		return nil
+	}
+	// initdb's file trusts everything; replace it. Writing to the existing
+	// file keeps its owner, the server's user.
+	hba, err := os.OpenFile(filepath.Join(s.dataDir, "pg_hba.conf"), os.O_TRUNC|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open pg_hba.conf: %w", err)
+	}
+	_, werr = io.WriteString(hba, hbaConf(s.Host))
+	return errors.Join(werr, hba.Close())
+}
+
+// hbaConf renders the pg_hba.conf of Options.PasswordAuth: the unix
+// socket and the superuser from host are trusted, every other role from
+// host gives its password.
+func hbaConf(host string) string {
+	return "# Written by bosun pgserver (Options.PasswordAuth).\n" +
+		"local all all trust\n" +
+		"host all " + Superuser + " " + host + "/32 trust\n" +
+		"host all all " + host + "/32 scram-sha-256\n"
 }
 
 // launch starts postgres on s.Port and waits until it accepts connections.

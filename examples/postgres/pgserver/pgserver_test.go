@@ -379,3 +379,35 @@ func TestStartRejectsOwnedSettings(t *testing.T) {
 		t.Errorf("Start with an owned setting: %v, want it rejected before anything else", err)
 	}
 }
+
+// TestPasswordAuth starts a server with PasswordAuth: a role logs in over
+// TCP with its password and is refused with another one or none, while the
+// superuser still connects without one.
+func TestPasswordAuth(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, Options{PasswordAuth: true})
+	conn := connect(t, srv, "postgres")
+	mustExec(t, conn, "SET password_encryption = 'scram-sha-256'")
+	mustExec(t, conn, "CREATE ROLE app LOGIN PASSWORD 'right-password'")
+
+	login := func(password string) error {
+		cfg, err := pgx.ParseConfig(srv.DSN("postgres"))
+		if err != nil {
+			t.Fatalf("parse DSN: %v", err)
+		}
+		cfg.User, cfg.Password = "app", password
+		c, err := pgx.ConnectConfig(t.Context(), cfg)
+		if err != nil {
+			return err
+		}
+		return c.Close(t.Context())
+	}
+	if err := login("right-password"); err != nil {
+		t.Errorf("login with the role's password: %v", err)
+	}
+	for _, wrong := range []string{"wrong-password", ""} {
+		if err := login(wrong); err == nil {
+			t.Errorf("login with password %q succeeded, want it refused", wrong)
+		}
+	}
+}
