@@ -40,6 +40,8 @@
 // label is left exactly as it is: the kind's condition and Ready are False
 // with ReasonChildExists, naming the object, and the step retries with
 // backoff, so the set converges once the object is deleted or renamed.
+// Before it creates a child the cache does not show, the step looks for it
+// on the API server, so an object created a moment ago is not missed.
 // WithAdoption takes such objects over instead (applied over, labelled,
 // owned). An object controlled by another owner, or labelled for another
 // set or parent, is never taken over (ReasonChildConflict). Pruning and the

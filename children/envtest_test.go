@@ -452,8 +452,9 @@ func blindReads(c client.Client, until *time.Time) client.Client {
 }
 
 // TestLaggingCache runs the step on a client whose reads do not show the
-// ConfigMaps it applied for three seconds: the passes in that time wait
-// for the cache instead of applying the same ConfigMaps again.
+// ConfigMaps it applied for three seconds: the passes in that time read
+// them from the API server (or wait for the cache) instead of applying the
+// same ConfigMaps again.
 func TestLaggingCache(t *testing.T) {
 	until := time.Now().Add(time.Hour)
 	step := NewStep("web", webApp, webKinds())
@@ -466,7 +467,7 @@ func TestLaggingCache(t *testing.T) {
 	if got := e.writes.Counts()["apply ConfigMap"]; got != 2 {
 		t.Errorf("%d ConfigMap applies, want 2 (one each): %v", got, e.writes.Writes())
 	}
-	if !e.logged("cache behind the children's writes, looking again") {
+	if !e.logged("cache behind the children's writes, looking again") && !e.logged("child not in the cache yet, read from the API server") {
 		t.Error("no pass waited for the cache: the test did not exercise the lag")
 	}
 }

@@ -347,7 +347,8 @@ type pass struct {
 	lagging bool
 }
 
-// Plan works out what Do would do for req, reading from the cache, and
+// Plan works out what Do would do for req, reading from the cache (and,
+// for a desired child the cache does not show, from the API server), and
 // does nothing: a dry run.
 func (s *Step[T]) Plan(ctx context.Context, req *bosun.Request[T]) (Plan, error) {
 	p, err := s.prepare(ctx, req)
@@ -651,12 +652,22 @@ func (s *Step[T]) stamp(req *bosun.Request[T], obj client.Object, i int, ks []ki
 
 // compare finds the live child, member if it is a member of the set, else
 // read from the cache (an object the set does not hold yet), and decides
-// whether it must be applied.
+// whether it must be applied. A child the cache does not show is looked
+// up on the API server before it is created, so an object the cache has
+// not seen yet is not applied over.
 func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child, member client.Object) error {
 	live := member
 	if live == nil {
+		key := client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}
 		live = c.kind.newObject()
-		err := req.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, live)
+		err := req.Client.Get(ctx, key, live)
+		if apierrors.IsNotFound(err) && req.APIReader != nil {
+			live = c.kind.newObject()
+			err = req.APIReader.Get(ctx, key, live)
+			if err == nil {
+				req.Log.V(1).Info("child not in the cache yet, read from the API server", "child", c.ref.String())
+			}
+		}
 		if apierrors.IsNotFound(err) {
 			c.change = true
 			return nil
@@ -671,7 +682,7 @@ func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child, 
 	if l := live.GetLabels(); l[LabelSet] != "" && (l[LabelSet] != s.name || l[LabelOwner] != string(req.Object.GetUID())) {
 		return conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and belongs to set %q of another object", c.ref, l[LabelSet]))
 	}
-	if member == nil && !s.created(req, live) && !s.cfg.adopt {
+	if member == nil && !s.ours(req, live) && !s.cfg.adopt {
 		return &conditions.Error{
 			Type:     c.kind.condition,
 			Reason:   ReasonChildExists,
@@ -692,17 +703,22 @@ func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child, 
 	return nil
 }
 
-// created reports whether live, an object with the name of a desired
-// child that does not carry the set's labels, was made by this set for the
-// parent of req: an owned child that lost its labels still has the parent
-// as its controller. An unowned child without the labels cannot be told
-// from anyone else's.
-func (s *Step[T]) created(req *bosun.Request[T], live client.Object) bool {
+// ours reports whether live, an object with the name of a desired child
+// that is not among the members listed from the cache, was made by this
+// set for the parent of req: it carries the set's labels for the parent (a
+// child the cache does not show yet), or, for an owned child that lost its
+// labels, has the parent as its controller. An unowned child without the
+// labels cannot be told from anyone else's.
+func (s *Step[T]) ours(req *bosun.Request[T], live client.Object) bool {
+	uid := req.Object.GetUID()
+	if l := live.GetLabels(); l[LabelSet] == s.name && l[LabelOwner] == string(uid) {
+		return true
+	}
 	if s.unowned {
 		return false
 	}
 	ctl := metav1.GetControllerOf(live)
-	return ctl != nil && ctl.UID == req.Object.GetUID()
+	return ctl != nil && ctl.UID == uid
 }
 
 // members lists, from the cache, the children of kind k that carry the

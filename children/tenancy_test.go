@@ -265,3 +265,27 @@ func TestGeneratePanicIsRecovered(t *testing.T) {
 	}
 	e.waitConfigMaps(e.ns, map[string]string{"gen-fine": "2"})
 }
+
+// TestExistingObjectUnseenByTheCacheIsNotTakenOver runs the step on a
+// cache that never shows ConfigMaps, with a ConfigMap of a desired child's
+// name already on the server: the step checks the server before it
+// creates, reports ChildExists and leaves the object as it is.
+func TestExistingObjectUnseenByTheCacheIsNotTakenOver(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	until := time.Now().Add(time.Hour)
+	e := start(t, reconciler(step), step.Watch, func(c client.Client) client.Client { return blindReads(c, &until) })
+	ctx := t.Context()
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0"}, Data: map[string]string{"value": "theirs"}}
+	if err := e.c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	e.create("mine", 1, 0)
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists}})
+	var live corev1.ConfigMap
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
+		t.Fatal(err)
+	}
+	if live.ResourceVersion != theirs.ResourceVersion {
+		t.Errorf("the existing ConfigMap was written: labels %v, owners %v, data %v", live.Labels, live.OwnerReferences, live.Data)
+	}
+}
