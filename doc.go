@@ -34,6 +34,20 @@
 // takes effect at once, without touching the objects. An empty policy
 // annotation, on an object or a Namespace, counts as not set.
 //
+// # Paused objects
+//
+// Under the skip policy the object is paused: Observers run instead of Do,
+// and nothing but the status is written. Ready keeps reporting the health
+// the Observers see, its status and reason as the summary gives them, so a
+// parent or `kubectl wait` reads the same health as before; its message
+// starts with `reconcile policy "skip": observed, not changed`. A step that
+// wants the pause in a condition of its own sets it False with
+// conditions.ReasonReconcilePaused, which the summary skips (package managed
+// does so with Synced). With no Observer among the steps nothing refreshes
+// the health, so Ready is False with conditions.ReasonReconcilePaused; the
+// steps' conditions keep their last values. A ReconcileSkipped event is
+// recorded each time an object comes under the skip policy.
+//
 // # Writes that fail, and writes that change nothing
 //
 // A 409 Conflict on any write is a quiet requeue. Any other failure of the

@@ -522,3 +522,100 @@ func TestFailedReleaseIsReported(t *testing.T) {
 		return nil
 	})
 }
+
+// healthy owns the condition Healthy and sets it True both when it acts and
+// when it only observes.
+type healthy struct{}
+
+func (healthy) Name() string         { return "healthy" }
+func (healthy) Conditions() []string { return []string{"Healthy"} }
+
+func (h healthy) Do(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	return h.Observe(ctx, req)
+}
+
+func (healthy) Observe(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	w := req.Object
+	conditions.Set(&w.Status.Conditions, metav1.Condition{
+		Type: "Healthy", Status: metav1.ConditionTrue, Reason: "Fine", Message: "all is well", ObservedGeneration: w.Generation,
+	}, metav1.Now())
+	return ctrl.Result{}, nil
+}
+
+// setPolicy sets the reconcile policy annotation of a Widget to value.
+func (f *fixture) setPolicy(name, value string) {
+	f.t.Helper()
+	w, err := f.get(context.Background(), name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	patch := client.MergeFrom(w.DeepCopy())
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, bosun.PolicyAnnotation, value)
+	if err := f.c.Patch(context.Background(), w, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// readyMessage returns the message of the Widget's Ready condition.
+func readyMessage(w *testapi.Widget) string {
+	if c := conditions.Find(w.Status.Conditions, conditions.TypeReady); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+// TestSkipWithoutObserversSaysPaused runs a reconciler whose steps cannot
+// observe. Under the skip policy nothing refreshes the object's health, so
+// Ready must not claim it is ready: it is False with ReconcilePaused and a
+// message naming the policy. Managed again, the object becomes Ready.
+func TestSkipWithoutObserversSaysPaused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run(&bosun.Reconciler[*testapi.Widget]{Name: "skip-blind", Steps: []bosun.Step[*testapi.Widget]{panicker{}}}, runOptions{})
+	f.create("w", 1, 1, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)})
+	w := f.waitReady("w", metav1.ConditionFalse, conditions.ReasonReconcilePaused)
+	if msg := readyMessage(w); !strings.Contains(msg, `"skip"`) {
+		t.Errorf("Ready message %q does not name the skip policy", msg)
+	}
+
+	f.setPolicy("w", "")
+	w = f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	if msg := readyMessage(w); strings.Contains(msg, "skip") {
+		t.Errorf("Ready message %q still speaks of skip under manage", msg)
+	}
+}
+
+// TestSkipKeepsObservedHealthAndSaysPaused runs a reconciler with an
+// Observer. Under the skip policy Ready keeps the health it observes (True,
+// Succeeded, as a parent or kubectl wait expect) and its message says the
+// object is paused; managed again, the message no longer does.
+func TestSkipKeepsObservedHealthAndSaysPaused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run(&bosun.Reconciler[*testapi.Widget]{Name: "skip-observer", Steps: []bosun.Step[*testapi.Widget]{healthy{}}}, runOptions{})
+	f.create("w", 1, 1, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)})
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		w, err := f.get(ctx, "w")
+		if err != nil {
+			return err
+		}
+		c := conditions.Find(w.Status.Conditions, conditions.TypeReady)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != conditions.ReasonSucceeded || !strings.Contains(c.Message, `"skip"`) {
+			return fmt.Errorf("Ready is %+v, want True/%s with a message naming the skip policy", c, conditions.ReasonSucceeded)
+		}
+		return nil
+	})
+
+	f.setPolicy("w", string(bosun.PolicyManage))
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		w, err := f.get(ctx, "w")
+		if err != nil {
+			return err
+		}
+		c := conditions.Find(w.Status.Conditions, conditions.TypeReady)
+		if c == nil || c.Status != metav1.ConditionTrue || strings.Contains(c.Message, "skip") {
+			return fmt.Errorf("Ready is %+v, want True without the pause", c)
+		}
+		return nil
+	})
+}

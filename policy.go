@@ -23,7 +23,9 @@ const (
 	// it is deleted. It is the policy when nothing else is said.
 	PolicyManage Policy = "manage"
 	// PolicySkip changes nothing outside the object's status: only Observers and
-	// Posters run, and no finalizer is added.
+	// Posters run, and no finalizer is added. The object is paused: Ready's
+	// message says so, and with no Observer Ready is False with
+	// conditions.ReasonReconcilePaused (see the package doc).
 	PolicySkip Policy = "skip"
 	// PolicyDetachOnDelete is PolicyManage while the object lives; when it is
 	// deleted no Cleanup runs and the finalizer is released, so whatever the

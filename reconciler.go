@@ -137,6 +137,9 @@ type prepared[T client.Object] struct {
 	names     []string
 	condOrder []string
 	cleans    bool
+	// observes is true when some step is an Observer, so that something
+	// refreshes the object's health under the skip policy.
+	observes bool
 	// conds is true when T keeps conditions (conditions.Object); the engine
 	// then records Ready and the steps' conditions in its status.
 	conds      bool
@@ -195,6 +198,9 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 		p.names = append(p.names, name)
 		if _, ok := s.(Cleaner[T]); ok {
 			p.cleans = true
+		}
+		if _, ok := s.(Observer[T]); ok {
+			p.observes = true
 		}
 		if co, ok := s.(ConditionOwner); ok {
 			for _, c := range co.Conditions() {
@@ -678,6 +684,9 @@ func (ps *pass[T]) setConditions(err error) (newError bool) {
 		}
 	} else {
 		ready = conditions.Summarize(conds, ps.p.condOrder, gen)
+		if ps.req.Policy == PolicySkip {
+			ready = ps.paused(ready)
+		}
 	}
 	changed := conditions.Set(&conds, ready, now)
 	conditions.StampGeneration(conds, gen)
@@ -690,6 +699,26 @@ func (ps *pass[T]) setConditions(err error) (newError bool) {
 	co.SetConditions(conds)
 	conditions.SetObservedGeneration(obj, gen)
 	return err != nil && changed
+}
+
+// paused returns ready, the summary of the steps' conditions, as the skip
+// policy reports it. With an Observer, Ready keeps the observed health (its
+// status and reason) and its message says that nothing is changed. With no
+// Observer nothing refreshes the health, so Ready is False with
+// conditions.ReasonReconcilePaused rather than a readiness nobody checked.
+func (ps *pass[T]) paused(ready metav1.Condition) metav1.Condition {
+	if !ps.p.observes {
+		ready.Status = metav1.ConditionFalse
+		ready.Reason = conditions.ReasonReconcilePaused
+		ready.Message = fmt.Sprintf("reconcile policy %q: the object is neither changed nor observed", PolicySkip)
+		return ready
+	}
+	if ready.Message == "" {
+		ready.Message = fmt.Sprintf("reconcile policy %q: observed, not changed", PolicySkip)
+	} else {
+		ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: observed, not changed: %s", PolicySkip, ready.Message))
+	}
+	return ready
 }
 
 // mainWriteError is a failed write of the object's metadata and spec in

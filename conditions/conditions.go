@@ -34,7 +34,9 @@ const (
 	// ReasonReconcilePaused marks a condition that is False because the object is
 	// paused (the skip reconcile policy, or a step's observe-only mode): nothing is
 	// being changed, by choice. Summarize does not let such a condition make Ready
-	// worse, so Ready keeps reporting the health of what is observed.
+	// worse, so Ready keeps reporting the health of what is observed. The engine
+	// gives it to Ready itself under the skip policy when no step observes the
+	// object, since no health is known then.
 	ReasonReconcilePaused = "ReconcilePaused"
 )
 
