@@ -66,8 +66,8 @@ type Options struct {
 	DSN string
 	// Managed are extra options of the managed steps, after the
 	// operator's own (the external name is SQLName of the object's
-	// name; the Role's
-	// connection Secret is spec.connectionSecretName).
+	// namespace and name; the Role's connection Secret is
+	// spec.connectionSecretName).
 	Managed []managed.Option
 	// WaitInterval is how often a Database waiting for its Role looks
 	// again; zero means DefaultWaitInterval.
@@ -93,10 +93,16 @@ func connect(ctx context.Context, dsn string) (*pgx.Conn, *pgx.ConnConfig, error
 
 // RoleConnector returns the connector of the Role controller: it validates
 // the Role's names, then opens a connection to dsn, closed at the end of the
-// pass. A Role with an invalid name never causes a connection.
+// pass. A Role with an invalid or reserved name never causes a connection;
+// when it is deleted, it is let go at once, since nothing was ever made
+// under that name.
 func RoleConnector(dsn string) managed.Connector[*pgv1.Role] {
 	return managed.ConnectorFunc[*pgv1.Role](func(ctx context.Context, r *pgv1.Role) (managed.Client[*pgv1.Role], error) {
-		if err := validateRole(r); err != nil {
+		if deleting(r) {
+			if err := validateRoleName(r); err != nil {
+				return refused[*pgv1.Role](), nil
+			}
+		} else if err := validateRole(r); err != nil {
 			return nil, err
 		}
 		conn, cfg, err := connect(ctx, dsn)
@@ -108,10 +114,15 @@ func RoleConnector(dsn string) managed.Connector[*pgv1.Role] {
 }
 
 // DatabaseConnector returns the connector of the Database controller, like
-// RoleConnector.
+// RoleConnector. Its clients take the owner role from status.ownerRole,
+// which the Database controller's first step resolves.
 func DatabaseConnector(dsn string) managed.Connector[*pgv1.Database] {
 	return managed.ConnectorFunc[*pgv1.Database](func(ctx context.Context, d *pgv1.Database) (managed.Client[*pgv1.Database], error) {
-		if err := validateDatabase(d); err != nil {
+		if deleting(d) {
+			if err := validateDatabaseName(d); err != nil {
+				return refused[*pgv1.Database](), nil
+			}
+		} else if err := validateDatabase(d); err != nil {
 			return nil, err
 		}
 		conn, _, err := connect(ctx, dsn)
@@ -123,8 +134,9 @@ func DatabaseConnector(dsn string) managed.Connector[*pgv1.Database] {
 }
 
 // NewRoleReconciler returns the engine reconciler for Roles: one managed
-// step, the PostgreSQL role named after the Role, with its connection
-// details in the Secret spec.connectionSecretName names.
+// step, the PostgreSQL role named SQLName of the Role's namespace and
+// name, with its connection details in the Secret
+// spec.connectionSecretName names.
 func NewRoleReconciler(opts Options) *bosun.Reconciler[*pgv1.Role] {
 	return newRoleReconciler(RoleConnector(opts.DSN), opts)
 }
@@ -145,8 +157,9 @@ func newRoleReconciler(c managed.Connector[*pgv1.Role], opts Options) *bosun.Rec
 }
 
 // NewDatabaseReconciler returns the engine reconciler for Databases: a step
-// that waits for the owner Role, then a managed step for the PostgreSQL
-// database named after the Database.
+// that waits for the owner Role and resolves its role, then a managed step
+// for the PostgreSQL database named SQLName of the Database's namespace
+// and name.
 func NewDatabaseReconciler(opts Options) *bosun.Reconciler[*pgv1.Database] {
 	wait := opts.WaitInterval
 	if wait <= 0 {
@@ -212,7 +225,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 }
 
 // awaitRole owns ConditionRoleReady: it ends the pass, to look again
-// later, while the Database's owner Role is missing or not Ready.
+// later, while the Database's owner Role is missing or not Ready; once it
+// is, it records the Role's external name, the PostgreSQL role that is to
+// own the database, in status.ownerRole for the managed step.
 type awaitRole struct {
 	interval time.Duration
 }
@@ -229,7 +244,7 @@ func (awaitRole) Conditions() []string { return []string{ConditionRoleReady} }
 func (a awaitRole) Do(ctx context.Context, req *bosun.Request[*pgv1.Database]) (ctrl.Result, error) {
 	d := req.Object
 	conds := d.Status.Conditions
-	if err := validateDatabase(d); err != nil {
+	if err := validateDatabaseSpec(d); err != nil {
 		// The managed step refuses the spec, with reason InvalidSpec on
 		// Synced; there is no point waiting for a Role first.
 		conditions.Set(&conds, metav1.Condition{
@@ -249,7 +264,7 @@ func (a awaitRole) Do(ctx context.Context, req *bosun.Request[*pgv1.Database]) (
 		return ctrl.Result{}, fmt.Errorf("reading owner role: %w", err)
 	case !isReady(role.Status.Conditions):
 		msg = fmt.Sprintf("waiting for Role %q to be Ready", d.Spec.Owner)
-	case role.Status.ObservedGeneration != role.Generation:
+	case role.Status.ObservedGeneration != role.Generation || managed.ExternalName(&role) == "":
 		msg = fmt.Sprintf("waiting for Role %q to be reconciled", d.Spec.Owner)
 	}
 	if msg != "" {
@@ -263,15 +278,37 @@ func (a awaitRole) Do(ctx context.Context, req *bosun.Request[*pgv1.Database]) (
 		}
 		return ctrl.Result{RequeueAfter: a.interval}, flow.ErrExit
 	}
+	// The role is the one the Role recorded, not one computed from
+	// spec.owner: a Role may stand for a role adopted under another
+	// name.
+	owner := managed.ExternalName(&role)
+	if err := validateOwnerRole(d, owner); err != nil {
+		return ctrl.Result{}, err
+	}
+	d.Status.OwnerRole = owner
 	conditions.Set(&conds, metav1.Condition{
-		Type: ConditionRoleReady, Status: metav1.ConditionTrue, Reason: ReasonRoleReady, ObservedGeneration: d.Generation,
+		Type: ConditionRoleReady, Status: metav1.ConditionTrue, Reason: ReasonRoleReady,
+		Message: fmt.Sprintf("Role %q stands for role %s", d.Spec.Owner, d.Status.OwnerRole), ObservedGeneration: d.Generation,
 	}, metav1.Now())
 	d.Status.Conditions = conds
 	return flow.Continue()
 }
 
-// externalName is the external name of Roles and Databases.
-func externalName(obj client.Object) string { return SQLName(obj.GetName()) }
+// externalName is the external name of Roles and Databases: SQLName of
+// the object's namespace and name.
+func externalName(obj client.Object) string { return SQLName(obj.GetNamespace(), obj.GetName()) }
+
+// deleting reports whether obj is being deleted.
+func deleting(obj client.Object) bool { return !obj.GetDeletionTimestamp().IsZero() }
+
+// refused returns the client of a deleted object whose name the operator
+// refuses: no statement ever named it, so nothing of the object's exists,
+// and Observe says so without asking the server.
+func refused[T client.Object]() managed.Client[T] {
+	return managed.ClientFuncs[T]{
+		ObserveFn: func(context.Context, T) (managed.Observation, error) { return managed.Observation{}, nil },
+	}
+}
 
 // nameOf returns the external name of obj: the one recorded on it, or, before
 // the managed step's first pass has recorded one, the one it will record.

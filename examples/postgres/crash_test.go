@@ -206,7 +206,7 @@ func TestCreateCrashWindow(t *testing.T) {
 	// Let the adopted Roles be polled a few more times before counting.
 	time.Sleep(2 * time.Second)
 	for _, name := range names {
-		sqlName := SQLName(name)
+		sqlName := SQLName(e.ns, name)
 		if got := createRoleStatements(t, e, sqlName); len(got) != 1 {
 			t.Errorf("%s: %d CREATE ROLE statements, want exactly 1: %q", sqlName, len(got), got)
 		}
@@ -235,8 +235,8 @@ func TestCreateCrashWindow(t *testing.T) {
 	}
 	for _, name := range names {
 		waitGone(t, e.c, client.ObjectKey{Namespace: e.ns, Name: name}, &pgv1.Role{})
-		if got := readRole(t, e, SQLName(name)); got != nil {
-			t.Errorf("%s: role still in postgresql after delete: %+v", SQLName(name), got)
+		if got := readRole(t, e, SQLName(e.ns, name)); got != nil {
+			t.Errorf("%s: role still in postgresql after delete: %+v", SQLName(e.ns, name), got)
 		}
 	}
 }
@@ -316,7 +316,7 @@ func TestEventuallyConsistentObserve(t *testing.T) {
 	)
 	ctx := t.Context()
 	name := "lagging-" + runSuffix()
-	sqlName := SQLName(name)
+	sqlName := SQLName(e.ns, name)
 	role := &pgv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
 		Spec:       pgv1.RoleSpec{Login: true, ConnectionSecretName: name + "-conn"},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/managed"
@@ -14,6 +15,11 @@ import (
 
 // DefaultEncoding is the encoding of a Database whose spec names none.
 const DefaultEncoding = "UTF8"
+
+// errOwnerUnresolved is the error of a create or update of a database
+// whose owner role is not known yet; awaitRole resolves it first, so it
+// means a programming error.
+var errOwnerUnresolved = errors.New("the owner role is not resolved yet (status.ownerRole is empty)")
 
 // databaseClient is the managed.Client of one Database, over one
 // connection.
@@ -34,13 +40,18 @@ func encoding(d *pgv1.Database) string {
 	return d.Spec.Encoding
 }
 
-// validateDatabase checks the names of d that reach PostgreSQL.
-func validateDatabase(d *pgv1.Database) error {
-	if err := ValidIdentifier(nameOf(d)); err != nil {
+// validateDatabaseName checks the name of the database d stands for.
+func validateDatabaseName(d *pgv1.Database) error {
+	if err := ValidName(nameOf(d)); err != nil {
 		return managed.InvalidSpec(fmt.Errorf("database name: %w", err))
 	}
-	if err := ValidIdentifier(SQLName(d.Spec.Owner)); err != nil {
-		return managed.InvalidSpec(fmt.Errorf("spec.owner: %w", err))
+	return nil
+}
+
+// validateDatabaseSpec checks the name and the encoding of d.
+func validateDatabaseSpec(d *pgv1.Database) error {
+	if err := validateDatabaseName(d); err != nil {
+		return err
 	}
 	if err := ValidIdentifier(encoding(d)); err != nil {
 		return managed.InvalidSpec(fmt.Errorf("spec.encoding: %w", err))
@@ -48,60 +59,126 @@ func validateDatabase(d *pgv1.Database) error {
 	return nil
 }
 
-// Observe reads the database's owner and encoding from pg_database.
+// validateOwnerRole checks role, the role of the Role d's spec.owner
+// names.
+func validateOwnerRole(d *pgv1.Database, role string) error {
+	if err := ValidName(role); err != nil {
+		return managed.InvalidSpec(fmt.Errorf("the role of Role %s: %w", d.Spec.Owner, err))
+	}
+	return nil
+}
+
+// validateDatabase checks what of d reaches PostgreSQL: its name, its
+// encoding, and the owner role once awaitRole has resolved it.
+func validateDatabase(d *pgv1.Database) error {
+	if err := validateDatabaseSpec(d); err != nil {
+		return err
+	}
+	if o := d.Status.OwnerRole; o != "" {
+		return validateOwnerRole(d, o)
+	}
+	return nil
+}
+
+// observedDatabase is a database as pg_database shows it.
+type observedDatabase struct {
+	owner    string // the owning role
+	encoding string
+	mark     string // from the owner mark, empty when there is none
+}
+
+// diff describes how s differs from what d asks for; the owner role is
+// compared once it is resolved.
+func (s observedDatabase) diff(d *pgv1.Database) []string {
+	var diff []string
+	if want := d.Status.OwnerRole; want != "" && s.owner != want {
+		diff = append(diff, fmt.Sprintf("owner is %s, want %s", s.owner, want))
+	}
+	if !strings.EqualFold(s.encoding, encoding(d)) {
+		diff = append(diff, fmt.Sprintf("encoding is %s, want %s", s.encoding, encoding(d)))
+	}
+	if m := markDiff(s.mark, d); m != "" {
+		diff = append(diff, m)
+	}
+	return diff
+}
+
+// Observe reads the database's owner, encoding and owner mark from
+// pg_database.
 func (c *databaseClient) Observe(ctx context.Context, d *pgv1.Database) (managed.Observation, error) {
-	owner, enc, found, err := c.read(ctx, managed.ExternalName(d))
+	s, found, err := c.read(ctx, managed.ExternalName(d))
 	if err != nil || !found {
 		return managed.Observation{}, err
 	}
-	var diff []string
-	if want := SQLName(d.Spec.Owner); owner != want {
-		diff = append(diff, fmt.Sprintf("owner is %s, want %s", owner, want))
-	}
-	if !strings.EqualFold(enc, encoding(d)) {
-		diff = append(diff, fmt.Sprintf("encoding is %s, want %s", enc, encoding(d)))
-	}
-	return managed.Observation{Exists: true, UpToDate: len(diff) == 0, Available: true, Diff: strings.Join(diff, "; ")}, nil
+	diff := s.diff(d)
+	return managed.Observation{Exists: true, UpToDate: len(diff) == 0, Available: true, Diff: strings.Join(diff, "; "), Owner: s.mark}, nil
 }
 
-func (c *databaseClient) read(ctx context.Context, name string) (owner, enc string, found bool, err error) {
+// read reads the database name; found is false when it does not exist.
+func (c *databaseClient) read(ctx context.Context, name string) (s observedDatabase, found bool, err error) {
+	var comment string
 	err = c.conn.QueryRow(ctx,
-		"SELECT pg_catalog.pg_get_userbyid(datdba), pg_catalog.pg_encoding_to_char(encoding) FROM pg_catalog.pg_database WHERE datname = $1",
-		name).Scan(&owner, &enc)
+		"SELECT pg_catalog.pg_get_userbyid(d.datdba), pg_catalog.pg_encoding_to_char(d.encoding), "+
+			"coalesce(pg_catalog.shobj_description(d.oid, 'pg_database'), '') FROM pg_catalog.pg_database d WHERE d.datname = $1",
+		name).Scan(&s.owner, &s.encoding, &comment)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", "", false, nil
+		return observedDatabase{}, false, nil
 	}
 	if err != nil {
-		return "", "", false, fmt.Errorf("reading database: %w", err)
+		return observedDatabase{}, false, fmt.Errorf("reading database: %w", err)
 	}
-	return owner, enc, true, nil
+	s.mark = ownerOf(comment)
+	return s, true, nil
 }
 
-// Create creates the database from template0, owned by the spec's owner.
+// Create creates the database from template0, owned by the owner role,
+// and marks it as d's. CREATE DATABASE cannot share a transaction, so a
+// mark that fails after it is logged and left to the next pass: Observe
+// reports it missing, and Update, which the managed step calls for a
+// database it created, writes it.
 func (c *databaseClient) Create(ctx context.Context, d *pgv1.Database) (managed.Creation, error) {
-	sql := "CREATE DATABASE " + quote(managed.ExternalName(d)) + " WITH OWNER " + quote(SQLName(d.Spec.Owner)) +
+	owner := d.Status.OwnerRole
+	if owner == "" {
+		return managed.Creation{}, errOwnerUnresolved
+	}
+	name := managed.ExternalName(d)
+	sql := "CREATE DATABASE " + quote(name) + " WITH OWNER " + quote(owner) +
 		" ENCODING " + literal(encoding(d)) + " TEMPLATE template0"
 	if _, err := c.conn.Exec(ctx, sql); err != nil {
-		return managed.Creation{}, fmt.Errorf("creating database: %w", err)
+		return managed.Creation{}, createError("creating database", err)
+	}
+	if _, err := c.conn.Exec(ctx, markStatement("DATABASE", name, d)); err != nil {
+		log.FromContext(ctx).Info("marking a new database failed, the next pass marks it", "externalName", name, "error", err.Error())
 	}
 	return managed.Creation{}, nil
 }
 
-// Update gives the database back to the spec's owner. The encoding is
-// fixed at creation: a Database that asks for another one is an invalid
-// spec.
+// Update gives the database back to the owner role and marks it as d's,
+// each only when it differs. The encoding is fixed at creation: a Database
+// that asks for another one is an invalid spec. The managed step calls
+// Update only for a database that is d's: made for d, or adopted because
+// the user asked.
 func (c *databaseClient) Update(ctx context.Context, d *pgv1.Database) (managed.Update, error) {
 	name := managed.ExternalName(d)
-	owner, enc, found, err := c.read(ctx, name)
+	s, found, err := c.read(ctx, name)
 	if err != nil || !found {
 		return managed.Update{}, err
 	}
-	if !strings.EqualFold(enc, encoding(d)) {
-		return managed.Update{}, managed.InvalidSpec(fmt.Errorf("the database has encoding %s, and the encoding of a database cannot change", enc))
+	if !strings.EqualFold(s.encoding, encoding(d)) {
+		return managed.Update{}, managed.InvalidSpec(fmt.Errorf("the database has encoding %s, and the encoding of a database cannot change", s.encoding))
 	}
-	if want := SQLName(d.Spec.Owner); owner != want {
+	want := d.Status.OwnerRole
+	if want == "" {
+		return managed.Update{}, errOwnerUnresolved
+	}
+	if s.owner != want {
 		if _, err := c.conn.Exec(ctx, "ALTER DATABASE "+quote(name)+" OWNER TO "+quote(want)); err != nil {
 			return managed.Update{}, fmt.Errorf("altering database owner: %w", err)
+		}
+	}
+	if markDiff(s.mark, d) != "" {
+		if _, err := c.conn.Exec(ctx, markStatement("DATABASE", name, d)); err != nil {
+			return managed.Update{}, fmt.Errorf("marking database: %w", err)
 		}
 	}
 	return managed.Update{}, nil

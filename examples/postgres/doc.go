@@ -1,24 +1,86 @@
 // Package postgres is the bosun example operator for PostgreSQL: it manages
 // roles and databases of one PostgreSQL server through the managed step.
 //
-// A Role (postgres.bosun.dev/v1alpha1) becomes a role named after it
-// (SQLName: dashes become underscores),
-// with LOGIN or NOLOGIN and a connection limit. When the role is created it
-// gets a random password, which is published with the user name, host and
-// port in the Secret the Role's spec names; PostgreSQL receives only its
+// A Role (postgres.bosun.dev/v1alpha1) becomes a role with LOGIN or
+// NOLOGIN and a connection limit. When the role is created it gets a
+// random password, which is published with the user name, host and port in
+// the Secret the Role's spec names; PostgreSQL receives only its
 // SCRAM-SHA-256 verifier, so the password itself is in no statement, log
 // line, event or error.
 //
-// A Database becomes a database named after it, owned by the role of the
-// Role that spec.owner names and created with spec.encoding. It waits, Ready False
-// with reason WaitingForRole, until that Role exists and is Ready. An owner
+// A Database becomes a database owned by the role of the Role that
+// spec.owner names, created with spec.encoding. It waits, Ready False with
+// reason WaitingForRole, until that Role exists, is Ready and has recorded
+// its role's name; the role is the one the Role recorded (status.ownerRole
+// shows it), never one computed from spec.owner, so a Database can only be
+// owned by a role that a Role of its own namespace stands for. An owner
 // changed behind the operator's back is changed back at the next poll.
 //
-// Names from the API, once dashes are replaced, must be PostgreSQL identifiers the operator can use as
-// they are: 1 to 63 bytes of ASCII letters, digits and underscores, not
-// starting with a digit. Other names leave the object Synced False with
-// reason InvalidSpec, and nothing is sent to the server. Every identifier
-// is quoted in SQL all the same.
+// # Names
+//
+// One server serves every namespace, so the name of a role or database
+// says which namespace it belongs to: SQLName of the object's namespace
+// and name, "<namespace>__<name>" with dashes made underscores when that is
+// a plain identifier of at most 63 bytes (a Database "orders" in namespace
+// "shop-a" is the database shop_a__orders), and otherwise a readable
+// prefix and a hash of namespace and name. Objects of the same name in two
+// namespaces get two roles or two databases; an object made again under
+// the same namespace and name gets the same name back. Every generated
+// name is a valid identifier that PostgreSQL does not reserve. The managed
+// step records the name in the annotation bosun.dev/external-name with its
+// first create (or, under observe-only management, once it finds the
+// resource), and it never changes.
+//
+// # Ownership
+//
+// The operator marks every role and database it creates with the UID of
+// its object, as the comment "bosun-owner:<uid>" (COMMENT ON ROLE, COMMENT
+// ON DATABASE; a role gets it in the transaction that creates it), and
+// Observe reports the mark to the managed step (Observation.Owner). The
+// step never alters, drops or publishes credentials of a role or database
+// marked for another object, nor of an unmarked one it did not create:
+// such an object is Synced and Ready False with reason
+// ExternalResourceConflict, and deleting it leaves the resource in place.
+//
+// To adopt an existing, unmarked role or database, set the annotation
+// bosun.dev/external-name to its name by hand. The operator then brings it
+// in line with the spec and marks it (Observe reports the mark missing, and
+// Update writes it), and deleting the object drops it like one it created.
+// A resource marked for another object, even one that no longer exists, is
+// never adopted: clear its comment first. Adopting a role with
+// spec.connectionSecretName gives it a new password, since the old one
+// cannot be read back. Under observe-only management (annotation
+// bosun.dev/management-policies: Observe) nothing is marked, altered or
+// dropped; Synced is False with reason ReconcilePaused and Ready follows
+// whether the resource exists.
+//
+// Comments are the only place PostgreSQL offers for the mark on roles and
+// databases; a user's comment on an adopted resource is replaced by it. The
+// operator's role needs the right to comment on what it manages: a
+// superuser, or the owner of the databases.
+//
+// # Refused names
+//
+// A name set by hand in the annotation must be a plain identifier the
+// operator can use as it is: 1 to 63 bytes of ASCII letters, digits and
+// underscores, not starting with a digit (ValidIdentifier); and not one
+// PostgreSQL keeps for itself: postgres, template0, template1, public,
+// none, current_user, current_role, session_user, or anything starting
+// with pg_ (Reserved). Other names leave the object Synced and Ready False
+// with reason InvalidSpec, and nothing is sent to the server, not even when
+// the object is deleted. spec.owner must be a Kubernetes object name; the
+// API server refuses other values. Every identifier is quoted in SQL all
+// the same.
+//
+// # Credentials
+//
+// A Role's Client is a managed.CredentialRepairer: when the role exists
+// and its connection Secret lacks the password (someone deleted the
+// Secret, or the operator stopped between CREATE ROLE and publishing the
+// password), the managed step has it set a new password, with ALTER ROLE
+// and a SCRAM verifier like Create, and publishes it. Until then the Role
+// is not Ready, so a Ready Role's Secret always holds a password that logs
+// in.
 //
 // SetupRoleWithManager and SetupDatabaseWithManager register the two
 // controllers; Options carries the server's DSN.

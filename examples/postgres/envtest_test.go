@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,8 +65,12 @@ func TestRoleLifecycle(t *testing.T) {
 		t.Fatalf("create role: %v", err)
 	}
 	key := client.ObjectKeyFromObject(role)
+	name := externalName(role)
 	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
-	if got, want := readRole(t, e, "app_user"), (&roleState{Login: true, Limit: 3}); got == nil || *got != *want {
+	if got := managed.ExternalName(role); got != name {
+		t.Errorf("recorded external name = %q, want %q", got, name)
+	}
+	if got, want := readRole(t, e, name), (&roleState{Login: true, Limit: 3}); got == nil || *got != *want {
 		t.Fatalf("role in postgresql = %+v, want %+v", got, want)
 	}
 
@@ -76,8 +81,8 @@ func TestRoleLifecycle(t *testing.T) {
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "app-user-conn"}, &secret); err != nil {
 		t.Fatalf("get connection secret: %v", err)
 	}
-	if got := string(secret.Data[SecretUsername]); got != "app_user" {
-		t.Errorf("secret username = %q, want app_user", got)
+	if got := string(secret.Data[SecretUsername]); got != name {
+		t.Errorf("secret username = %q, want %s", got, name)
 	}
 	if got, want := string(secret.Data[SecretPort]), fmt.Sprint(e.srv.Port); got != want {
 		t.Errorf("secret port = %q, want %q", got, want)
@@ -87,7 +92,7 @@ func TestRoleLifecycle(t *testing.T) {
 		t.Fatalf("secret password has %d characters, want %d", len(password), 2*passwordBytes)
 	}
 	var verifier string
-	if err := query(t, e.srv, "SELECT rolpassword FROM pg_authid WHERE rolname = $1", []any{"app_user"}, &verifier); err != nil {
+	if err := query(t, e.srv, "SELECT rolpassword FROM pg_authid WHERE rolname = $1", []any{name}, &verifier); err != nil {
 		t.Fatalf("reading the stored verifier: %v", err)
 	}
 	if err := checkVerifier(password, verifier); err != nil {
@@ -106,7 +111,7 @@ func TestRoleLifecycle(t *testing.T) {
 	}
 	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
 	bosuntest.Eventually(t, func(context.Context) error {
-		if got, want := readRole(t, e, "app_user"), (roleState{Login: false, Limit: -1}); got == nil || *got != want {
+		if got, want := readRole(t, e, name), (roleState{Login: false, Limit: -1}); got == nil || *got != want {
 			return fmt.Errorf("role in postgresql = %+v, want %+v", got, want)
 		}
 		return nil
@@ -115,9 +120,9 @@ func TestRoleLifecycle(t *testing.T) {
 	// Drift: a change made behind the operator's back is undone at the
 	// next poll, and counted.
 	drifts := driftCorrections(t, RoleStepName)
-	exec(t, e.srv, `ALTER ROLE app_user LOGIN CONNECTION LIMIT 9`)
+	exec(t, e.srv, "ALTER ROLE "+quote(name)+" LOGIN CONNECTION LIMIT 9")
 	bosuntest.Eventually(t, func(context.Context) error {
-		if got, want := readRole(t, e, "app_user"), (roleState{Login: false, Limit: -1}); got == nil || *got != want {
+		if got, want := readRole(t, e, name), (roleState{Login: false, Limit: -1}); got == nil || *got != want {
 			return fmt.Errorf("role in postgresql = %+v, want %+v", got, want)
 		}
 		return nil
@@ -131,7 +136,7 @@ func TestRoleLifecycle(t *testing.T) {
 		t.Fatalf("delete role: %v", err)
 	}
 	waitGone(t, e.c, key, &pgv1.Role{})
-	if got := readRole(t, e, "app_user"); got != nil {
+	if got := readRole(t, e, name); got != nil {
 		t.Errorf("role still in postgresql after delete: %+v", got)
 	}
 	checkNoPassword(t, e, password)
@@ -207,16 +212,17 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 		t.Fatalf("create database: %v", err)
 	}
 	dbKey := client.ObjectKeyFromObject(db)
+	dbName := externalName(db)
 	waitFor(t, e.c, dbKey, db, condition{conditions.TypeReady, metav1.ConditionFalse, pgv1.ReasonWaitingForRole})
 	if db.Spec.Encoding != DefaultEncoding {
 		t.Errorf("spec.encoding = %q, want the default %q", db.Spec.Encoding, DefaultEncoding)
 	}
-	if got := readDatabase(t, e, "orders"); got != nil {
+	if got := readDatabase(t, e, dbName); got != nil {
 		t.Fatalf("database created before its role: %+v", got)
 	}
 	// Not even tried: a CREATE DATABASE before the role exists would fail.
 	time.Sleep(2 * time.Second) // a few more passes (the wait interval is 1s)
-	if found := statementsContaining(t, e.srv, `CREATE DATABASE "orders"`); len(found) != 0 {
+	if found := statementsContaining(t, e.srv, "CREATE DATABASE "+quote(dbName)); len(found) != 0 {
 		t.Fatalf("CREATE DATABASE sent while waiting for the role: %q", found)
 	}
 
@@ -225,18 +231,18 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 		t.Fatalf("create role: %v", err)
 	}
 	waitFor(t, e.c, dbKey, db, readyTrue, syncedTrue)
-	if found := statementsContaining(t, e.srv, `CREATE DATABASE "orders"`); len(found) != 1 {
+	if found := statementsContaining(t, e.srv, "CREATE DATABASE "+quote(dbName)); len(found) != 1 {
 		t.Errorf("%d CREATE DATABASE statements, want 1: %q", len(found), found)
 	}
-	want := dbState{Owner: "orders_owner", Encoding: "UTF8"}
-	if got := readDatabase(t, e, "orders"); got == nil || *got != want {
+	want := dbState{Owner: externalName(role), Encoding: "UTF8"}
+	if got := readDatabase(t, e, dbName); got == nil || *got != want {
 		t.Fatalf("database in postgresql = %+v, want %+v", got, want)
 	}
 
 	drifts := driftCorrections(t, DatabaseStepName)
-	exec(t, e.srv, `ALTER DATABASE orders OWNER TO postgres`)
+	exec(t, e.srv, "ALTER DATABASE "+quote(dbName)+" OWNER TO postgres")
 	bosuntest.Eventually(t, func(context.Context) error {
-		if got := readDatabase(t, e, "orders"); got == nil || *got != want {
+		if got := readDatabase(t, e, dbName); got == nil || *got != want {
 			return fmt.Errorf("database in postgresql = %+v, want %+v", got, want)
 		}
 		return nil
@@ -257,9 +263,9 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 		t.Fatalf("patch database: %v", err)
 	}
 	waitFor(t, e.c, dbKey, db, readyTrue, syncedTrue)
-	want = dbState{Owner: "orders_admin", Encoding: "UTF8"}
+	want = dbState{Owner: externalName(admin), Encoding: "UTF8"}
 	bosuntest.Eventually(t, func(context.Context) error {
-		if got := readDatabase(t, e, "orders"); got == nil || *got != want {
+		if got := readDatabase(t, e, dbName); got == nil || *got != want {
 			return fmt.Errorf("database in postgresql = %+v, want %+v", got, want)
 		}
 		return nil
@@ -269,14 +275,14 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 		t.Fatalf("delete database: %v", err)
 	}
 	waitGone(t, e.c, dbKey, &pgv1.Database{})
-	if got := readDatabase(t, e, "orders"); got != nil {
+	if got := readDatabase(t, e, dbName); got != nil {
 		t.Errorf("database still in postgresql after delete: %+v", got)
 	}
 	if err := e.c.Delete(ctx, role); err != nil {
 		t.Fatalf("delete role: %v", err)
 	}
 	waitGone(t, e.c, client.ObjectKeyFromObject(role), &pgv1.Role{})
-	if got := readRole(t, e, "orders_owner"); got != nil {
+	if got := readRole(t, e, externalName(role)); got != nil {
 		t.Errorf("role still in postgresql after delete: %+v", got)
 	}
 	if err := e.c.Delete(ctx, admin); err != nil {
@@ -285,41 +291,86 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 	waitGone(t, e.c, client.ObjectKeyFromObject(admin), &pgv1.Role{})
 }
 
-// TestInvalidIdentifiers gives names that are not plain identifiers: the
-// objects get Synced False with reason InvalidSpec, and no statement the
-// server received contains the names.
-func TestInvalidIdentifiers(t *testing.T) {
+// TestAnyObjectNameGetsAnIdentifier creates Roles whose names are valid
+// Kubernetes names and no plain identifiers (too long, with a dot, starting
+// with a digit): each gets a role under a valid identifier of its own, is
+// Ready, and its role is dropped when it is deleted.
+func TestAnyObjectNameGetsAnIdentifier(t *testing.T) {
 	e := start(t, nil)
-	ctx := t.Context()
-	invalid := condition{managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec}
-	long := strings.Repeat("r", 70)
-	roles := []string{long, "has.dot", "1digit"}
-	owners := []string{`x"; DROP ROLE postgres; --`, `o'wner`, "semi;colon"}
-
-	for _, name := range roles {
-		r := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}}
-		if err := e.c.Create(ctx, r); err != nil {
-			t.Fatalf("create role %s: %v", name, err)
+	var roles []client.Object
+	for _, name := range []string{strings.Repeat("r", 70), "has.dot", "1digit"} {
+		roles = append(roles, &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}})
+	}
+	create(t, e, roles...)
+	seen := map[string]bool{}
+	for _, r := range roles {
+		role := r.(*pgv1.Role)
+		waitFor(t, e.c, client.ObjectKeyFromObject(role), role, readyTrue, syncedTrue)
+		name := managed.ExternalName(role)
+		if err := ValidName(name); err != nil || seen[name] {
+			t.Errorf("Role %s has role name %q: %v, already seen %t", role.Name, name, err, seen[name])
+		}
+		seen[name] = true
+		if readRole(t, e, name) == nil {
+			t.Errorf("Role %s is Ready and role %s does not exist", role.Name, name)
 		}
 	}
+	deleteAndWait(t, e, roles...)
+	for name := range seen {
+		if got := readRole(t, e, name); got != nil {
+			t.Errorf("role %s still in postgresql after delete: %+v", name, got)
+		}
+	}
+}
+
+// TestInvalidNamesNeverReachSQL gives names that are not plain identifiers:
+// the API server refuses a spec.owner that is no object name, and external
+// names set by hand leave their objects Synced and Ready False with reason
+// InvalidSpec. No statement the server received contains the names, and
+// the objects can be deleted.
+func TestInvalidNamesNeverReachSQL(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	from := statementCount(t, e)
+	owners := []string{`x"; DROP ROLE postgres; --`, `o'wner`, "semi;colon", "Upper", strings.Repeat("o", 254)}
 	for i, owner := range owners {
 		d := &pgv1.Database{
 			ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: fmt.Sprintf("bad-owner-%d", i)},
 			Spec:       pgv1.DatabaseSpec{Owner: owner},
 		}
-		if err := e.c.Create(ctx, d); err != nil {
-			t.Fatalf("create database with owner %q: %v", owner, err)
+		if err := e.c.Create(ctx, d); !apierrors.IsInvalid(err) {
+			t.Errorf("create database with owner %q: %v, want it refused as invalid", owner, err)
 		}
 	}
-	for _, name := range roles {
-		waitFor(t, e.c, client.ObjectKey{Namespace: e.ns, Name: name}, &pgv1.Role{}, invalid)
+
+	invalid := []condition{
+		{managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec},
+		{conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec},
 	}
-	for i := range owners {
-		waitFor(t, e.c, client.ObjectKey{Namespace: e.ns, Name: fmt.Sprintf("bad-owner-%d", i)}, &pgv1.Database{}, invalid)
+	names := []string{strings.Repeat("r", 70), "has.dot", "1digit", `x"; DROP ROLE postgres; --`, "o'wner", "semi;colon"}
+	var objs []client.Object
+	for i, name := range names {
+		objs = append(objs,
+			&pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: fmt.Sprintf("bad-role-%d", i), Annotations: withExternalName(name)}},
+			&pgv1.Database{
+				ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: fmt.Sprintf("bad-db-%d", i), Annotations: withExternalName(name)},
+				Spec:       pgv1.DatabaseSpec{Owner: "nobody"},
+			})
 	}
-	for _, s := range append([]string{long, "has.dot", "1digit", "DROP ROLE postgres", "o'wner", "semi;colon"}, owners...) {
-		if found := statementsContaining(t, e.srv, s); len(found) != 0 {
-			t.Errorf("statements containing %q reached postgresql: %q", s, found)
+	create(t, e, objs...)
+	for _, o := range objs {
+		waitFor(t, e.c, client.ObjectKeyFromObject(o), o.DeepCopyObject().(conditions.Object), invalid...)
+	}
+	deleteAndWait(t, e, objs...)
+	stmts, err := e.srv.Statements()
+	if err != nil {
+		t.Fatalf("reading statements: %v", err)
+	}
+	for _, st := range stmts[from:] {
+		for _, s := range append([]string{"DROP ROLE postgres", "o'wner", "semi;colon"}, names...) {
+			if strings.Contains(st.Text, s) || strings.Contains(st.Parameters, s) {
+				t.Errorf("a statement containing %q reached postgresql: %q", s, st.Text)
+			}
 		}
 	}
 }
@@ -366,7 +417,7 @@ func TestConvergedIsQuiet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading statements: %v", err)
 	}
-	for _, name := range []string{"quiet_user", "quiet_db"} {
+	for _, name := range []string{externalName(role), externalName(db)} {
 		observed := 0
 		for _, st := range after[len(before):] {
 			if !strings.Contains(st.Text, name) && !strings.Contains(st.Parameters, name) {
@@ -415,15 +466,15 @@ func TestOrphan(t *testing.T) {
 		t.Fatalf("delete database: %v", err)
 	}
 	waitGone(t, e.c, key, &pgv1.Database{})
-	want := dbState{Owner: "keeper", Encoding: "UTF8"}
-	if got := readDatabase(t, e, "kept"); got == nil || *got != want {
+	want := dbState{Owner: externalName(role), Encoding: "UTF8"}
+	if got := readDatabase(t, e, externalName(db)); got == nil || *got != want {
 		t.Fatalf("orphaned database in postgresql = %+v, want %+v", got, want)
 	}
-	if found := statementsContaining(t, e.srv, `DROP DATABASE IF EXISTS "kept"`); len(found) != 0 {
+	if found := statementsContaining(t, e.srv, "DROP DATABASE IF EXISTS "+quote(externalName(db))); len(found) != 0 {
 		t.Errorf("an orphaned database was dropped: %q", found)
 	}
-	exec(t, e.srv, `DROP DATABASE kept`)
-	exec(t, e.srv, `DROP ROLE keeper`)
+	exec(t, e.srv, "DROP DATABASE "+quote(externalName(db)))
+	exec(t, e.srv, "DROP ROLE "+quote(externalName(role)))
 }
 
 // TestServerDown creates a Role while PostgreSQL is down: it is Synced
@@ -472,7 +523,7 @@ func TestServerDown(t *testing.T) {
 	}
 	up = true
 	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
-	if got := readRole(t, e, "patient"); got == nil {
+	if got := readRole(t, e, externalName(role)); got == nil {
 		t.Fatal("role missing in postgresql after recovery")
 	}
 	if err := e.c.Delete(ctx, role); err != nil {
@@ -487,16 +538,17 @@ func TestServerDown(t *testing.T) {
 func TestObserveOnly(t *testing.T) {
 	e := start(t, nil)
 	ctx := t.Context()
-	exec(t, e.srv, `CREATE ROLE watched NOLOGIN CONNECTION LIMIT 2`)
-	before, err := e.srv.Statements()
-	if err != nil {
-		t.Fatalf("reading statements: %v", err)
-	}
 	role := &pgv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "watched", Annotations: map[string]string{
 			managed.AnnotationManagementPolicies: managed.ObserveOnly().String(),
 		}},
 		Spec: pgv1.RoleSpec{Login: true},
+	}
+	name := externalName(role)
+	exec(t, e.srv, "CREATE ROLE "+quote(name)+" NOLOGIN CONNECTION LIMIT 2")
+	before, err := e.srv.Statements()
+	if err != nil {
+		t.Fatalf("reading statements: %v", err)
 	}
 	if err := e.c.Create(ctx, role); err != nil {
 		t.Fatalf("create role: %v", err)
@@ -512,7 +564,7 @@ func TestObserveOnly(t *testing.T) {
 	}
 	waitGone(t, e.c, key, &pgv1.Role{})
 
-	if got, want := readRole(t, e, "watched"), (roleState{Login: false, Limit: 2}); got == nil || *got != want {
+	if got, want := readRole(t, e, name), (roleState{Login: false, Limit: 2}); got == nil || *got != want {
 		t.Errorf("observed role in postgresql = %+v, want it untouched: %+v", got, want)
 	}
 	after, err := e.srv.Statements()
@@ -521,7 +573,7 @@ func TestObserveOnly(t *testing.T) {
 	}
 	observed := 0
 	for _, st := range after[len(before):] {
-		if !strings.Contains(st.Text, "watched") && !strings.Contains(st.Parameters, "watched") {
+		if !strings.Contains(st.Text, name) && !strings.Contains(st.Parameters, name) {
 			continue
 		}
 		observed++
@@ -532,5 +584,8 @@ func TestObserveOnly(t *testing.T) {
 	if observed == 0 {
 		t.Error("the observe-only Role was never observed")
 	}
-	exec(t, e.srv, `DROP ROLE watched`)
+	if got, ok := roleComment(t, e, name); !ok || got != "" {
+		t.Errorf("observed role %s: comment %q, want none: observing marks nothing", name, got)
+	}
+	exec(t, e.srv, "DROP ROLE "+quote(name))
 }

@@ -28,7 +28,8 @@ import (
 var shared = bosuntest.Shared{Options: controlplane.OptionsFor(AddToScheme, CRDs)}
 
 // pg is the PostgreSQL server the tests share, started on first use with
-// statement logging and stopped by TestMain.
+// statement logging and password authentication for every role but the
+// superuser, and stopped by TestMain.
 var pg struct {
 	once sync.Once
 	srv  *pgserver.Server
@@ -42,7 +43,7 @@ func server(t *testing.T) *pgserver.Server {
 	pg.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		pg.srv, pg.err = pgserver.Start(ctx, pgserver.Options{LogStatements: true, Output: os.Stderr})
+		pg.srv, pg.err = pgserver.Start(ctx, pgserver.Options{LogStatements: true, PasswordAuth: true, Output: os.Stderr})
 	})
 	if pg.err != nil {
 		t.Fatalf("starting postgresql: %v", pg.err)

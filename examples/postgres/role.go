@@ -18,7 +18,8 @@ const (
 	// SecretUsername holds the role's name.
 	SecretUsername = "username"
 	// SecretPassword holds the password generated when the role was
-	// created.
+	// created, or when the operator set a new one because the Secret
+	// lacked it.
 	SecretPassword = "password"
 	// SecretHost holds the server's host.
 	SecretHost = "host"
@@ -34,8 +35,9 @@ type roleClient struct {
 }
 
 var (
-	_ managed.Client[*pgv1.Role] = (*roleClient)(nil)
-	_ managed.Disconnecter       = (*roleClient)(nil)
+	_ managed.Client[*pgv1.Role]             = (*roleClient)(nil)
+	_ managed.Disconnecter                   = (*roleClient)(nil)
+	_ managed.CredentialRepairer[*pgv1.Role] = (*roleClient)(nil)
 )
 
 // connectionLimit returns the connection limit the spec asks for, -1 for
@@ -56,10 +58,18 @@ func roleOptions(r *pgv1.Role) string {
 	return login + " CONNECTION LIMIT " + strconv.FormatInt(int64(connectionLimit(r)), 10)
 }
 
-// validateRole checks the names of r that reach PostgreSQL.
-func validateRole(r *pgv1.Role) error {
-	if err := ValidIdentifier(nameOf(r)); err != nil {
+// validateRoleName checks the name of the role r stands for.
+func validateRoleName(r *pgv1.Role) error {
+	if err := ValidName(nameOf(r)); err != nil {
 		return managed.InvalidSpec(fmt.Errorf("role name: %w", err))
+	}
+	return nil
+}
+
+// validateRole checks what of r reaches PostgreSQL.
+func validateRole(r *pgv1.Role) error {
+	if err := validateRoleName(r); err != nil {
+		return err
 	}
 	if l := connectionLimit(r); l < -1 {
 		return managed.InvalidSpec(fmt.Errorf("spec.connectionLimit is %d, want -1 or more", l))
@@ -76,24 +86,51 @@ func (c *roleClient) details(name string) managed.ConnectionDetails {
 	}
 }
 
-// Observe reads the role from pg_roles.
-func (c *roleClient) Observe(ctx context.Context, r *pgv1.Role) (managed.Observation, error) {
-	name := managed.ExternalName(r)
-	var login bool
-	var limit int32
-	err := c.conn.QueryRow(ctx, "SELECT rolcanlogin, rolconnlimit FROM pg_catalog.pg_roles WHERE rolname = $1", name).Scan(&login, &limit)
+// observedRole is a role as pg_roles shows it.
+type observedRole struct {
+	login bool
+	limit int32
+	owner string // from the owner mark, empty when there is none
+}
+
+// read reads the role name; found is false when it does not exist.
+func (c *roleClient) read(ctx context.Context, name string) (s observedRole, found bool, err error) {
+	var comment string
+	err = c.conn.QueryRow(ctx,
+		"SELECT r.rolcanlogin, r.rolconnlimit, coalesce(pg_catalog.shobj_description(r.oid, 'pg_authid'), '') FROM pg_catalog.pg_roles r WHERE r.rolname = $1",
+		name).Scan(&s.login, &s.limit, &comment)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return managed.Observation{}, nil
+		return observedRole{}, false, nil
 	}
 	if err != nil {
-		return managed.Observation{}, fmt.Errorf("reading role: %w", err)
+		return observedRole{}, false, fmt.Errorf("reading role: %w", err)
 	}
+	s.owner = ownerOf(comment)
+	return s, true, nil
+}
+
+// optionsDiff describes how s differs from the options r asks for.
+func optionsDiff(s observedRole, r *pgv1.Role) []string {
 	var diff []string
-	if login != r.Spec.Login {
-		diff = append(diff, fmt.Sprintf("login is %t, want %t", login, r.Spec.Login))
+	if s.login != r.Spec.Login {
+		diff = append(diff, fmt.Sprintf("login is %t, want %t", s.login, r.Spec.Login))
 	}
-	if want := connectionLimit(r); limit != want {
-		diff = append(diff, fmt.Sprintf("connection limit is %d, want %d", limit, want))
+	if want := connectionLimit(r); s.limit != want {
+		diff = append(diff, fmt.Sprintf("connection limit is %d, want %d", s.limit, want))
+	}
+	return diff
+}
+
+// Observe reads the role and its owner mark from pg_roles.
+func (c *roleClient) Observe(ctx context.Context, r *pgv1.Role) (managed.Observation, error) {
+	name := managed.ExternalName(r)
+	s, found, err := c.read(ctx, name)
+	if err != nil || !found {
+		return managed.Observation{}, err
+	}
+	diff := optionsDiff(s, r)
+	if d := markDiff(s.owner, r); d != "" {
+		diff = append(diff, d)
 	}
 	return managed.Observation{
 		Exists:            true,
@@ -101,33 +138,51 @@ func (c *roleClient) Observe(ctx context.Context, r *pgv1.Role) (managed.Observa
 		Available:         true,
 		ConnectionDetails: c.details(name),
 		Diff:              strings.Join(diff, "; "),
+		Owner:             s.owner,
 	}, nil
 }
 
 // Create creates the role with a new password, of which PostgreSQL gets
-// only the SCRAM verifier.
+// only the SCRAM verifier, and marks it as r's, in one transaction.
 func (c *roleClient) Create(ctx context.Context, r *pgv1.Role) (managed.Creation, error) {
 	name := managed.ExternalName(r)
-	password, err := newPassword()
+	password, verifier, err := newCredentials()
 	if err != nil {
 		return managed.Creation{}, err
 	}
-	verifier, err := scramVerifier(password)
+	err = pgx.BeginFunc(ctx, c.conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "CREATE ROLE "+quote(name)+" WITH "+roleOptions(r)+" PASSWORD "+literal(verifier)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, markStatement("ROLE", name, r))
+		return err
+	})
 	if err != nil {
-		return managed.Creation{}, err
-	}
-	if _, err := c.conn.Exec(ctx, "CREATE ROLE "+quote(name)+" WITH "+roleOptions(r)+" PASSWORD "+literal(verifier)); err != nil {
-		return managed.Creation{}, fmt.Errorf("creating role: %w", err)
+		return managed.Creation{}, createError("creating role", err)
 	}
 	d := c.details(name)
 	d[SecretPassword] = []byte(password)
 	return managed.Creation{ConnectionDetails: d}, nil
 }
 
-// Update sets the role's options to the spec's.
+// Update sets the role's options to the spec's and marks it as r's, each
+// only when it differs. The managed step calls it only for a role that is
+// r's: made for r, or adopted because the user asked.
 func (c *roleClient) Update(ctx context.Context, r *pgv1.Role) (managed.Update, error) {
-	if _, err := c.conn.Exec(ctx, "ALTER ROLE "+quote(managed.ExternalName(r))+" WITH "+roleOptions(r)); err != nil {
-		return managed.Update{}, fmt.Errorf("altering role: %w", err)
+	name := managed.ExternalName(r)
+	s, found, err := c.read(ctx, name)
+	if err != nil || !found {
+		return managed.Update{}, err
+	}
+	if len(optionsDiff(s, r)) > 0 {
+		if _, err := c.conn.Exec(ctx, "ALTER ROLE "+quote(name)+" WITH "+roleOptions(r)); err != nil {
+			return managed.Update{}, fmt.Errorf("altering role: %w", err)
+		}
+	}
+	if markDiff(s.owner, r) != "" {
+		if _, err := c.conn.Exec(ctx, markStatement("ROLE", name, r)); err != nil {
+			return managed.Update{}, fmt.Errorf("marking role: %w", err)
+		}
 	}
 	return managed.Update{}, nil
 }
@@ -138,6 +193,29 @@ func (c *roleClient) Delete(ctx context.Context, r *pgv1.Role) error {
 		return fmt.Errorf("dropping role: %w", err)
 	}
 	return nil
+}
+
+// CredentialKeys names the key only Create and RepairCredentials know:
+// the password.
+func (c *roleClient) CredentialKeys() []string { return []string{SecretPassword} }
+
+// RepairCredentials gives the role a new password, of which PostgreSQL
+// gets only the SCRAM verifier, and returns it with the other connection
+// details. The managed step calls it when the connection Secret lacks the
+// password: deleted by someone, or never written because the operator
+// stopped between Create and publishing it.
+func (c *roleClient) RepairCredentials(ctx context.Context, r *pgv1.Role) (managed.ConnectionDetails, error) {
+	name := managed.ExternalName(r)
+	password, verifier, err := newCredentials()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.conn.Exec(ctx, "ALTER ROLE "+quote(name)+" PASSWORD "+literal(verifier)); err != nil {
+		return nil, fmt.Errorf("setting a new password: %w", err)
+	}
+	d := c.details(name)
+	d[SecretPassword] = []byte(password)
+	return d, nil
 }
 
 // Disconnect closes the connection.

@@ -1,17 +1,20 @@
 package postgres
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/pbkdf2"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgconn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bosunkit/bosun/conditions"
@@ -59,7 +62,7 @@ func TestValidIdentifier(t *testing.T) {
 // TestValidateInvalidSpec checks that bad names are terminal InvalidSpec
 // errors.
 func TestValidateInvalidSpec(t *testing.T) {
-	d := &pgv1.Database{Spec: pgv1.DatabaseSpec{Owner: "x;y"}}
+	d := &pgv1.Database{Spec: pgv1.DatabaseSpec{Owner: "app"}, Status: pgv1.DatabaseStatus{OwnerRole: "x;y"}}
 	managed.SetExternalName(d, "db")
 	err := validateDatabase(d)
 	reason, sev, _ := conditions.FromError(err)
@@ -75,31 +78,136 @@ func TestValidateInvalidSpec(t *testing.T) {
 	}
 }
 
-// TestValidateBeforeNameRecorded checks objects whose external name is not
-// recorded yet (the first pass): they are judged by the name the managed
-// step will record, the object's name with dashes made underscores.
-func TestValidateBeforeNameRecorded(t *testing.T) {
+// TestValidateNames checks objects by the external name they carry, or
+// before one is recorded (the first pass) by the name the managed step
+// will record: SQLName of namespace and name, always valid.
+func TestValidateNames(t *testing.T) {
 	tests := []struct {
-		name, owner      string
-		roleErr, dataErr bool
+		name, externalName string
+		wantErr            error
 	}{
-		{name: "orders", owner: "orders-owner"},
-		{name: "my-db", owner: "app"},
-		{name: "1st", owner: "app", roleErr: true, dataErr: true},
-		{name: "a.b", owner: "app", roleErr: true, dataErr: true},
-		{name: "orders", owner: "o'wner", dataErr: true},
+		{name: "orders"},
+		{name: "1st"},
+		{name: "a.b"},
+		{name: strings.Repeat("r", 70)},
+		{name: "postgres"},
+		{name: "adopter", externalName: "legacy_app"},
+		{name: "adopter", externalName: "1st", wantErr: ErrInvalidIdentifier},
+		{name: "adopter", externalName: "a-b", wantErr: ErrInvalidIdentifier},
+		{name: "adopter", externalName: "postgres", wantErr: ErrReservedName},
+		{name: "adopter", externalName: "Template1", wantErr: ErrReservedName},
+		{name: "adopter", externalName: "pg_monitor", wantErr: ErrReservedName},
+		{name: "adopter", externalName: "public", wantErr: ErrReservedName},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name+"/"+tt.owner, func(t *testing.T) {
-			d := &pgv1.Database{ObjectMeta: metav1.ObjectMeta{Name: tt.name}, Spec: pgv1.DatabaseSpec{Owner: tt.owner}}
-			if err := validateDatabase(d); (err != nil) != tt.dataErr {
-				t.Errorf("validateDatabase: %v, want an error: %t", err, tt.dataErr)
+		t.Run(tt.name+"/"+tt.externalName, func(t *testing.T) {
+			meta := metav1.ObjectMeta{Namespace: "shop", Name: tt.name}
+			d := &pgv1.Database{ObjectMeta: meta, Spec: pgv1.DatabaseSpec{Owner: "app"}}
+			r := &pgv1.Role{ObjectMeta: meta}
+			if tt.externalName != "" {
+				managed.SetExternalName(d, tt.externalName)
+				managed.SetExternalName(r, tt.externalName)
 			}
-			r := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Name: tt.name}}
-			if err := validateRole(r); (err != nil) != tt.roleErr {
-				t.Errorf("validateRole: %v, want an error: %t", err, tt.roleErr)
+			for what, err := range map[string]error{"validateDatabase": validateDatabase(d), "validateRole": validateRole(r)} {
+				if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+					t.Errorf("%s: %v, want %v", what, err, tt.wantErr)
+				}
+				if reason, _, _ := conditions.FromError(err); err != nil && reason != managed.ReasonInvalidSpec {
+					t.Errorf("%s: reason %s, want %s", what, reason, managed.ReasonInvalidSpec)
+				}
 			}
 		})
+	}
+}
+
+// TestSQLName checks the external names of objects: plain where the
+// namespace and name allow, hashed elsewhere, and for every pair, tricky
+// ones included, a valid identifier of at most 63 bytes that is not
+// reserved and that no other pair gets.
+func TestSQLName(t *testing.T) {
+	plain := []struct{ namespace, name, want string }{
+		{"shop-a", "orders", "shop_a__orders"},
+		{"shop-a", "orders-owner", "shop_a__orders_owner"},
+		{"team1", "app-user", "team1__app_user"},
+		{"shop", "1digit", "shop__1digit"},
+	}
+	for _, tt := range plain {
+		if got := SQLName(tt.namespace, tt.name); got != tt.want {
+			t.Errorf("SQLName(%q, %q) = %q, want %q", tt.namespace, tt.name, got, tt.want)
+		}
+	}
+	pairs := [][2]string{
+		{"a-b", "c"}, {"a", "b-c"}, {"a_b", "c"}, {"a--b", "c"}, {"a", "b--c"}, {"a-b-c", "d"},
+		{"pg", "x"}, {"pg-x", "db"}, {"pg", "pg-x"}, {"1team", "db"}, {"x", "1team-db"},
+		{"shop", "has.dot"}, {"shop", "has-dot"}, {"shop", "has_dot"}, {"shop", "has.dot-6803478f42cc"},
+		{"ns", strings.Repeat("r", 70)}, {"ns", strings.Repeat("r", 71)}, {strings.Repeat("n", 63), "x"},
+		{"ns", strings.Repeat("a-", 30) + "a"}, {"ns", "postgres"}, {"ns", "template1"}, {"", "x"}, {"x", ""},
+		{"UPPER", "case"}, {"upper", "case"},
+	}
+	for _, p := range plain {
+		pairs = append(pairs, [2]string{p.namespace, p.name})
+	}
+	seen := map[string][2]string{}
+	for _, p := range pairs {
+		got := SQLName(p[0], p[1])
+		if err := ValidName(got); err != nil {
+			t.Errorf("SQLName(%q, %q) = %q: %v", p[0], p[1], got, err)
+		}
+		if other, ok := seen[got]; ok {
+			t.Errorf("SQLName(%q, %q) = %q, the name of %q too", p[0], p[1], got, other)
+		}
+		seen[got] = p
+		if got != SQLName(p[0], p[1]) {
+			t.Errorf("SQLName(%q, %q) is not stable", p[0], p[1])
+		}
+	}
+}
+
+// TestOwnerMark checks reading the owner mark back from a comment and
+// describing how it differs from an object's.
+func TestOwnerMark(t *testing.T) {
+	obj := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{UID: "uid-1"}}
+	tests := []struct {
+		comment, owner, diff string
+	}{
+		{"bosun-owner:uid-1", "uid-1", ""},
+		{"bosun-owner:uid-2", "uid-2", "the owner mark names another object"},
+		{"", "", "the owner mark is missing"},
+		{"made by hand", "", "the owner mark is missing"},
+		{"bosun-owner:", "", "the owner mark is missing"},
+	}
+	for _, tt := range tests {
+		owner := ownerOf(tt.comment)
+		if diff := cmp.Diff([]string{tt.owner, tt.diff}, []string{owner, markDiff(owner, obj)}); diff != "" {
+			t.Errorf("comment %q: owner, diff (-want +got):\n%s", tt.comment, diff)
+		}
+	}
+	if got, want := markStatement("ROLE", "a\"b", obj), `COMMENT ON ROLE "a""b" IS 'bosun-owner:uid-1'`; got != want {
+		t.Errorf("markStatement = %s, want %s", got, want)
+	}
+}
+
+// TestCreateError checks which errors of a create leave its outcome
+// unknown: those the server did not answer, after the request may have
+// been sent.
+func TestCreateError(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		unknown bool
+	}{
+		{"server answered", &pgconn.PgError{Code: "42710", Message: "role exists"}, false},
+		{"connection lost", io.ErrUnexpectedEOF, true},
+		{"deadline", context.DeadlineExceeded, true},
+	}
+	for _, tt := range tests {
+		err := createError("creating role", tt.err)
+		if got := errors.Is(err, managed.ErrOutcomeUnknown); got != tt.unknown {
+			t.Errorf("%s: outcome unknown = %t, want %t", tt.name, got, tt.unknown)
+		}
+		if !errors.Is(err, tt.err) {
+			t.Errorf("%s: %v does not wrap %v", tt.name, err, tt.err)
+		}
 	}
 }
 

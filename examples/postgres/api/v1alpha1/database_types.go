@@ -9,12 +9,17 @@ import (
 const ReasonWaitingForRole = "WaitingForRole"
 
 // DatabaseSpec is the desired state of a PostgreSQL database. The
-// database's name in PostgreSQL is the object's name.
+// database's name in PostgreSQL is made of the object's namespace and name
+// (see the operator's package documentation), unless the annotation
+// bosun.dev/external-name names an existing database to adopt.
 type DatabaseSpec struct {
 	// Owner names the Role, in the Database's namespace, that owns the
-	// database. The database is created once that Role is Ready.
+	// database: the database is owned by the PostgreSQL role that Role
+	// stands for. The database is created once that Role is Ready.
 	//
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Owner string `json:"owner"`
 	// Encoding is the database's character encoding. It is fixed at
 	// creation.
@@ -30,6 +35,11 @@ type DatabaseStatus struct {
 	//
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// OwnerRole is the PostgreSQL role that owns the database: the one
+	// the Role spec.owner names stands for, as last resolved.
+	//
+	// +optional
+	OwnerRole string `json:"ownerRole,omitempty"`
 	// Conditions are the latest observations of the Database: Synced,
 	// Available, and Ready, which summarises them.
 	//
@@ -47,6 +57,7 @@ type DatabaseStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced
 // +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.spec.owner`
+// +kubebuilder:printcolumn:name="Role",type=string,JSONPath=`.status.ownerRole`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 type Database struct {

@@ -5,7 +5,9 @@ import (
 )
 
 // RoleSpec is the desired state of a PostgreSQL role. The role's name in
-// PostgreSQL is the object's name.
+// PostgreSQL is made of the object's namespace and name (see the
+// operator's package documentation), unless the annotation
+// bosun.dev/external-name names an existing role to adopt.
 type RoleSpec struct {
 	// Login lets the role log in (LOGIN); false makes it NOLOGIN.
 	//
@@ -19,7 +21,9 @@ type RoleSpec struct {
 	ConnectionLimit *int32 `json:"connectionLimit,omitempty"`
 	// ConnectionSecretName names the Secret, in the Role's namespace, that
 	// receives the role's username, password, host and port. Empty
-	// publishes nothing.
+	// publishes nothing. When the Secret lacks the password (it was
+	// deleted, or an adopted role's password is unknown), the role gets a
+	// new one.
 	//
 	// +optional
 	ConnectionSecretName string `json:"connectionSecretName,omitempty"`
