@@ -132,7 +132,9 @@ const crashBatch = 25
 // the role its lost create made and becomes Ready (the alternative the leak
 // guard allows, stopping with CreateIncomplete, fails the test early with
 // its own message). The password that only the lost create knew still
-// reaches each Role's connection Secret.
+// reaches each Role's connection Secret, published before the outcome:
+// the wrapper around the client hides its CredentialRepairer, and no
+// statement but the CREATE ROLE sets a password.
 func TestCreateCrashWindow(t *testing.T) {
 	srv := server(t)
 	blocker := &outcomeBlocker{blocked: map[string]int{}}
@@ -148,6 +150,7 @@ func TestCreateCrashWindow(t *testing.T) {
 		managed.WithOutcomeRetry(2, 10*time.Millisecond),
 	)
 	ctx := t.Context()
+	from := statementCount(t, e)
 	suffix := runSuffix()
 	names := make([]string, crashTrials)
 	for i := range names {
@@ -213,6 +216,9 @@ func TestCreateCrashWindow(t *testing.T) {
 		if got := readRole(t, e, sqlName); got == nil || !got.Login {
 			t.Errorf("%s: role in postgresql = %+v, want it there with login", sqlName, got)
 		}
+		if got := passwordStatements(t, e, from, sqlName); len(got) != 1 {
+			t.Errorf("%s: %d statements set a password, want 1 (CREATE ROLE): %q", sqlName, len(got), got)
+		}
 		// The password only Create knew reached the connection Secret
 		// although the outcome was never recorded.
 		var secret corev1.Secret
@@ -243,7 +249,8 @@ func TestCreateCrashWindow(t *testing.T) {
 
 // laggingRoles wraps the Role connector so that Observe does not see a role
 // for a while after the wrapper's own Create made it, like an eventually
-// consistent API.
+// consistent API. Its clients are not CredentialRepairers: a password in a
+// connection Secret is the one Create returned.
 type laggingRoles struct {
 	lag time.Duration
 
