@@ -61,8 +61,10 @@ const DefaultWaitInterval = 5 * time.Second
 // Options configures the controllers.
 type Options struct {
 	// DSN is the connection string of the PostgreSQL server, as pgx
-	// understands it, for a superuser or a role with CREATEROLE and
-	// CREATEDB. It is never logged.
+	// understands it, for a superuser, or a role with CREATEROLE and
+	// CREATEDB that may comment on the roles it makes and is a member of
+	// those that own databases (to create them with that owner and
+	// comment on them). It is never logged.
 	DSN string
 	// Managed are extra options of the managed steps, after the
 	// operator's own (the external name is SQLName of the object's

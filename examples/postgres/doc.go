@@ -54,10 +54,9 @@
 // dropped; Synced is False with reason ReconcilePaused and Ready follows
 // whether the resource exists.
 //
-// Comments are the only place PostgreSQL offers for the mark on roles and
-// databases; a user's comment on an adopted resource is replaced by it. The
-// operator's role needs the right to comment on what it manages: a
-// superuser, or the owner of the databases.
+// The mark is a comment because roles and databases have no other
+// free-form property without an extension (security labels need a label
+// provider); a user's comment on an adopted resource is replaced by it.
 //
 // # Refused names
 //
