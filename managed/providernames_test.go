@@ -30,8 +30,13 @@ func TestVanishedProviderNamedResourceIsReplacedOnce(t *testing.T) {
 		bosuntest.Eventually(t, func(ctx context.Context) error {
 			b := e.get("pn")
 			next = ExternalName(b)
-			if next == gone {
+			switch next {
+			case gone:
 				return fmt.Errorf("external name still %q", gone)
+			case "":
+				// The vanished name is cleared with the pending mark;
+				// the replacement's is recorded with the outcome.
+				return fmt.Errorf("replacement of %q not recorded yet", gone)
 			}
 			return checkConditions(b, converged)
 		})
