@@ -13,7 +13,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -515,12 +514,7 @@ func TestFailedReleaseIsReported(t *testing.T) {
 	if err := f.c.Patch(context.Background(), got, patch); err != nil {
 		t.Fatal(err)
 	}
-	bosuntest.Eventually(t, func(ctx context.Context) error {
-		if _, err := f.get(ctx, "w"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("widget: %w, want it gone", err)
-		}
-		return nil
-	})
+	f.waitGone("w")
 }
 
 // healthy owns the condition Healthy and sets it True both when it acts and

@@ -690,12 +690,8 @@ func (ps *pass[T]) setConditions(err error) (newError bool) {
 	}
 	changed := conditions.Set(&conds, ready, now)
 	conditions.StampGeneration(conds, gen)
-	// Steps may have written conditions without conditions.Set: bound
-	// every message, so the status write cannot exceed the API server's
-	// limits.
-	for i := range conds {
-		conds[i].Message = conditions.Bound(conds[i].Message)
-	}
+	// Steps may have written conditions without conditions.Set.
+	boundMessages(conds)
 	co.SetConditions(conds)
 	conditions.SetObservedGeneration(obj, gen)
 	return err != nil && changed
@@ -719,6 +715,14 @@ func (ps *pass[T]) paused(ready metav1.Condition) metav1.Condition {
 		ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: observed, not changed: %s", PolicySkip, ready.Message))
 	}
 	return ready
+}
+
+// boundMessages cuts every message in conds to what the API server
+// accepts (conditions.Bound), so the status write cannot exceed its limits.
+func boundMessages(conds []metav1.Condition) {
+	for i := range conds {
+		conds[i].Message = conditions.Bound(conds[i].Message)
+	}
 }
 
 // mainWriteError is a failed write of the object's metadata and spec in
@@ -776,9 +780,7 @@ func (ps *pass[T]) writeFailed(ctx context.Context, w EngineWrite, werr error) (
 		changed = conditions.Set(&conds, metav1.Condition{
 			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: w.Reason(), Message: werr.Error(), ObservedGeneration: gen,
 		}, metav1.Now())
-		for i := range conds {
-			conds[i].Message = conditions.Bound(conds[i].Message)
-		}
+		boundMessages(conds)
 		co.SetConditions(conds)
 		if err := ps.saveStatus(ctx); err != nil {
 			if apierrors.IsConflict(err) {
@@ -802,16 +804,7 @@ func (ps *pass[T]) saveStatus(ctx context.Context) error {
 	if err != nil || status == nil {
 		return err
 	}
-	rv := ps.req.Object.GetResourceVersion()
-	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
-	if err != nil {
-		return err
-	}
-	if err := ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return fmt.Errorf("writing status: %w", err)
-	}
-	ps.wroteOver(rv, ps.req.Object)
-	return nil
+	return ps.sendStatus(ctx, status)
 }
 
 // release writes the object without our finalizer; the object may be gone
@@ -864,20 +857,29 @@ func (ps *pass[T]) save(ctx context.Context) (gone bool, err error) {
 		}
 	}
 	if status != nil {
-		body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, ps.req.Object.GetResourceVersion())
-		if err != nil {
-			return false, err
-		}
-		rv := ps.req.Object.GetResourceVersion()
-		if err := ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
+		if err := ps.sendStatus(ctx, status); err != nil {
 			if apierrors.IsNotFound(err) {
 				return true, nil
 			}
-			return false, fmt.Errorf("writing status: %w", err)
+			return false, err
 		}
-		ps.wroteOver(rv, ps.req.Object)
 	}
 	return false, nil
+}
+
+// sendStatus writes status to the status subresource, guarded by the
+// object's resourceVersion.
+func (ps *pass[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
+	rv := ps.req.Object.GetResourceVersion()
+	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
+	if err != nil {
+		return err
+	}
+	if err := ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	ps.wroteOver(rv, ps.req.Object)
+	return nil
 }
 
 func (ps *pass[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {

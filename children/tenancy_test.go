@@ -57,15 +57,7 @@ func TestExistingObjectIsNotTakenOver(t *testing.T) {
 	}
 
 	// Deleting the parent leaves the ConfigMap it did not create.
-	if err := e.c.Delete(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	bosuntest.Eventually(t, func(ctx context.Context) error {
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("widget: %w, want it gone", err)
-		}
-		return nil
-	})
+	e.deleteAndWaitGone(w)
 	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
 		t.Fatalf("the existing ConfigMap is gone after the parent was deleted: %v", err)
 	}
@@ -135,16 +127,7 @@ func TestUnownedCleanupReadsTheServer(t *testing.T) {
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		return e.c.Get(ctx, client.ObjectKey{Namespace: elsewhere, Name: "spread"}, &corev1.ConfigMap{})
 	})
-	if err := e.c.Delete(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	bosuntest.Eventually(t, func(ctx context.Context) error {
-		err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{})
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("widget: %w, want it gone", err)
-		}
-		return nil
-	})
+	e.deleteAndWaitGone(w)
 	err := e.c.Get(ctx, client.ObjectKey{Namespace: elsewhere, Name: "spread"}, &corev1.ConfigMap{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("the unowned child outlived its parent (leaked): %v", err)
@@ -186,15 +169,7 @@ func TestChildOfAnotherParentIsAConflict(t *testing.T) {
 	}
 	w := e.create("mine", 1, 0)
 	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildConflict}})
-	if err := e.c.Delete(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	bosuntest.Eventually(t, func(ctx context.Context) error {
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("widget: %w, want it gone", err)
-		}
-		return nil
-	})
+	e.deleteAndWaitGone(w)
 	var live corev1.ConfigMap
 	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
 		t.Fatalf("the other parent's ConfigMap is gone: %v", err)
@@ -288,4 +263,19 @@ func TestExistingObjectUnseenByTheCacheIsNotTakenOver(t *testing.T) {
 	if live.ResourceVersion != theirs.ResourceVersion {
 		t.Errorf("the existing ConfigMap was written: labels %v, owners %v, data %v", live.Labels, live.OwnerReferences, live.Data)
 	}
+}
+
+// deleteAndWaitGone deletes the Widget w and waits until it is gone, its
+// finalizer released.
+func (e *env) deleteAndWaitGone(w *testapi.Widget) {
+	e.t.Helper()
+	if err := e.c.Delete(e.t.Context(), w); err != nil {
+		e.t.Fatal(err)
+	}
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("widget: %w, want it gone", err)
+		}
+		return nil
+	})
 }
