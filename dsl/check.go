@@ -41,6 +41,9 @@ func Check(f *File, opts CheckOptions) (*Spec, error) {
 			continue
 		}
 		ds := c.checkDecl(d)
+		if d.Name.Name == "" {
+			continue // reported by checkDecl
+		}
 		if first, ok := decls[d.Name.Name]; ok {
 			c.errs.add(d.Name.Pos, "duplicate decl %s; first declared at line %d", d.Name.Name, first.Name.Pos.Line)
 			continue
@@ -162,13 +165,19 @@ func (c *checker) lookupKind(id Ident) *Kind {
 
 func (c *checker) checkDecl(d *Decl) *DeclSpec {
 	ds := &DeclSpec{Decl: d, Name: d.Name.Name}
-	if !isIdent(d.Name.Name) {
+	switch {
+	case d.Name.Name == "":
+		// A partial file from Parse: the name was missing, and so is its
+		// position.
+		c.errs.add(d.Pos, "decl has no name; write `decl NAME for KIND`")
+	case !isIdent(d.Name.Name):
 		c.errs.add(d.Name.Pos, "invalid decl name %s; want a Go identifier", shorten(d.Name.Name))
 	}
-	if d.Target.Name == "" {
-		c.errs.add(d.Name.Pos, "decl %s has no target; write `decl %s for KIND`", shorten(d.Name.Name), shorten(d.Name.Name))
-	} else {
+	switch {
+	case d.Target.Name != "":
 		ds.Target = c.lookupKind(d.Target)
+	case d.Name.Name != "":
+		c.errs.add(d.Name.Pos, "decl %s has no target; write `decl %s for KIND`", shorten(d.Name.Name), shorten(d.Name.Name))
 	}
 
 	states := make(map[string]*StateSpec)

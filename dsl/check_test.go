@@ -354,6 +354,25 @@ func TestCheckNil(t *testing.T) {
 	}
 }
 
+// TestCheckPartialFile checks what Parse kept of a broken document: a decl
+// whose name is missing is reported at its decl keyword, once, and not as
+// a duplicate of another nameless one.
+func TestCheckPartialFile(t *testing.T) {
+	src := "decl{\n}\n  decl {\n}\n"
+	f, err := Parse("doc.bosun", []byte(src))
+	if err == nil {
+		t.Fatal("Parse accepted decls without names")
+	}
+	_, err = Check(f, CheckOptions{})
+	want := []string{
+		"doc.bosun:1:1: decl has no name; write `decl NAME for KIND`",
+		"doc.bosun:3:3: decl has no name; write `decl NAME for KIND`",
+	}
+	if diff := cmp.Diff(want, errorStrings(t, err)); diff != "" {
+		t.Errorf("Check errors (-want +got):\n%s", diff)
+	}
+}
+
 func TestBuiltins(t *testing.T) {
 	var names []string
 	for _, k := range Builtins() {

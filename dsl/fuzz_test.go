@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,6 +33,14 @@ var fuzzSnippets = []string{
 	"decl\nalias\nbind\n",
 }
 
+// fuzzFile is the name FuzzParse gives its documents.
+const fuzzFile = "fuzz.bosun"
+
+// FuzzParse feeds any bytes to Parse, Check (with and without Go types),
+// PrintErrors and Format. A panic fails the run, and so does an error that
+// is not "fuzz.bosun:LINE:COL: message" at a position inside the input.
+// A document without errors must survive Format unchanged in meaning, and
+// Format must be idempotent.
 func FuzzParse(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.bosun"))
 	if err != nil {
@@ -50,15 +61,18 @@ func FuzzParse(f *testing.F) {
 		fields:  map[string][]string{"k8s.io/api/batch/v1.Job:spec.x": {"Spec", "X"}},
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		file, err := Parse("fuzz.bosun", src)
+		file, err := Parse(fuzzFile, src)
 		if file == nil {
 			t.Fatal("Parse returned a nil file")
 		}
 		checkSorted(t, err)
+		checkPositions(t, err, src)
 		_, cerr := Check(file, CheckOptions{})
 		checkSorted(t, cerr)
+		checkPositions(t, cerr, src)
 		_, cerr = Check(file, CheckOptions{Types: types})
 		checkSorted(t, cerr)
+		checkPositions(t, cerr, src)
 		var buf bytes.Buffer
 		PrintErrors(&buf, err, src)
 		PrintErrors(&buf, cerr, src)
@@ -139,5 +153,109 @@ func checkSorted(t *testing.T, err error) {
 		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
 	}) {
 		t.Fatalf("errors not sorted by position:\n%v", list)
+	}
+}
+
+// badPosition starts the message of a failure of checkPositions; the
+// figures of `make reliability` look for it in the fuzzing output.
+const badPosition = "bad error position"
+
+// checkPositions fails t if positionProblem finds a problem with err.
+func checkPositions(t *testing.T, err error, src []byte) {
+	t.Helper()
+	if problem := positionProblem(err, fuzzFile, src); problem != "" {
+		t.Fatalf("%s: %s\ninput: %q", badPosition, problem, src)
+	}
+}
+
+// positionProblem returns what is wrong with err, or "" when every error in
+// it (an ErrorList or a single *Error) reads "FILE:LINE:COL: message", FILE
+// being filename, LINE a line of src and COL a byte column of that line,
+// 1-based and at most one past its last byte (where a missing token at the
+// end of a line is reported), and the position's offset is the byte that
+// LINE:COL names. A nil err has no problem.
+func positionProblem(err error, filename string, src []byte) string {
+	if err == nil {
+		return ""
+	}
+	var list ErrorList
+	var one *Error
+	switch {
+	case errors.As(err, &list):
+	case errors.As(err, &one):
+		list = ErrorList{one}
+	default:
+		return fmt.Sprintf("error is a %T, want an ErrorList or an *Error: %v", err, err)
+	}
+	if len(list) == 0 {
+		return "non-nil error with an empty ErrorList"
+	}
+	form := regexp.MustCompile(`^` + regexp.QuoteMeta(filename) + `:([0-9]+):([0-9]+): (.+)$`)
+	// starts[i] is the offset of line i+1. Lines end at '\n'; a carriage
+	// return before it is a byte of the line.
+	starts := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	for _, e := range list {
+		text := e.Error()
+		m := form.FindStringSubmatch(text)
+		if m == nil {
+			return fmt.Sprintf("error %q is not %s:LINE:COL: message", text, filename)
+		}
+		line, _ := strconv.Atoi(m[1])
+		col, _ := strconv.Atoi(m[2])
+		if line < 1 || line > len(starts) {
+			return fmt.Sprintf("error %q: line %d is not one of the input's %d lines", text, line, len(starts))
+		}
+		end := len(src)
+		if line < len(starts) {
+			end = starts[line] - 1
+		}
+		if n := end - starts[line-1]; col < 1 || col > n+1 {
+			return fmt.Sprintf("error %q: column %d is not in line %d of %d bytes", text, col, line, n)
+		}
+		if want := starts[line-1] + col - 1; e.Pos.Offset != want {
+			return fmt.Sprintf("error %q: offset %d, want %d for %d:%d", text, e.Pos.Offset, want, line, col)
+		}
+	}
+	if got := err.Error(); strings.Count(got, "\n") != len(list)-1 {
+		return fmt.Sprintf("error text has %d lines for %d errors: %q", strings.Count(got, "\n")+1, len(list), got)
+	}
+	return ""
+}
+
+func TestPositionProblem(t *testing.T) {
+	src := []byte("ab\r\ncd\n")
+	at := func(line, col, off int) Pos { return Pos{Filename: "f.bosun", Line: line, Column: col, Offset: off} }
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nil", nil, ""},
+		{"first byte", ErrorList{{Pos: at(1, 1, 0), Msg: "m"}}, ""},
+		{"carriage return", ErrorList{{Pos: at(1, 3, 2), Msg: "m"}}, ""},
+		{"end of line", ErrorList{{Pos: at(1, 4, 3), Msg: "m"}, {Pos: at(2, 3, 6), Msg: "m"}}, ""},
+		{"empty last line", &Error{Pos: at(3, 1, 7), Msg: "m"}, ""},
+		{"other error", errors.New("f.bosun:1:1: m"), "error is a *errors.errorString, want an ErrorList or an *Error: f.bosun:1:1: m"},
+		{"empty list", ErrorList{}, "non-nil error with an empty ErrorList"},
+		{"no position", ErrorList{{Msg: "m"}}, `error "m" is not f.bosun:LINE:COL: message`},
+		{"other file", ErrorList{{Pos: Pos{Filename: "g.bosun", Line: 1, Column: 1}, Msg: "m"}}, `error "g.bosun:1:1: m" is not f.bosun:LINE:COL: message`},
+		{"empty message", ErrorList{{Pos: at(1, 1, 0)}}, `error "f.bosun:1:1: " is not f.bosun:LINE:COL: message`},
+		{"message of two lines", ErrorList{{Pos: at(1, 1, 0), Msg: "m\nn"}}, `error "f.bosun:1:1: m\nn" is not f.bosun:LINE:COL: message`},
+		{"line past the end", ErrorList{{Pos: at(4, 1, 8), Msg: "m"}}, `error "f.bosun:4:1: m": line 4 is not one of the input's 3 lines`},
+		{"column past the line", ErrorList{{Pos: at(2, 4, 7), Msg: "m"}}, `error "f.bosun:2:4: m": column 4 is not in line 2 of 2 bytes`},
+		{"column zero", ErrorList{{Pos: at(1, 0, 0), Msg: "m"}}, `error "f.bosun:1:0: m": column 0 is not in line 1 of 3 bytes`},
+		{"wrong offset", ErrorList{{Pos: at(2, 1, 3), Msg: "m"}}, `error "f.bosun:2:1: m": offset 3, want 4 for 2:1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, positionProblem(tt.err, "f.bosun", src)); diff != "" {
+				t.Errorf("positionProblem (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

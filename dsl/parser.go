@@ -18,6 +18,7 @@ func Parse(filename string, src []byte) (*File, error) {
 		p.parseStatement()
 	}
 	p.file.Comments = p.s.comments
+	p.errs = append(p.errs, p.s.errs...)
 	p.errs.Sort()
 	return p.file, p.errs.Err()
 }

@@ -174,12 +174,14 @@ func TestParseErrors(t *testing.T) {
 		},
 	}, {
 		name: "lexical errors",
-		src:  "bind [x\n]\nalias \x01\nbind v1 \xff\n",
+		src:  "bind [x\n]\nalias \x01\nbind v1 \xff\n// ok é\t\r\n// \xfa \x00\n\t// \x7f\n",
 		want: []string{
 			"1:6: invalid [; want []",
 			"2:1: unexpected ]",
 			"3:7: invalid character U+0001",
 			"4:9: invalid UTF-8 encoding",
+			"6:4: invalid UTF-8 encoding in comment",
+			"7:5: invalid character U+007F in comment",
 		},
 	}, {
 		name: "strings outside selectors",

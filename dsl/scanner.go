@@ -47,6 +47,9 @@ type scanner struct {
 	// atLineStart is true until the first token after a line end.
 	atLineStart bool
 	comments    []*Comment
+	// errs collects lexical errors the scanner reports itself: characters
+	// that may not appear in a comment.
+	errs ErrorList
 }
 
 func newScanner(filename string, src []byte) *scanner {
@@ -96,10 +99,18 @@ func (s *scanner) skipSpace() {
 func (s *scanner) atComment() bool { return s.peek(0) == '/' && s.peek(1) == '/' }
 
 // comment consumes a comment up to the end of its line and records it.
+// The first character of the comment that may not appear in a document is
+// reported: comments reach generated Go code, which must be valid UTF-8.
 func (s *scanner) comment() {
 	start := s.off
+	reported := false
 	for !s.eof() && s.src[s.off] != '\n' {
-		s.off++
+		r, size := utf8.DecodeRune(s.src[s.off:])
+		if msg := badRune(r, size); msg != "" && !reported {
+			s.errs.add(s.pos(s.off), "%s in comment", msg)
+			reported = true
+		}
+		s.off += size
 	}
 	text := string(s.src[start:s.off])
 	for len(text) > 0 && (text[len(text)-1] == '\r' || text[len(text)-1] == ' ' || text[len(text)-1] == '\t') {
