@@ -78,7 +78,7 @@ func (s *Step[T]) connect(ctx context.Context, req *bosun.Request[T]) (Client[T]
 
 // observe calls Observe for obj.
 func (s *Step[T]) observe(ctx context.Context, cl Client[T], obj T) (Observation, error) {
-	obs, err := callWithin(ctx, s.cfg.name+" observe", s.cfg.callTimeout, func(ctx context.Context) (Observation, error) {
+	obs, err := callExternal(ctx, s, OpObserve, obj, func(ctx context.Context) (Observation, error) {
 		return cl.Observe(ctx, obj)
 	})
 	if err != nil {

@@ -91,7 +91,7 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Resu
 	if !deleting {
 		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventDeleting, "Delete", "deleting external resource %q", name)
 	}
-	if _, err := callWithin(ctx, s.cfg.name+" delete", s.cfg.callTimeout, func(ctx context.Context) (struct{}, error) {
+	if _, err := callExternal(ctx, s, OpDelete, obj, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, cl.Delete(ctx, obj)
 	}); err != nil {
 		return ctrl.Result{}, s.fail(ReasonDeleteFailed, fmt.Errorf("deleting %s: %w", describe(name), err))

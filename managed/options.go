@@ -66,6 +66,7 @@ type config struct {
 	outcomeBackoff  time.Duration
 	callTimeout     time.Duration
 	recordTimeout   time.Duration
+	hook            CallHook
 	now             func() time.Time
 	rand            func() float64
 }

@@ -242,7 +242,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, e
 	if !obs.UpToDate {
 		if pol.Update {
 			drift := s.inSync(obj)
-			up, err := callWithin(ctx, s.cfg.name+" update", s.cfg.callTimeout, func(ctx context.Context) (Update, error) { return cl.Update(ctx, obj) })
+			up, err := callExternal(ctx, s, OpUpdate, obj, func(ctx context.Context) (Update, error) { return cl.Update(ctx, obj) })
 			if err != nil {
 				return ctrl.Result{}, s.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
 			}
@@ -350,7 +350,7 @@ func (s *Step[T]) credentials(ctx context.Context, req *bosun.Request[T], cl Cli
 	}
 	name := ExternalName(obj)
 	req.Log.Info("connection secret lacks credentials, repairing them", "externalName", name, "secret", secret, "keys", missing)
-	creds, err := callWithin(ctx, s.cfg.name+" repair credentials", s.cfg.callTimeout, func(ctx context.Context) (ConnectionDetails, error) {
+	creds, err := callExternal(ctx, s, OpRepairCredentials, obj, func(ctx context.Context) (ConnectionDetails, error) {
 		return rep.RepairCredentials(ctx, obj)
 	})
 	if err != nil {

@@ -1,0 +1,54 @@
+// Package faults puts a bosun operator, or any controller-runtime manager,
+// under the faults that break operators in production: a crash after any
+// write, API errors, a cache that lags, watch events that go missing, and
+// a leader that dies.
+//
+// # A process under a plan
+//
+// Start runs a manager as a Process: every request it makes to the API
+// server passes through the kit, and so does every call its managed steps
+// make to external systems, once setup hands them External:
+//
+//	p := faults.Start(t, cp, faults.Options{Plan: plan}, func(mgr ctrl.Manager, p *faults.Process) error {
+//		return mypkg.SetupWithManager(mgr, mypkg.Options{
+//			Managed: []managed.Option{managed.WithCallHook(p.External())},
+//		})
+//	})
+//
+// The process records each write that reaches the API server (Events and
+// Leases aside) and each mutating external call, in order (Calls, Writes).
+// Its Plan says what goes wrong:
+//
+//   - Rules answer a share of the requests of chosen resources and verbs
+//     with 409 Conflict, 429 Too Many Requests with Retry-After, 500, a
+//     timeout, or pass a write on and lose its answer (ResponseLost). The
+//     choice is repeatable: it depends on Plan.Seed and the request, not on
+//     timing.
+//   - StaleReads make the manager's client read objects up to Lag versions
+//     behind the API server while they change, and see an object deleted
+//     and made again under its name as its earlier self.
+//   - WatchFaults drop, delay and coalesce the events the caches receive,
+//     and end watches with 410 Gone to force a relist.
+//   - CrashPoint kills the process right after, or during, its k-th write:
+//     its context is cancelled and everything it sends from then on fails,
+//     the way a process that died would be cut off. Crash does the same on
+//     demand.
+//
+// With LeaderElection, several processes elect a leader through the API
+// server's Lease, as replicas of one Deployment do; killing the leader
+// shows how long the others take over and what they do with its
+// half-finished work.
+//
+// # Crash after every write
+//
+// CrashEveryWrite runs a Scenario once to count its writes, then once per
+// write, killing the operator there and starting a fresh one against the
+// same API server and external systems, and checks the scenario's oracles
+// each time: the objects converge, nothing is duplicated, and deleting
+// them leaves nothing behind. Package bosuntest/oracle has checks to build
+// them from.
+//
+// The kit reads API traffic in JSON, so a process's clients use JSON, not
+// protobuf. Stale reads and watch faults apply to the kinds the manager
+// caches.
+package faults

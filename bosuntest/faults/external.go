@@ -1,0 +1,52 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bosunkit/bosun/managed"
+)
+
+// External returns the hook through which the process's managed steps
+// reach their external systems (pass it with managed.WithCallHook): the
+// kit records their mutating calls with the API writes, counts them
+// towards the plan's crash point, and fails every call once the process
+// has died.
+func (p *Process) External() managed.CallHook { return externalHook{p} }
+
+// externalHook is the managed.CallHook of a process.
+type externalHook struct{ p *Process }
+
+// BeforeCall implements managed.CallHook.
+func (h externalHook) BeforeCall(context.Context, managed.ExternalCall) error {
+	if h.p.dead() {
+		return ErrCrashed
+	}
+	return nil
+}
+
+// AfterCall implements managed.CallHook.
+func (h externalHook) AfterCall(_ context.Context, c managed.ExternalCall, err error) error {
+	p := h.p
+	call := Call{External: true, Verb: c.Op, Resource: c.Step, Namespace: c.Namespace, Name: c.Name, ExternalName: c.ExternalName}
+	if err != nil {
+		call.Err = err.Error()
+	}
+	if p.dead() {
+		if c.Mutating() {
+			call.AfterCrash = true
+			p.record(call)
+		}
+		return ErrCrashed
+	}
+	if !c.Mutating() {
+		return err
+	}
+	if p.record(call) {
+		p.Crash()
+		if p.plan.Crash.During {
+			return fmt.Errorf("%w: %w", managed.ErrOutcomeUnknown, ErrResponseLost)
+		}
+	}
+	return err
+}

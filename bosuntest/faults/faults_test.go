@@ -1,0 +1,162 @@
+package faults_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/faults"
+	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/managed"
+)
+
+func TestCrashAfterEveryWrite(t *testing.T) {
+	for _, during := range []bool{false, true} {
+		t.Run(fmt.Sprintf("during=%v", during), func(t *testing.T) {
+			cp := shared.ControlPlane(t)
+			st := &store{}
+			report := faults.CrashEveryWrite(t, cp, scenario(st, 1), faults.CrashOptions{During: during})
+			t.Logf("report: %+v", report)
+			if report.Points < 5 {
+				t.Errorf("the fault-free run made %d writes; want at least 5 (claim, child, pending mark, external create, outcome, status, ...)", report.Points)
+			}
+			if report.Crashed == 0 || report.Converged != report.Crashed {
+				t.Errorf("crashed %d trials, %d converged; want every crashed trial to converge", report.Crashed, report.Converged)
+			}
+			if report.Duplicates != 0 || report.Leaks != 0 {
+				t.Errorf("duplicates %d, leaks %d; want 0", report.Duplicates, report.Leaks)
+			}
+		})
+	}
+}
+
+// TestCrashPointIsExact shows that a process dies right after the chosen
+// write and that nothing it does afterwards reaches the API server or the
+// external system.
+func TestCrashPointIsExact(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	st := &store{}
+	ns := bosuntest.Namespace(t, cp.Client)
+	isCreate := func(c faults.Call) bool { return c.External && c.Verb == managed.OpCreate }
+	p := faults.Start(t, cp, faults.Options{Plan: faults.Plan{Crash: faults.CrashPoint{After: 1, Match: isCreate}}}, setup(st))
+	if _, err := createWidgets(1)(t.Context(), cp.Client, ns); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Crashed():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the process did not crash at its first external create")
+	}
+	calls := p.Calls()
+	last := calls[len(calls)-1]
+	for _, c := range calls {
+		if c.AfterCrash {
+			continue
+		}
+		last = c
+	}
+	if !isCreate(last) {
+		t.Errorf("last call before the crash: %s; want the external create", last)
+	}
+	if st.creates != 1 {
+		t.Errorf("external creates: %d; want 1", st.creates)
+	}
+	// The dead process writes nothing: the Widget stays without its
+	// outcome recorded, whatever the old manager's goroutines try.
+	w := &testapi.Widget{}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		return cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "w0"}, w)
+	})
+	if _, ok := w.Annotations[managed.AnnotationCreateSucceeded]; ok {
+		t.Errorf("the outcome of the create was recorded by a dead process: %v", w.Annotations)
+	}
+	if n := p.Points(); n != 1 {
+		t.Errorf("points %d; want 1", n)
+	}
+}
+
+func TestAPIFaults(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	st := &store{}
+	ns := bosuntest.Namespace(t, cp.Client)
+	logs := &bosuntest.LogRecorder{}
+	plan := faults.Plan{Seed: 7, Rules: []faults.Rule{
+		{Fault: faults.Conflict, Rate: 0.3},
+		{Fault: faults.InternalError, Rate: 0.05},
+		{Fault: faults.ResponseLost, Rate: 0.05},
+		{Fault: faults.TooManyRequests, Rate: 0.05},
+		{Fault: faults.Timeout, Rate: 0.02},
+	}, TimeoutDelay: 100 * time.Millisecond}
+	p := faults.Start(t, cp, faults.Options{Plan: plan, Logs: logs}, setup(st))
+	objs, err := createWidgets(8)(t.Context(), cp.Client, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error { return converged(st)(ctx, cp.Client, ns, objs) }, bosuntest.Timeout(time.Minute))
+	stats := p.Stats()
+	t.Logf("stats: %+v", stats)
+	for _, f := range []faults.Fault{faults.Conflict, faults.ResponseLost} {
+		if stats.Faults[f] == 0 {
+			t.Errorf("no %s injected", f)
+		}
+	}
+	if n, _ := duplicates(st)(t.Context(), cp.Client, ns, objs); n != 0 {
+		t.Errorf("%d Widgets with duplicate external resources", n)
+	}
+}
+
+// TestFaultsRepeatWithTheSeed shows that a seed decides which requests
+// get a fault: two processes with the same plan fail the same requests.
+func TestFaultsRepeatWithTheSeed(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	plan := faults.Plan{Seed: 42, Rules: []faults.Rule{{Fault: faults.InternalError, Rate: 0.5, Verbs: []string{faults.VerbCreate}}}}
+	run := func() []bool {
+		ns := bosuntest.Namespace(t, cp.Client)
+		p := faults.Start(t, cp, faults.Options{Plan: plan}, nil)
+		defer p.Stop()
+		c := p.Manager().GetClient()
+		var got []bool
+		for i := range 12 {
+			err := c.Create(t.Context(), &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("s%d", i)}})
+			got = append(got, apierrors.IsInternalError(err))
+		}
+		return got
+	}
+	first, second := run(), run()
+	if fmt.Sprint(first) != fmt.Sprint(second) {
+		t.Errorf("same seed, different faults:\n%v\n%v", first, second)
+	}
+	failed := 0
+	for _, f := range first {
+		if f {
+			failed++
+		}
+	}
+	if failed == 0 || failed == len(first) {
+		t.Errorf("%d of %d creates failed at rate 0.5", failed, len(first))
+	}
+}
+
+func TestWatchFaults(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	st := &store{}
+	ns := bosuntest.Namespace(t, cp.Client)
+	plan := faults.Plan{Seed: 3, Watch: faults.WatchFaults{Drop: 0.3, Delay: 50 * time.Millisecond, Coalesce: 100 * time.Millisecond, Relist: 3 * time.Second}}
+	p := faults.Start(t, cp, faults.Options{Plan: plan}, setup(st))
+	objs, err := createWidgets(6)(t.Context(), cp.Client, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error { return converged(st)(ctx, cp.Client, ns, objs) }, bosuntest.Timeout(time.Minute))
+	stats := p.Stats()
+	t.Logf("stats: %+v", stats)
+	if stats.Dropped == 0 || stats.Relists == 0 {
+		t.Errorf("dropped %d events and forced %d relists; want some of each", stats.Dropped, stats.Relists)
+	}
+}

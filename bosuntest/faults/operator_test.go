@@ -1,0 +1,221 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/faults"
+	"github.com/bosunkit/bosun/children"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/managed"
+)
+
+// shared is the control plane the kit's tests share.
+var shared = bosuntest.Shared{Options: testapi.ControlPlaneOptions}
+
+func TestMain(m *testing.M) { shared.Main(m) }
+
+// finalizer is the test operator's finalizer.
+const finalizer = "faults.test.bosun.dev/cleanup"
+
+// store is an external system in memory that, like many cloud APIs, lets
+// two resources have one name: a second create makes a duplicate, which
+// is what the kit's oracles look for.
+type store struct {
+	mu        sync.Mutex
+	next      int
+	resources []resource
+	creates   int
+}
+
+// resource is one resource of a store.
+type resource struct {
+	id, name, owner string
+}
+
+// byName returns the resources called name.
+func (s *store) byName(name string) []resource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []resource
+	for _, r := range s.resources {
+		if r.name == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ownedBy counts the resources of each owner.
+func (s *store) ownedBy() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, r := range s.resources {
+		out[r.owner]++
+	}
+	return out
+}
+
+// storeClient is the managed.Client of a store.
+type storeClient struct{ s *store }
+
+func (c storeClient) Observe(_ context.Context, w *testapi.Widget) (managed.Observation, error) {
+	found := c.s.byName(managed.ExternalName(w))
+	if len(found) == 0 {
+		return managed.Observation{}, nil
+	}
+	return managed.Observation{Exists: true, UpToDate: true, Available: true, Owner: found[0].owner}, nil
+}
+
+func (c storeClient) Create(_ context.Context, w *testapi.Widget) (managed.Creation, error) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	c.s.next++
+	c.s.creates++
+	c.s.resources = append(c.s.resources, resource{id: fmt.Sprint(c.s.next), name: managed.ExternalName(w), owner: managed.Identity(w)})
+	return managed.Creation{}, nil
+}
+
+func (c storeClient) Update(context.Context, *testapi.Widget) (managed.Update, error) {
+	return managed.Update{}, nil
+}
+
+func (c storeClient) Delete(_ context.Context, w *testapi.Widget) error {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	name := managed.ExternalName(w)
+	c.s.resources = slices.DeleteFunc(c.s.resources, func(r resource) bool { return r.name == name })
+	return nil
+}
+
+// setup registers the test operator: each Widget gets a ConfigMap and a
+// resource in st, and reports Ready.
+func setup(st *store) func(mgr ctrl.Manager, p *faults.Process) error {
+	return func(mgr ctrl.Manager, p *faults.Process) error {
+		desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+			return []client.Object{&corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: req.Object.Name + "-part"},
+				Data:       map[string]string{"value": fmt.Sprint(req.Object.Spec.Value)},
+			}}, nil
+		}
+		connector := managed.ConnectorFunc[*testapi.Widget](func(context.Context, *testapi.Widget) (managed.Client[*testapi.Widget], error) {
+			return storeClient{st}, nil
+		})
+		r := &bosun.Reconciler[*testapi.Widget]{
+			Name:      "faults-test",
+			Finalizer: finalizer,
+			Steps: []bosun.Step[*testapi.Widget]{
+				children.NewStep("parts", desired, []children.Kind{children.Of(&corev1.ConfigMap{})}),
+				managed.NewStep(connector,
+					managed.WithCallHook(p.External()),
+					managed.WithShortInterval(200*time.Millisecond),
+					managed.WithCreationGracePeriod(time.Second),
+					managed.WithMinPollInterval(time.Second),
+					managed.WithPollInterval(time.Second)),
+			},
+		}
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).Owns(&corev1.ConfigMap{}).Complete(r)
+	}
+}
+
+// createWidgets makes n Widgets in ns.
+func createWidgets(n int) func(ctx context.Context, c client.Client, ns string) ([]client.Object, error) {
+	return func(ctx context.Context, c client.Client, ns string) ([]client.Object, error) {
+		var objs []client.Object
+		for i := range n {
+			w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("w%d", i)}, Spec: testapi.WidgetSpec{Value: int64(i + 1)}}
+			if err := c.Create(ctx, w); err != nil {
+				return nil, err
+			}
+			objs = append(objs, w)
+		}
+		return objs, nil
+	}
+}
+
+// converged checks that every Widget is Ready for its generation, has its
+// ConfigMap and exactly one resource in st.
+func converged(st *store) func(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
+	return func(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
+		var errs []error
+		for _, o := range objs {
+			w := &testapi.Widget{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(o), w); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			ready := meta.FindStatusCondition(w.Status.Conditions, conditions.TypeReady)
+			if ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != w.Generation {
+				errs = append(errs, fmt.Errorf("%s not ready: %v", w.Name, ready))
+				continue
+			}
+			cm := &corev1.ConfigMap{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: w.Name + "-part"}, cm); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", w.Name, err))
+			}
+			if n := len(st.byName(ns + "." + w.Name)); n != 1 {
+				errs = append(errs, fmt.Errorf("%s has %d external resources", w.Name, n))
+			}
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// duplicates counts the Widgets with more than one resource in st.
+func duplicates(st *store) func(ctx context.Context, c client.Client, ns string, objs []client.Object) (int, error) {
+	return func(ctx context.Context, c client.Client, ns string, objs []client.Object) (int, error) {
+		n := 0
+		for _, o := range objs {
+			if len(st.byName(ns+"."+o.GetName())) > 1 {
+				n++
+			}
+		}
+		return n, nil
+	}
+}
+
+// cleaned checks that the Widgets are gone with their resources in st. The
+// ConfigMaps are left to the garbage collector.
+func cleaned(st *store) func(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
+	return func(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
+		var errs []error
+		for _, o := range objs {
+			err := c.Get(ctx, client.ObjectKeyFromObject(o), &testapi.Widget{})
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("%s still there (%v)", o.GetName(), err))
+			}
+			if n := len(st.byName(ns + "." + o.GetName())); n != 0 {
+				errs = append(errs, fmt.Errorf("%s left %d external resources", o.GetName(), n))
+			}
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// scenario is the test operator's scenario over n Widgets.
+func scenario(st *store, n int) faults.Scenario {
+	return faults.Scenario{
+		Setup:      setup(st),
+		Create:     createWidgets(n),
+		Converged:  converged(st),
+		Duplicates: duplicates(st),
+		Cleaned:    cleaned(st),
+		Bound:      30 * time.Second,
+	}
+}

@@ -1,0 +1,215 @@
+package faults
+
+import (
+	"hash/fnv"
+	"slices"
+	"time"
+)
+
+// Fault is what the kit does to an API request instead of, or besides,
+// passing it to the API server.
+type Fault string
+
+// The faults a Rule can inject into API requests.
+const (
+	// Conflict answers 409 Conflict without passing the request on: what
+	// a write with a stale resourceVersion gets.
+	Conflict Fault = "conflict"
+	// TooManyRequests answers 429 with a Retry-After of one second without
+	// passing the request on. client-go waits and sends it again, so the
+	// caller usually sees only the delay.
+	TooManyRequests Fault = "too-many-requests"
+	// InternalError answers 500 without passing the request on.
+	InternalError Fault = "internal-error"
+	// Timeout holds the request for Plan.TimeoutDelay, then answers 504
+	// with reason Timeout, without passing it on.
+	Timeout Fault = "timeout"
+	// ResponseLost passes the request on, so the API server applies it,
+	// then throws the answer away and fails the call as a broken
+	// connection would. Only writes get it.
+	ResponseLost Fault = "response-lost"
+)
+
+// Request verbs as Rule.Verbs names them: the Kubernetes API verbs, with
+// "apply" for a server-side apply patch.
+const (
+	VerbGet              = "get"
+	VerbList             = "list"
+	VerbWatch            = "watch"
+	VerbCreate           = "create"
+	VerbUpdate           = "update"
+	VerbPatch            = "patch"
+	VerbApply            = "apply"
+	VerbDelete           = "delete"
+	VerbDeleteCollection = "deletecollection"
+)
+
+// Rule injects one Fault into a share of the API requests it matches.
+type Rule struct {
+	// Fault is what happens to a matched request.
+	Fault Fault
+	// Rate is the share of matched requests that get the fault, from 0
+	// to 1.
+	Rate float64
+	// Resources are the plural resource names the rule matches, such as
+	// "configmaps" or "widgets", with "/status" for the status
+	// subresource ("widgets/status"). Empty matches every resource.
+	Resources []string
+	// Verbs are the verbs the rule matches (the Verb constants). Empty
+	// matches every write: create, update, patch, apply, delete and
+	// deletecollection.
+	Verbs []string
+}
+
+// matches reports whether r applies to a request.
+func (r Rule) matches(info requestInfo) bool {
+	if len(r.Verbs) == 0 {
+		if !info.write() {
+			return false
+		}
+	} else if !slices.Contains(r.Verbs, info.verb) {
+		return false
+	}
+	if r.Fault == ResponseLost && !info.write() {
+		return false
+	}
+	if len(r.Resources) == 0 {
+		return true
+	}
+	return slices.Contains(r.Resources, info.resourcePath())
+}
+
+// WatchFaults act on the events of the watches a manager's caches hold.
+// Events are those of the API (added, modified, deleted); bookmarks and
+// errors always pass, and so does the initial list a watch streams when it
+// starts (client-go lists through a watch), since a list is complete or
+// fails as a whole.
+type WatchFaults struct {
+	// Resources limits the faults to the watches of these plural resource
+	// names. Empty means every watch.
+	Resources []string
+	// Drop is the share of events, from 0 to 1, that never reach the
+	// cache. Only a relist (see Relist) brings what they carried.
+	Drop float64
+	// Delay holds every event this long before the cache sees it, in
+	// order.
+	Delay time.Duration
+	// Coalesce delivers only the last of the modifications of one object
+	// that arrive within this window, as a slow watcher would. It holds
+	// events for the window, like Delay.
+	Coalesce time.Duration
+	// Relist ends every watch after this long with 410 Gone, as the API
+	// server does when its history was compacted: the cache lists
+	// everything again and learns what dropped events carried. Zero
+	// means never.
+	Relist time.Duration
+}
+
+// active reports whether any watch fault is set.
+func (w WatchFaults) active() bool {
+	return w.Drop > 0 || w.Delay > 0 || w.Coalesce > 0 || w.Relist > 0
+}
+
+// matches reports whether the faults apply to the watch of resource.
+func (w WatchFaults) matches(resource string) bool {
+	return len(w.Resources) == 0 || slices.Contains(w.Resources, resource)
+}
+
+// StaleReads make the reads of a manager's client, which come from its
+// cache, lag behind the API server: an object that changed recently is
+// seen as it was Lag versions earlier, and one deleted and made again
+// under the same name may be seen as its earlier self ("time travel").
+// The lag lasts until the object has not changed for MaxAge, so a
+// controller still converges, as it would behind a slow cache.
+//
+// Versions are those the manager's watches delivered, so the lag applies
+// to the kinds the manager caches, from the first change it watched.
+type StaleReads struct {
+	// Resources limits the lag to these plural resource names. Empty means
+	// every cached resource.
+	Resources []string
+	// Lag is how many versions behind the newest a read is. Zero turns
+	// stale reads off.
+	Lag int
+	// MaxAge is how long after its last change an object is read as it
+	// is. Zero means DefaultMaxAge.
+	MaxAge time.Duration
+}
+
+// DefaultMaxAge is how long stale reads lag behind an object's last change
+// when StaleReads.MaxAge is zero.
+const DefaultMaxAge = 2 * time.Second
+
+// matches reports whether the lag applies to resource.
+func (s StaleReads) matches(resource string) bool {
+	return s.Lag > 0 && (len(s.Resources) == 0 || slices.Contains(s.Resources, resource))
+}
+
+// maxAge returns MaxAge or its default.
+func (s StaleReads) maxAge() time.Duration {
+	if s.MaxAge > 0 {
+		return s.MaxAge
+	}
+	return DefaultMaxAge
+}
+
+// CrashPoint stops a process at a write: the manager's context is
+// cancelled and every call it makes afterwards fails, to the API server
+// and to external systems alike, as if the process had died.
+type CrashPoint struct {
+	// After is the number of the write, counting from 1, after which the
+	// process dies. Zero means never.
+	After int
+	// During makes the write number After take effect and lose its
+	// answer: the caller gets an error and the process dies before it can
+	// look again. Without it, the caller gets the answer and the process
+	// dies right after.
+	During bool
+	// Match, when set, limits the writes that count to those it accepts;
+	// for example the external creates, to kill a process in the middle
+	// of one.
+	Match func(Call) bool
+}
+
+// Plan is the faults a Process runs under. The zero Plan injects nothing
+// and only records.
+type Plan struct {
+	// Seed makes the choices of Rules repeatable: the n-th request of a
+	// verb for an object of a given name gets the same fault in every run
+	// with the same seed, in whatever namespace. It seeds WatchFaults.Drop
+	// too.
+	Seed uint64
+	// Rules inject faults into API requests: each rule that matches a
+	// request gets its chance in turn, and the first that fires decides.
+	Rules []Rule
+	// TimeoutDelay is how long a Timeout fault holds a request; zero means
+	// one second.
+	TimeoutDelay time.Duration
+	// Watch faults act on the events the caches receive.
+	Watch WatchFaults
+	// Stale makes reads from the cache lag.
+	Stale StaleReads
+	// Crash kills the process at a write.
+	Crash CrashPoint
+}
+
+// chance returns a number in [0, 1) that depends only on the seed and the
+// parts, so the decision for a given request repeats from run to run.
+func chance(seed uint64, parts ...string) float64 {
+	h := fnv.New64a()
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(seed >> (8 * i))
+	}
+	_, _ = h.Write(b[:])
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
+	// Mix the bits so that neighbouring inputs spread over the range.
+	x := h.Sum64()
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	return float64(x>>11) / float64(1<<53)
+}

@@ -1,0 +1,449 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/controlplane"
+)
+
+// Defaults of LeaderElection.
+const (
+	DefaultLeaseDuration = 4 * time.Second
+	DefaultRenewDeadline = 3 * time.Second
+	DefaultRetryPeriod   = 500 * time.Millisecond
+)
+
+// cacheSyncTimeout bounds how long Start waits for a manager's caches.
+const cacheSyncTimeout = time.Minute
+
+// shutdownTimeout bounds how long a stopping manager's runnables get.
+const shutdownTimeout = 30 * time.Second
+
+// LeaderElection makes the processes that share an ID elect one leader
+// through a Lease of the API server, as controller-runtime's managers do in
+// production; only the leader runs controllers.
+type LeaderElection struct {
+	// ID names the Lease.
+	ID string
+	// Namespace holds the Lease.
+	Namespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod are controller-runtime's
+	// options of the same names; zero means DefaultLeaseDuration,
+	// DefaultRenewDeadline and DefaultRetryPeriod, short enough for tests.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// Options configures Start.
+type Options struct {
+	// Name names the process in its log lines; empty means "process".
+	Name string
+	// Plan is the faults the process runs under.
+	Plan Plan
+	// Logs, when set, records the manager's log, in addition to the
+	// test's log.
+	Logs *bosuntest.LogRecorder
+	// LeaderElection, when set, makes the process take part in an
+	// election.
+	LeaderElection *LeaderElection
+	// Manager adjusts the manager's options before it is made: a cache
+	// SyncPeriod, the namespaces it caches, the controllers' workers. Its
+	// NewClient, if it sets one, is wrapped by the kit's.
+	Manager func(*ctrl.Options)
+	// Config, when set, is the connection to use in place of the control
+	// plane's administrator, for example a user from
+	// controlplane.ControlPlane.AddUser.
+	Config *rest.Config
+}
+
+// Process is a manager run under a Plan: every request it makes to the API
+// server, and every call its managed steps make to external systems
+// through External, passes through the kit, which records the writes,
+// injects the plan's faults and can kill the process at any moment.
+type Process struct {
+	name    string
+	plan    Plan
+	mgr     ctrl.Manager
+	history history
+	now     func() time.Time
+
+	isDead  atomic.Bool
+	deadCh  chan struct{}
+	crashAt atomic.Int64 // unix nanos of the crash
+	kill    sync.Once
+	cancel  context.CancelFunc
+	done    chan struct{}
+	sink    *testSink
+	err     error
+
+	mu       sync.Mutex
+	calls    []Call
+	points   int
+	attempts map[string]int
+
+	dropped, coalesced, relists, stale atomic.Int64
+}
+
+// Start makes a manager on cp whose traffic passes through the kit under
+// opts.Plan, lets setup register the operator's controllers with it, starts
+// it and waits for its caches to sync (unless the process dies first). The
+// process stops, and is waited for, when the test ends.
+//
+// setup gets the process too, so that it can hand External to the managed
+// steps it makes:
+//
+//	managed.NewStep(connector, managed.WithCallHook(p.External()))
+func Start(t testing.TB, cp *controlplane.ControlPlane, opts Options, setup func(mgr ctrl.Manager, p *Process) error) *Process {
+	t.Helper()
+	p := &Process{
+		name:   opts.Name,
+		plan:   opts.Plan,
+		now:    time.Now,
+		deadCh: make(chan struct{}),
+		done:   make(chan struct{}),
+		sink:   &testSink{t: t},
+	}
+	if p.name == "" {
+		p.name = "process"
+	}
+	base := cp.Config
+	if opts.Config != nil {
+		base = opts.Config
+	}
+	cfg := rest.CopyConfig(base)
+	// JSON, so that the kit can read watch events and answers.
+	cfg.ContentType = "application/json"
+	cfg.AcceptContentTypes = "application/json"
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &transport{p: p, next: rt} })
+
+	logger := testr.NewWithInterface(p.sink, testr.Options{LogTimestamp: true, Verbosity: bosuntest.LogVerbosity}).WithName(p.name)
+	if opts.Logs != nil {
+		logger = opts.Logs.Wrap(logger)
+	}
+	mopts := ctrl.Options{
+		Scheme:                  cp.Scheme,
+		Logger:                  logger,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
+		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
+		GracefulShutdownTimeout: ptr.To(shutdownTimeout),
+	}
+	if le := opts.LeaderElection; le != nil {
+		mopts.LeaderElection = true
+		mopts.LeaderElectionID = le.ID
+		mopts.LeaderElectionNamespace = le.Namespace
+		mopts.LeaseDuration = ptr.To(cmpOr(le.LeaseDuration, DefaultLeaseDuration))
+		mopts.RenewDeadline = ptr.To(cmpOr(le.RenewDeadline, DefaultRenewDeadline))
+		mopts.RetryPeriod = ptr.To(cmpOr(le.RetryPeriod, DefaultRetryPeriod))
+	}
+	if opts.Manager != nil {
+		opts.Manager(&mopts)
+	}
+	newClient := mopts.NewClient
+	if newClient == nil {
+		newClient = client.New
+	}
+	mopts.NewClient = func(cfg *rest.Config, o client.Options) (client.Client, error) {
+		c, err := newClient(cfg, o)
+		if err != nil || p.plan.Stale.Lag <= 0 {
+			return c, err
+		}
+		return &staleClient{Client: c, p: p}, nil
+	}
+
+	mgr, err := ctrl.NewManager(cfg, mopts)
+	if err != nil {
+		t.Fatalf("faults: creating manager: %v", err)
+	}
+	p.mgr = mgr
+	if setup != nil {
+		if err := setup(mgr, p); err != nil {
+			t.Fatalf("faults: setting up manager: %v", err)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(logr.NewContext(context.Background(), logger))
+	p.cancel = cancel
+	go func() {
+		defer close(p.done)
+		if err := mgr.Start(ctx); err != nil && !p.dead() {
+			p.err = err
+		}
+	}()
+	t.Cleanup(func() {
+		p.Stop()
+		if p.err != nil {
+			t.Errorf("faults: manager %s stopped with an error: %v", p.name, p.err)
+		}
+	})
+
+	syncCtx, cancelSync := context.WithTimeout(ctx, cacheSyncTimeout)
+	defer cancelSync()
+	go func() {
+		select {
+		case <-p.done:
+			cancelSync()
+		case <-p.deadCh:
+			cancelSync()
+		case <-syncCtx.Done():
+		}
+	}()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) && !p.dead() {
+		select {
+		case <-p.done:
+			t.Fatalf("faults: manager %s stopped before its caches synced: %v", p.name, p.err)
+		default:
+			t.Fatalf("faults: manager %s: caches did not sync within %s", p.name, cacheSyncTimeout)
+		}
+	}
+	return p
+}
+
+// cmpOr returns d, or def when d is zero.
+func cmpOr(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// Manager returns the process's manager.
+func (p *Process) Manager() ctrl.Manager { return p.mgr }
+
+// Name returns the process's name.
+func (p *Process) Name() string { return p.name }
+
+// Elected is closed once the process leads (at once without leader
+// election).
+func (p *Process) Elected() <-chan struct{} { return p.mgr.Elected() }
+
+// Crashed is closed once the process has died, by its plan's crash point or
+// by Crash.
+func (p *Process) Crashed() <-chan struct{} { return p.deadCh }
+
+// CrashedAt returns when the process died; the zero time while it lives.
+func (p *Process) CrashedAt() time.Time {
+	ns := p.crashAt.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// dead reports whether the process has died.
+func (p *Process) dead() bool { return p.isDead.Load() }
+
+// Crash kills the process now: every call it makes from here on fails with
+// ErrCrashed, those in flight lose their answers, its watches end, its
+// context is cancelled and its log goes quiet. It does not release its
+// Lease: a successor waits for it to expire. Crash does not wait for the
+// manager's goroutines, which can no longer reach anything.
+func (p *Process) Crash() {
+	p.kill.Do(func() {
+		p.crashAt.Store(p.now().UnixNano())
+		p.isDead.Store(true)
+		close(p.deadCh)
+		p.sink.close()
+		p.cancel()
+	})
+}
+
+// Stop stops the process as a rollout would (its context cancelled, its
+// runnables given time to finish) and waits for the manager to return. A
+// process that crashed is only waited for.
+func (p *Process) Stop() {
+	if p.cancel != nil {
+		p.cancel()
+	}
+	<-p.done
+	p.sink.close()
+}
+
+// record adds a call and reports whether it is the plan's crash point.
+func (p *Process) record(c Call) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c.Seq = len(p.calls) + 1
+	c.At = p.now()
+	p.calls = append(p.calls, c)
+	cp := p.plan.Crash
+	if c.AfterCrash || !c.TookEffect() || (cp.Match != nil && !cp.Match(c)) {
+		return false
+	}
+	p.points++
+	return cp.After > 0 && p.points == cp.After
+}
+
+// decide returns the fault the plan's rules inject into a request, if any.
+func (p *Process) decide(info requestInfo) Fault {
+	if len(p.plan.Rules) == 0 {
+		return ""
+	}
+	p.mu.Lock()
+	if p.attempts == nil {
+		p.attempts = map[string]int{}
+	}
+	// The namespace is left out, so that a scenario run again in a fresh
+	// namespace meets the same faults.
+	key := info.verb + " " + info.resourcePath() + " " + info.name
+	p.attempts[key]++
+	n := p.attempts[key]
+	p.mu.Unlock()
+	for i, r := range p.plan.Rules {
+		if info.bookkeeping() && len(r.Resources) == 0 {
+			continue
+		}
+		if r.Rate <= 0 || !r.matches(info) {
+			continue
+		}
+		if chance(p.plan.Seed, "rule", strconv.Itoa(i), key, strconv.Itoa(n)) < r.Rate {
+			return r.Fault
+		}
+	}
+	return ""
+}
+
+// Calls returns the mutating calls the process made, API and external, in
+// the order they returned.
+func (p *Process) Calls() []Call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Call(nil), p.calls...)
+}
+
+// Points returns how many writes have counted towards the plan's crash
+// point so far: the writes that took effect (and matched CrashPoint.Match).
+func (p *Process) Points() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.points
+}
+
+// Writes returns the API writes that took effect, as bosuntest describes
+// them, so that the process can stand where a *bosuntest.WriteCounter
+// does (for example in oracle.Quiet). Events and Leases are left out.
+func (p *Process) Writes() []bosuntest.Write {
+	var out []bosuntest.Write
+	for _, c := range p.Calls() {
+		if c.External || !c.TookEffect() {
+			continue
+		}
+		resource, sub, _ := cutSub(c.Resource)
+		w := bosuntest.Write{Verb: writeVerb(c.Verb), Subresource: sub, Kind: p.kindOf(c.Group, resource), Namespace: c.Namespace, Name: c.Name}
+		out = append(out, w)
+	}
+	return out
+}
+
+// cutSub splits "widgets/status".
+func cutSub(resource string) (string, string, bool) {
+	for i := range len(resource) {
+		if resource[i] == '/' {
+			return resource[:i], resource[i+1:], true
+		}
+	}
+	return resource, "", false
+}
+
+// writeVerb maps an API verb to bosuntest's.
+func writeVerb(verb string) string {
+	if verb == VerbDeleteCollection {
+		return bosuntest.VerbDeleteAllOf
+	}
+	return verb
+}
+
+// kindOf names the kind of a resource, or the resource when the manager's
+// mapper does not know it.
+func (p *Process) kindOf(group, resource string) string {
+	gvk, err := p.mgr.GetRESTMapper().KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+	if err != nil {
+		return resource
+	}
+	return gvk.Kind
+}
+
+// Stats counts what the plan did to the process's watches and reads.
+type Stats struct {
+	// Dropped, Coalesced are the watch events dropped and merged.
+	Dropped, Coalesced int
+	// Relists is how many watches the kit ended with 410 Gone.
+	Relists int
+	// StaleReads is how many objects were read at an earlier version (or
+	// as still there, or as gone) than the cache held.
+	StaleReads int
+	// Faults counts the API requests each fault was injected into (writes
+	// only).
+	Faults map[Fault]int
+}
+
+// Stats returns what the plan has done so far.
+func (p *Process) Stats() Stats {
+	s := Stats{
+		Dropped:    int(p.dropped.Load()),
+		Coalesced:  int(p.coalesced.Load()),
+		Relists:    int(p.relists.Load()),
+		StaleReads: int(p.stale.Load()),
+		Faults:     map[Fault]int{},
+	}
+	for _, c := range p.Calls() {
+		if c.Fault != "" {
+			s.Faults[c.Fault]++
+		}
+	}
+	return s
+}
+
+func (p *Process) countDropped()   { p.dropped.Add(1) }
+func (p *Process) countCoalesced() { p.coalesced.Add(1) }
+func (p *Process) countRelist()    { p.relists.Add(1) }
+func (p *Process) countStale()     { p.stale.Add(1) }
+
+// String names the process.
+func (p *Process) String() string { return fmt.Sprintf("faults.Process(%s)", p.name) }
+
+// testSink forwards log lines to a test until close, after which it drops
+// them: a dead or stopped process must not log to a finished test.
+type testSink struct {
+	t testing.TB
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Helper implements testr.TestingT.
+func (s *testSink) Helper() { s.t.Helper() }
+
+// Log implements testr.TestingT.
+func (s *testSink) Log(args ...any) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.t.Log(args...)
+	}
+}
+
+// close stops forwarding.
+func (s *testSink) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+}

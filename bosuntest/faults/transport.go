@@ -1,0 +1,234 @@
+package faults
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ErrCrashed is the error every call of a process gets once it has died.
+var ErrCrashed = errors.New("faults: the process has crashed")
+
+// ErrResponseLost is (wrapped in) the error of a call that took effect and
+// whose answer the kit threw away. It wraps io.ErrUnexpectedEOF, which is
+// what a connection that breaks mid-answer gives.
+var ErrResponseLost = fmt.Errorf("faults: the connection broke before the answer arrived: %w", io.ErrUnexpectedEOF)
+
+// conflictMessage is the API server's message for a write with a stale
+// resourceVersion.
+const conflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
+
+// transport passes a process's API requests to the API server, or not,
+// under its plan.
+type transport struct {
+	p    *Process
+	next http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := rt.p
+	if p.dead() {
+		return nil, ErrCrashed
+	}
+	info, ok := parseRequest(req)
+	if !ok {
+		return rt.next.RoundTrip(req)
+	}
+	if info.verb == VerbWatch && (p.plan.Watch.active() || p.plan.Stale.Lag > 0) {
+		// The kit reads watch events, which it can only do in JSON.
+		req = req.Clone(req.Context())
+		req.Header.Set("Accept", "application/json")
+	}
+	recorded := info.write() && !info.bookkeeping()
+
+	fault := p.decide(info)
+	switch fault {
+	case Conflict, TooManyRequests, InternalError, Timeout:
+		resp, err := rt.inject(req, info, fault)
+		if recorded {
+			p.record(Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name,
+				Status: statusOf(resp), Fault: fault, Err: errText(resp, err)})
+		}
+		return resp, err
+	}
+
+	var precondition types.UID
+	if recorded && info.verb == VerbDelete && req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("faults: reading a delete request: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		var opts metav1.DeleteOptions
+		if json.Unmarshal(body, &opts) == nil && opts.Preconditions != nil && opts.Preconditions.UID != nil {
+			precondition = *opts.Preconditions.UID
+		}
+	}
+
+	resp, err := rt.next.RoundTrip(req)
+	call := Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name, Precondition: precondition}
+	if p.dead() {
+		// The process died while the request was out: whatever the
+		// server did, nobody hears of it.
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
+		if recorded {
+			call.Status, call.AfterCrash, call.Err = statusOf(resp), true, ErrCrashed.Error()
+			p.record(call)
+		}
+		return nil, ErrCrashed
+	}
+	if err != nil {
+		if recorded {
+			call.Err = err.Error()
+			p.record(call)
+		}
+		return nil, err
+	}
+	if info.verb == VerbWatch && resp.StatusCode == http.StatusOK {
+		initial := req.URL.Query().Get("sendInitialEvents") == "true"
+		resp.Body = p.watchBody(info, initial, resp.Body)
+		return resp, nil
+	}
+	if !recorded {
+		return resp, nil
+	}
+
+	body, rerr := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	call.Status = resp.StatusCode
+	call.UID = uidOf(body)
+	if rerr != nil {
+		call.Err = rerr.Error()
+		p.record(call)
+		return nil, fmt.Errorf("faults: reading an answer: %w", rerr)
+	}
+	if resp.StatusCode >= 300 {
+		call.Err = http.StatusText(resp.StatusCode)
+	}
+	if fault == ResponseLost {
+		call.Fault, call.Err = ResponseLost, ErrResponseLost.Error()
+		p.record(call)
+		return nil, ErrResponseLost
+	}
+	if p.record(call) {
+		if p.plan.Crash.During {
+			p.Crash()
+			return nil, ErrResponseLost
+		}
+		p.Crash()
+	}
+	return resp, nil
+}
+
+// inject answers req with fault without passing it on.
+func (rt *transport) inject(req *http.Request, info requestInfo, fault Fault) (*http.Response, error) {
+	switch fault {
+	case Conflict:
+		return statusResponse(req, http.StatusConflict, metav1.StatusReasonConflict,
+			fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", qualified(info), info.name, conflictMessage), info), nil
+	case TooManyRequests:
+		resp := statusResponse(req, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests,
+			"the server has received too many requests and has asked us to try again later", info)
+		resp.Header.Set("Retry-After", "1")
+		return resp, nil
+	case InternalError:
+		return statusResponse(req, http.StatusInternalServerError, metav1.StatusReasonInternalError,
+			"Internal error occurred: injected by bosuntest/faults", info), nil
+	default: // Timeout
+		delay := rt.p.plan.TimeoutDelay
+		if delay <= 0 {
+			delay = time.Second
+		}
+		timer := time.NewTimer(delay)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+		return statusResponse(req, http.StatusGatewayTimeout, metav1.StatusReasonTimeout,
+			"the server was unable to return a response in the time allotted, but may still be processing the request", info), nil
+	}
+}
+
+// qualified names the resource of info as the API server does in messages:
+// "widgets.testapi.bosun.dev".
+func qualified(info requestInfo) string {
+	if info.group == "" {
+		return info.resource
+	}
+	return info.resource + "." + info.group
+}
+
+// statusResponse is an answer of the API server carrying a failure Status.
+func statusResponse(req *http.Request, code int, reason metav1.StatusReason, msg string, info requestInfo) *http.Response {
+	st := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Message:  msg,
+		Reason:   reason,
+		Code:     int32(code),
+		Details:  &metav1.StatusDetails{Name: info.name, Group: info.group, Kind: info.resource},
+	}
+	if reason == metav1.StatusReasonTooManyRequests {
+		st.Details.RetryAfterSeconds = 1
+	}
+	body, _ := json.Marshal(st) // a Status always encodes
+	return &http.Response{
+		Status:        strconv.Itoa(code) + " " + http.StatusText(code),
+		StatusCode:    code,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}
+
+// statusOf is resp's status code, zero without a response.
+func statusOf(resp *http.Response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.StatusCode
+}
+
+// errText is what the caller of a request learns went wrong, "" for
+// success.
+func errText(resp *http.Response, err error) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case resp != nil && resp.StatusCode >= 300:
+		return http.StatusText(resp.StatusCode)
+	}
+	return ""
+}
+
+// uidOf reads metadata.uid from a JSON object; empty for anything else.
+func uidOf(body []byte) types.UID {
+	var obj struct {
+		Metadata struct {
+			UID types.UID `json:"uid"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(body, &obj) != nil {
+		return ""
+	}
+	return obj.Metadata.UID
+}

@@ -1,0 +1,68 @@
+package managed
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Operations of the Client, as ExternalCall.Op names them.
+const (
+	OpObserve           = "observe"
+	OpCreate            = "create"
+	OpUpdate            = "update"
+	OpDelete            = "delete"
+	OpRepairCredentials = "repair credentials"
+)
+
+// ExternalCall describes one call the step makes of its Client.
+type ExternalCall struct {
+	// Step is the step's name (WithName).
+	Step string
+	// Op is one of the Op constants.
+	Op string
+	// Namespace and Name identify the object the call is for.
+	Namespace, Name string
+	// ExternalName is the object's external name when the call starts; it
+	// may be empty before a Create of a provider-named resource.
+	ExternalName string
+}
+
+// Mutating reports whether the call may change the external system: every
+// operation but Observe.
+func (c ExternalCall) Mutating() bool { return c.Op != OpObserve }
+
+// CallHook sees every call the step makes of its Client (not Connect or
+// Disconnect). BeforeCall runs first: a non-nil error is what the call
+// returns, and the Client is not called. AfterCall runs once the call has
+// returned, with its error; what it returns replaces that error. Both run
+// on the call's goroutine with the call's context.
+//
+// Tests use it to record what an operator does to an external system and to
+// inject faults there: a crash after the k-th mutating call, or a call that
+// took effect and whose answer was lost (AfterCall returning an error that
+// wraps ErrOutcomeUnknown). Package bosuntest/faults provides one.
+type CallHook interface {
+	BeforeCall(ctx context.Context, call ExternalCall) error
+	AfterCall(ctx context.Context, call ExternalCall, err error) error
+}
+
+// WithCallHook sets the hook that sees every call of the Client. Nil, the
+// default, means none.
+func WithCallHook(h CallHook) Option { return func(c *config) { c.hook = h } }
+
+// callExternal runs fn, the call op of the Client for obj, within the call
+// timeout and between the hooks of the step.
+func callExternal[T client.Object, R any](ctx context.Context, s *Step[T], op string, obj T, fn func(ctx context.Context) (R, error)) (R, error) {
+	h := s.cfg.hook
+	if h == nil {
+		return callWithin(ctx, s.cfg.name+" "+op, s.cfg.callTimeout, fn)
+	}
+	call := ExternalCall{Step: s.cfg.name, Op: op, Namespace: obj.GetNamespace(), Name: obj.GetName(), ExternalName: ExternalName(obj)}
+	if err := h.BeforeCall(ctx, call); err != nil {
+		var zero R
+		return zero, err
+	}
+	r, err := callWithin(ctx, s.cfg.name+" "+op, s.cfg.callTimeout, fn)
+	return r, h.AfterCall(ctx, call, err)
+}
