@@ -3,6 +3,7 @@ package managed
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -21,8 +22,10 @@ type ExternalCall struct {
 	Step string
 	// Op is one of the Op constants.
 	Op string
-	// Namespace and Name identify the object the call is for.
+	// Namespace and Name identify the object the call is for, UID which
+	// incarnation of it.
 	Namespace, Name string
+	UID             types.UID
 	// ExternalName is the object's external name when the call starts; it
 	// may be empty before a Create of a provider-named resource.
 	ExternalName string
@@ -58,7 +61,7 @@ func callExternal[T client.Object, R any](ctx context.Context, s *Step[T], op st
 	if h == nil {
 		return callWithin(ctx, s.cfg.name+" "+op, s.cfg.callTimeout, fn)
 	}
-	call := ExternalCall{Step: s.cfg.name, Op: op, Namespace: obj.GetNamespace(), Name: obj.GetName(), ExternalName: ExternalName(obj)}
+	call := ExternalCall{Step: s.cfg.name, Op: op, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), ExternalName: ExternalName(obj)}
 	if err := h.BeforeCall(ctx, call); err != nil {
 		var zero R
 		return zero, err

@@ -28,7 +28,7 @@ func (h externalHook) BeforeCall(context.Context, managed.ExternalCall) error {
 // AfterCall implements managed.CallHook.
 func (h externalHook) AfterCall(_ context.Context, c managed.ExternalCall, err error) error {
 	p := h.p
-	call := Call{External: true, Verb: c.Op, Resource: c.Step, Namespace: c.Namespace, Name: c.Name, ExternalName: c.ExternalName}
+	call := Call{External: true, Verb: c.Op, Resource: c.Step, Namespace: c.Namespace, Name: c.Name, UID: c.UID, ExternalName: c.ExternalName}
 	if err != nil {
 		call.Err = err.Error()
 	}

@@ -134,8 +134,11 @@ type Call struct {
 	// Precondition is the UID a delete was made conditional on, if any.
 	Precondition types.UID
 	// UID is the UID of the object the API server wrote or deleted, when
-	// its answer said.
+	// its answer said, or of the object an external call was for.
 	UID types.UID
+	// Owners are the UIDs of the owners of the object the API server wrote
+	// or deleted, when its answer said.
+	Owners []types.UID
 	// Status is the HTTP status of an API call; zero when it got none.
 	Status int
 	// Fault is the fault the kit injected into the call, if any.

@@ -109,7 +109,7 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	_ = resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	call.Status = resp.StatusCode
-	call.UID = uidOf(body)
+	call.UID, call.Owners = identityOf(body)
 	if rerr != nil {
 		call.Err = rerr.Error()
 		p.record(call)
@@ -220,15 +220,23 @@ func errText(resp *http.Response, err error) string {
 	return ""
 }
 
-// uidOf reads metadata.uid from a JSON object; empty for anything else.
-func uidOf(body []byte) types.UID {
+// identityOf reads metadata.uid and the owners' UIDs from a JSON object;
+// empty for anything else.
+func identityOf(body []byte) (types.UID, []types.UID) {
 	var obj struct {
 		Metadata struct {
-			UID types.UID `json:"uid"`
+			UID             types.UID `json:"uid"`
+			OwnerReferences []struct {
+				UID types.UID `json:"uid"`
+			} `json:"ownerReferences"`
 		} `json:"metadata"`
 	}
 	if json.Unmarshal(body, &obj) != nil {
-		return ""
+		return "", nil
 	}
-	return obj.Metadata.UID
+	var owners []types.UID
+	for _, o := range obj.Metadata.OwnerReferences {
+		owners = append(owners, o.UID)
+	}
+	return obj.Metadata.UID, owners
 }

@@ -1,0 +1,659 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/bosuntest/oracle"
+	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/managed"
+)
+
+// Names of the battery's rows, as its figures name them.
+const (
+	RowCrashAfter    = "crash after every write"
+	RowCrashDuring   = "crash during every write"
+	RowCreateWindow  = "crash between external create and recording it"
+	RowAPIFaults     = "30% 409 + 5% 500 + 2% lost responses"
+	RowStaleReads    = "reads lagging 1/5/50 versions, time travel"
+	RowDroppedEvents = "20% dropped events"
+	RowScale         = "many objects, 8 workers"
+	RowFailover      = "leader killed mid-create, 2 replicas"
+	RowQuiescence    = "quiescence with a forced resync"
+)
+
+// Operator is what RunBattery needs to know of an operator.
+type Operator struct {
+	// Name names the operator in the figures ("postgres").
+	Name string
+	// Setup registers the operator with a manager; see Start. It must pass
+	// p.External() to its managed steps, if any.
+	Setup func(mgr ctrl.Manager, p *Process) error
+	// Object returns the i-th object of a scenario in namespace ns, not
+	// yet created. Objects of different i must have different names.
+	Object func(ns string, i int) client.Object
+	// Prepare, when set, makes what the objects of a scenario need in ns
+	// (a Secret they read, an object they refer to) before they are made.
+	Prepare func(ctx context.Context, c client.Client, ns string) error
+	// Converged, when set, checks what oracle.CheckReady cannot see: the
+	// children and external resources of objs. It runs once every object
+	// is Ready for its generation.
+	Converged func(ctx context.Context, c client.Client, ns string, objs []client.Object) error
+	// Duplicates, when set, counts the objects with more than one of what
+	// they should have one of: external resources, children.
+	Duplicates func(ctx context.Context, c client.Client, ns string, objs []client.Object) (int, error)
+	// Cleaned, when set, checks what is left of deleted objects outside
+	// the objects themselves, which RunBattery waits to be gone.
+	Cleaned func(ctx context.Context, c client.Client, ns string, objs []client.Object) error
+	// Secrets, when set, returns the secret values the operator handled in
+	// ns (passwords it generated), which must not show in its log, in
+	// Events or in status.
+	Secrets func(ctx context.Context, c client.Client, ns string) ([]string, error)
+	// Lists are the kinds whose status the secrets check reads.
+	Lists []client.ObjectList
+	// External is true when the operator has managed steps: the battery
+	// then kills processes in the middle of external creates.
+	External bool
+	// Bound is how long a scenario may take to converge after its last
+	// fault; zero means DefaultBound.
+	Bound time.Duration
+}
+
+// BatterySizes are the sizes of the battery's rows. ShortSizes are what
+// `make test` runs; FullSizes what `make reliability` runs.
+type BatterySizes struct {
+	// CrashObjects is the number of objects of the crash scenarios, and
+	// CrashTrials the most crash points tried (zero: every one).
+	CrashObjects, CrashTrials int
+	// CreateWindowTrials is the number of crashes in an external create.
+	CreateWindowTrials int
+	// FaultObjects is the number of objects under API faults.
+	FaultObjects int
+	// StaleObjects is the number of objects of the stale-read scenario,
+	// and StaleLags the lags it runs.
+	StaleObjects int
+	StaleLags    []int
+	// DropObjects is the number of objects under dropped events, Relist
+	// how often watches are ended (the resync period of the row).
+	DropObjects int
+	Relist      time.Duration
+	// ScaleObjects is the number of objects of the scale and quiescence
+	// rows, and Quiet the quiet period of the latter.
+	ScaleObjects int
+	Quiet        time.Duration
+	// FailoverObjects is the number of objects being created when the
+	// leader dies.
+	FailoverObjects int
+}
+
+// ShortSizes keep every row to seconds, so every fault path runs in CI.
+var ShortSizes = BatterySizes{
+	CrashObjects: 2, CrashTrials: 4, CreateWindowTrials: 2,
+	FaultObjects: 6, StaleObjects: 2, StaleLags: []int{5},
+	DropObjects: 4, Relist: 4 * time.Second,
+	ScaleObjects: 20, Quiet: 6 * time.Second, FailoverObjects: 2,
+}
+
+// FullSizes are the sizes docs/RELIABILITY.md reports.
+var FullSizes = BatterySizes{
+	CrashObjects: 20, CreateWindowTrials: 1000,
+	FaultObjects: 100, StaleObjects: 20, StaleLags: []int{1, 5, 50},
+	DropObjects: 20, Relist: 30 * time.Second,
+	ScaleObjects: 1000, Quiet: 60 * time.Second, FailoverObjects: 10,
+}
+
+// RunBattery runs every row of the reliability battery on op, each as a
+// subtest in a namespace of its own, and records the figures of each with
+// package figures. The sizes are ShortSizes, or FullSizes when
+// figures.Full() (BOSUN_BATTERY=full). A row whose oracle fails fails its
+// subtest.
+func RunBattery(t *testing.T, cp *controlplane.ControlPlane, op Operator) {
+	t.Helper()
+	sizes := figures.Size(ShortSizes, FullSizes)
+	b := &battery{cp: cp, op: op, sizes: sizes}
+	t.Run("CrashAfterEveryWrite", func(t *testing.T) { b.crash(t, false) })
+	t.Run("CrashDuringEveryWrite", func(t *testing.T) { b.crash(t, true) })
+	if op.External {
+		t.Run("CrashInExternalCreate", b.createWindow)
+	}
+	t.Run("APIFaults", b.apiFaults)
+	t.Run("StaleReads", b.staleReads)
+	t.Run("DroppedEvents", b.droppedEvents)
+	t.Run("ScaleAndQuiescence", b.scale)
+	t.Run("LeaderFailover", b.failover)
+}
+
+// battery runs the rows for one operator.
+type battery struct {
+	cp    *controlplane.ControlPlane
+	op    Operator
+	sizes BatterySizes
+}
+
+// bound is the operator's convergence bound.
+func (b *battery) bound() time.Duration {
+	if b.op.Bound > 0 {
+		return b.op.Bound
+	}
+	return DefaultBound
+}
+
+// record reports figures of a row.
+func (b *battery) record(t *testing.T, row string, kv ...string) {
+	t.Helper()
+	for i := 0; i+2 < len(kv); i += 3 {
+		figures.Record(t, figures.Figure{Test: row, Example: b.op.Name, Name: kv[i], Value: kv[i+1], Goal: kv[i+2]})
+	}
+}
+
+// create makes n objects of the operator in ns.
+func (b *battery) create(ctx context.Context, c client.Client, ns string, n int) ([]client.Object, error) {
+	if b.op.Prepare != nil {
+		if err := b.op.Prepare(ctx, c, ns); err != nil {
+			return nil, fmt.Errorf("preparing namespace %s: %w", ns, err)
+		}
+	}
+	objs := make([]client.Object, 0, n)
+	for i := range n {
+		o := b.op.Object(ns, i)
+		if err := c.Create(ctx, o); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", o.GetName(), err)
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+// converged checks that every object is Ready for its generation and
+// passes the operator's own check.
+func (b *battery) converged(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
+	var errs []error
+	for _, o := range objs {
+		cur, ok := o.DeepCopyObject().(client.Object)
+		if !ok {
+			return fmt.Errorf("%T is not an object", o)
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if o.GetUID() != "" && cur.GetUID() != o.GetUID() {
+			errs = append(errs, fmt.Errorf("%s was made again (UID %s, want %s)", o.GetName(), cur.GetUID(), o.GetUID()))
+			continue
+		}
+		if err := oracle.CheckReady(cur); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", o.GetName(), err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if b.op.Converged != nil {
+		return b.op.Converged(ctx, c, ns, objs)
+	}
+	return nil
+}
+
+// cleaned checks that the objects are gone with what they had.
+func (b *battery) cleaned(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
+	var errs []error
+	for _, o := range objs {
+		cur, _ := o.DeepCopyObject().(client.Object)
+		err := c.Get(ctx, client.ObjectKeyFromObject(o), cur)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			errs = append(errs, err)
+		case o.GetUID() == "" || cur.GetUID() == o.GetUID():
+			errs = append(errs, fmt.Errorf("%s still there (finalizers %v)", o.GetName(), cur.GetFinalizers()))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if b.op.Cleaned != nil {
+		return b.op.Cleaned(ctx, c, ns, objs)
+	}
+	return nil
+}
+
+// duplicates counts duplicates with the operator's function, if any.
+func (b *battery) duplicates(ctx context.Context, c client.Client, ns string, objs []client.Object) (int, error) {
+	if b.op.Duplicates == nil {
+		return 0, nil
+	}
+	return b.op.Duplicates(ctx, c, ns, objs)
+}
+
+// scenario is the crash scenario of n objects.
+func (b *battery) scenario(n int, manager func(*ctrl.Options)) Scenario {
+	return Scenario{
+		Setup: b.op.Setup,
+		Create: func(ctx context.Context, c client.Client, ns string) ([]client.Object, error) {
+			return b.create(ctx, c, ns, n)
+		},
+		Converged: b.converged,
+		Duplicates: func(ctx context.Context, c client.Client, ns string, objs []client.Object) (int, error) {
+			return b.duplicates(ctx, c, ns, objs)
+		},
+		Cleaned: b.cleaned,
+		Bound:   b.bound(),
+		Manager: manager,
+	}
+}
+
+// crash is the row "crash after (during) every write".
+func (b *battery) crash(t *testing.T, during bool) {
+	n := b.sizes.CrashObjects
+	opts := CrashOptions{During: during}
+	if b.sizes.CrashTrials > 0 {
+		// Spread the trials over the writes of the scenario.
+		opts.Limit = b.sizes.CrashTrials
+		opts.Stride = max(1, (n*10)/b.sizes.CrashTrials)
+	}
+	r := CrashEveryWrite(t, b.cp, b.scenario(n, nil), opts)
+	row := RowCrashAfter
+	if during {
+		row = RowCrashDuring
+	}
+	b.record(t, row,
+		"objects", strconv.Itoa(n), "",
+		"write points", strconv.Itoa(r.Points), "",
+		"crash points tried", strconv.Itoa(r.Crashed), "",
+		"converged", fmt.Sprintf("%d/%d", r.Converged, r.Crashed), "all",
+		"leaks", strconv.Itoa(r.Leaks), "0",
+		"duplicates", strconv.Itoa(r.Duplicates), "0")
+	if r.Crashed == 0 {
+		t.Errorf("no trial reached its crash point (%d writes in the fault-free run)", r.Points)
+	}
+}
+
+// isExternalCreate matches the external creates.
+func isExternalCreate(c Call) bool { return c.External && c.Verb == managed.OpCreate }
+
+// createWindow is the row "crash between external create and recording
+// it": one object, the process killed during its external create (the
+// resource made, the answer lost), again and again.
+func (b *battery) createWindow(t *testing.T) {
+	trials := b.sizes.CreateWindowTrials
+	opts := CrashOptions{During: true, Match: isExternalCreate, Limit: 1}
+	var crashed, converged, dups int
+	for range trials {
+		r := runCreateWindowTrial(t, b, opts)
+		crashed += r.Crashed
+		converged += r.Converged
+		dups += r.Duplicates
+		if t.Failed() {
+			break
+		}
+	}
+	b.record(t, RowCreateWindow,
+		"trials", strconv.Itoa(crashed), "",
+		"adopted and converged", fmt.Sprintf("%d/%d", converged, crashed), "all",
+		"duplicates", strconv.Itoa(dups), "0")
+}
+
+// runCreateWindowTrial runs one object with a crash during its first
+// external create.
+func runCreateWindowTrial(t *testing.T, b *battery, opts CrashOptions) CrashReport {
+	t.Helper()
+	var report CrashReport
+	report.Trials = 1
+	r := runTrial(t, b.cp, b.scenario(1, nil), 1, opts)
+	if !r.crashed {
+		t.Errorf("the process made no external create")
+		return report
+	}
+	report.Crashed = 1
+	if r.converged {
+		report.Converged = 1
+	}
+	report.Duplicates = r.duplicates
+	if r.failure != "" {
+		t.Errorf("crash during the external create: %s", r.failure)
+	}
+	return report
+}
+
+// timed runs n objects under plan to convergence and returns how long it
+// took, the process, and its log. The objects are deleted and cleaned up
+// before it returns.
+func (b *battery) timed(t *testing.T, n int, plan Plan, logs *bosuntest.LogRecorder, manager func(*ctrl.Options)) (time.Duration, *Process, []client.Object) {
+	t.Helper()
+	ctx := t.Context()
+	ns := bosuntest.Namespace(t, b.cp.Client)
+	mopts := func(o *ctrl.Options) {
+		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
+		if manager != nil {
+			manager(o)
+		}
+	}
+	p := Start(t, b.cp, Options{Name: b.op.Name, Plan: plan, Logs: logs, Manager: mopts}, b.op.Setup)
+	start := time.Now()
+	objs, err := b.create(ctx, b.cp.Client, ns, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := b.bound() + time.Duration(n)*200*time.Millisecond
+	if err := poll(ctx, bound, func(ctx context.Context) error { return b.converged(ctx, b.cp.Client, ns, objs) }); err != nil {
+		t.Fatalf("%d objects not converged within %s: %v", n, bound, err)
+	}
+	return time.Since(start), p, objs
+}
+
+// cleanup deletes objs and waits until they are cleaned up.
+func (b *battery) cleanup(t *testing.T, ns string, objs []client.Object) {
+	t.Helper()
+	ctx := t.Context()
+	if err := deleteAll(ctx, b.cp.Client, objs); err != nil {
+		t.Fatal(err)
+	}
+	bound := b.bound() + time.Duration(len(objs))*100*time.Millisecond
+	if err := poll(ctx, bound, func(ctx context.Context) error { return b.cleaned(ctx, b.cp.Client, ns, objs) }); err != nil {
+		t.Errorf("not cleaned up within %s: %v", bound, err)
+	}
+}
+
+// apiFaults is the row "30% 409 + 5% 500 + 2% lost responses".
+func (b *battery) apiFaults(t *testing.T) {
+	n := b.sizes.FaultObjects
+	clean, p0, objs0 := b.timed(t, n, Plan{}, nil, nil)
+	p0.Stop()
+	b.cleanup(t, objs0[0].GetNamespace(), objs0)
+
+	logs := &bosuntest.LogRecorder{}
+	plan := Plan{Seed: 1, Rules: []Rule{
+		{Fault: Conflict, Rate: 0.30},
+		{Fault: InternalError, Rate: 0.05},
+		{Fault: ResponseLost, Rate: 0.02},
+	}}
+	faulty, p, objs := b.timed(t, n, plan, logs, nil)
+	ns := objs[0].GetNamespace()
+	dups, err := b.duplicates(t.Context(), b.cp.Client, ns, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conflictLogs := 0
+	if err := oracle.NoConflictErrors(logs.Entries()); err != nil {
+		conflictLogs = countConflictErrors(logs.Entries())
+		t.Errorf("conflicts logged as errors: %v", err)
+	}
+	if b.op.Secrets != nil {
+		b.checkSecrets(t, ns, logs)
+	}
+	stats := p.Stats()
+	p.Stop()
+	b.cleanup(t, ns, objs)
+	if dups > 0 {
+		t.Errorf("%d objects with duplicates", dups)
+	}
+	b.record(t, RowAPIFaults,
+		"objects", strconv.Itoa(n), "",
+		"faults injected", fmt.Sprintf("%d conflicts, %d errors, %d lost", stats.Faults[Conflict], stats.Faults[InternalError], stats.Faults[ResponseLost]), "",
+		"time against fault-free", fmt.Sprintf("%.2fx (%s vs %s)", faulty.Seconds()/clean.Seconds(), faulty.Round(time.Millisecond), clean.Round(time.Millisecond)), "",
+		"duplicates", strconv.Itoa(dups), "0",
+		"409 error logs", strconv.Itoa(conflictLogs), "0")
+}
+
+// countConflictErrors counts the error lines that oracle.NoConflictErrors
+// objects to.
+func countConflictErrors(entries []bosuntest.LogEntry) int {
+	n := 0
+	for _, e := range entries {
+		if oracle.NoConflictErrors([]bosuntest.LogEntry{e}) != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// checkSecrets looks for the operator's secrets where they must not be.
+func (b *battery) checkSecrets(t *testing.T, ns string, logs *bosuntest.LogRecorder) {
+	t.Helper()
+	secrets, err := b.op.Secrets(t.Context(), b.cp.Client, ns)
+	if err != nil {
+		t.Fatalf("reading the operator's secrets: %v", err)
+	}
+	if len(secrets) == 0 {
+		t.Fatal("the operator handled no secret in the scenario: nothing to look for")
+	}
+	if err := oracle.NoSecrets(t.Context(), b.cp.Client, secrets, oracle.Scope{Logs: logs.Entries(), Namespaces: []string{ns}, Lists: b.op.Lists}); err != nil {
+		t.Error(err)
+	}
+}
+
+// staleReads is the row "reads lagging 1/5/50 versions, time travel": the
+// objects converge, half of them are deleted and made again under their
+// names at once, all converge again, and no delete may have removed
+// anything of an object that lives.
+func (b *battery) staleReads(t *testing.T) {
+	for _, lag := range b.sizes.StaleLags {
+		t.Run("lag="+strconv.Itoa(lag), func(t *testing.T) {
+			ctx := t.Context()
+			n := b.sizes.StaleObjects
+			plan := Plan{Stale: StaleReads{Lag: lag, MaxAge: 3 * time.Second}}
+			_, p, objs := b.timed(t, n, plan, nil, nil)
+			ns := objs[0].GetNamespace()
+			half := objs[:max(1, n/2)]
+			if err := deleteAll(ctx, b.cp.Client, half); err != nil {
+				t.Fatal(err)
+			}
+			if err := poll(ctx, b.bound(), func(ctx context.Context) error { return b.cleaned(ctx, b.cp.Client, ns, half) }); err != nil {
+				t.Fatalf("not cleaned up: %v", err)
+			}
+			recreated := time.Now()
+			for i := range half {
+				o := b.op.Object(ns, i)
+				if err := b.cp.Client.Create(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+				objs[i] = o
+			}
+			if err := poll(ctx, b.bound(), func(ctx context.Context) error { return b.converged(ctx, b.cp.Client, ns, objs) }); err != nil {
+				t.Fatalf("not converged after the objects were made again: %v", err)
+			}
+			// Let the lag run out and look again.
+			if err := poll(ctx, b.bound(), func(ctx context.Context) error {
+				if idle := time.Since(lastCall(p)); idle < 2*plan.Stale.maxAge() {
+					return fmt.Errorf("the operator wrote %s ago", idle.Round(time.Millisecond))
+				}
+				return b.converged(ctx, b.cp.Client, ns, objs)
+			}); err != nil {
+				t.Fatalf("not converged once the lag ran out: %v", err)
+			}
+			wrong := wrongDeletes(p.Calls(), objs, recreated)
+			for _, c := range wrong {
+				t.Errorf("deleted something of a live object: %s", c)
+			}
+			stats := p.Stats()
+			p.Stop()
+			b.cleanup(t, ns, objs)
+			b.record(t, RowStaleReads,
+				fmt.Sprintf("lag %d: stale reads", lag), strconv.Itoa(stats.StaleReads), "",
+				fmt.Sprintf("lag %d: wrong-object deletes", lag), strconv.Itoa(len(wrong)), "0")
+		})
+	}
+}
+
+// lastCall is when p last made a call.
+func lastCall(p *Process) time.Time {
+	calls := p.Calls()
+	if len(calls) == 0 {
+		return time.Time{}
+	}
+	return calls[len(calls)-1].At
+}
+
+// wrongDeletes returns the deletes that removed a live object or something
+// of one: an API delete of a live object or of an object it owns, or an
+// external delete for a live object made after the objects were made
+// again.
+func wrongDeletes(calls []Call, live []client.Object, since time.Time) []Call {
+	uids := map[types.UID]bool{}
+	for _, o := range live {
+		uids[o.GetUID()] = true
+	}
+	var out []Call
+	for _, c := range calls {
+		if !c.TookEffect() {
+			continue
+		}
+		switch {
+		case c.External && c.Verb == managed.OpDelete && uids[c.UID] && c.At.After(since):
+			out = append(out, c)
+		case !c.External && c.Verb == VerbDelete:
+			if uids[c.UID] {
+				out = append(out, c)
+				continue
+			}
+			for _, o := range c.Owners {
+				if uids[o] {
+					out = append(out, c)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// droppedEvents is the row "20% dropped events": the objects must converge
+// within the relist period plus 30 seconds.
+func (b *battery) droppedEvents(t *testing.T) {
+	n := b.sizes.DropObjects
+	relist := b.sizes.Relist
+	plan := Plan{Seed: 2, Watch: WatchFaults{Drop: 0.2, Relist: relist}}
+	ctx := t.Context()
+	ns := bosuntest.Namespace(t, b.cp.Client)
+	p := Start(t, b.cp, Options{Name: b.op.Name, Plan: plan, Manager: func(o *ctrl.Options) {
+		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
+	}}, b.op.Setup)
+	start := time.Now()
+	objs, err := b.create(ctx, b.cp.Client, ns, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := relist + 30*time.Second
+	err = poll(ctx, bound, func(ctx context.Context) error { return b.converged(ctx, b.cp.Client, ns, objs) })
+	took := time.Since(start)
+	stats := p.Stats()
+	if err != nil {
+		t.Errorf("not converged within the relist period + 30s (%s): %v", bound, err)
+	}
+	p.Stop()
+	b.cleanup(t, ns, objs)
+	b.record(t, RowDroppedEvents,
+		"objects", strconv.Itoa(n), "",
+		"events dropped", strconv.Itoa(stats.Dropped), "",
+		"converged in", took.Round(time.Millisecond).String(), "< "+bound.String())
+}
+
+// scale is the rows "many objects, 8 workers" and "quiescence with a
+// forced resync".
+func (b *battery) scale(t *testing.T) {
+	n := b.sizes.ScaleObjects
+	sync := b.sizes.Quiet / 3
+	plan := Plan{Watch: WatchFaults{Relist: sync}}
+	took, p, objs := b.timed(t, n, plan, nil, func(o *ctrl.Options) {
+		o.Controller = config.Controller{SkipNameValidation: o.Controller.SkipNameValidation, MaxConcurrentReconciles: 8}
+		o.Cache.SyncPeriod = &sync
+	})
+	ns := objs[0].GetNamespace()
+	dups, err := b.duplicates(t.Context(), b.cp.Client, ns, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dups > 0 {
+		t.Errorf("%d objects with duplicates", dups)
+	}
+	writes, qerr := oracle.Quiet(t.Context(), p, b.sizes.Quiet)
+	if qerr != nil {
+		t.Errorf("writes once converged: %v", qerr)
+	}
+	stats := p.Stats()
+	p.Stop()
+	b.cleanup(t, ns, objs)
+	b.record(t, RowScale,
+		"objects", strconv.Itoa(n), "",
+		"converged in", took.Round(time.Millisecond).String(), "",
+		"duplicates", strconv.Itoa(dups), "0")
+	b.record(t, RowQuiescence,
+		"objects", strconv.Itoa(n), "",
+		"quiet period", b.sizes.Quiet.String(), "",
+		"resyncs and relists", fmt.Sprintf("every %s (%d relists)", sync, stats.Relists), "",
+		"writes", strconv.Itoa(len(writes)), "0")
+}
+
+// failover is the row "leader killed mid-create, 2 replicas".
+func (b *battery) failover(t *testing.T) {
+	ctx := t.Context()
+	n := b.sizes.FailoverObjects
+	ns := bosuntest.Namespace(t, b.cp.Client)
+	le := &LeaderElection{ID: b.op.Name + "-battery", Namespace: ns}
+	match := isExternalCreate
+	if !b.op.External {
+		match = func(c Call) bool { return !c.External && c.Verb == VerbCreate }
+	}
+	mopts := func(o *ctrl.Options) { o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}} }
+	leader := Start(t, b.cp, Options{Name: "replica-a", LeaderElection: le, Manager: mopts,
+		Plan: Plan{Crash: CrashPoint{After: 1, During: true, Match: match}}}, b.op.Setup)
+	if err := waitChan(ctx, leader.Elected(), b.bound()); err != nil {
+		t.Fatalf("replica-a was not elected: %v", err)
+	}
+	other := Start(t, b.cp, Options{Name: "replica-b", LeaderElection: le, Manager: mopts}, b.op.Setup)
+	objs, err := b.create(ctx, b.cp.Client, ns, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitChan(ctx, leader.Crashed(), b.bound()); err != nil {
+		t.Fatalf("the leader made no create to die in: %v", err)
+	}
+	if err := waitChan(ctx, other.Elected(), b.bound()); err != nil {
+		t.Fatalf("replica-b did not take over: %v", err)
+	}
+	takeover := time.Since(leader.CrashedAt())
+	if err := poll(ctx, b.bound(), func(ctx context.Context) error { return b.converged(ctx, b.cp.Client, ns, objs) }); err != nil {
+		t.Fatalf("not converged after the takeover: %v", err)
+	}
+	dups, err := b.duplicates(ctx, b.cp.Client, ns, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dups > 0 {
+		t.Errorf("%d objects with duplicates after the takeover", dups)
+	}
+	other.Stop()
+	// A fresh replica cleans up (replica-b has stopped; its lease expires).
+	cleaner := Start(t, b.cp, Options{Name: "cleaner", Manager: mopts}, b.op.Setup)
+	b.cleanup(t, ns, objs)
+	cleaner.Stop()
+	b.record(t, RowFailover,
+		"duplicate creates", strconv.Itoa(dups), "0",
+		"takeover", takeover.Round(time.Millisecond).String(), "",
+		"lease duration", DefaultLeaseDuration.String(), "")
+}
+
+// waitChan waits for ch to close, for at most d.
+func waitChan(ctx context.Context, ch <-chan struct{}, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
