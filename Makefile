@@ -53,6 +53,34 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZ_TIME) ./examples/hello
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(DSL_FUZZ_TIME) ./dsl
 
+# `make reliability` keeps the figures file and the fuzzing outputs of its last run here.
+RELIABILITY_DIR := $(BIN)/reliability
+RELIABILITY_FIGURES := $(RELIABILITY_DIR)/figures.jsonl
+# The row of docs/RELIABILITY.md's figures table for the DSL fuzzing: FuzzParse and FuzzGenerate,
+# 5 minutes each.
+DSL_FUZZ_ROW := DSL fuzz, 10 min (parser and generator)|dsl
+
+## reliability: the whole reliability battery, which takes hours: every test named *Battery* at its full size
+##   (BOSUN_BATTERY=full) with -race, then FuzzParse and FuzzGenerate for 5 minutes each; writes the figures,
+##   the machine and the date into docs/RELIABILITY.md, and fails if any test or fuzz target failed.
+.PHONY: reliability
+reliability: controlplane postgres
+	@rm -rf $(RELIABILITY_DIR) && mkdir -p $(RELIABILITY_DIR) && : > $(RELIABILITY_FIGURES)
+	@failed=; \
+	BOSUN_BATTERY=full BOSUN_FIGURES=$(RELIABILITY_FIGURES) \
+		$(GO) test -race -run 'Battery' -timeout 0 -p 1 ./... || failed="battery tests"; \
+	for target in dsl/FuzzParse gen/FuzzGenerate; do \
+		fuzz=$${target#*/}; log=$(RELIABILITY_DIR)/$$fuzz.log; \
+		$(GO) test -run '^$$' -fuzz "^$$fuzz\$$" -fuzztime 5m ./$${target%/*} 2>&1 | tee $$log; \
+		[ "$${PIPESTATUS[0]}" = 0 ] || failed="$${failed:+$$failed, }$$fuzz"; \
+	done; \
+	$(GO) run ./hack/figures -in $(RELIABILITY_FIGURES) -fuzz '$(DSL_FUZZ_ROW)' \
+		$(RELIABILITY_DIR)/FuzzParse.log $(RELIABILITY_DIR)/FuzzGenerate.log || exit 1; \
+	$(GO) run ./hack/figures -in $(RELIABILITY_FIGURES) -doc docs/RELIABILITY.md \
+		-command "make reliability" -failed "$$failed" || exit 1; \
+	echo "figures written to docs/RELIABILITY.md (recorded in $(RELIABILITY_FIGURES))"; \
+	if [ -n "$$failed" ]; then echo "reliability: failed: $$failed"; exit 1; fi
+
 ## bench: the Go benchmarks recorded in docs/BENCHMARKS.md.
 .PHONY: bench
 bench:
