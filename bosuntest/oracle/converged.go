@@ -165,7 +165,11 @@ func (s *settings) read(ctx context.Context, c client.Client, list client.Object
 			if err != nil {
 				return nil, err
 			}
-			pending = append(pending, fmt.Sprintf("%s: %s: %v", describe(c, obj), readyText(m), cerr))
+			line := describe(c, obj) + ": " + readyText(m)
+			if why := cerr.Error(); why != readyText(m) {
+				line += ": " + why
+			}
+			pending = append(pending, line)
 			continue
 		}
 		res.Converged++
@@ -185,7 +189,7 @@ func (s *settings) read(ctx context.Context, c client.Client, list client.Object
 	case s.count < 0 && len(objs) == 0:
 		return pending, errors.New("no objects listed")
 	case s.count >= 0 && len(objs) != s.count:
-		return pending, fmt.Errorf("%d objects listed, want %d", len(objs), s.count)
+		return pending, fmt.Errorf("%s listed, want %d", count(len(objs), "object"), s.count)
 	}
 	return pending, nil
 }

@@ -29,15 +29,22 @@ func Gone(ctx context.Context, c client.Client, objs []client.Object, bound time
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	left := objs
+	var last []string // what the last completed read found
 	for {
 		var lines []string
 		left, lines = stillThere(ctx, c, left)
 		if len(left) == 0 {
 			return nil
 		}
+		// A read cut short by the end of the wait says nothing of the
+		// objects; the one before it is reported.
+		if ctx.Err() == nil || last == nil {
+			last = lines
+		}
 		select {
 		case <-ctx.Done():
-			heading := fmt.Sprintf("%d of %d objects still there after %s", len(left), len(objs), time.Since(start).Round(time.Millisecond))
+			lines := last
+			heading := fmt.Sprintf("%d of %d objects still there after %s", len(lines), len(objs), time.Since(start).Round(time.Millisecond))
 			if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
 				return fmt.Errorf("oracle: %w: %s", cause, joinLines(heading, lines))
 			}

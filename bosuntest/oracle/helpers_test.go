@@ -2,9 +2,9 @@ package oracle_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,12 +52,16 @@ func bumpGeneration(t *testing.T, c client.Client, w *testapi.Widget) {
 	}
 }
 
-// removeFinalizers clears w's finalizers.
+// removeFinalizers clears w's finalizers, if w is still there.
 func removeFinalizers(t *testing.T, c client.Client, w *testapi.Widget) {
 	t.Helper()
 	// Not t.Context(): this also runs in cleanups, after it has ended.
 	ctx := context.Background()
-	if err := c.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+	err := c.Get(ctx, client.ObjectKeyFromObject(w), w)
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	if err != nil {
 		t.Fatalf("reading widget %s: %v", w.Name, err)
 	}
 	base := w.DeepCopy()
@@ -83,6 +87,3 @@ func runtimeToUnstructured(obj client.Object) (*unstructured.Unstructured, error
 	}
 	return &unstructured.Unstructured{Object: m}, nil
 }
-
-// contains reports whether s holds sub.
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

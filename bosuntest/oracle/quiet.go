@@ -21,7 +21,16 @@ type WriteLog interface {
 	Writes() []bosuntest.Write
 }
 
-var _ WriteLog = (*bosuntest.WriteCounter)(nil)
+// WriteLogFunc adapts a function to WriteLog.
+type WriteLogFunc func() []bosuntest.Write
+
+// Writes implements WriteLog by calling f.
+func (f WriteLogFunc) Writes() []bosuntest.Write { return f() }
+
+var (
+	_ WriteLog = (*bosuntest.WriteCounter)(nil)
+	_ WriteLog = WriteLogFunc(nil)
+)
 
 // Quiet waits period and returns the writes log recorded during it: those
 // after the ones it held when Quiet was called. Writes of Events (of either

@@ -41,9 +41,10 @@ type Scope struct {
 	// Logs are log lines to search: their logger name, message, error text,
 	// and every key and value (see NoSecretsInLogs).
 	Logs []bosuntest.LogEntry
-	// Namespaces are the namespaces whose Events, both core/v1 and
-	// events.k8s.io/v1, are searched (message, note, reason and action),
-	// and in which Lists are listed. Empty, nothing is read from the API
+	// Namespaces are the namespaces whose Events, both events.k8s.io/v1
+	// and core/v1, are searched (note or message, reason and action), and
+	// in which Lists are listed. An event is searched once and named by
+	// its events.k8s.io/v1 fields. Empty, nothing is read from the API
 	// server.
 	Namespaces []string
 	// Lists are the kinds whose objects, in Namespaces, have their status,
@@ -217,31 +218,32 @@ func renderings(v any) []string {
 	return out
 }
 
-// events searches the Events of namespace ns, of both APIs; an event read
-// through both is searched once.
+// events searches the Events of namespace ns. The API server serves each
+// event through both APIs; it is searched once, under its events.k8s.io/v1
+// field names when that API has it.
 func (f *finder) events(ctx context.Context, c client.Client, ns string) error {
-	var core corev1.EventList
-	if err := c.List(ctx, &core, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("oracle: listing core/v1 Events in %s: %w", ns, err)
-	}
-	seen := map[types.UID]bool{}
-	for _, e := range core.Items {
-		seen[e.UID] = true
-		at := "Event " + ns + "/" + e.Name
-		f.look(at+" message", e.Message)
-		f.look(at+" reason", e.Reason)
-		f.look(at+" action", e.Action)
-	}
 	var events eventsv1.EventList
 	if err := c.List(ctx, &events, client.InNamespace(ns)); err != nil {
 		return fmt.Errorf("oracle: listing events.k8s.io/v1 Events in %s: %w", ns, err)
 	}
+	seen := map[types.UID]bool{}
 	for _, e := range events.Items {
+		seen[e.UID] = true
+		at := "Event " + ns + "/" + e.Name
+		f.look(at+" note", e.Note)
+		f.look(at+" reason", e.Reason)
+		f.look(at+" action", e.Action)
+	}
+	var core corev1.EventList
+	if err := c.List(ctx, &core, client.InNamespace(ns)); err != nil {
+		return fmt.Errorf("oracle: listing core/v1 Events in %s: %w", ns, err)
+	}
+	for _, e := range core.Items {
 		if seen[e.UID] {
 			continue
 		}
 		at := "Event " + ns + "/" + e.Name
-		f.look(at+" note", e.Note)
+		f.look(at+" message", e.Message)
 		f.look(at+" reason", e.Reason)
 		f.look(at+" action", e.Action)
 	}

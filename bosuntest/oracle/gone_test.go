@@ -1,0 +1,107 @@
+package oracle_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/oracle"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+func TestGone(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	c := cp.Client
+	ns := bosuntest.Namespace(t, c)
+	const hold = "oracle.test.bosun.dev/hold"
+
+	held := createWidget(t, c, ns, "held", hold)
+	setReady(t, c, held, "False", "Deleting", "waiting for the backup", held.Generation, 0)
+	deleteObject(t, c, held)
+	t.Cleanup(func() { removeFinalizers(t, c, held) })
+	kept := createWidget(t, c, ns, "kept")
+	removed := createWidget(t, c, ns, "removed")
+	deleteObject(t, c, removed)
+	replaced := createWidget(t, c, ns, "replaced")
+	deleteObject(t, c, replaced)
+	createWidget(t, c, ns, "replaced") // same name, another UID
+
+	objs := []client.Object{held, kept, removed, replaced}
+	err := oracle.Gone(t.Context(), c, objs, time.Second, oracle.Interval(20*time.Millisecond))
+	checkErr(t, err, []error{oracle.ErrNotGone}, []string{
+		"2 of 4 objects still there after",
+		`Widget ` + ns + `/held: being deleted, finalizers ["` + hold + `"], Ready False/Deleting "waiting for the backup" (generation 1)`,
+		`Widget ` + ns + `/kept: not being deleted, no finalizers, no Ready condition`,
+	})
+	unwanted(t, err, []string{"/removed", "/replaced"})
+
+	removeFinalizers(t, c, held)
+	deleteObject(t, c, kept)
+	if err := oracle.Gone(t.Context(), c, objs, 30*time.Second); err != nil {
+		t.Errorf("Gone after the finalizer was released: %v", err)
+	}
+}
+
+func TestGoneStopsWithTheContext(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	c := cp.Client
+	ns := bosuntest.Namespace(t, c)
+	w := createWidget(t, c, ns, "kept")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := oracle.Gone(ctx, c, []client.Object{w}, time.Minute)
+	if !errors.Is(err, context.Canceled) || errors.Is(err, oracle.ErrNotGone) {
+		t.Errorf("err = %v, want context.Canceled and not ErrNotGone", err)
+	}
+}
+
+func TestNoOrphans(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	c := cp.Client
+	ns := bosuntest.Namespace(t, c)
+	owner := createWidget(t, c, ns, "owner")
+	other := createWidget(t, c, ns, "other")
+	ref := func(w *testapi.Widget) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: testapi.GroupVersion.String(), Kind: "Widget", Name: w.Name, UID: w.UID, Controller: ptr.To(true)}}
+	}
+	orphanCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orphan", OwnerReferences: ref(owner)}}
+	otherCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", OwnerReferences: ref(other)}}
+	orphanSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orphan", OwnerReferences: ref(owner)}}
+	for _, obj := range []client.Object{orphanCM, otherCM, orphanSecret} {
+		if err := c.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owners := []types.UID{owner.UID}
+
+	err := oracle.NoOrphans(t.Context(), c, ns, owners, &corev1.ConfigMapList{}, &corev1.SecretList{})
+	checkErr(t, err, []error{oracle.ErrOrphans}, []string{
+		"ConfigMap " + ns + "/orphan: owned by Widget owner (uid " + string(owner.UID) + ")",
+		"Secret " + ns + "/orphan: owned by Widget owner",
+	})
+	unwanted(t, err, []string{"/other"})
+
+	// Only the lists given are looked in.
+	err = oracle.NoOrphans(t.Context(), c, ns, owners, &corev1.SecretList{})
+	checkErr(t, err, []error{oracle.ErrOrphans}, []string{"Secret " + ns + "/orphan"})
+	unwanted(t, err, []string{"ConfigMap"})
+
+	if err := oracle.NoOrphans(t.Context(), c, ns, owners); err == nil || !strings.Contains(err.Error(), "no lists") {
+		t.Errorf("NoOrphans with no lists = %v, want it refused", err)
+	}
+
+	deleteObject(t, c, orphanCM)
+	deleteObject(t, c, orphanSecret)
+	if err := oracle.NoOrphans(t.Context(), c, ns, owners, &corev1.ConfigMapList{}, &corev1.SecretList{}); err != nil {
+		t.Errorf("NoOrphans after the children were deleted: %v", err)
+	}
+}
