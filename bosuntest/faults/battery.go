@@ -354,7 +354,8 @@ func (b *battery) timed(t *testing.T, n int, plan Plan, logs *bosuntest.LogRecor
 	return time.Since(start), p, objs
 }
 
-// cleanup deletes objs and waits until they are cleaned up.
+// cleanup deletes objs and waits until they are cleaned up, by an
+// operator that must still be running.
 func (b *battery) cleanup(t *testing.T, ns string, objs []client.Object) {
 	t.Helper()
 	ctx := t.Context()
@@ -371,8 +372,8 @@ func (b *battery) cleanup(t *testing.T, ns string, objs []client.Object) {
 func (b *battery) apiFaults(t *testing.T) {
 	n := b.sizes.FaultObjects
 	clean, p0, objs0 := b.timed(t, n, Plan{}, nil, nil)
-	p0.Stop()
 	b.cleanup(t, objs0[0].GetNamespace(), objs0)
+	p0.Stop()
 
 	logs := &bosuntest.LogRecorder{}
 	plan := Plan{Seed: 1, Rules: []Rule{
@@ -395,8 +396,8 @@ func (b *battery) apiFaults(t *testing.T) {
 		b.checkSecrets(t, ns, logs)
 	}
 	stats := p.Stats()
-	p.Stop()
 	b.cleanup(t, ns, objs)
+	p.Stop()
 	if dups > 0 {
 		t.Errorf("%d objects with duplicates", dups)
 	}
@@ -479,8 +480,8 @@ func (b *battery) staleReads(t *testing.T) {
 				t.Errorf("deleted something of a live object: %s", c)
 			}
 			stats := p.Stats()
-			p.Stop()
 			b.cleanup(t, ns, objs)
+			p.Stop()
 			b.record(t, RowStaleReads,
 				fmt.Sprintf("lag %d: stale reads", lag), strconv.Itoa(stats.StaleReads), "",
 				fmt.Sprintf("lag %d: wrong-object deletes", lag), strconv.Itoa(len(wrong)), "0")
@@ -553,8 +554,8 @@ func (b *battery) droppedEvents(t *testing.T) {
 	if err != nil {
 		t.Errorf("not converged within the relist period + 30s (%s): %v", bound, err)
 	}
-	p.Stop()
 	b.cleanup(t, ns, objs)
+	p.Stop()
 	b.record(t, RowDroppedEvents,
 		"objects", strconv.Itoa(n), "",
 		"events dropped", strconv.Itoa(stats.Dropped), "",
@@ -584,8 +585,8 @@ func (b *battery) scale(t *testing.T) {
 		t.Errorf("writes once converged: %v", qerr)
 	}
 	stats := p.Stats()
-	p.Stop()
 	b.cleanup(t, ns, objs)
+	p.Stop()
 	b.record(t, RowScale,
 		"objects", strconv.Itoa(n), "",
 		"converged in", took.Round(time.Millisecond).String(), "",

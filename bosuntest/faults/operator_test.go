@@ -198,7 +198,7 @@ func cleaned(st *store) func(ctx context.Context, c client.Client, ns string, ob
 		for _, o := range objs {
 			err := c.Get(ctx, client.ObjectKeyFromObject(o), &testapi.Widget{})
 			if !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("%s still there (%v)", o.GetName(), err))
+				errs = append(errs, fmt.Errorf("%s still there (%w)", o.GetName(), err))
 			}
 			if n := len(st.byName(ns + "." + o.GetName())); n != 0 {
 				errs = append(errs, fmt.Errorf("%s left %d external resources", o.GetName(), n))

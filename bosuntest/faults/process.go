@@ -90,7 +90,8 @@ type Process struct {
 	kill    sync.Once
 	cancel  context.CancelFunc
 	done    chan struct{}
-	sink    *testSink
+	sink    *testSink // nil outside tests
+	logger  logr.Logger
 	err     error
 
 	mu       sync.Mutex
@@ -103,8 +104,9 @@ type Process struct {
 
 // Start makes a manager on cp whose traffic passes through the kit under
 // opts.Plan, lets setup register the operator's controllers with it, starts
-// it and waits for its caches to sync (unless the process dies first). The
-// process stops, and is waited for, when the test ends.
+// it and waits for its caches to sync (unless the process dies first). Its
+// log goes to the test. The process stops, and is waited for, when the
+// test ends; an error it stops with fails the test.
 //
 // setup gets the process too, so that it can hand External to the managed
 // steps it makes:
@@ -112,13 +114,38 @@ type Process struct {
 //	managed.NewStep(connector, managed.WithCallHook(p.External()))
 func Start(t testing.TB, cp *controlplane.ControlPlane, opts Options, setup func(mgr ctrl.Manager, p *Process) error) *Process {
 	t.Helper()
+	sink := &testSink{t: t}
+	logger := testr.NewWithInterface(sink, testr.Options{LogTimestamp: true, Verbosity: bosuntest.LogVerbosity})
+	p, err := run(context.Background(), cp, opts, logger, sink, setup)
+	if err != nil {
+		t.Fatalf("faults: %v", err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if err := p.Err(); err != nil {
+			t.Errorf("faults: manager %s stopped with an error: %v", p.name, err)
+		}
+	})
+	return p
+}
+
+// Run is Start for code that is not a test: the manager logs to logger
+// (named after the process, and recorded by opts.Logs), and the caller
+// must Stop the process. ctx bounds the wait for the caches; the process
+// runs until Stop or Crash.
+func Run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logger logr.Logger, setup func(mgr ctrl.Manager, p *Process) error) (*Process, error) {
+	return run(ctx, cp, opts, logger, nil, setup)
+}
+
+// run is Run with the test sink of Start, if any.
+func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logger logr.Logger, sink *testSink, setup func(mgr ctrl.Manager, p *Process) error) (*Process, error) {
 	p := &Process{
+		sink:   sink,
 		name:   opts.Name,
 		plan:   opts.Plan,
 		now:    time.Now,
 		deadCh: make(chan struct{}),
 		done:   make(chan struct{}),
-		sink:   &testSink{t: t},
 	}
 	if p.name == "" {
 		p.name = "process"
@@ -133,13 +160,14 @@ func Start(t testing.TB, cp *controlplane.ControlPlane, opts Options, setup func
 	cfg.AcceptContentTypes = "application/json"
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &transport{p: p, next: rt} })
 
-	logger := testr.NewWithInterface(p.sink, testr.Options{LogTimestamp: true, Verbosity: bosuntest.LogVerbosity}).WithName(p.name)
+	logger = logger.WithName(p.name)
 	if opts.Logs != nil {
 		logger = opts.Logs.Wrap(logger)
 	}
+	p.logger = logger
 	mopts := ctrl.Options{
 		Scheme:                  cp.Scheme,
-		Logger:                  logger,
+		Logger:                  p.Logger(),
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  "0",
 		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
@@ -170,29 +198,23 @@ func Start(t testing.TB, cp *controlplane.ControlPlane, opts Options, setup func
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
-		t.Fatalf("faults: creating manager: %v", err)
+		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	p.mgr = mgr
 	if setup != nil {
 		if err := setup(mgr, p); err != nil {
-			t.Fatalf("faults: setting up manager: %v", err)
+			return nil, fmt.Errorf("setting up manager: %w", err)
 		}
 	}
 
-	ctx, cancel := context.WithCancel(logr.NewContext(context.Background(), logger))
+	mctx, cancel := context.WithCancel(logr.NewContext(context.Background(), p.logger))
 	p.cancel = cancel
 	go func() {
 		defer close(p.done)
-		if err := mgr.Start(ctx); err != nil && !p.dead() {
+		if err := mgr.Start(mctx); err != nil && !p.dead() {
 			p.err = err
 		}
 	}()
-	t.Cleanup(func() {
-		p.Stop()
-		if p.err != nil {
-			t.Errorf("faults: manager %s stopped with an error: %v", p.name, p.err)
-		}
-	})
 
 	syncCtx, cancelSync := context.WithTimeout(ctx, cacheSyncTimeout)
 	defer cancelSync()
@@ -206,14 +228,27 @@ func Start(t testing.TB, cp *controlplane.ControlPlane, opts Options, setup func
 		}
 	}()
 	if !mgr.GetCache().WaitForCacheSync(syncCtx) && !p.dead() {
-		select {
-		case <-p.done:
-			t.Fatalf("faults: manager %s stopped before its caches synced: %v", p.name, p.err)
-		default:
-			t.Fatalf("faults: manager %s: caches did not sync within %s", p.name, cacheSyncTimeout)
+		p.Stop()
+		if p.err != nil {
+			return nil, fmt.Errorf("manager %s stopped before its caches synced: %w", p.name, p.err)
 		}
+		return nil, fmt.Errorf("manager %s: caches did not sync within %s", p.name, cacheSyncTimeout)
 	}
-	return p
+	return p, nil
+}
+
+// Logger returns the process's logger.
+func (p *Process) Logger() logr.Logger { return p.logger }
+
+// Err returns the error the manager stopped with, if it stopped with one
+// while alive; nil while it runs.
+func (p *Process) Err() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
 }
 
 // cmpOr returns d, or def when d is zero.
@@ -260,7 +295,7 @@ func (p *Process) Crash() {
 		p.crashAt.Store(p.now().UnixNano())
 		p.isDead.Store(true)
 		close(p.deadCh)
-		p.sink.close()
+		p.quiet()
 		p.cancel()
 	})
 }
@@ -273,7 +308,14 @@ func (p *Process) Stop() {
 		p.cancel()
 	}
 	<-p.done
-	p.sink.close()
+	p.quiet()
+}
+
+// quiet stops the process's log from reaching its test.
+func (p *Process) quiet() {
+	if p.sink != nil {
+		p.sink.close()
+	}
 }
 
 // record adds a call and reports whether it is the plan's crash point.

@@ -33,7 +33,7 @@ func parseRequest(req *http.Request) (info requestInfo, ok bool) {
 		return info, false
 	}
 	switch {
-	case len(segs) >= 3 && segs[0] == "namespaces" && !(len(segs) == 3 && (segs[2] == "status" || segs[2] == "finalize")):
+	case len(segs) >= 3 && segs[0] == "namespaces" && (len(segs) != 3 || (segs[2] != "status" && segs[2] != "finalize")):
 		info.namespace, info.resource = segs[1], segs[2]
 		segs = segs[3:]
 	default:
@@ -102,11 +102,6 @@ func (r requestInfo) resourcePath() string {
 		return r.resource
 	}
 	return r.resource + "/" + r.subresource
-}
-
-// objectKey names the object of the request in the kit's records.
-func (r requestInfo) objectKey() string {
-	return r.resource + "/" + r.namespace + "/" + r.name
 }
 
 // Call is one mutating call a process made, to the API server or to an

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 	"sync"
@@ -187,7 +188,7 @@ func (w *watchFilter) deliver() {
 		w.mu.Unlock()
 
 		if next == nil && closed {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				err = nil
 			}
 			_ = w.out.CloseWithError(err)
