@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -167,6 +168,12 @@ func (f *finder) redact(s string) string {
 	return s
 }
 
+// quote returns s redacted, then quoted as %q would: quoting first could
+// escape a secret out of redact's sight.
+func (f *finder) quote(s string) string {
+	return strconv.Quote(f.redact(s))
+}
+
 // err returns the error naming every place found, or nil.
 func (f *finder) err() error {
 	if len(f.found) == 0 {
@@ -182,7 +189,7 @@ func (f *finder) err() error {
 // logs searches log lines.
 func (f *finder) logs(entries []bosuntest.LogEntry) {
 	for i, e := range entries {
-		at := fmt.Sprintf("log line %d (%q)", i, e.Message)
+		at := fmt.Sprintf("log line %d (%s)", i, f.quote(e.Message))
 		f.look(at+" logger name", e.Name)
 		f.look(at+" message", e.Message)
 		if e.Err != nil {
@@ -193,10 +200,10 @@ func (f *finder) logs(entries []bosuntest.LogEntry) {
 		}
 		for j := 0; j < len(e.Values); j += 2 {
 			key := fmt.Sprint(e.Values[j])
-			f.look(fmt.Sprintf("%s key %q", at, key), key)
+			f.look(fmt.Sprintf("%s key %s", at, f.quote(key)), key)
 			if j+1 < len(e.Values) {
 				for _, r := range renderings(e.Values[j+1]) {
-					f.look(fmt.Sprintf("%s value of %q", at, key), r)
+					f.look(fmt.Sprintf("%s value of %s", at, f.quote(key)), r)
 				}
 			}
 		}
@@ -264,12 +271,12 @@ func (f *finder) objects(ctx context.Context, c client.Client, ns string, list c
 	for _, obj := range objs {
 		at := describe(c, obj)
 		for _, k := range slices.Sorted(maps.Keys(obj.GetLabels())) {
-			f.look(fmt.Sprintf("%s label key %q", at, k), k)
-			f.look(fmt.Sprintf("%s label %q", at, k), obj.GetLabels()[k])
+			f.look(fmt.Sprintf("%s label key %s", at, f.quote(k)), k)
+			f.look(fmt.Sprintf("%s label %s", at, f.quote(k)), obj.GetLabels()[k])
 		}
 		for _, k := range slices.Sorted(maps.Keys(obj.GetAnnotations())) {
-			f.look(fmt.Sprintf("%s annotation key %q", at, k), k)
-			f.look(fmt.Sprintf("%s annotation %q", at, k), obj.GetAnnotations()[k])
+			f.look(fmt.Sprintf("%s annotation key %s", at, f.quote(k)), k)
+			f.look(fmt.Sprintf("%s annotation %s", at, f.quote(k)), obj.GetAnnotations()[k])
 		}
 		m, err := content(obj)
 		if err != nil {
@@ -288,7 +295,7 @@ func (f *finder) walk(at, path string, v any) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, child := range v {
-			f.look(fmt.Sprintf("%s %s key %q", at, path, k), k)
+			f.look(fmt.Sprintf("%s %s key %s", at, path, f.quote(k)), k)
 			f.walk(at, path+"."+k, child)
 		}
 	case []any:

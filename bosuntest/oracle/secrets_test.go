@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -109,6 +110,13 @@ func TestNoSecretsInLogs(t *testing.T) {
 			want:    []string{`secret "s3…" in log line 0 ("token s3…") message`},
 		},
 		{
+			name:    "quoted in the message",
+			secrets: []string{`pa"ss\word`},
+			entries: []bosuntest.LogEntry{{Message: `login "app" with pa"ss\word`}},
+			wantIs:  []error{oracle.ErrSecretFound},
+			want:    []string{`secret "pa…" in log line 0 ("login \"app\" with pa…") message`},
+		},
+		{
 			name:    "too short",
 			secrets: []string{password, "abc"},
 			wantIs:  []error{oracle.ErrShortSecret},
@@ -131,6 +139,9 @@ func TestNoSecretsInLogs(t *testing.T) {
 				}
 			}
 			unwanted(t, err, secrets)
+			for _, s := range secrets {
+				unwanted(t, err, []string{strconv.Quote(s)[1 : len(strconv.Quote(s))-1]})
+			}
 		})
 	}
 }
