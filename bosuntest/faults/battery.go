@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -289,43 +290,33 @@ func isExternalCreate(c Call) bool { return c.External && c.Verb == managed.OpCr
 // resource made, the answer lost), again and again.
 func (b *battery) createWindow(t *testing.T) {
 	trials := b.sizes.CreateWindowTrials
-	opts := CrashOptions{During: true, Match: isExternalCreate, Limit: 1}
-	var crashed, converged, dups int
-	for range trials {
-		r := runCreateWindowTrial(t, b, opts)
-		crashed += r.Crashed
-		converged += r.Converged
-		dups += r.Duplicates
-		if t.Failed() {
-			break
+	opts := CrashOptions{During: true, Match: isExternalCreate}
+	var (
+		mu     sync.Mutex
+		report CrashReport
+	)
+	t.Run("trials", func(t *testing.T) {
+		for i := range trials {
+			t.Run(strconv.Itoa(i), func(t *testing.T) {
+				t.Parallel()
+				r := runTrial(t, b.cp, b.scenario(1, nil), 1, opts)
+				mu.Lock()
+				defer mu.Unlock()
+				report.Trials++
+				report.add(r)
+				switch {
+				case !r.crashed:
+					t.Errorf("the process made no external create")
+				case r.failure != "":
+					t.Errorf("crash during the external create: %s", r.failure)
+				}
+			})
 		}
-	}
+	})
 	b.record(t, RowCreateWindow,
-		"trials", strconv.Itoa(crashed), "",
-		"adopted and converged", fmt.Sprintf("%d/%d", converged, crashed), "all",
-		"duplicates", strconv.Itoa(dups), "0")
-}
-
-// runCreateWindowTrial runs one object with a crash during its first
-// external create.
-func runCreateWindowTrial(t *testing.T, b *battery, opts CrashOptions) CrashReport {
-	t.Helper()
-	var report CrashReport
-	report.Trials = 1
-	r := runTrial(t, b.cp, b.scenario(1, nil), 1, opts)
-	if !r.crashed {
-		t.Errorf("the process made no external create")
-		return report
-	}
-	report.Crashed = 1
-	if r.converged {
-		report.Converged = 1
-	}
-	report.Duplicates = r.duplicates
-	if r.failure != "" {
-		t.Errorf("crash during the external create: %s", r.failure)
-	}
-	return report
+		"trials", strconv.Itoa(report.Crashed), "",
+		"adopted and converged", fmt.Sprintf("%d/%d", report.Converged, report.Crashed), "all",
+		"duplicates", strconv.Itoa(report.Duplicates), "0")
 }
 
 // timed runs n objects under plan to convergence and returns how long it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,9 +98,11 @@ type CrashReport struct {
 // with During, in the middle of) its k-th write, starts a fresh operator
 // against the same control plane and external systems, and checks that
 // the objects converge, that nothing was duplicated, and (with
-// Scenario.Cleaned) that deleting them leaves nothing behind. Each trial
-// that fails is reported with t.Errorf, naming the write the crash
-// followed; the report has the counts for a figures table.
+// Scenario.Cleaned) that deleting them leaves nothing behind. The trials
+// are parallel subtests of a subtest "trials", as many at once as
+// -test.parallel allows. Each trial that fails is reported with t.Errorf,
+// naming the write the crash followed; the report has the counts for a
+// figures table.
 func CrashEveryWrite(t *testing.T, cp *controlplane.ControlPlane, s Scenario, opts CrashOptions) CrashReport {
 	t.Helper()
 	var report CrashReport
@@ -111,30 +114,49 @@ func CrashEveryWrite(t *testing.T, cp *controlplane.ControlPlane, s Scenario, op
 	}
 	report.Points = first.points
 	stride := max(opts.Stride, 1)
+	var ks []int
 	for k := 1; k <= report.Points; k += stride {
-		if opts.Limit > 0 && report.Trials >= opts.Limit {
+		if opts.Limit > 0 && len(ks) >= opts.Limit {
 			break
 		}
-		report.Trials++
-		r := runTrial(t, cp, s, k, opts)
-		if !r.crashed {
-			continue
-		}
-		report.Crashed++
-		if r.converged {
-			report.Converged++
-		}
-		report.Duplicates += r.duplicates
-		if r.leaked {
-			report.Leaks++
-		}
-		if r.failure != "" {
-			msg := fmt.Sprintf("crash %s write %d (%s): %s", when(opts.During), k, r.at, r.failure)
-			report.Failures = append(report.Failures, msg)
-			t.Errorf("faults: %s", msg)
-		}
+		ks = append(ks, k)
 	}
+	report.Trials = len(ks)
+	var mu sync.Mutex
+	// Each trial is a parallel subtest: trials share nothing but the
+	// control plane, so as many run at once as -test.parallel allows.
+	t.Run("trials", func(t *testing.T) {
+		for _, k := range ks {
+			t.Run(fmt.Sprintf("%s-write-%d", when(opts.During), k), func(t *testing.T) {
+				t.Parallel()
+				r := runTrial(t, cp, s, k, opts)
+				mu.Lock()
+				defer mu.Unlock()
+				report.add(r)
+				if r.failure != "" {
+					msg := fmt.Sprintf("crash %s write %d (%s): %s", when(opts.During), k, r.at, r.failure)
+					report.Failures = append(report.Failures, msg)
+					t.Errorf("faults: %s", msg)
+				}
+			})
+		}
+	})
 	return report
+}
+
+// add counts a trial.
+func (r *CrashReport) add(tr trial) {
+	if !tr.crashed {
+		return
+	}
+	r.Crashed++
+	if tr.converged {
+		r.Converged++
+	}
+	r.Duplicates += tr.duplicates
+	if tr.leaked {
+		r.Leaks++
+	}
 }
 
 // when names where the crash is.
