@@ -37,11 +37,20 @@ const (
 	APIServerBinary = "kube-apiserver"
 	// EtcdBinary is the file name of the etcd binary.
 	EtcdBinary = "etcd"
+	// ControllerManagerBinary is the file name of the kube-controller-manager
+	// binary (see ControllerManagerPath).
+	ControllerManagerBinary = "kube-controller-manager"
 )
 
 // markerFile is written into a cache directory once both binaries are in
 // place. A directory without it is an unfinished build and is never used.
 const markerFile = ".complete"
+
+// controllerManagerMarker is written into a cache directory once
+// kube-controller-manager is in place. It is separate from markerFile because
+// kube-controller-manager is built on first need, after the others, into a
+// directory that may already be in use.
+const controllerManagerMarker = ".complete-" + ControllerManagerBinary
 
 var (
 	// ErrMissingBinary is returned (wrapped) when a directory given through
@@ -100,11 +109,25 @@ func BinariesReady() bool {
 	return err == nil && complete(dir)
 }
 
-// EnsureBinaries is Binaries for command-line use: it is what
-// `bosun controlplane` runs to build (or find) the binaries ahead of a test
-// run and print their directory.
+// EnsureBinaries is for command-line use: it is what `bosun controlplane`
+// runs ahead of a test run. It builds (or finds) every binary Start may run,
+// kube-apiserver and etcd (Binaries) and kube-controller-manager
+// (ControllerManagerPath), so that no test has to build one within its
+// timeout, and returns the directory of kube-apiserver and etcd. It tells w
+// where kube-controller-manager is when that is another directory.
 func EnsureBinaries(ctx context.Context, w io.Writer) (string, error) {
-	return Binaries(ctx, w)
+	dir, err := Binaries(ctx, w)
+	if err != nil {
+		return "", err
+	}
+	kcm, err := ControllerManagerPath(ctx, w)
+	if err != nil {
+		return "", err
+	}
+	if filepath.Dir(kcm) != dir && w != nil {
+		_, _ = fmt.Fprintf(w, "%s is %s\n", ControllerManagerBinary, kcm)
+	}
+	return dir, nil
 }
 
 // CacheDir returns the directory that Binaries builds into when AssetsEnv is
@@ -180,10 +203,10 @@ func ensureBuilt(ctx context.Context, dir string, build buildFunc, r *reporter) 
 	}
 	// Under the lock nobody else is building this key, so anything left
 	// over is from a build that was interrupted.
-	if err := removeLeftovers(dir); err != nil {
+	if err := removeStaging(dir, stagingPrefix(dir)); err != nil {
 		return "", err
 	}
-	staging, err := os.MkdirTemp(root, "."+filepath.Base(dir)+".staging-")
+	staging, err := os.MkdirTemp(root, stagingPrefix(dir))
 	if err != nil {
 		return "", fmt.Errorf("creating control plane staging directory: %w", err)
 	}
@@ -195,11 +218,14 @@ func ensureBuilt(ctx context.Context, dir string, build buildFunc, r *reporter) 
 	if err := checkBinaries(staging); err != nil {
 		return "", fmt.Errorf("%w: the build finished without producing its binaries: %w", ErrBuild, err)
 	}
-	if err := writeMarker(staging); err != nil {
+	if err := writeMarker(staging, markerFile, fmt.Sprintf("kube-apiserver %s\netcd %s\n", KubernetesVersion, EtcdVersion)); err != nil {
 		return "", err
 	}
 	if err := os.Chmod(staging, 0o755); err != nil {
 		return "", fmt.Errorf("publishing control plane binaries: %w", err)
+	}
+	if err := replaceUnfinished(dir, staging); err != nil {
+		return "", err
 	}
 	if err := os.Rename(staging, dir); err != nil {
 		return "", fmt.Errorf("publishing control plane binaries: %w", err)
@@ -208,13 +234,14 @@ func ensureBuilt(ctx context.Context, dir string, build buildFunc, r *reporter) 
 	return dir, nil
 }
 
-// removeLeftovers deletes an unfinished dir and staging directories of
-// earlier, interrupted builds of the same key.
-func removeLeftovers(dir string) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("removing unfinished control plane build %s: %w", dir, err)
-	}
-	stale, err := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".staging-*"))
+// stagingPrefix is the name prefix of the staging directories in which
+// ensureBuilt builds dir.
+func stagingPrefix(dir string) string { return "." + filepath.Base(dir) + ".staging-" }
+
+// removeStaging deletes the staging directories, next to dir and named with
+// prefix, of earlier builds that were interrupted.
+func removeStaging(dir, prefix string) error {
+	stale, err := filepath.Glob(filepath.Join(filepath.Dir(dir), prefix+"*"))
 	if err != nil {
 		return fmt.Errorf("finding stale control plane builds: %w", err)
 	}
@@ -226,15 +253,35 @@ func removeLeftovers(dir string) error {
 	return nil
 }
 
-// writeMarker records in dir that the build finished, flushing it to disk so
-// that a crash right after the rename cannot leave a marker-less directory that
-// looks finished.
-func writeMarker(dir string) error {
-	f, err := os.OpenFile(filepath.Join(dir, markerFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+// replaceUnfinished clears the way for staging to be renamed to dir: it
+// deletes an unfinished dir, the remains of an interrupted build, first
+// moving a finished kube-controller-manager out of it into staging. Such a
+// directory holds one when kube-controller-manager was built before
+// kube-apiserver and etcd (KUBEBUILDER_ASSETS lacked only
+// kube-controller-manager).
+func replaceUnfinished(dir, staging string) error {
+	if controllerManagerComplete(dir) {
+		for _, name := range []string{ControllerManagerBinary, controllerManagerMarker} {
+			if err := os.Rename(filepath.Join(dir, name), filepath.Join(staging, name)); err != nil {
+				return fmt.Errorf("keeping the %s already built: %w", ControllerManagerBinary, err)
+			}
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing unfinished control plane build %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeMarker records in the file name of dir that a build finished, with
+// text saying what it built, flushing it to disk so that a crash right after
+// cannot leave an empty marker that claims a build that is not on disk.
+func writeMarker(dir, name, text string) error {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("writing build marker: %w", err)
 	}
-	_, werr := fmt.Fprintf(f, "kube-apiserver %s\netcd %s\n", KubernetesVersion, EtcdVersion)
+	_, werr := io.WriteString(f, text)
 	serr := f.Sync()
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,13 +24,14 @@ import (
 )
 
 const (
-	// DefaultStartTimeout is how long kube-apiserver and etcd may each take to
-	// become ready when Options.StartTimeout is zero. It is generous because
+	// DefaultStartTimeout is how long kube-apiserver, etcd and
+	// kube-controller-manager may each take to become ready when
+	// Options.StartTimeout is zero. It is generous because
 	// several race-enabled test binaries starting control planes at once on a
 	// small machine are slow.
 	DefaultStartTimeout = 2 * time.Minute
-	// DefaultStopTimeout is how long kube-apiserver and etcd may each take to
-	// stop when Options.StopTimeout is zero.
+	// DefaultStopTimeout is how long each process of the control plane may
+	// take to stop when Options.StopTimeout is zero.
 	DefaultStopTimeout = time.Minute
 
 	// kubeconfigName names the cluster, user and context of Kubeconfig.
@@ -49,23 +51,38 @@ type Options struct {
 	// Progress receives progress lines while the binaries are built on first
 	// use (see Binaries). Nil discards them.
 	Progress io.Writer
-	// Output receives what kube-apiserver and etcd write. Nil discards it;
-	// either way the last lines are quoted when they fail to start.
+	// Output receives what kube-apiserver, etcd and kube-controller-manager
+	// write. Nil discards it; either way the last lines are quoted when they
+	// fail to start.
 	Output io.Writer
 	// APIServerFlags are extra kube-apiserver flags, by name without the
 	// leading dashes, for example {"feature-gates": {"SomeGate=true"}}. They
-	// replace the defaults of the same name.
+	// replace the defaults of the same name, among them
+	// enable-admission-plugins, which is OwnerReferencesPermissionEnforcement
+	// (see Start).
 	APIServerFlags map[string][]string
-	// StartTimeout bounds how long each of kube-apiserver and etcd may take to
-	// become ready, and how long installed CRDs may take to be served. Zero
-	// means DefaultStartTimeout.
+	// ControllerManager runs kube-controller-manager against the API server
+	// with two of its controllers, GarbageCollectorController and
+	// NamespaceController, so that objects whose owners are deleted are
+	// collected, foreground and orphan deletion finish, and deleted
+	// namespaces are emptied and removed. It runs as the administrator and
+	// serves no endpoint. Start returns once the garbage collector works,
+	// and records the controllers on the kube-system namespace (see
+	// RunningControllers). The binary comes from ControllerManagerPath,
+	// which builds it on first use. Without it nothing collects garbage.
+	ControllerManager bool
+	// StartTimeout bounds how long each of kube-apiserver, etcd and
+	// kube-controller-manager may take to become ready, and how long
+	// installed CRDs may take to be served. Zero means DefaultStartTimeout.
 	StartTimeout time.Duration
 	// StopTimeout bounds how long each process may take to stop. Zero means
 	// DefaultStopTimeout.
 	StopTimeout time.Duration
 }
 
-// ControlPlane is a running kube-apiserver and etcd, started by Start.
+// ControlPlane is a running kube-apiserver and etcd, and
+// kube-controller-manager if Options.ControllerManager asked for it,
+// started by Start.
 type ControlPlane struct {
 	// Config connects to the API server as an administrator (a member of
 	// system:masters).
@@ -80,9 +97,17 @@ type ControlPlane struct {
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 
 	env      *envtest.Environment
+	kcm      *controllerManager
 	stopOnce sync.Once
 	stopErr  error
 }
+
+// admissionPlugins are the admission plugins Start enables besides
+// kube-apiserver's defaults (envtest only disables ServiceAccount). With
+// OwnerReferencesPermissionEnforcement, setting blockOwnerDeletion on an
+// owner reference needs update on the owner's finalizers subresource, as in
+// a production cluster, so tests see when a controller's role lacks it.
+var admissionPlugins = []string{"OwnerReferencesPermissionEnforcement"}
 
 // NewScheme returns a scheme holding the built-in Kubernetes types (client-go's
 // scheme) and apiextensions.k8s.io/v1, the default scheme of Start.
@@ -114,12 +139,26 @@ func OptionsFor(addToScheme func(*runtime.Scheme) error, crds func() ([]*apiexte
 
 // Start finds or builds the binaries (see Binaries), starts etcd and
 // kube-apiserver, installs the CRDs of opts and returns once they are served.
+// With Options.ControllerManager it then starts kube-controller-manager
+// (see ControllerManagerPath) and waits until its garbage collector works.
 // The caller must call Stop. ctx bounds finding or building the binaries; the
 // processes run until Stop.
+//
+// The API server authorizes with RBAC and enables the admission plugin
+// OwnerReferencesPermissionEnforcement besides its default ones: a user
+// (see AddUser) may set blockOwnerDeletion on an owner reference only with
+// update on the owner's finalizers subresource, for example update on
+// "widgets/finalizers" for a Widget owner.
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	dir, err := Binaries(ctx, opts.Progress)
 	if err != nil {
 		return nil, err
+	}
+	var kcmPath string
+	if opts.ControllerManager {
+		if kcmPath, err = ControllerManagerPath(ctx, opts.Progress); err != nil {
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("starting control plane: %w", err)
@@ -143,12 +182,13 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		BinaryAssetsDirectory:    dir,
 		UseExistingCluster:       ptr.To(false),
 		ControlPlaneStartTimeout: startTimeout,
-		ControlPlaneStopTimeout:  cmp.Or(opts.StopTimeout, DefaultStopTimeout),
+		ControlPlaneStopTimeout:  stopTimeoutOf(opts),
 		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: startTimeout},
 	}
 	env.ControlPlane.Etcd = &envtest.Etcd{Out: etcdOut, Err: etcdOut}
 	api := env.ControlPlane.GetAPIServer()
 	api.Out, api.Err = apiOut, apiOut
+	api.Configure().Set("enable-admission-plugins", admissionPlugins...)
 	flags := make([]string, 0, len(opts.APIServerFlags))
 	for name := range opts.APIServerFlags {
 		flags = append(flags, name)
@@ -172,21 +212,43 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		_ = env.Stop()
 		return nil, fmt.Errorf("creating client for the control plane: %w", err)
 	}
-	return &ControlPlane{
+	cp := &ControlPlane{
 		Config:    cfg,
 		Client:    c,
 		Scheme:    scheme,
 		BinaryDir: dir,
 		CRDs:      env.CRDs,
 		env:       env,
-	}, nil
+	}
+	if opts.ControllerManager {
+		if cp.kcm, err = cp.startControllerManager(kcmPath, opts, startTimeout); err != nil {
+			_ = env.Stop()
+			return nil, err
+		}
+	}
+	return cp, nil
 }
 
-// Stop stops kube-apiserver and etcd and removes their data. Calling it again
+// stopTimeoutOf returns how long each process of a control plane started
+// with opts may take to stop.
+func stopTimeoutOf(opts Options) time.Duration { return cmp.Or(opts.StopTimeout, DefaultStopTimeout) }
+
+// Stop stops kube-controller-manager, if it runs, then kube-apiserver and
+// etcd, and removes their data. It reports an error, too, if
+// kube-controller-manager had exited on its own before. Calling it again
 // returns the first result.
 func (c *ControlPlane) Stop() error {
 	c.stopOnce.Do(func() {
+		var errs []error
+		if c.kcm != nil {
+			if err := c.kcm.stop(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if err := c.env.Stop(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := errors.Join(errs...); err != nil {
 			c.stopErr = fmt.Errorf("stopping control plane: %w", err)
 		}
 	})

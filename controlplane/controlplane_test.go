@@ -73,6 +73,12 @@ func (s *syncBuffer) Len() int {
 	return s.b.Len()
 }
 
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func TestStart(t *testing.T) {
 	ctx := t.Context()
 	var output syncBuffer

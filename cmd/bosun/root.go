@@ -63,14 +63,16 @@ exists and a kubeconfig for kubectl, and keeps running until Ctrl-C.`,
 func newControlPlaneCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "controlplane",
-		Short: "Build kube-apiserver and etcd if needed and print their directory",
-		Long: fmt.Sprintf(`Builds kube-apiserver %s and etcd %s from Go modules into the user cache on
-first use (a few minutes), then prints the directory that holds them, suitable
-for KUBEBUILDER_ASSETS. When KUBEBUILDER_ASSETS is set, checks and prints it.`,
-			controlplane.KubernetesVersion, controlplane.EtcdVersion),
+		Short: "Build kube-apiserver, etcd and kube-controller-manager if needed and print their directory",
+		Long: fmt.Sprintf(`Builds kube-apiserver %s, etcd %s and kube-controller-manager %s from Go
+modules into the user cache on first use (a few minutes each), then prints the
+directory that holds them, suitable for KUBEBUILDER_ASSETS. When
+KUBEBUILDER_ASSETS is set, checks it and prints it, building into the cache
+only a kube-controller-manager it lacks.`,
+			controlplane.KubernetesVersion, controlplane.EtcdVersion, controlplane.KubernetesVersion),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := controlplane.Binaries(cmd.Context(), cmd.ErrOrStderr())
+			dir, err := controlplane.EnsureBinaries(cmd.Context(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,223 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Names of the kube-controller-manager controllers that Start runs when
+// Options.ControllerManager is set.
+const (
+	// GarbageCollectorController deletes the objects whose owners are gone
+	// and carries out foreground and orphan deletion.
+	GarbageCollectorController = "garbage-collector-controller"
+	// NamespaceController deletes the content of a namespace being deleted
+	// and then removes the namespace.
+	NamespaceController = "namespace-controller"
+)
+
+// ControllersAnnotation is the annotation on the kube-system namespace in
+// which Start records, once kube-controller-manager is ready, the
+// comma-separated names of the controllers it runs. RunningControllers reads
+// it.
+const ControllersAnnotation = "controlplane.bosun.dev/controllers"
+
+// controllerManagerControllers are the controllers Start runs.
+var controllerManagerControllers = []string{GarbageCollectorController, NamespaceController}
+
+// probePollInterval is how often Start looks whether the garbage collector
+// has deleted its probe.
+const probePollInterval = 100 * time.Millisecond
+
+// controllerManager is a running kube-controller-manager.
+type controllerManager struct {
+	cmd *exec.Cmd
+	// dir is the temporary directory holding its kubeconfig.
+	dir string
+	log *outputLog
+	// exited is closed once the process has exited; waitErr then says
+	// how.
+	exited  chan struct{}
+	waitErr error
+	// stopTimeout bounds how long it may take to stop after being asked.
+	stopTimeout time.Duration
+}
+
+// startControllerManager runs the kube-controller-manager binary path
+// against c's API server, as the administrator, and returns once its garbage
+// collector works, at most startTimeout later. It runs only the controllers
+// of controllerManagerControllers, without leader election and without
+// serving anything.
+func (c *ControlPlane) startControllerManager(path string, opts Options, startTimeout time.Duration) (*controllerManager, error) {
+	dir, err := os.MkdirTemp("", "bosun-kube-controller-manager-")
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", ControllerManagerBinary, err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := c.WriteKubeconfig(kubeconfig); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting %s: %w", ControllerManagerBinary, err)
+	}
+	m := &controllerManager{
+		dir:         dir,
+		log:         &outputLog{max: 20},
+		exited:      make(chan struct{}),
+		stopTimeout: stopTimeoutOf(opts),
+	}
+	var out io.Writer = m.log
+	if opts.Output != nil {
+		out = io.MultiWriter(opts.Output, m.log)
+	}
+	m.cmd = exec.Command(path,
+		"--kubeconfig="+kubeconfig,
+		"--controllers="+strings.Join(controllerManagerControllers, ","),
+		// One process, nobody to elect against; a lost lease would only
+		// make it exit on a busy machine.
+		"--leader-elect=false",
+		// No health, metrics or debug endpoints: nothing reads them.
+		"--secure-port=0",
+	)
+	m.cmd.Stdout, m.cmd.Stderr = out, out
+	m.cmd.SysProcAttr = sysProcAttr()
+	if err := m.cmd.Start(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting %s %s: %w\n\nhow to fix: %s", ControllerManagerBinary, path, err, controllerManagerHint(startTimeout))
+	}
+	go func() {
+		err := m.cmd.Wait()
+		if err == nil {
+			err = errors.New("exit status 0")
+		}
+		m.waitErr = err
+		close(m.exited)
+	}()
+
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := m.waitReady(ctx, c.Client); err != nil {
+		_ = m.stop()
+		return nil, fmt.Errorf("starting %s %s: %w\n\nlast lines of %s's output:\n%s\n\nhow to fix: %s",
+			ControllerManagerBinary, path, err, ControllerManagerBinary, m.log.tail(), controllerManagerHint(startTimeout))
+	}
+	if err := recordControllers(ctx, c.Client); err != nil {
+		_ = m.stop()
+		return nil, fmt.Errorf("starting %s: %w", ControllerManagerBinary, err)
+	}
+	return m, nil
+}
+
+// controllerManagerHint tells what to do when kube-controller-manager does
+// not start.
+func controllerManagerHint(startTimeout time.Duration) string {
+	return fmt.Sprintf("the output above usually says what went wrong; if it was only slow (a busy machine), "+
+		"raise Options.StartTimeout (now %s); Options.Output receives all of it. "+
+		"A %s in the directory %s names is used instead of the one built into the cache; "+
+		"remove it to go back to the built one, or leave Options.ControllerManager unset to run none.",
+		startTimeout, ControllerManagerBinary, AssetsEnv)
+}
+
+// waitReady returns once the garbage collector has deleted a probe: a
+// ConfigMap in kube-system whose owner does not exist. The garbage collector
+// deletes it only after it has found every resource and synced its caches,
+// so it then works for every object of the control plane. waitReady fails
+// if the process exits first or ctx ends.
+func (m *controllerManager) waitReady(ctx context.Context, c client.Client) error {
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+		Namespace:    metav1.NamespaceSystem,
+		GenerateName: "bosun-garbage-collector-probe-",
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "v1",
+			Kind:       "ConfigMap",
+			Name:       "bosun-garbage-collector-probe-owner",
+			UID:        uuid.NewUUID(),
+		}},
+	}}
+	if err := c.Create(ctx, probe); err != nil {
+		return fmt.Errorf("creating the garbage collector's probe: %w", err)
+	}
+	key := client.ObjectKeyFromObject(probe)
+	t := time.NewTicker(probePollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.exited:
+			return fmt.Errorf("it exited before it was ready: %w", m.waitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("its garbage collector did not delete the probe ConfigMap %s, whose owner does not exist: %w", key, ctx.Err())
+		case <-t.C:
+		}
+		err := c.Get(ctx, key, &corev1.ConfigMap{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil && ctx.Err() == nil:
+			return fmt.Errorf("reading the garbage collector's probe: %w", err)
+		}
+	}
+}
+
+// stop ends kube-controller-manager, politely first, and removes its
+// directory. It returns an error if the process had ended on its own before.
+func (m *controllerManager) stop() error {
+	var crashed error
+	select {
+	case <-m.exited:
+		crashed = fmt.Errorf("%s exited while the control plane was running: %w\n\nlast lines of its output:\n%s",
+			ControllerManagerBinary, m.waitErr, m.log.tail())
+	default:
+		_ = terminate(m.cmd.Process)
+		select {
+		case <-m.exited:
+		case <-time.After(m.stopTimeout):
+			_ = m.cmd.Process.Kill()
+			<-m.exited
+		}
+	}
+	if err := os.RemoveAll(m.dir); err != nil {
+		return errors.Join(crashed, fmt.Errorf("removing the directory of %s: %w", ControllerManagerBinary, err))
+	}
+	return crashed
+}
+
+// recordControllers writes ControllersAnnotation on the kube-system
+// namespace.
+func recordControllers(ctx context.Context, c client.Client) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceSystem}}
+	patch := client.RawPatch(client.Merge.Type(), fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`,
+		ControllersAnnotation, strings.Join(controllerManagerControllers, ",")))
+	if err := c.Patch(ctx, ns, patch); err != nil {
+		return fmt.Errorf("recording the running controllers on namespace %s: %w", metav1.NamespaceSystem, err)
+	}
+	return nil
+}
+
+// RunningControllers returns the names of the kube-controller-manager
+// controllers that run against the API server c reads from, as Start
+// recorded them in ControllersAnnotation (GarbageCollectorController and
+// NamespaceController when Options.ControllerManager is set), or none. A
+// caller that may not read the kube-system namespace gets the API server's
+// error.
+func RunningControllers(ctx context.Context, c client.Reader) ([]string, error) {
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
+		return nil, fmt.Errorf("reading the running controllers: %w", err)
+	}
+	v := ns.Annotations[ControllersAnnotation]
+	if v == "" {
+		return nil, nil
+	}
+	return strings.Split(v, ","), nil
+}

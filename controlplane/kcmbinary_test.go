@@ -1,0 +1,317 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeControllerManagerBuild is a builder of kube-controller-manager that
+// counts its builds.
+func fakeControllerManagerBuild(builds *atomic.Int32) buildFunc {
+	return func(ctx context.Context, out string, r *reporter) error {
+		builds.Add(1)
+		return writeFakeBinaries(out, ControllerManagerBinary)
+	}
+}
+
+// snapshot returns the name, size and modification time of every file in dir.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = fi.ModTime().String() + " " + fi.Mode().String()
+	}
+	return out
+}
+
+// TestEnsureControllerManagerKeepsExistingBuild adds kube-controller-manager
+// to a finished build of kube-apiserver and etcd: their files and marker are
+// left exactly as they were, and a second call builds nothing.
+func TestEnsureControllerManagerKeepsExistingBuild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), CacheKey)
+	core := func(ctx context.Context, out string, r *reporter) error {
+		return writeFakeBinaries(out, binaryNames...)
+	}
+	if _, err := ensureBuilt(context.Background(), dir, core, newReporter(nil)); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+
+	var builds atomic.Int32
+	progress := newSignalWriter("ready in")
+	if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(progress)); err != nil {
+		t.Fatalf("ensureControllerManager: %v", err)
+	}
+	if !complete(dir) || !controllerManagerComplete(dir) {
+		t.Fatalf("after the build: kube-apiserver and etcd complete %v, kube-controller-manager complete %v; want both",
+			complete(dir), controllerManagerComplete(dir))
+	}
+	after := snapshot(t, dir)
+	for name, was := range before {
+		if after[name] != was {
+			t.Errorf("%s changed: was %s, now %s", name, was, after[name])
+		}
+	}
+	var added []string
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			added = append(added, name)
+		}
+	}
+	if diff := cmp.Diff([]string{controllerManagerMarker, ControllerManagerBinary}, sorted(added)); diff != "" {
+		t.Errorf("files added to the cache directory (-want +got):\n%s", diff)
+	}
+	marker, err := os.ReadFile(filepath.Join(dir, controllerManagerMarker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ControllerManagerBinary + " " + KubernetesVersion + "\n"; string(marker) != want {
+		t.Errorf("marker = %q, want %q", marker, want)
+	}
+	if want := ControllerManagerBinary + " ready in " + dir; !strings.Contains(progress.String(), want) {
+		t.Errorf("progress %q does not contain %q", progress.String(), want)
+	}
+	leftovers, err := filepath.Glob(filepath.Join(filepath.Dir(dir), ".*staging*"))
+	if err != nil || len(leftovers) != 0 {
+		t.Errorf("staging directories left behind: %v, %v", leftovers, err)
+	}
+
+	if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := builds.Load(); got != 1 {
+		t.Errorf("builds = %d, want 1", got)
+	}
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+// TestEnsureControllerManagerOneBuildsOthersWait has two callers ask at once:
+// one builds while the other waits on the lock, then uses its result.
+func TestEnsureControllerManagerOneBuildsOthersWait(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), CacheKey)
+	waiter := newSignalWriter("waiting for another process")
+	var builds atomic.Int32
+	started := make(chan struct{})
+	build := func(ctx context.Context, out string, r *reporter) error {
+		builds.Add(1)
+		close(started)
+		select {
+		case <-waiter.seen:
+		case <-time.After(30 * time.Second):
+			return errors.New("second caller never reported waiting")
+		}
+		return writeFakeBinaries(out, ControllerManagerBinary)
+	}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		errs[0] = ensureControllerManager(context.Background(), dir, build, newReporter(io.Discard))
+	}()
+	<-started
+	go func() {
+		defer wg.Done()
+		errs[1] = ensureControllerManager(context.Background(), dir, build, newReporter(waiter))
+	}()
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if got := builds.Load(); got != 1 {
+		t.Errorf("builds = %d, want 1", got)
+	}
+	if want := "ready in " + dir + " (built by the other process)"; !strings.Contains(waiter.String(), want) {
+		t.Errorf("waiter progress %q does not contain %q", waiter.String(), want)
+	}
+}
+
+// TestEnsureControllerManagerFailedBuildIsNeverUsed checks that a build that
+// fails, or that produces no binary, leaves neither binary nor marker, and
+// leaves kube-apiserver and etcd in place.
+func TestEnsureControllerManagerFailedBuildIsNeverUsed(t *testing.T) {
+	errBoom := errors.New("boom")
+	tests := []struct {
+		name    string
+		build   buildFunc
+		wantErr error
+	}{
+		{
+			name: "build fails",
+			build: func(ctx context.Context, out string, r *reporter) error {
+				if err := writeFakeBinaries(out, ControllerManagerBinary); err != nil {
+					return err
+				}
+				return errBoom
+			},
+			wantErr: errBoom,
+		},
+		{
+			name:    "no binary",
+			build:   func(ctx context.Context, out string, r *reporter) error { return nil },
+			wantErr: ErrBuild,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), CacheKey)
+			core := func(ctx context.Context, out string, r *reporter) error {
+				return writeFakeBinaries(out, binaryNames...)
+			}
+			if _, err := ensureBuilt(context.Background(), dir, core, newReporter(nil)); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, dir)
+			err := ensureControllerManager(context.Background(), dir, tt.build, newReporter(nil))
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("ensureControllerManager error = %v, want %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+				t.Errorf("cache directory after a failed build (-before +after):\n%s", diff)
+			}
+			leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".*staging*"))
+			if len(leftovers) != 0 {
+				t.Errorf("staging directories left behind: %v", leftovers)
+			}
+			var builds atomic.Int32
+			if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(nil)); err != nil {
+				t.Fatalf("ensureControllerManager after the failure: %v", err)
+			}
+			if builds.Load() != 1 || !controllerManagerComplete(dir) {
+				t.Errorf("after a failure the next call built %d times, complete %v; want 1, true", builds.Load(), controllerManagerComplete(dir))
+			}
+		})
+	}
+}
+
+// TestBuildKeepsControllerManagerBuiltFirst builds kube-controller-manager
+// into a cache directory that holds nothing else yet, as when
+// KUBEBUILDER_ASSETS lacks only kube-controller-manager, then kube-apiserver
+// and etcd into the same directory: the first build is kept.
+func TestBuildKeepsControllerManagerBuiltFirst(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), CacheKey)
+	var builds atomic.Int32
+	if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if complete(dir) || !controllerManagerComplete(dir) {
+		t.Fatalf("complete %v, kube-controller-manager complete %v; want false, true", complete(dir), controllerManagerComplete(dir))
+	}
+	core := func(ctx context.Context, out string, r *reporter) error {
+		return writeFakeBinaries(out, binaryNames...)
+	}
+	if _, err := ensureBuilt(context.Background(), dir, core, newReporter(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !complete(dir) || !controllerManagerComplete(dir) {
+		t.Errorf("complete %v, kube-controller-manager complete %v; want both", complete(dir), controllerManagerComplete(dir))
+	}
+	if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := builds.Load(); got != 1 {
+		t.Errorf("kube-controller-manager builds = %d, want 1", got)
+	}
+}
+
+// TestControllerManagerPath checks where the binary comes from: the
+// KUBEBUILDER_ASSETS directory when it holds one, the cache otherwise, built
+// there on first use.
+func TestControllerManagerPath(t *testing.T) {
+	tests := []struct {
+		name string
+		// assets are the files of the KUBEBUILDER_ASSETS directory; nil
+		// leaves the variable unset.
+		assets     []string
+		fromAssets bool
+	}{
+		{name: "no assets"},
+		{name: "assets with kube-controller-manager", assets: []string{APIServerBinary, EtcdBinary, ControllerManagerBinary}, fromAssets: true},
+		{name: "assets without kube-controller-manager", assets: binaryNames},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(CacheEnv, t.TempDir())
+			t.Setenv(AssetsEnv, "")
+			assets := t.TempDir()
+			if tt.assets != nil {
+				if err := writeFakeBinaries(assets, tt.assets...); err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv(AssetsEnv, assets)
+			}
+			cache, err := CacheDir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ControllerManagerReady(); got != tt.fromAssets {
+				t.Errorf("ControllerManagerReady before = %v, want %v", got, tt.fromAssets)
+			}
+			var builds atomic.Int32
+			got, err := controllerManagerPath(context.Background(), fakeControllerManagerBuild(&builds), newReporter(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantBuilds := filepath.Join(cache, ControllerManagerBinary), int32(1)
+			if tt.fromAssets {
+				want, wantBuilds = filepath.Join(assets, ControllerManagerBinary), 0
+			}
+			if got != want || builds.Load() != wantBuilds {
+				t.Errorf("controllerManagerPath = %q after %d builds, want %q after %d", got, builds.Load(), want, wantBuilds)
+			}
+			if !ControllerManagerReady() {
+				t.Error("ControllerManagerReady after controllerManagerPath = false")
+			}
+		})
+	}
+}
+
+// TestGoBuildControllerManagerFailureExplainsFix runs the real build of
+// kube-controller-manager with the module proxy switched off and an empty
+// module cache, so that it fails at once, and checks what the error says.
+func TestGoBuildControllerManagerFailureExplainsFix(t *testing.T) {
+	if _, err := findGo(); err != nil {
+		t.Fatalf("the go command is needed to build the control plane: %v", err)
+	}
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOMODCACHE", t.TempDir())
+	out := t.TempDir()
+	progress := newSignalWriter("building " + ControllerManagerBinary)
+	err := goBuildControllerManager(context.Background(), out, newReporter(progress))
+	if !errors.Is(err, ErrBuild) {
+		t.Fatalf("goBuildControllerManager error = %v, want ErrBuild", err)
+	}
+	t.Logf("the error reads:\n%v", err)
+	for _, want := range []string{"last lines of go's output", "GOPROXY is off", controllerManagerPackage, AssetsEnv} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	}
+	if !strings.Contains(progress.String(), "building "+ControllerManagerBinary+" "+KubernetesVersion) {
+		t.Errorf("progress = %q, want the build announcement", progress.String())
+	}
+}
