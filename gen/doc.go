@@ -33,7 +33,9 @@
 //
 // Before the decls, one comment block holds the kubebuilder RBAC markers
 // for every kind the states read (get, list, watch) and for the targets
-// (their status included).
+// (their status included, and update on their finalizers subresource, which
+// the API server asks of a controller that sets blockOwnerDeletion on the
+// owner references of a target's children).
 //
 // GoTypes implements dsl.Types with golang.org/x/tools/go/packages, so that
 // dsl.Check can verify `${target...}` references and field selector paths

@@ -58,6 +58,7 @@ func ExampleGenerate() {
 	// Output:
 	// // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
 	// // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
+	// // +kubebuilder:rbac:groups=apps,resources=deployments/finalizers,verbs=update
 	// // +kubebuilder:rbac:groups=apps,resources=deployments/status,verbs=get;update;patch
 	// type FrontendManagerState struct
 	// func NewFrontendManagerState(reader client.Reader, target *appsv1.Deployment) *FrontendManagerState

@@ -453,6 +453,10 @@ func (g *generator) rbac() {
 		t := d.spec.Target
 		add(t.Group, resourceName(t.Kind), "get", "list", "watch", "update", "patch")
 		add(t.Group, resourceName(t.Kind)+"/status", "get", "update", "patch")
+		// The API server's OwnerReferencesPermissionEnforcement admission
+		// asks for it of a controller that sets blockOwnerDeletion on the
+		// owner references of the target's children.
+		add(t.Group, resourceName(t.Kind)+"/finalizers", "update")
 		for _, s := range d.states {
 			add(s.spec.Kind.Group, resourceName(s.spec.Kind.Kind), "get", "list", "watch")
 		}

@@ -20,8 +20,10 @@ import (
 )
 
 // TestGeneratedRole pins the rules controller-gen derives from the markers:
-// reads for the Job state and the target (from bosun gen), Job writes (from
-// the controller), namespaces and events (for the engine), nothing else.
+// reads for the Job state and the target and update on the target's
+// finalizers, for the Jobs' blockOwnerDeletion (from bosun gen), Job writes
+// (from the controller), namespaces and events (for the engine), nothing
+// else.
 func TestGeneratedRole(t *testing.T) {
 	role, err := rbac.ClusterRole()
 	if err != nil {
@@ -31,6 +33,7 @@ func TestGeneratedRole(t *testing.T) {
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
 		{APIGroups: []string{"cronjob.bosun.dev"}, Resources: []string{"cronjobs"}, Verbs: []string{"get", "list", "patch", "update", "watch"}},
+		{APIGroups: []string{"cronjob.bosun.dev"}, Resources: []string{"cronjobs/finalizers"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"cronjob.bosun.dev"}, Resources: []string{"cronjobs/status"}, Verbs: []string{"get", "patch", "update"}},
 		{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}

@@ -24,6 +24,7 @@ import (
 //
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=cronjobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=cronjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=cronjobs/status,verbs=get;update;patch
 
 // Names of the actions of CronJobControllerManager.

@@ -20,12 +20,15 @@ import (
 )
 
 // What the controller uses: Sites and their status (the engine loads,
-// claims and saves them); the children, applied with server-side apply and
-// pruned; theme Secrets, only read; and what the engine needs (see package
-// bosun): namespaces for the reconcile policy, and events.
+// claims and saves them); update on the Sites' finalizers, which the API
+// server asks of whoever sets blockOwnerDeletion on an owner reference to a
+// Site, as the children step does; the children, applied with server-side
+// apply and pruned; theme Secrets, only read; and what the engine needs (see
+// package bosun): namespaces for the reconcile policy, and events.
 //
 // +kubebuilder:rbac:groups=site.bosun.dev,resources=sites,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=site.bosun.dev,resources=sites/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=site.bosun.dev,resources=sites/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch

@@ -14,8 +14,9 @@ import (
 )
 
 // TestGeneratedRole pins the rules controller-gen derives from the
-// controller's markers: the children, read-only Secrets, Sites and their
-// status, namespaces and events for the engine, nothing else.
+// controller's markers: the children, read-only Secrets, Sites, their
+// status and their finalizers (for the children's blockOwnerDeletion),
+// namespaces and events for the engine, nothing else.
 func TestGeneratedRole(t *testing.T) {
 	role, err := rbac.ClusterRole()
 	if err != nil {
@@ -26,6 +27,7 @@ func TestGeneratedRole(t *testing.T) {
 		{APIGroups: []string{""}, Resources: []string{"namespaces", "secrets"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		{APIGroups: []string{"site.bosun.dev"}, Resources: []string{"sites"}, Verbs: []string{"get", "list", "patch", "update", "watch"}},
+		{APIGroups: []string{"site.bosun.dev"}, Resources: []string{"sites/finalizers"}, Verbs: []string{"update"}},
 		{APIGroups: []string{"site.bosun.dev"}, Resources: []string{"sites/status"}, Verbs: []string{"get", "patch", "update"}},
 	}
 	if diff := cmp.Diff(want, role.Rules); diff != "" {

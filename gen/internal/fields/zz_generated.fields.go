@@ -24,6 +24,7 @@ import (
 //
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=targets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=targets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=targets/status,verbs=get;update;patch
 
 // Names of the actions of NodeManager.
