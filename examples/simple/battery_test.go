@@ -1,0 +1,79 @@
+package simple
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/bosuntest/faults"
+	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
+)
+
+// TestBattery runs the reliability battery on the Simple operator, set up
+// as SetupWithManager sets it up. A Simple has nothing but its status:
+// no children, no external resources, no finalizer. What Ready cannot show
+// is whether the quotient and remainder in the status are right for the
+// spec, so that is what convergence checks besides Ready.
+//
+// The battery's LeaderFailover row kills the leader in its first API
+// create when the operator has no managed steps; Simple makes no create
+// (it only writes status), so the row waits for one in vain and fails
+// with "the leader made no create to die in". RunBattery cannot leave one
+// row out, so the whole battery is skipped until that row also kills an
+// operator that only writes status; every other row passes.
+func TestBattery(t *testing.T) {
+	t.Skip("finding: the battery's LeaderFailover row needs an API create to kill the leader in, and Simple makes none")
+	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
+		Name:      "simple",
+		Setup:     func(mgr ctrl.Manager, _ *faults.Process) error { return SetupWithManager(mgr) },
+		Object:    batteryObject,
+		Converged: batteryConverged,
+	})
+}
+
+// batteryObject returns the i-th Simple of a battery scenario: 17+i
+// divided by 5, so that quotients and remainders differ between objects.
+func batteryObject(ns string, i int) client.Object {
+	return &simplev1.Simple{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("simple-%d", i)},
+		Spec:       simplev1.SimpleSpec{Dividend: int64(17 + i), Divisor: 5},
+	}
+}
+
+// batteryConverged checks that each Simple's status holds the quotient and
+// remainder of its spec.
+func batteryConverged(ctx context.Context, c client.Client, _ string, objs []client.Object) error {
+	var errs []error
+	for _, o := range objs {
+		s := &simplev1.Simple{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), s); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := checkResults(s); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkResults reports whether s's status holds Divide's results for its
+// spec.
+func checkResults(s *simplev1.Simple) error {
+	q, r, err := Divide(s.Spec.Dividend, s.Spec.Divisor)
+	if err != nil {
+		return fmt.Errorf("spec has no results: %w", err)
+	}
+	switch {
+	case s.Status.Quotient == nil || s.Status.Remainder == nil:
+		return fmt.Errorf("status has quotient %v and remainder %v, want %d and %d", s.Status.Quotient, s.Status.Remainder, q, r)
+	case *s.Status.Quotient != q || *s.Status.Remainder != r:
+		return fmt.Errorf("status has quotient %d and remainder %d, want %d and %d", *s.Status.Quotient, *s.Status.Remainder, q, r)
+	}
+	return nil
+}
