@@ -68,6 +68,10 @@ type Operator struct {
 	// External is true when the operator has managed steps: the battery
 	// then kills processes in the middle of external creates.
 	External bool
+	// FailoverAt chooses the write in the middle of which the leader dies
+	// in the failover row: by default its first external create when
+	// External, its first API write otherwise.
+	FailoverAt func(Call) bool
 	// Bound is how long a scenario may take to converge after its last
 	// fault; zero means DefaultBound.
 	Bound time.Duration
@@ -595,9 +599,13 @@ func (b *battery) failover(t *testing.T) {
 	n := b.sizes.FailoverObjects
 	ns := bosuntest.Namespace(t, b.cp.Client)
 	le := &LeaderElection{ID: b.op.Name + "-battery", Namespace: ns}
-	match := isExternalCreate
-	if !b.op.External {
-		match = func(c Call) bool { return !c.External && c.Verb == VerbCreate }
+	match := b.op.FailoverAt
+	switch {
+	case match != nil:
+	case b.op.External:
+		match = isExternalCreate
+	default:
+		match = func(c Call) bool { return !c.External }
 	}
 	mopts := func(o *ctrl.Options) { o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}} }
 	leader := Start(t, b.cp, Options{Name: "replica-a", LeaderElection: le, Manager: mopts,
