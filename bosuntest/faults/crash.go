@@ -62,8 +62,8 @@ type CrashOptions struct {
 	// During makes each crash happen during the write instead of right
 	// after it: the write takes effect and its answer is lost.
 	During bool
-	// Stride tries every Stride-th write point; zero or one means every
-	// point.
+	// Stride tries every Stride-th write point; zero means every point,
+	// or, with Limit, points spread evenly over the scenario.
 	Stride int
 	// Limit stops after this many trials; zero means no limit.
 	Limit int
@@ -114,6 +114,10 @@ func CrashEveryWrite(t *testing.T, cp *controlplane.ControlPlane, s Scenario, op
 	}
 	report.Points = first.points
 	stride := max(opts.Stride, 1)
+	if opts.Stride == 0 && opts.Limit > 0 {
+		// Spread the trials over the whole scenario.
+		stride = max(1, (report.Points+opts.Limit-1)/opts.Limit)
+	}
 	var ks []int
 	for k := 1; k <= report.Points; k += stride {
 		if opts.Limit > 0 && len(ks) >= opts.Limit {
@@ -308,8 +312,14 @@ func pollUntil(ctx context.Context, bound time.Duration, stop <-chan struct{}, c
 	defer tick.Stop()
 	var last error
 	for {
-		if last = check(ctx); last == nil {
+		err := check(ctx)
+		if err == nil {
 			return nil
+		}
+		// A check cut short by the deadline says only that; keep what
+		// the last whole check found.
+		if last == nil || ctx.Err() == nil {
+			last = err
 		}
 		select {
 		case <-stop:

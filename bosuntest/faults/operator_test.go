@@ -21,12 +21,19 @@ import (
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/managed"
 )
 
-// shared is the control plane the kit's tests share.
-var shared = bosuntest.Shared{Options: testapi.ControlPlaneOptions}
+// shared is the control plane the kit's tests share, with the garbage
+// collector: a Widget deleted and made again under its name must not meet
+// its predecessor's ConfigMap.
+var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+	opts, err := testapi.ControlPlaneOptions()
+	opts.ControllerManager = true
+	return opts, err
+}}
 
 func TestMain(m *testing.M) { shared.Main(m) }
 

@@ -63,7 +63,13 @@ func (h *history) visible(key string, s StaleReads, now time.Time) (version, boo
 	if len(list) < 2 || now.Sub(list[len(list)-1].at) >= s.maxAge() {
 		return version{}, false
 	}
-	return list[max(0, len(list)-1-s.Lag)], true
+	// Lag versions back, but never a version superseded more than MaxAge
+	// ago: a cache is late by a while, not by ever more.
+	i := max(0, len(list)-1-s.Lag)
+	for i < len(list)-1 && now.Sub(list[i+1].at) >= s.maxAge() {
+		i++
+	}
+	return list[i], i < len(list)-1
 }
 
 // keys returns the keys with a version a stale read sees, under the prefix
