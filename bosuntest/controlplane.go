@@ -31,7 +31,7 @@ func Start(t testing.TB, opts controlplane.Options) *controlplane.ControlPlane {
 		opts.Progress = os.Stderr
 	}
 	if d, ok := t.(deadliner); ok {
-		warnIfBuildMayTimeOut(t, d)
+		warnIfBuildMayTimeOut(t, d, opts)
 	}
 	cp, err := controlplane.Start(t.Context(), opts)
 	if err != nil {
@@ -45,12 +45,13 @@ func Start(t testing.TB, opts controlplane.Options) *controlplane.ControlPlane {
 	return cp
 }
 
-// warnIfBuildMayTimeOut logs a hint when the binaries still have to be built
-// and the test binary's -timeout may end the test first.
-func warnIfBuildMayTimeOut(t testing.TB, d deadliner) {
+// warnIfBuildMayTimeOut logs a hint when binaries that a control plane
+// started with opts runs still have to be built and the test binary's
+// -timeout may end the test first.
+func warnIfBuildMayTimeOut(t testing.TB, d deadliner, opts controlplane.Options) {
 	t.Helper()
 	deadline, ok := d.Deadline()
-	if !ok || time.Until(deadline) > buildAllowance || controlplane.BinariesReady() {
+	if !ok || time.Until(deadline) > buildAllowance || controlplane.BinariesReady() && (!opts.ControllerManager || controlplane.ControllerManagerReady()) {
 		return
 	}
 	t.Logf("bosuntest: the control plane binaries are not built yet and this test ends in %s; "+
@@ -60,7 +61,9 @@ func warnIfBuildMayTimeOut(t testing.TB, d deadliner) {
 
 // Shared is one control plane for all the tests of a package. The first test
 // that asks for it starts it, so tests that need none (unit tests, fuzz
-// workers) never pay for it; Main stops it after the last test.
+// workers) never pay for it; Main stops it after the last test. A package
+// whose tests need garbage collection or namespace deletion sets
+// controlplane.Options.ControllerManager in Options.
 //
 //	var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
 //		return controlplane.Options{CRDPaths: []string{"../config/crd"}}, nil
@@ -92,10 +95,7 @@ func (s *Shared) ControlPlane(t testing.TB) *controlplane.ControlPlane {
 	defer s.mu.Unlock()
 	if !s.started {
 		s.started = true
-		if d, ok := t.(deadliner); ok {
-			warnIfBuildMayTimeOut(t, d)
-		}
-		s.cp, s.err = s.start()
+		s.cp, s.err = s.start(t)
 	}
 	if s.err != nil {
 		t.Fatalf("bosuntest: starting the shared control plane: %v", s.err)
@@ -103,7 +103,8 @@ func (s *Shared) ControlPlane(t testing.TB) *controlplane.ControlPlane {
 	return s.cp
 }
 
-func (s *Shared) start() (*controlplane.ControlPlane, error) {
+func (s *Shared) start(t testing.TB) (*controlplane.ControlPlane, error) {
+	t.Helper()
 	setGlobalLogger()
 	var opts controlplane.Options
 	if s.Options != nil {
@@ -111,6 +112,9 @@ func (s *Shared) start() (*controlplane.ControlPlane, error) {
 		if opts, err = s.Options(); err != nil {
 			return nil, fmt.Errorf("options: %w", err)
 		}
+	}
+	if d, ok := t.(deadliner); ok {
+		warnIfBuildMayTimeOut(t, d, opts)
 	}
 	if opts.Progress == nil {
 		opts.Progress = os.Stderr

@@ -27,14 +27,29 @@
 // setup through ManagerWithClient and ManagerWithLogger, or a manager of the
 // test's own through NewClientFunc.
 //
-// The control plane runs no kube-controller-manager: nothing collects
-// garbage, deletes namespaces or runs the pods of Jobs and Deployments. Tests
-// should check the objects a controller writes, not what Kubernetes would do
-// with them. Namespaces cannot be removed, so Namespace leaves them behind;
-// they go away with the control plane.
+// By default the control plane runs no kube-controller-manager: nothing
+// collects garbage or finishes deleting namespaces, so Namespace leaves its
+// namespaces behind and they go away with the control plane. A package whose
+// tests need those two sets controlplane.Options.ControllerManager in the
+// options of its Shared (or of Start): kube-controller-manager then runs the
+// garbage collector, which deletes the objects whose owners are gone and
+// carries out foreground and orphan deletion, and the namespace controller,
+// and Namespace deletes its namespace when the test ends, without waiting
+// for it to go. It costs a few seconds at start and some CPU, so only the
+// packages that test garbage collection or namespace deletion turn it on.
+// No other controller runs: nothing runs the pods of Jobs and Deployments
+// or fills in their status. Tests should check the objects a controller
+// writes, not what the rest of Kubernetes would do with them.
+//
+// The API server enables the OwnerReferencesPermissionEnforcement admission
+// plugin, so a controller run with RunManagerAs may set blockOwnerDeletion
+// on its children's owner references only if its role grants update on the
+// owner's finalizers subresource, as in a production cluster.
 //
 // The first test run on a machine builds kube-apiserver and etcd from Go
-// modules, which takes several minutes (see controlplane.Binaries); running
-// `bosun controlplane` beforehand, or setting KUBEBUILDER_ASSETS, avoids doing
-// it inside a test with a short -timeout.
+// modules, and kube-controller-manager when a test asks for it, which takes
+// several minutes (see controlplane.Binaries and
+// controlplane.ControllerManagerPath); running `bosun controlplane`
+// beforehand, which builds all three, or setting KUBEBUILDER_ASSETS, avoids
+// doing it inside a test with a short -timeout.
 package bosuntest
