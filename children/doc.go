@@ -92,5 +92,11 @@
 // # Permissions
 //
 // The controller needs get, list, watch, create, patch and delete on every
-// declared kind.
+// declared kind. The owner references of owned children set
+// blockOwnerDeletion, so a foreground delete of the parent waits for them;
+// an API server with the OwnerReferencesPermissionEnforcement admission
+// plugin then also asks for update on the parent's finalizers
+// subresource, for example
+//
+//	// +kubebuilder:rbac:groups=example.com,resources=widgets/finalizers,verbs=update
 package children

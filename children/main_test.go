@@ -20,12 +20,18 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
 // shared is the control plane, with the Widget CRD installed, that the
-// envtest tests of this package share.
-var shared = bosuntest.Shared{Options: testapi.ControlPlaneOptions}
+// envtest tests of this package share. It runs kube-controller-manager's
+// garbage collector and namespace controller for the tests of gc_test.go.
+var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+	opts, err := testapi.ControlPlaneOptions()
+	opts.ControllerManager = true
+	return opts, err
+}}
 
 func TestMain(m *testing.M) { shared.Main(m) }
 
