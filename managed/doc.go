@@ -194,7 +194,11 @@
 //
 // With WithConnectionSecret, the details from Observe, Create and Update
 // go to a Secret named by the object's spec, owned by the object, written
-// only when its data changes and deleted with the object. They never appear
+// only when its data changes and deleted with the object (by the step, or
+// by Kubernetes' garbage collector for a Secret the step no longer names).
+// Its owner reference sets blockOwnerDeletion, for which an API server with
+// the OwnerReferencesPermissionEnforcement admission plugin asks for update
+// on the object's finalizers subresource. They never appear
 // in logs, events or conditions. Observe works on a copy of the object.
 // When it fills unset spec fields and reports LateInitialized, and the
 // policies allow LateInitialize and the resource is the object's, the

@@ -27,7 +27,8 @@ import (
 )
 
 // shared is the control plane, with the Bucket CRD installed, that the
-// envtest tests of this package share.
+// envtest tests of this package share. It runs kube-controller-manager's
+// garbage collector (and namespace controller) for gc_test.go.
 var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
 	scheme := controlplane.NewScheme()
 	if err := v1.AddToScheme(scheme); err != nil {
@@ -37,7 +38,7 @@ var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
 	if err != nil {
 		return controlplane.Options{}, err
 	}
-	return controlplane.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}, nil
+	return controlplane.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}, ControllerManager: true}, nil
 }}
 
 func TestMain(m *testing.M) { shared.Main(m) }
