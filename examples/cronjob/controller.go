@@ -204,19 +204,35 @@ func (a *actions) RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctr
 		return ctrl.Result{}, err
 	}
 	active, _, _ := sortOut(jobs)
+	policy := cj.Spec.ConcurrencyPolicy
+	if policy == cronjobv1.ReplaceConcurrent || policy == cronjobv1.ForbidConcurrent && len(active) == 0 {
+		// The cache may not show yet a Job this CronJob started moments
+		// ago; taking its word would start a second run next to it. The
+		// Jobs are read from the API server, once per run started.
+		live, err := a.liveJobs(ctx)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		active, _, _ = sortOut(live)
+	}
+	job := a.newJob(runs.Missed)
 	switch {
-	case len(active) > 0 && cj.Spec.ConcurrencyPolicy == cronjobv1.ForbidConcurrent:
+	case len(active) > 0 && policy == cronjobv1.ForbidConcurrent:
 		log.V(1).Info("run postponed while jobs are active", "scheduledAt", runs.Missed, "active", len(active))
 		return res, nil
-	case cj.Spec.ConcurrencyPolicy == cronjobv1.ReplaceConcurrent:
+	case policy == cronjobv1.ReplaceConcurrent:
 		for _, j := range active {
+			if j.Name == job.Name {
+				// The run's own Job, made by an earlier pass that did not
+				// get to record the run: it is what this run starts.
+				continue
+			}
 			if err := a.deleteJob(ctx, j); err != nil {
 				return ctrl.Result{}, err
 			}
 			log.Info("replaced active job", "job", j.Name)
 		}
 	}
-	job := a.newJob(runs.Missed)
 	switch err := a.req.Client.Create(ctx, job); {
 	case apierrors.IsAlreadyExists(err):
 		if err := a.checkRunJob(ctx, job); err != nil {
@@ -247,6 +263,17 @@ func (a *actions) UpdateCronJobStatus(context.Context, logr.Logger) (ctrl.Result
 	st.LastScheduleTime = later(st.LastScheduleTime, a.scheduled)
 	st.LastSuccessfulTime = later(st.LastSuccessfulTime, a.succeeded)
 	return flow.Continue()
+}
+
+// liveJobs reads the Jobs of the CronJob from the API server: those
+// labelled with its name that it controls.
+func (a *actions) liveJobs(ctx context.Context) ([]batchv1.Job, error) {
+	cj := a.req.Object
+	var list batchv1.JobList
+	if err := a.req.APIReader.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingLabels{LabelCronJob: cj.Name}); err != nil {
+		return nil, fmt.Errorf("listing the jobs of %s: %w", cj.Name, err)
+	}
+	return slices.DeleteFunc(list.Items, func(j batchv1.Job) bool { return !metav1.IsControlledBy(&j, cj) }), nil
 }
 
 // checkRunJob looks at the Job that holds the name of job, a run's Job

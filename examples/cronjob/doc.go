@@ -30,6 +30,14 @@
 //	                                    for the next scheduled time
 //	UpdateCronJobStatus                 writes the notes into the status
 //
+// Under Forbid and Replace, the Jobs that are active decide what a due run
+// does, and the cache may not show yet a Job started moments ago (after a
+// relist, under load, or started by a process that died before recording
+// the run). So before a run starts that the cache sees nothing in the way
+// of, and before Replace deletes anything, the Jobs are read from the API
+// server: one read per run, never one per reconcile. Replace never deletes
+// the Job of the run it starts, which an earlier pass may have made.
+//
 // The engine saves the status once at the end and keeps the Ready
 // condition: a schedule that does not parse makes it False with reason
 // InvalidSchedule, a terminal error, so nothing is retried until the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,6 +207,133 @@ func TestConcurrencyPolicies(t *testing.T) {
 	e.finish(jobName(forbid, fr[0]), true)
 	e.waitJobs("forbid", jobName(forbid, fr[0]), jobName(forbid, fr[1]))
 	e.waitActive("forbid", fr[1], jobName(forbid, fr[1]))
+}
+
+// jobHidingClient is a client whose Lists of Jobs come back empty while
+// hide is set: a cache that has not yet seen the Jobs made since it last
+// caught up, as after a relist or under load.
+type jobHidingClient struct {
+	client.Client
+	hide *atomic.Bool
+}
+
+// List lists through the wrapped client and, while hide is set, drops the
+// Jobs.
+func (c jobHidingClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if jobs, ok := list.(*batchv1.JobList); ok && c.hide.Load() {
+		jobs.Items = nil
+	}
+	return nil
+}
+
+// TestConcurrencyPoliciesWithLaggingCache runs Forbid and Replace with a
+// cache that does not show the Job of the first run when the second is
+// due. The operator must not take the cache's word that no Job is active:
+// Forbid still starts nothing, and Replace still deletes the first Job
+// before it starts the second, so at no time do two runs go on at once.
+func TestConcurrencyPoliciesWithLaggingCache(t *testing.T) {
+	tests := []struct {
+		policy cronjobv1.ConcurrencyPolicy
+		// want are the runs, by index, whose Jobs are there after the
+		// second run was due.
+		want []int
+	}{
+		{policy: cronjobv1.ForbidConcurrent, want: []int{0}},
+		{policy: cronjobv1.ReplaceConcurrent, want: []int{1}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			hide := &atomic.Bool{}
+			counter := &bosuntest.ReconcileCounter{}
+			e := start(t, func(mgr ctrl.Manager, opts Options) error {
+				if err := IndexCronJobControllerManagerFields(context.Background(), mgr.GetFieldIndexer()); err != nil {
+					return err
+				}
+				r := NewReconciler(opts)
+				r.Client, r.APIReader = jobHidingClient{Client: mgr.GetClient(), hide: hide}, mgr.GetAPIReader()
+				if err := r.Validate(); err != nil {
+					return err
+				}
+				return ctrl.NewControllerManagedBy(mgr).For(&cronjobv1.CronJob{}).Owns(&batchv1.Job{}).
+					Named(ControllerName).Complete(counter.Wrap(r))
+			})
+			cj := e.create("lag", every5, func(cj *cronjobv1.CronJob) { cj.Spec.ConcurrencyPolicy = tt.policy })
+			key := client.ObjectKeyFromObject(cj)
+			runs := e.runs(cj, 2)
+			e.at(runs[0].Add(10*time.Second), "lag")
+			e.waitJobs("lag", jobName(cj, runs[0]))
+			e.waitActive("lag", runs[0], jobName(cj, runs[0]))
+
+			// The second run is due; the cache shows no Job. Wait for a
+			// reconcile that began after the clock moved to finish.
+			hide.Store(true)
+			since := time.Now()
+			e.at(runs[1].Add(10*time.Second), "lag")
+			bosuntest.Eventually(t, func(context.Context) error {
+				if counter.CountSince(key, since) == 0 {
+					return errors.New("no reconcile since the second run was due")
+				}
+				return nil
+			})
+			jobs, err := e.jobs(t.Context(), "lag")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{}
+			for _, j := range jobs {
+				got = append(got, j.Name)
+			}
+			want := []string{}
+			for _, i := range tt.want {
+				want = append(want, jobName(cj, runs[i]))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("jobs once the second run was due (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReplaceKeepsTheRunsOwnJob gives a CronJob with the Replace policy
+// the Job of its first run before the controller starts that run, as a
+// controller that died between creating the Job and recording the run
+// leaves it. Replace must not take the run's own Job for an earlier one:
+// the Job stays as it is and the run counts as started.
+func TestReplaceKeepsTheRunsOwnJob(t *testing.T) {
+	e := start(t, nil)
+	cj := e.create("own", every5, func(cj *cronjobv1.CronJob) { cj.Spec.ConcurrencyPolicy = cronjobv1.ReplaceConcurrent })
+	run := e.runs(cj, 1)[0]
+	name := jobName(cj, run)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       e.ns,
+			Name:            name,
+			Labels:          map[string]string{LabelCronJob: cj.Name},
+			Annotations:     map[string]string{ScheduledAtAnnotation: run.UTC().Format(time.RFC3339)},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cj, cronjobv1.GroupVersion.WithKind("CronJob"))},
+		},
+		Spec: cj.Spec.JobTemplate.Spec,
+	}
+	if err := e.c.Create(t.Context(), job); err != nil {
+		t.Fatal(err)
+	}
+
+	e.at(run.Add(10*time.Second), "own")
+	e.waitActive("own", run, name)
+	jobs, err := e.jobs(t.Context(), "own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 1 || jobs[0].UID != job.UID {
+		var got []string
+		for _, j := range jobs {
+			got = append(got, fmt.Sprintf("%s (uid %s)", j.Name, j.UID))
+		}
+		t.Errorf("jobs %v, want only %s (uid %s), the run's own Job, untouched", got, name, job.UID)
+	}
 }
 
 // TestInvalidSchedule checks that a schedule that does not parse shows as
