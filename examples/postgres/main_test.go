@@ -24,8 +24,14 @@ import (
 )
 
 // shared is the control plane, with the postgres CRDs installed, that the
-// envtest tests of this package share.
-var shared = bosuntest.Shared{Options: controlplane.OptionsFor(AddToScheme, CRDs)}
+// envtest tests of this package share. It runs the garbage collector, as a
+// cluster does, so that a connection Secret whose Role is gone is
+// collected even when the operator did not delete it.
+var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+	opts, err := controlplane.OptionsFor(AddToScheme, CRDs)()
+	opts.ControllerManager = true
+	return opts, err
+}}
 
 // pg is the PostgreSQL server the tests share, started on first use with
 // statement logging and password authentication for every role but the
