@@ -87,3 +87,35 @@ func ExampleStart() {
 	}
 	fmt.Println("kubectl --kubeconfig kubeconfig get namespaces")
 }
+
+// With ControllerManager set, the garbage collector and the namespace
+// controller run: deleting a namespace deletes what it holds, then the
+// namespace itself.
+func ExampleOptions_controllerManager() {
+	ctx := context.Background()
+	cp, err := controlplane.Start(ctx, controlplane.Options{ControllerManager: true, Progress: os.Stderr})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			log.Print(err)
+		}
+	}()
+
+	controllers, err := controlplane.RunningControllers(ctx, cp.Client)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(controllers)
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "short-lived"}}
+	if err := cp.Client.Create(ctx, ns); err != nil {
+		log.Fatal(err)
+	}
+	if err := cp.Client.Delete(ctx, ns); err != nil {
+		log.Fatal(err)
+	}
+	// The namespace goes within seconds; without ControllerManager it
+	// would stay Terminating.
+}
