@@ -50,6 +50,12 @@ type GreetingReconciler struct {
 	// Client reads and writes Greetings and ConfigMaps, usually the
 	// manager's client. Its scheme must know both kinds (see AddToScheme).
 	Client client.Client
+	// APIReader reads around Client's cache, usually the manager's API
+	// reader; SetupWithManager fills it in when it is nil, and nil at
+	// reconcile time means Client. A deleted Greeting reads its ConfigMap
+	// through it when the cache does not show one, since the cache may
+	// not have seen a ConfigMap made moments ago.
+	APIReader client.Reader
 }
 
 // SetupWithManager registers the reconciler with mgr as the controller
@@ -62,6 +68,9 @@ func (r *GreetingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		if _, err := r.Client.GroupVersionKindFor(obj); err != nil {
 			return fmt.Errorf("hello: greeting reconciler: client scheme: %w", err)
 		}
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&hellov1.Greeting{}).
@@ -89,7 +98,11 @@ func (r *GreetingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // loses its ConfigMap and then its finalizer. Running the workflow updates g
 // in place with every write.
 func (r *GreetingReconciler) Workflow(g *hellov1.Greeting) flow.Action {
-	s := &greetingRun{c: r.Client, g: g, status: *g.Status.DeepCopy()}
+	live := r.APIReader
+	if live == nil {
+		live = r.Client
+	}
+	s := &greetingRun{c: r.Client, live: live, g: g, status: *g.Status.DeepCopy()}
 	if !g.DeletionTimestamp.IsZero() {
 		return flow.If(controllerutil.ContainsFinalizer(g, Finalizer),
 			flow.Sequential(s.deleteConfigMap(), s.removeFinalizer()))
@@ -110,6 +123,8 @@ func (r *GreetingReconciler) Workflow(g *hellov1.Greeting) flow.Action {
 // actions of its workflow.
 type greetingRun struct {
 	c client.Client
+	// live reads around c's cache.
+	live client.Reader
 	// g is the Greeting as last read or written.
 	g *hellov1.Greeting
 	// status is the status the actions want; patchStatus writes it when it
@@ -232,6 +247,11 @@ func (s *greetingRun) deleteConfigMap() flow.Action {
 	return flow.New("delete configmap", func(ctx context.Context) (ctrl.Result, error) {
 		cm := &corev1.ConfigMap{}
 		err := s.c.Get(ctx, s.configMapKey(), cm)
+		if apierrors.IsNotFound(err) {
+			// The cache may not have seen a ConfigMap made moments ago;
+			// letting the Greeting go on its word could leave one behind.
+			err = s.live.Get(ctx, s.configMapKey(), cm)
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			return flow.Continue()

@@ -14,7 +14,9 @@
 // The finalizer is committed before the ConfigMap is first written, so a
 // deleted Greeting always gets the chance to remove its ConfigMap; the
 // controller does not rely on the garbage collector, which a bare test
-// control plane does not run. The ConfigMap is only written when its data
+// control plane does not run. When its cache shows no ConfigMap for a
+// deleted Greeting, it asks the API server before it lets the Greeting
+// go, since the cache may not have seen a ConfigMap made moments ago. The ConfigMap is only written when its data
 // differs, and the status only when it changed, so a converged Greeting
 // costs no writes. A 409 Conflict is requeued quietly, without an error.
 //

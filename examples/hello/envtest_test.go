@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -119,6 +120,58 @@ func TestGreetingLifecycle(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// configMapHidingClient is a client whose Gets of ConfigMaps answer Not
+// Found while hide is set: a cache that has not yet seen a ConfigMap made
+// moments ago.
+type configMapHidingClient struct {
+	client.Client
+	hide *atomic.Bool
+}
+
+// Get reads through the wrapped client, but answers Not Found for a
+// ConfigMap while hide is set.
+func (c configMapHidingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.ConfigMap); ok && c.hide.Load() {
+		return apierrors.NewNotFound(corev1.Resource("configmaps"), key.Name)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestDeleteWithLaggingCache deletes a Greeting while the controller's
+// cache does not show its ConfigMap, as when the Greeting is deleted right
+// after the ConfigMap was made. The controller must not take the cache's
+// word that the ConfigMap is gone: it deletes it before it lets the
+// Greeting go, so that nothing is left (no garbage collector runs here).
+func TestDeleteWithLaggingCache(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	hide := &atomic.Bool{}
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		return (&GreetingReconciler{Client: configMapHidingClient{Client: mgr.GetClient(), hide: hide}}).SetupWithManager(mgr)
+	})
+	ctx := t.Context()
+	ns := bosuntest.Namespace(t, cp.Client)
+	key := client.ObjectKey{Namespace: ns, Name: "brief"}
+	g := &hellov1.Greeting{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}, Spec: hellov1.GreetingSpec{Name: "Brief"}}
+	if err := cp.Client.Create(ctx, g); err != nil {
+		t.Fatalf("create greeting: %v", err)
+	}
+	g, _ = waitPublished(t, cp.Client, key, "Hello, Brief!")
+
+	hide.Store(true)
+	if err := cp.Client.Delete(ctx, g); err != nil {
+		t.Fatalf("delete greeting: %v", err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := cp.Client.Get(ctx, key, &hellov1.Greeting{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get greeting: %w, want NotFound", err)
+		}
+		return nil
+	})
+	if err := cp.Client.Get(ctx, key, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Greeting is gone and its ConfigMap left (get configmap: %v)", err)
+	}
 }
 
 // TestConfigMapRepaired checks that the controller watches the ConfigMaps it
