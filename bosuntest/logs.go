@@ -81,6 +81,13 @@ func (e LogEntry) String() string {
 //
 // The zero value is ready to use and is safe for concurrent use.
 type LogRecorder struct {
+	// MaxLevel, when positive, is the highest V-level recorded, as an
+	// operator run with -v=MaxLevel would log; zero records every level.
+	// Libraries below the operator log more at high levels (client-go
+	// logs request bodies from level 8), so a check of what an operator
+	// reveals in its log sets it, for example to LogVerbosity.
+	MaxLevel int
+
 	mu      sync.Mutex
 	entries []LogEntry
 }
@@ -159,8 +166,11 @@ var (
 // information; next received its own when its logger was made.
 func (s *recordingSink) Init(logr.RuntimeInfo) {}
 
-// Enabled implements logr.LogSink: every level is recorded.
-func (s *recordingSink) Enabled(int) bool { return true }
+// Enabled implements logr.LogSink: every level up to the recorder's
+// MaxLevel is recorded.
+func (s *recordingSink) Enabled(level int) bool {
+	return s.rec.MaxLevel <= 0 || level <= s.rec.MaxLevel
+}
 
 // Info implements logr.LogSink.
 func (s *recordingSink) Info(level int, msg string, kv ...any) {

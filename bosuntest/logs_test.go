@@ -2,6 +2,7 @@ package bosuntest_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -144,5 +145,28 @@ func TestLogEntry(t *testing.T) {
 				t.Errorf("Value(%q) = %v, %v; want %v, %v", tt.key, v, ok, tt.wantValue, tt.wantFound)
 			}
 		})
+	}
+}
+
+func TestLogRecorderMaxLevel(t *testing.T) {
+	for _, tt := range []struct {
+		max  int
+		want []int
+	}{
+		{max: 0, want: []int{0, 1, 8}},
+		{max: 1, want: []int{0, 1}},
+	} {
+		r := &bosuntest.LogRecorder{MaxLevel: tt.max}
+		l := r.Logger()
+		for _, v := range []int{0, 1, 8} {
+			l.V(v).Info("line")
+		}
+		var got []int
+		for _, e := range r.Entries() {
+			got = append(got, e.Level)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("MaxLevel %d recorded levels %v, want %v", tt.max, got, tt.want)
+		}
 	}
 }

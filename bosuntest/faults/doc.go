@@ -24,9 +24,10 @@
 //     timeout, or pass a write on and lose its answer (ResponseLost). The
 //     choice is repeatable: it depends on Plan.Seed and the request, not on
 //     timing.
-//   - StaleReads make the manager's client read objects up to Lag versions
-//     behind the API server while they change, and see an object deleted
-//     and made again under its name as its earlier self.
+//   - StaleReads make the manager's cache lag behind the API server: up to
+//     Lag versions of an object while it changes, at most MaxAge, so that an
+//     object deleted and made again under its name is seen as its earlier
+//     self for a while. The cache stays consistent, only late.
 //   - WatchFaults drop, delay and coalesce the events the caches receive,
 //     and end watches with 410 Gone to force a relist.
 //   - CrashPoint kills the process right after, or during, its k-th write:

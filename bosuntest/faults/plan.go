@@ -115,29 +115,27 @@ func (w WatchFaults) matches(resource string) bool {
 	return len(w.Resources) == 0 || slices.Contains(w.Resources, resource)
 }
 
-// StaleReads make the reads of a manager's client, which come from its
-// cache, lag behind the API server: an object that changed recently is
-// seen as it was Lag versions earlier, and one deleted and made again
-// under the same name may be seen as its earlier self ("time travel").
-// The lag lasts until the object has not changed for MaxAge, so a
-// controller still converges, as it would behind a slow cache.
-//
-// Versions are those the manager's watches delivered, so the lag applies
-// to the kinds the manager caches, from the first change it watched.
+// StaleReads make a manager's cache, which its client reads, lag behind
+// the API server: while an object changes, the cache holds it as it was
+// Lag versions earlier; an object deleted and made again under its name is
+// seen as its earlier self for a while ("time travel"). The cache is late
+// by at most MaxAge, and stays consistent: it receives every event, in
+// order, only later, as a slow watch would deliver them, so a controller
+// still converges. The initial list of a watch is never held back.
 type StaleReads struct {
 	// Resources limits the lag to these plural resource names. Empty means
 	// every cached resource.
 	Resources []string
-	// Lag is how many versions behind the newest a read is. Zero turns
-	// stale reads off.
+	// Lag is how many versions of an object the cache holds back while
+	// it changes. Zero turns stale reads off.
 	Lag int
-	// MaxAge is how long after its last change an object is read as it
-	// is. Zero means DefaultMaxAge.
+	// MaxAge is the longest an event is held back. Zero means
+	// DefaultMaxAge.
 	MaxAge time.Duration
 }
 
-// DefaultMaxAge is how long stale reads lag behind an object's last change
-// when StaleReads.MaxAge is zero.
+// DefaultMaxAge is the longest stale reads hold an event back when
+// StaleReads.MaxAge is zero.
 const DefaultMaxAge = 2 * time.Second
 
 // matches reports whether the lag applies to resource.

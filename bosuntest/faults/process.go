@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -64,8 +63,7 @@ type Options struct {
 	// election.
 	LeaderElection *LeaderElection
 	// Manager adjusts the manager's options before it is made: a cache
-	// SyncPeriod, the namespaces it caches, the controllers' workers. Its
-	// NewClient, if it sets one, is wrapped by the kit's.
+	// SyncPeriod, the namespaces it caches, the controllers' workers.
 	Manager func(*ctrl.Options)
 	// Config, when set, is the connection to use in place of the control
 	// plane's administrator, for example a user from
@@ -78,11 +76,10 @@ type Options struct {
 // through External, passes through the kit, which records the writes,
 // injects the plan's faults and can kill the process at any moment.
 type Process struct {
-	name    string
-	plan    Plan
-	mgr     ctrl.Manager
-	history history
-	now     func() time.Time
+	name string
+	plan Plan
+	mgr  ctrl.Manager
+	now  func() time.Time
 
 	isDead  atomic.Bool
 	deadCh  chan struct{}
@@ -183,17 +180,6 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 	}
 	if opts.Manager != nil {
 		opts.Manager(&mopts)
-	}
-	newClient := mopts.NewClient
-	if newClient == nil {
-		newClient = client.New
-	}
-	mopts.NewClient = func(cfg *rest.Config, o client.Options) (client.Client, error) {
-		c, err := newClient(cfg, o)
-		if err != nil || p.plan.Stale.Lag <= 0 {
-			return c, err
-		}
-		return &staleClient{Client: c, p: p}, nil
 	}
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
@@ -428,8 +414,8 @@ type Stats struct {
 	Dropped, Coalesced int
 	// Relists is how many watches the kit ended with 410 Gone.
 	Relists int
-	// StaleReads is how many objects were read at an earlier version (or
-	// as still there, or as gone) than the cache held.
+	// StaleReads is how many watch events StaleReads held back, leaving
+	// the cache behind the API server.
 	StaleReads int
 	// Faults counts the API requests each fault was injected into (writes
 	// only).

@@ -36,12 +36,18 @@ type pending struct {
 	key     string
 	typ     string
 	arrived time.Time
-	skip    bool
+	// seq numbers the events of key, from 1.
+	seq  int
+	skip bool
+	// late is set once the event is held back for stale reads.
+	late bool
+	// listing is set for the events of a watch's initial list, which
+	// are never held back: a list is read whole.
+	listing bool
 }
 
 // watchBody returns the body the watcher reads in place of body: the same
-// events, with the plan's watch faults applied, and each event's object
-// remembered for stale reads.
+// events, with the plan's watch faults and stale reads applied.
 func (p *Process) watchBody(info requestInfo, initial bool, body io.ReadCloser) io.ReadCloser {
 	faults := p.plan.Watch
 	if !faults.matches(info.resource) {
@@ -94,14 +100,33 @@ type watchFilter struct {
 
 	mu     sync.Mutex
 	queue  []*pending
+	seen   map[string]int // events of each key read so far
 	closed bool
 	err    error
 	wake   chan struct{}
 }
 
-// hold is how long each event waits before it is delivered.
-func (w *watchFilter) hold() time.Duration {
-	return max(w.faults.Delay, w.faults.Coalesce)
+// wait returns how long the event at the head of the queue must still be
+// held: for the Delay and Coalesce windows, and under stale reads until
+// Lag newer events of its object have arrived, or MaxAge has passed. Events
+// leave in the order they came, so the cache stays consistent, only late.
+func (w *watchFilter) wait(next *pending) time.Duration {
+	wait := time.Until(next.arrived.Add(max(w.faults.Delay, w.faults.Coalesce)))
+	if !w.stale || next.listing || next.typ == "BOOKMARK" || next.typ == "ERROR" {
+		return wait
+	}
+	w.mu.Lock()
+	newer := w.seen[next.key] - next.seq
+	w.mu.Unlock()
+	if newer >= w.p.plan.Stale.Lag {
+		return wait
+	}
+	stale := time.Until(next.arrived.Add(w.p.plan.Stale.maxAge()))
+	if stale > 0 && !next.late {
+		next.late = true
+		w.p.countStale()
+	}
+	return max(wait, stale)
 }
 
 // read decodes the upstream events into the queue.
@@ -129,9 +154,6 @@ func (w *watchFilter) read() {
 		m := meta.Metadata
 		key := w.info.resource + "/" + m.Namespace + "/" + m.Name
 		api := ev.Type == "ADDED" || ev.Type == "MODIFIED" || ev.Type == "DELETED"
-		if api && w.stale {
-			w.p.history.add(key, ev.Type == "DELETED", m.UID, ev.Object, w.p.now())
-		}
 		if api && !w.initial && w.faults.Drop > 0 &&
 			chance(w.p.plan.Seed, "watch", key, m.UID, m.ResourceVersion, ev.Type, strconv.Itoa(n)) < w.faults.Drop {
 			w.p.countDropped()
@@ -147,7 +169,11 @@ func (w *watchFilter) read() {
 				}
 			}
 		}
-		w.queue = append(w.queue, &pending{frame: frame, key: key, typ: ev.Type, arrived: w.p.now()})
+		if w.seen == nil {
+			w.seen = map[string]int{}
+		}
+		w.seen[key]++
+		w.queue = append(w.queue, &pending{frame: frame, key: key, typ: ev.Type, arrived: w.p.now(), seq: w.seen[key], listing: w.initial})
 		w.mu.Unlock()
 		w.signal()
 	}
@@ -197,7 +223,7 @@ func (w *watchFilter) deliver() {
 		var due <-chan time.Time
 		var timer *time.Timer
 		if next != nil {
-			wait := time.Until(next.arrived.Add(w.hold()))
+			wait := w.wait(next)
 			if wait <= 0 {
 				w.mu.Lock()
 				skip := next.skip

@@ -41,19 +41,8 @@ const batteryOwner = "owner"
 // the spec's options, and each Role's Secret holds a password that the
 // role's stored verifier accepts. Deleting an object must drop what it had
 // on the server and its connection Secret.
-//
-// Two rows fail for reasons outside the example, and RunBattery cannot
-// leave one row out, so the battery is skipped until they are fixed; every
-// other row passes. StaleReads: a lagging read that shows a Role made
-// again under its name as deleted ends the engine's pass with no requeue
-// (the engine takes Not Found from its cache as final), so the Role stays
-// Creating with nothing left to wake it. APIFaults: the log recorder
-// enables every verbosity, so client-go logs at V(8) the bodies of the
-// requests that write the connection Secret, which hold the password in
-// base64, and the secrets check finds them there.
+
 func TestBattery(t *testing.T) {
-	t.Skip("findings: StaleReads: a stale Not Found ends the engine's requeue chain for good; " +
-		"APIFaults: the log recorder records client-go's V(8) request bodies, which hold the connection Secret's password")
 	faults.RunBattery(t, shared.ControlPlane(t), batteryOperator(server(t)))
 }
 
