@@ -41,7 +41,6 @@ const batteryOwner = "owner"
 // the spec's options, and each Role's Secret holds a password that the
 // role's stored verifier accepts. Deleting an object must drop what it had
 // on the server and its connection Secret.
-
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), batteryOperator(server(t)))
 }
