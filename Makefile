@@ -7,7 +7,7 @@ BIN := $(CURDIR)/bin
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
-# Time for the whole test run; the first run also builds kube-apiserver and etcd.
+# Time for the whole test run; the first run also builds the control-plane binaries.
 TEST_TIMEOUT ?= 30m
 FUZZ_TIME ?= 20s
 DSL_FUZZ_TIME ?= 30s
@@ -26,7 +26,7 @@ test: lint vet controlplane postgres
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) fuzz
 
-## controlplane: build kube-apiserver and etcd from Go modules into the user cache (once).
+## controlplane: build kube-apiserver, etcd and kube-controller-manager from Go modules into the user cache (once).
 .PHONY: controlplane
 controlplane:
 	$(GO) run ./cmd/bosun controlplane

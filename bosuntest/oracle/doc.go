@@ -62,9 +62,9 @@
 // Gone waits until given objects are gone from the API server, their
 // finalizers released, and names those still there with their finalizers
 // and Ready condition. NoOrphans reports objects that still have an
-// ownerReference to deleted owners; the control plane of package bosuntest
-// runs no garbage collector, so this checks what the operator deleted
-// itself.
+// ownerReference to deleted owners: without the garbage collector
+// (controlplane.Options.ControllerManager) it checks what the operator
+// deleted itself; with it, that the collector could do its work.
 //
 // # Use
 //

@@ -98,11 +98,11 @@ func presence(obj client.Object) string {
 
 // NoOrphans lists each of lists in namespace ("" for all namespaces) and
 // reports every object that still has an ownerReference to one of owners,
-// the UIDs of objects that were deleted. The control plane of package
-// bosuntest runs no garbage collector, so an operator that relies on
-// ownerReferences alone leaves such objects behind there; in a full
-// cluster they would go, but the oracle checks what the operator itself
-// deleted. Objects being deleted count as still there.
+// the UIDs of objects that were deleted. A control plane without the
+// garbage collector (see controlplane.Options.ControllerManager) leaves
+// such objects behind when an operator relies on ownerReferences alone, so
+// there the oracle checks what the operator itself deleted. Objects being
+// deleted count as still there.
 //
 // It reads once; wrap it in bosuntest.Eventually to wait. The error is nil
 // when there is no such object; otherwise it wraps ErrOrphans and names
