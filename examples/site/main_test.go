@@ -27,8 +27,14 @@ import (
 
 // shared is the control plane, with the Site CRD installed, that the
 // envtest tests of this package share. Each test runs its own manager and
-// works in a namespace of its own.
-var shared = bosuntest.Shared{Options: controlplane.OptionsFor(AddToScheme, CRDs)}
+// works in a namespace of its own. It runs the garbage collector, as a
+// cluster does: the children of a Site go with it, since the operator
+// sets owner references and no finalizer.
+var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+	opts, err := controlplane.OptionsFor(AddToScheme, CRDs)()
+	opts.ControllerManager = true
+	return opts, err
+}}
 
 func TestMain(m *testing.M) { shared.Main(m) }
 
