@@ -57,8 +57,7 @@ func RunManagerAs(t testing.TB, cp *controlplane.ControlPlane, user string, setu
 
 func runManager(t testing.TB, cp *controlplane.ControlPlane, cfg *rest.Config, setup func(mgr ctrl.Manager) error) ctrl.Manager {
 	t.Helper()
-	sink := &testSink{t: t}
-	logger := testr.NewWithInterface(sink, testr.Options{LogTimestamp: true, Verbosity: LogVerbosity})
+	logger, quiet := TestLogger(t)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  cp.Scheme,
 		Logger:                  logger,
@@ -88,7 +87,7 @@ func runManager(t testing.TB, cp *controlplane.ControlPlane, cfg *rest.Config, s
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		sink.close()
+		quiet()
 	})
 
 	syncCtx, cancelSync := context.WithTimeout(ctx, cacheSyncTimeout)
@@ -109,6 +108,14 @@ func runManager(t testing.TB, cp *controlplane.ControlPlane, cfg *rest.Config, s
 		}
 	}
 	return mgr
+}
+
+// TestLogger returns a logger that writes to t.Log up to LogVerbosity, as
+// the managers of RunManager do, and a function after which it drops
+// lines: goroutines of a stopped manager must not log to a finished test.
+func TestLogger(t testing.TB) (logr.Logger, func()) {
+	sink := &testSink{t: t}
+	return testr.NewWithInterface(sink, testr.Options{LogTimestamp: true, Verbosity: LogVerbosity}), sink.close
 }
 
 // testSink forwards log lines to a test until close, after which it drops

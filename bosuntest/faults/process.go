@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/testr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -87,7 +86,7 @@ type Process struct {
 	kill    sync.Once
 	cancel  context.CancelFunc
 	done    chan struct{}
-	sink    *testSink // nil outside tests
+	silence func() // nil outside tests
 	logger  logr.Logger
 	err     error
 
@@ -111,9 +110,8 @@ type Process struct {
 //	managed.NewStep(connector, managed.WithCallHook(p.External()))
 func Start(t testing.TB, cp *controlplane.ControlPlane, opts Options, setup func(mgr ctrl.Manager, p *Process) error) *Process {
 	t.Helper()
-	sink := &testSink{t: t}
-	logger := testr.NewWithInterface(sink, testr.Options{LogTimestamp: true, Verbosity: bosuntest.LogVerbosity})
-	p, err := run(context.Background(), cp, opts, logger, sink, setup)
+	logger, quiet := bosuntest.TestLogger(t)
+	p, err := run(context.Background(), cp, opts, logger, quiet, setup)
 	if err != nil {
 		t.Fatalf("faults: %v", err)
 	}
@@ -134,15 +132,16 @@ func Run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 	return run(ctx, cp, opts, logger, nil, setup)
 }
 
-// run is Run with the test sink of Start, if any.
-func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logger logr.Logger, sink *testSink, setup func(mgr ctrl.Manager, p *Process) error) (*Process, error) {
+// run is Run with the function that silences the test logger of Start,
+// if any.
+func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logger logr.Logger, quiet func(), setup func(mgr ctrl.Manager, p *Process) error) (*Process, error) {
 	p := &Process{
-		sink:   sink,
-		name:   opts.Name,
-		plan:   opts.Plan,
-		now:    time.Now,
-		deadCh: make(chan struct{}),
-		done:   make(chan struct{}),
+		silence: quiet,
+		name:    opts.Name,
+		plan:    opts.Plan,
+		now:     time.Now,
+		deadCh:  make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	if p.name == "" {
 		p.name = "process"
@@ -299,8 +298,8 @@ func (p *Process) Stop() {
 
 // quiet stops the process's log from reaching its test.
 func (p *Process) quiet() {
-	if p.sink != nil {
-		p.sink.close()
+	if p.silence != nil {
+		p.silence()
 	}
 }
 
@@ -446,32 +445,3 @@ func (p *Process) countStale()     { p.stale.Add(1) }
 
 // String names the process.
 func (p *Process) String() string { return fmt.Sprintf("faults.Process(%s)", p.name) }
-
-// testSink forwards log lines to a test until close, after which it drops
-// them: a dead or stopped process must not log to a finished test.
-type testSink struct {
-	t testing.TB
-
-	mu     sync.Mutex
-	closed bool
-}
-
-// Helper implements testr.TestingT.
-func (s *testSink) Helper() { s.t.Helper() }
-
-// Log implements testr.TestingT.
-func (s *testSink) Log(args ...any) {
-	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.t.Log(args...)
-	}
-}
-
-// close stops forwarding.
-func (s *testSink) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-}
