@@ -21,8 +21,12 @@ import (
 // to be cleaned up, when Scenario.Bound is zero.
 const DefaultBound = time.Minute
 
-// pollInterval is how often the driver checks a scenario's oracles.
-const pollInterval = 100 * time.Millisecond
+// pollInterval is how often the driver checks a scenario's oracles, and
+// checkTimeout how long one check may take.
+const (
+	pollInterval = 100 * time.Millisecond
+	checkTimeout = 30 * time.Second
+)
 
 // Scenario is an operator and a piece of work for it, which CrashEveryWrite
 // runs again and again, killing the operator at a different write each
@@ -306,26 +310,27 @@ func poll(ctx context.Context, bound time.Duration, check func(context.Context) 
 // pollUntil calls check until it returns nil, stop is closed, or bound
 // passes, and returns check's last error.
 func pollUntil(ctx context.Context, bound time.Duration, stop <-chan struct{}, check func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	var last error
 	for {
-		err := check(ctx)
+		// Each check gets a deadline of its own, not the bound's, so that
+		// the last one before the bound runs whole and says what it found
+		// (a client refuses to start a request it cannot finish in time).
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+		err := check(cctx)
+		cancel()
 		if err == nil {
 			return nil
-		}
-		// A check cut short by the deadline says only that; keep what
-		// the last whole check found.
-		if last == nil || ctx.Err() == nil {
-			last = err
 		}
 		select {
 		case <-stop:
 			return errCrashedFirst
 		case <-ctx.Done():
-			return last
+			return err
+		case <-deadline.C:
+			return err
 		case <-tick.C:
 		}
 	}
