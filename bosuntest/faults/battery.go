@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
@@ -325,13 +324,7 @@ func (b *battery) timed(t *testing.T, n int, plan Plan, logs *bosuntest.LogRecor
 	t.Helper()
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, b.cp.Client)
-	mopts := func(o *ctrl.Options) {
-		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
-		if manager != nil {
-			manager(o)
-		}
-	}
-	p := Start(t, b.cp, Options{Name: b.op.Name, Plan: plan, Logs: logs, Manager: mopts}, b.op.Setup)
+	p := Start(t, b.cp, Options{Name: b.op.Name, Namespace: ns, Plan: plan, Logs: logs, Manager: manager}, b.op.Setup)
 	start := time.Now()
 	objs, err := b.create(ctx, b.cp.Client, ns, n)
 	if err != nil {
@@ -529,9 +522,7 @@ func (b *battery) droppedEvents(t *testing.T) {
 	plan := Plan{Seed: 2, Watch: WatchFaults{Drop: 0.2, Relist: relist}}
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, b.cp.Client)
-	p := Start(t, b.cp, Options{Name: b.op.Name, Plan: plan, Manager: func(o *ctrl.Options) {
-		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
-	}}, b.op.Setup)
+	p := Start(t, b.cp, Options{Name: b.op.Name, Namespace: ns, Plan: plan}, b.op.Setup)
 	start := time.Now()
 	objs, err := b.create(ctx, b.cp.Client, ns, n)
 	if err != nil {
@@ -602,13 +593,12 @@ func (b *battery) failover(t *testing.T) {
 	default:
 		match = func(c Call) bool { return !c.External }
 	}
-	mopts := func(o *ctrl.Options) { o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}} }
-	leader := Start(t, b.cp, Options{Name: "replica-a", LeaderElection: le, Manager: mopts,
+	leader := Start(t, b.cp, Options{Name: "replica-a", Namespace: ns, LeaderElection: le,
 		Plan: Plan{Crash: CrashPoint{After: 1, During: true, Match: match}}}, b.op.Setup)
 	if err := waitChan(ctx, leader.Elected(), b.bound()); err != nil {
 		t.Fatalf("replica-a was not elected: %v", err)
 	}
-	other := Start(t, b.cp, Options{Name: "replica-b", LeaderElection: le, Manager: mopts}, b.op.Setup)
+	other := Start(t, b.cp, Options{Name: "replica-b", Namespace: ns, LeaderElection: le}, b.op.Setup)
 	objs, err := b.create(ctx, b.cp.Client, ns, n)
 	if err != nil {
 		t.Fatal(err)
@@ -632,7 +622,7 @@ func (b *battery) failover(t *testing.T) {
 	}
 	other.Stop()
 	// A fresh replica cleans up (replica-b has stopped; its lease expires).
-	cleaner := Start(t, b.cp, Options{Name: "cleaner", Manager: mopts}, b.op.Setup)
+	cleaner := Start(t, b.cp, Options{Name: "cleaner", Namespace: ns}, b.op.Setup)
 	b.cleanup(t, ns, objs)
 	cleaner.Stop()
 	b.record(t, RowFailover,

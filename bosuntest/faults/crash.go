@@ -10,7 +10,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -199,14 +198,8 @@ func runTrial(t *testing.T, cp *controlplane.ControlPlane, s Scenario, k int, op
 	if err != nil {
 		t.Fatalf("faults: creating the scenario's objects: %v", err)
 	}
-	mgrOpts := func(o *ctrl.Options) {
-		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
-		if s.Manager != nil {
-			s.Manager(o)
-		}
-	}
 	plan := Plan{Crash: CrashPoint{After: k, During: opts.During, Match: opts.Match}}
-	p1 := Start(t, cp, Options{Name: fmt.Sprintf("trial-%d", k), Plan: plan, Manager: mgrOpts}, s.Setup)
+	p1 := Start(t, cp, Options{Name: fmt.Sprintf("trial-%d", k), Namespace: ns, Plan: plan, Manager: s.Manager}, s.Setup)
 
 	var out trial
 	deleted := false
@@ -235,7 +228,7 @@ func runTrial(t *testing.T, cp *controlplane.ControlPlane, s Scenario, k int, op
 		}
 	}
 
-	p2 := Start(t, cp, Options{Name: fmt.Sprintf("trial-%d-restart", k), Manager: mgrOpts}, s.Setup)
+	p2 := Start(t, cp, Options{Name: fmt.Sprintf("trial-%d-restart", k), Namespace: ns, Manager: s.Manager}, s.Setup)
 	defer p2.Stop()
 	if !deleted {
 		if err := poll(ctx, bound, func(ctx context.Context) error { return s.Converged(ctx, cp.Client, ns, objs) }); err != nil {

@@ -44,7 +44,7 @@ func TestCrashPointIsExact(t *testing.T) {
 	st := &store{}
 	ns := bosuntest.Namespace(t, cp.Client)
 	isCreate := func(c faults.Call) bool { return c.External && c.Verb == managed.OpCreate }
-	p := faults.Start(t, cp, faults.Options{Plan: faults.Plan{Crash: faults.CrashPoint{After: 1, Match: isCreate}}}, setup(st))
+	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: faults.Plan{Crash: faults.CrashPoint{After: 1, Match: isCreate}}}, setup(st))
 	if _, err := createWidgets(1)(t.Context(), cp.Client, ns); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestAPIFaults(t *testing.T) {
 		{Fault: faults.TooManyRequests, Rate: 0.05},
 		{Fault: faults.Timeout, Rate: 0.02},
 	}, TimeoutDelay: 100 * time.Millisecond}
-	p := faults.Start(t, cp, faults.Options{Plan: plan, Logs: logs}, setup(st))
+	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: plan, Logs: logs}, setup(st))
 	objs, err := createWidgets(8)(t.Context(), cp.Client, ns)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestFaultsRepeatWithTheSeed(t *testing.T) {
 	plan := faults.Plan{Seed: 42, Rules: []faults.Rule{{Fault: faults.InternalError, Rate: 0.5, Verbs: []string{faults.VerbCreate}}}}
 	run := func() []bool {
 		ns := bosuntest.Namespace(t, cp.Client)
-		p := faults.Start(t, cp, faults.Options{Plan: plan}, nil)
+		p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: plan}, nil)
 		defer p.Stop()
 		c := p.Manager().GetClient()
 		var got []bool
@@ -148,7 +148,7 @@ func TestWatchFaults(t *testing.T) {
 	st := &store{}
 	ns := bosuntest.Namespace(t, cp.Client)
 	plan := faults.Plan{Seed: 3, Watch: faults.WatchFaults{Drop: 0.3, Delay: 50 * time.Millisecond, Coalesce: 100 * time.Millisecond, Relist: 3 * time.Second}}
-	p := faults.Start(t, cp, faults.Options{Plan: plan}, setup(st))
+	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: plan}, setup(st))
 	objs, err := createWidgets(6)(t.Context(), cp.Client, ns)
 	if err != nil {
 		t.Fatal(err)

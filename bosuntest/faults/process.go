@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -61,6 +62,10 @@ type Options struct {
 	// LeaderElection, when set, makes the process take part in an
 	// election.
 	LeaderElection *LeaderElection
+	// Namespace, when set, limits the manager's cache to that namespace
+	// (and to cluster-scoped objects), so that a test's operator does not
+	// act on the objects other tests left in the shared control plane.
+	Namespace string
 	// Manager adjusts the manager's options before it is made: a cache
 	// SyncPeriod, the namespaces it caches, the controllers' workers.
 	Manager func(*ctrl.Options)
@@ -176,6 +181,9 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 		mopts.LeaseDuration = ptr.To(cmpOr(le.LeaseDuration, DefaultLeaseDuration))
 		mopts.RenewDeadline = ptr.To(cmpOr(le.RenewDeadline, DefaultRenewDeadline))
 		mopts.RetryPeriod = ptr.To(cmpOr(le.RetryPeriod, DefaultRetryPeriod))
+	}
+	if opts.Namespace != "" {
+		mopts.Cache.DefaultNamespaces = map[string]cache.Config{opts.Namespace: {}}
 	}
 	if opts.Manager != nil {
 		opts.Manager(&mopts)

@@ -37,10 +37,10 @@ func TestLeaderKilledMidCreate(t *testing.T) {
 	ns := bosuntest.Namespace(t, cp.Client)
 	le := &faults.LeaderElection{ID: "faults-test", Namespace: ns}
 	isCreate := func(c faults.Call) bool { return c.External && c.Verb == managed.OpCreate }
-	a := faults.Start(t, cp, faults.Options{Name: "replica-a", LeaderElection: le,
+	a := faults.Start(t, cp, faults.Options{Name: "replica-a", Namespace: ns, LeaderElection: le,
 		Plan: faults.Plan{Crash: faults.CrashPoint{After: 1, During: true, Match: isCreate}}}, setup(st))
 	waitFor(t, a.Elected(), 30*time.Second, "replica-a's election")
-	b := faults.Start(t, cp, faults.Options{Name: "replica-b", LeaderElection: le}, setup(st))
+	b := faults.Start(t, cp, faults.Options{Name: "replica-b", Namespace: ns, LeaderElection: le}, setup(st))
 
 	objs, err := createWidgets(3)(t.Context(), cp.Client, ns)
 	if err != nil {
@@ -73,7 +73,7 @@ func TestStaleReadsAndTimeTravel(t *testing.T) {
 	st := &store{}
 	ns := bosuntest.Namespace(t, cp.Client)
 	plan := faults.Plan{Stale: faults.StaleReads{Lag: 5, MaxAge: 3 * time.Second}}
-	p := faults.Start(t, cp, faults.Options{Plan: plan}, setup(st))
+	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: plan}, setup(st))
 
 	objs, err := createWidgets(1)(t.Context(), cp.Client, ns)
 	if err != nil {
