@@ -46,12 +46,12 @@ postgres:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql; \
 	fi
 
-## fuzz: run each fuzz target for FUZZ_TIME.
+## fuzz: run each fuzz target for FUZZ_TIME (hack/fuzz.sh retries once a run that only stopped late).
 .PHONY: fuzz
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzJoinOrder$$' -fuzztime $(FUZZ_TIME) ./flow
-	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZ_TIME) ./examples/hello
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(DSL_FUZZ_TIME) ./dsl
+	GO=$(GO) hack/fuzz.sh ./flow FuzzJoinOrder $(FUZZ_TIME)
+	GO=$(GO) hack/fuzz.sh ./examples/hello FuzzRender $(FUZZ_TIME)
+	GO=$(GO) hack/fuzz.sh ./dsl FuzzParse $(DSL_FUZZ_TIME)
 
 # `make reliability` keeps the figures file and the fuzzing outputs of its last run here.
 RELIABILITY_DIR := $(BIN)/reliability
