@@ -29,21 +29,22 @@ func Gone(ctx context.Context, c client.Client, objs []client.Object, bound time
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	left := objs
-	var last []string // what the last completed read found
+	// What the last read that reached the API server found, per object:
+	// a read cut short by the end of the wait (or refused by the client's
+	// rate limiter because the wait is about to end) says nothing of the
+	// object, so the one before it is reported.
+	seen := make(map[client.Object]string, len(objs))
 	for {
-		var lines []string
-		left, lines = stillThere(ctx, c, left)
+		left = stillThere(ctx, c, left, seen)
 		if len(left) == 0 {
 			return nil
 		}
-		// A read cut short by the end of the wait says nothing of the
-		// objects; the one before it is reported.
-		if ctx.Err() == nil || last == nil {
-			last = lines
-		}
 		select {
 		case <-ctx.Done():
-			lines := last
+			lines := make([]string, 0, len(left))
+			for _, obj := range left {
+				lines = append(lines, seen[obj])
+			}
 			heading := fmt.Sprintf("%d of %d objects still there after %s", len(lines), len(objs), time.Since(start).Round(time.Millisecond))
 			if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
 				return fmt.Errorf("oracle: %w: %s", cause, joinLines(heading, lines))
@@ -54,11 +55,11 @@ func Gone(ctx context.Context, c client.Client, objs []client.Object, bound time
 	}
 }
 
-// stillThere reads each of objs and returns those still on the API server,
-// with a line describing each.
-func stillThere(ctx context.Context, c client.Client, objs []client.Object) ([]client.Object, []string) {
+// stillThere reads each of objs and returns those still on the API server.
+// It records in seen a line describing each; a failed read replaces the
+// line only when there is none yet.
+func stillThere(ctx context.Context, c client.Client, objs []client.Object, seen map[client.Object]string) []client.Object {
 	var left []client.Object
-	var lines []string
 	for _, obj := range objs {
 		cur := obj.DeepCopyObject().(client.Object)
 		err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
@@ -67,15 +68,17 @@ func stillThere(ctx context.Context, c client.Client, objs []client.Object) ([]c
 			continue
 		case err != nil:
 			left = append(left, obj)
-			lines = append(lines, fmt.Sprintf("%s: reading: %v", describe(c, obj), err))
+			if _, ok := seen[obj]; !ok {
+				seen[obj] = fmt.Sprintf("%s: reading: %v", describe(c, obj), err)
+			}
 			continue
 		case obj.GetUID() != "" && cur.GetUID() != obj.GetUID():
 			continue
 		}
 		left = append(left, obj)
-		lines = append(lines, describe(c, obj)+": "+presence(cur))
+		seen[obj] = describe(c, obj) + ": " + presence(cur)
 	}
-	return left, lines
+	return left
 }
 
 // presence describes an object that is still there: whether it is being

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
@@ -48,6 +50,36 @@ func TestGone(t *testing.T) {
 	deleteObject(t, c, kept)
 	if err := oracle.Gone(t.Context(), c, objs, 30*time.Second); err != nil {
 		t.Errorf("Gone after the finalizer was released: %v", err)
+	}
+}
+
+// A read refused near the end of the wait (the client's rate limiter
+// refuses a request it could not make before the deadline) says nothing of
+// the object: Gone reports what the last read that got through found.
+func TestGoneReportsTheLastReadThatGotThrough(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	kept := createWidget(t, cp.Client, ns, "kept")
+	base, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads atomic.Int32
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if reads.Add(1) > 1 {
+				return errors.New("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline")
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	err = oracle.Gone(t.Context(), c, []client.Object{kept}, 200*time.Millisecond, oracle.Interval(10*time.Millisecond))
+	checkErr(t, err, []error{oracle.ErrNotGone}, []string{
+		`Widget ` + ns + `/kept: not being deleted, no finalizers, no Ready condition`,
+	})
+	unwanted(t, err, []string{"rate limiter"})
+	if reads.Load() < 2 {
+		t.Errorf("Gone read %d times in 200ms at a 10ms interval, want more than once", reads.Load())
 	}
 }
 
