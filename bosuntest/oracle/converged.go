@@ -112,24 +112,27 @@ func Converged(ctx context.Context, c client.Client, list client.ObjectList, bou
 
 	since := map[types.UID]time.Duration{} // when each object was first seen converged, without a break
 	var res Convergence
-	var last []string // what the last completed read found wrong
+	var last []string // what the last List that got through found wrong
+	listed := false
 	for {
 		pending, err := s.read(ctx, c, list, start, since, &res)
 		if err == nil && len(pending) == 0 {
 			return res, nil
 		}
-		// A read cut short by the end of the wait says nothing of the
-		// objects; the one before it is reported.
-		if ctx.Err() == nil || last == nil {
-			last = pending
-			if err != nil {
-				last = append([]string{err.Error()}, pending...)
-			}
+		// A List cut short by the end of the wait says nothing of the
+		// objects: what the last List that got through found is kept. A
+		// List that failed otherwise is named beside it.
+		cutShort := err != nil && ctx.Err() != nil
+		if err == nil {
+			last, listed = pending, true
 		}
 		select {
 		case <-ctx.Done():
 			res.Duration = time.Since(start)
 			lines := last
+			if err != nil && (!cutShort || !listed) {
+				lines = append([]string{err.Error()}, lines...)
+			}
 			heading := fmt.Sprintf("%d of %d converged after %s; not converged", res.Converged, res.Objects, res.Duration.Round(time.Millisecond))
 			if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
 				// The caller's context ended before the bound.

@@ -135,6 +135,25 @@ func TestConvergedNamesWhatIsNotConverged(t *testing.T) {
 	}
 }
 
+// A List refused before the end of the wait says nothing of the objects:
+// Converged names the failure beside what the last List that got through
+// found.
+func TestConvergedKeepsTheLastListThatGotThrough(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	createWidget(t, cp.Client, ns, "silent")
+	c, reads := refusingAfterFirstRead(t, cp.Config, cp.Client.Scheme())
+	_, err := oracle.Converged(t.Context(), c, &testapi.WidgetList{}, 200*time.Millisecond,
+		oracle.ListOptions(client.InNamespace(ns)), oracle.Interval(10*time.Millisecond))
+	checkErr(t, err, []error{oracle.ErrNotConverged}, []string{
+		`Widget ` + ns + `/silent: no Ready condition`,
+		"rate limiter",
+	})
+	if reads.Load() < 2 {
+		t.Errorf("Converged read %d times in 200ms at a 10ms interval, want more than once", reads.Load())
+	}
+}
+
 func TestConvergedWithCheckAndCount(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	c := cp.Client

@@ -10,7 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -60,20 +62,8 @@ func TestGoneReportsTheLastReadThatGotThrough(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	ns := bosuntest.Namespace(t, cp.Client)
 	kept := createWidget(t, cp.Client, ns, "kept")
-	base, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Client.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reads atomic.Int32
-	c := interceptor.NewClient(base, interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if reads.Add(1) > 1 {
-				return errors.New("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline")
-			}
-			return c.Get(ctx, key, obj, opts...)
-		},
-	})
-	err = oracle.Gone(t.Context(), c, []client.Object{kept}, 200*time.Millisecond, oracle.Interval(10*time.Millisecond))
+	c, reads := refusingAfterFirstRead(t, cp.Config, cp.Client.Scheme())
+	err := oracle.Gone(t.Context(), c, []client.Object{kept}, 200*time.Millisecond, oracle.Interval(10*time.Millisecond))
 	checkErr(t, err, []error{oracle.ErrNotGone}, []string{
 		`Widget ` + ns + `/kept: not being deleted, no finalizers, no Ready condition`,
 	})
@@ -81,6 +71,36 @@ func TestGoneReportsTheLastReadThatGotThrough(t *testing.T) {
 	if reads.Load() < 2 {
 		t.Errorf("Gone read %d times in 200ms at a 10ms interval, want more than once", reads.Load())
 	}
+}
+
+// errRefused is what client-go's rate limiter answers when a request could
+// not be made before the context's deadline.
+var errRefused = errors.New("client rate limiter Wait returned an error: rate: Wait(n=1) would exceed context deadline")
+
+// refusingAfterFirstRead returns a client whose first Get or List goes to
+// the API server and every later one fails with errRefused, and the count
+// of reads made.
+func refusingAfterFirstRead(t *testing.T, cfg *rest.Config, scheme *runtime.Scheme) (client.Client, *atomic.Int32) {
+	t.Helper()
+	base, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads atomic.Int32
+	return interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if reads.Add(1) > 1 {
+				return errRefused
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if reads.Add(1) > 1 {
+				return errRefused
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}), &reads
 }
 
 func TestGoneStopsWithTheContext(t *testing.T) {
