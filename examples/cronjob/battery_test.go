@@ -10,8 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,28 +52,12 @@ func batteryCronJob(ns string, i int) client.Object {
 	})
 }
 
-// controlledJobs returns the Jobs in ns by the UID of the object that
-// controls them.
-func controlledJobs(ctx context.Context, c client.Client, ns string) (map[types.UID][]batchv1.Job, error) {
-	var list batchv1.JobList
-	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return nil, fmt.Errorf("listing jobs: %w", err)
-	}
-	out := map[types.UID][]batchv1.Job{}
-	for _, j := range list.Items {
-		if ref := metav1.GetControllerOf(&j); ref != nil {
-			out[ref.UID] = append(out[ref.UID], j)
-		}
-	}
-	return out, nil
-}
-
 // batteryConverged checks that each CronJob controls exactly one Job, made
 // from its template, labelled with its name and annotated with its
 // scheduled time, and that the status lists that Job as active and its
 // scheduled time as the last.
 func batteryConverged(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
-	byOwner, err := controlledJobs(ctx, c, ns)
+	byOwner, err := oracle.Controlled[*batchv1.Job](ctx, c, ns, &batchv1.JobList{})
 	if err != nil {
 		return err
 	}
@@ -94,7 +76,7 @@ func batteryConverged(ctx context.Context, c client.Client, ns string, objs []cl
 }
 
 // checkRun checks the one Job of cj and what cj's status says of it.
-func checkRun(cj *cronjobv1.CronJob, jobs []batchv1.Job) error {
+func checkRun(cj *cronjobv1.CronJob, jobs []*batchv1.Job) error {
 	if len(jobs) != 1 {
 		names := []string{}
 		for _, j := range jobs {
@@ -131,7 +113,7 @@ func checkRun(cj *cronjobv1.CronJob, jobs []batchv1.Job) error {
 // with concurrent runs forbidden and no Job finishing, a second Job is a
 // run started twice.
 func batteryDuplicates(ctx context.Context, c client.Client, ns string, objs []client.Object) (int, error) {
-	byOwner, err := controlledJobs(ctx, c, ns)
+	byOwner, err := oracle.Controlled[*batchv1.Job](ctx, c, ns, &batchv1.JobList{})
 	if err != nil {
 		return 0, err
 	}
@@ -146,9 +128,5 @@ func batteryDuplicates(ctx context.Context, c client.Client, ns string, objs []c
 
 // batteryCleaned checks that no Job of a deleted CronJob is left.
 func batteryCleaned(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
-	uids := make([]types.UID, 0, len(objs))
-	for _, o := range objs {
-		uids = append(uids, o.GetUID())
-	}
-	return oracle.NoOrphans(ctx, c, ns, uids, &batchv1.JobList{})
+	return oracle.NoOrphans(ctx, c, ns, oracle.UIDs(objs), &batchv1.JobList{})
 }

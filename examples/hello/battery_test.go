@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,22 +50,6 @@ func batteryGreeting(ns string, i int) client.Object {
 	return g
 }
 
-// controlledConfigMaps returns the ConfigMaps in ns by the UID of the
-// object that controls them.
-func controlledConfigMaps(ctx context.Context, c client.Client, ns string) (map[types.UID][]corev1.ConfigMap, error) {
-	var list corev1.ConfigMapList
-	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-		return nil, fmt.Errorf("listing configmaps: %w", err)
-	}
-	out := map[types.UID][]corev1.ConfigMap{}
-	for _, cm := range list.Items {
-		if ref := metav1.GetControllerOf(&cm); ref != nil {
-			out[ref.UID] = append(out[ref.UID], cm)
-		}
-	}
-	return out, nil
-}
-
 // batteryConverged checks that each Greeting's status message and its
 // ConfigMap (named as the spec says, controlled by that very Greeting)
 // hold the greeting Render makes of its spec.
@@ -93,7 +76,7 @@ func batteryConverged(ctx context.Context, c client.Client, _ string, objs []cli
 // batteryDuplicates counts the Greetings that control more than one
 // ConfigMap.
 func batteryDuplicates(ctx context.Context, c client.Client, ns string, objs []client.Object) (int, error) {
-	byOwner, err := controlledConfigMaps(ctx, c, ns)
+	byOwner, err := oracle.Controlled[*corev1.ConfigMap](ctx, c, ns, &corev1.ConfigMapList{})
 	if err != nil {
 		return 0, err
 	}
@@ -109,9 +92,5 @@ func batteryDuplicates(ctx context.Context, c client.Client, ns string, objs []c
 // batteryCleaned checks that no ConfigMap of a deleted Greeting is left:
 // the controller deletes it before it lets the Greeting go.
 func batteryCleaned(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
-	uids := make([]types.UID, 0, len(objs))
-	for _, o := range objs {
-		uids = append(uids, o.GetUID())
-	}
-	return oracle.NoOrphans(ctx, c, ns, uids, &corev1.ConfigMapList{})
+	return oracle.NoOrphans(ctx, c, ns, oracle.UIDs(objs), &corev1.ConfigMapList{})
 }

@@ -72,28 +72,16 @@ func batteryPrepare(ctx context.Context, c client.Client, ns string) error {
 
 // controlled returns the ConfigMaps and Services in ns by the UID of the
 // object that controls them.
-func controlled(ctx context.Context, c client.Client, ns string) (map[types.UID][]corev1.ConfigMap, map[types.UID][]corev1.Service, error) {
-	var cms corev1.ConfigMapList
-	if err := c.List(ctx, &cms, client.InNamespace(ns)); err != nil {
-		return nil, nil, fmt.Errorf("listing configmaps: %w", err)
+func controlled(ctx context.Context, c client.Client, ns string) (map[types.UID][]*corev1.ConfigMap, map[types.UID][]*corev1.Service, error) {
+	cms, err := oracle.Controlled[*corev1.ConfigMap](ctx, c, ns, &corev1.ConfigMapList{})
+	if err != nil {
+		return nil, nil, err
 	}
-	var svcs corev1.ServiceList
-	if err := c.List(ctx, &svcs, client.InNamespace(ns)); err != nil {
-		return nil, nil, fmt.Errorf("listing services: %w", err)
+	svcs, err := oracle.Controlled[*corev1.Service](ctx, c, ns, &corev1.ServiceList{})
+	if err != nil {
+		return nil, nil, err
 	}
-	byCM := map[types.UID][]corev1.ConfigMap{}
-	for _, cm := range cms.Items {
-		if ref := metav1.GetControllerOf(&cm); ref != nil {
-			byCM[ref.UID] = append(byCM[ref.UID], cm)
-		}
-	}
-	bySvc := map[types.UID][]corev1.Service{}
-	for _, svc := range svcs.Items {
-		if ref := metav1.GetControllerOf(&svc); ref != nil {
-			bySvc[ref.UID] = append(bySvc[ref.UID], svc)
-		}
-	}
-	return byCM, bySvc, nil
+	return cms, svcs, nil
 }
 
 // batteryConverged checks that each Site controls exactly the ConfigMaps of
@@ -120,7 +108,7 @@ func batteryConverged(ctx context.Context, c client.Client, ns string, objs []cl
 }
 
 // checkSite checks the status and the children of s.
-func checkSite(s *sitev1.Site, cms []corev1.ConfigMap, svcs []corev1.Service) error {
+func checkSite(s *sitev1.Site, cms []*corev1.ConfigMap, svcs []*corev1.Service) error {
 	var errs []error
 	if s.Status.URL != URL(s) || s.Status.Pages != int32(len(s.Spec.Pages)) {
 		errs = append(errs, fmt.Errorf("status has url %q and %d pages, want %q and %d", s.Status.URL, s.Status.Pages, URL(s), len(s.Spec.Pages)))
@@ -186,9 +174,5 @@ func batteryDuplicates(ctx context.Context, c client.Client, ns string, objs []c
 // batteryCleaned checks that no ConfigMap or Service of a deleted Site is
 // left.
 func batteryCleaned(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
-	uids := make([]types.UID, 0, len(objs))
-	for _, o := range objs {
-		uids = append(uids, o.GetUID())
-	}
-	return oracle.NoOrphans(ctx, c, ns, uids, &corev1.ConfigMapList{}, &corev1.ServiceList{})
+	return oracle.NoOrphans(ctx, c, ns, oracle.UIDs(objs), &corev1.ConfigMapList{}, &corev1.ServiceList{})
 }
