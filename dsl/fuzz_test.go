@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/bosunkit/bosun/internal/errpos"
 )
 
 // fuzzSnippets are small documents, good and bad, that seed FuzzParse.
@@ -169,11 +168,8 @@ func checkPositions(t *testing.T, err error, src []byte) {
 }
 
 // positionProblem returns what is wrong with err, or "" when every error in
-// it (an ErrorList or a single *Error) reads "FILE:LINE:COL: message", FILE
-// being filename, LINE a line of src and COL a byte column of that line,
-// 1-based and at most one past its last byte (where a missing token at the
-// end of a line is reported), and the position's offset is the byte that
-// LINE:COL names. A nil err has no problem.
+// it (an ErrorList or a single *Error) names a real place in src, as errpos.Problem
+// checks. A nil err has no problem.
 func positionProblem(err error, filename string, src []byte) string {
 	if err == nil {
 		return ""
@@ -187,46 +183,15 @@ func positionProblem(err error, filename string, src []byte) string {
 	default:
 		return fmt.Sprintf("error is a %T, want an ErrorList or an *Error: %v", err, err)
 	}
-	if len(list) == 0 {
-		return "non-nil error with an empty ErrorList"
-	}
-	form := regexp.MustCompile(`^` + regexp.QuoteMeta(filename) + `:([0-9]+):([0-9]+): (.+)$`)
-	// starts[i] is the offset of line i+1. Lines end at '\n'; a carriage
-	// return before it is a byte of the line.
-	starts := []int{0}
-	for i, c := range src {
-		if c == '\n' {
-			starts = append(starts, i+1)
-		}
-	}
+	located := make([]errpos.Located, 0, len(list))
 	for _, e := range list {
-		text := e.Error()
-		m := form.FindStringSubmatch(text)
-		if m == nil {
-			return fmt.Sprintf("error %q is not %s:LINE:COL: message", text, filename)
-		}
-		line, _ := strconv.Atoi(m[1])
-		col, _ := strconv.Atoi(m[2])
-		if line < 1 || line > len(starts) {
-			return fmt.Sprintf("error %q: line %d is not one of the input's %d lines", text, line, len(starts))
-		}
-		end := len(src)
-		if line < len(starts) {
-			end = starts[line] - 1
-		}
-		if n := end - starts[line-1]; col < 1 || col > n+1 {
-			return fmt.Sprintf("error %q: column %d is not in line %d of %d bytes", text, col, line, n)
-		}
-		if want := starts[line-1] + col - 1; e.Pos.Offset != want {
-			return fmt.Sprintf("error %q: offset %d, want %d for %d:%d", text, e.Pos.Offset, want, line, col)
-		}
+		located = append(located, errpos.Located{Text: e.Error(), Offset: e.Pos.Offset})
 	}
-	if got := err.Error(); strings.Count(got, "\n") != len(list)-1 {
-		return fmt.Sprintf("error text has %d lines for %d errors: %q", strings.Count(got, "\n")+1, len(list), got)
-	}
-	return ""
+	return errpos.Problem(err.Error(), located, filename, src)
 }
 
+// TestPositionProblem checks what positionProblem hands errpos.Problem;
+// errpos checks the positions themselves.
 func TestPositionProblem(t *testing.T) {
 	src := []byte("ab\r\ncd\n")
 	at := func(line, col, off int) Pos { return Pos{Filename: "f.bosun", Line: line, Column: col, Offset: off} }
@@ -237,18 +202,11 @@ func TestPositionProblem(t *testing.T) {
 	}{
 		{"nil", nil, ""},
 		{"first byte", ErrorList{{Pos: at(1, 1, 0), Msg: "m"}}, ""},
-		{"carriage return", ErrorList{{Pos: at(1, 3, 2), Msg: "m"}}, ""},
 		{"end of line", ErrorList{{Pos: at(1, 4, 3), Msg: "m"}, {Pos: at(2, 3, 6), Msg: "m"}}, ""},
 		{"empty last line", &Error{Pos: at(3, 1, 7), Msg: "m"}, ""},
 		{"other error", errors.New("f.bosun:1:1: m"), "error is a *errors.errorString, want an ErrorList or an *Error: f.bosun:1:1: m"},
 		{"empty list", ErrorList{}, "non-nil error with an empty ErrorList"},
 		{"no position", ErrorList{{Msg: "m"}}, `error "m" is not f.bosun:LINE:COL: message`},
-		{"other file", ErrorList{{Pos: Pos{Filename: "g.bosun", Line: 1, Column: 1}, Msg: "m"}}, `error "g.bosun:1:1: m" is not f.bosun:LINE:COL: message`},
-		{"empty message", ErrorList{{Pos: at(1, 1, 0)}}, `error "f.bosun:1:1: " is not f.bosun:LINE:COL: message`},
-		{"message of two lines", ErrorList{{Pos: at(1, 1, 0), Msg: "m\nn"}}, `error "f.bosun:1:1: m\nn" is not f.bosun:LINE:COL: message`},
-		{"line past the end", ErrorList{{Pos: at(4, 1, 8), Msg: "m"}}, `error "f.bosun:4:1: m": line 4 is not one of the input's 3 lines`},
-		{"column past the line", ErrorList{{Pos: at(2, 4, 7), Msg: "m"}}, `error "f.bosun:2:4: m": column 4 is not in line 2 of 2 bytes`},
-		{"column zero", ErrorList{{Pos: at(1, 0, 0), Msg: "m"}}, `error "f.bosun:1:0: m": column 0 is not in line 1 of 3 bytes`},
 		{"wrong offset", ErrorList{{Pos: at(2, 1, 3), Msg: "m"}}, `error "f.bosun:2:1: m": offset 3, want 4 for 2:1`},
 	}
 	for _, tt := range tests {
