@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
+
+	"github.com/go-logr/logr"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,10 +22,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // Builder sets up a Reconciler[T] with a manager, like controller-runtime's
-// builder, which it wraps. Make one with ControllerManagedBy.
+// builder, which it wraps. Make one with ControllerManagedBy. Steps that
+// implement Setuper add their own watches and indexes to it when Complete
+// runs.
 type Builder[T client.Object] struct {
 	mgr     ctrl.Manager
 	inner   *builder.Builder
@@ -29,12 +36,14 @@ type Builder[T client.Object] struct {
 	forOpts []builder.ForOption
 	forObj  T
 	name    string
+	owned   map[schema.GroupVersionKind]bool
+	errs    []error
 }
 
 // ControllerManagedBy returns a Builder for a controller of objects of type
 // T, run by mgr.
 func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
-	return &Builder[T]{mgr: mgr, inner: ctrl.NewControllerManagedBy(mgr)}
+	return &Builder[T]{mgr: mgr, inner: ctrl.NewControllerManagedBy(mgr), owned: map[schema.GroupVersionKind]bool{}}
 }
 
 // Manager returns the manager the controller is set up with, for code that
@@ -51,9 +60,22 @@ func (b *Builder[T]) For(obj T, opts ...builder.ForOption) *Builder[T] {
 	return b
 }
 
-// Owns watches objects of another type that the reconciled objects own,
-// as builder.Builder.Owns does.
+// Owns watches objects of another type that the reconciled objects
+// control, as builder.Builder.Owns does. Owning a type again (a step and
+// the caller, or two steps, owning ConfigMaps) adds nothing: the first
+// call's options stand.
 func (b *Builder[T]) Owns(obj client.Object, opts ...builder.OwnsOption) *Builder[T] {
+	if b.mgr != nil {
+		gvk, err := apiutil.GVKForObject(obj, b.mgr.GetScheme())
+		if err != nil {
+			b.errs = append(b.errs, fmt.Errorf("owning %T: %w", obj, err))
+			return b
+		}
+		if b.owned[gvk] {
+			return b
+		}
+		b.owned[gvk] = true
+	}
 	b.inner = b.inner.Owns(obj, opts...)
 	return b
 }
@@ -64,6 +86,79 @@ func (b *Builder[T]) Watches(obj client.Object, h handler.EventHandler, opts ...
 	b.inner = b.inner.Watches(obj, h, opts...)
 	return b
 }
+
+// WatchesMetadata watches only the metadata of objects of another type, as
+// builder.Builder.WatchesMetadata does: the cache keeps
+// metav1.PartialObjectMetadata, which is lighter for kinds with large
+// objects.
+func (b *Builder[T]) WatchesMetadata(obj client.Object, h handler.EventHandler, opts ...builder.WatchesOption) *Builder[T] {
+	b.inner = b.inner.WatchesMetadata(obj, h, opts...)
+	return b
+}
+
+// WatchesRawSource adds any source of requests, such as a channel source
+// fed by a system outside Kubernetes, as builder.Builder.WatchesRawSource
+// does.
+func (b *Builder[T]) WatchesRawSource(src source.TypedSource[reconcile.Request]) *Builder[T] {
+	b.inner = b.inner.WatchesRawSource(src)
+	return b
+}
+
+// WithEventFilter adds a predicate that every watched event must pass, as
+// builder.Builder.WithEventFilter does.
+func (b *Builder[T]) WithEventFilter(p predicate.Predicate) *Builder[T] {
+	b.inner = b.inner.WithEventFilter(p)
+	return b
+}
+
+// WithLogConstructor sets how the logger of each reconcile is made, as
+// builder.Builder.WithLogConstructor does. The engine adds its own keys
+// (the policy) to that logger.
+func (b *Builder[T]) WithLogConstructor(fn func(*reconcile.Request) logr.Logger) *Builder[T] {
+	b.inner = b.inner.WithLogConstructor(fn)
+	return b
+}
+
+// IndexField adds a field index on obj's kind to the manager's cache, as
+// client.FieldIndexer.IndexField does, for steps that list by a field.
+// Indexing the same field of the same kind again, from another step or
+// another controller of the manager, adds nothing.
+func (b *Builder[T]) IndexField(obj client.Object, field string, extract client.IndexerFunc) *Builder[T] {
+	if b.mgr == nil {
+		return b
+	}
+	gvk, err := apiutil.GVKForObject(obj, b.mgr.GetScheme())
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("indexing %s of %T: %w", field, obj, err))
+		return b
+	}
+	indexer := b.mgr.GetFieldIndexer()
+	key := indexKey{indexer: indexer, gvk: gvk, field: field}
+	indexesMu.Lock()
+	defer indexesMu.Unlock()
+	if indexes[key] {
+		return b
+	}
+	if err := indexer.IndexField(context.Background(), obj, field, extract); err != nil {
+		b.errs = append(b.errs, fmt.Errorf("indexing %s of %s: %w", field, gvk.Kind, err))
+		return b
+	}
+	indexes[key] = true
+	return b
+}
+
+// indexKey names one field index of one manager's cache.
+type indexKey struct {
+	indexer client.FieldIndexer
+	gvk     schema.GroupVersionKind
+	field   string
+}
+
+// indexes are the field indexes IndexField registered, per manager.
+var (
+	indexesMu sync.Mutex
+	indexes   = map[indexKey]bool{}
+)
 
 // Named sets the controller's name. Without it the Reconciler's Name is used;
 // a Reconciler without a Name takes this one.
@@ -78,16 +173,25 @@ func (b *Builder[T]) WithOptions(opts controller.Options) *Builder[T] {
 	return b
 }
 
-// Complete fills in r's Client, APIReader and Recorder from the manager
-// where they are unset, validates r (see Reconciler.Validate) and registers
-// the controller. It returns an error, naming the offending step or field,
-// before anything runs.
+// Complete sets up r as Build does and registers the controller with the
+// manager.
 func (b *Builder[T]) Complete(r *Reconciler[T]) error {
+	_, err := b.Build(r)
+	return err
+}
+
+// Build fills in r's Client, APIReader and Recorder from the manager where
+// they are unset, validates r (see Reconciler.Validate), lets every step
+// that is a Setuper add its watches and indexes, and registers the
+// controller, which it returns (for tests, or for watches added after
+// setup). It returns an error, naming the offending step or field, before
+// anything runs.
+func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	if r == nil {
-		return fmt.Errorf("bosun: %w: reconciler is nil", ErrInvalidConfig)
+		return nil, fmt.Errorf("bosun: %w: reconciler is nil", ErrInvalidConfig)
 	}
 	if b.mgr == nil {
-		return errors.New("bosun: ControllerManagedBy: manager is nil")
+		return nil, errors.New("bosun: ControllerManagedBy: manager is nil")
 	}
 	if r.Name == "" {
 		r.Name = b.name
@@ -106,7 +210,17 @@ func (b *Builder[T]) Complete(r *Reconciler[T]) error {
 		r.Recorder = b.mgr.GetEventRecorder(r.Name)
 	}
 	if err := r.Validate(); err != nil {
-		return err
+		return nil, err
+	}
+	for i, s := range r.prep.steps {
+		if su, ok := s.(Setuper[T]); ok {
+			if err := su.SetupWithBuilder(b); err != nil {
+				return nil, fmt.Errorf("bosun: reconciler %q: setting up step %q: %w", r.Name, r.prep.names[i], err)
+			}
+		}
+	}
+	if err := errors.Join(b.errs...); err != nil {
+		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 	}
 	forObj := client.Object(b.forObj)
 	if !b.forSet || reflect.ValueOf(b.forObj).IsNil() {
@@ -115,19 +229,25 @@ func (b *Builder[T]) Complete(r *Reconciler[T]) error {
 	inner := b.inner.For(forObj, b.forOpts...).Named(name)
 	namespaced, err := apiutil.IsObjectNamespaced(forObj, b.mgr.GetScheme(), b.mgr.GetRESTMapper())
 	if err != nil {
-		return fmt.Errorf("bosun: reconciler %q: finding the scope of %T: %w", r.Name, forObj, err)
+		return nil, fmt.Errorf("bosun: reconciler %q: finding the scope of %T: %w", r.Name, forObj, err)
 	}
-	if namespaced {
+	if namespaced && !r.IgnoreNamespacePolicy {
+		if !b.mgr.GetScheme().Recognizes(corev1.SchemeGroupVersion.WithKind("Namespace")) {
+			return nil, fmt.Errorf("bosun: reconciler %q: %w: the manager's scheme has no core/v1 Namespace, "+
+				"which the engine reads for the namespace's reconcile policy: add corev1.AddToScheme (or clientgoscheme.AddToScheme) "+
+				"to the scheme, or set Reconciler.IgnoreNamespacePolicy", r.Name, ErrInvalidConfig)
+		}
 		h, err := namespacePolicyHandler(b.mgr, forObj)
 		if err != nil {
-			return fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
+			return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 		}
 		inner = inner.Watches(&corev1.Namespace{}, h, builder.WithPredicates(namespacePolicyChanged()))
 	}
-	if err := inner.Complete(r); err != nil {
-		return fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
+	c, err := inner.Build(r)
+	if err != nil {
+		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 	}
-	return nil
+	return c, nil
 }
 
 // namespacePolicyChanged passes the updates of a Namespace that change its

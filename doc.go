@@ -17,9 +17,11 @@
 // the logger, the event recorder, the policy in force and typed per-request
 // Values. A step may clean up (Cleaner), run after the others (Poster), own
 // conditions (ConditionOwner), refresh its observations under the skip policy
-// (Observer) and name itself (Named). Reconciler.Workflow arranges the Do
-// phase with the combinators of package flow; Request.Do turns a step into a
-// flow.Action.
+// (Observer), name itself (Named) and register its own watches and field
+// indexes (Setuper). Composites arrange the Do of steps with the
+// combinators of package flow (Sequence, Join, ParallelJoin, If, Timeout,
+// Retry); the engine looks inside them, so every step of the tree is
+// treated as one listed in Steps: one list, one kind of unit.
 //
 // NewStatusStep makes a step of a function that computes the object's
 // status; when it fails, its status edits are discarded (RollbackStatus), so

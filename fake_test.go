@@ -198,7 +198,7 @@ func TestOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		steps     func(tr *trace) []bosun.Step[*testapi.Widget]
-		workflow  func(req *bosun.Request[*testapi.Widget], steps []bosun.Step[*testapi.Widget]) flow.Action
+		parallel  bool // the steps run in a ParallelJoin
 		wantCalls []string
 		wantReady string
 		wantRes   ctrl.Result
@@ -277,9 +277,7 @@ func TestOutcomes(t *testing.T) {
 					&traced{name: "b", tr: tr},
 				}
 			},
-			workflow: func(req *bosun.Request[*testapi.Widget], steps []bosun.Step[*testapi.Widget]) flow.Action {
-				return flow.ParallelJoin(req.Do(steps[0]), req.Do(steps[1]))
-			},
+			parallel:  true,
 			wantCalls: []string{"a.do", "b.do", "a.post", "b.post"},
 			wantReady: "False/Panic: ",
 			wantErr:   "oops",
@@ -290,12 +288,12 @@ func TestOutcomes(t *testing.T) {
 			c := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
 			steps := tc.steps(tr)
 			r := &bosun.Reconciler[*testapi.Widget]{Name: "outcomes", Client: c, Finalizer: testFinalizer, Steps: steps}
-			if tc.workflow != nil {
-				r.Workflow = func(req *bosun.Request[*testapi.Widget]) flow.Action { return tc.workflow(req, steps) }
+			if tc.parallel {
+				r.Steps = []bosun.Step[*testapi.Widget]{bosun.ParallelJoin(steps...)}
 			}
 			res, w, err := reconcileWidget(t, r, c, "w")
 			calls := tr.get()
-			if tc.workflow != nil { // parallel: order of the Do calls is free
+			if tc.parallel { // the order of the Do calls is free
 				calls = sortedPrefix(calls, 2)
 			}
 			if diff := cmp.Diff(tc.wantCalls, calls); diff != "" {
@@ -508,19 +506,6 @@ func TestSkipEventOnce(t *testing.T) {
 	}
 	if len(w.Finalizers) != 0 || w.Status.Result != -1 {
 		t.Errorf("finalizers %v, result %d; want none and -1", w.Finalizers, w.Status.Result)
-	}
-}
-
-func TestNilWorkflow(t *testing.T) {
-	c := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
-	r := &bosun.Reconciler[*testapi.Widget]{Name: "nil-workflow", Client: c,
-		Workflow: func(*bosun.Request[*testapi.Widget]) flow.Action { return nil }}
-	_, w, err := reconcileWidget(t, r, c, "w")
-	if !errors.Is(err, bosun.ErrNilWorkflow) {
-		t.Errorf("error = %v, want ErrNilWorkflow", err)
-	}
-	if got := readyOf(w); !strings.HasPrefix(got, "False/ReconcileError") {
-		t.Errorf("Ready = %q, want False/ReconcileError", got)
 	}
 }
 

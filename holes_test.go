@@ -22,7 +22,6 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -152,7 +151,7 @@ func TestNamespacePolicyChangeReconcilesObjects(t *testing.T) {
 }
 
 // phasePanicker panics in the phase named by the Widget's value: 1 Cleanup,
-// 2 Post, 3 Observe. Workflow panics for value 4 are the reconciler's.
+// 2 Post, 3 Observe. For value 4 the predicate of the If around it panics.
 type phasePanicker struct{}
 
 func (phasePanicker) Name() string { return "phase-panicker" }
@@ -182,8 +181,9 @@ func (phasePanicker) Observe(_ context.Context, req *bosun.Request[*testapi.Widg
 	return ctrl.Result{}, nil
 }
 
-// TestPanicInAnyPhaseIsRecovered makes a pass panic in the Workflow
-// function itself, in Cleanup, in Post and in Observe, each for one Widget:
+// TestPanicInAnyPhaseIsRecovered makes a pass panic in a composite's own
+// code (the predicate of an If), in Cleanup, in Post and in Observe, each
+// for one Widget:
 // every one of them ends with Ready False, reason Panic, and backs off; a
 // Widget whose Cleanup panicked keeps its finalizer; a Widget next to them
 // converges.
@@ -194,14 +194,13 @@ func TestPanicInAnyPhaseIsRecovered(t *testing.T) {
 	p := phasePanicker{}
 	r := &bosun.Reconciler[*testapi.Widget]{
 		Name:      "phase-panic",
-		Steps:     []bosun.Step[*testapi.Widget]{p},
-		Finalizer: testFinalizer,
-		Workflow: func(req *bosun.Request[*testapi.Widget]) flow.Action {
+		Steps: []bosun.Step[*testapi.Widget]{bosun.If(func(req *bosun.Request[*testapi.Widget]) bool {
 			if req.Object.Spec.Value == 4 {
-				panic("workflow builder blew up")
+				panic("predicate blew up")
 			}
-			return req.Do(p)
-		},
+			return true
+		}, bosun.Step[*testapi.Widget](p))},
+		Finalizer: testFinalizer,
 	}
 	f.run(r, runOptions{counter: counter})
 	f.create("cleanup", 1, 1, nil)

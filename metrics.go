@@ -104,8 +104,9 @@ func newMetricSet(controller string, stepNames []string) *metricSet {
 	return m
 }
 
-// observe records one run of a phase. Steps the set does not know (used in a
-// Workflow without being listed in Steps) are not recorded.
+// observe records one run of a phase. Steps the set does not know (run
+// through Request.Action without being in the reconciler's tree of steps)
+// are not recorded.
 func (m *metricSet) observe(step string, phase Phase, d time.Duration, err error) {
 	if m == nil {
 		return

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,10 +47,6 @@ const (
 	// EventOwnedElsewhere: another operator instance owns the object.
 	EventOwnedElsewhere = "OwnedByOtherInstance"
 )
-
-// ErrNilWorkflow is the error of a reconcile whose Reconciler.Workflow
-// returned nil.
-var ErrNilWorkflow = errors.New("bosun: Workflow returned a nil action")
 
 // ErrNotControlled is wrapped by the error of a state getter whose object
 // is not controlled by the object being reconciled, where the state asks for
@@ -97,19 +92,22 @@ var ErrInvalidConfig = errors.New("invalid reconciler configuration")
 type Reconciler[T client.Object] struct {
 	// Name names the controller in logs and metrics. Required.
 	Name string
-	// Steps are the steps, in order. Required (it may be empty only when
-	// Workflow is set).
+	// Steps are the steps, in order: their Do runs one after the other,
+	// stopping at the first that interrupts (see Sequence). Composites
+	// (Join, If, ...) arrange steps otherwise; the engine looks inside them
+	// (see Composite). Required.
 	Steps []Step[T]
-	// Workflow, if set, arranges the Do phase for one request from
-	// req.Do(step) and the combinators of package flow. Nil runs every step's
-	// Do in order, stopping at the first that interrupts (flow.Sequential).
-	Workflow func(req *Request[T]) flow.Action
 	// Finalizer is the domain-qualified finalizer ("example.com/cleanup") the
 	// engine adds before any Do runs when a step is a Cleaner. Required then.
 	Finalizer string
 	// DefaultPolicy applies when neither the object nor its Namespace has a
 	// policy annotation. Empty means PolicyManage.
 	DefaultPolicy Policy
+	// IgnoreNamespacePolicy turns the Namespace off as a source of the
+	// policy: an object's policy is its annotation, else DefaultPolicy, and
+	// Namespaces are neither read nor watched. A namespace-scoped operator
+	// whose Role grants nothing on Namespaces needs it.
+	IgnoreNamespacePolicy bool
 	// Instance is the name of this operator instance. When set, the engine
 	// claims unclaimed objects for it through InstanceAnnotation and leaves
 	// objects claimed by other instances alone. Empty means no ownership
@@ -133,7 +131,10 @@ type Reconciler[T client.Object] struct {
 
 // prepared is what Validate works out once from the configuration.
 type prepared[T client.Object] struct {
-	objType   reflect.Type
+	objType reflect.Type
+	// steps are the steps of the tree, composites and the steps inside
+	// them, in the order a depth-first walk meets them; names their names.
+	steps     []Step[T]
 	names     []string
 	condOrder []string
 	cleans    bool
@@ -171,8 +172,8 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 	if r.Client == nil {
 		return nil, invalid("Client is nil")
 	}
-	if len(r.Steps) == 0 && r.Workflow == nil {
-		return nil, invalid("no Steps and no Workflow")
+	if len(r.Steps) == 0 {
+		return nil, invalid("no Steps")
 	}
 	p := &prepared[T]{apiReader: r.APIReader, recorder: r.Recorder, defaultPol: PolicyManage}
 	t := reflect.TypeFor[T]()
@@ -181,13 +182,13 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 	}
 	p.objType = t.Elem()
 	_, p.conds = reflect.New(p.objType).Interface().(conditions.Object)
-	seen := make(map[string]int, len(r.Steps))
+	if err := p.walk(r.Steps); err != nil {
+		return nil, invalid("%v", err)
+	}
+	seen := make(map[string]int, len(p.steps))
 	seenCond := map[string]bool{conditions.TypeReady: true}
-	for i, s := range r.Steps {
-		if s == nil || reflect.ValueOf(s).Kind() == reflect.Pointer && reflect.ValueOf(s).IsNil() {
-			return nil, invalid("step %d is nil", i)
-		}
-		name := StepName(s)
+	for i, s := range p.steps {
+		name := p.names[i]
 		if name == "" {
 			return nil, invalid("step %d has an empty name", i)
 		}
@@ -195,7 +196,11 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 			return nil, invalid("steps %d and %d are both named %q", j, i, name)
 		}
 		seen[name] = i
-		p.names = append(p.names, name)
+		if v, ok := s.(interface{ validate() error }); ok {
+			if err := v.validate(); err != nil {
+				return nil, invalid("step %q: %v", name, err)
+			}
+		}
 		if _, ok := s.(Cleaner[T]); ok {
 			p.cleans = true
 		}
@@ -220,10 +225,10 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 	}
 	if p.cleans {
 		if r.Finalizer == "" {
-			return nil, invalid("Finalizer is empty but step %q cleans up", p.firstCleaner(r.Steps))
+			return nil, invalid("Finalizer is empty but step %q cleans up", p.firstCleaner())
 		}
 		if err := checkFinalizer(r.Finalizer); err != nil {
-			return nil, invalid("Finalizer %q (needed by step %q): %v", r.Finalizer, p.firstCleaner(r.Steps), err)
+			return nil, invalid("Finalizer %q (needed by step %q): %v", r.Finalizer, p.firstCleaner(), err)
 		}
 	}
 	if r.DefaultPolicy != "" {
@@ -248,8 +253,38 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 	return p, nil
 }
 
-func (p *prepared[T]) firstCleaner(steps []Step[T]) string {
-	for i, s := range steps {
+// maxDepth bounds how deep composites may nest, so that a composite that
+// contains itself is refused instead of walked forever.
+const maxDepth = 64
+
+// walk records the steps of the tree rooted at steps, depth first, with
+// their names.
+func (p *prepared[T]) walk(steps []Step[T]) error {
+	var visit func(path string, steps []Step[T], depth int) error
+	visit = func(path string, steps []Step[T], depth int) error {
+		if depth > maxDepth {
+			return fmt.Errorf("steps nest more than %d deep at %s: does a composite contain itself?", maxDepth, path)
+		}
+		for i, s := range steps {
+			at := fmt.Sprintf("%s%d", path, i)
+			if s == nil || reflect.ValueOf(s).Kind() == reflect.Pointer && reflect.ValueOf(s).IsNil() {
+				return fmt.Errorf("step %s is nil", at)
+			}
+			p.steps = append(p.steps, s)
+			p.names = append(p.names, StepName(s))
+			if c, ok := s.(Composite[T]); ok {
+				if err := visit(at+".", c.Steps(), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return visit("", steps, 0)
+}
+
+func (p *prepared[T]) firstCleaner() string {
+	for i, s := range p.steps {
 		if _, ok := s.(Cleaner[T]); ok {
 			return p.names[i]
 		}
@@ -468,12 +503,12 @@ func (ps *pass[T]) run(ctx context.Context) (ctrl.Result, error) {
 }
 
 // policy returns the policy of the object: its annotation, else its
-// Namespace's, else the default. An empty annotation counts as not set.
+// Namespace's (unless IgnoreNamespacePolicy), else the default. An empty annotation counts as not set.
 func (ps *pass[T]) policy(ctx context.Context) (Policy, error) {
 	if v := ps.req.Object.GetAnnotations()[PolicyAnnotation]; v != "" {
 		return ParsePolicy(v)
 	}
-	if nsName := ps.req.Object.GetNamespace(); nsName != "" {
+	if nsName := ps.req.Object.GetNamespace(); nsName != "" && !ps.r.IgnoreNamespacePolicy {
 		var ns corev1.Namespace
 		if err := ps.r.Client.Get(ctx, types.NamespacedName{Name: nsName}, &ns); err != nil {
 			if !apierrors.IsNotFound(err) {
@@ -575,40 +610,20 @@ func (ps *pass[T]) claimant(finalizer, instance bool) string {
 	}
 }
 
-// do runs the Do workflow, recovering panics of the Workflow function and
-// of actions that are not steps.
-func (ps *pass[T]) do(ctx context.Context) (res ctrl.Result, err error) {
-	var wf flow.Action
-	defer func() {
-		if v := recover(); v != nil {
-			name := "Workflow"
-			if wf != nil {
-				name = wf.Description()
-			}
-			pe := &flow.PanicError{Action: name, Value: v, Stack: debug.Stack()}
-			ps.req.Log.Error(pe, "workflow panicked", "stack", string(pe.Stack))
-			res, err = ctrl.Result{}, pe
-		}
-	}()
-	if ps.r.Workflow != nil {
-		wf = ps.r.Workflow(ps.req)
-	} else {
-		actions := make([]flow.Action, len(ps.r.Steps))
-		for i, s := range ps.r.Steps {
-			actions[i] = ps.req.Do(s)
-		}
-		wf = flow.Sequential(actions...)
+// do runs the Do of every step in order, stopping at the first that
+// interrupts.
+func (ps *pass[T]) do(ctx context.Context) (ctrl.Result, error) {
+	actions := make([]flow.Action, len(ps.r.Steps))
+	for i, s := range ps.r.Steps {
+		actions[i] = ps.req.Action(s)
 	}
-	if wf == nil {
-		return ctrl.Result{}, ErrNilWorkflow
-	}
-	return flow.Run(ctx, wf)
+	return flow.Run(ctx, flow.Sequential(actions...))
 }
 
 // observe runs every Observer in step order, stopping at the first that
 // interrupts.
 func (ps *pass[T]) observe(ctx context.Context) (ctrl.Result, error) {
-	for i, s := range ps.r.Steps {
+	for i, s := range ps.p.steps {
 		o, ok := s.(Observer[T])
 		if !ok {
 			continue
@@ -624,8 +639,8 @@ func (ps *pass[T]) observe(ctx context.Context) (ctrl.Result, error) {
 // cleanup runs every Cleanup in reverse step order, stopping at the first
 // that needs more time.
 func (ps *pass[T]) cleanup(ctx context.Context) (ctrl.Result, error) {
-	for i := len(ps.r.Steps) - 1; i >= 0; i-- {
-		c, ok := ps.r.Steps[i].(Cleaner[T])
+	for i := len(ps.p.steps) - 1; i >= 0; i-- {
+		c, ok := ps.p.steps[i].(Cleaner[T])
 		if !ok {
 			continue
 		}
@@ -640,7 +655,7 @@ func (ps *pass[T]) cleanup(ctx context.Context) (ctrl.Result, error) {
 // post runs every Post in step order and joins their errors.
 func (ps *pass[T]) post(ctx context.Context) error {
 	var errs []error
-	for i, s := range ps.r.Steps {
+	for i, s := range ps.p.steps {
 		po, ok := s.(Poster[T])
 		if !ok {
 			continue

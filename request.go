@@ -49,11 +49,12 @@ func (r *Request[T]) Deleting() bool {
 	return !r.Object.GetDeletionTimestamp().IsZero()
 }
 
-// Do returns a flow.Action, described by the step's name, that runs s.Do for
-// this request. A panic in s.Do is recovered into a *flow.PanicError, and the
-// step's duration and errors are recorded in the engine's metrics. Use it in
-// a Reconciler's Workflow.
-func (r *Request[T]) Do(s Step[T]) flow.Action {
+// Action returns a flow.Action, described by the step's name, that runs
+// s.Do for this request when it runs. A panic in s.Do is recovered into a
+// *flow.PanicError, and the step's duration and errors are recorded in the
+// engine's metrics. Composites use it to run their steps with the
+// combinators of package flow.
+func (r *Request[T]) Action(s Step[T]) flow.Action {
 	name := StepName(s)
 	return flow.New(name, func(ctx context.Context) (ctrl.Result, error) {
 		return r.call(ctx, name, PhaseDo, s.Do)

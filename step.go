@@ -15,17 +15,38 @@ import (
 // an error interrupts the steps after it.
 //
 // A step may implement the optional interfaces Cleaner, Poster,
-// ConditionOwner, Observer and Named.
+// ConditionOwner, Observer, Setuper and Named. Composites (see Composite)
+// are steps made of steps.
 type Step[T client.Object] interface {
 	Do(ctx context.Context, req *Request[T]) (ctrl.Result, error)
 }
 
 // Cleaner is a Step that must undo its work when the object is deleted. A
-// reconciler with a Cleaner needs a finalizer.
+// reconciler with a Cleaner needs a finalizer (Reconciler.Finalizer), which
+// the engine commits before any Do runs, so nothing a step makes can
+// outlive the object.
+//
+// The contract of Cleanup:
+//
+//   - It must be idempotent. The engine runs the Cleanups in reverse step
+//     order and stops at the first that needs more time; the next pass
+//     starts again from the last step, so a Cleanup that finished runs
+//     again, and must then find nothing to do and say so (a zero result,
+//     a nil error). A crash may repeat any Cleanup too.
+//   - It may run when Do never ran, or ran only in part: the object can be
+//     deleted right after the claim, before any step acted, or after a Do
+//     that failed halfway. It must not assume what Do made exists; what is
+//     already gone counts as cleaned up.
+//   - A requeue or an error means the step needs more time: the finalizer
+//     stays, the error is reported in the Ready condition and an event,
+//     and the pass is retried with the
+//     controller's backoff (after the requeue delay, for a requeue). The
+//     object is let go only when every Cleanup returns a zero result and a
+//     nil error, in one pass.
+//   - It does not run when the object is deleted under the detach or skip
+//     policy: the finalizer is then removed with nothing undone.
 type Cleaner[T client.Object] interface {
-	// Cleanup undoes the step's work. A requeue or an error means the step
-	// needs more time; the finalizer stays until every Cleanup returns a zero
-	// result and a nil error.
+	// Cleanup undoes the step's work; see the contract above.
 	Cleanup(ctx context.Context, req *Request[T]) (ctrl.Result, error)
 }
 
@@ -47,6 +68,17 @@ type ConditionOwner interface {
 // anything. Under the skip policy Observe runs instead of Do.
 type Observer[T client.Object] interface {
 	Observe(ctx context.Context, req *Request[T]) (ctrl.Result, error)
+}
+
+// Setuper is a Step that sets up what it needs before the controller
+// starts: watches of the objects it reads or makes, field indexes.
+// Builder.Complete (and Build) calls SetupWithBuilder on every step of the
+// reconciler's tree, composites' steps included, in step order, after the
+// reconciler is validated. What each step registers adds to what the
+// others and the caller did (Owns and IndexField ignore repeats), so the
+// order of the calls does not matter.
+type Setuper[T client.Object] interface {
+	SetupWithBuilder(b *Builder[T]) error
 }
 
 // Named is a Step with a name of its own. Other steps are named after their Go

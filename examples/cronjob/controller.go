@@ -66,7 +66,9 @@ type Options struct {
 func NewReconciler(opts Options) *bosun.Reconciler[*cronjobv1.CronJob] {
 	return &bosun.Reconciler[*cronjobv1.CronJob]{
 		Name:     ControllerName,
-		Workflow: func(req *bosun.Request[*cronjobv1.CronJob]) flow.Action { return Workflow(req, opts.Clock) },
+		Steps: []bosun.Step[*cronjobv1.CronJob]{bosun.NewStep("cronjob", func(ctx context.Context, req *bosun.Request[*cronjobv1.CronJob]) (ctrl.Result, error) {
+			return flow.Run(ctx, Workflow(req, opts.Clock))
+		})},
 	}
 }
 

@@ -63,10 +63,10 @@ func (d *drains) setup(ctx context.Context) func(ctrl.Manager) error {
 			WithOptions(controller.Options{MaxConcurrentReconciles: 1})
 		return fields.WatchNodeManagerStates(b).Complete(&bosun.Reconciler[*testapi.Target]{
 			Name: "nodemanager",
-			Workflow: func(req *bosun.Request[*testapi.Target]) flow.Action {
+			Steps: []bosun.Step[*testapi.Target]{bosun.NewStep("nodemanager", func(ctx context.Context, req *bosun.Request[*testapi.Target]) (ctrl.Result, error) {
 				impl := &recorder{d: d, key: client.ObjectKeyFromObject(req.Object)}
-				return fields.NewNodeManagerForRequest(req, impl).Drain()
-			},
+				return flow.Run(ctx, fields.NewNodeManagerForRequest(req, impl).Drain())
+			})},
 		})
 	}
 }

@@ -112,12 +112,12 @@ func (h *harness) setup(mgr ctrl.Manager) error {
 	})
 	return frontend.WatchFrontendManagerStates(b).Complete(&bosun.Reconciler[*appsv1.Deployment]{
 		Name: "frontend",
-		Workflow: func(req *bosun.Request[*appsv1.Deployment]) flow.Action {
+		Steps: []bosun.Step[*appsv1.Deployment]{bosun.NewStep("frontend", func(ctx context.Context, req *bosun.Request[*appsv1.Deployment]) (ctrl.Result, error) {
 			key := client.ObjectKeyFromObject(req.Object)
 			rec := &recorder{target: req.Object, publish: h.publish, fail: h.failure(key)}
 			m := frontend.NewFrontendManagerForRequest(req, rec)
-			return h.observe(key, rec, flow.Sequential(m.SyncService(), m.PublishAddress()))
-		},
+			return flow.Run(ctx, h.observe(key, rec, flow.Sequential(m.SyncService(), m.PublishAddress())))
+		})},
 	})
 }
 
