@@ -8,9 +8,9 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -39,7 +39,19 @@ const (
 // register its own), and logs to t.Log up to LogVerbosity. setup may be nil.
 func RunManager(t testing.TB, cp *controlplane.ControlPlane, setup func(mgr ctrl.Manager) error) ctrl.Manager {
 	t.Helper()
-	return runManager(t, cp, cp.Config, setup)
+	return RunManagerWith(t, cp, ManagerOptions{}, setup)
+}
+
+// ManagerOptions change the manager RunManagerWith makes.
+type ManagerOptions struct {
+	// User, when set, is the user the manager connects as, provisioned as
+	// RunManagerAs does: it has only the permissions RBAC binds to it.
+	User string
+	// Namespaces, when set, limit the manager's cache to these namespaces,
+	// as an operator with a Role in each (and no ClusterRole) runs.
+	Namespaces []string
+	// Configure, when set, changes the manager's options last.
+	Configure func(*ctrl.Options)
 }
 
 // RunManagerAs is RunManager with the manager connecting as user, a user of
@@ -48,24 +60,39 @@ func RunManager(t testing.TB, cp *controlplane.ControlPlane, setup func(mgr ctrl
 // that a controller needs no more than the roles its RBAC markers generate.
 func RunManagerAs(t testing.TB, cp *controlplane.ControlPlane, user string, setup func(mgr ctrl.Manager) error) ctrl.Manager {
 	t.Helper()
-	cfg, err := cp.AddUser(user)
-	if err != nil {
-		t.Fatalf("bosuntest: %v", err)
-	}
-	return runManager(t, cp, cfg, setup)
+	return RunManagerWith(t, cp, ManagerOptions{User: user}, setup)
 }
 
-func runManager(t testing.TB, cp *controlplane.ControlPlane, cfg *rest.Config, setup func(mgr ctrl.Manager) error) ctrl.Manager {
+// RunManagerWith is RunManager with the changes opts makes: the user the
+// manager connects as, the namespaces its cache sees, any other option.
+func RunManagerWith(t testing.TB, cp *controlplane.ControlPlane, opts ManagerOptions, setup func(mgr ctrl.Manager) error) ctrl.Manager {
 	t.Helper()
+	cfg := cp.Config
+	if opts.User != "" {
+		var err error
+		if cfg, err = cp.AddUser(opts.User); err != nil {
+			t.Fatalf("bosuntest: %v", err)
+		}
+	}
 	logger, quiet := TestLogger(t)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mopts := ctrl.Options{
 		Scheme:                  cp.Scheme,
 		Logger:                  logger,
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  "0",
 		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
 		GracefulShutdownTimeout: ptr.To(shutdownTimeout),
-	})
+	}
+	if len(opts.Namespaces) > 0 {
+		mopts.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			mopts.Cache.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	if opts.Configure != nil {
+		opts.Configure(&mopts)
+	}
+	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
 		t.Fatalf("bosuntest: creating manager: %v", err)
 	}

@@ -1,0 +1,233 @@
+package bosun_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// widgetField is the field index of ConfigMaps by the Widget they are for.
+const widgetField = "widget"
+
+// mirror is a step that keeps a ConfigMap per Widget, found through a field
+// index, and wires itself: it owns ConfigMaps and registers the index.
+type mirror struct{ name string }
+
+func (m mirror) Name() string { return m.name }
+
+func (m mirror) SetupWithBuilder(b *bosun.Builder[*testapi.Widget]) error {
+	b.Owns(&corev1.ConfigMap{}).IndexField(&corev1.ConfigMap{}, widgetField, func(o client.Object) []string {
+		if w := o.GetLabels()[widgetField]; w != "" {
+			return []string{w}
+		}
+		return nil
+	})
+	return nil
+}
+
+func (m mirror) Do(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	w := req.Object
+	var list corev1.ConfigMapList
+	if err := req.Client.List(ctx, &list, client.InNamespace(w.Namespace), client.MatchingFields{widgetField: w.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing the mirrors: %w", err)
+	}
+	if len(list.Items) > 0 {
+		w.Status.Result = int64(len(list.Items))
+		return ctrl.Result{}, nil
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name + "-" + m.name, Labels: map[string]string{widgetField: w.Name}}}
+	if err := controllerutil.SetControllerReference(w, cm, req.Client.Scheme()); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := req.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, fmt.Errorf("creating the mirror: %w", err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// TestStepsWireThemselves checks that Complete lets every step of the tree,
+// one inside a composite too, register its watches and indexes; that two
+// steps owning the same kind and indexing the same field are fine; and that
+// what they registered works: the index answers, and deleting an owned
+// ConfigMap brings a reconcile that makes it again.
+func TestStepsWireThemselves(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run(&bosun.Reconciler[*testapi.Widget]{
+		Name:  "self-wiring",
+		Steps: []bosun.Step[*testapi.Widget]{bosun.Join[*testapi.Widget](mirror{name: "one"}), mirror{name: "two"}},
+	}, runOptions{})
+	f.create("w", 1, 1, nil)
+	w := f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	if w.Status.Result != 1 {
+		t.Errorf("the second mirror listed %d ConfigMaps by the index, want the first one's", w.Status.Result)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "w-one"}}
+	if err := f.c.Delete(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		var got corev1.ConfigMap
+		if err := f.c.Get(ctx, client.ObjectKeyFromObject(cm), &got); err != nil {
+			return err
+		}
+		if got.UID == "" || got.DeletionTimestamp != nil {
+			return errors.New("not made again yet")
+		}
+		return nil
+	})
+}
+
+// TestSetupErrors checks that a step's setup error, and one the Builder
+// meets for it, stop Complete with the step named.
+func TestSetupErrors(t *testing.T) {
+	t.Parallel()
+	cp := shared.ControlPlane(t)
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		err := bosun.ControllerManagedBy[*testapi.Widget](mgr).Complete(&bosun.Reconciler[*testapi.Widget]{
+			Name:  "setup-error",
+			Steps: []bosun.Step[*testapi.Widget]{failingSetup{}},
+		})
+		if err == nil || !strings.Contains(err.Error(), `setting up step "failingSetup": no watch for you`) {
+			t.Errorf("Complete = %v, want the step's setup error", err)
+		}
+		err = bosun.ControllerManagedBy[*testapi.Widget](mgr).Owns(&unknownKind{}).Complete(&bosun.Reconciler[*testapi.Widget]{
+			Name:  "unknown-kind",
+			Steps: []bosun.Step[*testapi.Widget]{bosun.Nop[*testapi.Widget]{}},
+		})
+		if err == nil || !strings.Contains(err.Error(), "owning *bosun_test.unknownKind") {
+			t.Errorf("Complete = %v, want the unknown kind refused", err)
+		}
+		return nil
+	})
+}
+
+type failingSetup struct{ bosun.Nop[*testapi.Widget] }
+
+func (failingSetup) SetupWithBuilder(*bosun.Builder[*testapi.Widget]) error {
+	return errors.New("no watch for you")
+}
+
+// unknownKind is a kind no scheme knows.
+type unknownKind struct{ corev1.ConfigMap }
+
+func (u *unknownKind) DeepCopyObject() runtime.Object { return &unknownKind{ConfigMap: *u.ConfigMap.DeepCopy()} }
+
+// TestSchemeWithoutNamespaceRefused checks that Complete refuses a
+// namespaced kind when the scheme cannot read Namespaces for their policy,
+// saying what to do, and accepts it with IgnoreNamespacePolicy.
+func TestSchemeWithoutNamespaceRefused(t *testing.T) {
+	t.Parallel()
+	cp := shared.ControlPlane(t)
+	scheme := runtime.NewScheme()
+	if err := testapi.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "no-namespace", Steps: []bosun.Step[*testapi.Widget]{bosun.Nop[*testapi.Widget]{}}}
+	err = bosun.ControllerManagedBy[*testapi.Widget](mgr).Complete(r)
+	if !errors.Is(err, bosun.ErrInvalidConfig) || !strings.Contains(err.Error(), "add corev1.AddToScheme") || !strings.Contains(err.Error(), "IgnoreNamespacePolicy") {
+		t.Errorf("Complete = %v, want ErrInvalidConfig saying what to add", err)
+	}
+	r = &bosun.Reconciler[*testapi.Widget]{Name: "no-namespace", IgnoreNamespacePolicy: true, Steps: []bosun.Step[*testapi.Widget]{bosun.Nop[*testapi.Widget]{}}}
+	if err := bosun.ControllerManagedBy[*testapi.Widget](mgr).Complete(r); err != nil {
+		t.Errorf("Complete with IgnoreNamespacePolicy = %v", err)
+	}
+}
+
+// TestRoleOnlyOperator runs an operator as a user whose only permissions
+// are a Role in one namespace: with IgnoreNamespacePolicy it reads no
+// Namespace, and it reconciles, cleans up and records events there.
+func TestRoleOnlyOperator(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	user := "role-only-" + f.ns
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "operator"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{testapi.GroupVersion.Group}, Resources: []string{"widgets"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+			{APIGroups: []string{testapi.GroupVersion.Group}, Resources: []string{"widgets/status", "widgets/finalizers"}, Verbs: []string{"update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "operator"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "operator"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := f.c.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newReconciler("role-only", newJournal(), true)
+	r.IgnoreNamespacePolicy = true
+	bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{User: user, Namespaces: []string{f.ns}}, func(mgr ctrl.Manager) error {
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).Complete(r)
+	})
+	w := f.create("w", 6, 3, nil)
+	f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	f.waitSecret("w")
+	if err := f.c.Delete(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	f.waitGone("w")
+}
+
+// TestBuilderPassesControllerRuntimeOptions checks the options the Builder
+// hands to controller-runtime's: an event filter drops what it refuses, a
+// raw source brings requests of its own, and Build returns the controller.
+func TestBuilderPassesControllerRuntimeOptions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	j := newJournal()
+	requests := make(chan event.TypedGenericEvent[*testapi.Widget], 1)
+	bosuntest.RunManager(t, f.cp, func(mgr ctrl.Manager) error {
+		c, err := bosun.ControllerManagedBy[*testapi.Widget](mgr).
+			WithEventFilter(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return o.GetNamespace() == f.ns && o.GetName() != "filtered"
+			})).
+			WatchesRawSource(source.Channel(requests, &handler.TypedEnqueueRequestForObject[*testapi.Widget]{})).
+			Build(newReconciler("builder-options", j, false))
+		if err == nil && c == nil {
+			return errors.New("Build returned no controller")
+		}
+		return err
+	})
+	f.create("kept", 6, 3, nil)
+	filtered := f.create("filtered", 6, 3, nil)
+	f.waitReady("kept", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	if got, err := f.get(t.Context(), "filtered"); err != nil || len(got.Status.Conditions) != 0 {
+		t.Errorf("the filtered Widget was reconciled: %+v, %v", got.Status, err)
+	}
+	// A raw source's event is not filtered by the event filter's own
+	// source: controller-runtime applies WithEventFilter to the watches
+	// of kinds only.
+	requests <- event.TypedGenericEvent[*testapi.Widget]{Object: filtered}
+	f.waitReady("filtered", metav1.ConditionTrue, conditions.ReasonSucceeded)
+}
