@@ -1,9 +1,6 @@
 package children
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -13,47 +10,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// toUnstructured returns obj as an unstructured object that can be applied:
-// a deep copy for an unstructured obj, the converter's output (which leaves
-// out omitempty fields at their zero value) for a typed one; without status
-// and the server-owned metadata.
-func toUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
-	var m map[string]any
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		m = u.DeepCopy().Object
-	} else {
-		var err error
-		m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			return nil, fmt.Errorf("converting %T: %w", obj, err)
-		}
-	}
-	delete(m, "status")
-	if meta, ok := m["metadata"].(map[string]any); ok {
-		for _, k := range []string{"creationTimestamp", "resourceVersion", "uid", "generation", "managedFields", "selfLink"} {
-			delete(meta, k)
-		}
-	}
-	return &unstructured.Unstructured{Object: m}, nil
-}
-
-// hashOf returns the hash recorded in AnnotationHash for the applied form u
-// of a desired child: SHA-256 of its JSON (map keys sorted by encoding/json),
-// without the hash annotation itself, in hexadecimal.
-func hashOf(u *unstructured.Unstructured) (string, error) {
-	c := u.DeepCopy()
-	ann := c.GetAnnotations()
-	delete(ann, AnnotationHash)
-	if len(ann) == 0 {
-		ann = nil
-	}
-	c.SetAnnotations(ann)
-	data, err := json.Marshal(c.Object)
+// drifted reports whether the live child differs from the applied form
+// desired of a child (see upToDate), which calls for applying it again.
+func drifted(desired *unstructured.Unstructured, live client.Object) (bool, error) {
+	lu, err := liveUnstructured(live)
 	if err != nil {
-		return "", fmt.Errorf("hashing %s %s: %w", c.GetKind(), c.GetName(), err)
+		return false, err
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:16]), nil
+	return !upToDate(desired, lu), nil
 }
 
 // upToDate reports whether the live child holds what the applied form
@@ -163,4 +127,17 @@ func sameQuantity(a, b string) bool {
 		return false
 	}
 	return qa.Cmp(qb) == 0
+}
+
+// liveUnstructured returns the live object in unstructured form, for
+// comparison.
+func liveUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	return &unstructured.Unstructured{Object: m}, nil
 }

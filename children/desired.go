@@ -1,0 +1,172 @@
+package children
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/flow"
+)
+
+// callDesired calls the DesiredFunc, recovering a panic into a
+// *flow.PanicError, so that Plan, which runs outside the engine, reports
+// it as an error like Do does.
+func (s *Step[T]) callDesired(ctx context.Context, req *bosun.Request[T]) (objs []client.Object, err error) {
+	if s.desired == nil {
+		return nil, nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			objs, err = nil, &flow.PanicError{Action: s.name + " desired", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return s.desired(ctx, req)
+}
+
+// stamp checks the desired child obj (the i-th) and returns it in the form
+// to apply: its namespace filled in, the set's labels, the owner reference
+// or annotations, and the hash.
+func (s *Step[T]) stamp(req *bosun.Request[T], obj client.Object, i int, ks []kind, parentGVK schema.GroupVersionKind) (*child, error) {
+	invalid := func(format string, args ...any) error {
+		return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf(format, args...))
+	}
+	if obj == nil || reflect.ValueOf(obj).IsNil() {
+		return nil, invalid("desired child %d is nil", i)
+	}
+	scheme := req.Client.Scheme()
+	gvk, err := gvkOf(obj, scheme)
+	if err != nil {
+		return nil, invalid("desired child %d: %w", i, err)
+	}
+	var k *kind
+	for j := range ks {
+		if ks[j].gvk == gvk {
+			k = &ks[j]
+		}
+	}
+	if k == nil {
+		return nil, invalid("desired child %s %q: %w", gvk.Kind, obj.GetName(), ErrUndeclaredKind)
+	}
+	if obj.GetName() == "" {
+		return nil, invalid("desired child %d (%s) has no name", i, gvk.Kind)
+	}
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return nil, invalid("desired child %s %q: %w", gvk.Kind, obj.GetName(), err)
+	}
+	u.SetGroupVersionKind(gvk)
+	namespaced, err := req.Client.IsObjectNamespaced(u)
+	if err != nil {
+		return nil, fmt.Errorf("looking up the scope of %s: %w", gvk.Kind, err)
+	}
+	parent := req.Object
+	switch {
+	case !namespaced:
+		u.SetNamespace("")
+	case u.GetNamespace() == "":
+		if parent.GetNamespace() == "" {
+			return nil, invalid("desired child %s %q needs a namespace: the parent is cluster-scoped", gvk.Kind, u.GetName())
+		}
+		u.SetNamespace(parent.GetNamespace())
+	}
+	ref := Ref{Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelSet] = s.name
+	labels[LabelOwner] = string(parent.GetUID())
+	u.SetLabels(labels)
+	if s.unowned {
+		ann := u.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[AnnotationOwnerNamespace] = parent.GetNamespace()
+		ann[AnnotationOwnerName] = parent.GetName()
+		u.SetAnnotations(ann)
+	} else {
+		if parent.GetNamespace() != "" && ref.Namespace != parent.GetNamespace() {
+			where := "cluster-scoped"
+			if ref.Namespace != "" {
+				where = "in namespace " + ref.Namespace
+			}
+			return nil, invalid("desired child %s is %s, and an owned child must be in the parent's namespace (use NewUnownedStep)", ref, where)
+		}
+		u.SetOwnerReferences([]metav1.OwnerReference{{
+			APIVersion:         parentGVK.GroupVersion().String(),
+			Kind:               parentGVK.Kind,
+			Name:               parent.GetName(),
+			UID:                parent.GetUID(),
+			Controller:         ptr.To(true),
+			BlockOwnerDeletion: ptr.To(true),
+		}})
+	}
+	hash, err := hashOf(u)
+	if err != nil {
+		return nil, err
+	}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AnnotationHash] = hash
+	u.SetAnnotations(ann)
+	return &child{kind: k, ref: ref, applied: u}, nil
+}
+
+// toUnstructured returns obj as an unstructured object that can be applied:
+// a deep copy for an unstructured obj, the converter's output (which leaves
+// out omitempty fields at their zero value) for a typed one; without status
+// and the server-owned metadata.
+func toUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
+	var m map[string]any
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		m = u.DeepCopy().Object
+	} else {
+		var err error
+		m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, fmt.Errorf("converting %T: %w", obj, err)
+		}
+	}
+	delete(m, "status")
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		for _, k := range []string{"creationTimestamp", "resourceVersion", "uid", "generation", "managedFields", "selfLink"} {
+			delete(meta, k)
+		}
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// hashOf returns the hash recorded in AnnotationHash for the applied form u
+// of a desired child: SHA-256 of its JSON (map keys sorted by encoding/json),
+// without the hash annotation itself, in hexadecimal.
+func hashOf(u *unstructured.Unstructured) (string, error) {
+	c := u.DeepCopy()
+	ann := c.GetAnnotations()
+	delete(ann, AnnotationHash)
+	if len(ann) == 0 {
+		ann = nil
+	}
+	c.SetAnnotations(ann)
+	data, err := json.Marshal(c.Object)
+	if err != nil {
+		return "", fmt.Errorf("hashing %s %s: %w", c.GetKind(), c.GetName(), err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16]), nil
+}

@@ -1,0 +1,119 @@
+package children
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
+)
+
+// observe finds the live child c: member if it is a member of the set,
+// else read from the cache (an object the set does not hold yet). A child
+// the cache does not show is looked up on the API server before it is
+// created, so an object the cache has not seen yet is not applied over.
+// It returns nil when the child does not exist, and an error when it
+// exists but is not the set's to write: controlled by another object,
+// labelled for another set or parent, or (without WithAdoption) made by
+// someone else.
+func (s *Step[T]) observe(ctx context.Context, req *bosun.Request[T], c *child, member client.Object) (client.Object, error) {
+	live := member
+	if live == nil {
+		key := client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}
+		live = c.kind.newObject()
+		err := req.Client.Get(ctx, key, live)
+		if apierrors.IsNotFound(err) && req.APIReader != nil {
+			live = c.kind.newObject()
+			err = req.APIReader.Get(ctx, key, live)
+			if err == nil {
+				req.Log.V(1).Info("child not in the cache yet, read from the API server", "child", c.ref.String())
+			}
+		}
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", c.ref, err)
+		}
+	}
+	if ctl := metav1.GetControllerOf(live); ctl != nil && ctl.UID != req.Object.GetUID() {
+		return nil, conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and is controlled by %s %s", c.ref, ctl.Kind, ctl.Name))
+	}
+	if l := live.GetLabels(); l[LabelSet] != "" && (l[LabelSet] != s.name || l[LabelOwner] != string(req.Object.GetUID())) {
+		return nil, conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and belongs to set %q of another object", c.ref, l[LabelSet]))
+	}
+	if member == nil && !s.ours(req, live) && !s.cfg.adopt {
+		return nil, &conditions.Error{
+			Type:     c.kind.condition,
+			Reason:   ReasonChildExists,
+			Severity: conditions.SeverityWarning,
+			Err: fmt.Errorf("%s exists and was not created by set %q: it is left alone; delete or rename it, or let the step adopt it (WithAdoption)",
+				c.ref, s.name),
+		}
+	}
+	return live, nil
+}
+
+// ours reports whether live, an object with the name of a desired child
+// that is not among the members listed from the cache, was made by this
+// set for the parent of req: it carries the set's labels for the parent (a
+// child the cache does not show yet), or, for an owned child that lost its
+// labels, has the parent as its controller. An unowned child without the
+// labels cannot be told from anyone else's.
+func (s *Step[T]) ours(req *bosun.Request[T], live client.Object) bool {
+	uid := req.Object.GetUID()
+	if l := live.GetLabels(); l[LabelSet] == s.name && l[LabelOwner] == string(uid) {
+		return true
+	}
+	if s.unowned {
+		return false
+	}
+	ctl := metav1.GetControllerOf(live)
+	return ctl != nil && ctl.UID == uid
+}
+
+// members lists, from the cache, the children of kind k that carry the
+// set's labels for the parent of req.
+func (s *Step[T]) members(ctx context.Context, req *bosun.Request[T], k *kind) ([]client.Object, error) {
+	return s.membersFrom(ctx, req.Client, req, k)
+}
+
+// membersFrom lists, through r, the children of kind k that carry the
+// set's labels for the parent of req. An object with those labels that
+// something else controls was not created by the set: it is left out, so
+// it is never pruned or deleted, and a desired child of its name is a
+// conflict.
+func (s *Step[T]) membersFrom(ctx context.Context, r client.Reader, req *bosun.Request[T], k *kind) ([]client.Object, error) {
+	list, err := k.newList(req.Client.Scheme())
+	if err != nil {
+		return nil, err
+	}
+	opts := []client.ListOption{client.MatchingLabels{LabelSet: s.name, LabelOwner: string(req.Object.GetUID())}}
+	if !s.unowned && req.Object.GetNamespace() != "" {
+		opts = append(opts, client.InNamespace(req.Object.GetNamespace()))
+	}
+	if err := r.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("listing the %s children: %w", k.gvk.Kind, err)
+	}
+	items, err := apimeta.ExtractList(list)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s children: %w", k.gvk.Kind, err)
+	}
+	out := make([]client.Object, 0, len(items))
+	for _, it := range items {
+		obj, ok := it.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("a %s list item of type %T is not an object", k.gvk.Kind, it)
+		}
+		if ctl := metav1.GetControllerOf(obj); ctl != nil && ctl.UID != req.Object.GetUID() {
+			continue
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}

@@ -1,0 +1,196 @@
+package children
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
+)
+
+// Ref names a child in a Plan.
+type Ref struct {
+	// Kind is the child's kind, such as "ConfigMap".
+	Kind string
+	// Namespace is empty for a cluster-scoped child.
+	Namespace string
+	// Name is the child's name.
+	Name string
+}
+
+// String returns "Kind namespace/name", or "Kind name" without a namespace.
+func (r Ref) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// Plan is what a pass does to the children: the desired ones that are
+// missing (Create) or differ from the live ones (Update), and the members
+// of the set that are no longer desired (Delete). Each list is sorted.
+type Plan struct {
+	Create []Ref
+	Update []Ref
+	Delete []Ref
+}
+
+// Empty reports whether the plan changes nothing.
+func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) == 0 }
+
+// child is one desired child in a pass.
+type child struct {
+	kind    *kind
+	ref     Ref
+	applied *unstructured.Unstructured // the form to apply, stamped
+	live    client.Object              // nil when missing
+	change  bool
+	id      string // unique within the pass and across parents
+}
+
+// pass is what a pass works out before it changes anything.
+type pass struct {
+	children []*child
+	prune    []client.Object
+	keep     []Ref
+	plan     Plan
+	// lagging is set when the cache does not show a write of this step
+	// yet: the pass looks again after CacheRetry.
+	lagging bool
+}
+
+// Plan works out what Do would do for req, reading from the cache (and,
+// for a desired child the cache does not show, from the API server), and
+// does nothing: a dry run.
+func (s *Step[T]) Plan(ctx context.Context, req *bosun.Request[T]) (Plan, error) {
+	p, err := s.prepare(ctx, req)
+	if err != nil {
+		return Plan{}, err
+	}
+	return p.plan, nil
+}
+
+// prepare reads the desired children, stamps them, compares them with the
+// live ones and finds the members to prune.
+func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, error) {
+	scheme := req.Client.Scheme()
+	ks, err := s.kinds(scheme)
+	if err != nil {
+		return nil, conditions.Terminal(ReasonInvalidChildren, err)
+	}
+	desired, err := s.callDesired(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("computing the desired children: %w", err)
+	}
+	parent := req.Object
+	parentGVK, err := apiutil.GVKForObject(parent, scheme)
+	if err != nil {
+		return nil, fmt.Errorf("looking up the parent's kind: %w", err)
+	}
+	s.forgetOld()
+	p := &pass{}
+	// The members of the set, one list per kind: the live form of the
+	// desired children that exist, and the candidates for pruning.
+	members := map[string]client.Object{}
+	var order []string
+	for i := range ks {
+		ms, err := s.members(ctx, req, &ks[i])
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			id := ks[i].gvk.String() + " " + m.GetNamespace() + "/" + m.GetName()
+			members[id] = m
+			order = append(order, id)
+		}
+	}
+	wanted := map[string]bool{}
+	for i, obj := range desired {
+		c, err := s.stamp(req, obj, i, ks, parentGVK)
+		if err != nil {
+			return nil, err
+		}
+		id := c.kind.gvk.String() + " " + c.ref.Namespace + "/" + c.ref.Name
+		c.id = string(parent.GetUID()) + " " + id
+		if wanted[id] {
+			return nil, conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
+		}
+		wanted[id] = true
+		if err := s.compare(ctx, req, c, members[id]); err != nil {
+			return nil, err
+		}
+		if w, ok := s.recent(c.id, c.applied.GetAnnotations()[AnnotationHash]); ok && c.change {
+			// Applied just now: the cache has not caught up. The health
+			// of the child is judged from what the apply returned.
+			c.change, c.live = false, w.live
+			p.lagging = true
+		}
+		p.children = append(p.children, c)
+		switch {
+		case c.live == nil:
+			p.plan.Create = append(p.plan.Create, c.ref)
+		case c.change:
+			p.plan.Update = append(p.plan.Update, c.ref)
+		}
+	}
+	for _, id := range order {
+		m := members[id]
+		if wanted[id] || !m.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		if m.GetAnnotations()[AnnotationPrune] == "false" {
+			p.keep = append(p.keep, refOf(m))
+			continue
+		}
+		if _, ok := s.recent(string(m.GetUID()), ""); ok {
+			// Deleted just now: the cache has not caught up.
+			p.lagging = true
+			continue
+		}
+		p.prune = append(p.prune, m)
+		p.plan.Delete = append(p.plan.Delete, refOf(m))
+	}
+	for _, l := range []*[]Ref{&p.plan.Create, &p.plan.Update, &p.plan.Delete} {
+		sort.Slice(*l, func(i, j int) bool { return (*l)[i].String() < (*l)[j].String() })
+	}
+	return p, nil
+}
+
+// compare finds the live child c (see observe) and decides whether it
+// must be applied: when it is missing, or has drifted from the applied
+// form (see drifted). A child found up to date is forgotten from the
+// recent writes: the cache has caught up with it.
+func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child, member client.Object) error {
+	live, err := s.observe(ctx, req, c, member)
+	if err != nil {
+		return err
+	}
+	if live == nil {
+		c.change = true
+		return nil
+	}
+	c.live = live
+	c.change, err = drifted(c.applied, live)
+	if err != nil {
+		return err
+	}
+	if !c.change {
+		s.written.Delete(c.id)
+	}
+	return nil
+}
+
+// refOf returns the Ref of a live object.
+func refOf(obj client.Object) Ref {
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		kind = reflect.TypeOf(obj).Elem().Name()
+	}
+	return Ref{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}

@@ -1,0 +1,84 @@
+package children
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
+)
+
+// prune deletes the members of the set the pass found no longer desired,
+// and remembers each deletion for CacheGrace (see recent). The members
+// annotated AnnotationPrune "false" were set aside by prepare: they are
+// only logged.
+func (s *Step[T]) prune(ctx context.Context, req *bosun.Request[T], p *pass) error {
+	for _, obj := range p.prune {
+		if err := deleteChild(ctx, req.Client, obj); err != nil {
+			return conditions.Warning(ReasonApplyFailed, err)
+		}
+		s.written.Store(string(obj.GetUID()), write{at: time.Now()})
+		req.Log.V(1).Info("pruned child", "child", refOf(obj).String())
+	}
+	for _, r := range p.keep {
+		req.Log.V(1).Info("keeping a child no longer desired", "child", r.String(), "annotation", AnnotationPrune)
+	}
+	return nil
+}
+
+// Cleanup deletes the unowned children of the set, except those annotated
+// AnnotationPrune "false", and looks again until none is left. It lists
+// them from the API server, not the cache, so a child applied just before
+// the parent's deletion, which the cache may not show yet, is deleted too
+// before the finalizer is released.
+func (s *UnownedStep[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
+	ks, err := s.kinds(req.Client.Scheme())
+	if err != nil {
+		return ctrl.Result{}, conditions.Terminal(ReasonInvalidChildren, err)
+	}
+	reader := req.APIReader
+	if reader == nil {
+		reader = req.Client
+	}
+	left := 0
+	for i := range ks {
+		members, err := s.membersFrom(ctx, reader, req, &ks[i])
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		for _, m := range members {
+			if m.GetAnnotations()[AnnotationPrune] == "false" {
+				continue
+			}
+			left++
+			if !m.GetDeletionTimestamp().IsZero() {
+				continue
+			}
+			if err := deleteChild(ctx, req.Client, m); err != nil {
+				return ctrl.Result{}, err
+			}
+			req.Log.V(1).Info("deleted child", "child", refOf(m).String())
+		}
+	}
+	if left > 0 {
+		return ctrl.Result{RequeueAfter: s.cfg.cleanup}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// deleteChild deletes obj, in the background, if it is still the object
+// that was read; a child already gone is fine.
+func deleteChild(ctx context.Context, c client.Client, obj client.Object) error {
+	uid := obj.GetUID()
+	err := c.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s: %w", refOf(obj), err)
+	}
+	return nil
+}
