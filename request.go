@@ -2,10 +2,14 @@ package bosun
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"runtime/debug"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,11 +24,16 @@ type Request[T client.Object] struct {
 	// steps use as their field owner for server-side apply.
 	Controller string
 	// Object is the working copy of the object. Steps change it; the engine
-	// writes back what changed at the end of the reconcile (metadata and spec,
-	// and the status subresource, separately).
+	// is its one writer: at the end of the pass it writes what changed since
+	// Original (metadata and spec, then the status subresource), guarded by
+	// Original's resourceVersion, and writes nothing when nothing changed.
+	// A step that must persist a change before the pass ends (a mark that
+	// must survive a crash in the next call) uses Commit.
 	Object T
-	// Original is the object as it was loaded (after the engine committed its
-	// claim). Steps must not change it.
+	// Original is the object as the pass last knew it stored: as loaded
+	// (after the engine committed its claim), then as Commit or Reload left
+	// it. It is the base of the engine's final write. Steps must neither
+	// change nor replace it.
 	Original T
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
@@ -42,6 +51,87 @@ type Request[T client.Object] struct {
 	Values *Values
 
 	metrics *metricSet
+	// wroteOver, when set, is told of every version of the object a write
+	// of the request replaced (see pass.wroteOver).
+	wroteOver func(rv string, after client.Object)
+}
+
+// Commit writes the changes made so far to the object's metadata and spec
+// (everything but its status) at once, guarded by the resourceVersion of
+// Original, and advances the request's view: Original becomes the object
+// as written, and Object the same with the status this pass has computed
+// so far. The engine's final write then builds on it. Nothing is written
+// when nothing changed.
+//
+// A Conflict (the object changed, or was deleted and made again, since the
+// pass read it) or a NotFound is returned wrapped; the step should end the
+// pass with it (the engine requeues a Conflict quietly), or Reload and try
+// again.
+func (r *Request[T]) Commit(ctx context.Context) error {
+	data, err := client.MergeFrom(r.Original).Data(r.Object)
+	if err != nil {
+		return fmt.Errorf("committing: computing changes: %w", err)
+	}
+	var parts map[string]json.RawMessage
+	if err := json.Unmarshal(data, &parts); err != nil {
+		return fmt.Errorf("committing: computing changes: %w", err)
+	}
+	delete(parts, "status")
+	if len(parts) == 0 {
+		return nil
+	}
+	rv := r.Original.GetResourceVersion()
+	body, err := withResourceVersion(parts, rv)
+	if err != nil {
+		return fmt.Errorf("committing: %w", err)
+	}
+	written := r.Original.DeepCopyObject().(T)
+	if err := r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("committing: %w", err)
+	}
+	if r.wroteOver != nil {
+		r.wroteOver(rv, written)
+	}
+	r.advance(written)
+	return nil
+}
+
+// Reload reads the object again from the API server (through APIReader)
+// and makes it the request's view: Original becomes the object as stored,
+// and Object the same with the status this pass has computed so far.
+// Changes to Object's metadata and spec that were not committed are
+// dropped. Use it after Commit failed with a Conflict.
+func (r *Request[T]) Reload(ctx context.Context) error {
+	fresh := r.Original.DeepCopyObject().(T)
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(r.Object), fresh); err != nil {
+		return fmt.Errorf("reloading: %w", err)
+	}
+	r.advance(fresh)
+	return nil
+}
+
+// advance makes stored the request's Original, and a copy of it with
+// Object's status its Object.
+func (r *Request[T]) advance(stored T) {
+	obj := stored.DeepCopyObject().(T)
+	copyStatus(obj, r.Object)
+	r.Original, r.Object = stored, obj
+}
+
+// copyStatus sets the Status field of dst to that of src, when T is a
+// pointer to a struct with such a field.
+func copyStatus[T client.Object](dst, src T) {
+	d, s := reflect.ValueOf(dst), reflect.ValueOf(src)
+	if d.Kind() != reflect.Pointer || s.Kind() != reflect.Pointer || d.IsNil() || s.IsNil() {
+		return
+	}
+	if d.Elem().Kind() != reflect.Struct {
+		return
+	}
+	df, sf := d.Elem().FieldByName("Status"), s.Elem().FieldByName("Status")
+	if df.IsValid() && sf.IsValid() && df.CanSet() {
+		df.Set(sf)
+	}
 }
 
 // Deleting reports whether the object is being deleted.

@@ -83,7 +83,7 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Resu
 		}
 		return ctrl.Result{}, s.fail(ReasonDeleteFailed, fmt.Errorf("recording a pending delete: %w", err))
 	}
-	if got := req.Original.GetUID(); got != uid {
+	if got := req.Object.GetUID(); got != uid {
 		return ctrl.Result{}, apierrors.NewConflict(schema.GroupResource{}, obj.GetName(),
 			fmt.Errorf("the object was made again (UID %s, was %s): not deleting", got, uid))
 	}

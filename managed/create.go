@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
@@ -180,42 +179,29 @@ func (s *Step[T]) record(ctx context.Context, req *bosun.Request[T], outcome map
 	return err
 }
 
-// reload reads the object from the API server into req, keeping the
-// conditions the pass has set so far.
+// reload reads the object from the API server into req (see
+// bosun.Request.Reload), keeping the external name the pass has set.
 func (s *Step[T]) reload(ctx context.Context, req *bosun.Request[T]) error {
-	fresh := req.Original.DeepCopyObject().(T)
-	if err := req.APIReader.Get(ctx, client.ObjectKeyFromObject(req.Object), fresh); err != nil {
-		return fmt.Errorf("reading the object again: %w", err)
+	n := ExternalName(req.Object)
+	if err := req.Reload(ctx); err != nil {
+		return err
 	}
-	obj := fresh.DeepCopyObject().(T)
-	if from, ok := any(req.Object).(conditions.Object); ok {
-		if to, ok := any(obj).(conditions.Object); ok {
-			to.SetConditions(from.GetConditions())
-		}
+	if n != "" && ExternalName(req.Object) == "" {
+		SetExternalName(req.Object, n)
 	}
-	if n := ExternalName(req.Object); n != "" && ExternalName(obj) == "" {
-		SetExternalName(obj, n)
-	}
-	req.Original, req.Object = fresh, obj
 	return nil
 }
 
 // commit writes the given annotation changes (an empty value deletes) to
-// the object at once, guarded by the resourceVersion the pass knows, and
-// updates req so that the engine's final save builds on the new version.
+// the object at once, with the changes of metadata and spec the pass has
+// made so far, guarded by the resourceVersion the pass knows (see
+// bosun.Request.Commit), so that the engine's final save builds on the new
+// version.
 // The guard fails with Conflict when the object changed since the pass
 // read it, and so also when it was deleted and made again under the same
 // name (the new object has another resourceVersion); with NotFound when it
 // is gone.
 func (s *Step[T]) commit(ctx context.Context, req *bosun.Request[T], set map[string]string) error {
-	next := req.Original.DeepCopyObject().(T)
-	setAnnotations(next, set)
-	if err := req.Client.Patch(ctx, next, client.MergeFromWithOptions(req.Original, client.MergeFromWithOptimisticLock{})); err != nil {
-		return err
-	}
-	req.Original = next
 	setAnnotations(req.Object, set)
-	req.Object.SetResourceVersion(next.GetResourceVersion())
-	req.Object.SetManagedFields(next.GetManagedFields())
-	return nil
+	return req.Commit(ctx)
 }

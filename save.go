@@ -1,0 +1,252 @@
+package bosun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/flow"
+)
+
+// mainWriteError is a failed write of the object's metadata and spec in
+// save, as opposed to one of its status.
+type mainWriteError struct{ err error }
+
+func (e *mainWriteError) Error() string { return e.err.Error() }
+func (e *mainWriteError) Unwrap() error { return e.err }
+
+// writeFailed reports werr, the failure of the engine's write w of the
+// object: it tells every WriteFailureReporter step, sets Ready False with
+// w.Reason() and the error, writes the status alone (the write that failed
+// is not repeated), records one Warning event when Ready changed, and
+// returns the error for controller-runtime to retry with backoff; an error
+// the API server gives for an invalid object is terminal, since only a
+// change of the object can fix it.
+//
+// The reporters' conditions and Ready start again from what is stored, so
+// a failure that repeats writes nothing new.
+func (ps *pass[T]) writeFailed(ctx context.Context, w EngineWrite, werr error) (ctrl.Result, error) {
+	obj := ps.req.Object
+	ps.req.Log.Error(werr, "engine write failed", "write", string(w))
+	changed := true
+	if co, ok := any(obj).(conditions.Object); ok {
+		conds := co.GetConditions()
+		stored := any(ps.req.Original).(conditions.Object).GetConditions()
+		restore := func(typ string) {
+			if c := conditions.Find(stored, typ); c != nil {
+				if cur := conditions.Find(conds, typ); cur != nil {
+					*cur = *c
+				} else {
+					conds = append(conds, *c)
+				}
+			}
+		}
+		restore(conditions.TypeReady)
+		for _, s := range ps.r.Steps {
+			if _, ok := s.(WriteFailureReporter[T]); !ok {
+				continue
+			}
+			if owner, ok := s.(ConditionOwner); ok {
+				for _, typ := range owner.Conditions() {
+					restore(typ)
+				}
+			}
+		}
+		co.SetConditions(conds)
+		for _, s := range ps.r.Steps {
+			if rep, ok := s.(WriteFailureReporter[T]); ok {
+				rep.WriteFailed(ps.req, w, werr)
+			}
+		}
+		conds = co.GetConditions()
+		gen := obj.GetGeneration()
+		changed = conditions.Set(&conds, metav1.Condition{
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: w.Reason(), Message: werr.Error(), ObservedGeneration: gen,
+		}, metav1.Now())
+		boundMessages(conds)
+		co.SetConditions(conds)
+		if err := ps.saveStatus(ctx); err != nil {
+			if apierrors.IsConflict(err) {
+				return ps.conflictRequeue("status after a failed " + string(w)), nil
+			}
+			ps.req.Log.Error(err, "writing the status that reports a failed engine write failed", "write", string(w))
+		}
+	}
+	if changed {
+		ps.event(corev1.EventTypeWarning, w.Reason(), string(w), "%s", werr.Error())
+	}
+	if apierrors.IsInvalid(werr) {
+		return ctrl.Result{}, reconcile.TerminalError(werr)
+	}
+	return ctrl.Result{}, werr
+}
+
+// saveStatus writes the status subresource alone, when it changed.
+func (ps *pass[T]) saveStatus(ctx context.Context) error {
+	_, status, err := ps.diff()
+	if err != nil || status == nil {
+		return err
+	}
+	return ps.sendStatus(ctx, status)
+}
+
+// release writes the object without our finalizer; the object may be gone
+// afterwards, which is success.
+func (ps *pass[T]) release(ctx context.Context, policy Policy, res ctrl.Result, err error) (ctrl.Result, error) {
+	if serr := ps.patchMain(ctx); serr != nil {
+		switch {
+		case apierrors.IsConflict(serr):
+			return ps.conflictRequeue("release"), nil
+		case apierrors.IsNotFound(serr):
+		default:
+			return ps.writeFailed(ctx, WriteRelease, serr)
+		}
+	}
+	reason, note := EventCleanedUp, "cleaned up and released finalizer %q"
+	if policy != PolicyManage {
+		reason, note = EventDetached, "released finalizer %q without cleanup"
+	}
+	ps.event(corev1.EventTypeNormal, reason, "Cleanup", note, ps.r.Finalizer)
+	ps.req.Log.V(1).Info("released finalizer", "finalizer", ps.r.Finalizer)
+	return flow.Final(res, err)
+}
+
+// patchMain writes the changes to metadata and spec (everything but status),
+// guarded by the resourceVersion the object was read with.
+func (ps *pass[T]) patchMain(ctx context.Context) error {
+	main, _, err := ps.diff()
+	if err != nil || main == nil {
+		return err
+	}
+	return ps.sendMain(ctx, main)
+}
+
+// save writes what changed: metadata and spec first, then the status
+// subresource. gone reports that the object no longer exists.
+func (ps *pass[T]) save(ctx context.Context) (gone bool, err error) {
+	main, status, err := ps.diff()
+	if err != nil {
+		return false, err
+	}
+	if main != nil {
+		if err := ps.sendMain(ctx, main); err != nil {
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			if apierrors.IsConflict(err) {
+				return false, err
+			}
+			return false, &mainWriteError{err: err}
+		}
+	}
+	if status != nil {
+		if err := ps.sendStatus(ctx, status); err != nil {
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// sendStatus writes status to the status subresource, guarded by the
+// object's resourceVersion.
+func (ps *pass[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
+	rv := ps.req.Object.GetResourceVersion()
+	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
+	if err != nil {
+		return err
+	}
+	if err := ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	ps.wroteOver(rv, ps.req.Object)
+	return nil
+}
+
+func (ps *pass[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
+	rv := ps.req.Original.GetResourceVersion()
+	body, err := withResourceVersion(main, rv)
+	if err != nil {
+		return err
+	}
+	if err := ps.r.Client.Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("writing object: %w", err)
+	}
+	ps.wroteOver(rv, ps.req.Object)
+	return nil
+}
+
+// wroteOver notes that a write of this pass replaced version rv of the
+// object, when it did: after, the object the write returned, has another
+// version. A write the server took for a no-op (every change pruned by the
+// schema, or equal to what was stored) leaves the version as it was; the
+// cache is then not behind, and rv must not be taken for a stale copy.
+func (ps *pass[T]) wroteOver(rv string, after client.Object) {
+	if after.GetResourceVersion() == rv {
+		return
+	}
+	ps.overwritten = append(ps.overwritten, rv)
+}
+
+// diff computes the JSON merge patch from Original to Object and splits it
+// into the part for the object (nil if empty) and the status (nil if
+// unchanged).
+func (ps *pass[T]) diff() (main map[string]json.RawMessage, status json.RawMessage, err error) {
+	// Fast path: Object started as a deep copy of Original, so an untouched
+	// object is deeply equal to it. Anything else is decided by the patch.
+	if reflect.DeepEqual(ps.req.Original, ps.req.Object) {
+		return nil, nil, nil
+	}
+	data, err := client.MergeFrom(ps.req.Original).Data(ps.req.Object)
+	if err != nil {
+		return nil, nil, fmt.Errorf("computing changes: %w", err)
+	}
+	if len(data) <= 2 { // "{}"
+		return nil, nil, nil
+	}
+	var parts map[string]json.RawMessage
+	if err := json.Unmarshal(data, &parts); err != nil {
+		return nil, nil, fmt.Errorf("computing changes: %w", err)
+	}
+	status = parts["status"]
+	delete(parts, "status")
+	if len(parts) == 0 {
+		parts = nil
+	}
+	return parts, status, nil
+}
+
+// withResourceVersion adds metadata.resourceVersion to a merge patch, so the
+// API server refuses it with 409 Conflict if the object changed meanwhile.
+func withResourceVersion(patch map[string]json.RawMessage, rv string) ([]byte, error) {
+	meta := map[string]json.RawMessage{}
+	if raw, ok := patch["metadata"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, fmt.Errorf("computing changes: %w", err)
+		}
+	}
+	meta["resourceVersion"] = json.RawMessage(strconv.Quote(rv))
+	rawMeta, err := json.Marshal(meta)
+	if err != nil {
+		return nil, fmt.Errorf("computing changes: %w", err)
+	}
+	patch["metadata"] = rawMeta
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return nil, fmt.Errorf("computing changes: %w", err)
+	}
+	return body, nil
+}
