@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -61,55 +62,30 @@ func Bound(msg string) string {
 	return truncate(msg, MaxMessageLength-len(CutMarker)) + CutMarker
 }
 
-// Find returns the condition of the given type in conds, or nil. The pointer refers to
-// the element in conds, so changes through it change conds.
+// Find returns the condition of the given type in conds, or nil, as
+// meta.FindStatusCondition does. The pointer refers to the element in
+// conds, so changes through it change conds.
 func Find(conds []metav1.Condition, condType string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == condType {
-			return &conds[i]
-		}
-	}
-	return nil
+	return meta.FindStatusCondition(conds, condType)
 }
 
 // Set inserts c into *conds, or updates the condition of the same Type, and reports
 // whether Status, Reason, Message or ObservedGeneration changed (or the condition is
-// new). The message is bounded first (see Bound).
+// new), as meta.SetStatusCondition does, with two differences: the message is bounded
+// first (see Bound), and LastTransitionTime is taken from now, not from c.
 //
 // LastTransitionTime is set to now when the condition is new or its Status changes and
-// is left alone otherwise; c.LastTransitionTime is ignored. now is taken in UTC and
-// cut to whole seconds, the precision the API server stores, so a condition read back from the
-// server compares equal to the one set here. A zero now means the current time. A nil
-// conds is left alone and Set returns false.
+// is left alone otherwise. now is taken in UTC and cut to whole seconds, the precision
+// the API server stores, so a condition read back from the server compares equal to the
+// one set here. A zero now means the current time. A nil conds is left alone and Set
+// returns false.
 func Set(conds *[]metav1.Condition, c metav1.Condition, now metav1.Time) (changed bool) {
 	if conds == nil {
 		return false
 	}
 	c.Message = Bound(c.Message)
-	existing := Find(*conds, c.Type)
-	if existing == nil {
-		c.LastTransitionTime = transitionTime(now)
-		*conds = append(*conds, c)
-		return true
-	}
-	if existing.Status != c.Status {
-		existing.Status = c.Status
-		existing.LastTransitionTime = transitionTime(now)
-		changed = true
-	}
-	if existing.Reason != c.Reason {
-		existing.Reason = c.Reason
-		changed = true
-	}
-	if existing.Message != c.Message {
-		existing.Message = c.Message
-		changed = true
-	}
-	if existing.ObservedGeneration != c.ObservedGeneration {
-		existing.ObservedGeneration = c.ObservedGeneration
-		changed = true
-	}
-	return changed
+	c.LastTransitionTime = transitionTime(now)
+	return meta.SetStatusCondition(conds, c)
 }
 
 // transitionTime returns now in UTC cut to whole seconds, or the current time when now

@@ -331,6 +331,9 @@ func pollInterval(ann map[string]string, def, minimum time.Duration) (d time.Dur
 }
 
 // jitter spreads d by up to ±fraction: r, in [0, 1), picks the point.
+// Unlike wait.Jitter, which only lengthens, it keeps the mean at d, so the
+// poll interval a user sets is the one they get on average; r comes from
+// the step's random source, so tests can fix it.
 func jitter(d time.Duration, fraction, r float64) time.Duration {
 	return time.Duration(float64(d) * (1 - fraction + 2*fraction*r))
 }

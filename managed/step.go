@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -138,11 +139,12 @@ const maxCreateBackoff = 5 * time.Minute
 // the next one may be tried: the short interval, doubled for each further
 // failure, at most maxCreateBackoff.
 func createBackoff(short time.Duration, n int) time.Duration {
-	d := short
-	for i := 1; i < n && d < maxCreateBackoff; i++ {
-		d *= 2
+	b := wait.Backoff{Duration: short, Factor: 2, Steps: n, Cap: maxCreateBackoff}
+	var d time.Duration
+	for range max(n, 1) {
+		d = b.Step()
 	}
-	return min(d, maxCreateBackoff)
+	return d
 }
 
 var (
