@@ -3,6 +3,7 @@ package bosun
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Annotations the engine reads and writes.
@@ -39,8 +40,12 @@ var ErrUnknownPolicy = errors.New("unknown reconcile policy")
 
 // ParsePolicy returns the Policy named by s. The empty string is not a policy;
 // callers fall back to their default for it.
+//
+// Like every policy value of bosun (see package managed's management and
+// deletion policies), it is read without regard to case or surrounding
+// blanks.
 func ParsePolicy(s string) (Policy, error) {
-	switch p := Policy(s); p {
+	switch p := Policy(strings.ToLower(strings.TrimSpace(s))); p {
 	case PolicyManage, PolicySkip, PolicyDetachOnDelete:
 		return p, nil
 	default:

@@ -26,7 +26,8 @@ func TestParsePolicy(t *testing.T) {
 		{in: "skip", want: bosun.PolicySkip},
 		{in: "detach-on-delete", want: bosun.PolicyDetachOnDelete},
 		{in: "", wantErr: true},
-		{in: "Skip", wantErr: true},
+		{in: " Skip ", want: bosun.PolicySkip},
+		{in: "Detach-On-Delete", want: bosun.PolicyDetachOnDelete},
 		{in: "sometimes", wantErr: true},
 	} {
 		got, err := bosun.ParsePolicy(tc.in)

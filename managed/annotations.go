@@ -120,18 +120,18 @@ type Policy string
 const (
 	// PolicyObserve lets the step observe the resource and report it. Every
 	// set of policies includes it.
-	PolicyObserve Policy = "Observe"
+	PolicyObserve Policy = "observe"
 	// PolicyCreate lets the step create the resource when it is missing.
-	PolicyCreate Policy = "Create"
+	PolicyCreate Policy = "create"
 	// PolicyUpdate lets the step update the resource when it is not up to
 	// date.
-	PolicyUpdate Policy = "Update"
+	PolicyUpdate Policy = "update"
 	// PolicyDelete lets the step delete the resource when the object is
 	// deleted (and the deletion policy is DeletionDelete).
-	PolicyDelete Policy = "Delete"
+	PolicyDelete Policy = "delete"
 	// PolicyLateInitialize lets the step commit spec fields that Observe
 	// filled in.
-	PolicyLateInitialize Policy = "LateInitialize"
+	PolicyLateInitialize Policy = "late-initialize"
 	// PolicyAll is every policy.
 	PolicyAll Policy = "*"
 )
@@ -157,15 +157,17 @@ func ObserveOnly() Policies { return Policies{} }
 var ErrInvalidPolicy = errors.New("invalid policy")
 
 // ParsePolicies parses a comma-separated list of management policies, as in
-// AnnotationManagementPolicies. "*" means all of them; "Observe" alone means
-// observe-only. Names are case-sensitive; blanks around them are ignored.
+// AnnotationManagementPolicies. "*" means all of them; "observe" alone
+// means observe-only. Like every policy value of bosun, names are read
+// without regard to case, and the Crossplane spelling "LateInitialize" is
+// taken for "late-initialize"; blanks around them are ignored.
 func ParsePolicies(s string) (Policies, error) {
 	var p Policies
 	if strings.TrimSpace(s) == "" {
 		return p, fmt.Errorf("%w: empty management policies", ErrInvalidPolicy)
 	}
 	for _, part := range strings.Split(s, ",") {
-		switch Policy(strings.TrimSpace(part)) {
+		switch Policy(normalise(part)) {
 		case PolicyAll:
 			p = AllPolicies()
 		case PolicyObserve:
@@ -179,7 +181,7 @@ func ParsePolicies(s string) (Policies, error) {
 			p.LateInitialize = true
 		default:
 			return Policies{}, fmt.Errorf("%w: unknown management policy %q: want %s, %s, %s, %s, %s or %s",
-				ErrInvalidPolicy, strings.TrimSpace(part), PolicyObserve, PolicyCreate, PolicyUpdate, PolicyDelete, PolicyLateInitialize, PolicyAll)
+				ErrInvalidPolicy, normalise(part), PolicyObserve, PolicyCreate, PolicyUpdate, PolicyDelete, PolicyLateInitialize, PolicyAll)
 		}
 	}
 	return p, nil
@@ -210,19 +212,30 @@ type DeletionPolicy string
 const (
 	// DeletionDelete deletes the external resource, and keeps the object
 	// until it is gone. It is the default.
-	DeletionDelete DeletionPolicy = "Delete"
+	DeletionDelete DeletionPolicy = "delete"
 	// DeletionOrphan leaves the external resource in place.
-	DeletionOrphan DeletionPolicy = "Orphan"
+	DeletionOrphan DeletionPolicy = "orphan"
 )
 
-// ParseDeletionPolicy parses "Delete" or "Orphan".
+// ParseDeletionPolicy parses "delete" or "orphan", in any case.
 func ParseDeletionPolicy(s string) (DeletionPolicy, error) {
-	switch p := DeletionPolicy(s); p {
+	switch p := DeletionPolicy(normalise(s)); p {
 	case DeletionDelete, DeletionOrphan:
 		return p, nil
 	default:
 		return "", fmt.Errorf("%w: unknown deletion policy %q: want %s or %s", ErrInvalidPolicy, s, DeletionDelete, DeletionOrphan)
 	}
+}
+
+// normalise returns a policy value as bosun spells it: lower case,
+// without surrounding blanks, with "lateinitialize" (Crossplane's
+// LateInitialize) written "late-initialize".
+func normalise(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "lateinitialize" {
+		return string(PolicyLateInitialize)
+	}
+	return s
 }
 
 // invalidPolicy reports a bad policy annotation as a terminal error on the

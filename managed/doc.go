@@ -22,16 +22,35 @@
 //   - otherwise: nothing, and looks again after the poll interval.
 //
 // When the object is deleted, Cleanup deletes the resource and keeps the
-// finalizer until Observe no longer finds it. The deletion policy Orphan
+// finalizer until Observe no longer finds it. The deletion policy orphan
 // (WithDeletionPolicy, or annotation AnnotationDeletionPolicy) leaves it in
 // place, and so does a resource that is not the object's (below).
 //
 // # Management policies
 //
-// The management policies (Observe, Create, Update, Delete, LateInitialize,
-// or "*" for all) limit what the step may do. They are the step's option
-// WithManagementPolicies, overridden per object by annotation
-// AnnotationManagementPolicies. Observe-only ("Observe") is the usual
+// Three annotations, all under bosun.dev/, say how far bosun may act. Their
+// values are lower case, words joined by hyphens, and are read without
+// regard to case; a value that is not known is refused with reason
+// InvalidPolicy and nothing is done.
+//
+//	annotation                      scope               values
+//	bosun.dev/reconcile-policy      every step (engine) manage (default), skip, detach-on-delete
+//	bosun.dev/management-policies   the managed step    observe, create, update, delete, late-initialize, * (default)
+//	bosun.dev/deletion-policy       the managed step    delete (default), orphan
+//
+// The reconcile policy decides whether the steps run at all: skip pauses
+// the object (only Observers run), detach-on-delete lets the object go
+// without any Cleanup. The management and deletion policies narrow what
+// the managed step does to the external resource when the steps do run:
+// orphan leaves the resource in place when the object is deleted, where
+// detach-on-delete leaves everything every step made. The reconcile policy
+// may also come from the object's Namespace; the other two are set per
+// object or as the step's options.
+//
+// The management policies (observe, create, update, delete,
+// late-initialize, or "*" for all) limit what the step may do. They are the
+// step's option WithManagementPolicies, overridden per object by annotation
+// AnnotationManagementPolicies. Observe-only ("observe") is the usual
 // restricted set: the step reports the resource and never creates, updates
 // or deletes it, nor late-initialises the spec. The engine's skip reconcile
 // policy goes further and writes nothing but the status.

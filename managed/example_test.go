@@ -46,7 +46,7 @@ func ExampleNewStep() {
 // Management policies come from an option or, per object, from an
 // annotation.
 func ExampleParsePolicies() {
-	for _, s := range []string{"Observe", "Observe,Create,Update", "*", "Observe,Destroy"} {
+	for _, s := range []string{"observe", "observe,create,update", "*", "Observe,Create", "observe,destroy"} {
 		p, err := managed.ParsePolicies(s)
 		if err != nil {
 			fmt.Println("error:", err)
@@ -55,10 +55,11 @@ func ExampleParsePolicies() {
 		fmt.Printf("%s: create=%t update=%t delete=%t\n", p, p.Create, p.Update, p.Delete)
 	}
 	// Output:
-	// Observe: create=false update=false delete=false
-	// Observe,Create,Update: create=true update=true delete=false
+	// observe: create=false update=false delete=false
+	// observe,create,update: create=true update=true delete=false
 	// *: create=true update=true delete=true
-	// error: invalid policy: unknown management policy "Destroy": want Observe, Create, Update, Delete, LateInitialize or *
+	// observe,create: create=true update=false delete=false
+	// error: invalid policy: unknown management policy "destroy": want observe, create, update, delete, late-initialize or *
 }
 
 // The external name lives in an annotation; NameFromUID is one way to pick

@@ -125,12 +125,12 @@ func TestParsePolicies(t *testing.T) {
 		wantErr bool
 	}{
 		{"*", AllPolicies(), false},
-		{"Observe", ObserveOnly(), false},
-		{"Observe, Create,Update", Policies{Create: true, Update: true}, false},
-		{"Delete,LateInitialize", Policies{Delete: true, LateInitialize: true}, false},
+		{"observe", ObserveOnly(), false},
+		{"observe, create,update", Policies{Create: true, Update: true}, false},
+		{"delete,late-initialize", Policies{Delete: true, LateInitialize: true}, false},
+		{"Observe,Create,Delete,LateInitialize", Policies{Create: true, Delete: true, LateInitialize: true}, false},
 		{"", Policies{}, true},
-		{"observe", Policies{}, true},
-		{"Observe,Destroy", Policies{}, true},
+		{"observe,destroy", Policies{}, true},
 	}
 	for _, tt := range tests {
 		got, err := ParsePolicies(tt.in)
@@ -149,7 +149,7 @@ func TestParsePolicies(t *testing.T) {
 }
 
 func TestParseDeletionPolicy(t *testing.T) {
-	for in, want := range map[string]DeletionPolicy{"Delete": DeletionDelete, "Orphan": DeletionOrphan, "orphan": "", "": ""} {
+	for in, want := range map[string]DeletionPolicy{"delete": DeletionDelete, "orphan": DeletionOrphan, "Orphan": DeletionOrphan, " DELETE ": DeletionDelete, "keep": "", "": ""} {
 		got, err := ParseDeletionPolicy(in)
 		if got != want || (err != nil) != (want == "") {
 			t.Errorf("ParseDeletionPolicy(%q) = %q, %v; want %q", in, got, err, want)

@@ -50,7 +50,7 @@
 // never adopted: clear its comment first. Adopting a role with
 // spec.connectionSecretName gives it a new password, since the old one
 // cannot be read back. Under observe-only management (annotation
-// bosun.dev/management-policies: Observe) nothing is marked, altered or
+// bosun.dev/management-policies: observe) nothing is marked, altered or
 // dropped; Synced is False with reason ReconcilePaused and Ready follows
 // whether the resource exists.
 //
