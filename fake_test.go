@@ -469,8 +469,8 @@ func TestNamespaceAnnotationReadFromCache(t *testing.T) {
 	if err != nil || res != (ctrl.Result{}) {
 		t.Errorf("outcome = %+v, %v; want no requeue", res, err)
 	}
-	if got := readyOf(w); !strings.HasPrefix(got, "False/InvalidReconcilePolicy") || !strings.Contains(got, `"bogus"`) {
-		t.Errorf("Ready = %q, want InvalidReconcilePolicy naming the value", got)
+	if got := readyOf(w); !strings.HasPrefix(got, "False/InvalidPolicy") || !strings.Contains(got, `"bogus"`) {
+		t.Errorf("Ready = %q, want InvalidPolicy naming the value", got)
 	}
 	if len(tr.get()) != 0 {
 		t.Errorf("steps ran: %v", tr.get())

@@ -193,7 +193,7 @@ func TestPanicInAnyPhaseIsRecovered(t *testing.T) {
 	counter := &bosuntest.ReconcileCounter{}
 	p := phasePanicker{}
 	r := &bosun.Reconciler[*testapi.Widget]{
-		Name:      "phase-panic",
+		Name: "phase-panic",
 		Steps: []bosun.Step[*testapi.Widget]{bosun.If(func(req *bosun.Request[*testapi.Widget]) bool {
 			if req.Object.Spec.Value == 4 {
 				panic("predicate blew up")

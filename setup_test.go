@@ -132,7 +132,9 @@ func (failingSetup) SetupWithBuilder(*bosun.Builder[*testapi.Widget]) error {
 // unknownKind is a kind no scheme knows.
 type unknownKind struct{ corev1.ConfigMap }
 
-func (u *unknownKind) DeepCopyObject() runtime.Object { return &unknownKind{ConfigMap: *u.ConfigMap.DeepCopy()} }
+func (u *unknownKind) DeepCopyObject() runtime.Object {
+	return &unknownKind{ConfigMap: *u.ConfigMap.DeepCopy()}
+}
 
 // TestSchemeWithoutNamespaceRefused checks that Complete refuses a
 // namespaced kind when the scheme cannot read Namespaces for their policy,

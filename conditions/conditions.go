@@ -24,8 +24,10 @@ const (
 	// ReasonPanic is the reason of Ready=False after a step panicked.
 	ReasonPanic = "Panic"
 	// ReasonInvalidPolicy is the reason of Ready=False when the reconcile policy
-	// annotation holds a value the engine does not know.
-	ReasonInvalidPolicy = "InvalidReconcilePolicy"
+	// annotation holds a value the engine does not know. Package managed
+	// gives the same reason for its management and deletion policies; the
+	// message names the annotation.
+	ReasonInvalidPolicy = "InvalidPolicy"
 	// ReasonSkipped is the reason the engine gives when the skip policy kept it from
 	// managing the object.
 	ReasonSkipped = "ReconcileSkipped"

@@ -31,7 +31,7 @@
 // Three annotations, all under bosun.dev/, say how far bosun may act. Their
 // values are lower case, words joined by hyphens, and are read without
 // regard to case; a value that is not known is refused with reason
-// InvalidPolicy and nothing is done.
+// InvalidPolicy, with a message naming the annotation, and nothing is done.
 //
 //	annotation                      scope               values
 //	bosun.dev/reconcile-policy      every step (engine) manage (default), skip, detach-on-delete

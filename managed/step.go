@@ -45,7 +45,9 @@ const (
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonInvalidPolicy: a management or deletion policy annotation holds
 	// a value the step does not know.
-	ReasonInvalidPolicy = "InvalidPolicy"
+	// The value is conditions.ReasonInvalidPolicy, the engine's for the
+	// reconcile policy.
+	ReasonInvalidPolicy = conditions.ReasonInvalidPolicy
 	// ReasonConnectFailed: the Connector failed with an error that carries
 	// no reason of its own.
 	ReasonConnectFailed = "ConnectFailed"

@@ -65,7 +65,7 @@ type Options struct {
 // in by SetupWithManager, or by the caller.
 func NewReconciler(opts Options) *bosun.Reconciler[*cronjobv1.CronJob] {
 	return &bosun.Reconciler[*cronjobv1.CronJob]{
-		Name:     ControllerName,
+		Name: ControllerName,
 		Steps: []bosun.Step[*cronjobv1.CronJob]{bosun.NewStep("cronjob", func(ctx context.Context, req *bosun.Request[*cronjobv1.CronJob]) (ctrl.Result, error) {
 			return flow.Run(ctx, Workflow(req, opts.Clock))
 		})},
