@@ -123,6 +123,11 @@ generate:
 ## verify: regenerate and fail when a generated file differs from the committed one.
 .PHONY: verify
 verify: generate
+	@unformatted=$$($(GO) run ./cmd/bosun fmt -l .) || exit 1; \
+	if [ -n "$$unformatted" ]; then \
+		echo ".bosun documents are not in canonical form; run '$(GO) run ./cmd/bosun fmt -w .' and commit:"; \
+		echo "$$unformatted"; exit 1; \
+	fi
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		echo "generated files are out of date; run 'make generate' and commit:"; \
 		git status --porcelain; git --no-pager diff --stat; exit 1; \

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"go/build"
@@ -22,9 +23,9 @@ import (
 var errReported = errors.New("errors reported")
 
 func newGenCommand() *cobra.Command {
-	var outDir, pkg string
+	var outDir, pkg, module string
 	cmd := &cobra.Command{
-		Use:   "gen [-o DIR] [--package NAME] FILE...",
+		Use:   "gen [-o DIR] [--package NAME] [--module DIR] FILE...",
 		Short: "Generate Go state getters and action wrappers from .bosun documents",
 		Long: `Checks each document, including its ${target...} references and fields/ paths
 against the Go types it binds, and writes zz_generated.<name>.go next to it (or
@@ -32,15 +33,19 @@ into DIR). The package name is taken from the Go files already in the output
 directory, or from its base name. A file is rewritten only when its content
 changes. Errors are printed as FILE:LINE:COL: message.
 
+Go import paths resolve in the Go module of the document's directory, or, for a
+document outside any module, in the module of the working directory; --module
+names another directory whose module to use.
+
 Use it from a go:generate line:
 
 	//go:generate go run github.com/bosunkit/bosun/cmd/bosun gen cronjob.bosun`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			failed := false
+			mods := newModules(module)
 			for _, file := range files {
-				types := gen.NewGoTypes(filepath.Dir(file))
-				spec, src, err := load(file, types)
+				spec, types, src, err := load(cmd.Context(), file, mods)
 				if err != nil {
 					report(cmd.ErrOrStderr(), err, src)
 					failed = true
@@ -72,72 +77,36 @@ Use it from a go:generate line:
 	}
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "directory to write into (default: each document's directory)")
 	cmd.Flags().StringVar(&pkg, "package", "", "Go package name of the output (default: taken from the output directory)")
+	addModuleFlag(cmd, &module)
 	return cmd
+}
+
+// addModuleFlag adds the --module flag of gen and check to cmd.
+func addModuleFlag(cmd *cobra.Command, module *string) {
+	cmd.Flags().StringVar(module, "module", "", "a directory whose Go module resolves the documents' Go types (default: each document's module, else the working directory's)")
 }
 
 func newCheckCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "check FILE...",
+	var module string
+	cmd := &cobra.Command{
+		Use:   "check [--module DIR] FILE...",
 		Short: "Check .bosun documents, including their references to Go types",
 		Long: `Parses and checks each document. Prints nothing and exits 0 when every document
 is valid; otherwise prints every error as FILE:LINE:COL: message, with the line
-and a caret under the column, on stderr and exits 1.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, files []string) error {
-			failed := false
-			for _, file := range files {
-				if _, src, err := load(file, gen.NewGoTypes(filepath.Dir(file))); err != nil {
-					report(cmd.ErrOrStderr(), err, src)
-					failed = true
-				}
-			}
-			if failed {
-				return errReported
-			}
-			return nil
-		},
-	}
-}
+and a caret under the column, on stderr and exits 1.
 
-func newFmtCommand() *cobra.Command {
-	var write, list bool
-	cmd := &cobra.Command{
-		Use:   "fmt [-w] [-l] FILE...",
-		Short: "Format .bosun documents canonically",
-		Long: `Prints each document in canonical form: tabs for indentation, single spaces,
-one blank line at most, comments kept. With -w, rewrites the files that differ
-instead; with -l, lists them. Formatting a formatted document changes nothing.`,
+Go import paths resolve in the Go module of the document's directory, or, for a
+document outside any module, in the module of the working directory; --module
+names another directory whose module to use. When there is no module to use,
+the document's error is one line saying so.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			failed := false
+			mods := newModules(module)
 			for _, file := range files {
-				src, err := os.ReadFile(file)
-				if err != nil {
-					return err
-				}
-				f, err := dsl.Parse(file, src)
-				if err != nil {
+				if _, _, src, err := load(cmd.Context(), file, mods); err != nil {
 					report(cmd.ErrOrStderr(), err, src)
 					failed = true
-					continue
-				}
-				out := dsl.Format(f)
-				changed := !bytes.Equal(src, out)
-				if list && changed {
-					fmt.Fprintln(cmd.OutOrStdout(), file)
-				}
-				if write {
-					if changed {
-						if err := os.WriteFile(file, out, 0o644); err != nil { //nolint:gosec // a source file, as readable as the one it replaces
-							return err
-						}
-					}
-					continue
-				}
-				if !list {
-					if _, err := cmd.OutOrStdout().Write(out); err != nil {
-						return err
-					}
 				}
 			}
 			if failed {
@@ -146,23 +115,28 @@ instead; with -l, lists them. Formatting a formatted document changes nothing.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVarP(&write, "write", "w", false, "write the result to each file instead of stdout")
-	cmd.Flags().BoolVarP(&list, "list", "l", false, "list the files whose formatting differs")
+	addModuleFlag(cmd, &module)
 	return cmd
 }
 
-// load reads, parses and checks a document, with Go type checks by types.
-func load(file string, types *gen.GoTypes) (*dsl.Spec, []byte, error) {
+// load reads, parses and checks a document, with Go type checks by the
+// types mods finds for it, and returns the types too. A document that does
+// not parse is reported before its module is looked for.
+func load(ctx context.Context, file string, mods *modules) (*dsl.Spec, *gen.GoTypes, []byte, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	f, err := dsl.Parse(file, src)
 	if err != nil {
-		return nil, src, err
+		return nil, nil, src, err
+	}
+	types, err := mods.typesFor(ctx, file)
+	if err != nil {
+		return nil, nil, src, err
 	}
 	spec, err := dsl.Check(f, dsl.CheckOptions{Types: types})
-	return spec, src, err
+	return spec, types, src, err
 }
 
 // report prints err: a list of document errors with their source lines, or

@@ -1,10 +1,10 @@
 // Command bosun is the command-line tool of the bosun operator framework.
 //
-//	bosun gen [-o DIR] [--package NAME] FILE...  generate Go code from .bosun documents
-//	bosun check FILE...                          check .bosun documents
-//	bosun fmt [-w] [-l] FILE...                  format .bosun documents
-//	bosun demo [--once] [--timeout 2m] [-v]      run the example operators on an embedded control plane
-//	bosun controlplane                           build (once) and print the directory of kube-apiserver and etcd
+//	bosun gen [-o DIR] [--package NAME] [--module DIR] FILE...  generate Go code from .bosun documents
+//	bosun check [--module DIR] FILE...                          check .bosun documents
+//	bosun fmt [-w] [-l] [PATH...]                               format .bosun documents (files or directories)
+//	bosun demo [--once] [--timeout 2m] [-v]                     run the example operators on an embedded control plane
+//	bosun controlplane                                          build (once) and print the directory of kube-apiserver and etcd
 package main
 
 import (
