@@ -1,0 +1,22 @@
+// Package unit runs a bosun reconciler, or a few steps, against an
+// in-memory client in milliseconds, and compares what it did with what a
+// table of cases expects: the result and error, the conditions, the
+// writes, the events, and the objects left behind.
+//
+// Each Case gives the object reconciled and the other objects the client
+// holds, and may inject faults into the client's calls with the hooks of
+// controller-runtime's interceptor package. Reconcile runs one pass of the
+// engine, claim and save included, and returns the Outcome; Run runs a
+// table of cases as subtests and checks each case's expectations. Steps
+// makes a reconciler of a few steps, so a single step is tested through
+// the engine too.
+//
+// The in-memory client is controller-runtime's fake client: it has no
+// admission, no defaulting and no garbage collection, so tests of how an
+// operator behaves against a real API server belong with envtest (see
+// package bosuntest). Unit tests here check a step's logic: what it writes
+// for a given world, and how it reports a failure.
+//
+// The helpers take a TB, which both *testing.T and Ginkgo's GinkgoT()
+// satisfy.
+package unit
