@@ -14,7 +14,7 @@
 //   - compares it with the live child in the cache and applies it with
 //     server-side apply (the step's field owner, forcing ownership) only
 //     when it is missing, its hash differs, or a field the desired object
-//     sets has another value (drift);
+//     sets has another value (drift, read with the child's managedFields);
 //   - deletes (prunes) the members of the set, of every declared kind, that
 //     are no longer desired, except those annotated AnnotationPrune "false";
 //   - sets one condition per kind, "<Kind>Ready" by default, from the kind's
@@ -54,22 +54,32 @@
 // generate) is reported like an error, Ready False with reason Panic, and
 // that pass applies and prunes nothing.
 //
-// # Comparing desired and live
+// # Comparing desired and live (drift)
 //
 // A desired child is up to date when the live one carries the same hash and
 // holds every value the desired one sets. Values are compared after
 // conversion to unstructured form; each element of a desired list must be
 // in the live list, in any order, since server-side apply keeps the
-// elements other field managers added; and a desired scalar at its zero
-// value (0, false, "") counts as unset, because typed Go objects cannot tell an
-// unset field from a zero one and the API server fills many of them with
-// defaults. The hash catches every change of the desired object, zero
-// values and removed fields included; only drift of a field the desired
-// object sets to a zero value goes unnoticed until the desired object
-// changes. For the same reason, typed children are applied as their
-// unstructured conversion, which leaves out omitempty fields at their zero
-// value: build a child as *unstructured.Unstructured to apply a zero value
-// explicitly.
+// elements other field managers added; fields the desired child does not
+// set are left to whoever set them.
+//
+// A value at its zero value (0, false, "", an empty list or map) is judged
+// by the child's managedFields: the fields the step's field manager owns
+// through its applies. Server-side apply takes a field from its owner when
+// another manager changes it, and from every manager when it is removed,
+// so a zero value the step still owns is in place (whatever default the
+// API server gave it), and one it no longer owns must be in the live child
+// as it is: an int set to 0 and changed to 3, a label set to "" and
+// changed or removed, a false bool set true are all put back. An empty
+// list or map drifts only when another manager replaced it whole; the
+// elements others add to a merged list stay. A child without an Apply
+// entry of the step's manager in managedFields (one applied by an older
+// bosun, read through a cache that strips managedFields, or from a fake
+// client) is compared as before: a zero value counts as unset, since typed
+// Go objects cannot tell an unset field from a zero one. Typed children
+// are applied as their unstructured conversion, which leaves out omitempty
+// fields at their zero value: build a child as *unstructured.Unstructured,
+// or use a pointer field, to apply a zero value explicitly.
 //
 // # Readiness
 //

@@ -176,7 +176,7 @@ func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child, 
 		return nil
 	}
 	c.live = live
-	c.change, err = drifted(c.applied, live)
+	c.change, err = drifted(c.applied, live, s.fieldOwner(req))
 	if err != nil {
 		return err
 	}
