@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,6 +90,7 @@ func TestControllerManager(t *testing.T) {
 		}
 	})
 	c := cp.Client
+	servicesBeyondASlash24(t, c)
 
 	got, err := controlplane.RunningControllers(t.Context(), c)
 	if err != nil {
@@ -268,6 +270,31 @@ func TestControllerManagerStartFailure(t *testing.T) {
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	}
+}
+
+// servicesBeyondASlash24 checks that the default Service range holds more
+// Services than envtest's own /24 (254 addresses): a test of a thousand
+// objects with a Service each ran out of it.
+func servicesBeyondASlash24(t *testing.T, c client.Client) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "many-services"}}
+	if err := c.Create(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: fmt.Sprintf("s-%d", i)},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+		}
+		if err := c.Create(t.Context(), svc); err != nil {
+			t.Fatalf("creating Service %d of 300: %v", i, err)
+		}
+		if i == 0 {
+			if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err != nil || !netip.MustParsePrefix(controlplane.ServiceClusterIPRange).Contains(ip) {
+				t.Errorf("cluster IP %q, want one in %s", svc.Spec.ClusterIP, controlplane.ServiceClusterIPRange)
+			}
 		}
 	}
 }

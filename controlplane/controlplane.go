@@ -59,7 +59,7 @@ type Options struct {
 	// leading dashes, for example {"feature-gates": {"SomeGate=true"}}. They
 	// replace the defaults of the same name, among them
 	// enable-admission-plugins, which is OwnerReferencesPermissionEnforcement
-	// (see Start).
+	// (see Start), and service-cluster-ip-range (ServiceClusterIPRange).
 	APIServerFlags map[string][]string
 	// ControllerManager runs kube-controller-manager against the API server
 	// with two of its controllers, GarbageCollectorController and
@@ -108,6 +108,12 @@ type ControlPlane struct {
 // owner reference needs update on the owner's finalizers subresource, as in
 // a production cluster, so tests see when a controller's role lacks it.
 var admissionPlugins = []string{"OwnerReferencesPermissionEnforcement"}
+
+// ServiceClusterIPRange is the range Start gives Services their cluster
+// IPs from, unless APIServerFlags says otherwise. It holds 65,534 Services,
+// where envtest's own default (a /24) runs out after 254, which a test of
+// a thousand objects with a Service each would hit.
+const ServiceClusterIPRange = "10.96.0.0/16"
 
 // NewScheme returns a scheme holding the built-in Kubernetes types (client-go's
 // scheme) and apiextensions.k8s.io/v1, the default scheme of Start.
@@ -189,6 +195,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	api := env.ControlPlane.GetAPIServer()
 	api.Out, api.Err = apiOut, apiOut
 	api.Configure().Set("enable-admission-plugins", admissionPlugins...)
+	api.Configure().Set("service-cluster-ip-range", ServiceClusterIPRange)
 	flags := make([]string, 0, len(opts.APIServerFlags))
 	for name := range opts.APIServerFlags {
 		flags = append(flags, name)
