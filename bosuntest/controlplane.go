@@ -24,7 +24,7 @@ type deadliner interface {
 // test and its subtests have finished. Progress of a first build of the
 // binaries goes to os.Stderr unless opts.Progress is set. Start fails the
 // test, saying why and how to fix it, if the control plane cannot start.
-func Start(t testing.TB, opts controlplane.Options) *controlplane.ControlPlane {
+func Start(t TB, opts controlplane.Options) *controlplane.ControlPlane {
 	t.Helper()
 	setGlobalLogger()
 	if opts.Progress == nil {
@@ -48,7 +48,7 @@ func Start(t testing.TB, opts controlplane.Options) *controlplane.ControlPlane {
 // warnIfBuildMayTimeOut logs a hint when binaries that a control plane
 // started with opts runs still have to be built and the test binary's
 // -timeout may end the test first.
-func warnIfBuildMayTimeOut(t testing.TB, d deadliner, opts controlplane.Options) {
+func warnIfBuildMayTimeOut(t TB, d deadliner, opts controlplane.Options) {
 	t.Helper()
 	deadline, ok := d.Deadline()
 	if !ok || time.Until(deadline) > buildAllowance || controlplane.BinariesReady() && (!opts.ControllerManager || controlplane.ControllerManagerReady()) {
@@ -89,7 +89,7 @@ type Shared struct {
 // ControlPlane returns the shared control plane, starting it on first use.
 // It fails the test, saying why, when the control plane cannot start; every
 // later caller fails with the same error without trying again.
-func (s *Shared) ControlPlane(t testing.TB) *controlplane.ControlPlane {
+func (s *Shared) ControlPlane(t TB) *controlplane.ControlPlane {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,7 +103,7 @@ func (s *Shared) ControlPlane(t testing.TB) *controlplane.ControlPlane {
 	return s.cp
 }
 
-func (s *Shared) start(t testing.TB) (*controlplane.ControlPlane, error) {
+func (s *Shared) start(t TB) (*controlplane.ControlPlane, error) {
 	t.Helper()
 	setGlobalLogger()
 	var opts controlplane.Options

@@ -3,7 +3,6 @@ package bosuntest
 import (
 	"context"
 	"errors"
-	"testing"
 	"time"
 )
 
@@ -42,7 +41,7 @@ func Interval(d time.Duration) EventuallyOption {
 // calls, and fails the test with check's last error if that does not happen
 // within DefaultTimeout. The context given to check ends at the timeout. Like
 // t.Fatal, Eventually must be called from the goroutine running the test.
-func Eventually(t testing.TB, check func(ctx context.Context) error, opts ...EventuallyOption) {
+func Eventually(t TB, check func(ctx context.Context) error, opts ...EventuallyOption) {
 	t.Helper()
 	e := eventually{timeout: DefaultTimeout, interval: DefaultInterval}
 	for _, opt := range opts {

@@ -3,7 +3,6 @@ package bosuntest
 import (
 	"context"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -37,7 +36,7 @@ const (
 // The manager uses cp.Config and cp.Scheme, serves neither metrics nor health
 // probes, allows several controllers of the same name (so each test may
 // register its own), and logs to t.Log up to LogVerbosity. setup may be nil.
-func RunManager(t testing.TB, cp *controlplane.ControlPlane, setup func(mgr ctrl.Manager) error) ctrl.Manager {
+func RunManager(t TB, cp *controlplane.ControlPlane, setup func(mgr ctrl.Manager) error) ctrl.Manager {
 	t.Helper()
 	return RunManagerWith(t, cp, ManagerOptions{}, setup)
 }
@@ -58,14 +57,14 @@ type ManagerOptions struct {
 // cp that RunManagerAs provisions (see controlplane.ControlPlane.AddUser)
 // and that has no permissions but those bound to it by RBAC. Use it to show
 // that a controller needs no more than the roles its RBAC markers generate.
-func RunManagerAs(t testing.TB, cp *controlplane.ControlPlane, user string, setup func(mgr ctrl.Manager) error) ctrl.Manager {
+func RunManagerAs(t TB, cp *controlplane.ControlPlane, user string, setup func(mgr ctrl.Manager) error) ctrl.Manager {
 	t.Helper()
 	return RunManagerWith(t, cp, ManagerOptions{User: user}, setup)
 }
 
 // RunManagerWith is RunManager with the changes opts makes: the user the
 // manager connects as, the namespaces its cache sees, any other option.
-func RunManagerWith(t testing.TB, cp *controlplane.ControlPlane, opts ManagerOptions, setup func(mgr ctrl.Manager) error) ctrl.Manager {
+func RunManagerWith(t TB, cp *controlplane.ControlPlane, opts ManagerOptions, setup func(mgr ctrl.Manager) error) ctrl.Manager {
 	t.Helper()
 	cfg := cp.Config
 	if opts.User != "" {
@@ -140,7 +139,7 @@ func RunManagerWith(t testing.TB, cp *controlplane.ControlPlane, opts ManagerOpt
 // TestLogger returns a logger that writes to t.Log up to LogVerbosity, as
 // the managers of RunManager do, and a function after which it drops
 // lines: goroutines of a stopped manager must not log to a finished test.
-func TestLogger(t testing.TB) (logr.Logger, func()) {
+func TestLogger(t TB) (logr.Logger, func()) {
 	sink := &testSink{t: t}
 	return testr.NewWithInterface(sink, testr.Options{LogTimestamp: true, Verbosity: LogVerbosity}), sink.close
 }
@@ -148,7 +147,7 @@ func TestLogger(t testing.TB) (logr.Logger, func()) {
 // testSink forwards log lines to a test until close, after which it drops
 // them: goroutines of a stopped manager must not log to a finished test.
 type testSink struct {
-	t testing.TB
+	t TB
 
 	mu     sync.Mutex
 	closed bool

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,7 +33,7 @@ const cleanupTimeout = 10 * time.Second
 // controller has stopped with the test) keep it terminating until the
 // control plane stops. Without the namespace controller a namespace never
 // finishes terminating, so it is left in place.
-func Namespace(t testing.TB, c client.Client) string {
+func Namespace(t TB, c client.Client) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namePrefix(t.Name())}}
 	if err := c.Create(t.Context(), ns); err != nil {

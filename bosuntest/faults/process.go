@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -113,7 +112,7 @@ type Process struct {
 // steps it makes:
 //
 //	managed.NewStep(connector, managed.WithCallHook(p.External()))
-func Start(t testing.TB, cp *controlplane.ControlPlane, opts Options, setup func(mgr ctrl.Manager, p *Process) error) *Process {
+func Start(t bosuntest.TB, cp *controlplane.ControlPlane, opts Options, setup func(mgr ctrl.Manager, p *Process) error) *Process {
 	t.Helper()
 	logger, quiet := bosuntest.TestLogger(t)
 	p, err := run(context.Background(), cp, opts, logger, quiet, setup)

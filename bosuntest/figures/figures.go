@@ -8,7 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"testing"
+
+	"github.com/bosunkit/bosun/bosuntest"
 )
 
 // The environment variables the package reads.
@@ -64,7 +65,7 @@ func (f Figure) validate() error {
 // and, when BOSUN_FIGURES names a file, appended to it with Append. A
 // figure without a Test, Name or Value, or a failed write, fails the test.
 // Record may be called from any goroutine of the test.
-func Record(t testing.TB, figs ...Figure) {
+func Record(t bosuntest.TB, figs ...Figure) {
 	t.Helper()
 	for _, f := range figs {
 		t.Logf("figure: %s | %s | %s", f.Test, f.Example, f)

@@ -17,6 +17,6 @@
 // package bosuntest). Unit tests here check a step's logic: what it writes
 // for a given world, and how it reports a failure.
 //
-// The helpers take a TB, which both *testing.T and Ginkgo's GinkgoT()
-// satisfy.
+// The helpers take a bosuntest.TB, which both *testing.T and Ginkgo's
+// GinkgoT() satisfy; Run, which makes subtests, takes a *testing.T.
 package unit

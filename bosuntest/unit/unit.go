@@ -25,14 +25,6 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 )
 
-// TB is what the helpers need of a test: *testing.T, *testing.B and
-// Ginkgo's GinkgoT() all satisfy it.
-type TB interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
-
 // Finalizer is the finalizer of the reconcilers Steps makes.
 const Finalizer = "unit.bosun.dev/cleanup"
 
@@ -86,7 +78,7 @@ type Case[T client.Object] struct {
 	// ExpectGone must not exist after the pass.
 	ExpectGone []client.Object
 	// Check, if set, checks anything else.
-	Check func(t TB, out *Outcome[T])
+	Check func(t bosuntest.TB, out *Outcome[T])
 }
 
 // Outcome is what one pass did.
@@ -109,7 +101,7 @@ type Outcome[T client.Object] struct {
 // made with scheme (which must know T and the kinds of c.Given) that holds
 // c.Object and c.Given. It sets r's Client, APIReader and Recorder. It does
 // not check c's expectations; Run does.
-func Reconcile[T client.Object](t TB, scheme *runtime.Scheme, r *bosun.Reconciler[T], c Case[T]) *Outcome[T] {
+func Reconcile[T client.Object](t bosuntest.TB, scheme *runtime.Scheme, r *bosun.Reconciler[T], c Case[T]) *Outcome[T] {
 	t.Helper()
 	if reflect.ValueOf(c.Object).IsNil() {
 		t.Fatalf("unit: case %q has no Object", c.Name)
@@ -169,7 +161,7 @@ func Run[T client.Object](t *testing.T, scheme *runtime.Scheme, newReconciler fu
 
 // Check compares out with the expectations of c, reporting each
 // difference with t.Errorf.
-func Check[T client.Object](t TB, c Case[T], out *Outcome[T]) {
+func Check[T client.Object](t bosuntest.TB, c Case[T], out *Outcome[T]) {
 	t.Helper()
 	switch {
 	case c.ExpectErr == "" && out.Err != nil:

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
@@ -125,7 +126,7 @@ func TestTable(t *testing.T) {
 			Deleting:   true,
 			Given:      []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}}},
 			ExpectGone: []client.Object{widget(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}}},
-			Check: func(t unit.TB, out *unit.Outcome[*testapi.Widget]) {
+			Check: func(t bosuntest.TB, out *unit.Outcome[*testapi.Widget]) {
 				if out.Object != nil {
 					t.Errorf("Outcome.Object = %v, want nil for a gone object", out.Object)
 				}
@@ -136,6 +137,7 @@ func TestTable(t *testing.T) {
 
 // recorder is a TB that keeps what the checks report.
 type recorder struct {
+	bosuntest.TB
 	errs []string
 }
 
@@ -156,7 +158,7 @@ func TestCheckReportsEachMismatch(t *testing.T) {
 	c.ExpectEvents = []string{"Warning Nope"}
 	c.ExpectObjects = []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}, Data: map[string]string{"value": "8"}}}
 	c.ExpectGone = []client.Object{widget()}
-	rec := &recorder{}
+	rec := &recorder{TB: t}
 	unit.Check(rec, c, out)
 	all := strings.Join(rec.errs, "\n")
 	for _, want := range []string{
