@@ -84,8 +84,14 @@
 // # Readiness
 //
 // DefaultReadiness knows Deployments, StatefulSets, DaemonSets, Jobs,
-// Services, PersistentVolumeClaims and Pods; any other kind is ready when it
-// exists. Kind.Readiness replaces the check of one kind.
+// Services, PersistentVolumeClaims and Pods. A custom resource whose status
+// has conditions is ready when its Ready condition is True and not for an
+// older generation (by the condition's observedGeneration, else
+// status.observedGeneration); otherwise the kind's condition on the parent
+// names it with the reason and message of its Ready. Any other kind,
+// custom resources without status conditions included, is ready when it
+// exists. Kind.Readiness replaces the check of one kind (Present, for one,
+// makes a custom resource ready as soon as it exists).
 //
 // # Watches
 //

@@ -26,18 +26,21 @@ import (
 
 // markAvailable writes the status a deployment controller would write for
 // a Deployment whose replicas are all up (the control plane runs no
-// controllers).
+// deployment controller), once the step has applied the Deployment.
 func (e *env) markAvailable(name string) {
 	e.t.Helper()
-	d := &appsv1.Deployment{}
-	if err := e.c.Get(e.t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, d); err != nil {
-		e.t.Fatalf("reading deployment %s: %v", name, err)
-	}
-	n := *d.Spec.Replicas
-	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
-	if err := e.c.Status().Update(e.t.Context(), d); err != nil {
-		e.t.Fatalf("updating deployment status: %v", err)
-	}
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		d := &appsv1.Deployment{}
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, d); err != nil {
+			return fmt.Errorf("reading deployment %s: %w", name, err)
+		}
+		n := *d.Spec.Replicas
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
+		if err := e.c.Status().Update(ctx, d); err != nil {
+			return fmt.Errorf("updating deployment status: %w", err)
+		}
+		return nil
+	}, bosuntest.Timeout(30*time.Second))
 }
 
 // TestChildrenLifecycle creates a Widget whose set holds ConfigMaps, a

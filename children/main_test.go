@@ -63,7 +63,9 @@ type watcher func(*bosun.Builder[*testapi.Widget], ...predicate.Predicate) error
 
 // start runs r over the Widgets of a new namespace, with the watches that
 // watch registers for children in that namespace, so that the children
-// that earlier tests left behind wake no Widget here.
+// that earlier tests left behind wake no Widget here. Widgets that are
+// children of a set (see TestCustomResourceChildReadiness) are not
+// reconciled themselves.
 func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch watcher, wrap ...func(client.Client) client.Client) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
@@ -71,7 +73,8 @@ func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch watcher, wr
 	here := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == e.ns || o.GetAnnotations()[AnnotationOwnerNamespace] == e.ns
 	})
-	inNamespace := builder.WithPredicates(here)
+	parents := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[LabelSet] == "" })
+	inNamespace := builder.WithPredicates(here, parents)
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
 		var c client.Client = e.writes.Wrap(mgr.GetClient())
 		for _, w := range wrap {

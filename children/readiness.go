@@ -2,10 +2,16 @@ package children
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -31,7 +37,8 @@ var (
 // such as ConfigMaps and Secrets.
 var Present Readiness = ReadinessFunc(func(client.Object) (bool, string) { return true, "" })
 
-// DefaultReadiness checks the kinds it knows and finds any other present:
+// DefaultReadiness checks the kinds it knows, judges custom resources by
+// their Ready condition, and finds any other kind present:
 //
 //   - Deployment: the controller saw the current generation, and every
 //     desired replica is updated and available;
@@ -43,7 +50,17 @@ var Present Readiness = ReadinessFunc(func(client.Object) (bool, string) { retur
 //   - Service: of type LoadBalancer, it has an ingress address; others are
 //     ready when they exist;
 //   - PersistentVolumeClaim: it is bound;
-//   - Pod: its Ready condition is True.
+//   - Pod: its Ready condition is True;
+//   - a custom resource (a kind Kubernetes does not serve itself) whose
+//     status has conditions: its Ready condition is True, and the
+//     observedGeneration of that condition, or else status.observedGeneration
+//     (when either is set), is not behind its metadata.generation. A False or Unknown Ready, a
+//     missing one, or one for an older generation makes it not ready, and
+//     the message says so with the condition's reason and message. A
+//     custom resource with no status conditions is ready when it exists.
+//
+// Built-in kinds it does not know (ConfigMap, HorizontalPodAutoscaler...)
+// are ready when they exist, whatever their conditions.
 var DefaultReadiness Readiness = ReadinessFunc(defaultReady)
 
 func defaultReady(obj client.Object) (bool, string) {
@@ -74,7 +91,86 @@ func defaultReady(obj client.Object) (bool, string) {
 		}
 		return false, "the pod is not ready"
 	}
+	if builtIn(obj) {
+		return true, ""
+	}
+	return conditionReady(obj)
+}
+
+// builtIn reports whether obj is of a kind Kubernetes serves itself: a
+// typed object of a package under k8s.io, or an unstructured one of a kind
+// client-go's scheme knows.
+func builtIn(obj client.Object) bool {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return clientgoscheme.Scheme.Recognizes(u.GroupVersionKind())
+	}
+	t := reflect.TypeOf(obj)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return strings.HasPrefix(t.PkgPath(), "k8s.io/")
+}
+
+// conditionReady judges obj by the Ready condition of its status (see
+// DefaultReadiness): ready when it is True for the object's generation, or
+// when the status has no conditions at all.
+func conditionReady(obj client.Object) (bool, string) {
+	content, err := contentOf(obj)
+	if err != nil {
+		return false, "cannot read its status: " + err.Error()
+	}
+	conds, _, _ := unstructured.NestedSlice(content, "status", "conditions")
+	if len(conds) == 0 {
+		return true, ""
+	}
+	var ready map[string]any
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+			ready = m
+			break
+		}
+	}
+	if ready == nil {
+		return false, "no Ready condition yet"
+	}
+	status, _ := ready["status"].(string)
+	if status != string(metav1.ConditionTrue) {
+		msg := "Ready is " + status
+		if status == "" {
+			msg = "Ready has no status"
+		}
+		if reason, _ := ready["reason"].(string); reason != "" {
+			msg += " (" + reason + ")"
+		}
+		if m, _ := ready["message"].(string); m != "" {
+			msg += ": " + m
+		}
+		return false, msg
+	}
+	g, _, _ := unstructured.NestedFieldNoCopy(content, "metadata", "generation")
+	generation, _ := number(g)
+	observed, _ := number(ready["observedGeneration"])
+	if observed == 0 {
+		v, _, _ := unstructured.NestedFieldNoCopy(content, "status", "observedGeneration")
+		observed, _ = number(v)
+	}
+	if observed != 0 && observed < generation {
+		return false, fmt.Sprintf("Ready is True for generation %d, not yet for generation %d", int64(observed), int64(generation))
+	}
 	return true, ""
+}
+
+// contentOf returns obj in unstructured form, without a copy when it is
+// unstructured already.
+func contentOf(obj client.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.Object, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	return m, nil
 }
 
 func replicasOf(p *int32) int32 {
