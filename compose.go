@@ -109,17 +109,19 @@ func compositeName[T client.Object](kind string, steps []Step[T]) string {
 // Wrapper is a composite of one step that changes how, or whether, its Do
 // runs, or what it owns: If, Timeout, Retry and WithConditions make one.
 type Wrapper[T client.Object] struct {
-	kind  string
-	name  string
-	step  Step[T]
-	conds []string
-	err   error // a configuration error, reported by Validate
-	do    func(ctx context.Context, req *Request[T], inner flow.Action) (ctrl.Result, error)
+	kind   string
+	name   string
+	step   Step[T]
+	conds  []string
+	setups []Setuper[T]
+	err    error // a configuration error, reported by Validate
+	do     func(ctx context.Context, req *Request[T], inner flow.Action) (ctrl.Result, error)
 }
 
 var (
 	_ Composite[client.Object] = (*Wrapper[client.Object])(nil)
 	_ ConditionOwner           = (*Wrapper[client.Object])(nil)
+	_ Setuper[client.Object]   = (*Wrapper[client.Object])(nil)
 )
 
 // If runs the Do of step only when pred, called with the request as the
@@ -176,6 +178,28 @@ func Retry[T client.Object](limit int, interval time.Duration, step Step[T]) *Wr
 // StepFunc. Its Do is the step's.
 func WithConditions[T client.Object](step Step[T], conds ...string) *Wrapper[T] {
 	return &Wrapper[T]{kind: "WithConditions", step: step, conds: conds}
+}
+
+// WithSetup gives step the setup of setups: Builder.Complete calls each,
+// as it calls a step that is a Setuper, so that what step reads or makes
+// is watched without a line of wiring elsewhere. Its Do is the step's.
+//
+//	bosun.WithSetup(render, watch.Referenced(&corev1.Secret{}, "spec.themeSecret", themeOf))
+func WithSetup[T client.Object](step Step[T], setups ...Setuper[T]) *Wrapper[T] {
+	return &Wrapper[T]{kind: "WithSetup", step: step, setups: setups}
+}
+
+// SetupWithBuilder calls the setups WithSetup gave the wrapper.
+func (w *Wrapper[T]) SetupWithBuilder(b *Builder[T]) error {
+	for _, s := range w.setups {
+		if s == nil {
+			continue
+		}
+		if err := s.SetupWithBuilder(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Named gives the wrapper a name of its own. Without it the wrapper is

@@ -81,6 +81,19 @@ type Setuper[T client.Object] interface {
 	SetupWithBuilder(b *Builder[T]) error
 }
 
+// SetupFunc adapts a function to Setuper, for setup that belongs to no
+// step of its own: give it to a step with WithSetup. Package watch's
+// Referenced returns one.
+type SetupFunc[T client.Object] func(b *Builder[T]) error
+
+// SetupWithBuilder calls the function. A nil SetupFunc does nothing.
+func (f SetupFunc[T]) SetupWithBuilder(b *Builder[T]) error {
+	if f == nil {
+		return nil
+	}
+	return f(b)
+}
+
 // Named is a Step with a name of its own. Other steps are named after their Go
 // type. Names appear in logs, metrics and errors, and must be unique within a
 // reconciler.

@@ -112,16 +112,12 @@ func TestReferencedOnTheEngine(t *testing.T) {
 			rec.record(key(req.Object))
 			return ctrl.Result{}, nil
 		})
-		r := &bosun.Reconciler[*corev1.ConfigMap]{Name: "referenced-" + e.ns, Steps: []bosun.Step[*corev1.ConfigMap]{record}}
 		mine := builder.WithPredicates(inNamespaces(e.ns, e.other))
-		b := bosun.ControllerManagedBy[*corev1.ConfigMap](mgr).For(nil, mine)
-		err := watch.Referenced(t.Context(), b, &corev1.Secret{}, "data.secrets", func(cm *corev1.ConfigMap) []string {
+		secrets := watch.Referenced(&corev1.Secret{}, "data.secrets", func(cm *corev1.ConfigMap) []string {
 			return strings.Split(cm.Data["secrets"], ",")
 		}, mine)
-		if err != nil {
-			return err
-		}
-		return b.Complete(r)
+		r := &bosun.Reconciler[*corev1.ConfigMap]{Name: "referenced-" + e.ns, Steps: []bosun.Step[*corev1.ConfigMap]{bosun.WithSetup(record, secrets)}}
+		return bosun.ControllerManagedBy[*corev1.ConfigMap](mgr).For(nil, mine).Complete(r)
 	})
 	start(t, rec, key(a), key(b), key(c), key(d), key(far))
 

@@ -58,17 +58,17 @@ func ExampleByIndex() {
 }
 
 // Referenced indexes the parents by the names they refer to and watches the
-// related kind, on a bosun.Builder.
+// related kind; the step that reads the Secrets carries it, so Complete
+// wires it.
 func ExampleReferenced() {
-	setup := func(ctx context.Context, mgr ctrl.Manager, r *bosun.Reconciler[*corev1.ConfigMap]) error {
-		b := bosun.ControllerManagedBy[*corev1.ConfigMap](mgr)
-		err := watch.Referenced(ctx, b, &corev1.Secret{}, "data.secrets", func(cm *corev1.ConfigMap) []string {
+	setup := func(mgr ctrl.Manager, readSecrets bosun.Step[*corev1.ConfigMap]) error {
+		secrets := watch.Referenced(&corev1.Secret{}, "data.secrets", func(cm *corev1.ConfigMap) []string {
 			return strings.Split(cm.Data["secrets"], ",")
 		})
-		if err != nil {
-			return err
-		}
-		return b.Complete(r)
+		return bosun.ControllerManagedBy[*corev1.ConfigMap](mgr).Complete(&bosun.Reconciler[*corev1.ConfigMap]{
+			Name:  "configmaps",
+			Steps: []bosun.Step[*corev1.ConfigMap]{bosun.WithSetup(readSecrets, secrets)},
+		})
 	}
 	_ = setup
 }

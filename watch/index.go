@@ -105,40 +105,52 @@ func indexMapper(c client.Reader, list client.ObjectList, field string) handler.
 	}
 }
 
-// Referenced makes the controller that b builds reconcile an object of type
-// T whenever an object of related's kind that it names changes. extract
-// returns the names of the related objects an object of type T refers to,
-// in its own namespace (for example the Secret named in its spec).
+// Referenced returns the setup that makes a controller reconcile an object
+// of type T whenever an object of related's kind that it names changes.
+// extract returns the names of the related objects an object of type T
+// refers to, in its own namespace (for example the Secret named in its
+// spec). Give it to the step that reads them, with bosun.WithSetup, and
+// Builder.Complete wires it:
 //
-// It registers extract as the field index field on T (IndexField) and
-// watches related with ByIndex, reading T from the manager's cache; the
-// list type comes from the manager's scheme (T's kind with "List"
-// appended). opts apply to the watch, for example predicates. Call it
-// before b.Complete.
-func Referenced[T client.Object](ctx context.Context, b *bosun.Builder[T], related client.Object, field string, extract func(T) []string, opts ...builder.WatchesOption) error {
-	if b == nil {
-		return errors.New("watch: Referenced: builder is nil")
+//	bosun.WithSetup(render, watch.Referenced(&corev1.Secret{}, "spec.themeSecret", themeOf))
+//
+// It registers extract as the field index field on T (Builder.IndexField)
+// and watches related with ByIndex, reading T from the manager's cache;
+// the list type comes from the manager's scheme (T's kind with "List"
+// appended). opts apply to the watch, for example predicates.
+func Referenced[T client.Object](related client.Object, field string, extract func(T) []string, opts ...builder.WatchesOption) bosun.SetupFunc[T] {
+	return func(b *bosun.Builder[T]) error {
+		if b == nil {
+			return errors.New("watch: Referenced: builder is nil")
+		}
+		if related == nil {
+			return fmt.Errorf("watch: Referenced %q: related object is nil", field)
+		}
+		if extract == nil {
+			return fmt.Errorf("watch: Referenced %q: extract is nil", field)
+		}
+		obj, err := newObject[T]()
+		if err != nil {
+			return fmt.Errorf("watch: Referenced %q: %w", field, err)
+		}
+		mgr := b.Manager()
+		if mgr == nil {
+			return fmt.Errorf("watch: Referenced %q: builder has no manager", field)
+		}
+		list, err := listFor(mgr.GetScheme(), obj)
+		if err != nil {
+			return fmt.Errorf("watch: Referenced %q: %w", field, err)
+		}
+		b.IndexField(obj, field, func(o client.Object) []string {
+			t, ok := o.(T)
+			if !ok {
+				return nil
+			}
+			return nonEmpty(extract(t))
+		})
+		b.Watches(related, ByIndex(mgr.GetCache(), list, field), opts...)
+		return nil
 	}
-	if related == nil {
-		return fmt.Errorf("watch: Referenced %q: related object is nil", field)
-	}
-	obj, err := newObject[T]()
-	if err != nil {
-		return fmt.Errorf("watch: Referenced %q: %w", field, err)
-	}
-	mgr := b.Manager()
-	if mgr == nil {
-		return fmt.Errorf("watch: Referenced %q: builder has no manager", field)
-	}
-	list, err := listFor(mgr.GetScheme(), obj)
-	if err != nil {
-		return fmt.Errorf("watch: Referenced %q: %w", field, err)
-	}
-	if err := IndexField(ctx, mgr, field, extract); err != nil {
-		return err
-	}
-	b.Watches(related, ByIndex(mgr.GetCache(), list, field), opts...)
-	return nil
 }
 
 // listFor returns an empty list of obj's kind, made by scheme.

@@ -700,16 +700,16 @@ func TestSetupMistakes(t *testing.T) {
 			return IndexField(ctx, nil, "f", func(client.Object) []string { return nil })
 		}, fmt.Sprintf(`watch: IndexField "f": type %v is not a pointer to a struct`, reflect.TypeFor[client.Object]())},
 		{"Referenced of an interface type", func() error {
-			return Referenced(ctx, bosun.ControllerManagedBy[client.Object](nil), &corev1.Secret{}, "f", func(client.Object) []string { return nil })
+			return Referenced(&corev1.Secret{}, "f", func(client.Object) []string { return nil })(bosun.ControllerManagedBy[client.Object](nil))
 		}, fmt.Sprintf(`watch: Referenced "f": type %v is not a pointer to a struct`, reflect.TypeFor[client.Object]())},
 		{"Referenced without builder", func() error {
-			return Referenced[*corev1.ConfigMap](ctx, nil, &corev1.Secret{}, "f", extract)
+			return Referenced(&corev1.Secret{}, "f", extract)(nil)
 		}, "watch: Referenced: builder is nil"},
 		{"Referenced without related object", func() error {
-			return Referenced(ctx, bosun.ControllerManagedBy[*corev1.ConfigMap](nil), nil, "f", extract)
+			return Referenced(nil, "f", extract)(bosun.ControllerManagedBy[*corev1.ConfigMap](nil))
 		}, `watch: Referenced "f": related object is nil`},
 		{"Referenced without manager", func() error {
-			return Referenced(ctx, bosun.ControllerManagedBy[*corev1.ConfigMap](nil), &corev1.Secret{}, "f", extract)
+			return Referenced(&corev1.Secret{}, "f", extract)(bosun.ControllerManagedBy[*corev1.ConfigMap](nil))
 		}, `watch: Referenced "f": builder has no manager`},
 	}
 	for _, tc := range errs {

@@ -174,7 +174,7 @@ func setup(mgr ctrl.Manager, preds ...predicate.Predicate) error {
 	if err := step.Watch(b, preds...); err != nil {
 		return fmt.Errorf("site: %w", err)
 	}
-	if err := watch.Referenced(context.Background(), b, &corev1.Secret{}, ThemeSecretIndex, themeSecrets, filter); err != nil {
+	if err := watch.Referenced(&corev1.Secret{}, ThemeSecretIndex, themeSecrets, filter)(b); err != nil {
 		return fmt.Errorf("site: %w", err)
 	}
 	if err := b.Complete(r); err != nil {
