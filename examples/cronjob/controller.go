@@ -216,6 +216,9 @@ func (a *actions) RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctr
 			return ctrl.Result{}, err
 		}
 		active, _, _ = sortOut(live)
+		// What the API server says is running is what the status
+		// reports, even when the cache has not seen it yet.
+		a.observeActive(active...)
 	}
 	job := a.newJob(runs.Missed)
 	switch {
@@ -245,12 +248,30 @@ func (a *actions) RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctr
 		return ctrl.Result{}, fmt.Errorf("create job %s: %w", job.Name, err)
 	default:
 		log.Info("created job", "job", job.Name, "scheduledAt", runs.Missed)
+		// The run is active from now on: the status says so in this pass,
+		// not only once the Job's watch event reaches the cache.
+		a.observeActive(job)
 		a.req.Recorder.Eventf(cj, job, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "created job %s", job.Name)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.scheduled = latest(a.scheduled, runs.Missed)
 	return res, nil
+}
+
+// observeActive adds jobs, known to be running, to the active Jobs the
+// status reports.
+func (a *actions) observeActive(jobs ...*batchv1.Job) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, j := range jobs {
+		if slices.ContainsFunc(a.active, func(r corev1.ObjectReference) bool { return r.Name == j.Name }) {
+			continue
+		}
+		a.active = append(a.active, corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID})
+		a.listed = true
+	}
+	slices.SortFunc(a.active, func(x, y corev1.ObjectReference) int { return cmp.Compare(x.Name, y.Name) })
 }
 
 // UpdateCronJobStatus writes what the other actions found into the status;

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/conditions"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
 )
@@ -476,4 +477,43 @@ func TestForeignJobIsNotTheRun(t *testing.T) {
 	e.waitJobs("taken", name)
 	e.waitActive("taken", run, name)
 	e.waitReady("taken", metav1.ConditionTrue, conditions.ReasonSucceeded)
+}
+
+// TestActiveWithoutJobEvents drops every watch event of Jobs, so the cache
+// never sees the Job a run creates: the status still lists it as active at
+// once, from the create and from the API server, and the run is not
+// started twice.
+func TestActiveWithoutJobEvents(t *testing.T) {
+	t.Parallel()
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	faults.Start(t, cp, faults.Options{
+		Name:      "cronjob-no-job-events",
+		Namespace: ns,
+		Plan:      faults.Plan{Seed: 1, Watch: faults.WatchFaults{Resources: []string{"jobs"}, Drop: 1}},
+	}, func(mgr ctrl.Manager, _ *faults.Process) error { return SetupWithManager(mgr, Options{}) })
+	cj := newCronJob(ns, "blind", "@every 1s", func(cj *cronjobv1.CronJob) {
+		cj.Spec.ConcurrencyPolicy = cronjobv1.ForbidConcurrent
+	})
+	if err := cp.Client.Create(t.Context(), cj); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		got := &cronjobv1.CronJob{}
+		if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(cj), got); err != nil {
+			return err
+		}
+		var jobs batchv1.JobList
+		if err := cp.Client.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(jobs.Items) != 1 {
+			return fmt.Errorf("%d jobs, want 1", len(jobs.Items))
+		}
+		want := []corev1.ObjectReference{{APIVersion: "batch/v1", Kind: "Job", Namespace: ns, Name: jobs.Items[0].Name, UID: jobs.Items[0].UID}}
+		if diff := cmp.Diff(want, got.Status.Active); diff != "" {
+			return fmt.Errorf("status.active (-want +got):\n%s", diff)
+		}
+		return nil
+	}, bosuntest.Timeout(20*time.Second))
 }
