@@ -37,6 +37,14 @@
 // the API server asks of a controller that sets blockOwnerDeletion on the
 // owner references of a target's children).
 //
+// The code is written by text/template templates embedded from the
+// templates directory, one named template per piece listed above (file.tmpl,
+// rbac.tmpl, constants.tmpl, state.tmpl, impl.tmpl, manager.tmpl,
+// index.tmpl, watch.tmpl), so that each shows the shape of the code it
+// writes. A doc comment is a template of its own, whose text Generate fills
+// to lines of 76 characters before adding the document's comment on the
+// element, as written. The imports are the packages the code refers to.
+//
 // GoTypes implements dsl.Types with golang.org/x/tools/go/packages, so that
 // dsl.Check can verify `${target...}` references and field selector paths
 // against the real Go types, and records the Go field paths Generate needs

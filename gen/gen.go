@@ -3,12 +3,8 @@ package gen
 import (
 	"errors"
 	"fmt"
-	"go/format"
 	"go/token"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/bosunkit/bosun/dsl"
 )
@@ -55,21 +51,7 @@ func Generate(spec *dsl.Spec, opts Options) ([]byte, error) {
 	if err := g.plan(); err != nil {
 		return nil, err
 	}
-	g.generate()
-
-	var out strings.Builder
-	out.WriteString(Header + "\n")
-	if opts.Source != "" {
-		out.WriteString("// Source: " + opts.Source + "\n")
-	}
-	out.WriteString("\npackage " + opts.Package + "\n\n")
-	g.imports.write(&out)
-	out.WriteString(g.body.String())
-	src, err := format.Source([]byte(out.String()))
-	if err != nil {
-		return nil, fmt.Errorf("generate: format generated code: %w", err)
-	}
-	return src, nil
+	return g.emit(opts)
 }
 
 // generator holds the state of one Generate call.
@@ -79,38 +61,61 @@ type generator struct {
 	imports  *importSet
 	decls    []*declInfo
 	comments map[int]*dsl.Comment // by line
-	body     strings.Builder
 }
+
+// The types below are what the templates in templates/ see: a decl, state
+// or action of the spec with the Go names chosen for it (their fields are
+// exported so that the templates can read them).
 
 // declInfo is a decl with the Go names chosen for it.
 type declInfo struct {
-	spec *dsl.DeclSpec
-	// name is the decl's name as a Go identifier; the other names derive
-	// from it.
-	name, state, impl, newManager, newState, newForRequest, index, watch string
-	// controllerName is the unexported helper that reads the controller
+	Spec *dsl.DeclSpec
+	// Pos is where the document's own comment on the decl ends.
+	Pos dsl.Pos
+	// Target is the decl's target kind.
+	Target *dsl.Kind
+	// Manager is the decl's name as a Go identifier, the name of the
+	// manager type; the other names derive from it.
+	Manager, State, Impl, NewManager, NewState, NewForRequest, Index, Watch string
+	// ControllerName is the unexported helper that reads the controller
 	// of an object of the target kind; "" when no state needs it.
-	controllerName string
-	states         []*stateInfo
-	actions        []*actionInfo
+	ControllerName string
+	States         []*stateInfo
+	Actions        []*actionInfo
+	// Indexes are the cache indexes of the states' field selectors and
+	// Watched the kinds the states read other than the target's.
+	Indexes []fieldIndex
+	Watched []*watchedKind
 }
 
 // stateInfo is a state with the Go names chosen for it.
 type stateInfo struct {
-	spec *dsl.StateSpec
-	// getter and fetch are the method names, field the prefix of the
-	// State struct's fields for the state, param the name of the state's
+	Spec *dsl.StateSpec
+	// Decl is the decl the state belongs to.
+	Decl *declInfo
+	// Pos is where the document's own comment on the state ends.
+	Pos dsl.Pos
+	// Getter and Fetch are the method names, Field the prefix of the
+	// State struct's fields for the state, Param the name of the state's
 	// parameter in Impl methods and of its variable in action methods.
-	getter, fetch, field, param string
+	Getter, Fetch, Field, Param string
+	// Type is the Go type of the state's value: a slice of objects for a
+	// list state, a pointer to one otherwise.
+	Type string
 }
 
 // actionInfo is an action with the Go names chosen for it.
 type actionInfo struct {
-	spec *dsl.ActionSpec
-	// method is the name of the Impl and manager methods; constant the
+	Spec *dsl.ActionSpec
+	// Decl is the decl the action belongs to.
+	Decl *declInfo
+	// Pos is where the document's own comment on the action ends.
+	Pos dsl.Pos
+	// Method is the name of the Impl and manager methods; Constant the
 	// name of the constant holding the action's name.
-	method, constant string
-	states           []*stateInfo
+	Method, Constant string
+	// States are the states the action reads, in the order it names them.
+	States []*stateInfo
 }
 
 func newGenerator(spec *dsl.Spec) *generator {
@@ -139,7 +144,8 @@ func newGenerator(spec *dsl.Spec) *generator {
 var actionLocals = map[string]bool{"m": true, "action": true, "ctx": true, "log": true, "err": true}
 
 // plan chooses the Go names of every decl, state and action, and reports
-// the ones that clash or cannot be Go identifiers.
+// the ones that clash or cannot be Go identifiers; then it works out the
+// field indexes and watches of each decl.
 func (g *generator) plan() error {
 	var errs dsl.ErrorList
 	fail := func(pos dsl.Pos, format string, args ...any) {
@@ -163,21 +169,21 @@ func (g *generator) plan() error {
 			fail(pos, "decl %s has no resolved target kind; generate from a checked spec", ds.Name)
 			continue
 		}
-		d := &declInfo{spec: ds, name: exported(ds.Name)}
-		d.state = d.name + "State"
-		d.impl = d.name + "Impl"
-		d.newManager = "New" + d.name
-		d.newState = "New" + d.name + "State"
-		d.newForRequest = "New" + d.name + "ForRequest"
-		d.index = "Index" + d.name + "Fields"
-		d.watch = "Watch" + d.name + "States"
+		d := &declInfo{Spec: ds, Pos: ds.Decl.Pos, Target: ds.Target, Manager: exported(ds.Name)}
+		d.State = d.Manager + "State"
+		d.Impl = d.Manager + "Impl"
+		d.NewManager = "New" + d.Manager
+		d.NewState = "New" + d.Manager + "State"
+		d.NewForRequest = "New" + d.Manager + "ForRequest"
+		d.Index = "Index" + d.Manager + "Fields"
+		d.Watch = "Watch" + d.Manager + "States"
 		what := "decl " + ds.Name
-		for _, n := range []string{d.name, d.state, d.impl, d.newManager, d.newState, d.newForRequest, d.index, d.watch} {
+		for _, n := range []string{d.Manager, d.State, d.Impl, d.NewManager, d.NewState, d.NewForRequest, d.Index, d.Watch} {
 			claim(pos, n, what)
 		}
 		if usesControllerField(ds) {
-			d.controllerName = unexported(d.name) + "ControllerName"
-			claim(pos, d.controllerName, what)
+			d.ControllerName = unexported(d.Manager) + "ControllerName"
+			claim(pos, d.ControllerName, what)
 		}
 
 		byState := make(map[*dsl.StateSpec]*stateInfo)
@@ -193,24 +199,28 @@ func (g *generator) plan() error {
 				fail(spos, "state %s has no resolved kind or object name; generate from a checked spec", ss.Name)
 				continue
 			}
-			s := &stateInfo{spec: ss, getter: "Get" + exported(ss.Name), fetch: "fetch" + exported(ss.Name), field: unexported(ss.Name)}
-			if prev, ok := getters[s.getter]; ok {
-				fail(spos, "states %s and %s of decl %s both make the getter %s", prev, ss.Name, ds.Name, s.getter)
+			s := &stateInfo{
+				Spec: ss, Decl: d, Pos: spos,
+				Getter: "Get" + exported(ss.Name), Fetch: "fetch" + exported(ss.Name), Field: unexported(ss.Name),
+				Type: g.stateType(ss),
+			}
+			if prev, ok := getters[s.Getter]; ok {
+				fail(spos, "states %s and %s of decl %s both make the getter %s", prev, ss.Name, ds.Name, s.Getter)
 				continue
 			}
-			getters[s.getter] = ss.Name
-			s.param = ss.Name
-			for token.IsKeyword(s.param) || predeclared[s.param] || actionLocals[s.param] || g.imports.isReserved(s.param) || params[s.param] {
-				s.param += "State"
+			getters[s.Getter] = ss.Name
+			s.Param = ss.Name
+			for token.IsKeyword(s.Param) || predeclared[s.Param] || actionLocals[s.Param] || g.imports.isReserved(s.Param) || params[s.Param] {
+				s.Param += "State"
 			}
-			params[s.param] = true
+			params[s.Param] = true
 			for _, f := range ss.Fields {
 				if f.Key != dsl.ControllerField && len(f.GoPath) == 0 {
 					fail(fieldPos(ss, f.Key), "field %s of state %s has no Go field path; check the document with Go types", f.Key, ss.Name)
 				}
 			}
 			byState[ss] = s
-			d.states = append(d.states, s)
+			d.States = append(d.States, s)
 		}
 
 		methods := map[string]string{"State": "the manager's State method"}
@@ -220,25 +230,32 @@ func (g *generator) plan() error {
 				fail(apos, "action name %s is not a Go identifier", as.Name)
 				continue
 			}
-			a := &actionInfo{spec: as, method: exported(as.Name)}
-			a.constant = d.name + a.method
-			if prev, ok := methods[a.method]; ok {
-				fail(apos, "action %s of decl %s makes the method %s, as does %s", as.Name, ds.Name, a.method, prev)
+			a := &actionInfo{Spec: as, Decl: d, Pos: apos, Method: exported(as.Name)}
+			a.Constant = d.Manager + a.Method
+			if prev, ok := methods[a.Method]; ok {
+				fail(apos, "action %s of decl %s makes the method %s, as does %s", as.Name, ds.Name, a.Method, prev)
 				continue
 			}
-			methods[a.method] = "action " + as.Name
-			claim(apos, a.constant, "the name constant of action "+as.Name+" of decl "+ds.Name)
+			methods[a.Method] = "action " + as.Name
+			claim(apos, a.Constant, "the name constant of action "+as.Name+" of decl "+ds.Name)
 			for _, ss := range as.States {
 				if s, ok := byState[ss]; ok {
-					a.states = append(a.states, s)
+					a.States = append(a.States, s)
 				}
 			}
-			d.actions = append(d.actions, a)
+			d.Actions = append(d.Actions, a)
 		}
 		g.decls = append(g.decls, d)
 	}
 	errs.Sort()
-	return errs.Err()
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	for _, d := range g.decls {
+		d.Indexes = d.indexes()
+		d.Watched = g.watchedKinds(d)
+	}
+	return nil
 }
 
 // fieldPos returns the position of the fields/ selector with key path, or of
@@ -263,707 +280,4 @@ func usesControllerField(ds *dsl.DeclSpec) bool {
 		}
 	}
 	return false
-}
-
-// p writes formatted code to the body.
-func (g *generator) p(format string, args ...any) {
-	fmt.Fprintf(&g.body, format, args...)
-}
-
-// q returns the name of the import path, marking it used.
-func (g *generator) q(path string) string { return g.imports.use(path) }
-
-// object returns the Go type of an object of kind k, such as batchv1.Job.
-func (g *generator) object(k *dsl.Kind) string { return g.q(k.Package) + "." + k.Kind }
-
-// list returns the Go type of a list of kind k, such as batchv1.JobList.
-func (g *generator) list(k *dsl.Kind) string { return g.object(k) + "List" }
-
-// stateType returns the Go type of a state's value: a slice of objects for
-// a list state, a pointer to one otherwise.
-func (g *generator) stateType(s *dsl.StateSpec) string {
-	if s.List {
-		return "[]" + g.object(s.Kind)
-	}
-	return "*" + g.object(s.Kind)
-}
-
-// doc writes a doc comment: text, with its paragraphs (separated by blank
-// lines) filled to lines of at most docWidth characters, except those
-// indented with a tab, which are code and kept as they are; then the
-// document's own comment above pos, if any, as written.
-func (g *generator) doc(pos dsl.Pos, text string) {
-	for i, para := range strings.Split(strings.TrimSpace(text), "\n\n") {
-		if i > 0 {
-			g.p("//\n")
-		}
-		if strings.HasPrefix(para, "\t") {
-			for line := range strings.SplitSeq(para, "\n") {
-				g.p("// %s\n", line)
-			}
-			continue
-		}
-		line := ""
-		for _, word := range strings.Fields(para) {
-			if line != "" && len(line)+1+len(word) > docWidth {
-				g.p("// %s\n", line)
-				line = ""
-			}
-			if line != "" {
-				line += " "
-			}
-			line += word
-		}
-		if line != "" {
-			g.p("// %s\n", line)
-		}
-	}
-	if extra := g.leadingComment(pos); len(extra) > 0 {
-		g.p("//\n")
-		for _, line := range extra {
-			if line == "" {
-				g.p("//\n")
-			} else {
-				g.p("// %s\n", line)
-			}
-		}
-	}
-}
-
-// docWidth is the width generated doc comments are filled to, without the
-// comment marker.
-const docWidth = 76
-
-// leadingComment returns the text of the comment lines directly above pos
-// that start in pos's column: the document's own description of the
-// element at pos.
-func (g *generator) leadingComment(pos dsl.Pos) []string {
-	if !pos.IsValid() {
-		return nil
-	}
-	var lines []string
-	for line := pos.Line - 1; line > 0; line-- {
-		c, ok := g.comments[line]
-		if !ok || c.Pos.Column != pos.Column {
-			break
-		}
-		text := strings.TrimPrefix(c.Text, "//")
-		text = strings.TrimPrefix(text, " ")
-		lines = append(lines, strings.TrimRight(text, " \t"))
-	}
-	for i, j := 0, len(lines)-1; i < j; i, j = i+1, j-1 {
-		lines[i], lines[j] = lines[j], lines[i]
-	}
-	for len(lines) > 0 && lines[0] == "" {
-		lines = lines[1:]
-	}
-	for len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
-}
-
-// knownStrings are references whose Go type is string in every object type,
-// because they name fields of metav1.ObjectMeta; other references are
-// converted with string(...), since they may have a named string type.
-var knownStrings = map[string]bool{
-	"Name": true, "Namespace": true, "GenerateName": true, "ResourceVersion": true,
-	"ObjectMeta.Name": true, "ObjectMeta.Namespace": true, "ObjectMeta.GenerateName": true, "ObjectMeta.ResourceVersion": true,
-}
-
-// stringExpr returns expr, the Go path goPath in an object of kind k, as a
-// string: converted with string(...) unless it is known to be a string.
-func (g *generator) stringExpr(expr string, k *dsl.Kind, goPath []string) string {
-	if knownStrings[strings.Join(goPath, ".")] || g.types != nil && g.types.isPlainString(k.Package, k.Kind, goPath) {
-		return expr
-	}
-	return "string(" + expr + ")"
-}
-
-// value returns a Go string expression for v, a value of a selector of a
-// state of d, with references read from the target expression target.
-func (g *generator) value(d *declInfo, v *dsl.Value, target string) string {
-	if v == nil {
-		return `""`
-	}
-	var parts []string
-	for _, p := range v.Parts {
-		if p.Ref == nil {
-			if p.Lit != "" {
-				parts = append(parts, strconv.Quote(p.Lit))
-			}
-			continue
-		}
-		parts = append(parts, g.stringExpr(target+"."+strings.Join(p.Ref, "."), d.spec.Target, p.Ref))
-	}
-	if len(parts) == 0 {
-		return `""`
-	}
-	return strings.Join(parts, " + ")
-}
-
-// selectorLines returns the selectors of a state as the document wrote them.
-func selectorLines(s *dsl.StateSpec) []string {
-	var lines []string
-	for _, sel := range s.State.Selectors {
-		raw := ""
-		if sel.Value != nil {
-			raw = sel.Value.Raw
-		}
-		switch sel.Kind {
-		case dsl.NameSelector:
-			lines = append(lines, "name="+raw)
-		case dsl.LabelSelector, dsl.FieldSelector:
-			lines = append(lines, sel.Kind.String()+"/"+sel.Key.Name+"="+raw)
-		case dsl.OwnedSelector:
-			lines = append(lines, "owned")
-		}
-	}
-	return lines
-}
-
-// generate writes the body of the file: the RBAC markers, then every decl.
-func (g *generator) generate() {
-	g.rbac()
-	for _, d := range g.decls {
-		g.constants(d)
-		g.stateStruct(d)
-		g.implInterface(d)
-		g.manager(d)
-		g.indexFunc(d)
-		g.watchFunc(d)
-	}
-}
-
-// rbac writes the kubebuilder RBAC markers for every kind the decls read
-// and for the targets, deduplicated and sorted by group and resource.
-func (g *generator) rbac() {
-	type rule struct{ group, resource string }
-	verbs := make(map[rule]map[string]bool)
-	add := func(group, resource string, vs ...string) {
-		r := rule{group, resource}
-		if verbs[r] == nil {
-			verbs[r] = make(map[string]bool)
-		}
-		for _, v := range vs {
-			verbs[r][v] = true
-		}
-	}
-	for _, d := range g.decls {
-		t := d.spec.Target
-		add(t.Group, resourceName(t.Kind), "get", "list", "watch", "update", "patch")
-		add(t.Group, resourceName(t.Kind)+"/status", "get", "update", "patch")
-		// The API server's OwnerReferencesPermissionEnforcement admission
-		// asks for it of a controller that sets blockOwnerDeletion on the
-		// owner references of the target's children.
-		add(t.Group, resourceName(t.Kind)+"/finalizers", "update")
-		for _, s := range d.states {
-			add(s.spec.Kind.Group, resourceName(s.spec.Kind.Kind), "get", "list", "watch")
-		}
-	}
-	if len(verbs) == 0 {
-		return
-	}
-	rules := make([]rule, 0, len(verbs))
-	for r := range verbs {
-		rules = append(rules, r)
-	}
-	sort.Slice(rules, func(i, j int) bool {
-		if rules[i].group != rules[j].group {
-			return rules[i].group < rules[j].group
-		}
-		return rules[i].resource < rules[j].resource
-	})
-	g.p("// RBAC rules for the kinds the states read and for the targets.\n//\n")
-	for _, r := range rules {
-		var vs []string
-		for _, v := range []string{"get", "list", "watch", "update", "patch"} {
-			if verbs[r][v] {
-				vs = append(vs, v)
-			}
-		}
-		group := r.group
-		if group == "" {
-			group = `""`
-		}
-		g.p("// +kubebuilder:rbac:groups=%s,resources=%s,verbs=%s\n", group, r.resource, strings.Join(vs, ";"))
-	}
-	g.p("\n")
-}
-
-// constants writes the action name constants of d.
-func (g *generator) constants(d *declInfo) {
-	if len(d.actions) == 0 {
-		return
-	}
-	g.p("// Names of the actions of %s.\nconst (\n", d.name)
-	for _, a := range d.actions {
-		g.doc(dsl.Pos{}, fmt.Sprintf("%s is the name of the action %s of %s.", a.constant, a.spec.Name, d.name))
-		g.p("%s = %q\n", a.constant, a.spec.Name)
-	}
-	g.p(")\n\n")
-}
-
-// stateStruct writes the State type of d, its constructor, getters and Reset.
-func (g *generator) stateStruct(d *declInfo) {
-	target := g.object(d.spec.Target)
-	kind := d.spec.Target.Name
-	g.doc(dsl.Pos{}, fmt.Sprintf(`%s holds the states of %s for one reconcile of a %s, the
-target. Each getter reads its state through the reader on its first call,
-within the target's namespace, and returns the same result to every later
-call until Reset, so that the actions of one reconcile share one read. A
-%s is safe for concurrent use; the values it returns are shared by all
-callers, which must copy them before changing them.`, d.state, d.name, kind, d.state))
-	g.p("type %s struct {\n", d.state)
-	g.p("reader %s.Reader\n", g.q(pkgClient))
-	g.p("target *%s\n", target)
-	for _, s := range d.states {
-		g.p("\n// %s is read by %s.\n", s.field, s.getter)
-		g.p("%sMu sync.Mutex\n", s.field)
-		g.q(pkgSync)
-		g.p("%sValue %s\n", s.field, g.stateType(s.spec))
-		g.p("%sErr error\n", s.field)
-		g.p("%sDone bool\n", s.field)
-	}
-	g.p("}\n\n")
-
-	g.doc(dsl.Pos{}, fmt.Sprintf("%s returns a %s that reads the states of %s for target through reader, usually the manager's cached client.", d.newState, d.state, d.name))
-	g.p("func %s(reader %s.Reader, target *%s) *%s {\n", d.newState, g.q(pkgClient), target, d.state)
-	g.p("return &%s{reader: reader, target: target}\n}\n\n", d.state)
-
-	g.p("// Target returns the object whose states s reads.\n")
-	g.p("func (s *%s) Target() *%s { return s.target }\n\n", d.state, target)
-
-	for _, s := range d.states {
-		g.getter(d, s)
-	}
-
-	g.p("// Reset forgets every state s has read, so that each getter reads again on\n")
-	g.p("// its next call; call it after changing the objects the states select.\n")
-	if len(d.states) == 0 {
-		g.p("func (s *%s) Reset() {}\n\n", d.state)
-		return
-	}
-	g.p("func (s *%s) Reset() {\n", d.state)
-	for _, s := range d.states {
-		g.p("s.%sMu.Lock()\n", s.field)
-		g.p("s.%[1]sValue, s.%[1]sErr, s.%[1]sDone = nil, nil, false\n", s.field)
-		g.p("s.%sMu.Unlock()\n", s.field)
-	}
-	g.p("}\n\n")
-}
-
-// getter writes the getter of state s and the method that reads it.
-func (g *generator) getter(d *declInfo, s *stateInfo) {
-	ss := s.spec
-	typ := g.stateType(ss)
-	kind := ss.Kind.Name
-	ctx := g.q(pkgContext)
-	var text strings.Builder
-	if ss.List {
-		fmt.Fprintf(&text, "%s returns the state %s: the %s objects in the target's namespace", s.getter, ss.Name, kind)
-		if lines := selectorLines(ss); len(lines) > 0 {
-			text.WriteString(" selected by\n\n")
-			for _, l := range lines {
-				text.WriteString("\t" + l + "\n")
-			}
-			text.WriteString("\n")
-			if ss.Owned {
-				text.WriteString("Objects not controlled by the target are left out. ")
-			}
-		} else {
-			text.WriteString(". ")
-		}
-	} else {
-		fmt.Fprintf(&text, "%s returns the state %s: the %s named %s in the target's\nnamespace, or nil if there is none. ", s.getter, ss.Name, kind, ss.ObjectName.Raw)
-		if ss.Owned {
-			text.WriteString("If the object is not controlled by the target, the error wraps bosun.ErrNotControlled. ")
-		}
-	}
-	text.WriteString("The first call reads the state; later\ncalls return the same result until Reset.")
-	g.doc(ss.State.Name.Pos, text.String())
-	g.p("func (s *%s) %s(ctx %s.Context) (%s, error) {\n", d.state, s.getter, ctx, typ)
-	g.p("s.%sMu.Lock()\n", s.field)
-	g.p("defer s.%sMu.Unlock()\n", s.field)
-	g.p("if !s.%sDone {\n", s.field)
-	g.p("v, err := s.%s(ctx)\n", s.fetch)
-	g.p("if err != nil && ctx.Err() != nil {\n")
-	g.p("// A cancelled context is no answer: read again on the next call.\n")
-	g.p("return nil, err\n}\n")
-	g.p("s.%[1]sValue, s.%[1]sErr, s.%[1]sDone = v, err, true\n", s.field)
-	g.p("}\n")
-	g.p("return s.%[1]sValue, s.%[1]sErr\n}\n\n", s.field)
-
-	fmtPkg := g.q(pkgFmt)
-	g.p("// %s reads the state %s.\n", s.fetch, ss.Name)
-	g.p("func (s *%s) %s(ctx %s.Context) (%s, error) {\n", d.state, s.fetch, ctx, typ)
-	client := g.q(pkgClient)
-	if ss.List {
-		g.p("var list %s\n", g.list(ss.Kind))
-		g.p("opts := []%s.ListOption{%s.InNamespace(s.target.GetNamespace())}\n", client, client)
-		if len(ss.Labels) > 0 {
-			g.p("opts = append(opts, %s.MatchingLabels{\n", client)
-			for _, r := range ss.Labels {
-				g.p("%q: %s,\n", r.Key, g.value(d, r.Value, "s.target"))
-			}
-			g.p("})\n")
-		}
-		if len(ss.Fields) > 0 {
-			g.p("opts = append(opts, %s.MatchingFields{\n", client)
-			for _, r := range ss.Fields {
-				g.p("%q: %s,\n", r.Key, g.value(d, r.Value, "s.target"))
-			}
-			g.p("})\n")
-		}
-		g.p("if err := s.reader.List(ctx, &list, opts...); err != nil {\n")
-		g.p("return nil, %s.Errorf(\"get state %s: %%w\", err)\n}\n", fmtPkg, ss.Name)
-		if !ss.Owned {
-			g.p("return list.Items, nil\n}\n\n")
-			return
-		}
-		g.p("items := make(%s, 0, len(list.Items))\n", typ)
-		g.p("for i := range list.Items {\n")
-		g.p("if %s.IsControlledBy(&list.Items[i], s.target) {\n", g.q(pkgMetaV1))
-		g.p("items = append(items, list.Items[i])\n}\n}\n")
-		g.p("return items, nil\n}\n\n")
-		return
-	}
-	g.p("obj := &%s{}\n", g.object(ss.Kind))
-	g.p("key := %s.ObjectKey{Namespace: s.target.GetNamespace(), Name: %s}\n", client, g.value(d, ss.ObjectName, "s.target"))
-	g.p("if err := s.reader.Get(ctx, key, obj); err != nil {\n")
-	g.p("if %s.IsNotFound(err) {\nreturn nil, nil\n}\n", g.q(pkgAPIErrors))
-	g.p("return nil, %s.Errorf(\"get state %s: %%w\", err)\n}\n", fmtPkg, ss.Name)
-	if ss.Owned {
-		g.p("if !%s.IsControlledBy(obj, s.target) {\n", g.q(pkgMetaV1))
-		g.p("return nil, %s.Errorf(\"get state %s: %s %%s: %%w\", key, %s.ErrNotControlled)\n}\n", fmtPkg, ss.Name, ss.Kind.Kind, g.q(pkgBosun))
-	}
-	g.p("return obj, nil\n}\n\n")
-}
-
-// implInterface writes the Impl interface of d.
-func (g *generator) implInterface(d *declInfo) {
-	g.doc(dsl.Pos{}, fmt.Sprintf(`%s implements the actions of %s, one method per action.
-Each method gets the context, the action's logger and the states the action
-names, already read. If the implementation is also a flow.Hook, %s
-runs it around every action, before any other hook.`, d.impl, d.name, d.name))
-	g.p("type %s interface {\n", d.impl)
-	for i, a := range d.actions {
-		if i > 0 {
-			g.p("\n")
-		}
-		g.doc(a.spec.Action.Name.Pos, fmt.Sprintf("%s implements the action %s.", a.method, a.spec.Name))
-		g.p("%s(%s) (%s.Result, error)\n", a.method, g.params(a), g.q(pkgCtrl))
-	}
-	g.p("}\n\n")
-}
-
-// params returns the parameter list of an Impl method.
-func (g *generator) params(a *actionInfo) string {
-	ps := []string{"ctx " + g.q(pkgContext) + ".Context", "log " + g.q(pkgLogr) + ".Logger"}
-	for _, s := range a.states {
-		ps = append(ps, s.param+" "+g.stateType(s.spec))
-	}
-	return strings.Join(ps, ", ")
-}
-
-// manager writes the manager type of d, its constructors and action methods.
-func (g *generator) manager(d *declInfo) {
-	target := g.object(d.spec.Target)
-	flow := g.q(pkgFlow)
-	logr := g.q(pkgLogr)
-	ctx := g.q(pkgContext)
-	ctrl := g.q(pkgCtrl)
-	g.doc(d.spec.Decl.Pos, fmt.Sprintf(`%s makes the actions of the decl %s for a %s: each
-action method returns a flow.Action that reads the states the action names,
-then calls the %s method of the same name between the hooks.`, d.name, d.spec.Name, d.spec.Target.Name, d.impl))
-	g.p("type %s struct {\n", d.name)
-	g.p("state *%s\nimpl %s\nlog %s.Logger\nhooks []%s.Hook\n}\n\n", d.state, d.impl, logr, flow)
-
-	g.doc(dsl.Pos{}, fmt.Sprintf(`%s returns a %s whose actions read their states from state,
-log to log with the action's name added and run impl between hooks: for
-each action, the PreRun methods in order (impl's first, if impl is a
-flow.Hook), then impl's method, then the PostRun methods in reverse order.`, d.newManager, d.name))
-	g.p(`func %[1]s(state *%[3]s, impl %[4]s, log %[5]s.Logger, hooks ...%[6]s.Hook) *%[2]s {
-	all := make([]%[6]s.Hook, 0, len(hooks)+1)
-	if h, ok := impl.(%[6]s.Hook); ok {
-		all = append(all, h)
-	}
-	all = append(all, hooks...)
-	return &%[2]s{state: state, impl: impl, log: log, hooks: all}
-}
-
-`, d.newManager, d.name, d.state, d.impl, logr, flow)
-
-	g.doc(dsl.Pos{}, fmt.Sprintf(`%s returns a %s for one reconcile of the engine: its
-states read req.Object through req.Client, and it logs to req.Log.`, d.newForRequest, d.name))
-	g.p(`func %[1]s(req *%[3]s.Request[*%[4]s], impl %[5]s, hooks ...%[6]s.Hook) *%[2]s {
-	return %[7]s(%[8]s(req.Client, req.Object), impl, req.Log, hooks...)
-}
-
-// State returns the states m's actions read.
-func (m *%[2]s) State() *%[9]s { return m.state }
-
-`, d.newForRequest, d.name, g.q(pkgBosun), target, d.impl, flow, d.newManager, d.newState, d.state)
-
-	for _, a := range d.actions {
-		var names []string
-		for _, s := range a.states {
-			names = append(names, s.spec.Name)
-		}
-		text := fmt.Sprintf("%s returns the action %s", a.method, a.spec.Name)
-		if len(names) > 0 {
-			text += fmt.Sprintf(": it reads the states\n%s, then calls %s.%s between the hooks.", strings.Join(names, ", "), d.impl, a.method)
-		} else {
-			text += fmt.Sprintf(": it calls %s.%s between the hooks.", d.impl, a.method)
-		}
-		g.doc(a.spec.Action.Name.Pos, text)
-		g.p("func (m *%s) %s() %s.Action {\n", d.name, a.method, flow)
-		g.p("var action %s.Action\n", flow)
-		g.p("action = %s.New(%s, func(ctx %s.Context) (%s.Result, error) {\n", flow, a.constant, ctx, ctrl)
-		g.p("log := m.log.WithValues(\"action\", %s)\n", a.constant)
-		args := []string{"ctx", "log"}
-		for _, s := range a.states {
-			g.p("%s, err := m.state.%s(ctx)\n", s.param, s.getter)
-			g.p("if err != nil {\nreturn %s.Result{}, %s.Errorf(\"%%s: %%w\", %s, err)\n}\n", ctrl, g.q(pkgFmt), a.constant)
-			args = append(args, s.param)
-		}
-		g.p("ctx = %s.NewContext(ctx, log)\n", logr)
-		g.p("return m.around(ctx, action, 0, func(ctx %s.Context) (%s.Result, error) {\n", ctx, ctrl)
-		g.p("return m.impl.%s(%s)\n", a.method, strings.Join(args, ", "))
-		g.p("})\n})\nreturn action\n}\n\n")
-	}
-
-	g.p(`// around runs call between the hooks of m from the i-th on: PreRun of hook
-// i, then the rest, then PostRun of hook i with the outcome.
-func (m *%[1]s) around(ctx %[2]s.Context, action %[3]s.Action, i int, call func(%[2]s.Context) (%[4]s.Result, error)) (%[4]s.Result, error) {
-	if i == len(m.hooks) {
-		return call(ctx)
-	}
-	h := m.hooks[i]
-	hctx := h.PreRun(ctx, action)
-	if hctx == nil {
-		hctx = ctx
-	}
-	res, err := m.around(hctx, action, i+1, call)
-	h.PostRun(hctx, action, res, err)
-	return res, err
-}
-
-`, d.name, ctx, flow, ctrl)
-}
-
-// fieldIndex is one cache index a decl's states need.
-type fieldIndex struct {
-	kind *dsl.Kind
-	path string
-	// goPath is the field's Go path; empty for dsl.ControllerField.
-	goPath []string
-}
-
-// indexes returns the field indexes of d's states, deduplicated by kind and
-// path, in the order of their first use.
-func (d *declInfo) indexes() []fieldIndex {
-	seen := make(map[string]bool)
-	var out []fieldIndex
-	for _, s := range d.states {
-		for _, f := range s.spec.Fields {
-			key := s.spec.Kind.Package + "." + s.spec.Kind.Kind + " " + f.Key
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			out = append(out, fieldIndex{kind: s.spec.Kind, path: f.Key, goPath: f.GoPath})
-		}
-	}
-	return out
-}
-
-// indexFunc writes the function registering d's field indexes and the
-// helper reading an object's controller.
-func (g *generator) indexFunc(d *declInfo) {
-	idx := d.indexes()
-	client := g.q(pkgClient)
-	ctx := g.q(pkgContext)
-	text := fmt.Sprintf(`%s registers with indexer the cache indexes that the field
-selectors of %s's states read, each under the selector's path`, d.index, d.name)
-	if len(idx) == 0 {
-		text += fmt.Sprintf(`. %s has
-no field selectors, so there is nothing to register; the function exists so
-that every decl is set up alike.`, d.name)
-	} else {
-		text += `:
-`
-		for _, i := range idx {
-			text += fmt.Sprintf("\n\t%s %s", i.kind.Name, i.path)
-		}
-		text += fmt.Sprintf(`
-
-Call it once, before the manager starts, with the manager's field indexer.
-The index %s holds the name of the object's controller when the
-controller is a %s.`, dsl.ControllerField, d.spec.Target.Name)
-	}
-	g.doc(dsl.Pos{}, text)
-	g.p("func %s(ctx %s.Context, indexer %s.FieldIndexer) error {\n", d.index, ctx, client)
-	for _, i := range idx {
-		g.p("if err := indexer.IndexField(ctx, &%s{}, %q, func(obj %s.Object) []string {\n", g.object(i.kind), i.path, client)
-		if i.path == dsl.ControllerField {
-			g.p("if name, ok := %s(obj); ok {\nreturn []string{name}\n}\nreturn nil\n", d.controllerName)
-		} else {
-			g.p("o, ok := obj.(*%s)\nif !ok {\nreturn nil\n}\n", g.object(i.kind))
-			g.p("return []string{%s}\n", g.stringExpr("o."+strings.Join(i.goPath, "."), i.kind, i.goPath))
-		}
-		g.p("}); err != nil {\n")
-		g.p("return %s.Errorf(\"index field %s of %s: %%w\", err)\n}\n", g.q(pkgFmt), i.path, i.kind.Name)
-	}
-	g.p("return nil\n}\n\n")
-
-	if d.controllerName == "" {
-		return
-	}
-	t := d.spec.Target
-	g.doc(dsl.Pos{}, fmt.Sprintf("%s returns the name of obj's controller if the controller is a %s (group %q, kind %s).", d.controllerName, t.Name, t.Group, t.Kind))
-	g.p(`func %[1]s(obj %[5]s.Object) (string, bool) {
-	ref := %[6]s.GetControllerOf(obj)
-	if ref == nil {
-		return "", false
-	}
-	gv, err := %[7]s.ParseGroupVersion(ref.APIVersion)
-	if err != nil || gv.Group != %[3]q || ref.Kind != %[4]q {
-		return "", false
-	}
-	return ref.Name, true
-}
-
-`, d.controllerName, t.Name, t.Group, t.Kind, client, g.q(pkgMetaV1), g.q(pkgSchema))
-}
-
-// watchedKind is a kind other than the target's that some states of a decl
-// read.
-type watchedKind struct {
-	kind   *dsl.Kind
-	states []*stateInfo
-}
-
-// owned reports whether every state of the kind is owned.
-func (w *watchedKind) owned() bool {
-	for _, s := range w.states {
-		if !s.spec.Owned {
-			return false
-		}
-	}
-	return true
-}
-
-// watchedKinds returns the kinds of d's states other than the target's,
-// sorted by package path and kind.
-func (d *declInfo) watchedKinds() []*watchedKind {
-	byKey := make(map[string]*watchedKind)
-	var out []*watchedKind
-	t := d.spec.Target
-	for _, s := range d.states {
-		k := s.spec.Kind
-		if k.Package == t.Package && k.Kind == t.Kind {
-			continue
-		}
-		key := k.Package + "." + k.Kind
-		w, ok := byKey[key]
-		if !ok {
-			w = &watchedKind{kind: k}
-			byKey[key] = w
-			out = append(out, w)
-		}
-		w.states = append(w.states, s)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].kind.Package != out[j].kind.Package {
-			return out[i].kind.Package < out[j].kind.Package
-		}
-		return out[i].kind.Kind < out[j].kind.Kind
-	})
-	return out
-}
-
-// watchFunc writes the function registering the watches d's states imply.
-func (g *generator) watchFunc(d *declInfo) {
-	target := g.object(d.spec.Target)
-	builder := fmt.Sprintf("*%s.Builder[*%s]", g.q(pkgBosun), target)
-	kinds := d.watchedKinds()
-	text := fmt.Sprintf(`%s registers with b the watches that the states of %s
-imply, and returns b. A kind that only owned states read is watched with
-Owns; any other kind with a handler that enqueues every %s in the
-object's namespace for which some state of the kind selects the object.`, d.watch, d.name, d.spec.Target.Name)
-	g.doc(dsl.Pos{}, text)
-	g.p("func %s(b %s) %s {\n", d.watch, builder, builder)
-	mapped := false
-	for _, w := range kinds {
-		if !w.owned() {
-			mapped = true
-		}
-	}
-	if mapped {
-		g.p("mgr := b.Manager()\n")
-	}
-	for _, w := range kinds {
-		obj := g.object(w.kind)
-		if w.owned() {
-			g.p("b = b.Owns(&%s{})\n", obj)
-			continue
-		}
-		client := g.q(pkgClient)
-		reconcile := g.q(pkgReconcile)
-		g.p("b = b.Watches(&%s{}, %s.EnqueueRequestsFromMapFunc(func(ctx %s.Context, obj %s.Object) []%s.Request {\n",
-			obj, g.q(pkgHandler), g.q(pkgContext), client, reconcile)
-		g.p("o, ok := obj.(*%s)\nif !ok {\nreturn nil\n}\n", obj)
-		var conds []string
-		always := false
-		needController := false
-		for _, s := range w.states {
-			var parts []string
-			if s.spec.ObjectName != nil {
-				parts = append(parts, "o.GetName() == "+g.value(d, s.spec.ObjectName, "t"))
-			}
-			for _, r := range s.spec.Labels {
-				parts = append(parts, fmt.Sprintf("o.GetLabels()[%q] == %s", r.Key, g.value(d, r.Value, "t")))
-			}
-			for _, r := range s.spec.Fields {
-				if r.Key == dsl.ControllerField {
-					needController = true
-					parts = append(parts, "hasController && controller == "+g.value(d, r.Value, "t"))
-				} else {
-					parts = append(parts, fmt.Sprintf("%s == %s", g.stringExpr("o."+strings.Join(r.GoPath, "."), w.kind, r.GoPath), g.value(d, r.Value, "t")))
-				}
-			}
-			if s.spec.Owned {
-				parts = append(parts, g.q(pkgMetaV1)+".IsControlledBy(o, t)")
-			}
-			if len(parts) == 0 {
-				always = true
-				break
-			}
-			conds = append(conds, strings.Join(parts, " && "))
-		}
-		if needController && !always {
-			g.p("controller, hasController := %s(o)\n", d.controllerName)
-		}
-		g.p("var targets %s\n", g.list(d.spec.Target))
-		g.p("if err := mgr.GetClient().List(ctx, &targets, %s.InNamespace(o.GetNamespace())); err != nil {\n", client)
-		g.p("%s.FromContextOrDiscard(ctx).Error(err, \"cannot list the targets of a watched object\", \"kind\", %q, \"namespace\", o.GetNamespace(), \"name\", o.GetName())\n", g.q(pkgLogr), w.kind.Kind)
-		g.p("return nil\n}\n")
-		g.p("var reqs []%s.Request\n", reconcile)
-		g.p("for i := range targets.Items {\n")
-		g.p("t := &targets.Items[i]\n")
-		enqueue := fmt.Sprintf("reqs = append(reqs, %s.Request{NamespacedName: %s.ObjectKeyFromObject(t)})\n", reconcile, client)
-		if always {
-			g.p("%s", enqueue)
-		} else {
-			if len(conds) > 1 {
-				for i := range conds {
-					conds[i] = "(" + conds[i] + ")"
-				}
-			}
-			g.p("if %s {\n%s}\n", strings.Join(conds, " ||\n"), enqueue)
-		}
-		g.p("}\nreturn reqs\n}))\n")
-	}
-	g.p("return b\n}\n\n")
 }

@@ -305,8 +305,8 @@ decl M for T {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, s := range g.decls[0].states {
-			got = append(got, g.value(g.decls[0], s.spec.ObjectName, "t"))
+		for _, s := range g.decls[0].States {
+			got = append(got, g.value(g.decls[0], s.Spec.ObjectName, "t"))
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("with types %v (-want +got):\n%s", tt.types != nil, diff)
@@ -354,5 +354,41 @@ decl M for Deployment {
 		if strings.Contains(string(out), unwanted) {
 			t.Errorf("output has %q", unwanted)
 		}
+	}
+}
+
+// TestImportsUsedBy checks that a generated file imports the packages its
+// code refers to, and not the names that comments, strings or selectors
+// hold.
+func TestImportsUsedBy(t *testing.T) {
+	s := newImportSet([]*dsl.Kind{
+		{Group: "batch", Version: "v1", Package: "k8s.io/api/batch/v1"},
+		{Group: "", Version: "v1", Package: "k8s.io/api/core/v1"},
+	})
+	tests := []struct {
+		name, body string
+		want       [][]importSpec
+	}{
+		{"nothing", "func f() {}\n", nil},
+		{
+			"three groups",
+			"var _ context.Context\nvar _ batchv1.Job\nvar _ flow.Action\nvar _ = fmt.Sprint\nvar _ = fmt.Sprintln\n",
+			[][]importSpec{
+				{{Path: "context"}, {Path: "fmt"}},
+				{{Name: "batchv1", Path: "k8s.io/api/batch/v1"}},
+				{{Path: "github.com/bosunkit/bosun/flow"}},
+			},
+		},
+		{"comments and literals", "// fmt.Sprintf and flow.Action\nvar _ = \"corev1.Pod\\\" fmt.X\" + `sync.Mutex` /* client.Object */\nvar _ = '.'\n", nil},
+		{"selectors", "func f(s S) { _ = s.client.Get; _ = s.metav1 }\n", nil},
+		{"names without a period", "func f(client ...int) []int { return append([]int{client[0]}, client...) }\n", nil},
+		{"numbers", "var _ = 1.5 + 0x1p-2 + ctrl.X\n", [][]importSpec{{{Path: "sigs.k8s.io/controller-runtime", Name: "ctrl"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, s.usedBy(tt.body)); diff != "" {
+				t.Errorf("imports (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -22,40 +22,23 @@ func OutputName(source string) string {
 	return "zz_generated." + base + ".go"
 }
 
-// The import paths the generated code may use besides the kinds' packages,
-// and the names it refers to them by.
-const (
-	pkgContext   = "context"
-	pkgFmt       = "fmt"
-	pkgSync      = "sync"
-	pkgLogr      = "github.com/go-logr/logr"
-	pkgAPIErrors = "k8s.io/apimachinery/pkg/api/errors"
-	pkgMetaV1    = "k8s.io/apimachinery/pkg/apis/meta/v1"
-	pkgSchema    = "k8s.io/apimachinery/pkg/runtime/schema"
-	pkgCtrl      = "sigs.k8s.io/controller-runtime"
-	pkgClient    = "sigs.k8s.io/controller-runtime/pkg/client"
-	pkgHandler   = "sigs.k8s.io/controller-runtime/pkg/handler"
-	pkgReconcile = "sigs.k8s.io/controller-runtime/pkg/reconcile"
-	pkgBosun     = "github.com/bosunkit/bosun"
-	pkgFlow      = "github.com/bosunkit/bosun/flow"
-)
-
-// fixedImports maps the fixed import paths to their names in the generated
-// file.
+// fixedImports maps the import paths the generated code may use besides the
+// kinds' packages to their names in the generated file. The templates write
+// these names as they are; a kind's package never takes one of them.
 var fixedImports = map[string]string{
-	pkgContext:   "context",
-	pkgFmt:       "fmt",
-	pkgSync:      "sync",
-	pkgLogr:      "logr",
-	pkgAPIErrors: "apierrors",
-	pkgMetaV1:    "metav1",
-	pkgSchema:    "schema",
-	pkgCtrl:      "ctrl",
-	pkgClient:    "client",
-	pkgHandler:   "handler",
-	pkgReconcile: "reconcile",
-	pkgBosun:     "bosun",
-	pkgFlow:      "flow",
+	"context":                                      "context",
+	"fmt":                                          "fmt",
+	"sync":                                         "sync",
+	"github.com/go-logr/logr":                      "logr",
+	"k8s.io/apimachinery/pkg/api/errors":           "apierrors",
+	"k8s.io/apimachinery/pkg/apis/meta/v1":         "metav1",
+	"k8s.io/apimachinery/pkg/runtime/schema":       "schema",
+	"sigs.k8s.io/controller-runtime":               "ctrl",
+	"sigs.k8s.io/controller-runtime/pkg/client":    "client",
+	"sigs.k8s.io/controller-runtime/pkg/handler":   "handler",
+	"sigs.k8s.io/controller-runtime/pkg/reconcile": "reconcile",
+	"github.com/bosunkit/bosun":                    "bosun",
+	"github.com/bosunkit/bosun/flow":               "flow",
 }
 
 // localPrefix is the import path prefix that goimports puts in a group of its
@@ -75,11 +58,9 @@ var predeclared = map[string]bool{
 	"uint64": true, "uintptr": true,
 }
 
-// importSet assigns names to the imports of the generated file and records
-// which of them the code uses.
+// importSet assigns names to the imports of the generated file.
 type importSet struct {
 	names map[string]string // import path -> name
-	used  map[string]bool
 }
 
 // newImportSet names the fixed imports and a package for every kind,
@@ -87,7 +68,7 @@ type importSet struct {
 // the first free name of group's first label + version (corev1 for the
 // core group), then the whole group + version, then that with x and a number.
 func newImportSet(kinds []*dsl.Kind) *importSet {
-	s := &importSet{names: make(map[string]string), used: make(map[string]bool)}
+	s := &importSet{names: make(map[string]string)}
 	taken := make(map[string]bool)
 	for path, name := range fixedImports {
 		s.names[path] = name
@@ -154,16 +135,6 @@ func importName(group, version string, full bool) string {
 	return name
 }
 
-// use marks the import path as used and returns its name.
-func (s *importSet) use(path string) string {
-	name, ok := s.names[path]
-	if !ok {
-		panic("gen: import path without a name: " + path)
-	}
-	s.used[path] = true
-	return name
-}
-
 // isReserved reports whether name is an import name of the file.
 func (s *importSet) isReserved(name string) bool {
 	for _, n := range s.names {
@@ -174,46 +145,109 @@ func (s *importSet) isReserved(name string) bool {
 	return false
 }
 
-// write writes the import declaration of the used imports: standard
-// library, other modules and this repository in separate groups, each sorted
-// by path; a name is written when it differs from the path's last element.
-func (s *importSet) write(b *strings.Builder) {
-	var groups [3][]string
-	for path := range s.used {
-		first, _, _ := strings.Cut(path, "/")
-		switch {
-		case path == localPrefix || strings.HasPrefix(path, localPrefix+"/"):
-			groups[2] = append(groups[2], path)
-		case !strings.Contains(first, "."):
-			groups[0] = append(groups[0], path)
-		default:
-			groups[1] = append(groups[1], path)
+// importSpec is one import of the generated file.
+type importSpec struct {
+	// Name is the import's name; "" when it is the path's last element.
+	Name, Path string
+}
+
+// usedBy returns the imports that body, Go declarations, refers to: the
+// ones whose name, outside comments and literals, is followed by a period
+// and does not itself follow one. They come in groups (the standard
+// library, other modules, this repository), each sorted by path; empty
+// groups are left out.
+func (s *importSet) usedBy(body string) [][]importSpec {
+	byName := make(map[string]string, len(s.names))
+	for path, name := range s.names {
+		byName[name] = path
+	}
+	used := make(map[string]bool)
+	for _, name := range qualifiers(body) {
+		if path, ok := byName[name]; ok {
+			used[path] = true
 		}
 	}
-	if len(s.used) == 0 {
-		return
+
+	var groups [3][]importSpec
+	for path := range used {
+		first, _, _ := strings.Cut(path, "/")
+		i := 1
+		switch {
+		case path == localPrefix || strings.HasPrefix(path, localPrefix+"/"):
+			i = 2
+		case !strings.Contains(first, "."):
+			i = 0
+		}
+		spec := importSpec{Path: path}
+		if name := s.names[path]; name != filepath.Base(path) {
+			spec.Name = name
+		}
+		groups[i] = append(groups[i], spec)
 	}
-	b.WriteString("import (\n")
-	sep := false
+	var out [][]importSpec
 	for _, g := range groups {
 		if len(g) == 0 {
 			continue
 		}
-		if sep {
-			b.WriteString("\n")
-		}
-		sep = true
-		sort.Strings(g)
-		for _, path := range g {
-			name := s.names[path]
-			if name == filepath.Base(path) {
-				fmt.Fprintf(b, "\t%q\n", path)
-			} else {
-				fmt.Fprintf(b, "\t%s %q\n", name, path)
+		sort.Slice(g, func(i, j int) bool { return g[i].Path < g[j].Path })
+		out = append(out, g)
+	}
+	return out
+}
+
+// qualifiers returns the identifiers of src, Go source, that are directly
+// followed by a period and do not follow one themselves (the package names
+// of qualified identifiers, among others), skipping comments and string
+// and rune literals. It is a lexer for this question alone, much faster
+// than go/scanner on a generated file.
+func qualifiers(src string) []string {
+	var out []string
+	seen := make(map[string]bool)
+	afterPeriod := false // the last token was a period
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '/' && strings.HasPrefix(src[i:], "//"):
+			end := strings.IndexByte(src[i:], '\n')
+			if end < 0 {
+				return out
 			}
+			i += end
+		case c == '/' && strings.HasPrefix(src[i:], "/*"):
+			end := strings.Index(src[i+2:], "*/")
+			if end < 0 {
+				return out
+			}
+			i += 2 + end + 2
+		case c == '"' || c == '\'' || c == '`':
+			i++
+			for i < len(src) && src[i] != c {
+				if src[i] == '\\' && c != '`' {
+					i++
+				}
+				i++
+			}
+			i++
+			afterPeriod = false
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= utf8.RuneSelf:
+			start := i
+			for i < len(src) && (src[i] == '_' || src[i] >= 'a' && src[i] <= 'z' || src[i] >= 'A' && src[i] <= 'Z' || src[i] >= '0' && src[i] <= '9' || src[i] >= utf8.RuneSelf) {
+				i++
+			}
+			word := src[start:i]
+			if !afterPeriod && strings.HasPrefix(src[i:], ".") && !strings.HasPrefix(src[i:], "...") && (word[0] < '0' || word[0] > '9') && !seen[word] {
+				seen[word] = true
+				out = append(out, word)
+			}
+			afterPeriod = false
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		default:
+			afterPeriod = c == '.'
+			i++
 		}
 	}
-	b.WriteString(")\n\n")
+	return out
 }
 
 // exported returns s with its first letter upper-case.
