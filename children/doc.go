@@ -95,9 +95,10 @@
 //
 // # Watches
 //
-// Step.Watch registers the declared kinds on a bosun.Builder: Owns for owned
-// children, a handler that maps the owner annotations back to the parent for
-// unowned ones.
+// A Step wires its own watches: bosun.Builder.Complete calls its
+// SetupWithBuilder, which registers the declared kinds, Owns for owned
+// children and a handler that maps the owner annotations back to the parent
+// for unowned ones. WithPredicates filters their events.
 //
 // # Generating reconcilers
 //

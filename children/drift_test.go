@@ -252,7 +252,7 @@ func TestDriftIsRepaired(t *testing.T) {
 			return ctrl.Result{}, nil
 		}),
 	}}
-	e := start(t, r, step.Watch)
+	e := start(t, r)
 	ctx := t.Context()
 	want := map[string]driftShape{}
 	for i := range tests {

@@ -50,7 +50,7 @@ func (e *env) markAvailable(name string) {
 // others (but one annotated to be kept), and drift is undone.
 func TestChildrenLifecycle(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	w := e.create("shop", 3, 2)
 
@@ -174,7 +174,7 @@ func TestConvergedWritesNothing(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
 	// Count the passes, to know that some happened.
 	var lists atomic.Int64
-	e := start(t, reconciler(step), step.Watch, countPasses(&lists))
+	e := start(t, reconciler(step), countPasses(&lists))
 	e.create("quiet", 2, 1)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
 	e.markAvailable("web")
@@ -208,7 +208,7 @@ func TestConvergedWritesNothing(t *testing.T) {
 // TestPlan asks a step for its plan without applying it.
 func TestPlan(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	w := e.create("planned", 2, 0)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
 	e.waitConditions("planned", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
@@ -260,7 +260,7 @@ func TestInvalidChildren(t *testing.T) {
 	}
 	step := NewStep("bad", desired, []Kind{Of(&corev1.ConfigMap{})})
 	var passes atomic.Int64
-	e := start(t, reconciler(step), step.Watch, countPasses(&passes))
+	e := start(t, reconciler(step), countPasses(&passes))
 	e.create("bad", 1, 0)
 	w := e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, ErrUndeclaredKind.Error()) {
@@ -307,7 +307,7 @@ func TestInvalidChildren(t *testing.T) {
 // step refuses to take it over.
 func TestChildConflict(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	other := e.create("other", 0, 0)
 	taken := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0", OwnerReferences: []metav1.OwnerReference{{
@@ -348,7 +348,7 @@ func TestUnownedChildren(t *testing.T) {
 		}, nil
 	}
 	step := NewUnownedStep("spread", desired, []Kind{Of(&corev1.ConfigMap{}), Of(&rbacv1.ClusterRole{})})
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	w := e.create("spread", 0, 0)
 	e.waitConditions("spread", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
@@ -398,7 +398,7 @@ func TestOwnedChildMustStayInNamespace(t *testing.T) {
 		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: req.Object.Name}}}, nil
 	}
 	step := NewStep("away", desired, []Kind{Of(&corev1.ConfigMap{})})
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	e.create("away", 0, 0)
 	w := e.waitConditions("away", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "NewUnownedStep") {
@@ -418,8 +418,8 @@ func TestGenerating(t *testing.T) {
 		}
 		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gen"}, Data: map[string]string{"value": fmt.Sprint(w.Spec.Value)}}}, nil
 	}
-	r, step := Generating("gen", []Kind{Of(&corev1.ConfigMap{})}, generate)
-	e := start(t, r, step.Watch)
+	r := Generating("gen", []Kind{Of(&corev1.ConfigMap{})}, generate)
+	e := start(t, r)
 	e.create("gen", 2, 0)
 	w := e.waitConditions("gen", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
 	if w.Status.Result != 20 {
@@ -461,7 +461,7 @@ func blindReads(c client.Client, until *time.Time) client.Client {
 func TestLaggingCache(t *testing.T) {
 	until := time.Now().Add(time.Hour)
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch, func(c client.Client) client.Client { return blindReads(c, &until) })
+	e := start(t, reconciler(step), func(c client.Client) client.Client { return blindReads(c, &until) })
 	until = time.Now().Add(3 * time.Second)
 	e.create("lag", 2, 0)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})

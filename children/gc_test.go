@@ -123,7 +123,7 @@ func TestGarbageCollectorCollectsChildren(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			step := NewStep("web", webApp, webKinds())
-			e := start(t, reconciler(step), step.Watch)
+			e := start(t, reconciler(step))
 			w := e.create("parent", 2, 1)
 			e.waitMembers([]member{
 				{Kind: "ConfigMap", Name: "cm-0", Owned: true}, {Kind: "ConfigMap", Name: "cm-1", Owned: true},
@@ -155,7 +155,7 @@ func TestGarbageCollectorCollectsChildren(t *testing.T) {
 func TestForegroundDeleteWaitsForChildren(t *testing.T) {
 	const hold = "children.test.bosun.dev/hold"
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	w := e.create("fg", 2, 0)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
@@ -217,7 +217,7 @@ func TestNamespaceDeletionReleasesObjects(t *testing.T) {
 		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: name}, Data: map[string]string{"value": "x"}}}, nil
 	}
 	step := NewUnownedStep("spread", desired, []Kind{Of(&corev1.ConfigMap{})})
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	names := []string{"a", "b"}
 	want := map[string]string{}

@@ -17,13 +17,11 @@ type GenerateFunc[T client.Object] func(ctx context.Context, req *bosun.Request[
 // Generating returns a whole reconciler, named name, whose one step keeps
 // the children that generate returns, of the given kinds, owned by the
 // object: the shortcut for operators that are "object in, children and
-// status out". Register it with Watch and Complete:
+// status out". The step watches its kinds itself, so setting it up is one
+// expression:
 //
-//	r, step := children.Generating("web", kinds, generate)
-//	b := bosun.ControllerManagedBy[*v1.Web](mgr)
-//	if err := step.Watch(b); err != nil { ... }
-//	return b.Complete(r)
-func Generating[T client.Object](name string, kinds []Kind, generate GenerateFunc[T], opts ...Option) (*bosun.Reconciler[T], *Step[T]) {
+//	return bosun.ControllerManagedBy[*v1.Web](mgr).Complete(children.Generating("web", kinds, generate))
+func Generating[T client.Object](name string, kinds []Kind, generate GenerateFunc[T], opts ...Option) *bosun.Reconciler[T] {
 	step := NewStep(name, func(ctx context.Context, req *bosun.Request[T]) ([]client.Object, error) {
 		var objs []client.Object
 		err := bosun.RollbackStatus(req.Object, func() error {
@@ -33,5 +31,5 @@ func Generating[T client.Object](name string, kinds []Kind, generate GenerateFun
 		})
 		return objs, err
 	}, kinds, opts...)
-	return &bosun.Reconciler[T]{Name: name, Steps: []bosun.Step[T]{step}}, step
+	return &bosun.Reconciler[T]{Name: name, Steps: []bosun.Step[T]{step}}
 }

@@ -57,16 +57,12 @@ func reconciler(step bosun.Step[*testapi.Widget]) *bosun.Reconciler[*testapi.Wid
 	return r
 }
 
-// watcher registers a step's watches; the predicate keeps the events of
-// the test's own children (a Step's Watch method is one).
-type watcher func(*bosun.Builder[*testapi.Widget], ...predicate.Predicate) error
-
-// start runs r over the Widgets of a new namespace, with the watches that
-// watch registers for children in that namespace, so that the children
+// start runs r over the Widgets of a new namespace, with the watches its
+// steps register filtered to children in that namespace, so that the children
 // that earlier tests left behind wake no Widget here. Widgets that are
 // children of a set (see TestCustomResourceChildReadiness) are not
 // reconciled themselves.
-func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch watcher, wrap ...func(client.Client) client.Client) *env {
+func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], wrap ...func(client.Client) client.Client) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
 	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}}
@@ -82,11 +78,7 @@ func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], watch watcher, wr
 		}
 		mgr = bosuntest.ManagerWithClient(mgr, c)
 		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
-		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, inNamespace)
-		if err := watch(b, here); err != nil {
-			return err
-		}
-		return b.Complete(r)
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(here).For(&testapi.Widget{}, inNamespace).Complete(r)
 	})
 	return e
 }

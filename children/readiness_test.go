@@ -133,7 +133,7 @@ func (e *env) childGeneration(name string) int64 {
 // generation than the one the step just applied.
 func TestCustomResourceChildReadiness(t *testing.T) {
 	step := NewStep("parts", partOf, []Kind{Of(&testapi.Widget{})})
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	e.create("crd", 1, 0)
 	ready := map[string]cond{
 		"WidgetReady":        {metav1.ConditionTrue, ReasonReady},

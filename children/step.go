@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
@@ -79,6 +80,14 @@ type config struct {
 	fieldOwner string
 	cleanup    time.Duration
 	adopt      bool
+	preds      []predicate.Predicate
+}
+
+// WithPredicates filters the events of the children's watches, which the
+// step registers itself (see Step.SetupWithBuilder): only those that pass
+// every predicate wake the parent.
+func WithPredicates(preds ...predicate.Predicate) Option {
+	return func(c *config) { c.preds = append(c.preds, preds...) }
 }
 
 // WithAdoption lets the step take over an existing object that holds the
@@ -122,6 +131,7 @@ var (
 	_ bosun.Step[client.Object]    = (*Step[client.Object])(nil)
 	_ bosun.Named                  = (*Step[client.Object])(nil)
 	_ bosun.ConditionOwner         = (*Step[client.Object])(nil)
+	_ bosun.Setuper[client.Object] = (*Step[client.Object])(nil)
 	_ bosun.Cleaner[client.Object] = (*UnownedStep[client.Object])(nil)
 )
 

@@ -27,7 +27,7 @@ import (
 // the user removes it, the set creates its own.
 func TestExistingObjectIsNotTakenOver(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0", Labels: map[string]string{"team": "theirs"}},
 		Data: map[string]string{"value": "theirs"}}
@@ -71,7 +71,7 @@ func TestExistingObjectIsNotTakenOver(t *testing.T) {
 // ConfigMap, without a change of the parent.
 func TestExistingObjectIsHealedWhenRemoved(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-1"}, Data: map[string]string{"value": "theirs"}}
 	if err := e.c.Create(ctx, theirs); err != nil {
@@ -90,7 +90,7 @@ func TestExistingObjectIsHealedWhenRemoved(t *testing.T) {
 // WithAdoption: it is applied over, labelled and owned.
 func TestAdoptionIsExplicit(t *testing.T) {
 	step := NewStep("web", webApp, webKinds(), WithAdoption())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0"}, Data: map[string]string{"value": "old"}}
 	if err := e.c.Create(ctx, theirs); err != nil {
@@ -121,7 +121,7 @@ func TestUnownedCleanupReadsTheServer(t *testing.T) {
 	// The cache never shows ConfigMaps: every read of them through the
 	// manager's client finds nothing.
 	until := time.Now().Add(time.Hour)
-	e := start(t, reconciler(step), step.Watch, func(c client.Client) client.Client { return blindReads(c, &until) })
+	e := start(t, reconciler(step), func(c client.Client) client.Client { return blindReads(c, &until) })
 	ctx := t.Context()
 	w := e.create("spread", 0, 0)
 	bosuntest.Eventually(t, func(ctx context.Context) error {
@@ -145,7 +145,7 @@ func TestDesiredFuncPanicIsRecovered(t *testing.T) {
 		return webApp(ctx, req)
 	}
 	step := NewStep("web", desired, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	e.create("unlucky", 13, 0)
 	e.create("fine", 1, 0)
 	e.waitConditions("unlucky", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, conditions.ReasonPanic}})
@@ -159,7 +159,7 @@ func TestDesiredFuncPanicIsRecovered(t *testing.T) {
 // leaves it exactly as it is, also when the parent is deleted.
 func TestChildOfAnotherParentIsAConflict(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0",
 		Labels: map[string]string{LabelSet: "web", LabelOwner: "5b0b7b4e-0000-4000-8000-000000000001"}},
@@ -184,7 +184,7 @@ func TestChildOfAnotherParentIsAConflict(t *testing.T) {
 // the step never created it, so a pass that prunes does not delete it.
 func TestPruneSparesObjectsControlledByAnother(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), step.Watch)
+	e := start(t, reconciler(step))
 	ctx := t.Context()
 	w := e.create("mine", 1, 0)
 	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
@@ -226,8 +226,8 @@ func TestGeneratePanicIsRecovered(t *testing.T) {
 		}
 		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gen-" + w.Name}, Data: map[string]string{"value": fmt.Sprint(w.Spec.Value)}}}, nil
 	}
-	r, step := Generating("gen", []Kind{Of(&corev1.ConfigMap{})}, generate)
-	e := start(t, r, step.Watch)
+	r := Generating("gen", []Kind{Of(&corev1.ConfigMap{})}, generate)
+	e := start(t, r)
 	e.create("unlucky", 13, 0)
 	e.create("fine", 2, 0)
 	w := e.waitConditions("unlucky", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, conditions.ReasonPanic}})
@@ -248,7 +248,7 @@ func TestGeneratePanicIsRecovered(t *testing.T) {
 func TestExistingObjectUnseenByTheCacheIsNotTakenOver(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
 	until := time.Now().Add(time.Hour)
-	e := start(t, reconciler(step), step.Watch, func(c client.Client) client.Client { return blindReads(c, &until) })
+	e := start(t, reconciler(step), func(c client.Client) client.Client { return blindReads(c, &until) })
 	ctx := t.Context()
 	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0"}, Data: map[string]string{"value": "theirs"}}
 	if err := e.c.Create(ctx, theirs); err != nil {

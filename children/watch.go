@@ -8,22 +8,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
 )
 
-// Watch registers the declared kinds with b: Owns for owned children, for
+// SetupWithBuilder registers the declared kinds with b, as
+// bosun.Builder.Complete asks every step to: Owns for owned children, for
 // unowned ones a watch that maps a child's owner annotations back to its
-// parent. Events on children pass preds, if any, first. It fails when a
-// kind is not in the manager's scheme.
-func (s *Step[T]) Watch(b *bosun.Builder[T], preds ...predicate.Predicate) error {
+// parent. Events on children pass the predicates of WithPredicates, if
+// any, first. It fails when a kind is not in the manager's scheme.
+func (s *Step[T]) SetupWithBuilder(b *bosun.Builder[T]) error {
 	ks, err := s.kinds(b.Manager().GetScheme())
 	if err != nil {
 		return fmt.Errorf("children step %q: %w", s.name, err)
 	}
-	filter := builder.WithPredicates(preds...)
+	filter := builder.WithPredicates(s.cfg.preds...)
 	for _, k := range ks {
 		if s.unowned {
 			b.Watches(k.Object, s.ownerHandler(), filter)

@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -146,20 +145,20 @@ func theme(ctx context.Context, c client.Reader, s *sitev1.Site) (string, error)
 func themeSecrets(s *sitev1.Site) []string { return []string{s.Spec.ThemeSecret} }
 
 // NewReconciler returns the engine reconciler for Sites, named
-// ControllerName, whose one step keeps the children Generate returns, and
-// that step, whose Watch registers the children's kinds. The reconciler's
+// ControllerName, whose one step keeps the children Generate returns and
+// wires its own watches: the children's kinds, so that a child changed or
+// deleted behind the operator's back is put back, and Secrets, so that a
+// change of a theme Secret re-renders the pages of every Site that names
+// it (found through the ThemeSecretIndex field index). The reconciler's
 // clients and recorder are filled in by SetupWithManager, or by the caller.
-func NewReconciler() (*bosun.Reconciler[*sitev1.Site], *children.Step[*sitev1.Site]) {
-	return children.Generating(ControllerName, Kinds(), Generate)
+func NewReconciler() *bosun.Reconciler[*sitev1.Site] {
+	r := children.Generating(ControllerName, Kinds(), Generate)
+	r.Steps[0] = bosun.WithSetup(r.Steps[0], watch.Referenced(&corev1.Secret{}, ThemeSecretIndex, themeSecrets))
+	return r
 }
 
-// SetupWithManager registers NewReconciler's reconciler with mgr. Besides
-// Sites it watches their ConfigMaps and Services, so that a child changed
-// or deleted behind the operator's back is put back, and Secrets: a change
-// of a theme Secret re-renders the pages of every Site that names it
-// (found through the ThemeSecretIndex field index, which SetupWithManager
-// adds to the manager's cache). The manager's scheme must hold the types of
-// AddToScheme.
+// SetupWithManager registers NewReconciler's reconciler with mgr. The
+// manager's scheme must hold the types of AddToScheme.
 func SetupWithManager(mgr ctrl.Manager) error {
 	return setup(mgr)
 }
@@ -168,16 +167,7 @@ func SetupWithManager(mgr ctrl.Manager) error {
 // children and on Secrets. The tests restrict each controller to its own
 // namespace this way.
 func setup(mgr ctrl.Manager, preds ...predicate.Predicate) error {
-	r, step := NewReconciler()
-	filter := builder.WithPredicates(preds...)
-	b := bosun.ControllerManagedBy[*sitev1.Site](mgr).For(&sitev1.Site{}, filter)
-	if err := step.Watch(b, preds...); err != nil {
-		return fmt.Errorf("site: %w", err)
-	}
-	if err := watch.Referenced(&corev1.Secret{}, ThemeSecretIndex, themeSecrets, filter)(b); err != nil {
-		return fmt.Errorf("site: %w", err)
-	}
-	if err := b.Complete(r); err != nil {
+	if err := bosun.ControllerManagedBy[*sitev1.Site](mgr).WithEventFilter(predicate.And(preds...)).Complete(NewReconciler()); err != nil {
 		return fmt.Errorf("site: %w", err)
 	}
 	return nil
