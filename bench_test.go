@@ -67,7 +67,7 @@ type benchStep struct{ compute }
 func (benchStep) Name() string         { return "compute" }
 func (benchStep) Conditions() []string { return []string{"Computed"} }
 
-func (s benchStep) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (s benchStep) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	w.Status.Result = s.result(w)
 	conds := w.Status.Conditions
@@ -91,7 +91,7 @@ func (h *handReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err := h.c.Get(ctx, types.NamespacedName{Name: w.Namespace}, &ns); err != nil {
 		return ctrl.Result{}, err
 	}
-	if ns.Annotations[bosun.PolicyAnnotation] == string(bosun.PolicySkip) {
+	if ns.Annotations[bosun.AnnotationReconcilePolicy] == string(bosun.PolicySkip) {
 		return ctrl.Result{}, nil
 	}
 	orig := w.DeepCopy()

@@ -261,7 +261,7 @@ func namespacePolicyChanged() predicate.Predicate {
 			if e.ObjectOld == nil || e.ObjectNew == nil {
 				return false
 			}
-			return e.ObjectOld.GetAnnotations()[PolicyAnnotation] != e.ObjectNew.GetAnnotations()[PolicyAnnotation]
+			return e.ObjectOld.GetAnnotations()[AnnotationReconcilePolicy] != e.ObjectNew.GetAnnotations()[AnnotationReconcilePolicy]
 		},
 	}
 }

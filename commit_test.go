@@ -30,7 +30,7 @@ func TestCommitPersistsMidPass(t *testing.T) {
 	f := newFixture(t)
 	writes := &bosuntest.WriteCounter{}
 	var interfered bool
-	mark := bosun.NewStep("mark", func(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	mark := bosun.NewStep("mark", func(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 		if req.Object.Annotations[markAnnotation] != "" {
 			return ctrl.Result{}, nil
 		}
@@ -46,7 +46,7 @@ func TestCommitPersistsMidPass(t *testing.T) {
 			metav1.SetMetaDataAnnotation(&req.Object.ObjectMeta, markAnnotation, "set")
 			err := req.Commit(ctx)
 			if !apierrors.IsConflict(err) {
-				return ctrl.Result{}, fmt.Errorf("commit over a newer version = %v, want a conflict", err)
+				return ctrl.Result{}, fmt.Errorf("commit over a newer version = %w, want a conflict", err)
 			}
 			if err := req.Reload(ctx); err != nil {
 				return ctrl.Result{}, err
@@ -64,7 +64,7 @@ func TestCommitPersistsMidPass(t *testing.T) {
 		}
 		return ctrl.Result{}, nil
 	})
-	fail := bosun.NewStep("fail", func(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	fail := bosun.NewStep("fail", func(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 		return ctrl.Result{}, conditions.Terminal("Broken", errors.New("broken after the mark"))
 	})
 	f.run(&bosun.Reconciler[*testapi.Widget]{Name: "commit", Steps: []bosun.Step[*testapi.Widget]{mark, fail}},

@@ -58,7 +58,7 @@ func OrderedJoin[T client.Object](steps ...Step[T]) *Group[T] {
 }
 
 // ParallelJoin runs the Do of every step concurrently and joins their
-// outcomes as flow.ParallelJoin does. The steps share the Request: they
+// outcomes as flow.ParallelJoin does. The steps share the Pass: they
 // must not change the same parts of the object, and must guard what they
 // share.
 func ParallelJoin[T client.Object](steps ...Step[T]) *Group[T] {
@@ -89,7 +89,7 @@ func (g *Group[T]) Name() string {
 func (g *Group[T]) Steps() []Step[T] { return g.steps }
 
 // Do runs the steps' Do with the group's combinator.
-func (g *Group[T]) Do(ctx context.Context, req *Request[T]) (ctrl.Result, error) {
+func (g *Group[T]) Do(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
 	actions := make([]flow.Action, len(g.steps))
 	for i, s := range g.steps {
 		actions[i] = req.Action(s)
@@ -115,7 +115,7 @@ type Wrapper[T client.Object] struct {
 	conds  []string
 	setups []Setuper[T]
 	err    error // a configuration error, reported by Validate
-	do     func(ctx context.Context, req *Request[T], inner flow.Action) (ctrl.Result, error)
+	do     func(ctx context.Context, req *Pass[T], inner flow.Action) (ctrl.Result, error)
 }
 
 var (
@@ -127,12 +127,12 @@ var (
 // If runs the Do of step only when pred, called with the request as the
 // Do phase reaches it, returns true. The step's Cleanup, Post and Observe
 // run whatever pred says.
-func If[T client.Object](pred func(req *Request[T]) bool, step Step[T]) *Wrapper[T] {
+func If[T client.Object](pred func(req *Pass[T]) bool, step Step[T]) *Wrapper[T] {
 	w := &Wrapper[T]{kind: "If", step: step}
 	if pred == nil {
 		w.err = fmt.Errorf("If: the predicate is nil")
 	}
-	w.do = func(ctx context.Context, req *Request[T], inner flow.Action) (ctrl.Result, error) {
+	w.do = func(ctx context.Context, req *Pass[T], inner flow.Action) (ctrl.Result, error) {
 		if !pred(req) {
 			return flow.Continue()
 		}
@@ -149,7 +149,7 @@ func Timeout[T client.Object](d time.Duration, step Step[T]) *Wrapper[T] {
 	if d <= 0 {
 		w.err = fmt.Errorf("Timeout: the duration must be positive, got %s", d)
 	}
-	w.do = func(ctx context.Context, _ *Request[T], inner flow.Action) (ctrl.Result, error) {
+	w.do = func(ctx context.Context, _ *Pass[T], inner flow.Action) (ctrl.Result, error) {
 		return flow.Timeout(d, inner).Run(ctx)
 	}
 	return w
@@ -165,7 +165,7 @@ func Retry[T client.Object](limit int, interval time.Duration, step Step[T]) *Wr
 	case interval < 0:
 		w.err = fmt.Errorf("Retry: the interval must not be negative, got %s", interval)
 	}
-	w.do = func(ctx context.Context, _ *Request[T], inner flow.Action) (ctrl.Result, error) {
+	w.do = func(ctx context.Context, _ *Pass[T], inner flow.Action) (ctrl.Result, error) {
 		return flow.RetryWithInterval(limit, interval, inner).Run(ctx)
 	}
 	return w
@@ -224,7 +224,7 @@ func (w *Wrapper[T]) Steps() []Step[T] { return []Step[T]{w.step} }
 func (w *Wrapper[T]) Conditions() []string { return w.conds }
 
 // Do runs the wrapped step's Do as the wrapper says.
-func (w *Wrapper[T]) Do(ctx context.Context, req *Request[T]) (ctrl.Result, error) {
+func (w *Wrapper[T]) Do(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
 	inner := req.Action(w.step)
 	if w.do == nil {
 		return inner.Run(ctx)

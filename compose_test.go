@@ -30,7 +30,7 @@ func TestCompositesAreSteps(t *testing.T) {
 	b := &traced{name: "b", tr: tr, do: func() (ctrl.Result, error) { return ctrl.Result{}, errors.New("b failed") }}
 	c := &traced{name: "c", tr: tr}
 	d := &traced{name: "d", tr: tr}
-	skip := func(*bosun.Request[*testapi.Widget]) bool { return false }
+	skip := func(*bosun.Pass[*testapi.Widget]) bool { return false }
 	steps := []widgetStep{
 		bosun.Join(a, bosun.WithConditions[*testapi.Widget](b, "BReady")).Named("ab"),
 		bosun.If(skip, widgetStep(c)),
@@ -135,7 +135,7 @@ func TestCompositeRunsItsCombinator(t *testing.T) {
 		{
 			name: "if runs the step when the predicate holds",
 			steps: func(tr *trace) []widgetStep {
-				return []widgetStep{bosun.If(func(req *bosun.Request[*testapi.Widget]) bool { return req.Object.Spec.Value == 6 },
+				return []widgetStep{bosun.If(func(req *bosun.Pass[*testapi.Widget]) bool { return req.Object.Spec.Value == 6 },
 					widgetStep(&traced{name: "a", tr: tr}))}
 			},
 			wantDo: []string{"a.do"},
@@ -143,7 +143,7 @@ func TestCompositeRunsItsCombinator(t *testing.T) {
 		{
 			name: "if skips the step when the predicate fails, and the next runs",
 			steps: func(tr *trace) []widgetStep {
-				return []widgetStep{bosun.If(func(req *bosun.Request[*testapi.Widget]) bool { return req.Object.Spec.Value != 6 },
+				return []widgetStep{bosun.If(func(req *bosun.Pass[*testapi.Widget]) bool { return req.Object.Spec.Value != 6 },
 					widgetStep(&traced{name: "a", tr: tr})), &traced{name: "b", tr: tr}}
 			},
 			wantDo: []string{"b.do"},
@@ -159,7 +159,7 @@ func TestCompositeRunsItsCombinator(t *testing.T) {
 		{
 			name: "timeout ends a step that overruns",
 			steps: func(tr *trace) []widgetStep {
-				return []widgetStep{bosun.Timeout(time.Millisecond, widgetStep(bosun.NewStep("slow", func(ctx context.Context, _ *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+				return []widgetStep{bosun.Timeout(time.Millisecond, widgetStep(bosun.NewStep("slow", func(ctx context.Context, _ *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 					tr.add("slow.do")
 					<-ctx.Done()
 					return ctrl.Result{}, ctx.Err()

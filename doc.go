@@ -13,7 +13,7 @@
 // observedGeneration) and writes the object back only when something
 // changed. A 409 Conflict on a write is a silent requeue.
 //
-// Steps see the object through a Request, which also carries the clients,
+// Steps see the object through a Pass, which also carries the clients,
 // the logger, the event recorder, the policy in force and typed per-request
 // Values. A step may clean up (Cleaner), run after the others (Poster), own
 // conditions (ConditionOwner), refresh its observations under the skip policy

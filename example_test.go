@@ -37,7 +37,7 @@ func ExampleReconciler() {
 		&testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "zero"}, Spec: testapi.WidgetSpec{Value: 6}},
 	).Build()
 
-	divide := bosun.NewStep("divide", func(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	divide := bosun.NewStep("divide", func(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 		w := req.Object
 		if w.Spec.Divisor == 0 {
 			return ctrl.Result{}, conditions.Terminal("ZeroDivisor", errors.New("divisor is zero"))

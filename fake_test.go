@@ -89,7 +89,7 @@ type traced struct {
 
 func (s *traced) Name() string { return s.name }
 
-func (s *traced) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (s *traced) Do(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	s.tr.add(s.name + ".do")
 	if s.do != nil {
 		return s.do()
@@ -97,7 +97,7 @@ func (s *traced) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
-func (s *traced) Cleanup(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (s *traced) Cleanup(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	s.tr.add(s.name + ".cleanup")
 	if s.cleanup != nil {
 		return s.cleanup()
@@ -105,7 +105,7 @@ func (s *traced) Cleanup(context.Context, *bosun.Request[*testapi.Widget]) (ctrl
 	return ctrl.Result{}, nil
 }
 
-func (s *traced) Post(context.Context, *bosun.Request[*testapi.Widget]) error {
+func (s *traced) Post(context.Context, *bosun.Pass[*testapi.Widget]) error {
 	s.tr.add(s.name + ".post")
 	return s.post
 }
@@ -176,7 +176,7 @@ func TestSkipAndDetachReleaseWithoutCleanup(t *testing.T) {
 	for _, policy := range []bosun.Policy{bosun.PolicySkip, bosun.PolicyDetachOnDelete} {
 		t.Run(string(policy), func(t *testing.T) {
 			tr := &trace{}
-			c := fakeClient(t, nil, fakeWidget("w", []string{testFinalizer}, true, map[string]string{bosun.PolicyAnnotation: string(policy)}))
+			c := fakeClient(t, nil, fakeWidget("w", []string{testFinalizer}, true, map[string]string{bosun.AnnotationReconcilePolicy: string(policy)}))
 			r := &bosun.Reconciler[*testapi.Widget]{Name: "detach", Client: c, Finalizer: testFinalizer,
 				Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}}}
 			_, w, err := reconcileWidget(t, r, c, "w")
@@ -338,7 +338,7 @@ type conditionSteps struct {
 func (s *conditionSteps) Name() string         { return "conds" }
 func (s *conditionSteps) Conditions() []string { return []string{"A", "B"} }
 
-func (s *conditionSteps) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (s *conditionSteps) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	conds := req.Object.Status.Conditions
 	for typ, st := range map[string]metav1.ConditionStatus{"A": s.a, "B": s.b} {
 		if st != "" {
@@ -407,7 +407,7 @@ func TestOwnedByOtherInstance(t *testing.T) {
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	}
-	c := fakeClient(t, funcs, fakeWidget("w", nil, false, map[string]string{bosun.InstanceAnnotation: "b", bosun.PolicyAnnotation: "bogus"}))
+	c := fakeClient(t, funcs, fakeWidget("w", nil, false, map[string]string{bosun.AnnotationOperatorInstance: "b", bosun.AnnotationReconcilePolicy: "bogus"}))
 	rec := events.NewFakeRecorder(10)
 	r := &bosun.Reconciler[*testapi.Widget]{Name: "instance", Client: c, Instance: "a", Recorder: rec, Finalizer: testFinalizer,
 		Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}}}
@@ -462,7 +462,7 @@ func TestNotFoundIsQuiet(t *testing.T) {
 
 func TestNamespaceAnnotationReadFromCache(t *testing.T) {
 	tr := &trace{}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Annotations: map[string]string{bosun.PolicyAnnotation: "bogus"}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Annotations: map[string]string{bosun.AnnotationReconcilePolicy: "bogus"}}}
 	c := fakeClient(t, nil, ns, fakeWidget("w", nil, false, nil))
 	r := &bosun.Reconciler[*testapi.Widget]{Name: "ns-policy", Client: c, Finalizer: testFinalizer, Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}}}
 	res, w, err := reconcileWidget(t, r, c, "w")
@@ -482,7 +482,7 @@ var reconcileTerminal = reconcile.TerminalError(nil)
 
 func TestSkipEventOnce(t *testing.T) {
 	j := newJournal()
-	c := fakeClient(t, nil, fakeWidget("w", nil, false, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)}))
+	c := fakeClient(t, nil, fakeWidget("w", nil, false, map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)}))
 	rec := events.NewFakeRecorder(10)
 	r := &bosun.Reconciler[*testapi.Widget]{Name: "skip", Client: c, Recorder: rec, Finalizer: testFinalizer,
 		Steps: []bosun.Step[*testapi.Widget]{&divide{j: j}, &output{j: j}}}

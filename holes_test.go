@@ -37,7 +37,7 @@ func TestNoOpWriteDoesNotWedgeObject(t *testing.T) {
 	r := &bosun.Reconciler[*testapi.Widget]{
 		Name: "noop-write",
 		Steps: []bosun.Step[*testapi.Widget]{
-			bosun.NewStep("prune", func(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+			bosun.NewStep("prune", func(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 				passes.Add(1)
 				req.Object.Status.Pruned = "dropped by the server"
 				req.Object.Status.Result = req.Object.Spec.Value
@@ -63,7 +63,7 @@ type noisy struct{}
 
 func (noisy) Conditions() []string { return []string{"Noisy"} }
 
-func (noisy) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (noisy) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	msg := strings.Repeat("every child is unwell; ", 100_000/23)
 	c := conditions.Find(w.Status.Conditions, "Noisy")
@@ -104,7 +104,7 @@ func (f *fixture) setNamespacePolicy(value string) {
 		f.t.Fatal(err)
 	}
 	patch := client.MergeFrom(ns.DeepCopy())
-	metav1.SetMetaDataAnnotation(&ns.ObjectMeta, bosun.PolicyAnnotation, value)
+	metav1.SetMetaDataAnnotation(&ns.ObjectMeta, bosun.AnnotationReconcilePolicy, value)
 	if err := f.c.Patch(context.Background(), ns, patch); err != nil {
 		f.t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestNamespacePolicyChangeReconcilesObjects(t *testing.T) {
 	j := newJournal()
 	f.run(newReconciler("namespace-policy-change", j, true), runOptions{})
 	f.create("plain", 6, 3, nil)
-	f.create("empty", 6, 3, map[string]string{bosun.PolicyAnnotation: ""})
+	f.create("empty", 6, 3, map[string]string{bosun.AnnotationReconcilePolicy: ""})
 	for _, name := range []string{"plain", "empty"} {
 		bosuntest.Eventually(t, func(context.Context) error {
 			if j.count(j.observes, name) == 0 {
@@ -156,25 +156,25 @@ type phasePanicker struct{}
 
 func (phasePanicker) Name() string { return "phase-panicker" }
 
-func (phasePanicker) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (phasePanicker) Do(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	return ctrl.Result{}, nil
 }
 
-func (phasePanicker) Cleanup(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (phasePanicker) Cleanup(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	if req.Object.Spec.Value == 1 {
 		panic("cleanup blew up")
 	}
 	return ctrl.Result{}, nil
 }
 
-func (phasePanicker) Post(_ context.Context, req *bosun.Request[*testapi.Widget]) error {
+func (phasePanicker) Post(_ context.Context, req *bosun.Pass[*testapi.Widget]) error {
 	if req.Object.Spec.Value == 2 {
 		panic("post blew up")
 	}
 	return nil
 }
 
-func (phasePanicker) Observe(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (phasePanicker) Observe(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	if req.Object.Spec.Value == 3 {
 		panic("observe blew up")
 	}
@@ -194,7 +194,7 @@ func TestPanicInAnyPhaseIsRecovered(t *testing.T) {
 	p := phasePanicker{}
 	r := &bosun.Reconciler[*testapi.Widget]{
 		Name: "phase-panic",
-		Steps: []bosun.Step[*testapi.Widget]{bosun.If(func(req *bosun.Request[*testapi.Widget]) bool {
+		Steps: []bosun.Step[*testapi.Widget]{bosun.If(func(req *bosun.Pass[*testapi.Widget]) bool {
 			if req.Object.Spec.Value == 4 {
 				panic("predicate blew up")
 			}
@@ -205,7 +205,7 @@ func TestPanicInAnyPhaseIsRecovered(t *testing.T) {
 	f.run(r, runOptions{counter: counter})
 	f.create("cleanup", 1, 1, nil)
 	f.create("post", 2, 1, nil)
-	f.create("observe", 3, 1, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)})
+	f.create("observe", 3, 1, map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)})
 	f.create("workflow", 4, 1, nil)
 	f.create("fine", 5, 1, nil)
 	f.waitReady("fine", metav1.ConditionTrue, conditions.ReasonSucceeded)
@@ -254,7 +254,7 @@ type reporter struct {
 func (*reporter) Name() string         { return "reporter" }
 func (*reporter) Conditions() []string { return []string{"Synced"} }
 
-func (*reporter) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (*reporter) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	conditions.Set(&w.Status.Conditions, metav1.Condition{Type: "Synced", Status: metav1.ConditionTrue, Reason: "Synced", ObservedGeneration: w.Generation}, metav1.Now())
 	if w.Spec.Mode == "" && w.Spec.Value == 7 {
@@ -264,7 +264,7 @@ func (*reporter) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctr
 	return ctrl.Result{}, nil
 }
 
-func (r *reporter) WriteFailed(req *bosun.Request[*testapi.Widget], w bosun.EngineWrite, err error) {
+func (r *reporter) WriteFailed(req *bosun.Pass[*testapi.Widget], w bosun.EngineWrite, err error) {
 	r.mu.Lock()
 	r.writes = append(r.writes, w)
 	r.mu.Unlock()
@@ -421,7 +421,7 @@ func TestFailedClaimIsReported(t *testing.T) {
 	f.refuseFinalizer()
 	rep := &reporter{}
 	counter := &bosuntest.ReconcileCounter{}
-	cleaner := bosun.NewStep("noop", func(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil })
+	cleaner := bosun.NewStep("noop", func(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil })
 	r := &bosun.Reconciler[*testapi.Widget]{
 		Name:      "claim-failed",
 		Steps:     []bosun.Step[*testapi.Widget]{rep, cleanerStep{cleaner}},
@@ -450,7 +450,7 @@ type cleanerStep struct {
 	bosun.StepFunc[*testapi.Widget]
 }
 
-func (cleanerStep) Cleanup(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (cleanerStep) Cleanup(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	return ctrl.Result{}, nil
 }
 
@@ -469,7 +469,7 @@ func TestFailedReleaseIsReported(t *testing.T) {
 		"!has(object.metadata.labels) || !('keep' in object.metadata.labels) || (has(object.metadata.finalizers) && '%s' in object.metadata.finalizers) || "+
 			"!has(oldObject.metadata.finalizers) || !('%s' in oldObject.metadata.finalizers)", keptFinalizer, keptFinalizer))
 	rep := &reporter{}
-	cleaner := bosun.NewStep("noop", func(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil })
+	cleaner := bosun.NewStep("noop", func(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil })
 	f.run(&bosun.Reconciler[*testapi.Widget]{
 		Name:      "release-failed",
 		Steps:     []bosun.Step[*testapi.Widget]{rep, cleanerStep{cleaner}},
@@ -523,11 +523,11 @@ type healthy struct{}
 func (healthy) Name() string         { return "healthy" }
 func (healthy) Conditions() []string { return []string{"Healthy"} }
 
-func (h healthy) Do(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (h healthy) Do(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	return h.Observe(ctx, req)
 }
 
-func (healthy) Observe(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (healthy) Observe(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	conditions.Set(&w.Status.Conditions, metav1.Condition{
 		Type: "Healthy", Status: metav1.ConditionTrue, Reason: "Fine", Message: "all is well", ObservedGeneration: w.Generation,
@@ -543,7 +543,7 @@ func (f *fixture) setPolicy(name, value string) {
 		f.t.Fatal(err)
 	}
 	patch := client.MergeFrom(w.DeepCopy())
-	metav1.SetMetaDataAnnotation(&w.ObjectMeta, bosun.PolicyAnnotation, value)
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, bosun.AnnotationReconcilePolicy, value)
 	if err := f.c.Patch(context.Background(), w, patch); err != nil {
 		f.t.Fatal(err)
 	}
@@ -565,7 +565,7 @@ func TestSkipWithoutObserversSaysPaused(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.run(&bosun.Reconciler[*testapi.Widget]{Name: "skip-blind", Steps: []bosun.Step[*testapi.Widget]{panicker{}}}, runOptions{})
-	f.create("w", 1, 1, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)})
+	f.create("w", 1, 1, map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)})
 	w := f.waitReady("w", metav1.ConditionFalse, conditions.ReasonReconcilePaused)
 	if msg := readyMessage(w); !strings.Contains(msg, `"skip"`) {
 		t.Errorf("Ready message %q does not name the skip policy", msg)
@@ -586,7 +586,7 @@ func TestSkipKeepsObservedHealthAndSaysPaused(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.run(&bosun.Reconciler[*testapi.Widget]{Name: "skip-observer", Steps: []bosun.Step[*testapi.Widget]{healthy{}}}, runOptions{})
-	f.create("w", 1, 1, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)})
+	f.create("w", 1, 1, map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)})
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		w, err := f.get(ctx, "w")
 		if err != nil {

@@ -190,7 +190,7 @@ type ownsA struct {
 func (*ownsA) Name() string         { return "owns-a" }
 func (*ownsA) Conditions() []string { return []string{"A"} }
 
-func (s *ownsA) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (s *ownsA) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	if w.Labels["touched"] == "again" && s.touched.Load() == nil {
 		now := time.Now()
@@ -213,7 +213,7 @@ type ownsB struct{}
 func (ownsB) Name() string         { return "owns-b" }
 func (ownsB) Conditions() []string { return []string{"B"} }
 
-func (ownsB) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (ownsB) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	if w.Spec.Value >= 2 {
 		conds := w.Status.Conditions
@@ -315,7 +315,7 @@ type flaky struct {
 
 func (*flaky) Name() string { return "flaky" }
 
-func (s *flaky) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (s *flaky) Do(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++

@@ -128,7 +128,7 @@ func TestInvalidPolicy(t *testing.T) {
 	j := newJournal()
 	counter := &bosuntest.ReconcileCounter{}
 	f.run(newReconciler("invalid-policy", j, true), runOptions{counter: counter})
-	f.create("w", 1, 1, map[string]string{bosun.PolicyAnnotation: "sometimes"})
+	f.create("w", 1, 1, map[string]string{bosun.AnnotationReconcilePolicy: "sometimes"})
 	w := f.waitReady("w", metav1.ConditionFalse, conditions.ReasonInvalidPolicy)
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, `"sometimes"`) {
 		t.Errorf("Ready message %q does not name the value", msg)
@@ -143,7 +143,7 @@ func TestInvalidPolicy(t *testing.T) {
 
 	// Fixing the value lets the object be managed.
 	patch := client.MergeFrom(w.DeepCopy())
-	w.Annotations[bosun.PolicyAnnotation] = string(bosun.PolicyManage)
+	w.Annotations[bosun.AnnotationReconcilePolicy] = string(bosun.PolicyManage)
 	if err := f.c.Patch(context.Background(), w, patch); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestSkipPolicyChangesOnlyStatus(t *testing.T) {
 	f := newFixture(t)
 	j := newJournal()
 	f.run(newReconciler("skip", j, true), runOptions{})
-	created := f.create("w", 6, 3, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)})
+	created := f.create("w", 6, 3, map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)})
 	var got *testapi.Widget
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		w, err := f.get(ctx, "w")
@@ -271,14 +271,14 @@ func TestNamespacePolicyApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(ns.DeepCopy())
-	ns.Annotations = map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)}
+	ns.Annotations = map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)}
 	if err := f.c.Patch(context.Background(), ns, patch); err != nil {
 		t.Fatal(err)
 	}
 	j := newJournal()
 	f.run(newReconciler("namespace-policy", j, true), runOptions{})
 	f.create("inherits", 6, 3, nil)
-	f.create("overrides", 6, 3, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicyManage)})
+	f.create("overrides", 6, 3, map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicyManage)})
 	f.waitReady("overrides", metav1.ConditionTrue, conditions.ReasonSucceeded)
 	bosuntest.Eventually(t, func(context.Context) error {
 		if j.count(j.observes, "inherits") == 0 {
@@ -331,7 +331,7 @@ func TestDetachOnDeleteKeepsOutput(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.run(newReconciler("detach", newJournal(), true), runOptions{})
-	f.create("w", 6, 3, map[string]string{bosun.PolicyAnnotation: string(bosun.PolicyDetachOnDelete)})
+	f.create("w", 6, 3, map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicyDetachOnDelete)})
 	w := f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
 	if !controllerutil.ContainsFinalizer(w, testFinalizer) {
 		t.Fatalf("finalizers = %v, want %s", w.Finalizers, testFinalizer)
@@ -387,9 +387,9 @@ func TestTwoInstancesReconcileDisjointObjects(t *testing.T) {
 		var ann map[string]string
 		switch i % 3 {
 		case 0:
-			ann = map[string]string{bosun.InstanceAnnotation: "a"}
+			ann = map[string]string{bosun.AnnotationOperatorInstance: "a"}
 		case 1:
-			ann = map[string]string{bosun.InstanceAnnotation: "b"}
+			ann = map[string]string{bosun.AnnotationOperatorInstance: "b"}
 		}
 		f.create(name, 1, 1, ann)
 		names = append(names, name)
@@ -403,7 +403,7 @@ func TestTwoInstancesReconcileDisjointObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		owner := w.Annotations[bosun.InstanceAnnotation]
+		owner := w.Annotations[bosun.AnnotationOperatorInstance]
 		j.mu.Lock()
 		got := j.instances[name]
 		j.mu.Unlock()

@@ -175,7 +175,7 @@ type divide struct {
 func (d *divide) Name() string         { return "divide" }
 func (d *divide) Conditions() []string { return []string{"Computed"} }
 
-func (d *divide) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (d *divide) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	d.j.mu.Lock()
 	d.j.do[w.Name]++
@@ -195,7 +195,7 @@ func (d *divide) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctr
 }
 
 // Observe records that it ran and marks the result as observed only.
-func (d *divide) Observe(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (d *divide) Observe(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	d.j.mu.Lock()
 	d.j.observes[req.Object.Name]++
 	d.j.mu.Unlock()
@@ -204,7 +204,7 @@ func (d *divide) Observe(_ context.Context, req *bosun.Request[*testapi.Widget])
 }
 
 // Post counts its calls.
-func (d *divide) Post(_ context.Context, req *bosun.Request[*testapi.Widget]) error {
+func (d *divide) Post(_ context.Context, req *bosun.Pass[*testapi.Widget]) error {
 	d.j.mu.Lock()
 	defer d.j.mu.Unlock()
 	d.j.posts[req.Object.Name]++
@@ -220,7 +220,7 @@ type output struct {
 
 func (o *output) Name() string { return "output" }
 
-func (o *output) Do(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (o *output) Do(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	o.j.mu.Lock()
 	_, seen := o.j.finalizerAtFirstDo[w.Name]
@@ -247,7 +247,7 @@ func (o *output) Do(ctx context.Context, req *bosun.Request[*testapi.Widget]) (c
 	return ctrl.Result{}, err
 }
 
-func (o *output) Cleanup(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (o *output) Cleanup(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: req.Object.Namespace, Name: outputName(req.Object.Name)}}
 	if err := req.Client.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
@@ -258,7 +258,7 @@ func (o *output) Cleanup(ctx context.Context, req *bosun.Request[*testapi.Widget
 // panicker panics in Do for Widgets whose value is 666.
 type panicker struct{}
 
-func (panicker) Do(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (panicker) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	if req.Object.Spec.Value == 666 {
 		panic("the number of the beast")
 	}

@@ -105,7 +105,7 @@ func newMetricSet(controller string, stepNames []string) *metricSet {
 }
 
 // observe records one run of a phase. Steps the set does not know (run
-// through Request.Action without being in the reconciler's tree of steps)
+// through Pass.Action without being in the reconciler's tree of steps)
 // are not recorded.
 func (m *metricSet) observe(step string, phase Phase, d time.Duration, err error) {
 	if m == nil {

@@ -2,390 +2,166 @@ package bosun
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"runtime/debug"
+	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/flow"
 )
 
-// pass is the state of one reconcile.
-type pass[T client.Object] struct {
-	r   *Reconciler[T]
-	p   *prepared[T]
-	req *Request[T]
-	key types.NamespacedName
-	// overwritten are the resource versions this pass's writes replaced
-	// with newer ones.
-	overwritten []string
+// Pass is what a step sees of one reconcile: the object and everything
+// needed to act on it.
+type Pass[T client.Object] struct {
+	// Controller is the name of the reconciler (Reconciler.Name), which
+	// steps use as their field owner for server-side apply.
+	Controller string
+	// Object is the working copy of the object. Steps change it; the engine
+	// is its one writer: at the end of the pass it writes what changed since
+	// Original (metadata and spec, then the status subresource), guarded by
+	// Original's resourceVersion, and writes nothing when nothing changed.
+	// A step that must persist a change before the pass ends (a mark that
+	// must survive a crash in the next call) uses Commit.
+	Object T
+	// Original is the object as the pass last knew it stored: as loaded
+	// (after the engine committed its claim), then as Commit or Reload left
+	// it. It is the base of the engine's final write. Steps must neither
+	// change nor replace it.
+	Original T
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server directly, bypassing the cache.
+	APIReader client.Reader
+	// Log is the logger of this reconcile, with the controller name, the
+	// object's namespace and name, and the reconcile ID.
+	Log logr.Logger
+	// Recorder records events.k8s.io events. It may discard them, but it is
+	// never nil.
+	Recorder events.EventRecorder
+	// Policy is the reconcile policy in force for this reconcile.
+	Policy Policy
+	// Values carries data from one step to later steps of the same reconcile.
+	Values *Values
+
+	metrics *metricSet
+	// wroteOver, when set, is told of every version of the object a write
+	// of the pass replaced (see passState.wroteOver).
+	wroteOver func(rv string, after client.Object)
 }
 
-// conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
-func (ps *pass[T]) conflictRequeue(during string) ctrl.Result {
-	ps.req.Log.V(1).Info("conflict, requeueing", "during", during)
-	return ctrl.Result{RequeueAfter: ConflictRequeueDelay}
-}
-
-func (ps *pass[T]) event(eventtype, reason, action, note string, args ...any) {
-	ps.p.recorder.Eventf(ps.req.Object, nil, eventtype, reason, action, note, args...)
-}
-
-func (ps *pass[T]) run(ctx context.Context) (ctrl.Result, error) {
-	r, req := ps.r, ps.req
-	obj := req.Object
-
-	// Ownership, first: another instance's object gets no writes and no
-	// events beyond the one warning, whatever its policy.
-	if r.Instance != "" {
-		if owner := obj.GetAnnotations()[InstanceAnnotation]; owner != "" && owner != r.Instance {
-			if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
-				ps.event(corev1.EventTypeWarning, EventOwnedElsewhere, "Reconcile",
-					"object belongs to operator instance %q, not %q", owner, r.Instance)
-			}
-			req.Log.V(1).Info("object owned by another instance", "instance", owner)
-			return ctrl.Result{}, nil
-		}
-		r.foreign.Delete(ps.key)
-	}
-
-	// Policy.
-	policy, err := ps.policy(ctx)
+// Commit writes the changes made so far to the object's metadata and spec
+// (everything but its status) at once, guarded by the resourceVersion of
+// Original, and advances the pass's view: Original becomes the object
+// as written, and Object the same with the status this pass has computed
+// so far. The engine's final write then builds on it. Nothing is written
+// when nothing changed.
+//
+// A Conflict (the object changed, or was deleted and made again, since the
+// pass read it) or a NotFound is returned wrapped; the step should end the
+// pass with it (the engine requeues a Conflict quietly), or Reload and try
+// again.
+func (r *Pass[T]) Commit(ctx context.Context) error {
+	data, err := client.MergeFrom(r.Original).Data(r.Object)
 	if err != nil {
-		if errors.Is(err, ErrUnknownPolicy) {
-			return ps.invalidPolicy(ctx, err)
-		}
-		return ctrl.Result{}, err
+		return fmt.Errorf("committing: computing changes: %w", err)
 	}
-	req.Policy = policy
-	req.Log = req.Log.WithValues("policy", string(policy))
-	ctx = logr.NewContext(ctx, req.Log)
-	if policy == PolicySkip {
-		if _, seen := r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
-			ps.event(corev1.EventTypeNormal, EventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
-		}
-	} else {
-		r.skipSeen.Delete(ps.key)
+	var parts map[string]json.RawMessage
+	if err := json.Unmarshal(data, &parts); err != nil {
+		return fmt.Errorf("committing: computing changes: %w", err)
 	}
-
-	deleting := req.Deleting()
-	ours := r.Finalizer != "" && controllerutil.ContainsFinalizer(obj, r.Finalizer)
-	if deleting && !ours {
-		// Nothing of ours to release: the object goes away without us.
-		return ctrl.Result{}, nil
+	delete(parts, "status")
+	if len(parts) == 0 {
+		return nil
 	}
-
-	// Claim before act.
-	if !deleting && policy != PolicySkip {
-		if done, res, err := ps.claim(ctx); done {
-			return res, err
-		}
-	}
-
-	// Act.
-	var res ctrl.Result
-	released := false
-	switch {
-	case deleting && policy == PolicyManage:
-		res, err = ps.cleanup(ctx)
-		if !flow.Interrupts(res, err) {
-			controllerutil.RemoveFinalizer(req.Object, r.Finalizer)
-			released = true
-		}
-	case deleting:
-		// Detach (or skip): nothing is undone, the object is let go.
-		controllerutil.RemoveFinalizer(req.Object, r.Finalizer)
-		released = true
-	case policy == PolicySkip:
-		res, err = ps.observe(ctx)
-	default:
-		res, err = ps.do(ctx)
-	}
-
-	// Post, always.
-	res, err = flow.JoinResults(flow.Outcome{Result: res, Err: err}, flow.Outcome{Err: ps.post(ctx)})
-	res, err = flow.IgnoreExit(res, err)
-	if err != nil && apierrors.IsConflict(err) {
-		return ps.conflictRequeue("step"), nil
-	}
-
-	if released {
-		return ps.release(ctx, policy, res, err)
-	}
-
-	// Conditions.
-	newError := ps.setConditions(err)
-	var severity conditions.Severity
+	rv := r.Original.GetResourceVersion()
+	body, err := withResourceVersion(parts, rv)
 	if err != nil {
-		_, severity, _ = conditions.FromError(err)
+		return fmt.Errorf("committing: %w", err)
 	}
-
-	// Save.
-	if done, serr := ps.save(ctx); serr != nil {
-		if apierrors.IsConflict(serr) {
-			return ps.conflictRequeue("save"), nil
-		}
-		if mw := (*mainWriteError)(nil); errors.As(serr, &mw) {
-			return ps.writeFailed(ctx, WriteSave, mw.err)
-		}
-		return ctrl.Result{}, serr
-	} else if done {
-		return ctrl.Result{}, nil
+	written := r.Original.DeepCopyObject().(T)
+	if err := r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("committing: %w", err)
 	}
-	if newError {
-		reason, _, msg := conditions.FromError(err)
-		ps.event(corev1.EventTypeWarning, reason, "Reconcile", "%s", msg)
+	if r.wroteOver != nil {
+		r.wroteOver(rv, written)
 	}
-
-	if err != nil && severity == conditions.SeverityError && !errors.Is(err, reconcile.TerminalError(nil)) {
-		err = reconcile.TerminalError(err)
-	}
-	return flow.Final(res, err)
+	r.advance(written)
+	return nil
 }
 
-// policy returns the policy of the object: its annotation, else its
-// Namespace's (unless IgnoreNamespacePolicy), else the default. An empty annotation counts as not set.
-func (ps *pass[T]) policy(ctx context.Context) (Policy, error) {
-	if v := ps.req.Object.GetAnnotations()[PolicyAnnotation]; v != "" {
-		return ParsePolicy(v)
+// Reload reads the object again from the API server (through APIReader)
+// and makes it the pass's view: Original becomes the object as stored,
+// and Object the same with the status this pass has computed so far.
+// Changes to Object's metadata and spec that were not committed are
+// dropped. Use it after Commit failed with a Conflict.
+func (r *Pass[T]) Reload(ctx context.Context) error {
+	fresh := r.Original.DeepCopyObject().(T)
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(r.Object), fresh); err != nil {
+		return fmt.Errorf("reloading: %w", err)
 	}
-	if nsName := ps.req.Object.GetNamespace(); nsName != "" && !ps.r.IgnoreNamespacePolicy {
-		var ns corev1.Namespace
-		if err := ps.r.Client.Get(ctx, types.NamespacedName{Name: nsName}, &ns); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return "", fmt.Errorf("reading the policy of namespace %s: %w", nsName, err)
-			}
-		} else if v := ns.Annotations[PolicyAnnotation]; v != "" {
-			return ParsePolicy(v)
-		}
-	}
-	return ps.p.defaultPol, nil
+	r.advance(fresh)
+	return nil
 }
 
-// invalidPolicy reports an unknown policy value in Ready and does nothing
-// else; the object is reconciled again when it changes.
-func (ps *pass[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Result, error) {
-	obj := ps.req.Object
-	co, ok := any(obj).(conditions.Object)
-	if !ok {
-		// Nowhere to report it but the log; a change of the object or of
-		// its namespace brings it back.
-		ps.req.Log.Error(perr, "invalid reconcile policy")
-		return ctrl.Result{}, nil
-	}
-	conds := co.GetConditions()
-	gen := obj.GetGeneration()
-	changed := conditions.Set(&conds, metav1.Condition{
-		Type:               conditions.TypeReady,
-		Status:             metav1.ConditionFalse,
-		Reason:             conditions.ReasonInvalidPolicy,
-		Message:            perr.Error(),
-		ObservedGeneration: gen,
-	}, metav1.Now())
-	conditions.StampGeneration(conds, gen)
-	co.SetConditions(conds)
-	if _, err := ps.save(ctx); err != nil {
-		if apierrors.IsConflict(err) {
-			return ps.conflictRequeue("save"), nil
-		}
-		return ctrl.Result{}, err
-	}
-	if changed {
-		ps.event(corev1.EventTypeWarning, conditions.ReasonInvalidPolicy, "Reconcile", "%s", perr.Error())
-	}
-	ps.req.Log.V(1).Info("invalid reconcile policy", "error", perr.Error())
-	return ctrl.Result{}, nil
+// advance makes stored the pass's Original, and a copy of it with
+// Object's status its Object.
+func (r *Pass[T]) advance(stored T) {
+	obj := stored.DeepCopyObject().(T)
+	copyStatus(obj, r.Object)
+	r.Original, r.Object = stored, obj
 }
 
-// claim commits the finalizer and the instance annotation, when they are
-// missing, before any step acts. done means the reconcile ends with res and
-// err.
-func (ps *pass[T]) claim(ctx context.Context) (done bool, res ctrl.Result, err error) {
-	r, req := ps.r, ps.req
-	needFinalizer := ps.p.cleans && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
-	needInstance := r.Instance != "" && req.Object.GetAnnotations()[InstanceAnnotation] == ""
-	if !needFinalizer && !needInstance {
-		return false, ctrl.Result{}, nil
+// copyStatus sets the Status field of dst to that of src, when T is a
+// pointer to a struct with such a field.
+func copyStatus[T client.Object](dst, src T) {
+	d, s := reflect.ValueOf(dst), reflect.ValueOf(src)
+	if d.Kind() != reflect.Pointer || s.Kind() != reflect.Pointer || d.IsNil() || s.IsNil() {
+		return
 	}
-	claimed := req.Object.DeepCopyObject().(T)
-	if needFinalizer {
-		controllerutil.AddFinalizer(claimed, r.Finalizer)
+	if d.Elem().Kind() != reflect.Struct {
+		return
 	}
-	if needInstance {
-		ann := claimed.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[InstanceAnnotation] = r.Instance
-		claimed.SetAnnotations(ann)
-	}
-	patch := client.MergeFromWithOptions(req.Object, client.MergeFromWithOptimisticLock{})
-	rv := req.Object.GetResourceVersion()
-	if err := r.Client.Patch(ctx, claimed, patch); err != nil {
-		switch {
-		case apierrors.IsConflict(err):
-			return true, ps.conflictRequeue("claim"), nil
-		case apierrors.IsNotFound(err):
-			return true, ctrl.Result{}, nil
-		default:
-			res, err := ps.writeFailed(ctx, WriteClaim, fmt.Errorf("claiming: %w", err))
-			return true, res, err
-		}
-	}
-	ps.wroteOver(rv, claimed)
-	req.Object = claimed
-	req.Original = claimed.DeepCopyObject().(T)
-	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)
-	ps.event(corev1.EventTypeNormal, EventClaimed, "Claim", "claimed by %s", ps.claimant(needFinalizer, needInstance))
-	return false, ctrl.Result{}, nil
-}
-
-func (ps *pass[T]) claimant(finalizer, instance bool) string {
-	switch {
-	case finalizer && instance:
-		return fmt.Sprintf("operator instance %q with finalizer %q", ps.r.Instance, ps.r.Finalizer)
-	case instance:
-		return fmt.Sprintf("operator instance %q", ps.r.Instance)
-	default:
-		return fmt.Sprintf("finalizer %q", ps.r.Finalizer)
+	df, sf := d.Elem().FieldByName("Status"), s.Elem().FieldByName("Status")
+	if df.IsValid() && sf.IsValid() && df.CanSet() {
+		df.Set(sf)
 	}
 }
 
-// do runs the Do of every step in order, stopping at the first that
-// interrupts.
-func (ps *pass[T]) do(ctx context.Context) (ctrl.Result, error) {
-	actions := make([]flow.Action, len(ps.r.Steps))
-	for i, s := range ps.r.Steps {
-		actions[i] = ps.req.Action(s)
-	}
-	return flow.Run(ctx, flow.Sequential(actions...))
+// Deleting reports whether the object is being deleted.
+func (r *Pass[T]) Deleting() bool {
+	return !r.Object.GetDeletionTimestamp().IsZero()
 }
 
-// observe runs every Observer in step order, stopping at the first that
-// interrupts.
-func (ps *pass[T]) observe(ctx context.Context) (ctrl.Result, error) {
-	for i, s := range ps.p.steps {
-		o, ok := s.(Observer[T])
-		if !ok {
-			continue
-		}
-		res, err := ps.req.call(ctx, ps.p.names[i], PhaseObserve, o.Observe)
-		if flow.Interrupts(res, err) {
-			return res, err
-		}
-	}
-	return ctrl.Result{}, nil
+// Action returns a flow.Action, described by the step's name, that runs
+// s.Do for this pass when it runs. A panic in s.Do is recovered into a
+// *flow.PanicError, and the step's duration and errors are recorded in the
+// engine's metrics. Composites use it to run their steps with the
+// combinators of package flow.
+func (r *Pass[T]) Action(s Step[T]) flow.Action {
+	name := StepName(s)
+	return flow.New(name, func(ctx context.Context) (ctrl.Result, error) {
+		return r.call(ctx, name, PhaseDo, s.Do)
+	})
 }
 
-// cleanup runs every Cleanup in reverse step order, stopping at the first
-// that needs more time.
-func (ps *pass[T]) cleanup(ctx context.Context) (ctrl.Result, error) {
-	for i := len(ps.p.steps) - 1; i >= 0; i-- {
-		c, ok := ps.p.steps[i].(Cleaner[T])
-		if !ok {
-			continue
+// call runs fn as phase of the step called name: it recovers a panic into a
+// *flow.PanicError and records the duration and any error.
+func (r *Pass[T]) call(ctx context.Context, name string, phase Phase, fn func(context.Context, *Pass[T]) (ctrl.Result, error)) (res ctrl.Result, err error) {
+	start := time.Now()
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &flow.PanicError{Action: name, Value: v, Stack: debug.Stack()}
+			r.Log.Error(pe, "step panicked", "step", name, "phase", string(phase), "stack", string(pe.Stack))
+			res, err = ctrl.Result{}, pe
 		}
-		res, err := ps.req.call(ctx, ps.p.names[i], PhaseCleanup, c.Cleanup)
-		if flow.Interrupts(res, err) {
-			return res, err
-		}
-	}
-	return ctrl.Result{}, nil
-}
-
-// post runs every Post in step order and joins their errors.
-func (ps *pass[T]) post(ctx context.Context) error {
-	var errs []error
-	for i, s := range ps.p.steps {
-		po, ok := s.(Poster[T])
-		if !ok {
-			continue
-		}
-		_, err := ps.req.call(ctx, ps.p.names[i], PhasePost, func(ctx context.Context, req *Request[T]) (ctrl.Result, error) {
-			return ctrl.Result{}, po.Post(ctx, req)
-		})
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// setConditions initialises the owned conditions, records err and derives
-// Ready, and stamps the generation. It reports whether err changed Ready
-// (a new error, worth an event).
-func (ps *pass[T]) setConditions(err error) (newError bool) {
-	obj := ps.req.Object
-	co, ok := any(obj).(conditions.Object)
-	if !ok {
-		// Without conditions there is no record of the last error, so each
-		// one counts as new.
-		return err != nil
-	}
-	conds := co.GetConditions()
-	gen := obj.GetGeneration()
-	now := metav1.Now()
-	conditions.Init(&conds, gen, now, ps.p.condOrder...)
-	conditions.Init(&conds, gen, now, conditions.TypeReady)
-	var ready metav1.Condition
-	if err != nil {
-		reason, _, msg := conditions.FromError(err)
-		if typ := conditions.TypeOf(err); typ != conditions.TypeReady && conditions.Find(conds, typ) != nil {
-			conditions.Set(&conds, metav1.Condition{
-				Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
-			}, now)
-		}
-		ready = metav1.Condition{
-			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
-		}
-	} else {
-		ready = conditions.Summarize(conds, ps.p.condOrder, gen)
-		if ps.req.Policy == PolicySkip {
-			ready = ps.paused(ready)
-		}
-	}
-	changed := conditions.Set(&conds, ready, now)
-	conditions.StampGeneration(conds, gen)
-	// Steps may have written conditions without conditions.Set.
-	boundMessages(conds)
-	co.SetConditions(conds)
-	conditions.SetObservedGeneration(obj, gen)
-	return err != nil && changed
-}
-
-// paused returns ready, the summary of the steps' conditions, as the skip
-// policy reports it. With an Observer, Ready keeps the observed health (its
-// status and reason) and its message says that nothing is changed. With no
-// Observer nothing refreshes the health, so Ready is False with
-// conditions.ReasonReconcilePaused rather than a readiness nobody checked.
-func (ps *pass[T]) paused(ready metav1.Condition) metav1.Condition {
-	if !ps.p.observes {
-		ready.Status = metav1.ConditionFalse
-		ready.Reason = conditions.ReasonReconcilePaused
-		ready.Message = fmt.Sprintf("reconcile policy %q: the object is neither changed nor observed", PolicySkip)
-		return ready
-	}
-	if ready.Message == "" {
-		ready.Message = fmt.Sprintf("reconcile policy %q: observed, not changed", PolicySkip)
-	} else {
-		ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: observed, not changed: %s", PolicySkip, ready.Message))
-	}
-	return ready
-}
-
-// boundMessages cuts every message in conds to what the API server
-// accepts (conditions.Bound), so the status write cannot exceed its limits.
-func boundMessages(conds []metav1.Condition) {
-	for i := range conds {
-		conds[i].Message = conditions.Bound(conds[i].Message)
-	}
+		r.metrics.observe(name, phase, time.Since(start), err)
+	}()
+	return fn(ctx, r)
 }

@@ -8,11 +8,11 @@ import (
 
 // Annotations the engine reads and writes.
 const (
-	// PolicyAnnotation selects the reconcile policy of an object, or of every
+	// AnnotationReconcilePolicy selects the reconcile policy of an object, or of every
 	// object of a Namespace that has no annotation of its own.
-	PolicyAnnotation = "bosun.dev/reconcile-policy"
-	// InstanceAnnotation names the operator instance that owns an object.
-	InstanceAnnotation = "bosun.dev/operator-instance"
+	AnnotationReconcilePolicy = "bosun.dev/reconcile-policy"
+	// AnnotationOperatorInstance names the operator instance that owns an object.
+	AnnotationOperatorInstance = "bosun.dev/operator-instance"
 )
 
 // Policy says how far the engine may act on an object.

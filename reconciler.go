@@ -327,7 +327,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 		log.V(1).Info("cache behind own writes, waiting for it")
 		return ctrl.Result{RequeueAfter: StaleCacheRetry}, nil
 	}
-	req := &Request[T]{
+	req := &Pass[T]{
 		Controller: r.Name,
 		Object:     obj,
 		Original:   obj.DeepCopyObject().(T),
@@ -338,7 +338,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 		Values:     &Values{},
 		metrics:    p.metrics,
 	}
-	ps := &pass[T]{r: r, p: p, req: req, key: creq.NamespacedName}
+	ps := &passState[T]{r: r, p: p, req: req, key: creq.NamespacedName}
 	req.wroteOver = ps.wroteOver
 	res, err := ps.run(ctx)
 	if len(ps.overwritten) > 0 {

@@ -36,7 +36,7 @@ func (e *mainWriteError) Unwrap() error { return e.err }
 //
 // The reporters' conditions and Ready start again from what is stored, so
 // a failure that repeats writes nothing new.
-func (ps *pass[T]) writeFailed(ctx context.Context, w EngineWrite, werr error) (ctrl.Result, error) {
+func (ps *passState[T]) writeFailed(ctx context.Context, w EngineWrite, werr error) (ctrl.Result, error) {
 	obj := ps.req.Object
 	ps.req.Log.Error(werr, "engine write failed", "write", string(w))
 	changed := true
@@ -93,7 +93,7 @@ func (ps *pass[T]) writeFailed(ctx context.Context, w EngineWrite, werr error) (
 }
 
 // saveStatus writes the status subresource alone, when it changed.
-func (ps *pass[T]) saveStatus(ctx context.Context) error {
+func (ps *passState[T]) saveStatus(ctx context.Context) error {
 	_, status, err := ps.diff()
 	if err != nil || status == nil {
 		return err
@@ -103,7 +103,7 @@ func (ps *pass[T]) saveStatus(ctx context.Context) error {
 
 // release writes the object without our finalizer; the object may be gone
 // afterwards, which is success.
-func (ps *pass[T]) release(ctx context.Context, policy Policy, res ctrl.Result, err error) (ctrl.Result, error) {
+func (ps *passState[T]) release(ctx context.Context, policy Policy, res ctrl.Result, err error) (ctrl.Result, error) {
 	if serr := ps.patchMain(ctx); serr != nil {
 		switch {
 		case apierrors.IsConflict(serr):
@@ -124,7 +124,7 @@ func (ps *pass[T]) release(ctx context.Context, policy Policy, res ctrl.Result, 
 
 // patchMain writes the changes to metadata and spec (everything but status),
 // guarded by the resourceVersion the object was read with.
-func (ps *pass[T]) patchMain(ctx context.Context) error {
+func (ps *passState[T]) patchMain(ctx context.Context) error {
 	main, _, err := ps.diff()
 	if err != nil || main == nil {
 		return err
@@ -134,7 +134,7 @@ func (ps *pass[T]) patchMain(ctx context.Context) error {
 
 // save writes what changed: metadata and spec first, then the status
 // subresource. gone reports that the object no longer exists.
-func (ps *pass[T]) save(ctx context.Context) (gone bool, err error) {
+func (ps *passState[T]) save(ctx context.Context) (gone bool, err error) {
 	main, status, err := ps.diff()
 	if err != nil {
 		return false, err
@@ -163,7 +163,7 @@ func (ps *pass[T]) save(ctx context.Context) (gone bool, err error) {
 
 // sendStatus writes status to the status subresource, guarded by the
 // object's resourceVersion.
-func (ps *pass[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
+func (ps *passState[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
 	rv := ps.req.Object.GetResourceVersion()
 	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
 	if err != nil {
@@ -176,7 +176,7 @@ func (ps *pass[T]) sendStatus(ctx context.Context, status json.RawMessage) error
 	return nil
 }
 
-func (ps *pass[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
+func (ps *passState[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
 	rv := ps.req.Original.GetResourceVersion()
 	body, err := withResourceVersion(main, rv)
 	if err != nil {
@@ -194,7 +194,7 @@ func (ps *pass[T]) sendMain(ctx context.Context, main map[string]json.RawMessage
 // version. A write the server took for a no-op (every change pruned by the
 // schema, or equal to what was stored) leaves the version as it was; the
 // cache is then not behind, and rv must not be taken for a stale copy.
-func (ps *pass[T]) wroteOver(rv string, after client.Object) {
+func (ps *passState[T]) wroteOver(rv string, after client.Object) {
 	if after.GetResourceVersion() == rv {
 		return
 	}
@@ -204,7 +204,7 @@ func (ps *pass[T]) wroteOver(rv string, after client.Object) {
 // diff computes the JSON merge patch from Original to Object and splits it
 // into the part for the object (nil if empty) and the status (nil if
 // unchanged).
-func (ps *pass[T]) diff() (main map[string]json.RawMessage, status json.RawMessage, err error) {
+func (ps *passState[T]) diff() (main map[string]json.RawMessage, status json.RawMessage, err error) {
 	// Fast path: Object started as a deep copy of Original, so an untouched
 	// object is deeply equal to it. Anything else is decided by the patch.
 	if reflect.DeepEqual(ps.req.Original, ps.req.Object) {

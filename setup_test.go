@@ -46,7 +46,7 @@ func (m mirror) SetupWithBuilder(b *bosun.Builder[*testapi.Widget]) error {
 	return nil
 }
 
-func (m mirror) Do(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (m mirror) Do(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	var list corev1.ConfigMapList
 	if err := req.Client.List(ctx, &list, client.InNamespace(w.Namespace), client.MatchingFields{widgetField: w.Name}); err != nil {
@@ -133,7 +133,7 @@ func (failingSetup) SetupWithBuilder(*bosun.Builder[*testapi.Widget]) error {
 type unknownKind struct{ corev1.ConfigMap }
 
 func (u *unknownKind) DeepCopyObject() runtime.Object {
-	return &unknownKind{ConfigMap: *u.ConfigMap.DeepCopy()}
+	return &unknownKind{ConfigMap: *u.DeepCopy()}
 }
 
 // TestSchemeWithoutNamespaceRefused checks that Complete refuses a

@@ -16,7 +16,7 @@ import (
 // the step's, so that a half-computed status is never saved. The engine
 // still records the error in the conditions.
 func NewStatusStep[T client.Object](name string, fn func(ctx context.Context, obj T) error) StepFunc[T] {
-	return NewStep(name, func(ctx context.Context, req *Request[T]) (ctrl.Result, error) {
+	return NewStep(name, func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
 		return ctrl.Result{}, RollbackStatus(req.Object, func() error { return fn(ctx, req.Object) })
 	})
 }

@@ -96,11 +96,11 @@ func TestStatusStep(t *testing.T) {
 		t.Errorf("name = %q, want result", got)
 	}
 	w := &testapi.Widget{Spec: testapi.WidgetSpec{Value: 3, Divisor: 1}}
-	if _, err := step.Do(t.Context(), &bosun.Request[*testapi.Widget]{Object: w}); err != nil || w.Status.Result != 6 {
+	if _, err := step.Do(t.Context(), &bosun.Pass[*testapi.Widget]{Object: w}); err != nil || w.Status.Result != 6 {
 		t.Errorf("Do = %v, result %d; want nil, 6", err, w.Status.Result)
 	}
 	w.Spec.Value, w.Spec.Divisor = 5, 0
-	if _, err := step.Do(t.Context(), &bosun.Request[*testapi.Widget]{Object: w}); err == nil || w.Status.Result != 6 {
+	if _, err := step.Do(t.Context(), &bosun.Pass[*testapi.Widget]{Object: w}); err == nil || w.Status.Result != 6 {
 		t.Errorf("Do = %v, result %d; want an error and the earlier 6", err, w.Status.Result)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // ConditionOwner, Observer, Setuper and Named. Composites (see Composite)
 // are steps made of steps.
 type Step[T client.Object] interface {
-	Do(ctx context.Context, req *Request[T]) (ctrl.Result, error)
+	Do(ctx context.Context, req *Pass[T]) (ctrl.Result, error)
 }
 
 // Cleaner is a Step that must undo its work when the object is deleted. A
@@ -47,14 +47,14 @@ type Step[T client.Object] interface {
 //     policy: the finalizer is then removed with nothing undone.
 type Cleaner[T client.Object] interface {
 	// Cleanup undoes the step's work; see the contract above.
-	Cleanup(ctx context.Context, req *Request[T]) (ctrl.Result, error)
+	Cleanup(ctx context.Context, req *Pass[T]) (ctrl.Result, error)
 }
 
 // Poster is a Step with work to do at the end of every reconcile, whatever
 // happened before: after Do, Cleanup or Observe, after an error and after a
 // panic.
 type Poster[T client.Object] interface {
-	Post(ctx context.Context, req *Request[T]) error
+	Post(ctx context.Context, req *Pass[T]) error
 }
 
 // ConditionOwner is a Step that owns condition types. The engine adds them as
@@ -67,7 +67,7 @@ type ConditionOwner interface {
 // Observer is a Step that can refresh what it observes without changing
 // anything. Under the skip policy Observe runs instead of Do.
 type Observer[T client.Object] interface {
-	Observe(ctx context.Context, req *Request[T]) (ctrl.Result, error)
+	Observe(ctx context.Context, req *Pass[T]) (ctrl.Result, error)
 }
 
 // Setuper is a Step that sets up what it needs before the controller
@@ -129,13 +129,13 @@ func (w EngineWrite) Reason() string { return string(w) + "Failed" }
 // in req is the one whose status is about to be written; WriteFailed changes
 // only its conditions.
 type WriteFailureReporter[T client.Object] interface {
-	WriteFailed(req *Request[T], w EngineWrite, err error)
+	WriteFailed(req *Pass[T], w EngineWrite, err error)
 }
 
 // StepFunc adapts a function to Step. Its name is the one given to NewStep.
 type StepFunc[T client.Object] struct {
 	name string
-	fn   func(ctx context.Context, req *Request[T]) (ctrl.Result, error)
+	fn   func(ctx context.Context, req *Pass[T]) (ctrl.Result, error)
 }
 
 var (
@@ -145,12 +145,12 @@ var (
 )
 
 // NewStep returns a Step named name whose Do calls fn.
-func NewStep[T client.Object](name string, fn func(ctx context.Context, req *Request[T]) (ctrl.Result, error)) StepFunc[T] {
+func NewStep[T client.Object](name string, fn func(ctx context.Context, req *Pass[T]) (ctrl.Result, error)) StepFunc[T] {
 	return StepFunc[T]{name: name, fn: fn}
 }
 
 // Do calls the function. A StepFunc without a function does nothing.
-func (s StepFunc[T]) Do(ctx context.Context, req *Request[T]) (ctrl.Result, error) {
+func (s StepFunc[T]) Do(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
 	if s.fn == nil {
 		return ctrl.Result{}, nil
 	}
@@ -164,7 +164,7 @@ func (s StepFunc[T]) Name() string { return s.name }
 type Nop[T client.Object] struct{}
 
 // Do does nothing and lets the reconcile go on.
-func (Nop[T]) Do(context.Context, *Request[T]) (ctrl.Result, error) { return ctrl.Result{}, nil }
+func (Nop[T]) Do(context.Context, *Pass[T]) (ctrl.Result, error) { return ctrl.Result{}, nil }
 
 // StepName returns the name of s: its Name if it is Named, else its Go type
 // name without package, pointer and type arguments ("ensureSecret" for

@@ -80,18 +80,18 @@ func TestValues(t *testing.T) {
 // cleaner is a step that cleans up, named by its type.
 type cleaner struct{}
 
-func (cleaner) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (cleaner) Do(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	return ctrl.Result{}, nil
 }
 
-func (cleaner) Cleanup(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (cleaner) Cleanup(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	return ctrl.Result{}, nil
 }
 
 // owner is a step that owns a condition type.
 type owner struct{ cond string }
 
-func (owner) Do(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (owner) Do(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	return ctrl.Result{}, nil
 }
 func (o owner) Conditions() []string { return []string{o.cond} }
@@ -106,7 +106,7 @@ func TestStepName(t *testing.T) {
 		{step: &cleaner{}, want: "cleaner"},
 		{step: owner{cond: "A"}, want: "owner-A"},
 		{step: bosun.Nop[*testapi.Widget]{}, want: "Nop"},
-		{step: bosun.NewStep("hello", func(context.Context, *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+		{step: bosun.NewStep("hello", func(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 			return ctrl.Result{}, nil
 		}), want: "hello"},
 	} {

@@ -18,7 +18,7 @@ import (
 // forcing ownership, the children of the pass that are missing or differ
 // from the live ones. What each apply returns becomes the child's live
 // form, for its readiness, and is remembered for CacheGrace (see recent).
-func (s *Step[T]) apply(ctx context.Context, req *bosun.Request[T], p *pass) error {
+func (s *Step[T]) apply(ctx context.Context, req *bosun.Pass[T], p *pass) error {
 	owner := s.fieldOwner(req)
 	for _, c := range p.children {
 		if !c.change {

@@ -21,7 +21,7 @@ import (
 
 // benchDesired returns n ConfigMaps of a few keys each.
 func benchDesired(n int) DesiredFunc[*testapi.Widget] {
-	return func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	return func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		objs := make([]client.Object, n)
 		for i := range objs {
 			objs[i] = &corev1.ConfigMap{
@@ -35,7 +35,7 @@ func benchDesired(n int) DesiredFunc[*testapi.Widget] {
 
 // convergedRequest returns a request for a Widget whose n ConfigMaps are
 // in the fake client exactly as the step would have applied them.
-func convergedRequest(b *testing.B, step *Step[*testapi.Widget]) *bosun.Request[*testapi.Widget] {
+func convergedRequest(b *testing.B, step *Step[*testapi.Widget]) *bosun.Pass[*testapi.Widget] {
 	b.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -48,7 +48,7 @@ func convergedRequest(b *testing.B, step *Step[*testapi.Widget]) *bosun.Request[
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
 	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "w", UID: "bench-uid"}}
 	empty := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).Build()
-	req := &bosun.Request[*testapi.Widget]{Controller: "bench", Object: w, Client: empty}
+	req := &bosun.Pass[*testapi.Widget]{Controller: "bench", Object: w, Client: empty}
 	p, err := step.prepare(context.Background(), req)
 	if err != nil {
 		b.Fatal(err)

@@ -24,7 +24,7 @@ import (
 // callDesired calls the DesiredFunc, recovering a panic into a
 // *flow.PanicError, so that Plan, which runs outside the engine, reports
 // it as an error like Do does.
-func (s *Step[T]) callDesired(ctx context.Context, req *bosun.Request[T]) (objs []client.Object, err error) {
+func (s *Step[T]) callDesired(ctx context.Context, req *bosun.Pass[T]) (objs []client.Object, err error) {
 	if s.desired == nil {
 		return nil, nil
 	}
@@ -39,7 +39,7 @@ func (s *Step[T]) callDesired(ctx context.Context, req *bosun.Request[T]) (objs 
 // stamp checks the desired child obj (the i-th) and returns it in the form
 // to apply: its namespace filled in, the set's labels, the owner reference
 // or annotations, and the hash.
-func (s *Step[T]) stamp(req *bosun.Request[T], obj client.Object, i int, ks []kind, parentGVK schema.GroupVersionKind) (*child, error) {
+func (s *Step[T]) stamp(req *bosun.Pass[T], obj client.Object, i int, ks []kind, parentGVK schema.GroupVersionKind) (*child, error) {
 	invalid := func(format string, args ...any) error {
 		return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf(format, args...))
 	}

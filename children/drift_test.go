@@ -139,7 +139,7 @@ func TestDriftReadsManagedFields(t *testing.T) {
 // Deployment named after the Widget, each with values at their zero value
 // (an empty label and data value, zero replicas, a false bool) and others
 // not.
-func driftApp(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+func driftApp(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 	name := req.Object.Name
 	labels := map[string]string{"app": name}
 	return []client.Object{
@@ -247,7 +247,7 @@ func TestDriftIsRepaired(t *testing.T) {
 	var seen sync.Map
 	r := &bosun.Reconciler[*testapi.Widget]{Name: "widget-children", Steps: []bosun.Step[*testapi.Widget]{
 		step,
-		bosun.NewStep("seen", func(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+		bosun.NewStep("seen", func(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 			seen.Store(req.Object.Name, req.Object.Labels["touch"])
 			return ctrl.Result{}, nil
 		}),

@@ -221,7 +221,7 @@ func TestPlan(t *testing.T) {
 	w.Spec.Value, w.Spec.Divisor = 1, 1
 	cp := shared.ControlPlane(t)
 	writes := &bosuntest.WriteCounter{}
-	req := &bosun.Request[*testapi.Widget]{Controller: "widget-children", Object: w, Original: w.DeepCopy(), Client: writes.Wrap(cp.Client)}
+	req := &bosun.Pass[*testapi.Widget]{Controller: "widget-children", Object: w, Original: w.DeepCopy(), Client: writes.Wrap(cp.Client)}
 	plan, err := step.Plan(t.Context(), req)
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
@@ -245,7 +245,7 @@ func TestPlan(t *testing.T) {
 // Widget is Ready False with reason InvalidChildren, nothing is applied,
 // and the step does not retry until the Widget changes.
 func TestInvalidChildren(t *testing.T) {
-	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		switch req.Object.Spec.Value {
 		case 1:
 			return []client.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}}, nil
@@ -339,7 +339,7 @@ func TestUnownedChildren(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	elsewhere := bosuntest.Namespace(t, cp.Client)
 	roleName := "widget-reader-" + elsewhere
-	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		return []client.Object{
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: req.Object.Name}, Data: map[string]string{"value": "x"}},
 			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: roleName}, Rules: []rbacv1.PolicyRule{{
@@ -394,7 +394,7 @@ func TestUnownedChildren(t *testing.T) {
 // TestOwnedChildMustStayInNamespace desires an owned child in another
 // namespace: refused with InvalidChildren.
 func TestOwnedChildMustStayInNamespace(t *testing.T) {
-	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: req.Object.Name}}}, nil
 	}
 	step := NewStep("away", desired, []Kind{Of(&corev1.ConfigMap{})})
@@ -410,7 +410,7 @@ func TestOwnedChildMustStayInNamespace(t *testing.T) {
 // children and sets the status; when it fails, its status edits are
 // discarded and Ready says why.
 func TestGenerating(t *testing.T) {
-	generate := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	generate := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		w := req.Object
 		w.Status.Result = w.Spec.Value * 10
 		if w.Spec.Divisor < 0 {

@@ -26,7 +26,7 @@ func ExampleStep_Plan() {
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = testapi.AddToScheme(scheme)
 
-	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		var objs []client.Object
 		for i := range req.Object.Spec.Value {
 			objs = append(objs, &corev1.ConfigMap{
@@ -51,7 +51,7 @@ func ExampleStep_Plan() {
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(member("part-0", "3"), member("part-2", "3")).Build()
 
-	plan, err := step.Plan(context.Background(), &bosun.Request[*testapi.Widget]{Object: w, Client: c})
+	plan, err := step.Plan(context.Background(), &bosun.Pass[*testapi.Widget]{Object: w, Client: c})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -212,7 +212,7 @@ func TestForegroundDeleteWaitsForChildren(t *testing.T) {
 func TestNamespaceDeletionReleasesObjects(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	elsewhere := bosuntest.Namespace(t, cp.Client)
-	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		name := req.Object.Namespace + "-" + req.Object.Name
 		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: name}, Data: map[string]string{"value": "x"}}}, nil
 	}

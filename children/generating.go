@@ -12,7 +12,7 @@ import (
 // also set fields of the object's status (the engine saves them when they
 // change); the status edits of a call that returns an error are discarded.
 // It reads what else it needs through req.Client.
-type GenerateFunc[T client.Object] func(ctx context.Context, req *bosun.Request[T]) ([]client.Object, error)
+type GenerateFunc[T client.Object] func(ctx context.Context, req *bosun.Pass[T]) ([]client.Object, error)
 
 // Generating returns a whole reconciler, named name, whose one step keeps
 // the children that generate returns, of the given kinds, owned by the
@@ -22,7 +22,7 @@ type GenerateFunc[T client.Object] func(ctx context.Context, req *bosun.Request[
 //
 //	return bosun.ControllerManagedBy[*v1.Web](mgr).Complete(children.Generating("web", kinds, generate))
 func Generating[T client.Object](name string, kinds []Kind, generate GenerateFunc[T], opts ...Option) *bosun.Reconciler[T] {
-	step := NewStep(name, func(ctx context.Context, req *bosun.Request[T]) ([]client.Object, error) {
+	step := NewStep(name, func(ctx context.Context, req *bosun.Pass[T]) ([]client.Object, error) {
 		var objs []client.Object
 		err := bosun.RollbackStatus(req.Object, func() error {
 			var err error

@@ -183,7 +183,7 @@ func (e *env) waitConfigMaps(ns string, want map[string]string) {
 // webApp is the desired set of the tests: Value ConfigMaps "cm-<i>" with
 // data value=<Value>, and, when Divisor is not zero, a Deployment "web"
 // with Divisor replicas and a Service "web".
-func webApp(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+func webApp(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 	w := req.Object
 	var objs []client.Object
 	for i := range w.Spec.Value {

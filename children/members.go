@@ -21,7 +21,7 @@ import (
 // exists but is not the set's to write: controlled by another object,
 // labelled for another set or parent, or (without WithAdoption) made by
 // someone else.
-func (s *Step[T]) observe(ctx context.Context, req *bosun.Request[T], c *child, member client.Object) (client.Object, error) {
+func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], c *child, member client.Object) (client.Object, error) {
 	live := member
 	if live == nil {
 		key := client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}
@@ -65,7 +65,7 @@ func (s *Step[T]) observe(ctx context.Context, req *bosun.Request[T], c *child, 
 // child the cache does not show yet), or, for an owned child that lost its
 // labels, has the parent as its controller. An unowned child without the
 // labels cannot be told from anyone else's.
-func (s *Step[T]) ours(req *bosun.Request[T], live client.Object) bool {
+func (s *Step[T]) ours(req *bosun.Pass[T], live client.Object) bool {
 	uid := req.Object.GetUID()
 	if l := live.GetLabels(); l[LabelSet] == s.name && l[LabelOwner] == string(uid) {
 		return true
@@ -79,7 +79,7 @@ func (s *Step[T]) ours(req *bosun.Request[T], live client.Object) bool {
 
 // members lists, from the cache, the children of kind k that carry the
 // set's labels for the parent of req.
-func (s *Step[T]) members(ctx context.Context, req *bosun.Request[T], k *kind) ([]client.Object, error) {
+func (s *Step[T]) members(ctx context.Context, req *bosun.Pass[T], k *kind) ([]client.Object, error) {
 	return s.membersFrom(ctx, req.Client, req, k)
 }
 
@@ -88,7 +88,7 @@ func (s *Step[T]) members(ctx context.Context, req *bosun.Request[T], k *kind) (
 // something else controls was not created by the set: it is left out, so
 // it is never pruned or deleted, and a desired child of its name is a
 // conflict.
-func (s *Step[T]) membersFrom(ctx context.Context, r client.Reader, req *bosun.Request[T], k *kind) ([]client.Object, error) {
+func (s *Step[T]) membersFrom(ctx context.Context, r client.Reader, req *bosun.Pass[T], k *kind) ([]client.Object, error) {
 	list, err := k.newList(req.Client.Scheme())
 	if err != nil {
 		return nil, err

@@ -68,7 +68,7 @@ type pass struct {
 // Plan works out what Do would do for req, reading from the cache (and,
 // for a desired child the cache does not show, from the API server), and
 // does nothing: a dry run.
-func (s *Step[T]) Plan(ctx context.Context, req *bosun.Request[T]) (Plan, error) {
+func (s *Step[T]) Plan(ctx context.Context, req *bosun.Pass[T]) (Plan, error) {
 	p, err := s.prepare(ctx, req)
 	if err != nil {
 		return Plan{}, err
@@ -78,7 +78,7 @@ func (s *Step[T]) Plan(ctx context.Context, req *bosun.Request[T]) (Plan, error)
 
 // prepare reads the desired children, stamps them, compares them with the
 // live ones and finds the members to prune.
-func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, error) {
+func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T]) (*pass, error) {
 	scheme := req.Client.Scheme()
 	ks, err := s.kinds(scheme)
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Request[T]) (*pass, er
 // must be applied: when it is missing, or has drifted from the applied
 // form (see drifted). A child found up to date is forgotten from the
 // recent writes: the cache has caught up with it.
-func (s *Step[T]) compare(ctx context.Context, req *bosun.Request[T], c *child, member client.Object) error {
+func (s *Step[T]) compare(ctx context.Context, req *bosun.Pass[T], c *child, member client.Object) error {
 	live, err := s.observe(ctx, req, c, member)
 	if err != nil {
 		return err

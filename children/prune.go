@@ -18,7 +18,7 @@ import (
 // and remembers each deletion for CacheGrace (see recent). The members
 // annotated AnnotationPrune "false" were set aside by prepare: they are
 // only logged.
-func (s *Step[T]) prune(ctx context.Context, req *bosun.Request[T], p *pass) error {
+func (s *Step[T]) prune(ctx context.Context, req *bosun.Pass[T], p *pass) error {
 	for _, obj := range p.prune {
 		if err := deleteChild(ctx, req.Client, obj); err != nil {
 			return conditions.Warning(ReasonApplyFailed, err)
@@ -37,7 +37,7 @@ func (s *Step[T]) prune(ctx context.Context, req *bosun.Request[T], p *pass) err
 // them from the API server, not the cache, so a child applied just before
 // the parent's deletion, which the cache may not show yet, is deleted too
 // before the finalizer is released.
-func (s *UnownedStep[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
+func (s *UnownedStep[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	ks, err := s.kinds(req.Client.Scheme())
 	if err != nil {
 		return ctrl.Result{}, conditions.Terminal(ReasonInvalidChildren, err)

@@ -89,7 +89,7 @@ func TestCustomResourceReadiness(t *testing.T) {
 
 // partOf is the desired set of TestCustomResourceChildReadiness: one
 // Widget child, "<parent>-part", with the parent's spec.value.
-func partOf(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+func partOf(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 	return []client.Object{&testapi.Widget{
 		ObjectMeta: metav1.ObjectMeta{Name: req.Object.Name + "-part"},
 		Spec:       testapi.WidgetSpec{Value: req.Object.Spec.Value},

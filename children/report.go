@@ -13,7 +13,7 @@ import (
 
 // report sets the condition of each declared kind from the readiness of
 // its desired children.
-func (s *Step[T]) report(req *bosun.Request[T], p *pass) {
+func (s *Step[T]) report(req *bosun.Pass[T], p *pass) {
 	co, ok := any(req.Object).(conditions.Object)
 	if !ok {
 		return

@@ -71,7 +71,7 @@ const DefaultCleanupInterval = time.Second
 
 // DesiredFunc returns the children that the object of req should have.
 // Children without a namespace go to the parent's; names are required.
-type DesiredFunc[T client.Object] func(ctx context.Context, req *bosun.Request[T]) ([]client.Object, error)
+type DesiredFunc[T client.Object] func(ctx context.Context, req *bosun.Pass[T]) ([]client.Object, error)
 
 // Option configures a step.
 type Option func(*config)
@@ -100,7 +100,7 @@ func WithPredicates(preds ...predicate.Predicate) Option {
 func WithAdoption() Option { return func(c *config) { c.adopt = true } }
 
 // WithFieldOwner sets the field manager of the step's server-side applies.
-// The default is the reconciler's name (bosun.Request.Controller).
+// The default is the reconciler's name (bosun.Pass.Controller).
 func WithFieldOwner(name string) Option { return func(c *config) { c.fieldOwner = name } }
 
 // WithCleanupInterval sets how soon the Cleanup of an unowned step looks
@@ -217,7 +217,7 @@ func (s *Step[T]) kinds(scheme *runtime.Scheme) ([]kind, error) {
 // Do carries out a pass: it works out the plan (prepare), applies the
 // desired children that are missing or differ (apply), deletes the members
 // no longer desired (prune), and reports each kind's health (report).
-func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
+func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	p, err := s.prepare(ctx, req)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -243,7 +243,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, e
 
 // fieldOwner returns the field manager of the step's applies for req: the
 // one set with WithFieldOwner, else the reconciler's name, else "bosun".
-func (s *Step[T]) fieldOwner(req *bosun.Request[T]) string {
+func (s *Step[T]) fieldOwner(req *bosun.Pass[T]) string {
 	switch {
 	case s.cfg.fieldOwner != "":
 		return s.cfg.fieldOwner

@@ -114,7 +114,7 @@ func TestAdoptionIsExplicit(t *testing.T) {
 func TestUnownedCleanupReadsTheServer(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	elsewhere := bosuntest.Namespace(t, cp.Client)
-	desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: req.Object.Name}, Data: map[string]string{"value": "x"}}}, nil
 	}
 	step := NewUnownedStep("spread", desired, []Kind{Of(&corev1.ConfigMap{})})
@@ -138,7 +138,7 @@ func TestUnownedCleanupReadsTheServer(t *testing.T) {
 // for one parent: that parent shows Ready False with reason Panic and gets
 // no child, and a sibling in the same controller converges.
 func TestDesiredFuncPanicIsRecovered(t *testing.T) {
-	desired := func(ctx context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	desired := func(ctx context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		if req.Object.Spec.Value == 13 {
 			panic("unlucky")
 		}
@@ -218,7 +218,7 @@ func TestPruneSparesObjectsControlledByAnother(t *testing.T) {
 // shows Ready False with reason Panic, its status edit is not saved and it
 // gets no child; a sibling converges.
 func TestGeneratePanicIsRecovered(t *testing.T) {
-	generate := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	generate := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		w := req.Object
 		w.Status.Result = w.Spec.Value * 10
 		if w.Spec.Value == 13 {

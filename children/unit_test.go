@@ -220,7 +220,7 @@ func TestReportMessageIsBounded(t *testing.T) {
 		p.children = append(p.children, &child{kind: &ks[0], ref: Ref{Kind: "ConfigMap", Namespace: "ns", Name: name}})
 	}
 	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", Generation: 1}}
-	req := &bosun.Request[*testapi.Widget]{Object: w, Client: fake.NewClientBuilder().WithScheme(scheme).Build()}
+	req := &bosun.Pass[*testapi.Widget]{Object: w, Client: fake.NewClientBuilder().WithScheme(scheme).Build()}
 	step.report(req, p)
 	c := conditions.Find(w.Status.Conditions, "ConfigMapReady")
 	if c == nil {
@@ -241,11 +241,11 @@ func TestPlanRecoversPanic(t *testing.T) {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	step := NewStep("boom", func(context.Context, *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+	step := NewStep("boom", func(context.Context, *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		panic("boom")
 	}, []Kind{Of(&corev1.ConfigMap{})})
 	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}}
-	_, err := step.Plan(t.Context(), &bosun.Request[*testapi.Widget]{Object: w, Client: fake.NewClientBuilder().WithScheme(scheme).Build()})
+	_, err := step.Plan(t.Context(), &bosun.Pass[*testapi.Widget]{Object: w, Client: fake.NewClientBuilder().WithScheme(scheme).Build()})
 	if r, _, _ := conditions.FromError(err); r != conditions.ReasonPanic {
 		t.Errorf("Plan error %v has reason %q, want %q", err, r, conditions.ReasonPanic)
 	}

@@ -27,8 +27,6 @@ func TestBuildErrors(t *testing.T) {
 			flow.BuildError{Combinator: "Join", Argument: "actions[0]", Reason: "must not be nil"}, ""},
 		{"OrderedJoin nil action", func() { flow.OrderedJoin(a, a, nil) },
 			flow.BuildError{Combinator: "OrderedJoin", Argument: "actions[2]", Reason: "must not be nil"}, ""},
-		{"JoinOrdered nil action", func() { flow.JoinOrdered(nil) },
-			flow.BuildError{Combinator: "JoinOrdered", Argument: "actions[0]", Reason: "must not be nil"}, ""},
 		{"ParallelJoin nil action", func() { flow.ParallelJoin(a, nil) },
 			flow.BuildError{Combinator: "ParallelJoin", Argument: "actions[1]", Reason: "must not be nil"}, ""},
 		{"Timeout zero", func() { flow.Timeout(0, a) },

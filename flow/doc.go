@@ -8,7 +8,7 @@
 // # Combinators
 //
 // Sequential runs actions in order and stops at the first one that interrupts the
-// workflow. Join, OrderedJoin (also called JoinOrdered) and ParallelJoin run all their
+// workflow. Join, OrderedJoin and ParallelJoin run all their
 // actions and join the outcomes; ParallelJoin runs them concurrently and turns a
 // panic into a *PanicError. Timeout gives an action a deadline, If, IfElse and When run
 // actions conditionally, Retry and RetryWithInterval try again after errors, and

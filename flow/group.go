@@ -152,13 +152,6 @@ func OrderedJoin(actions ...Action) Action {
 	return newGroup(kindOrderedJoin, "OrderedJoin", actions)
 }
 
-// JoinOrdered is another name for OrderedJoin.
-//
-// JoinOrdered panics with a *BuildError if an action is nil.
-func JoinOrdered(actions ...Action) Action {
-	return newGroup(kindOrderedJoin, "JoinOrdered", actions)
-}
-
 // ParallelJoin returns an Action that runs every action in a goroutine of its own (the
 // first one in the calling goroutine), waits for all of them and joins their outcomes
 // by the rules of JoinResults. A child that panics does not take the process down: its

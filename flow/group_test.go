@@ -129,7 +129,6 @@ var joinCombinators = []struct {
 }{
 	{"Join", flow.Join},
 	{"OrderedJoin", flow.OrderedJoin},
-	{"JoinOrdered", flow.JoinOrdered},
 	{"ParallelJoin", flow.ParallelJoin},
 }
 
@@ -239,7 +238,7 @@ func TestJoins(t *testing.T) {
 }
 
 func TestOrderedJoinKeepsOrder(t *testing.T) {
-	for _, join := range []func(...flow.Action) flow.Action{flow.OrderedJoin, flow.JoinOrdered} {
+	for _, join := range []func(...flow.Action) flow.Action{flow.OrderedJoin} {
 		r := &recorder{}
 		_, _ = join(r.ok("A"), r.act("B", reconcile.Result{}, errB), r.ok("C"), r.ok("D")).Run(context.Background())
 		if diff := cmp.Diff([]string{"A", "B", "C", "D"}, r.got()); diff != "" {

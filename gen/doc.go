@@ -21,7 +21,7 @@
 //   - DImpl, the interface the user implements: one method per action,
 //     taking a context, a logger and the states the action names;
 //   - D, the manager, made by NewD or, inside a bosun.Reconciler step, by
-//     NewDForRequest: its method per action returns a flow.Action that reads
+//     NewDForPass: its method per action returns a flow.Action that reads
 //     the action's states, then calls the Impl's method between the hooks
 //     (the Impl first, if it is a flow.Hook);
 //   - IndexDFields, which registers the cache indexes the states' field

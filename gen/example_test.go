@@ -69,7 +69,7 @@ func ExampleGenerate() {
 	// type FrontendManagerImpl interface
 	// type FrontendManager struct
 	// func NewFrontendManager(state *FrontendManagerState, impl FrontendManagerImpl, log logr.Logger, hooks ...flow.Hook) *FrontendManager
-	// func NewFrontendManagerForRequest(req *bosun.Request[*appsv1.Deployment], impl FrontendManagerImpl, hooks ...flow.Hook) *FrontendManager
+	// func NewFrontendManagerForPass(req *bosun.Pass[*appsv1.Deployment], impl FrontendManagerImpl, hooks ...flow.Hook) *FrontendManager
 	// func (m *FrontendManager) State() *FrontendManagerState { return m.state }
 	// func (m *FrontendManager) SyncService() flow.Action
 	// func (m *FrontendManager) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error)

@@ -76,7 +76,7 @@ type declInfo struct {
 	Target *dsl.Kind
 	// Manager is the decl's name as a Go identifier, the name of the
 	// manager type; the other names derive from it.
-	Manager, State, Impl, NewManager, NewState, NewForRequest, Index, Watch string
+	Manager, State, Impl, NewManager, NewState, NewForPass, Index, Watch string
 	// ControllerName is the unexported helper that reads the controller
 	// of an object of the target kind; "" when no state needs it.
 	ControllerName string
@@ -174,11 +174,11 @@ func (g *generator) plan() error {
 		d.Impl = d.Manager + "Impl"
 		d.NewManager = "New" + d.Manager
 		d.NewState = "New" + d.Manager + "State"
-		d.NewForRequest = "New" + d.Manager + "ForRequest"
+		d.NewForPass = "New" + d.Manager + "ForPass"
 		d.Index = "Index" + d.Manager + "Fields"
 		d.Watch = "Watch" + d.Manager + "States"
 		what := "decl " + ds.Name
-		for _, n := range []string{d.Manager, d.State, d.Impl, d.NewManager, d.NewState, d.NewForRequest, d.Index, d.Watch} {
+		for _, n := range []string{d.Manager, d.State, d.Impl, d.NewManager, d.NewState, d.NewForPass, d.Index, d.Watch} {
 			claim(pos, n, what)
 		}
 		if usesControllerField(ds) {

@@ -51,8 +51,8 @@ func outcomeUnknown(err error) bool {
 // connect calls the Connector and returns the client with the function that
 // disconnects it. Disconnect runs even when ctx has ended, within the call
 // timeout.
-func (s *Step[T]) connect(ctx context.Context, req *bosun.Request[T]) (Client[T], func(), error) {
-	cl, err := callWithin(ctx, s.cfg.name+" connect", s.cfg.callTimeout, func(ctx context.Context) (Client[T], error) {
+func (s *Step[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalClient[T], func(), error) {
+	cl, err := callWithin(ctx, s.cfg.name+" connect", s.cfg.callTimeout, func(ctx context.Context) (ExternalClient[T], error) {
 		return s.connector.Connect(ctx, req.Object)
 	})
 	if err == nil && cl == nil {
@@ -77,7 +77,7 @@ func (s *Step[T]) connect(ctx context.Context, req *bosun.Request[T]) (Client[T]
 }
 
 // observe calls Observe for obj.
-func (s *Step[T]) observe(ctx context.Context, cl Client[T], obj T) (Observation, error) {
+func (s *Step[T]) observe(ctx context.Context, cl ExternalClient[T], obj T) (Observation, error) {
 	obs, err := callExternal(ctx, s, OpObserve, obj, func(ctx context.Context) (Observation, error) {
 		return cl.Observe(ctx, obj)
 	})

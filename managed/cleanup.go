@@ -23,7 +23,7 @@ import (
 // guarded by the resourceVersion it read: a pass working on a stale copy
 // of the object (one deleted and made again under the same name, whose old
 // version the cache still shows) fails that write and deletes nothing.
-func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
+func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	obj := req.Object
 	now := s.cfg.now()
 	pol, err := s.policies(obj)
@@ -103,7 +103,7 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Request[T]) (ctrl.Resu
 
 // gone finishes a cleanup whose resource no longer exists, or is not the
 // object's.
-func (s *Step[T]) gone(ctx context.Context, req *bosun.Request[T], now time.Time) error {
+func (s *Step[T]) gone(ctx context.Context, req *bosun.Pass[T], now time.Time) error {
 	if err := s.unpublish(ctx, req); err != nil {
 		return err
 	}

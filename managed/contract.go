@@ -110,8 +110,8 @@ type Creation struct {
 	ConnectionDetails ConnectionDetails
 }
 
-// Update is what Client.Update reports.
-type Update struct {
+// UpdateResult is what Client.UpdateResult reports.
+type UpdateResult struct {
 	// ConnectionDetails are published to the connection Secret, added to
 	// what is there.
 	ConnectionDetails ConnectionDetails
@@ -124,10 +124,10 @@ type Connector[T client.Object] interface {
 	// Connect returns a Client for obj. It must not change the external
 	// system. If the returned Client is also a Disconnecter, the step calls
 	// Disconnect at the end of the pass.
-	Connect(ctx context.Context, obj T) (Client[T], error)
+	Connect(ctx context.Context, obj T) (ExternalClient[T], error)
 }
 
-// Client acts on one external resource, the one the object describes and
+// ExternalClient acts on one external resource, the one the object describes and
 // ExternalName names. The step calls at most one of Create, Update or Delete
 // per pass, always after Observe.
 //
@@ -159,14 +159,14 @@ type Connector[T client.Object] interface {
 //     a deadline, WithCallTimeout). An error after which it is unknown
 //     whether the call took effect is marked with OutcomeUnknown, unless it
 //     already matches one of the errors ErrOutcomeUnknown lists.
-type Client[T client.Object] interface {
+type ExternalClient[T client.Object] interface {
 	// Observe reports whether the external resource exists, whether it is
 	// up to date and available, and its connection details.
 	Observe(ctx context.Context, obj T) (Observation, error)
 	// Create creates the external resource.
 	Create(ctx context.Context, obj T) (Creation, error)
 	// Update brings the external resource in line with the spec.
-	Update(ctx context.Context, obj T) (Update, error)
+	Update(ctx context.Context, obj T) (UpdateResult, error)
 	// Delete deletes the external resource; a missing one is success.
 	Delete(ctx context.Context, obj T) error
 }
@@ -180,23 +180,23 @@ type Disconnecter interface {
 }
 
 // ConnectorFunc adapts a function to Connector.
-type ConnectorFunc[T client.Object] func(ctx context.Context, obj T) (Client[T], error)
+type ConnectorFunc[T client.Object] func(ctx context.Context, obj T) (ExternalClient[T], error)
 
 // Connect calls f.
-func (f ConnectorFunc[T]) Connect(ctx context.Context, obj T) (Client[T], error) {
+func (f ConnectorFunc[T]) Connect(ctx context.Context, obj T) (ExternalClient[T], error) {
 	return f(ctx, obj)
 }
 
-// ClientFuncs adapts functions to Client. A nil function does nothing and
+// ExternalClientFuncs adapts functions to Client. A nil function does nothing and
 // succeeds; a nil ObserveFn reports a resource that exists, is up to date
 // and is available.
-type ClientFuncs[T client.Object] struct {
+type ExternalClientFuncs[T client.Object] struct {
 	// ObserveFn implements Observe.
 	ObserveFn func(ctx context.Context, obj T) (Observation, error)
 	// CreateFn implements Create.
 	CreateFn func(ctx context.Context, obj T) (Creation, error)
 	// UpdateFn implements Update.
-	UpdateFn func(ctx context.Context, obj T) (Update, error)
+	UpdateFn func(ctx context.Context, obj T) (UpdateResult, error)
 	// DeleteFn implements Delete.
 	DeleteFn func(ctx context.Context, obj T) error
 	// DisconnectFn, if set, is called by Disconnect.
@@ -204,14 +204,14 @@ type ClientFuncs[T client.Object] struct {
 }
 
 var (
-	_ Client[client.Object]    = ClientFuncs[client.Object]{}
-	_ Disconnecter             = ClientFuncs[client.Object]{}
-	_ Connector[client.Object] = ConnectorFunc[client.Object](nil)
-	_ Connector[client.Object] = NopConnector[client.Object]()
+	_ ExternalClient[client.Object] = ExternalClientFuncs[client.Object]{}
+	_ Disconnecter                  = ExternalClientFuncs[client.Object]{}
+	_ Connector[client.Object]      = ConnectorFunc[client.Object](nil)
+	_ Connector[client.Object]      = NopConnector[client.Object]()
 )
 
 // Observe calls ObserveFn.
-func (c ClientFuncs[T]) Observe(ctx context.Context, obj T) (Observation, error) {
+func (c ExternalClientFuncs[T]) Observe(ctx context.Context, obj T) (Observation, error) {
 	if c.ObserveFn == nil {
 		return Observation{Exists: true, UpToDate: true, Available: true}, nil
 	}
@@ -219,7 +219,7 @@ func (c ClientFuncs[T]) Observe(ctx context.Context, obj T) (Observation, error)
 }
 
 // Create calls CreateFn.
-func (c ClientFuncs[T]) Create(ctx context.Context, obj T) (Creation, error) {
+func (c ExternalClientFuncs[T]) Create(ctx context.Context, obj T) (Creation, error) {
 	if c.CreateFn == nil {
 		return Creation{}, nil
 	}
@@ -227,15 +227,15 @@ func (c ClientFuncs[T]) Create(ctx context.Context, obj T) (Creation, error) {
 }
 
 // Update calls UpdateFn.
-func (c ClientFuncs[T]) Update(ctx context.Context, obj T) (Update, error) {
+func (c ExternalClientFuncs[T]) Update(ctx context.Context, obj T) (UpdateResult, error) {
 	if c.UpdateFn == nil {
-		return Update{}, nil
+		return UpdateResult{}, nil
 	}
 	return c.UpdateFn(ctx, obj)
 }
 
 // Delete calls DeleteFn.
-func (c ClientFuncs[T]) Delete(ctx context.Context, obj T) error {
+func (c ExternalClientFuncs[T]) Delete(ctx context.Context, obj T) error {
 	if c.DeleteFn == nil {
 		return nil
 	}
@@ -243,19 +243,19 @@ func (c ClientFuncs[T]) Delete(ctx context.Context, obj T) error {
 }
 
 // Disconnect calls DisconnectFn.
-func (c ClientFuncs[T]) Disconnect(ctx context.Context) error {
+func (c ExternalClientFuncs[T]) Disconnect(ctx context.Context) error {
 	if c.DisconnectFn == nil {
 		return nil
 	}
 	return c.DisconnectFn(ctx)
 }
 
-// NopClient returns a Client for an external resource that always exists,
+// NopExternalClient returns a Client for an external resource that always exists,
 // is up to date and available, and that Create, Update and Delete leave
 // alone.
-func NopClient[T client.Object]() Client[T] { return ClientFuncs[T]{} }
+func NopExternalClient[T client.Object]() ExternalClient[T] { return ExternalClientFuncs[T]{} }
 
 // NopConnector returns a Connector whose clients are NopClient.
 func NopConnector[T client.Object]() Connector[T] {
-	return ConnectorFunc[T](func(context.Context, T) (Client[T], error) { return NopClient[T](), nil })
+	return ConnectorFunc[T](func(context.Context, T) (ExternalClient[T], error) { return NopExternalClient[T](), nil })
 }

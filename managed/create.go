@@ -16,7 +16,7 @@ import (
 )
 
 // absent handles a resource that Observe did not find under name.
-func (s *Step[T]) absent(ctx context.Context, req *bosun.Request[T], cl Client[T], pol Policies, now time.Time, name string) (ctrl.Result, error) {
+func (s *Step[T]) absent(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], pol Policies, now time.Time, name string) (ctrl.Result, error) {
 	obj := req.Object
 	switch decideCreate(obj.GetAnnotations(), now, s.cfg.grace, !s.cfg.providerNames) {
 	case guardIncomplete:
@@ -65,7 +65,7 @@ func (s *Step[T]) incomplete(obj T) error {
 // the external system assigns, without the name of a resource that is
 // gone), creates, publishes what Create returned and records the outcome.
 // The last two writes use a context that survives a stop of the manager.
-func (s *Step[T]) create(ctx context.Context, req *bosun.Request[T], cl Client[T], name string) (ctrl.Result, error) {
+func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string) (ctrl.Result, error) {
 	if s.cfg.providerNames {
 		// The name recorded, if any, is of a resource that is gone; Create
 		// assigns the next.
@@ -155,7 +155,7 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Request[T], cl Client[T
 // record writes the outcome of a create, retrying with backoff. A conflict
 // means the object changed meanwhile; it is read again and the write
 // repeated on the new version.
-func (s *Step[T]) record(ctx context.Context, req *bosun.Request[T], outcome map[string]string) error {
+func (s *Step[T]) record(ctx context.Context, req *bosun.Pass[T], outcome map[string]string) error {
 	var err error
 	wait := s.cfg.outcomeBackoff
 	for attempt := 0; attempt < s.cfg.outcomeAttempts; attempt++ {
@@ -180,8 +180,8 @@ func (s *Step[T]) record(ctx context.Context, req *bosun.Request[T], outcome map
 }
 
 // reload reads the object from the API server into req (see
-// bosun.Request.Reload), keeping the external name the pass has set.
-func (s *Step[T]) reload(ctx context.Context, req *bosun.Request[T]) error {
+// bosun.Pass.Reload), keeping the external name the pass has set.
+func (s *Step[T]) reload(ctx context.Context, req *bosun.Pass[T]) error {
 	n := ExternalName(req.Object)
 	if err := req.Reload(ctx); err != nil {
 		return err
@@ -195,13 +195,13 @@ func (s *Step[T]) reload(ctx context.Context, req *bosun.Request[T]) error {
 // commit writes the given annotation changes (an empty value deletes) to
 // the object at once, with the changes of metadata and spec the pass has
 // made so far, guarded by the resourceVersion the pass knows (see
-// bosun.Request.Commit), so that the engine's final save builds on the new
+// bosun.Pass.Commit), so that the engine's final save builds on the new
 // version.
 // The guard fails with Conflict when the object changed since the pass
 // read it, and so also when it was deleted and made again under the same
 // name (the new object has another resourceVersion); with NotFound when it
 // is gone.
-func (s *Step[T]) commit(ctx context.Context, req *bosun.Request[T], set map[string]string) error {
+func (s *Step[T]) commit(ctx context.Context, req *bosun.Pass[T], set map[string]string) error {
 	setAnnotations(req.Object, set)
 	return req.Commit(ctx)
 }

@@ -28,7 +28,7 @@ type cancelling struct {
 	cancel context.CancelFunc
 }
 
-func (c *cancelling) Do(ctx context.Context, req *bosun.Request[*v1.Bucket]) (ctrl.Result, error) {
+func (c *cancelling) Do(ctx context.Context, req *bosun.Pass[*v1.Bucket]) (ctrl.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c.mu.Lock()

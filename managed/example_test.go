@@ -16,7 +16,7 @@ import (
 // buckets in a map.
 func ExampleNewStep() {
 	buckets := map[string]int64{}
-	client := managed.ClientFuncs[*v1.Bucket]{
+	client := managed.ExternalClientFuncs[*v1.Bucket]{
 		ObserveFn: func(_ context.Context, b *v1.Bucket) (managed.Observation, error) {
 			size, ok := buckets[managed.ExternalName(b)]
 			return managed.Observation{Exists: ok, UpToDate: size == b.Spec.Size, Available: ok}, nil
@@ -26,7 +26,7 @@ func ExampleNewStep() {
 			return managed.Creation{ConnectionDetails: managed.ConnectionDetails{"endpoint": []byte("https://example.test")}}, nil
 		},
 	}
-	connector := managed.ConnectorFunc[*v1.Bucket](func(context.Context, *v1.Bucket) (managed.Client[*v1.Bucket], error) {
+	connector := managed.ConnectorFunc[*v1.Bucket](func(context.Context, *v1.Bucket) (managed.ExternalClient[*v1.Bucket], error) {
 		return client, nil
 	})
 	step := managed.NewStep[*v1.Bucket](connector,

@@ -186,7 +186,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // Connect implements Connector.
-func (c *cloud) Connect(context.Context, *v1.Bucket) (Client[*v1.Bucket], error) {
+func (c *cloud) Connect(context.Context, *v1.Bucket) (ExternalClient[*v1.Bucket], error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.noRepair {
@@ -285,7 +285,7 @@ func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error
 	return Creation{ConnectionDetails: ConnectionDetails{"password": []byte(pw)}}, nil
 }
 
-func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (Update, error) {
+func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (UpdateResult, error) {
 	c := cc.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -293,10 +293,10 @@ func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (Update, error) 
 	c.updates[string(obj.UID)]++
 	b, ok := c.buckets[name]
 	if !ok {
-		return Update{}, fmt.Errorf("bucket %q not found", name)
+		return UpdateResult{}, fmt.Errorf("bucket %q not found", name)
 	}
 	if obj.Spec.Size < 0 {
-		return Update{}, InvalidSpec(errNegativeSize)
+		return UpdateResult{}, InvalidSpec(errNegativeSize)
 	}
 	b.size = obj.Spec.Size
 	if obj.Spec.Region != "" {
@@ -305,7 +305,7 @@ func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (Update, error) 
 	if !c.noMarks {
 		b.owner = Identity(obj)
 	}
-	return Update{}, nil
+	return UpdateResult{}, nil
 }
 
 func (cc cloudClient) Delete(_ context.Context, obj *v1.Bucket) error {

@@ -20,7 +20,7 @@ import (
 func TestSkipPolicyIsPaused(t *testing.T) {
 	cl := newCloud()
 	e := start(t, cl, nil)
-	e.create("skipped", 1, "", annotated(bosun.PolicyAnnotation, string(bosun.PolicySkip)))
+	e.create("skipped", 1, "", annotated(bosun.AnnotationReconcilePolicy, string(bosun.PolicySkip)))
 	b := e.wait("skipped", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionFalse, ReasonUnavailable},
 		DefaultConditionAvailable: {metav1.ConditionFalse, ReasonUnavailable},
@@ -54,7 +54,7 @@ func TestWriteFailedSetsSynced(t *testing.T) {
 		avail,
 		{Type: DefaultConditionSynced, Status: metav1.ConditionTrue, Reason: ReasonReconcileSuccess, Message: "the external resource is reconciled", ObservedGeneration: 3},
 	}
-	s.WriteFailed(&bosun.Request[*v1.Bucket]{Object: b}, bosun.WriteSave, errors.New(`spec.region: Invalid value: "Not Valid!"`))
+	s.WriteFailed(&bosun.Pass[*v1.Bucket]{Object: b}, bosun.WriteSave, errors.New(`spec.region: Invalid value: "Not Valid!"`))
 
 	synced := conditions.Find(b.Status.Conditions, DefaultConditionSynced)
 	got := []any{synced.Status, synced.Reason, synced.ObservedGeneration, strings.Contains(synced.Message, "Not Valid!")}

@@ -47,7 +47,7 @@ func withDetails(data map[string][]byte, details ConnectionDetails) (map[string]
 // it creates the Secret owned by the object, or adds the details to it when
 // they change something. The details never reach logs, events or
 // conditions; errors name the Secret only.
-func (s *Step[T]) publish(ctx context.Context, req *bosun.Request[T], details ConnectionDetails) error {
+func (s *Step[T]) publish(ctx context.Context, req *bosun.Pass[T], details ConnectionDetails) error {
 	if s.cfg.secretName == nil {
 		return nil
 	}
@@ -102,7 +102,7 @@ func (s *Step[T]) publish(ctx context.Context, req *bosun.Request[T], details Co
 // unpublish deletes the connection Secret if it exists and the object
 // controls it. It reads from the API server, so a Secret the cache has not
 // seen yet is not left behind.
-func (s *Step[T]) unpublish(ctx context.Context, req *bosun.Request[T]) error {
+func (s *Step[T]) unpublish(ctx context.Context, req *bosun.Pass[T]) error {
 	if s.cfg.secretName == nil {
 		return nil
 	}

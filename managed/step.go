@@ -202,7 +202,7 @@ func (s *Step[T]) Conditions() []string { return []string{s.cfg.synced, s.cfg.av
 // resource alone as the management policies allow. A resource under the
 // external name that is not the object's (see the package documentation)
 // is left alone, and reported in Synced with ReasonExternalConflict.
-func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
+func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	obj := req.Object
 	now := s.cfg.now()
 	s.noteFirstReconcile(obj, now)
@@ -246,7 +246,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, e
 	if !obs.UpToDate {
 		if pol.Update {
 			drift := s.inSync(obj)
-			up, err := callExternal(ctx, s, OpUpdate, obj, func(ctx context.Context) (Update, error) { return cl.Update(ctx, obj) })
+			up, err := callExternal(ctx, s, OpUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
 			if err != nil {
 				return ctrl.Result{}, s.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
 			}
@@ -282,7 +282,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, e
 // it connects and observes, sets the conditions, and changes nothing else.
 // Synced is False with conditions.ReasonReconcilePaused, Available reports
 // what Observe found, and so Ready follows availability.
-func (s *Step[T]) Observe(ctx context.Context, req *bosun.Request[T]) (ctrl.Result, error) {
+func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	obj := req.Object
 	now := s.cfg.now()
 	s.noteFirstReconcile(obj, now)
@@ -319,7 +319,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Request[T]) (ctrl.Resu
 // write w of the object failed with err: for instance a spec that Observe
 // late-initialised and the API server refused. The engine calls it before
 // it writes the status.
-func (s *Step[T]) WriteFailed(req *bosun.Request[T], w bosun.EngineWrite, err error) {
+func (s *Step[T]) WriteFailed(req *bosun.Pass[T], w bosun.EngineWrite, err error) {
 	s.setCondition(req.Object, s.cfg.synced, metav1.ConditionFalse, w.Reason(),
 		fmt.Sprintf("the engine could not write the object (%s): %v", w, err))
 }
@@ -329,7 +329,7 @@ func (s *Step[T]) WriteFailed(req *bosun.Request[T], w bosun.EngineWrite, err er
 // and a key it names is neither in details nor in the Secret, it calls
 // RepairCredentials. Until that works, Available is False with
 // ReasonCredentialsMissing.
-func (s *Step[T]) credentials(ctx context.Context, req *bosun.Request[T], cl Client[T], pol Policies, details ConnectionDetails) (ConnectionDetails, error) {
+func (s *Step[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], pol Policies, details ConnectionDetails) (ConnectionDetails, error) {
 	rep, ok := cl.(CredentialRepairer[T])
 	if !ok || !pol.Update || s.cfg.secretName == nil {
 		return details, nil
@@ -430,7 +430,7 @@ func (s *Step[T]) deletionPolicy(obj T) (DeletionPolicy, error) {
 }
 
 // poll returns the jittered poll interval of the request's object.
-func (s *Step[T]) poll(req *bosun.Request[T]) time.Duration {
+func (s *Step[T]) poll(req *bosun.Pass[T]) time.Duration {
 	d, bad := pollInterval(req.Object.GetAnnotations(), s.cfg.poll, s.cfg.minPoll)
 	if bad {
 		req.Log.V(1).Info("ignoring an invalid poll interval annotation", "annotation", AnnotationPollInterval, "value", req.Object.GetAnnotations()[AnnotationPollInterval])

@@ -13,12 +13,13 @@
 // The parent names the related object in its spec, such as a Secret name.
 // IndexField registers a field index on the parent's kind holding the names
 // it refers to, and ByIndex enqueues, for an event on a related object, the
-// parents in its namespace whose index holds its name. Referenced does both
-// on a bosun.Builder:
+// parents in its namespace whose index holds its name. Referenced does both,
+// as the setup of the step that reads the related objects, which
+// bosun.Builder.Complete runs:
 //
-//	b := bosun.ControllerManagedBy[*v1.App](mgr)
-//	err := watch.Referenced(ctx, b, &corev1.Secret{}, "spec.secretName",
+//	secrets := watch.Referenced(&corev1.Secret{}, "spec.secretName",
 //		func(a *v1.App) []string { return []string{a.Spec.SecretName} })
+//	steps := []bosun.Step[*v1.App]{bosun.WithSetup(readSecret, secrets)}
 //
 // # By labels
 //

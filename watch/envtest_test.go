@@ -108,7 +108,7 @@ func TestReferencedOnTheEngine(t *testing.T) {
 
 	rec := newRecorder()
 	bosuntest.RunManager(t, e.cp, func(mgr ctrl.Manager) error {
-		record := bosun.NewStep("record", func(_ context.Context, req *bosun.Request[*corev1.ConfigMap]) (ctrl.Result, error) {
+		record := bosun.NewStep("record", func(_ context.Context, req *bosun.Pass[*corev1.ConfigMap]) (ctrl.Result, error) {
 			rec.record(key(req.Object))
 			return ctrl.Result{}, nil
 		})

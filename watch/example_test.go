@@ -151,7 +151,7 @@ func ExampleTracker() {
 func ExampleTracker_Get() {
 	setup := func(mgr ctrl.Manager) error {
 		tracker := watch.NewTracker(mgr.GetScheme())
-		readSettings := bosun.NewStep("readSettings", func(ctx context.Context, req *bosun.Request[*corev1.Secret]) (ctrl.Result, error) {
+		readSettings := bosun.NewStep("readSettings", func(ctx context.Context, req *bosun.Pass[*corev1.Secret]) (ctrl.Result, error) {
 			key := client.ObjectKey{Namespace: req.Object.Namespace, Name: req.Object.Annotations["example.com/settings"]}
 			settings := &corev1.ConfigMap{}
 			if err := tracker.Get(ctx, req.Client, req.Object, key, settings); err != nil {

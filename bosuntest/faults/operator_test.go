@@ -99,8 +99,8 @@ func (c storeClient) Create(_ context.Context, w *testapi.Widget) (managed.Creat
 	return managed.Creation{}, nil
 }
 
-func (c storeClient) Update(context.Context, *testapi.Widget) (managed.Update, error) {
-	return managed.Update{}, nil
+func (c storeClient) Update(context.Context, *testapi.Widget) (managed.UpdateResult, error) {
+	return managed.UpdateResult{}, nil
 }
 
 func (c storeClient) Delete(_ context.Context, w *testapi.Widget) error {
@@ -115,13 +115,13 @@ func (c storeClient) Delete(_ context.Context, w *testapi.Widget) error {
 // resource in st, and reports Ready.
 func setup(st *store) func(mgr ctrl.Manager, p *faults.Process) error {
 	return func(mgr ctrl.Manager, p *faults.Process) error {
-		desired := func(_ context.Context, req *bosun.Request[*testapi.Widget]) ([]client.Object, error) {
+		desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 			return []client.Object{&corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: req.Object.Name + "-part"},
 				Data:       map[string]string{"value": fmt.Sprint(req.Object.Spec.Value)},
 			}}, nil
 		}
-		connector := managed.ConnectorFunc[*testapi.Widget](func(context.Context, *testapi.Widget) (managed.Client[*testapi.Widget], error) {
+		connector := managed.ConnectorFunc[*testapi.Widget](func(context.Context, *testapi.Widget) (managed.ExternalClient[*testapi.Widget], error) {
 			return storeClient{st}, nil
 		})
 		r := &bosun.Reconciler[*testapi.Widget]{

@@ -17,7 +17,7 @@ import (
 // One step, run through the engine against an in-memory client: what it
 // wrote, and the Ready condition it left.
 func ExampleReconcile() {
-	double := bosun.NewStep("double", func(_ context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+	double := bosun.NewStep("double", func(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 		req.Object.Status.Result = 2 * req.Object.Spec.Value
 		return ctrl.Result{}, nil
 	})

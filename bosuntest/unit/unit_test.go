@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,7 +43,7 @@ type publish struct{}
 
 func (publish) Conditions() []string { return []string{"Published"} }
 
-func (publish) Do(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (publish) Do(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}
 	err := req.Client.Get(ctx, client.ObjectKeyFromObject(cm), cm)
@@ -60,7 +61,7 @@ func (publish) Do(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctr
 	return ctrl.Result{}, nil
 }
 
-func (publish) Cleanup(ctx context.Context, req *bosun.Request[*testapi.Widget]) (ctrl.Result, error) {
+func (publish) Cleanup(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: req.Object.Namespace, Name: req.Object.Name}}
 	return ctrl.Result{}, client.IgnoreNotFound(req.Client.Delete(ctx, cm))
 }
@@ -152,7 +153,7 @@ func TestCheckReportsEachMismatch(t *testing.T) {
 	c := unit.Case[*testapi.Widget]{Name: "wrong", Object: widget()}
 	out := unit.Reconcile(t, scheme(t), unit.Steps[*testapi.Widget](publish{}), c)
 	c.ExpectErr = "boom"
-	c.ExpectResult = ctrl.Result{Requeue: true}
+	c.ExpectResult = ctrl.Result{RequeueAfter: time.Minute}
 	c.ExpectConditions = []metav1.Condition{{Type: "Published", Status: metav1.ConditionFalse, Reason: "Done"}, {Type: "Other", Status: metav1.ConditionTrue}}
 	c.ExpectWrites = []string{"create ConfigMap ns/w"}
 	c.ExpectEvents = []string{"Warning Nope"}

@@ -66,7 +66,7 @@ type Options struct {
 func NewReconciler(opts Options) *bosun.Reconciler[*cronjobv1.CronJob] {
 	return &bosun.Reconciler[*cronjobv1.CronJob]{
 		Name: ControllerName,
-		Steps: []bosun.Step[*cronjobv1.CronJob]{bosun.NewStep("cronjob", func(ctx context.Context, req *bosun.Request[*cronjobv1.CronJob]) (ctrl.Result, error) {
+		Steps: []bosun.Step[*cronjobv1.CronJob]{bosun.NewStep("cronjob", func(ctx context.Context, req *bosun.Pass[*cronjobv1.CronJob]) (ctrl.Result, error) {
 			return flow.Run(ctx, Workflow(req, opts.Clock))
 		})},
 	}
@@ -93,12 +93,12 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 // An action may end the joined three early with flow.Exit without it
 // counting as an error. The engine saves the status afterwards. A nil
 // clk means the real clock.
-func Workflow(req *bosun.Request[*cronjobv1.CronJob], clk clock.PassiveClock) flow.Action {
+func Workflow(req *bosun.Pass[*cronjobv1.CronJob], clk clock.PassiveClock) flow.Action {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
 	a := &actions{req: req, clock: clk}
-	m := NewCronJobControllerManagerForRequest(req, a)
+	m := NewCronJobControllerManagerForPass(req, a)
 	a.state = m.State()
 	suspended := req.Object.Spec.Suspend != nil && *req.Object.Spec.Suspend
 	joined := flow.Join(
@@ -118,7 +118,7 @@ func Workflow(req *bosun.Request[*cronjobv1.CronJob], clk clock.PassiveClock) fl
 // record what they find, under mu, so they may run in any order or at once;
 // UpdateCronJobStatus alone writes the status.
 type actions struct {
-	req   *bosun.Request[*cronjobv1.CronJob]
+	req   *bosun.Pass[*cronjobv1.CronJob]
 	state *CronJobControllerManagerState
 	clock clock.PassiveClock
 

@@ -18,7 +18,7 @@ import (
 func ExampleWorkflow() {
 	clk := clocktesting.NewFakeClock(time.Now())
 	for _, suspend := range []bool{false, true} {
-		req := &bosun.Request[*cronjobv1.CronJob]{Object: &cronjobv1.CronJob{
+		req := &bosun.Pass[*cronjobv1.CronJob]{Object: &cronjobv1.CronJob{
 			Spec: cronjobv1.CronJobSpec{Schedule: "@hourly", Suspend: ptr.To(suspend)},
 		}}
 		fmt.Printf("suspend=%v: %s\n", suspend, flow.Describe(cronjob.Workflow(req, clk)))

@@ -156,7 +156,7 @@ func TestStatusFromJobs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &bosun.Request[*cronjobv1.CronJob]{Object: &cronjobv1.CronJob{Status: tt.status}}
+			req := &bosun.Pass[*cronjobv1.CronJob]{Object: &cronjobv1.CronJob{Status: tt.status}}
 			a := &actions{req: req}
 			if _, err := a.ListActiveJobsAndUpdateStatus(t.Context(), logr.Discard(), tt.jobs); err != nil {
 				t.Fatal(err)

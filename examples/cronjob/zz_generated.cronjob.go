@@ -181,10 +181,10 @@ func NewCronJobControllerManager(state *CronJobControllerManagerState, impl Cron
 	return &CronJobControllerManager{state: state, impl: impl, log: log, hooks: all}
 }
 
-// NewCronJobControllerManagerForRequest returns a CronJobControllerManager for
+// NewCronJobControllerManagerForPass returns a CronJobControllerManager for
 // one reconcile of the engine: its states read req.Object through req.Client,
 // and it logs to req.Log.
-func NewCronJobControllerManagerForRequest(req *bosun.Request[*cronjobv1.CronJob], impl CronJobControllerManagerImpl, hooks ...flow.Hook) *CronJobControllerManager {
+func NewCronJobControllerManagerForPass(req *bosun.Pass[*cronjobv1.CronJob], impl CronJobControllerManagerImpl, hooks ...flow.Hook) *CronJobControllerManager {
 	return NewCronJobControllerManager(NewCronJobControllerManagerState(req.Client, req.Object), impl, req.Log, hooks...)
 }
 

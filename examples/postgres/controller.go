@@ -99,7 +99,7 @@ func connect(ctx context.Context, dsn string) (*pgx.Conn, *pgx.ConnConfig, error
 // when it is deleted, it is let go at once, since nothing was ever made
 // under that name.
 func RoleConnector(dsn string) managed.Connector[*pgv1.Role] {
-	return managed.ConnectorFunc[*pgv1.Role](func(ctx context.Context, r *pgv1.Role) (managed.Client[*pgv1.Role], error) {
+	return managed.ConnectorFunc[*pgv1.Role](func(ctx context.Context, r *pgv1.Role) (managed.ExternalClient[*pgv1.Role], error) {
 		if deleting(r) {
 			if err := validateRoleName(r); err != nil {
 				return refused[*pgv1.Role](), nil
@@ -119,7 +119,7 @@ func RoleConnector(dsn string) managed.Connector[*pgv1.Role] {
 // RoleConnector. Its clients take the owner role from status.ownerRole,
 // which the Database controller's first step resolves.
 func DatabaseConnector(dsn string) managed.Connector[*pgv1.Database] {
-	return managed.ConnectorFunc[*pgv1.Database](func(ctx context.Context, d *pgv1.Database) (managed.Client[*pgv1.Database], error) {
+	return managed.ConnectorFunc[*pgv1.Database](func(ctx context.Context, d *pgv1.Database) (managed.ExternalClient[*pgv1.Database], error) {
 		if deleting(d) {
 			if err := validateDatabaseName(d); err != nil {
 				return refused[*pgv1.Database](), nil
@@ -243,7 +243,7 @@ var (
 func (awaitRole) Conditions() []string { return []string{ConditionRoleReady} }
 
 // Do checks the owner Role.
-func (a awaitRole) Do(ctx context.Context, req *bosun.Request[*pgv1.Database]) (ctrl.Result, error) {
+func (a awaitRole) Do(ctx context.Context, req *bosun.Pass[*pgv1.Database]) (ctrl.Result, error) {
 	d := req.Object
 	conds := d.Status.Conditions
 	if err := validateDatabaseSpec(d); err != nil {
@@ -306,8 +306,8 @@ func deleting(obj client.Object) bool { return !obj.GetDeletionTimestamp().IsZer
 // refused returns the client of a deleted object whose name the operator
 // refuses: no statement ever named it, so nothing of the object's exists,
 // and Observe says so without asking the server.
-func refused[T client.Object]() managed.Client[T] {
-	return managed.ClientFuncs[T]{
+func refused[T client.Object]() managed.ExternalClient[T] {
+	return managed.ExternalClientFuncs[T]{
 		ObserveFn: func(context.Context, T) (managed.Observation, error) { return managed.Observation{}, nil },
 	}
 }

@@ -262,12 +262,12 @@ type laggingRoles struct {
 // connector returns the wrapped connector of dsn.
 func (l *laggingRoles) connector(dsn string) managed.Connector[*pgv1.Role] {
 	inner := RoleConnector(dsn)
-	return managed.ConnectorFunc[*pgv1.Role](func(ctx context.Context, r *pgv1.Role) (managed.Client[*pgv1.Role], error) {
+	return managed.ConnectorFunc[*pgv1.Role](func(ctx context.Context, r *pgv1.Role) (managed.ExternalClient[*pgv1.Role], error) {
 		cl, err := inner.Connect(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		return managed.ClientFuncs[*pgv1.Role]{
+		return managed.ExternalClientFuncs[*pgv1.Role]{
 			ObserveFn: func(ctx context.Context, r *pgv1.Role) (managed.Observation, error) {
 				obs, err := cl.Observe(ctx, r)
 				if err != nil || !obs.Exists {

@@ -28,8 +28,8 @@ type databaseClient struct {
 }
 
 var (
-	_ managed.Client[*pgv1.Database] = (*databaseClient)(nil)
-	_ managed.Disconnecter           = (*databaseClient)(nil)
+	_ managed.ExternalClient[*pgv1.Database] = (*databaseClient)(nil)
+	_ managed.Disconnecter                   = (*databaseClient)(nil)
 )
 
 // encoding returns the encoding the spec asks for.
@@ -158,30 +158,30 @@ func (c *databaseClient) Create(ctx context.Context, d *pgv1.Database) (managed.
 // that asks for another one is an invalid spec. The managed step calls
 // Update only for a database that is d's: made for d, or adopted because
 // the user asked.
-func (c *databaseClient) Update(ctx context.Context, d *pgv1.Database) (managed.Update, error) {
+func (c *databaseClient) Update(ctx context.Context, d *pgv1.Database) (managed.UpdateResult, error) {
 	name := managed.ExternalName(d)
 	s, found, err := c.read(ctx, name)
 	if err != nil || !found {
-		return managed.Update{}, err
+		return managed.UpdateResult{}, err
 	}
 	if !strings.EqualFold(s.encoding, encoding(d)) {
-		return managed.Update{}, managed.InvalidSpec(fmt.Errorf("the database has encoding %s, and the encoding of a database cannot change", s.encoding))
+		return managed.UpdateResult{}, managed.InvalidSpec(fmt.Errorf("the database has encoding %s, and the encoding of a database cannot change", s.encoding))
 	}
 	want := d.Status.OwnerRole
 	if want == "" {
-		return managed.Update{}, errOwnerUnresolved
+		return managed.UpdateResult{}, errOwnerUnresolved
 	}
 	if s.owner != want {
 		if _, err := c.conn.Exec(ctx, "ALTER DATABASE "+quote(name)+" OWNER TO "+quote(want)); err != nil {
-			return managed.Update{}, fmt.Errorf("altering database owner: %w", err)
+			return managed.UpdateResult{}, fmt.Errorf("altering database owner: %w", err)
 		}
 	}
 	if markDiff(s.mark, d) != "" {
 		if _, err := c.conn.Exec(ctx, markStatement("DATABASE", name, d)); err != nil {
-			return managed.Update{}, fmt.Errorf("marking database: %w", err)
+			return managed.UpdateResult{}, fmt.Errorf("marking database: %w", err)
 		}
 	}
-	return managed.Update{}, nil
+	return managed.UpdateResult{}, nil
 }
 
 // Delete drops the database if it exists, ending its sessions.

@@ -35,7 +35,7 @@ type roleClient struct {
 }
 
 var (
-	_ managed.Client[*pgv1.Role]             = (*roleClient)(nil)
+	_ managed.ExternalClient[*pgv1.Role]     = (*roleClient)(nil)
 	_ managed.Disconnecter                   = (*roleClient)(nil)
 	_ managed.CredentialRepairer[*pgv1.Role] = (*roleClient)(nil)
 )
@@ -168,23 +168,23 @@ func (c *roleClient) Create(ctx context.Context, r *pgv1.Role) (managed.Creation
 // Update sets the role's options to the spec's and marks it as r's, each
 // only when it differs. The managed step calls it only for a role that is
 // r's: made for r, or adopted because the user asked.
-func (c *roleClient) Update(ctx context.Context, r *pgv1.Role) (managed.Update, error) {
+func (c *roleClient) Update(ctx context.Context, r *pgv1.Role) (managed.UpdateResult, error) {
 	name := managed.ExternalName(r)
 	s, found, err := c.read(ctx, name)
 	if err != nil || !found {
-		return managed.Update{}, err
+		return managed.UpdateResult{}, err
 	}
 	if len(optionsDiff(s, r)) > 0 {
 		if _, err := c.conn.Exec(ctx, "ALTER ROLE "+quote(name)+" WITH "+roleOptions(r)); err != nil {
-			return managed.Update{}, fmt.Errorf("altering role: %w", err)
+			return managed.UpdateResult{}, fmt.Errorf("altering role: %w", err)
 		}
 	}
 	if markDiff(s.owner, r) != "" {
 		if _, err := c.conn.Exec(ctx, markStatement("ROLE", name, r)); err != nil {
-			return managed.Update{}, fmt.Errorf("marking role: %w", err)
+			return managed.UpdateResult{}, fmt.Errorf("marking role: %w", err)
 		}
 	}
-	return managed.Update{}, nil
+	return managed.UpdateResult{}, nil
 }
 
 // Delete drops the role if it exists.

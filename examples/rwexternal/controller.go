@@ -163,16 +163,16 @@ type readInput struct{}
 func (readInput) Conditions() []string { return []string{rwv1.ConditionInputReady} }
 
 // Do reads the input.
-func (readInput) Do(ctx context.Context, req *bosun.Request[*rwv1.RWExternal]) (ctrl.Result, error) {
+func (readInput) Do(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, error) {
 	return read(ctx, req)
 }
 
 // Observe reads the input too: reading changes nothing.
-func (readInput) Observe(ctx context.Context, req *bosun.Request[*rwv1.RWExternal]) (ctrl.Result, error) {
+func (readInput) Observe(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, error) {
 	return read(ctx, req)
 }
 
-func read(ctx context.Context, req *bosun.Request[*rwv1.RWExternal]) (ctrl.Result, error) {
+func read(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, error) {
 	rw := req.Object
 	in := &corev1.Secret{}
 	err := req.Client.Get(ctx, client.ObjectKey{Namespace: rw.Namespace, Name: rw.Spec.InputSecret}, in)
@@ -216,7 +216,7 @@ func upToDate(s *corev1.Secret, data map[string][]byte) bool {
 var errNoInput = errors.New("no output data: the readInput step did not run before writeOutput")
 
 // Do creates or updates the output Secret.
-func (writeOutput) Do(ctx context.Context, req *bosun.Request[*rwv1.RWExternal]) (ctrl.Result, error) {
+func (writeOutput) Do(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, error) {
 	rw := req.Object
 	data, ok := outputData.Get(req.Values)
 	if !ok {
@@ -265,7 +265,7 @@ func (writeOutput) Do(ctx context.Context, req *bosun.Request[*rwv1.RWExternal])
 
 // Observe reports whether the output Secret is up to date, without writing
 // it.
-func (writeOutput) Observe(ctx context.Context, req *bosun.Request[*rwv1.RWExternal]) (ctrl.Result, error) {
+func (writeOutput) Observe(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, error) {
 	rw := req.Object
 	data, ok := outputData.Get(req.Values)
 	if !ok {
@@ -293,7 +293,7 @@ func (writeOutput) Observe(ctx context.Context, req *bosun.Request[*rwv1.RWExter
 
 // Cleanup deletes the output Secret if it is ours. It reads around the cache,
 // so that a Secret created moments ago is not missed.
-func (writeOutput) Cleanup(ctx context.Context, req *bosun.Request[*rwv1.RWExternal]) (ctrl.Result, error) {
+func (writeOutput) Cleanup(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, error) {
 	rw := req.Object
 	name := rw.OutputSecretName()
 	out := &corev1.Secret{}

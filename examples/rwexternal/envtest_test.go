@@ -22,7 +22,7 @@ import (
 var (
 	creds      = map[string]string{"username": "admin", "password": "s3cret"}
 	rotated    = map[string]string{"username": "admin", "password": "n3w s3cret", "token": "t"}
-	skipPolicy = map[string]string{bosun.PolicyAnnotation: string(bosun.PolicySkip)}
+	skipPolicy = map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)}
 )
 
 // TestLifecycle follows an RWExternal under the default policy: the output
@@ -148,7 +148,7 @@ func TestSkipPolicy(t *testing.T) {
 	e.create("paused", "creds", nil)
 	e.waitConditions("paused", converged)
 	before := e.waitOutput("paused-output", "paused", creds)
-	e.annotate("paused", bosun.PolicyAnnotation, string(bosun.PolicySkip))
+	e.annotate("paused", bosun.AnnotationReconcilePolicy, string(bosun.PolicySkip))
 	e.setInput("creds", rotated)
 	e.waitConditions("paused", map[string]condition{
 		conditions.TypeReady:      {metav1.ConditionFalse, rwv1.ReasonOutputOutOfDate},
@@ -166,7 +166,7 @@ func TestSkipPolicy(t *testing.T) {
 	}
 
 	// Managed again: the output catches up.
-	e.annotate("paused", bosun.PolicyAnnotation, "")
+	e.annotate("paused", bosun.AnnotationReconcilePolicy, "")
 	e.waitOutput("paused-output", "paused", rotated)
 	e.waitConditions("paused", converged)
 }
@@ -176,7 +176,7 @@ func TestSkipPolicy(t *testing.T) {
 func TestDetachOnDelete(t *testing.T) {
 	e := newEnv(t, runController(t, nil))
 	e.setInput("creds", creds)
-	rw := e.create("leaver", "creds", map[string]string{bosun.PolicyAnnotation: string(bosun.PolicyDetachOnDelete)})
+	rw := e.create("leaver", "creds", map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicyDetachOnDelete)})
 	e.waitConditions("leaver", converged)
 	out := e.waitOutput("leaver-output", "leaver", creds)
 
@@ -204,7 +204,7 @@ func TestNamespacePolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 		base := ns.DeepCopy()
-		ns.Annotations = map[string]string{bosun.PolicyAnnotation: string(policy)}
+		ns.Annotations = map[string]string{bosun.AnnotationReconcilePolicy: string(policy)}
 		if err := e.c.Patch(t.Context(), ns, client.MergeFrom(base)); err != nil {
 			t.Fatalf("annotate namespace: %v", err)
 		}
@@ -215,7 +215,7 @@ func TestNamespacePolicy(t *testing.T) {
 		annotateNS(e, bosun.PolicySkip)
 		e.setInput("creds", creds)
 		e.create("inherits", "creds", nil)
-		e.create("overrides", "creds", map[string]string{bosun.PolicyAnnotation: string(bosun.PolicyManage)})
+		e.create("overrides", "creds", map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicyManage)})
 		e.waitConditions("inherits", map[string]condition{
 			rwv1.ConditionInputReady:  inputFound,
 			rwv1.ConditionOutputReady: {metav1.ConditionFalse, rwv1.ReasonOutputMissing},

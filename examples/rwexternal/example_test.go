@@ -53,7 +53,7 @@ func ExampleDerive() {
 func ExampleSamples() {
 	for _, obj := range rwexternal.Samples("demo") {
 		rw := obj.(*rwv1.RWExternal)
-		policy := rw.Annotations[bosun.PolicyAnnotation]
+		policy := rw.Annotations[bosun.AnnotationReconcilePolicy]
 		if policy == "" {
 			policy = "manage"
 		}

@@ -29,7 +29,7 @@ func Samples(namespace string) []client.Object {
 	return []client.Object{
 		rw("alpha", "alpha-credentials", "", nil),
 		rw("beta", "beta-credentials", "beta-fingerprints",
-			map[string]string{bosun.PolicyAnnotation: string(bosun.PolicyDetachOnDelete)}),
+			map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicyDetachOnDelete)}),
 	}
 }
 

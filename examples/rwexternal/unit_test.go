@@ -267,7 +267,7 @@ func TestObserveOutput(t *testing.T) {
 			}
 			c := b.Build()
 			rw := &rwv1.RWExternal{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rw", Generation: 3}, Spec: rwv1.RWExternalSpec{InputSecret: "in"}}
-			req := &bosun.Request[*rwv1.RWExternal]{Object: rw, Client: c, Values: &bosun.Values{}}
+			req := &bosun.Pass[*rwv1.RWExternal]{Object: rw, Client: c, Values: &bosun.Values{}}
 			outputData.Set(req.Values, data)
 			res, err := writeOutput{}.Observe(t.Context(), req)
 			if err != nil || !res.IsZero() {

@@ -103,7 +103,7 @@ func (ensureNonZeroDivisor) Conditions() []string {
 }
 
 // Do checks the divisor.
-func (ensureNonZeroDivisor) Do(_ context.Context, req *bosun.Request[*simplev1.Simple]) (ctrl.Result, error) {
+func (ensureNonZeroDivisor) Do(_ context.Context, req *bosun.Pass[*simplev1.Simple]) (ctrl.Result, error) {
 	s := req.Object
 	if s.Spec.Divisor == 0 {
 		s.Status.Quotient, s.Status.Remainder = nil, nil
@@ -120,7 +120,7 @@ type divide struct{}
 
 // Do writes the results into the status. An overflow is a terminal error:
 // retrying cannot help.
-func (divide) Do(_ context.Context, req *bosun.Request[*simplev1.Simple]) (ctrl.Result, error) {
+func (divide) Do(_ context.Context, req *bosun.Pass[*simplev1.Simple]) (ctrl.Result, error) {
 	s := req.Object
 	q, r, err := Divide(s.Spec.Dividend, s.Spec.Divisor)
 	if err != nil {

@@ -28,7 +28,7 @@ func ExampleSteps() {
 // Running the steps by hand, as the engine's Do phase does, on a Simple with
 // a zero divisor: the first step reports it and stops the workflow.
 func ExampleSteps_zeroDivisor() {
-	req := &bosun.Request[*simplev1.Simple]{
+	req := &bosun.Pass[*simplev1.Simple]{
 		Object: &simplev1.Simple{Spec: simplev1.SimpleSpec{Dividend: 7, Divisor: 0}},
 		Values: &bosun.Values{},
 	}

@@ -100,7 +100,7 @@ func TestSteps(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := &simplev1.Simple{ObjectMeta: metav1.ObjectMeta{Generation: 4}, Spec: tt.spec, Status: *tt.status.DeepCopy()}
-			req := &bosun.Request[*simplev1.Simple]{Object: obj, Values: &bosun.Values{}}
+			req := &bosun.Pass[*simplev1.Simple]{Object: obj, Values: &bosun.Values{}}
 			var actions []flow.Action
 			for _, s := range Steps() {
 				actions = append(actions, flow.New(bosun.StepName(s), func(ctx context.Context) (ctrl.Result, error) {

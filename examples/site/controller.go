@@ -81,7 +81,7 @@ func URL(s *sitev1.Site) string { return fmt.Sprintf("http://%s.%s.svc", s.Name,
 // reconciler of Generating discards the status edits of a failed call, so
 // status.url and status.pages keep their earlier values; so do the
 // children.
-func Generate(ctx context.Context, req *bosun.Request[*sitev1.Site]) ([]client.Object, error) {
+func Generate(ctx context.Context, req *bosun.Pass[*sitev1.Site]) ([]client.Object, error) {
 	s := req.Object
 	s.Status.URL = URL(s)
 	s.Status.Pages = int32(len(s.Spec.Pages))

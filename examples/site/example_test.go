@@ -57,7 +57,7 @@ func ExampleGenerate() {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "docs"},
 		Spec:       sitev1.SiteSpec{Title: "Docs", Pages: []string{"index", "guide"}, ThemeSecret: "docs-theme"},
 	}
-	req := &bosun.Request[*sitev1.Site]{Object: s, Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(theme).Build()}
+	req := &bosun.Pass[*sitev1.Site]{Object: s, Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(theme).Build()}
 	objs, err := site.Generate(context.Background(), req)
 	if err != nil {
 		fmt.Println(err)

@@ -151,7 +151,7 @@ func themeSecret(name string, data map[string]string) *corev1.Secret {
 
 // request returns a request for a Site docs in namespace web, with spec,
 // whose fake client holds secrets and knows the scope of the children.
-func request(t *testing.T, spec sitev1.SiteSpec, secrets ...client.Object) *bosun.Request[*sitev1.Site] {
+func request(t *testing.T, spec sitev1.SiteSpec, secrets ...client.Object) *bosun.Pass[*sitev1.Site] {
 	t.Helper()
 	s := &sitev1.Site{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "docs", UID: "d0c5", Generation: 1}, Spec: spec}
 	mapper := meta.NewDefaultRESTMapper(nil)
@@ -159,7 +159,7 @@ func request(t *testing.T, spec sitev1.SiteSpec, secrets ...client.Object) *bosu
 		mapper.Add(corev1.SchemeGroupVersion.WithKind(kind), meta.RESTScopeNamespace)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithRESTMapper(mapper).WithObjects(secrets...).Build()
-	return &bosun.Request[*sitev1.Site]{Controller: ControllerName, Object: s, Original: s.DeepCopy(), Client: c}
+	return &bosun.Pass[*sitev1.Site]{Controller: ControllerName, Object: s, Original: s.DeepCopy(), Client: c}
 }
 
 func TestGenerate(t *testing.T) {

@@ -389,11 +389,11 @@ func TestParallelActionsShareOneRead(t *testing.T) {
 	}
 }
 
-func TestNewForRequest(t *testing.T) {
+func TestNewForPass(t *testing.T) {
 	f := newFixture(t, nil)
 	r := newRecorder()
-	req := &bosun.Request[*testapi.Target]{Object: f.target, Client: f.client, Log: r.logger()}
-	m := cronjob.NewCronJobControllerManagerForRequest(req, r)
+	req := &bosun.Pass[*testapi.Target]{Object: f.target, Client: f.client, Log: r.logger()}
+	m := cronjob.NewCronJobControllerManagerForPass(req, r)
 	if m.State().Target() != f.target {
 		t.Errorf("State().Target() is not req.Object")
 	}

@@ -63,9 +63,9 @@ func (d *drains) setup(ctx context.Context) func(ctrl.Manager) error {
 			WithOptions(controller.Options{MaxConcurrentReconciles: 1})
 		return fields.WatchNodeManagerStates(b).Complete(&bosun.Reconciler[*testapi.Target]{
 			Name: "nodemanager",
-			Steps: []bosun.Step[*testapi.Target]{bosun.NewStep("nodemanager", func(ctx context.Context, req *bosun.Request[*testapi.Target]) (ctrl.Result, error) {
+			Steps: []bosun.Step[*testapi.Target]{bosun.NewStep("nodemanager", func(ctx context.Context, req *bosun.Pass[*testapi.Target]) (ctrl.Result, error) {
 				impl := &recorder{d: d, key: client.ObjectKeyFromObject(req.Object)}
-				return flow.Run(ctx, fields.NewNodeManagerForRequest(req, impl).Drain())
+				return flow.Run(ctx, fields.NewNodeManagerForPass(req, impl).Drain())
 			})},
 		})
 	}

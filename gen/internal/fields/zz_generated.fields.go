@@ -184,10 +184,9 @@ func NewNodeManager(state *NodeManagerState, impl NodeManagerImpl, log logr.Logg
 	return &NodeManager{state: state, impl: impl, log: log, hooks: all}
 }
 
-// NewNodeManagerForRequest returns a NodeManager for one reconcile of the
-// engine: its states read req.Object through req.Client, and it logs to
-// req.Log.
-func NewNodeManagerForRequest(req *bosun.Request[*cronjobv1.Target], impl NodeManagerImpl, hooks ...flow.Hook) *NodeManager {
+// NewNodeManagerForPass returns a NodeManager for one reconcile of the engine:
+// its states read req.Object through req.Client, and it logs to req.Log.
+func NewNodeManagerForPass(req *bosun.Pass[*cronjobv1.Target], impl NodeManagerImpl, hooks ...flow.Hook) *NodeManager {
 	return NewNodeManager(NewNodeManagerState(req.Client, req.Object), impl, req.Log, hooks...)
 }
 

@@ -38,7 +38,7 @@ import (
 // engine on a real API server: a bosun.Reconciler for Deployments, set up
 // with bosun.ControllerManagedBy and the watches WatchFrontendManagerStates
 // adds, whose Workflow runs the actions SyncService and PublishAddress of
-// NewFrontendManagerForRequest. A Deployment keeps no conditions, so the
+// NewFrontendManagerForPass. A Deployment keeps no conditions, so the
 // engine records none; with no step that cleans up it adds no finalizer.
 
 const (
@@ -112,10 +112,10 @@ func (h *harness) setup(mgr ctrl.Manager) error {
 	})
 	return frontend.WatchFrontendManagerStates(b).Complete(&bosun.Reconciler[*appsv1.Deployment]{
 		Name: "frontend",
-		Steps: []bosun.Step[*appsv1.Deployment]{bosun.NewStep("frontend", func(ctx context.Context, req *bosun.Request[*appsv1.Deployment]) (ctrl.Result, error) {
+		Steps: []bosun.Step[*appsv1.Deployment]{bosun.NewStep("frontend", func(ctx context.Context, req *bosun.Pass[*appsv1.Deployment]) (ctrl.Result, error) {
 			key := client.ObjectKeyFromObject(req.Object)
 			rec := &recorder{target: req.Object, publish: h.publish, fail: h.failure(key)}
-			m := frontend.NewFrontendManagerForRequest(req, rec)
+			m := frontend.NewFrontendManagerForPass(req, rec)
 			return flow.Run(ctx, h.observe(key, rec, flow.Sequential(m.SyncService(), m.PublishAddress())))
 		})},
 	})

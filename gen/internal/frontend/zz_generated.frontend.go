@@ -196,10 +196,10 @@ func NewFrontendManager(state *FrontendManagerState, impl FrontendManagerImpl, l
 	return &FrontendManager{state: state, impl: impl, log: log, hooks: all}
 }
 
-// NewFrontendManagerForRequest returns a FrontendManager for one reconcile of
-// the engine: its states read req.Object through req.Client, and it logs to
+// NewFrontendManagerForPass returns a FrontendManager for one reconcile of the
+// engine: its states read req.Object through req.Client, and it logs to
 // req.Log.
-func NewFrontendManagerForRequest(req *bosun.Request[*appsv1.Deployment], impl FrontendManagerImpl, hooks ...flow.Hook) *FrontendManager {
+func NewFrontendManagerForPass(req *bosun.Pass[*appsv1.Deployment], impl FrontendManagerImpl, hooks ...flow.Hook) *FrontendManager {
 	return NewFrontendManager(NewFrontendManagerState(req.Client, req.Object), impl, req.Log, hooks...)
 }
 

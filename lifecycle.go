@@ -1,0 +1,391 @@
+package bosun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/flow"
+)
+
+// passState is the state of one reconcile.
+type passState[T client.Object] struct {
+	r   *Reconciler[T]
+	p   *prepared[T]
+	req *Pass[T]
+	key types.NamespacedName
+	// overwritten are the resource versions this pass's writes replaced
+	// with newer ones.
+	overwritten []string
+}
+
+// conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
+func (ps *passState[T]) conflictRequeue(during string) ctrl.Result {
+	ps.req.Log.V(1).Info("conflict, requeueing", "during", during)
+	return ctrl.Result{RequeueAfter: ConflictRequeueDelay}
+}
+
+func (ps *passState[T]) event(eventtype, reason, action, note string, args ...any) {
+	ps.p.recorder.Eventf(ps.req.Object, nil, eventtype, reason, action, note, args...)
+}
+
+func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
+	r, req := ps.r, ps.req
+	obj := req.Object
+
+	// Ownership, first: another instance's object gets no writes and no
+	// events beyond the one warning, whatever its policy.
+	if r.Instance != "" {
+		if owner := obj.GetAnnotations()[AnnotationOperatorInstance]; owner != "" && owner != r.Instance {
+			if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
+				ps.event(corev1.EventTypeWarning, EventOwnedElsewhere, "Reconcile",
+					"object belongs to operator instance %q, not %q", owner, r.Instance)
+			}
+			req.Log.V(1).Info("object owned by another instance", "instance", owner)
+			return ctrl.Result{}, nil
+		}
+		r.foreign.Delete(ps.key)
+	}
+
+	// Policy.
+	policy, err := ps.policy(ctx)
+	if err != nil {
+		if errors.Is(err, ErrUnknownPolicy) {
+			return ps.invalidPolicy(ctx, err)
+		}
+		return ctrl.Result{}, err
+	}
+	req.Policy = policy
+	req.Log = req.Log.WithValues("policy", string(policy))
+	ctx = logr.NewContext(ctx, req.Log)
+	if policy == PolicySkip {
+		if _, seen := r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
+			ps.event(corev1.EventTypeNormal, EventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
+		}
+	} else {
+		r.skipSeen.Delete(ps.key)
+	}
+
+	deleting := req.Deleting()
+	ours := r.Finalizer != "" && controllerutil.ContainsFinalizer(obj, r.Finalizer)
+	if deleting && !ours {
+		// Nothing of ours to release: the object goes away without us.
+		return ctrl.Result{}, nil
+	}
+
+	// Claim before act.
+	if !deleting && policy != PolicySkip {
+		if done, res, err := ps.claim(ctx); done {
+			return res, err
+		}
+	}
+
+	// Act.
+	var res ctrl.Result
+	released := false
+	switch {
+	case deleting && policy == PolicyManage:
+		res, err = ps.cleanup(ctx)
+		if !flow.Interrupts(res, err) {
+			controllerutil.RemoveFinalizer(req.Object, r.Finalizer)
+			released = true
+		}
+	case deleting:
+		// Detach (or skip): nothing is undone, the object is let go.
+		controllerutil.RemoveFinalizer(req.Object, r.Finalizer)
+		released = true
+	case policy == PolicySkip:
+		res, err = ps.observe(ctx)
+	default:
+		res, err = ps.do(ctx)
+	}
+
+	// Post, always.
+	res, err = flow.JoinResults(flow.Outcome{Result: res, Err: err}, flow.Outcome{Err: ps.post(ctx)})
+	res, err = flow.IgnoreExit(res, err)
+	if err != nil && apierrors.IsConflict(err) {
+		return ps.conflictRequeue("step"), nil
+	}
+
+	if released {
+		return ps.release(ctx, policy, res, err)
+	}
+
+	// Conditions.
+	newError := ps.setConditions(err)
+	var severity conditions.Severity
+	if err != nil {
+		_, severity, _ = conditions.FromError(err)
+	}
+
+	// Save.
+	if done, serr := ps.save(ctx); serr != nil {
+		if apierrors.IsConflict(serr) {
+			return ps.conflictRequeue("save"), nil
+		}
+		if mw := (*mainWriteError)(nil); errors.As(serr, &mw) {
+			return ps.writeFailed(ctx, WriteSave, mw.err)
+		}
+		return ctrl.Result{}, serr
+	} else if done {
+		return ctrl.Result{}, nil
+	}
+	if newError {
+		reason, _, msg := conditions.FromError(err)
+		ps.event(corev1.EventTypeWarning, reason, "Reconcile", "%s", msg)
+	}
+
+	if err != nil && severity == conditions.SeverityError && !errors.Is(err, reconcile.TerminalError(nil)) {
+		err = reconcile.TerminalError(err)
+	}
+	return flow.Final(res, err)
+}
+
+// policy returns the policy of the object: its annotation, else its
+// Namespace's (unless IgnoreNamespacePolicy), else the default. An empty annotation counts as not set.
+func (ps *passState[T]) policy(ctx context.Context) (Policy, error) {
+	if v := ps.req.Object.GetAnnotations()[AnnotationReconcilePolicy]; v != "" {
+		return ParsePolicy(v)
+	}
+	if nsName := ps.req.Object.GetNamespace(); nsName != "" && !ps.r.IgnoreNamespacePolicy {
+		var ns corev1.Namespace
+		if err := ps.r.Client.Get(ctx, types.NamespacedName{Name: nsName}, &ns); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return "", fmt.Errorf("reading the policy of namespace %s: %w", nsName, err)
+			}
+		} else if v := ns.Annotations[AnnotationReconcilePolicy]; v != "" {
+			return ParsePolicy(v)
+		}
+	}
+	return ps.p.defaultPol, nil
+}
+
+// invalidPolicy reports an unknown policy value in Ready and does nothing
+// else; the object is reconciled again when it changes.
+func (ps *passState[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Result, error) {
+	obj := ps.req.Object
+	co, ok := any(obj).(conditions.Object)
+	if !ok {
+		// Nowhere to report it but the log; a change of the object or of
+		// its namespace brings it back.
+		ps.req.Log.Error(perr, "invalid reconcile policy")
+		return ctrl.Result{}, nil
+	}
+	conds := co.GetConditions()
+	gen := obj.GetGeneration()
+	changed := conditions.Set(&conds, metav1.Condition{
+		Type:               conditions.TypeReady,
+		Status:             metav1.ConditionFalse,
+		Reason:             conditions.ReasonInvalidPolicy,
+		Message:            perr.Error(),
+		ObservedGeneration: gen,
+	}, metav1.Now())
+	conditions.StampGeneration(conds, gen)
+	co.SetConditions(conds)
+	if _, err := ps.save(ctx); err != nil {
+		if apierrors.IsConflict(err) {
+			return ps.conflictRequeue("save"), nil
+		}
+		return ctrl.Result{}, err
+	}
+	if changed {
+		ps.event(corev1.EventTypeWarning, conditions.ReasonInvalidPolicy, "Reconcile", "%s", perr.Error())
+	}
+	ps.req.Log.V(1).Info("invalid reconcile policy", "error", perr.Error())
+	return ctrl.Result{}, nil
+}
+
+// claim commits the finalizer and the instance annotation, when they are
+// missing, before any step acts. done means the reconcile ends with res and
+// err.
+func (ps *passState[T]) claim(ctx context.Context) (done bool, res ctrl.Result, err error) {
+	r, req := ps.r, ps.req
+	needFinalizer := ps.p.cleans && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
+	needInstance := r.Instance != "" && req.Object.GetAnnotations()[AnnotationOperatorInstance] == ""
+	if !needFinalizer && !needInstance {
+		return false, ctrl.Result{}, nil
+	}
+	claimed := req.Object.DeepCopyObject().(T)
+	if needFinalizer {
+		controllerutil.AddFinalizer(claimed, r.Finalizer)
+	}
+	if needInstance {
+		ann := claimed.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[AnnotationOperatorInstance] = r.Instance
+		claimed.SetAnnotations(ann)
+	}
+	patch := client.MergeFromWithOptions(req.Object, client.MergeFromWithOptimisticLock{})
+	rv := req.Object.GetResourceVersion()
+	if err := r.Client.Patch(ctx, claimed, patch); err != nil {
+		switch {
+		case apierrors.IsConflict(err):
+			return true, ps.conflictRequeue("claim"), nil
+		case apierrors.IsNotFound(err):
+			return true, ctrl.Result{}, nil
+		default:
+			res, err := ps.writeFailed(ctx, WriteClaim, fmt.Errorf("claiming: %w", err))
+			return true, res, err
+		}
+	}
+	ps.wroteOver(rv, claimed)
+	req.Object = claimed
+	req.Original = claimed.DeepCopyObject().(T)
+	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)
+	ps.event(corev1.EventTypeNormal, EventClaimed, "Claim", "claimed by %s", ps.claimant(needFinalizer, needInstance))
+	return false, ctrl.Result{}, nil
+}
+
+func (ps *passState[T]) claimant(finalizer, instance bool) string {
+	switch {
+	case finalizer && instance:
+		return fmt.Sprintf("operator instance %q with finalizer %q", ps.r.Instance, ps.r.Finalizer)
+	case instance:
+		return fmt.Sprintf("operator instance %q", ps.r.Instance)
+	default:
+		return fmt.Sprintf("finalizer %q", ps.r.Finalizer)
+	}
+}
+
+// do runs the Do of every step in order, stopping at the first that
+// interrupts.
+func (ps *passState[T]) do(ctx context.Context) (ctrl.Result, error) {
+	actions := make([]flow.Action, len(ps.r.Steps))
+	for i, s := range ps.r.Steps {
+		actions[i] = ps.req.Action(s)
+	}
+	return flow.Run(ctx, flow.Sequential(actions...))
+}
+
+// observe runs every Observer in step order, stopping at the first that
+// interrupts.
+func (ps *passState[T]) observe(ctx context.Context) (ctrl.Result, error) {
+	for i, s := range ps.p.steps {
+		o, ok := s.(Observer[T])
+		if !ok {
+			continue
+		}
+		res, err := ps.req.call(ctx, ps.p.names[i], PhaseObserve, o.Observe)
+		if flow.Interrupts(res, err) {
+			return res, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// cleanup runs every Cleanup in reverse step order, stopping at the first
+// that needs more time.
+func (ps *passState[T]) cleanup(ctx context.Context) (ctrl.Result, error) {
+	for i := len(ps.p.steps) - 1; i >= 0; i-- {
+		c, ok := ps.p.steps[i].(Cleaner[T])
+		if !ok {
+			continue
+		}
+		res, err := ps.req.call(ctx, ps.p.names[i], PhaseCleanup, c.Cleanup)
+		if flow.Interrupts(res, err) {
+			return res, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// post runs every Post in step order and joins their errors.
+func (ps *passState[T]) post(ctx context.Context) error {
+	var errs []error
+	for i, s := range ps.p.steps {
+		po, ok := s.(Poster[T])
+		if !ok {
+			continue
+		}
+		_, err := ps.req.call(ctx, ps.p.names[i], PhasePost, func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
+			return ctrl.Result{}, po.Post(ctx, req)
+		})
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// setConditions initialises the owned conditions, records err and derives
+// Ready, and stamps the generation. It reports whether err changed Ready
+// (a new error, worth an event).
+func (ps *passState[T]) setConditions(err error) (newError bool) {
+	obj := ps.req.Object
+	co, ok := any(obj).(conditions.Object)
+	if !ok {
+		// Without conditions there is no record of the last error, so each
+		// one counts as new.
+		return err != nil
+	}
+	conds := co.GetConditions()
+	gen := obj.GetGeneration()
+	now := metav1.Now()
+	conditions.Init(&conds, gen, now, ps.p.condOrder...)
+	conditions.Init(&conds, gen, now, conditions.TypeReady)
+	var ready metav1.Condition
+	if err != nil {
+		reason, _, msg := conditions.FromError(err)
+		if typ := conditions.TypeOf(err); typ != conditions.TypeReady && conditions.Find(conds, typ) != nil {
+			conditions.Set(&conds, metav1.Condition{
+				Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
+			}, now)
+		}
+		ready = metav1.Condition{
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
+		}
+	} else {
+		ready = conditions.Summarize(conds, ps.p.condOrder, gen)
+		if ps.req.Policy == PolicySkip {
+			ready = ps.paused(ready)
+		}
+	}
+	changed := conditions.Set(&conds, ready, now)
+	conditions.StampGeneration(conds, gen)
+	// Steps may have written conditions without conditions.Set.
+	boundMessages(conds)
+	co.SetConditions(conds)
+	conditions.SetObservedGeneration(obj, gen)
+	return err != nil && changed
+}
+
+// paused returns ready, the summary of the steps' conditions, as the skip
+// policy reports it. With an Observer, Ready keeps the observed health (its
+// status and reason) and its message says that nothing is changed. With no
+// Observer nothing refreshes the health, so Ready is False with
+// conditions.ReasonReconcilePaused rather than a readiness nobody checked.
+func (ps *passState[T]) paused(ready metav1.Condition) metav1.Condition {
+	if !ps.p.observes {
+		ready.Status = metav1.ConditionFalse
+		ready.Reason = conditions.ReasonReconcilePaused
+		ready.Message = fmt.Sprintf("reconcile policy %q: the object is neither changed nor observed", PolicySkip)
+		return ready
+	}
+	if ready.Message == "" {
+		ready.Message = fmt.Sprintf("reconcile policy %q: observed, not changed", PolicySkip)
+	} else {
+		ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: observed, not changed: %s", PolicySkip, ready.Message))
+	}
+	return ready
+}
+
+// boundMessages cuts every message in conds to what the API server
+// accepts (conditions.Bound), so the status write cannot exceed its limits.
+func boundMessages(conds []metav1.Condition) {
+	for i := range conds {
+		conds[i].Message = conditions.Bound(conds[i].Message)
+	}
+}
