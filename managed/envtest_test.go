@@ -144,7 +144,7 @@ func TestObserveOnly(t *testing.T) {
 		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
 		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 	})
-	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "(Observe)") {
+	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "(observe)") {
 		t.Errorf("Synced message %q does not name the policies that pause the object", msg)
 	}
 	if b.Spec.Region != "" {
