@@ -12,7 +12,7 @@ import (
 // connection Secret and never writes them to logs, events or conditions.
 type ConnectionDetails map[string][]byte
 
-// Observation is what Client.Observe found out about the external resource.
+// Observation is what ExternalClient.Observe found out about the external resource.
 type Observation struct {
 	// Exists reports that the external resource exists.
 	Exists bool
@@ -36,7 +36,7 @@ type Observation struct {
 	// not hold secrets.
 	Diff string
 	// Owner is the identity (see Identity) of the object the external
-	// resource belongs to, as the Client recorded it on the resource when it
+	// resource belongs to, as the ExternalClient recorded it on the resource when it
 	// created or adopted it; empty when the resource carries no such mark or
 	// the external system cannot keep one. The step never updates, deletes,
 	// late-initialises from or publishes the details of a resource whose
@@ -46,13 +46,13 @@ type Observation struct {
 	Owner string
 }
 
-// Identity returns the identity a Client records on the external resources
+// Identity returns the identity an ExternalClient records on the external resources
 // it creates for obj, and that Observe reports in Observation.Owner: the
 // object's UID, unique to this object across namespaces and across
 // re-creations under the same name.
 func Identity(obj client.Object) string { return string(obj.GetUID()) }
 
-// CredentialRepairer is implemented by a Client whose Create returns
+// CredentialRepairer is implemented by an ExternalClient whose Create returns
 // credentials that Observe cannot read back, such as a generated password.
 // When the resource exists and the connection Secret lacks any of the keys
 // CredentialKeys names (the Secret was deleted, or the process stopped
@@ -70,7 +70,7 @@ type CredentialRepairer[T client.Object] interface {
 
 // ErrOutcomeUnknown is matched (with errors.Is) by the errors of calls
 // after which nobody can tell whether the call took effect: the request may
-// have reached the external system and its answer been lost. A Client marks
+// have reached the external system and its answer been lost. An ExternalClient marks
 // such an error with OutcomeUnknown when the step could not tell by itself.
 //
 // A Create that fails this way is not recorded as failed: the leak guard
@@ -102,7 +102,7 @@ func (e *unknownOutcome) Unwrap() error { return e.err }
 // Is matches ErrOutcomeUnknown.
 func (e *unknownOutcome) Is(target error) bool { return target == ErrOutcomeUnknown }
 
-// Creation is what Client.Create reports.
+// Creation is what ExternalClient.Create reports.
 type Creation struct {
 	// ConnectionDetails are published to the connection Secret, added to
 	// what is there; use them for values that only creation reveals, such
@@ -110,19 +110,19 @@ type Creation struct {
 	ConnectionDetails ConnectionDetails
 }
 
-// UpdateResult is what Client.UpdateResult reports.
+// UpdateResult is what ExternalClient.Update reports.
 type UpdateResult struct {
 	// ConnectionDetails are published to the connection Secret, added to
 	// what is there.
 	ConnectionDetails ConnectionDetails
 }
 
-// Connector turns an object into a Client for the external system it
+// Connector turns an object into an ExternalClient for the external system it
 // describes: it reads credentials, picks an endpoint, opens a connection.
 // The step calls Connect once per reconcile pass.
 type Connector[T client.Object] interface {
-	// Connect returns a Client for obj. It must not change the external
-	// system. If the returned Client is also a Disconnecter, the step calls
+	// Connect returns an ExternalClient for obj. It must not change the external
+	// system. If the returned ExternalClient is also a Disconnecter, the step calls
 	// Disconnect at the end of the pass.
 	Connect(ctx context.Context, obj T) (ExternalClient[T], error)
 }
@@ -171,9 +171,9 @@ type ExternalClient[T client.Object] interface {
 	Delete(ctx context.Context, obj T) error
 }
 
-// Disconnecter is implemented by a Client that holds something to release,
+// Disconnecter is implemented by an ExternalClient that holds something to release,
 // such as a network connection. The step calls Disconnect once per pass,
-// after the last call of the Client; its error is logged, not returned.
+// after the last call of the ExternalClient; its error is logged, not returned.
 type Disconnecter interface {
 	// Disconnect releases the client's resources.
 	Disconnect(ctx context.Context) error
@@ -187,7 +187,7 @@ func (f ConnectorFunc[T]) Connect(ctx context.Context, obj T) (ExternalClient[T]
 	return f(ctx, obj)
 }
 
-// ExternalClientFuncs adapts functions to Client. A nil function does nothing and
+// ExternalClientFuncs adapts functions to ExternalClient. A nil function does nothing and
 // succeeds; a nil ObserveFn reports a resource that exists, is up to date
 // and is available.
 type ExternalClientFuncs[T client.Object] struct {
@@ -250,12 +250,12 @@ func (c ExternalClientFuncs[T]) Disconnect(ctx context.Context) error {
 	return c.DisconnectFn(ctx)
 }
 
-// NopExternalClient returns a Client for an external resource that always exists,
+// NopExternalClient returns an ExternalClient for an external resource that always exists,
 // is up to date and available, and that Create, Update and Delete leave
 // alone.
 func NopExternalClient[T client.Object]() ExternalClient[T] { return ExternalClientFuncs[T]{} }
 
-// NopConnector returns a Connector whose clients are NopClient.
+// NopConnector returns a Connector whose clients are NopExternalClient.
 func NopConnector[T client.Object]() Connector[T] {
 	return ConnectorFunc[T](func(context.Context, T) (ExternalClient[T], error) { return NopExternalClient[T](), nil })
 }

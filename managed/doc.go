@@ -4,12 +4,12 @@
 //
 // # The contract
 //
-// An operator implements a Connector, which turns an object into a Client,
-// and the Client's four methods: Observe (does the resource exist, is it up
+// An operator implements a Connector, which turns an object into an ExternalClient,
+// and the ExternalClient's four methods: Observe (does the resource exist, is it up
 // to date, is it available, what are its connection details), Create,
-// Update and Delete. The obligations of each method are listed on Client:
+// Update and Delete. The obligations of each method are listed on ExternalClient:
 // idempotent, Observe changes nothing outside, Delete of a missing resource
-// succeeds. ConnectorFunc and ClientFuncs adapt functions; NopClient and
+// succeeds. ConnectorFunc and ExternalClientFuncs adapt functions; NopExternalClient and
 // NopConnector do nothing.
 //
 // # The step
@@ -105,7 +105,7 @@
 // predecessor was orphaned) or by a resource made outside the operator. The
 // step manages a resource it finds only when it is the object's:
 //
-//   - Observe reports the owner mark (Observation.Owner) the Client keeps on
+//   - Observe reports the owner mark (Observation.Owner) the ExternalClient keeps on
 //     the resource. A resource marked with the object's identity (Identity,
 //     the UID) is the object's; one marked with another identity never is,
 //     whatever the annotations say.
@@ -123,7 +123,7 @@
 // object is deleted the step releases it without deleting the resource. To
 // resolve a conflict, give the object another external name, or remove the
 // other resource; to take over an unmarked resource, set the annotation to
-// its name. An adopted resource gets the object's mark from the Client's
+// its name. An adopted resource gets the object's mark from the ExternalClient's
 // Update (Observe reports UpToDate false while the mark is not the
 // object's). A resource marked for another object, even one that no longer
 // exists, is never taken over: clear its mark in the external system first.
@@ -151,7 +151,7 @@
 //
 // A Create that fails with an error after which nobody can tell whether it
 // took effect (a timeout, a reset connection, an unexpected end of the
-// answer, a cancelled context, or an error the Client marks with
+// answer, a cancelled context, or an error the ExternalClient marks with
 // OutcomeUnknown; see ErrOutcomeUnknown) is not recorded as failed: the
 // pending mark stays the newest, and the guard treats it as above. Only a
 // Create that surely failed records AnnotationCreateFailed, after which a
@@ -165,7 +165,7 @@
 //
 // # Credential repair
 //
-// Some details only Create returns, such as a generated password. A Client
+// Some details only Create returns, such as a generated password. An ExternalClient
 // that can set new ones implements CredentialRepairer. When the resource is
 // the object's, the policies allow Update and the connection Secret (as the
 // API server has it, not only the cache) lacks a key CredentialKeys names,
@@ -187,14 +187,14 @@
 //
 // # Deadlines
 //
-// Every call of the Connector and the Client (Connect, Observe, Create,
+// Every call of the Connector and the ExternalClient (Connect, Observe, Create,
 // Update, Delete, RepairCredentials, Disconnect) gets a context deadline,
 // WithCallTimeout (one minute by default), so one endpoint that never
 // answers cannot hold a worker of the controller. A call that runs out of
 // time fails the pass: Synced and Ready False with the reason of the
 // operation (ReasonObserveFailed, ...) and a message saying it timed out
 // after how long; controller-runtime retries it with backoff. A Create that
-// times out has an unknown outcome (above). The Client must return when its
+// times out has an unknown outcome (above). The ExternalClient must return when its
 // context ends.
 //
 // # When to look again

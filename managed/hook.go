@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Operations of the Client, as ExternalCall.Op names them.
+// Operations of the ExternalClient, as ExternalCall.Op names them.
 const (
 	OpObserve           = "observe"
 	OpCreate            = "create"
@@ -16,7 +16,7 @@ const (
 	OpRepairCredentials = "repair credentials"
 )
 
-// ExternalCall describes one call the step makes of its Client.
+// ExternalCall describes one call the step makes of its ExternalClient.
 type ExternalCall struct {
 	// Step is the step's name (WithName).
 	Step string
@@ -35,9 +35,9 @@ type ExternalCall struct {
 // operation but Observe.
 func (c ExternalCall) Mutating() bool { return c.Op != OpObserve }
 
-// CallHook sees every call the step makes of its Client (not Connect or
+// CallHook sees every call the step makes of its ExternalClient (not Connect or
 // Disconnect). BeforeCall runs first: a non-nil error is what the call
-// returns, and the Client is not called. AfterCall runs once the call has
+// returns, and the ExternalClient is not called. AfterCall runs once the call has
 // returned, with its error; what it returns replaces that error. Both run
 // on the call's goroutine with the call's context.
 //
@@ -50,11 +50,11 @@ type CallHook interface {
 	AfterCall(ctx context.Context, call ExternalCall, err error) error
 }
 
-// WithCallHook sets the hook that sees every call of the Client. Nil, the
+// WithCallHook sets the hook that sees every call of the ExternalClient. Nil, the
 // default, means none.
 func WithCallHook(h CallHook) Option { return func(c *config) { c.hook = h } }
 
-// callExternal runs fn, the call op of the Client for obj, within the call
+// callExternal runs fn, the call op of the ExternalClient for obj, within the call
 // timeout and between the hooks of the step.
 func callExternal[T client.Object, R any](ctx context.Context, s *Step[T], op string, obj T, fn func(ctx context.Context) (R, error)) (R, error) {
 	h := s.cfg.hook

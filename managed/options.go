@@ -23,7 +23,7 @@ const (
 	// from Observe is taken for the external system lagging behind rather
 	// than for a missing resource.
 	DefaultCreationGracePeriod = 30 * time.Second
-	// DefaultCallTimeout bounds each call of the Connector and the Client:
+	// DefaultCallTimeout bounds each call of the Connector and the ExternalClient:
 	// long enough for a slow create in most external systems, short enough
 	// that a hung endpoint holds a worker for a minute, not for ever.
 	DefaultCallTimeout = time.Minute
@@ -116,7 +116,7 @@ func WithExternalName(name func(client.Object) string) Option {
 }
 
 // WithProviderNames declares that the external system assigns the name on
-// Create: the Client's Create records it with SetExternalName, and the step
+// Create: the ExternalClient's Create records it with SetExternalName, and the step
 // commits it with the outcome. When the resource a recorded name names is
 // gone (deleted outside the operator) and the creation grace period is
 // over, the step creates one replacement and records its name in place of
@@ -184,13 +184,13 @@ func WithOutcomeRetry(attempts int, backoff time.Duration) Option {
 // WithClock sets the clock the step reads (default time.Now), for tests.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
-// WithCallTimeout bounds each call of the Connector and the Client
+// WithCallTimeout bounds each call of the Connector and the ExternalClient
 // (Connect, Observe, Create, Update, Delete, RepairCredentials, Disconnect)
 // with a context deadline (default DefaultCallTimeout), so that an external
 // system that does not answer cannot hold a worker of the controller. A
 // call that runs out of time fails the pass with an error that says so, in
 // Synced with the reason of the operation, and is retried with backoff. The
-// Client must honour its context for this to work.
+// ExternalClient must honour its context for this to work.
 func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
 
 // WithRecordTimeout bounds the writes that follow a Create, publishing what

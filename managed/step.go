@@ -97,7 +97,7 @@ const (
 	// place.
 	EventLeftInPlace = "LeftExternalResource"
 	// EventCredentialsRepaired: the connection Secret lacked credentials
-	// and the step had the Client set new ones.
+	// and the step had the ExternalClient set new ones.
 	EventCredentialsRepaired = "RepairedCredentials"
 )
 
@@ -325,7 +325,7 @@ func (s *Step[T]) WriteFailed(req *bosun.Pass[T], w bosun.EngineWrite, err error
 }
 
 // credentials returns details with the credentials the connection Secret
-// lacks: when the Client is a CredentialRepairer, the policies allow Update
+// lacks: when the ExternalClient is a CredentialRepairer, the policies allow Update
 // and a key it names is neither in details nor in the Secret, it calls
 // RepairCredentials. Until that works, Available is False with
 // ReasonCredentialsMissing.

@@ -79,7 +79,7 @@ func (s *store) ownedBy() map[string]int {
 	return out
 }
 
-// storeClient is the managed.Client of a store.
+// storeClient is the managed.ExternalClient of a store.
 type storeClient struct{ s *store }
 
 func (c storeClient) Observe(_ context.Context, w *testapi.Widget) (managed.Observation, error) {

@@ -21,7 +21,7 @@ const DefaultEncoding = "UTF8"
 // means a programming error.
 var errOwnerUnresolved = errors.New("the owner role is not resolved yet (status.ownerRole is empty)")
 
-// databaseClient is the managed.Client of one Database, over one
+// databaseClient is the managed.ExternalClient of one Database, over one
 // connection.
 type databaseClient struct {
 	conn *pgx.Conn

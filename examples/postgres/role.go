@@ -27,7 +27,7 @@ const (
 	SecretPort = "port"
 )
 
-// roleClient is the managed.Client of one Role, over one connection.
+// roleClient is the managed.ExternalClient of one Role, over one connection.
 type roleClient struct {
 	conn *pgx.Conn
 	host string
