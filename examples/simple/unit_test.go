@@ -9,16 +9,21 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/conditions"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
-	"github.com/bosunkit/bosun/flow"
 )
 
 func TestDivide(t *testing.T) {
@@ -50,84 +55,139 @@ func TestDivide(t *testing.T) {
 
 func ptr(v int64) *int64 { return &v }
 
-// TestSteps runs the steps the way the engine's default workflow does
-// (flow.Sequential of every Do) and checks what they leave in the status.
-func TestSteps(t *testing.T) {
-	stale := simplev1.SimpleStatus{Quotient: ptr(99), Remainder: ptr(98)}
-	tests := []struct {
-		name    string
-		spec    simplev1.SimpleSpec
-		status  simplev1.SimpleStatus
-		want    simplev1.SimpleStatus
-		wantErr string
-		// terminal: the error is terminal with reason ReasonOverflow.
-		terminal bool
-	}{
-		{
-			name: "divides",
-			spec: simplev1.SimpleSpec{Dividend: 17, Divisor: 5},
-			want: simplev1.SimpleStatus{Quotient: ptr(3), Remainder: ptr(2), Conditions: []metav1.Condition{
-				{Type: "DivisorValid", Status: metav1.ConditionTrue, Reason: "NonZeroDivisor", ObservedGeneration: 4},
-			}},
-		},
-		{
-			name:   "zero results are written",
-			spec:   simplev1.SimpleSpec{Dividend: 0, Divisor: 5},
-			status: stale,
-			want: simplev1.SimpleStatus{Quotient: ptr(0), Remainder: ptr(0), Conditions: []metav1.Condition{
-				{Type: "DivisorValid", Status: metav1.ConditionTrue, Reason: "NonZeroDivisor", ObservedGeneration: 4},
-			}},
-		},
-		{
-			name:   "zero divisor clears the results and stops",
-			spec:   simplev1.SimpleSpec{Dividend: 7, Divisor: 0},
-			status: stale,
-			want: simplev1.SimpleStatus{Conditions: []metav1.Condition{
-				{Type: "DivisorValid", Status: metav1.ConditionFalse, Reason: "ZeroDivisor", Message: "spec.divisor is zero; set it to another number", ObservedGeneration: 4},
-			}},
-		},
-		{
-			name:   "overflow is terminal",
-			spec:   simplev1.SimpleSpec{Dividend: math.MinInt64, Divisor: -1},
-			status: stale,
-			want: simplev1.SimpleStatus{Conditions: []metav1.Condition{
-				{Type: "DivisorValid", Status: metav1.ConditionTrue, Reason: "NonZeroDivisor", ObservedGeneration: 4},
-			}},
-			wantErr:  "divide -9223372036854775808 by -1: quotient overflows int64",
-			terminal: true,
-		},
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := AddToScheme(s); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			obj := &simplev1.Simple{ObjectMeta: metav1.ObjectMeta{Generation: 4}, Spec: tt.spec, Status: *tt.status.DeepCopy()}
-			req := &bosun.Pass[*simplev1.Simple]{Object: obj, Values: &bosun.Values{}}
-			var actions []flow.Action
-			for _, s := range Steps() {
-				actions = append(actions, flow.New(bosun.StepName(s), func(ctx context.Context) (ctrl.Result, error) {
-					return s.Do(ctx, req)
-				}))
-			}
-			res, err := flow.IgnoreExit(flow.Sequential(actions...).Run(t.Context()))
-			if !res.IsZero() {
-				t.Errorf("result = %+v, want zero", res)
-			}
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Errorf("error = %v, want nil", err)
-			case tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr):
-				t.Errorf("error = %v, want %q", err, tt.wantErr)
-			}
-			if tt.terminal {
-				reason, severity, _ := conditions.FromError(err)
-				if reason != ReasonOverflow || severity != conditions.SeverityError {
+	return s
+}
+
+// simple returns a Simple at generation 4 with spec and status.
+func simple(spec simplev1.SimpleSpec, status simplev1.SimpleStatus) *simplev1.Simple {
+	return &simplev1.Simple{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s", Generation: 4},
+		Spec:       spec,
+		Status:     *status.DeepCopy(),
+	}
+}
+
+// checkStatus checks the results and the observed generation the Simple
+// keeps after the pass (nil results: absent).
+func checkStatus(t bosuntest.TB, out *unit.Outcome[*simplev1.Simple], quotient, remainder *int64, observed int64) {
+	t.Helper()
+	if out.Object == nil {
+		t.Errorf("the Simple is gone")
+		return
+	}
+	want := simplev1.SimpleStatus{Quotient: quotient, Remainder: remainder, ObservedGeneration: observed}
+	got := out.Object.Status
+	got.Conditions = nil
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+}
+
+// wantStatus is a Case.Check: checkStatus, and no event recorded.
+func wantStatus(quotient, remainder *int64, observed int64) func(bosuntest.TB, *unit.Outcome[*simplev1.Simple]) {
+	return func(t bosuntest.TB, out *unit.Outcome[*simplev1.Simple]) {
+		t.Helper()
+		checkStatus(t, out, quotient, remainder, observed)
+		if len(out.Events) > 0 {
+			t.Errorf("events = %q, want none", out.Events)
+		}
+	}
+}
+
+// TestReconcile runs the Simple reconciler, as the manager runs it, on one
+// Simple in an in-memory client and checks what it leaves: the results, the
+// conditions, the writes and the error.
+func TestReconcile(t *testing.T) {
+	stale := simplev1.SimpleStatus{Quotient: ptr(99), Remainder: ptr(98)}
+	divisorValid := metav1.Condition{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionTrue, Reason: simplev1.ReasonNonZeroDivisor, ObservedGeneration: 4}
+	ready := metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 4}
+	statusWrite := []string{"patch status Simple ns/s"}
+	statusFails := func(err error) interceptor.Funcs {
+		return interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+			return err
+		}}
+	}
+	converged := simplev1.SimpleStatus{ObservedGeneration: 4, Quotient: ptr(3), Remainder: ptr(2), Conditions: []metav1.Condition{
+		{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionTrue, Reason: simplev1.ReasonNonZeroDivisor, ObservedGeneration: 4, LastTransitionTime: metav1.Now()},
+		{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 4, LastTransitionTime: metav1.Now()},
+	}}
+	unit.Run(t, newScheme(t), NewReconciler,
+		unit.Case[*simplev1.Simple]{
+			Name:             "divides",
+			Object:           simple(simplev1.SimpleSpec{Dividend: 17, Divisor: 5}, simplev1.SimpleStatus{}),
+			ExpectConditions: []metav1.Condition{divisorValid, ready},
+			ExpectWrites:     statusWrite,
+			Check:            wantStatus(ptr(3), ptr(2), 4),
+		},
+		unit.Case[*simplev1.Simple]{
+			Name:             "zero results are written",
+			Object:           simple(simplev1.SimpleSpec{Dividend: 0, Divisor: 5}, stale),
+			ExpectConditions: []metav1.Condition{divisorValid, ready},
+			ExpectWrites:     statusWrite,
+			Check:            wantStatus(ptr(0), ptr(0), 4),
+		},
+		unit.Case[*simplev1.Simple]{
+			Name:   "zero divisor clears the results and stops",
+			Object: simple(simplev1.SimpleSpec{Dividend: 7, Divisor: 0}, stale),
+			ExpectConditions: []metav1.Condition{
+				{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionFalse, Reason: simplev1.ReasonZeroDivisor, Message: "spec.divisor is zero; set it to another number", ObservedGeneration: 4},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: simplev1.ReasonZeroDivisor, Message: "spec.divisor is zero; set it to another number", ObservedGeneration: 4},
+			},
+			ExpectWrites: statusWrite,
+			Check:        wantStatus(nil, nil, 4),
+		},
+		unit.Case[*simplev1.Simple]{
+			Name:      "overflow is terminal",
+			Object:    simple(simplev1.SimpleSpec{Dividend: math.MinInt64, Divisor: -1}, stale),
+			ExpectErr: "divide -9223372036854775808 by -1: quotient overflows int64",
+			ExpectConditions: []metav1.Condition{
+				divisorValid,
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: ReasonOverflow, Message: "divide -9223372036854775808 by -1: quotient overflows int64", ObservedGeneration: 4},
+			},
+			ExpectWrites: statusWrite,
+			ExpectEvents: []string{"Warning Overflow divide -9223372036854775808 by -1: quotient overflows int64"},
+			Check: func(t bosuntest.TB, out *unit.Outcome[*simplev1.Simple]) {
+				checkStatus(t, out, nil, nil, 4)
+				if !errors.Is(out.Err, reconcile.TerminalError(nil)) {
+					t.Errorf("error %v is not terminal", out.Err)
+				}
+				if !errors.Is(out.Err, ErrOverflow) {
+					t.Errorf("error %v does not wrap ErrOverflow", out.Err)
+				}
+				if reason, severity, _ := conditions.FromError(out.Err); reason != ReasonOverflow || severity != conditions.SeverityError {
 					t.Errorf("FromError = %s, %s; want %s, %s", reason, severity, ReasonOverflow, conditions.SeverityError)
 				}
-			}
-			if diff := cmp.Diff(tt.want, obj.Status, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
-				t.Errorf("status (-want +got):\n%s", diff)
-			}
-		})
-	}
+			},
+		},
+		unit.Case[*simplev1.Simple]{
+			Name:           "a converged Simple is not written",
+			Object:         simple(simplev1.SimpleSpec{Dividend: 17, Divisor: 5}, converged),
+			ExpectNoWrites: true,
+			Check:          wantStatus(ptr(3), ptr(2), 4),
+		},
+		unit.Case[*simplev1.Simple]{
+			Name:         "a status write that fails returns its error and changes nothing",
+			Object:       simple(simplev1.SimpleSpec{Dividend: 17, Divisor: 5}, stale),
+			Interceptor:  statusFails(apierrors.NewInternalError(errors.New("etcd is down"))),
+			ExpectErr:    "writing status: Internal error occurred: etcd is down",
+			ExpectWrites: statusWrite,
+			Check:        wantStatus(ptr(99), ptr(98), 0),
+		},
+		unit.Case[*simplev1.Simple]{
+			Name:         "a status write refused with a conflict is a quiet requeue",
+			Object:       simple(simplev1.SimpleSpec{Dividend: 17, Divisor: 5}, stale),
+			Interceptor:  statusFails(apierrors.NewConflict(simplev1.GroupVersion.WithResource("simples").GroupResource(), "s", errors.New("changed"))),
+			ExpectResult: ctrl.Result{RequeueAfter: bosun.ConflictRequeueDelay},
+			ExpectWrites: statusWrite,
+			Check:        wantStatus(ptr(99), ptr(98), 0),
+		},
+	)
 }
 
 // TestReconcilerIsValid checks the configuration the way setup does.
