@@ -38,6 +38,12 @@ type Builder[T client.Object] struct {
 	name    string
 	owned   map[schema.GroupVersionKind]bool
 	errs    []error
+
+	// scheme and collected are set, and mgr and inner nil, in the builder
+	// FieldIndexes sets steps up with: it keeps the field indexes and
+	// ignores the rest.
+	scheme    *runtime.Scheme
+	collected []FieldIndex
 }
 
 // ControllerManagedBy returns a Builder for a controller of objects of type
@@ -47,8 +53,17 @@ func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
 }
 
 // Manager returns the manager the controller is set up with, for code that
-// registers watches needing its client or cache.
+// registers watches needing its client or cache. It is nil in the builder
+// FieldIndexes uses; setup code that needs only the scheme uses Scheme.
 func (b *Builder[T]) Manager() ctrl.Manager { return b.mgr }
+
+// Scheme returns the scheme of the manager the controller is set up with.
+func (b *Builder[T]) Scheme() *runtime.Scheme {
+	if b.mgr != nil {
+		return b.mgr.GetScheme()
+	}
+	return b.scheme
+}
 
 // For sets the object type the controller reconciles, with options such as
 // predicates. It is optional: without it the controller watches T with no
@@ -65,6 +80,9 @@ func (b *Builder[T]) For(obj T, opts ...builder.ForOption) *Builder[T] {
 // the caller, or two steps, owning ConfigMaps) adds nothing: the first
 // call's options stand.
 func (b *Builder[T]) Owns(obj client.Object, opts ...builder.OwnsOption) *Builder[T] {
+	if b.inner == nil {
+		return b
+	}
 	if b.mgr != nil {
 		gvk, err := apiutil.GVKForObject(obj, b.mgr.GetScheme())
 		if err != nil {
@@ -83,7 +101,9 @@ func (b *Builder[T]) Owns(obj client.Object, opts ...builder.OwnsOption) *Builde
 // Watches watches objects of another type and maps them to requests with
 // h, as builder.Builder.Watches does.
 func (b *Builder[T]) Watches(obj client.Object, h handler.EventHandler, opts ...builder.WatchesOption) *Builder[T] {
-	b.inner = b.inner.Watches(obj, h, opts...)
+	if b.inner != nil {
+		b.inner = b.inner.Watches(obj, h, opts...)
+	}
 	return b
 }
 
@@ -92,7 +112,9 @@ func (b *Builder[T]) Watches(obj client.Object, h handler.EventHandler, opts ...
 // metav1.PartialObjectMetadata, which is lighter for kinds with large
 // objects.
 func (b *Builder[T]) WatchesMetadata(obj client.Object, h handler.EventHandler, opts ...builder.WatchesOption) *Builder[T] {
-	b.inner = b.inner.WatchesMetadata(obj, h, opts...)
+	if b.inner != nil {
+		b.inner = b.inner.WatchesMetadata(obj, h, opts...)
+	}
 	return b
 }
 
@@ -100,14 +122,18 @@ func (b *Builder[T]) WatchesMetadata(obj client.Object, h handler.EventHandler, 
 // fed by a system outside Kubernetes, as builder.Builder.WatchesRawSource
 // does.
 func (b *Builder[T]) WatchesRawSource(src source.TypedSource[reconcile.Request]) *Builder[T] {
-	b.inner = b.inner.WatchesRawSource(src)
+	if b.inner != nil {
+		b.inner = b.inner.WatchesRawSource(src)
+	}
 	return b
 }
 
 // WithEventFilter adds a predicate that every watched event must pass, as
 // builder.Builder.WithEventFilter does.
 func (b *Builder[T]) WithEventFilter(p predicate.Predicate) *Builder[T] {
-	b.inner = b.inner.WithEventFilter(p)
+	if b.inner != nil {
+		b.inner = b.inner.WithEventFilter(p)
+	}
 	return b
 }
 
@@ -115,7 +141,9 @@ func (b *Builder[T]) WithEventFilter(p predicate.Predicate) *Builder[T] {
 // builder.Builder.WithLogConstructor does. The engine adds its own keys
 // (the policy) to that logger.
 func (b *Builder[T]) WithLogConstructor(fn func(*reconcile.Request) logr.Logger) *Builder[T] {
-	b.inner = b.inner.WithLogConstructor(fn)
+	if b.inner != nil {
+		b.inner = b.inner.WithLogConstructor(fn)
+	}
 	return b
 }
 
@@ -125,6 +153,7 @@ func (b *Builder[T]) WithLogConstructor(fn func(*reconcile.Request) logr.Logger)
 // another controller of the manager, adds nothing.
 func (b *Builder[T]) IndexField(obj client.Object, field string, extract client.IndexerFunc) *Builder[T] {
 	if b.mgr == nil {
+		b.collect(obj, field, extract)
 		return b
 	}
 	gvk, err := apiutil.GVKForObject(obj, b.mgr.GetScheme())
@@ -145,6 +174,62 @@ func (b *Builder[T]) IndexField(obj client.Object, field string, extract client.
 	}
 	indexes[key] = true
 	return b
+}
+
+// collect keeps a field index for FieldIndexes, once per kind and field.
+func (b *Builder[T]) collect(obj client.Object, field string, extract client.IndexerFunc) {
+	if b.scheme == nil {
+		return
+	}
+	gvk, err := apiutil.GVKForObject(obj, b.scheme)
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("indexing %s of %T: %w", field, obj, err))
+		return
+	}
+	for _, ix := range b.collected {
+		if ix.Field == field && ix.gvk == gvk {
+			return
+		}
+	}
+	b.collected = append(b.collected, FieldIndex{Object: obj, Field: field, Extract: extract, gvk: gvk})
+}
+
+// FieldIndex is a field index that a step registers with
+// Builder.IndexField.
+type FieldIndex struct {
+	// Object is an object of the indexed kind.
+	Object client.Object
+	// Field is the name of the index, which field selectors use.
+	Field string
+	// Extract returns the values an object is indexed under.
+	Extract client.IndexerFunc
+
+	gvk schema.GroupVersionKind
+}
+
+// FieldIndexes returns the field indexes that the steps of r, composites'
+// steps included, register with IndexField when they are set up (see
+// Setuper), once per kind and field, without a manager: for an in-memory
+// client that must answer the field selectors the steps list by, as the
+// one of package bosuntest/unit does. scheme names the kinds. The watches
+// the steps would add are left out, and Builder.Manager is nil for them.
+func FieldIndexes[T client.Object](r *Reconciler[T], scheme *runtime.Scheme) ([]FieldIndex, error) {
+	p := &prepared[T]{}
+	if err := p.walk(r.Steps); err != nil {
+		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
+	}
+	b := &Builder[T]{scheme: scheme, owned: map[schema.GroupVersionKind]bool{}}
+	for i, s := range p.steps {
+		if su, ok := s.(Setuper[T]); ok {
+			if err := su.SetupWithBuilder(b); err != nil {
+				return nil, fmt.Errorf("bosun: reconciler %q: setting up step %q: %w", r.Name, p.names[i], err)
+			}
+		}
+	}
+	if err := errors.Join(b.errs...); err != nil {
+		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
+	}
+	return b.collected, nil
 }
 
 // indexKey names one field index of one manager's cache.
@@ -169,7 +254,9 @@ func (b *Builder[T]) Named(name string) *Builder[T] {
 
 // WithOptions sets controller options such as MaxConcurrentReconciles.
 func (b *Builder[T]) WithOptions(opts controller.Options) *Builder[T] {
-	b.inner = b.inner.WithOptions(opts)
+	if b.inner != nil {
+		b.inner = b.inner.WithOptions(opts)
+	}
 	return b
 }
 

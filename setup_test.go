@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
@@ -107,6 +109,50 @@ func TestStepsWireThemselves(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestFieldIndexes checks that the field indexes the steps of the tree set
+// up are found without a manager, once per kind and field, and that the
+// in-memory client of package bosuntest/unit answers them: the second
+// mirror lists the ConfigMap the client was given and the one the first
+// mirror made.
+func TestFieldIndexes(t *testing.T) {
+	r := &bosun.Reconciler[*testapi.Widget]{
+		Name:  "indexes",
+		Steps: []bosun.Step[*testapi.Widget]{bosun.Join[*testapi.Widget](mirror{name: "one"}), mirror{name: "two"}},
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, testapi.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	indexes, err := bosun.FieldIndexes(r, scheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	for _, ix := range indexes {
+		fields = append(fields, fmt.Sprintf("%T %s", ix.Object, ix.Field))
+	}
+	if diff := cmp.Diff([]string{"*v1.ConfigMap widget"}, fields); diff != "" {
+		t.Errorf("field indexes (-want +got):\n%s", diff)
+	}
+
+	given := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "given", Labels: map[string]string{widgetField: "w"}}}
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}}
+	out := unit.Reconcile(t, scheme, r, unit.Case[*testapi.Widget]{Name: "indexed", Object: w, Given: []client.Object{given}})
+	if out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	if out.Object.Status.Result != 2 {
+		t.Errorf("the second mirror listed %d ConfigMaps by the index, want 2", out.Object.Status.Result)
+	}
+
+	bad := &bosun.Reconciler[*testapi.Widget]{Name: "bad", Steps: []bosun.Step[*testapi.Widget]{mirror{name: "one"}}}
+	if _, err := bosun.FieldIndexes(bad, runtime.NewScheme()); err == nil || !strings.Contains(err.Error(), "ConfigMap") {
+		t.Errorf("FieldIndexes with a scheme that lacks ConfigMap: error %v, want one naming ConfigMap", err)
+	}
 }
 
 // TestSetupErrors checks that a step's setup error, and one the Builder

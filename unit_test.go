@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,6 +76,39 @@ func TestValues(t *testing.T) {
 	}
 	if count.Name() != "count" {
 		t.Errorf("Name() = %q, want count", count.Name())
+	}
+}
+
+// TestValuesGetOrSet: of goroutines that ask for the same key at once, one
+// makes the value and all get it; a key already set is not made again.
+func TestValuesGetOrSet(t *testing.T) {
+	key := bosun.NewKey[*int]("shared")
+	var v bosun.Values
+	var made atomic.Int32
+	got := make([]*int, 16)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			got[i] = key.GetOrSet(&v, func() *int {
+				made.Add(1)
+				n := i
+				return &n
+			})
+		})
+	}
+	wg.Wait()
+	if n := made.Load(); n != 1 {
+		t.Errorf("GetOrSet made the value %d times, want 1", n)
+	}
+	for i, p := range got {
+		if p != got[0] {
+			t.Errorf("goroutine %d got %p, goroutine 0 got %p: want one value", i, p, got[0])
+		}
+	}
+	other := bosun.NewKey[string]("other")
+	other.Set(&v, "set")
+	if s := other.GetOrSet(&v, func() string { return "made" }); s != "set" {
+		t.Errorf("GetOrSet on a set key = %q, want the stored %q", s, "set")
 	}
 }
 

@@ -1,10 +1,14 @@
 package bosun
 
+import "sync"
+
 // Values holds data that steps of one reconcile hand to each other, under
-// typed keys. The zero value is empty and ready to use. Values is not safe for
-// concurrent use by steps that a flow.ParallelJoin runs at the same time.
+// typed keys. The zero value is empty and ready to use. Values is safe for
+// concurrent use, so steps that a ParallelJoin runs at the same time may
+// share it; the values themselves are as safe as their types make them.
 type Values struct {
-	m map[*keyID]any
+	mu sync.Mutex
+	m  map[*keyID]any
 }
 
 type keyID struct{ name string }
@@ -32,9 +36,11 @@ func (k Key[V]) Name() string {
 // Get returns the value stored under k, and whether there is one.
 func (k Key[V]) Get(v *Values) (V, bool) {
 	var zero V
-	if v == nil || v.m == nil {
+	if v == nil {
 		return zero, false
 	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	val, ok := v.m[k.id]
 	if !ok {
 		return zero, false
@@ -44,8 +50,28 @@ func (k Key[V]) Get(v *Values) (V, bool) {
 
 // Set stores val under k, replacing any earlier value.
 func (k Key[V]) Set(v *Values, val V) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	if v.m == nil {
 		v.m = make(map[*keyID]any)
 	}
 	v.m[k.id] = val
+}
+
+// GetOrSet returns the value stored under k; when there is none, it
+// stores and returns what newValue returns. Of steps that call it at the
+// same time, one calls newValue and the others wait for its value.
+// newValue must not use v.
+func (k Key[V]) GetOrSet(v *Values, newValue func() V) V {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if val, ok := v.m[k.id]; ok {
+		return val.(V)
+	}
+	if v.m == nil {
+		v.m = map[*keyID]any{}
+	}
+	val := newValue()
+	v.m[k.id] = val
+	return val
 }

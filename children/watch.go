@@ -19,7 +19,7 @@ import (
 // parent. Events on children pass the predicates of WithPredicates, if
 // any, first. It fails when a kind is not in the manager's scheme.
 func (s *Step[T]) SetupWithBuilder(b *bosun.Builder[T]) error {
-	ks, err := s.kinds(b.Manager().GetScheme())
+	ks, err := s.kinds(b.Scheme())
 	if err != nil {
 		return fmt.Errorf("children step %q: %w", s.name, err)
 	}

@@ -328,6 +328,8 @@ func (g *generator) rbacRules() []rbacRule {
 
 // fieldIndex is one cache index a decl's states need.
 type fieldIndex struct {
+	// Decl is the decl whose states read the index.
+	Decl *declInfo
 	Kind *dsl.Kind
 	Path string
 	// GoPath is the field's Go path; empty for dsl.ControllerField.
@@ -349,7 +351,7 @@ func (d *declInfo) indexes() []fieldIndex {
 				continue
 			}
 			seen[key] = true
-			out = append(out, fieldIndex{Kind: s.Spec.Kind, Path: f.Key, GoPath: f.GoPath, Controller: f.Key == dsl.ControllerField})
+			out = append(out, fieldIndex{Decl: d, Kind: s.Spec.Kind, Path: f.Key, GoPath: f.GoPath, Controller: f.Key == dsl.ControllerField})
 		}
 	}
 	return out

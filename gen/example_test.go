@@ -75,6 +75,16 @@ func ExampleGenerate() {
 	// func (m *FrontendManager) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error)
 	// func IndexFrontendManagerFields(ctx context.Context, indexer client.FieldIndexer) error
 	// func WatchFrontendManagerStates(b *bosun.Builder[*appsv1.Deployment]) *bosun.Builder[*appsv1.Deployment]
+	// type FrontendManagerSteps struct
+	// func NewFrontendManagerSteps(newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl, hooks ...flow.Hook) *FrontendManagerSteps
+	// func (s *FrontendManagerSteps) All() []bosun.Step[*appsv1.Deployment]
+	// func (s *FrontendManagerSteps) SyncService() bosun.Step[*appsv1.Deployment]
+	// func (s *FrontendManagerSteps) SetupWithBuilder(b *bosun.Builder[*appsv1.Deployment]) error
+	// func (s *FrontendManagerSteps) manager(req *bosun.Pass[*appsv1.Deployment]) *FrontendManager
+	// type frontendManagerStep struct
+	// func (st frontendManagerStep) Name() string { return st.name }
+	// func (st frontendManagerStep) Do(ctx context.Context, req *bosun.Pass[*appsv1.Deployment]) (ctrl.Result, error)
+	// func (st frontendManagerStep) SetupWithBuilder(b *bosun.Builder[*appsv1.Deployment]) error
 }
 
 // GoTypes answers dsl.Check's questions about Go types by loading packages

@@ -77,6 +77,9 @@ type declInfo struct {
 	// Manager is the decl's name as a Go identifier, the name of the
 	// manager type; the other names derive from it.
 	Manager, State, Impl, NewManager, NewState, NewForPass, Index, Watch string
+	// Steps is the type that makes the actions as engine steps, NewSteps
+	// its constructor and Step the unexported type of one such step.
+	Steps, NewSteps, Step string
 	// ControllerName is the unexported helper that reads the controller
 	// of an object of the target kind; "" when no state needs it.
 	ControllerName string
@@ -177,8 +180,11 @@ func (g *generator) plan() error {
 		d.NewForPass = "New" + d.Manager + "ForPass"
 		d.Index = "Index" + d.Manager + "Fields"
 		d.Watch = "Watch" + d.Manager + "States"
+		d.Steps = d.Manager + "Steps"
+		d.NewSteps = "New" + d.Manager + "Steps"
+		d.Step = unexported(d.Manager) + "Step"
 		what := "decl " + ds.Name
-		for _, n := range []string{d.Manager, d.State, d.Impl, d.NewManager, d.NewState, d.NewForPass, d.Index, d.Watch} {
+		for _, n := range []string{d.Manager, d.State, d.Impl, d.NewManager, d.NewState, d.NewForPass, d.Index, d.Watch, d.Steps, d.NewSteps, d.Step} {
 			claim(pos, n, what)
 		}
 		if usesControllerField(ds) {
@@ -223,7 +229,11 @@ func (g *generator) plan() error {
 			d.States = append(d.States, s)
 		}
 
-		methods := map[string]string{"State": "the manager's State method"}
+		methods := map[string]string{
+			"State":            "the manager's State method",
+			"SetupWithBuilder": "the steps' SetupWithBuilder method",
+			"All":              "the steps' All method",
+		}
 		for _, as := range ds.Actions {
 			apos := as.Action.Name.Pos
 			if !token.IsIdentifier(as.Name) {

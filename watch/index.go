@@ -133,11 +133,11 @@ func Referenced[T client.Object](related client.Object, field string, extract fu
 		if err != nil {
 			return fmt.Errorf("watch: Referenced %q: %w", field, err)
 		}
-		mgr := b.Manager()
-		if mgr == nil {
+		scheme := b.Scheme()
+		if scheme == nil {
 			return fmt.Errorf("watch: Referenced %q: builder has no manager", field)
 		}
-		list, err := listFor(mgr.GetScheme(), obj)
+		list, err := listFor(scheme, obj)
 		if err != nil {
 			return fmt.Errorf("watch: Referenced %q: %w", field, err)
 		}
@@ -148,7 +148,9 @@ func Referenced[T client.Object](related client.Object, field string, extract fu
 			}
 			return nonEmpty(extract(t))
 		})
-		b.Watches(related, ByIndex(mgr.GetCache(), list, field), opts...)
+		if mgr := b.Manager(); mgr != nil {
+			b.Watches(related, ByIndex(mgr.GetCache(), list, field), opts...)
+		}
 		return nil
 	}
 }

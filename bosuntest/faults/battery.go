@@ -338,14 +338,16 @@ func (b *battery) timed(t *testing.T, n int, plan Plan, logs *bosuntest.LogRecor
 }
 
 // cleanup deletes objs and waits until they are cleaned up, by an
-// operator that must still be running.
+// operator that must still be running. The bound allows the garbage
+// collector a quarter second per object for their children: with a
+// thousand objects it, not the operator, takes the time.
 func (b *battery) cleanup(t *testing.T, ns string, objs []client.Object) {
 	t.Helper()
 	ctx := t.Context()
 	if err := deleteAll(ctx, b.cp.Client, objs); err != nil {
 		t.Fatal(err)
 	}
-	bound := b.bound() + time.Duration(len(objs))*100*time.Millisecond
+	bound := b.bound() + time.Duration(len(objs))*250*time.Millisecond
 	if err := poll(ctx, bound, func(ctx context.Context) error { return b.cleaned(ctx, b.cp.Client, ns, objs) }); err != nil {
 		t.Errorf("not cleaned up within %s: %v", bound, err)
 	}

@@ -99,7 +99,8 @@ type Outcome[T client.Object] struct {
 
 // Reconcile runs one pass of r on c.Object, against an in-memory client
 // made with scheme (which must know T and the kinds of c.Given) that holds
-// c.Object and c.Given. It sets r's Client, APIReader and Recorder. It does
+// c.Object and c.Given, and has the field indexes r's steps set up (see
+// bosun.FieldIndexes). It sets r's Client, APIReader and Recorder. It does
 // not check c's expectations; Run does.
 func Reconcile[T client.Object](t bosuntest.TB, scheme *runtime.Scheme, r *bosun.Reconciler[T], c Case[T]) *Outcome[T] {
 	t.Helper()
@@ -121,9 +122,17 @@ func Reconcile[T client.Object](t bosuntest.TB, scheme *runtime.Scheme, r *bosun
 	for _, g := range c.Given {
 		objs = append(objs, g.DeepCopyObject().(client.Object))
 	}
-	memory := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+	fb := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(c.Object.DeepCopyObject().(client.Object)).
-		WithInterceptorFuncs(c.Interceptor).Build()
+		WithInterceptorFuncs(c.Interceptor)
+	indexes, err := bosun.FieldIndexes(r, scheme)
+	if err != nil {
+		t.Fatalf("unit: %v", err)
+	}
+	for _, ix := range indexes {
+		fb = fb.WithIndex(ix.Object, ix.Field, ix.Extract)
+	}
+	memory := fb.Build()
 	writes := &bosuntest.WriteCounter{}
 	counted := writes.Wrap(memory)
 	recorder := events.NewFakeRecorder(1000)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,7 +100,7 @@ func (e *env) create(name, schedule string, mutate ...func(*cronjobv1.CronJob)) 
 // runs returns the first n scheduled times of cj after its creation.
 func (e *env) runs(cj *cronjobv1.CronJob, n int) []time.Time {
 	e.t.Helper()
-	sched, err := ParseSchedule(cj.Spec.Schedule)
+	sched, err := cron.ParseStandard(cj.Spec.Schedule)
 	if err != nil {
 		e.t.Fatal(err)
 	}

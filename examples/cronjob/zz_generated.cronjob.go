@@ -38,9 +38,6 @@ const (
 	// CronJobControllerManagerRunNextScheduledJob is the name of the action
 	// RunNextScheduledJob of CronJobControllerManager.
 	CronJobControllerManagerRunNextScheduledJob = "RunNextScheduledJob"
-	// CronJobControllerManagerUpdateCronJobStatus is the name of the action
-	// UpdateCronJobStatus of CronJobControllerManager.
-	CronJobControllerManagerUpdateCronJobStatus = "UpdateCronJobStatus"
 )
 
 // CronJobControllerManagerState holds the states of CronJobControllerManager
@@ -147,11 +144,6 @@ type CronJobControllerManagerImpl interface {
 	// Run the next job if it's on time, or otherwise we should wait
 	// until the next scheduled time.
 	RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctrl.Result, error)
-
-	// UpdateCronJobStatus implements the action UpdateCronJobStatus.
-	//
-	// Update status of CronJob.
-	UpdateCronJobStatus(ctx context.Context, log logr.Logger) (ctrl.Result, error)
 }
 
 // CronJobControllerManager makes the actions of the decl
@@ -252,22 +244,6 @@ func (m *CronJobControllerManager) RunNextScheduledJob() flow.Action {
 	return action
 }
 
-// UpdateCronJobStatus returns the action UpdateCronJobStatus: it calls
-// CronJobControllerManagerImpl.UpdateCronJobStatus between the hooks.
-//
-// Update status of CronJob.
-func (m *CronJobControllerManager) UpdateCronJobStatus() flow.Action {
-	var action flow.Action
-	action = flow.New(CronJobControllerManagerUpdateCronJobStatus, func(ctx context.Context) (ctrl.Result, error) {
-		log := m.log.WithValues("action", CronJobControllerManagerUpdateCronJobStatus)
-		ctx = logr.NewContext(ctx, log)
-		return m.around(ctx, action, 0, func(ctx context.Context) (ctrl.Result, error) {
-			return m.impl.UpdateCronJobStatus(ctx, log)
-		})
-	})
-	return action
-}
-
 // around runs call between the hooks of m from the i-th on: PreRun of hook
 // i, then the rest, then PostRun of hook i with the outcome.
 func (m *CronJobControllerManager) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error) {
@@ -327,4 +303,122 @@ func cronJobControllerManagerControllerName(obj client.Object) (string, bool) {
 func WatchCronJobControllerManagerStates(b *bosun.Builder[*cronjobv1.CronJob]) *bosun.Builder[*cronjobv1.CronJob] {
 	b = b.Owns(&batchv1.Job{})
 	return b
+}
+
+// CronJobControllerManagerSteps makes the actions of CronJobControllerManager
+// steps of the engine, for a bosun.Reconciler of CronJob: each action method
+// returns a step named after the action, which gets the engine's metrics,
+// panic recovery and condition handling like any other step, and goes in
+// Reconciler.Steps or in a composite (bosun.Sequence, Join, If...) in any
+// arrangement.
+//
+// The steps of one reconcile share one CronJobControllerManager: the first of
+// them to run makes its states and, with the function given to
+// NewCronJobControllerManagerSteps, its implementation, so that each state is
+// read once per reconcile and the actions may hand results to each other
+// through the implementation. Each step sets up, through the engine's Setuper,
+// the field indexes and the watches that the states need, once per builder
+// whichever steps are listed.
+type CronJobControllerManagerSteps struct {
+	newImpl func(req *bosun.Pass[*cronjobv1.CronJob], state *CronJobControllerManagerState) CronJobControllerManagerImpl
+	hooks   []flow.Hook
+	pass    bosun.Key[*CronJobControllerManager]
+
+	mu    sync.Mutex
+	setUp map[*bosun.Builder[*cronjobv1.CronJob]]bool
+}
+
+// NewCronJobControllerManagerSteps returns the steps of
+// CronJobControllerManager. For each reconcile, newImpl is called once, by the
+// first step that runs, with the pass and the states the steps of that
+// reconcile share; the hooks run around every action, after the
+// implementation's own (see NewCronJobControllerManager).
+func NewCronJobControllerManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.CronJob], state *CronJobControllerManagerState) CronJobControllerManagerImpl, hooks ...flow.Hook) *CronJobControllerManagerSteps {
+	return &CronJobControllerManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*CronJobControllerManager]("CronJobControllerManager")}
+}
+
+// All returns the steps of every action, in the order the document lists
+// them.
+func (s *CronJobControllerManagerSteps) All() []bosun.Step[*cronjobv1.CronJob] {
+	return []bosun.Step[*cronjobv1.CronJob]{
+		s.ListActiveJobsAndUpdateStatus(),
+		s.CleanUpOldJobsExceedsHistoryLimits(),
+		s.RunNextScheduledJob(),
+	}
+}
+
+// ListActiveJobsAndUpdateStatus returns the action
+// ListActiveJobsAndUpdateStatus as a step named
+// "ListActiveJobsAndUpdateStatus".
+func (s *CronJobControllerManagerSteps) ListActiveJobsAndUpdateStatus() bosun.Step[*cronjobv1.CronJob] {
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerListActiveJobsAndUpdateStatus, action: (*CronJobControllerManager).ListActiveJobsAndUpdateStatus}
+}
+
+// CleanUpOldJobsExceedsHistoryLimits returns the action
+// CleanUpOldJobsExceedsHistoryLimits as a step named
+// "CleanUpOldJobsExceedsHistoryLimits".
+func (s *CronJobControllerManagerSteps) CleanUpOldJobsExceedsHistoryLimits() bosun.Step[*cronjobv1.CronJob] {
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerCleanUpOldJobsExceedsHistoryLimits, action: (*CronJobControllerManager).CleanUpOldJobsExceedsHistoryLimits}
+}
+
+// RunNextScheduledJob returns the action RunNextScheduledJob as a step named
+// "RunNextScheduledJob".
+func (s *CronJobControllerManagerSteps) RunNextScheduledJob() bosun.Step[*cronjobv1.CronJob] {
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerRunNextScheduledJob, action: (*CronJobControllerManager).RunNextScheduledJob}
+}
+
+// SetupWithBuilder registers with b what the states of
+// CronJobControllerManager need: the field indexes Job .metadata.controller,
+// and the watches of WatchCronJobControllerManagerStates. Each step calls it;
+// it does its work once per builder.
+func (s *CronJobControllerManagerSteps) SetupWithBuilder(b *bosun.Builder[*cronjobv1.CronJob]) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.setUp[b] {
+		return nil
+	}
+	if s.setUp == nil {
+		s.setUp = map[*bosun.Builder[*cronjobv1.CronJob]]bool{}
+	}
+	s.setUp[b] = true
+	b.IndexField(&batchv1.Job{}, ".metadata.controller", func(obj client.Object) []string {
+		if name, ok := cronJobControllerManagerControllerName(obj); ok {
+			return []string{name}
+		}
+		return nil
+	})
+	WatchCronJobControllerManagerStates(b)
+	return nil
+}
+
+// manager returns the manager of req's reconcile: the first call of the
+// reconcile makes it, with its states and implementation, and the later
+// ones share it.
+func (s *CronJobControllerManagerSteps) manager(req *bosun.Pass[*cronjobv1.CronJob]) *CronJobControllerManager {
+	return s.pass.GetOrSet(req.Values, func() *CronJobControllerManager {
+		state := NewCronJobControllerManagerState(req.Client, req.Object)
+		return NewCronJobControllerManager(state, s.newImpl(req, state), req.Log, s.hooks...)
+	})
+}
+
+// cronJobControllerManagerStep is the step of one action of
+// CronJobControllerManager.
+type cronJobControllerManagerStep struct {
+	steps  *CronJobControllerManagerSteps
+	name   string
+	action func(*CronJobControllerManager) flow.Action
+}
+
+// Name returns the name of the action.
+func (st cronJobControllerManagerStep) Name() string { return st.name }
+
+// Do runs the action with the manager of req's reconcile.
+func (st cronJobControllerManagerStep) Do(ctx context.Context, req *bosun.Pass[*cronjobv1.CronJob]) (ctrl.Result, error) {
+	return st.action(st.steps.manager(req)).Run(ctx)
+}
+
+// SetupWithBuilder registers what the states of CronJobControllerManager need,
+// once per builder.
+func (st cronJobControllerManagerStep) SetupWithBuilder(b *bosun.Builder[*cronjobv1.CronJob]) error {
+	return st.steps.SetupWithBuilder(b)
 }

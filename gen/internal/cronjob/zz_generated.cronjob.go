@@ -328,3 +328,128 @@ func WatchCronJobControllerManagerStates(b *bosun.Builder[*cronjobv1.Target]) *b
 	b = b.Owns(&batchv1.Job{})
 	return b
 }
+
+// CronJobControllerManagerSteps makes the actions of CronJobControllerManager
+// steps of the engine, for a bosun.Reconciler of CronJob: each action method
+// returns a step named after the action, which gets the engine's metrics,
+// panic recovery and condition handling like any other step, and goes in
+// Reconciler.Steps or in a composite (bosun.Sequence, Join, If...) in any
+// arrangement.
+//
+// The steps of one reconcile share one CronJobControllerManager: the first of
+// them to run makes its states and, with the function given to
+// NewCronJobControllerManagerSteps, its implementation, so that each state is
+// read once per reconcile and the actions may hand results to each other
+// through the implementation. Each step sets up, through the engine's Setuper,
+// the field indexes and the watches that the states need, once per builder
+// whichever steps are listed.
+type CronJobControllerManagerSteps struct {
+	newImpl func(req *bosun.Pass[*cronjobv1.Target], state *CronJobControllerManagerState) CronJobControllerManagerImpl
+	hooks   []flow.Hook
+	pass    bosun.Key[*CronJobControllerManager]
+
+	mu    sync.Mutex
+	setUp map[*bosun.Builder[*cronjobv1.Target]]bool
+}
+
+// NewCronJobControllerManagerSteps returns the steps of
+// CronJobControllerManager. For each reconcile, newImpl is called once, by the
+// first step that runs, with the pass and the states the steps of that
+// reconcile share; the hooks run around every action, after the
+// implementation's own (see NewCronJobControllerManager).
+func NewCronJobControllerManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.Target], state *CronJobControllerManagerState) CronJobControllerManagerImpl, hooks ...flow.Hook) *CronJobControllerManagerSteps {
+	return &CronJobControllerManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*CronJobControllerManager]("CronJobControllerManager")}
+}
+
+// All returns the steps of every action, in the order the document lists
+// them.
+func (s *CronJobControllerManagerSteps) All() []bosun.Step[*cronjobv1.Target] {
+	return []bosun.Step[*cronjobv1.Target]{
+		s.ListActiveJobsAndUpdateStatus(),
+		s.CleanUpOldJobsExceedsHistoryLimits(),
+		s.RunNextScheduledJob(),
+		s.UpdateCronJobStatus(),
+	}
+}
+
+// ListActiveJobsAndUpdateStatus returns the action
+// ListActiveJobsAndUpdateStatus as a step named
+// "ListActiveJobsAndUpdateStatus".
+func (s *CronJobControllerManagerSteps) ListActiveJobsAndUpdateStatus() bosun.Step[*cronjobv1.Target] {
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerListActiveJobsAndUpdateStatus, action: (*CronJobControllerManager).ListActiveJobsAndUpdateStatus}
+}
+
+// CleanUpOldJobsExceedsHistoryLimits returns the action
+// CleanUpOldJobsExceedsHistoryLimits as a step named
+// "CleanUpOldJobsExceedsHistoryLimits".
+func (s *CronJobControllerManagerSteps) CleanUpOldJobsExceedsHistoryLimits() bosun.Step[*cronjobv1.Target] {
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerCleanUpOldJobsExceedsHistoryLimits, action: (*CronJobControllerManager).CleanUpOldJobsExceedsHistoryLimits}
+}
+
+// RunNextScheduledJob returns the action RunNextScheduledJob as a step named
+// "RunNextScheduledJob".
+func (s *CronJobControllerManagerSteps) RunNextScheduledJob() bosun.Step[*cronjobv1.Target] {
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerRunNextScheduledJob, action: (*CronJobControllerManager).RunNextScheduledJob}
+}
+
+// UpdateCronJobStatus returns the action UpdateCronJobStatus as a step named
+// "UpdateCronJobStatus".
+func (s *CronJobControllerManagerSteps) UpdateCronJobStatus() bosun.Step[*cronjobv1.Target] {
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerUpdateCronJobStatus, action: (*CronJobControllerManager).UpdateCronJobStatus}
+}
+
+// SetupWithBuilder registers with b what the states of
+// CronJobControllerManager need: the field indexes Job .metadata.controller,
+// and the watches of WatchCronJobControllerManagerStates. Each step calls it;
+// it does its work once per builder.
+func (s *CronJobControllerManagerSteps) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Target]) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.setUp[b] {
+		return nil
+	}
+	if s.setUp == nil {
+		s.setUp = map[*bosun.Builder[*cronjobv1.Target]]bool{}
+	}
+	s.setUp[b] = true
+	b.IndexField(&batchv1.Job{}, ".metadata.controller", func(obj client.Object) []string {
+		if name, ok := cronJobControllerManagerControllerName(obj); ok {
+			return []string{name}
+		}
+		return nil
+	})
+	WatchCronJobControllerManagerStates(b)
+	return nil
+}
+
+// manager returns the manager of req's reconcile: the first call of the
+// reconcile makes it, with its states and implementation, and the later
+// ones share it.
+func (s *CronJobControllerManagerSteps) manager(req *bosun.Pass[*cronjobv1.Target]) *CronJobControllerManager {
+	return s.pass.GetOrSet(req.Values, func() *CronJobControllerManager {
+		state := NewCronJobControllerManagerState(req.Client, req.Object)
+		return NewCronJobControllerManager(state, s.newImpl(req, state), req.Log, s.hooks...)
+	})
+}
+
+// cronJobControllerManagerStep is the step of one action of
+// CronJobControllerManager.
+type cronJobControllerManagerStep struct {
+	steps  *CronJobControllerManagerSteps
+	name   string
+	action func(*CronJobControllerManager) flow.Action
+}
+
+// Name returns the name of the action.
+func (st cronJobControllerManagerStep) Name() string { return st.name }
+
+// Do runs the action with the manager of req's reconcile.
+func (st cronJobControllerManagerStep) Do(ctx context.Context, req *bosun.Pass[*cronjobv1.Target]) (ctrl.Result, error) {
+	return st.action(st.steps.manager(req)).Run(ctx)
+}
+
+// SetupWithBuilder registers what the states of CronJobControllerManager need,
+// once per builder.
+func (st cronJobControllerManagerStep) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Target]) error {
+	return st.steps.SetupWithBuilder(b)
+}

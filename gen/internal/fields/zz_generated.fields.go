@@ -292,3 +292,108 @@ func WatchNodeManagerStates(b *bosun.Builder[*cronjobv1.Target]) *bosun.Builder[
 	}))
 	return b
 }
+
+// NodeManagerSteps makes the actions of NodeManager steps of the engine, for a
+// bosun.Reconciler of Schedule: each action method returns a step named after
+// the action, which gets the engine's metrics, panic recovery and condition
+// handling like any other step, and goes in Reconciler.Steps or in a composite
+// (bosun.Sequence, Join, If...) in any arrangement.
+//
+// The steps of one reconcile share one NodeManager: the first of them to run
+// makes its states and, with the function given to NewNodeManagerSteps, its
+// implementation, so that each state is read once per reconcile and the
+// actions may hand results to each other through the implementation. Each step
+// sets up, through the engine's Setuper, the field indexes and the watches
+// that the states need, once per builder whichever steps are listed.
+type NodeManagerSteps struct {
+	newImpl func(req *bosun.Pass[*cronjobv1.Target], state *NodeManagerState) NodeManagerImpl
+	hooks   []flow.Hook
+	pass    bosun.Key[*NodeManager]
+
+	mu    sync.Mutex
+	setUp map[*bosun.Builder[*cronjobv1.Target]]bool
+}
+
+// NewNodeManagerSteps returns the steps of NodeManager. For each reconcile,
+// newImpl is called once, by the first step that runs, with the pass and the
+// states the steps of that reconcile share; the hooks run around every action,
+// after the implementation's own (see NewNodeManager).
+func NewNodeManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.Target], state *NodeManagerState) NodeManagerImpl, hooks ...flow.Hook) *NodeManagerSteps {
+	return &NodeManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*NodeManager]("NodeManager")}
+}
+
+// All returns the steps of every action, in the order the document lists
+// them.
+func (s *NodeManagerSteps) All() []bosun.Step[*cronjobv1.Target] {
+	return []bosun.Step[*cronjobv1.Target]{
+		s.Drain(),
+	}
+}
+
+// Drain returns the action Drain as a step named "Drain".
+func (s *NodeManagerSteps) Drain() bosun.Step[*cronjobv1.Target] {
+	return nodeManagerStep{steps: s, name: NodeManagerDrain, action: (*NodeManager).Drain}
+}
+
+// SetupWithBuilder registers with b what the states of NodeManager need: the
+// field indexes Pod .spec.nodeName Pod .status.phase, and the watches of
+// WatchNodeManagerStates. Each step calls it; it does its work once per
+// builder.
+func (s *NodeManagerSteps) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Target]) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.setUp[b] {
+		return nil
+	}
+	if s.setUp == nil {
+		s.setUp = map[*bosun.Builder[*cronjobv1.Target]]bool{}
+	}
+	s.setUp[b] = true
+	b.IndexField(&corev1.Pod{}, ".spec.nodeName", func(obj client.Object) []string {
+		o, ok := obj.(*corev1.Pod)
+		if !ok {
+			return nil
+		}
+		return []string{o.Spec.NodeName}
+	})
+	b.IndexField(&corev1.Pod{}, ".status.phase", func(obj client.Object) []string {
+		o, ok := obj.(*corev1.Pod)
+		if !ok {
+			return nil
+		}
+		return []string{string(o.Status.Phase)}
+	})
+	WatchNodeManagerStates(b)
+	return nil
+}
+
+// manager returns the manager of req's reconcile: the first call of the
+// reconcile makes it, with its states and implementation, and the later
+// ones share it.
+func (s *NodeManagerSteps) manager(req *bosun.Pass[*cronjobv1.Target]) *NodeManager {
+	return s.pass.GetOrSet(req.Values, func() *NodeManager {
+		state := NewNodeManagerState(req.Client, req.Object)
+		return NewNodeManager(state, s.newImpl(req, state), req.Log, s.hooks...)
+	})
+}
+
+// nodeManagerStep is the step of one action of NodeManager.
+type nodeManagerStep struct {
+	steps  *NodeManagerSteps
+	name   string
+	action func(*NodeManager) flow.Action
+}
+
+// Name returns the name of the action.
+func (st nodeManagerStep) Name() string { return st.name }
+
+// Do runs the action with the manager of req's reconcile.
+func (st nodeManagerStep) Do(ctx context.Context, req *bosun.Pass[*cronjobv1.Target]) (ctrl.Result, error) {
+	return st.action(st.steps.manager(req)).Run(ctx)
+}
+
+// SetupWithBuilder registers what the states of NodeManager need, once per
+// builder.
+func (st nodeManagerStep) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Target]) error {
+	return st.steps.SetupWithBuilder(b)
+}

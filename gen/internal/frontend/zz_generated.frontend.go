@@ -303,3 +303,101 @@ func WatchFrontendManagerStates(b *bosun.Builder[*appsv1.Deployment]) *bosun.Bui
 	b = b.Owns(&corev1.Service{})
 	return b
 }
+
+// FrontendManagerSteps makes the actions of FrontendManager steps of the
+// engine, for a bosun.Reconciler of Deployment: each action method returns a
+// step named after the action, which gets the engine's metrics, panic recovery
+// and condition handling like any other step, and goes in Reconciler.Steps or
+// in a composite (bosun.Sequence, Join, If...) in any arrangement.
+//
+// The steps of one reconcile share one FrontendManager: the first of them to
+// run makes its states and, with the function given to
+// NewFrontendManagerSteps, its implementation, so that each state is read once
+// per reconcile and the actions may hand results to each other through the
+// implementation. Each step sets up, through the engine's Setuper, the field
+// indexes and the watches that the states need, once per builder whichever
+// steps are listed.
+type FrontendManagerSteps struct {
+	newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl
+	hooks   []flow.Hook
+	pass    bosun.Key[*FrontendManager]
+
+	mu    sync.Mutex
+	setUp map[*bosun.Builder[*appsv1.Deployment]]bool
+}
+
+// NewFrontendManagerSteps returns the steps of FrontendManager. For each
+// reconcile, newImpl is called once, by the first step that runs, with the
+// pass and the states the steps of that reconcile share; the hooks run around
+// every action, after the implementation's own (see NewFrontendManager).
+func NewFrontendManagerSteps(newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl, hooks ...flow.Hook) *FrontendManagerSteps {
+	return &FrontendManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*FrontendManager]("FrontendManager")}
+}
+
+// All returns the steps of every action, in the order the document lists
+// them.
+func (s *FrontendManagerSteps) All() []bosun.Step[*appsv1.Deployment] {
+	return []bosun.Step[*appsv1.Deployment]{
+		s.SyncService(),
+		s.PublishAddress(),
+	}
+}
+
+// SyncService returns the action SyncService as a step named "SyncService".
+func (s *FrontendManagerSteps) SyncService() bosun.Step[*appsv1.Deployment] {
+	return frontendManagerStep{steps: s, name: FrontendManagerSyncService, action: (*FrontendManager).SyncService}
+}
+
+// PublishAddress returns the action PublishAddress as a step named
+// "PublishAddress".
+func (s *FrontendManagerSteps) PublishAddress() bosun.Step[*appsv1.Deployment] {
+	return frontendManagerStep{steps: s, name: FrontendManagerPublishAddress, action: (*FrontendManager).PublishAddress}
+}
+
+// SetupWithBuilder registers with b what the states of FrontendManager need:
+// the watches of WatchFrontendManagerStates. Each step calls it; it does its
+// work once per builder.
+func (s *FrontendManagerSteps) SetupWithBuilder(b *bosun.Builder[*appsv1.Deployment]) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.setUp[b] {
+		return nil
+	}
+	if s.setUp == nil {
+		s.setUp = map[*bosun.Builder[*appsv1.Deployment]]bool{}
+	}
+	s.setUp[b] = true
+	WatchFrontendManagerStates(b)
+	return nil
+}
+
+// manager returns the manager of req's reconcile: the first call of the
+// reconcile makes it, with its states and implementation, and the later
+// ones share it.
+func (s *FrontendManagerSteps) manager(req *bosun.Pass[*appsv1.Deployment]) *FrontendManager {
+	return s.pass.GetOrSet(req.Values, func() *FrontendManager {
+		state := NewFrontendManagerState(req.Client, req.Object)
+		return NewFrontendManager(state, s.newImpl(req, state), req.Log, s.hooks...)
+	})
+}
+
+// frontendManagerStep is the step of one action of FrontendManager.
+type frontendManagerStep struct {
+	steps  *FrontendManagerSteps
+	name   string
+	action func(*FrontendManager) flow.Action
+}
+
+// Name returns the name of the action.
+func (st frontendManagerStep) Name() string { return st.name }
+
+// Do runs the action with the manager of req's reconcile.
+func (st frontendManagerStep) Do(ctx context.Context, req *bosun.Pass[*appsv1.Deployment]) (ctrl.Result, error) {
+	return st.action(st.steps.manager(req)).Run(ctx)
+}
+
+// SetupWithBuilder registers what the states of FrontendManager need, once per
+// builder.
+func (st frontendManagerStep) SetupWithBuilder(b *bosun.Builder[*appsv1.Deployment]) error {
+	return st.steps.SetupWithBuilder(b)
+}
