@@ -101,6 +101,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./gen
 	$(GO) test -run '^$$' -bench ConvergedPass -benchmem -count 3 ./children
 
+## loc: the lines of code of every example, as docs/EXAMPLES.md reports them (LOC_REV=<rev> counts an older tree).
+.PHONY: loc
+loc:
+	$(GO) run ./hack/loc $(if $(LOC_REV),-rev $(LOC_REV))
+
 .PHONY: vet
 vet:
 	$(GO) vet ./...

@@ -1,42 +1,39 @@
 // Package cronjob is an operator that runs Jobs on a cron schedule, built on
-// the bosun engine from a workflow of actions that the bosun DSL declares.
+// the bosun engine from the actions that the bosun DSL declares.
 //
 // The document cronjob.bosun declares CronJobControllerManager for the
 // CronJob kind (cronjob.bosun.dev/v1): one state, the Jobs that carry the
-// label cronjob=<name> and whose controller is the CronJob, and four
+// label cronjob=<name> and whose controller is the CronJob, and three
 // actions. `bosun gen` turns it into zz_generated.cronjob.go: the state
 // getter (read once per reconcile, through the cache, with a field index on
-// the Job's controller), the Impl interface, the manager whose methods
-// return flow.Actions, the RBAC markers, the index registration and the
-// watch of owned Jobs. The hand-written part is controller.go (the Impl and
-// the workflow) and schedule.go (cron arithmetic).
+// the Job's controller), the Impl interface, the RBAC markers, and one
+// engine step per action, which sets up the index and the watch of owned
+// Jobs itself. The hand-written part is controller.go: the Impl, the
+// arrangement of the steps, and the cron arithmetic (ScheduledRuns).
 //
-// Each reconcile runs
+// Each reconcile runs one step,
 //
-//	OrderedJoin(
-//		Join(ListActiveJobsAndUpdateStatus, CleanUpOldJobsExceedsHistoryLimits,
-//			If(not suspended, RunNextScheduledJob)),
-//		UpdateCronJobStatus)
+//	Join(ListActiveJobsAndUpdateStatus, CleanUpOldJobsExceedsHistoryLimits,
+//		If(not suspended, RunNextScheduledJob))
 //
-// so the status is updated whatever the first three returned:
+// so each action runs whatever the others return:
 //
-//	ListActiveJobsAndUpdateStatus       notes the unfinished Jobs, the latest
+//	ListActiveJobsAndUpdateStatus       records the unfinished Jobs, the latest
 //	                                    scheduled time and the latest success
+//	                                    in the status
 //	CleanUpOldJobsExceedsHistoryLimits  deletes the oldest finished Jobs beyond
 //	                                    the history limits
 //	RunNextScheduledJob                 starts the latest missed run (named
 //	                                    <cronjob>-<unix seconds>) as the
 //	                                    concurrency policy allows, and requeues
 //	                                    for the next scheduled time
-//	UpdateCronJobStatus                 writes the notes into the status
 //
-// Under Forbid and Replace, the Jobs that are active decide what a due run
-// does, and the cache may not show yet a Job started moments ago (after a
-// relist, under load, or started by a process that died before recording
-// the run). So before a run starts that the cache sees nothing in the way
-// of, and before Replace deletes anything, the Jobs are read from the API
-// server: one read per run, never one per reconcile. Replace never deletes
-// the Job of the run it starts, which an earlier pass may have made.
+// A due run goes by the Jobs the API server lists, not the cache's: the
+// cache may not show yet a Job started moments ago (after a relist, under
+// load, or started by a process that died before recording the run). That
+// is one read per run, never one per reconcile. A run whose Job exists
+// already is recorded, not started again; Replace never deletes it; and a
+// Job the run creates is active in the status from that pass on.
 //
 // The engine saves the status once at the end and keeps the Ready
 // condition: a schedule that does not parse makes it False with reason
