@@ -1,21 +1,27 @@
 package rwexternal
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/conditions"
 	rwv1 "github.com/bosunkit/bosun/examples/rwexternal/api/v1alpha1"
 )
@@ -227,71 +233,367 @@ func TestSamples(t *testing.T) {
 	}
 }
 
-// TestObserveOutput checks what writeOutput reports under the skip policy,
-// for each state the output Secret can be in.
-func TestObserveOutput(t *testing.T) {
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
 	s := runtime.NewScheme()
 	if err := AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	data, err := Derive(map[string][]byte{"user": []byte("admin")})
-	if err != nil {
-		t.Fatal(err)
+	return s
+}
+
+// The world of the reconcile tests: RWExternal ns/rw reads Secret ns/in,
+// which holds user=admin, and writes Secret ns/rw-output.
+var (
+	inputData = map[string][]byte{"user": []byte("admin")}
+	// outputData of inputData: USER is the SHA-256 digest of "admin".
+	wantData = map[string][]byte{"USER": []byte("8c6976e5b5410415bde908bd4dee15dfb167a9c873fc4bb8a81f6f2ab448a918")}
+)
+
+// rwExternal returns RWExternal ns/rw at generation 3, reading Secret in,
+// with annotations.
+func rwExternal(annotations map[string]string) *rwv1.RWExternal {
+	return &rwv1.RWExternal{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rw", Generation: 3, Annotations: annotations},
+		Spec:       rwv1.RWExternalSpec{InputSecret: "in"},
 	}
-	secret := func(owner string, data map[string][]byte) *corev1.Secret {
-		return &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rw-output", Annotations: map[string]string{OwnerAnnotation: owner}},
-			Type:       corev1.SecretTypeOpaque,
-			Data:       data,
+}
+
+// claimed returns rwExternal with the finalizer the engine adds, as a pass
+// after the first finds it.
+func claimed(annotations map[string]string) *rwv1.RWExternal {
+	rw := rwExternal(annotations)
+	rw.Finalizers = []string{Finalizer}
+	return rw
+}
+
+func inputSecret(data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "in"}, Data: data}
+}
+
+// outputSecret returns Secret ns/rw-output, marked as written for owner.
+func outputSecret(owner string, data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rw-output", Annotations: map[string]string{OwnerAnnotation: owner}},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+}
+
+// serverError is the error of a failing API server.
+var serverError = apierrors.NewInternalError(errors.New("etcd is down"))
+
+// failSecrets returns hooks that fail the given writes of Secrets with err:
+// "create", "update" or "delete".
+func failSecrets(err error, verb string) interceptor.Funcs {
+	fail := func(obj client.Object) bool {
+		_, ok := obj.(*corev1.Secret)
+		return ok
+	}
+	var f interceptor.Funcs
+	switch verb {
+	case "create":
+		f.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if fail(obj) {
+				return err
+			}
+			return c.Create(ctx, obj, opts...)
+		}
+	case "update":
+		f.Update = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if fail(obj) {
+				return err
+			}
+			return c.Update(ctx, obj, opts...)
+		}
+	case "delete":
+		f.Delete = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			if fail(obj) {
+				return err
+			}
+			return c.Delete(ctx, obj, opts...)
 		}
 	}
-	tests := []struct {
-		name   string
-		output *corev1.Secret
-		want   metav1.Condition
-	}{
-		{name: "missing", want: metav1.Condition{Status: metav1.ConditionFalse, Reason: rwv1.ReasonOutputMissing,
-			Message: `secret "rw-output" does not exist`}},
-		{name: "someone else's", output: secret("other", data), want: metav1.Condition{Status: metav1.ConditionFalse, Reason: rwv1.ReasonOutputNotOwned,
-			Message: `secret "rw-output" exists and was not written for this RWExternal (no rwexternal.bosun.dev/owner annotation naming it)`}},
-		{name: "out of date", output: secret("rw", map[string][]byte{"USER": []byte("old")}), want: metav1.Condition{Status: metav1.ConditionFalse, Reason: rwv1.ReasonOutputOutOfDate,
-			Message: `secret "rw-output" does not hold the output of the current input`}},
-		{name: "up to date", output: secret("rw", data), want: metav1.Condition{Status: metav1.ConditionTrue, Reason: rwv1.ReasonOutputUpToDate,
-			Message: `secret "rw-output" holds the output of the current input`}},
+	return f
+}
+
+// failGet returns hooks that fail reads of the object named name with err.
+func failGet(name string, err error) interceptor.Funcs {
+	return interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if key.Name == name {
+			return err
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}}
+}
+
+// cond returns a condition of generation 3.
+func cond(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: 3}
+}
+
+var (
+	inputRead  = cond(rwv1.ConditionInputReady, metav1.ConditionTrue, rwv1.ReasonInputFound, `secret "in" read`)
+	outputDone = cond(rwv1.ConditionOutputReady, metav1.ConditionTrue, rwv1.ReasonOutputUpToDate, `secret "rw-output" holds the output of the current input`)
+	succeeded  = cond(conditions.TypeReady, metav1.ConditionTrue, conditions.ReasonSucceeded, "")
+)
+
+// keeps is a Case.Check: the RWExternal is still there, with the
+// finalizer, and status.outputSecret is outputSecret.
+func keeps(outputSecret string) func(bosuntest.TB, *unit.Outcome[*rwv1.RWExternal]) {
+	return func(t bosuntest.TB, out *unit.Outcome[*rwv1.RWExternal]) {
+		t.Helper()
+		if out.Object == nil {
+			t.Errorf("the RWExternal is gone")
+			return
+		}
+		if !controllerutil.ContainsFinalizer(out.Object, Finalizer) {
+			t.Errorf("finalizers = %v, want %s", out.Object.Finalizers, Finalizer)
+		}
+		if out.Object.Status.OutputSecret != outputSecret {
+			t.Errorf("status.outputSecret = %q, want %q", out.Object.Status.OutputSecret, outputSecret)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := fake.NewClientBuilder().WithScheme(s)
-			if tt.output != nil {
-				b = b.WithObjects(tt.output)
-			}
-			c := b.Build()
-			rw := &rwv1.RWExternal{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rw", Generation: 3}, Spec: rwv1.RWExternalSpec{InputSecret: "in"}}
-			req := &bosun.Pass[*rwv1.RWExternal]{Object: rw, Client: c, Values: &bosun.Values{}}
-			outputData.Set(req.Values, data)
-			res, err := writeOutput{}.Observe(t.Context(), req)
-			if err != nil || !res.IsZero() {
-				t.Fatalf("Observe = %+v, %v; want a zero result and no error", res, err)
-			}
-			got := conditions.Find(rw.Status.Conditions, rwv1.ConditionOutputReady)
-			if got == nil {
-				t.Fatal("no OutputReady condition")
-			}
-			want := tt.want
-			want.Type, want.ObservedGeneration = rwv1.ConditionOutputReady, 3
-			if diff := cmp.Diff(want, *got, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
-				t.Errorf("OutputReady (-want +got):\n%s", diff)
-			}
-			// Observing writes nothing.
-			if tt.output != nil {
-				after := &corev1.Secret{}
-				if err := c.Get(t.Context(), client.ObjectKeyFromObject(tt.output), after); err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(tt.output.Data, after.Data); diff != "" {
-					t.Errorf("output data changed (-before +after):\n%s", diff)
-				}
-			}
-		})
+}
+
+// TestReconcile runs the RWExternal reconciler under the default policy on
+// one RWExternal in an in-memory client: what it writes, the conditions it
+// reports, and how it meets failures of the API server.
+func TestReconcile(t *testing.T) {
+	converged := claimed(nil)
+	converged.Status = rwv1.RWExternalStatus{OutputSecret: "rw-output", ObservedGeneration: 3}
+	for _, c := range []metav1.Condition{inputRead, outputDone, succeeded} {
+		c.LastTransitionTime = metav1.Now()
+		converged.Status.Conditions = append(converged.Status.Conditions, c)
 	}
+	collision := map[string][]byte{"user": nil, "USER": nil}
+	inputError := `read input secret "in": Internal error occurred: etcd is down`
+	createError := `create output secret "rw-output": Internal error occurred: etcd is down`
+	updateError := `update output secret "rw-output": Internal error occurred: etcd is down`
+	deleteError := `delete output secret "rw-output": Internal error occurred: etcd is down`
+	failed := func(msg string) metav1.Condition {
+		return cond(conditions.TypeReady, metav1.ConditionFalse, conditions.ReasonError, msg)
+	}
+
+	unit.Run(t, newScheme(t), NewReconciler,
+		unit.Case[*rwv1.RWExternal]{
+			Name:             "first pass claims, writes the output and reports it",
+			Object:           rwExternal(nil),
+			Given:            []client.Object{inputSecret(inputData)},
+			ExpectWrites:     []string{"patch RWExternal ns/rw", "create Secret ns/rw-output", "patch status RWExternal ns/rw"},
+			ExpectEvents:     []string{`Normal Claimed claimed by finalizer "rwexternal.bosun.dev/output"`},
+			ExpectConditions: []metav1.Condition{inputRead, outputDone, succeeded},
+			ExpectObjects:    []client.Object{outputSecret("rw", wantData), inputSecret(inputData)},
+			Check:            keeps("rw-output"),
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:           "a converged RWExternal writes nothing",
+			Object:         converged,
+			Given:          []client.Object{inputSecret(inputData), outputSecret("rw", wantData)},
+			ExpectNoWrites: true,
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:             "an output out of date is updated",
+			Object:           claimed(nil),
+			Given:            []client.Object{inputSecret(inputData), outputSecret("rw", map[string][]byte{"USER": []byte("old"), "GONE": nil})},
+			ExpectWrites:     []string{"update Secret ns/rw-output", "patch status RWExternal ns/rw"},
+			ExpectConditions: []metav1.Condition{inputRead, outputDone, succeeded},
+			Check: func(t bosuntest.TB, out *unit.Outcome[*rwv1.RWExternal]) {
+				keeps("rw-output")(t, out)
+				got := &corev1.Secret{}
+				if err := out.Client.Get(t.Context(), client.ObjectKey{Namespace: "ns", Name: "rw-output"}, got); err != nil {
+					t.Fatalf("output: %v", err)
+				}
+				if diff := cmp.Diff(wantData, got.Data); diff != "" {
+					t.Errorf("output data (-want +got):\n%s", diff)
+				}
+			},
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:         "a missing input stops the pass without an error",
+			Object:       claimed(nil),
+			ExpectWrites: []string{"patch status RWExternal ns/rw"},
+			ExpectConditions: []metav1.Condition{
+				cond(rwv1.ConditionInputReady, metav1.ConditionFalse, rwv1.ReasonInputMissing, `secret "in" not found`),
+				cond(conditions.TypeReady, metav1.ConditionFalse, rwv1.ReasonInputMissing, `secret "in" not found`),
+			},
+			ExpectGone: []client.Object{outputSecret("rw", nil)},
+			Check:      keeps(""),
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:         "input keys that collide stop the pass without an error",
+			Object:       claimed(nil),
+			Given:        []client.Object{inputSecret(collision)},
+			ExpectWrites: []string{"patch status RWExternal ns/rw"},
+			ExpectConditions: []metav1.Condition{
+				cond(rwv1.ConditionInputReady, metav1.ConditionFalse, rwv1.ReasonKeyCollision, `secret "in": input keys collide: "USER" and "user" both become "USER"`),
+				cond(conditions.TypeReady, metav1.ConditionFalse, rwv1.ReasonKeyCollision, `secret "in": input keys collide: "USER" and "user" both become "USER"`),
+			},
+			ExpectGone: []client.Object{outputSecret("rw", nil)},
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:         "an output name taken by another Secret is left alone and looked at again later",
+			Object:       claimed(nil),
+			Given:        []client.Object{inputSecret(inputData), outputSecret("other", map[string][]byte{"X": []byte("y")})},
+			ExpectResult: ctrl.Result{RequeueAfter: NotOwnedRecheck},
+			ExpectWrites: []string{"patch status RWExternal ns/rw"},
+			ExpectConditions: []metav1.Condition{
+				inputRead,
+				cond(rwv1.ConditionOutputReady, metav1.ConditionFalse, rwv1.ReasonOutputNotOwned, notOwned("rw-output")),
+				cond(conditions.TypeReady, metav1.ConditionFalse, rwv1.ReasonOutputNotOwned, notOwned("rw-output")),
+			},
+			ExpectObjects: []client.Object{outputSecret("other", map[string][]byte{"X": []byte("y")})},
+			Check:         keeps(""),
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:             "an input that cannot be read fails the pass",
+			Object:           claimed(nil),
+			Given:            []client.Object{inputSecret(inputData)},
+			Interceptor:      failGet("in", serverError),
+			ExpectErr:        inputError,
+			ExpectWrites:     []string{"patch status RWExternal ns/rw"},
+			ExpectEvents:     []string{"Warning ReconcileError " + inputError},
+			ExpectConditions: []metav1.Condition{failed(inputError)},
+			ExpectGone:       []client.Object{outputSecret("rw", nil)},
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:             "an output that cannot be created fails the pass",
+			Object:           claimed(nil),
+			Given:            []client.Object{inputSecret(inputData)},
+			Interceptor:      failSecrets(serverError, "create"),
+			ExpectErr:        createError,
+			ExpectWrites:     []string{"create Secret ns/rw-output", "patch status RWExternal ns/rw"},
+			ExpectEvents:     []string{"Warning ReconcileError " + createError},
+			ExpectConditions: []metav1.Condition{inputRead, failed(createError)},
+			ExpectGone:       []client.Object{outputSecret("rw", nil)},
+			Check:            keeps(""),
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:         "an output the cache has not seen yet is looked at again shortly",
+			Object:       claimed(nil),
+			Given:        []client.Object{inputSecret(inputData)},
+			Interceptor:  failSecrets(apierrors.NewAlreadyExists(corev1.Resource("secrets"), "rw-output"), "create"),
+			ExpectResult: ctrl.Result{RequeueAfter: CacheLagDelay},
+			ExpectWrites: []string{"create Secret ns/rw-output", "patch status RWExternal ns/rw"},
+			ExpectConditions: []metav1.Condition{
+				inputRead,
+				cond(rwv1.ConditionOutputReady, metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
+			},
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:             "an output that cannot be updated fails the pass",
+			Object:           claimed(nil),
+			Given:            []client.Object{inputSecret(inputData), outputSecret("rw", nil)},
+			Interceptor:      failSecrets(serverError, "update"),
+			ExpectErr:        updateError,
+			ExpectWrites:     []string{"update Secret ns/rw-output", "patch status RWExternal ns/rw"},
+			ExpectEvents:     []string{"Warning ReconcileError " + updateError},
+			ExpectConditions: []metav1.Condition{inputRead, failed(updateError)},
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:         "an update refused with a conflict is a quiet requeue",
+			Object:       claimed(nil),
+			Given:        []client.Object{inputSecret(inputData), outputSecret("rw", nil)},
+			Interceptor:  failSecrets(apierrors.NewConflict(corev1.Resource("secrets"), "rw-output", errors.New("changed")), "update"),
+			ExpectResult: ctrl.Result{RequeueAfter: bosun.ConflictRequeueDelay},
+			ExpectWrites: []string{"update Secret ns/rw-output"},
+			Check: func(t bosuntest.TB, out *unit.Outcome[*rwv1.RWExternal]) {
+				if len(out.Events) > 0 {
+					t.Errorf("events = %q, want none", out.Events)
+				}
+			},
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:          "deleting removes the output and lets the RWExternal go",
+			Object:        rwExternal(nil),
+			Deleting:      true,
+			Given:         []client.Object{inputSecret(inputData), outputSecret("rw", wantData)},
+			ExpectWrites:  []string{"delete Secret ns/rw-output", "patch RWExternal ns/rw"},
+			ExpectEvents:  []string{`Normal CleanedUp cleaned up and released finalizer "rwexternal.bosun.dev/output"`},
+			ExpectGone:    []client.Object{rwExternal(nil), outputSecret("rw", nil)},
+			ExpectObjects: []client.Object{inputSecret(inputData)},
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:          "deleting leaves a Secret written for someone else",
+			Object:        rwExternal(nil),
+			Deleting:      true,
+			Given:         []client.Object{outputSecret("other", wantData)},
+			ExpectWrites:  []string{"patch RWExternal ns/rw"},
+			ExpectGone:    []client.Object{rwExternal(nil)},
+			ExpectObjects: []client.Object{outputSecret("other", wantData)},
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:             "an output that cannot be deleted keeps the finalizer",
+			Object:           rwExternal(nil),
+			Deleting:         true,
+			Given:            []client.Object{outputSecret("rw", wantData)},
+			Interceptor:      failSecrets(serverError, "delete"),
+			ExpectErr:        deleteError,
+			ExpectWrites:     []string{"delete Secret ns/rw-output", "patch status RWExternal ns/rw"},
+			ExpectEvents:     []string{"Warning ReconcileError " + deleteError},
+			ExpectConditions: []metav1.Condition{failed(deleteError)},
+			ExpectObjects:    []client.Object{outputSecret("rw", wantData)},
+			Check:            keeps(""),
+		},
+		unit.Case[*rwv1.RWExternal]{
+			Name:          "under detach-on-delete the output stays behind",
+			Object:        rwExternal(map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicyDetachOnDelete)}),
+			Deleting:      true,
+			Given:         []client.Object{outputSecret("rw", wantData)},
+			ExpectWrites:  []string{"patch RWExternal ns/rw"},
+			ExpectEvents:  []string{`Normal Detached released finalizer "rwexternal.bosun.dev/output" without cleanup`},
+			ExpectGone:    []client.Object{rwExternal(nil)},
+			ExpectObjects: []client.Object{outputSecret("rw", wantData)},
+		},
+	)
+}
+
+// TestObserve runs the reconciler under the skip policy, for each state the
+// output Secret can be in: it reports what it sees in OutputReady and Ready,
+// and writes nothing but the status.
+func TestObserve(t *testing.T) {
+	skip := map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)}
+	observed := func(status metav1.ConditionStatus, reason, message string) []metav1.Condition {
+		readyReason, readyMessage := reason, `reconcile policy "skip": observed, not changed: `+message
+		if status == metav1.ConditionTrue {
+			readyReason, readyMessage = conditions.ReasonSucceeded, `reconcile policy "skip": observed, not changed`
+		}
+		return []metav1.Condition{
+			inputRead,
+			cond(rwv1.ConditionOutputReady, status, reason, message),
+			cond(conditions.TypeReady, status, readyReason, readyMessage),
+		}
+	}
+	observe := func(name string, output *corev1.Secret, want []metav1.Condition) unit.Case[*rwv1.RWExternal] {
+		c := unit.Case[*rwv1.RWExternal]{
+			Name:             name,
+			Object:           rwExternal(skip),
+			Given:            []client.Object{inputSecret(inputData)},
+			ExpectWrites:     []string{"patch status RWExternal ns/rw"},
+			ExpectEvents:     []string{`Normal ReconcileSkipped reconcile policy "skip": only observing`},
+			ExpectConditions: want,
+			Check: func(t bosuntest.TB, out *unit.Outcome[*rwv1.RWExternal]) {
+				if len(out.Object.Finalizers) > 0 {
+					t.Errorf("finalizers = %v, want none under skip", out.Object.Finalizers)
+				}
+			},
+		}
+		if output == nil {
+			c.ExpectGone = []client.Object{outputSecret("rw", nil)}
+		} else {
+			c.Given = append(c.Given, output)
+			c.ExpectObjects = []client.Object{output}
+		}
+		return c
+	}
+	unit.Run(t, newScheme(t), NewReconciler,
+		observe("missing", nil,
+			observed(metav1.ConditionFalse, rwv1.ReasonOutputMissing, `secret "rw-output" does not exist`)),
+		observe("someone else's", outputSecret("other", wantData),
+			observed(metav1.ConditionFalse, rwv1.ReasonOutputNotOwned, notOwned("rw-output"))),
+		observe("out of date", outputSecret("rw", map[string][]byte{"USER": []byte("old")}),
+			observed(metav1.ConditionFalse, rwv1.ReasonOutputOutOfDate, `secret "rw-output" does not hold the output of the current input`)),
+		observe("up to date", outputSecret("rw", wantData),
+			observed(metav1.ConditionTrue, rwv1.ReasonOutputUpToDate, `secret "rw-output" holds the output of the current input`)),
+	)
 }
