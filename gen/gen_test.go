@@ -170,6 +170,39 @@ func TestGenerateErrors(t *testing.T) {
 			want: "doc.bosun:3:3: action State of decl M makes the method State, as does the manager's State method",
 		},
 		{
+			name: "action named SetupWithBuilder",
+			src: `decl M for Deployment {
+	action {
+		Sync()
+		SetupWithBuilder()
+	}
+}
+`,
+			want: "doc.bosun:4:3: action SetupWithBuilder of decl M makes the method SetupWithBuilder, as does the steps' SetupWithBuilder method",
+		},
+		{
+			name: "action named all",
+			src: `decl M for Deployment {
+	action {
+		all()
+	}
+}
+`,
+			want: "doc.bosun:3:3: action all of decl M makes the method All, as does the steps' All method",
+		},
+		{
+			name: "both reserved names",
+			src: `decl M for Deployment {
+	action {
+		All()
+		setupWithBuilder()
+	}
+}
+`,
+			want: "doc.bosun:3:3: action All of decl M makes the method All, as does the steps' All method\n" +
+				"doc.bosun:4:3: action setupWithBuilder of decl M makes the method SetupWithBuilder, as does the steps' SetupWithBuilder method",
+		},
+		{
 			name: "actions differing in case",
 			src: `decl M for Deployment {
 	action {

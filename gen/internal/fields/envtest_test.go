@@ -22,7 +22,6 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/gen/internal/fields"
 	"github.com/bosunkit/bosun/gen/internal/testapi"
 )
@@ -46,29 +45,26 @@ type drains struct {
 	calls []drain
 }
 
-// setup registers with mgr the field indexes of NodeManager and a bosun
-// engine controller for Targets, with the watches WatchNodeManagerStates
-// adds, whose workflow is the action Drain with an Impl recording into d.
-// Updates of a Target that leave its generation alone (status writes, the
-// engine's own among them) do not reconcile it, so that every reconcile
-// after a Target's first comes from the Pod watch. One worker takes the
-// requests in the order they were enqueued.
-func (d *drains) setup(ctx context.Context) func(ctrl.Manager) error {
-	return func(mgr ctrl.Manager) error {
-		if err := fields.IndexNodeManagerFields(ctx, mgr.GetFieldIndexer()); err != nil {
-			return err
-		}
-		b := bosun.ControllerManagedBy[*testapi.Target](mgr).
-			For(nil, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-			WithOptions(controller.Options{MaxConcurrentReconciles: 1})
-		return fields.WatchNodeManagerStates(b).Complete(&bosun.Reconciler[*testapi.Target]{
-			Name: "nodemanager",
-			Steps: []bosun.Step[*testapi.Target]{bosun.NewStep("nodemanager", func(ctx context.Context, req *bosun.Pass[*testapi.Target]) (ctrl.Result, error) {
-				impl := &recorder{d: d, key: client.ObjectKeyFromObject(req.Object)}
-				return flow.Run(ctx, fields.NewNodeManagerForPass(req, impl).Drain())
-			})},
+// setup registers with mgr a bosun engine controller for Targets whose one
+// step is the generated step of the action Drain, with an Impl recording
+// into d. The step sets up, by itself, the field indexes its states list by
+// and the watches that reconcile a Target when a Pod comes into or leaves
+// its selection: nothing here registers them. Updates of a Target that
+// leave its generation alone (status writes, the engine's own among them)
+// do not reconcile it, so that every reconcile after a Target's first comes
+// from the Pod watch. One worker takes the requests in the order they were
+// enqueued.
+func (d *drains) setup(mgr ctrl.Manager) error {
+	steps := fields.NewNodeManagerSteps(func(req *bosun.Pass[*testapi.Target], _ *fields.NodeManagerState) fields.NodeManagerImpl {
+		return &recorder{d: d, key: client.ObjectKeyFromObject(req.Object)}
+	})
+	return bosun.ControllerManagedBy[*testapi.Target](mgr).
+		For(nil, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(&bosun.Reconciler[*testapi.Target]{
+			Name:  "nodemanager",
+			Steps: []bosun.Step[*testapi.Target]{steps.Drain()},
 		})
-	}
 }
 
 // all returns the calls so far, in order.
@@ -213,16 +209,17 @@ func waitSettled(t *testing.T, cache client.Reader, key client.ObjectKey, phase 
 	return tg
 }
 
-// TestFieldStates runs NodeManager with the bosun engine on a real API
-// server: the field indexes on .spec.nodeName and .status.phase, served by
-// the manager's cache, make the states list exactly the selected Pods of the
-// Target's namespace, and the Pod watch reconciles a Target when a Pod comes
-// into or leaves its selection, and no other Target.
+// TestFieldStates runs the generated step of NodeManager with the bosun
+// engine on a real API server: the field indexes on .spec.nodeName and
+// .status.phase, which the step registered with the manager's cache, make
+// the states list exactly the selected Pods of the Target's namespace, and
+// the Pod watch the step added reconciles a Target when a Pod comes into or
+// leaves its selection, and no other Target.
 func TestFieldStates(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	ctx := t.Context()
 	d := &drains{}
-	mgr := bosuntest.RunManager(t, cp, d.setup(ctx))
+	mgr := bosuntest.RunManager(t, cp, d.setup)
 	cache := mgr.GetCache()
 	c := cp.Client
 	ns := bosuntest.Namespace(t, c)

@@ -30,16 +30,16 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/gen/internal/frontend"
 )
 
 // The tests in this file run the generated code end to end with the bosun
-// engine on a real API server: a bosun.Reconciler for Deployments, set up
-// with bosun.ControllerManagedBy and the watches WatchFrontendManagerStates
-// adds, whose Workflow runs the actions SyncService and PublishAddress of
-// NewFrontendManagerForPass. A Deployment keeps no conditions, so the
-// engine records none; with no step that cleans up it adds no finalizer.
+// engine on a real API server: a bosun.Reconciler for Deployments whose
+// steps are the generated steps SyncService and PublishAddress of
+// NewFrontendManagerSteps, set up with bosun.ControllerManagedBy and
+// nothing else: the steps add the watches their states need themselves. A
+// Deployment keeps no conditions, so the engine records none; with no step
+// that cleans up it adds no finalizer.
 
 const (
 	// settingsName is the name the settings state selects.
@@ -55,7 +55,8 @@ const (
 	backoffMax  = 5 * time.Second
 )
 
-// seen is what one run of the workflow saw, in a form the tests compare.
+// seen is what the actions of one reconcile saw, in a form the tests
+// compare.
 type seen struct {
 	// Actions are the Impl methods that ran, in order.
 	Actions []string
@@ -73,20 +74,20 @@ type seen struct {
 	Reads map[string]int
 	// NotControlled reports an error wrapping bosun.ErrNotControlled.
 	NotControlled bool
-	// Err is the text of any other error of the workflow.
+	// Err is the text of any other error of the actions.
 	Err string
 }
 
-// outcome is one run of the workflow.
+// outcome is one reconcile that ran the actions.
 type outcome struct {
 	key  client.ObjectKey
 	at   time.Time
 	seen seen
 }
 
-// harness runs FrontendManager for Deployments with the bosun engine and
-// records what each run of the workflow saw, the reads of each reconcile and
-// every write of the controller.
+// harness runs the steps of FrontendManager for Deployments with the bosun
+// engine and records what the actions of each reconcile saw, the reads of
+// each reconcile and every write of the controller.
 type harness struct {
 	// publish makes PublishAddress write the Service's ClusterIP to the
 	// Deployment's annotation addressAnnotation.
@@ -94,31 +95,51 @@ type harness struct {
 	// writes counts the writes made through the controller's client.
 	writes bosuntest.WriteCounter
 
-	mu       sync.Mutex
-	outcomes []outcome
-	reads    map[types.UID]map[string]int // per reconcile ID
-	failures map[client.ObjectKey]error   // what SyncService returns, per Deployment
+	mu        sync.Mutex
+	outcomes  []outcome
+	reads     map[types.UID]map[string]int                  // per reconcile ID
+	failures  map[client.ObjectKey]error                    // what SyncService returns, per Deployment
+	recorders map[*bosun.Pass[*appsv1.Deployment]]*recorder // the impl of each reconcile under way
+	// newImplAgain reports that newImpl was called twice in one reconcile.
+	newImplAgain bool
 }
 
-// setup registers the controller with mgr. Its client, which the engine and
-// the states read through and the generated ConfigMap watch lists with, is
-// the manager's, counting reads and writes. One worker takes the requests in
-// the order they were enqueued.
+// setup registers the controller with mgr: its steps are the generated
+// steps of the actions SyncService and PublishAddress, then the harness's
+// observe. Nothing here registers a watch: the generated steps set up the
+// watches of their states (the Services the Deployments own, the settings
+// ConfigMap) when Complete runs. The controller's client, which the engine
+// and the states read through and the generated ConfigMap watch lists with,
+// is the manager's, counting reads and writes. One worker takes the requests
+// in the order they were enqueued.
 func (h *harness) setup(mgr ctrl.Manager) error {
 	mgr = bosuntest.ManagerWithClient(mgr, h.countReads(h.writes.Wrap(mgr.GetClient())))
-	b := bosun.ControllerManagedBy[*appsv1.Deployment](mgr).WithOptions(controller.Options{
-		MaxConcurrentReconciles: 1,
-		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
-	})
-	return frontend.WatchFrontendManagerStates(b).Complete(&bosun.Reconciler[*appsv1.Deployment]{
-		Name: "frontend",
-		Steps: []bosun.Step[*appsv1.Deployment]{bosun.NewStep("frontend", func(ctx context.Context, req *bosun.Pass[*appsv1.Deployment]) (ctrl.Result, error) {
-			key := client.ObjectKeyFromObject(req.Object)
-			rec := &recorder{target: req.Object, publish: h.publish, fail: h.failure(key)}
-			m := frontend.NewFrontendManagerForPass(req, rec)
-			return flow.Run(ctx, h.observe(key, rec, flow.Sequential(m.SyncService(), m.PublishAddress())))
-		})},
-	})
+	steps := frontend.NewFrontendManagerSteps(h.newImpl)
+	return bosun.ControllerManagedBy[*appsv1.Deployment](mgr).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: 1,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](backoffBase, backoffMax),
+		}).
+		Complete(&bosun.Reconciler[*appsv1.Deployment]{
+			Name:  "frontend",
+			Steps: []bosun.Step[*appsv1.Deployment]{steps.SyncService(), steps.PublishAddress(), observe{h: h}},
+		})
+}
+
+// newImpl makes the recorder of one reconcile, the impl the steps of that
+// reconcile share, and keeps it for the reconcile's observe step.
+func (h *harness) newImpl(req *bosun.Pass[*appsv1.Deployment], state *frontend.FrontendManagerState) frontend.FrontendManagerImpl {
+	rec := &recorder{req: req, state: state, publish: h.publish, fail: h.failure(client.ObjectKeyFromObject(req.Object))}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.recorders == nil {
+		h.recorders = map[*bosun.Pass[*appsv1.Deployment]]*recorder{}
+	}
+	if h.recorders[req] != nil {
+		h.newImplAgain = true
+	}
+	h.recorders[req] = rec
+	return rec
 }
 
 // fail makes SyncService return err for the Deployment key from its next
@@ -138,33 +159,55 @@ func (h *harness) failure(key client.ObjectKey) error {
 	return h.failures[key]
 }
 
-// observe returns an action that runs a and records what the reconcile of
-// key saw, from rec and from the reads of the reconcile.
-func (h *harness) observe(key client.ObjectKey, rec *recorder, a flow.Action) flow.Action {
-	return flow.New("observe", func(ctx context.Context) (ctrl.Result, error) {
-		res, err := a.Run(ctx)
-		s := seen{Actions: rec.actions}
-		if rec.syncSvc != nil {
-			s.Svc = rec.syncSvc.Name + "@" + rec.syncSvc.ResourceVersion
-		}
-		s.SameSvc = len(rec.actions) == 2 && rec.syncSvc == rec.publishSvc
-		if rec.settings != nil {
-			s.Settings = rec.settings.Data
-		}
-		switch {
-		case errors.Is(err, bosun.ErrNotControlled):
-			s.NotControlled = true
-		case err != nil:
-			s.Err = err.Error()
-		}
-		id := controller.ReconcileIDFromContext(ctx)
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		s.Reads = h.reads[id]
-		delete(h.reads, id)
-		h.outcomes = append(h.outcomes, outcome{key: key, at: time.Now(), seen: s})
-		return res, err
-	})
+// observe is the last step of the harness's reconciler. Its Post, which
+// the engine runs at the end of every reconcile whatever the steps before
+// it returned, records what the actions of the reconcile saw.
+type observe struct{ h *harness }
+
+func (observe) Name() string { return "observe" }
+
+func (observe) Do(context.Context, *bosun.Pass[*appsv1.Deployment]) (ctrl.Result, error) {
+	return ctrl.Result{}, nil
+}
+
+func (o observe) Post(ctx context.Context, req *bosun.Pass[*appsv1.Deployment]) error {
+	o.h.record(ctx, req)
+	return nil
+}
+
+var _ bosun.Poster[*appsv1.Deployment] = observe{}
+
+// record records what the actions of req's reconcile saw, from the
+// reconcile's recorder and reads. A reconcile that made no recorder ran no
+// step, and is not recorded.
+func (h *harness) record(ctx context.Context, req *bosun.Pass[*appsv1.Deployment]) {
+	h.mu.Lock()
+	rec := h.recorders[req]
+	delete(h.recorders, req)
+	h.mu.Unlock()
+	if rec == nil {
+		return
+	}
+	s := seen{Actions: rec.actions}
+	if rec.syncSvc != nil {
+		s.Svc = rec.syncSvc.Name + "@" + rec.syncSvc.ResourceVersion
+	}
+	s.SameSvc = len(rec.actions) == 2 && rec.syncSvc == rec.publishSvc
+	if rec.settings != nil {
+		s.Settings = rec.settings.Data
+	}
+	switch err := rec.err(ctx); {
+	case errors.Is(err, bosun.ErrNotControlled):
+		s.NotControlled = true
+	case err != nil:
+		s.Err = err.Error()
+	}
+	id := controller.ReconcileIDFromContext(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.Reads = h.reads[id]
+	delete(h.reads, id)
+	h.outcomes = append(h.outcomes, outcome{key: client.ObjectKeyFromObject(req.Object), at: time.Now(), seen: s})
 }
 
 // countReads returns c counting, per reconcile, its reads of the kinds the
@@ -251,10 +294,22 @@ func (h *harness) checkNoWrites(t *testing.T) {
 	}
 }
 
+// checkOneImpl fails the test if the steps made more than one impl in one
+// reconcile.
+func (h *harness) checkOneImpl(t *testing.T) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.newImplAgain {
+		t.Error("newImpl was called more than once in one reconcile")
+	}
+}
+
 // recorder is the FrontendManagerImpl of one reconcile: it records the
 // states its actions get.
 type recorder struct {
-	target  *appsv1.Deployment
+	req     *bosun.Pass[*appsv1.Deployment]
+	state   *frontend.FrontendManagerState
 	publish bool
 	fail    error
 
@@ -275,9 +330,24 @@ func (r *recorder) PublishAddress(_ context.Context, _ logr.Logger, svc *corev1.
 	r.publishSvc = svc
 	if r.publish && svc != nil {
 		// The engine writes what changed in the working copy.
-		metav1.SetMetaDataAnnotation(&r.target.ObjectMeta, addressAnnotation, svc.Spec.ClusterIP)
+		metav1.SetMetaDataAnnotation(&r.req.Object.ObjectMeta, addressAnnotation, svc.Spec.ClusterIP)
 	}
 	return ctrl.Result{}, nil
+}
+
+// err returns the error that ended the actions: SyncService's when it ran,
+// else that of the state it failed to read (SyncService reads svc, then
+// settings). The states keep what they read, failures included, so this
+// reads nothing again.
+func (r *recorder) err(ctx context.Context) error {
+	if len(r.actions) > 0 {
+		return r.fail
+	}
+	if _, err := r.state.GetSvc(ctx); err != nil {
+		return err
+	}
+	_, err := r.state.GetSettings(ctx)
+	return err
 }
 
 var _ frontend.FrontendManagerImpl = (*recorder)(nil)
@@ -474,6 +544,7 @@ func TestServiceState(t *testing.T) {
 	}
 
 	h.checkNoWrites(t)
+	h.checkOneImpl(t)
 	checkUntouched(t, cp.Client, deps...)
 }
 
@@ -562,6 +633,7 @@ func TestSettingsState(t *testing.T) {
 	h.wait(t, a2, ok(a2, nil))
 
 	h.checkNoWrites(t)
+	h.checkOneImpl(t)
 	checkUntouched(t, cp.Client, deps...)
 }
 
@@ -646,6 +718,7 @@ func TestActionError(t *testing.T) {
 	}
 
 	h.checkNoWrites(t)
+	h.checkOneImpl(t)
 	checkUntouched(t, cp.Client, fine, broken, x)
 }
 
@@ -699,5 +772,6 @@ func TestPublishAddress(t *testing.T) {
 	if diff := cmp.Diff(want, h.writes.Writes()); diff != "" {
 		t.Errorf("writes after a reconcile that changed nothing (-want +got):\n%s", diff)
 	}
+	h.checkOneImpl(t)
 	checkUntouched(t, cp.Client, got)
 }
