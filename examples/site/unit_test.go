@@ -1,7 +1,10 @@
 package site
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,14 +12,23 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	sitev1 "github.com/bosunkit/bosun/examples/site/api/v1alpha1"
@@ -149,26 +161,130 @@ func themeSecret(name string, data map[string]string) *corev1.Secret {
 	return s
 }
 
-// request returns a request for a Site docs in namespace web, with spec,
-// whose fake client holds secrets and knows the scope of the children.
-func request(t *testing.T, spec sitev1.SiteSpec, secrets ...client.Object) *bosun.Pass[*sitev1.Site] {
-	t.Helper()
-	s := &sitev1.Site{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "docs", UID: "d0c5", Generation: 1}, Spec: spec}
+// scopedClient is a client whose RESTMapper knows the scope of the kinds
+// of a Site's world.
+type scopedClient struct {
+	client.Client
+	mapper meta.RESTMapper
+}
+
+func (c scopedClient) RESTMapper() meta.RESTMapper { return c.mapper }
+
+func (c scopedClient) IsObjectNamespaced(obj runtime.Object) (bool, error) {
+	ok, err := apiutil.IsObjectNamespaced(obj, c.Scheme(), c.mapper)
+	if err != nil {
+		return false, fmt.Errorf("scope of %T: %w", obj, err)
+	}
+	return ok, nil
+}
+
+// knownScopes hands the steps after it a client that knows the scope of
+// ConfigMaps, Services and Secrets. The children step asks its client
+// whether each child is namespaced, and the in-memory client of package
+// unit has an empty RESTMapper, which knows no kind.
+type knownScopes struct{}
+
+func (knownScopes) Do(_ context.Context, req *bosun.Pass[*sitev1.Site]) (ctrl.Result, error) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	for _, kind := range []string{"ConfigMap", "Service", "Secret"} {
 		mapper.Add(corev1.SchemeGroupVersion.WithKind(kind), meta.RESTScopeNamespace)
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithRESTMapper(mapper).WithObjects(secrets...).Build()
-	return &bosun.Pass[*sitev1.Site]{Controller: ControllerName, Object: s, Original: s.DeepCopy(), Client: c}
+	req.Client = scopedClient{Client: req.Client, mapper: mapper}
+	return ctrl.Result{}, nil
 }
 
-func TestGenerate(t *testing.T) {
-	page := func(name, html string) *corev1.ConfigMap {
-		return &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: "docs-" + name, Labels: map[string]string{LabelName: "docs", LabelPage: name}},
-			Data:       map[string]string{PageKey: html},
+// newReconciler returns NewReconciler's reconciler, its steps after
+// knownScopes.
+func newReconciler() *bosun.Reconciler[*sitev1.Site] {
+	r := NewReconciler()
+	r.Steps = append([]bosun.Step[*sitev1.Site]{knownScopes{}}, r.Steps...)
+	return r
+}
+
+// site returns Site docs in namespace web with spec, and the status an
+// earlier pass left.
+func site(spec sitev1.SiteSpec) *sitev1.Site {
+	return &sitev1.Site{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "docs", UID: "d0c5", Generation: 1},
+		Spec:       spec,
+		Status:     sitev1.SiteStatus{URL: "http://docs.old.svc", Pages: 7},
+	}
+}
+
+// page returns the ConfigMap of page name of Site docs, holding html.
+func page(name, html string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "docs-" + name, Labels: map[string]string{LabelName: "docs", LabelPage: name}},
+		Data:       map[string]string{PageKey: html},
+	}
+}
+
+// service is the Service of Site docs.
+func service() *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "docs", Labels: map[string]string{LabelName: "docs"}},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: map[string]string{LabelName: "docs"},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80}},
+		},
+	}
+}
+
+// wantStatus is a Case.Check: the Site's URL and page count are those of
+// status, and the error is terminal or not.
+func wantStatus(status sitev1.SiteStatus, terminal bool) func(bosuntest.TB, *unit.Outcome[*sitev1.Site]) {
+	return func(t bosuntest.TB, out *unit.Outcome[*sitev1.Site]) {
+		t.Helper()
+		if out.Object == nil {
+			t.Fatalf("the Site is gone")
+		}
+		got := sitev1.SiteStatus{URL: out.Object.Status.URL, Pages: out.Object.Status.Pages}
+		if diff := cmp.Diff(status, got); diff != "" {
+			t.Errorf("status (-want +got):\n%s", diff)
+		}
+		if got := errors.Is(out.Err, reconcile.TerminalError(nil)); got != terminal {
+			t.Errorf("error %v: terminal %t, want %t", out.Err, got, terminal)
 		}
 	}
+}
+
+// converged returns the Site, and the other objects, that one pass over s
+// leaves behind, as the next pass finds them.
+func converged(t *testing.T, s *sitev1.Site, given ...client.Object) (*sitev1.Site, []client.Object) {
+	t.Helper()
+	out := unit.Reconcile(t, scheme(t), newReconciler(), unit.Case[*sitev1.Site]{Object: s, Given: given})
+	if out.Err != nil || out.Object == nil {
+		t.Fatalf("first pass: %v", out.Err)
+	}
+	var objs []client.Object
+	var cms corev1.ConfigMapList
+	var svcs corev1.ServiceList
+	for _, list := range []client.ObjectList{&cms, &svcs} {
+		if err := out.Client.List(t.Context(), list); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range cms.Items {
+		objs = append(objs, &cms.Items[i])
+	}
+	for i := range svcs.Items {
+		objs = append(objs, &svcs.Items[i])
+	}
+	objs = append(objs, given...)
+	for _, o := range objs {
+		o.SetResourceVersion("")
+	}
+	s = out.Object.DeepCopy()
+	s.ResourceVersion = ""
+	return s, objs
+}
+
+// TestReconcile runs the Site reconciler on one Site in an in-memory
+// client: the children it applies and prunes, the status and conditions
+// it reports, and how a missing or bad theme and failures of the API
+// server show.
+func TestReconcile(t *testing.T) {
 	render := func(name, css string, pages ...string) string {
 		html, err := Render(Page{Title: "Docs", Name: name, Pages: pages, CSS: css})
 		if err != nil {
@@ -176,118 +292,144 @@ func TestGenerate(t *testing.T) {
 		}
 		return html
 	}
-	service := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "docs", Labels: map[string]string{LabelName: "docs"}},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{LabelName: "docs"},
-			Ports:    []corev1.ServicePort{{Name: "http", Port: 80}},
-		},
-	}
 	const css = "body { color: navy; }"
-	tests := []struct {
-		name    string
-		spec    sitev1.SiteSpec
-		secrets []client.Object
-		want    []client.Object
-		// wantReason is the reason of the terminal error expected.
-		wantReason, wantMessage string
-	}{
-		{
-			name: "no theme",
-			spec: sitev1.SiteSpec{Title: "Docs", Pages: []string{"index", "guide"}},
-			want: []client.Object{page("index", render("index", "", "index", "guide")), page("guide", render("guide", "", "index", "guide")), service},
-		},
-		{
-			name:    "theme",
-			spec:    sitev1.SiteSpec{Title: "Docs", Pages: []string{"index"}, ThemeSecret: "theme"},
-			secrets: []client.Object{themeSecret("theme", map[string]string{sitev1.ThemeKey: css})},
-			want:    []client.Object{page("index", render("index", css, "index")), service},
-		},
-		{
-			name:        "theme not found",
-			spec:        sitev1.SiteSpec{Title: "Docs", Pages: []string{"index"}, ThemeSecret: "theme"},
-			secrets:     []client.Object{themeSecret("other", map[string]string{sitev1.ThemeKey: css})},
-			wantReason:  sitev1.ReasonThemeNotFound,
-			wantMessage: `theme secret "theme" not found`,
-		},
-		{
-			name:        "theme without css",
-			spec:        sitev1.SiteSpec{Title: "Docs", Pages: []string{"index"}, ThemeSecret: "theme"},
-			secrets:     []client.Object{themeSecret("theme", map[string]string{"style.css": css})},
-			wantReason:  sitev1.ReasonInvalidTheme,
-			wantMessage: `theme secret "theme" has no key "css"`,
-		},
-		{
-			name:        "unsafe theme",
-			spec:        sitev1.SiteSpec{Title: "Docs", Pages: []string{"index"}, ThemeSecret: "theme"},
-			secrets:     []client.Object{themeSecret("theme", map[string]string{sitev1.ThemeKey: "</style>"})},
-			wantReason:  sitev1.ReasonInvalidTheme,
-			wantMessage: `theme secret "theme": invalid theme: the style sheet contains "</style"`,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req := request(t, tt.spec, tt.secrets...)
-			got, err := Generate(t.Context(), req)
-			if tt.wantReason != "" {
-				reason, severity, msg := conditions.FromError(err)
-				if diff := cmp.Diff([]string{tt.wantReason, string(conditions.SeverityError), tt.wantMessage}, []string{reason, string(severity), msg}); diff != "" {
-					t.Errorf("error %v: reason, severity, message (-want +got):\n%s", err, diff)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Generate: %v", err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("children (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: int32(len(tt.spec.Pages))}, req.Object.Status); diff != "" {
-				t.Errorf("status (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestGeneratingStep plans the reconciler's one step, which calls Generate,
-// against a fake client: a call that succeeds plans the children and sets
-// the status; one that fails leaves the status as it was.
-func TestGeneratingStep(t *testing.T) {
-	r := NewReconciler()
-	wrapper, ok := r.Steps[0].(*bosun.Wrapper[*sitev1.Site])
-	if !ok || len(r.Steps) != 1 {
-		t.Fatalf("steps %v, want one, the children step with its theme watch", r.Steps)
-	}
-	step := wrapper.Steps()[0].(*children.Step[*sitev1.Site])
+	// desiredFailed begins the message of an error of Generate.
+	const desiredFailed = "computing the desired children: "
+	twoPages := sitev1.SiteSpec{Title: "Docs", Pages: []string{"index", "guide"}}
+	themed := sitev1.SiteSpec{Title: "Docs", Pages: []string{"index"}, ThemeSecret: "theme"}
 	old := sitev1.SiteStatus{URL: "http://docs.old.svc", Pages: 7}
+	cond := func(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: 1}
+	}
+	notReported := []metav1.Condition{
+		cond("ConfigMapReady", metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
+		cond("ServiceReady", metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
+	}
+	refused := func(reason, message string) []metav1.Condition {
+		return append(slices.Clone(notReported), cond(conditions.TypeReady, metav1.ConditionFalse, reason, message))
+	}
+	made := []client.Object{page("index", ""), page("guide", ""), service()}
+	badTheme := func(name, reason, message string, secret *corev1.Secret) unit.Case[*sitev1.Site] {
+		c := unit.Case[*sitev1.Site]{
+			Name:             name,
+			Object:           site(themed),
+			ExpectErr:        message,
+			ExpectWrites:     []string{"patch status Site web/docs"},
+			ExpectEvents:     []string{"Warning " + reason + " " + desiredFailed + message},
+			ExpectConditions: refused(reason, desiredFailed+message),
+			ExpectGone:       made,
+			Check:            wantStatus(old, true),
+		}
+		if secret != nil {
+			c.Given = []client.Object{secret}
+		}
+		return c
+	}
+	failApply := func(err error) interceptor.Funcs {
+		return interceptor.Funcs{Apply: func(context.Context, client.WithWatch, runtime.ApplyConfiguration, ...client.ApplyOption) error {
+			return err
+		}}
+	}
+	serverError := apierrors.NewInternalError(errors.New("etcd is down"))
+	convergedSite, convergedWorld := converged(t, site(twoPages))
+	shrunk := convergedSite.DeepCopy()
+	shrunk.Spec.Pages = []string{"index"}
+	shrunk.Generation = 2
 
-	req := request(t, sitev1.SiteSpec{Title: "Docs", Pages: []string{"index", "guide"}})
-	req.Object.Status = old
-	plan, err := step.Plan(t.Context(), req)
-	if err != nil {
-		t.Fatalf("Plan: %v", err)
-	}
-	want := children.Plan{Create: []children.Ref{
-		{Kind: "ConfigMap", Namespace: "web", Name: "docs-guide"},
-		{Kind: "ConfigMap", Namespace: "web", Name: "docs-index"},
-		{Kind: "Service", Namespace: "web", Name: "docs"},
-	}}
-	if diff := cmp.Diff(want, plan); diff != "" {
-		t.Errorf("plan (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 2}, req.Object.Status); diff != "" {
-		t.Errorf("status after a good call (-want +got):\n%s", diff)
-	}
-
-	req = request(t, sitev1.SiteSpec{Title: "Docs", Pages: []string{"index", "guide"}, ThemeSecret: "missing"})
-	req.Object.Status = old
-	if _, err := step.Plan(t.Context(), req); err == nil {
-		t.Fatal("Plan with a missing theme: no error")
-	}
-	if diff := cmp.Diff(old, req.Object.Status); diff != "" {
-		t.Errorf("status after a failed call (-want +got):\n%s", diff)
-	}
+	unit.Run(t, scheme(t), newReconciler,
+		unit.Case[*sitev1.Site]{
+			Name:         "no theme: a ConfigMap per page and a Service",
+			Object:       site(twoPages),
+			ExpectWrites: []string{"apply ConfigMap web/docs-index", "apply ConfigMap web/docs-guide", "apply Service web/docs", "patch status Site web/docs"},
+			ExpectEvents: []string{"Normal ChildrenChanged set site: created 3, updated 0, deleted 0"},
+			ExpectConditions: []metav1.Condition{
+				cond("ConfigMapReady", metav1.ConditionTrue, children.ReasonReady, "2 ConfigMap ready"),
+				cond("ServiceReady", metav1.ConditionTrue, children.ReasonReady, "1 Service ready"),
+				cond(conditions.TypeReady, metav1.ConditionTrue, conditions.ReasonSucceeded, ""),
+			},
+			ExpectObjects: []client.Object{
+				page("index", render("index", "", "index", "guide")),
+				page("guide", render("guide", "", "index", "guide")),
+				service(),
+			},
+			Check: wantStatus(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 2}, false),
+		},
+		unit.Case[*sitev1.Site]{
+			Name:             "theme: every page has its style sheet",
+			Object:           site(themed),
+			Given:            []client.Object{themeSecret("theme", map[string]string{sitev1.ThemeKey: css})},
+			ExpectWrites:     []string{"apply ConfigMap web/docs-index", "apply Service web/docs", "patch status Site web/docs"},
+			ExpectConditions: []metav1.Condition{cond(conditions.TypeReady, metav1.ConditionTrue, conditions.ReasonSucceeded, "")},
+			ExpectObjects:    []client.Object{page("index", render("index", css, "index")), service()},
+			Check:            wantStatus(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 1}, false),
+		},
+		unit.Case[*sitev1.Site]{
+			Name:           "a converged Site writes nothing",
+			Object:         convergedSite,
+			Given:          convergedWorld,
+			ExpectNoWrites: true,
+			Check:          wantStatus(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 2}, false),
+		},
+		unit.Case[*sitev1.Site]{
+			Name:         "a page no longer listed is pruned",
+			Object:       shrunk,
+			Given:        convergedWorld,
+			ExpectWrites: []string{"apply ConfigMap web/docs-index", "delete ConfigMap web/docs-guide", "patch status Site web/docs"},
+			ExpectEvents: []string{"Normal ChildrenChanged set site: created 0, updated 1, deleted 1"},
+			ExpectConditions: []metav1.Condition{
+				{Type: "ConfigMapReady", Status: metav1.ConditionTrue, Reason: children.ReasonReady, Message: "1 ConfigMap ready", ObservedGeneration: 2},
+				{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 2},
+			},
+			ExpectObjects: []client.Object{page("index", render("index", "", "index")), service()},
+			ExpectGone:    []client.Object{page("guide", "")},
+			Check:         wantStatus(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 1}, false),
+		},
+		badTheme("theme not found: terminal, status and children as they were", sitev1.ReasonThemeNotFound,
+			`theme secret "theme" not found`, themeSecret("other", map[string]string{sitev1.ThemeKey: css})),
+		badTheme("theme without css: terminal", sitev1.ReasonInvalidTheme,
+			`theme secret "theme" has no key "css"`, themeSecret("theme", map[string]string{"style.css": css})),
+		badTheme("unsafe theme: terminal", sitev1.ReasonInvalidTheme,
+			`theme secret "theme": invalid theme: the style sheet contains "</style"`, themeSecret("theme", map[string]string{sitev1.ThemeKey: "</style>"})),
+		unit.Case[*sitev1.Site]{
+			Name:   "a theme that cannot be read is retried",
+			Object: site(themed),
+			Given:  []client.Object{themeSecret("theme", map[string]string{sitev1.ThemeKey: css})},
+			Interceptor: interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if _, ok := obj.(*corev1.Secret); ok {
+					return serverError
+				}
+				return c.Get(ctx, key, obj, opts...)
+			}},
+			ExpectErr:        `reading theme secret "theme": Internal error occurred: etcd is down`,
+			ExpectWrites:     []string{"patch status Site web/docs"},
+			ExpectEvents:     []string{"Warning ReconcileError " + desiredFailed + `reading theme secret "theme": Internal error occurred: etcd is down`},
+			ExpectConditions: refused(conditions.ReasonError, desiredFailed+`reading theme secret "theme": Internal error occurred: etcd is down`),
+			ExpectGone:       made,
+			Check:            wantStatus(old, false),
+		},
+		unit.Case[*sitev1.Site]{
+			Name:             "an apply that fails is retried",
+			Object:           site(twoPages),
+			Interceptor:      failApply(serverError),
+			ExpectErr:        "applying ConfigMap web/docs-index: Internal error occurred: etcd is down",
+			ExpectWrites:     []string{"apply ConfigMap web/docs-index", "patch status Site web/docs"},
+			ExpectEvents:     []string{"Warning ApplyFailed applying ConfigMap web/docs-index: Internal error occurred: etcd is down"},
+			ExpectConditions: refused(children.ReasonApplyFailed, "applying ConfigMap web/docs-index: Internal error occurred: etcd is down"),
+			ExpectGone:       made,
+			Check:            wantStatus(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 2}, false),
+		},
+		unit.Case[*sitev1.Site]{
+			Name:   "a child the API server refuses is terminal",
+			Object: site(twoPages),
+			Interceptor: failApply(apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind(), "docs-index",
+				field.ErrorList{field.TooLong(field.NewPath("data"), "", 1)})),
+			ExpectErr:        "applying ConfigMap web/docs-index",
+			ExpectWrites:     []string{"apply ConfigMap web/docs-index", "patch status Site web/docs"},
+			ExpectConditions: refused(children.ReasonInvalidChildren, ""),
+			ExpectGone:       made,
+			Check:            wantStatus(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 2}, true),
+		},
+	)
 }
 
 // TestReconcilerIsValid checks the configuration the way setup does.
@@ -373,18 +515,19 @@ func TestCRDs(t *testing.T) {
 }
 
 // TestSamples checks that every sample names a theme of SampleThemes or
-// none, and that Generate accepts each with those themes, so the demo's
-// samples can become Ready.
+// none, and that one pass of the reconciler, with those themes, makes each
+// Ready, so the demo's samples can become Ready.
 func TestSamples(t *testing.T) {
 	var themes []client.Object
 	for _, s := range SampleThemes("web") {
 		if s.Namespace != "web" {
 			t.Errorf("theme %s in namespace %q, want web", s.Name, s.Namespace)
 		}
-		// The fake client does not turn stringData into data.
+		// The in-memory client does not turn stringData into data.
 		themes = append(themes, themeSecret(s.Name, s.StringData))
 	}
 	names := map[string]bool{}
+	var cases []unit.Case[*sitev1.Site]
 	for _, obj := range Samples("web") {
 		s, ok := obj.(*sitev1.Site)
 		if !ok {
@@ -394,10 +537,15 @@ func TestSamples(t *testing.T) {
 			t.Errorf("sample %s/%s: wrong namespace or name used twice", s.Namespace, s.Name)
 		}
 		names[s.Name] = true
-		if _, err := Generate(t.Context(), request(t, s.Spec, themes...)); err != nil {
-			t.Errorf("sample %s would never be Ready: %v", s.Name, err)
-		}
+		s.UID = types.UID("uid-" + s.Name)
+		cases = append(cases, unit.Case[*sitev1.Site]{
+			Name:             s.Name,
+			Object:           s,
+			Given:            themes,
+			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded}},
+		})
 	}
+	unit.Run(t, scheme(t), newReconciler, cases...)
 	Samples("web")[0].SetName("changed")
 	if Samples("web")[0].GetName() == "changed" {
 		t.Error("Samples returned shared objects")
