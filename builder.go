@@ -44,6 +44,8 @@ type Builder[T client.Object] struct {
 	// ignores the rest.
 	scheme    *runtime.Scheme
 	collected []FieldIndex
+
+	once map[any]bool
 }
 
 // ControllerManagedBy returns a Builder for a controller of objects of type
@@ -56,6 +58,21 @@ func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
 // registers watches needing its client or cache. It is nil in the builder
 // FieldIndexes uses; setup code that needs only the scheme uses Scheme.
 func (b *Builder[T]) Manager() ctrl.Manager { return b.mgr }
+
+// Once reports whether this is the first call with key on this builder,
+// for setup that several steps share and that must run once per
+// controller: the generated steps of one bosun document use it. key must
+// be comparable.
+func (b *Builder[T]) Once(key any) bool {
+	if b.once[key] {
+		return false
+	}
+	if b.once == nil {
+		b.once = map[any]bool{}
+	}
+	b.once[key] = true
+	return true
+}
 
 // Scheme returns the scheme of the manager the controller is set up with.
 func (b *Builder[T]) Scheme() *runtime.Scheme {

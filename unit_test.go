@@ -110,6 +110,21 @@ func TestValuesGetOrSet(t *testing.T) {
 	if s := other.GetOrSet(&v, func() string { return "made" }); s != "set" {
 		t.Errorf("GetOrSet on a set key = %q, want the stored %q", s, "set")
 	}
+
+	// What makes a value may use the other keys, and a value being made is
+	// not there yet for Get.
+	outer := bosun.NewKey[string]("outer")
+	got0 := outer.GetOrSet(&v, func() string {
+		if _, ok := outer.Get(&v); ok {
+			t.Error("Get found the value GetOrSet is still making")
+		}
+		s, _ := other.Get(&v)
+		bosun.NewKey[int]("inner").Set(&v, 1)
+		return "with " + s
+	})
+	if s, ok := outer.Get(&v); got0 != "with set" || s != got0 || !ok {
+		t.Errorf("GetOrSet = %q, then Get = %q, %v; want %q and found", got0, s, ok, "with set")
+	}
 }
 
 // cleaner is a step that cleans up, named by its type.

@@ -1,6 +1,9 @@
 package bosun
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Values holds data that steps of one reconcile hand to each other, under
 // typed keys. The zero value is empty and ready to use. Values is safe for
@@ -33,19 +36,35 @@ func (k Key[V]) Name() string {
 	return k.id.name
 }
 
-// Get returns the value stored under k, and whether there is one.
+// pending is what GetOrSet stores under a key while, and after, it makes
+// the value.
+type pending struct {
+	once sync.Once
+	val  any
+	made atomic.Bool
+}
+
+// Get returns the value stored under k, and whether there is one. A value
+// GetOrSet is still making is not there yet.
 func (k Key[V]) Get(v *Values) (V, bool) {
 	var zero V
 	if v == nil {
 		return zero, false
 	}
 	v.mu.Lock()
-	defer v.mu.Unlock()
 	val, ok := v.m[k.id]
+	v.mu.Unlock()
 	if !ok {
 		return zero, false
 	}
-	return val.(V), true
+	if p, isPending := val.(*pending); isPending {
+		if !p.made.Load() {
+			return zero, false
+		}
+		val = p.val
+	}
+	got, _ := val.(V)
+	return got, true
 }
 
 // Set stores val under k, replacing any earlier value.
@@ -61,17 +80,28 @@ func (k Key[V]) Set(v *Values, val V) {
 // GetOrSet returns the value stored under k; when there is none, it
 // stores and returns what newValue returns. Of steps that call it at the
 // same time, one calls newValue and the others wait for its value.
-// newValue must not use v.
+// newValue may use the other keys of v, not k.
 func (k Key[V]) GetOrSet(v *Values, newValue func() V) V {
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	if val, ok := v.m[k.id]; ok {
-		return val.(V)
-	}
 	if v.m == nil {
 		v.m = map[*keyID]any{}
 	}
-	val := newValue()
-	v.m[k.id] = val
-	return val
+	val, ok := v.m[k.id]
+	p, isPending := val.(*pending)
+	if ok && !isPending {
+		v.mu.Unlock()
+		got, _ := val.(V)
+		return got
+	}
+	if !ok {
+		p = &pending{}
+		v.m[k.id] = p
+	}
+	v.mu.Unlock()
+	p.once.Do(func() {
+		p.val = newValue()
+		p.made.Store(true)
+	})
+	got, _ := p.val.(V)
+	return got
 }

@@ -375,7 +375,7 @@ decl M for Deployment {
 	}
 	for _, want := range []string{
 		"hooks.\n//\n// About M,\n// in two lines.\ntype M struct",
-		"Reset.\n//\n// About pods.\nfunc (s *MState) GetPods(",
+		"reads again.\n//\n// About pods.\nfunc (s *MState) GetPods(",
 		"// A implements the action A.\n\tA(",
 		"// B implements the action B.\n\t//\n\t// About B.\n\t//\n\t// With a second paragraph.\n\tB(",
 	} {

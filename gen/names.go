@@ -26,14 +26,15 @@ func OutputName(source string) string {
 // kinds' packages to their names in the generated file. The templates write
 // these names as they are; a kind's package never takes one of them.
 var fixedImports = map[string]string{
-	"context":                                      "context",
-	"fmt":                                          "fmt",
-	"sync":                                         "sync",
-	"github.com/go-logr/logr":                      "logr",
-	"k8s.io/apimachinery/pkg/api/errors":           "apierrors",
-	"k8s.io/apimachinery/pkg/apis/meta/v1":         "metav1",
-	"k8s.io/apimachinery/pkg/runtime/schema":       "schema",
-	"sigs.k8s.io/controller-runtime":               "ctrl",
+	"context":                                "context",
+	"errors":                                 "errors",
+	"fmt":                                    "fmt",
+	"sync":                                   "sync",
+	"github.com/go-logr/logr":                "logr",
+	"k8s.io/apimachinery/pkg/api/errors":     "apierrors",
+	"k8s.io/apimachinery/pkg/apis/meta/v1":   "metav1",
+	"k8s.io/apimachinery/pkg/runtime/schema": "schema",
+	"sigs.k8s.io/controller-runtime":         "ctrl",
 	"sigs.k8s.io/controller-runtime/pkg/client":    "client",
 	"sigs.k8s.io/controller-runtime/pkg/handler":   "handler",
 	"sigs.k8s.io/controller-runtime/pkg/reconcile": "reconcile",

@@ -221,14 +221,17 @@ func hook(j *journal, name string) flow.Hook {
 type listCounter struct {
 	n   atomic.Int32
 	err error
+	// failing is how many lists, from the first, fail with err; zero
+	// means all of them.
+	failing int32
 }
 
 func (c *listCounter) funcs() interceptor.Funcs {
 	return interceptor.Funcs{
 		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			if _, ok := list.(*batchv1.JobList); ok {
-				c.n.Add(1)
-				if c.err != nil {
+				n := c.n.Add(1)
+				if c.err != nil && (c.failing == 0 || n <= c.failing) {
 					return c.err
 				}
 			}
@@ -348,37 +351,58 @@ func TestOneImplPerReconcile(t *testing.T) {
 	}
 }
 
-// TestFailedStateReadIsShared checks that a read of the jobs state that
-// fails is not repeated by the other steps of the reconcile: each step that
-// names the state fails with the one error, no impl method runs, and Ready
-// reports the failure.
-func TestFailedStateReadIsShared(t *testing.T) {
-	j := &journal{}
-	lists := &listCounter{err: errors.New("apiserver away")}
-	s := j.steps()
-	r := unit.Steps(bosun.Join(s.ListActiveJobsAndUpdateStatus(), s.CleanUpOldJobsExceedsHistoryLimits()), s.UpdateCronJobStatus())
-	c := unit.Case[*testapi.Target]{
-		Object:      nightly(),
-		Given:       around(),
-		Interceptor: lists.funcs(),
-		ExpectErr:   "ListActiveJobsAndUpdateStatus: get state jobs: apiserver away\nCleanUpOldJobsExceedsHistoryLimits: get state jobs: apiserver away",
-		ExpectConditions: []metav1.Condition{{
-			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonError,
-			Message: "ListActiveJobsAndUpdateStatus: get state jobs: apiserver away\nCleanUpOldJobsExceedsHistoryLimits: get state jobs: apiserver away",
-		}},
-		ExpectWrites: []string{"patch status Target jobs/nightly"},
-	}
-	unit.Check(t, c, unit.Reconcile(t, scheme(t), r, c))
-	if got := lists.n.Load(); got != 1 {
-		t.Errorf("Jobs listed %d times, want once", got)
-	}
-	if n := j.impls(); n != 1 {
-		t.Errorf("newImpl called %d times, want once", n)
-	}
-	// The Join interrupts the reconcile: UpdateCronJobStatus does not run.
-	if e := j.all(); len(e) != 0 {
-		t.Errorf("impl methods ran after the state failed: %q", e)
-	}
+// TestFailedStateReadIsTriedAgain checks that a read of the jobs state that
+// fails is not kept: each step that names the state reads it again, no impl
+// method runs while it fails, and Ready reports the failure; and that a
+// bosun.Retry of a step gets past a read that failed once.
+func TestFailedStateReadIsTriedAgain(t *testing.T) {
+	t.Run("every read fails", func(t *testing.T) {
+		j := &journal{}
+		lists := &listCounter{err: errors.New("apiserver away")}
+		s := j.steps()
+		r := unit.Steps(bosun.Join(s.ListActiveJobsAndUpdateStatus(), s.CleanUpOldJobsExceedsHistoryLimits()), s.UpdateCronJobStatus())
+		c := unit.Case[*testapi.Target]{
+			Object:      nightly(),
+			Given:       around(),
+			Interceptor: lists.funcs(),
+			ExpectErr:   "ListActiveJobsAndUpdateStatus: get state jobs: apiserver away\nCleanUpOldJobsExceedsHistoryLimits: get state jobs: apiserver away",
+			ExpectConditions: []metav1.Condition{{
+				Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonError,
+				Message: "ListActiveJobsAndUpdateStatus: get state jobs: apiserver away\nCleanUpOldJobsExceedsHistoryLimits: get state jobs: apiserver away",
+			}},
+			ExpectWrites: []string{"patch status Target jobs/nightly"},
+		}
+		unit.Check(t, c, unit.Reconcile(t, scheme(t), r, c))
+		if got := lists.n.Load(); got != 2 {
+			t.Errorf("Jobs listed %d times, want twice: once by each step", got)
+		}
+		if n := j.impls(); n != 1 {
+			t.Errorf("newImpl called %d times, want once", n)
+		}
+		// The Join interrupts the reconcile: UpdateCronJobStatus does not run.
+		if e := j.all(); len(e) != 0 {
+			t.Errorf("impl methods ran after the state failed: %q", e)
+		}
+	})
+	t.Run("a retry gets past one failed read", func(t *testing.T) {
+		j := &journal{}
+		lists := &listCounter{err: errors.New("apiserver away"), failing: 1}
+		s := j.steps()
+		r := unit.Steps(bosun.Retry(3, time.Millisecond, s.ListActiveJobsAndUpdateStatus()), s.CleanUpOldJobsExceedsHistoryLimits())
+		c := unit.Case[*testapi.Target]{
+			Object:           nightly(),
+			Given:            around(),
+			Interceptor:      lists.funcs(),
+			ExpectConditions: []metav1.Condition{ready},
+		}
+		unit.Check(t, c, unit.Reconcile(t, scheme(t), r, c))
+		if got := lists.n.Load(); got != 2 {
+			t.Errorf("Jobs listed %d times, want twice: the failed read and the one that was kept", got)
+		}
+		if e := j.all(); len(e) != 2 {
+			t.Errorf("impl methods that ran: %q, want both actions once", e)
+		}
+	})
 }
 
 // TestStepNames checks that each step is named after its action, the

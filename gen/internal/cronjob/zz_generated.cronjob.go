@@ -5,6 +5,7 @@ package cronjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -45,9 +46,10 @@ const (
 
 // CronJobControllerManagerState holds the states of CronJobControllerManager
 // for one reconcile of a CronJob, the target. Each getter reads its state
-// through the reader on its first call, within the target's namespace, and
-// returns the same result to every later call until Reset, so that the actions
-// of one reconcile share one read. A CronJobControllerManagerState is safe for
+// through the reader, within the target's namespace, and keeps what it found
+// for every later call until Reset, so that the actions of one reconcile share
+// one read; a read that fails is tried again on the next call (by a
+// bosun.Retry, for one). A CronJobControllerManagerState is safe for
 // concurrent use; the values it returns are shared by all callers, which must
 // copy them before changing them.
 type CronJobControllerManagerState struct {
@@ -78,15 +80,16 @@ func (s *CronJobControllerManagerState) Target() *cronjobv1.Target { return s.ta
 //	fields/.metadata.controller=${target.Name}
 //	owned
 //
-// Objects not controlled by the target are left out. The first call reads the
-// state; later calls return the same result until Reset.
+// Objects not controlled by the target are left out. The first call that reads
+// the state keeps what it found, and later calls return it until Reset; a read
+// that fails is not kept, so the next call reads again.
 func (s *CronJobControllerManagerState) GetJobs(ctx context.Context) ([]batchv1.Job, error) {
 	s.jobsMu.Lock()
 	defer s.jobsMu.Unlock()
 	if !s.jobsDone {
 		v, err := s.fetchJobs(ctx)
-		if err != nil && ctx.Err() != nil {
-			// A cancelled context is no answer: read again on the next call.
+		if err != nil && !errors.Is(err, bosun.ErrNotControlled) {
+			// A failed read is no answer: read again on the next call.
 			return nil, err
 		}
 		s.jobsValue, s.jobsErr, s.jobsDone = v, err, true
@@ -347,16 +350,14 @@ type CronJobControllerManagerSteps struct {
 	newImpl func(req *bosun.Pass[*cronjobv1.Target], state *CronJobControllerManagerState) CronJobControllerManagerImpl
 	hooks   []flow.Hook
 	pass    bosun.Key[*CronJobControllerManager]
-
-	mu    sync.Mutex
-	setUp map[*bosun.Builder[*cronjobv1.Target]]bool
 }
 
 // NewCronJobControllerManagerSteps returns the steps of
 // CronJobControllerManager. For each reconcile, newImpl is called once, by the
 // first step that runs, with the pass and the states the steps of that
-// reconcile share; the hooks run around every action, after the
-// implementation's own (see NewCronJobControllerManager).
+// reconcile share; it may read and set req.Values, but for the steps' own
+// entry. The hooks run around every action, after the implementation's own
+// (see NewCronJobControllerManager).
 func NewCronJobControllerManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.Target], state *CronJobControllerManagerState) CronJobControllerManagerImpl, hooks ...flow.Hook) *CronJobControllerManagerSteps {
 	return &CronJobControllerManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*CronJobControllerManager]("CronJobControllerManager")}
 }
@@ -403,15 +404,9 @@ func (s *CronJobControllerManagerSteps) UpdateCronJobStatus() bosun.Step[*cronjo
 // and the watches of WatchCronJobControllerManagerStates. Each step calls it;
 // it does its work once per builder.
 func (s *CronJobControllerManagerSteps) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Target]) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.setUp[b] {
+	if !b.Once(s) {
 		return nil
 	}
-	if s.setUp == nil {
-		s.setUp = map[*bosun.Builder[*cronjobv1.Target]]bool{}
-	}
-	s.setUp[b] = true
 	b.IndexField(&batchv1.Job{}, ".metadata.controller", func(obj client.Object) []string {
 		if name, ok := cronJobControllerManagerControllerName(obj); ok {
 			return []string{name}

@@ -5,6 +5,7 @@ package fields
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -34,11 +35,12 @@ const (
 )
 
 // NodeManagerState holds the states of NodeManager for one reconcile of a
-// Schedule, the target. Each getter reads its state through the reader on its
-// first call, within the target's namespace, and returns the same result to
-// every later call until Reset, so that the actions of one reconcile share one
-// read. A NodeManagerState is safe for concurrent use; the values it returns
-// are shared by all callers, which must copy them before changing them.
+// Schedule, the target. Each getter reads its state through the reader, within
+// the target's namespace, and keeps what it found for every later call until
+// Reset, so that the actions of one reconcile share one read; a read that
+// fails is tried again on the next call (by a bosun.Retry, for one). A
+// NodeManagerState is safe for concurrent use; the values it returns are
+// shared by all callers, which must copy them before changing them.
 type NodeManagerState struct {
 	reader client.Reader
 	target *cronjobv1.Target
@@ -71,8 +73,9 @@ func (s *NodeManagerState) Target() *cronjobv1.Target { return s.target }
 //	fields/.spec.nodeName=${target.Spec.ServiceName}
 //	fields/.status.phase=${target.Status.Phase}
 //
-// The first call reads the state; later calls return the same result until
-// Reset.
+// The first call that reads the state keeps what it found, and later calls
+// return it until Reset; a read that fails is not kept, so the next call reads
+// again.
 //
 // Pods on the node the schedule names, in the schedule's phase.
 func (s *NodeManagerState) GetPods(ctx context.Context) ([]corev1.Pod, error) {
@@ -80,8 +83,8 @@ func (s *NodeManagerState) GetPods(ctx context.Context) ([]corev1.Pod, error) {
 	defer s.podsMu.Unlock()
 	if !s.podsDone {
 		v, err := s.fetchPods(ctx)
-		if err != nil && ctx.Err() != nil {
-			// A cancelled context is no answer: read again on the next call.
+		if err != nil && !errors.Is(err, bosun.ErrNotControlled) {
+			// A failed read is no answer: read again on the next call.
 			return nil, err
 		}
 		s.podsValue, s.podsErr, s.podsDone = v, err, true
@@ -109,15 +112,16 @@ func (s *NodeManagerState) fetchPods(ctx context.Context) ([]corev1.Pod, error) 
 //	labels/queue=${target.Spec.Template.Queue}
 //	fields/.spec.nodeName="node-${target.Name}"
 //
-// The first call reads the state; later calls return the same result until
-// Reset.
+// The first call that reads the state keeps what it found, and later calls
+// return it until Reset; a read that fails is not kept, so the next call reads
+// again.
 func (s *NodeManagerState) GetQueued(ctx context.Context) ([]corev1.Pod, error) {
 	s.queuedMu.Lock()
 	defer s.queuedMu.Unlock()
 	if !s.queuedDone {
 		v, err := s.fetchQueued(ctx)
-		if err != nil && ctx.Err() != nil {
-			// A cancelled context is no answer: read again on the next call.
+		if err != nil && !errors.Is(err, bosun.ErrNotControlled) {
+			// A failed read is no answer: read again on the next call.
 			return nil, err
 		}
 		s.queuedValue, s.queuedErr, s.queuedDone = v, err, true
@@ -309,15 +313,13 @@ type NodeManagerSteps struct {
 	newImpl func(req *bosun.Pass[*cronjobv1.Target], state *NodeManagerState) NodeManagerImpl
 	hooks   []flow.Hook
 	pass    bosun.Key[*NodeManager]
-
-	mu    sync.Mutex
-	setUp map[*bosun.Builder[*cronjobv1.Target]]bool
 }
 
 // NewNodeManagerSteps returns the steps of NodeManager. For each reconcile,
 // newImpl is called once, by the first step that runs, with the pass and the
-// states the steps of that reconcile share; the hooks run around every action,
-// after the implementation's own (see NewNodeManager).
+// states the steps of that reconcile share; it may read and set req.Values,
+// but for the steps' own entry. The hooks run around every action, after the
+// implementation's own (see NewNodeManager).
 func NewNodeManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.Target], state *NodeManagerState) NodeManagerImpl, hooks ...flow.Hook) *NodeManagerSteps {
 	return &NodeManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*NodeManager]("NodeManager")}
 }
@@ -340,15 +342,9 @@ func (s *NodeManagerSteps) Drain() bosun.Step[*cronjobv1.Target] {
 // WatchNodeManagerStates. Each step calls it; it does its work once per
 // builder.
 func (s *NodeManagerSteps) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Target]) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.setUp[b] {
+	if !b.Once(s) {
 		return nil
 	}
-	if s.setUp == nil {
-		s.setUp = map[*bosun.Builder[*cronjobv1.Target]]bool{}
-	}
-	s.setUp[b] = true
 	b.IndexField(&corev1.Pod{}, ".spec.nodeName", func(obj client.Object) []string {
 		o, ok := obj.(*corev1.Pod)
 		if !ok {

@@ -5,6 +5,7 @@ package frontend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -41,12 +42,12 @@ const (
 )
 
 // FrontendManagerState holds the states of FrontendManager for one reconcile
-// of a Deployment, the target. Each getter reads its state through the reader
-// on its first call, within the target's namespace, and returns the same
-// result to every later call until Reset, so that the actions of one reconcile
-// share one read. A FrontendManagerState is safe for concurrent use; the
-// values it returns are shared by all callers, which must copy them before
-// changing them.
+// of a Deployment, the target. Each getter reads its state through the reader,
+// within the target's namespace, and keeps what it found for every later call
+// until Reset, so that the actions of one reconcile share one read; a read
+// that fails is tried again on the next call (by a bosun.Retry, for one). A
+// FrontendManagerState is safe for concurrent use; the values it returns are
+// shared by all callers, which must copy them before changing them.
 type FrontendManagerState struct {
 	reader client.Reader
 	target *appsv1.Deployment
@@ -76,8 +77,9 @@ func (s *FrontendManagerState) Target() *appsv1.Deployment { return s.target }
 
 // GetSvc returns the state svc: the Service named ${target.Name}-svc in the
 // target's namespace, or nil if there is none. If the object is not controlled
-// by the target, the error wraps bosun.ErrNotControlled. The first call reads
-// the state; later calls return the same result until Reset.
+// by the target, the error wraps bosun.ErrNotControlled. The first call that
+// reads the state keeps what it found, and later calls return it until Reset;
+// a read that fails is not kept, so the next call reads again.
 //
 // The Service in front of the Deployment; the manager creates it.
 func (s *FrontendManagerState) GetSvc(ctx context.Context) (*corev1.Service, error) {
@@ -85,8 +87,8 @@ func (s *FrontendManagerState) GetSvc(ctx context.Context) (*corev1.Service, err
 	defer s.svcMu.Unlock()
 	if !s.svcDone {
 		v, err := s.fetchSvc(ctx)
-		if err != nil && ctx.Err() != nil {
-			// A cancelled context is no answer: read again on the next call.
+		if err != nil && !errors.Is(err, bosun.ErrNotControlled) {
+			// A failed read is no answer: read again on the next call.
 			return nil, err
 		}
 		s.svcValue, s.svcErr, s.svcDone = v, err, true
@@ -112,7 +114,8 @@ func (s *FrontendManagerState) fetchSvc(ctx context.Context) (*corev1.Service, e
 
 // GetSettings returns the state settings: the ConfigMap named
 // "frontend-settings" in the target's namespace, or nil if there is none. The
-// first call reads the state; later calls return the same result until Reset.
+// first call that reads the state keeps what it found, and later calls return
+// it until Reset; a read that fails is not kept, so the next call reads again.
 //
 // Settings shared by every frontend, written by someone else.
 func (s *FrontendManagerState) GetSettings(ctx context.Context) (*corev1.ConfigMap, error) {
@@ -120,8 +123,8 @@ func (s *FrontendManagerState) GetSettings(ctx context.Context) (*corev1.ConfigM
 	defer s.settingsMu.Unlock()
 	if !s.settingsDone {
 		v, err := s.fetchSettings(ctx)
-		if err != nil && ctx.Err() != nil {
-			// A cancelled context is no answer: read again on the next call.
+		if err != nil && !errors.Is(err, bosun.ErrNotControlled) {
+			// A failed read is no answer: read again on the next call.
 			return nil, err
 		}
 		s.settingsValue, s.settingsErr, s.settingsDone = v, err, true
@@ -321,15 +324,13 @@ type FrontendManagerSteps struct {
 	newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl
 	hooks   []flow.Hook
 	pass    bosun.Key[*FrontendManager]
-
-	mu    sync.Mutex
-	setUp map[*bosun.Builder[*appsv1.Deployment]]bool
 }
 
 // NewFrontendManagerSteps returns the steps of FrontendManager. For each
 // reconcile, newImpl is called once, by the first step that runs, with the
-// pass and the states the steps of that reconcile share; the hooks run around
-// every action, after the implementation's own (see NewFrontendManager).
+// pass and the states the steps of that reconcile share; it may read and set
+// req.Values, but for the steps' own entry. The hooks run around every action,
+// after the implementation's own (see NewFrontendManager).
 func NewFrontendManagerSteps(newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl, hooks ...flow.Hook) *FrontendManagerSteps {
 	return &FrontendManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*FrontendManager]("FrontendManager")}
 }
@@ -358,15 +359,9 @@ func (s *FrontendManagerSteps) PublishAddress() bosun.Step[*appsv1.Deployment] {
 // the watches of WatchFrontendManagerStates. Each step calls it; it does its
 // work once per builder.
 func (s *FrontendManagerSteps) SetupWithBuilder(b *bosun.Builder[*appsv1.Deployment]) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.setUp[b] {
+	if !b.Once(s) {
 		return nil
 	}
-	if s.setUp == nil {
-		s.setUp = map[*bosun.Builder[*appsv1.Deployment]]bool{}
-	}
-	s.setUp[b] = true
 	WatchFrontendManagerStates(b)
 	return nil
 }
