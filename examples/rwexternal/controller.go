@@ -21,6 +21,7 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	rwv1 "github.com/bosunkit/bosun/examples/rwexternal/api/v1alpha1"
 	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/watch"
 )
 
 const (
@@ -82,55 +83,15 @@ func NewReconciler() *bosun.Reconciler[*rwv1.RWExternal] {
 	return &bosun.Reconciler[*rwv1.RWExternal]{Name: ControllerName, Steps: Steps(), Finalizer: Finalizer}
 }
 
-// SetupWithManager registers NewReconciler's reconciler with mgr. Besides
-// RWExternals it watches Secrets: a change of an input Secret reconciles the
-// RWExternals that read it (found through the InputSecretIndex field index,
-// which SetupWithManager adds to the manager's cache), and a change of an
-// output Secret reconciles the RWExternal named by its OwnerAnnotation, so
-// a deleted or edited output is put back. The manager's scheme must hold the
-// types of AddToScheme.
+// SetupWithManager registers NewReconciler's reconciler with mgr. Its
+// steps watch the Secrets they read and write (see their
+// SetupWithBuilder). The manager's scheme must hold the types of
+// AddToScheme.
 func SetupWithManager(mgr ctrl.Manager) error {
-	err := mgr.GetFieldIndexer().IndexField(context.Background(), &rwv1.RWExternal{}, InputSecretIndex, func(obj client.Object) []string {
-		rw, ok := obj.(*rwv1.RWExternal)
-		if !ok || rw.Spec.InputSecret == "" {
-			return nil
-		}
-		return []string{rw.Spec.InputSecret}
-	})
-	if err != nil {
-		return fmt.Errorf("rwexternal: index %s: %w", InputSecretIndex, err)
-	}
-	secrets := handler.EnqueueRequestsFromMapFunc(secretMapper{c: mgr.GetClient()}.requests)
-	err = bosun.ControllerManagedBy[*rwv1.RWExternal](mgr).
-		Watches(&corev1.Secret{}, secrets).
-		Complete(NewReconciler())
-	if err != nil {
+	if err := bosun.ControllerManagedBy[*rwv1.RWExternal](mgr).Complete(NewReconciler()); err != nil {
 		return fmt.Errorf("rwexternal: %w", err)
 	}
 	return nil
-}
-
-// secretMapper maps a Secret to the RWExternals it concerns.
-type secretMapper struct {
-	c client.Reader
-}
-
-// requests returns a request for the RWExternal that owns s, if any, and one
-// for every RWExternal in s's namespace that reads s.
-func (m secretMapper) requests(ctx context.Context, s client.Object) []reconcile.Request {
-	var reqs []reconcile.Request
-	if owner := s.GetAnnotations()[OwnerAnnotation]; owner != "" {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: s.GetNamespace(), Name: owner}})
-	}
-	var readers rwv1.RWExternalList
-	if err := m.c.List(ctx, &readers, client.InNamespace(s.GetNamespace()), client.MatchingFields{InputSecretIndex: s.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "cannot list the readers of a secret", "secret", klog.KObj(s))
-		return reqs
-	}
-	for _, rw := range readers.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rw)})
-	}
-	return reqs
 }
 
 // setCondition records a condition of rw for its current generation.
@@ -148,6 +109,8 @@ func setCondition(rw *rwv1.RWExternal, typ string, status metav1.ConditionStatus
 
 var (
 	_ bosun.Step[*rwv1.RWExternal]     = readInput{}
+	_ bosun.Setuper[*rwv1.RWExternal]  = readInput{}
+	_ bosun.Setuper[*rwv1.RWExternal]  = writeOutput{}
 	_ bosun.Observer[*rwv1.RWExternal] = readInput{}
 	_ bosun.ConditionOwner             = readInput{}
 	_ bosun.Step[*rwv1.RWExternal]     = writeOutput{}
@@ -158,6 +121,15 @@ var (
 
 // readInput reads the input Secret and derives the output data.
 type readInput struct{}
+
+// SetupWithBuilder makes a change of an input Secret reconcile the
+// RWExternals that read it, found through the field index
+// InputSecretIndex.
+func (readInput) SetupWithBuilder(b *bosun.Builder[*rwv1.RWExternal]) error {
+	return watch.Referenced(&corev1.Secret{}, InputSecretIndex, func(rw *rwv1.RWExternal) []string {
+		return []string{rw.Spec.InputSecret}
+	})(b)
+}
 
 // Conditions returns the condition the step owns.
 func (readInput) Conditions() []string { return []string{rwv1.ConditionInputReady} }
@@ -198,6 +170,24 @@ func read(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, 
 
 // writeOutput keeps the output Secret and removes it on deletion.
 type writeOutput struct{}
+
+// SetupWithBuilder makes a change of an output Secret reconcile the
+// RWExternal named by its OwnerAnnotation, so that a deleted or edited
+// output is put back.
+func (writeOutput) SetupWithBuilder(b *bosun.Builder[*rwv1.RWExternal]) error {
+	b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(outputOwner))
+	return nil
+}
+
+// outputOwner returns a request for the RWExternal that wrote the output
+// Secret s; none for another Secret.
+func outputOwner(_ context.Context, s client.Object) []reconcile.Request {
+	owner := s.GetAnnotations()[OwnerAnnotation]
+	if owner == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: s.GetNamespace(), Name: owner}}}
+}
 
 // Conditions returns the condition the step owns.
 func (writeOutput) Conditions() []string { return []string{rwv1.ConditionOutputReady} }

@@ -14,9 +14,11 @@
 // Because writeOutput cleans up, the engine commits the finalizer
 // rwexternal.bosun.dev/output before any step runs, and on deletion runs
 // Cleanup before releasing it. A missing input is not retried on a timer:
-// the controller watches Secrets and maps a Secret back to the RWExternals
-// that read it, through a field index on spec.inputSecret, and to the
-// RWExternal that wrote it, through the OwnerAnnotation on the output.
+// each step watches the Secrets it deals with (it sets up its own watch):
+// readInput maps an input Secret back to the RWExternals that read it,
+// through a field index on spec.inputSecret (watch.Referenced), and
+// writeOutput an output Secret to the RWExternal that wrote it, through the
+// OwnerAnnotation on the output.
 //
 // The reconcile policy (annotation bosun.dev/reconcile-policy on the
 // RWExternal, else on its Namespace) changes what happens:

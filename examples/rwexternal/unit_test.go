@@ -66,20 +66,27 @@ func TestDerive(t *testing.T) {
 	}
 }
 
-// TestSecretMapper checks which RWExternals a Secret event reconciles.
-func TestSecretMapper(t *testing.T) {
+// TestSecretWatches checks which RWExternals a Secret event reconciles: the
+// readers of an input Secret, through the field index the steps set up,
+// and the writer of an output Secret.
+func TestSecretWatches(t *testing.T) {
 	s := runtime.NewScheme()
 	if err := AddToScheme(s); err != nil {
 		t.Fatal(err)
+	}
+	indexes, err := bosun.FieldIndexes(NewReconciler(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(indexes) != 1 || indexes[0].Field != InputSecretIndex {
+		t.Fatalf("field indexes %+v, want one, %s", indexes, InputSecretIndex)
 	}
 	rw := func(ns, name, input string) *rwv1.RWExternal {
 		return &rwv1.RWExternal{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: rwv1.RWExternalSpec{InputSecret: input}}
 	}
 	c := fake.NewClientBuilder().WithScheme(s).
-		WithIndex(&rwv1.RWExternal{}, InputSecretIndex, func(o client.Object) []string {
-			return []string{o.(*rwv1.RWExternal).Spec.InputSecret}
-		}).
-		WithObjects(rw("a", "one", "creds"), rw("a", "two", "creds"), rw("a", "three", "other"), rw("b", "four", "creds")).
+		WithIndex(indexes[0].Object, indexes[0].Field, indexes[0].Extract).
+		WithObjects(rw("a", "one", "creds"), rw("a", "two", "creds"), rw("a", "three", "other"), rw("b", "four", "creds"), rw("a", "five", "")).
 		Build()
 	secret := func(ns, name, owner string) *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -101,7 +108,14 @@ func TestSecretMapper(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, r := range (secretMapper{c: c}).requests(t.Context(), tt.secret) {
+			var readers rwv1.RWExternalList
+			if err := c.List(t.Context(), &readers, client.InNamespace(tt.secret.Namespace), client.MatchingFields{InputSecretIndex: tt.secret.Name}); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range readers.Items {
+				got = append(got, r.Namespace+"/"+r.Name)
+			}
+			for _, r := range outputOwner(t.Context(), tt.secret) {
 				got = append(got, r.String())
 			}
 			slices.Sort(got)
