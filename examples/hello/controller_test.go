@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,13 +24,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
 )
 
-// The tests in this file run the reconciler against controller-runtime's
-// fake client. They cover what a real API server cannot easily be made to
-// do: serve a template that skipped validation, and fail a given write. The
-// envtest tests cover the rest against a real kube-apiserver.
+// The tests in this file run the reconciler against the in-memory client of
+// the unit-test kit (package bosuntest/unit), with its tables of cases. They
+// cover what a real API server cannot easily be made to do: serve a
+// template that skipped validation, and fail a given write. The envtest
+// tests cover the rest against a real kube-apiserver.
+//
+// The kit runs bosun.Reconcilers, and the Greeting reconciler is plain
+// controller-runtime: reconcileGreeting runs it the way unit.Reconcile runs
+// the engine, into the kit's Outcome, and unit.Check compares that with the
+// case.
 
 const testNS = "ns"
 
@@ -42,7 +51,87 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
-// greetingObj returns a Greeting at generation gen with the given spec.
+// greetingCase is a case of the kit for the Greeting reconciler. Deleting
+// marks Object as being deleted with Finalizer on it; a case without an
+// Object reconciles a Greeting ns/g that does not exist.
+type greetingCase = unit.Case[*hellov1.Greeting]
+
+// reconcileGreeting runs one reconcile of c.Object by a GreetingReconciler
+// against an in-memory client that holds c.Object and c.Given and injects
+// c.Interceptor's faults. When again is true it then reconciles once more,
+// over what the first pass left, and reports an error unless that second
+// pass returns the same result and writes nothing. Either way it reports
+// an error unless the first pass logs one error line exactly when it
+// returns an error.
+func reconcileGreeting(t *testing.T, c greetingCase, again bool) *unit.Outcome[*hellov1.Greeting] {
+	t.Helper()
+	key := client.ObjectKey{Namespace: testNS, Name: "g"}
+	var objs []client.Object
+	if c.Object != nil {
+		g := c.Object.DeepCopy()
+		if g.Generation == 0 {
+			g.Generation = 1
+		}
+		if c.Deleting {
+			now := metav1.Now()
+			g.DeletionTimestamp = &now
+			if !slices.Contains(g.Finalizers, Finalizer) {
+				g.Finalizers = append(g.Finalizers, Finalizer)
+			}
+		}
+		key = client.ObjectKeyFromObject(g)
+		objs = append(objs, g)
+	}
+	for _, o := range c.Given {
+		objs = append(objs, o.DeepCopyObject().(client.Object))
+	}
+	memory := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&hellov1.Greeting{}).WithInterceptorFuncs(c.Interceptor).Build()
+	writes := &bosuntest.WriteCounter{}
+	logs := &bosuntest.LogRecorder{}
+	ctx := logr.NewContext(t.Context(), logs.Logger())
+	r := &GreetingReconciler{Client: writes.Wrap(memory)}
+
+	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	out := &unit.Outcome[*hellov1.Greeting]{Result: res, Err: err, Writes: writes.Writes(), Client: memory}
+	after := &hellov1.Greeting{}
+	switch gerr := memory.Get(ctx, key, after); {
+	case apierrors.IsNotFound(gerr):
+	case gerr != nil:
+		t.Fatalf("reading greeting %s after the pass: %v", key, gerr)
+	default:
+		out.Object = after
+	}
+	if errs := logs.Errors(); (err != nil) != (len(errs) == 1) || len(errs) > 1 {
+		t.Errorf("error %v, error logs %q: want one error line for an error, none otherwise", err, errs)
+	}
+
+	if again {
+		writes.Reset()
+		res2, err2 := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+		if err2 != nil || res2 != res {
+			t.Errorf("second pass = %+v, %v; want %+v and no error", res2, err2, res)
+		}
+		if w := writes.Writes(); len(w) > 0 {
+			t.Errorf("second pass writes %v, want none", w)
+		}
+	}
+	return out
+}
+
+// runGreetings runs each case as a subtest: reconcileGreeting, then the
+// case's expectations checked by the kit.
+func runGreetings(t *testing.T, again bool, cases ...greetingCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			unit.Check(t, c, reconcileGreeting(t, c, again))
+		})
+	}
+}
+
+// greetingObj returns Greeting ns/name at generation gen with the given
+// spec.
 func greetingObj(name string, gen int64, spec hellov1.GreetingSpec) *hellov1.Greeting {
 	return &hellov1.Greeting{
 		ObjectMeta: metav1.ObjectMeta{Namespace: testNS, Name: name, Generation: gen, UID: types.UID("uid-" + name)},
@@ -52,12 +141,6 @@ func greetingObj(name string, gen int64, spec hellov1.GreetingSpec) *hellov1.Gre
 
 func withFinalizer(g *hellov1.Greeting) *hellov1.Greeting {
 	g.Finalizers = append(g.Finalizers, Finalizer)
-	return g
-}
-
-func deleting(g *hellov1.Greeting) *hellov1.Greeting {
-	now := metav1.Now()
-	g.DeletionTimestamp = &now
 	return g
 }
 
@@ -83,12 +166,317 @@ func readyCond(status metav1.ConditionStatus, reason, msg string, gen int64) met
 	return metav1.Condition{Type: hellov1.ConditionReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen}
 }
 
-// recorder wraps a client and records its writes as "verb Kind name" lines;
-// fail, when set, may replace the outcome of a write.
+// left is a Case.Check of what a pass left behind: the Greeting with
+// status and finalizers (or gone when status is nil), and exactly the
+// ConfigMaps of configMaps (name to greeting), each controlled by the
+// Greeting but those holding "theirs".
+func left(status *hellov1.GreetingStatus, finalizers []string, configMaps map[string]string) func(bosuntest.TB, *unit.Outcome[*hellov1.Greeting]) {
+	owner := greetingObj("g", 1, hellov1.GreetingSpec{})
+	return func(t bosuntest.TB, out *unit.Outcome[*hellov1.Greeting]) {
+		t.Helper()
+		switch {
+		case status == nil && out.Object != nil:
+			t.Errorf("greeting still there: %+v", out.Object.ObjectMeta)
+		case status != nil && out.Object == nil:
+			t.Errorf("greeting gone")
+		case status != nil:
+			if diff := cmp.Diff(*status, out.Object.Status, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(finalizers, out.Object.Finalizers, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
+			}
+		}
+		var cms corev1.ConfigMapList
+		if err := out.Client.List(t.Context(), &cms, client.InNamespace(testNS)); err != nil {
+			t.Fatalf("list configmaps: %v", err)
+		}
+		got := map[string]string{}
+		for _, cm := range cms.Items {
+			got[cm.Name] = cm.Data[hellov1.ConfigMapKey]
+			if cm.Data[hellov1.ConfigMapKey] != "theirs" && !metav1.IsControlledBy(&cm, owner) {
+				t.Errorf("configmap %s is not controlled by the greeting: %v", cm.Name, cm.OwnerReferences)
+			}
+		}
+		if diff := cmp.Diff(configMaps, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("configmaps (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// TestReconcile runs one reconcile per case and checks the outcome, the
+// writes it made, and the state it left; a second reconcile must then be
+// quiet: the same outcome and no writes.
+func TestReconcile(t *testing.T) {
+	owner := greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})
+	published := hellov1.GreetingStatus{
+		ObservedGeneration: 1,
+		Message:            "Hello, World!",
+		Conditions: []metav1.Condition{
+			{Type: hellov1.ConditionReady, Status: metav1.ConditionTrue, Reason: hellov1.ReasonPublished,
+				Message: `configmap "g" holds the greeting`, ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
+		},
+	}
+	mine := []string{Finalizer}
+	otherFinalizer := greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})
+	otherFinalizer.Finalizers = []string{"example.com/other"}
+	otherFinalizer.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+
+	runGreetings(t, true,
+		greetingCase{
+			Name:          "new greeting gets finalizer, configmap and status",
+			Object:        greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}),
+			ExpectWrites:  []string{"patch Greeting ns/g", "create ConfigMap ns/g", "patch status Greeting ns/g"},
+			ExpectObjects: []client.Object{configMapObj("g", "Hello, World!", owner)},
+			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 1, Message: "Hello, World!", Conditions: []metav1.Condition{
+				readyCond(metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "g" holds the greeting`, 1),
+			}}, mine, map[string]string{"g": "Hello, World!"}),
+		},
+		greetingCase{
+			Name: "own template and configmap name",
+			Object: withFinalizer(greetingObj("g", 3, hellov1.GreetingSpec{
+				Name: "crew", Template: "Ahoy, %s! 100%%", ConfigMapName: "other"})),
+			ExpectWrites: []string{"create ConfigMap ns/other", "patch status Greeting ns/g"},
+			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 3, Message: "Ahoy, crew! 100%", Conditions: []metav1.Condition{
+				readyCond(metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "other" holds the greeting`, 3),
+			}}, mine, map[string]string{"other": "Ahoy, crew! 100%"}),
+		},
+		greetingCase{
+			Name:         "changed spec updates the configmap",
+			Object:       withStatus(withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "Gopher"})), published),
+			Given:        []client.Object{configMapObj("g", "Hello, World!", owner)},
+			ExpectWrites: []string{"update ConfigMap ns/g", "patch status Greeting ns/g"},
+			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 2, Message: "Hello, Gopher!", Conditions: []metav1.Condition{
+				readyCond(metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "g" holds the greeting`, 2),
+			}}, mine, map[string]string{"g": "Hello, Gopher!"}),
+		},
+		greetingCase{
+			Name:           "converged greeting makes no writes",
+			Object:         withStatus(withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})), published),
+			Given:          []client.Object{configMapObj("g", "Hello, World!", owner)},
+			ExpectNoWrites: true,
+			Check:          left(&published, mine, map[string]string{"g": "Hello, World!"}),
+		},
+		greetingCase{
+			Name:         "invalid template is reported without a requeue",
+			Object:       withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "x", Template: "no verb"})),
+			ExpectWrites: []string{"patch status Greeting ns/g"},
+			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 2, Conditions: []metav1.Condition{
+				readyCond(metav1.ConditionFalse, hellov1.ReasonInvalidTemplate,
+					`invalid template "no verb": it must contain exactly one %s; write %% for a literal percent sign`, 2),
+			}}, mine, nil),
+		},
+		greetingCase{
+			Name:         "invalid template keeps the old configmap and clears the message",
+			Object:       withStatus(withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "x", Template: "%s%s"})), published),
+			Given:        []client.Object{configMapObj("g", "Hello, World!", owner)},
+			ExpectWrites: []string{"patch status Greeting ns/g"},
+			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 2, Conditions: []metav1.Condition{
+				readyCond(metav1.ConditionFalse, hellov1.ReasonInvalidTemplate,
+					`invalid template "%s%s": it must contain exactly one %s; write %% for a literal percent sign`, 2),
+			}}, mine, map[string]string{"g": "Hello, World!"}),
+		},
+		greetingCase{
+			Name:         "configmap of someone else is left alone",
+			Object:       withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})),
+			Given:        []client.Object{configMapObj("g", "theirs", nil)},
+			ExpectResult: ctrl.Result{RequeueAfter: NotOwnedRecheck},
+			ExpectWrites: []string{"patch status Greeting ns/g"},
+			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
+				readyCond(metav1.ConditionFalse, hellov1.ReasonConfigMapNotOwned,
+					`configmap "g" exists and is not controlled by this greeting`, 1),
+			}}, mine, map[string]string{"g": "theirs"}),
+		},
+		greetingCase{
+			Name:         "deleted greeting loses its configmap, then its finalizer",
+			Object:       greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}),
+			Deleting:     true,
+			Given:        []client.Object{configMapObj("g", "Hello, World!", owner)},
+			ExpectWrites: []string{"delete ConfigMap ns/g", "patch Greeting ns/g"},
+			Check:        left(nil, nil, nil),
+		},
+		greetingCase{
+			Name:         "deleted greeting keeps a configmap of someone else",
+			Object:       greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}),
+			Deleting:     true,
+			Given:        []client.Object{configMapObj("g", "theirs", nil)},
+			ExpectWrites: []string{"patch Greeting ns/g"},
+			Check:        left(nil, nil, map[string]string{"g": "theirs"}),
+		},
+		greetingCase{
+			Name:           "deleted greeting held by another finalizer only is not touched",
+			Object:         otherFinalizer,
+			Given:          []client.Object{configMapObj("g", "Hello, World!", owner)},
+			ExpectNoWrites: true,
+			Check:          left(&hellov1.GreetingStatus{}, []string{"example.com/other"}, map[string]string{"g": "Hello, World!"}),
+		},
+		greetingCase{
+			Name:           "missing greeting is done",
+			ExpectNoWrites: true,
+			Check:          left(nil, nil, nil),
+		},
+		greetingCase{
+			Name:         "a condition whose status stays keeps its transition time",
+			Object:       withStatus(withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "Gopher"})), *withTransition(published, then)),
+			Given:        []client.Object{configMapObj("g", "Hello, World!", owner)},
+			ExpectWrites: []string{"update ConfigMap ns/g", "patch status Greeting ns/g"},
+			Check: func(t bosuntest.TB, out *unit.Outcome[*hellov1.Greeting]) {
+				conds := out.Object.Status.Conditions
+				if len(conds) != 1 || !conds[0].LastTransitionTime.Equal(&then) {
+					t.Errorf("conditions = %+v, want lastTransitionTime %v kept", conds, then)
+				}
+				if out.Object.Status.ObservedGeneration != 2 || len(conds) == 1 && conds[0].ObservedGeneration != 2 {
+					t.Errorf("status = %+v, want observed generations 2", out.Object.Status)
+				}
+			},
+		},
+	)
+}
+
+// then is a time long past, for lastTransitionTime.
+var then = metav1.NewTime(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC))
+
+// withTransition returns a copy of st whose conditions changed at at.
+func withTransition(st hellov1.GreetingStatus, at metav1.Time) *hellov1.GreetingStatus {
+	st = *st.DeepCopy()
+	for i := range st.Conditions {
+		st.Conditions[i].LastTransitionTime = at
+	}
+	return &st
+}
+
+// failing returns hooks that fail the write op ("create ConfigMap",
+// "patch status Greeting", as bosuntest.Write.Op names it) with err.
+func failing(op string, err error) interceptor.Funcs {
+	is := func(c client.Client, verb, sub string, obj client.Object) bool {
+		gvk, gerr := c.GroupVersionKindFor(obj)
+		return gerr == nil && (bosuntest.Write{Verb: verb, Subresource: sub, Kind: gvk.Kind}).Op() == op
+	}
+	return interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if is(c, bosuntest.VerbCreate, "", obj) {
+				return err
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if is(c, bosuntest.VerbUpdate, "", obj) {
+				return err
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if is(c, bosuntest.VerbPatch, "", obj) {
+				return err
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			if is(c, bosuntest.VerbDelete, "", obj) {
+				return err
+			}
+			return c.Delete(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if is(c, bosuntest.VerbPatch, sub, obj) {
+				return err
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}
+}
+
+// wraps is a Case.Check: the error wraps err.
+func wraps(err error) func(bosuntest.TB, *unit.Outcome[*hellov1.Greeting]) {
+	return func(t bosuntest.TB, out *unit.Outcome[*hellov1.Greeting]) {
+		if !errors.Is(out.Err, err) {
+			t.Errorf("error %v does not wrap %v", out.Err, err)
+		}
+	}
+}
+
+// TestReconcileFailedWrites makes one write fail and checks that conflicts
+// (and an AlreadyExists from a stale cache) are quiet requeues, while any
+// other error is returned, wrapped, and logged by the log hook.
+func TestReconcileFailedWrites(t *testing.T) {
+	gr := schema.GroupResource{Group: hellov1.GroupVersion.Group, Resource: "greetings"}
+	conflict := apierrors.NewConflict(gr, "g", errors.New("the object has been modified"))
+	exists := apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "g")
+	boom := apierrors.NewInternalError(errors.New("boom"))
+	owner := greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})
+	claimed := func() *hellov1.Greeting {
+		return withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))
+	}
+	requeue := ctrl.Result{RequeueAfter: ConflictDelay}
+
+	runGreetings(t, false,
+		greetingCase{
+			Name:         "finalizer conflict",
+			Object:       greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}),
+			Interceptor:  failing("patch Greeting", conflict),
+			ExpectResult: requeue,
+			ExpectWrites: []string{"patch Greeting ns/g"},
+			Check:        left(&hellov1.GreetingStatus{}, nil, nil),
+		},
+		greetingCase{
+			Name:         "configmap created meanwhile",
+			Object:       claimed(),
+			Interceptor:  failing("create ConfigMap", exists),
+			ExpectResult: requeue,
+			ExpectWrites: []string{"create ConfigMap ns/g"},
+		},
+		greetingCase{
+			Name:         "configmap update conflict",
+			Object:       claimed(),
+			Given:        []client.Object{configMapObj("g", "stale", owner)},
+			Interceptor:  failing("update ConfigMap", conflict),
+			ExpectResult: requeue,
+			ExpectWrites: []string{"update ConfigMap ns/g"},
+			Check:        left(&hellov1.GreetingStatus{}, []string{Finalizer}, map[string]string{"g": "stale"}),
+		},
+		greetingCase{
+			Name:         "status conflict",
+			Object:       claimed(),
+			Interceptor:  failing("patch status Greeting", conflict),
+			ExpectResult: requeue,
+			ExpectWrites: []string{"create ConfigMap ns/g", "patch status Greeting ns/g"},
+			Check:        left(&hellov1.GreetingStatus{}, []string{Finalizer}, map[string]string{"g": "Hello, World!"}),
+		},
+		greetingCase{
+			Name:         "finalizer release conflict",
+			Object:       greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}),
+			Deleting:     true,
+			Interceptor:  failing("patch Greeting", conflict),
+			ExpectResult: requeue,
+			ExpectWrites: []string{"patch Greeting ns/g"},
+		},
+		greetingCase{
+			Name:         "configmap create fails",
+			Object:       claimed(),
+			Interceptor:  failing("create ConfigMap", boom),
+			ExpectErr:    "create configmap: Internal error occurred: boom",
+			ExpectWrites: []string{"create ConfigMap ns/g"},
+			Check:        wraps(boom),
+		},
+		greetingCase{
+			Name:         "configmap delete fails",
+			Object:       greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}),
+			Deleting:     true,
+			Given:        []client.Object{configMapObj("g", "Hello, World!", owner)},
+			Interceptor:  failing("delete ConfigMap", boom),
+			ExpectErr:    "delete configmap: Internal error occurred: boom",
+			ExpectWrites: []string{"delete ConfigMap ns/g"},
+			Check:        wraps(boom),
+		},
+	)
+}
+
+// recorder wraps a client and records its writes as "verb Kind name" lines.
+// TestConvergedReconcileMakesNoWrites records with it the writes of a
+// reconcile against the real API server.
 type recorder struct {
 	mu     sync.Mutex
 	writes []string
-	fail   func(write string) error
 }
 
 func (r *recorder) record(c client.Client, verb string, obj client.Object) error {
@@ -100,9 +488,6 @@ func (r *recorder) record(c client.Client, verb string, obj client.Object) error
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.writes = append(r.writes, w)
-	if r.fail != nil {
-		return r.fail(w)
-	}
 	return nil
 }
 
@@ -153,417 +538,6 @@ func (r *recorder) wrap(c client.WithWatch) client.WithWatch {
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	})
-}
-
-// logLines records the log lines of a reconcile, at verbosity 1, as
-// "info: msg" or "error: msg".
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logLines) context(ctx context.Context) context.Context {
-	return logr.NewContext(ctx, logr.New(logSink{l}))
-}
-
-func (l *logLines) add(line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, line)
-}
-
-// errors returns the lines logged at error level.
-func (l *logLines) errors() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var errs []string
-	for _, line := range l.lines {
-		if strings.HasPrefix(line, "error: ") {
-			errs = append(errs, line)
-		}
-	}
-	return errs
-}
-
-// logSink is a logr.LogSink writing to a logLines.
-type logSink struct{ l *logLines }
-
-func (logSink) Init(logr.RuntimeInfo)              {}
-func (logSink) Enabled(level int) bool             { return level <= 1 }
-func (s logSink) Info(_ int, msg string, _ ...any) { s.l.add("info: " + msg) }
-func (s logSink) Error(err error, msg string, _ ...any) {
-	s.l.add("error: " + msg + ": " + err.Error())
-}
-func (s logSink) WithValues(...any) logr.LogSink { return s }
-func (s logSink) WithName(string) logr.LogSink   { return s }
-
-type fixture struct {
-	c   client.WithWatch
-	rec *recorder
-	r   *GreetingReconciler
-}
-
-func newFixture(t *testing.T, objs ...client.Object) *fixture {
-	t.Helper()
-	base := fake.NewClientBuilder().
-		WithScheme(testScheme(t)).
-		WithObjects(objs...).
-		WithStatusSubresource(&hellov1.Greeting{}).
-		Build()
-	rec := &recorder{}
-	c := rec.wrap(base)
-	return &fixture{c: c, rec: rec, r: &GreetingReconciler{Client: c}}
-}
-
-func (f *fixture) reconcile(ctx context.Context, name string) (ctrl.Result, error) {
-	return f.r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: testNS, Name: name}})
-}
-
-// TestReconcile runs one reconcile per case and checks the outcome, the
-// writes it made, and the state it left; a second reconcile must then be
-// quiet: the same outcome and no writes.
-func TestReconcile(t *testing.T) {
-	owner := greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})
-	published := hellov1.GreetingStatus{
-		ObservedGeneration: 1,
-		Message:            "Hello, World!",
-		Conditions: []metav1.Condition{
-			{Type: hellov1.ConditionReady, Status: metav1.ConditionTrue, Reason: hellov1.ReasonPublished,
-				Message: `configmap "g" holds the greeting`, ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
-		},
-	}
-	tests := []struct {
-		name       string
-		objs       []client.Object
-		wantResult ctrl.Result
-		wantWrites []string
-		// wantConfigMaps maps each ConfigMap name to its greeting.
-		wantConfigMaps map[string]string
-		// wantGone is true when the Greeting must no longer exist.
-		wantGone   bool
-		wantStatus hellov1.GreetingStatus
-		wantFinal  []string
-	}{
-		{
-			name:           "new greeting gets finalizer, configmap and status",
-			objs:           []client.Object{greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})},
-			wantWrites:     []string{"patch Greeting g", "create ConfigMap g", "patch status of Greeting g"},
-			wantConfigMaps: map[string]string{"g": "Hello, World!"},
-			wantStatus: hellov1.GreetingStatus{ObservedGeneration: 1, Message: "Hello, World!", Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "g" holds the greeting`, 1),
-			}},
-			wantFinal: []string{Finalizer},
-		},
-		{
-			name: "own template and configmap name",
-			objs: []client.Object{withFinalizer(greetingObj("g", 3, hellov1.GreetingSpec{
-				Name: "crew", Template: "Ahoy, %s! 100%%", ConfigMapName: "other"}))},
-			wantWrites:     []string{"create ConfigMap other", "patch status of Greeting g"},
-			wantConfigMaps: map[string]string{"other": "Ahoy, crew! 100%"},
-			wantStatus: hellov1.GreetingStatus{ObservedGeneration: 3, Message: "Ahoy, crew! 100%", Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "other" holds the greeting`, 3),
-			}},
-			wantFinal: []string{Finalizer},
-		},
-		{
-			name: "changed spec updates the configmap",
-			objs: []client.Object{
-				withStatus(withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "Gopher"})), published),
-				configMapObj("g", "Hello, World!", owner),
-			},
-			wantWrites:     []string{"update ConfigMap g", "patch status of Greeting g"},
-			wantConfigMaps: map[string]string{"g": "Hello, Gopher!"},
-			wantStatus: hellov1.GreetingStatus{ObservedGeneration: 2, Message: "Hello, Gopher!", Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "g" holds the greeting`, 2),
-			}},
-			wantFinal: []string{Finalizer},
-		},
-		{
-			name: "converged greeting makes no writes",
-			objs: []client.Object{
-				withStatus(withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})), published),
-				configMapObj("g", "Hello, World!", owner),
-			},
-			wantConfigMaps: map[string]string{"g": "Hello, World!"},
-			wantStatus:     published,
-			wantFinal:      []string{Finalizer},
-		},
-		{
-			name:       "invalid template is reported without a requeue",
-			objs:       []client.Object{withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "x", Template: "no verb"}))},
-			wantWrites: []string{"patch status of Greeting g"},
-			wantStatus: hellov1.GreetingStatus{ObservedGeneration: 2, Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionFalse, hellov1.ReasonInvalidTemplate,
-					`invalid template "no verb": it must contain exactly one %s; write %% for a literal percent sign`, 2),
-			}},
-			wantFinal: []string{Finalizer},
-		},
-		{
-			name: "invalid template keeps the old configmap and clears the message",
-			objs: []client.Object{
-				withStatus(withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "x", Template: "%s%s"})), published),
-				configMapObj("g", "Hello, World!", owner),
-			},
-			wantWrites:     []string{"patch status of Greeting g"},
-			wantConfigMaps: map[string]string{"g": "Hello, World!"},
-			wantStatus: hellov1.GreetingStatus{ObservedGeneration: 2, Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionFalse, hellov1.ReasonInvalidTemplate,
-					`invalid template "%s%s": it must contain exactly one %s; write %% for a literal percent sign`, 2),
-			}},
-			wantFinal: []string{Finalizer},
-		},
-		{
-			name: "configmap of someone else is left alone",
-			objs: []client.Object{
-				withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})),
-				configMapObj("g", "theirs", nil),
-			},
-			wantResult:     ctrl.Result{RequeueAfter: NotOwnedRecheck},
-			wantWrites:     []string{"patch status of Greeting g"},
-			wantConfigMaps: map[string]string{"g": "theirs"},
-			wantStatus: hellov1.GreetingStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionFalse, hellov1.ReasonConfigMapNotOwned,
-					`configmap "g" exists and is not controlled by this greeting`, 1),
-			}},
-			wantFinal: []string{Finalizer},
-		},
-		{
-			name: "deleted greeting loses its configmap, then its finalizer",
-			objs: []client.Object{
-				deleting(withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))),
-				configMapObj("g", "Hello, World!", owner),
-			},
-			wantWrites: []string{"delete ConfigMap g", "patch Greeting g"},
-			wantGone:   true,
-		},
-		{
-			name: "deleted greeting keeps a configmap of someone else",
-			objs: []client.Object{
-				deleting(withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))),
-				configMapObj("g", "theirs", nil),
-			},
-			wantWrites:     []string{"patch Greeting g"},
-			wantConfigMaps: map[string]string{"g": "theirs"},
-			wantGone:       true,
-		},
-		{
-			name: "deleted greeting held by another finalizer only is not touched",
-			objs: []client.Object{
-				func() *hellov1.Greeting {
-					g := deleting(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))
-					g.Finalizers = []string{"example.com/other"}
-					return g
-				}(),
-				configMapObj("g", "Hello, World!", owner),
-			},
-			wantConfigMaps: map[string]string{"g": "Hello, World!"},
-			wantFinal:      []string{"example.com/other"},
-		},
-		{
-			name: "missing greeting is done",
-		},
-	}
-	ignoreTime := cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, tt.objs...)
-			var logs logLines
-			ctx := logs.context(t.Context())
-
-			for pass := 1; pass <= 2; pass++ {
-				res, err := f.reconcile(ctx, "g")
-				if err != nil {
-					t.Fatalf("pass %d: Reconcile error: %v", pass, err)
-				}
-				if diff := cmp.Diff(tt.wantResult, res); diff != "" {
-					t.Errorf("pass %d: result (-want +got):\n%s", pass, diff)
-				}
-				want := tt.wantWrites
-				if pass == 2 {
-					want = nil // a second pass over the result must be quiet
-				}
-				if diff := cmp.Diff(want, f.rec.take()); diff != "" {
-					t.Errorf("pass %d: writes (-want +got):\n%s", pass, diff)
-				}
-			}
-			if errs := logs.errors(); len(errs) > 0 {
-				t.Errorf("error logs: %q", errs)
-			}
-
-			var cms corev1.ConfigMapList
-			if err := f.c.List(ctx, &cms, client.InNamespace(testNS)); err != nil {
-				t.Fatalf("list configmaps: %v", err)
-			}
-			gotCMs := map[string]string{}
-			for _, cm := range cms.Items {
-				gotCMs[cm.Name] = cm.Data[hellov1.ConfigMapKey]
-				if cm.Data[hellov1.ConfigMapKey] != "theirs" && !metav1.IsControlledBy(&cm, owner) {
-					t.Errorf("configmap %s is not controlled by the greeting: %v", cm.Name, cm.OwnerReferences)
-				}
-			}
-			if diff := cmp.Diff(tt.wantConfigMaps, gotCMs, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("configmaps (-want +got):\n%s", diff)
-			}
-
-			g := &hellov1.Greeting{}
-			err := f.c.Get(ctx, client.ObjectKey{Namespace: testNS, Name: "g"}, g)
-			if tt.wantGone || len(tt.objs) == 0 {
-				if !apierrors.IsNotFound(err) {
-					t.Errorf("get greeting: %v, want NotFound", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("get greeting: %v", err)
-			}
-			if diff := cmp.Diff(tt.wantStatus, g.Status, ignoreTime, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("status (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantFinal, g.Finalizers, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("finalizers (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestReconcileKeepsTransitionTime checks that a condition whose status does
-// not change keeps its lastTransitionTime when its reason or generation do.
-func TestReconcileKeepsTransitionTime(t *testing.T) {
-	owner := greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})
-	then := metav1.NewTime(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC))
-	old := hellov1.GreetingStatus{ObservedGeneration: 1, Message: "Hello, World!", Conditions: []metav1.Condition{{
-		Type: hellov1.ConditionReady, Status: metav1.ConditionTrue, Reason: hellov1.ReasonPublished,
-		Message: `configmap "g" holds the greeting`, ObservedGeneration: 1, LastTransitionTime: then,
-	}}}
-	f := newFixture(t,
-		withStatus(withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "Gopher"})), old),
-		configMapObj("g", "Hello, World!", owner))
-	if _, err := f.reconcile(t.Context(), "g"); err != nil {
-		t.Fatalf("Reconcile: %v", err)
-	}
-	g := &hellov1.Greeting{}
-	if err := f.c.Get(t.Context(), client.ObjectKey{Namespace: testNS, Name: "g"}, g); err != nil {
-		t.Fatalf("get greeting: %v", err)
-	}
-	if len(g.Status.Conditions) != 1 || !g.Status.Conditions[0].LastTransitionTime.Equal(&then) {
-		t.Errorf("conditions = %+v, want lastTransitionTime %v kept", g.Status.Conditions, then)
-	}
-	if g.Status.ObservedGeneration != 2 || g.Status.Conditions[0].ObservedGeneration != 2 {
-		t.Errorf("observed generations = %d and %d, want 2", g.Status.ObservedGeneration, g.Status.Conditions[0].ObservedGeneration)
-	}
-}
-
-// TestReconcileFailedWrites makes one write fail and checks that conflicts
-// (and an AlreadyExists from a stale cache) are quiet requeues, while any
-// other error is returned, wrapped, and logged by the log hook.
-func TestReconcileFailedWrites(t *testing.T) {
-	gr := schema.GroupResource{Group: hellov1.GroupVersion.Group, Resource: "greetings"}
-	conflict := apierrors.NewConflict(gr, "g", errors.New("the object has been modified"))
-	exists := apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "g")
-	boom := apierrors.NewInternalError(errors.New("boom"))
-	owner := greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})
-
-	tests := []struct {
-		name       string
-		objs       []client.Object
-		failOn     string
-		err        error
-		wantResult ctrl.Result
-		wantErr    string
-	}{
-		{
-			name:       "finalizer conflict",
-			objs:       []client.Object{greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})},
-			failOn:     "patch Greeting g",
-			err:        conflict,
-			wantResult: ctrl.Result{RequeueAfter: ConflictDelay},
-		},
-		{
-			name:       "configmap created meanwhile",
-			objs:       []client.Object{withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))},
-			failOn:     "create ConfigMap g",
-			err:        exists,
-			wantResult: ctrl.Result{RequeueAfter: ConflictDelay},
-		},
-		{
-			name: "configmap update conflict",
-			objs: []client.Object{
-				withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})),
-				configMapObj("g", "stale", owner),
-			},
-			failOn:     "update ConfigMap g",
-			err:        conflict,
-			wantResult: ctrl.Result{RequeueAfter: ConflictDelay},
-		},
-		{
-			name:       "status conflict",
-			objs:       []client.Object{withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))},
-			failOn:     "patch status of Greeting g",
-			err:        conflict,
-			wantResult: ctrl.Result{RequeueAfter: ConflictDelay},
-		},
-		{
-			name: "finalizer release conflict",
-			objs: []client.Object{
-				deleting(withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))),
-			},
-			failOn:     "patch Greeting g",
-			err:        conflict,
-			wantResult: ctrl.Result{RequeueAfter: ConflictDelay},
-		},
-		{
-			name:    "configmap create fails",
-			objs:    []client.Object{withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))},
-			failOn:  "create ConfigMap g",
-			err:     boom,
-			wantErr: "create configmap: Internal error occurred: boom",
-		},
-		{
-			name: "configmap delete fails",
-			objs: []client.Object{
-				deleting(withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))),
-				configMapObj("g", "Hello, World!", owner),
-			},
-			failOn:  "delete ConfigMap g",
-			err:     boom,
-			wantErr: "delete configmap: Internal error occurred: boom",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, tt.objs...)
-			f.rec.fail = func(w string) error {
-				if w == tt.failOn {
-					return tt.err
-				}
-				return nil
-			}
-			var logs logLines
-			res, err := f.reconcile(logs.context(t.Context()), "g")
-			if diff := cmp.Diff(tt.wantResult, res); diff != "" {
-				t.Errorf("result (-want +got):\n%s", diff)
-			}
-			errs := logs.errors()
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Errorf("Reconcile error = %v, want nil", err)
-				}
-				if len(errs) > 0 {
-					t.Errorf("error logs: %q", errs)
-				}
-				return
-			}
-			if err == nil || err.Error() != tt.wantErr {
-				t.Errorf("Reconcile error = %v, want %q", err, tt.wantErr)
-			}
-			if !errors.Is(err, tt.err) {
-				t.Errorf("Reconcile error %v does not wrap %v", err, tt.err)
-			}
-			if len(errs) != 1 {
-				t.Errorf("error logs = %q, want one", errs)
-			}
-		})
-	}
 }
 
 func TestSetupWithManagerNeedsClient(t *testing.T) {
