@@ -108,7 +108,12 @@ func InvalidSpec(err error) error { return conditions.Terminal(ReasonInvalidSpec
 
 // Step is the engine step that manages one external resource per object;
 // make it with NewStep. It is a bosun.Step, bosun.Cleaner, bosun.Observer,
-// bosun.ConditionOwner, bosun.WriteFailureReporter and bosun.Named.
+// bosun.ConditionOwner, bosun.WriteFailureReporter, bosun.Named and
+// bosun.Setuper.
+//
+// With a connection Secret (WithConnectionSecret), the step sets up a watch
+// of the Secrets the objects control (Builder.Owns), so that a Secret
+// deleted or changed by hand is written again.
 //
 // Do connects, observes, and then creates, updates or does nothing; Cleanup
 // deletes and waits until Observe no longer finds the resource. The step
@@ -155,9 +160,19 @@ var (
 	_ bosun.Observer[client.Object] = &Step[client.Object]{}
 	_ bosun.ConditionOwner          = &Step[client.Object]{}
 	_ bosun.Named                   = &Step[client.Object]{}
+	_ bosun.Setuper[client.Object]  = &Step[client.Object]{}
 
 	_ bosun.WriteFailureReporter[client.Object] = &Step[client.Object]{}
 )
+
+// SetupWithBuilder watches the connection Secrets, which the objects
+// control, when the step publishes them; it does nothing otherwise.
+func (s *Step[T]) SetupWithBuilder(b *bosun.Builder[T]) error {
+	if s.cfg.secretName != nil {
+		b.Owns(&corev1.Secret{})
+	}
+	return nil
+}
 
 // NewStep returns the step that manages, through c, the external resource
 // of each object. Durations that are not positive keep their defaults. It

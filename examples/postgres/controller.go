@@ -7,19 +7,17 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/managed"
+	"github.com/bosunkit/bosun/watch"
 )
 
 // Names of the controllers in logs, metrics and events, and their
@@ -178,40 +176,27 @@ func NewDatabaseReconciler(opts Options) *bosun.Reconciler[*pgv1.Database] {
 	}
 }
 
-// SetupRoleWithManager registers the Role controller with mgr. The
-// manager's scheme must hold the types of AddToScheme.
+// SetupRoleWithManager registers the Role controller with mgr; its managed
+// step watches the connection Secrets. The manager's scheme must hold the
+// types of AddToScheme.
 func SetupRoleWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.DSN == "" {
 		return ErrNoDSN
 	}
-	err := bosun.ControllerManagedBy[*pgv1.Role](mgr).Owns(&corev1.Secret{}).Complete(NewRoleReconciler(opts))
+	err := bosun.ControllerManagedBy[*pgv1.Role](mgr).Complete(NewRoleReconciler(opts))
 	if err != nil {
 		return fmt.Errorf("postgres: role controller: %w", err)
 	}
 	return nil
 }
 
-// SetupDatabaseWithManager registers the Database controller with mgr; a
-// change of a Role wakes the Databases it owns.
+// SetupDatabaseWithManager registers the Database controller with mgr; its
+// awaitRole step makes a change of a Role wake the Databases it owns.
 func SetupDatabaseWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.DSN == "" {
 		return ErrNoDSN
 	}
-	c := mgr.GetClient()
-	owned := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-		var list pgv1.DatabaseList
-		if err := c.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
-			return nil
-		}
-		var reqs []reconcile.Request
-		for i := range list.Items {
-			if list.Items[i].Spec.Owner == obj.GetName() {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-			}
-		}
-		return reqs
-	})
-	err := bosun.ControllerManagedBy[*pgv1.Database](mgr).Watches(&pgv1.Role{}, owned).Complete(NewDatabaseReconciler(opts))
+	err := bosun.ControllerManagedBy[*pgv1.Database](mgr).Complete(NewDatabaseReconciler(opts))
 	if err != nil {
 		return fmt.Errorf("postgres: database controller: %w", err)
 	}
@@ -235,12 +220,23 @@ type awaitRole struct {
 }
 
 var (
-	_ bosun.Step[*pgv1.Database] = awaitRole{}
-	_ bosun.ConditionOwner       = awaitRole{}
+	_ bosun.Step[*pgv1.Database]    = awaitRole{}
+	_ bosun.Setuper[*pgv1.Database] = awaitRole{}
+	_ bosun.ConditionOwner          = awaitRole{}
 )
 
 // Conditions returns the condition the step owns.
 func (awaitRole) Conditions() []string { return []string{ConditionRoleReady} }
+
+// OwnerIndex is the name of the field index of Databases by spec.owner,
+// which maps a Role to the Databases it owns.
+const OwnerIndex = "spec.owner"
+
+// SetupWithBuilder makes a change of a Role reconcile the Databases it
+// owns, found through the field index OwnerIndex.
+func (awaitRole) SetupWithBuilder(b *bosun.Builder[*pgv1.Database]) error {
+	return watch.Referenced(&pgv1.Role{}, OwnerIndex, func(d *pgv1.Database) []string { return []string{d.Spec.Owner} })(b)
+}
 
 // Do checks the owner Role.
 func (a awaitRole) Do(ctx context.Context, req *bosun.Pass[*pgv1.Database]) (ctrl.Result, error) {
