@@ -15,8 +15,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgconn"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/conditions"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/managed"
@@ -283,4 +292,248 @@ func TestScramVerifier(t *testing.T) {
 	if strings.Contains(v, "secret") {
 		t.Errorf("verifier %q contains the password", v)
 	}
+}
+
+// The unit tests below run the Role and Database reconcilers through the
+// engine against the in-memory client of package bosuntest/unit, with a
+// server address where nothing listens: what they check happens before, or
+// instead of, any connection to PostgreSQL. A pass that did connect would
+// fail with ConnectFailed, as the case "a server that cannot be reached"
+// shows. The tests against a real server are in envtest_test.go.
+
+// unreachable is the DSN of a server that refuses every connection.
+const unreachable = "host=127.0.0.1 port=1 connect_timeout=1"
+
+// reservedMessage is the end of the message of a reserved name.
+const reservedMessage = "reserved name: PostgreSQL keeps postgres, template0, template1, public, none, current_user, current_role, session_user and the names starting with pg_ for itself"
+
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// named returns obj with external name name.
+func named[T client.Object](obj T, name string) T {
+	managed.SetExternalName(obj, name)
+	return obj
+}
+
+// cond returns a condition of generation 1.
+func cond(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: 1}
+}
+
+// isTerminal is a Case.Check: the error is terminal, or not.
+func isTerminal[T client.Object](want bool) func(bosuntest.TB, *unit.Outcome[T]) {
+	return func(t bosuntest.TB, out *unit.Outcome[T]) {
+		t.Helper()
+		if got := errors.Is(out.Err, reconcile.TerminalError(nil)); got != want {
+			t.Errorf("error %v: terminal %t, want %t", out.Err, got, want)
+		}
+	}
+}
+
+// TestUnitRole runs the Role reconciler on Roles it refuses, which it
+// never connects for, and on one whose server cannot be reached.
+func TestUnitRole(t *testing.T) {
+	role := func() *pgv1.Role {
+		return &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "app", UID: "uid-app"}}
+	}
+	limited := role()
+	limited.Spec.ConnectionLimit = new(int32)
+	*limited.Spec.ConnectionLimit = -2
+	const connecting = "connecting to the external system: "
+	refused := func(message string) unit.Case[*pgv1.Role] {
+		return unit.Case[*pgv1.Role]{
+			ExpectErr:    message,
+			ExpectWrites: []string{"patch Role shop/app", "patch status Role shop/app"},
+			ExpectEvents: []string{`Normal Claimed claimed by finalizer "postgres.bosun.dev/role"`, "Warning InvalidSpec " + connecting + message},
+			ExpectConditions: []metav1.Condition{
+				cond(managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec, connecting+message),
+				cond(conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, connecting+message),
+			},
+			Check: isTerminal[*pgv1.Role](true),
+		}
+	}
+	reserved := refused("role name: " + reservedMessage)
+	reserved.Name = "a reserved name is refused"
+	reserved.Object = named(role(), "pg_monitor")
+	invalid := refused("role name: invalid identifier: byte 1 is not an ASCII letter, digit or underscore")
+	invalid.Name = "an invalid name is refused"
+	invalid.Object = named(role(), "a-b")
+	limit := refused("spec.connectionLimit is -2, want -1 or more")
+	limit.Name = "a connection limit below -1 is refused"
+	limit.Object = limited
+
+	unit.Run(t, newScheme(t), func() *bosun.Reconciler[*pgv1.Role] { return NewRoleReconciler(Options{DSN: unreachable}) },
+		reserved, invalid, limit,
+		unit.Case[*pgv1.Role]{
+			Name:         "a deleted Role with a reserved name is let go at once",
+			Object:       named(role(), "postgres"),
+			Deleting:     true,
+			ExpectWrites: []string{"patch Role shop/app"},
+			ExpectEvents: []string{`Normal CleanedUp cleaned up and released finalizer "postgres.bosun.dev/role"`},
+			ExpectGone:   []client.Object{role()},
+		},
+		unit.Case[*pgv1.Role]{
+			Name:         "a server that cannot be reached is reported on Synced",
+			Object:       role(),
+			ExpectErr:    connecting + "connecting to postgresql at 127.0.0.1:1: ",
+			ExpectWrites: []string{"patch Role shop/app", "patch status Role shop/app"},
+			ExpectConditions: []metav1.Condition{
+				{Type: managed.DefaultConditionSynced, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
+			},
+			Check: isTerminal[*pgv1.Role](false),
+		},
+		unit.Case[*pgv1.Role]{
+			Name:         "a deleted Role that never named a role is let go without the server",
+			Object:       role(),
+			Deleting:     true,
+			ExpectWrites: []string{"patch Role shop/app"},
+			ExpectEvents: []string{`Normal CleanedUp cleaned up and released finalizer "postgres.bosun.dev/role"`},
+			ExpectGone:   []client.Object{role()},
+		},
+		unit.Case[*pgv1.Role]{
+			Name:         "a deleted Role whose server cannot be reached keeps its finalizer",
+			Object:       named(role(), "shop__app"),
+			Deleting:     true,
+			ExpectErr:    connecting + "connecting to postgresql at 127.0.0.1:1: ",
+			ExpectWrites: []string{"patch status Role shop/app"},
+			ExpectConditions: []metav1.Condition{
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
+			},
+			ExpectObjects: []client.Object{&pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "app", Finalizers: []string{RoleFinalizer}}}},
+		},
+	)
+}
+
+// TestUnitDatabase runs the Database reconciler while its owner Role is
+// missing, not Ready or unreadable, on Databases it refuses, and on one
+// whose server cannot be reached.
+func TestUnitDatabase(t *testing.T) {
+	database := func() *pgv1.Database {
+		return &pgv1.Database{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "orders", UID: "uid-orders"}, Spec: pgv1.DatabaseSpec{Owner: "app"}}
+	}
+	// owner returns Role shop/app, Ready for generation observed, with
+	// external name name.
+	owner := func(ready metav1.ConditionStatus, observed int64, name string) *pgv1.Role {
+		r := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "app", Generation: 2}}
+		r.Status.ObservedGeneration = observed
+		r.Status.Conditions = []metav1.Condition{{Type: conditions.TypeReady, Status: ready, Reason: "Test", LastTransitionTime: metav1.Now()}}
+		if name != "" {
+			managed.SetExternalName(r, name)
+		}
+		return r
+	}
+	readyOwner := owner(metav1.ConditionTrue, 2, "shop__app")
+	badEncoding := database()
+	badEncoding.Spec.Encoding = "UTF-8"
+	const connecting = "connecting to the external system: "
+	claimAndStatus := []string{"patch Database shop/orders", "patch status Database shop/orders"}
+	claimed := `Normal Claimed claimed by finalizer "postgres.bosun.dev/database"`
+	waiting := func(name, message string, given ...client.Object) unit.Case[*pgv1.Database] {
+		return unit.Case[*pgv1.Database]{
+			Name:         name,
+			Object:       database(),
+			Given:        given,
+			ExpectResult: ctrl.Result{RequeueAfter: DefaultWaitInterval},
+			ExpectWrites: claimAndStatus,
+			ExpectEvents: []string{claimed},
+			ExpectConditions: []metav1.Condition{
+				cond(ConditionRoleReady, metav1.ConditionFalse, pgv1.ReasonWaitingForRole, message),
+				cond(managed.DefaultConditionSynced, metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
+				cond(conditions.TypeReady, metav1.ConditionFalse, pgv1.ReasonWaitingForRole, message),
+			},
+		}
+	}
+	refused := func(name, message string, obj *pgv1.Database) unit.Case[*pgv1.Database] {
+		return unit.Case[*pgv1.Database]{
+			Name:         name,
+			Object:       obj,
+			Given:        []client.Object{readyOwner},
+			ExpectErr:    message,
+			ExpectWrites: claimAndStatus,
+			ExpectEvents: []string{claimed, "Warning InvalidSpec " + connecting + message},
+			ExpectConditions: []metav1.Condition{
+				cond(ConditionRoleReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, "the spec is invalid; see the Synced condition"),
+				cond(managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec, connecting+message),
+				cond(conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, connecting+message),
+			},
+			Check: isTerminal[*pgv1.Database](true),
+		}
+	}
+	serverError := apierrors.NewInternalError(errors.New("etcd is down"))
+
+	unit.Run(t, newScheme(t), func() *bosun.Reconciler[*pgv1.Database] { return NewDatabaseReconciler(Options{DSN: unreachable}) },
+		waiting("a missing owner Role is waited for", `waiting for Role "app", which does not exist`),
+		waiting("an owner Role not Ready is waited for", `waiting for Role "app" to be Ready`,
+			owner(metav1.ConditionFalse, 2, "shop__app")),
+		waiting("an owner Role Ready for an older generation is waited for", `waiting for Role "app" to be reconciled`,
+			owner(metav1.ConditionTrue, 1, "shop__app")),
+		waiting("an owner Role without an external name is waited for", `waiting for Role "app" to be reconciled`,
+			owner(metav1.ConditionTrue, 2, "")),
+		unit.Case[*pgv1.Database]{
+			Name:   "an owner Role that cannot be read fails the pass",
+			Object: database(),
+			Given:  []client.Object{readyOwner},
+			Interceptor: interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if _, ok := obj.(*pgv1.Role); ok {
+					return serverError
+				}
+				return c.Get(ctx, key, obj, opts...)
+			}},
+			ExpectErr:    "reading owner role: Internal error occurred: etcd is down",
+			ExpectWrites: claimAndStatus,
+			ExpectEvents: []string{claimed, "Warning ReconcileError reading owner role: Internal error occurred: etcd is down"},
+			ExpectConditions: []metav1.Condition{
+				cond(conditions.TypeReady, metav1.ConditionFalse, conditions.ReasonError, "reading owner role: Internal error occurred: etcd is down"),
+			},
+			Check: isTerminal[*pgv1.Database](false),
+		},
+		refused("a reserved name is refused", "database name: "+reservedMessage, named(database(), "template1")),
+		refused("an invalid encoding is refused", "spec.encoding: invalid identifier: byte 3 is not an ASCII letter, digit or underscore", badEncoding),
+		unit.Case[*pgv1.Database]{
+			Name:         "an owner Role that stands for a reserved role is refused",
+			Object:       database(),
+			Given:        []client.Object{owner(metav1.ConditionTrue, 2, "pg_monitor")},
+			ExpectErr:    "the role of Role app: " + reservedMessage,
+			ExpectWrites: claimAndStatus,
+			ExpectEvents: []string{claimed, "Warning InvalidSpec the role of Role app: " + reservedMessage},
+			ExpectConditions: []metav1.Condition{
+				cond(conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, "the role of Role app: "+reservedMessage),
+			},
+			Check: isTerminal[*pgv1.Database](true),
+		},
+		unit.Case[*pgv1.Database]{
+			Name:         "a deleted Database with a reserved name is let go at once",
+			Object:       named(database(), "postgres"),
+			Deleting:     true,
+			ExpectWrites: []string{"patch Database shop/orders"},
+			ExpectEvents: []string{`Normal CleanedUp cleaned up and released finalizer "postgres.bosun.dev/database"`},
+			ExpectGone:   []client.Object{database()},
+		},
+		unit.Case[*pgv1.Database]{
+			Name:         "a server that cannot be reached is reported on Synced, once the owner is known",
+			Object:       database(),
+			Given:        []client.Object{readyOwner},
+			ExpectErr:    connecting + "connecting to postgresql at 127.0.0.1:1: ",
+			ExpectWrites: claimAndStatus,
+			ExpectConditions: []metav1.Condition{
+				cond(ConditionRoleReady, metav1.ConditionTrue, ReasonRoleReady, `Role "app" stands for role shop__app`),
+				{Type: managed.DefaultConditionSynced, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
+			},
+			Check: func(t bosuntest.TB, out *unit.Outcome[*pgv1.Database]) {
+				isTerminal[*pgv1.Database](false)(t, out)
+				if out.Object.Status.OwnerRole != "shop__app" {
+					t.Errorf("status.ownerRole = %q, want shop__app", out.Object.Status.OwnerRole)
+				}
+			},
+		},
+	)
 }
