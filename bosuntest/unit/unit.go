@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta/testrestmapper"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -68,8 +69,10 @@ type Case[T client.Object] struct {
 	ExpectWrites   []string
 	ExpectNoWrites bool
 	// ExpectEvents are every event of the pass, in order, as
-	// events.FakeRecorder prints them: "Warning Reason note".
-	ExpectEvents []string
+	// events.FakeRecorder prints them: "Warning Reason note". Set
+	// ExpectNoEvents to expect none.
+	ExpectEvents   []string
+	ExpectNoEvents bool
 	// ExpectObjects must exist after the pass, and hold at least what is
 	// set in them: fields left empty here are not compared, and neither is
 	// the server-set metadata (resourceVersion, uid, creationTimestamp,
@@ -100,7 +103,9 @@ type Outcome[T client.Object] struct {
 // Reconcile runs one pass of r on c.Object, against an in-memory client
 // made with scheme (which must know T and the kinds of c.Given) that holds
 // c.Object and c.Given, and has the field indexes r's steps set up (see
-// bosun.FieldIndexes). It sets r's Client, APIReader and Recorder. It does
+// bosun.FieldIndexes). Its RESTMapper knows every kind of scheme, as
+// namespaced but for the built-in cluster-scoped kinds (Namespace, Node,
+// ClusterRole...). It sets r's Client, APIReader and Recorder. It does
 // not check c's expectations; Run does.
 func Reconcile[T client.Object](t bosuntest.TB, scheme *runtime.Scheme, r *bosun.Reconciler[T], c Case[T]) *Outcome[T] {
 	t.Helper()
@@ -123,6 +128,7 @@ func Reconcile[T client.Object](t bosuntest.TB, scheme *runtime.Scheme, r *bosun
 		objs = append(objs, g.DeepCopyObject().(client.Object))
 	}
 	fb := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
+		WithRESTMapper(testrestmapper.TestOnlyStaticRESTMapper(scheme)).
 		WithStatusSubresource(c.Object.DeepCopyObject().(client.Object)).
 		WithInterceptorFuncs(c.Interceptor)
 	indexes, err := bosun.FieldIndexes(r, scheme)
@@ -199,8 +205,16 @@ func Check[T client.Object](t bosuntest.TB, c Case[T], out *Outcome[T]) {
 			t.Errorf("writes (-want +got):\n%s", diff)
 		}
 	}
-	if len(c.ExpectEvents) > 0 {
-		if diff := cmp.Diff(c.ExpectEvents, out.Events); diff != "" {
+	if len(c.ExpectEvents) > 0 || c.ExpectNoEvents {
+		want := c.ExpectEvents
+		if want == nil {
+			want = []string{}
+		}
+		got := out.Events
+		if got == nil {
+			got = []string{}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("events (-want +got):\n%s", diff)
 		}
 	}

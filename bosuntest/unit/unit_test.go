@@ -107,6 +107,7 @@ func TestTable(t *testing.T) {
 			}(),
 			Given:          []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}}},
 			ExpectNoWrites: true,
+			ExpectNoEvents: true,
 		},
 		unit.Case[*testapi.Widget]{
 			Name:   "a create that fails is reported on the step's condition",
@@ -175,5 +176,21 @@ func TestCheckReportsEachMismatch(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("Check did not report %q; it reported:\n%s", want, all)
 		}
+	}
+}
+
+// TestExpectNoEvents checks that ExpectNoEvents reports an event the pass
+// recorded.
+func TestExpectNoEvents(t *testing.T) {
+	noisy := bosun.NewStep("noisy", func(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, "Noise", "Reconcile", "hello")
+		return ctrl.Result{}, nil
+	})
+	c := unit.Case[*testapi.Widget]{Name: "noisy", Object: widget(), ExpectNoEvents: true}
+	out := unit.Reconcile(t, scheme(t), unit.Steps[*testapi.Widget](noisy), c)
+	rec := &recorder{TB: t}
+	unit.Check(rec, c, out)
+	if all := strings.Join(rec.errs, "\n"); !strings.Contains(all, "events (-want +got)") || !strings.Contains(all, "Normal Noise hello") {
+		t.Errorf("Check did not report the event; it reported:\n%s", all)
 	}
 }

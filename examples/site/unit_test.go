@@ -3,7 +3,6 @@ package site
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,20 +12,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/children"
@@ -161,46 +156,6 @@ func themeSecret(name string, data map[string]string) *corev1.Secret {
 	return s
 }
 
-// scopedClient is a client whose RESTMapper knows the scope of the kinds
-// of a Site's world.
-type scopedClient struct {
-	client.Client
-	mapper meta.RESTMapper
-}
-
-func (c scopedClient) RESTMapper() meta.RESTMapper { return c.mapper }
-
-func (c scopedClient) IsObjectNamespaced(obj runtime.Object) (bool, error) {
-	ok, err := apiutil.IsObjectNamespaced(obj, c.Scheme(), c.mapper)
-	if err != nil {
-		return false, fmt.Errorf("scope of %T: %w", obj, err)
-	}
-	return ok, nil
-}
-
-// knownScopes hands the steps after it a client that knows the scope of
-// ConfigMaps, Services and Secrets. The children step asks its client
-// whether each child is namespaced, and the in-memory client of package
-// unit has an empty RESTMapper, which knows no kind.
-type knownScopes struct{}
-
-func (knownScopes) Do(_ context.Context, req *bosun.Pass[*sitev1.Site]) (ctrl.Result, error) {
-	mapper := meta.NewDefaultRESTMapper(nil)
-	for _, kind := range []string{"ConfigMap", "Service", "Secret"} {
-		mapper.Add(corev1.SchemeGroupVersion.WithKind(kind), meta.RESTScopeNamespace)
-	}
-	req.Client = scopedClient{Client: req.Client, mapper: mapper}
-	return ctrl.Result{}, nil
-}
-
-// newReconciler returns NewReconciler's reconciler, its steps after
-// knownScopes.
-func newReconciler() *bosun.Reconciler[*sitev1.Site] {
-	r := NewReconciler()
-	r.Steps = append([]bosun.Step[*sitev1.Site]{knownScopes{}}, r.Steps...)
-	return r
-}
-
 // site returns Site docs in namespace web with spec, and the status an
 // earlier pass left.
 func site(spec sitev1.SiteSpec) *sitev1.Site {
@@ -253,7 +208,7 @@ func wantStatus(status sitev1.SiteStatus, terminal bool) func(bosuntest.TB, *uni
 // leaves behind, as the next pass finds them.
 func converged(t *testing.T, s *sitev1.Site, given ...client.Object) (*sitev1.Site, []client.Object) {
 	t.Helper()
-	out := unit.Reconcile(t, scheme(t), newReconciler(), unit.Case[*sitev1.Site]{Object: s, Given: given})
+	out := unit.Reconcile(t, scheme(t), NewReconciler(), unit.Case[*sitev1.Site]{Object: s, Given: given})
 	if out.Err != nil || out.Object == nil {
 		t.Fatalf("first pass: %v", out.Err)
 	}
@@ -336,7 +291,7 @@ func TestReconcile(t *testing.T) {
 	shrunk.Spec.Pages = []string{"index"}
 	shrunk.Generation = 2
 
-	unit.Run(t, scheme(t), newReconciler,
+	unit.Run(t, scheme(t), NewReconciler,
 		unit.Case[*sitev1.Site]{
 			Name:         "no theme: a ConfigMap per page and a Service",
 			Object:       site(twoPages),
@@ -545,7 +500,7 @@ func TestSamples(t *testing.T) {
 			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded}},
 		})
 	}
-	unit.Run(t, scheme(t), newReconciler, cases...)
+	unit.Run(t, scheme(t), NewReconciler, cases...)
 	Samples("web")[0].SetName("changed")
 	if Samples("web")[0].GetName() == "changed" {
 		t.Error("Samples returned shared objects")
