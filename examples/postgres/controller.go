@@ -281,6 +281,11 @@ func (a awaitRole) Do(ctx context.Context, req *bosun.Pass[*pgv1.Database]) (ctr
 	// name.
 	owner := managed.ExternalName(&role)
 	if err := validateOwnerRole(d, owner); err != nil {
+		conditions.Set(&conds, metav1.Condition{
+			Type: ConditionRoleReady, Status: metav1.ConditionFalse, Reason: managed.ReasonInvalidSpec,
+			Message: err.Error(), ObservedGeneration: d.Generation,
+		}, metav1.Now())
+		d.Status.Conditions = conds
 		return ctrl.Result{}, err
 	}
 	d.Status.OwnerRole = owner

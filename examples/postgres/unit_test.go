@@ -506,6 +506,7 @@ func TestUnitDatabase(t *testing.T) {
 			ExpectEvents: []string{claimed, "Warning InvalidSpec the role of Role app: " + reservedMessage},
 			ExpectConditions: []metav1.Condition{
 				cond(conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, "the role of Role app: "+reservedMessage),
+				cond(ConditionRoleReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, "the role of Role app: "+reservedMessage),
 			},
 			Check: isTerminal[*pgv1.Database](true),
 		},
