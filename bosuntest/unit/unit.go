@@ -100,6 +100,19 @@ type Outcome[T client.Object] struct {
 	Client client.Client
 }
 
+// Scheme returns a new scheme with the types that each of adds adds, such
+// as an operator's AddToScheme; it fails t when one of them fails.
+func Scheme(t bosuntest.TB, adds ...func(*runtime.Scheme) error) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	for _, add := range adds {
+		if err := add(s); err != nil {
+			t.Fatalf("unit: building the scheme: %v", err)
+		}
+	}
+	return s
+}
+
 // Reconcile runs one pass of r on c.Object, against an in-memory client
 // made with scheme (which must know T and the kinds of c.Given) that holds
 // c.Object and c.Given, and has the field indexes r's steps set up (see

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -161,18 +160,6 @@ func expectStatus(want cronjobv1.CronJobStatus) func(t bosuntest.TB, out *unit.O
 	}
 }
 
-// testScheme holds the kinds the unit tests use.
-func testScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme, AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
-}
-
 // reconcilerAt returns a function that makes the CronJob reconciler at the
 // time now.
 func reconcilerAt(now time.Time) func() *bosun.Reconciler[*cronjobv1.CronJob] {
@@ -189,7 +176,7 @@ func mtime(t time.Time) *metav1.Time { return ptr.To(metav1.NewTime(t)) }
 func TestReconcile(t *testing.T) {
 	ready := metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded}
 	created11 := "Normal SuccessfulCreate created job " + ref(11).Name
-	unit.Run(t, testScheme(t), reconcilerAt(at(11, 20)),
+	unit.Run(t, unit.Scheme(t, corev1.AddToScheme, batchv1.AddToScheme, AddToScheme), reconcilerAt(at(11, 20)),
 		unit.Case[*cronjobv1.CronJob]{
 			Name:             "the due run starts, and is active",
 			Object:           cronJob(),

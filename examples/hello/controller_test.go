@@ -42,15 +42,6 @@ import (
 
 const testNS = "ns"
 
-func testScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := AddToScheme(s); err != nil {
-		t.Fatalf("AddToScheme: %v", err)
-	}
-	return s
-}
-
 // greetingCase is a case of the kit for the Greeting reconciler. Deleting
 // marks Object as being deleted with Finalizer on it; a case without an
 // Object reconciles a Greeting ns/g that does not exist.
@@ -85,7 +76,7 @@ func reconcileGreeting(t *testing.T, c greetingCase, again bool) *unit.Outcome[*
 	for _, o := range c.Given {
 		objs = append(objs, o.DeepCopyObject().(client.Object))
 	}
-	memory := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
+	memory := fake.NewClientBuilder().WithScheme(unit.Scheme(t, AddToScheme)).WithObjects(objs...).
 		WithStatusSubresource(&hellov1.Greeting{}).WithInterceptorFuncs(c.Interceptor).Build()
 	writes := &bosuntest.WriteCounter{}
 	logs := &bosuntest.LogRecorder{}

@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -307,15 +306,6 @@ const unreachable = "host=127.0.0.1 port=1 connect_timeout=1"
 // reservedMessage is the end of the message of a reserved name.
 const reservedMessage = "reserved name: PostgreSQL keeps postgres, template0, template1, public, none, current_user, current_role, session_user and the names starting with pg_ for itself"
 
-func newScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // named returns obj with external name name.
 func named[T client.Object](obj T, name string) T {
 	managed.SetExternalName(obj, name)
@@ -369,7 +359,7 @@ func TestUnitRole(t *testing.T) {
 	limit.Name = "a connection limit below -1 is refused"
 	limit.Object = limited
 
-	unit.Run(t, newScheme(t), func() *bosun.Reconciler[*pgv1.Role] { return NewRoleReconciler(Options{DSN: unreachable}) },
+	unit.Run(t, unit.Scheme(t, AddToScheme), func() *bosun.Reconciler[*pgv1.Role] { return NewRoleReconciler(Options{DSN: unreachable}) },
 		reserved, invalid, limit,
 		unit.Case[*pgv1.Role]{
 			Name:         "a deleted Role with a reserved name is let go at once",
@@ -469,7 +459,7 @@ func TestUnitDatabase(t *testing.T) {
 	}
 	serverError := apierrors.NewInternalError(errors.New("etcd is down"))
 
-	unit.Run(t, newScheme(t), func() *bosun.Reconciler[*pgv1.Database] { return NewDatabaseReconciler(Options{DSN: unreachable}) },
+	unit.Run(t, unit.Scheme(t, AddToScheme), func() *bosun.Reconciler[*pgv1.Database] { return NewDatabaseReconciler(Options{DSN: unreachable}) },
 		waiting("a missing owner Role is waited for", `waiting for Role "app", which does not exist`),
 		waiting("an owner Role not Ready is waited for", `waiting for Role "app" to be Ready`,
 			owner(metav1.ConditionFalse, 2, "shop__app")),

@@ -247,15 +247,6 @@ func TestSamples(t *testing.T) {
 	}
 }
 
-func newScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // The world of the reconcile tests: RWExternal ns/rw reads Secret ns/in,
 // which holds user=admin, and writes Secret ns/rw-output.
 var (
@@ -389,7 +380,7 @@ func TestReconcile(t *testing.T) {
 		return cond(conditions.TypeReady, metav1.ConditionFalse, conditions.ReasonError, msg)
 	}
 
-	unit.Run(t, newScheme(t), NewReconciler,
+	unit.Run(t, unit.Scheme(t, AddToScheme), NewReconciler,
 		unit.Case[*rwv1.RWExternal]{
 			Name:             "first pass claims, writes the output and reports it",
 			Object:           rwExternal(nil),
@@ -600,7 +591,7 @@ func TestObserve(t *testing.T) {
 		}
 		return c
 	}
-	unit.Run(t, newScheme(t), NewReconciler,
+	unit.Run(t, unit.Scheme(t, AddToScheme), NewReconciler,
 		observe("missing", nil,
 			observed(metav1.ConditionFalse, rwv1.ReasonOutputMissing, `secret "rw-output" does not exist`)),
 		observe("someone else's", outputSecret("other", wantData),

@@ -55,15 +55,6 @@ func TestDivide(t *testing.T) {
 
 func ptr(v int64) *int64 { return &v }
 
-func newScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // simple returns a Simple at generation 4 with spec and status.
 func simple(spec simplev1.SimpleSpec, status simplev1.SimpleStatus) *simplev1.Simple {
 	return &simplev1.Simple{
@@ -117,7 +108,7 @@ func TestReconcile(t *testing.T) {
 		{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionTrue, Reason: simplev1.ReasonNonZeroDivisor, ObservedGeneration: 4, LastTransitionTime: metav1.Now()},
 		{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 4, LastTransitionTime: metav1.Now()},
 	}}
-	unit.Run(t, newScheme(t), NewReconciler,
+	unit.Run(t, unit.Scheme(t, AddToScheme), NewReconciler,
 		unit.Case[*simplev1.Simple]{
 			Name:             "divides",
 			Object:           simple(simplev1.SimpleSpec{Dividend: 17, Divisor: 5}, simplev1.SimpleStatus{}),

@@ -137,16 +137,6 @@ func TestCheckTheme(t *testing.T) {
 	}
 }
 
-// scheme returns a scheme with the types of AddToScheme.
-func scheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // themeSecret returns a theme Secret in namespace web.
 func themeSecret(name string, data map[string]string) *corev1.Secret {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: name}, Data: map[string][]byte{}}
@@ -208,7 +198,7 @@ func wantStatus(status sitev1.SiteStatus, terminal bool) func(bosuntest.TB, *uni
 // leaves behind, as the next pass finds them.
 func converged(t *testing.T, s *sitev1.Site, given ...client.Object) (*sitev1.Site, []client.Object) {
 	t.Helper()
-	out := unit.Reconcile(t, scheme(t), NewReconciler(), unit.Case[*sitev1.Site]{Object: s, Given: given})
+	out := unit.Reconcile(t, unit.Scheme(t, AddToScheme), NewReconciler(), unit.Case[*sitev1.Site]{Object: s, Given: given})
 	if out.Err != nil || out.Object == nil {
 		t.Fatalf("first pass: %v", out.Err)
 	}
@@ -291,7 +281,7 @@ func TestReconcile(t *testing.T) {
 	shrunk.Spec.Pages = []string{"index"}
 	shrunk.Generation = 2
 
-	unit.Run(t, scheme(t), NewReconciler,
+	unit.Run(t, unit.Scheme(t, AddToScheme), NewReconciler,
 		unit.Case[*sitev1.Site]{
 			Name:         "no theme: a ConfigMap per page and a Service",
 			Object:       site(twoPages),
@@ -390,7 +380,7 @@ func TestReconcile(t *testing.T) {
 // TestReconcilerIsValid checks the configuration the way setup does.
 func TestReconcilerIsValid(t *testing.T) {
 	r := NewReconciler()
-	r.Client = fake.NewClientBuilder().WithScheme(scheme(t)).Build()
+	r.Client = fake.NewClientBuilder().WithScheme(unit.Scheme(t, AddToScheme)).Build()
 	if err := r.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
@@ -400,7 +390,7 @@ func TestReconcilerIsValid(t *testing.T) {
 }
 
 func TestAddToScheme(t *testing.T) {
-	s := scheme(t)
+	s := unit.Scheme(t, AddToScheme)
 	for _, tt := range []struct {
 		obj  runtime.Object
 		want schema.GroupVersionKind
@@ -500,7 +490,7 @@ func TestSamples(t *testing.T) {
 			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded}},
 		})
 	}
-	unit.Run(t, scheme(t), NewReconciler, cases...)
+	unit.Run(t, unit.Scheme(t, AddToScheme), NewReconciler, cases...)
 	Samples("web")[0].SetName("changed")
 	if Samples("web")[0].GetName() == "changed" {
 		t.Error("Samples returned shared objects")
