@@ -17,10 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
@@ -557,5 +559,61 @@ func TestStaleCacheRequeues(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a.do", "a.post"}, tr.get()); diff != "" {
 		t.Errorf("steps run (-want +got):\n%s", diff)
+	}
+}
+
+// TestPollsRequeueAtLowPriority: a pass that writes nothing and asks to run
+// again later is a poll, requeued at low priority so that it cannot starve
+// the objects a restarted controller has yet to reconcile; a pass that
+// wrote, one that failed, and a priority a step chose keep theirs.
+func TestPollsRequeueAtLowPriority(t *testing.T) {
+	low := ptr.To(handler.LowPriority)
+	for _, tc := range []struct {
+		name        string
+		do          func() (ctrl.Result, error)
+		first, next ctrl.Result // the results of the first pass (which claims) and of the second
+		nextErr     bool
+	}{
+		{
+			name:  "poll",
+			do:    func() (ctrl.Result, error) { return ctrl.Result{RequeueAfter: time.Minute}, nil },
+			first: ctrl.Result{RequeueAfter: time.Minute},
+			next:  ctrl.Result{RequeueAfter: time.Minute, Priority: low},
+		},
+		{
+			name:  "step's own priority",
+			do:    func() (ctrl.Result, error) { return ctrl.Result{RequeueAfter: time.Minute, Priority: ptr.To(7)}, nil },
+			first: ctrl.Result{RequeueAfter: time.Minute, Priority: ptr.To(7)},
+			next:  ctrl.Result{RequeueAfter: time.Minute, Priority: ptr.To(7)},
+		},
+		{
+			name:  "done",
+			do:    func() (ctrl.Result, error) { return ctrl.Result{}, nil },
+			first: ctrl.Result{},
+			next:  ctrl.Result{},
+		},
+		{
+			name:    "error",
+			do:      func() (ctrl.Result, error) { return ctrl.Result{}, errors.New("boom") },
+			next:    ctrl.Result{},
+			nextErr: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
+			r := &bosun.Reconciler[*testapi.Widget]{Name: "polls", Client: c, Finalizer: testFinalizer,
+				Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: &trace{}, do: tc.do}}}
+			first, _, _ := reconcileWidget(t, r, c, "w")
+			if diff := cmp.Diff(tc.first, first); diff != "" && !tc.nextErr {
+				t.Errorf("first pass (-want +got):\n%s", diff)
+			}
+			next, _, err := reconcileWidget(t, r, c, "w")
+			if (err != nil) != tc.nextErr {
+				t.Errorf("second pass error = %v, want error: %t", err, tc.nextErr)
+			}
+			if diff := cmp.Diff(tc.next, next); diff != "" {
+				t.Errorf("second pass (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -14,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
@@ -82,6 +84,13 @@ var ErrInvalidConfig = errors.New("invalid reconciler configuration")
 // version usually brings the next pass; the engine also requeues after
 // StaleCacheRetry, for controllers whose predicates filter that event out
 // (a status-only write under GenerationChangedPredicate).
+//
+// A pass that wrote nothing to the object and asks to be run again after a
+// while (a poll, such as the managed step's) returns its requeue at
+// handler.LowPriority, unless a step chose a priority: with
+// controller-runtime's priority queue, polls then never delay the first
+// pass of the objects a restarted controller lists, which the queue also
+// adds at low priority.
 type Reconciler[T client.Object] struct {
 	// Name names the controller in logs and metrics. Required.
 	Name string
@@ -343,6 +352,14 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 	res, err := ps.run(ctx)
 	if len(ps.overwritten) > 0 {
 		r.written.Store(creq.NamespacedName, ps.overwritten)
+	} else if err == nil && res.RequeueAfter > 0 && res.Priority == nil {
+		// A pass that wrote nothing and only asks to look again later is
+		// a poll. It goes back at low priority: otherwise the polls of
+		// objects that have had a pass, which keep the normal priority of
+		// their last change, could take every worker and starve the
+		// objects a restarted controller lists at low priority and has
+		// not reconciled yet.
+		res.Priority = ptr.To(handler.LowPriority)
 	}
 	return res, err
 }
