@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func TestBattery(t *testing.T) {
 // batteryOperator is the operator the battery runs: both controllers
 // against srv, polling every second, as SetupWithManager registers them.
 func batteryOperator(srv *pgserver.Server) faults.Operator {
-	b := battery{srv: srv}
+	b := battery{srv: srv, conn: &sharedConn{dsn: srv.DSN("postgres")}}
 	return faults.Operator{
 		Name: "postgres",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
@@ -113,7 +114,39 @@ func batteryPrepare(ctx context.Context, c client.Client, ns string) error {
 
 // battery holds the server the battery's checks read.
 type battery struct {
-	srv *pgserver.Server
+	srv  *pgserver.Server
+	conn *sharedConn
+}
+
+// sharedConn is one connection to the server that the checks of every
+// trial take turns on, so that checking every 100 ms does not start a
+// server process each time.
+type sharedConn struct {
+	dsn  string
+	mu   sync.Mutex
+	conn *pgx.Conn
+}
+
+// get returns the connection, opened again when it was closed or broken,
+// and the function that hands it back.
+func (s *sharedConn) get(ctx context.Context) (*pgx.Conn, func(), error) {
+	s.mu.Lock()
+	if s.conn == nil || s.conn.IsClosed() {
+		conn, err := pgx.Connect(ctx, s.dsn)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, nil, fmt.Errorf("connecting to postgresql: %w", err)
+		}
+		s.conn = conn
+	}
+	conn := s.conn
+	return conn, func() {
+		if conn.PgConn().IsBusy() || conn.PgConn().TxStatus() != 'I' {
+			// A check cut short by its deadline: start afresh next time.
+			_ = conn.Close(context.Background())
+		}
+		s.mu.Unlock()
+	}, nil
 }
 
 // pgRole is a role as pg_authid shows it.
@@ -161,11 +194,11 @@ func (b battery) inventory(ctx context.Context, objs []client.Object) (inventory
 		names = append(names, SQLName(o.GetNamespace(), o.GetName()))
 		marks = append(marks, ownerMark(o))
 	}
-	conn, err := pgx.Connect(ctx, b.srv.DSN("postgres"))
+	conn, release, err := b.conn.get(ctx)
 	if err != nil {
-		return inventory{}, fmt.Errorf("connecting to postgresql: %w", err)
+		return inventory{}, err
 	}
-	defer func() { _ = conn.Close(ctx) }()
+	defer release()
 
 	var inv inventory
 	rows, err := conn.Query(ctx,
