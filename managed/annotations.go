@@ -37,6 +37,13 @@ const (
 	// read: the fence that keeps a pass on a stale copy of the object from
 	// deleting.
 	AnnotationDeletePending = "bosun.dev/external-delete-pending"
+	// AnnotationFirstAvailable holds the time (RFC 3339) at which the step
+	// first found the external resource available. It tells a resource the
+	// step created and that is still coming up (Available False, reason
+	// ReasonCreating) from one that was ready and is not any more (reason
+	// ReasonUnavailable), and it is when the time to Ready is measured. A
+	// create clears it.
+	AnnotationFirstAvailable = "bosun.dev/external-first-available"
 	// AnnotationPollInterval overrides the poll interval of one object, as a
 	// Go duration ("30s", "5m").
 	AnnotationPollInterval = "bosun.dev/poll-interval"

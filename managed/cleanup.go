@@ -57,8 +57,9 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	prev := s.condition(obj, s.cfg.available)
-	deleting := prev != nil && prev.Reason == ReasonDeleting
+	// The delete fence tells whether Delete was asked for already, not
+	// the Available condition: conditions only inform.
+	_, deleting := obj.GetAnnotations()[AnnotationDeletePending]
 	// "Not found" right after a create may be the external system lagging:
 	// then Delete is asked for once anyway, and "not found" after that is
 	// believed.

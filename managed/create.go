@@ -71,7 +71,7 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		// assigns the next.
 		name = ""
 	}
-	mark := map[string]string{AnnotationCreatePending: formatTime(s.cfg.now()), AnnotationExternalName: name}
+	mark := map[string]string{AnnotationCreatePending: formatTime(s.cfg.now()), AnnotationExternalName: name, AnnotationFirstAvailable: ""}
 	if err := s.commit(ctx, req, mark); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			// Our copy is out of date, or the object is gone: no create

@@ -78,6 +78,14 @@
 // resource is not available, and True with conditions.ReasonSucceeded when
 // it is. Every condition observes the object's generation.
 //
+// Conditions only inform: the step never reads them to decide what to do.
+// What it decides from is kept where a hand-edited condition cannot reach
+// it: the annotations below (the leak guard, the delete fence,
+// AnnotationFirstAvailable, which tells ReasonCreating from
+// ReasonUnavailable), status.observedGeneration (drift, counted in
+// MetricDriftCorrections, is a difference found in a generation the
+// engine has already been through), and what Observe reports.
+//
 // # External names
 //
 // The name of the external resource is kept in annotation

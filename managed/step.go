@@ -285,7 +285,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	if err := s.publish(wctx, req, details); err != nil {
 		return ctrl.Result{}, err
 	}
-	s.setAvailability(obj, obs.Available, now)
+	s.setAvailability(obj, obs.Available, now, true)
 	s.settle(obj, pol, note)
 	if updated || !obs.Available {
 		return ctrl.Result{RequeueAfter: s.cfg.short}, nil
@@ -324,7 +324,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
 		return ctrl.Result{}, s.ours(obj, ExternalName(target), obs, ObserveOnly(), claim{})
 	default:
-		s.setAvailability(obj, obs.Available, now)
+		s.setAvailability(obj, obs.Available, now, false)
 	}
 	s.setPaused(obj, paused)
 	return ctrl.Result{RequeueAfter: s.poll(req)}, nil
@@ -453,15 +453,6 @@ func (s *Step[T]) poll(req *bosun.Pass[T]) time.Duration {
 	return jitter(d, PollJitter, s.cfg.rand())
 }
 
-// condition returns obj's condition of type typ, or nil.
-func (s *Step[T]) condition(obj T, typ string) *metav1.Condition {
-	co, ok := any(obj).(conditions.Object)
-	if !ok {
-		return nil
-	}
-	return conditions.Find(co.GetConditions(), typ)
-}
-
 // setCondition sets a condition of obj, when its type keeps conditions.
 func (s *Step[T]) setCondition(obj T, typ string, status metav1.ConditionStatus, reason, msg string) {
 	co, ok := any(obj).(conditions.Object)
@@ -504,35 +495,45 @@ func (s *Step[T]) settle(obj T, pol Policies, note string) {
 }
 
 // setAvailability sets the Available condition from an observation of an
-// existing resource, and records the time to Ready the first time it is.
-func (s *Step[T]) setAvailability(obj T, available bool, now time.Time) {
-	prev := s.condition(obj, s.cfg.available)
+// existing resource. Which reason a resource that is not available gets
+// comes from the object's annotations, never from the condition itself:
+// ReasonCreating while the step's own create of it has never been seen
+// available (no AnnotationFirstAvailable), ReasonUnavailable otherwise.
+// The first time the resource is available, and mark allows it (the pass
+// may write the object's metadata), the step records
+// AnnotationFirstAvailable and the time to Ready.
+func (s *Step[T]) setAvailability(obj T, available bool, now time.Time, mark bool) {
+	ann := obj.GetAnnotations()
+	_, seen := ann[AnnotationFirstAvailable]
 	if available {
-		if prev == nil || prev.Status != metav1.ConditionTrue && prev.Reason != ReasonUnavailable {
+		if !seen && mark {
+			setAnnotations(obj, map[string]string{AnnotationFirstAvailable: formatTime(now)})
 			s.metrics.ready.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
 		s.setCondition(obj, s.cfg.available, metav1.ConditionTrue, ReasonAvailable, "the external resource is available")
 		return
 	}
-	if prev != nil && (prev.Status == metav1.ConditionTrue || prev.Reason == ReasonUnavailable) {
-		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource exists and is not available")
+	if !seen && createdHere(ann) {
+		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external resource exists and is not available yet")
 		return
 	}
-	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external resource exists and is not available yet")
+	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource exists and is not available")
 }
 
-// inSync reports whether the last pass synced the current generation, so
-// that a difference found now was made outside the operator (drift).
+// inSync reports whether the engine has already been through the current
+// generation (status.observedGeneration), so that a difference found now
+// was made outside the operator (drift) rather than by a spec change.
 func (s *Step[T]) inSync(obj T) bool {
-	c := s.condition(obj, s.cfg.synced)
-	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == obj.GetGeneration()
+	g, ok := observedGeneration(obj)
+	return ok && g == obj.GetGeneration()
 }
 
-// noteFirstReconcile records the time to first reconcile when the object
-// has not been through the step before.
+// noteFirstReconcile records the time to first reconcile when the engine
+// has never finished a pass over the object (status.observedGeneration is
+// unset; for types without it, when the object has no external name yet).
 func (s *Step[T]) noteFirstReconcile(obj T, now time.Time) {
-	c := s.condition(obj, s.cfg.synced)
-	if c == nil || c.Reason == conditions.ReasonInitializing {
+	g, ok := observedGeneration(obj)
+	if ok && g == 0 || !ok && ExternalName(obj) == "" {
 		s.metrics.first.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 	}
 }
