@@ -144,6 +144,13 @@ func (c *databaseClient) Create(ctx context.Context, d *pgv1.Database) (managed.
 	name := managed.ExternalName(d)
 	sql := "CREATE DATABASE " + quote(name) + " WITH OWNER " + quote(owner) +
 		" ENCODING " + literal(encoding(d)) + " TEMPLATE template0"
+	switch d.Spec.Strategy {
+	case "":
+	case "WAL_LOG", "FILE_COPY":
+		sql += " STRATEGY " + d.Spec.Strategy
+	default:
+		return managed.Creation{}, managed.InvalidSpec(fmt.Errorf("strategy %q is neither WAL_LOG nor FILE_COPY", d.Spec.Strategy))
+	}
 	if _, err := c.conn.Exec(ctx, sql); err != nil {
 		return managed.Creation{}, createError("creating database", err)
 	}

@@ -27,6 +27,16 @@ type DatabaseSpec struct {
 	// +optional
 	// +kubebuilder:default=UTF8
 	Encoding string `json:"encoding,omitempty"`
+	// Strategy is how PostgreSQL 15 and later copy the template into the
+	// new database: WAL_LOG (the server's default) writes every block to
+	// the write-ahead log, FILE_COPY copies the files and checkpoints,
+	// which is faster for a small template on a server that does not
+	// replicate. Empty leaves the choice to the server. It is fixed at
+	// creation.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=WAL_LOG;FILE_COPY
+	Strategy string `json:"strategy,omitempty"`
 }
 
 // DatabaseStatus is the observed state of a Database.
