@@ -53,7 +53,8 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		return ctrl.Result{}, err
 	}
 	defer done()
-	obs, err := s.observe(ctx, cl, obj.DeepCopyObject().(T))
+	target := obj.DeepCopyObject().(T)
+	obs, err := s.observe(ctx, cl, target)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -64,6 +65,7 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	// then Delete is asked for once anyway, and "not found" after that is
 	// believed.
 	if !obs.Exists && (g != guardWait || deleting) {
+		keepStatus(obj, target)
 		return ctrl.Result{}, s.gone(ctx, req, now)
 	}
 	if obs.Exists {
@@ -73,6 +75,7 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 			return ctrl.Result{}, s.gone(ctx, req, now)
 		}
 	}
+	keepStatus(obj, target)
 	// The fence: no Delete on the strength of a stale copy. The
 	// resourceVersion guard fails for any other object of the same name
 	// (resource versions are never reused); the UID check says so again.

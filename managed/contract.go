@@ -137,7 +137,11 @@ type Connector[T client.Object] interface {
 //     second call changes nothing more than the first.
 //   - Observe never changes the external resource. It may change the
 //     object's spec only to fill fields that are unset (late
-//     initialisation), and then reports LateInitialized.
+//     initialisation), and then reports LateInitialized. It may write
+//     what it read of the resource into the object's status (by
+//     convention a field status.atProvider), and clear it when the
+//     resource does not exist; it must write the same status for the
+//     same resource, so that an unchanged resource costs no write.
 //   - Delete of a resource that does not exist is success.
 //   - A resource that cannot be created or changed because of the spec is
 //     reported with an error wrapping conditions.Terminal (InvalidSpec helps
@@ -161,7 +165,10 @@ type Connector[T client.Object] interface {
 //     already matches one of the errors ErrOutcomeUnknown lists.
 type ExternalClient[T client.Object] interface {
 	// Observe reports whether the external resource exists, whether it is
-	// up to date and available, and its connection details.
+	// up to date and available, and its connection details. What it
+	// writes into obj's status (the resource's observed state) the step
+	// keeps under every policy, observe-only and skip included, unless the
+	// resource is another object's.
 	Observe(ctx context.Context, obj T) (Observation, error)
 	// Create creates the external resource.
 	Create(ctx context.Context, obj T) (Creation, error)

@@ -217,6 +217,23 @@
 // annotation that does not parse as a positive Go duration is ignored. A
 // change of the object brings a pass at once, through the watch.
 //
+// # The resource's observed state
+//
+// Observe gets a copy of the object, typed like the object, and may write
+// what it read of the external resource into the copy's status: by
+// convention a field status.atProvider of a type of the operator's own
+// (a database's OID, owner and size), cleared when the resource does not
+// exist. On every pass that observes (Do, Cleanup, and Observe under the
+// skip reconcile policy), in every management policy, observe-only
+// included, the step takes the copy's status, the Status field of the
+// object's struct, and drops whatever Observe did to the copy's spec
+// unless late initialisation applies (below). The status of a resource
+// that is another object's is never taken. The engine writes the status
+// only when it changed, so Observe should report only what changes when
+// the resource does: a value that moves all the time (a size in bytes, a
+// counter) costs a status write per poll; report it rounded, or not at
+// all.
+//
 // # Connection details and late initialisation
 //
 // With WithConnectionSecret, the details from Observe, Create and Update
@@ -230,7 +247,7 @@
 // When it fills unset spec fields and reports LateInitialized, and the
 // policies allow LateInitialize and the resource is the object's, the
 // copy's spec is taken and the engine commits it with the rest of the
-// object; otherwise the changes are dropped. A spec the API server refuses
+// object; otherwise the changes to the spec are dropped. A spec the API server refuses
 // is reported by the engine, and by the step in Synced, with reason
 // SaveFailed (bosun.WriteSave, through WriteFailed).
 //

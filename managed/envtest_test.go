@@ -40,6 +40,9 @@ func TestLifecycle(t *testing.T) {
 	if b.Spec.Region != defaultRegion {
 		t.Errorf("spec.region %q, want the late-initialised %q", b.Spec.Region, defaultRegion)
 	}
+	if diff := cmp.Diff(&v1.BucketObservation{Size: 1, Region: defaultRegion, Owner: uid}, b.Status.AtProvider); diff != "" {
+		t.Errorf("status.atProvider (-want +got):\n%s", diff)
+	}
 	sec, err := e.secret(t.Context(), "b1-conn")
 	if err != nil {
 		t.Fatalf("connection secret: %v", err)
@@ -149,6 +152,9 @@ func TestObserveOnly(t *testing.T) {
 	}
 	if b.Spec.Region != "" {
 		t.Errorf("spec.region %q, want it left empty under observe-only", b.Spec.Region)
+	}
+	if diff := cmp.Diff(&v1.BucketObservation{Size: 9, Region: "us-2"}, b.Status.AtProvider); diff != "" {
+		t.Errorf("status.atProvider under observe-only (-want +got):\n%s", diff)
 	}
 	e.delete("watched")
 	e.waitGone("watched")

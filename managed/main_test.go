@@ -214,6 +214,7 @@ func (cc cloudClient) Observe(ctx context.Context, obj *v1.Bucket) (Observation,
 	}
 	name := ExternalName(obj)
 	b, ok := c.buckets[name]
+	obj.Status.AtProvider = nil
 	if name == "" || !ok || time.Since(b.created) < c.lag {
 		return Observation{}, nil
 	}
@@ -224,6 +225,7 @@ func (cc cloudClient) Observe(ctx context.Context, obj *v1.Bucket) (Observation,
 		}
 		b.deleting--
 	}
+	obj.Status.AtProvider = &v1.BucketObservation{Size: b.size, Region: b.region, Owner: b.owner}
 	obs := Observation{Exists: true, Available: !b.deleted, ConnectionDetails: ConnectionDetails{"endpoint": []byte("https://cloud.test/" + name)}}
 	if !c.noMarks {
 		obs.Owner = b.owner

@@ -33,11 +33,18 @@ func TestSkipPolicyIsPaused(t *testing.T) {
 	cl.set(func(c *cloud) {
 		c.buckets[e.ns+".skipped"] = &cloudBucket{size: 1, region: defaultRegion, created: time.Now().Add(-time.Hour)}
 	})
-	e.wait("skipped", map[string]cond{
+	b = e.wait("skipped", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
 		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
 	})
+	// The status Observe writes is kept; the spec it fills in is not.
+	if diff := cmp.Diff(&v1.BucketObservation{Size: 1, Region: defaultRegion}, b.Status.AtProvider); diff != "" {
+		t.Errorf("status.atProvider under the skip policy (-want +got):\n%s", diff)
+	}
+	if b.Spec.Region != "" {
+		t.Errorf("spec.region %q, want it left empty under the skip policy", b.Spec.Region)
+	}
 	if c, u, d := cl.counts(); c+u+d != 0 {
 		t.Errorf("cloud calls: creates %d, updates %d, deletes %d; want none", c, u, d)
 	}

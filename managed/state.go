@@ -48,3 +48,16 @@ func observedGeneration(obj client.Object) (int64, bool) {
 	}
 	return f.Int(), true
 }
+
+// keepStatus sets the status of dst to that of src, the copy Observe
+// worked on, when their type has a Status field: what Observe wrote there
+// of the external resource (status.atProvider, by convention) is kept,
+// whatever it did to the copy's spec.
+func keepStatus[T client.Object](dst, src T) {
+	d, ok := statusField(dst)
+	if !ok {
+		return
+	}
+	s, _ := statusField(src)
+	d.Set(s)
+}

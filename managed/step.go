@@ -232,7 +232,8 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	defer done()
 
 	c := claimOf(obj.GetAnnotations())
-	// Observe works on a copy: what it fills in is kept only if the
+	// Observe works on a copy: the status it writes is kept unless the
+	// resource is another object's; the spec it fills in only if the
 	// resource proves to be the object's and the policies allow
 	// LateInitialize.
 	target := s.named(obj)
@@ -242,6 +243,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		return ctrl.Result{}, err
 	}
 	if !obs.Exists {
+		keepStatus(obj, target)
 		return s.absent(ctx, req, cl, pol, now, name)
 	}
 	if err := s.ours(obj, name, obs, pol, c); err != nil {
@@ -251,8 +253,11 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	if obs.LateInitialized && pol.LateInitialize {
 		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(target).Elem())
 		req.Log.V(1).Info("spec late-initialised from the external resource", "externalName", name)
-	} else if ExternalName(obj) == "" {
-		SetExternalName(obj, name)
+	} else {
+		keepStatus(obj, target)
+		if ExternalName(obj) == "" {
+			SetExternalName(obj, name)
+		}
 	}
 
 	details := obs.ConnectionDetails
@@ -319,11 +324,14 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	}
 	switch {
 	case !obs.Exists:
+		keepStatus(obj, target)
 		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource does not exist")
 	case obs.Owner != "" && obs.Owner != Identity(obj):
 		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
 		return ctrl.Result{}, s.ours(obj, ExternalName(target), obs, ObserveOnly(), claim{})
 	default:
+		// The status Observe wrote is kept; the spec never is.
+		keepStatus(obj, target)
 		s.setAvailability(obj, obs.Available, now, false)
 	}
 	s.setPaused(obj, paused)

@@ -47,8 +47,30 @@ type BucketSpec struct {
 	ConnectionSecret string `json:"connectionSecret,omitempty"`
 }
 
+// BucketObservation is the bucket as the external system reports it.
+type BucketObservation struct {
+	// Size is the bucket's size.
+	//
+	// +optional
+	Size int64 `json:"size,omitempty"`
+	// Region is where the bucket lives.
+	//
+	// +optional
+	Region string `json:"region,omitempty"`
+	// Owner is the identity of the object the bucket is marked for, if
+	// any.
+	//
+	// +optional
+	Owner string `json:"owner,omitempty"`
+}
+
 // BucketStatus is the observed state of a Bucket.
 type BucketStatus struct {
+	// AtProvider is the bucket as the external system last reported it;
+	// unset while there is none.
+	//
+	// +optional
+	AtProvider *BucketObservation `json:"atProvider,omitempty"`
 	// ObservedGeneration is the metadata.generation the status describes.
 	//
 	// +optional
