@@ -46,6 +46,22 @@ type Builder[T client.Object] struct {
 	collected []FieldIndex
 
 	once map[any]bool
+
+	// gate, when set, makes the controller wait for its kind (WhenServed).
+	gate *gate
+	// deferIndexes is set while the controller waits for its kind: the
+	// field indexes then wait in pending until it is built.
+	deferIndexes bool
+	pending      []FieldIndex
+	// wrap, when set, wraps the reconciler the controller runs (the
+	// handlers of a HandlerSet run around the engine).
+	wrap func(r reconcile.Reconciler) reconcile.Reconciler
+
+	// mu guards enq, ctrl and inner once the controller may be built in
+	// the background (WhenServed).
+	mu   sync.Mutex
+	enq  *Enqueuer
+	ctrl controller.Controller
 }
 
 // ControllerManagedBy returns a Builder for a controller of objects of type
@@ -167,7 +183,8 @@ func (b *Builder[T]) WithLogConstructor(fn func(*reconcile.Request) logr.Logger)
 // IndexField adds a field index on obj's kind to the manager's cache, as
 // client.FieldIndexer.IndexField does, for steps that list by a field.
 // Indexing the same field of the same kind again, from another step or
-// another controller of the manager, adds nothing.
+// another controller of the manager, adds nothing. While a controller set
+// up with WhenServed waits for its kind, its indexes wait with it.
 func (b *Builder[T]) IndexField(obj client.Object, field string, extract client.IndexerFunc) *Builder[T] {
 	if b.mgr == nil {
 		b.collect(obj, field, extract)
@@ -178,19 +195,32 @@ func (b *Builder[T]) IndexField(obj client.Object, field string, extract client.
 		b.errs = append(b.errs, fmt.Errorf("indexing %s of %T: %w", field, obj, err))
 		return b
 	}
-	indexer := b.mgr.GetFieldIndexer()
-	key := indexKey{indexer: indexer, gvk: gvk, field: field}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.deferIndexes {
+		b.pending = append(b.pending, FieldIndex{Object: obj, Field: field, Extract: extract, gvk: gvk})
+		return b
+	}
+	if err := registerIndex(context.Background(), b.mgr, FieldIndex{Object: obj, Field: field, Extract: extract, gvk: gvk}); err != nil {
+		b.errs = append(b.errs, err)
+	}
+	return b
+}
+
+// registerIndex adds ix to mgr's cache unless it has it already.
+func registerIndex(ctx context.Context, mgr ctrl.Manager, ix FieldIndex) error {
+	indexer := mgr.GetFieldIndexer()
+	key := indexKey{indexer: indexer, gvk: ix.gvk, field: ix.Field}
 	indexesMu.Lock()
 	defer indexesMu.Unlock()
 	if indexes[key] {
-		return b
+		return nil
 	}
-	if err := indexer.IndexField(context.Background(), obj, field, extract); err != nil {
-		b.errs = append(b.errs, fmt.Errorf("indexing %s of %s: %w", field, gvk.Kind, err))
-		return b
+	if err := indexer.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
+		return fmt.Errorf("indexing %s of %s: %w", ix.Field, ix.gvk.Kind, err)
 	}
 	indexes[key] = true
-	return b
+	return nil
 }
 
 // collect keeps a field index for FieldIndexes, once per kind and field.
@@ -289,7 +319,9 @@ func (b *Builder[T]) Complete(r *Reconciler[T]) error {
 // that is a Setuper add its watches and indexes, and registers the
 // controller, which it returns (for tests, or for watches added after
 // setup). It returns an error, naming the offending step or field, before
-// anything runs.
+// anything runs; one wrapping ErrKindNotServed when the API server does
+// not serve T's kind. With WhenServed and a kind not served yet, it
+// returns a nil controller and builds it once the kind is served.
 func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	if r == nil {
 		return nil, fmt.Errorf("bosun: %w: reconciler is nil", ErrInvalidConfig)
@@ -299,10 +331,6 @@ func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	}
 	if r.Name == "" {
 		r.Name = b.name
-	}
-	name := b.name
-	if name == "" {
-		name = r.Name
 	}
 	if r.Client == nil {
 		r.Client = b.mgr.GetClient()
@@ -316,6 +344,29 @@ func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
+	forObj := client.Object(b.forObj)
+	if !b.forSet || reflect.ValueOf(b.forObj).IsNil() {
+		forObj = reflect.New(reflect.TypeFor[T]().Elem()).Interface().(client.Object)
+	}
+	gvk, err := apiutil.GVKForObject(forObj, b.mgr.GetScheme())
+	switch {
+	case err != nil && b.gate != nil:
+		return nil, fmt.Errorf("bosun: reconciler %q: finding the kind of %T: %w", r.Name, forObj, err)
+	case err == nil:
+		// Before the steps' setup, whose indexes of the kind would
+		// otherwise fail less clearly.
+		ok, err := served(b.mgr.GetRESTMapper(), gvk)
+		switch {
+		case err != nil && b.gate != nil:
+			return nil, fmt.Errorf("bosun: reconciler %q: looking for %s in the API server's discovery: %w", r.Name, gvk, err)
+		case err == nil && !ok && b.gate == nil:
+			return nil, notServedError(r.Name, gvk, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}})
+		case err == nil && !ok:
+			b.mu.Lock()
+			b.deferIndexes = true
+			b.mu.Unlock()
+		}
+	}
 	for i, s := range r.prep.steps {
 		if su, ok := s.(Setuper[T]); ok {
 			if err := su.SetupWithBuilder(b); err != nil {
@@ -326,12 +377,55 @@ func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	if err := errors.Join(b.errs...); err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 	}
-	forObj := client.Object(b.forObj)
-	if !b.forSet || reflect.ValueOf(b.forObj).IsNil() {
-		forObj = reflect.New(reflect.TypeFor[T]().Elem()).Interface().(client.Object)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.deferIndexes {
+		g := &gateRunnable{
+			gate:   *b.gate,
+			gvk:    gvk,
+			mapper: b.mgr.GetRESTMapper(),
+			log:    b.mgr.GetLogger().WithValues("controller", b.controllerName(r), "gvk", gvk.String()),
+			build: func(ctx context.Context) error {
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				for _, ix := range b.pending {
+					if err := registerIndex(ctx, b.mgr, ix); err != nil {
+						return fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
+					}
+				}
+				b.pending, b.deferIndexes = nil, false
+				_, err := b.build(r, forObj)
+				return err
+			},
+		}
+		if err := b.mgr.Add(g); err != nil {
+			return nil, fmt.Errorf("bosun: reconciler %q: waiting for %s: %w", r.Name, gvk, err)
+		}
+		return nil, nil
 	}
-	inner := b.inner.For(forObj, b.forOpts...).Named(name)
+	return b.build(r, forObj)
+}
+
+// controllerName is the name of the controller of r: the Builder's, else
+// the Reconciler's.
+func (b *Builder[T]) controllerName(r *Reconciler[T]) string {
+	if b.name != "" {
+		return b.name
+	}
+	return r.Name
+}
+
+// build registers the controller of r for forObj with the manager; b.mu
+// is held.
+func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.Controller, error) {
+	inner := b.inner.For(forObj, b.forOpts...).Named(b.controllerName(r))
 	namespaced, err := apiutil.IsObjectNamespaced(forObj, b.mgr.GetScheme(), b.mgr.GetRESTMapper())
+	if meta.IsNoMatchError(err) {
+		gvk, gerr := apiutil.GVKForObject(forObj, b.mgr.GetScheme())
+		if gerr == nil {
+			return nil, notServedError(r.Name, gvk, err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: finding the scope of %T: %w", r.Name, forObj, err)
 	}
@@ -347,11 +441,40 @@ func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 		}
 		inner = inner.Watches(&corev1.Namespace{}, h, builder.WithPredicates(namespacePolicyChanged()))
 	}
-	c, err := inner.Build(r)
+	if b.enq != nil {
+		inner = inner.WatchesRawSource(b.enq.source())
+	}
+	var rec reconcile.Reconciler = r
+	if b.wrap != nil {
+		rec = b.wrap(r)
+	}
+	c, err := inner.Build(rec)
 	if err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 	}
+	b.ctrl = c
 	return c, nil
+}
+
+// Enqueuer returns the Enqueuer of the controller, made on the first
+// call: keys given to it are reconciled by this controller, from any
+// goroutine, before or after the manager starts (see Enqueuer). Call it
+// before Complete, and keep it for later; a call after Complete returns
+// the same Enqueuer, or, when there was none, one wired to the controller
+// then.
+func (b *Builder[T]) Enqueuer() *Enqueuer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.enq != nil {
+		return b.enq
+	}
+	b.enq = newEnqueuer()
+	if b.ctrl != nil {
+		if err := b.ctrl.Watch(b.enq.source()); err != nil {
+			b.mgr.GetLogger().Error(err, "wiring an enqueuer to a running controller")
+		}
+	}
+	return b.enq
 }
 
 // namespacePolicyChanged passes the updates of a Namespace that change its

@@ -1,0 +1,154 @@
+package bosun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// How often a controller set up with WhenServed looks for its kind, unless
+// GateBackoff says otherwise: first after DefaultGateInterval, then twice
+// as long each time, up to DefaultGateMaxInterval.
+const (
+	DefaultGateInterval    = time.Second
+	DefaultGateMaxInterval = 30 * time.Second
+)
+
+// ErrKindNotServed is wrapped by the error of Complete (and Build) for a
+// kind the API server does not serve, usually because its
+// CustomResourceDefinition is not installed, unless the Builder was told
+// to wait for it with WhenServed.
+var ErrKindNotServed = errors.New("kind is not served by the API server")
+
+// GateOption changes how a controller set up with WhenServed waits for its
+// kind.
+type GateOption func(*gate)
+
+// GateBackoff sets the first wait between two looks at the API server's
+// discovery and the longest one: each wait doubles the one before, up to
+// longest. Values that are not positive leave the default in place
+// (DefaultGateInterval, DefaultGateMaxInterval); a longest below first is
+// first.
+func GateBackoff(first, longest time.Duration) GateOption {
+	return func(g *gate) {
+		if first > 0 {
+			g.first = first
+		}
+		if longest > 0 {
+			g.longest = longest
+		}
+	}
+}
+
+// gate is how a Builder waits for its kind.
+type gate struct {
+	first, longest time.Duration
+}
+
+// WhenServed makes the controller wait for its kind: when the API server
+// does not serve T's kind at setup, Complete (and Build) check the
+// Reconciler and set its steps up as usual, so that mistakes still show at
+// once, then register a runnable with the manager that looks at the API
+// server's discovery (with a backoff, see GateBackoff) until the kind is
+// served, and only then builds and starts the controller. It logs once
+// that it waits and once that the kind is served. When the kind is served
+// at setup, WhenServed changes nothing. One operator binary can so ship
+// controllers for optional APIs, whose CRDs a cluster may install later or
+// never.
+//
+// While the controller waits, the field indexes its steps register wait
+// with it, the watches they add are added when it is built, and an
+// Enqueuer keeps what it is given. Build returns a nil controller in that
+// case. An error building the controller once its kind is served (rare:
+// most mistakes show at setup) stops the manager with that error.
+//
+// Without WhenServed, a kind that is not served is an error at setup that
+// wraps ErrKindNotServed.
+func (b *Builder[T]) WhenServed(opts ...GateOption) *Builder[T] {
+	g := &gate{first: DefaultGateInterval, longest: DefaultGateMaxInterval}
+	for _, o := range opts {
+		if o != nil {
+			o(g)
+		}
+	}
+	g.longest = max(g.longest, g.first)
+	b.gate = g
+	return b
+}
+
+// served reports whether the API server serves gvk, through mapper, which
+// looks at discovery again when it does not know the kind. A kind the
+// server does not know is not an error; failing to ask is.
+func served(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (bool, error) {
+	_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	switch {
+	case err == nil:
+		return true, nil
+	case meta.IsNoMatchError(err):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// gateRunnable waits, once the manager runs, until its kind is served, and
+// then builds the controller.
+type gateRunnable struct {
+	gate   gate
+	gvk    schema.GroupVersionKind
+	mapper meta.RESTMapper
+	log    logr.Logger
+	build  func(ctx context.Context) error
+}
+
+var (
+	_ manager.Runnable               = (*gateRunnable)(nil)
+	_ manager.LeaderElectionRunnable = (*gateRunnable)(nil)
+)
+
+// NeedLeaderElection is false: every replica builds the controller, which
+// itself waits for the leadership, as controllers do.
+func (g *gateRunnable) NeedLeaderElection() bool { return false }
+
+// Start looks for the kind until it is served or ctx ends.
+func (g *gateRunnable) Start(ctx context.Context) error {
+	wait := g.gate.first
+	waiting := false
+	lastErr := ""
+	for {
+		ok, err := served(g.mapper, g.gvk)
+		switch {
+		case ok:
+			g.log.Info("kind served, starting the controller")
+			return g.build(ctx)
+		case err != nil && err.Error() != lastErr:
+			// Said once per new error: discovery failing for a while
+			// must not flood the log.
+			lastErr = err.Error()
+			g.log.Error(err, "looking for the kind in the API server's discovery")
+		case err == nil && !waiting:
+			waiting = true
+			g.log.Info("kind not served, waiting for it", "firstInterval", g.gate.first.String(), "maxInterval", g.gate.longest.String())
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		wait = min(2*wait, g.gate.longest)
+	}
+}
+
+// notServedError is the error of a kind the API server does not serve.
+func notServedError(name string, gvk schema.GroupVersionKind, err error) error {
+	return fmt.Errorf("bosun: reconciler %q: %w: %s (is its CustomResourceDefinition installed?); "+
+		"to start the controller once it is, set the Builder's WhenServed: %w", name, ErrKindNotServed, gvk, err)
+}
