@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -85,6 +87,30 @@ type observedDatabase struct {
 	owner    string // the owning role
 	encoding string
 	mark     string // from the owner mark, empty when there is none
+	oid      uint32
+	size     int64 // in bytes
+}
+
+// atProvider returns what the Database's status.atProvider reports of s.
+func (s observedDatabase) atProvider() *pgv1.DatabaseObservation {
+	return &pgv1.DatabaseObservation{OID: int64(s.oid), Owner: s.owner, Encoding: s.encoding, Size: approxSize(s.size)}
+}
+
+// approxSize returns n bytes in binary units, rounded down to two
+// significant digits below 10 of a unit ("7.4Mi") and to whole units above
+// ("12Gi", "512Mi"), so that the text changes only when the size changes
+// by about one percent or more.
+func approxSize(n int64) string {
+	units := []string{"", "Ki", "Mi", "Gi", "Ti", "Pi"}
+	v, i := float64(max(n, 0)), 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if v < 10 && i > 0 {
+		return strconv.FormatFloat(math.Floor(v*10)/10, 'f', -1, 64) + units[i]
+	}
+	return strconv.FormatInt(int64(v), 10) + units[i]
 }
 
 // diff describes how s differs from what d asks for; the owner role is
@@ -103,13 +129,18 @@ func (s observedDatabase) diff(d *pgv1.Database) []string {
 	return diff
 }
 
-// Observe reads the database's owner, encoding and owner mark from
-// pg_database.
+// Observe reads the database's owner, encoding, owner mark and size from
+// pg_database, and reports the database in status.atProvider.
 func (c *databaseClient) Observe(ctx context.Context, d *pgv1.Database) (managed.Observation, error) {
 	s, found, err := c.read(ctx, managed.ExternalName(d))
-	if err != nil || !found {
+	if err != nil {
 		return managed.Observation{}, err
 	}
+	if !found {
+		d.Status.AtProvider = nil
+		return managed.Observation{}, nil
+	}
+	d.Status.AtProvider = s.atProvider()
 	diff := s.diff(d)
 	return managed.Observation{Exists: true, UpToDate: len(diff) == 0, Available: true, Diff: strings.Join(diff, "; "), Owner: s.mark}, nil
 }
@@ -118,9 +149,10 @@ func (c *databaseClient) Observe(ctx context.Context, d *pgv1.Database) (managed
 func (c *databaseClient) read(ctx context.Context, name string) (s observedDatabase, found bool, err error) {
 	var comment string
 	err = c.conn.QueryRow(ctx,
-		"SELECT pg_catalog.pg_get_userbyid(d.datdba), pg_catalog.pg_encoding_to_char(d.encoding), "+
-			"coalesce(pg_catalog.shobj_description(d.oid, 'pg_database'), '') FROM pg_catalog.pg_database d WHERE d.datname = $1",
-		name).Scan(&s.owner, &s.encoding, &comment)
+		"SELECT d.oid, pg_catalog.pg_get_userbyid(d.datdba), pg_catalog.pg_encoding_to_char(d.encoding), "+
+			"coalesce(pg_catalog.shobj_description(d.oid, 'pg_database'), ''), pg_catalog.pg_database_size(d.oid) "+
+			"FROM pg_catalog.pg_database d WHERE d.datname = $1",
+		name).Scan(&s.oid, &s.owner, &s.encoding, &comment, &s.size)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return observedDatabase{}, false, nil
 	}

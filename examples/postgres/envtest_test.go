@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,15 @@ func TestRoleLifecycle(t *testing.T) {
 	}
 	if got, want := readRole(t, e, name), (&roleState{Login: true, Limit: 3}); got == nil || *got != *want {
 		t.Fatalf("role in postgresql = %+v, want %+v", got, want)
+	}
+	// The status shows the role as PostgreSQL has it.
+	var oid int64
+	if err := query(t, e.srv, "SELECT oid::bigint FROM pg_roles WHERE rolname = $1", []any{name}, &oid); err != nil {
+		t.Fatalf("reading the role's oid: %v", err)
+	}
+	wantAt := &pgv1.RoleObservation{OID: oid, Login: true, ConnectionLimit: 3, Inherit: true}
+	if diff := cmp.Diff(wantAt, role.Status.AtProvider); diff != "" {
+		t.Errorf("status.atProvider (-want +got):\n%s", diff)
 	}
 
 	// The connection Secret holds the user, the server's address and a
@@ -237,6 +247,16 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 	want := dbState{Owner: externalName(role), Encoding: "UTF8"}
 	if got := readDatabase(t, e, dbName); got == nil || *got != want {
 		t.Fatalf("database in postgresql = %+v, want %+v", got, want)
+	}
+	// The status shows the database as PostgreSQL has it, its size
+	// rounded.
+	var oid, size int64
+	if err := query(t, e.srv, "SELECT oid::bigint, pg_database_size(oid) FROM pg_database WHERE datname = $1", []any{dbName}, &oid, &size); err != nil {
+		t.Fatalf("reading the database's oid and size: %v", err)
+	}
+	wantAt := &pgv1.DatabaseObservation{OID: oid, Owner: externalName(role), Encoding: "UTF8", Size: approxSize(size)}
+	if diff := cmp.Diff(wantAt, db.Status.AtProvider); diff != "" {
+		t.Errorf("status.atProvider (-want +got):\n%s", diff)
 	}
 
 	drifts := driftCorrections(t, DatabaseStepName)
@@ -563,6 +583,14 @@ func TestObserveOnly(t *testing.T) {
 	// observed, a role that exists.
 	syncedPaused := condition{managed.DefaultConditionSynced, metav1.ConditionFalse, conditions.ReasonReconcilePaused}
 	waitFor(t, e.c, key, role, readyTrue, syncedPaused)
+	// Observing reports the role in the status, and leaves the spec as
+	// the user wrote it.
+	if at := role.Status.AtProvider; at == nil || at.Login || at.ConnectionLimit != 2 || at.OID == 0 {
+		t.Errorf("status.atProvider under observe-only = %+v, want the role's oid, NOLOGIN and connection limit 2", at)
+	}
+	if !role.Spec.Login {
+		t.Error("spec.login changed under observe-only")
+	}
 	time.Sleep(3 * time.Second) // a few polls
 	if err := e.c.Delete(ctx, role); err != nil {
 		t.Fatalf("delete role: %v", err)

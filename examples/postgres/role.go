@@ -91,20 +91,26 @@ type observedRole struct {
 	login bool
 	limit int32
 	owner string // from the owner mark, empty when there is none
+	// at is what the Role's status.atProvider reports.
+	at pgv1.RoleObservation
 }
 
 // read reads the role name; found is false when it does not exist.
 func (c *roleClient) read(ctx context.Context, name string) (s observedRole, found bool, err error) {
 	var comment string
+	var oid uint32
+	a := &s.at
 	err = c.conn.QueryRow(ctx,
-		"SELECT r.rolcanlogin, r.rolconnlimit, coalesce(pg_catalog.shobj_description(r.oid, 'pg_authid'), '') FROM pg_catalog.pg_roles r WHERE r.rolname = $1",
-		name).Scan(&s.login, &s.limit, &comment)
+		"SELECT r.oid, r.rolcanlogin, r.rolconnlimit, r.rolsuper, r.rolcreatedb, r.rolcreaterole, r.rolinherit, r.rolreplication, r.rolbypassrls, "+
+			"coalesce(pg_catalog.shobj_description(r.oid, 'pg_authid'), '') FROM pg_catalog.pg_roles r WHERE r.rolname = $1",
+		name).Scan(&oid, &s.login, &s.limit, &a.Superuser, &a.CreateDB, &a.CreateRole, &a.Inherit, &a.Replication, &a.BypassRLS, &comment)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return observedRole{}, false, nil
 	}
 	if err != nil {
 		return observedRole{}, false, fmt.Errorf("reading role: %w", err)
 	}
+	a.OID, a.Login, a.ConnectionLimit = int64(oid), s.login, s.limit
 	s.owner = ownerOf(comment)
 	return s, true, nil
 }
@@ -121,13 +127,19 @@ func optionsDiff(s observedRole, r *pgv1.Role) []string {
 	return diff
 }
 
-// Observe reads the role and its owner mark from pg_roles.
+// Observe reads the role and its owner mark from pg_roles, and reports
+// the role in status.atProvider.
 func (c *roleClient) Observe(ctx context.Context, r *pgv1.Role) (managed.Observation, error) {
 	name := managed.ExternalName(r)
 	s, found, err := c.read(ctx, name)
-	if err != nil || !found {
+	if err != nil {
 		return managed.Observation{}, err
 	}
+	if !found {
+		r.Status.AtProvider = nil
+		return managed.Observation{}, nil
+	}
+	r.Status.AtProvider = &s.at
 	diff := optionsDiff(s, r)
 	if d := markDiff(s.owner, r); d != "" {
 		diff = append(diff, d)

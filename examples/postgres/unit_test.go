@@ -528,3 +528,25 @@ func TestUnitDatabase(t *testing.T) {
 		},
 	)
 }
+
+func TestApproxSize(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0"},
+		{1023, "1023"},
+		{1024, "1Ki"},
+		{1536, "1.5Ki"},
+		{7_561_711, "7.2Mi"},
+		{7_600_000, "7.2Mi"}, // a change under the rounding writes nothing
+		{10 * 1024 * 1024, "10Mi"},
+		{512*1024*1024 + 1, "512Mi"},
+		{3 << 40, "3Ti"},
+		{-5, "0"},
+	} {
+		if got := approxSize(tc.n); got != tc.want {
+			t.Errorf("approxSize(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

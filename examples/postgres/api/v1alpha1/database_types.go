@@ -39,8 +39,31 @@ type DatabaseSpec struct {
 	Strategy string `json:"strategy,omitempty"`
 }
 
+// DatabaseObservation is the database as PostgreSQL reports it in
+// pg_database.
+type DatabaseObservation struct {
+	// OID is the database's object identifier.
+	OID int64 `json:"oid"`
+	// Owner is the role that owns the database.
+	Owner string `json:"owner"`
+	// Encoding is the database's character encoding.
+	Encoding string `json:"encoding"`
+	// Size is the disk space the database takes, rounded down to two
+	// significant digits in binary units ("7.4Mi", "12Gi") or to whole
+	// units from 100 on ("512Mi"), so that it changes, and costs a write
+	// of the status, only when the size changes by about one percent or
+	// more, not at every poll of a database in use.
+	Size string `json:"size"`
+}
+
 // DatabaseStatus is the observed state of a Database.
 type DatabaseStatus struct {
+	// AtProvider is the database as the operator last observed it in
+	// PostgreSQL, under every management policy; unset while there is
+	// none.
+	//
+	// +optional
+	AtProvider *DatabaseObservation `json:"atProvider,omitempty"`
 	// ObservedGeneration is the metadata.generation the status describes.
 	//
 	// +optional

@@ -29,8 +29,37 @@ type RoleSpec struct {
 	ConnectionSecretName string `json:"connectionSecretName,omitempty"`
 }
 
+// RoleObservation is the role as PostgreSQL reports it in pg_roles.
+type RoleObservation struct {
+	// OID is the role's object identifier.
+	OID int64 `json:"oid"`
+	// Login tells whether the role may log in.
+	Login bool `json:"login"`
+	// ConnectionLimit is the role's connection limit, -1 for none.
+	ConnectionLimit int32 `json:"connectionLimit"`
+	// Superuser tells whether the role is a superuser.
+	Superuser bool `json:"superuser"`
+	// CreateDB tells whether the role may create databases.
+	CreateDB bool `json:"createDB"`
+	// CreateRole tells whether the role may create roles.
+	CreateRole bool `json:"createRole"`
+	// Inherit tells whether the role inherits the privileges of the roles
+	// it is a member of.
+	Inherit bool `json:"inherit"`
+	// Replication tells whether the role may start streaming replication.
+	Replication bool `json:"replication"`
+	// BypassRLS tells whether the role bypasses row-level security.
+	BypassRLS bool `json:"bypassRLS"`
+}
+
 // RoleStatus is the observed state of a Role.
 type RoleStatus struct {
+	// AtProvider is the role as the operator last observed it in
+	// PostgreSQL, under every management policy; unset while there is
+	// none.
+	//
+	// +optional
+	AtProvider *RoleObservation `json:"atProvider,omitempty"`
 	// ObservedGeneration is the metadata.generation the status describes.
 	//
 	// +optional
