@@ -77,7 +77,14 @@ type Alias struct {
 	// GVK is the group/version/kind as written, for example
 	// "batch/v1/Job" or "v1/Pod".
 	GVK Ident
+	// Scope is the word `cluster` after the GVK when the kind is
+	// cluster-scoped; its Name is "" for a namespaced kind.
+	Scope Ident
 }
+
+// ClusterKeyword is the word that ends an alias of a cluster-scoped kind:
+// `alias Tenant tenancy.example.com/v1/Tenant cluster`.
+const ClusterKeyword = "cluster"
 
 // Decl is `decl NAME for KIND { state { ... } action { ... } }`.
 type Decl struct {
@@ -143,6 +150,9 @@ const (
 	FieldSelector
 	// OwnedSelector is `owned`: only objects controlled by the target.
 	OwnedSelector
+	// NamespaceSelector is `namespace=VALUE`: read the state in that
+	// namespace instead of the target's.
+	NamespaceSelector
 )
 
 // String returns the keyword of the selector kind.
@@ -156,8 +166,53 @@ func (k SelectorKind) String() string {
 		return "fields"
 	case OwnedSelector:
 		return "owned"
+	case NamespaceSelector:
+		return "namespace"
 	default:
 		return fmt.Sprintf("SelectorKind(%d)", int(k))
+	}
+}
+
+// LabelOp is the operator of a label selector, with the meaning of a
+// Kubernetes label selector requirement.
+type LabelOp int
+
+// The operators of label selectors.
+const (
+	// LabelEquals is `labels/KEY=VALUE`: the label is VALUE.
+	LabelEquals LabelOp = iota
+	// LabelNotEquals is `labels/KEY!=VALUE`: the label is not VALUE, or
+	// the object does not carry it.
+	LabelNotEquals
+	// LabelIn is `labels/KEY in (A, B)`: the label is one of the values.
+	LabelIn
+	// LabelNotIn is `labels/KEY notin (A, B)`: the label is none of the
+	// values, or the object does not carry it.
+	LabelNotIn
+	// LabelExists is `labels/KEY`: the object carries the label.
+	LabelExists
+	// LabelDoesNotExist is `!labels/KEY`: the object does not carry the
+	// label.
+	LabelDoesNotExist
+)
+
+// String returns the operator as the language writes it.
+func (op LabelOp) String() string {
+	switch op {
+	case LabelEquals:
+		return "="
+	case LabelNotEquals:
+		return "!="
+	case LabelIn:
+		return "in"
+	case LabelNotIn:
+		return "notin"
+	case LabelExists:
+		return "exists"
+	case LabelDoesNotExist:
+		return "!exists"
+	default:
+		return fmt.Sprintf("LabelOp(%d)", int(op))
 	}
 }
 
@@ -166,10 +221,61 @@ type Selector struct {
 	Pos  Pos
 	Kind SelectorKind
 	// Key is the label key or the field path (for example
-	// ".metadata.controller"); empty for name and owned.
+	// ".metadata.controller"); empty for name, namespace and owned.
 	Key Ident
-	// Value is the value after `=`; nil for owned.
+	// Op is the operator of a label selector; LabelEquals for the other
+	// kinds.
+	Op LabelOp
+	// Value is the value after `=` or `!=`; nil for owned, for `in` and
+	// `notin` (see Values) and for the existence operators.
 	Value *Value
+	// Values are the values of `in (...)` and `notin (...)`, in order.
+	Values []*Value
+	// End is the position just after the selector's last byte; the zero
+	// Pos when the selector was not parsed.
+	End Pos
+}
+
+// String returns the selector in canonical form: without blanks around
+// `=` and `!=`, and with `, ` between the values of `in` and `notin`.
+func (sel *Selector) String() string {
+	var b strings.Builder
+	if sel.Kind == LabelSelector && sel.Op == LabelDoesNotExist {
+		b.WriteByte('!')
+	}
+	b.WriteString(sel.Kind.String())
+	if sel.Kind == LabelSelector || sel.Kind == FieldSelector {
+		b.WriteByte('/')
+		b.WriteString(sel.Key.Name)
+	}
+	raw := func(v *Value) string {
+		if v == nil {
+			return ""
+		}
+		return v.Raw
+	}
+	switch {
+	case sel.Kind == OwnedSelector:
+	case sel.Kind == LabelSelector && (sel.Op == LabelExists || sel.Op == LabelDoesNotExist):
+	case sel.Kind == LabelSelector && (sel.Op == LabelIn || sel.Op == LabelNotIn):
+		b.WriteByte(' ')
+		b.WriteString(sel.Op.String())
+		b.WriteString(" (")
+		for i, v := range sel.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(raw(v))
+		}
+		b.WriteByte(')')
+	case sel.Kind == LabelSelector && sel.Op == LabelNotEquals:
+		b.WriteString("!=")
+		b.WriteString(raw(sel.Value))
+	default:
+		b.WriteByte('=')
+		b.WriteString(raw(sel.Value))
+	}
+	return b.String()
 }
 
 // Value is the value of a selector: constant text and `${target.Path}`
@@ -203,11 +309,28 @@ type Part struct {
 	Ref []string
 }
 
-// Action is `Name(state, ...)`.
+// Action is `Name(state, ...)`, optionally followed by the objects the
+// action writes: `Name(state, ...) writes Kind(verb, ...), ...`.
 type Action struct {
 	Name   Ident
 	States []Ident
-	End    Pos // of the closing parenthesis
+	// Writes are the kinds the action writes, with the verbs, in source
+	// order.
+	Writes []*Write
+	End    Pos // of the last closing parenthesis
+}
+
+// WritesKeyword is the word between an action's states and the kinds it
+// writes.
+const WritesKeyword = "writes"
+
+// Write is `Kind(verb, ...)` after `writes`: the action writes objects of
+// Kind with those API verbs (create, update, patch, delete,
+// deletecollection).
+type Write struct {
+	Kind  Ident
+	Verbs []Ident
+	End   Pos // of the closing parenthesis
 }
 
 // SplitGroupVersion splits "group/version" into its parts; a string

@@ -2,11 +2,13 @@ package dsl
 
 import "sort"
 
-// builtinGroup is a group/version whose namespaced kinds a document may
-// name without a bind or an alias.
+// builtinGroup is a group/version whose kinds a document may name without
+// a bind or an alias.
 type builtinGroup struct {
 	group, version, pkg string
 	kinds               []string
+	// cluster are its cluster-scoped kinds.
+	cluster []string
 }
 
 var builtinGroups = []builtinGroup{
@@ -14,14 +16,15 @@ var builtinGroups = []builtinGroup{
 		"Pod", "Service", "ConfigMap", "Secret", "ServiceAccount",
 		"PersistentVolumeClaim", "Endpoints", "Event", "LimitRange",
 		"ResourceQuota", "ReplicationController", "PodTemplate",
-	}},
+	}, []string{"Namespace", "Node", "PersistentVolume"}},
 	{"apps", "v1", "k8s.io/api/apps/v1", []string{
 		"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ControllerRevision",
-	}},
-	{"batch", "v1", "k8s.io/api/batch/v1", []string{"Job", "CronJob"}},
-	{"networking.k8s.io", "v1", "k8s.io/api/networking/v1", []string{"Ingress", "NetworkPolicy"}},
-	{"rbac.authorization.k8s.io", "v1", "k8s.io/api/rbac/v1", []string{"Role", "RoleBinding"}},
-	{"coordination.k8s.io", "v1", "k8s.io/api/coordination/v1", []string{"Lease"}},
+	}, nil},
+	{"batch", "v1", "k8s.io/api/batch/v1", []string{"Job", "CronJob"}, nil},
+	{"networking.k8s.io", "v1", "k8s.io/api/networking/v1", []string{"Ingress", "NetworkPolicy"}, []string{"IngressClass"}},
+	{"rbac.authorization.k8s.io", "v1", "k8s.io/api/rbac/v1", []string{"Role", "RoleBinding"}, []string{"ClusterRole", "ClusterRoleBinding"}},
+	{"coordination.k8s.io", "v1", "k8s.io/api/coordination/v1", []string{"Lease"}, nil},
+	{"storage.k8s.io", "v1", "k8s.io/api/storage/v1", nil, []string{"StorageClass"}},
 }
 
 // builtinKinds maps a built-in kind name to its kind.
@@ -30,6 +33,9 @@ var builtinKinds = func() map[string]Kind {
 	for _, g := range builtinGroups {
 		for _, k := range g.kinds {
 			m[k] = Kind{Name: k, Group: g.group, Version: g.version, Kind: k, Package: g.pkg, Builtin: true}
+		}
+		for _, k := range g.cluster {
+			m[k] = Kind{Name: k, Group: g.group, Version: g.version, Kind: k, Package: g.pkg, Builtin: true, Cluster: true}
 		}
 	}
 	return m
@@ -55,10 +61,12 @@ func joinGroupVersion(group, version string) string {
 	return group + "/" + version
 }
 
-// Builtin returns the built-in kind called name: a namespaced kind of core
-// v1, apps/v1, batch/v1, networking.k8s.io/v1, rbac.authorization.k8s.io/v1
-// or coordination.k8s.io/v1, which a document may name without a bind or
-// an alias.
+// Builtin returns the built-in kind called name: a kind of core v1,
+// apps/v1, batch/v1, networking.k8s.io/v1, rbac.authorization.k8s.io/v1,
+// coordination.k8s.io/v1 or storage.k8s.io/v1, which a document may name
+// without a bind or an alias. Kind.Cluster tells the cluster-scoped ones
+// (Namespace, Node, PersistentVolume, IngressClass, ClusterRole,
+// ClusterRoleBinding, StorageClass) from the namespaced ones.
 func Builtin(name string) (Kind, bool) {
 	k, ok := builtinKinds[name]
 	return k, ok

@@ -3,6 +3,7 @@ package dsl
 import (
 	gotoken "go/token"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -141,7 +142,7 @@ func (c *checker) resolveAlias(a *Alias) *Kind {
 		c.errs.add(a.GVK.Pos, "group/version %s of alias %s is not bound; add bind %s GO-PACKAGE", gv, shorten(a.Name.Name), gv)
 		return nil
 	}
-	return &Kind{Name: a.Name.Name, Group: group, Version: version, Kind: kind, Package: pkg}
+	return &Kind{Name: a.Name.Name, Group: group, Version: version, Kind: kind, Package: pkg, Cluster: a.Scope.Name != ""}
 }
 
 // lookupKind resolves a kind name: an alias, else a built-in kind (in the
@@ -217,6 +218,7 @@ func (c *checker) checkDecl(d *Decl) *DeclSpec {
 			c.errs.add(a.Name.Pos, "invalid action name %s; want a Go identifier", shorten(name))
 		}
 		as := &ActionSpec{Action: a, Name: name}
+		c.checkWrites(as)
 		named := make(map[string]bool)
 		for _, arg := range a.States {
 			if named[arg.Name] {
@@ -242,17 +244,58 @@ func (c *checker) checkDecl(d *Decl) *DeclSpec {
 	return ds
 }
 
+// checkWrites checks the writes of an action and fills as.Writes.
+func (c *checker) checkWrites(as *ActionSpec) {
+	a := as.Action
+	kinds := make(map[string]*Write)
+	for _, w := range a.Writes {
+		if w == nil {
+			continue
+		}
+		k := c.lookupKind(w.Kind)
+		if first, ok := kinds[w.Kind.Name]; ok {
+			c.errs.add(w.Kind.Pos, "kind %s written twice by action %s; first at column %d, name every verb there",
+				shorten(w.Kind.Name), shorten(a.Name.Name), first.Kind.Pos.Column)
+			continue
+		}
+		kinds[w.Kind.Name] = w
+		if len(w.Verbs) == 0 {
+			c.errs.add(w.Kind.Pos, "no verbs for %s in the writes of action %s; want %s(%s, ...)",
+				shorten(w.Kind.Name), shorten(a.Name.Name), shorten(w.Kind.Name), strings.Join(WriteVerbs, " | "))
+		}
+		ws := WriteSpec{Kind: k}
+		seen := make(map[string]bool)
+		for _, v := range w.Verbs {
+			switch {
+			case !slices.Contains(WriteVerbs, v.Name):
+				c.errs.add(v.Pos, "unknown verb %s for %s; want one of %s", shorten(v.Name), shorten(w.Kind.Name), strings.Join(WriteVerbs, ", "))
+			case seen[v.Name]:
+				c.errs.add(v.Pos, "verb %s named twice for %s", v.Name, shorten(w.Kind.Name))
+			default:
+				seen[v.Name] = true
+				ws.Verbs = append(ws.Verbs, v.Name)
+			}
+		}
+		if k != nil {
+			as.Writes = append(as.Writes, ws)
+		}
+	}
+}
+
 func (c *checker) checkSelectors(ds *DeclSpec, ss *StateSpec) {
 	st := ss.State
 	name := shorten(st.Name.Name)
 	var hasName, owned bool
+	var nsSel, controllerSel *Selector
 	labels := make(map[string]bool)
 	fields := make(map[string]bool)
 	for _, sel := range st.Selectors {
 		if sel == nil {
 			continue
 		}
-		if sel.Kind != OwnedSelector && sel.Value == nil {
+		valueless := sel.Kind == OwnedSelector ||
+			sel.Kind == LabelSelector && sel.Op != LabelEquals && sel.Op != LabelNotEquals
+		if !valueless && sel.Value == nil {
 			c.errs.add(sel.Pos, "selector %s in state %s has no value", sel.Kind, name)
 			continue
 		}
@@ -273,6 +316,25 @@ func (c *checker) checkSelectors(ds *DeclSpec, ss *StateSpec) {
 			}
 			c.checkRefs(ds, sel.Value)
 			ss.ObjectName = sel.Value
+		case NamespaceSelector:
+			if nsSel != nil {
+				c.errs.add(sel.Pos, "duplicate namespace selector in state %s", name)
+				continue
+			}
+			nsSel = sel
+			if ss.Kind != nil && ss.Kind.Cluster {
+				c.errs.add(sel.Pos, "selector namespace is for namespaced kinds; %s is cluster-scoped", shorten(ss.Kind.Name))
+				continue
+			}
+			if sel.Value.IsConstant() {
+				if text := constantText(sel.Value); text == "" {
+					c.errs.add(sel.Value.Pos, "empty namespace in state %s", name)
+				} else if len(validation.IsDNS1123Label(text)) > 0 {
+					c.errs.add(sel.Value.Pos, "invalid namespace %s; want a DNS label: at most 63 lower-case letters, digits or -, alphanumeric at both ends", shorten(sel.Value.Raw))
+				}
+			}
+			c.checkRefs(ds, sel.Value)
+			ss.Namespace = sel.Value
 		case LabelSelector:
 			if !st.List {
 				c.errs.add(sel.Pos, "selector labels/%s is only for list states; state %s is a single object", key, name)
@@ -281,16 +343,31 @@ func (c *checker) checkSelectors(ds *DeclSpec, ss *StateSpec) {
 			if len(validation.IsQualifiedName(sel.Key.Name)) > 0 {
 				c.errs.add(sel.Key.Pos, "invalid label key %s; want [PREFIX/]NAME: a DNS subdomain prefix and a name of at most 63 letters, digits, -, _ or ., alphanumeric at both ends", key)
 			}
-			if labels[sel.Key.Name] {
-				c.errs.add(sel.Pos, "duplicate label key %s in state %s", key, name)
+			opKey := sel.Key.Name + " " + sel.Op.String()
+			if labels[opKey] {
+				c.errs.add(sel.Pos, "duplicate label requirement %s in state %s", shorten(sel.String()), name)
 				continue
 			}
-			labels[sel.Key.Name] = true
-			if sel.Value.IsConstant() && len(validation.IsValidLabelValue(constantText(sel.Value))) > 0 {
-				c.errs.add(sel.Value.Pos, "invalid label value %s; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends", shorten(sel.Value.Raw))
+			labels[opKey] = true
+			values := sel.Values
+			if sel.Value != nil {
+				values = []*Value{sel.Value}
 			}
-			c.checkRefs(ds, sel.Value)
-			ss.Labels = append(ss.Labels, Requirement{Key: sel.Key.Name, Value: sel.Value})
+			seen := make(map[string]bool)
+			for _, v := range values {
+				if v.IsConstant() {
+					text := constantText(v)
+					if len(validation.IsValidLabelValue(text)) > 0 {
+						c.errs.add(v.Pos, "invalid label value %s; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends", shorten(v.Raw))
+					}
+					if seen[text] {
+						c.errs.add(v.Pos, "label value %s named twice in labels/%s %s", shorten(v.Raw), key, sel.Op)
+					}
+					seen[text] = true
+				}
+				c.checkRefs(ds, v)
+			}
+			ss.Labels = append(ss.Labels, Requirement{Key: sel.Key.Name, Op: sel.Op, Value: sel.Value, Values: sel.Values})
 		case FieldSelector:
 			if !st.List {
 				c.errs.add(sel.Pos, "selector fields/%s is only for list states; state %s is a single object", key, name)
@@ -305,6 +382,9 @@ func (c *checker) checkSelectors(ds *DeclSpec, ss *StateSpec) {
 				continue
 			}
 			fields[sel.Key.Name] = true
+			if sel.Key.Name == ControllerField {
+				controllerSel = sel
+			}
 			c.checkRefs(ds, sel.Value)
 			req := Requirement{Key: sel.Key.Name, Value: sel.Value}
 			if c.opts.Types != nil && valid && sel.Key.Name != ControllerField && ss.Kind != nil {
@@ -323,12 +403,67 @@ func (c *checker) checkSelectors(ds *DeclSpec, ss *StateSpec) {
 			owned = true
 			ss.Owned = true
 		default:
-			c.errs.add(sel.Pos, "unknown selector %s; want name, labels/KEY, fields/PATH or owned", sel.Kind)
+			c.errs.add(sel.Pos, "unknown selector %s; want name, namespace, labels/KEY, fields/PATH or owned", sel.Kind)
 		}
 	}
 	if !st.List && !hasName {
 		c.errs.add(st.Name.Pos, "state %s has no name selector; a single-object state needs name=VALUE", name)
 	}
+	c.checkScope(ds, ss, nsSel, controllerSel)
+}
+
+// checkScope works out where the objects of ss are read and reports the
+// selectors that cannot work there: owner references never cross
+// namespaces, and a cluster-scoped object has no namespaced owner.
+func (c *checker) checkScope(ds *DeclSpec, ss *StateSpec, nsSel, controllerSel *Selector) {
+	if ss.Kind == nil {
+		return
+	}
+	st := ss.State
+	name := shorten(st.Name.Name)
+	targetCluster := ds.Target != nil && ds.Target.Cluster
+	switch {
+	case ss.Kind.Cluster:
+		ss.Scope = ClusterScope
+	case ss.Namespace != nil:
+		ss.Scope = NamespaceScope
+	case targetCluster && st.List:
+		ss.Scope = AllNamespacesScope
+	case targetCluster:
+		c.errs.add(st.Name.Pos, "state %s needs namespace=VALUE: %s is namespaced and the target %s is cluster-scoped, so there is no target namespace to read it in",
+			name, shorten(ss.Kind.Name), shorten(ds.Target.Name))
+		return
+	default:
+		ss.Scope = TargetScope
+	}
+	if ss.Scope == TargetScope || targetCluster || ds.Target == nil {
+		return
+	}
+	where := "in namespace " + shorten(nsSelValue(nsSel))
+	if ss.Scope == ClusterScope {
+		where = "cluster-scoped"
+	}
+	for _, sel := range st.Selectors {
+		if sel == nil {
+			continue
+		}
+		switch {
+		case sel.Kind == OwnedSelector:
+			c.errs.add(sel.Pos, "selector owned cannot hold for state %s, %s: a %s controls only objects in its own namespace; leave out owned, or namespace",
+				name, where, shorten(ds.Target.Name))
+		case sel == controllerSel:
+			c.errs.add(sel.Pos, "selector fields/%s cannot hold for state %s, %s: a %s controls only objects in its own namespace",
+				ControllerField, name, where, shorten(ds.Target.Name))
+		}
+	}
+}
+
+// nsSelValue returns the value of a namespace selector as written.
+func nsSelValue(sel *Selector) string {
+	if sel == nil || sel.Value == nil {
+		return ""
+	}
+	return sel.Value.Raw
 }
 
 // checkRefs checks the references of v against the decl's target type.

@@ -2,6 +2,7 @@ package dsl
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -155,7 +156,7 @@ func TestCheckErrors(t *testing.T) {
 			"}\n",
 		want: []string{
 			"4:4: selector name is only for single-object states; state l is a list",
-			"6:4: duplicate label key app in state l",
+			"6:4: duplicate label requirement labels/app=b in state l",
 			"7:11: invalid label key -bad; want [PREFIX/]NAME: a DNS subdomain prefix and a name of at most 63 letters, digits, -, _ or ., alphanumeric at both ends",
 			"9:16: invalid label value -bad-; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends",
 			"10:16: invalid label value \"0123456789012345678901234567890...; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends",
@@ -168,6 +169,99 @@ func TestCheckErrors(t *testing.T) {
 			"22:4: selector fields/.spec.x is only for list states; state s is a single object",
 			"26:4: duplicate name selector in state t",
 			"29:9: empty name in state u",
+		},
+	}, {
+		name: "set-based label selectors",
+		src: "decl M for Pod {\n" +
+			"\tstate {\n" +
+			"\t\tl []Job {\n" +
+			"\t\t\tlabels/a in (x, -y-, x)\n" +
+			"\t\t\tlabels/a notin (z)\n" +
+			"\t\t\tlabels/a notin (w)\n" +
+			"\t\t\tlabels/b!=-c-\n" +
+			"\t\t\tlabels/c\n" +
+			"\t\t\t!labels/c\n" +
+			"\t\t\t!labels/-d\n" +
+			"\t\t}\n" +
+			"\t\ts Service {\n" +
+			"\t\t\tname=x\n" +
+			"\t\t\t!labels/e\n" +
+			"\t\t}\n" +
+			"\t}\n" +
+			"}\n",
+		want: []string{
+			"4:20: invalid label value -y-; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends",
+			"4:25: label value x named twice in labels/a in",
+			"6:4: duplicate label requirement labels/a notin (w) in state l",
+			"7:14: invalid label value -c-; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends",
+			"10:12: invalid label key -d; want [PREFIX/]NAME: a DNS subdomain prefix and a name of at most 63 letters, digits, -, _ or ., alphanumeric at both ends",
+			"14:4: selector labels/e is only for list states; state s is a single object",
+		},
+	}, {
+		name: "scopes",
+		src: "alias Tenant example.com/v1/Tenant cluster\n" +
+			"bind example.com/v1 example.com/api/v1\n" +
+			"decl M for Pod {\n" +
+			"\tstate {\n" +
+			"\t\tnodes []Node {\n" +
+			"\t\t\tnamespace=x\n" +
+			"\t\t\towned\n" +
+			"\t\t}\n" +
+			"\t\tcm ConfigMap {\n" +
+			"\t\t\tname=a\n" +
+			"\t\t\tnamespace=Bad_NS\n" +
+			"\t\t\tnamespace=b\n" +
+			"\t\t\towned\n" +
+			"\t\t}\n" +
+			"\t\tjobs []Job {\n" +
+			"\t\t\tnamespace=${target.Spec.NodeName}\n" +
+			"\t\t\tfields/.metadata.controller=${target.Name}\n" +
+			"\t\t}\n" +
+			"\t\tempty []Job {\n" +
+			"\t\t\tnamespace=\"\"\n" +
+			"\t\t}\n" +
+			"\t}\n" +
+			"}\n" +
+			"decl N for Tenant {\n" +
+			"\tstate {\n" +
+			"\t\tquota ResourceQuota {\n" +
+			"\t\t\tname=${target.Name}\n" +
+			"\t\t}\n" +
+			"\t\tpods []Pod {\n" +
+			"\t\t\towned\n" +
+			"\t\t}\n" +
+			"\t\tcm ConfigMap {\n" +
+			"\t\t\tname=${target.Name}\n" +
+			"\t\t\tnamespace=${target.Name}\n" +
+			"\t\t\towned\n" +
+			"\t\t}\n" +
+			"\t}\n" +
+			"}\n",
+		want: []string{
+			"6:4: selector namespace is for namespaced kinds; Node is cluster-scoped",
+			"7:4: selector owned cannot hold for state nodes, cluster-scoped: a Pod controls only objects in its own namespace; leave out owned, or namespace",
+			"11:14: invalid namespace Bad_NS; want a DNS label: at most 63 lower-case letters, digits or -, alphanumeric at both ends",
+			"12:4: duplicate namespace selector in state cm",
+			"13:4: selector owned cannot hold for state cm, in namespace Bad_NS: a Pod controls only objects in its own namespace; leave out owned, or namespace",
+			"17:4: selector fields/.metadata.controller cannot hold for state jobs, in namespace ${target.Spec.NodeName}: a Pod controls only objects in its own namespace",
+			"20:14: empty namespace in state empty",
+			"26:3: state quota needs namespace=VALUE: ResourceQuota is namespaced and the target Tenant is cluster-scoped, so there is no target namespace to read it in",
+		},
+	}, {
+		name: "writes",
+		src: "decl M for Pod {\n" +
+			"\taction {\n" +
+			"\t\tA() writes Job(create, delete), Nope(create)\n" +
+			"\t\tB() writes Job(create, get, create), Job(patch)\n" +
+			"\t\tC() writes Job()\n" +
+			"\t}\n" +
+			"}\n",
+		want: []string{
+			"3:35: unknown kind Nope; add alias Nope GROUP/VERSION/KIND",
+			"4:26: unknown verb get for Job; want one of create, update, patch, delete, deletecollection",
+			"4:31: verb create named twice for Job",
+			"4:40: kind Job written twice by action B; first at column 14, name every verb there",
+			"5:14: no verbs for Job in the writes of action C; want Job(create | update | patch | delete | deletecollection, ...)",
 		},
 	}, {
 		name: "references and field paths with types",
@@ -328,6 +422,86 @@ func TestCheckKinds(t *testing.T) {
 	}
 }
 
+func TestCheckScopesAndWrites(t *testing.T) {
+	src := "alias Tenant example.com/v1/Tenant cluster\n" +
+		"bind example.com/v1 example.com/api/v1\n" +
+		"decl M for Pod {\n" +
+		"\tstate {\n" +
+		"\t\tlocal []Pod {\n" +
+		"\t\t\tlabels/a in (x, ${target.Name})\n" +
+		"\t\t\t!labels/b\n" +
+		"\t\t}\n" +
+		"\t\tshared ConfigMap {\n" +
+		"\t\t\tname=settings\n" +
+		"\t\t\tnamespace=${target.Spec.NodeName}\n" +
+		"\t\t}\n" +
+		"\t\tnode Node {\n" +
+		"\t\t\tname=${target.Spec.NodeName}\n" +
+		"\t\t}\n" +
+		"\t}\n" +
+		"\taction {\n" +
+		"\t\tA(local) writes Pod(delete, patch), Tenant(update)\n" +
+		"\t}\n" +
+		"}\n" +
+		"decl N for Tenant {\n" +
+		"\tstate {\n" +
+		"\t\tpods []Pod {\n" +
+		"\t\t\towned\n" +
+		"\t\t}\n" +
+		"\t}\n" +
+		"}\n"
+	f, err := Parse("", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := Check(f, CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type state struct {
+		Name      string
+		Scope     Scope
+		Namespace string
+		Labels    []string
+	}
+	var got []state
+	for _, d := range spec.Decls {
+		for _, s := range d.States {
+			st := state{Name: s.Name, Scope: s.Scope}
+			if s.Namespace != nil {
+				st.Namespace = s.Namespace.Raw
+			}
+			for _, r := range s.Labels {
+				vals := []string{}
+				for _, v := range r.Values {
+					vals = append(vals, v.Raw)
+				}
+				st.Labels = append(st.Labels, r.Key+" "+r.Op.String()+" "+strings.Join(vals, ","))
+			}
+			got = append(got, st)
+		}
+	}
+	want := []state{
+		{Name: "local", Scope: TargetScope, Labels: []string{"a in x,${target.Name}", "b !exists "}},
+		{Name: "shared", Scope: NamespaceScope, Namespace: "${target.Spec.NodeName}"},
+		{Name: "node", Scope: ClusterScope},
+		{Name: "pods", Scope: AllNamespacesScope},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if !spec.Decls[1].Target.Cluster {
+		t.Errorf("Tenant is not cluster-scoped")
+	}
+	var writes []string
+	for _, w := range spec.Decls[0].Actions[0].Writes {
+		writes = append(writes, w.Kind.Name+":"+strings.Join(w.Verbs, ","))
+	}
+	if diff := cmp.Diff([]string{"Pod:delete,patch", "Tenant:update"}, writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+}
+
 func TestCheckGoPath(t *testing.T) {
 	src := "decl M for Pod {\n\tstate {\n\t\tl []Pod {\n\t\t\tfields/.spec.nodeName=${target.Spec.NodeName}\n\t\t}\n\t}\n}\n"
 	f, err := Parse("", []byte(src))
@@ -382,10 +556,12 @@ func TestBuiltins(t *testing.T) {
 		}
 	}
 	want := []string{
+		"ClusterRole", "ClusterRoleBinding",
 		"ConfigMap", "ControllerRevision", "CronJob", "DaemonSet", "Deployment", "Endpoints", "Event",
-		"Ingress", "Job", "Lease", "LimitRange", "NetworkPolicy", "PersistentVolumeClaim", "Pod",
+		"Ingress", "IngressClass", "Job", "Lease", "LimitRange", "Namespace", "NetworkPolicy", "Node",
+		"PersistentVolume", "PersistentVolumeClaim", "Pod",
 		"PodTemplate", "ReplicaSet", "ReplicationController", "ResourceQuota", "Role", "RoleBinding",
-		"Secret", "Service", "ServiceAccount", "StatefulSet",
+		"Secret", "Service", "ServiceAccount", "StatefulSet", "StorageClass",
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("Builtins names (-want +got):\n%s", diff)
@@ -399,8 +575,10 @@ func TestBuiltins(t *testing.T) {
 		{"Ingress", Kind{Name: "Ingress", Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Package: "k8s.io/api/networking/v1", Builtin: true}, true},
 		{"RoleBinding", Kind{Name: "RoleBinding", Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding", Package: "k8s.io/api/rbac/v1", Builtin: true}, true},
 		{"Lease", Kind{Name: "Lease", Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Package: "k8s.io/api/coordination/v1", Builtin: true}, true},
-		{"Node", Kind{}, false},
-		{"ClusterRole", Kind{}, false},
+		{"Node", Kind{Name: "Node", Version: "v1", Kind: "Node", Package: "k8s.io/api/core/v1", Builtin: true, Cluster: true}, true},
+		{"ClusterRole", Kind{Name: "ClusterRole", Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Package: "k8s.io/api/rbac/v1", Builtin: true, Cluster: true}, true},
+		{"StorageClass", Kind{Name: "StorageClass", Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", Package: "k8s.io/api/storage/v1", Builtin: true, Cluster: true}, true},
+		{"Widget", Kind{}, false},
 	}
 	for _, tt := range tests {
 		got, ok := Builtin(tt.name)

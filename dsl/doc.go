@@ -30,23 +30,41 @@
 // `bind GROUP/VERSION GO-PACKAGE` names the Go package that holds the types
 // of a group/version; the core group is written as just its version (`v1`).
 // `alias NAME GROUP/VERSION/KIND` gives a kind a name (`VERSION/KIND` for
-// the core group). The namespaced kinds of core v1, apps/v1, batch/v1,
-// networking.k8s.io/v1, rbac.authorization.k8s.io/v1 and
-// coordination.k8s.io/v1 are built in (see Builtins) and need neither; an
-// alias of the same name overrides a built-in kind, and a bind of a
-// built-in group/version moves its kinds to the bound package.
+// the core group); `alias NAME GROUP/VERSION/KIND cluster` says the kind is
+// cluster-scoped. The kinds of core v1, apps/v1, batch/v1,
+// networking.k8s.io/v1, rbac.authorization.k8s.io/v1,
+// coordination.k8s.io/v1 and storage.k8s.io/v1 are built in (see Builtins),
+// the cluster-scoped ones among them (Node, Namespace, ClusterRole, ...)
+// known as such, and need neither; an alias of the same name overrides a
+// built-in kind, and a bind of a built-in group/version moves its kinds to
+// the bound package.
 //
 // `decl NAME for KIND { ... }` declares a manager for the target kind KIND
 // with state and action blocks. A state `name Kind { ... }` is one object,
-// `name []Kind { ... }` a list, both read from the target's namespace. Its
-// body has one selector a line:
+// `name []Kind { ... }` a list, read from the target's namespace unless
+// its kind is cluster-scoped or it names a namespace. Its body has one
+// selector a line:
 //
-//	name=VALUE          the name of a single object (required there)
-//	labels/KEY=VALUE    a label a listed object must carry
-//	fields/PATH=VALUE   a field (".spec.nodeName") a listed object must have;
-//	                    ".metadata.controller" is the name of the object's
-//	                    controller of the target's kind
-//	owned               keep only objects the target controls
+//	name=VALUE             the name of a single object (required there)
+//	namespace=VALUE        read in that namespace, not the target's
+//	labels/KEY=VALUE       a label a listed object must carry
+//	labels/KEY!=VALUE      a label it must not carry with that value
+//	labels/KEY in (A, B)   a label it must carry with one of the values
+//	labels/KEY notin (A)   a label it must not carry with any of them
+//	labels/KEY             a label it must carry
+//	!labels/KEY            a label it must not carry
+//	fields/PATH=VALUE      a field (".spec.nodeName") a listed object must have;
+//	                       ".metadata.controller" is the name of the object's
+//	                       controller of the target's kind
+//	owned                  keep only objects the target controls
+//
+// Label selectors mean what they mean in Kubernetes: `!=` and `notin` also
+// select objects without the label. For a cluster-scoped target a
+// namespaced list state without a namespace reads every namespace, and a
+// namespaced single-object state needs one. Owner references never cross
+// namespaces, so a namespaced target's owned states (and its
+// .metadata.controller selectors) must be read in its own namespace; Check
+// reports the combinations that cannot hold.
 //
 // A VALUE runs to the next blank, or is quoted with Go escapes
 // ("a b\n"). `${target.Field.Path}` inside a value is replaced by a string
@@ -61,16 +79,20 @@
 //
 //	Document  = { Bind | Alias | Decl } .
 //	Bind      = "bind" GroupVersion GoPackage .
-//	Alias     = "alias" Name GVK .
+//	Alias     = "alias" Name GVK [ "cluster" ] .
 //	Decl      = "decl" Name [ "for" Name ] "{" { Block } "}" .
 //	Block     = ( "state" "{" { State } "}" ) | ( "action" "{" { Action } "}" ) .
 //	State     = Name [ "[]" ] Name "{" { Selector newline } "}" .
-//	Selector  = "name" "=" Value | "labels/" Key "=" Value
+//	Selector  = "name" "=" Value | "namespace" "=" Value
+//	          | "labels/" Key ( "=" | "!=" ) Value
+//	          | "labels/" Key ( "in" | "notin" ) "(" Value { "," Value } ")"
+//	          | "labels/" Key | "!labels/" Key
 //	          | "fields/" Path "=" Value | "owned" .
 //	Action    = Name "(" [ Name { "," Name } [ "," ] ] ")" .
 //	Value     = Quoted | Unquoted .
 //	Quoted    = `"` { char | escape | Ref } `"` .
 //	Unquoted  = { char | Ref } .      // up to a blank, line end or "}"
+//	                                  // (in a value list also "," or ")")
 //	Ref       = "${" "target" "." Field { "." Field } "}" .
 //
 // A Name, GroupVersion, GoPackage or GVK is a word: a run of characters

@@ -96,7 +96,7 @@ func (fm *formatter) collect(f *File) {
 	}
 	for _, a := range f.Aliases {
 		if a != nil {
-			last, w := identEnd(a.Name, a.GVK)
+			last, w := identEnd(a.Name, a.GVK, a.Scope)
 			fm.add(a, false, a.Pos, last, w)
 		}
 	}
@@ -125,6 +125,9 @@ func (fm *formatter) collect(f *File) {
 					}
 					if sel.Value != nil && sel.Value.Pos.IsValid() {
 						last, w = sel.Value.Pos, len(sel.Value.Raw)
+					}
+					if sel.End.IsValid() && sel.End.Offset > last.Offset+w {
+						last, w = sel.End, 0
 					}
 					fm.add(sel, false, sel.Pos, last, w)
 				}
@@ -321,7 +324,11 @@ func (fm *formatter) print(f *File) {
 	}
 	for _, a := range f.Aliases {
 		if a != nil {
-			fm.chunk(fm.item(a, false), 0, sep(2), "alias "+a.Name.Name+" "+a.GVK.Name)
+			text := "alias " + a.Name.Name + " " + a.GVK.Name
+			if a.Scope.Name != "" {
+				text += " " + a.Scope.Name
+			}
+			fm.chunk(fm.item(a, false), 0, sep(2), text)
 		}
 	}
 	for _, d := range f.Decls {
@@ -407,7 +414,20 @@ func (fm *formatter) printBlock(b *Block, sep int) {
 		for i, s := range a.States {
 			args[i] = s.Name
 		}
-		fm.chunk(fm.item(a, false), indent+1, esep, a.Name.Name+"("+strings.Join(args, ", ")+")")
+		text := a.Name.Name + "(" + strings.Join(args, ", ") + ")"
+		for i, w := range a.Writes {
+			if i == 0 {
+				text += " " + WritesKeyword + " "
+			} else {
+				text += ", "
+			}
+			verbs := make([]string, len(w.Verbs))
+			for j, v := range w.Verbs {
+				verbs[j] = v.Name
+			}
+			text += w.Kind.Name + "(" + strings.Join(verbs, ", ") + ")"
+		}
+		fm.chunk(fm.item(a, false), indent+1, esep, text)
 		esep = sepNatural
 	}
 	fm.close(b, indent, n == 0)
@@ -432,26 +452,9 @@ func (fm *formatter) printState(st *State, sep int) {
 	ssep := sepNone
 	for _, sel := range st.Selectors {
 		if sel != nil {
-			fm.chunk(fm.item(sel, false), indent+1, ssep, selectorText(sel))
+			fm.chunk(fm.item(sel, false), indent+1, ssep, sel.String())
 			ssep = sepNatural
 		}
 	}
 	fm.close(st, indent, n == 0)
-}
-
-// selectorText prints a selector as written, without blanks around `=`.
-func selectorText(sel *Selector) string {
-	var b strings.Builder
-	b.WriteString(sel.Kind.String())
-	if sel.Kind == LabelSelector || sel.Kind == FieldSelector {
-		b.WriteByte('/')
-		b.WriteString(sel.Key.Name)
-	}
-	if sel.Kind != OwnedSelector {
-		b.WriteByte('=')
-		if sel.Value != nil {
-			b.WriteString(sel.Value.Raw)
-		}
-	}
-	return b.String()
 }

@@ -17,6 +17,36 @@ func TestFormat(t *testing.T) {
 		src:  "",
 		want: "",
 	}, {
+		name: "scopes, set-based selectors and writes",
+		src: "alias   T  example.com/v1/T   cluster // cluster-scoped\n" +
+			"decl M for T {state{l []Pod{\n" +
+			"namespace = ${target.Name}\n" +
+			"labels/a  in(x,\"y z\" ,${target.Name}) // set\n" +
+			"labels/b notin ( w )\n" +
+			"labels/c != d\n" +
+			"labels/e\n" +
+			"  !labels/f // gone\n" +
+			"}}action{A(l)   writes Job( create ,delete),ConfigMap(patch) // writes\n" +
+			"}}\n",
+		want: "alias T example.com/v1/T cluster // cluster-scoped\n" +
+			"\n" +
+			"decl M for T {\n" +
+			"\tstate {\n" +
+			"\t\tl []Pod {\n" +
+			"\t\t\tnamespace=${target.Name}\n" +
+			"\t\t\tlabels/a in (x, \"y z\", ${target.Name}) // set\n" +
+			"\t\t\tlabels/b notin (w)\n" +
+			"\t\t\tlabels/c!=d\n" +
+			"\t\t\tlabels/e\n" +
+			"\t\t\t!labels/f // gone\n" +
+			"\t\t}\n" +
+			"\t}\n" +
+			"\n" +
+			"\taction {\n" +
+			"\t\tA(l) writes Job(create, delete), ConfigMap(patch) // writes\n" +
+			"\t}\n" +
+			"}\n",
+	}, {
 		name: "only comments",
 		src:  "// a   \n\n\n\n// b\n",
 		want: "// a\n\n// b\n",

@@ -30,6 +30,8 @@ var fuzzSnippets = []string{
 	"}\n{\n[ ] ( ) , \"unterminated\n\x00\xff",
 	"decl M for Pod { state { s Service { name=a}}}} // c\n",
 	"decl\nalias\nbind\n",
+	"alias T example.com/v1/T cluster\nbind example.com/v1 example.com/api\ndecl M for T {\n\tstate {\n\t\tl []Pod {\n\t\t\tlabels/a in (x, \"y\", ${target.Name})\n\t\t\tlabels/b notin (z)\n\t\t\tlabels/c!=d\n\t\t\tlabels/e\n\t\t\t!labels/f\n\t\t}\n\t\tn Node { name=${target.Name} }\n\t\tc ConfigMap { name=x namespace=kube-system }\n\t}\n\taction { A(l, n) writes Pod(delete), ConfigMap(create, patch) }\n}\n",
+	"decl M for Pod { state { l []Job { labels/a in (x,\n!owned\nlabels/b notin ()\n} } action { A() writes Job(create,, }\n",
 }
 
 // fuzzFile is the name FuzzParse gives its documents.

@@ -201,6 +201,15 @@ func (p *parser) parseAlias() {
 	if a.Name, ok = p.want("alias", "name"); ok {
 		a.GVK, ok = p.want("alias "+shorten(a.Name.Name), "group/version/kind")
 	}
+	if ok && p.onLine(tokWord) {
+		if p.tok.text == ClusterKeyword {
+			a.Scope = Ident{Pos: p.tok.pos, Name: p.tok.text}
+			p.next()
+		} else {
+			p.unexpected(" after alias %s %s; want %s or the end of the line", shorten(a.Name.Name), shorten(a.GVK.Name), ClusterKeyword)
+			ok = false
+		}
+	}
 	if !ok {
 		p.skipLine(a.Pos.Offset)
 		return
@@ -368,10 +377,14 @@ func (p *parser) parseSelectors(st *State) {
 func (p *parser) parseSelector() *Selector {
 	s := p.s
 	sel := &Selector{Pos: s.pos(s.off)}
+	negated := s.peek(0) == '!'
+	if negated {
+		s.off++
+	}
 	start := s.off
 	for !s.eof() {
 		c := s.src[s.off]
-		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '=' || c == '}' || s.atComment() {
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '=' || c == '!' || c == '}' || s.atComment() {
 			break
 		}
 		r, size := utf8.DecodeRune(s.src[s.off:])
@@ -387,9 +400,14 @@ func (p *parser) parseSelector() *Selector {
 		s.off += size
 	}
 	word := string(s.src[start:s.off])
+	if negated && !strings.HasPrefix(word, "labels/") {
+		p.errorf(sel.Pos, "only a label selector can be negated; want !labels/KEY")
+		p.skipSelector()
+		return nil
+	}
 	switch {
 	case word == "":
-		p.errorf(sel.Pos, "missing selector before =; want name, labels/KEY, fields/PATH or owned")
+		p.errorf(sel.Pos, "missing selector before =; want name, namespace, labels/KEY, fields/PATH or owned")
 		p.skipSelector()
 		return nil
 	case word == "owned":
@@ -403,6 +421,8 @@ func (p *parser) parseSelector() *Selector {
 		return p.endSelector(sel)
 	case word == "name":
 		sel.Kind = NameSelector
+	case word == "namespace":
+		sel.Kind = NamespaceSelector
 	case word == "labels" || word == "fields":
 		p.errorf(sel.Pos, "missing %s after %s; want %s/%s=VALUE", keyWord(word), word, word, keyWord(word))
 		p.skipSelector()
@@ -419,13 +439,39 @@ func (p *parser) parseSelector() *Selector {
 			return nil
 		}
 	default:
-		p.errorf(sel.Pos, "unknown selector %s; want name, labels/KEY, fields/PATH or owned", shorten(word))
+		p.errorf(sel.Pos, "unknown selector %s; want name, namespace, labels/KEY, fields/PATH or owned", shorten(word))
 		p.skipSelector()
 		return nil
 	}
 	s.skipSpace()
+	if sel.Kind == LabelSelector {
+		if negated {
+			sel.Op = LabelDoesNotExist
+			return p.endSelector(sel)
+		}
+		if s.eof() || s.peek(0) == '\n' || s.peek(0) == '}' || s.atComment() {
+			sel.Op = LabelExists
+			return p.endSelector(sel)
+		}
+		if op, ok := p.setOperator(); ok {
+			sel.Op = op
+			if !p.parseValueList(sel, word) {
+				p.skipSelector()
+				return nil
+			}
+			return p.endSelector(sel)
+		}
+		if s.peek(0) == '!' && s.peek(1) == '=' {
+			sel.Op = LabelNotEquals
+			s.off++
+		}
+	}
 	if s.peek(0) != '=' {
-		p.errorf(s.pos(s.off), "missing = after %s; want %s=VALUE", shorten(word), shorten(word))
+		want := shorten(word) + "=VALUE"
+		if sel.Kind == LabelSelector {
+			want += ", " + shorten(word) + "!=VALUE, " + shorten(word) + " in (VALUES), " + shorten(word) + " notin (VALUES) or " + shorten(word) + " alone"
+		}
+		p.errorf(s.pos(s.off), "missing = after %s; want %s", shorten(word), want)
 		p.skipSelector()
 		return nil
 	}
@@ -440,7 +486,7 @@ func (p *parser) parseSelector() *Selector {
 	if s.peek(0) == '"' {
 		sel.Value, ok = p.parseQuoted()
 	} else {
-		sel.Value, ok = p.parseUnquoted()
+		sel.Value, ok = p.parseUnquoted(false)
 	}
 	if !ok {
 		p.skipSelector()
@@ -449,10 +495,86 @@ func (p *parser) parseSelector() *Selector {
 	return p.endSelector(sel)
 }
 
+// setOperator consumes `in` or `notin` at the scanner's offset when one
+// follows as a word (before a blank or an opening parenthesis).
+func (p *parser) setOperator() (LabelOp, bool) {
+	s := p.s
+	for _, w := range []struct {
+		word string
+		op   LabelOp
+	}{{"notin", LabelNotIn}, {"in", LabelIn}} {
+		n := len(w.word)
+		if s.off+n > len(s.src) || string(s.src[s.off:s.off+n]) != w.word {
+			continue
+		}
+		if c := s.peek(n); c == ' ' || c == '\t' || c == '(' {
+			s.off += n
+			return w.op, true
+		}
+	}
+	return 0, false
+}
+
+// parseValueList parses `(VALUE, ...)` after in or notin into sel.Values.
+// It reports an error and returns false when the list is broken or empty.
+func (p *parser) parseValueList(sel *Selector, word string) bool {
+	s := p.s
+	s.skipSpace()
+	if s.peek(0) != '(' {
+		p.errorf(s.pos(s.off), "missing ( after %s %s; want %s %s (VALUE, ...)", shorten(word), sel.Op, shorten(word), sel.Op)
+		return false
+	}
+	open := s.pos(s.off)
+	s.off++
+	for {
+		s.skipSpace()
+		switch c := s.peek(0); {
+		case s.eof() || c == '\n' || c == '}' || s.atComment():
+			p.errorf(s.pos(s.off), "missing ) to close the values of %s %s", shorten(word), sel.Op)
+			return false
+		case c == ')':
+			if len(sel.Values) == 0 {
+				p.errorf(open, "empty value list after %s %s; want at least one value", shorten(word), sel.Op)
+				return false
+			}
+			s.off++
+			return true
+		case c == ',':
+			p.errorf(s.pos(s.off), "missing value before , in the values of %s %s", shorten(word), sel.Op)
+			return false
+		}
+		var v *Value
+		var ok bool
+		if s.peek(0) == '"' {
+			v, ok = p.parseQuoted()
+		} else {
+			v, ok = p.parseUnquoted(true)
+		}
+		if !ok {
+			return false
+		}
+		sel.Values = append(sel.Values, v)
+		s.skipSpace()
+		switch s.peek(0) {
+		case ',':
+			s.off++
+		case ')':
+		default:
+			if s.eof() || s.peek(0) == '\n' || s.peek(0) == '}' || s.atComment() {
+				p.errorf(s.pos(s.off), "missing ) to close the values of %s %s", shorten(word), sel.Op)
+			} else {
+				p.errorf(s.pos(s.off), "unexpected %s in the values of %s %s; want , or )", shorten(string(s.src[s.off:min(s.off+1, len(s.src))])), shorten(word), sel.Op)
+			}
+			return false
+		}
+	}
+}
+
 // endSelector checks that nothing but a comment or a closing brace follows
-// sel on its line.
+// sel on its line, and records where sel ends.
 func (p *parser) endSelector(sel *Selector) *Selector {
 	s := p.s
+	sel.End = s.pos(s.off)
 	s.skipSpace()
 	if s.eof() || s.peek(0) == '\n' || s.peek(0) == '}' || s.atComment() {
 		return sel
@@ -579,8 +701,9 @@ func parseRefBody(body string) ([]string, bool) {
 }
 
 // parseUnquoted parses a value that runs to the next blank, line end or
-// closing brace outside a reference.
-func (p *parser) parseUnquoted() (*Value, bool) {
+// closing brace outside a reference; inList, in a list of values, also to
+// the next comma or closing parenthesis.
+func (p *parser) parseUnquoted(inList bool) (*Value, bool) {
 	s := p.s
 	start := s.off
 	pos := s.pos(start)
@@ -590,7 +713,7 @@ func (p *parser) parseUnquoted() (*Value, bool) {
 	lineEnd := func(c byte) bool { return c == '\n' }
 	for !s.eof() {
 		c := s.src[s.off]
-		if blank(c) || c == '}' {
+		if blank(c) || c == '}' || inList && (c == ',' || c == ')') {
 			break
 		}
 		if c == '$' && s.peek(1) == '{' {
@@ -677,6 +800,12 @@ func (p *parser) parseAction() *Action {
 		case p.onLine(tokRparen):
 			a.End = p.tok.pos
 			p.next()
+			if p.onLineWord(WritesKeyword) {
+				if !p.parseWrites(a) {
+					p.skipLine(a.Name.Pos.Offset)
+					return nil
+				}
+			}
 			return a
 		case p.onLine(tokWord):
 			a.States = append(a.States, Ident{Pos: p.tok.pos, Name: p.tok.text})
@@ -694,6 +823,49 @@ func (p *parser) parseAction() *Action {
 		}
 		p.skipLine(a.Name.Pos.Offset)
 		return nil
+	}
+}
+
+// parseWrites parses `writes Kind(verb, ...), ...` after the states of a.
+// It reports an error and returns false when the clause is broken.
+func (p *parser) parseWrites(a *Action) bool {
+	after := "writes"
+	p.next()
+	for {
+		w := &Write{}
+		var ok bool
+		if w.Kind, ok = p.want(after, "Kind(verb, ...)"); !ok {
+			return false
+		}
+		if !p.onLine(tokLparen) {
+			p.missing(shorten(w.Kind.Name), "(verb, ...)")
+			return false
+		}
+		p.next()
+		for !p.onLine(tokRparen) {
+			if !p.onLine(tokWord) {
+				p.missing(shorten(w.Kind.Name)+"(", "a verb or )")
+				return false
+			}
+			w.Verbs = append(w.Verbs, Ident{Pos: p.tok.pos, Name: p.tok.text})
+			p.next()
+			switch {
+			case p.onLine(tokComma):
+				p.next()
+			case !p.onLine(tokRparen):
+				p.missing(shorten(w.Kind.Name)+"("+shorten(w.Verbs[len(w.Verbs)-1].Name), ", or )")
+				return false
+			}
+		}
+		w.End = p.tok.pos
+		a.End = p.tok.pos
+		p.next()
+		a.Writes = append(a.Writes, w)
+		if !p.onLine(tokComma) {
+			return true
+		}
+		p.next()
+		after = ","
 	}
 }
 

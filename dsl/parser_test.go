@@ -46,6 +46,61 @@ func TestParseErrors(t *testing.T) {
 			"4:6: unexpected ( after bind; want group/version",
 		},
 	}, {
+		name: "alias scope",
+		src:  "alias T example.com/v1/T cluster\nalias U example.com/v1/U global\nalias V example.com/v1/V cluster x\n",
+		want: []string{
+			"2:26: unexpected global after alias U example.com/v1/U; want cluster or the end of the line",
+			"3:34: unexpected x; want bind, alias or decl",
+		},
+	}, {
+		name: "set-based label selectors",
+		src: "decl M for Pod {\n" +
+			"\tstate {\n" +
+			"\t\tl []Job {\n" +
+			"\t\t\tlabels/a in ()\n" +
+			"\t\t\tlabels/b in (x,\n" +
+			"\t\t\tlabels/c notin x\n" +
+			"\t\t\tlabels/d in (x y)\n" +
+			"\t\t\t!labels/e=x\n" +
+			"\t\t\t!owned\n" +
+			"\t\t\tlabels/f!x\n" +
+			"\t\t\tlabels/g in (, x)\n" +
+			"\t\t\tlabels/h inside\n" +
+			"\t\t}\n" +
+			"\t}\n" +
+			"}\n",
+		want: []string{
+			"4:16: empty value list after labels/a in; want at least one value",
+			"5:19: missing ) to close the values of labels/b in",
+			"6:19: missing ( after labels/c notin; want labels/c notin (VALUE, ...)",
+			"7:19: unexpected y in the values of labels/d in; want , or )",
+			"8:13: unexpected =x after selector; write one selector per line",
+			"9:4: only a label selector can be negated; want !labels/KEY",
+			"10:12: missing = after labels/f; want labels/f=VALUE, labels/f!=VALUE, labels/f in (VALUES), labels/f notin (VALUES) or labels/f alone",
+			"11:17: missing value before , in the values of labels/g in",
+			"12:13: missing = after labels/h; want labels/h=VALUE, labels/h!=VALUE, labels/h in (VALUES), labels/h notin (VALUES) or labels/h alone",
+		},
+	}, {
+		name: "action writes",
+		src: "decl M for Pod {\n" +
+			"\taction {\n" +
+			"\t\tA() writes\n" +
+			"\t\tB() writes Job\n" +
+			"\t\tC() writes Job(create\n" +
+			"\t\tD() writes Job(create,,)\n" +
+			"\t\tE() writes Job(create),\n" +
+			"\t\tF() reads Job(create)\n" +
+			"\t}\n" +
+			"}\n",
+		want: []string{
+			"3:13: missing Kind(verb, ...) after writes",
+			"4:17: missing (verb, ...) after Job",
+			"5:24: missing , or ) after Job(create",
+			"6:25: unexpected , after Job(; want a verb or )",
+			"7:26: missing Kind(verb, ...) after ,",
+			"8:13: unexpected Job after action reads; want (",
+		},
+	}, {
 		name: "alias without name or kind",
 		src:  "alias\nalias Job\nalias Job batch/v1/Job\n",
 		want: []string{
@@ -129,14 +184,14 @@ func TestParseErrors(t *testing.T) {
 			"\t\t\tname=a // comment is fine\n" +
 			"\t\t}\n\t}\n}\n",
 		want: []string{
-			"4:4: unknown selector bogus; want name, labels/KEY, fields/PATH or owned",
+			"4:4: unknown selector bogus; want name, namespace, labels/KEY, fields/PATH or owned",
 			"5:4: missing KEY after labels; want labels/KEY=VALUE",
 			"6:11: missing PATH after fields/; want fields/PATH=VALUE",
 			"7:9: missing = after name; want name=VALUE",
 			"8:15: missing value after labels/app=",
 			"9:9: selector owned takes no value",
 			"10:15: unexpected labels/c=d after selector; write one selector per line",
-			"11:4: missing selector before =; want name, labels/KEY, fields/PATH or owned",
+			"11:4: missing selector before =; want name, namespace, labels/KEY, fields/PATH or owned",
 		},
 	}, {
 		name: "unterminated strings and references",
@@ -195,7 +250,7 @@ func TestParseErrors(t *testing.T) {
 			"\t\t\tname=a b=\"}\"\n" +
 			"\t\t}\n\t}\n}\n",
 		want: []string{
-			"4:4: unknown selector bogus; want name, labels/KEY, fields/PATH or owned",
+			"4:4: unknown selector bogus; want name, namespace, labels/KEY, fields/PATH or owned",
 			"6:11: unexpected b=\"}\" after selector; write one selector per line",
 		},
 	}, {
@@ -215,7 +270,7 @@ func TestParseErrors(t *testing.T) {
 			"oops\n",
 		want: []string{
 			"4:13: unterminated string",
-			"5:4: unknown selector nope; want name, labels/KEY, fields/PATH or owned",
+			"5:4: unknown selector nope; want name, namespace, labels/KEY, fields/PATH or owned",
 			"9:6: missing ) in action A",
 			"12:8: missing Go package after bind v1",
 			"13:1: unexpected oops; want bind, alias or decl",
@@ -306,6 +361,7 @@ func TestParseAST(t *testing.T) {
 				{Pos: at(`a\tb`, 5, 23), Lit: "a\tb-"},
 				{Pos: at("${target.Spec", 5, 28), Ref: []string{"Spec", "Name"}},
 			}},
+			End: at(" }\n\t\tl", 5, 48),
 		}},
 		End: at("}\n\t\tl", 5, 49),
 	}
@@ -323,14 +379,17 @@ func TestParseAST(t *testing.T) {
 				{Pos: at("${target.Name}y", 7, 16), Ref: []string{"Name"}},
 				{Pos: at("y\n", 7, 30), Lit: "y"},
 			}},
+			End: at("\n\t\t\tfields", 7, 31),
 		}, {
 			Pos:   at("fields/", 8, 4),
 			Kind:  FieldSelector,
 			Key:   Ident{at(".spec.n", 8, 11), ".spec.n"},
 			Value: &Value{Pos: at(`""`, 8, 19), Raw: `""`, Parts: []Part{{Pos: at(`""`, 8, 19), Lit: ""}}},
+			End:   at("\n\t\t\towned", 8, 21),
 		}, {
 			Pos:  at("owned", 9, 4),
 			Kind: OwnedSelector,
+			End:  at("\n\t\t}", 9, 9),
 		}},
 		End: at("}\n\t}", 10, 3),
 	}

@@ -1,5 +1,7 @@
 package dsl
 
+import "fmt"
+
 // Kind is a resolved kind: where its Go type lives and what it is called on
 // the API server.
 type Kind struct {
@@ -14,6 +16,9 @@ type Kind struct {
 	Package string
 	// Builtin is true for a built-in kind that no alias overrides.
 	Builtin bool
+	// Cluster is true for a cluster-scoped kind (Node, ClusterRole, or an
+	// alias that ends with `cluster`); false for a namespaced one.
+	Cluster bool
 }
 
 // Spec is a checked document, ready for a generator: every kind resolved,
@@ -41,6 +46,10 @@ type StateSpec struct {
 	// ObjectName is the value of the name selector; nil when there is none.
 	// Only single-object states have one, and they always do.
 	ObjectName *Value
+	// Scope says where the state's objects are read; Namespace is the
+	// value of its namespace selector, set for NamespaceScope only.
+	Scope     Scope
+	Namespace *Value
 	// Labels and Fields are the label and field requirements, in source
 	// order. Only list states have them.
 	Labels []Requirement
@@ -50,10 +59,50 @@ type StateSpec struct {
 	Owned bool
 }
 
-// Requirement is one `labels/KEY=VALUE` or `fields/PATH=VALUE` selector.
+// Scope says where a state's objects are read.
+type Scope int
+
+// The scopes of a state.
+const (
+	// TargetScope reads a namespaced kind in the target's namespace, the
+	// default for a namespaced target.
+	TargetScope Scope = iota
+	// NamespaceScope reads a namespaced kind in the namespace of the
+	// state's namespace selector: a constant, or a field of the target.
+	NamespaceScope
+	// ClusterScope reads a cluster-scoped kind.
+	ClusterScope
+	// AllNamespacesScope reads a namespaced kind in every namespace: a
+	// list state without a namespace selector for a cluster-scoped target.
+	AllNamespacesScope
+)
+
+// String returns a short name of the scope.
+func (s Scope) String() string {
+	switch s {
+	case TargetScope:
+		return "target namespace"
+	case NamespaceScope:
+		return "namespace"
+	case ClusterScope:
+		return "cluster"
+	case AllNamespacesScope:
+		return "all namespaces"
+	default:
+		return fmt.Sprintf("Scope(%d)", int(s))
+	}
+}
+
+// Requirement is one `labels/...` or `fields/PATH=VALUE` selector.
 type Requirement struct {
-	Key   string
+	Key string
+	// Op is the operator of a label requirement; always LabelEquals for a
+	// field requirement.
+	Op LabelOp
+	// Value is the value of `=` and `!=`; nil for the other operators.
 	Value *Value
+	// Values are the values of `in` and `notin`.
+	Values []*Value
 	// GoPath is, for a field requirement, the Go field names the field path
 	// resolves to in the state's type, filled in only when Check was given
 	// Types. Empty for the virtual field ".metadata.controller" and for
@@ -66,7 +115,20 @@ type ActionSpec struct {
 	Action *Action
 	Name   string
 	States []*StateSpec
+	// Writes are the kinds the action writes and the verbs, in source
+	// order, one entry per kind.
+	Writes []WriteSpec
 }
+
+// WriteSpec is a checked `Kind(verb, ...)` of an action's writes.
+type WriteSpec struct {
+	Kind *Kind
+	// Verbs are the API verbs, in source order, without duplicates.
+	Verbs []string
+}
+
+// WriteVerbs are the verbs an action may declare it writes a kind with.
+var WriteVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
 
 // ControllerField is the virtual field path that a `fields/` selector may
 // name: the name of the object's controller, when that controller is of

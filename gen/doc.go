@@ -11,13 +11,16 @@
 //
 //   - constants D<Action> holding the name of each action;
 //   - DState, which reads the states of D for one T through a
-//     client.Reader, scoped to the target's namespace: one getter
-//     Get<State> per state, which reads on its first call and then returns
-//     the same result until Reset. A list state lists with the state's label
-//     and field selectors and, if owned, keeps only the objects the target
-//     controls; a single-object state gets its object by name, returns nil
-//     when there is none and an error wrapping bosun.ErrNotControlled when
-//     an owned one is not controlled by the target;
+//     client.Reader, each in its scope (the target's namespace, the
+//     namespace of its namespace selector, the cluster for a
+//     cluster-scoped kind, or every namespace): one getter Get<State> per
+//     state, which reads on its first call and then returns the same
+//     result until Reset. A list state lists with the state's label
+//     selectors (set-based ones through a labels.Selector) and field
+//     selectors and, if owned, keeps only the objects the target controls;
+//     a single-object state gets its object by name, returns nil when
+//     there is none and an error wrapping bosun.ErrNotControlled when an
+//     owned one is not controlled by the target;
 //   - DImpl, the interface the user implements: one method per action,
 //     taking a context, a logger and the states the action names;
 //   - D, the manager, made by NewD or, inside a bosun.Reconciler step, by
@@ -26,10 +29,13 @@
 //     (the Impl first, if it is a flow.Hook);
 //   - IndexDFields, which registers the cache indexes the states' field
 //     selectors read (dsl.ControllerField indexes an object by the name of
-//     its controller of kind T);
+//     its controller of kind T), and the target indexes "state:D.<state>"
+//     on T that find the targets reading an object outside their own
+//     namespace (by its namespace and name, its namespace, or its name);
 //   - WatchDStates, which adds to a bosun.Builder the watches the states
 //     imply: Owns for kinds only owned states read, a mapping watch that
-//     enqueues the selecting targets for the others.
+//     enqueues the selecting targets for the others, found in the object's
+//     namespace, through a target index, or among all targets.
 //
 // Before the decls, one comment block holds the kubebuilder RBAC markers
 // for every kind the states read (get, list, watch) and for the targets

@@ -50,16 +50,25 @@ func (g *generator) funcs(t *template.Template) template.FuncMap {
 		// string expression, with references read from the target
 		// expression given.
 		"value": g.value,
-		// fieldString returns the field at a Go path in obj, an object of
-		// a kind, as a Go string expression.
-		"fieldString": func(obj string, k *dsl.Kind, goPath []string) string {
-			return g.stringExpr(obj+"."+strings.Join(goPath, "."), k, goPath)
-		},
 		// selectors returns the selectors of a state as the document
 		// wrote them.
 		"selectors": selectorLines,
-		"quote":     strconv.Quote,
-		"join":      strings.Join,
+		// namespace returns the Go expression of the namespace a state
+		// is read in, for the target expression given; "" for a
+		// cluster-scoped state and one read in every namespace.
+		"namespace": g.namespace,
+		// setBased reports whether a state has a label requirement
+		// other than equality.
+		"setBased": setBased,
+		// labelOp returns the selection operator of a label requirement.
+		"labelOp": labelOp,
+		// labelValues returns the values of a label requirement as a Go
+		// []string expression, nil for none.
+		"labelValues": g.labelValues,
+		// where says in words where a state's objects are read.
+		"where": where,
+		"quote": strconv.Quote,
+		"join":  strings.Join,
 	}
 }
 
@@ -254,24 +263,88 @@ func (g *generator) value(d *declInfo, v *dsl.Value, target string) string {
 	return strings.Join(parts, " + ")
 }
 
-// selectorLines returns the selectors of a state as the document wrote them.
+// selectorLines returns the selectors of a state that select among the
+// objects where the state reads, as the document wrote them.
 func selectorLines(s *dsl.StateSpec) []string {
 	var lines []string
 	for _, sel := range s.State.Selectors {
-		raw := ""
-		if sel.Value != nil {
-			raw = sel.Value.Raw
-		}
-		switch sel.Kind {
-		case dsl.NameSelector:
-			lines = append(lines, "name="+raw)
-		case dsl.LabelSelector, dsl.FieldSelector:
-			lines = append(lines, sel.Kind.String()+"/"+sel.Key.Name+"="+raw)
-		case dsl.OwnedSelector:
-			lines = append(lines, "owned")
+		if sel.Kind != dsl.NamespaceSelector {
+			lines = append(lines, sel.String())
 		}
 	}
 	return lines
+}
+
+// where says in words where the objects of a state are read.
+func where(s *dsl.StateSpec) string {
+	switch s.Scope {
+	case dsl.NamespaceScope:
+		return "in the namespace " + s.Namespace.Raw
+	case dsl.ClusterScope:
+		return "in the cluster (the kind is cluster-scoped)"
+	case dsl.AllNamespacesScope:
+		return "in every namespace"
+	default:
+		return "in the target's namespace"
+	}
+}
+
+// namespace returns the Go expression of the namespace the state s reads
+// in, for the target expression target; "" when s reads no one namespace.
+func (g *generator) namespace(s *stateInfo, target string) string {
+	switch s.Spec.Scope {
+	case dsl.TargetScope:
+		return target + ".GetNamespace()"
+	case dsl.NamespaceScope:
+		return g.value(s.Decl, s.Spec.Namespace, target)
+	default:
+		return ""
+	}
+}
+
+// setBased reports whether s has a label requirement other than equality.
+func setBased(s *dsl.StateSpec) bool {
+	for _, r := range s.Labels {
+		if r.Op != dsl.LabelEquals {
+			return true
+		}
+	}
+	return false
+}
+
+// labelOp returns the selection operator of a label requirement, as Go.
+func labelOp(r dsl.Requirement) string {
+	switch r.Op {
+	case dsl.LabelNotEquals:
+		return "selection.NotEquals"
+	case dsl.LabelIn:
+		return "selection.In"
+	case dsl.LabelNotIn:
+		return "selection.NotIn"
+	case dsl.LabelExists:
+		return "selection.Exists"
+	case dsl.LabelDoesNotExist:
+		return "selection.DoesNotExist"
+	default:
+		return "selection.Equals"
+	}
+}
+
+// labelValues returns the values of r, read from the target expression
+// target, as a Go []string expression; nil when r has none.
+func (g *generator) labelValues(d *declInfo, r dsl.Requirement, target string) string {
+	values := r.Values
+	if r.Value != nil {
+		values = []*dsl.Value{r.Value}
+	}
+	if len(values) == 0 {
+		return "nil"
+	}
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = g.value(d, v, target)
+	}
+	return "[]string{" + strings.Join(parts, ", ") + "}"
 }
 
 // rbacRule is one kubebuilder RBAC marker.
@@ -332,16 +405,23 @@ type fieldIndex struct {
 	Decl *declInfo
 	Kind *dsl.Kind
 	Path string
-	// GoPath is the field's Go path; empty for dsl.ControllerField.
-	GoPath []string
+	// Expr is the Go string expression of the indexed value for the
+	// object o of type Kind; empty for dsl.ControllerField.
+	Expr string
 	// Controller is true for dsl.ControllerField: the index holds the name
 	// of the object's controller when it is of the target's kind.
 	Controller bool
+	// State is, for an index on the target kind (see targetIndex), the
+	// state it serves; Lookup is then the Go string expression that
+	// finds, for the watched object o, the targets whose state reads it.
+	State  *stateInfo
+	Lookup string
 }
 
 // indexes returns the field indexes of d's states, deduplicated by kind and
-// path, in the order of their first use.
-func (d *declInfo) indexes() []fieldIndex {
+// path, in the order of their first use, then the indexes on the target
+// kind of the states read outside the target's namespace.
+func (g *generator) indexes(d *declInfo) []fieldIndex {
 	seen := make(map[string]bool)
 	var out []fieldIndex
 	for _, s := range d.States {
@@ -351,10 +431,53 @@ func (d *declInfo) indexes() []fieldIndex {
 				continue
 			}
 			seen[key] = true
-			out = append(out, fieldIndex{Decl: d, Kind: s.Spec.Kind, Path: f.Key, GoPath: f.GoPath, Controller: f.Key == dsl.ControllerField})
+			fi := fieldIndex{Decl: d, Kind: s.Spec.Kind, Path: f.Key, Controller: f.Key == dsl.ControllerField}
+			if !fi.Controller {
+				fi.Expr = g.stringExpr("o."+strings.Join(f.GoPath, "."), s.Spec.Kind, f.GoPath)
+			}
+			out = append(out, fi)
+		}
+	}
+	for _, s := range d.States {
+		if s.Index != nil {
+			out = append(out, *s.Index)
 		}
 	}
 	return out
+}
+
+// targetIndex returns the index on the target kind that maps an object of
+// the state s, read outside the target's namespace, to the targets that
+// read it: by namespace and name for a single object, by namespace for a
+// list in one namespace. It returns nil for a state in the target's
+// namespace, for a list of a cluster-scoped kind or of every namespace, and
+// when the namespace and the name are constants.
+func (g *generator) targetIndex(s *stateInfo) *fieldIndex {
+	ss := s.Spec
+	var values []*dsl.Value
+	var expr, lookup string
+	switch {
+	case ss.Scope == dsl.NamespaceScope && !ss.List:
+		values = []*dsl.Value{ss.Namespace, ss.ObjectName}
+		expr = g.value(s.Decl, ss.Namespace, "o") + ` + "/" + ` + g.value(s.Decl, ss.ObjectName, "o")
+		lookup = `o.GetNamespace() + "/" + o.GetName()`
+	case ss.Scope == dsl.NamespaceScope:
+		values = []*dsl.Value{ss.Namespace}
+		expr, lookup = g.value(s.Decl, ss.Namespace, "o"), "o.GetNamespace()"
+	case ss.Scope != dsl.TargetScope && !ss.List:
+		values = []*dsl.Value{ss.ObjectName}
+		expr, lookup = g.value(s.Decl, ss.ObjectName, "o"), "o.GetName()"
+	default:
+		return nil
+	}
+	constant := true
+	for _, v := range values {
+		constant = constant && v.IsConstant()
+	}
+	if constant {
+		return nil
+	}
+	return &fieldIndex{Decl: s.Decl, Kind: s.Decl.Target, Path: "state:" + s.Decl.Spec.Name + "." + ss.Name, Expr: expr, State: s, Lookup: lookup}
 }
 
 // watchedKind is a kind other than the target's that some states of a decl
@@ -365,13 +488,24 @@ type watchedKind struct {
 	// Owned is true when every state of the kind is owned: the kind is
 	// watched with Owns.
 	Owned bool
-	// Match is, for a kind watched with a mapping handler, the Go
-	// condition under which a state of the kind of the target t selects
-	// the object o; "" when every target does.
+	// Lookups are, for a kind watched with a mapping handler, the lists
+	// of targets that find the ones whose states select the object o.
+	Lookups []lookup
+	// Controller is true when a Match reads the name of o's controller
+	// from the variables controller and hasController, and Labels when
+	// one reads o's labels from the variable ls.
+	Controller, Labels bool
+}
+
+// lookup is one list of targets in the mapping handler of a watched kind.
+type lookup struct {
+	// Options are the Go list options after the list, each preceded by a
+	// comma: the object's namespace for states in the target's namespace,
+	// a target index for the others, or none (every target).
+	Options string
+	// Match is the Go condition under which the target t selects the
+	// object o; "" when every target listed does.
 	Match string
-	// Controller is true when Match reads the name of o's controller from
-	// the variables controller and hasController.
-	Controller bool
 }
 
 // Mapped reports whether some kind d watches needs a mapping handler, which
@@ -414,30 +548,73 @@ func (g *generator) watchedKinds(d *declInfo) []*watchedKind {
 	})
 	for _, w := range out {
 		if !w.Owned {
-			g.match(d, w)
+			g.lookups(d, w)
 		}
 	}
 	return out
 }
 
-// match sets w.Match and w.Controller: the condition is true when one of
-// the states of w selects o for the target t, each state's condition being
-// all of its selectors; it is empty when a state without selectors selects
-// every object.
-func (g *generator) match(d *declInfo, w *watchedKind) {
-	var conds []string
-	controller := false
+// lookups sets w.Lookups: one list of the targets in the object's
+// namespace for the states read in the target's namespace, and one list per
+// other state, through the state's target index when it has one.
+func (g *generator) lookups(d *declInfo, w *watchedKind) {
+	var local []*stateInfo
 	for _, s := range w.States {
+		if s.Spec.Scope == dsl.TargetScope {
+			local = append(local, s)
+		}
+	}
+	if len(local) > 0 {
+		w.Lookups = append(w.Lookups, lookup{Options: ", client.InNamespace(o.GetNamespace())", Match: g.match(d, w, local)})
+	}
+	for _, s := range w.States {
+		if s.Spec.Scope == dsl.TargetScope {
+			continue
+		}
+		l := lookup{Match: g.match(d, w, []*stateInfo{s})}
+		if s.Index != nil {
+			l.Options = fmt.Sprintf(", client.MatchingFields{%q: %s}", s.Index.Path, s.Index.Lookup)
+		}
+		w.Lookups = append(w.Lookups, l)
+	}
+}
+
+// match returns the condition under which one of states selects o for the
+// target t, each state's condition being all of its selectors, with the
+// meaning of Kubernetes label selectors; it is "" when a state without
+// selectors selects every object. It sets w.Controller and w.Labels when
+// the condition reads the variables they stand for.
+func (g *generator) match(d *declInfo, w *watchedKind, states []*stateInfo) string {
+	var conds []string
+	for _, s := range states {
 		var parts []string
+		if s.Spec.Scope == dsl.NamespaceScope {
+			parts = append(parts, "o.GetNamespace() == "+g.value(d, s.Spec.Namespace, "t"))
+		}
 		if s.Spec.ObjectName != nil {
 			parts = append(parts, "o.GetName() == "+g.value(d, s.Spec.ObjectName, "t"))
 		}
 		for _, r := range s.Spec.Labels {
-			parts = append(parts, fmt.Sprintf("o.GetLabels()[%q] == %s", r.Key, g.value(d, r.Value, "t")))
+			w.Labels = true
+			key := strconv.Quote(r.Key)
+			switch r.Op {
+			case dsl.LabelEquals:
+				parts = append(parts, fmt.Sprintf("ls.Has(%s) && ls[%s] == %s", key, key, g.value(d, r.Value, "t")))
+			case dsl.LabelNotEquals:
+				parts = append(parts, fmt.Sprintf("(!ls.Has(%s) || ls[%s] != %s)", key, key, g.value(d, r.Value, "t")))
+			case dsl.LabelIn:
+				parts = append(parts, fmt.Sprintf("ls.Has(%s) && slices.Contains(%s, ls[%s])", key, g.labelValues(d, r, "t"), key))
+			case dsl.LabelNotIn:
+				parts = append(parts, fmt.Sprintf("(!ls.Has(%s) || !slices.Contains(%s, ls[%s]))", key, g.labelValues(d, r, "t"), key))
+			case dsl.LabelExists:
+				parts = append(parts, fmt.Sprintf("ls.Has(%s)", key))
+			case dsl.LabelDoesNotExist:
+				parts = append(parts, fmt.Sprintf("!ls.Has(%s)", key))
+			}
 		}
 		for _, r := range s.Spec.Fields {
 			if r.Key == dsl.ControllerField {
-				controller = true
+				w.Controller = true
 				parts = append(parts, "hasController && controller == "+g.value(d, r.Value, "t"))
 			} else {
 				parts = append(parts, g.stringExpr("o."+strings.Join(r.GoPath, "."), w.Kind, r.GoPath)+" == "+g.value(d, r.Value, "t"))
@@ -447,7 +624,7 @@ func (g *generator) match(d *declInfo, w *watchedKind) {
 			parts = append(parts, "metav1.IsControlledBy(o, t)")
 		}
 		if len(parts) == 0 {
-			return
+			return ""
 		}
 		conds = append(conds, strings.Join(parts, " && "))
 	}
@@ -456,6 +633,5 @@ func (g *generator) match(d *declInfo, w *watchedKind) {
 			conds[i] = "(" + conds[i] + ")"
 		}
 	}
-	w.Match = strings.Join(conds, " ||\n")
-	w.Controller = controller
+	return strings.Join(conds, " ||\n")
 }

@@ -105,6 +105,12 @@ type stateInfo struct {
 	// Type is the Go type of the state's value: a slice of objects for a
 	// list state, a pointer to one otherwise.
 	Type string
+	// Index is the cache index on the target kind that finds, for an
+	// object of the state's kind, the targets whose state reads it; nil
+	// for a state read in the target's namespace, and for one whose
+	// namespace and name do not depend on the target (every target
+	// reads the same objects).
+	Index *fieldIndex
 }
 
 // actionInfo is an action with the Go names chosen for it.
@@ -262,7 +268,10 @@ func (g *generator) plan() error {
 		return err
 	}
 	for _, d := range g.decls {
-		d.Indexes = d.indexes()
+		for _, s := range d.States {
+			s.Index = g.targetIndex(s)
+		}
+		d.Indexes = g.indexes(d)
 		d.Watched = g.watchedKinds(d)
 	}
 	return nil

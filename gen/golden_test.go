@@ -21,7 +21,7 @@ var goTypes = NewGoTypes(".")
 
 // inPackage names the cases whose output is also kept, as the package of
 // the same name under internal/, for the tests that run the generated code.
-var inPackage = map[string]bool{"cronjob": true, "fields": true, "frontend": true}
+var inPackage = map[string]bool{"cronjob": true, "fields": true, "frontend": true, "scopes": true}
 
 // goldenCase is one testdata/NAME.bosun document.
 type goldenCase struct {

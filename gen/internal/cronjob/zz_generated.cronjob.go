@@ -46,7 +46,8 @@ const (
 
 // CronJobControllerManagerState holds the states of CronJobControllerManager
 // for one reconcile of a CronJob, the target. Each getter reads its state
-// through the reader, within the target's namespace, and keeps what it found
+// through the reader, where the document says (the target's namespace unless a
+// namespace is given or the kind is cluster-scoped), and keeps what it found
 // for every later call until Reset, so that the actions of one reconcile share
 // one read; a read that fails is tried again on the next call (by a
 // bosun.Retry, for one). A CronJobControllerManagerState is safe for
@@ -289,13 +290,16 @@ func (m *CronJobControllerManager) around(ctx context.Context, action flow.Actio
 
 // IndexCronJobControllerManagerFields registers with indexer the cache indexes
 // that the field selectors of CronJobControllerManager's states read, each
-// under the selector's path:
+// under the selector's path, and those that the watches of states read outside
+// the target's namespace look targets up by:
 //
 //	Job .metadata.controller
 //
 // Call it once, before the manager starts, with the manager's field indexer.
 // The index .metadata.controller holds the name of the object's controller
-// when the controller is a CronJob.
+// when the controller is a CronJob; an index state:DECL.STATE on CronJob holds
+// the namespace and name, or the namespace, of what the state reads for that
+// target.
 func IndexCronJobControllerManagerFields(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &batchv1.Job{}, ".metadata.controller", func(obj client.Object) []string {
 		if name, ok := cronJobControllerManagerControllerName(obj); ok {
@@ -325,8 +329,11 @@ func cronJobControllerManagerControllerName(obj client.Object) (string, bool) {
 // WatchCronJobControllerManagerStates registers with b the watches that the
 // states of CronJobControllerManager imply, and returns b. A kind that only
 // owned states read is watched with Owns; any other kind with a handler that
-// enqueues every CronJob in the object's namespace for which some state of the
-// kind selects the object.
+// enqueues every CronJob for which some state of the kind selects the object:
+// among the targets in the object's namespace for a state read in the target's
+// namespace, among the targets a state index finds for a state read elsewhere
+// (see IndexCronJobControllerManagerFields), or among every target when each
+// reads the same objects.
 func WatchCronJobControllerManagerStates(b *bosun.Builder[*cronjobv1.Target]) *bosun.Builder[*cronjobv1.Target] {
 	b = b.Owns(&batchv1.Job{})
 	return b

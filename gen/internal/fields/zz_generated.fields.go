@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -35,8 +36,9 @@ const (
 )
 
 // NodeManagerState holds the states of NodeManager for one reconcile of a
-// Schedule, the target. Each getter reads its state through the reader, within
-// the target's namespace, and keeps what it found for every later call until
+// Schedule, the target. Each getter reads its state through the reader, where
+// the document says (the target's namespace unless a namespace is given or the
+// kind is cluster-scoped), and keeps what it found for every later call until
 // Reset, so that the actions of one reconcile share one read; a read that
 // fails is tried again on the next call (by a bosun.Retry, for one). A
 // NodeManagerState is safe for concurrent use; the values it returns are
@@ -237,14 +239,17 @@ func (m *NodeManager) around(ctx context.Context, action flow.Action, i int, cal
 
 // IndexNodeManagerFields registers with indexer the cache indexes that the
 // field selectors of NodeManager's states read, each under the selector's
-// path:
+// path, and those that the watches of states read outside the target's
+// namespace look targets up by:
 //
 //	Pod .spec.nodeName
 //	Pod .status.phase
 //
 // Call it once, before the manager starts, with the manager's field indexer.
 // The index .metadata.controller holds the name of the object's controller
-// when the controller is a Schedule.
+// when the controller is a Schedule; an index state:DECL.STATE on Schedule
+// holds the namespace and name, or the namespace, of what the state reads for
+// that target.
 func IndexNodeManagerFields(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &corev1.Pod{}, ".spec.nodeName", func(obj client.Object) []string {
 		o, ok := obj.(*corev1.Pod)
@@ -270,8 +275,11 @@ func IndexNodeManagerFields(ctx context.Context, indexer client.FieldIndexer) er
 // WatchNodeManagerStates registers with b the watches that the states of
 // NodeManager imply, and returns b. A kind that only owned states read is
 // watched with Owns; any other kind with a handler that enqueues every
-// Schedule in the object's namespace for which some state of the kind selects
-// the object.
+// Schedule for which some state of the kind selects the object: among the
+// targets in the object's namespace for a state read in the target's
+// namespace, among the targets a state index finds for a state read elsewhere
+// (see IndexNodeManagerFields), or among every target when each reads the same
+// objects.
 func WatchNodeManagerStates(b *bosun.Builder[*cronjobv1.Target]) *bosun.Builder[*cronjobv1.Target] {
 	mgr := b.Manager()
 	b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -279,16 +287,17 @@ func WatchNodeManagerStates(b *bosun.Builder[*cronjobv1.Target]) *bosun.Builder[
 		if !ok {
 			return nil
 		}
+		ls := labels.Set(o.GetLabels())
+		var reqs []reconcile.Request
 		var targets cronjobv1.TargetList
 		if err := mgr.GetClient().List(ctx, &targets, client.InNamespace(o.GetNamespace())); err != nil {
 			logr.FromContextOrDiscard(ctx).Error(err, "cannot list the targets of a watched object", "kind", "Pod", "namespace", o.GetNamespace(), "name", o.GetName())
 			return nil
 		}
-		var reqs []reconcile.Request
 		for i := range targets.Items {
 			t := &targets.Items[i]
 			if (o.Spec.NodeName == t.Spec.ServiceName && string(o.Status.Phase) == string(t.Status.Phase)) ||
-				(o.GetLabels()["queue"] == t.Spec.Template.Queue && o.Spec.NodeName == "node-"+t.Name) {
+				(ls.Has("queue") && ls["queue"] == t.Spec.Template.Queue && o.Spec.NodeName == "node-"+t.Name) {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(t)})
 			}
 		}

@@ -43,7 +43,8 @@ const (
 
 // FrontendManagerState holds the states of FrontendManager for one reconcile
 // of a Deployment, the target. Each getter reads its state through the reader,
-// within the target's namespace, and keeps what it found for every later call
+// where the document says (the target's namespace unless a namespace is given
+// or the kind is cluster-scoped), and keeps what it found for every later call
 // until Reset, so that the actions of one reconcile share one read; a read
 // that fails is tried again on the next call (by a bosun.Retry, for one). A
 // FrontendManagerState is safe for concurrent use; the values it returns are
@@ -271,8 +272,9 @@ func (m *FrontendManager) around(ctx context.Context, action flow.Action, i int,
 
 // IndexFrontendManagerFields registers with indexer the cache indexes that the
 // field selectors of FrontendManager's states read, each under the selector's
-// path. FrontendManager has no field selectors, so there is nothing to
-// register; the function exists so that every decl is set up alike.
+// path, and those that the watches of states read outside the target's
+// namespace look targets up by. FrontendManager has no such index, so there is
+// nothing to register; the function exists so that every decl is set up alike.
 func IndexFrontendManagerFields(ctx context.Context, indexer client.FieldIndexer) error {
 	return nil
 }
@@ -280,8 +282,11 @@ func IndexFrontendManagerFields(ctx context.Context, indexer client.FieldIndexer
 // WatchFrontendManagerStates registers with b the watches that the states of
 // FrontendManager imply, and returns b. A kind that only owned states read is
 // watched with Owns; any other kind with a handler that enqueues every
-// Deployment in the object's namespace for which some state of the kind
-// selects the object.
+// Deployment for which some state of the kind selects the object: among the
+// targets in the object's namespace for a state read in the target's
+// namespace, among the targets a state index finds for a state read elsewhere
+// (see IndexFrontendManagerFields), or among every target when each reads the
+// same objects.
 func WatchFrontendManagerStates(b *bosun.Builder[*appsv1.Deployment]) *bosun.Builder[*appsv1.Deployment] {
 	mgr := b.Manager()
 	b = b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -289,12 +294,12 @@ func WatchFrontendManagerStates(b *bosun.Builder[*appsv1.Deployment]) *bosun.Bui
 		if !ok {
 			return nil
 		}
+		var reqs []reconcile.Request
 		var targets appsv1.DeploymentList
 		if err := mgr.GetClient().List(ctx, &targets, client.InNamespace(o.GetNamespace())); err != nil {
 			logr.FromContextOrDiscard(ctx).Error(err, "cannot list the targets of a watched object", "kind", "ConfigMap", "namespace", o.GetNamespace(), "name", o.GetName())
 			return nil
 		}
-		var reqs []reconcile.Request
 		for i := range targets.Items {
 			t := &targets.Items[i]
 			if o.GetName() == "frontend-settings" {

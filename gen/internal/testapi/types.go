@@ -35,6 +35,11 @@ type TargetSpec struct {
 	//
 	// +optional
 	HistoryLimit int32 `json:"historyLimit,omitempty"`
+	// ConfigNamespace names the namespace that holds the Target's
+	// settings, for states read outside the Target's namespace.
+	//
+	// +optional
+	ConfigNamespace string `json:"configNamespace,omitempty"`
 	// Template holds settings for the jobs.
 	//
 	// +optional
