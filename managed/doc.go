@@ -68,15 +68,20 @@
 // The step owns two conditions (types configurable with
 // WithConditionTypes): Synced, True with ReasonReconcileSuccess when the
 // last pass did what was needed, False with conditions.ReasonReconcilePaused
-// when the object is paused, and False with the reason of the error
-// otherwise (ReasonCreateFailed, ReasonInvalidSpec, ReasonCreateIncomplete,
+// when the object is paused, False with ReasonUpdating (and the
+// Observation's Diff in the message) from the pass that calls Update, for
+// a spec change or drift, until a pass observes the resource up to date,
+// and False with the reason of the error otherwise (ReasonCreateFailed, ReasonInvalidSpec, ReasonCreateIncomplete,
 // ReasonExternalConflict, the engine's SaveFailed through WriteFailed, ...);
 // and Available, True with ReasonAvailable, or False with ReasonCreating,
 // ReasonDeleting, ReasonUnavailable, ReasonExternalNotFound or
 // ReasonCredentialsMissing. The engine derives
 // Ready from them, so Ready is False with the same reasons while the
 // resource is not available, and True with conditions.ReasonSucceeded when
-// it is. Every condition observes the object's generation.
+// it is; while an update is applied Ready is False with ReasonUpdating,
+// and Available stays True when the resource is usable meanwhile:
+// Available means the resource exists and can be used, whatever the step
+// is doing to it. Every condition observes the object's generation.
 //
 // Conditions only inform: the step never reads them to decide what to do.
 // What it decides from is kept where a hand-edited condition cannot reach

@@ -59,6 +59,10 @@ type cloudBucket struct {
 	// cloud's Create or Update marked it; empty for a bucket made outside
 	// the operator or by a cloud that keeps no marks.
 	owner string
+	// want and wantAt are the size an Update asked for and when the
+	// cloud applies it, with the cloud's updateDelay.
+	want   int64
+	wantAt time.Time
 	// deleting counts the observations left before a deleted bucket is
 	// gone.
 	deleting int
@@ -86,6 +90,9 @@ type cloud struct {
 	afterCreate func(obj *v1.Bucket)
 	// lag hides a bucket from Observe for this long after its creation.
 	lag time.Duration
+	// updateDelay is how long an Update takes to show: the bucket keeps
+	// its old size until then.
+	updateDelay time.Duration
 	// deleteObserves keeps a deleted bucket visible for this many
 	// observations.
 	deleteObserves int
@@ -225,6 +232,9 @@ func (cc cloudClient) Observe(ctx context.Context, obj *v1.Bucket) (Observation,
 		}
 		b.deleting--
 	}
+	if !b.wantAt.IsZero() && !time.Now().Before(b.wantAt) {
+		b.size, b.wantAt = b.want, time.Time{}
+	}
 	obj.Status.AtProvider = &v1.BucketObservation{Size: b.size, Region: b.region, Owner: b.owner}
 	obs := Observation{Exists: true, Available: !b.deleted, ConnectionDetails: ConnectionDetails{"endpoint": []byte("https://cloud.test/" + name)}}
 	if !c.noMarks {
@@ -300,7 +310,12 @@ func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (UpdateResult, e
 	if obj.Spec.Size < 0 {
 		return UpdateResult{}, InvalidSpec(errNegativeSize)
 	}
-	b.size = obj.Spec.Size
+	switch {
+	case c.updateDelay <= 0:
+		b.size = obj.Spec.Size
+	case b.wantAt.IsZero() || b.want != obj.Spec.Size:
+		b.want, b.wantAt = obj.Spec.Size, time.Now().Add(c.updateDelay)
+	}
 	if obj.Spec.Region != "" {
 		b.region = obj.Spec.Region
 	}

@@ -28,6 +28,11 @@ const (
 	ReasonCreating = "Creating"
 	// ReasonDeleting: the external resource is being deleted.
 	ReasonDeleting = "Deleting"
+	// ReasonUpdating: the step is bringing the external resource in line
+	// with the spec (a spec change, or drift), and has not yet observed it
+	// up to date. It is a reason of Synced (False); Available keeps
+	// reporting whether the resource is usable meanwhile.
+	ReasonUpdating = "Updating"
 	// ReasonUnavailable: the external resource exists and was ready, and is
 	// not ready now; or it is missing and may not be created.
 	ReasonUnavailable = "Unavailable"
@@ -291,7 +296,13 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		return ctrl.Result{}, err
 	}
 	s.setAvailability(obj, obs.Available, now, true)
-	s.settle(obj, pol, note)
+	if updated {
+		// Synced again once an observation finds the resource up to date.
+		s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
+			fmt.Sprintf("updating %s to the spec: %s", describe(name), obs.Diff))
+	} else {
+		s.settle(obj, pol, note)
+	}
 	if updated || !obs.Available {
 		return ctrl.Result{RequeueAfter: s.cfg.short}, nil
 	}
