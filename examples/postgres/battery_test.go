@@ -73,6 +73,10 @@ func batteryOperator(srv *pgserver.Server) faults.Operator {
 		Secrets:    batterySecrets,
 		Lists:      []client.ObjectList{&pgv1.RoleList{}, &pgv1.DatabaseList{}},
 		External:   true,
+		// Each trial makes ten databases and ten roles with passwords on
+		// one server, polled every second; with several trials at once on
+		// a two-core machine one minute is too close.
+		Bound: 2 * time.Minute,
 	}
 }
 
