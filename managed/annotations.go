@@ -54,6 +54,9 @@ const (
 	// AnnotationDeletionPolicy overrides the deletion policy of one object:
 	// "Delete" or "Orphan".
 	AnnotationDeletionPolicy = "bosun.dev/deletion-policy"
+	// AnnotationDeletionOrder overrides the deletion order of one object:
+	// "immediate" or "last" (see DeletionOrder).
+	AnnotationDeletionOrder = "bosun.dev/deletion-order"
 )
 
 // ExternalName returns the name of obj's external resource, from
@@ -231,6 +234,33 @@ func ParseDeletionPolicy(s string) (DeletionPolicy, error) {
 		return p, nil
 	default:
 		return "", fmt.Errorf("%w: unknown deletion policy %q: want %s or %s", ErrInvalidPolicy, s, DeletionDelete, DeletionOrphan)
+	}
+}
+
+// DeletionOrder says when, in the deletion of the object, the step deletes
+// the external resource.
+type DeletionOrder string
+
+// The deletion orders.
+const (
+	// DeletionOrderImmediate deletes the external resource as soon as the
+	// object is being deleted. It is the default.
+	DeletionOrderImmediate DeletionOrder = "immediate"
+	// DeletionOrderLast deletes the external resource only once every
+	// other finalizer of the object is gone: whatever else holds the
+	// object (a controller that still uses the resource, the garbage
+	// collector's foregroundDeletion) finishes first, as Crossplane does
+	// for managed resources that are in use.
+	DeletionOrderLast DeletionOrder = "last"
+)
+
+// ParseDeletionOrder parses "immediate" or "last", in any case.
+func ParseDeletionOrder(s string) (DeletionOrder, error) {
+	switch o := DeletionOrder(normalise(s)); o {
+	case DeletionOrderImmediate, DeletionOrderLast:
+		return o, nil
+	default:
+		return "", fmt.Errorf("%w: unknown deletion order %q: want %s or %s", ErrInvalidPolicy, s, DeletionOrderImmediate, DeletionOrderLast)
 	}
 }
 

@@ -3,6 +3,7 @@ package managed
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,20 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	if name == "" {
 		// Nothing was ever named, so nothing was made.
 		return ctrl.Result{}, s.gone(ctx, req, now)
+	}
+	order, err := s.deletionOrder(obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if fins := obj.GetFinalizers(); order == DeletionOrderLast && len(fins) > 1 {
+		// The engine runs Cleanup only while its own finalizer holds the
+		// object, so any further one is another's. Its removal is a
+		// change of the object, which brings the next pass.
+		s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonWaitingForFinalizers,
+			fmt.Sprintf("the deletion order is %q: %s is deleted once the object's other finalizers are gone (it holds %s, one of them the operator's own)",
+				order, describe(name), strings.Join(fins, ", ")))
+		req.Log.V(1).Info("waiting for the object's other finalizers before deleting the external resource", "externalName", name, "finalizers", fins)
+		return ctrl.Result{RequeueAfter: s.poll(req)}, nil
 	}
 	c := claimOf(obj.GetAnnotations())
 	cl, done, err := s.connect(ctx, req)

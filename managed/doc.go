@@ -26,9 +26,26 @@
 // (WithDeletionPolicy, or annotation AnnotationDeletionPolicy) leaves it in
 // place, and so does a resource that is not the object's (below).
 //
+// # Deletion order
+//
+// By default the step deletes the external resource as soon as the object
+// is being deleted. Some resources must outlive whatever else holds the
+// object: a database another controller is still draining, an object
+// deleted in the foreground whose dependents are still going. With the
+// deletion order "last" (WithDeletionOrder(DeletionOrderLast), or
+// annotation AnnotationDeletionOrder on one object, "immediate" or
+// "last"), Cleanup waits while the object holds any finalizer but the
+// engine's own: it calls nothing outside, sets Synced (and so Ready) False
+// with ReasonWaitingForFinalizers and a message listing the finalizers,
+// and goes on when the removal of the last other finalizer brings the next
+// pass (or at the next poll). Then it deletes as usual. Orphaned
+// resources, and objects with nothing named, are let go at once. Two
+// steps or controllers that both delete last on the same object wait for
+// each other for ever: give the order to one.
+//
 // # Management policies
 //
-// Three annotations, all under bosun.dev/, say how far bosun may act. Their
+// Four annotations, all under bosun.dev/, say how far bosun may act. Their
 // values are lower case, words joined by hyphens, and are read without
 // regard to case; a value that is not known is refused with reason
 // InvalidPolicy, with a message naming the annotation, and nothing is done.
@@ -37,6 +54,7 @@
 //	bosun.dev/reconcile-policy      every step (engine) manage (default), skip, detach-on-delete
 //	bosun.dev/management-policies   the managed step    observe, create, update, delete, late-initialize, * (default)
 //	bosun.dev/deletion-policy       the managed step    delete (default), orphan
+//	bosun.dev/deletion-order        the managed step    immediate (default), last
 //
 // The reconcile policy decides whether the steps run at all: skip pauses
 // the object (only Observers run), detach-on-delete lets the object go
@@ -44,7 +62,7 @@
 // the managed step does to the external resource when the steps do run:
 // orphan leaves the resource in place when the object is deleted, where
 // detach-on-delete leaves everything every step made. The reconcile policy
-// may also come from the object's Namespace; the other two are set per
+// may also come from the object's Namespace; the other three are set per
 // object or as the step's options.
 //
 // The management policies (observe, create, update, delete,

@@ -61,6 +61,7 @@ type config struct {
 	grace           time.Duration
 	policies        Policies
 	deletion        DeletionPolicy
+	order           DeletionOrder
 	secretName      func(client.Object) string
 	outcomeAttempts int
 	outcomeBackoff  time.Duration
@@ -83,6 +84,7 @@ func defaults() config {
 		grace:           DefaultCreationGracePeriod,
 		policies:        AllPolicies(),
 		deletion:        DeletionDelete,
+		order:           DeletionOrderImmediate,
 		outcomeAttempts: defaultOutcomeAttempts,
 		outcomeBackoff:  defaultOutcomeBackoff,
 		callTimeout:     DefaultCallTimeout,
@@ -153,6 +155,15 @@ func WithManagementPolicies(p Policies) Option { return func(c *config) { c.poli
 // WithDeletionPolicy sets the deletion policy of objects without
 // AnnotationDeletionPolicy (default DeletionDelete).
 func WithDeletionPolicy(p DeletionPolicy) Option { return func(c *config) { c.deletion = p } }
+
+// WithDeletionOrder sets the deletion order of objects without
+// AnnotationDeletionOrder (default DeletionOrderImmediate). With
+// DeletionOrderLast the step deletes the external resource only once the
+// object holds no finalizer but the engine's own; meanwhile Synced and
+// Ready are False with ReasonWaitingForFinalizers. A reconciler must not
+// have two steps, nor an object two controllers, that both delete last:
+// each would wait for the other.
+func WithDeletionOrder(o DeletionOrder) Option { return func(c *config) { c.order = o } }
 
 // WithConnectionSecret publishes connection details to the Secret, in the
 // object's namespace, that name returns for the object (usually a field of

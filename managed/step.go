@@ -36,6 +36,10 @@ const (
 	// ReasonUnavailable: the external resource exists and was ready, and is
 	// not ready now; or it is missing and may not be created.
 	ReasonUnavailable = "Unavailable"
+	// ReasonWaitingForFinalizers: the object is being deleted, its
+	// deletion order is DeletionOrderLast, and other finalizers still hold
+	// it: the step deletes the external resource once they are gone.
+	ReasonWaitingForFinalizers = "WaitingForFinalizers"
 	// ReasonReconcileSuccess: the last pass did what was needed.
 	ReasonReconcileSuccess = "ReconcileSuccess"
 	// ReasonCreateIncomplete: a create was started and its outcome was never
@@ -461,6 +465,19 @@ func (s *Step[T]) deletionPolicy(obj T) (DeletionPolicy, error) {
 		return "", invalidPolicy(s.cfg.synced, fmt.Errorf("annotation %s: %w", AnnotationDeletionPolicy, err))
 	}
 	return p, nil
+}
+
+// deletionOrder returns the deletion order of obj.
+func (s *Step[T]) deletionOrder(obj T) (DeletionOrder, error) {
+	v, ok := obj.GetAnnotations()[AnnotationDeletionOrder]
+	if !ok {
+		return s.cfg.order, nil
+	}
+	o, err := ParseDeletionOrder(v)
+	if err != nil {
+		return "", invalidPolicy(s.cfg.synced, fmt.Errorf("annotation %s: %w", AnnotationDeletionOrder, err))
+	}
+	return o, nil
 }
 
 // poll returns the jittered poll interval of the request's object.

@@ -281,3 +281,24 @@ func TestOurs(t *testing.T) {
 		})
 	}
 }
+
+func TestParseDeletionOrder(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    DeletionOrder
+		wantErr bool
+	}{
+		{in: "immediate", want: DeletionOrderImmediate},
+		{in: " Last ", want: DeletionOrderLast},
+		{in: "first", wantErr: true},
+		{in: "", wantErr: true},
+	} {
+		got, err := ParseDeletionOrder(tc.in)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("ParseDeletionOrder(%q) = %q, %v; want %q, error %t", tc.in, got, err, tc.want, tc.wantErr)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidPolicy) {
+			t.Errorf("ParseDeletionOrder(%q): error %v does not wrap ErrInvalidPolicy", tc.in, err)
+		}
+	}
+}
