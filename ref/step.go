@@ -253,7 +253,10 @@ func (s *Step[T, R]) IndexField() string { return s.field }
 // Conditions returns the condition the step owns, when T keeps
 // conditions (conditions.Object); otherwise none.
 func (s *Step[T, R]) Conditions() []string {
-	if _, ok := any(newObject[T]()).(conditions.Object); !ok || s.err != nil {
+	if s.err != nil {
+		return nil // SetupWithBuilder reports why
+	}
+	if _, ok := any(newObject[T]()).(conditions.Object); !ok {
 		return nil
 	}
 	return []string{s.cond}

@@ -418,6 +418,10 @@ func TestResolveConfigErrors(t *testing.T) {
 			want: "must not be negative",
 		},
 		{
+			name: "referenced type not a pointer to a struct", step: ref.Resolve[*testapi.Widget, client.Object]("owner", nil),
+			want: "Object is not a pointer to a struct",
+		},
+		{
 			name: "kind not in the scheme", step: ref.Resolve[*testapi.Widget, *unknown]("owner", refOf),
 			want: "no kind is registered",
 		},
