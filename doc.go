@@ -36,6 +36,26 @@
 // takes effect at once, without touching the objects. An empty policy
 // annotation, on an object or a Namespace, counts as not set.
 //
+// # Optional APIs, handlers, and requests from outside
+//
+// A kind the API server does not serve (its CRD is not installed) is
+// refused at setup with ErrKindNotServed, unless the Builder is told
+// WhenServed: the controller is then checked and its steps set up as
+// usual, and it is built and started once discovery shows the kind, so
+// one operator binary can ship controllers for optional APIs.
+//
+// Handlers returns the HandlerSet of a kind on a manager, the same to
+// every caller: independent named handlers (OnChange, run as steps of one
+// engine Reconciler in registration order, all of them even when some
+// fail; OnRemove, called with the key of an object that is gone, for
+// operators that hold no finalizer) share one controller, each named in
+// logs, errors and metrics.
+//
+// An Enqueuer (Builder.Enqueuer, HandlerSet.Enqueuer) puts keys into a
+// controller's queue from any code, at once or after a delay, through
+// controller-runtime's channel source; it never blocks, and keeps what it
+// is given until the controller starts.
+//
 // # Paused objects
 //
 // Under the skip policy the object is paused: Observers run instead of Do,

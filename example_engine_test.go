@@ -1,0 +1,90 @@
+package bosun_test
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// A controller for an optional API: the operator starts whether or not the
+// Gadget CRD is installed, and the controller starts once it is.
+func ExampleBuilder_WhenServed() {
+	setup := func(mgr ctrl.Manager) error {
+		r := &bosun.Reconciler[*testapi.Gadget]{
+			Name:  "gadgets",
+			Steps: []bosun.Step[*testapi.Gadget]{twins{}},
+		}
+		return bosun.ControllerManagedBy[*testapi.Gadget](mgr).
+			WhenServed(bosun.GateBackoff(time.Second, time.Minute)).
+			Complete(r)
+	}
+	_ = setup
+}
+
+// A controller woken by something outside Kubernetes: a ticker here, a
+// webhook or a message queue elsewhere. The Enqueuer is asked for before
+// Complete and used from any goroutine, even before the manager starts.
+func ExampleBuilder_Enqueuer() {
+	setup := func(ctx context.Context, mgr ctrl.Manager, r *bosun.Reconciler[*testapi.Widget]) error {
+		b := bosun.ControllerManagedBy[*testapi.Widget](mgr)
+		enq := b.Enqueuer()
+		if err := b.Complete(r); err != nil {
+			return err
+		}
+		key := client.ObjectKey{Namespace: "default", Name: "polled"}
+		enq.EnqueueAfter(key, time.Minute) // once a minute has passed
+		go func() {
+			tick := time.NewTicker(10 * time.Minute)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					enq.Enqueue(key)
+				}
+			}
+		}()
+		return nil
+	}
+	_ = setup
+}
+
+// Two parts of an operator, each in a package of its own, react to
+// ConfigMaps without a controller each: Handlers returns the same set to
+// both, and one controller runs their handlers, in the order they were
+// registered. OnRemove sees the keys of ConfigMaps that are gone.
+func ExampleHandlers() {
+	// In package audit.
+	auditSetup := func(mgr ctrl.Manager) error {
+		h := bosun.Handlers[*corev1.ConfigMap](mgr)
+		return errors.Join(
+			h.OnChange("audit", func(_ context.Context, p *bosun.Pass[*corev1.ConfigMap]) (ctrl.Result, error) {
+				p.Log.Info("configmap seen", "keys", len(p.Object.Data))
+				return ctrl.Result{}, nil
+			}),
+			h.OnRemove("audit", func(ctx context.Context, key client.ObjectKey) error {
+				ctrl.LoggerFrom(ctx).Info("configmap gone", "configMap", key)
+				return nil
+			}),
+		)
+	}
+	// In package labels.
+	labelSetup := func(mgr ctrl.Manager) error {
+		return bosun.Handlers[*corev1.ConfigMap](mgr).OnChange("label", func(_ context.Context, p *bosun.Pass[*corev1.ConfigMap]) (ctrl.Result, error) {
+			if p.Object.Labels == nil {
+				p.Object.Labels = map[string]string{}
+			}
+			p.Object.Labels["example.com/seen"] = "true" // the engine writes it once every handler ran
+			return ctrl.Result{}, nil
+		})
+	}
+	_, _ = auditSetup, labelSetup
+}

@@ -1,0 +1,410 @@
+package bosun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/flow"
+)
+
+// PhaseRemove is the phase label of the metrics of the handlers a
+// HandlerSet runs for objects that are gone (HandlerSet.OnRemove).
+const PhaseRemove Phase = "remove"
+
+// HandlersStep is the name of the step that runs the OnChange handlers of
+// a HandlerSet, in order; no handler may take it.
+const HandlersStep = "handlers"
+
+// ErrHandlersStarted is wrapped by the error of OnChange, OnRemove and
+// Configure once the controller of the HandlerSet is built, when the
+// manager has started.
+var ErrHandlersStarted = errors.New("the handlers already run")
+
+// ChangeFunc handles an object of a HandlerSet's kind that exists: it
+// runs as a step of the engine (see Step), so it changes p.Object and the
+// engine writes what changed once every handler ran.
+type ChangeFunc[T client.Object] func(ctx context.Context, p *Pass[T]) (ctrl.Result, error)
+
+// RemoveFunc handles the key of an object of a HandlerSet's kind that is
+// gone.
+type RemoveFunc func(ctx context.Context, key client.ObjectKey) error
+
+// HandlerSet is the registry of the named handlers of one kind on one
+// manager, run by one controller: independent pieces of an operator,
+// from different packages if need be, that each react to the objects of
+// a kind without a controller each. Get it with Handlers.
+//
+// On each request for an object that exists, the OnChange handlers run as
+// steps of one engine Reconciler, in the order they were registered, all
+// of them even when some fail (as OrderedJoin runs steps): their errors
+// are joined, each prefixed with its handler's name, and the shortest
+// requeue wins. Each handler logs with the key "handler", and has the
+// engine's step metrics under its name (phase "do").
+//
+// On each request for an object that is not found, the OnRemove handlers
+// run with its key, in order, all of them; their errors are joined and the
+// request is retried with the controller's backoff. They have the same
+// metrics, with phase "remove". They are for operators that hold no
+// finalizer on the objects: they run after a deletion was seen, and for
+// keys enqueued of objects that do not exist; an object deleted while no
+// replica ran is never seen. They must be idempotent: a handler that
+// succeeded runs again when another one failed. To act before an object
+// is gone, write a Cleaner step on a Reconciler instead.
+//
+// Register every handler before the manager starts: the controller is
+// built when it starts, with the handlers registered by then.
+type HandlerSet[T client.Object] struct {
+	mgr  ctrl.Manager
+	gvk  schema.GroupVersionKind
+	name string
+
+	mu       sync.Mutex
+	err      error
+	changes  []namedChange[T]
+	removes  []namedRemove
+	configs  []func(b *Builder[T], r *Reconciler[T])
+	names    map[string]bool
+	rmNames  map[string]bool
+	started  bool
+	enqueuer *Enqueuer
+	// forget takes the set out of the registry when its manager stops.
+	forget func()
+}
+
+type namedChange[T client.Object] struct {
+	name string
+	fn   ChangeFunc[T]
+}
+
+type namedRemove struct {
+	name string
+	fn   RemoveFunc
+}
+
+// setKey identifies a HandlerSet: a manager, by its cache, and a kind.
+type setKey struct {
+	manager any
+	gvk     schema.GroupVersionKind
+}
+
+var (
+	setsMu sync.Mutex
+	sets   = map[setKey]any{}
+)
+
+// Handlers returns the HandlerSet of T's kind on mgr. The first call for a
+// manager and a kind makes it, and registers with mgr the runnable that
+// builds its controller when the manager starts; later calls, from any
+// package, return the same set, so their handlers share that controller.
+// A manager is known by its cache: a wrapper of mgr that keeps its cache
+// gets the same set.
+//
+// The controller is named after the kind ("widget.test.bosun.dev-handlers",
+// "configmap-handlers"); its options, predicates, watches, the WhenServed
+// gate and the fields of its Reconciler (DefaultPolicy,
+// IgnoreNamespacePolicy, Instance...) are set with Configure.
+//
+// A kind the manager's scheme does not know is an error of every
+// registration.
+func Handlers[T client.Object](mgr ctrl.Manager) *HandlerSet[T] {
+	if mgr == nil {
+		return &HandlerSet[T]{err: errors.New("bosun: Handlers: manager is nil")}
+	}
+	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(client.Object)
+	gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme())
+	if err != nil {
+		return &HandlerSet[T]{err: fmt.Errorf("bosun: Handlers: finding the kind of %T: %w", obj, err)}
+	}
+	var id any = mgr
+	if c := mgr.GetCache(); c != nil && reflect.ValueOf(c).Comparable() {
+		id = c
+	}
+	if !reflect.ValueOf(id).Comparable() {
+		return newHandlerSet[T](mgr, gvk)
+	}
+	key := setKey{manager: id, gvk: gvk}
+	setsMu.Lock()
+	defer setsMu.Unlock()
+	if s, ok := sets[key]; ok {
+		if hs, ok := s.(*HandlerSet[T]); ok {
+			return hs
+		}
+		return &HandlerSet[T]{err: fmt.Errorf("bosun: Handlers: the handlers of %s are for %T, not %T", gvk, s, obj)}
+	}
+	hs := newHandlerSet[T](mgr, gvk)
+	sets[key] = hs
+	hs.forget = func() {
+		setsMu.Lock()
+		defer setsMu.Unlock()
+		delete(sets, key)
+	}
+	return hs
+}
+
+// newHandlerSet makes the set of gvk on mgr and registers its runnable.
+func newHandlerSet[T client.Object](mgr ctrl.Manager, gvk schema.GroupVersionKind) *HandlerSet[T] {
+	hs := &HandlerSet[T]{
+		mgr:     mgr,
+		gvk:     gvk,
+		name:    strings.ToLower(gvk.GroupKind().String()) + "-handlers",
+		names:   map[string]bool{},
+		rmNames: map[string]bool{},
+	}
+	if err := mgr.Add(handlerRunnable(hs.start)); err != nil {
+		hs.err = fmt.Errorf("bosun: handlers of %s: %w", gvk.GroupKind(), err)
+	}
+	return hs
+}
+
+// Name returns the name of the set's controller.
+func (h *HandlerSet[T]) Name() string { return h.name }
+
+// register runs add under the set's lock after the checks every
+// registration shares.
+func (h *HandlerSet[T]) register(what string, isNil bool, add func() error) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.err != nil:
+		return h.err
+	case h.started:
+		return fmt.Errorf("bosun: handlers of %s: registering %s: %w; register before the manager starts", h.gvk.GroupKind(), what, ErrHandlersStarted)
+	case isNil:
+		return fmt.Errorf("bosun: handlers of %s: %w: %s is nil", h.gvk.GroupKind(), ErrInvalidConfig, what)
+	}
+	if err := add(); err != nil {
+		return fmt.Errorf("bosun: handlers of %s: %w: %w", h.gvk.GroupKind(), ErrInvalidConfig, err)
+	}
+	return nil
+}
+
+// OnChange registers fn, named name, to run on every request for an
+// object of the kind that exists, after the handlers registered before
+// it. name must be unique among the set's OnChange handlers and not
+// HandlersStep; it names the handler in logs, metrics and errors.
+func (h *HandlerSet[T]) OnChange(name string, fn ChangeFunc[T]) error {
+	return h.register(fmt.Sprintf("OnChange handler %q", name), fn == nil, func() error {
+		if err := checkHandlerName(name, h.names); err != nil {
+			return err
+		}
+		h.names[name] = true
+		h.changes = append(h.changes, namedChange[T]{name: name, fn: fn})
+		return nil
+	})
+}
+
+// OnRemove registers fn, named name, to run with the key of every request
+// whose object is not found, after the handlers registered before it.
+// name must be unique among the set's OnRemove handlers; it names the
+// handler in logs, metrics and errors.
+func (h *HandlerSet[T]) OnRemove(name string, fn RemoveFunc) error {
+	return h.register(fmt.Sprintf("OnRemove handler %q", name), fn == nil, func() error {
+		if err := checkHandlerName(name, h.rmNames); err != nil {
+			return err
+		}
+		h.rmNames[name] = true
+		h.removes = append(h.removes, namedRemove{name: name, fn: fn})
+		return nil
+	})
+}
+
+// Configure registers fn to configure the set's controller when it is
+// built: the Builder (predicates with For(nil, ...), watches, options,
+// WhenServed) and the Reconciler (its policy fields; its Name, which is
+// the controller's, the Builder's Named being the same; its Steps hold the
+// step that runs the OnChange handlers, and fn may add others).
+// The functions run in the order they were registered.
+func (h *HandlerSet[T]) Configure(fn func(b *Builder[T], r *Reconciler[T])) error {
+	return h.register("a configuration", fn == nil, func() error {
+		h.configs = append(h.configs, fn)
+		return nil
+	})
+}
+
+// Enqueuer returns the Enqueuer of the set's controller, made on the first
+// call (see Builder.Enqueuer).
+func (h *HandlerSet[T]) Enqueuer() *Enqueuer {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.enqueuer == nil {
+		h.enqueuer = newEnqueuer()
+	}
+	return h.enqueuer
+}
+
+func checkHandlerName(name string, taken map[string]bool) error {
+	switch {
+	case name == "":
+		return errors.New("a handler has an empty name")
+	case name == HandlersStep:
+		return fmt.Errorf("handler name %q is the engine's step that runs the handlers", name)
+	case taken[name]:
+		return fmt.Errorf("two handlers are named %q", name)
+	}
+	return nil
+}
+
+// start builds the set's controller with the handlers registered so far,
+// when the manager starts, and forgets the set when it stops.
+func (h *HandlerSet[T]) start(ctx context.Context) error {
+	h.mu.Lock()
+	h.started = true
+	changes, removes, configs := slices.Clone(h.changes), slices.Clone(h.removes), slices.Clone(h.configs)
+	enq := h.enqueuer
+	h.mu.Unlock()
+	if h.forget != nil {
+		defer h.forget()
+	}
+
+	r := &Reconciler[T]{Name: h.name}
+	if len(changes) > 0 {
+		steps := make([]Step[T], len(changes))
+		for i, c := range changes {
+			steps[i] = handlerStep[T](c)
+		}
+		r.Steps = []Step[T]{OrderedJoin(steps...).Named(HandlersStep)}
+	} else {
+		// Present objects are left alone; the engine still wants a step.
+		r.Steps = []Step[T]{NewStep[T](HandlersStep, nil)}
+	}
+	b := ControllerManagedBy[T](h.mgr).Named(h.name)
+	b.enq = enq
+	for _, fn := range configs {
+		fn(b, r)
+	}
+	// One name for the controller, the engine and the metrics, whichever
+	// of the two a configuration changed.
+	if b.name != h.name && r.Name == h.name {
+		r.Name = b.name
+	}
+	if r.Name == "" {
+		r.Name = h.name
+	}
+	b.name = r.Name
+	removers := newRemovers(r.Name, removes)
+	b.wrap = func(inner reconcile.Reconciler) reconcile.Reconciler {
+		return &handlerReconciler[T]{r: r, engine: inner, changes: len(changes) > 0, removers: removers}
+	}
+	if err := b.Complete(r); err != nil {
+		return fmt.Errorf("bosun: handlers of %s: %w", h.gvk.GroupKind(), err)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// handlerRunnable adapts the start of a HandlerSet to a manager runnable
+// that every replica runs: the controller it builds waits for the
+// leadership itself.
+type handlerRunnable func(ctx context.Context) error
+
+var (
+	_ manager.Runnable               = handlerRunnable(nil)
+	_ manager.LeaderElectionRunnable = handlerRunnable(nil)
+)
+
+// Start calls the function.
+func (f handlerRunnable) Start(ctx context.Context) error { return f(ctx) }
+
+// NeedLeaderElection is false; see handlerRunnable.
+func (f handlerRunnable) NeedLeaderElection() bool { return false }
+
+// handlerStep runs one OnChange handler as a step, with its name in the
+// logger and in its error.
+type handlerStep[T client.Object] namedChange[T]
+
+func (s handlerStep[T]) Name() string { return s.name }
+
+func (s handlerStep[T]) Do(ctx context.Context, p *Pass[T]) (ctrl.Result, error) {
+	log := p.Log
+	p.Log = log.WithValues("handler", s.name)
+	defer func() { p.Log = log }()
+	res, err := s.fn(ctrl.LoggerInto(ctx, p.Log), p)
+	if err != nil && !errors.Is(err, flow.ErrExit) {
+		err = fmt.Errorf("handler %q: %w", s.name, err)
+	}
+	return res, err
+}
+
+// removers are the OnRemove handlers of a set, with their metrics.
+type removers struct {
+	list     []namedRemove
+	duration []prometheus.Observer
+	errors   []prometheus.Counter
+}
+
+func newRemovers(controller string, list []namedRemove) *removers {
+	registerMetrics()
+	rs := &removers{list: list}
+	for _, h := range list {
+		rs.duration = append(rs.duration, stepDuration.WithLabelValues(controller, h.name, string(PhaseRemove)))
+		rs.errors = append(rs.errors, stepErrors.WithLabelValues(controller, h.name, string(PhaseRemove)))
+	}
+	return rs
+}
+
+// run runs every handler with key and joins their errors.
+func (rs *removers) run(ctx context.Context, key client.ObjectKey) error {
+	var errs []error
+	for i, h := range rs.list {
+		log := ctrl.LoggerFrom(ctx).WithValues("handler", h.name)
+		start := time.Now()
+		err := callRemove(ctrl.LoggerInto(ctx, log), h, key)
+		rs.duration[i].Observe(time.Since(start).Seconds())
+		if err != nil {
+			rs.errors[i].Inc()
+			errs = append(errs, fmt.Errorf("handler %q: %w", h.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// callRemove calls h, recovering a panic into a *flow.PanicError.
+func callRemove(ctx context.Context, h namedRemove, key client.ObjectKey) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &flow.PanicError{Action: h.name, Value: v, Stack: debug.Stack()}
+			ctrl.LoggerFrom(ctx).Error(pe, "handler panicked", "stack", string(pe.Stack))
+			err = pe
+		}
+	}()
+	return h.fn(ctx, key)
+}
+
+// handlerReconciler runs the OnRemove handlers for objects that are not
+// found, and the engine, with the OnChange handlers, for the others.
+type handlerReconciler[T client.Object] struct {
+	r        *Reconciler[T]
+	engine   reconcile.Reconciler
+	changes  bool
+	removers *removers
+}
+
+func (x *handlerReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	err := x.r.Client.Get(ctx, req.NamespacedName, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, x.removers.run(ctx, req.NamespacedName)
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("loading %s: %w", req.NamespacedName, err)
+	case !x.changes:
+		return ctrl.Result{}, nil
+	}
+	return x.engine.Reconcile(ctx, req)
+}
