@@ -110,9 +110,11 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	if !deleting {
 		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventDeleting, "Delete", "deleting external resource %q", name)
 	}
-	if _, err := callExternal(ctx, s, OpDelete, obj, func(ctx context.Context) (struct{}, error) {
+	_, err = callExternal(ctx, s, OpDelete, obj, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, cl.Delete(ctx, obj)
-	}); err != nil {
+	})
+	s.logChange(req, OpDelete, name, outcomeOf(err), err)
+	if err != nil {
 		return ctrl.Result{}, s.fail(ReasonDeleteFailed, fmt.Errorf("deleting %s: %w", describe(name), err))
 	}
 	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonDeleting, "waiting for the external resource to be deleted")

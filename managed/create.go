@@ -95,6 +95,11 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 			Err: errors.New("Create succeeded and recorded no external name; with WithProviderNames it must call SetExternalName")}
 	}
 	unknown := cerr != nil && outcomeUnknown(cerr)
+	logged := name
+	if cerr == nil && s.cfg.providerNames {
+		logged = assigned
+	}
+	s.logChange(req, OpCreate, logged, outcomeOf(cerr), cerr)
 
 	wctx, cancel := s.durable(ctx)
 	defer cancel()

@@ -274,6 +274,32 @@
 // is reported by the engine, and by the step in Synced, with reason
 // SaveFailed (bosun.WriteSave, through WriteFailed).
 //
+// # Change log
+//
+// Every Create, Update, Delete and RepairCredentials the step performs is
+// recorded, when the object's type implements changelog.Object, as a
+// changelog.Entry in a list of its status: when, which controller
+// (bosun.Pass.Controller) and operator instance (annotation
+// bosun.dev/operator-instance), what operation on which external name,
+// for which generation, and its outcome (Succeeded, Failed, Unknown, or
+// Started for a long operation, followed by another entry when it ends)
+// with the error's message for a failure: never connection details, the
+// same text Synced shows. The list keeps the newest
+// changelog.DefaultLength entries (WithChangeLogLength). A Delete that
+// Cleanup asks for again while the resource goes is recorded once.
+//
+// Why a bounded list in the status, rather than a log object of its own
+// or events: `kubectl get -o yaml` shows it next to the conditions it
+// explains; it lives and dies with the object, needs no further RBAC, no
+// garbage collection and no extra write (the entry rides on the pass's
+// status write, which an operation changes anyway, so a pass that does
+// nothing outside still writes nothing); and events expire within the
+// hour and are sampled. The price: the list is short, so keep a history
+// beyond it elsewhere (the step's events and logs carry each operation
+// too), and an entry is lost when the pass's status write is (a conflict,
+// or a stop before the write). Types without the interface get events and
+// logs only.
+//
 // # Metrics
 //
 // The step records MetricFirstReconcile, MetricTimeToReady,

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/managed/changelog"
 )
 
 // Defaults of the step's options.
@@ -62,6 +64,7 @@ type config struct {
 	policies        Policies
 	deletion        DeletionPolicy
 	order           DeletionOrder
+	changeLogLength int
 	secretName      func(client.Object) string
 	outcomeAttempts int
 	outcomeBackoff  time.Duration
@@ -85,6 +88,7 @@ func defaults() config {
 		policies:        AllPolicies(),
 		deletion:        DeletionDelete,
 		order:           DeletionOrderImmediate,
+		changeLogLength: changelog.DefaultLength,
 		outcomeAttempts: defaultOutcomeAttempts,
 		outcomeBackoff:  defaultOutcomeBackoff,
 		callTimeout:     DefaultCallTimeout,
@@ -164,6 +168,11 @@ func WithDeletionPolicy(p DeletionPolicy) Option { return func(c *config) { c.de
 // have two steps, nor an object two controllers, that both delete last:
 // each would wait for the other.
 func WithDeletionOrder(o DeletionOrder) Option { return func(c *config) { c.order = o } }
+
+// WithChangeLogLength sets how many entries the change log of an object
+// keeps, the newest (default changelog.DefaultLength). Values below 1
+// keep the default.
+func WithChangeLogLength(n int) Option { return func(c *config) { c.changeLogLength = n } }
 
 // WithConnectionSecret publishes connection details to the Secret, in the
 // object's namespace, that name returns for the object (usually a field of

@@ -206,6 +206,9 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	if cfg.outcomeAttempts < 1 {
 		cfg.outcomeAttempts = 1
 	}
+	if cfg.changeLogLength < 1 {
+		cfg.changeLogLength = d.changeLogLength
+	}
 	if cfg.nameFn == nil {
 		cfg.nameFn = NameFromNamespacedName
 	}
@@ -276,6 +279,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		if pol.Update {
 			drift := s.inSync(obj)
 			up, err := callExternal(ctx, s, OpUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
+			s.logChange(req, OpUpdate, name, outcomeOf(err), err)
 			if err != nil {
 				return ctrl.Result{}, s.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
 			}
@@ -395,6 +399,7 @@ func (s *Step[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 	creds, err := callExternal(ctx, s, OpRepairCredentials, obj, func(ctx context.Context) (ConnectionDetails, error) {
 		return rep.RepairCredentials(ctx, obj)
 	})
+	s.logChange(req, OpRepairCredentials, name, outcomeOf(err), err)
 	if err != nil {
 		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCredentialsMissing,
 			fmt.Sprintf("connection secret %s lacks %s", secret, strings.Join(missing, ", ")))

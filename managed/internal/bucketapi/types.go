@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/bosunkit/bosun/managed/changelog"
 )
 
 // GroupVersion is the group and version of the Bucket kind.
@@ -71,6 +73,11 @@ type BucketStatus struct {
 	//
 	// +optional
 	AtProvider *BucketObservation `json:"atProvider,omitempty"`
+	// Changes are the last operations of the operator on the external
+	// bucket, oldest first.
+	//
+	// +optional
+	Changes []changelog.Entry `json:"changes,omitempty"`
 	// ObservedGeneration is the metadata.generation the status describes.
 	//
 	// +optional
@@ -109,6 +116,12 @@ func (b *Bucket) GetConditions() []metav1.Condition { return b.Status.Conditions
 
 // SetConditions replaces the Bucket's conditions.
 func (b *Bucket) SetConditions(c []metav1.Condition) { b.Status.Conditions = c }
+
+// GetChangeLog returns the Bucket's change log.
+func (b *Bucket) GetChangeLog() []changelog.Entry { return b.Status.Changes }
+
+// SetChangeLog replaces the Bucket's change log.
+func (b *Bucket) SetChangeLog(l []changelog.Entry) { b.Status.Changes = l }
 
 // BucketList is a list of Buckets.
 //

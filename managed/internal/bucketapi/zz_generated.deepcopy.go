@@ -5,6 +5,7 @@
 package bucketapi
 
 import (
+	"github.com/bosunkit/bosun/managed/changelog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -105,6 +106,13 @@ func (in *BucketStatus) DeepCopyInto(out *BucketStatus) {
 		in, out := &in.AtProvider, &out.AtProvider
 		*out = new(BucketObservation)
 		**out = **in
+	}
+	if in.Changes != nil {
+		in, out := &in.Changes, &out.Changes
+		*out = make([]changelog.Entry, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions

@@ -1,0 +1,97 @@
+package managed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/managed/changelog"
+	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
+)
+
+// ignoreTime leaves the entries' times out of comparisons.
+var ignoreTime = cmpopts.IgnoreFields(changelog.Entry{}, "Time")
+
+// waitChanges waits until the change log of the Bucket name is want, times
+// aside, and returns the Bucket.
+func (e *env) waitChanges(name string, want []changelog.Entry) *v1.Bucket {
+	e.t.Helper()
+	var got *v1.Bucket
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		b := &v1.Bucket{}
+		if err := e.c.Get(ctx, e.key(name), b); err != nil {
+			return err
+		}
+		if diff := cmp.Diff(want, b.Status.Changes, ignoreTime); diff != "" {
+			return fmt.Errorf("change log (-want +got):\n%s", diff)
+		}
+		got = b
+		return nil
+	})
+	return got
+}
+
+// TestChangeLog checks that each Create, Update and Delete the step
+// performs, failed or not, is recorded in the Bucket's status with who did
+// it, on what, for which generation and how it ended, bounded to the
+// configured length.
+func TestChangeLog(t *testing.T) {
+	cl := newCloud()
+	cl.failCreate = errors.New("cloud is down")
+	e := start(t, cl, nil, WithChangeLogLength(3))
+	e.create("logged", 1, "", nil)
+	ctrlName := "bucket-" + e.ns
+	name := e.ns + ".logged"
+	entry := func(op string, gen int64, out changelog.Outcome, msg string) changelog.Entry {
+		return changelog.Entry{Controller: ctrlName, Operation: op, ExternalName: name, Generation: gen, Outcome: out, Message: msg}
+	}
+	failed := entry(OpCreate, 1, changelog.OutcomeFailed, "cloud is down")
+	e.waitChanges("logged", []changelog.Entry{failed})
+
+	cl.set(func(c *cloud) { c.failCreate = nil })
+	e.change("logged", func(b *v1.Bucket) { b.Labels = map[string]string{"nudge": "1"} })
+	e.wait("logged", converged)
+	created := entry(OpCreate, 1, changelog.OutcomeSucceeded, "")
+	b := e.waitChanges("logged", []changelog.Entry{failed, created})
+	if at := b.Status.Changes[1].Time; at.IsZero() {
+		t.Error("the create's entry has no time")
+	}
+
+	e.change("logged", func(b *v1.Bucket) { b.Spec.Size = 2 })
+	// The late-initialised region made generation 2, the size 3.
+	gen := e.wait("logged", converged).Generation
+	updated := entry(OpUpdate, gen, changelog.OutcomeSucceeded, "")
+	e.waitChanges("logged", []changelog.Entry{failed, created, updated})
+
+	// A drift correction is an update too; the oldest entry goes.
+	cl.set(func(c *cloud) { c.buckets[name].size = 5 })
+	e.waitChanges("logged", []changelog.Entry{created, updated, updated})
+
+	// The Delete, once, however many passes wait for the bucket to go;
+	// another finalizer keeps the object to read it.
+	cl.set(func(c *cloud) { c.deleteObserves = 3 })
+	e.change("logged", func(b *v1.Bucket) { b.Finalizers = append(b.Finalizers, holder) })
+	e.delete("logged")
+	// Setting deletionTimestamp made generation gen+1.
+	deleted := entry(OpDelete, gen+1, changelog.OutcomeSucceeded, "")
+	e.waitChanges("logged", []changelog.Entry{updated, updated, deleted})
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		b := &v1.Bucket{}
+		if err := e.c.Get(ctx, e.key("logged"), b); err != nil {
+			return err
+		}
+		if slices.Contains(b.Finalizers, finalizer) {
+			return errors.New("the step's finalizer is still there")
+		}
+		return nil
+	})
+	e.waitChanges("logged", []changelog.Entry{updated, updated, deleted})
+	e.change("logged", func(b *v1.Bucket) { b.Finalizers = nil })
+	e.waitGone("logged")
+}
