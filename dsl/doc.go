@@ -70,7 +70,13 @@
 // ("a b\n"). `${target.Field.Path}` inside a value is replaced by a string
 // field of the target, named by its Go field names. An action
 // `Name(state, ...)` names the states it reads, all of its own decl; it may
-// name none. Comments start with `//` and run to the end of the line.
+// name none. After them, `writes Kind(verb, ...), ...` says which kinds the
+// action writes with which API verbs (create, update, patch, delete,
+// deletecollection), for the generated RBAC markers:
+//
+//	RunNextJob() writes Job(create, delete)
+//
+// Comments start with `//` and run to the end of the line.
 //
 // # Grammar
 //
@@ -88,7 +94,9 @@
 //	          | "labels/" Key ( "in" | "notin" ) "(" Value { "," Value } ")"
 //	          | "labels/" Key | "!labels/" Key
 //	          | "fields/" Path "=" Value | "owned" .
-//	Action    = Name "(" [ Name { "," Name } [ "," ] ] ")" .
+//	Action    = Name "(" [ Name { "," Name } [ "," ] ] ")"
+//	            [ "writes" Write { "," Write } ] .
+//	Write     = Name "(" Verb { "," Verb } ")" .
 //	Value     = Quoted | Unquoted .
 //	Quoted    = `"` { char | escape | Ref } `"` .
 //	Unquoted  = { char | Ref } .      // up to a blank, line end or "}"

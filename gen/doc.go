@@ -38,10 +38,14 @@
 //     namespace, through a target index, or among all targets.
 //
 // Before the decls, one comment block holds the kubebuilder RBAC markers
-// for every kind the states read (get, list, watch) and for the targets
-// (their status included, and update on their finalizers subresource, which
-// the API server asks of a controller that sets blockOwnerDeletion on the
-// owner references of a target's children).
+// for every kind the states read (get, list, watch), every kind the
+// actions' writes clauses name (with their verbs), the targets (their
+// status included, and update on their finalizers subresource, which the
+// API server asks of a controller that sets blockOwnerDeletion on the owner
+// references of a target's children), and what the engine running the
+// generated steps needs (get, list and watch on namespaces; create and
+// patch on events.k8s.io events), so that an operator needs no marker of
+// its own for them.
 //
 // The code is written by text/template templates embedded from the
 // templates directory, one named template per piece listed above (file.tmpl,

@@ -354,8 +354,13 @@ type rbacRule struct {
 	Verbs           []string
 }
 
-// rbacRules returns the RBAC rules for every kind the decls read and for
-// the targets, one per group and resource, sorted by group and resource.
+// rbacVerbs are the verbs of RBAC markers, in the order markers list them.
+var rbacVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+
+// rbacRules returns the RBAC rules for every kind the decls read, the kinds
+// their actions write with the verbs the document gives, the targets, and
+// what the engine that runs the generated steps needs, one per group and
+// resource, sorted by group and resource.
 func (g *generator) rbacRules() []rbacRule {
 	type key struct{ group, resource string }
 	verbs := make(map[key]map[string]bool)
@@ -379,11 +384,23 @@ func (g *generator) rbacRules() []rbacRule {
 		for _, s := range d.States {
 			add(s.Spec.Kind.Group, resourceName(s.Spec.Kind.Kind), "get", "list", "watch")
 		}
+		for _, a := range d.Actions {
+			for _, w := range a.Spec.Writes {
+				add(w.Kind.Group, resourceName(w.Kind.Kind), w.Verbs...)
+			}
+		}
+	}
+	if len(g.decls) > 0 {
+		// The engine that runs the generated steps reads the reconcile
+		// policy of the target's Namespace through the cache and records
+		// events (see package bosun).
+		add("", "namespaces", "get", "list", "watch")
+		add("events.k8s.io", "events", "create", "patch")
 	}
 	rules := make([]rbacRule, 0, len(verbs))
 	for k, set := range verbs {
 		r := rbacRule{Group: k.group, Resource: k.resource}
-		for _, v := range []string{"get", "list", "watch", "update", "patch"} {
+		for _, v := range rbacVerbs {
 			if set[v] {
 				r.Verbs = append(r.Verbs, v)
 			}

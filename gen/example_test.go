@@ -29,7 +29,7 @@ func ExampleGenerate() {
 		}
 	}
 	action {
-		SyncService(svc)
+		SyncService(svc) writes Service(create, patch)
 	}
 }
 `)
@@ -56,10 +56,12 @@ func ExampleGenerate() {
 		}
 	}
 	// Output:
-	// // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
+	// // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+	// // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 	// // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
 	// // +kubebuilder:rbac:groups=apps,resources=deployments/finalizers,verbs=update
 	// // +kubebuilder:rbac:groups=apps,resources=deployments/status,verbs=get;update;patch
+	// // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 	// type FrontendManagerState struct
 	// func NewFrontendManagerState(reader client.Reader, target *appsv1.Deployment) *FrontendManagerState
 	// func (s *FrontendManagerState) Target() *appsv1.Deployment { return s.target }

@@ -25,14 +25,6 @@ import (
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
 )
 
-// What the actions write, beyond what the generated markers let the states
-// read; and what the engine needs (see package bosun): namespaces for the
-// reconcile policy, and events.
-//
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=create;delete
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
 const (
 	// ControllerName is the name of the CronJob controller in logs, metrics
 	// and events.

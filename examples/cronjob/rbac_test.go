@@ -19,11 +19,11 @@ import (
 	"github.com/bosunkit/bosun/examples/cronjob/config/rbac"
 )
 
-// TestGeneratedRole pins the rules controller-gen derives from the markers:
-// reads for the Job state and the target and update on the target's
-// finalizers, for the Jobs' blockOwnerDeletion (from bosun gen), Job writes
-// (from the controller), namespaces and events (for the engine), nothing
-// else.
+// TestGeneratedRole pins the rules controller-gen derives from the markers,
+// all of which bosun gen writes: reads for the Job state and the target,
+// update on the target's finalizers for the Jobs' blockOwnerDeletion, the
+// Job writes the document's actions declare (create, delete), namespaces and
+// events for the engine; nothing else.
 func TestGeneratedRole(t *testing.T) {
 	role, err := rbac.ClusterRole()
 	if err != nil {

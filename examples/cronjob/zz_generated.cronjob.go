@@ -21,12 +21,16 @@ import (
 	"github.com/bosunkit/bosun/flow"
 )
 
-// RBAC rules for the kinds the states read and for the targets.
+// RBAC rules for the kinds the states read, the kinds the actions write (as
+// their writes clauses say), the targets, and what the engine running the
+// steps needs: the Namespaces it reads the reconcile policy from, and events.
 //
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=cronjobs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=cronjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=cronjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Names of the actions of CronJobControllerManager.
 const (
@@ -138,12 +142,14 @@ type CronJobControllerManagerImpl interface {
 	ListActiveJobsAndUpdateStatus(ctx context.Context, log logr.Logger, jobs []batchv1.Job) (ctrl.Result, error)
 
 	// CleanUpOldJobsExceedsHistoryLimits implements the action
-	// CleanUpOldJobsExceedsHistoryLimits.
+	// CleanUpOldJobsExceedsHistoryLimits. The document says it writes Job
+	// (delete), and the RBAC markers grant that.
 	//
 	// Clean up old jobs according to the history limit.
 	CleanUpOldJobsExceedsHistoryLimits(ctx context.Context, log logr.Logger, jobs []batchv1.Job) (ctrl.Result, error)
 
-	// RunNextScheduledJob implements the action RunNextScheduledJob.
+	// RunNextScheduledJob implements the action RunNextScheduledJob. The document
+	// says it writes Job (create, delete), and the RBAC markers grant that.
 	//
 	// Run the next job if it's on time, or otherwise we should wait
 	// until the next scheduled time.

@@ -22,12 +22,16 @@ import (
 	cronjobv1 "github.com/bosunkit/bosun/gen/internal/testapi"
 )
 
-// RBAC rules for the kinds the states read and for the targets.
+// RBAC rules for the kinds the states read, the kinds the actions write (as
+// their writes clauses say), the targets, and what the engine running the
+// steps needs: the Namespaces it reads the reconcile policy from, and events.
 //
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=targets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=targets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=targets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Names of the actions of NodeManager.
 const (

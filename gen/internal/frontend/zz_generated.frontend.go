@@ -23,13 +23,17 @@ import (
 	"github.com/bosunkit/bosun/flow"
 )
 
-// RBAC rules for the kinds the states read and for the targets.
+// RBAC rules for the kinds the states read, the kinds the actions write (as
+// their writes clauses say), the targets, and what the engine running the
+// steps needs: the Namespaces it reads the reconcile policy from, and events.
 //
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Names of the actions of FrontendManager.
 const (

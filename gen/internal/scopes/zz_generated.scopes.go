@@ -28,18 +28,22 @@ import (
 	cronjobv1 "github.com/bosunkit/bosun/gen/internal/testapi"
 )
 
-// RBAC rules for the kinds the states read and for the targets.
+// RBAC rules for the kinds the states read, the kinds the actions write (as
+// their writes clauses say), the targets, and what the engine running the
+// steps needs: the Namespaces it reads the reconcile policy from, and events.
 //
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=nodes/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=targets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=targets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=cronjob.bosun.dev,resources=targets/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get;list;watch;create;delete;deletecollection
 
 // Names of the actions of PlacementManager.
 const (
@@ -397,7 +401,10 @@ func (s *PlacementManagerState) Reset() {
 // the action names, already read. If the implementation is also a flow.Hook,
 // PlacementManager runs it around every action, before any other hook.
 type PlacementManagerImpl interface {
-	// Place implements the action Place.
+	// Place implements the action Place. The document says it writes Pod (create,
+	// delete); ConfigMap (update, patch), and the RBAC markers grant that.
+	//
+	// Start the pods the placement asks for, and record it in the settings.
 	Place(ctx context.Context, log logr.Logger, defaults *corev1.ConfigMap, settings *corev1.ConfigMap, queues []corev1.ConfigMap, node *corev1.Node, spare []corev1.Node, pods []corev1.Pod) (ctrl.Result, error)
 }
 
@@ -441,6 +448,8 @@ func (m *PlacementManager) State() *PlacementManagerState { return m.state }
 // Place returns the action Place: it reads the states defaults, settings,
 // queues, node, spare, pods, then calls PlacementManagerImpl.Place between the
 // hooks.
+//
+// Start the pods the placement asks for, and record it in the settings.
 func (m *PlacementManager) Place() flow.Action {
 	var action flow.Action
 	action = flow.New(PlacementManagerPlace, func(ctx context.Context) (ctrl.Result, error) {
@@ -966,7 +975,9 @@ func (s *NodeAgentState) Reset() {
 // names, already read. If the implementation is also a flow.Hook, NodeAgent
 // runs it around every action, before any other hook.
 type NodeAgentImpl interface {
-	// Sync implements the action Sync.
+	// Sync implements the action Sync. The document says it writes ConfigMap
+	// (create, update); ClusterRole (create, delete, deletecollection); Node
+	// (patch), and the RBAC markers grant that.
 	Sync(ctx context.Context, log logr.Logger, pods []corev1.Pod, lease *coordinationv1.Lease, settings *corev1.ConfigMap, roles []rbacv1.ClusterRole) (ctrl.Result, error)
 }
 

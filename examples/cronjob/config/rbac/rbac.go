@@ -1,7 +1,8 @@
 // Package rbac holds the ClusterRole of the CronJob controller. controller-gen
-// writes it from the RBAC markers of package cronjob: those `bosun gen` puts
-// into zz_generated.cronjob.go for what the document's states read, and the
-// controller's own for what its actions write.
+// writes it from the RBAC markers `bosun gen` puts into
+// zz_generated.cronjob.go: for what the document's states read, what its
+// actions' writes clauses say they write, the CronJob and its status, and
+// what the engine needs. The controller has no markers of its own.
 package rbac
 
 import (
