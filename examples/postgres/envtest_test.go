@@ -126,6 +126,24 @@ func TestRoleLifecycle(t *testing.T) {
 		}
 		return nil
 	})
+	// The status keeps what the operator did to the role.
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, key, role); err != nil {
+			return err
+		}
+		var got []string
+		for _, c := range role.Status.Changes {
+			if c.Controller != RoleControllerName || c.ExternalName != name || c.Time.IsZero() {
+				return fmt.Errorf("change %+v, want one by %s on %s with a time", c, RoleControllerName, name)
+			}
+			got = append(got, fmt.Sprintf("%s %s %d", c.Operation, c.Outcome, c.Generation))
+		}
+		want := []string{"create Succeeded 1", fmt.Sprintf("update Succeeded %d", role.Generation)}
+		if diff := cmp.Diff(want, got); diff != "" {
+			return fmt.Errorf("status.changes (-want +got):\n%s", diff)
+		}
+		return nil
+	})
 
 	// Drift: a change made behind the operator's back is undone at the
 	// next poll, and counted.

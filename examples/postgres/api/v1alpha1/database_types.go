@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun/managed/changelog"
 )
 
 // ReasonWaitingForRole is the reason of a False Ready condition of a
@@ -64,6 +66,11 @@ type DatabaseStatus struct {
 	//
 	// +optional
 	AtProvider *DatabaseObservation `json:"atProvider,omitempty"`
+	// Changes are the operator's last operations on the database in
+	// PostgreSQL (create, update, delete, new password), oldest first.
+	//
+	// +optional
+	Changes []changelog.Entry `json:"changes,omitempty"`
 	// ObservedGeneration is the metadata.generation the status describes.
 	//
 	// +optional
@@ -112,6 +119,12 @@ func (d *Database) GetConditions() []metav1.Condition { return d.Status.Conditio
 
 // SetConditions replaces the status conditions, for the bosun engine.
 func (d *Database) SetConditions(c []metav1.Condition) { d.Status.Conditions = c }
+
+// GetChangeLog returns the change log, for the managed step.
+func (d *Database) GetChangeLog() []changelog.Entry { return d.Status.Changes }
+
+// SetChangeLog replaces the change log, for the managed step.
+func (d *Database) SetChangeLog(l []changelog.Entry) { d.Status.Changes = l }
 
 // DatabaseList is a list of Databases.
 //

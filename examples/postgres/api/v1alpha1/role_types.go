@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun/managed/changelog"
 )
 
 // RoleSpec is the desired state of a PostgreSQL role. The role's name in
@@ -60,6 +62,11 @@ type RoleStatus struct {
 	//
 	// +optional
 	AtProvider *RoleObservation `json:"atProvider,omitempty"`
+	// Changes are the operator's last operations on the role in
+	// PostgreSQL (create, update, delete, new password), oldest first.
+	//
+	// +optional
+	Changes []changelog.Entry `json:"changes,omitempty"`
 	// ObservedGeneration is the metadata.generation the status describes.
 	//
 	// +optional
@@ -104,6 +111,12 @@ func (r *Role) GetConditions() []metav1.Condition { return r.Status.Conditions }
 
 // SetConditions replaces the status conditions, for the bosun engine.
 func (r *Role) SetConditions(c []metav1.Condition) { r.Status.Conditions = c }
+
+// GetChangeLog returns the change log, for the managed step.
+func (r *Role) GetChangeLog() []changelog.Entry { return r.Status.Changes }
+
+// SetChangeLog replaces the change log, for the managed step.
+func (r *Role) SetChangeLog(l []changelog.Entry) { r.Status.Changes = l }
 
 // RoleList is a list of Roles.
 //

@@ -5,6 +5,7 @@
 package v1alpha1
 
 import (
+	"github.com/bosunkit/bosun/managed/changelog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -105,6 +106,13 @@ func (in *DatabaseStatus) DeepCopyInto(out *DatabaseStatus) {
 		in, out := &in.AtProvider, &out.AtProvider
 		*out = new(DatabaseObservation)
 		**out = **in
+	}
+	if in.Changes != nil {
+		in, out := &in.Changes, &out.Changes
+		*out = make([]changelog.Entry, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
@@ -226,6 +234,13 @@ func (in *RoleStatus) DeepCopyInto(out *RoleStatus) {
 		in, out := &in.AtProvider, &out.AtProvider
 		*out = new(RoleObservation)
 		**out = **in
+	}
+	if in.Changes != nil {
+		in, out := &in.Changes, &out.Changes
+		*out = make([]changelog.Entry, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
