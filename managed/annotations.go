@@ -44,6 +44,12 @@ const (
 	// ReasonUnavailable), and it is when the time to Ready is measured. A
 	// create clears it.
 	AnnotationFirstAvailable = "bosun.dev/external-first-available"
+	// AnnotationOperation holds the long operation that Create or Update
+	// started and the step polls (see OperationPoller), as
+	// "<kind>:<token>", kind create or update. The step commits it before
+	// the pass that started the operation ends, and removes it once the
+	// operation is done.
+	AnnotationOperation = "bosun.dev/external-operation"
 	// AnnotationPollInterval overrides the poll interval of one object, as a
 	// Go duration ("30s", "5m").
 	AnnotationPollInterval = "bosun.dev/poll-interval"
@@ -387,3 +393,16 @@ func pollInterval(ann map[string]string, def, minimum time.Duration) (d time.Dur
 func jitter(d time.Duration, fraction, r float64) time.Duration {
 	return time.Duration(float64(d) * (1 - fraction + 2*fraction*r))
 }
+
+// operationOf returns the long operation recorded in ann, if any.
+func operationOf(ann map[string]string) (Operation, bool) {
+	v, ok := ann[AnnotationOperation]
+	if !ok {
+		return Operation{}, false
+	}
+	kind, token, _ := strings.Cut(v, ":")
+	return Operation{Kind: kind, Token: token}, true
+}
+
+// operationValue returns the value of AnnotationOperation for op.
+func operationValue(op Operation) string { return op.Kind + ":" + op.Token }

@@ -108,6 +108,13 @@ type Creation struct {
 	// what is there; use them for values that only creation reveals, such
 	// as a generated password.
 	ConnectionDetails ConnectionDetails
+	// Operation, when not empty, says that the external system accepted
+	// the create and goes on with it after Create returned: it is the
+	// token by which OperationPoller.PollOperation asks how the create is
+	// going. The step records it on the object before the pass ends and
+	// polls it on the next passes, in this process or the next, instead of
+	// creating again. The client must implement OperationPoller.
+	Operation string
 }
 
 // UpdateResult is what ExternalClient.Update reports.
@@ -115,6 +122,49 @@ type UpdateResult struct {
 	// ConnectionDetails are published to the connection Secret, added to
 	// what is there.
 	ConnectionDetails ConnectionDetails
+	// Operation is, like Creation.Operation, the token of an update that
+	// the external system goes on with after Update returned.
+	Operation string
+}
+
+// Operation is a long operation that Create or Update started and the
+// step polls.
+type Operation struct {
+	// Kind is OpCreate or OpUpdate.
+	Kind string
+	// Token is what Creation.Operation or UpdateResult.Operation held.
+	Token string
+}
+
+// OperationStatus is what OperationPoller.PollOperation reports.
+type OperationStatus struct {
+	// Done reports that the operation has ended.
+	Done bool
+	// Err, for an operation that has ended, is why it failed; nil when it
+	// succeeded. It appears in conditions, events and the change log, so
+	// it must not hold secrets. A terminal error (InvalidSpec) waits for a
+	// change of the object.
+	Err error
+	// ConnectionDetails, for an operation that has ended, are published to
+	// the connection Secret, added to what is there.
+	ConnectionDetails ConnectionDetails
+}
+
+// OperationPoller is implemented by an ExternalClient whose Create or
+// Update may start an operation that outlives the call (a cloud database
+// that takes minutes to make) and return its token. On every pass while
+// the token is recorded on the object (AnnotationOperation), the step
+// calls PollOperation instead of Observe, Create or Update; once the
+// operation is done it forgets the token and observes as usual.
+//
+// PollOperation must not change the external resource. It may be called
+// again for an operation it already reported done (when the step stopped
+// before it could forget the token), and must then report the same.
+type OperationPoller[T client.Object] interface {
+	// PollOperation reports how op, started for obj, is going. An error
+	// means the poll itself failed; it is retried with backoff and the
+	// operation is polled again.
+	PollOperation(ctx context.Context, obj T, op Operation) (OperationStatus, error)
 }
 
 // Connector turns an object into an ExternalClient for the external system it

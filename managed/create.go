@@ -13,6 +13,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/managed/changelog"
 )
 
 // absent handles a resource that Observe did not find under name.
@@ -99,12 +100,16 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	if cerr == nil && s.cfg.providerNames {
 		logged = assigned
 	}
-	s.logChange(req, OpCreate, logged, outcomeOf(cerr), cerr)
+	outcome := outcomeOf(cerr)
+	if cerr == nil && cr.Operation != "" {
+		outcome = changelog.OutcomeStarted
+	}
+	s.logChange(req, OpCreate, logged, outcome, cerr)
 
 	wctx, cancel := s.durable(ctx)
 	defer cancel()
 	var pubErr error
-	outcome := map[string]string{}
+	record := map[string]string{}
 	switch {
 	case cerr == nil:
 		// Publish before recording: some details (a generated password)
@@ -112,16 +117,20 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		// crash window, in which the next pass adopts the resource with
 		// the Secret complete.
 		pubErr = s.publish(wctx, req, cr.ConnectionDetails)
-		outcome[AnnotationCreateSucceeded] = formatTime(s.cfg.now())
+		record[AnnotationCreateSucceeded] = formatTime(s.cfg.now())
 		if s.cfg.providerNames {
-			outcome[AnnotationExternalName] = assigned
+			record[AnnotationExternalName] = assigned
+		}
+		if cr.Operation != "" {
+			// Polled from the next pass on, by this process or the next.
+			record[AnnotationOperation] = operationValue(Operation{Kind: OpCreate, Token: cr.Operation})
 		}
 	case !unknown:
-		outcome[AnnotationCreateFailed] = formatTime(s.cfg.now())
+		record[AnnotationCreateFailed] = formatTime(s.cfg.now())
 	}
 	var recErr error
-	if len(outcome) > 0 {
-		if recErr = s.record(wctx, req, outcome); recErr != nil {
+	if len(record) > 0 {
+		if recErr = s.record(wctx, req, record); recErr != nil {
 			req.Log.Error(recErr, "recording the outcome of a create failed", "created", cerr == nil)
 		}
 	}
@@ -152,7 +161,11 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	if pubErr != nil {
 		return ctrl.Result{}, pubErr
 	}
-	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external resource was created and is not available yet")
+	msg := "the external resource was created and is not available yet"
+	if cr.Operation != "" {
+		msg = "the external system is creating the resource"
+	}
+	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, msg)
 	s.setSynced(obj, "")
 	return ctrl.Result{RequeueAfter: s.cfg.short}, nil
 }

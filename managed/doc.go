@@ -194,6 +194,28 @@
 // first means that a stop between them is the crash window above, with the
 // Secret complete.
 //
+// # Long operations
+//
+// Some external systems take minutes to create or change a resource and
+// answer at once with the token of an operation to ask about later. Create
+// and Update report it in Creation.Operation and UpdateResult.Operation,
+// and the ExternalClient implements OperationPoller. The step records the
+// operation in AnnotationOperation ("create:<token>" or
+// "update:<token>") before the pass ends: with the outcome of the create
+// (the durable write after Create, above), or at once after Update, with
+// the same retries. From then on each pass, after the short interval,
+// calls PollOperation instead of observing, creating or updating; while
+// it runs, a create shows Available (and Ready) False with ReasonCreating,
+// an update Synced (and Ready) False with ReasonUpdating. The token is on
+// the object, not in the process: an operator restarted or replaced by
+// another replica polls the same operation and never starts a second
+// one. When it ends the step removes the annotation, records the outcome
+// in the change log, publishes the details it returned, and observes as
+// usual; a failed create also records AnnotationCreateFailed and is
+// retried with backoff like a failed Create. A token lost in the crash
+// window of a create is not polled: the leak guard then trusts Observe,
+// which reports the resource that is still coming up as not available.
+//
 // # Credential repair
 //
 // Some details only Create returns, such as a generated password. An ExternalClient

@@ -14,6 +14,7 @@ const (
 	OpUpdate            = "update"
 	OpDelete            = "delete"
 	OpRepairCredentials = "repair credentials"
+	OpPollOperation     = "poll operation"
 )
 
 // ExternalCall describes one call the step makes of its ExternalClient.
@@ -32,8 +33,8 @@ type ExternalCall struct {
 }
 
 // Mutating reports whether the call may change the external system: every
-// operation but Observe.
-func (c ExternalCall) Mutating() bool { return c.Op != OpObserve }
+// operation but Observe and PollOperation.
+func (c ExternalCall) Mutating() bool { return c.Op != OpObserve && c.Op != OpPollOperation }
 
 // CallHook sees every call the step makes of its ExternalClient (not Connect or
 // Disconnect). BeforeCall runs first: a non-nil error is what the call

@@ -67,6 +67,16 @@ type cloudBucket struct {
 	// gone.
 	deleting int
 	deleted  bool
+	// creating: a long create of the bucket is still running.
+	creating bool
+}
+
+// cloudOp is a long operation of the cloud (see cloud.async).
+type cloudOp struct {
+	kind   string // OpCreate or OpUpdate
+	bucket string
+	size   int64 // the size an update sets
+	done   bool
 }
 
 // cloud is an in-memory external system of buckets, with switches for the
@@ -111,13 +121,20 @@ type cloud struct {
 	noRepair bool
 	// failRepair, if set, is returned by every RepairCredentials.
 	failRepair error
-	seq        int
+	// async makes Create and Update start long operations, which end only
+	// when the test calls finish; ops holds them by token and polls
+	// counts the polls of each.
+	async bool
+	ops   map[string]*cloudOp
+	polls map[string]int
+	seq   int
 }
 
 func newCloud() *cloud {
 	return &cloud{
 		buckets: map[string]*cloudBucket{},
 		creates: map[string]int{}, updates: map[string]int{}, deletes: map[string]int{}, repairs: map[string]int{},
+		ops: map[string]*cloudOp{}, polls: map[string]int{},
 	}
 }
 
@@ -145,6 +162,38 @@ func (c *cloud) observed() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.observes
+}
+
+// startOp records a long operation and returns its token. The caller
+// holds the lock.
+func (c *cloud) startOp(op *cloudOp) string {
+	c.seq++
+	token := fmt.Sprintf("op-%d", c.seq)
+	c.ops[token] = op
+	return token
+}
+
+// finish ends the long operation token, successfully.
+func (c *cloud) finish(token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	op := c.ops[token]
+	op.done = true
+	if b, ok := c.buckets[op.bucket]; ok {
+		switch op.kind {
+		case OpCreate:
+			b.creating = false
+		case OpUpdate:
+			b.size = op.size
+		}
+	}
+}
+
+// pollsOf returns how often the operation token was polled.
+func (c *cloud) pollsOf(token string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.polls[token]
 }
 
 // bucket returns a copy of the bucket name, and whether it exists.
@@ -236,7 +285,7 @@ func (cc cloudClient) Observe(ctx context.Context, obj *v1.Bucket) (Observation,
 		b.size, b.wantAt = b.want, time.Time{}
 	}
 	obj.Status.AtProvider = &v1.BucketObservation{Size: b.size, Region: b.region, Owner: b.owner}
-	obs := Observation{Exists: true, Available: !b.deleted, ConnectionDetails: ConnectionDetails{"endpoint": []byte("https://cloud.test/" + name)}}
+	obs := Observation{Exists: true, Available: !b.deleted && !b.creating, ConnectionDetails: ConnectionDetails{"endpoint": []byte("https://cloud.test/" + name)}}
 	if !c.noMarks {
 		obs.Owner = b.owner
 	}
@@ -284,6 +333,11 @@ func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error
 	}
 	c.buckets[name] = b
 	c.made++
+	var token string
+	if c.async {
+		b.creating = true
+		token = c.startOp(&cloudOp{kind: OpCreate, bucket: name})
+	}
 	lost := c.lostAnswer
 	c.lostAnswer = nil
 	hook := c.afterCreate
@@ -294,7 +348,7 @@ func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error
 	if lost != nil {
 		return Creation{}, lost
 	}
-	return Creation{ConnectionDetails: ConnectionDetails{"password": []byte(pw)}}, nil
+	return Creation{ConnectionDetails: ConnectionDetails{"password": []byte(pw)}, Operation: token}, nil
 }
 
 func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (UpdateResult, error) {
@@ -309,6 +363,14 @@ func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (UpdateResult, e
 	}
 	if obj.Spec.Size < 0 {
 		return UpdateResult{}, InvalidSpec(errNegativeSize)
+	}
+	if c.async {
+		for _, token := range sortedKeys(c.ops) {
+			if op := c.ops[token]; op.kind == OpUpdate && op.bucket == name && op.size == obj.Spec.Size && !op.done {
+				return UpdateResult{Operation: token}, nil
+			}
+		}
+		return UpdateResult{Operation: c.startOp(&cloudOp{kind: OpUpdate, bucket: name, size: obj.Spec.Size})}, nil
 	}
 	switch {
 	case c.updateDelay <= 0:
@@ -338,6 +400,19 @@ func (cc cloudClient) Delete(_ context.Context, obj *v1.Bucket) error {
 	b.deleted = true
 	b.deleting = c.deleteObserves
 	return nil
+}
+
+// PollOperation reports how the long operation op is going.
+func (cc cloudClient) PollOperation(_ context.Context, _ *v1.Bucket, op Operation) (OperationStatus, error) {
+	c := cc.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.polls[op.Token]++
+	o, ok := c.ops[op.Token]
+	if !ok || o.kind != op.Kind {
+		return OperationStatus{}, fmt.Errorf("no %s operation %q", op.Kind, op.Token)
+	}
+	return OperationStatus{Done: o.done}, nil
 }
 
 // repairingClient is a cloudClient that can set a new password on a bucket.
@@ -403,6 +478,9 @@ type rig struct {
 	// namespaces is the number of namespaces the controller serves besides
 	// the test's own, made for the test and kept in env.others.
 	namespaces int
+	// ns, when set, is the test's namespace, made by the caller, so that a
+	// controller started again finds the objects of the one before.
+	ns string
 }
 
 // start runs a Bucket controller with the managed step made with opts after
@@ -418,7 +496,10 @@ func startRig(t *testing.T, cl *cloud, rg rig) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
 	e := &env{t: t, cp: cp, c: cp.Client, cloud: cl, writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}}
-	e.ns = bosuntest.Namespace(t, cp.Client)
+	e.ns = rg.ns
+	if e.ns == "" {
+		e.ns = bosuntest.Namespace(t, cp.Client)
+	}
 	served := map[string]bool{e.ns: true}
 	for range rg.namespaces {
 		ns := bosuntest.Namespace(t, cp.Client)

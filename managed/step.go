@@ -17,6 +17,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/managed/changelog"
 )
 
 // Condition reasons the step writes.
@@ -242,6 +243,9 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		return ctrl.Result{}, err
 	}
 	defer done()
+	if wait, res, err := s.pollOperation(ctx, req, cl); wait {
+		return res, err
+	}
 
 	c := claimOf(obj.GetAnnotations())
 	// Observe works on a copy: the status it writes is kept unless the
@@ -279,9 +283,19 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		if pol.Update {
 			drift := s.inSync(obj)
 			up, err := callExternal(ctx, s, OpUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
-			s.logChange(req, OpUpdate, name, outcomeOf(err), err)
+			outcome := outcomeOf(err)
+			if err == nil && up.Operation != "" {
+				outcome = changelog.OutcomeStarted
+			}
+			s.logChange(req, OpUpdate, name, outcome, err)
 			if err != nil {
 				return ctrl.Result{}, s.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
+			}
+			if up.Operation != "" {
+				if err := s.startOperation(ctx, req, Operation{Kind: OpUpdate, Token: up.Operation}); err != nil {
+					return ctrl.Result{}, err
+				}
+				obj = req.Object
 			}
 			if drift {
 				s.metrics.drift.Inc()

@@ -1,0 +1,90 @@
+package managed
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/managed/changelog"
+)
+
+// ReasonPollFailed is the reason of Synced when OperationPoller.PollOperation
+// failed with an error
+// that carries no reason of its own.
+const ReasonPollFailed = "PollOperationFailed"
+
+// pollOperation polls the long operation recorded on the object, if any.
+// wait reports that the pass ends here, with res and err: the operation
+// is still running, the poll failed, or the operation failed. Otherwise
+// there was none, or it is done and forgotten, and the pass goes on.
+func (s *Step[T]) pollOperation(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T]) (wait bool, res ctrl.Result, err error) {
+	obj := req.Object
+	op, ok := operationOf(obj.GetAnnotations())
+	if !ok {
+		return false, ctrl.Result{}, nil
+	}
+	name := ExternalName(obj)
+	p, ok := cl.(OperationPoller[T])
+	if !ok || op.Token == "" || op.Kind != OpCreate && op.Kind != OpUpdate {
+		req.Log.Info("cannot poll the recorded operation, observing instead", "operation", op.Kind, "externalName", name, "poller", ok)
+		setAnnotations(obj, map[string]string{AnnotationOperation: ""})
+		return false, ctrl.Result{}, nil
+	}
+	st, perr := callExternal(ctx, s, OpPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
+		return p.PollOperation(ctx, obj, op)
+	})
+	if perr != nil {
+		return true, ctrl.Result{}, s.fail(ReasonPollFailed, fmt.Errorf("polling the %s operation of %s: %w", op.Kind, describe(name), perr))
+	}
+	if !st.Done {
+		if op.Kind == OpCreate {
+			s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external system is creating the resource")
+			s.setSynced(obj, "")
+		} else {
+			s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
+				fmt.Sprintf("the external system is updating %s to the spec", describe(name)))
+		}
+		return true, ctrl.Result{RequeueAfter: s.cfg.short}, nil
+	}
+	forget := map[string]string{AnnotationOperation: ""}
+	outcome := changelog.OutcomeSucceeded
+	if st.Err != nil {
+		outcome = changelog.OutcomeFailed
+		if op.Kind == OpCreate {
+			// What the create left is not taken for the object's.
+			forget[AnnotationCreateFailed] = formatTime(s.cfg.now())
+		}
+	}
+	setAnnotations(obj, forget)
+	s.logChange(req, op.Kind, name, outcome, st.Err)
+	if st.Err != nil {
+		reason := ReasonCreateFailed
+		if op.Kind == OpUpdate {
+			reason = ReasonUpdateFailed
+		}
+		return true, ctrl.Result{}, s.fail(reason, fmt.Errorf("the %s operation of %s failed: %w", op.Kind, describe(name), st.Err))
+	}
+	req.Log.Info("external operation done", "operation", op.Kind, "externalName", name)
+	if len(st.ConnectionDetails) > 0 {
+		wctx, cancel := s.durable(ctx)
+		defer cancel()
+		if err := s.publish(wctx, req, st.ConnectionDetails); err != nil {
+			return true, ctrl.Result{}, err
+		}
+	}
+	return false, ctrl.Result{}, nil
+}
+
+// startOperation records the long operation an Update started, at once,
+// so that a stop before the pass ends does not lose it.
+func (s *Step[T]) startOperation(ctx context.Context, req *bosun.Pass[T], op Operation) error {
+	wctx, cancel := s.durable(ctx)
+	defer cancel()
+	if err := s.record(wctx, req, map[string]string{AnnotationOperation: operationValue(op)}); err != nil {
+		return s.fail(ReasonRecordFailed, fmt.Errorf("recording the %s operation: %w", op.Kind, err))
+	}
+	return nil
+}
