@@ -11,9 +11,9 @@ import (
 	"github.com/bosunkit/bosun/managed/changelog"
 )
 
-// ReasonPollFailed is the reason of Synced when OperationPoller.PollOperation
-// failed with an error
-// that carries no reason of its own.
+// ReasonPollFailed is the reason of Synced when
+// OperationPoller.PollOperation failed with an error that carries no
+// reason of its own.
 const ReasonPollFailed = "PollOperationFailed"
 
 // pollOperation polls the long operation recorded on the object, if any.
