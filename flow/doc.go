@@ -52,7 +52,8 @@
 // Describe renders a workflow as one line of text, such as
 // "Sequential(Join(A, B), Timeout(C, 1s))"; a combinator's Description is the same
 // text. Optimize simplifies a workflow without changing its results. Mermaid and DOT
-// draw it as a graph.
+// draw it as a graph. A Trace, a Hook for tests, records which actions a run ran, in
+// which order and with which outcome, and draws the run over that graph.
 //
 // A typical Reconcile method builds its workflow from the state it loaded and returns
 // the final outcome:

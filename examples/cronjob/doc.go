@@ -45,7 +45,9 @@
 // starts once that Job is gone.
 //
 // The time comes from a clock.PassiveClock (Options.Clock), so tests drive
-// the schedule with a fake clock. The entry points used by tests and by
+// the schedule with a fake clock; Options.Hooks run around every action, so
+// a test can record with a flow.Trace which actions a reconcile ran and
+// draw the run over the workflow (TestReconcileTrace). The entry points used by tests and by
 // `bosun demo` are AddToScheme, CRDs, SetupWithManager and Samples.
 package cronjob
 
