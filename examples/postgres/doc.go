@@ -81,6 +81,20 @@
 // is not Ready, so a Ready Role's Secret always holds a password that logs
 // in.
 //
+// # Status
+//
+// Besides its conditions, each object shows what the operator observed
+// and did. status.atProvider is the role or database as PostgreSQL has
+// it, refreshed at every poll under every management policy, observe-only
+// included: a Role's OID and attributes (login, connection limit,
+// superuser, createDB, createRole, inherit, replication, bypassRLS), a
+// Database's OID, owner, encoding and size. The size is rounded to two
+// significant digits ("7.2Mi"), so that a database in use writes its
+// status when its size moves by about one percent, not at every poll: a
+// converged, idle object costs no write. status.changes is the managed
+// step's change log: the last creates, updates, drops and new passwords,
+// with the controller, time, generation and outcome of each.
+//
 // SetupRoleWithManager and SetupDatabaseWithManager register the two
 // controllers; Options carries the server's DSN.
 package postgres
