@@ -56,6 +56,26 @@
 // controller-runtime's channel source; it never blocks, and keeps what it
 // is given until the controller starts.
 //
+// # Claims, resyncs and requests
+//
+// A Claimer step runs before the claim, on every pass that claims: it
+// checks preconditions and sets identifiers, which are stored in the same
+// write as the finalizer; its error holds the claim back and shows in
+// Ready, and no Do runs until it passes.
+//
+// Reconciler.Resync reconciles every object again after a period, spread
+// by ResyncJitter, when nothing asked for a pass sooner; the annotation
+// bosun.dev/resync-interval sets it per object ("0" for never). A pass
+// that wrote nothing and asks to run again later (a resync, a step's poll)
+// goes back to the queue at low priority, so that polls of objects that
+// have converged never delay objects waiting for their first pass.
+//
+// A new value of the annotation reconcile.bosun.dev/requested-at brings a
+// pass at once; the engine copies the value to status.lastHandledReconcileAt
+// (ReconcileRequestRecorder, ReconcileRequestStatus) when the pass has
+// run, so a client can wait for its request to be handled. Controllers
+// whose For predicates filter metadata changes add ReconcileRequested.
+//
 // # Paused objects
 //
 // Under the skip policy the object is paused: Observers run instead of Do,

@@ -28,10 +28,16 @@ type passState[T client.Object] struct {
 	// overwritten are the resource versions this pass's writes replaced
 	// with newer ones.
 	overwritten []string
+	// claimErr is the error of a Claimer, which stopped the claim.
+	claimErr error
+	// conflicted is set when a write was refused with 409 Conflict: the
+	// pass is retried soon, and is not a poll.
+	conflicted bool
 }
 
 // conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
 func (ps *passState[T]) conflictRequeue(during string) ctrl.Result {
+	ps.conflicted = true
 	ps.req.Log.V(1).Info("conflict, requeueing", "during", during)
 	return ctrl.Result{RequeueAfter: ConflictRequeueDelay}
 }
@@ -84,6 +90,8 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	}
 
+	resync, resyncErr := resyncInterval(obj, r.Resync)
+
 	// Claim before act.
 	if !deleting && policy != PolicySkip {
 		if done, res, err := ps.claim(ctx); done {
@@ -95,6 +103,9 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	var res ctrl.Result
 	released := false
 	switch {
+	case ps.claimErr != nil:
+		// The claim was refused: nothing acts.
+		err = ps.claimErr
 	case deleting && policy == PolicyManage:
 		res, err = ps.cleanup(ctx)
 		if !flow.Interrupts(res, err) {
@@ -120,6 +131,12 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 
 	if released {
 		return ps.release(ctx, policy, res, err)
+	}
+	if resyncErr != nil {
+		res, err = flow.JoinResults(flow.Outcome{Result: res, Err: err}, flow.Outcome{Err: resyncErr})
+	}
+	if recordRequest(req.Object) {
+		req.Log.V(1).Info("handled reconcile request", "requestedAt", req.Object.GetAnnotations()[AnnotationReconcileRequestedAt])
 	}
 
 	// Conditions.
@@ -149,7 +166,11 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	if err != nil && severity == conditions.SeverityError && !errors.Is(err, reconcile.TerminalError(nil)) {
 		err = reconcile.TerminalError(err)
 	}
-	return flow.Final(res, err)
+	res, err = flow.Final(res, err)
+	if err == nil && !deleting {
+		res = withResync(res, resync, r.ResyncJitter)
+	}
+	return res, err
 }
 
 // policy returns the policy of the object: its annotation, else its
@@ -211,12 +232,22 @@ func (ps *passState[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Res
 // err.
 func (ps *passState[T]) claim(ctx context.Context) (done bool, res ctrl.Result, err error) {
 	r, req := ps.r, ps.req
-	needFinalizer := ps.p.cleans && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
+	needFinalizer := ps.p.claims() && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
 	needInstance := r.Instance != "" && req.Object.GetAnnotations()[AnnotationOperatorInstance] == ""
 	if !needFinalizer && !needInstance {
 		return false, ctrl.Result{}, nil
 	}
 	claimed := req.Object.DeepCopyObject().(T)
+	if len(ps.p.claimers) > 0 {
+		loaded := req.Object
+		req.Object = claimed
+		err := ps.runClaimers(ctx)
+		req.Object = loaded
+		if err != nil {
+			ps.claimErr = err
+			return false, ctrl.Result{}, nil
+		}
+	}
 	if needFinalizer {
 		controllerutil.AddFinalizer(claimed, r.Finalizer)
 	}
@@ -247,6 +278,21 @@ func (ps *passState[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)
 	ps.event(corev1.EventTypeNormal, EventClaimed, "Claim", "claimed by %s", ps.claimant(needFinalizer, needInstance))
 	return false, ctrl.Result{}, nil
+}
+
+// runClaimers runs the Claim of every Claimer in step order on req.Object,
+// stopping at the first error.
+func (ps *passState[T]) runClaimers(ctx context.Context) error {
+	for _, i := range ps.p.claimers {
+		c := ps.p.steps[i].(Claimer[T])
+		_, err := ps.req.call(ctx, ps.p.names[i], PhaseClaim, func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
+			return ctrl.Result{}, c.Claim(ctx, req)
+		})
+		if err != nil {
+			return fmt.Errorf("claiming: step %s: %w", ps.p.names[i], err)
+		}
+	}
+	return nil
 }
 
 func (ps *passState[T]) claimant(finalizer, instance bool) string {

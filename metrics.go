@@ -25,9 +25,11 @@ const (
 	PhasePost Phase = "post"
 	// PhaseObserve is Observer.Observe.
 	PhaseObserve Phase = "observe"
+	// PhaseClaim is Claimer.Claim.
+	PhaseClaim Phase = "claim"
 )
 
-var phases = []Phase{PhaseDo, PhaseCleanup, PhasePost, PhaseObserve}
+var phases = []Phase{PhaseDo, PhaseCleanup, PhasePost, PhaseObserve, PhaseClaim}
 
 // Metric names, registered with controller-runtime's metrics.Registry.
 const (
@@ -72,7 +74,7 @@ type metricSet struct {
 	steps map[string]*[numPhases]phaseMetrics
 }
 
-const numPhases = 4
+const numPhases = 5
 
 // index returns the position of p in phases.
 func (p Phase) index() int {
@@ -83,6 +85,8 @@ func (p Phase) index() int {
 		return 2
 	case PhaseObserve:
 		return 3
+	case PhaseClaim:
+		return 4
 	default:
 		return 0
 	}

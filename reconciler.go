@@ -66,8 +66,8 @@ var ErrInvalidConfig = errors.New("invalid reconciler configuration")
 // For each request the engine, in this order: loads the object from the
 // cache (not found: done); leaves the object alone if another instance owns
 // it; decides the policy (an unknown one is reported in Ready, and nothing
-// else happens); commits its claim (finalizer, instance
-// annotation) before any step acts; runs the Do workflow, or Cleanup in
+// else happens); runs the Claimers and commits its claim (finalizer,
+// instance annotation, what the Claimers set) before any step acts; runs the Do workflow, or Cleanup in
 // reverse step order when the object is being deleted; runs every Post;
 // derives the conditions; writes what changed; and returns the joined
 // outcome through flow.Final.
@@ -122,6 +122,19 @@ type Reconciler[T client.Object] struct {
 	APIReader client.Reader
 	// Recorder records events. Nil means events are discarded.
 	Recorder events.EventRecorder
+	// Resync, when positive, reconciles every object again about this long
+	// after a pass that succeeded and asked for nothing sooner, so that
+	// drift nobody is told about (outside Kubernetes, or in objects the
+	// controller does not watch) is found. An object's own
+	// AnnotationResyncInterval overrides it ("0" turns it off for the
+	// object). Zero, the default, means no periodic resync. Resyncs of
+	// converged objects write nothing and go to the queue at low priority.
+	Resync time.Duration
+	// ResyncJitter spreads resyncs so that objects reconciled together do
+	// not come back together: each waits Resync plus a random part of up
+	// to ResyncJitter times Resync. Zero means DefaultResyncJitter; it
+	// must be between 0 and 1.
+	ResyncJitter float64
 
 	once     sync.Once
 	prep     *prepared[T]
@@ -140,6 +153,8 @@ type prepared[T client.Object] struct {
 	names     []string
 	condOrder []string
 	cleans    bool
+	// claimers are the indexes in steps of the Claimers.
+	claimers []int
 	// observes is true when some step is an Observer, so that something
 	// refreshes the object's health under the skip policy.
 	observes bool
@@ -206,6 +221,9 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 		if _, ok := s.(Cleaner[T]); ok {
 			p.cleans = true
 		}
+		if _, ok := s.(Claimer[T]); ok {
+			p.claimers = append(p.claimers, i)
+		}
 		if _, ok := s.(Observer[T]); ok {
 			p.observes = true
 		}
@@ -225,13 +243,23 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 			}
 		}
 	}
-	if p.cleans {
+	if p.claims() {
+		needer, does := p.firstCleaner(), "cleans up"
+		if needer == "" {
+			needer, does = p.names[p.claimers[0]], "claims"
+		}
 		if r.Finalizer == "" {
-			return nil, invalid("Finalizer is empty but step %q cleans up", p.firstCleaner())
+			return nil, invalid("Finalizer is empty but step %q %s", needer, does)
 		}
 		if err := checkFinalizer(r.Finalizer); err != nil {
-			return nil, invalid("Finalizer %q (needed by step %q): %v", r.Finalizer, p.firstCleaner(), err)
+			return nil, invalid("Finalizer %q (needed by step %q): %v", r.Finalizer, needer, err)
 		}
+	}
+	if r.Resync < 0 {
+		return nil, invalid("Resync %s is negative", r.Resync)
+	}
+	if r.ResyncJitter < 0 || r.ResyncJitter > 1 {
+		return nil, invalid("ResyncJitter %g is not between 0 and 1", r.ResyncJitter)
 	}
 	if r.DefaultPolicy != "" {
 		pol, err := ParsePolicy(string(r.DefaultPolicy))
@@ -284,6 +312,10 @@ func (p *prepared[T]) walk(steps []Step[T]) error {
 	}
 	return visit("", steps, 0)
 }
+
+// claims reports whether the engine holds a finalizer on the objects: when
+// some step cleans up or claims.
+func (p *prepared[T]) claims() bool { return p.cleans || len(p.claimers) > 0 }
 
 func (p *prepared[T]) firstCleaner() string {
 	for i, s := range p.steps {
@@ -352,7 +384,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 	res, err := ps.run(ctx)
 	if len(ps.overwritten) > 0 {
 		r.written.Store(creq.NamespacedName, ps.overwritten)
-	} else if err == nil && res.RequeueAfter > 0 && res.Priority == nil {
+	} else if err == nil && res.RequeueAfter > 0 && res.Priority == nil && !ps.conflicted {
 		// A pass that wrote nothing and only asks to look again later is
 		// a poll. It goes back at low priority: otherwise the polls of
 		// objects that have had a pass, which keep the normal priority of

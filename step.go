@@ -50,6 +50,27 @@ type Cleaner[T client.Object] interface {
 	Cleanup(ctx context.Context, req *Pass[T]) (ctrl.Result, error)
 }
 
+// Claimer is a Step with work to do before the engine claims an object,
+// that is before it commits its finalizer (and instance annotation) and
+// before any Do runs: check preconditions (the owner the object names
+// exists) and compute identifiers the object must keep from then on.
+//
+// The contract:
+//
+//   - Claim runs only on a pass that claims: the object's first, or any
+//     later one while the claim is missing. Claimers run in step order;
+//     a Reconciler with a Claimer needs a Finalizer, as with a Cleaner.
+//   - What Claim changes in req.Object's metadata and spec (labels,
+//     annotations, spec fields) is written in the same write as the
+//     finalizer: it is stored exactly when the claim is.
+//   - An error stops the claim: nothing of the object but its status is
+//     written, no Do runs (every Post still does), the error is reported in
+//     Ready like a Do error, and the pass is retried with backoff (never,
+//     for a conditions.Terminal error, until the object changes).
+type Claimer[T client.Object] interface {
+	Claim(ctx context.Context, req *Pass[T]) error
+}
+
 // Poster is a Step with work to do at the end of every reconcile, whatever
 // happened before: after Do, Cleanup or Observe, after an error and after a
 // panic.

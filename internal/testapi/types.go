@@ -64,6 +64,11 @@ type WidgetStatus struct {
 	//
 	// +optional
 	Pruned string `json:"pruned,omitempty"`
+	// LastHandledReconcileAt is the value of the annotation
+	// reconcile.bosun.dev/requested-at that the last pass handled.
+	//
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 	// Conditions are the latest observations of the Widget.
 	//
 	// +optional

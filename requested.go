@@ -1,0 +1,138 @@
+package bosun
+
+import (
+	"reflect"
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// AnnotationReconcileRequestedAt asks for a reconcile now. Any new value
+// (by convention the time of the request, as `date +%s` or RFC 3339 gives
+// it) brings a pass, and once the pass has run the engine copies the value
+// to the object's status (see ReconcileRequestRecorder), so that whoever
+// asked can wait until the status shows their value:
+//
+//	kubectl annotate --overwrite widget/w reconcile.bosun.dev/requested-at="$(date +%s)"
+const AnnotationReconcileRequestedAt = "reconcile.bosun.dev/requested-at"
+
+// ReconcileRequestRecorder is implemented by types whose status records the
+// last value of AnnotationReconcileRequestedAt a pass handled. A type that
+// does not implement it, but whose Status struct has a string field
+// LastHandledReconcileAt (with the JSON name lastHandledReconcileAt), gets
+// that field set instead; embedding ReconcileRequestStatus in the status
+// adds it.
+type ReconcileRequestRecorder interface {
+	GetLastHandledReconcileAt() string
+	SetLastHandledReconcileAt(value string)
+}
+
+// ReconcileRequestStatus is the status field in which the engine records
+// the last handled AnnotationReconcileRequestedAt. Embed it in a status
+// struct:
+//
+//	type WidgetStatus struct {
+//		Conditions []metav1.Condition `json:"conditions,omitempty"`
+//		bosun.ReconcileRequestStatus `json:",inline"`
+//	}
+type ReconcileRequestStatus struct {
+	// LastHandledReconcileAt is the value of the annotation
+	// reconcile.bosun.dev/requested-at that the last pass handled.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+}
+
+// ReconcileRequested is a predicate that passes the updates that change
+// AnnotationReconcileRequestedAt. A controller whose For predicates filter
+// out changes to metadata (predicate.GenerationChangedPredicate) adds it
+// with predicate.Or, so that requests still bring a pass.
+func ReconcileRequested() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if e.ObjectOld == nil || e.ObjectNew == nil {
+				return false
+			}
+			return e.ObjectOld.GetAnnotations()[AnnotationReconcileRequestedAt] != e.ObjectNew.GetAnnotations()[AnnotationReconcileRequestedAt]
+		},
+	}
+}
+
+// recordRequest copies the object's AnnotationReconcileRequestedAt to its
+// status when they differ, and reports whether it did.
+func recordRequest(obj client.Object) bool {
+	want, ok := obj.GetAnnotations()[AnnotationReconcileRequestedAt]
+	if !ok {
+		return false
+	}
+	if r, ok := obj.(ReconcileRequestRecorder); ok {
+		if r.GetLastHandledReconcileAt() == want {
+			return false
+		}
+		r.SetLastHandledReconcileAt(want)
+		return true
+	}
+	f, ok := handledField(obj)
+	if !ok || f.String() == want {
+		return false
+	}
+	f.SetString(want)
+	return true
+}
+
+// handledPaths caches, per object type, where Status.LastHandledReconcileAt
+// is (nil: nowhere).
+var handledPaths sync.Map // reflect.Type -> []int
+
+// handledField returns the settable field Status.LastHandledReconcileAt of
+// obj, if its type has one.
+func handledField(obj client.Object) (reflect.Value, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	t := v.Elem().Type()
+	path, ok := handledPaths.Load(t)
+	if !ok {
+		path = findHandledField(t)
+		handledPaths.Store(t, path)
+	}
+	idx := path.([]int)
+	if idx == nil {
+		return reflect.Value{}, false
+	}
+	status := v.Elem().Field(idx[0])
+	if status.Kind() == reflect.Pointer {
+		if status.IsNil() {
+			return reflect.Value{}, false
+		}
+		status = status.Elem()
+	}
+	return status.FieldByIndex(idx[1:]), true
+}
+
+// findHandledField returns the index path of Status (first element) and of
+// LastHandledReconcileAt inside it (the rest), embedded structs included,
+// or nil.
+func findHandledField(t reflect.Type) []int {
+	sf, ok := t.FieldByName("Status")
+	if !ok || len(sf.Index) != 1 {
+		return nil
+	}
+	st := sf.Type
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() != reflect.Struct {
+		return nil
+	}
+	f, ok := st.FieldByName("LastHandledReconcileAt")
+	if !ok || f.Type.Kind() != reflect.String || !f.IsExported() {
+		return nil
+	}
+	return append([]int{sf.Index[0]}, f.Index...)
+}
