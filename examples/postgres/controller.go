@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +16,7 @@ import (
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/managed"
-	"github.com/bosunkit/bosun/watch"
+	"github.com/bosunkit/bosun/ref"
 )
 
 // Names of the controllers in logs, metrics and events, and their
@@ -45,12 +44,9 @@ const (
 )
 
 // ConditionRoleReady is the condition type by which a Database reports
-// whether its owner Role is Ready: False with pgv1.ReasonWaitingForRole
-// until it is, which the engine copies into Ready.
+// whether its owner Role is Ready: False with ref.ReasonNotFound or
+// ref.ReasonNotReady until it is, which the engine copies into Ready.
 const ConditionRoleReady = "RoleReady"
-
-// ReasonRoleReady is the reason of a True RoleReady condition.
-const ReasonRoleReady = "RoleReady"
 
 // DefaultWaitInterval is how often a Database waiting for its Role looks
 // again, besides being woken by changes of Roles.
@@ -166,10 +162,13 @@ func NewDatabaseReconciler(opts Options) *bosun.Reconciler[*pgv1.Database] {
 		wait = DefaultWaitInterval
 	}
 	mopts := append([]managed.Option{managed.WithName(DatabaseStepName), managed.WithExternalName(externalName)}, opts.Managed...)
+	owner := ownerRole(wait)
 	return &bosun.Reconciler[*pgv1.Database]{
 		Name: DatabaseControllerName,
 		Steps: []bosun.Step[*pgv1.Database]{
-			awaitRole{interval: wait},
+			checkSpec(),
+			owner,
+			recordOwner(owner),
 			managed.NewStep(DatabaseConnector(opts.DSN), mopts...),
 		},
 		Finalizer: DatabaseFinalizer,
@@ -191,7 +190,7 @@ func SetupRoleWithManager(mgr ctrl.Manager, opts Options) error {
 }
 
 // SetupDatabaseWithManager registers the Database controller with mgr; its
-// awaitRole step makes a change of a Role wake the Databases it owns.
+// owner Role step makes a change of a Role wake the Databases it owns.
 func SetupDatabaseWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.DSN == "" {
 		return ErrNoDSN
@@ -211,90 +210,59 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	return SetupDatabaseWithManager(mgr, opts)
 }
 
-// awaitRole owns ConditionRoleReady: it ends the pass, to look again
-// later, while the Database's owner Role is missing or not Ready; once it
-// is, it records the Role's external name, the PostgreSQL role that is to
-// own the database, in status.ownerRole for the managed step.
-type awaitRole struct {
-	interval time.Duration
+// ownerRole resolves the Database's spec.owner to its Role through package
+// ref: it owns ConditionRoleReady, False with ref.ReasonNotFound or
+// ref.ReasonNotReady (copied into Ready) while the Role is missing, not
+// Ready for its generation or has no PostgreSQL role recorded yet, and
+// ends the pass until a change of the Role (or the recheck interval)
+// brings the next one. It sets up the field index and the watch of Roles
+// that wake the Databases a Role owns.
+func ownerRole(recheck time.Duration) *ref.Step[*pgv1.Database, *pgv1.Role] {
+	return ref.Resolve[*pgv1.Database, *pgv1.Role]("owner",
+		func(d *pgv1.Database) ref.Reference { return ref.ByName(d.Spec.Owner) },
+		ref.WithCondition(ConditionRoleReady),
+		ref.WithRecheck(recheck),
+		ref.ReadyWhen(func(r *pgv1.Role) (bool, string) {
+			switch {
+			case !isReady(r.Status.Conditions):
+				return false, "its Ready condition is not True"
+			case r.Status.ObservedGeneration != r.Generation || managed.ExternalName(r) == "":
+				return false, "it has not been reconciled yet"
+			}
+			return true, ""
+		}))
 }
 
-var (
-	_ bosun.Step[*pgv1.Database]    = awaitRole{}
-	_ bosun.Setuper[*pgv1.Database] = awaitRole{}
-	_ bosun.ConditionOwner          = awaitRole{}
-)
-
-// Conditions returns the condition the step owns.
-func (awaitRole) Conditions() []string { return []string{ConditionRoleReady} }
-
-// OwnerIndex is the name of the field index of Databases by spec.owner,
-// which maps a Role to the Databases it owns.
-const OwnerIndex = "spec.owner"
-
-// SetupWithBuilder makes a change of a Role reconcile the Databases it
-// owns, found through the field index OwnerIndex.
-func (awaitRole) SetupWithBuilder(b *bosun.Builder[*pgv1.Database]) error {
-	return watch.Referenced(&pgv1.Role{}, OwnerIndex, func(d *pgv1.Database) []string { return []string{d.Spec.Owner} })(b)
-}
-
-// Do checks the owner Role.
-func (a awaitRole) Do(ctx context.Context, req *bosun.Pass[*pgv1.Database]) (ctrl.Result, error) {
-	d := req.Object
-	conds := d.Status.Conditions
-	if err := validateDatabaseSpec(d); err != nil {
-		// The managed step refuses the spec, with reason InvalidSpec on
-		// Synced; there is no point waiting for a Role first.
-		conditions.Set(&conds, metav1.Condition{
-			Type: ConditionRoleReady, Status: metav1.ConditionFalse, Reason: managed.ReasonInvalidSpec,
-			Message: "the spec is invalid; see the Synced condition", ObservedGeneration: d.Generation,
-		}, metav1.Now())
-		d.Status.Conditions = conds
-		return flow.Continue()
-	}
-	var role pgv1.Role
-	msg := ""
-	err := req.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: d.Spec.Owner}, &role)
-	switch {
-	case apierrors.IsNotFound(err):
-		msg = fmt.Sprintf("waiting for Role %q, which does not exist", d.Spec.Owner)
-	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("reading owner role: %w", err)
-	case !isReady(role.Status.Conditions):
-		msg = fmt.Sprintf("waiting for Role %q to be Ready", d.Spec.Owner)
-	case role.Status.ObservedGeneration != role.Generation || managed.ExternalName(&role) == "":
-		msg = fmt.Sprintf("waiting for Role %q to be reconciled", d.Spec.Owner)
-	}
-	if msg != "" {
-		conditions.Set(&conds, metav1.Condition{
-			Type: ConditionRoleReady, Status: metav1.ConditionFalse, Reason: pgv1.ReasonWaitingForRole,
-			Message: msg, ObservedGeneration: d.Generation,
-		}, metav1.Now())
-		d.Status.Conditions = conds
-		if req.Deleting() {
-			return flow.Continue()
+// checkSpec refuses an invalid spec at once, in Synced (with reason
+// InvalidSpec, as the managed step would), without waiting for the owner
+// Role first.
+func checkSpec() bosun.StepFunc[*pgv1.Database] {
+	return bosun.NewStep("spec", func(_ context.Context, req *bosun.Pass[*pgv1.Database]) (ctrl.Result, error) {
+		if err := validateDatabaseSpec(req.Object); err != nil {
+			return ctrl.Result{}, &conditions.Error{Type: managed.DefaultConditionSynced, Reason: managed.ReasonInvalidSpec, Severity: conditions.SeverityError, Err: err}
 		}
-		return ctrl.Result{RequeueAfter: a.interval}, flow.ErrExit
-	}
-	// The role is the one the Role recorded, not one computed from
-	// spec.owner: a Role may stand for a role adopted under another
-	// name.
-	owner := managed.ExternalName(&role)
-	if err := validateOwnerRole(d, owner); err != nil {
-		conditions.Set(&conds, metav1.Condition{
-			Type: ConditionRoleReady, Status: metav1.ConditionFalse, Reason: managed.ReasonInvalidSpec,
-			Message: err.Error(), ObservedGeneration: d.Generation,
-		}, metav1.Now())
-		d.Status.Conditions = conds
-		return ctrl.Result{}, err
-	}
-	d.Status.OwnerRole = owner
-	conditions.Set(&conds, metav1.Condition{
-		Type: ConditionRoleReady, Status: metav1.ConditionTrue, Reason: ReasonRoleReady,
-		Message: fmt.Sprintf("Role %q stands for role %s", d.Spec.Owner, d.Status.OwnerRole), ObservedGeneration: d.Generation,
-	}, metav1.Now())
-	d.Status.Conditions = conds
-	return flow.Continue()
+		return flow.Continue()
+	})
+}
+
+// recordOwner records in status.ownerRole the PostgreSQL role of the Role
+// owner resolved, for the managed step; a Role that stands for a reserved
+// role is refused in ConditionRoleReady. The role is the one the Role
+// recorded, not one computed from spec.owner: a Role may stand for a role
+// adopted under another name.
+func recordOwner(owner *ref.Step[*pgv1.Database, *pgv1.Role]) bosun.StepFunc[*pgv1.Database] {
+	return bosun.NewStep("owner-role", func(_ context.Context, req *bosun.Pass[*pgv1.Database]) (ctrl.Result, error) {
+		role, ok := owner.Resolved(req)
+		if !ok {
+			return ctrl.Result{}, errors.New("the owner Role was not resolved")
+		}
+		name := managed.ExternalName(role)
+		if err := validateOwnerRole(req.Object, name); err != nil {
+			return ctrl.Result{}, &conditions.Error{Type: ConditionRoleReady, Reason: managed.ReasonInvalidSpec, Severity: conditions.SeverityError, Err: err}
+		}
+		req.Object.Status.OwnerRole = name
+		return flow.Continue()
+	})
 }
 
 // externalName is the external name of Roles and Databases: SQLName of

@@ -9,9 +9,10 @@
 // line, event or error.
 //
 // A Database becomes a database owned by the role of the Role that
-// spec.owner names, created with spec.encoding. It waits, Ready False with
-// reason WaitingForRole, until that Role exists, is Ready and has recorded
-// its role's name; the role is the one the Role recorded (status.ownerRole
+// spec.owner names, created with spec.encoding. The reference is resolved
+// by package ref: the Database waits, RoleReady and Ready False with reason
+// ReferenceNotFound or ReferenceNotReady, until that Role exists, is Ready
+// and has recorded its role's name, and a change of the Role wakes it; the role is the one the Role recorded (status.ownerRole
 // shows it), never one computed from spec.owner, so a Database can only be
 // owned by a role that a Role of its own namespace stands for. An owner
 // changed behind the operator's back is changed back at the next poll.

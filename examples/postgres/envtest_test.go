@@ -21,6 +21,7 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/managed"
+	"github.com/bosunkit/bosun/ref"
 )
 
 var (
@@ -227,7 +228,7 @@ func readDatabase(t *testing.T, e env, name string) *dbState {
 }
 
 // TestDatabaseWaitsForRole creates a Database before its owner Role: it
-// waits with reason WaitingForRole, then is created owned by the role;
+// waits with reason ReferenceNotFound, then is created owned by the role;
 // a change of owner behind the operator's back is undone; delete drops it.
 func TestDatabaseWaitsForRole(t *testing.T) {
 	e := start(t, nil)
@@ -241,7 +242,7 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 	}
 	dbKey := client.ObjectKeyFromObject(db)
 	dbName := externalName(db)
-	waitFor(t, e.c, dbKey, db, condition{conditions.TypeReady, metav1.ConditionFalse, pgv1.ReasonWaitingForRole})
+	waitFor(t, e.c, dbKey, db, condition{conditions.TypeReady, metav1.ConditionFalse, ref.ReasonNotFound})
 	if db.Spec.Encoding != DefaultEncoding {
 		t.Errorf("spec.encoding = %q, want the default %q", db.Spec.Encoding, DefaultEncoding)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/managed"
+	"github.com/bosunkit/bosun/ref"
 )
 
 func TestValidIdentifier(t *testing.T) {
@@ -426,7 +427,7 @@ func TestUnitDatabase(t *testing.T) {
 	const connecting = "connecting to the external system: "
 	claimAndStatus := []string{"patch Database shop/orders", "patch status Database shop/orders"}
 	claimed := `Normal Claimed claimed by finalizer "postgres.bosun.dev/database"`
-	waiting := func(name, message string, given ...client.Object) unit.Case[*pgv1.Database] {
+	waiting := func(name, reason, message string, given ...client.Object) unit.Case[*pgv1.Database] {
 		return unit.Case[*pgv1.Database]{
 			Name:         name,
 			Object:       database(),
@@ -435,9 +436,9 @@ func TestUnitDatabase(t *testing.T) {
 			ExpectWrites: claimAndStatus,
 			ExpectEvents: []string{claimed},
 			ExpectConditions: []metav1.Condition{
-				cond(ConditionRoleReady, metav1.ConditionFalse, pgv1.ReasonWaitingForRole, message),
+				cond(ConditionRoleReady, metav1.ConditionFalse, reason, message),
 				cond(managed.DefaultConditionSynced, metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
-				cond(conditions.TypeReady, metav1.ConditionFalse, pgv1.ReasonWaitingForRole, message),
+				cond(conditions.TypeReady, metav1.ConditionFalse, reason, message),
 			},
 		}
 	}
@@ -448,11 +449,11 @@ func TestUnitDatabase(t *testing.T) {
 			Given:        []client.Object{readyOwner},
 			ExpectErr:    message,
 			ExpectWrites: claimAndStatus,
-			ExpectEvents: []string{claimed, "Warning InvalidSpec " + connecting + message},
+			ExpectEvents: []string{claimed, "Warning InvalidSpec " + message},
 			ExpectConditions: []metav1.Condition{
-				cond(ConditionRoleReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, "the spec is invalid; see the Synced condition"),
-				cond(managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec, connecting+message),
-				cond(conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, connecting+message),
+				cond(ConditionRoleReady, metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
+				cond(managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec, message),
+				cond(conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, message),
 			},
 			Check: isTerminal[*pgv1.Database](true),
 		}
@@ -460,12 +461,12 @@ func TestUnitDatabase(t *testing.T) {
 	serverError := apierrors.NewInternalError(errors.New("etcd is down"))
 
 	unit.Run(t, unit.Scheme(t, AddToScheme), func() *bosun.Reconciler[*pgv1.Database] { return NewDatabaseReconciler(Options{DSN: unreachable}) },
-		waiting("a missing owner Role is waited for", `waiting for Role "app", which does not exist`),
-		waiting("an owner Role not Ready is waited for", `waiting for Role "app" to be Ready`,
+		waiting("a missing owner Role is waited for", ref.ReasonNotFound, `Role "shop/app" does not exist`),
+		waiting("an owner Role not Ready is waited for", ref.ReasonNotReady, `Role "shop/app" is not ready: its Ready condition is not True`,
 			owner(metav1.ConditionFalse, 2, "shop__app")),
-		waiting("an owner Role Ready for an older generation is waited for", `waiting for Role "app" to be reconciled`,
+		waiting("an owner Role Ready for an older generation is waited for", ref.ReasonNotReady, `Role "shop/app" is not ready: it has not been reconciled yet`,
 			owner(metav1.ConditionTrue, 1, "shop__app")),
-		waiting("an owner Role without an external name is waited for", `waiting for Role "app" to be reconciled`,
+		waiting("an owner Role without an external name is waited for", ref.ReasonNotReady, `Role "shop/app" is not ready: it has not been reconciled yet`,
 			owner(metav1.ConditionTrue, 2, "")),
 		unit.Case[*pgv1.Database]{
 			Name:   "an owner Role that cannot be read fails the pass",
@@ -477,11 +478,11 @@ func TestUnitDatabase(t *testing.T) {
 				}
 				return c.Get(ctx, key, obj, opts...)
 			}},
-			ExpectErr:    "reading owner role: Internal error occurred: etcd is down",
+			ExpectErr:    "reading Role shop/app: Internal error occurred: etcd is down",
 			ExpectWrites: claimAndStatus,
-			ExpectEvents: []string{claimed, "Warning ReconcileError reading owner role: Internal error occurred: etcd is down"},
+			ExpectEvents: []string{claimed, "Warning ReferenceReadFailed reading Role shop/app: Internal error occurred: etcd is down"},
 			ExpectConditions: []metav1.Condition{
-				cond(conditions.TypeReady, metav1.ConditionFalse, conditions.ReasonError, "reading owner role: Internal error occurred: etcd is down"),
+				cond(conditions.TypeReady, metav1.ConditionFalse, ref.ReasonReadFailed, "reading Role shop/app: Internal error occurred: etcd is down"),
 			},
 			Check: isTerminal[*pgv1.Database](false),
 		},
@@ -515,7 +516,7 @@ func TestUnitDatabase(t *testing.T) {
 			ExpectErr:    connecting + "connecting to postgresql at 127.0.0.1:1: ",
 			ExpectWrites: claimAndStatus,
 			ExpectConditions: []metav1.Condition{
-				cond(ConditionRoleReady, metav1.ConditionTrue, ReasonRoleReady, `Role "app" stands for role shop__app`),
+				cond(ConditionRoleReady, metav1.ConditionTrue, ref.ReasonResolved, `resolved to Role "shop/app"`),
 				{Type: managed.DefaultConditionSynced, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
 				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
 			},

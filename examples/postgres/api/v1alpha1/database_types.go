@@ -6,10 +6,6 @@ import (
 	"github.com/bosunkit/bosun/managed/changelog"
 )
 
-// ReasonWaitingForRole is the reason of a False Ready condition of a
-// Database whose owner Role does not exist or is not Ready yet.
-const ReasonWaitingForRole = "WaitingForRole"
-
 // DatabaseSpec is the desired state of a PostgreSQL database. The
 // database's name in PostgreSQL is made of the object's namespace and name
 // (see the operator's package documentation), unless the annotation
