@@ -617,3 +617,36 @@ func TestPollsRequeueAtLowPriority(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletedBeforeClaimIsLetGo: an object deleted before the engine
+// claimed it (none of its finalizers is the engine's) gets no Cleanup, no
+// Do and no write: there is nothing of the engine's to release.
+func TestDeletedBeforeClaimIsLetGo(t *testing.T) {
+	var writes int
+	funcs := &interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes++
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}
+	c := fakeClient(t, funcs, fakeWidget("w", []string{"other.example.com/keep"}, true, nil))
+	tr := &trace{}
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "unclaimed", Client: c, Finalizer: testFinalizer, Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}}}
+	res, w, err := reconcileWidget(t, r, c, "w")
+	if err != nil || res != (ctrl.Result{}) {
+		t.Errorf("reconcile = %+v, %v; want a zero result and no error", res, err)
+	}
+	if diff := cmp.Diff([]string(nil), tr.get()); diff != "" {
+		t.Errorf("steps run (-want +got):\n%s", diff)
+	}
+	if writes != 0 {
+		t.Errorf("%d writes, want 0", writes)
+	}
+	if diff := cmp.Diff([]string{"other.example.com/keep"}, w.Finalizers); diff != "" {
+		t.Errorf("finalizers (-want +got):\n%s", diff)
+	}
+}

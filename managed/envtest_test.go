@@ -79,9 +79,22 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("drift corrections counted %v, want 1", got)
 	}
 
-	// Delete waits until the cloud says the bucket is gone.
-	cl.set(func(c *cloud) { c.deleteObserves = 3 })
+	// Delete waits until the cloud says the bucket is gone, with
+	// Available False, reason Deleting, meanwhile.
+	cl.set(func(c *cloud) { c.deleteObserves = 1 << 30 })
 	e.delete("b1")
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		b := &v1.Bucket{}
+		if err := e.c.Get(ctx, e.key("b1"), b); err != nil {
+			return err
+		}
+		c := conditions.Find(b.Status.Conditions, DefaultConditionAvailable)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonDeleting {
+			return fmt.Errorf("Available is %v, want False/%s", c, ReasonDeleting)
+		}
+		return nil
+	})
+	cl.set(func(c *cloud) { c.buckets[name].deleting = 0 })
 	e.waitGone("b1")
 	if _, ok := cl.bucket(name); ok {
 		t.Error("cloud bucket b1 still exists after the object is gone")
