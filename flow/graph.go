@@ -27,19 +27,7 @@ func Mermaid(a Action) string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	g.writeMermaid(&b, &g.root, 1)
-	for _, e := range g.edges {
-		indent(&b, 1)
-		b.WriteString(e.from)
-		if e.label != "" {
-			b.WriteString(" -->|")
-			b.WriteString(mermaidQuote(e.label))
-			b.WriteString("| ")
-		} else {
-			b.WriteString(" --> ")
-		}
-		b.WriteString(e.to)
-		b.WriteByte('\n')
-	}
+	g.writeMermaidEdges(&b)
 	return b.String()
 }
 
@@ -54,18 +42,7 @@ func DOT(a Action) string {
 	indent(&b, 1)
 	b.WriteString("node [shape=box];\n")
 	g.writeDOT(&b, &g.root, 1)
-	for _, e := range g.edges {
-		indent(&b, 1)
-		b.WriteString(e.from)
-		b.WriteString(" -> ")
-		b.WriteString(e.to)
-		if e.label != "" {
-			b.WriteString(" [label=")
-			b.WriteString(dotQuote(e.label))
-			b.WriteByte(']')
-		}
-		b.WriteString(";\n")
-	}
+	g.writeDOTEdges(&b)
 	b.WriteString("}\n")
 	return b.String()
 }
@@ -323,4 +300,39 @@ var dotEscaper = strings.NewReplacer(
 // dotQuote returns s as a quoted DOT string.
 func dotQuote(s string) string {
 	return `"` + dotEscaper.Replace(s) + `"`
+}
+
+// writeMermaidEdges writes the edges of g as Mermaid arrows, labelled
+// where they have a label.
+func (g *graph) writeMermaidEdges(b *strings.Builder) {
+	for _, e := range g.edges {
+		indent(b, 1)
+		b.WriteString(e.from)
+		if e.label != "" {
+			b.WriteString(" -->|")
+			b.WriteString(mermaidQuote(e.label))
+			b.WriteString("| ")
+		} else {
+			b.WriteString(" --> ")
+		}
+		b.WriteString(e.to)
+		b.WriteByte('\n')
+	}
+}
+
+// writeDOTEdges writes the edges of g as DOT edges, labelled where they
+// have a label.
+func (g *graph) writeDOTEdges(b *strings.Builder) {
+	for _, e := range g.edges {
+		indent(b, 1)
+		b.WriteString(e.from)
+		b.WriteString(" -> ")
+		b.WriteString(e.to)
+		if e.label != "" {
+			b.WriteString(" [label=")
+			b.WriteString(dotQuote(e.label))
+			b.WriteByte(']')
+		}
+		b.WriteString(";\n")
+	}
 }

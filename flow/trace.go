@@ -186,19 +186,7 @@ func (t *Trace) Mermaid(workflow Action) string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	g.writeMermaid(&b, &g.root, 1)
-	for _, e := range g.edges {
-		indent(&b, 1)
-		b.WriteString(e.from)
-		if e.label != "" {
-			b.WriteString(" -->|")
-			b.WriteString(mermaidQuote(e.label))
-			b.WriteString("| ")
-		} else {
-			b.WriteString(" --> ")
-		}
-		b.WriteString(e.to)
-		b.WriteByte('\n')
-	}
+	g.writeMermaidEdges(&b)
 	if len(extra.items) > 0 {
 		indent(&b, 1)
 		b.WriteString("subgraph ")
@@ -234,18 +222,7 @@ func (t *Trace) DOT(workflow Action) string {
 	indent(&b, 1)
 	b.WriteString("node [shape=box];\n")
 	g.writeDOT(&b, &g.root, 1)
-	for _, e := range g.edges {
-		indent(&b, 1)
-		b.WriteString(e.from)
-		b.WriteString(" -> ")
-		b.WriteString(e.to)
-		if e.label != "" {
-			b.WriteString(" [label=")
-			b.WriteString(dotQuote(e.label))
-			b.WriteByte(']')
-		}
-		b.WriteString(";\n")
-	}
+	g.writeDOTEdges(&b)
 	if len(extra.items) > 0 {
 		indent(&b, 1)
 		b.WriteString("subgraph cluster_trace {\n")
