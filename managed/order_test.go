@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -42,7 +41,23 @@ func TestDeletionOrderLast(t *testing.T) {
 				DefaultConditionSynced:    {metav1.ConditionFalse, ReasonWaitingForFinalizers},
 				DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 			})
-			time.Sleep(time.Second) // several polls
+			// Let several passes look at the held object.
+			held := func() int {
+				n := 0
+				for _, l := range e.logs.Entries() {
+					if l.Message == "waiting for the object's other finalizers before deleting the external resource" {
+						n++
+					}
+				}
+				return n
+			}
+			seen := held()
+			bosuntest.Eventually(t, func(context.Context) error {
+				if n := held() - seen; n < 3 {
+					return fmt.Errorf("%d passes since the object was held, want 3", n)
+				}
+				return nil
+			})
 			if _, ok := cl.bucket(e.ns + ".used"); !ok {
 				t.Fatal("cloud bucket deleted while another finalizer holds the object")
 			}
