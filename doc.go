@@ -113,6 +113,7 @@
 //	// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 //	// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 //
-// `bosun gen` writes the markers for T and its status, and for what the
-// states of a document read.
+// `bosun gen` writes the markers for T and its status, for what the states
+// of a document read, for what its actions declare they write (`writes
+// Kind(verbs)`), and these two of the engine's own.
 package bosun
