@@ -142,8 +142,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	fmt.Fprintf(out, "\nkubeconfig: %s\n", kubeconfig)
+	// Every example kind is in the "bosun" category, so one command lists them all.
+	fmt.Fprintf(out, "  kubectl --kubeconfig %s get bosun -n %s\n", kubeconfig, opts.Namespace)
 	for _, crd := range crds {
-		fmt.Fprintf(out, "  kubectl --kubeconfig %s get %s -n %s\n", kubeconfig, crd.Spec.Names.Plural, opts.Namespace)
+		// The fully qualified resource: plurals such as roles and cronjobs are also built-in kinds.
+		fmt.Fprintf(out, "  kubectl --kubeconfig %s get %s.%s -n %s\n", kubeconfig, crd.Spec.Names.Plural, crd.Spec.Group, opts.Namespace)
 	}
 	if opts.Once {
 		fmt.Fprintln(out, "every sample is Ready")

@@ -86,10 +86,11 @@ type RoleStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:resource:scope=Namespaced,shortName=pgrole,categories=bosun
 // +kubebuilder:printcolumn:name="Login",type=boolean,JSONPath=`.spec.login`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Role struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard object metadata.

@@ -99,12 +99,13 @@ type RWExternalStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:resource:scope=Namespaced,shortName=rwx,categories=bosun
 // +kubebuilder:validation:XValidation:rule="has(self.spec.outputSecret) || self.metadata.name.size() <= 246",message="names longer than 246 characters need spec.outputSecret"
 // +kubebuilder:printcolumn:name="Input",type=string,JSONPath=`.spec.inputSecret`
 // +kubebuilder:printcolumn:name="Output",type=string,JSONPath=`.status.outputSecret`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type RWExternal struct {
 	metav1.TypeMeta `json:",inline"`
 

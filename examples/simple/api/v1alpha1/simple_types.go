@@ -67,13 +67,14 @@ type SimpleStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:resource:scope=Namespaced,shortName=simp,categories=bosun
 // +kubebuilder:printcolumn:name="Dividend",type=integer,JSONPath=`.spec.dividend`
 // +kubebuilder:printcolumn:name="Divisor",type=integer,JSONPath=`.spec.divisor`
 // +kubebuilder:printcolumn:name="Quotient",type=integer,JSONPath=`.status.quotient`
 // +kubebuilder:printcolumn:name="Remainder",type=integer,JSONPath=`.status.remainder`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Simple struct {
 	metav1.TypeMeta `json:",inline"`
 
