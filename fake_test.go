@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/testapi"
@@ -559,6 +561,95 @@ func TestStaleCacheRequeues(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a.do", "a.post"}, tr.get()); diff != "" {
 		t.Errorf("steps run (-want +got):\n%s", diff)
+	}
+}
+
+// TestStaleCacheReadsLiveAfterLimit: when the cache is still behind the
+// engine's write after StaleCacheLimit (its watch lost the event), the pass
+// reads the object from APIReader and runs on it, and keeps doing so at
+// once while the cache stays behind; once the cache catches up, passes read
+// from it again.
+func TestStaleCacheReadsLiveAfterLimit(t *testing.T) {
+	var stale *testapi.Widget // what a lagging cache returns, once set
+	var writes, cacheGets int
+	funcs := &interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if w, ok := obj.(*testapi.Widget); ok {
+				cacheGets++
+				if stale != nil {
+					stale.DeepCopyInto(w)
+					return nil
+				}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes++
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}
+	live := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
+	c := interceptor.NewClient(live, *funcs)
+	before := &testapi.Widget{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "w"}, before); err != nil {
+		t.Fatal(err)
+	}
+	tr := &trace{}
+	r := &bosun.Reconciler[*testapi.Widget]{
+		Name: "stale", Client: c, APIReader: live, Finalizer: testFinalizer, StaleCacheLimit: 50 * time.Millisecond,
+		Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}},
+	}
+	if _, _, err := reconcileWidget(t, r, c, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if writes == 0 {
+		t.Fatal("the first reconcile wrote nothing; the test needs a write to go stale against")
+	}
+
+	stale, writes = before, 0
+	start := time.Now()
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "w"}})
+	if err != nil || res != (ctrl.Result{RequeueAfter: bosun.StaleCacheRetry}) {
+		t.Fatalf("first stale reconcile = %+v, %v; want RequeueAfter %v", res, err, bosun.StaleCacheRetry)
+	}
+	ran := len(tr.get())
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "w"}}); err != nil {
+			return err
+		}
+		if len(tr.get()) == ran {
+			return errors.New("no pass ran on the live object yet")
+		}
+		return nil
+	}, bosuntest.Interval(10*time.Millisecond))
+	if waited := time.Since(start); waited < r.StaleCacheLimit {
+		t.Errorf("a pass ran after %s, before StaleCacheLimit %s", waited, r.StaleCacheLimit)
+	}
+	if writes != 0 {
+		t.Errorf("the pass on the live object, which the first pass had converged, wrote %d times; want 0", writes)
+	}
+
+	// Still behind: the next pass reads live at once.
+	ran = len(tr.get())
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "w"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.get()) == ran {
+		t.Errorf("a pass with the cache still behind waited again; want it to read from the API server at once")
+	}
+
+	// Caught up: passes read the cache and run as usual.
+	stale = nil
+	ran, cacheGets = len(tr.get()), 0
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "w"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.get()) == ran || cacheGets == 0 {
+		t.Errorf("after the cache caught up: steps ran %v, cache reads %d; want a pass on the cache", len(tr.get()) > ran, cacheGets)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,15 @@ var ErrNotControlled = errors.New("object is not controlled by the reconciled ob
 // object whose cached version is older than its own last write.
 const StaleCacheRetry = time.Second
 
+// DefaultStaleCacheLimit is how long the engine waits, unless
+// Reconciler.StaleCacheLimit says otherwise, for a cache that still holds a
+// version it wrote over. After that it reads the object from the API
+// server (Reconciler.APIReader) and runs the pass on what it finds there,
+// and does so on every pass until the cache catches up: a watch that lost
+// the event of the engine's write would otherwise hold the object until
+// the informer's next relist.
+const DefaultStaleCacheLimit = 5 * time.Second
+
 // ErrInvalidConfig is wrapped by every error that Validate (and so
 // Builder.Complete) returns for a Reconciler that cannot work.
 var ErrInvalidConfig = errors.New("invalid reconciler configuration")
@@ -83,7 +93,9 @@ var ErrInvalidConfig = errors.New("invalid reconciler configuration")
 // on stale data would only repeat the writes. The watch event of the newer
 // version usually brings the next pass; the engine also requeues after
 // StaleCacheRetry, for controllers whose predicates filter that event out
-// (a status-only write under GenerationChangedPredicate).
+// (a status-only write under GenerationChangedPredicate). When the cache is
+// still behind after StaleCacheLimit (its watch lost the event), the pass
+// reads the object from APIReader instead.
 //
 // A pass that wrote nothing to the object and asks to be run again after a
 // while (a poll, such as the managed step's) returns its requeue at
@@ -120,6 +132,10 @@ type Reconciler[T client.Object] struct {
 	Client client.Client
 	// APIReader reads around the cache. Nil means Client.
 	APIReader client.Reader
+	// StaleCacheLimit is how long a pass waits for a cache that still holds
+	// a version the engine wrote over before it reads the object from
+	// APIReader instead. Zero means DefaultStaleCacheLimit.
+	StaleCacheLimit time.Duration
 	// Recorder records events. Nil means events are discarded.
 	Recorder events.EventRecorder
 	// Resync, when positive, reconciles every object again about this long
@@ -258,6 +274,9 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 	if r.Resync < 0 {
 		return nil, invalid("Resync %s is negative", r.Resync)
 	}
+	if r.StaleCacheLimit < 0 {
+		return nil, invalid("StaleCacheLimit %s is negative", r.StaleCacheLimit)
+	}
 	if r.ResyncJitter < 0 || r.ResyncJitter > 1 {
 		return nil, invalid("ResyncJitter %g is not between 0 and 1", r.ResyncJitter)
 	}
@@ -362,11 +381,23 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 		}
 		return ctrl.Result{}, fmt.Errorf("loading %s: %w", creq.NamespacedName, err)
 	}
-	if r.stale(creq.NamespacedName, obj.GetResourceVersion()) {
-		// The cache still holds a version this reconciler wrote over; the
-		// watch event of the newer one reconciles the object again.
-		log.V(1).Info("cache behind own writes, waiting for it")
-		return ctrl.Result{RequeueAfter: StaleCacheRetry}, nil
+	var carried []string
+	if memo, stale := r.stale(creq.NamespacedName, obj.GetResourceVersion()); stale {
+		if time.Since(memo.behindSince) < r.staleCacheLimit() {
+			// The cache still holds a version this reconciler wrote over;
+			// the watch event of the newer one reconciles the object again.
+			log.V(1).Info("cache behind own writes, waiting for it")
+			return ctrl.Result{RequeueAfter: StaleCacheRetry}, nil
+		}
+		live, ok, err := r.readLive(ctx, creq.NamespacedName, memo)
+		if err != nil || !ok {
+			return ctrl.Result{RequeueAfter: StaleCacheRetry}, err
+		}
+		log.V(1).Info("cache behind own writes for too long, reading from the API server",
+			"behindFor", time.Since(memo.behindSince).Round(time.Millisecond))
+		obj = live
+		// The cache may still hand out the old versions: keep refusing them.
+		carried = memo.versions
 	}
 	req := &Pass[T]{
 		Controller: r.Name,
@@ -383,8 +414,13 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 	req.wroteOver = ps.wroteOver
 	res, err := ps.run(ctx)
 	if len(ps.overwritten) > 0 {
-		r.written.Store(creq.NamespacedName, ps.overwritten)
-	} else if err == nil && res.RequeueAfter > 0 && res.Priority == nil && !ps.conflicted {
+		r.written.Store(creq.NamespacedName, &writeMemo{versions: lastVersions(slices.Concat(carried, ps.overwritten))})
+	} else if len(carried) > 0 {
+		// Nothing written, but the cache is still behind: the next pass
+		// reads from the API server again at once.
+		r.written.Store(creq.NamespacedName, &writeMemo{versions: carried, behindSince: time.Now().Add(-r.staleCacheLimit())})
+	}
+	if len(ps.overwritten) == 0 && err == nil && res.RequeueAfter > 0 && res.Priority == nil && !ps.conflicted {
 		// A pass that wrote nothing and only asks to look again later is
 		// a poll. It goes back at low priority: otherwise the polls of
 		// objects that have had a pass, which keep the normal priority of
@@ -396,18 +432,68 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 	return res, err
 }
 
+// writeMemo is what the engine remembers of its last writes to an object
+// until the cache shows a newer version: the versions they replaced, and
+// since when the cache has been found holding one of them.
+type writeMemo struct {
+	versions    []string
+	behindSince time.Time
+}
+
+// staleCacheLimit is StaleCacheLimit or its default.
+func (r *Reconciler[T]) staleCacheLimit() time.Duration {
+	if r.StaleCacheLimit > 0 {
+		return r.StaleCacheLimit
+	}
+	return DefaultStaleCacheLimit
+}
+
+// maxMemoVersions bounds the versions a writeMemo keeps while passes read
+// from the API server and add theirs to those the cache may still return.
+const maxMemoVersions = 64
+
+// lastVersions keeps the newest maxMemoVersions of versions.
+func lastVersions(versions []string) []string {
+	if len(versions) > maxMemoVersions {
+		versions = versions[len(versions)-maxMemoVersions:]
+	}
+	return versions
+}
+
 // stale reports whether rv is a version of the object that the last pass of
-// this reconciler wrote over, and forgets that pass when it is not.
-func (r *Reconciler[T]) stale(key types.NamespacedName, rv string) bool {
+// this reconciler wrote over, with what is remembered of that pass, and
+// forgets the pass when rv is not one of them. The first time it finds the
+// cache behind it notes the time.
+func (r *Reconciler[T]) stale(key types.NamespacedName, rv string) (*writeMemo, bool) {
 	v, ok := r.written.Load(key)
 	if !ok {
-		return false
+		return nil, false
 	}
-	for _, old := range v.([]string) {
-		if old == rv {
-			return true
+	memo := v.(*writeMemo)
+	if !slices.Contains(memo.versions, rv) {
+		r.written.CompareAndDelete(key, v)
+		return nil, false
+	}
+	if memo.behindSince.IsZero() {
+		noted := &writeMemo{versions: memo.versions, behindSince: time.Now()}
+		if r.written.CompareAndSwap(key, v, noted) {
+			memo = noted
 		}
 	}
-	r.written.Delete(key)
-	return false
+	return memo, true
+}
+
+// readLive reads the object from the API server for a pass that has
+// waited StaleCacheLimit for the cache. It reports false, and no error,
+// when what it read is still a version the engine wrote over (an APIReader
+// that is itself a cache) or the object is gone, which the cache will tell.
+func (r *Reconciler[T]) readLive(ctx context.Context, key types.NamespacedName, memo *writeMemo) (T, bool, error) {
+	live := reflect.New(r.prep.objType).Interface().(T)
+	if err := r.prep.apiReader.Get(ctx, key, live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return live, false, nil
+		}
+		return live, false, fmt.Errorf("loading %s from the API server: %w", key, err)
+	}
+	return live, !slices.Contains(memo.versions, live.GetResourceVersion()), nil
 }

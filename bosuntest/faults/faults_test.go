@@ -172,3 +172,32 @@ func TestWatchFaults(t *testing.T) {
 		t.Errorf("after relists: %v", err)
 	}
 }
+
+// TestLostOwnWritesDoNotHoldObjects: a watch that loses every event of the
+// Widgets and never relists leaves the cache at the versions it first
+// listed. The engine, finding its own writes missing from the cache, waits
+// StaleCacheLimit and then reads from the API server, so the Widgets still
+// converge instead of waiting for a relist that never comes.
+func TestLostOwnWritesDoNotHoldObjects(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	st := &store{}
+	ns := bosuntest.Namespace(t, cp.Client)
+	// Made before the operator starts, so the cache learns them by its
+	// first list, which no fault touches.
+	objs, err := createWidgets(3)(t.Context(), cp.Client, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := faults.Plan{Seed: 4, Watch: faults.WatchFaults{Resources: []string{"widgets"}, Drop: 1}}
+	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: plan}, setup(st))
+	bosuntest.Eventually(t, func(ctx context.Context) error { return converged(st)(ctx, cp.Client, ns, objs) }, bosuntest.Timeout(90*time.Second))
+	if stats := p.Stats(); stats.Dropped == 0 || stats.Relists != 0 {
+		t.Errorf("dropped %d events in %d relists; want some dropped and no relist", stats.Dropped, stats.Relists)
+	}
+	st.mu.Lock()
+	n := st.creates
+	st.mu.Unlock()
+	if n != len(objs) {
+		t.Errorf("%d creates in the store; want %d", n, len(objs))
+	}
+}
