@@ -74,7 +74,14 @@ type Operator struct {
 	// Bound is how long a scenario may take to converge after its last
 	// fault; zero means DefaultBound.
 	Bound time.Duration
+	// PerObject is the time each object adds to Bound in the rows that
+	// make many objects at once; zero means DefaultPerObject. An operator
+	// whose objects each cost a slow external call needs more.
+	PerObject time.Duration
 }
+
+// DefaultPerObject is Operator.PerObject when it is zero.
+const DefaultPerObject = 200 * time.Millisecond
 
 // BatterySizes are the sizes of the battery's rows. ShortSizes are what
 // `make test` runs; FullSizes what `make reliability` runs.
@@ -153,6 +160,14 @@ func (b *battery) bound() time.Duration {
 		return b.op.Bound
 	}
 	return DefaultBound
+}
+
+// perObject is the operator's PerObject or DefaultPerObject.
+func (b *battery) perObject() time.Duration {
+	if b.op.PerObject > 0 {
+		return b.op.PerObject
+	}
+	return DefaultPerObject
 }
 
 // record reports figures of a row.
@@ -330,7 +345,7 @@ func (b *battery) timed(t *testing.T, n int, plan Plan, logs *bosuntest.LogRecor
 	if err != nil {
 		t.Fatal(err)
 	}
-	bound := b.bound() + time.Duration(n)*200*time.Millisecond
+	bound := b.bound() + time.Duration(n)*b.perObject()
 	if err := poll(ctx, bound, func(ctx context.Context) error { return b.converged(ctx, b.cp.Client, ns, objs) }); err != nil {
 		t.Fatalf("%d objects not converged within %s: %v", n, bound, err)
 	}

@@ -77,6 +77,10 @@ func batteryOperator(srv *pgserver.Server) faults.Operator {
 		// one server, polled every second; with several trials at once on
 		// a two-core machine one minute is too close.
 		Bound: 2 * time.Minute,
+		// A thousand objects polled every second, half of them databases
+		// copied from a template, keep one server and two cores busy: the
+		// scale row allows half a second each.
+		PerObject: 500 * time.Millisecond,
 	}
 }
 
