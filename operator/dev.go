@@ -1,0 +1,84 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/bosunkit/bosun/controlplane"
+)
+
+// DevNamespace is the namespace --dev creates the samples in.
+const DevNamespace = "default"
+
+// devEnv is the embedded control plane of --dev.
+type devEnv struct {
+	cp *controlplane.ControlPlane
+}
+
+// startDev starts the control plane, installs the operator's CRDs and
+// writes the kubeconfig.
+func startDev(ctx context.Context, opts Options, flags Flags, scheme *runtime.Scheme, out io.Writer) (*devEnv, error) {
+	cpOpts := controlplane.Options{Scheme: scheme, Progress: os.Stderr}
+	if opts.CRDs != nil {
+		crds, err := opts.CRDs()
+		if err != nil {
+			return nil, fmt.Errorf("operator %q: --dev: reading the CRDs: %w", opts.Name, err)
+		}
+		cpOpts.CRDs = crds
+	}
+	fmt.Fprintln(out, "starting an embedded control plane")
+	cp, err := controlplane.Start(ctx, cpOpts)
+	if err != nil {
+		return nil, fmt.Errorf("operator %q: --dev: %w", opts.Name, err)
+	}
+	d := &devEnv{cp: cp}
+	path, err := filepath.Abs(flags.DevKubeconfig)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		err = cp.WriteKubeconfig(path)
+	}
+	if err != nil {
+		d.stop(out)
+		return nil, fmt.Errorf("operator %q: --dev: writing the kubeconfig: %w", opts.Name, err)
+	}
+	fmt.Fprintf(out, "control plane ready; kubeconfig: %s\n  kubectl --kubeconfig %s get bosun -A\n", path, path)
+	return d, nil
+}
+
+// samplesRunnable creates the samples once the manager runs, so that the
+// controllers see them arrive.
+func (d *devEnv) samplesRunnable(opts Options, out io.Writer) manager.Runnable {
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		if opts.Samples == nil {
+			return nil
+		}
+		for _, o := range opts.Samples(DevNamespace) {
+			err := d.cp.Client.Create(ctx, o)
+			switch {
+			case apierrors.IsAlreadyExists(err):
+			case err != nil:
+				return fmt.Errorf("operator %q: --dev: creating sample %s: %w", opts.Name, o.GetName(), err)
+			default:
+				fmt.Fprintf(out, "created sample %s/%s\n", o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+			}
+		}
+		return nil
+	})
+}
+
+// stop stops the control plane.
+func (d *devEnv) stop(out io.Writer) {
+	fmt.Fprintln(out, "stopping the control plane")
+	if err := d.cp.Stop(); err != nil {
+		fmt.Fprintf(out, "stopping the control plane: %v\n", err)
+	}
+}

@@ -1,0 +1,51 @@
+// Package operator is the main function of an operator binary built with
+// bosun: the command-line flags kubebuilder's scaffold gives, a manager
+// configured from them, health and readiness probes, leader election,
+// secure metrics and a bounded graceful shutdown, and a development mode
+// that runs the operator against an embedded control plane.
+//
+// A cmd/main.go is then a few lines:
+//
+//	func main() {
+//		operator.Main(operator.Options{
+//			Name:        "shop",
+//			AddToScheme: v1.AddToScheme,
+//			Setup:       controller.SetupWithManager,
+//			CRDs:        crd.CRDs, // for --dev
+//		})
+//	}
+//
+// # Flags
+//
+// Main binds these to the process's flag set, with the names and defaults
+// of kubebuilder's cmd/main.go:
+//
+//	--metrics-bind-address       address of the metrics endpoint; "0" (default) turns it off, ":8443" serves HTTPS
+//	--metrics-secure             serve metrics over HTTPS behind Kubernetes authentication and authorization (default true)
+//	--health-probe-bind-address  address of /healthz and /readyz (default ":8081")
+//	--leader-elect               elect a leader, so that only one replica reconciles
+//	--leader-election-id         name of the Lease (default "<Name>.bosun.dev")
+//	--leader-election-namespace  namespace of the Lease (default: the one the operator runs in)
+//	--leader-election-lease-duration, --leader-election-renew-deadline, --leader-election-retry-period
+//	--graceful-shutdown-timeout  how long runnables may take to stop after SIGTERM (default 30s)
+//	--enable-http2               serve metrics over HTTP/2 (default false, see CVE-2023-44487)
+//	--kubeconfig                 the cluster (controller-runtime's flag; else in-cluster, else ~/.kube/config)
+//	--zap-devel, --zap-log-level, --zap-encoder, --zap-stacktrace-level, --zap-time-encoding
+//	--version                    print what the binary was built from and exit
+//	--dev                        run against an embedded control plane (see below)
+//
+// # Readiness
+//
+// /healthz answers once the process runs; /readyz once the manager's
+// caches have synced, so a rolling update waits for a replica that can
+// reconcile.
+//
+// # Development mode
+//
+// With --dev the operator starts kube-apiserver and etcd on this machine
+// (package controlplane, which builds them from Go modules on first use),
+// installs Options.CRDs, creates Options.Samples in the namespace "default",
+// writes a kubeconfig for kubectl (--dev-kubeconfig, default
+// bin/dev.kubeconfig), and runs until Ctrl-C, when it stops the control
+// plane. No cluster is needed.
+package operator

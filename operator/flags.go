@@ -1,0 +1,144 @@
+package operator
+
+import (
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// Defaults of the flags, as in kubebuilder's scaffold where it has them.
+const (
+	DefaultMetricsAddr             = "0"
+	DefaultProbeAddr               = ":8081"
+	DefaultGracefulShutdownTimeout = 30 * time.Second
+	DefaultLeaseDuration           = 15 * time.Second
+	DefaultRenewDeadline           = 10 * time.Second
+	DefaultRetryPeriod             = 2 * time.Second
+	DefaultDevKubeconfig           = "bin/dev.kubeconfig"
+)
+
+// Flags are the settings of an operator process that its command line
+// chooses. Bind registers them; ManagerOptions turns them into a
+// manager's options.
+type Flags struct {
+	MetricsAddr             string
+	SecureMetrics           bool
+	EnableHTTP2             bool
+	ProbeAddr               string
+	LeaderElect             bool
+	LeaderElectionID        string
+	LeaderElectionNamespace string
+	LeaseDuration           time.Duration
+	RenewDeadline           time.Duration
+	RetryPeriod             time.Duration
+	GracefulShutdownTimeout time.Duration
+	// Version prints the build information and exits.
+	Version bool
+	// Dev runs the operator against an embedded control plane, writing
+	// its kubeconfig to DevKubeconfig.
+	Dev           bool
+	DevKubeconfig string
+	// Zap are the logger's flags (--zap-log-level and the others).
+	Zap zap.Options
+}
+
+// DefaultFlags returns the flags' defaults.
+func DefaultFlags() Flags {
+	return Flags{
+		MetricsAddr:             DefaultMetricsAddr,
+		SecureMetrics:           true,
+		ProbeAddr:               DefaultProbeAddr,
+		LeaseDuration:           DefaultLeaseDuration,
+		RenewDeadline:           DefaultRenewDeadline,
+		RetryPeriod:             DefaultRetryPeriod,
+		GracefulShutdownTimeout: DefaultGracefulShutdownTimeout,
+		DevKubeconfig:           DefaultDevKubeconfig,
+	}
+}
+
+// Bind registers the flags on fs, with f's values as their defaults.
+func (f *Flags) Bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", f.MetricsAddr,
+		`The address the metrics endpoint binds to, such as ":8443" (HTTPS) or ":8080" (HTTP with --metrics-secure=false). "0" turns it off.`)
+	fs.BoolVar(&f.SecureMetrics, "metrics-secure", f.SecureMetrics,
+		"Serve metrics over HTTPS, to callers the Kubernetes API authenticates and authorizes for the /metrics URL.")
+	fs.BoolVar(&f.EnableHTTP2, "enable-http2", f.EnableHTTP2,
+		"Allow HTTP/2 on the metrics server; off by default against HTTP/2 stream resets (CVE-2023-44487).")
+	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", f.ProbeAddr,
+		`The address /healthz and /readyz bind to. "0" turns them off.`)
+	fs.BoolVar(&f.LeaderElect, "leader-elect", f.LeaderElect,
+		"Elect a leader through a Lease, so that of several replicas only one reconciles.")
+	fs.StringVar(&f.LeaderElectionID, "leader-election-id", f.LeaderElectionID,
+		"The name of the Lease; empty means <operator name>.bosun.dev.")
+	fs.StringVar(&f.LeaderElectionNamespace, "leader-election-namespace", f.LeaderElectionNamespace,
+		"The namespace of the Lease; empty means the namespace the operator runs in.")
+	fs.DurationVar(&f.LeaseDuration, "leader-election-lease-duration", f.LeaseDuration,
+		"How long a standby waits after the leader's last renewal before it takes over.")
+	fs.DurationVar(&f.RenewDeadline, "leader-election-renew-deadline", f.RenewDeadline,
+		"How long the leader keeps trying to renew before it gives up leading.")
+	fs.DurationVar(&f.RetryPeriod, "leader-election-retry-period", f.RetryPeriod,
+		"How often candidates try to acquire or renew the Lease.")
+	fs.DurationVar(&f.GracefulShutdownTimeout, "graceful-shutdown-timeout", f.GracefulShutdownTimeout,
+		"How long controllers and servers may take to stop after SIGTERM before the process exits anyway.")
+	fs.BoolVar(&f.Version, "version", f.Version, "Print what the binary was built from and exit.")
+	fs.BoolVar(&f.Dev, "dev", f.Dev,
+		"Start an embedded control plane, install the CRDs and samples, write a kubeconfig and run against it until Ctrl-C.")
+	fs.StringVar(&f.DevKubeconfig, "dev-kubeconfig", f.DevKubeconfig, "Where --dev writes the kubeconfig of its control plane.")
+	f.Zap.BindFlags(fs)
+}
+
+// Validate reports flags that cannot work together.
+func (f *Flags) Validate() error {
+	switch {
+	case f.LeaseDuration <= f.RenewDeadline:
+		return fmt.Errorf("--leader-election-lease-duration (%s) must be longer than --leader-election-renew-deadline (%s)", f.LeaseDuration, f.RenewDeadline)
+	case f.RenewDeadline <= f.RetryPeriod:
+		return fmt.Errorf("--leader-election-renew-deadline (%s) must be longer than --leader-election-retry-period (%s)", f.RenewDeadline, f.RetryPeriod)
+	case f.RetryPeriod <= 0:
+		return fmt.Errorf("--leader-election-retry-period (%s) must be positive", f.RetryPeriod)
+	case f.GracefulShutdownTimeout < 0:
+		return fmt.Errorf("--graceful-shutdown-timeout (%s) must not be negative", f.GracefulShutdownTimeout)
+	}
+	return nil
+}
+
+// ManagerOptions returns the manager options the flags choose for the
+// operator called name. Options the flags do not cover are left zero for
+// the caller to fill.
+func (f *Flags) ManagerOptions(name string) ctrl.Options {
+	var tlsOpts []func(*tls.Config)
+	if !f.EnableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metrics := metricsserver.Options{
+		BindAddress:   f.MetricsAddr,
+		SecureServing: f.SecureMetrics,
+		TLSOpts:       tlsOpts,
+	}
+	if f.SecureMetrics {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	id := f.LeaderElectionID
+	if id == "" {
+		id = name + ".bosun.dev"
+	}
+	lease, renew, retry, grace := f.LeaseDuration, f.RenewDeadline, f.RetryPeriod, f.GracefulShutdownTimeout
+	return ctrl.Options{
+		Metrics:                       metrics,
+		HealthProbeBindAddress:        f.ProbeAddr,
+		LeaderElection:                f.LeaderElect,
+		LeaderElectionID:              id,
+		LeaderElectionNamespace:       f.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &lease,
+		RenewDeadline:                 &renew,
+		RetryPeriod:                   &retry,
+		GracefulShutdownTimeout:       &grace,
+	}
+}

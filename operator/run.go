@@ -1,0 +1,168 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/bosunkit/bosun/version"
+)
+
+// Options describe an operator to Main and Run.
+type Options struct {
+	// Name names the operator in logs and in the default Lease name.
+	// Required.
+	Name string
+	// AddToScheme adds the operator's API types to the scheme, which
+	// already holds the built-in kinds. Required.
+	AddToScheme func(*runtime.Scheme) error
+	// Setup registers the operator's controllers with the manager.
+	// Required.
+	Setup func(ctrl.Manager) error
+	// CRDs are the operator's CustomResourceDefinitions, which --dev
+	// installs. Nil means --dev installs none.
+	CRDs func() ([]*apiextensionsv1.CustomResourceDefinition, error)
+	// Samples are objects --dev creates in the namespace it is given once
+	// the operator runs. Nil means none.
+	Samples func(namespace string) []client.Object
+	// Manager, when set, adjusts the manager options the flags chose
+	// before the manager is made: a cache's namespaces or a controller
+	// setting the flags do not cover.
+	Manager func(*ctrl.Options)
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Name == "":
+		return errors.New("operator: Options.Name is empty")
+	case o.AddToScheme == nil:
+		return fmt.Errorf("operator %q: Options.AddToScheme is nil", o.Name)
+	case o.Setup == nil:
+		return fmt.Errorf("operator %q: Options.Setup is nil", o.Name)
+	}
+	return nil
+}
+
+// Main runs the operator as a program: it binds Flags to the command line,
+// parses it, runs until SIGTERM or SIGINT (a second signal exits at once),
+// and exits 0 after a clean stop, 1 after an error and 2 for bad flags.
+func Main(opts Options) {
+	flags := DefaultFlags()
+	flags.Bind(flag.CommandLine)
+	flag.Parse()
+	if err := Run(ctrl.SetupSignalHandler(), opts, flags, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if errors.Is(err, ErrFlags) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// ErrFlags is wrapped by Run's error when the flags cannot work together.
+var ErrFlags = errors.New("invalid flags")
+
+// Run runs the operator with flags until ctx ends, then stops it within
+// flags.GracefulShutdownTimeout. It connects to the cluster of the
+// --kubeconfig flag, in-cluster configuration or ~/.kube/config, unless
+// flags.Dev starts an embedded control plane. out receives what --version
+// and --dev print.
+func Run(ctx context.Context, opts Options, flags Flags, out io.Writer) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	if flags.Version {
+		fmt.Fprint(out, version.Get().Lines())
+		return nil
+	}
+	if err := flags.Validate(); err != nil {
+		return fmt.Errorf("operator %q: %w: %w", opts.Name, ErrFlags, err)
+	}
+	log := zap.New(zap.UseFlagOptions(&flags.Zap)).WithValues("operator", opts.Name)
+	ctrl.SetLogger(log)
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("operator %q: adding the built-in kinds to the scheme: %w", opts.Name, err)
+	}
+	if err := opts.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("operator %q: adding its kinds to the scheme: %w", opts.Name, err)
+	}
+
+	var cfg *rest.Config
+	var dev *devEnv
+	if flags.Dev {
+		d, err := startDev(ctx, opts, flags, scheme, out)
+		if err != nil {
+			return err
+		}
+		defer d.stop(out)
+		dev, cfg = d, d.cp.Config
+	} else {
+		c, err := ctrl.GetConfig()
+		if err != nil {
+			return fmt.Errorf("operator %q: finding the cluster: %w", opts.Name, err)
+		}
+		cfg = c
+	}
+
+	mopts := flags.ManagerOptions(opts.Name)
+	mopts.Scheme = scheme
+	if opts.Manager != nil {
+		opts.Manager(&mopts)
+	}
+	mgr, err := ctrl.NewManager(cfg, mopts)
+	if err != nil {
+		return fmt.Errorf("operator %q: making the manager: %w", opts.Name, err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("operator %q: %w", opts.Name, err)
+	}
+	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr)); err != nil {
+		return fmt.Errorf("operator %q: %w", opts.Name, err)
+	}
+	if err := opts.Setup(mgr); err != nil {
+		return fmt.Errorf("operator %q: setting up its controllers: %w", opts.Name, err)
+	}
+	if dev != nil {
+		if err := mgr.Add(dev.samplesRunnable(opts, out)); err != nil {
+			return fmt.Errorf("operator %q: %w", opts.Name, err)
+		}
+	}
+	log.Info("starting manager", "version", version.Get().String(), "leaderElection", flags.LeaderElect)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("operator %q: %w", opts.Name, err)
+	}
+	log.Info("manager stopped")
+	return nil
+}
+
+// cacheSyncWait is how long one readiness probe waits for the caches.
+const cacheSyncWait = time.Second
+
+// cachesSynced is a readiness check that passes once the manager's caches
+// hold every informer's first list.
+func cachesSynced(mgr ctrl.Manager) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), cacheSyncWait)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("caches have not synced yet")
+		}
+		return nil
+	}
+}
