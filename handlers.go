@@ -297,7 +297,10 @@ func (h *HandlerSet[T]) start(ctx context.Context) error {
 		r.Name = h.name
 	}
 	b.name = r.Name
-	removers := newRemovers(r.Name, removes)
+	removers, err := newRemovers(r.Metrics, r.Name, removes)
+	if err != nil {
+		return fmt.Errorf("bosun: handlers of %s: %w", h.gvk.GroupKind(), err)
+	}
 	b.wrap = func(inner reconcile.Reconciler) reconcile.Reconciler {
 		return &handlerReconciler[T]{r: r, engine: inner, changes: len(changes) > 0, removers: removers}
 	}
@@ -348,14 +351,17 @@ type removers struct {
 	errors   []prometheus.Counter
 }
 
-func newRemovers(controller string, list []namedRemove) *removers {
-	registerMetrics()
+func newRemovers(reg prometheus.Registerer, controller string, list []namedRemove) (*removers, error) {
+	c, err := stepCollectorsIn(registererOrDefault(reg))
+	if err != nil {
+		return nil, err
+	}
 	rs := &removers{list: list}
 	for _, h := range list {
-		rs.duration = append(rs.duration, stepDuration.WithLabelValues(controller, h.name, string(PhaseRemove)))
-		rs.errors = append(rs.errors, stepErrors.WithLabelValues(controller, h.name, string(PhaseRemove)))
+		rs.duration = append(rs.duration, c.duration.WithLabelValues(controller, h.name, string(PhaseRemove)))
+		rs.errors = append(rs.errors, c.errors.WithLabelValues(controller, h.name, string(PhaseRemove)))
 	}
-	return rs
+	return rs, nil
 }
 
 // run runs every handler with key and joins their errors.

@@ -2,7 +2,7 @@ package bosun
 
 import (
 	"errors"
-	"sync"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +31,10 @@ const (
 
 var phases = []Phase{PhaseDo, PhaseCleanup, PhasePost, PhaseObserve, PhaseClaim}
 
-// Metric names, registered with controller-runtime's metrics.Registry.
+// Metric names. The engine registers them in Reconciler.Metrics (by
+// default controller-runtime's metrics.Registry, which the manager serves),
+// once per registry, and labels every series with the reconciler's Name
+// ("controller").
 const (
 	// MetricStepDuration is a histogram of how long each phase of each step
 	// took, in seconds, labelled controller, step and phase.
@@ -41,24 +44,72 @@ const (
 	MetricStepErrors = "bosun_step_errors_total"
 )
 
-var (
-	stepDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+// stepCollectors are the engine's collectors as registered in one registry.
+type stepCollectors struct {
+	duration *prometheus.HistogramVec
+	errors   *prometheus.CounterVec
+}
+
+// stepCollectorsIn registers the engine's collectors in reg, or finds the
+// ones registered there before, so that any number of reconcilers share one
+// registry and each registry has its own series.
+func stepCollectorsIn(reg prometheus.Registerer) (*stepCollectors, error) {
+	duration, err := registerOnce(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    MetricStepDuration,
 		Help:    "Duration of each phase of each bosun step, in seconds.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-	}, []string{"controller", "step", "phase"})
-	stepErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+	}, []string{"controller", "step", "phase"}))
+	if err != nil {
+		return nil, err
+	}
+	errs, err := registerOnce(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: MetricStepErrors,
 		Help: "Errors returned by each phase of each bosun step.",
-	}, []string{"controller", "step", "phase"})
+	}, []string{"controller", "step", "phase"}))
+	if err != nil {
+		return nil, err
+	}
+	return &stepCollectors{duration: duration, errors: errs}, nil
+}
 
-	registerOnce sync.Once
-)
+// registerOnce registers c in reg and returns it; when reg already holds
+// an equal collector, it returns that one instead.
+func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	if err == nil {
+		return c, nil
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+		var zero C
+		return zero, fmt.Errorf("registering bosun metrics: the registry holds a %T where a %T was expected", are.ExistingCollector, c)
+	}
+	var zero C
+	return zero, fmt.Errorf("registering bosun metrics: %w", err)
+}
 
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(stepDuration, stepErrors)
-	})
+// registererOrDefault returns reg, or controller-runtime's metrics.Registry
+// when reg is nil.
+func registererOrDefault(reg prometheus.Registerer) prometheus.Registerer {
+	if reg == nil {
+		return metrics.Registry
+	}
+	return reg
+}
+
+// Metrics returns the registerer of the reconciler running the pass
+// (Reconciler.Metrics, or controller-runtime's metrics.Registry when that
+// is nil). Steps that keep metrics of their own register them there, once
+// per registry (a prometheus.AlreadyRegisteredError tells them to use the
+// collector found), and label them with Controller.
+func (r *Pass[T]) Metrics() prometheus.Registerer {
+	if r.metrics == nil {
+		return metrics.Registry
+	}
+	return r.metrics.reg
 }
 
 // phaseMetrics holds the metric children of one step and phase, looked up
@@ -71,6 +122,7 @@ type phaseMetrics struct {
 // metricSet holds the metric children of every step of one reconciler, by
 // step name and phase.
 type metricSet struct {
+	reg   prometheus.Registerer
 	steps map[string]*[numPhases]phaseMetrics
 }
 
@@ -92,20 +144,26 @@ func (p Phase) index() int {
 	}
 }
 
-func newMetricSet(controller string, stepNames []string) *metricSet {
-	registerMetrics()
-	m := &metricSet{steps: make(map[string]*[numPhases]phaseMetrics, len(stepNames))}
+// newMetricSet registers the engine's collectors in reg (nil: the
+// default registry) and looks up the series of every step of controller.
+func newMetricSet(reg prometheus.Registerer, controller string, stepNames []string) (*metricSet, error) {
+	reg = registererOrDefault(reg)
+	c, err := stepCollectorsIn(reg)
+	if err != nil {
+		return nil, err
+	}
+	m := &metricSet{reg: reg, steps: make(map[string]*[numPhases]phaseMetrics, len(stepNames))}
 	for _, name := range stepNames {
 		var pm [numPhases]phaseMetrics
 		for _, ph := range phases {
 			pm[ph.index()] = phaseMetrics{
-				duration: stepDuration.WithLabelValues(controller, name, string(ph)),
-				errors:   stepErrors.WithLabelValues(controller, name, string(ph)),
+				duration: c.duration.WithLabelValues(controller, name, string(ph)),
+				errors:   c.errors.WithLabelValues(controller, name, string(ph)),
 			}
 		}
 		m.steps[name] = &pm
 	}
-	return m
+	return m, nil
 }
 
 // observe records one run of a phase. Steps the set does not know (run

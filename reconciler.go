@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -138,6 +139,11 @@ type Reconciler[T client.Object] struct {
 	StaleCacheLimit time.Duration
 	// Recorder records events. Nil means events are discarded.
 	Recorder events.EventRecorder
+	// Metrics is the registry of the engine's metrics (MetricStepDuration,
+	// MetricStepErrors, labelled controller with Name), which steps find
+	// through Pass.Metrics. Nil means controller-runtime's metrics.Registry,
+	// which the manager serves.
+	Metrics prometheus.Registerer
 	// Resync, when positive, reconciles every object again about this long
 	// after a pass that succeeded and asked for nothing sooner, so that
 	// drift nobody is told about (outside Kubernetes, or in objects the
@@ -298,7 +304,11 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 	if p.recorder == nil {
 		p.recorder = discardRecorder{}
 	}
-	p.metrics = newMetricSet(r.Name, p.names)
+	m, err := newMetricSet(r.Metrics, r.Name, p.names)
+	if err != nil {
+		return nil, invalid("Metrics: %v", err)
+	}
+	p.metrics = m
 	return p, nil
 }
 
