@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/bosunkit/bosun/controlplane"
@@ -58,6 +59,11 @@ func startDev(ctx context.Context, opts Options, flags Flags, scheme *runtime.Sc
 // controllers see them arrive.
 func (d *devEnv) samplesRunnable(opts Options, out io.Writer) manager.Runnable {
 	return manager.RunnableFunc(func(ctx context.Context) error {
+		if opts.Prepare != nil {
+			if err := opts.Prepare(ctx, d.cp.Client, DevNamespace); err != nil {
+				return fmt.Errorf("operator %q: --dev: preparing the samples: %w", opts.Name, err)
+			}
+		}
 		if opts.Samples == nil {
 			return nil
 		}
@@ -68,7 +74,11 @@ func (d *devEnv) samplesRunnable(opts Options, out io.Writer) manager.Runnable {
 			case err != nil:
 				return fmt.Errorf("operator %q: --dev: creating sample %s: %w", opts.Name, o.GetName(), err)
 			default:
-				fmt.Fprintf(out, "created sample %s/%s\n", o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+				kind := o.GetObjectKind().GroupVersionKind().Kind
+				if gvk, err := apiutil.GVKForObject(o, d.cp.Client.Scheme()); err == nil {
+					kind = gvk.Kind
+				}
+				fmt.Fprintf(out, "created sample %s %s/%s\n", kind, o.GetNamespace(), o.GetName())
 			}
 		}
 		return nil

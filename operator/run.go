@@ -36,6 +36,9 @@ type Options struct {
 	// CRDs are the operator's CustomResourceDefinitions, which --dev
 	// installs. Nil means --dev installs none.
 	CRDs func() ([]*apiextensionsv1.CustomResourceDefinition, error)
+	// Prepare, when set, makes what the samples need (a Secret they
+	// read, say) in the namespace --dev creates them in, before them.
+	Prepare func(ctx context.Context, c client.Client, namespace string) error
 	// Samples are objects --dev creates in the namespace it is given once
 	// the operator runs. Nil means none.
 	Samples func(namespace string) []client.Object

@@ -1,0 +1,24 @@
+// Command hello runs the hello example operator: in a cluster from its
+// Deployment (see ../config), against the cluster of a kubeconfig, or with
+// --dev against an embedded control plane with its samples. Run it with
+// --help for the flags; package operator describes them.
+package main
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/bosunkit/bosun/examples/hello"
+	"github.com/bosunkit/bosun/operator"
+)
+
+func main() {
+	operator.Main(operator.Options{
+		Name:        "hello",
+		AddToScheme: hello.AddToScheme,
+		CRDs:        hello.CRDs,
+		Samples:     hello.Samples,
+		Setup: func(mgr ctrl.Manager) error {
+			return (&hello.GreetingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
+		},
+	})
+}

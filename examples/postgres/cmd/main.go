@@ -1,0 +1,31 @@
+// Command postgres runs the postgres example operator: in a cluster from its
+// Deployment (see ../config), against the cluster of a kubeconfig, or with
+// --dev against an embedded control plane with its samples. Run it with
+// --help for the flags; package operator describes them.
+package main
+
+import (
+	"errors"
+	"flag"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/bosunkit/bosun/examples/postgres"
+	"github.com/bosunkit/bosun/operator"
+)
+
+func main() {
+	dsn := flag.String("postgres-dsn", "", "The PostgreSQL server to manage, as a connection URL or key=value string (required).")
+	operator.Main(operator.Options{
+		Name:        "postgres",
+		AddToScheme: postgres.AddToScheme,
+		CRDs:        postgres.CRDs,
+		Samples:     postgres.Samples,
+		Setup: func(mgr ctrl.Manager) error {
+			if *dsn == "" {
+				return errors.New("--postgres-dsn is required")
+			}
+			return postgres.SetupWithManager(mgr, postgres.Options{DSN: *dsn})
+		},
+	})
+}
