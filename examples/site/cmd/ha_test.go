@@ -40,7 +40,9 @@ type replica struct {
 }
 
 // leads reports whether the replica has logged that it acquired the Lease.
-func (r *replica) leads() bool { return strings.Contains(r.stderr.String(), "Successfully acquired lease") }
+func (r *replica) leads() bool {
+	return strings.Contains(r.stderr.String(), "Successfully acquired lease")
+}
 
 // TestHighAvailability builds the site operator's binary and runs two
 // replicas of it with leader election against one control plane. It makes
@@ -234,4 +236,3 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
-
