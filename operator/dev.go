@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,7 +21,8 @@ const DevNamespace = "default"
 
 // devEnv is the embedded control plane of --dev.
 type devEnv struct {
-	cp *controlplane.ControlPlane
+	cp   *controlplane.ControlPlane
+	once sync.Once
 }
 
 // startDev starts the control plane, installs the operator's CRDs and
@@ -85,10 +87,12 @@ func (d *devEnv) samplesRunnable(opts Options, out io.Writer) manager.Runnable {
 	})
 }
 
-// stop stops the control plane.
+// stop stops the control plane, once.
 func (d *devEnv) stop(out io.Writer) {
-	fmt.Fprintln(out, "stopping the control plane")
-	if err := d.cp.Stop(); err != nil {
-		fmt.Fprintf(out, "stopping the control plane: %v\n", err)
-	}
+	d.once.Do(func() {
+		fmt.Fprintln(out, "stopping the control plane")
+		if err := d.cp.Stop(); err != nil {
+			fmt.Fprintf(out, "stopping the control plane: %v\n", err)
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -39,7 +40,18 @@ import (
 
 var shared = bosuntest.Shared{Options: testapi.ControlPlaneOptions}
 
-func TestMain(m *testing.M) { shared.Main(m) }
+// runMainEnv, set to 1, makes the test binary run operator.Main with the
+// widgets operator and its arguments, so that tests can run an operator
+// process and signal it.
+const runMainEnv = "OPERATOR_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		operator.Main(widgets("widgets", ""))
+		os.Exit(0)
+	}
+	shared.Main(m)
+}
 
 // double sets a Widget's result to twice its value.
 type double struct{}
@@ -358,4 +370,59 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestMainDevSecondSignal runs an operator process with --dev and sends it
+// SIGINT twice, as an impatient Ctrl-C does: the process exits at once and
+// still stops its control plane, whose processes run in groups of their
+// own that the signals do not reach.
+func TestMainDevSecondSignal(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	out := &syncBuffer{}
+	cmd := exec.Command(exe, "--dev", "--dev-kubeconfig", kubeconfig, "--health-probe-bind-address", "0", "--graceful-shutdown-timeout", "1m")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	bosuntest.Eventually(t, func(context.Context) error {
+		if !strings.Contains(out.String(), "created sample") {
+			return errors.New("no sample created yet")
+		}
+		return nil
+	}, bosuntest.Timeout(5*time.Minute))
+	cfg, err := clientConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for range 2 {
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-waited:
+	case <-time.After(time.Minute):
+		t.Fatalf("the process still runs a minute after two signals:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "stopping the control plane") {
+		t.Errorf("output lacks %q:\n%s", "stopping the control plane", out.String())
+	}
+	// The API server is gone.
+	var ns corev1.NamespaceList
+	if err := c.List(t.Context(), &ns); err == nil {
+		t.Errorf("the control plane still answers after the process exited")
+	}
 }

@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -61,13 +64,15 @@ func (o Options) validate() error {
 }
 
 // Main runs the operator as a program: it binds Flags to the command line,
-// parses it, runs until SIGTERM or SIGINT (a second signal exits at once),
+// parses it, runs until SIGTERM or SIGINT (a second signal exits at once,
+// stopping the --dev control plane first),
 // and exits 0 after a clean stop, 1 after an error and 2 for bad flags.
 func Main(opts Options) {
 	flags := DefaultFlags()
 	flags.Bind(flag.CommandLine)
 	flag.Parse()
-	if err := Run(ctrl.SetupSignalHandler(), opts, flags, os.Stdout); err != nil {
+	ctx, onForce := signalContext()
+	if err := run(ctx, opts, flags, os.Stdout, onForce); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if errors.Is(err, ErrFlags) {
 			os.Exit(2)
@@ -85,6 +90,12 @@ var ErrFlags = errors.New("invalid flags")
 // flags.Dev starts an embedded control plane. out receives what --version
 // and --dev print.
 func Run(ctx context.Context, opts Options, flags Flags, out io.Writer) error {
+	return run(ctx, opts, flags, out, nil)
+}
+
+// run is Run; onForce, when set, registers what must still happen when a
+// second signal ends the process at once.
+func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce func(func())) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
@@ -114,6 +125,12 @@ func Run(ctx context.Context, opts Options, flags Flags, out io.Writer) error {
 			return err
 		}
 		defer d.stop(out)
+		if onForce != nil {
+			// The control plane's processes run in process groups of
+			// their own, which a Ctrl-C does not reach: stop them even
+			// when a second Ctrl-C cuts the graceful shutdown short.
+			onForce(func() { d.stop(out) })
+		}
 		dev, cfg = d, d.cp.Config
 	} else {
 		c, err := ctrl.GetConfig()
@@ -152,6 +169,32 @@ func Run(ctx context.Context, opts Options, flags Flags, out io.Writer) error {
 	}
 	log.Info("manager stopped")
 	return nil
+}
+
+// signalContext returns a context that ends at the first SIGTERM or
+// SIGINT. A second signal runs what was registered with the returned
+// function and exits with status 1 at once.
+func signalContext() (context.Context, func(func())) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var last []func()
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-ch
+		cancel()
+		<-ch
+		mu.Lock()
+		for _, f := range last {
+			f()
+		}
+		os.Exit(1)
+	}()
+	return ctx, func(f func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		last = append(last, f)
+	}
 }
 
 // cacheSyncWait is how long one readiness probe waits for the caches.
