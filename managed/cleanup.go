@@ -130,7 +130,7 @@ func (s *Step[T]) gone(ctx context.Context, req *bosun.Pass[T], now time.Time) e
 	}
 	s.failures.Delete(req.Object.GetUID())
 	if ts := req.Object.GetDeletionTimestamp(); ts != nil {
-		s.metrics.deletion.Observe(now.Sub(ts.Time).Seconds())
+		s.metricsFor(req).deletion.Observe(now.Sub(ts.Time).Seconds())
 	}
 	req.Log.V(1).Info("external resource gone", "externalName", ExternalName(req.Object))
 	return nil

@@ -325,8 +325,10 @@
 // # Metrics
 //
 // The step records MetricFirstReconcile, MetricTimeToReady,
-// MetricDeletion and MetricDriftCorrections in controller-runtime's
-// metrics registry.
+// MetricDeletion and MetricDriftCorrections in the registry of the
+// reconciler that runs it (bosun.Reconciler.Metrics, by default
+// controller-runtime's metrics registry), labelled with the reconciler's
+// name ("controller") and the step's ("step").
 //
 // # Example
 //

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
@@ -67,7 +68,7 @@ func TestLifecycle(t *testing.T) {
 
 	// A change behind the operator's back is undone within the poll
 	// interval, and counted as a drift correction.
-	drift0 := counterValue(t, "managed")
+	drift0 := counterValue(t, "bucket-"+e.ns, "managed")
 	cl.set(func(c *cloud) { c.buckets[name].size = 7 })
 	bosuntest.Eventually(t, func(context.Context) error {
 		if got, _ := cl.bucket(name); got.size != 2 {
@@ -75,7 +76,7 @@ func TestLifecycle(t *testing.T) {
 		}
 		return nil
 	})
-	if got := counterValue(t, "managed") - drift0; got != 1 {
+	if got := counterValue(t, "bucket-"+e.ns, "managed") - drift0; got != 1 {
 		t.Errorf("drift corrections counted %v, want 1", got)
 	}
 
@@ -448,12 +449,39 @@ func TestSecretUpdatedOnlyWhenChanged(t *testing.T) {
 	}
 }
 
-// counterValue returns the drift corrections counted for step.
-func counterValue(t *testing.T, step string) float64 {
+// counterValue returns the drift corrections counted, in
+// controller-runtime's registry, for step under controller.
+func counterValue(t *testing.T, controller, step string) float64 {
 	t.Helper()
-	var m dto.Metric
-	if err := driftCorrections.WithLabelValues(step).Write(&m); err != nil {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return m.GetCounter().GetValue()
+	for _, f := range families {
+		if f.GetName() != MetricDriftCorrections {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if labelsOf(m) == (metricLabelValues{controller: controller, step: step}) {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// metricLabelValues are the labels of a series of the step.
+type metricLabelValues struct{ controller, step string }
+
+func labelsOf(m *dto.Metric) metricLabelValues {
+	var l metricLabelValues
+	for _, p := range m.GetLabel() {
+		switch p.GetName() {
+		case "controller":
+			l.controller = p.GetValue()
+		case "step":
+			l.step = p.GetValue()
+		}
+	}
+	return l
 }

@@ -47,7 +47,7 @@ func TestConditionsOnlyInform(t *testing.T) {
 
 	// Drift behind the operator's back, with conditions that claim the
 	// object was never synced: still one drift correction, by one Update.
-	drift0 := counterValue(t, "managed")
+	drift0 := counterValue(t, "bucket-"+e.ns, "managed")
 	c0, u0, d0 := cl.counts()
 	cl.set(func(c *cloud) { c.buckets[name].size = 7 })
 	lie()
@@ -58,7 +58,7 @@ func TestConditionsOnlyInform(t *testing.T) {
 		return nil
 	})
 	e.wait("told", converged)
-	if got := counterValue(t, "managed") - drift0; got != 1 {
+	if got := counterValue(t, "bucket-"+e.ns, "managed") - drift0; got != 1 {
 		t.Errorf("drift corrections counted %v, want 1", got)
 	}
 	if c, u, d := cl.counts(); c != c0 || u != u0+1 || d != d0 {

@@ -1,61 +1,141 @@
 package managed
 
 import (
-	"sync"
+	"errors"
+	"fmt"
+	"reflect"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/bosunkit/bosun"
 )
 
-// Metric names, registered with controller-runtime's metrics.Registry and
-// labelled with the step's name ("step").
+// Metric names. The step registers them, once per registry, in the
+// registry of the reconciler that runs it (bosun.Reconciler.Metrics, by
+// default controller-runtime's metrics.Registry; see bosun.Pass.Metrics),
+// and labels every series with the reconciler's name ("controller") and
+// the step's name ("step").
 const (
 	// MetricFirstReconcile is a histogram of the seconds from an object's
-	// creation to the step's first pass over it.
+	// creation to the step's first pass over it, labelled controller and
+	// step.
 	MetricFirstReconcile = "bosun_managed_first_reconcile_seconds"
 	// MetricTimeToReady is a histogram of the seconds from an object's
-	// creation to the first time its external resource was available.
+	// creation to the first time its external resource was available,
+	// labelled controller and step.
 	MetricTimeToReady = "bosun_managed_ready_seconds"
 	// MetricDeletion is a histogram of the seconds from an object's deletion
-	// request to its external resource being gone.
+	// request to its external resource being gone, labelled controller and
+	// step.
 	MetricDeletion = "bosun_managed_deletion_seconds"
 	// MetricDriftCorrections counts updates of external resources that had
-	// drifted from a spec the step had already applied.
+	// drifted from a spec the step had already applied, labelled controller
+	// and step.
 	MetricDriftCorrections = "bosun_managed_drift_corrections_total"
 )
 
-var (
-	secondsBuckets = prometheus.ExponentialBuckets(0.05, 2, 16)
-	firstReconcile = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: MetricFirstReconcile, Help: "Seconds from an object's creation to the first pass of its managed step.", Buckets: secondsBuckets,
-	}, []string{"step"})
-	timeToReady = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: MetricTimeToReady, Help: "Seconds from an object's creation to its external resource being available.", Buckets: secondsBuckets,
-	}, []string{"step"})
-	deletionTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: MetricDeletion, Help: "Seconds from an object's deletion request to its external resource being gone.", Buckets: secondsBuckets,
-	}, []string{"step"})
-	driftCorrections = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: MetricDriftCorrections, Help: "Updates of external resources that had drifted from an applied spec.",
-	}, []string{"step"})
+// metricLabels are the labels of every metric of the step.
+var metricLabels = []string{"controller", "step"}
 
-	registerOnce sync.Once
-)
+// collectors are the step's collectors as registered in one registry.
+type collectors struct {
+	first, ready, deletion *prometheus.HistogramVec
+	drift                  *prometheus.CounterVec
+}
 
-// metricSet is the metrics of one step.
+// newCollectors returns the step's collectors, not registered anywhere.
+func newCollectors() *collectors {
+	buckets := prometheus.ExponentialBuckets(0.05, 2, 16)
+	histogram := func(name, help string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, metricLabels)
+	}
+	return &collectors{
+		first:    histogram(MetricFirstReconcile, "Seconds from an object's creation to the first pass of its managed step."),
+		ready:    histogram(MetricTimeToReady, "Seconds from an object's creation to its external resource being available."),
+		deletion: histogram(MetricDeletion, "Seconds from an object's deletion request to its external resource being gone."),
+		drift: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricDriftCorrections, Help: "Updates of external resources that had drifted from an applied spec.",
+		}, metricLabels),
+	}
+}
+
+// collectorsIn registers the step's collectors in reg, or finds those
+// registered there before, so that the managed steps of any number of
+// reconcilers share one registry and each registry has its own series.
+func collectorsIn(reg prometheus.Registerer) (*collectors, error) {
+	c := newCollectors()
+	var err error
+	for _, h := range []**prometheus.HistogramVec{&c.first, &c.ready, &c.deletion} {
+		if *h, err = registerOnce(reg, *h); err != nil {
+			return nil, err
+		}
+	}
+	if c.drift, err = registerOnce(reg, c.drift); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// registerOnce registers c in reg and returns it; when reg already holds
+// an equal collector, it returns that one instead.
+func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	if err == nil {
+		return c, nil
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+		return c, fmt.Errorf("registering the managed step's metrics: the registry holds a %T where a %T was expected", are.ExistingCollector, c)
+	}
+	return c, fmt.Errorf("registering the managed step's metrics: %w", err)
+}
+
+// metricSet is the series of one step under one reconciler.
 type metricSet struct {
 	first, ready, deletion prometheus.Observer
 	drift                  prometheus.Counter
 }
 
-func metricsFor(step string) *metricSet {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(firstReconcile, timeToReady, deletionTime, driftCorrections)
-	})
-	return &metricSet{
-		first:    firstReconcile.WithLabelValues(step),
-		ready:    timeToReady.WithLabelValues(step),
-		deletion: deletionTime.WithLabelValues(step),
-		drift:    driftCorrections.WithLabelValues(step),
+// metricsKey identifies the series of a step: the registry and the
+// reconciler's name.
+type metricsKey struct {
+	reg        prometheus.Registerer
+	controller string
+}
+
+// metricsFor returns the step's series for the reconciler running req, in
+// its registry, registering the collectors there on first use. When they
+// cannot be registered (the registry holds other metrics under the same
+// names), the error is logged once and the observations are dropped.
+func (s *Step[T]) metricsFor(req *bosun.Pass[T]) *metricSet {
+	reg := req.Metrics()
+	key := metricsKey{controller: req.Controller}
+	// A registerer of a type that cannot be a map key is looked up in its
+	// registry every time, and found there through AlreadyRegisteredError.
+	cacheable := reflect.TypeOf(reg).Comparable()
+	if cacheable {
+		key.reg = reg
+		if m, ok := s.metrics.Load(key); ok {
+			return m.(*metricSet)
+		}
 	}
+	c, err := collectorsIn(reg)
+	if err != nil {
+		req.Log.Error(err, "managed step metrics not recorded", "step", s.cfg.name)
+		c = newCollectors()
+	}
+	m := &metricSet{
+		first:    c.first.WithLabelValues(req.Controller, s.cfg.name),
+		ready:    c.ready.WithLabelValues(req.Controller, s.cfg.name),
+		deletion: c.deletion.WithLabelValues(req.Controller, s.cfg.name),
+		drift:    c.drift.WithLabelValues(req.Controller, s.cfg.name),
+	}
+	if cacheable {
+		got, _ := s.metrics.LoadOrStore(key, m)
+		return got.(*metricSet)
+	}
+	return m
 }

@@ -133,7 +133,8 @@ func InvalidSpec(err error) error { return conditions.Terminal(ReasonInvalidSpec
 type Step[T client.Object] struct {
 	connector Connector[T]
 	cfg       config
-	metrics   *metricSet
+	// metrics are the step's series, by metricsKey.
+	metrics sync.Map // metricsKey -> *metricSet
 	// failures remembers the failed creates of each object (by UID), so
 	// that the watch events of the step's own annotation writes do not
 	// turn into a create loop.
@@ -213,7 +214,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	if cfg.nameFn == nil {
 		cfg.nameFn = NameFromNamespacedName
 	}
-	return &Step[T]{connector: c, cfg: cfg, metrics: metricsFor(cfg.name)}
+	return &Step[T]{connector: c, cfg: cfg}
 }
 
 // Name returns the step's name (see WithName).
@@ -233,7 +234,7 @@ func (s *Step[T]) Conditions() []string { return []string{s.cfg.synced, s.cfg.av
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	obj := req.Object
 	now := s.cfg.now()
-	s.noteFirstReconcile(obj, now)
+	s.noteFirstReconcile(req, now)
 	pol, err := s.policies(obj)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -298,7 +299,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 				obj = req.Object
 			}
 			if drift {
-				s.metrics.drift.Inc()
+				s.metricsFor(req).drift.Inc()
 			}
 			updated = true
 			details = merge(details, up.ConnectionDetails)
@@ -317,7 +318,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	if err := s.publish(wctx, req, details); err != nil {
 		return ctrl.Result{}, err
 	}
-	s.setAvailability(obj, obs.Available, now, true)
+	s.setAvailability(req, obj, obs.Available, now, true)
 	if updated {
 		// Synced again once an observation finds the resource up to date.
 		s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
@@ -338,7 +339,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	obj := req.Object
 	now := s.cfg.now()
-	s.noteFirstReconcile(obj, now)
+	s.noteFirstReconcile(req, now)
 	paused := fmt.Sprintf("the reconcile policy %q only observes the external resource: nothing is created, updated or deleted", req.Policy)
 	if ExternalName(obj) == "" && s.cfg.providerNames {
 		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource has no name yet")
@@ -365,7 +366,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	default:
 		// The status Observe wrote is kept; the spec never is.
 		keepStatus(obj, target)
-		s.setAvailability(obj, obs.Available, now, false)
+		s.setAvailability(req, obj, obs.Available, now, false)
 	}
 	s.setPaused(obj, paused)
 	return ctrl.Result{RequeueAfter: s.poll(req)}, nil
@@ -557,13 +558,13 @@ func (s *Step[T]) settle(obj T, pol Policies, note string) {
 // The first time the resource is available, and mark allows it (the pass
 // may write the object's metadata), the step records
 // AnnotationFirstAvailable and the time to Ready.
-func (s *Step[T]) setAvailability(obj T, available bool, now time.Time, mark bool) {
+func (s *Step[T]) setAvailability(req *bosun.Pass[T], obj T, available bool, now time.Time, mark bool) {
 	ann := obj.GetAnnotations()
 	_, seen := ann[AnnotationFirstAvailable]
 	if available {
 		if !seen && mark {
 			setAnnotations(obj, map[string]string{AnnotationFirstAvailable: formatTime(now)})
-			s.metrics.ready.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
+			s.metricsFor(req).ready.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
 		s.setCondition(obj, s.cfg.available, metav1.ConditionTrue, ReasonAvailable, "the external resource is available")
 		return
@@ -586,10 +587,11 @@ func (s *Step[T]) inSync(obj T) bool {
 // noteFirstReconcile records the time to first reconcile when the engine
 // has never finished a pass over the object (status.observedGeneration is
 // unset; for types without it, when the object has no external name yet).
-func (s *Step[T]) noteFirstReconcile(obj T, now time.Time) {
+func (s *Step[T]) noteFirstReconcile(req *bosun.Pass[T], now time.Time) {
+	obj := req.Object
 	g, ok := observedGeneration(obj)
 	if ok && g == 0 || !ok && ExternalName(obj) == "" {
-		s.metrics.first.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
+		s.metricsFor(req).first.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 	}
 }
 
