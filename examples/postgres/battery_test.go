@@ -269,7 +269,11 @@ func uids(objs []client.Object) []string {
 // of the same name), each with the spec's options; each Role's Secret
 // holds the role's name, the server's address and a password that the
 // role's verifier accepts.
-func (b battery) converged(ctx context.Context, c client.Client, _ string, objs []client.Object) error {
+//
+// It reads the namespace's Secrets and Databases with one List each: a
+// Get per object would make one check of a thousand objects cost 1,500
+// requests, and take minutes on a loaded machine.
+func (b battery) converged(ctx context.Context, c client.Client, ns string, objs []client.Object) error {
 	inv, err := b.inventory(ctx, objs)
 	if err != nil {
 		return err
@@ -277,13 +281,20 @@ func (b battery) converged(ctx context.Context, c client.Client, _ string, objs 
 	if err := oracle.OnePer(inv.externals(), uids(objs)); err != nil {
 		return err
 	}
+	if ns == "" && len(objs) > 0 {
+		ns = objs[0].GetNamespace()
+	}
+	snap, err := listNamespace(ctx, c, ns)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *pgv1.Role:
-			errs = append(errs, b.roleConverged(ctx, c, inv, o))
+			errs = append(errs, b.roleConverged(ctx, snap, inv, o))
 		case *pgv1.Database:
-			errs = append(errs, databaseConverged(ctx, c, inv, o))
+			errs = append(errs, databaseConverged(ctx, snap, inv, o))
 		default:
 			errs = append(errs, fmt.Errorf("%s: unexpected %T", o.GetName(), o))
 		}
@@ -291,8 +302,61 @@ func (b battery) converged(ctx context.Context, c client.Client, _ string, objs 
 	return errors.Join(errs...)
 }
 
+// snapshot serves Gets of the Secrets and Databases of one namespace from
+// one List of each.
+type snapshot struct {
+	secrets   map[client.ObjectKey]*corev1.Secret
+	databases map[client.ObjectKey]*pgv1.Database
+}
+
+// listNamespace lists the Secrets and Databases of ns.
+func listNamespace(ctx context.Context, c client.Client, ns string) (*snapshot, error) {
+	var secs corev1.SecretList
+	var dbs pgv1.DatabaseList
+	if err := c.List(ctx, &secs, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("listing secrets: %w", err)
+	}
+	if err := c.List(ctx, &dbs, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("listing databases: %w", err)
+	}
+	s := &snapshot{secrets: map[client.ObjectKey]*corev1.Secret{}, databases: map[client.ObjectKey]*pgv1.Database{}}
+	for i := range secs.Items {
+		s.secrets[client.ObjectKeyFromObject(&secs.Items[i])] = &secs.Items[i]
+	}
+	for i := range dbs.Items {
+		s.databases[client.ObjectKeyFromObject(&dbs.Items[i])] = &dbs.Items[i]
+	}
+	return s, nil
+}
+
+// Get copies the listed Secret or Database at key into obj.
+func (s *snapshot) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	switch dst := obj.(type) {
+	case *corev1.Secret:
+		src, ok := s.secrets[key]
+		if !ok {
+			return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+		}
+		src.DeepCopyInto(dst)
+	case *pgv1.Database:
+		src, ok := s.databases[key]
+		if !ok {
+			return apierrors.NewNotFound(pgv1.GroupVersion.WithResource("databases").GroupResource(), key.Name)
+		}
+		src.DeepCopyInto(dst)
+	default:
+		return fmt.Errorf("snapshot: no %T listed", obj)
+	}
+	return nil
+}
+
+// List is not served by a snapshot.
+func (s *snapshot) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("snapshot: List is not served")
+}
+
 // roleConverged checks the role of r and its connection Secret.
-func (b battery) roleConverged(ctx context.Context, c client.Client, inv inventory, r *pgv1.Role) error {
+func (b battery) roleConverged(ctx context.Context, c client.Reader, inv inventory, r *pgv1.Role) error {
 	want := SQLName(r.Namespace, r.Name)
 	i := slices.IndexFunc(inv.roles, func(s pgRole) bool { return s.owner == string(r.UID) })
 	if i < 0 {
@@ -322,7 +386,7 @@ func (b battery) roleConverged(ctx context.Context, c client.Client, inv invento
 }
 
 // databaseConverged checks the database of d.
-func databaseConverged(ctx context.Context, c client.Client, inv inventory, d *pgv1.Database) error {
+func databaseConverged(ctx context.Context, c client.Reader, inv inventory, d *pgv1.Database) error {
 	want := SQLName(d.Namespace, d.Name)
 	i := slices.IndexFunc(inv.databases, func(s pgDatabase) bool { return s.owner == string(d.UID) })
 	if i < 0 {
