@@ -5,6 +5,8 @@
 //	bosun fmt [-w] [-l] [PATH...]                               format .bosun documents (files or directories)
 //	bosun demo [--once] [--timeout 2m] [-v]                     run the example operators on an embedded control plane
 //	bosun controlplane                                          build (once) and print the directory of kube-apiserver and etcd
+//	bosun graph [--format mermaid|dot] FILE.bosun | --example NAME  draw a document's decls or an example's reconcilers
+//	bosun version [--short]                                     print what this binary was built from
 package main
 
 import (
