@@ -513,31 +513,45 @@ func TestSkipEventOnce(t *testing.T) {
 	}
 }
 
+// laggingCache intercepts a fake client: while stale is set, Gets of
+// Widgets return it, as a cache that missed the newer versions would; it
+// counts those Gets and every write.
+type laggingCache struct {
+	stale        *testapi.Widget
+	gets, writes int
+}
+
+func (l *laggingCache) funcs() interceptor.Funcs {
+	return interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if w, ok := obj.(*testapi.Widget); ok {
+				l.gets++
+				if l.stale != nil {
+					l.stale.DeepCopyInto(w)
+					return nil
+				}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			l.writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			l.writes++
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}
+}
+
 // TestStaleCacheRequeues: a reconcile that loads a version the engine wrote
 // over runs no step and writes nothing, and asks to be requeued after
 // StaleCacheRetry in case the watch event of the newer version is filtered
 // out.
 func TestStaleCacheRequeues(t *testing.T) {
-	var stale *testapi.Widget // what a lagging cache returns, once set
-	var writes int
-	funcs := &interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if w, ok := obj.(*testapi.Widget); ok && stale != nil {
-				stale.DeepCopyInto(w)
-				return nil
-			}
-			return c.Get(ctx, key, obj, opts...)
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			writes++
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			writes++
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-	}
-	c := fakeClient(t, funcs, fakeWidget("w", nil, false, nil))
+	lc := &laggingCache{}
+	funcs := lc.funcs()
+	c := fakeClient(t, &funcs, fakeWidget("w", nil, false, nil))
 	before := &testapi.Widget{}
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "w"}, before); err != nil {
 		t.Fatal(err)
@@ -547,17 +561,17 @@ func TestStaleCacheRequeues(t *testing.T) {
 	if _, _, err := reconcileWidget(t, r, c, "w"); err != nil {
 		t.Fatal(err)
 	}
-	if writes == 0 {
+	if lc.writes == 0 {
 		t.Fatal("the first reconcile wrote nothing; the test needs a write to go stale against")
 	}
 
-	stale, writes = before, 0
+	lc.stale, lc.writes = before, 0
 	res, _, err := reconcileWidget(t, r, c, "w")
 	if err != nil || res != (ctrl.Result{RequeueAfter: bosun.StaleCacheRetry}) {
 		t.Errorf("stale reconcile = %+v, %v; want RequeueAfter %v", res, err, bosun.StaleCacheRetry)
 	}
-	if writes != 0 {
-		t.Errorf("stale reconcile wrote %d times, want 0", writes)
+	if lc.writes != 0 {
+		t.Errorf("stale reconcile wrote %d times, want 0", lc.writes)
 	}
 	if diff := cmp.Diff([]string{"a.do", "a.post"}, tr.get()); diff != "" {
 		t.Errorf("steps run (-want +got):\n%s", diff)
@@ -570,30 +584,9 @@ func TestStaleCacheRequeues(t *testing.T) {
 // once while the cache stays behind; once the cache catches up, passes read
 // from it again.
 func TestStaleCacheReadsLiveAfterLimit(t *testing.T) {
-	var stale *testapi.Widget // what a lagging cache returns, once set
-	var writes, cacheGets int
-	funcs := &interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if w, ok := obj.(*testapi.Widget); ok {
-				cacheGets++
-				if stale != nil {
-					stale.DeepCopyInto(w)
-					return nil
-				}
-			}
-			return c.Get(ctx, key, obj, opts...)
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			writes++
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			writes++
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-	}
+	lc := &laggingCache{}
 	live := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
-	c := interceptor.NewClient(live, *funcs)
+	c := interceptor.NewClient(live, lc.funcs())
 	before := &testapi.Widget{}
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "w"}, before); err != nil {
 		t.Fatal(err)
@@ -606,11 +599,11 @@ func TestStaleCacheReadsLiveAfterLimit(t *testing.T) {
 	if _, _, err := reconcileWidget(t, r, c, "w"); err != nil {
 		t.Fatal(err)
 	}
-	if writes == 0 {
+	if lc.writes == 0 {
 		t.Fatal("the first reconcile wrote nothing; the test needs a write to go stale against")
 	}
 
-	stale, writes = before, 0
+	lc.stale, lc.writes = before, 0
 	start := time.Now()
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "w"}})
 	if err != nil || res != (ctrl.Result{RequeueAfter: bosun.StaleCacheRetry}) {
@@ -629,8 +622,8 @@ func TestStaleCacheReadsLiveAfterLimit(t *testing.T) {
 	if waited := time.Since(start); waited < r.StaleCacheLimit {
 		t.Errorf("a pass ran after %s, before StaleCacheLimit %s", waited, r.StaleCacheLimit)
 	}
-	if writes != 0 {
-		t.Errorf("the pass on the live object, which the first pass had converged, wrote %d times; want 0", writes)
+	if lc.writes != 0 {
+		t.Errorf("the pass on the live object, which the first pass had converged, wrote %d times; want 0", lc.writes)
 	}
 
 	// Still behind: the next pass reads live at once.
@@ -643,13 +636,13 @@ func TestStaleCacheReadsLiveAfterLimit(t *testing.T) {
 	}
 
 	// Caught up: passes read the cache and run as usual.
-	stale = nil
-	ran, cacheGets = len(tr.get()), 0
+	lc.stale = nil
+	ran, lc.gets = len(tr.get()), 0
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "w"}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(tr.get()) == ran || cacheGets == 0 {
-		t.Errorf("after the cache caught up: steps ran %v, cache reads %d; want a pass on the cache", len(tr.get()) > ran, cacheGets)
+	if len(tr.get()) == ran || lc.gets == 0 {
+		t.Errorf("after the cache caught up: steps ran %v, cache reads %d; want a pass on the cache", len(tr.get()) > ran, lc.gets)
 	}
 }
 
