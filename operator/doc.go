@@ -34,6 +34,10 @@
 //	--version                    print what the binary was built from and exit
 //	--dev                        run against an embedded control plane (see below)
 //
+// On a clean stop (SIGTERM) the leader releases its Lease, so a standby
+// takes over at once instead of after the lease duration; a second signal
+// exits at once.
+//
 // # Readiness
 //
 // /healthz answers once the process runs; /readyz once the manager's
