@@ -413,7 +413,8 @@ func TestMainDevSecondSignal(t *testing.T) {
 		}
 	}
 	select {
-	case <-waited:
+	case err := <-waited:
+		t.Logf("operator process exited: %v", err)
 	case <-time.After(time.Minute):
 		t.Fatalf("the process still runs a minute after two signals:\n%s", out.String())
 	}
