@@ -70,6 +70,7 @@ func TestCRDs(t *testing.T) {
 		Status:   true,
 		Columns: []string{
 			`Ready=.status.conditions[?(@.type=="Ready")].status`,
+			`Reason=.status.conditions[?(@.type=="Ready")].reason`,
 			"Message=.status.message",
 			"Age=.metadata.creationTimestamp",
 		},

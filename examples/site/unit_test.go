@@ -452,7 +452,7 @@ func TestCRDs(t *testing.T) {
 			"spec.pages:array", "spec.themeSecret:string", "spec.title:string",
 			"status.conditions:array", "status.observedGeneration:integer", "status.pages:integer", "status.url:string",
 		},
-		Columns: []string{"Title", "Pages", "URL", "Ready", "Reason"},
+		Columns: []string{"Title", "Pages", "URL", "Ready", "Reason", "Age"},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("CRD (-want +got):\n%s", diff)
