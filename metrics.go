@@ -2,13 +2,13 @@ package bosun
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/register"
 )
 
 // Phase names the part of a step that ran, as the label "phase" of the
@@ -54,7 +54,7 @@ type stepCollectors struct {
 // ones registered there before, so that any number of reconcilers share one
 // registry and each registry has its own series.
 func stepCollectorsIn(reg prometheus.Registerer) (*stepCollectors, error) {
-	duration, err := registerOnce(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	duration, err := register.Once(reg, "bosun metrics", prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    MetricStepDuration,
 		Help:    "Duration of each phase of each bosun step, in seconds.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
@@ -62,7 +62,7 @@ func stepCollectorsIn(reg prometheus.Registerer) (*stepCollectors, error) {
 	if err != nil {
 		return nil, err
 	}
-	errs, err := registerOnce(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+	errs, err := register.Once(reg, "bosun metrics", prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: MetricStepErrors,
 		Help: "Errors returned by each phase of each bosun step.",
 	}, []string{"controller", "step", "phase"}))
@@ -70,25 +70,6 @@ func stepCollectorsIn(reg prometheus.Registerer) (*stepCollectors, error) {
 		return nil, err
 	}
 	return &stepCollectors{duration: duration, errors: errs}, nil
-}
-
-// registerOnce registers c in reg and returns it; when reg already holds
-// an equal collector, it returns that one instead.
-func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-		var zero C
-		return zero, fmt.Errorf("registering bosun metrics: the registry holds a %T where a %T was expected", are.ExistingCollector, c)
-	}
-	var zero C
-	return zero, fmt.Errorf("registering bosun metrics: %w", err)
 }
 
 // registererOrDefault returns reg, or controller-runtime's metrics.Registry

@@ -1,13 +1,12 @@
 package managed
 
 import (
-	"errors"
-	"fmt"
 	"reflect"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/internal/register"
 )
 
 // Metric names. The step registers them, once per registry, in the
@@ -66,31 +65,14 @@ func collectorsIn(reg prometheus.Registerer) (*collectors, error) {
 	c := newCollectors()
 	var err error
 	for _, h := range []**prometheus.HistogramVec{&c.first, &c.ready, &c.deletion} {
-		if *h, err = registerOnce(reg, *h); err != nil {
+		if *h, err = register.Once(reg, "the managed step's metrics", *h); err != nil {
 			return nil, err
 		}
 	}
-	if c.drift, err = registerOnce(reg, c.drift); err != nil {
+	if c.drift, err = register.Once(reg, "the managed step's metrics", c.drift); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// registerOnce registers c in reg and returns it; when reg already holds
-// an equal collector, it returns that one instead.
-func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-		return c, fmt.Errorf("registering the managed step's metrics: the registry holds a %T where a %T was expected", are.ExistingCollector, c)
-	}
-	return c, fmt.Errorf("registering the managed step's metrics: %w", err)
 }
 
 // metricSet is the series of one step under one reconciler.
