@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sync"
 
@@ -13,11 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -62,12 +66,20 @@ type Builder[T client.Object] struct {
 	mu   sync.Mutex
 	enq  *Enqueuer
 	ctrl controller.Controller
+
+	// book records why keys enter the controller's queue (see Trigger).
+	book *triggerBook
+	// ctrlOpts and logCtor are the controller options and log
+	// constructor, given to controller-runtime's builder by build, which
+	// wraps the queue.
+	ctrlOpts controller.Options
+	logCtor  func(*reconcile.Request) logr.Logger
 }
 
 // ControllerManagedBy returns a Builder for a controller of objects of type
 // T, run by mgr.
 func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
-	return &Builder[T]{mgr: mgr, inner: ctrl.NewControllerManagedBy(mgr), owned: map[schema.GroupVersionKind]bool{}}
+	return &Builder[T]{mgr: mgr, inner: ctrl.NewControllerManagedBy(mgr), owned: map[schema.GroupVersionKind]bool{}, book: newTriggerBook()}
 }
 
 // Manager returns the manager the controller is set up with, for code that
@@ -135,9 +147,24 @@ func (b *Builder[T]) Owns(obj client.Object, opts ...builder.OwnsOption) *Builde
 // h, as builder.Builder.Watches does.
 func (b *Builder[T]) Watches(obj client.Object, h handler.EventHandler, opts ...builder.WatchesOption) *Builder[T] {
 	if b.inner != nil {
-		b.inner = b.inner.Watches(obj, h, opts...)
+		b.inner = b.inner.Watches(obj, b.noting(obj, h, triggerSourceWatches), opts...)
 	}
 	return b
+}
+
+// noting wraps h so that the keys it enqueues get the event as their
+// trigger.
+func (b *Builder[T]) noting(obj client.Object, h handler.EventHandler, src string) handler.EventHandler {
+	if b.book == nil || h == nil {
+		return h
+	}
+	nh := &notingHandler{inner: h, book: b.book, source: src}
+	if b.mgr != nil {
+		if gvk, err := apiutil.GVKForObject(obj, b.mgr.GetScheme()); err == nil {
+			nh.gvk = gvk
+		}
+	}
+	return nh
 }
 
 // WatchesMetadata watches only the metadata of objects of another type, as
@@ -146,7 +173,7 @@ func (b *Builder[T]) Watches(obj client.Object, h handler.EventHandler, opts ...
 // objects.
 func (b *Builder[T]) WatchesMetadata(obj client.Object, h handler.EventHandler, opts ...builder.WatchesOption) *Builder[T] {
 	if b.inner != nil {
-		b.inner = b.inner.WatchesMetadata(obj, h, opts...)
+		b.inner = b.inner.WatchesMetadata(obj, b.noting(obj, h, triggerSourceWatches), opts...)
 	}
 	return b
 }
@@ -156,7 +183,7 @@ func (b *Builder[T]) WatchesMetadata(obj client.Object, h handler.EventHandler, 
 // does.
 func (b *Builder[T]) WatchesRawSource(src source.TypedSource[reconcile.Request]) *Builder[T] {
 	if b.inner != nil {
-		b.inner = b.inner.WatchesRawSource(src)
+		b.inner = b.inner.WatchesRawSource(b.book.wrapSource(src, Trigger{Kind: TriggerWatch, Source: triggerSourceRaw}))
 	}
 	return b
 }
@@ -171,12 +198,11 @@ func (b *Builder[T]) WithEventFilter(p predicate.Predicate) *Builder[T] {
 }
 
 // WithLogConstructor sets how the logger of each reconcile is made, as
-// builder.Builder.WithLogConstructor does. The engine adds its own keys
-// (the policy) to that logger.
+// builder.Builder.WithLogConstructor does, whether it is called before or
+// after WithOptions. The engine adds its own keys (the policy, the trace
+// ids) to that logger.
 func (b *Builder[T]) WithLogConstructor(fn func(*reconcile.Request) logr.Logger) *Builder[T] {
-	if b.inner != nil {
-		b.inner = b.inner.WithLogConstructor(fn)
-	}
+	b.logCtor = fn
 	return b
 }
 
@@ -299,12 +325,45 @@ func (b *Builder[T]) Named(name string) *Builder[T] {
 	return b
 }
 
-// WithOptions sets controller options such as MaxConcurrentReconciles.
+// WithOptions sets controller options such as MaxConcurrentReconciles. A
+// NewQueue given here makes the queue as usual; the engine wraps it to
+// learn why keys enter it (see Trigger).
 func (b *Builder[T]) WithOptions(opts controller.Options) *Builder[T] {
-	if b.inner != nil {
-		b.inner = b.inner.WithOptions(opts)
-	}
+	b.ctrlOpts = opts
 	return b
+}
+
+// controllerOptions returns the options of the controller: those of
+// WithOptions and WithLogConstructor, with a queue that records the
+// triggers of its keys.
+func (b *Builder[T]) controllerOptions() controller.Options {
+	opts := b.ctrlOpts
+	if b.logCtor != nil {
+		opts.LogConstructor = b.logCtor
+	}
+	newQueue := opts.NewQueue
+	if newQueue == nil {
+		defaults := b.mgr.GetControllerOptions()
+		usePQ := ptr.Deref(opts.UsePriorityQueue, ptr.Deref(defaults.UsePriorityQueue, true))
+		logger := opts.Logger
+		if logger.GetSink() == nil {
+			logger = b.mgr.GetLogger()
+		}
+		newQueue = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+			if usePQ {
+				return priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
+					o.Log = logger.WithValues("controller", name)
+					o.RateLimiter = rl
+				})
+			}
+			return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
+		}
+	}
+	book := b.book
+	opts.NewQueue = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+		return book.wrapQueue(newQueue(name, rl))
+	}
+	return opts
 }
 
 // Complete sets up r as Build does and registers the controller with the
@@ -439,11 +498,14 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 		if err != nil {
 			return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 		}
-		inner = inner.Watches(&corev1.Namespace{}, h, builder.WithPredicates(namespacePolicyChanged()))
+		inner = inner.Watches(&corev1.Namespace{}, b.noting(&corev1.Namespace{}, h, triggerSourceNamespace), builder.WithPredicates(namespacePolicyChanged()))
 	}
 	if b.enq != nil {
-		inner = inner.WatchesRawSource(b.enq.source())
+		inner = inner.WatchesRawSource(b.book.wrapSource(b.enq.source(), Trigger{Kind: TriggerEnqueued}))
 	}
+	inner = inner.WithOptions(b.controllerOptions()).WithEventFilter(b.candidates(forObj, namespaced))
+	r.book = b.book
+	r.observation = ObservationOf(b.mgr)
 	var rec reconcile.Reconciler = r
 	if b.wrap != nil {
 		rec = b.wrap(r)
@@ -453,7 +515,24 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 	}
 	b.ctrl = c
+	r.observation.addReconciler(ReconcilerInfo{Name: r.Name, GVK: gvkOf(forObj, b.mgr.GetScheme()), Graph: r.Graph})
 	return c, nil
+}
+
+// gvkOf is the kind of obj, or the empty kind when the scheme lacks it.
+func gvkOf(obj client.Object, scheme *runtime.Scheme) schema.GroupVersionKind {
+	gvk, _ := apiutil.GVKForObject(obj, scheme)
+	return gvk
+}
+
+// candidates returns the predicate that notes the events of the
+// reconciled kind and of owned kinds as candidate triggers.
+func (b *Builder[T]) candidates(forObj client.Object, namespaced bool) predicate.Predicate {
+	gvk, err := apiutil.GVKForObject(forObj, b.mgr.GetScheme())
+	if err != nil {
+		return predicate.Funcs{}
+	}
+	return &candidatePredicate{book: b.book, scheme: b.mgr.GetScheme(), forGVK: gvk, owned: maps.Clone(b.owned), clusterScoped: !namespaced}
 }
 
 // Enqueuer returns the Enqueuer of the controller, made on the first
@@ -470,7 +549,7 @@ func (b *Builder[T]) Enqueuer() *Enqueuer {
 	}
 	b.enq = newEnqueuer()
 	if b.ctrl != nil {
-		if err := b.ctrl.Watch(b.enq.source()); err != nil {
+		if err := b.ctrl.Watch(b.book.wrapSource(b.enq.source(), Trigger{Kind: TriggerEnqueued})); err != nil {
 			b.mgr.GetLogger().Error(err, "wiring an enqueuer to a running controller")
 		}
 	}

@@ -61,7 +61,7 @@ func TestEnqueuer(t *testing.T) {
 	const delay = 2 * time.Second
 	var enq, late *bosun.Enqueuer
 	var delayedAt time.Time
-	bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Namespaces: []string{f.ns}}, func(mgr ctrl.Manager) error {
+	mgr := bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Namespaces: []string{f.ns}}, func(mgr ctrl.Manager) error {
 		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).For(nil, noEvents)
 		enq = b.Enqueuer()
 		enq.Enqueue(key("early"))
@@ -93,6 +93,16 @@ func TestEnqueuer(t *testing.T) {
 		many = append(many, name)
 	}
 	f.create("other", 1, 1, nil)
+	// A key enqueued before the cache holds its object would find nothing
+	// to reconcile.
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		for _, name := range append([]string{"other"}, many...) {
+			if err := mgr.GetCache().Get(ctx, key(name), &testapi.Widget{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	var wg sync.WaitGroup
 	for _, name := range many {
 		for range 3 {

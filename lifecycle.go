@@ -33,6 +33,8 @@ type passState[T client.Object] struct {
 	// conflicted is set when a write was refused with 409 Conflict: the
 	// pass is retried soon, and is not a poll.
 	conflicted bool
+	// resynced is set when the pass's requeue is the periodic resync.
+	resynced bool
 }
 
 // conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
@@ -168,7 +170,9 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	}
 	res, err = flow.Final(res, err)
 	if err == nil && !deleting {
+		before := res.RequeueAfter
 		res = withResync(res, resync, r.ResyncJitter)
+		ps.resynced = res.RequeueAfter != before
 	}
 	return res, err
 }

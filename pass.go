@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,8 +51,16 @@ type Pass[T client.Object] struct {
 	Policy Policy
 	// Values carries data from one step to later steps of the same reconcile.
 	Values *Values
+	// Trigger is why this pass runs: a watch event (of which kind and
+	// object), a requeue, a resync, a request annotation, an Enqueuer.
+	Trigger Trigger
 
 	metrics *metricSet
+	// tracer makes a span per step; nil when tracing is off.
+	tracer trace.Tracer
+	// steps records the steps run for the PassObservers; nil when there
+	// are none.
+	steps *stepLog
 	// wroteOver, when set, is told of every version of the object a write
 	// of the pass replaced (see passState.wroteOver).
 	wroteOver func(rv string, after client.Object)
@@ -155,13 +165,27 @@ func (r *Pass[T]) Action(s Step[T]) flow.Action {
 // *flow.PanicError and records the duration and any error.
 func (r *Pass[T]) call(ctx context.Context, name string, phase Phase, fn func(context.Context, *Pass[T]) (ctrl.Result, error)) (res ctrl.Result, err error) {
 	start := time.Now()
+	var span trace.Span
+	if r.tracer != nil {
+		ctx, span = r.tracer.Start(ctx, string(phase)+" "+name, trace.WithAttributes(
+			attribute.String(AttrController, r.Controller),
+			attribute.String(AttrStep, name),
+			attribute.String(AttrPhase, string(phase)),
+		))
+	}
+	slot := r.steps.begin(name, phase, start)
 	defer func() {
 		if v := recover(); v != nil {
 			pe := &flow.PanicError{Action: name, Value: v, Stack: debug.Stack()}
 			r.Log.Error(pe, "step panicked", "step", name, "phase", string(phase), "stack", string(pe.Stack))
 			res, err = ctrl.Result{}, pe
 		}
-		r.metrics.observe(name, phase, time.Since(start), err)
+		d := time.Since(start)
+		r.metrics.observe(name, phase, d, err)
+		r.steps.end(slot, d, res, err)
+		if span != nil {
+			endSpan(span, res, err)
+		}
 	}()
 	return fn(ctx, r)
 }

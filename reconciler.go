@@ -8,9 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -157,6 +160,21 @@ type Reconciler[T client.Object] struct {
 	// to ResyncJitter times Resync. Zero means DefaultResyncJitter; it
 	// must be between 0 and 1.
 	ResyncJitter float64
+	// Observers are told of every pass (see PassObserver), besides the
+	// observers of the manager's Observation (see ObservationOf).
+	Observers []PassObserver
+	// TracerProvider makes the OpenTelemetry spans of the passes: one per
+	// pass, with a child per step. Nil means otel's global provider once a
+	// program has set one (otel.SetTracerProvider, as package operator does
+	// when the OTEL_* environment asks for it); while none is set, passes
+	// make no spans.
+	TracerProvider trace.TracerProvider
+
+	// book holds why keys entered the controller's queue; set by Build.
+	book *triggerBook
+	// observation is the manager's; set by Build.
+	observation *Observation
+	tracers     atomic.Pointer[tracerCache]
 
 	once     sync.Once
 	prep     *prepared[T]
@@ -378,6 +396,86 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 	if err := r.Validate(); err != nil {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
+	po := &passObs{trigger: r.book.take(creq.NamespacedName), tracer: r.tracer()}
+	observed := len(r.Observers) > 0 || r.observation.active()
+	var start time.Time
+	if observed {
+		start = time.Now()
+		po.steps = &stepLog{}
+	}
+	var span trace.Span
+	if po.tracer != nil {
+		ctx, span = po.tracer.Start(ctx, "Reconcile "+r.Name, trace.WithAttributes(
+			attribute.String(AttrController, r.Name),
+			attribute.String(attrNamespace, creq.Namespace),
+			attribute.String(AttrObject, creq.Name),
+		))
+		sc := span.SpanContext()
+		ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("traceID", sc.TraceID().String(), "spanID", sc.SpanID().String()))
+	}
+	res, err := r.reconcileObject(ctx, creq, po)
+	r.noteRequeue(creq.NamespacedName, po, res, err)
+	var traceID string
+	if span != nil {
+		span.SetAttributes(attribute.String(AttrTrigger, po.trigger.String()), attribute.String(AttrTriggerKind, string(po.trigger.Kind)))
+		traceID = span.SpanContext().TraceID().String()
+		endSpan(span, res, err)
+	}
+	if observed {
+		report := PassReport{
+			Controller: r.Name,
+			Object:     creq.NamespacedName,
+			Trigger:    po.trigger,
+			Start:      start,
+			Duration:   time.Since(start),
+			Steps:      po.steps.reports(),
+			Result:     res,
+			TraceID:    traceID,
+		}
+		if err != nil {
+			report.Error = err.Error()
+		}
+		if co, ok := po.object.(conditions.Object); ok && po.object != nil {
+			report.Conditions = slices.Clone(co.GetConditions())
+		}
+		for _, o := range r.Observers {
+			o.ObservePass(ctx, report)
+		}
+		r.observation.observePass(ctx, report)
+	}
+	return res, err
+}
+
+// passObs is what a pass keeps for its trigger, trace and observers.
+type passObs struct {
+	trigger Trigger
+	// tracer is nil when tracing is off.
+	tracer trace.Tracer
+	// steps is nil when nobody observes the passes.
+	steps *stepLog
+	// resynced is set when the pass's requeue is the periodic resync.
+	resynced bool
+	// object is the object at the end of the pass; nil when it is gone.
+	object client.Object
+}
+
+// noteRequeue records, for the trigger of the next pass of key, the
+// requeue this one asked for.
+func (r *Reconciler[T]) noteRequeue(key types.NamespacedName, po *passObs, res ctrl.Result, err error) {
+	switch {
+	case err != nil:
+		r.book.requeue(key, TriggerRequeue, !errors.Is(err, reconcile.TerminalError(nil)))
+	case res.RequeueAfter > 0 && po.resynced:
+		r.book.requeue(key, TriggerResync, true)
+	case res.RequeueAfter > 0 || res.Requeue: //nolint:staticcheck // Requeue is deprecated but still honoured by controller-runtime.
+		r.book.requeue(key, TriggerRequeue, true)
+	default:
+		r.book.requeue(key, "", false)
+	}
+}
+
+// reconcileObject runs the pass of Reconcile.
+func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, po *passObs) (ctrl.Result, error) {
 	p := r.prep
 	log := ctrl.LoggerFrom(ctx)
 
@@ -387,9 +485,17 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 			r.skipSeen.Delete(creq.NamespacedName)
 			r.foreign.Delete(creq.NamespacedName)
 			r.written.Delete(creq.NamespacedName)
+			r.book.forget(creq.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("loading %s: %w", creq.NamespacedName, err)
+	}
+	po.object = obj
+	if po.trigger.Kind == TriggerWatch && po.trigger.Source == triggerSourceFor && po.trigger.Event == triggerUpdate && requestPending(obj) {
+		po.trigger.Kind = TriggerRequested
+	}
+	if log.V(1).Enabled() {
+		log.V(1).Info("pass triggered", "trigger", po.trigger.String())
 	}
 	var carried []string
 	if memo, stale := r.stale(creq.NamespacedName, obj.GetResourceVersion()); stale {
@@ -418,11 +524,16 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 		Log:        log,
 		Recorder:   p.recorder,
 		Values:     &Values{},
+		Trigger:    po.trigger,
 		metrics:    p.metrics,
+		tracer:     po.tracer,
+		steps:      po.steps,
 	}
 	ps := &passState[T]{r: r, p: p, req: req, key: creq.NamespacedName}
 	req.wroteOver = ps.wroteOver
 	res, err := ps.run(ctx)
+	po.resynced = ps.resynced
+	po.object = req.Object
 	if len(ps.overwritten) > 0 {
 		r.written.Store(creq.NamespacedName, &writeMemo{versions: lastVersions(slices.Concat(carried, ps.overwritten))})
 	} else if len(carried) > 0 {

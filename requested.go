@@ -84,6 +84,20 @@ func recordRequest(obj client.Object) bool {
 	return true
 }
 
+// requestPending reports whether obj has an AnnotationReconcileRequestedAt
+// that its status does not record as handled.
+func requestPending(obj client.Object) bool {
+	want, ok := obj.GetAnnotations()[AnnotationReconcileRequestedAt]
+	if !ok {
+		return false
+	}
+	if r, ok := obj.(ReconcileRequestRecorder); ok {
+		return r.GetLastHandledReconcileAt() != want
+	}
+	f, ok := handledField(obj)
+	return ok && f.String() != want
+}
+
 // handledPaths caches, per object type, where Status.LastHandledReconcileAt
 // is (nil: nowhere).
 var handledPaths sync.Map // reflect.Type -> []int

@@ -52,4 +52,13 @@
 // writes a kubeconfig for kubectl (--dev-kubeconfig, default
 // bin/dev.kubeconfig), and runs until Ctrl-C, when it stops the control
 // plane. No cluster is needed.
+//
+// # Tracing
+//
+// When the standard OpenTelemetry environment asks for it (for example
+// OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318), Run installs a
+// TracerProvider as otel's global one, and every bosun Reconciler makes a
+// span per pass and per step, with the trace id in the pass's log lines;
+// without it, tracing is off and costs nothing. See TracerProviderFromEnv
+// and docs/TRACING.md.
 package operator

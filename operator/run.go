@@ -108,6 +108,18 @@ func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce 
 	}
 	log := zap.New(zap.UseFlagOptions(&flags.Zap)).WithValues("operator", opts.Name)
 	ctrl.SetLogger(log)
+	stopTracing, err := startTracing(ctx, opts.Name, out)
+	if err != nil {
+		return fmt.Errorf("operator %q: %w", opts.Name, err)
+	}
+	defer func() {
+		// The spans of the last passes still go out, within a bound.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Error(err, "flushing the traces")
+		}
+	}()
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

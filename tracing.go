@@ -1,0 +1,90 @@
+package bosun
+
+import (
+	"errors"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// TracerName is the name of the OpenTelemetry tracer the engine makes its
+// spans with.
+const TracerName = "github.com/bosunkit/bosun"
+
+// The attributes of the engine's spans, besides OpenTelemetry's own
+// k8s.namespace.name.
+const (
+	// AttrController is the reconciler's name, on every span.
+	AttrController = "bosun.controller"
+	// AttrObject is the reconciled object's name, on the pass's span.
+	AttrObject = "bosun.object"
+	// AttrTrigger is why the pass ran (Trigger.String), on its span.
+	AttrTrigger = "bosun.trigger"
+	// AttrTriggerKind is the kind of the trigger (Trigger.Kind).
+	AttrTriggerKind = "bosun.trigger.kind"
+	// AttrResult is how a pass or step ended: "done", "requeue",
+	// "requeue_after" or "error".
+	AttrResult = "bosun.result"
+	// AttrRequeueAfter is the requeue delay a pass or step asked for, in
+	// seconds.
+	AttrRequeueAfter = "bosun.requeue_after_seconds"
+	// AttrStep and AttrPhase name the step and its method on a step's
+	// span.
+	AttrStep  = "bosun.step"
+	AttrPhase = "bosun.phase"
+
+	attrNamespace = "k8s.namespace.name"
+)
+
+// defaultTracerProvider is otel's global provider as it is before a
+// program sets one: while it is still the global one, tracing is off.
+var defaultTracerProvider = otel.GetTracerProvider()
+
+// tracerCache keeps the tracer of the provider it was made from.
+type tracerCache struct {
+	tp trace.TracerProvider
+	t  trace.Tracer
+}
+
+// tracer returns the tracer of the passes, or nil when tracing is off:
+// no TracerProvider and no global one set.
+func (r *Reconciler[T]) tracer() trace.Tracer {
+	tp := r.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+		if tp == defaultTracerProvider {
+			return nil
+		}
+	}
+	if c := r.tracers.Load(); c != nil && c.tp == tp {
+		return c.t
+	}
+	t := tp.Tracer(TracerName)
+	r.tracers.Store(&tracerCache{tp: tp, t: t})
+	return t
+}
+
+// endSpan records the outcome of a pass or step on span, sets its status
+// and ends it.
+func endSpan(span trace.Span, res ctrl.Result, err error) {
+	switch {
+	case err != nil:
+		span.SetAttributes(attribute.String(AttrResult, "error"))
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		if errors.Is(err, reconcile.TerminalError(nil)) {
+			span.SetAttributes(attribute.Bool("bosun.terminal", true))
+		}
+	case res.RequeueAfter > 0:
+		span.SetAttributes(attribute.String(AttrResult, "requeue_after"), attribute.Float64(AttrRequeueAfter, res.RequeueAfter.Seconds()))
+	case res.Requeue: //nolint:staticcheck // Requeue is deprecated but still honoured by controller-runtime.
+		span.SetAttributes(attribute.String(AttrResult, "requeue"))
+	default:
+		span.SetAttributes(attribute.String(AttrResult, "done"))
+	}
+	span.End()
+}

@@ -1,0 +1,396 @@
+package bosun
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// Trigger sources, as Trigger.Source names them.
+const (
+	triggerSourceFor       = "For"
+	triggerSourceOwns      = "Owns"
+	triggerSourceWatches   = "Watches"
+	triggerSourceRaw       = "WatchesRawSource"
+	triggerSourceNamespace = "NamespacePolicy"
+)
+
+// Watch events, as Trigger.Event names them.
+const (
+	triggerCreate  = "Create"
+	triggerUpdate  = "Update"
+	triggerDelete  = "Delete"
+	triggerGeneric = "Generic"
+)
+
+// maxTriggers bounds what a triggerBook holds: keys beyond it run their
+// passes with TriggerUnknown rather than grow the memory without end.
+const maxTriggers = 1 << 16
+
+// triggerBook records why keys went into a controller's queue, until their
+// next pass takes the record.
+//
+// Events of the reconciled kind and of owned kinds go through
+// controller-runtime's own handlers, which bosun cannot wrap: a predicate
+// that runs for every event writes a candidate for the key the handler
+// will enqueue, and the controller's queue makes the candidate the key's
+// trigger when the handler does add the key (a later predicate may have
+// dropped the event). Handlers and sources bosun does wrap (Watches,
+// WatchesRawSource, the namespace policy watch, the Enqueuer) write the
+// trigger directly. The engine records its own requeues when a pass ends.
+type triggerBook struct {
+	// pending holds the trigger of each key in the queue.
+	pending sync.Map // types.NamespacedName -> Trigger
+	// candidates holds the last event seen for each key, not yet known to
+	// have reached the queue.
+	candidates sync.Map // types.NamespacedName -> Trigger
+	// requeued holds the kind of the requeue the last pass asked for.
+	requeued sync.Map // types.NamespacedName -> TriggerKind
+	size     atomic.Int64
+}
+
+func newTriggerBook() *triggerBook { return &triggerBook{} }
+
+// note records t as the trigger of key, unless the key already has one:
+// the first cause of a queued key is the one its pass answers.
+func (b *triggerBook) note(key types.NamespacedName, t Trigger) {
+	if b == nil {
+		return
+	}
+	if _, ok := b.pending.Load(key); ok {
+		return
+	}
+	if b.size.Load() >= maxTriggers {
+		return
+	}
+	if _, loaded := b.pending.LoadOrStore(key, t); !loaded {
+		b.size.Add(1)
+	}
+}
+
+// candidate records the event t for key, to become its trigger if a
+// handler adds the key to the queue (see confirm).
+func (b *triggerBook) candidate(key types.NamespacedName, t Trigger) {
+	if b.size.Load() >= maxTriggers {
+		return
+	}
+	if _, loaded := b.candidates.Swap(key, t); !loaded {
+		b.size.Add(1)
+	}
+}
+
+// confirm makes the candidate of key, if any, its trigger: a handler
+// added the key to the queue.
+func (b *triggerBook) confirm(key types.NamespacedName) {
+	t, ok := b.candidates.LoadAndDelete(key)
+	if !ok {
+		return
+	}
+	b.size.Add(-1)
+	b.note(key, t.(Trigger))
+}
+
+// requeue records the requeue a pass of key asked for; ok false means
+// it asked for none.
+func (b *triggerBook) requeue(key types.NamespacedName, kind TriggerKind, ok bool) {
+	if b == nil {
+		return
+	}
+	if !ok {
+		b.requeued.Delete(key)
+		return
+	}
+	b.requeued.Store(key, kind)
+}
+
+// take returns and forgets why the pass of key runs now.
+func (b *triggerBook) take(key types.NamespacedName) Trigger {
+	if b == nil {
+		return Trigger{Kind: TriggerUnknown}
+	}
+	if v, ok := b.pending.LoadAndDelete(key); ok {
+		b.size.Add(-1)
+		b.requeued.Delete(key)
+		return v.(Trigger)
+	}
+	if v, ok := b.requeued.LoadAndDelete(key); ok {
+		return Trigger{Kind: v.(TriggerKind)}
+	}
+	return Trigger{Kind: TriggerUnknown}
+}
+
+// forget drops everything recorded of key, whose object is gone.
+func (b *triggerBook) forget(key types.NamespacedName) {
+	if b == nil {
+		return
+	}
+	if _, ok := b.pending.LoadAndDelete(key); ok {
+		b.size.Add(-1)
+	}
+	if _, ok := b.candidates.LoadAndDelete(key); ok {
+		b.size.Add(-1)
+	}
+	b.requeued.Delete(key)
+}
+
+// wrapQueue returns q, keeping its priority queue methods when it has
+// them, with adds from event handlers confirming the candidates of their
+// keys.
+func (b *triggerBook) wrapQueue(q workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		return &confirmingPriorityQueue{PriorityQueue: pq, book: b}
+	}
+	return &confirmingQueue{TypedRateLimitingInterface: q, book: b}
+}
+
+// confirmingQueue is a controller's queue that confirms candidates on Add,
+// the call handlers make. AddAfter and AddRateLimited are the engine's
+// requeues, which it records itself.
+type confirmingQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	book *triggerBook
+}
+
+func (q *confirmingQueue) Add(item reconcile.Request) {
+	q.book.confirm(item.NamespacedName)
+	q.TypedRateLimitingInterface.Add(item)
+}
+
+// confirmingPriorityQueue is confirmingQueue for a priority queue, whose
+// handlers add with AddWithOpts and no delay.
+type confirmingPriorityQueue struct {
+	priorityqueue.PriorityQueue[reconcile.Request]
+	book *triggerBook
+}
+
+func (q *confirmingPriorityQueue) Add(item reconcile.Request) {
+	q.book.confirm(item.NamespacedName)
+	q.PriorityQueue.Add(item)
+}
+
+func (q *confirmingPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	if o.After == 0 && !o.RateLimited {
+		for _, it := range items {
+			q.book.confirm(it.NamespacedName)
+		}
+	}
+	q.PriorityQueue.AddWithOpts(o, items...)
+}
+
+// notingQueue is the queue a wrapped handler or source sees: every key it
+// adds gets its trigger.
+type notingQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	book *triggerBook
+	t    Trigger
+}
+
+func (q *notingQueue) Add(item reconcile.Request) {
+	q.book.note(item.NamespacedName, q.t)
+	q.TypedRateLimitingInterface.Add(item)
+}
+
+func (q *notingQueue) AddAfter(item reconcile.Request, d time.Duration) {
+	q.book.note(item.NamespacedName, q.t)
+	q.TypedRateLimitingInterface.AddAfter(item, d)
+}
+
+func (q *notingQueue) AddRateLimited(item reconcile.Request) {
+	q.book.note(item.NamespacedName, q.t)
+	q.TypedRateLimitingInterface.AddRateLimited(item)
+}
+
+// notingPriorityQueue is notingQueue for a priority queue.
+type notingPriorityQueue struct {
+	priorityqueue.PriorityQueue[reconcile.Request]
+	book *triggerBook
+	t    Trigger
+}
+
+func (q *notingPriorityQueue) Add(item reconcile.Request) {
+	q.book.note(item.NamespacedName, q.t)
+	q.PriorityQueue.Add(item)
+}
+
+func (q *notingPriorityQueue) AddAfter(item reconcile.Request, d time.Duration) {
+	q.book.note(item.NamespacedName, q.t)
+	q.PriorityQueue.AddAfter(item, d)
+}
+
+func (q *notingPriorityQueue) AddRateLimited(item reconcile.Request) {
+	q.book.note(item.NamespacedName, q.t)
+	q.PriorityQueue.AddRateLimited(item)
+}
+
+func (q *notingPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	for _, it := range items {
+		q.book.note(it.NamespacedName, q.t)
+	}
+	q.PriorityQueue.AddWithOpts(o, items...)
+}
+
+// noting returns q with every add recording t.
+func (b *triggerBook) noting(q workqueue.TypedRateLimitingInterface[reconcile.Request], t Trigger) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		return &notingPriorityQueue{PriorityQueue: pq, book: b, t: t}
+	}
+	return &notingQueue{TypedRateLimitingInterface: q, book: b, t: t}
+}
+
+// notingHandler wraps a handler of a Watches call: the keys it adds get
+// the event as their trigger.
+type notingHandler struct {
+	inner  handler.EventHandler
+	book   *triggerBook
+	source string
+	gvk    schema.GroupVersionKind
+}
+
+func (h *notingHandler) trigger(event string, obj client.Object) Trigger {
+	t := Trigger{Kind: TriggerWatch, Source: h.source, Event: event, GVK: h.gvk}
+	if obj != nil {
+		t.Object = client.ObjectKeyFromObject(obj)
+	}
+	return t
+}
+
+func (h *notingHandler) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Create(ctx, e, h.book.noting(q, h.trigger(triggerCreate, e.Object)))
+}
+
+func (h *notingHandler) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Update(ctx, e, h.book.noting(q, h.trigger(triggerUpdate, e.ObjectNew)))
+}
+
+func (h *notingHandler) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Delete(ctx, e, h.book.noting(q, h.trigger(triggerDelete, e.Object)))
+}
+
+func (h *notingHandler) Generic(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Generic(ctx, e, h.book.noting(q, h.trigger(triggerGeneric, e.Object)))
+}
+
+// notingSource wraps a raw source: the keys it adds get a TriggerWatch
+// naming it.
+type notingSource struct {
+	inner source.TypedSource[reconcile.Request]
+	book  *triggerBook
+	t     Trigger
+}
+
+func (s *notingSource) Start(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	return s.inner.Start(ctx, s.book.noting(q, s.t))
+}
+
+func (s *notingSource) String() string {
+	if st, ok := s.inner.(interface{ String() string }); ok {
+		return st.String()
+	}
+	return triggerSourceRaw
+}
+
+// notingSyncingSource is notingSource for a source the controller waits
+// on before it starts its workers.
+type notingSyncingSource struct {
+	notingSource
+	syncing source.TypedSyncingSource[reconcile.Request]
+}
+
+func (s *notingSyncingSource) WaitForSync(ctx context.Context) error {
+	return s.syncing.WaitForSync(ctx)
+}
+
+// wrapSource returns src with its adds recording t.
+func (b *triggerBook) wrapSource(src source.TypedSource[reconcile.Request], t Trigger) source.TypedSource[reconcile.Request] {
+	if b == nil || src == nil {
+		return src
+	}
+	ns := notingSource{inner: src, book: b, t: t}
+	if ss, ok := src.(source.TypedSyncingSource[reconcile.Request]); ok {
+		return &notingSyncingSource{notingSource: ns, syncing: ss}
+	}
+	return &ns
+}
+
+// candidatePredicate writes, for every event of the reconciled kind or
+// of an owned kind, the candidate trigger of the key the handler will
+// enqueue. It never filters.
+type candidatePredicate struct {
+	book   *triggerBook
+	scheme *runtime.Scheme
+	// forGVK is the reconciled kind, owned the owned kinds.
+	forGVK schema.GroupVersionKind
+	owned  map[schema.GroupVersionKind]bool
+	// clusterScoped is true when the reconciled kind is cluster-scoped,
+	// so that owners have no namespace.
+	clusterScoped bool
+}
+
+func (p *candidatePredicate) see(event string, obj client.Object) {
+	if obj == nil {
+		return
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.Empty() {
+		g, err := apiutil.GVKForObject(obj, p.scheme)
+		if err != nil {
+			return
+		}
+		gvk = g
+	}
+	key := client.ObjectKeyFromObject(obj)
+	if gvk == p.forGVK {
+		p.book.candidate(key, Trigger{Kind: TriggerWatch, Source: triggerSourceFor, Event: event, GVK: gvk, Object: key})
+		return
+	}
+	if !p.owned[gvk] {
+		return
+	}
+	for _, ref := range obj.GetOwnerReferences() {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv.Group != p.forGVK.Group || ref.Kind != p.forGVK.Kind {
+			continue
+		}
+		owner := types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}
+		if p.clusterScoped {
+			owner.Namespace = ""
+		}
+		p.book.candidate(owner, Trigger{Kind: TriggerWatch, Source: triggerSourceOwns, Event: event, GVK: gvk, Object: key})
+	}
+}
+
+func (p *candidatePredicate) Create(e event.CreateEvent) bool {
+	p.see(triggerCreate, e.Object)
+	return true
+}
+
+func (p *candidatePredicate) Update(e event.UpdateEvent) bool {
+	p.see(triggerUpdate, e.ObjectNew)
+	return true
+}
+
+func (p *candidatePredicate) Delete(e event.DeleteEvent) bool {
+	p.see(triggerDelete, e.Object)
+	return true
+}
+
+func (p *candidatePredicate) Generic(e event.GenericEvent) bool {
+	p.see(triggerGeneric, e.Object)
+	return true
+}
+
+var _ predicate.Predicate = &candidatePredicate{}
