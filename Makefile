@@ -20,9 +20,9 @@ all: test
 demo: postgres
 	$(GO) run ./cmd/bosun demo
 
-## test: lint, vet, build the control plane and install PostgreSQL if needed, then run every test with -race.
+## test: lint, vet, build the control plane and install PostgreSQL and Chromium if needed, then run every test with -race.
 .PHONY: test
-test: lint vet controlplane postgres
+test: lint vet controlplane postgres chromium
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) fuzz
 
@@ -44,6 +44,19 @@ postgres:
 		echo 'create_main_cluster = false' | $$SUDO tee /etc/postgresql-common/createcluster.d/bosun.conf >/dev/null && \
 		$$SUDO apt-get update && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql; \
+	fi
+
+## chromium: install Chromium from Debian's packages when none is found (the debug page's browser test drives
+## it headless; BOSUN_CHROMIUM names another binary).
+.PHONY: chromium
+chromium:
+	@if [ -n "$${BOSUN_CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; then \
+		echo "Chromium found"; \
+	else \
+		echo "installing Chromium from Debian's packages"; \
+		SUDO=; if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
+		$$SUDO apt-get update && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	fi
 
 ## fuzz: run each fuzz target for FUZZ_TIME (hack/fuzz.sh retries once a run that only stopped late).

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"time"
@@ -44,6 +45,9 @@ type Flags struct {
 	// its kubeconfig to DevKubeconfig.
 	Dev           bool
 	DevKubeconfig string
+	// DebugPage serves the debug page of package debugpage on the metrics
+	// server, under /debug/bosun/.
+	DebugPage bool
 	// Zap are the logger's flags (--zap-log-level and the others).
 	Zap zap.Options
 }
@@ -90,6 +94,8 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Dev, "dev", f.Dev,
 		"Start an embedded control plane, install the CRDs and samples, write a kubeconfig and run against it until Ctrl-C.")
 	fs.StringVar(&f.DevKubeconfig, "dev-kubeconfig", f.DevKubeconfig, "Where --dev writes the kubeconfig of its control plane.")
+	fs.BoolVar(&f.DebugPage, "debug-page", f.DebugPage,
+		"Serve a page of the reconcilers and their recent passes at /debug/bosun/ on the metrics server, behind the same protection as /metrics.")
 	f.Zap.BindFlags(fs)
 }
 
@@ -104,6 +110,8 @@ func (f *Flags) Validate() error {
 		return fmt.Errorf("--leader-election-retry-period (%s) must be positive", f.RetryPeriod)
 	case f.GracefulShutdownTimeout < 0:
 		return fmt.Errorf("--graceful-shutdown-timeout (%s) must not be negative", f.GracefulShutdownTimeout)
+	case f.DebugPage && (f.MetricsAddr == "" || f.MetricsAddr == "0"):
+		return errors.New("--debug-page is served on the metrics server: set --metrics-bind-address too")
 	}
 	return nil
 }

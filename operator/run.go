@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/debugpage"
 	"github.com/bosunkit/bosun/version"
 )
 
@@ -157,9 +159,20 @@ func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce 
 	if opts.Manager != nil {
 		opts.Manager(&mopts)
 	}
+	var page *debugpage.Page
+	if flags.DebugPage {
+		page = debugpage.New(debugpage.Options{})
+		if mopts.Metrics.ExtraHandlers == nil {
+			mopts.Metrics.ExtraHandlers = map[string]http.Handler{}
+		}
+		mopts.Metrics.ExtraHandlers[debugpage.Path] = page
+	}
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
 		return fmt.Errorf("operator %q: making the manager: %w", opts.Name, err)
+	}
+	if page != nil {
+		page.Observe(bosun.ObservationOf(mgr))
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("operator %q: %w", opts.Name, err)
