@@ -14,7 +14,8 @@ import (
 // DecodeCRDs decodes the CustomResourceDefinitions in every *.yaml file at
 // the root of fsys, in name order, for Options.CRDs. It is meant for
 // manifests embedded with go:embed (controller-gen's output). A file may
-// hold several YAML documents; empty documents are skipped. Any other kind,
+// hold several YAML documents; empty documents, and a kustomization.yaml
+// listing the CRDs for kustomize, are skipped. Any other kind,
 // a document that does not decode, or no CRD at all is an error. Each call
 // returns new objects.
 func DecodeCRDs(fsys fs.FS) ([]*apiextensionsv1.CustomResourceDefinition, error) {
@@ -24,6 +25,10 @@ func DecodeCRDs(fsys fs.FS) ([]*apiextensionsv1.CustomResourceDefinition, error)
 	}
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, name := range names {
+		if name == "kustomization.yaml" {
+			// kustomize's list of the CRDs, kept beside them.
+			continue
+		}
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, fmt.Errorf("reading crd manifest: %w", err)
