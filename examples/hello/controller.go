@@ -58,6 +58,15 @@ type GreetingReconciler struct {
 	APIReader client.Reader
 }
 
+// What the controller may do, from which controller-gen writes
+// config/rbac/role.yaml.
+//
+// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // SetupWithManager registers the reconciler with mgr as the controller
 // named ControllerName, watching Greetings and the ConfigMaps they control.
 func (r *GreetingReconciler) SetupWithManager(mgr ctrl.Manager) error {

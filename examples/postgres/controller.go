@@ -202,6 +202,19 @@ func SetupDatabaseWithManager(mgr ctrl.Manager, opts Options) error {
 	return nil
 }
 
+// What the controller may do, from which controller-gen writes
+// config/rbac/role.yaml.
+//
+// +kubebuilder:rbac:groups=postgres.bosun.dev,resources=roles,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=postgres.bosun.dev,resources=roles/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=postgres.bosun.dev,resources=roles/finalizers,verbs=update
+// +kubebuilder:rbac:groups=postgres.bosun.dev,resources=databases,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=postgres.bosun.dev,resources=databases/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=postgres.bosun.dev,resources=databases/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // SetupWithManager registers both controllers with mgr.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if err := SetupRoleWithManager(mgr, opts); err != nil {

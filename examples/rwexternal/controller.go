@@ -83,6 +83,16 @@ func NewReconciler() *bosun.Reconciler[*rwv1.RWExternal] {
 	return &bosun.Reconciler[*rwv1.RWExternal]{Name: ControllerName, Steps: Steps(), Finalizer: Finalizer}
 }
 
+// What the controller may do, from which controller-gen writes
+// config/rbac/role.yaml.
+//
+// +kubebuilder:rbac:groups=rwexternal.bosun.dev,resources=rwexternals,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=rwexternal.bosun.dev,resources=rwexternals/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=rwexternal.bosun.dev,resources=rwexternals/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // SetupWithManager registers NewReconciler's reconciler with mgr. Its
 // steps watch the Secrets they read and write (see their
 // SetupWithBuilder). The manager's scheme must hold the types of

@@ -66,6 +66,15 @@ func NewReconciler() *bosun.Reconciler[*simplev1.Simple] {
 	return &bosun.Reconciler[*simplev1.Simple]{Name: ControllerName, Steps: Steps()}
 }
 
+// What the controller may do, from which controller-gen writes
+// config/rbac/role.yaml.
+//
+// +kubebuilder:rbac:groups=simple.bosun.dev,resources=simples,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=simple.bosun.dev,resources=simples/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=simple.bosun.dev,resources=simples/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // SetupWithManager registers NewReconciler's reconciler with mgr, watching
 // Simples. The manager's scheme must hold the types of AddToScheme.
 func SetupWithManager(mgr ctrl.Manager) error {
