@@ -13,5 +13,8 @@ import "embed"
 // Manifests holds the generated CRD manifests, one YAML file per resource,
 // at the root of the file system.
 //
-//go:embed *.yaml
+// The CRDs only: controller-gen names them <group>_<plural>.yaml, and
+// kustomization.yaml beside them is for kustomize.
+//
+//go:embed *_*.yaml
 var Manifests embed.FS
