@@ -59,6 +59,24 @@ chromium:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	fi
 
+EXAMPLES := cronjob hello postgres rwexternal simple site
+
+## image: build each example's container image into bin/images/<example>.tar (no daemon or registry needed).
+.PHONY: image
+image:
+	@for ex in $(EXAMPLES); do \
+		$(GO) run ./cmd/bosun image --main ./examples/$$ex/cmd --tag $$ex:dev --output $(BIN)/images/$$ex.tar \
+			--source https://github.com/bosunkit/bosun || exit 1; \
+	done
+
+## manifests: render each example's config/default into bin/manifests/<example>.yaml (kubectl apply --server-side -f).
+.PHONY: manifests
+manifests:
+	@mkdir -p $(BIN)/manifests
+	@for ex in $(EXAMPLES); do \
+		$(GO) run ./cmd/bosun manifests --output $(BIN)/manifests/$$ex.yaml examples/$$ex/config/default || exit 1; \
+	done
+
 ## fuzz: run each fuzz target for FUZZ_TIME (hack/fuzz.sh retries once a run that only stopped late).
 .PHONY: fuzz
 fuzz:

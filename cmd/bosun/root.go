@@ -20,7 +20,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newGenCommand(), newCheckCommand(), newFmtCommand(), newDemoCommand(), newControlPlaneCommand(), newVersionCommand(), newGraphCommand(), newInitCommand(), newCreateCommand(), newDevCommand(), newManifestsCommand())
+	root.AddCommand(newGenCommand(), newCheckCommand(), newFmtCommand(), newDemoCommand(), newControlPlaneCommand(), newVersionCommand(), newGraphCommand(), newInitCommand(), newCreateCommand(), newDevCommand(), newManifestsCommand(), newImageCommand())
 	return root
 }
 
