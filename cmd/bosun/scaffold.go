@@ -24,6 +24,7 @@ func newInitCommand() *cobra.Command {
 	var (
 		p        scaffold.Project
 		o        scaffold.InitOptions
+		first    scaffold.API
 		skipTidy bool
 	)
 	cmd := &cobra.Command{
@@ -34,8 +35,8 @@ directory): cmd/main.go with the usual manager flags and --dev, config/ with
 kustomize manifests (CRDs, least-privilege RBAC, a hardened Deployment),
 config/samples, a Makefile and a README. Then add kinds with
 'bosun create api' and run the operator with 'bosun dev'.`,
-		Example: `  bosun init --domain example.com --repo github.com/me/shop shop
-  cd shop && bosun create api --group shop --version v1 --kind Shop && bosun dev`,
+		Example: `  bosun init --domain example.com --repo github.com/me/shop --kind Shop shop && cd shop && bosun dev
+  bosun create api --group shop --version v1 --kind Order    # another kind`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
@@ -79,12 +80,25 @@ config/samples, a Makefile and a README. Then add kinds with
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote the %s operator into %s\n", p.Name, abs)
+			if first.Kind != "" {
+				if first.Group == "" {
+					first.Group = strings.ReplaceAll(p.Name, "-", "")
+				}
+				if err := scaffold.CreateAPI(abs, first); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "added the kind %s (%s, %s)\n", first.Kind, first.Group, first.Version)
+			}
 			if !skipTidy {
 				if err := goModTidy(cmd, abs); err != nil {
 					return err
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "next: cd %s && bosun create api --group %s --version v1 --kind <Kind> && bosun dev\n", dir, p.Name)
+			if first.Kind != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "next: cd %s && bosun dev\n", dir)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "next: cd %s && bosun create api --group %s --version v1 --kind <Kind> && bosun dev\n", dir, p.Name)
+			}
 			return nil
 		},
 	}
@@ -94,6 +108,9 @@ config/samples, a Makefile and a README. Then add kinds with
 	cmd.Flags().StringVar(&o.BosunVersion, "bosun-version", "", "the version of github.com/bosunkit/bosun to require (default: this binary's)")
 	cmd.Flags().StringVar(&o.BosunReplace, "bosun-replace", "", "use the bosun module in this directory (a checkout) through a replace directive")
 	cmd.Flags().StringVar(&o.GoVersion, "go-version", "", "the go directive of go.mod (default 1.26.0)")
+	cmd.Flags().StringVar(&first.Kind, "kind", "", "also create this first kind, as 'bosun create api' does")
+	cmd.Flags().StringVar(&first.Group, "group", "", "the API group of --kind (default: the operator's name)")
+	cmd.Flags().StringVar(&first.Version, "version", "v1", "the API version of --kind")
 	cmd.Flags().BoolVar(&skipTidy, "skip-tidy", false, "do not run 'go mod tidy' afterwards")
 	return cmd
 }

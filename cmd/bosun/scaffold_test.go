@@ -48,13 +48,16 @@ func TestScaffoldEndToEnd(t *testing.T) {
 	bosun := filepath.Join(tmp, "bosun")
 	runIn(t, ".", "go", "build", "-o", bosun, ".")
 
-	runIn(t, tmp, bosun, "init", "--domain", "example.com", "--repo", "example.com/shop", "--bosun-replace", checkout, "shop")
+	// Two commands: init with a first kind, then dev (below); a second
+	// kind with create api.
+	runIn(t, tmp, bosun, "init", "--domain", "example.com", "--repo", "example.com/shop", "--bosun-replace", checkout, "--kind", "Widget", "shop")
 	mod := filepath.Join(tmp, "shop")
-	runIn(t, mod, bosun, "create", "api", "--group", "shop", "--version", "v1", "--kind", "Widget")
+	runIn(t, mod, bosun, "create", "api", "--group", "shop", "--version", "v1", "--kind", "Gadget")
 	for _, want := range []string{"cmd/main.go", "api/v1/widget_types.go", "internal/controller/widget_controller.go",
 		"internal/controller/widget_controller_test.go", "internal/controller/widget_envtest_test.go",
 		"config/crd/shop.example.com_widgets.yaml", "config/samples/shop_v1_widget.yaml", "config/rbac/role.yaml",
-		"config/manager/manager.yaml", "config/default/kustomization.yaml", "Makefile"} {
+		"config/manager/manager.yaml", "config/default/kustomization.yaml", "Makefile",
+		"api/v1/gadget_types.go", "internal/controller/gadget_controller.go", "config/samples/shop_v1_gadget.yaml"} {
 		if _, err := os.Stat(filepath.Join(mod, want)); err != nil {
 			t.Errorf("the scaffold lacks %s: %v", want, err)
 		}
@@ -64,6 +67,16 @@ func TestScaffoldEndToEnd(t *testing.T) {
 	out := runIn(t, mod, "go", "test", "./...")
 	if !strings.Contains(out, "ok  \texample.com/shop/internal/controller") {
 		t.Errorf("go test in the new module ran no controller tests:\n%s", out)
+	}
+
+	// The deployable manifests render, through the module's own bosun
+	// (go tool bosun, as make install.yaml runs it).
+	installYAML := runIn(t, mod, "go", "tool", "bosun", "manifests", "config/default")
+	for _, want := range []string{"kind: Deployment", "namespace: shop-system", "name: widgets.shop.example.com",
+		"name: gadgets.shop.example.com", "- gadgets/finalizers", "image: shop:dev"} {
+		if !strings.Contains(installYAML, want) {
+			t.Errorf("the rendered config/default lacks %q", want)
+		}
 	}
 
 	kubeconfig := filepath.Join(tmp, "dev.kubeconfig")
@@ -99,21 +112,23 @@ func TestScaffoldEndToEnd(t *testing.T) {
 		c, err = client.New(cfg, client.Options{})
 		return err
 	}, bosuntest.Timeout(5*time.Minute))
-	sample := &unstructured.Unstructured{}
-	sample.SetGroupVersionKind(schema.GroupVersionKind{Group: "shop.example.com", Version: "v1", Kind: "Widget"})
-	bosuntest.Eventually(t, func(ctx context.Context) error {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "widget-sample"}, sample); err != nil {
-			return err
-		}
-		conds, _, _ := unstructured.NestedSlice(sample.Object, "status", "conditions")
-		for _, cond := range conds {
-			m, _ := cond.(map[string]any)
-			if m["type"] == "Ready" && m["status"] == "True" {
-				return nil
+	for _, kind := range []string{"Widget", "Gadget"} {
+		sample := &unstructured.Unstructured{}
+		sample.SetGroupVersionKind(schema.GroupVersionKind{Group: "shop.example.com", Version: "v1", Kind: kind})
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: strings.ToLower(kind) + "-sample"}, sample); err != nil {
+				return err
 			}
-		}
-		return fmt.Errorf("the sample is not Ready yet: %v", conds)
-	}, bosuntest.Timeout(2*time.Minute))
+			conds, _, _ := unstructured.NestedSlice(sample.Object, "status", "conditions")
+			for _, cond := range conds {
+				m, _ := cond.(map[string]any)
+				if m["type"] == "Ready" && m["status"] == "True" {
+					return nil
+				}
+			}
+			return fmt.Errorf("the %s sample is not Ready yet: %v", kind, conds)
+		}, bosuntest.Timeout(2*time.Minute))
+	}
 
 	if err := dev.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
