@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,12 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/cmd/bosun/internal/scaffold"
 )
 
 // runIn runs name with args in dir and fails the test, with the output,
@@ -26,61 +33,80 @@ func runIn(t *testing.T, dir, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
+	// As a user runs them: go.mod must be tidy (-mod=readonly).
 	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s in %s: %v\n%s", name, strings.Join(args, " "), dir, err, out)
 	}
+	t.Logf("%s %s: %s", filepath.Base(name), strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
 	return string(out)
 }
 
 // TestScaffoldEndToEnd goes from an empty directory to a running operator
-// as a new user would: bosun init, bosun create api, then the new module
-// builds, vets and passes its own unit and envtest tests, and bosun dev
-// runs it on an embedded control plane, where its sample becomes Ready,
-// until Ctrl-C.
+// as a new user does, with the commands of README.md and docs/SCAFFOLD.md
+// (and --bosun-replace, so that the new module uses this checkout): bosun
+// init with a first kind, then bosun create api adds a second one declared
+// in a .bosun document; the new module builds, vets and passes its own unit
+// and envtest tests, make generate manifests changes nothing, its
+// config/default renders, and bosun dev runs it on an embedded control
+// plane where both samples become Ready, until Ctrl-C.
 func TestScaffoldEndToEnd(t *testing.T) {
 	checkout, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatalf("the scaffold's Makefile needs make: install it (apt-get install make): %v", err)
+	}
 	tmp := t.TempDir()
 	bosun := filepath.Join(tmp, "bosun")
 	runIn(t, ".", "go", "build", "-o", bosun, ".")
 
-	// Two commands: init with a first kind, then dev (below); a second
-	// kind with create api.
-	runIn(t, tmp, bosun, "init", "--domain", "example.com", "--repo", "example.com/shop", "--bosun-replace", checkout, "--kind", "Widget", "shop")
+	runIn(t, tmp, bosun, "init", "--domain", "example.com", "--repo", "github.com/me/shop", "--kind", "Widget", "--bosun-replace", checkout, "shop")
 	mod := filepath.Join(tmp, "shop")
-	runIn(t, mod, bosun, "create", "api", "--group", "shop", "--version", "v1", "--kind", "Gadget")
-	for _, want := range []string{"cmd/main.go", "api/v1/widget_types.go", "internal/controller/widget_controller.go",
-		"internal/controller/widget_controller_test.go", "internal/controller/widget_envtest_test.go",
-		"config/crd/shop.example.com_widgets.yaml", "config/samples/shop_v1_widget.yaml", "config/rbac/role.yaml",
-		"config/manager/manager.yaml", "config/default/kustomization.yaml", "Makefile",
-		"api/v1/gadget_types.go", "internal/controller/gadget_controller.go", "config/samples/shop_v1_gadget.yaml"} {
+	runIn(t, mod, bosun, "create", "api", "--group", "shop", "--version", "v1", "--kind", "Gadget", "--dsl")
+	for _, want := range []string{"cmd/main.go", "api/v1/widget_types.go", "api/v1/gadget_types.go", "api/v1/zz_generated.deepcopy.go",
+		"internal/controller/widget_controller.go", "internal/controller/widget_controller_test.go", "internal/controller/widget_envtest_test.go",
+		"internal/controller/gadget.bosun", "internal/controller/zz_generated.gadget.go", "internal/controller/gadget_controller.go",
+		"config/crd/shop.example.com_widgets.yaml", "config/crd/shop.example.com_gadgets.yaml",
+		"config/samples/shop_v1_widget.yaml", "config/samples/shop_v1_gadget.yaml", "config/rbac/role.yaml",
+		"config/manager/manager.yaml", "config/default/kustomization.yaml", "Makefile", "go.sum"} {
 		if _, err := os.Stat(filepath.Join(mod, want)); err != nil {
 			t.Errorf("the scaffold lacks %s: %v", want, err)
 		}
 	}
 	runIn(t, mod, "go", "build", "./...")
 	runIn(t, mod, "go", "vet", "./...")
-	out := runIn(t, mod, "go", "test", "./...")
-	if !strings.Contains(out, "ok  \texample.com/shop/internal/controller") {
-		t.Errorf("go test in the new module ran no controller tests:\n%s", out)
+	out := runIn(t, mod, "go", "test", "-count=1", "-v", "./...")
+	for _, want := range []string{"--- PASS: TestWidgetSteps", "--- PASS: TestWidgetOnAPIServer", "--- PASS: TestGadgetSteps",
+		"--- PASS: TestGadgetOnAPIServer", "ok  \tgithub.com/me/shop/internal/controller"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("go test in the new module did not print %q:\n%s", want, out)
+		}
+	}
+
+	// What bosun wrote is what the module's own generators write.
+	before := readTree(t, mod)
+	runIn(t, mod, "make", "generate", "manifests")
+	if diff := cmp.Diff(before, readTree(t, mod)); diff != "" {
+		t.Errorf("make generate manifests changed the scaffold (-scaffolded +regenerated):\n%s", diff)
 	}
 
 	// The deployable manifests render, through the module's own bosun
 	// (go tool bosun, as make install.yaml runs it).
 	installYAML := runIn(t, mod, "go", "tool", "bosun", "manifests", "config/default")
 	for _, want := range []string{"kind: Deployment", "namespace: shop-system", "name: widgets.shop.example.com",
-		"name: gadgets.shop.example.com", "- gadgets/finalizers", "image: shop:dev"} {
+		"name: gadgets.shop.example.com", "- gadgets/finalizers", "image: shop:dev", "runAsNonRoot: true"} {
 		if !strings.Contains(installYAML, want) {
 			t.Errorf("the rendered config/default lacks %q", want)
 		}
 	}
 
-	kubeconfig := filepath.Join(tmp, "dev.kubeconfig")
-	dev := exec.Command(bosun, "dev", "--", "--dev-kubeconfig="+kubeconfig, "--health-probe-bind-address=0")
+	// bosun dev as a user runs it; the probe flag only keeps it off port
+	// 8081, which other tests may hold.
+	dev := exec.Command(bosun, "dev", "--", "--health-probe-bind-address=0")
 	dev.Dir = mod
 	var devOut syncWriter
 	dev.Stdout, dev.Stderr = &devOut, &devOut
@@ -89,22 +115,31 @@ func TestScaffoldEndToEnd(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- dev.Wait() }()
+	stopped := false
 	t.Cleanup(func() {
-		if dev.ProcessState == nil {
-			_ = dev.Process.Signal(syscall.SIGINT)
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Logf("bosun dev stopped: %v", err)
-				}
-			case <-time.After(time.Minute):
-				_ = dev.Process.Kill()
+		if stopped {
+			return
+		}
+		_ = dev.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Logf("bosun dev stopped: %v", err)
 			}
+		case <-time.After(time.Minute):
+			_ = dev.Process.Kill()
 		}
 	})
 
+	// controller-runtime's global logger, which the client below logs
+	// through: errors only.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	kubeconfig := filepath.Join(mod, "bin", "dev.kubeconfig")
 	var c client.Client
 	bosuntest.Eventually(t, func(context.Context) error {
+		if !strings.Contains(devOut.String(), "kubeconfig: "+kubeconfig) {
+			return fmt.Errorf("bosun dev has not printed its kubeconfig yet:\n%s", devOut.String())
+		}
 		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
 			return err
@@ -130,6 +165,7 @@ func TestScaffoldEndToEnd(t *testing.T) {
 		}, bosuntest.Timeout(2*time.Minute))
 	}
 
+	stopped = true
 	if err := dev.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -139,77 +175,89 @@ func TestScaffoldEndToEnd(t *testing.T) {
 			t.Fatalf("bosun dev after Ctrl-C: %v\n%s", err, devOut.String())
 		}
 	case <-time.After(time.Minute):
+		_ = dev.Process.Kill()
 		t.Fatalf("bosun dev still runs a minute after Ctrl-C\n%s", devOut.String())
+	}
+	if !strings.Contains(devOut.String(), "stopping the control plane") {
+		t.Errorf("bosun dev did not stop its control plane:\n%s", devOut.String())
 	}
 }
 
-// TestScaffoldErrors: arguments that cannot make a project or a kind are
-// refused with a clear error, and nothing is overwritten.
-func TestScaffoldErrors(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+// readTree returns the files of the module in dir, but for bin/, by their
+// slash-separated paths.
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir() && rel == "bin":
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestScaffoldCommandErrors: the commands refuse what cannot make a project
+// or a kind, with the package's errors, and overwrite nothing.
+func TestScaffoldCommandErrors(t *testing.T) {
+	existing := t.TempDir()
+	if err := os.WriteFile(filepath.Join(existing, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proj := t.TempDir()
+	if err := execute([]string{"init", "--repo", "example.com/p", "--name", "p", "--bosun-version", "v0.1.0", "--kind", "Shop", "--skip-generate", proj}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name string
 		args []string
-		want string
+		want error
 	}{
-		{"existing module", []string{"init", "--repo", "example.com/x", "--bosun-version", "v0.1.0", "--skip-tidy", dir}, "already holds a go.mod"},
-		{"no repo", []string{"init", "--bosun-version", "v0.1.0", t.TempDir()}, "--repo is required"},
-		{"bad domain", []string{"init", "--repo", "example.com/x", "--domain", "Example", "--bosun-version", "v0.1.0", t.TempDir()}, "is not a DNS domain"},
-		{"not a project", []string{"create", "api", "--group", "shop", "--kind", "Shop", "--dir", t.TempDir()}, "is not a project of bosun init"},
+		{"existing module", []string{"init", "--repo", "example.com/x", "--bosun-version", "v0.1.0", existing}, scaffold.ErrModuleExists},
+		{"init twice", []string{"init", "--repo", "example.com/p", "--bosun-version", "v0.1.0", proj}, scaffold.ErrModuleExists},
+		{"no repo", []string{"init", "--bosun-version", "v0.1.0", t.TempDir()}, scaffold.ErrInvalid},
+		{"bad group", []string{"init", "--repo", "example.com/x", "--name", "x", "--kind", "Shop", "--group", "a.b", "--bosun-version", "v0.1.0", t.TempDir()}, scaffold.ErrInvalid},
+		{"bad domain", []string{"init", "--repo", "example.com/x", "--domain", "Example", "--bosun-version", "v0.1.0", t.TempDir()}, scaffold.ErrInvalid},
+		{"dsl without kind", []string{"init", "--repo", "example.com/x", "--dsl", "--bosun-version", "v0.1.0", t.TempDir()}, scaffold.ErrInvalid},
+		{"not a project", []string{"create", "api", "--group", "shop", "--kind", "Shop", "--dir", t.TempDir()}, scaffold.ErrNotProject},
+		{"duplicate kind", []string{"create", "api", "--group", "p", "--kind", "Shop", "--dir", proj, "--skip-generate"}, scaffold.ErrKindExists},
+		{"bad kind", []string{"create", "api", "--group", "p", "--kind", "shop-x", "--dir", proj, "--skip-generate"}, scaffold.ErrInvalid},
+		{"bad version", []string{"create", "api", "--group", "p", "--kind", "Order", "--version", "1", "--dir", proj}, scaffold.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := newRootCommand()
-			root.SetArgs(tc.args)
-			root.SetOut(&syncWriter{})
-			root.SetErr(&syncWriter{})
-			err := root.Execute()
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("bosun %s: error %v, want one saying %q", strings.Join(tc.args, " "), err, tc.want)
+			err := execute(tc.args)
+			if diff := cmp.Diff(tc.want, err, cmpopts.EquateErrors()); diff != "" {
+				t.Errorf("bosun %s: error (-want +got):\n%s", strings.Join(tc.args, " "), diff)
 			}
 		})
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "go.mod")); string(b) != "module x\n" {
+	if b, _ := os.ReadFile(filepath.Join(existing, "go.mod")); string(b) != "module x\n" {
 		t.Errorf("init over an existing module changed its go.mod: %q", b)
 	}
+}
 
-	proj := t.TempDir()
+// execute runs bosun with args, its output discarded.
+func execute(args []string) error {
 	root := newRootCommand()
-	root.SetArgs([]string{"init", "--repo", "example.com/p", "--bosun-version", "v0.1.0", "--skip-tidy", proj})
+	root.SetArgs(args)
 	root.SetOut(&syncWriter{})
-	if err := root.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"bad kind", []string{"--group", "shop", "--kind", "shop"}, "must be CamelCase"},
-		{"bad version", []string{"--group", "shop", "--kind", "Shop", "--version", "1"}, "is not a Kubernetes API version"},
-		{"bad group", []string{"--group", "Shop.x", "--kind", "Shop"}, "must be lower-case"},
-		{"twice", []string{"--group", "shop", "--kind", "Shop"}, "already exists"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "twice" {
-				root := newRootCommand()
-				root.SetArgs(append([]string{"create", "api", "--dir", proj, "--skip-tidy"}, tc.args...))
-				root.SetOut(&syncWriter{})
-				if err := root.Execute(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			root := newRootCommand()
-			root.SetArgs(append([]string{"create", "api", "--dir", proj, "--skip-tidy"}, tc.args...))
-			root.SetOut(&syncWriter{})
-			err := root.Execute()
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("create api %v: error %v, want one saying %q", tc.args, err, tc.want)
-			}
-		})
-	}
+	root.SetErr(&syncWriter{})
+	return root.Execute()
 }
 
 // syncWriter is a buffer that processes and goroutines may write to at

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func newDevCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "dev [dir] [-- operator flags]",
+		Short: "Run an operator module on an embedded control plane until Ctrl-C",
+		Long: `Builds the operator of the module in dir (default: the current directory)
+and runs it with --dev: kube-apiserver and etcd start on this machine (built
+from Go modules on first use), its CRDs and samples are installed, a
+kubeconfig is written for kubectl (bin/dev.kubeconfig) and printed, and it
+runs until Ctrl-C, which stops the control plane too. Flags after -- go to
+the operator.`,
+		Example: `  bosun dev
+  bosun dev -- --zap-log-level=debug --debug-page`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			n := cmd.ArgsLenAtDash()
+			if n < 0 {
+				n = len(args)
+			}
+			if n > 1 {
+				return fmt.Errorf("bosun dev takes one directory; put the operator's flags after --: bosun dev %s -- %s", args[0], args[1])
+			}
+			if n == 1 {
+				dir = args[0]
+			}
+			args = args[n:]
+			dir, err := filepath.Abs(dir)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(filepath.Join(dir, "cmd", "main.go")); err != nil {
+				return fmt.Errorf("%s has no cmd/main.go: run bosun dev in an operator module that bosun init started", dir)
+			}
+			// Built first, then run, so that signals reach the operator
+			// itself rather than go run.
+			manager := filepath.Join(dir, "bin", "manager")
+			build := exec.CommandContext(cmd.Context(), "go", "build", "-o", manager, "./cmd")
+			build.Dir = dir
+			build.Stdout, build.Stderr = cmd.ErrOrStderr(), cmd.ErrOrStderr()
+			if err := build.Run(); err != nil {
+				return fmt.Errorf("building the operator in %s: %w", dir, err)
+			}
+			run := exec.Command(manager, append([]string{"--dev"}, args...)...)
+			run.Dir = dir
+			run.Stdin, run.Stdout, run.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+			// Ctrl-C and SIGTERM go on to the operator, which stops its
+			// control plane; this process waits for it to exit.
+			sig := make(chan os.Signal, 2)
+			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+			defer signal.Stop(sig)
+			if err := run.Start(); err != nil {
+				return fmt.Errorf("starting %s: %w", manager, err)
+			}
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() {
+				for {
+					select {
+					case s := <-sig:
+						_ = run.Process.Signal(s)
+					case <-stop:
+						return
+					}
+				}
+			}()
+			err = run.Wait()
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				return fmt.Errorf("the operator exited: %w", err)
+			}
+			return err
+		},
+	}
+}

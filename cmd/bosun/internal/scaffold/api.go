@@ -1,0 +1,181 @@
+package scaffold
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// API describes a kind that CreateAPI adds.
+type API struct {
+	// Group is the API group before the project's domain: shop for
+	// shop.example.com.
+	Group string
+	// Version is the API version, such as v1 or v1alpha1.
+	Version string
+	// Kind is the kind, in CamelCase.
+	Kind string
+	// ShortName is the kind's short name for kubectl; empty makes one of
+	// the kind's consonants.
+	ShortName string
+	// DSL writes the controller's states and actions as a .bosun document,
+	// which go generate turns into Go, instead of a Go step.
+	DSL bool
+}
+
+var (
+	kindRE      = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	versionRE   = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+	groupRE     = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+	shortNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+	groupNameRE = regexp.MustCompile(`(?m)^// \+groupName=(\S+)$`)
+)
+
+// ReadProject reads the PROJECT file of the module in dir.
+func ReadProject(dir string) (Project, error) {
+	var p Project
+	raw, err := os.ReadFile(filepath.Join(dir, "PROJECT"))
+	if err != nil {
+		return p, fmt.Errorf("%w: %s has no PROJECT file: run bosun init first, or run this in the module's directory: %w", ErrNotProject, dir, err)
+	}
+	if err := yaml.UnmarshalStrict(raw, &p); err != nil {
+		return p, fmt.Errorf("%w: reading %s: %w", ErrNotProject, filepath.Join(dir, "PROJECT"), err)
+	}
+	return p, nil
+}
+
+// CreateAPI adds a kind to the operator module in dir: api/<version>/ with
+// its types, internal/controller/ with its reconciler, a unit test and an
+// envtest test, and its sample in config/samples; and registers it in
+// cmd/main.go and the kustomizations of config/crd and config/samples.
+// The deep copies, the CRD, the role and, with DSL, the code of the
+// document are generated afterwards: see Generate.
+func CreateAPI(dir string, a API) error {
+	p, err := ReadProject(dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !groupRE.MatchString(a.Group):
+		return fmt.Errorf("%w: --group %q must be lower-case letters and digits, such as shop", ErrInvalid, a.Group)
+	case !versionRE.MatchString(a.Version):
+		return fmt.Errorf("%w: --version %q is not a Kubernetes API version such as v1 or v1alpha1", ErrInvalid, a.Version)
+	case !kindRE.MatchString(a.Kind) || len(a.Kind) > 63:
+		return fmt.Errorf("%w: --kind %q must be CamelCase letters and digits starting with a capital, such as Shop", ErrInvalid, a.Kind)
+	case a.ShortName != "" && !shortNameRE.MatchString(a.ShortName):
+		return fmt.Errorf("%w: --short-name %q must be lower-case letters and digits", ErrInvalid, a.ShortName)
+	}
+	lower := strings.ToLower(a.Kind)
+	if a.ShortName == "" {
+		a.ShortName = shortName(lower)
+	}
+	if err := checkNew(dir, p, a, lower); err != nil {
+		return err
+	}
+	plural := pluralize(lower)
+	alias := a.Group + a.Version
+	categories := "bosun"
+	if p.Name != "bosun" {
+		categories += ";" + p.Name
+	}
+	data := map[string]any{
+		"Project": p.Name, "Repo": p.Repo, "Domain": p.Domain,
+		"Group": a.Group, "Version": a.Version, "Kind": a.Kind,
+		"Lower": lower, "Plural": plural, "Alias": alias,
+		"ShortName": a.ShortName, "Categories": categories,
+	}
+	controller := file{tmpl: "api/controller.go", path: filepath.Join("internal", "controller", lower+"_controller.go")}
+	files := []file{
+		{tmpl: "api/groupversion_info.go", path: filepath.Join("api", a.Version, "groupversion_info.go"), once: true},
+		{tmpl: "api/types.go", path: filepath.Join("api", a.Version, lower+"_types.go")},
+		{tmpl: "api/sample.yaml", path: filepath.Join("config", "samples", a.Group+"_"+a.Version+"_"+lower+".yaml")},
+		controller,
+		{tmpl: "api/controller_test.go", path: filepath.Join("internal", "controller", lower+"_controller_test.go")},
+		{tmpl: "api/envtest_test.go", path: filepath.Join("internal", "controller", lower+"_envtest_test.go")},
+	}
+	if a.DSL {
+		files[3].tmpl = "api/controller_dsl.go"
+		files = append(files, file{tmpl: "api/kind.bosun", path: filepath.Join("internal", "controller", lower+".bosun")})
+	}
+	if err := render(dir, files, data); err != nil {
+		return err
+	}
+	edits := []struct{ path, marker, line string }{
+		{"cmd/main.go", "// +bosun:scaffold:imports", fmt.Sprintf("%s %q", alias, p.Repo+"/api/"+a.Version)},
+		{"cmd/main.go", "// +bosun:scaffold:imports", fmt.Sprintf("%q", p.Repo+"/internal/controller")},
+		{"cmd/main.go", "// +bosun:scaffold:scheme", alias + ".AddToScheme,"},
+		{"cmd/main.go", "// +bosun:scaffold:setup", "controller.Setup" + a.Kind + "WithManager,"},
+		{"config/crd/kustomization.yaml", "# +bosun:scaffold:crds", "- " + crdFile(a.Group, p.Domain, plural)},
+		{"config/samples/kustomization.yaml", "# +bosun:scaffold:samples", "- " + a.Group + "_" + a.Version + "_" + lower + ".yaml"},
+	}
+	for _, e := range edits {
+		if err := insert(dir, e.path, e.marker, e.line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkNew refuses a kind the project has already, in any version, and a
+// group other than the one api/<version> holds.
+func checkNew(dir string, p Project, a API, lower string) error {
+	existing, err := fs.Glob(os.DirFS(dir), "api/*/"+lower+"_types.go")
+	if err != nil {
+		return fmt.Errorf("scaffold: %w", err)
+	}
+	if len(existing) > 0 {
+		return fmt.Errorf("%w: %s is in %s: bosun create api adds new kinds, not versions of a kind", ErrKindExists, a.Kind, existing[0])
+	}
+	gv := filepath.Join(dir, "api", a.Version, "groupversion_info.go")
+	raw, err := os.ReadFile(gv)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("scaffold: %w", err)
+	}
+	want := a.Group + "." + p.Domain
+	if m := groupNameRE.FindSubmatch(raw); m != nil && string(m[1]) != want {
+		return fmt.Errorf("%w: api/%s holds the group %s, not %s: one group per version directory", ErrInvalid, a.Version, m[1], want)
+	}
+	return nil
+}
+
+// crdFile is the name controller-gen gives the CRD of a kind.
+func crdFile(group, domain, plural string) string {
+	return group + "." + domain + "_" + plural + ".yaml"
+}
+
+// shortName makes a short name of a lower-case kind from its first letter
+// and its other consonants, or none when that is not shorter.
+func shortName(lower string) string {
+	var b strings.Builder
+	for i, r := range lower {
+		if i == 0 || !strings.ContainsRune("aeiou", r) {
+			b.WriteRune(r)
+		}
+	}
+	if s := b.String(); len(s) >= 2 && len(s) < len(lower) {
+		return s
+	}
+	return ""
+}
+
+// pluralize makes the resource name of a lower-case kind, as bosun gen
+// does for RBAC; the types name it in their +kubebuilder:resource marker,
+// so that controller-gen uses it too.
+func pluralize(s string) string {
+	switch {
+	case strings.HasSuffix(s, "s"), strings.HasSuffix(s, "x"), strings.HasSuffix(s, "ch"), strings.HasSuffix(s, "sh"):
+		return s + "es"
+	case strings.HasSuffix(s, "y") && len(s) > 1 && !strings.ContainsRune("aeiou", rune(s[len(s)-2])):
+		return s[:len(s)-1] + "ies"
+	}
+	return s + "s"
+}
