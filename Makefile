@@ -74,7 +74,7 @@ image:
 manifests:
 	@mkdir -p $(BIN)/manifests
 	@for ex in $(EXAMPLES); do \
-		$(GO) run ./cmd/bosun manifests --output $(BIN)/manifests/$$ex.yaml examples/$$ex/config/default || exit 1; \
+		$(GO) run ./cmd/bosun manifests --dir examples/$$ex/config/default --output $(BIN)/manifests/$$ex.yaml || exit 1; \
 	done
 
 ## fuzz: run each fuzz target for FUZZ_TIME (hack/fuzz.sh retries once a run that only stopped late).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -10,19 +11,23 @@ import (
 )
 
 func newManifestsCommand() *cobra.Command {
-	var out string
+	var dir, out string
 	cmd := &cobra.Command{
-		Use:   "manifests [dir]",
+		Use:   "manifests [--dir DIR] [-o FILE]",
 		Short: "Render a kustomize directory, such as an example's config/default",
-		Long: `Renders the kustomization in dir (default: config/default) as
+		Long: `Renders the kustomization in --dir (default: config/default) as
 'kubectl kustomize' does, in process, and prints the YAML, or writes it to
---output. Apply it with 'kubectl apply --server-side -f'.`,
-		Example: `  bosun manifests examples/cronjob/config/default
-  bosun manifests -o bin/manifests/cronjob.yaml examples/cronjob/config/default`,
+--output. Apply it with 'kubectl apply --server-side -f'. The directory may
+also be given as the only argument.`,
+		Example: `  bosun manifests --dir examples/hello/config/default
+  bosun manifests --dir examples/cronjob/config/default -o bin/manifests/cronjob.yaml
+  bosun manifests --dir config/default | kubectl apply --server-side -f -`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "config/default"
 			if len(args) == 1 {
+				if cmd.Flags().Changed("dir") {
+					return errors.New("give the directory either as --dir or as an argument, not both")
+				}
 				dir = args[0]
 			}
 			yaml, _, err := manifests.Build(dir)
@@ -39,6 +44,7 @@ func newManifestsCommand() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&dir, "dir", "config/default", "the kustomize directory to render")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the YAML to this file instead of stdout")
 	return cmd
 }

@@ -3,4 +3,4 @@
 // package; config/default deploys it with the rest of this directory.
 package rbac
 
-//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 rbac:roleName=hello-controller paths=../.. output:rbac:artifacts:config=.
+//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 rbac:roleName=manager-role paths=../.. output:rbac:artifacts:config=.

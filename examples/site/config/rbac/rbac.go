@@ -11,12 +11,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 rbac:roleName=site-controller paths=../.. output:rbac:artifacts:config=.
+//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 rbac:roleName=manager-role paths=../.. output:rbac:artifacts:config=.
 
 //go:embed role.yaml
 var manifest []byte
 
-// ClusterRole returns the generated ClusterRole, named site-controller.
+// ClusterRole returns the generated ClusterRole, named manager-role
+// (site-manager-role once config/default has prefixed it).
 func ClusterRole() (*rbacv1.ClusterRole, error) {
 	var role rbacv1.ClusterRole
 	if err := yaml.UnmarshalStrict(manifest, &role); err != nil {
