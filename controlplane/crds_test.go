@@ -34,6 +34,7 @@ func TestDecodeCRDs(t *testing.T) {
 			files:   fstest.MapFS{"a.yaml": {Data: []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n")}},
 			wantErr: `crd manifest a.yaml: unexpected kind "Secret"`,
 		},
+		{name: "kustomization skipped", files: fstest.MapFS{"a.yaml": {Data: []byte(crd("a.x"))}, "kustomization.yaml": {Data: []byte("resources:\n- a.yaml\n")}}, want: []string{"a.x"}},
 		{name: "broken", files: fstest.MapFS{"a.yaml": {Data: []byte("kind: [")}}, wantErr: "decoding crd manifest a.yaml: "},
 		{name: "none", files: fstest.MapFS{}, wantErr: "no crd manifests found"},
 	}
