@@ -61,12 +61,16 @@ chromium:
 
 EXAMPLES := cronjob hello postgres rwexternal simple site
 
-## image: build each example's container image into bin/images/<example>.tar (no daemon or registry needed).
+# The org.opencontainers.image.version label of the images `make image` builds.
+IMAGE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+## image: build each example's container image into bin/images/<example>.tar (no daemon or registry needed;
+##   reproducible: set SOURCE_DATE_EPOCH to date them, IMAGE_VERSION to label them).
 .PHONY: image
 image:
 	@for ex in $(EXAMPLES); do \
 		$(GO) run ./cmd/bosun image --main ./examples/$$ex/cmd --tag $$ex:dev --output $(BIN)/images/$$ex.tar \
-			--source https://github.com/bosunkit/bosun || exit 1; \
+			--source https://github.com/bosunkit/bosun --version $(IMAGE_VERSION) || exit 1; \
 	done
 
 ## manifests: render each example's config/default into bin/manifests/<example>.yaml (kubectl apply --server-side -f).
@@ -123,6 +127,12 @@ reliability: controlplane postgres
 		-command "make reliability" -failed "$$failed" || exit 1; \
 	echo "figures written to docs/RELIABILITY.md (recorded in $(RELIABILITY_FIGURES))"; \
 	if [ -n "$$failed" ]; then echo "reliability: failed: $$failed"; exit 1; fi
+
+## bench-e2e: bosun against a hand-written controller and the bare minimum on a real API server, every row of
+##   docs/BENCHMARKS.md "End to end" (about 15 minutes; BENCH_E2E_FLAGS adds flags, such as -n 500 -rounds 1).
+.PHONY: bench-e2e
+bench-e2e: controlplane
+	$(GO) run ./bench/e2e $(BENCH_E2E_FLAGS)
 
 ## bench: the Go benchmarks recorded in docs/BENCHMARKS.md.
 .PHONY: bench

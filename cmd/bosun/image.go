@@ -10,22 +10,21 @@ import (
 
 func newImageCommand() *cobra.Command {
 	var o image.Options
-	var source string
 	cmd := &cobra.Command{
 		Use:   "image",
 		Short: "Build an operator's container image into a tarball, with no daemon or registry",
 		Long: `Builds the Go main package --main for linux as a static binary and writes
 an image holding it at /manager, run as user 65532, to the tarball --output,
-tagged --tag. The image is reproducible (its time is SOURCE_DATE_EPOCH, else
-the Unix epoch). Load it with 'docker load -i', 'kind load image-archive' or
-push it with 'crane push'.`,
+tagged --tag, with no daemon or registry. The image holds nothing else, unless
+--base names an image tarball to build on. It is reproducible: its time is
+SOURCE_DATE_EPOCH, else the Unix epoch, so the same sources give the same
+digest. Load it with 'docker load -i' or 'kind load image-archive', or push it
+with 'crane push'.`,
 		Example: `  bosun image --main ./examples/hello/cmd --tag hello:dev --output bin/images/hello.tar
-  bosun image --main ./cmd --tag registry.example.com/shop:v1 --output bin/shop.tar --arch arm64`,
+  bosun image --main ./cmd --tag registry.example.com/shop:v1 -o bin/shop.tar --arch arm64 \
+    --source https://github.com/me/shop --version v1 --base bin/certs.tar`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if source != "" {
-				o.Labels = map[string]string{"org.opencontainers.image.source": source}
-			}
 			digest, err := image.Build(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -38,6 +37,9 @@ push it with 'crane push'.`,
 	cmd.Flags().StringVar(&o.Tag, "tag", "", "the image's name and tag, such as shop:dev (required)")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "the tarball to write (required)")
 	cmd.Flags().StringVar(&o.Arch, "arch", "", "the CPU architecture (default: this machine's)")
-	cmd.Flags().StringVar(&source, "source", "", "the org.opencontainers.image.source label")
+	cmd.Flags().StringVar(&o.Source, "source", "", "the org.opencontainers.image.source label (where the sources are)")
+	cmd.Flags().StringVar(&o.Version, "version", "", "the org.opencontainers.image.version label")
+	cmd.Flags().StringToStringVar(&o.Labels, "label", nil, "more labels, key=value (repeatable)")
+	cmd.Flags().StringVar(&o.Base, "base", "", "an image tarball to build on (default: none, the image holds /manager only)")
 	return cmd
 }
