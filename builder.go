@@ -504,6 +504,10 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 		inner = inner.WatchesRawSource(b.book.wrapSource(b.enq.source(), Trigger{Kind: TriggerEnqueued}))
 	}
 	inner = inner.WithOptions(b.controllerOptions()).WithEventFilter(b.candidates(forObj, namespaced))
+	if gvk, err := apiutil.GVKForObject(forObj, b.mgr.GetScheme()); err == nil {
+		// After the candidates, so that a dropped event's is forgotten.
+		inner = inner.WithEventFilter(newOwnWritePredicate(r, gvk))
+	}
 	r.book = b.book
 	r.observation = ObservationOf(b.mgr)
 	var rec reconcile.Reconciler = r

@@ -35,6 +35,9 @@ type passState[T client.Object] struct {
 	conflicted bool
 	// resynced is set when the pass's requeue is the periodic resync.
 	resynced bool
+	// own records the versions this pass's writes made; nil until one
+	// does.
+	own *ownWrite
 }
 
 // conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
@@ -265,7 +268,7 @@ func (ps *passState[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 	}
 	patch := client.MergeFromWithOptions(req.Object, client.MergeFromWithOptimisticLock{})
 	rv := req.Object.GetResourceVersion()
-	if err := r.Client.Patch(ctx, claimed, patch); err != nil {
+	if err := ps.write(rv, claimed, func() error { return r.Client.Patch(ctx, claimed, patch) }); err != nil {
 		switch {
 		case apierrors.IsConflict(err):
 			return true, ps.conflictRequeue("claim"), nil
@@ -276,7 +279,6 @@ func (ps *passState[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 			return true, res, err
 		}
 	}
-	ps.wroteOver(rv, claimed)
 	req.Object = claimed
 	req.Original = claimed.DeepCopyObject().(T)
 	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)

@@ -81,7 +81,12 @@ func (f *fixture) run(r *bosun.Reconciler[*testapi.Widget], opts runOptions) {
 			}
 			return ctrl.NewControllerManagedBy(mgr).For(&testapi.Widget{}, inNamespace).Named(r.Name).Complete(opts.counter.Wrap(r))
 		}
-		return bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, inNamespace).Complete(r)
+		// Every event of another test's namespace is dropped: the owned
+		// children and the namespace policy watch see the whole cluster.
+		own := predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetNamespace() == f.ns || o.GetNamespace() == "" && o.GetName() == f.ns
+		})
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, inNamespace).WithEventFilter(own).Complete(r)
 	})
 }
 

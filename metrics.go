@@ -42,12 +42,17 @@ const (
 	// MetricStepErrors counts the errors (panics included, ErrExit not)
 	// returned by each phase of each step, labelled controller, step and phase.
 	MetricStepErrors = "bosun_step_errors_total"
+	// MetricOwnWritesSkipped counts the watch events of the engine's own
+	// writes that started no pass (see Reconciler.ReconcileOwnWrites),
+	// labelled controller.
+	MetricOwnWritesSkipped = "bosun_own_write_events_skipped_total"
 )
 
 // stepCollectors are the engine's collectors as registered in one registry.
 type stepCollectors struct {
-	duration *prometheus.HistogramVec
-	errors   *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	errors    *prometheus.CounterVec
+	ownWrites *prometheus.CounterVec
 }
 
 // stepCollectorsIn registers the engine's collectors in reg, or finds the
@@ -69,7 +74,14 @@ func stepCollectorsIn(reg prometheus.Registerer) (*stepCollectors, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stepCollectors{duration: duration, errors: errs}, nil
+	own, err := register.Once(reg, "bosun metrics", prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricOwnWritesSkipped,
+		Help: "Watch events of the engine's own writes that started no reconcile.",
+	}, []string{"controller"}))
+	if err != nil {
+		return nil, err
+	}
+	return &stepCollectors{duration: duration, errors: errs, ownWrites: own}, nil
 }
 
 // registererOrDefault returns reg, or controller-runtime's metrics.Registry
@@ -105,6 +117,8 @@ type phaseMetrics struct {
 type metricSet struct {
 	reg   prometheus.Registerer
 	steps map[string]*[numPhases]phaseMetrics
+	// ownWriteSkipped counts the events of the engine's writes it dropped.
+	ownWriteSkipped prometheus.Counter
 }
 
 const numPhases = 5
@@ -133,7 +147,7 @@ func newMetricSet(reg prometheus.Registerer, controller string, stepNames []stri
 	if err != nil {
 		return nil, err
 	}
-	m := &metricSet{reg: reg, steps: make(map[string]*[numPhases]phaseMetrics, len(stepNames))}
+	m := &metricSet{reg: reg, steps: make(map[string]*[numPhases]phaseMetrics, len(stepNames)), ownWriteSkipped: c.ownWrites.WithLabelValues(controller)}
 	for _, name := range stepNames {
 		var pm [numPhases]phaseMetrics
 		for _, ph := range phases {

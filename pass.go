@@ -61,9 +61,9 @@ type Pass[T client.Object] struct {
 	// steps records the steps run for the PassObservers; nil when there
 	// are none.
 	steps *stepLog
-	// wroteOver, when set, is told of every version of the object a write
-	// of the pass replaced (see passState.wroteOver).
-	wroteOver func(rv string, after client.Object)
+	// write, when set, makes each write of the object by the pass (see
+	// passState.write).
+	write func(rv string, after client.Object, send func() error) error
 }
 
 // Commit writes the changes made so far to the object's metadata and spec
@@ -96,11 +96,14 @@ func (r *Pass[T]) Commit(ctx context.Context) error {
 		return fmt.Errorf("committing: %w", err)
 	}
 	written := r.Original.DeepCopyObject().(T)
-	if err := r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return fmt.Errorf("committing: %w", err)
+	send := func() error { return r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, body)) }
+	if r.write != nil {
+		err = r.write(rv, written, send)
+	} else {
+		err = send()
 	}
-	if r.wroteOver != nil {
-		r.wroteOver(rv, written)
+	if err != nil {
+		return fmt.Errorf("committing: %w", err)
 	}
 	r.advance(written)
 	return nil

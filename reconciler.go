@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
@@ -163,6 +164,21 @@ type Reconciler[T client.Object] struct {
 	// Observers are told of every pass (see PassObserver), besides the
 	// observers of the manager's Observation (see ObservationOf).
 	Observers []PassObserver
+	// ReconcileOwnWrites turns off what the engine does by default with the
+	// watch events of its own writes: drop them when the pass that wrote
+	// settled. Every engine write is guarded by the resourceVersion the
+	// pass read, so the version a write makes holds what the pass left and
+	// nothing else. When the pass succeeded and left the object Ready=True
+	// for its generation, a pass over that version would find nothing to
+	// do, and the event of the write starts none: one pass per change,
+	// where a hand-written controller makes two. Events of any other
+	// change, by anyone, start a pass as usual; so do the events of a pass
+	// that did not settle (an error, a step not done, a kind without
+	// conditions), and if one of those came while the pass still ran, the
+	// object is requeued at once in its stead. Set it to have every event
+	// start a pass, as in a hand-written controller. MetricOwnWritesSkipped
+	// counts the dropped events.
+	ReconcileOwnWrites bool
 	// TracerProvider makes the OpenTelemetry spans of the passes: one per
 	// pass, with a child per step. Nil means otel's global provider once a
 	// program has set one (otel.SetTracerProvider, as package operator does
@@ -182,6 +198,10 @@ type Reconciler[T client.Object] struct {
 	skipSeen sync.Map // types.NamespacedName -> struct{}: skip event recorded
 	foreign  sync.Map // types.NamespacedName -> string: owner warned about
 	written  sync.Map // types.NamespacedName -> []string: versions our last pass wrote over
+	own      sync.Map // types.NamespacedName -> *ownWrite: versions our last pass wrote
+	// forGVK is the reconciled kind, set by Build with the predicate that
+	// drops the events of the engine's own writes.
+	forGVK schema.GroupVersionKind
 }
 
 // prepared is what Validate works out once from the configuration.
@@ -485,6 +505,7 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 			r.skipSeen.Delete(creq.NamespacedName)
 			r.foreign.Delete(creq.NamespacedName)
 			r.written.Delete(creq.NamespacedName)
+			r.forgetOwnWrites(creq.NamespacedName)
 			r.book.forget(creq.NamespacedName)
 			return ctrl.Result{}, nil
 		}
@@ -530,8 +551,9 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 		steps:      po.steps,
 	}
 	ps := &passState[T]{r: r, p: p, req: req, key: creq.NamespacedName}
-	req.wroteOver = ps.wroteOver
+	req.write = ps.write
 	res, err := ps.run(ctx)
+	res = ps.closeOwnWrites(res, err)
 	po.resynced = ps.resynced
 	po.object = req.Object
 	if len(ps.overwritten) > 0 {

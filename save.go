@@ -169,10 +169,11 @@ func (ps *passState[T]) sendStatus(ctx context.Context, status json.RawMessage) 
 	if err != nil {
 		return err
 	}
-	if err := ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
+	if err := ps.write(rv, ps.req.Object, func() error {
+		return ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body))
+	}); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
-	ps.wroteOver(rv, ps.req.Object)
 	return nil
 }
 
@@ -182,23 +183,31 @@ func (ps *passState[T]) sendMain(ctx context.Context, main map[string]json.RawMe
 	if err != nil {
 		return err
 	}
-	if err := ps.r.Client.Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body)); err != nil {
+	if err := ps.write(rv, ps.req.Object, func() error {
+		return ps.r.Client.Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body))
+	}); err != nil {
 		return fmt.Errorf("writing object: %w", err)
 	}
-	ps.wroteOver(rv, ps.req.Object)
 	return nil
 }
 
-// wroteOver notes that a write of this pass replaced version rv of the
-// object, when it did: after, the object the write returned, has another
+// write makes one write of the object by the pass: send, guarded by
+// version rv, which leaves the object the server returned in after. It
+// notes that the write replaced rv, when it did: after then has another
 // version. A write the server took for a no-op (every change pruned by the
 // schema, or equal to what was stored) leaves the version as it was; the
 // cache is then not behind, and rv must not be taken for a stale copy.
-func (ps *passState[T]) wroteOver(rv string, after client.Object) {
-	if after.GetResourceVersion() == rv {
-		return
+// The watch events of the write are told from others (see ownWrite).
+func (ps *passState[T]) write(rv string, after client.Object, send func() error) error {
+	ps.beginOwnWrite()
+	err := send()
+	made := ""
+	if err == nil && after.GetResourceVersion() != rv {
+		ps.overwritten = append(ps.overwritten, rv)
+		made = after.GetResourceVersion()
 	}
-	ps.overwritten = append(ps.overwritten, rv)
+	ps.endOwnWrite(made)
+	return err
 }
 
 // diff computes the JSON merge patch from Original to Object and splits it

@@ -104,6 +104,17 @@ func (b *triggerBook) confirm(key types.NamespacedName) {
 	b.note(key, t.(Trigger))
 }
 
+// dropCandidate forgets the candidate t of key: a predicate dropped the
+// event after it was noted. A candidate of another event is kept.
+func (b *triggerBook) dropCandidate(key types.NamespacedName, t Trigger) {
+	if b == nil {
+		return
+	}
+	if b.candidates.CompareAndDelete(key, t) {
+		b.size.Add(-1)
+	}
+}
+
 // requeue records the requeue a pass of key asked for; ok false means
 // it asked for none.
 func (b *triggerBook) requeue(key types.NamespacedName, kind TriggerKind, ok bool) {

@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/bosunkit/bosun"
 )
 
 // Defaults of the flags, as in kubebuilder's scaffold where it has them.
@@ -117,8 +119,9 @@ func (f *Flags) Validate() error {
 }
 
 // ManagerOptions returns the manager options the flags choose for the
-// operator called name. Options the flags do not cover are left zero for
-// the caller to fill.
+// operator called name, with a lean cache (bosun.LeanCache: the cache
+// keeps no managedFields). Options the flags do not cover are left zero
+// for the caller to fill.
 func (f *Flags) ManagerOptions(name string) ctrl.Options {
 	var tlsOpts []func(*tls.Config)
 	if !f.EnableHTTP2 {
@@ -137,7 +140,7 @@ func (f *Flags) ManagerOptions(name string) ctrl.Options {
 		id = name + ".bosun.dev"
 	}
 	lease, renew, retry, grace := f.LeaseDuration, f.RenewDeadline, f.RetryPeriod, f.GracefulShutdownTimeout
-	return ctrl.Options{
+	opts := ctrl.Options{
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        f.ProbeAddr,
 		LeaderElection:                f.LeaderElect,
@@ -149,4 +152,6 @@ func (f *Flags) ManagerOptions(name string) ctrl.Options {
 		RetryPeriod:                   &retry,
 		GracefulShutdownTimeout:       &grace,
 	}
+	bosun.LeanCache(&opts.Cache)
+	return opts
 }

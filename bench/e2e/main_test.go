@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain makes the test binary a child of the bench when run as one.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestShortRun runs every row of the bench on a few objects, as `make
+// bench-e2e` runs them on thousands, and checks what does not depend on
+// timing: every arm converged every object, bosun did it in one pass per
+// object where the hand-written controller takes two, nothing was written
+// while idle, after a restart or on a resync, and the report has a line
+// for every goal.
+func TestShortRun(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.sizes = []int{40}
+	cfg.rounds = 1
+	cfg.churnFor = 500 * time.Millisecond
+	cfg.churnRate = 20
+	cfg.idleFor = 500 * time.Millisecond
+	cfg.fairBig, cfg.fairSmall = 100, 3
+	cfg.heapSizes = []int{200}
+	var out bytes.Buffer
+	rep, err := run(t.Context(), cfg, &out)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.runs {
+		if r.fail == 0 && len(r.healthyAt) != r.n {
+			t.Errorf("%s: %d of %d objects Ready", r.arm, len(r.healthyAt), r.n)
+		}
+		if r.idleWrites != 0 || r.restartWrites > 0 || r.resyncWrites > 0 {
+			t.Errorf("%s: writes when idle, on restart, on resync: %d, %d, %d; want none", r.arm, r.idleWrites, r.restartWrites, r.resyncWrites)
+		}
+		if r.fail != 0 {
+			continue
+		}
+		switch perObject := float64(r.reconciles) / float64(r.n); r.arm {
+		case armBosun:
+			if perObject > 1.1 {
+				t.Errorf("bosun: %.2f reconciles per object, want 1", perObject)
+			}
+		case armHand:
+			if perObject < 1.9 {
+				t.Errorf("hand-written: %.2f reconciles per object, want 2 (its own write brings a second pass)", perObject)
+			}
+		}
+	}
+	if len(rep.heaps) != 1 || rep.heaps[0].bosun == 0 || rep.heaps[0].cr == 0 {
+		t.Errorf("heap figures %+v, want both caches measured", rep.heaps)
+	}
+	for _, row := range []string{
+		"time to all Ready", "reconciles per object", "controller CPU per object", "start to first Ready",
+		"p99 spec change to Ready", "healthy objects slowed", "heap of a cache", "beside", "writes when idle",
+	} {
+		if !strings.Contains(out.String(), row) {
+			t.Errorf("the report has no row %q", row)
+		}
+	}
+}
