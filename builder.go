@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/bosunkit/bosun/fairqueue"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -57,6 +59,8 @@ type Builder[T client.Object] struct {
 	// field indexes then wait in pending until it is built.
 	deferIndexes bool
 	pending      []FieldIndex
+	// fairKey groups the objects of the fair queue (WithFairQueue).
+	fairKey fairqueue.KeyFunc[reconcile.Request]
 	// wrap, when set, wraps the reconciler the controller runs (the
 	// handlers of a HandlerSet run around the engine).
 	wrap func(r reconcile.Reconciler) reconcile.Reconciler
@@ -327,7 +331,14 @@ func (b *Builder[T]) Named(name string) *Builder[T] {
 
 // WithOptions sets controller options such as MaxConcurrentReconciles. A
 // NewQueue given here makes the queue as usual; the engine wraps it to
-// learn why keys enter it (see Trigger).
+// learn why keys enter it (see Trigger). Without one, the controller's
+// queue is a fair queue (package fairqueue) grouped by namespace, unless
+// UsePriorityQueue (here or in the manager's options) is false, which
+// asks for client-go's plain queue.
+//
+// Stored objects reconciled at once (a start, a resync) take turns by
+// namespace: a namespace with thousands of objects does not make the
+// objects of another wait for all of them.
 func (b *Builder[T]) WithOptions(opts controller.Options) *Builder[T] {
 	b.ctrlOpts = opts
 	return b
@@ -345,16 +356,13 @@ func (b *Builder[T]) controllerOptions() controller.Options {
 	if newQueue == nil {
 		defaults := b.mgr.GetControllerOptions()
 		usePQ := ptr.Deref(opts.UsePriorityQueue, ptr.Deref(defaults.UsePriorityQueue, true))
-		logger := opts.Logger
-		if logger.GetSink() == nil {
-			logger = b.mgr.GetLogger()
+		key := b.fairKey
+		if key == nil {
+			key = fairqueue.ByNamespace
 		}
 		newQueue = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 			if usePQ {
-				return priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
-					o.Log = logger.WithValues("controller", name)
-					o.RateLimiter = rl
-				})
+				return fairqueue.New(name, fairqueue.Options[reconcile.Request]{Key: key, RateLimiter: rl})
 			}
 			return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
 		}
@@ -364,6 +372,17 @@ func (b *Builder[T]) controllerOptions() controller.Options {
 		return book.wrapQueue(newQueue(name, rl))
 	}
 	return opts
+}
+
+// WithFairQueue groups the objects of the controller's fair queue by key
+// rather than by namespace: objects of one group take turns with those of
+// every other (see package fairqueue). A label of the object, a tenant
+// looked up from its namespace, or the whole key (every object its own
+// group: plain FIFO) are common choices. It has no effect when
+// WithOptions gives a NewQueue.
+func (b *Builder[T]) WithFairQueue(key fairqueue.KeyFunc[reconcile.Request]) *Builder[T] {
+	b.fairKey = key
+	return b
 }
 
 // Complete sets up r as Build does and registers the controller with the
