@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -133,6 +135,13 @@ func runChild(args []string) error {
 		go func() { done <- mgr.Start(ctx) }()
 	}
 
+	if dir := os.Getenv(profileEnv); dir != "" {
+		stop, err := profile(dir, c)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	in := bufio.NewScanner(os.Stdin)
 	out := json.NewEncoder(os.Stdout)
 	for in.Scan() {
@@ -307,6 +316,26 @@ func bare(ctx context.Context, cl client.Client, c childConfig, done func()) err
 	default:
 		return nil
 	}
+}
+
+// profileEnv names a directory where each child writes the CPU profile
+// of its run, <arm>-<n>-<pid>.pprof.
+const profileEnv = "BOSUN_BENCH_PROFILE"
+
+// profile starts the CPU profile of this child in dir; stop ends it.
+func profile(dir string, c childConfig) (stop func(), err error) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d-%d.pprof", c.arm, c.n, os.Getpid())))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // reconcileTotal is the sum of controller-runtime's

@@ -14,7 +14,9 @@
 //	go run ./bench/e2e                      # the figures of docs/BENCHMARKS.md
 //	go run ./bench/e2e -n 500 -rounds 1     # a quick look
 //
-// `make bench-e2e` runs it. No test asserts a timing.
+// `make bench-e2e` runs it. No test asserts a timing. With
+// BOSUN_BENCH_PROFILE set to a directory, every child writes the CPU
+// profile of its run there (go tool pprof FILE).
 package main
 
 import (
