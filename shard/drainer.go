@@ -1,0 +1,163 @@
+package shard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// errBusy: a pass of an object asked to leave still runs.
+var errBusy = errors.New("a pass of the object is running")
+
+// patchLabels sets (or, for an empty value, removes) labels of the object
+// key of the ring's kind, guarded by resourceVersion rv: a write based on
+// an older view of the object fails with 409 Conflict.
+func (m *Member) patchLabels(ctx context.Context, key types.NamespacedName, rv string, set map[string]string) error {
+	lbls := map[string]any{}
+	for k, v := range set {
+		if v == "" {
+			lbls[k] = nil
+		} else {
+			lbls[k] = v
+		}
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv, "labels": lbls}})
+	if err != nil {
+		return fmt.Errorf("encoding the labels of %s: %w", key, err)
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(m.gvk)
+	obj.Namespace, obj.Name = key.Namespace, key.Name
+	if err := m.mgr.GetClient().Patch(ctx, obj, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("labelling %s %s: %w", m.gvk.Kind, key, err)
+	}
+	return nil
+}
+
+// newObject returns an empty object of the ring's kind, of the type the
+// manager's cache holds it as.
+func (m *Member) newObject() client.Object {
+	obj := m.opts.Object.DeepCopyObject().(client.Object)
+	obj.SetNamespace("")
+	obj.SetName("")
+	return obj
+}
+
+// isDrain reports whether o is an object of this member that it is asked
+// to let go.
+func (m *Member) isDrain(o client.Object) bool {
+	l := o.GetLabels()
+	return l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] != ""
+}
+
+// drainer lets go of the objects this member is asked to: it stops their
+// passes, and once none runs removes their shard and drain labels, which
+// hands them back to the sharder. It watches the manager's cache of the
+// ring's kind, which holds this member's objects only.
+type drainer struct{ m *Member }
+
+var _ manager.LeaderElectionRunnable = (*drainer)(nil)
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every
+// member drains its own objects.
+func (*drainer) NeedLeaderElection() bool { return false }
+
+// Start implements manager.Runnable.
+func (d *drainer) Start(ctx context.Context) error {
+	m := d.m
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, time.Second),
+		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "shard-drain-" + m.opts.Ring},
+	)
+	defer q.ShutDown()
+	inf, err := m.mgr.GetCache().GetInformer(ctx, m.opts.Object)
+	if err != nil {
+		return fmt.Errorf("shard: ring %q: watching %s: %w", m.opts.Ring, m.gvk.Kind, err)
+	}
+	see := func(obj any) {
+		o, ok := obj.(client.Object)
+		if !ok {
+			return
+		}
+		key := client.ObjectKeyFromObject(o)
+		switch {
+		case m.isDrain(o):
+			q.Add(key)
+		case o.GetLabels()[m.shardLabel] == m.opts.Identity:
+			m.gate.back(key)
+		}
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    see,
+		UpdateFunc: func(_, obj any) { see(obj) },
+	})
+	if err != nil {
+		return fmt.Errorf("shard: ring %q: watching %s: %w", m.opts.Ring, m.gvk.Kind, err)
+	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
+	go func() {
+		<-ctx.Done()
+		q.ShutDown()
+	}()
+	go func() {
+		tick := time.NewTicker(m.opts.LeaseDuration)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				m.gate.forget(m.opts.LeaseDuration)
+			}
+		}
+	}()
+	log := m.mgr.GetLogger().WithValues("ring", m.opts.Ring, "member", m.opts.Identity)
+	for {
+		key, shutdown := q.Get()
+		if shutdown {
+			return nil
+		}
+		switch err := d.letGo(ctx, key); {
+		case err == nil:
+			q.Forget(key)
+		case errors.Is(err, errBusy), apierrors.IsConflict(err):
+			q.AddRateLimited(key)
+		default:
+			log.Error(err, "letting an object go", "object", klog.KRef(key.Namespace, key.Name))
+			q.AddRateLimited(key)
+		}
+		q.Done(key)
+	}
+}
+
+// letGo removes the labels of key once no pass of it runs.
+func (d *drainer) letGo(ctx context.Context, key types.NamespacedName) error {
+	m := d.m
+	obj := m.newObject()
+	if err := m.mgr.GetCache().Get(ctx, key, obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !m.isDrain(obj) {
+		return nil
+	}
+	if !m.gate.drain(key) {
+		return errBusy
+	}
+	if err := m.patchLabels(ctx, key, obj.GetResourceVersion(), map[string]string{m.shardLabel: "", m.drainLabel: ""}); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	drainsCounter.WithLabelValues(m.opts.Ring, m.opts.Identity).Inc()
+	m.mgr.GetLogger().V(1).Info("let an object go", "ring", m.opts.Ring, "member", m.opts.Identity, "object", klog.KRef(key.Namespace, key.Name))
+	return nil
+}

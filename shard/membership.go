@@ -1,0 +1,135 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// idlePoll is how often a stopping member looks whether its passes have
+// ended.
+const idlePoll = 20 * time.Millisecond
+
+// LeaseName is the name of the Lease of member identity in ring.
+func LeaseName(ring, identity string) string { return ring + "-" + identity }
+
+// Alive reports whether lease, a member's Lease, is current at now: it
+// has a holder and was renewed within its duration.
+func Alive(lease *coordinationv1.Lease, now time.Time) bool {
+	s := lease.Spec
+	if s.RenewTime == nil || s.LeaseDurationSeconds == nil || s.HolderIdentity == nil || *s.HolderIdentity == "" || lease.DeletionTimestamp != nil {
+		return false
+	}
+	return now.Before(s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second))
+}
+
+// membership keeps this member's Lease, renewing it every RenewPeriod,
+// and on stop waits for the member's passes to end and releases it.
+type membership struct{ m *Member }
+
+var _ manager.LeaderElectionRunnable = (*membership)(nil)
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every
+// replica is a member.
+func (*membership) NeedLeaderElection() bool { return false }
+
+// Start implements manager.Runnable.
+func (ms *membership) Start(ctx context.Context) error {
+	m := ms.m
+	c := m.mgr.GetClient()
+	log := m.mgr.GetLogger().WithValues("ring", m.opts.Ring, "member", m.opts.Identity)
+	tick := time.NewTicker(m.opts.RenewPeriod)
+	defer tick.Stop()
+	for {
+		if err := ms.renew(ctx, c); err != nil && ctx.Err() == nil {
+			log.Error(err, "renewing the member's lease")
+		}
+		select {
+		case <-ctx.Done():
+			ms.release(context.WithoutCancel(ctx), c)
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// release waits, at most RenewDeadline, for the passes running to end,
+// and then deletes the Lease, so that the sharder hands the member's
+// objects over at once. Passes still running by then keep the Lease,
+// which expires.
+func (ms *membership) release(ctx context.Context, c client.Client) {
+	m := ms.m
+	log := m.mgr.GetLogger().WithValues("ring", m.opts.Ring, "member", m.opts.Identity)
+	ctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline)
+	defer cancel()
+	for idle := m.gate.stop(); !idle; idle = m.gate.idle() {
+		select {
+		case <-ctx.Done():
+			log.Info("passes still running at stop; leaving the member's lease to expire")
+			return
+		case <-time.After(idlePoll):
+		}
+	}
+	m.gate.renewedAt(time.Time{})
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: m.opts.Namespace, Name: LeaseName(m.opts.Ring, m.opts.Identity)}}
+	if err := c.Delete(ctx, lease); err != nil && !apierrors.IsNotFound(err) {
+		log.Error(err, "releasing the member's lease")
+		return
+	}
+	log.Info("released the member's lease")
+}
+
+// renew creates or renews the member's Lease. It reads the Lease from
+// the API server: the manager's cache may not watch its namespace.
+func (ms *membership) renew(ctx context.Context, c client.Client) error {
+	m := ms.m
+	name := LeaseName(m.opts.Ring, m.opts.Identity)
+	now := time.Now()
+	renewTime := metav1.NewMicroTime(now)
+	seconds := int32(max((m.opts.LeaseDuration+time.Second-1)/time.Second, 1))
+	var lease coordinationv1.Lease
+	err := m.mgr.GetAPIReader().Get(ctx, types.NamespacedName{Namespace: m.opts.Namespace, Name: name}, &lease)
+	switch {
+	case apierrors.IsNotFound(err):
+		lease = coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: m.opts.Namespace, Name: name, Labels: map[string]string{LabelRing: m.opts.Ring}},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity: ptr.To(m.opts.Identity), LeaseDurationSeconds: ptr.To(seconds),
+				AcquireTime: &renewTime, RenewTime: &renewTime,
+			},
+		}
+		if err := c.Create(ctx, &lease); err != nil {
+			return fmt.Errorf("creating lease %s: %w", name, err)
+		}
+	case err != nil:
+		return fmt.Errorf("reading lease %s: %w", name, err)
+	default:
+		if !Alive(&lease, now) {
+			lease.Spec.AcquireTime = &renewTime
+		}
+		if lease.Labels[LabelRing] != m.opts.Ring {
+			if lease.Labels == nil {
+				lease.Labels = map[string]string{}
+			}
+			lease.Labels[LabelRing] = m.opts.Ring
+		}
+		lease.Spec.RenewTime = &renewTime
+		lease.Spec.HolderIdentity = ptr.To(m.opts.Identity)
+		lease.Spec.LeaseDurationSeconds = ptr.To(seconds)
+		if err := c.Update(ctx, &lease); err != nil {
+			return fmt.Errorf("renewing lease %s: %w", name, err)
+		}
+	}
+	// The renewal counts from before the request: the sharder measures
+	// the Lease from the time written in it.
+	m.gate.renewedAt(now)
+	return nil
+}

@@ -1,0 +1,51 @@
+package shard
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metric names, registered with controller-runtime's metrics.Registry,
+// which the manager serves.
+const (
+	// MetricMembers is the number of live members of a ring, as its
+	// sharder sees them (label ring).
+	MetricMembers = "bosun_shard_members"
+	// MetricObjects is the number of objects labelled for each member of
+	// a ring, as its sharder sees them (labels ring, member).
+	MetricObjects = "bosun_shard_objects"
+	// MetricMoves counts the sharder's changes of an object's member
+	// (labels ring, kind): "assign" labels an object that had no member,
+	// "drain" asks a live member to let one go, "takeover" relabels one
+	// whose member is gone.
+	MetricMoves = "bosun_shard_moves_total"
+	// MetricDrains counts the objects a member let go when asked (labels
+	// ring, member).
+	MetricDrains = "bosun_shard_drains_total"
+)
+
+// Kinds of MetricMoves.
+const (
+	MoveAssign   = "assign"
+	MoveDrain    = "drain"
+	MoveTakeover = "takeover"
+)
+
+var (
+	membersGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: MetricMembers, Help: "Live members of a shard ring, as its sharder sees them.",
+	}, []string{"ring"})
+	objectsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: MetricObjects, Help: "Objects labelled for each member of a shard ring.",
+	}, []string{"ring", "member"})
+	movesCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricMoves, Help: "Changes of an object's member made by the sharder of a ring, by kind.",
+	}, []string{"ring", "kind"})
+	drainsCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricDrains, Help: "Objects a member of a shard ring let go when asked.",
+	}, []string{"ring", "member"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(membersGauge, objectsGauge, movesCounter, drainsCounter)
+}
