@@ -44,9 +44,10 @@ type bench struct {
 
 // report is everything a run of the bench measured.
 type report struct {
-	runs  []result
-	fair  []fairnessResult
-	heaps []heapResult
+	runs   []result
+	fair   []fairnessResult
+	heaps  []heapResult
+	shards []shardResult
 }
 
 // all runs every row.
@@ -95,8 +96,15 @@ func (b *bench) all(ctx context.Context) (report, error) {
 			return report{}, fmt.Errorf("heap: %w", err)
 		}
 	}
+	var shards []shardResult
+	if b.cfg.rows["shard"] {
+		if shards, err = b.sharding(ctx); err != nil {
+			return report{}, fmt.Errorf("sharding: %w", err)
+		}
+	}
 	summary(b.out, b.cfg, runs, fair, heaps)
-	return report{runs: runs, fair: fair, heaps: heaps}, nil
+	shardSummary(b.out, shards)
+	return report{runs: runs, fair: fair, heaps: heaps, shards: shards}, nil
 }
 
 // result is what one convergence run measured.
@@ -615,6 +623,7 @@ func (b *bench) startChild(ctx context.Context, c childConfig) (*child, error) {
 	args := []string{
 		"-arm", c.arm, "-kubeconfig", b.kubeconfig, "-namespaces", strings.Join(c.namespaces, ","),
 		"-workers", strconv.Itoa(max(c.workers, 1)), "-n", strconv.Itoa(c.n), "-sync-period", c.syncPeriod.String(),
+		"-identity", c.identity,
 	}
 	cmd := exec.CommandContext(ctx, b.cfg.exe, args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1", "GOMAXPROCS="+os.Getenv("GOMAXPROCS"))

@@ -45,6 +45,8 @@ const (
 	// bosun's default options and with controller-runtime's.
 	armCacheBosun = "cache-bosun"
 	armCacheCR    = "cache-controller-runtime"
+	// armShard is the bosun arm as one replica of a ring (package shard).
+	armShard = "shard"
 )
 
 // childConfig is what a child process is told on its command line.
@@ -55,6 +57,8 @@ type childConfig struct {
 	workers    int
 	n          int
 	syncPeriod time.Duration
+	// identity names the replica of armShard.
+	identity string
 }
 
 // stats is what a child reports when asked.
@@ -71,6 +75,17 @@ type stats struct {
 	HeapBefore uint64 `json:"heapBefore,omitempty"`
 	// Synced is set once the cache arms' cache is filled.
 	Synced bool `json:"synced,omitempty"`
+	// Cached is how many Widgets the cache holds (armShard).
+	Cached int `json:"cached,omitempty"`
+	// Passes are the passes of armShard so far, when asked for.
+	Passes []passRecord `json:"passes,omitempty"`
+}
+
+// passRecord is one pass of a replica: the object, and its start and end
+// in Unix nanoseconds.
+type passRecord struct {
+	Object     string `json:"o"`
+	Start, End int64
 }
 
 // runChild runs one arm until its standard input closes, answering each
@@ -85,6 +100,7 @@ func runChild(args []string) error {
 	fs.IntVar(&c.workers, "workers", 4, "")
 	fs.IntVar(&c.n, "n", 0, "")
 	fs.DurationVar(&c.syncPeriod, "sync-period", 0, "")
+	fs.StringVar(&c.identity, "identity", "", "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,7 +119,25 @@ func runChild(args []string) error {
 	var synced func() bool
 	reconciles := func() int64 { return reconcileTotal() }
 	var done chan error
+	var passes *passLog
+	var cachedCount func() int
 	switch c.arm {
+	case armShard:
+		passes = &passLog{}
+		mgr, err := newShardManager(cfg, c, passes)
+		if err != nil {
+			return err
+		}
+		cachedCount = func() int {
+			var list testapi.WidgetList
+			if err := mgr.GetCache().List(ctx, &list); err != nil {
+				return -1
+			}
+			return len(list.Items)
+		}
+		st.Start = time.Now().UnixNano()
+		done = make(chan error, 1)
+		go func() { done <- mgr.Start(ctx) }()
 	case armBare:
 		var n int64
 		var nmu sync.Mutex
@@ -163,6 +197,12 @@ func runChild(args []string) error {
 		}
 		if in.Text() == "heap" {
 			s.Heap = liveHeap()
+		}
+		if cachedCount != nil {
+			s.Cached = cachedCount()
+		}
+		if in.Text() == "passes" && passes != nil {
+			s.Passes = passes.all()
 		}
 		if err := out.Encode(s); err != nil {
 			return err

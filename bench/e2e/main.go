@@ -5,6 +5,10 @@
 // first Ready object, the cost of failing objects to healthy ones, the
 // heap of a cache, the latency of a spec change under load, fairness
 // between namespaces, and writes when idle, on resync and on restart.
+// The bosun arm also runs as 1, 2 and 4 replicas of a ring (package
+// shard), one of which is killed while every object changes: what each
+// replica caches, how soon its share is Ready again elsewhere, and that
+// no object was reconciled by two replicas at once.
 //
 // Each controller runs in a process of its own (this program, started
 // again as a child), so that its CPU time and heap are its own. The arms
@@ -83,8 +87,11 @@ type config struct {
 	fairBig, fairSmall int
 	// heapSizes are the cache sizes of the heap row.
 	heapSizes []int
+	// replicas are the numbers of replicas of the sharded runs, on the
+	// smallest size.
+	replicas []int
 	// rows are the groups of rows to measure: converge (with the
-	// latency, idle, restart and resync rows), fail, fair and heap.
+	// latency, idle, restart and resync rows), fail, fair, heap and shard.
 	rows map[string]bool
 	// exe is the program the children run (default: this one).
 	exe string
@@ -102,7 +109,8 @@ func defaultConfig() config {
 		fairBig:   10000,
 		fairSmall: 10,
 		heapSizes: []int{10000, 100000},
-		rows:      map[string]bool{"converge": true, "fail": true, "fair": true, "heap": true},
+		replicas:  []int{1, 2, 4},
+		rows:      map[string]bool{"converge": true, "fail": true, "fair": true, "heap": true, "shard": true},
 	}
 }
 
@@ -120,17 +128,22 @@ func (c *config) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&c.idleFor, "idle-for", c.idleFor, "how long writes are counted when nothing changes")
 	fs.IntVar(&c.fairBig, "fair-big", c.fairBig, "objects of the busy namespace of the fairness row")
 	fs.IntVar(&c.fairSmall, "fair-small", c.fairSmall, "objects of the small namespace of the fairness row")
-	fs.Func("rows", "comma-separated groups of rows to measure: converge, fail, fair, heap (default all)", func(s string) error {
+	fs.Func("rows", "comma-separated groups of rows to measure: converge, fail, fair, heap, shard (default all)", func(s string) error {
 		c.rows = map[string]bool{}
 		for f := range strings.SplitSeq(s, ",") {
 			switch f = strings.TrimSpace(f); f {
-			case "converge", "fail", "fair", "heap":
+			case "converge", "fail", "fair", "heap", "shard":
 				c.rows[f] = true
 			default:
 				return fmt.Errorf("unknown group of rows %q", f)
 			}
 		}
 		return nil
+	})
+	fs.Func("replicas", "comma-separated numbers of replicas of the sharded runs (default 1,2,4)", func(s string) error {
+		v, err := ints(s)
+		c.replicas = v
+		return err
 	})
 	fs.Func("heap", "comma-separated cache sizes of the heap row (default 10000,100000)", func(s string) error {
 		v, err := ints(s)

@@ -21,7 +21,8 @@ func TestMain(m *testing.M) {
 // bench-e2e` runs them on thousands, and checks what does not depend on
 // timing: every arm converged every object, bosun did it in one pass per
 // object where the hand-written controller takes two, nothing was written
-// while idle, after a restart or on a resync, and the report has a line
+// while idle, after a restart or on a resync, replicas of a ring shared
+// the objects without reconciling one at once, and the report has a line
 // for every goal.
 func TestShortRun(t *testing.T) {
 	cfg := defaultConfig()
@@ -32,6 +33,7 @@ func TestShortRun(t *testing.T) {
 	cfg.idleFor = 500 * time.Millisecond
 	cfg.fairBig, cfg.fairSmall = 100, 3
 	cfg.heapSizes = []int{200}
+	cfg.replicas = []int{1, 2}
 	var out bytes.Buffer
 	rep, err := run(t.Context(), cfg, &out)
 	t.Log(out.String())
@@ -62,12 +64,32 @@ func TestShortRun(t *testing.T) {
 	if len(rep.heaps) != 1 || rep.heaps[0].bosun == 0 || rep.heaps[0].cr == 0 {
 		t.Errorf("heap figures %+v, want both caches measured", rep.heaps)
 	}
+	if len(rep.shards) != 2 {
+		t.Errorf("%d sharded runs, want 2", len(rep.shards))
+	}
+	for _, r := range rep.shards {
+		if r.overlaps != 0 {
+			t.Errorf("%d replicas: %d objects reconciled by two replicas at once, want none", r.replicas, r.overlaps)
+		}
+		if sum(r.cached) != r.n {
+			t.Errorf("%d replicas: caches hold %v objects, want %d in all", r.replicas, r.cached, r.n)
+		}
+	}
 	for _, row := range []string{
 		"time to all Ready", "reconciles per object", "controller CPU per object", "start to first Ready",
 		"p99 spec change to Ready", "healthy objects slowed", "heap of a cache", "beside", "writes when idle",
+		"objects cached per replica",
 	} {
 		if !strings.Contains(out.String(), row) {
 			t.Errorf("the report has no row %q", row)
 		}
 	}
+}
+
+func sum(v []int) int {
+	t := 0
+	for _, x := range v {
+		t += x
+	}
+	return t
 }

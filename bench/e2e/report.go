@@ -50,6 +50,9 @@ func summary(w io.Writer, cfg config, runs []result, fair []fairnessResult, heap
 		return median(v)
 	}
 	secs := func(d time.Duration) float64 { return d.Seconds() }
+	if len(runs) == 0 && len(fair) == 0 && len(heaps) == 0 {
+		return
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| figure | bosun | hand-written | bare | ratio | goal |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | --- |")
@@ -142,4 +145,25 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// shardSummary prints the table of the sharded runs.
+func shardSummary(w io.Writer, shards []shardResult) {
+	if len(shards) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| replicas | objects | time to all Ready (s) | objects cached per replica | live heap per replica (MiB) | kill one mid-work: all Ready again after (s) | passes per object | objects reconciled by two replicas at once |")
+	fmt.Fprintln(w, "| ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |")
+	for _, r := range shards {
+		heaps := make([]string, len(r.heaps))
+		for i, h := range r.heaps {
+			heaps[i] = fmt.Sprintf("%.1f", float64(h)/(1<<20))
+		}
+		handover := "-"
+		if r.handover > 0 {
+			handover = fmt.Sprintf("%.2f", r.handover.Seconds())
+		}
+		fmt.Fprintf(w, "| %d | %d | %.2f | %v | %s | %s | %.2f | %d |\n", r.replicas, r.n, r.all.Seconds(), r.cached, strings.Join(heaps, ", "), handover, float64(r.passes)/float64(r.n), r.overlaps)
+	}
 }

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/shard"
+)
+
+// The leases of the sharded runs: short, so that a killed replica's share
+// moves within seconds.
+const (
+	shardLease = 4 * time.Second
+	shardRenew = time.Second
+)
+
+// passLog records the passes of a replica.
+type passLog struct {
+	mu     sync.Mutex
+	passes []passRecord
+}
+
+func (l *passLog) all() []passRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]passRecord(nil), l.passes...)
+}
+
+// newShardManager makes the manager of one replica of the ring "bench":
+// the bosun arm's reconciler, restricted to the replica's share.
+func newShardManager(cfg *rest.Config, c childConfig, log *passLog) (ctrl.Manager, error) {
+	ns := c.namespaces[0]
+	member, err := shard.New(shard.Options{
+		Ring: "bench", Identity: c.identity, Namespace: ns, Object: &testapi.Widget{},
+		LeaseDuration: shardLease, RenewPeriod: shardRenew, ObjectNamespaces: []string{ns},
+	})
+	if err != nil {
+		return nil, err
+	}
+	opts := ctrl.Options{
+		Scheme:                        scheme(),
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		Logger:                        ctrl.Log,
+		LeaderElection:                true,
+		LeaderElectionID:              "bench-sharder",
+		LeaderElectionNamespace:       ns,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 ptr.To(shardLease),
+		RenewDeadline:                 ptr.To(3 * time.Second),
+		RetryPeriod:                   ptr.To(500 * time.Millisecond),
+		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+	}
+	bosun.LeanCache(&opts.Cache)
+	member.ConfigureCache(&opts.Cache)
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := member.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	r := &bosun.Reconciler[*testapi.Widget]{
+		Name: "widgets", Steps: []bosun.Step[*testapi.Widget]{divide{}},
+		Observers: []bosun.PassObserver{bosun.PassObserverFunc(func(_ context.Context, rep bosun.PassReport) {
+			log.mu.Lock()
+			log.passes = append(log.passes, passRecord{Object: rep.Object.String(), Start: rep.Start.UnixNano(), End: rep.Start.Add(rep.Duration).UnixNano()})
+			log.mu.Unlock()
+		})},
+	}
+	err = bosun.ControllerManagedBy[*testapi.Widget](mgr).
+		For(nil, builder.WithPredicates(member.Predicate())).
+		WithOptions(member.ControllerOptions(controller.Options{MaxConcurrentReconciles: c.workers})).
+		Complete(r)
+	return mgr, err
+}
+
+// shardResult is what a run of k replicas measured.
+type shardResult struct {
+	replicas int
+	n        int
+	// all is the time from the start to every object Ready.
+	all time.Duration
+	// heaps and cached are each replica's live heap and cached objects
+	// once converged.
+	heaps  []uint64
+	cached []int
+	// handover is the time from the kill of a replica, while every
+	// object was being changed, to every object Ready for its change.
+	handover time.Duration
+	// passes counts the passes of all replicas; overlaps the objects
+	// whose passes by two replicas overlapped in time.
+	passes, overlaps int
+}
+
+// sharding runs the bosun arm as 1, 2 and 4 replicas of a ring on n
+// objects, kills one replica mid-work, and checks that no object was
+// reconciled by two at once.
+func (b *bench) sharding(ctx context.Context) ([]shardResult, error) {
+	n := b.cfg.sizes[0]
+	var out []shardResult
+	for _, k := range b.cfg.replicas {
+		r, err := b.shardRun(ctx, n, k)
+		if err != nil {
+			return nil, fmt.Errorf("%d replicas: %w", k, err)
+		}
+		fmt.Fprintf(b.out, "shard replicas=%d n=%d all=%s cached=%v heaps=%v handover=%s passes/object=%.2f overlaps=%d\n",
+			k, n, r.all.Round(time.Millisecond), r.cached, mibs(r.heaps), r.handover.Round(time.Millisecond), float64(r.passes)/float64(n), r.overlaps)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func mibs(v []uint64) []string {
+	out := make([]string, len(v))
+	for i, h := range v {
+		out[i] = mib(h)
+	}
+	return out
+}
+
+func (b *bench) shardRun(ctx context.Context, n, k int) (shardResult, error) {
+	r := shardResult{replicas: k, n: n}
+	ns, err := b.namespace(ctx, n, 0)
+	if err != nil {
+		return r, err
+	}
+	defer b.clear(ctx, ns)
+	w, err := b.watch(ctx, ns)
+	if err != nil {
+		return r, err
+	}
+	defer w.stop()
+	children := make([]*child, k)
+	start := time.Now()
+	for i := range k {
+		c, err := b.startChild(ctx, childConfig{arm: armShard, namespaces: []string{ns}, workers: b.cfg.workers, identity: fmt.Sprintf("r%d", i)})
+		if err != nil {
+			return r, err
+		}
+		defer c.stop()
+		children[i] = c
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = objectName(i)
+	}
+	if err := w.waitReady(ctx, names, 1, children[0]); err != nil {
+		return r, err
+	}
+	for _, name := range names {
+		r.all = max(r.all, w.readyAt(name, 1).Sub(start))
+	}
+	for _, c := range children {
+		if _, err := c.settle(armShard, n); err != nil {
+			return r, err
+		}
+	}
+	// The replicas' shares are labelled: wait until their caches hold
+	// nothing else.
+	for _, c := range children {
+		s, err := c.stats("heap")
+		if err != nil {
+			return r, err
+		}
+		r.heaps, r.cached = append(r.heaps, s.Heap), append(r.cached, s.Cached)
+	}
+	var passes [][]passRecord
+	if k > 1 {
+		// Change every object, and kill the last replica while the changes
+		// go in.
+		victim := children[k-1]
+		changed := make(chan error, 1)
+		var sent atomic.Int64
+		go func() {
+			changed <- parallel(ctx, n, func(i int) error {
+				obj := &testapi.Widget{}
+				obj.Namespace, obj.Name = ns, objectName(i)
+				sent.Add(1)
+				// A value no object has: every object gets a new generation.
+				return b.cl.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"value":-1}}`)))
+			})
+		}()
+		for sent.Load() < int64(n/4) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		s, err := victim.stats("passes")
+		if err != nil {
+			return r, err
+		}
+		passes = append(passes, s.Passes)
+		killed := time.Now()
+		if err := victim.cmd.Process.Kill(); err != nil {
+			return r, err
+		}
+		if err := <-changed; err != nil {
+			return r, err
+		}
+		if err := w.waitReady(ctx, names, 2, children[0]); err != nil {
+			return r, err
+		}
+		for _, name := range names {
+			r.handover = max(r.handover, w.readyAt(name, 2).Sub(killed))
+		}
+		children = children[:k-1]
+	}
+	for _, c := range children {
+		s, err := c.stats("passes")
+		if err != nil {
+			return r, err
+		}
+		passes = append(passes, s.Passes)
+	}
+	r.passes, r.overlaps = overlaps(passes)
+	return r, nil
+}
+
+// overlaps counts the passes of the replicas (one list each) and the
+// objects whose passes by two replicas overlapped in time.
+func overlaps(byReplica [][]passRecord) (passes, objects int) {
+	type span struct {
+		replica    int
+		start, end int64
+	}
+	spans := map[string][]span{}
+	for i, ps := range byReplica {
+		for _, p := range ps {
+			spans[p.Object] = append(spans[p.Object], span{i, p.Start, p.End})
+			passes++
+		}
+	}
+	for _, ss := range spans {
+	found:
+		for i := range ss {
+			for k := i + 1; k < len(ss); k++ {
+				if ss[i].replica != ss[k].replica && ss[i].start < ss[k].end && ss[k].start < ss[i].end {
+					objects++
+					break found
+				}
+			}
+		}
+	}
+	return passes, objects
+}
