@@ -2,6 +2,7 @@ package bosun
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
@@ -19,15 +20,23 @@ import (
 //
 // It is safe for the engine and for steps that write with patches,
 // server-side apply or Update: the API server keeps an object's
-// managedFields when a write leaves them out. A controller that reads
-// managedFields from the cache must not use it (or must read around the
-// cache, with the manager's APIReader).
+// managedFields when a write leaves them out. The children of a set
+// (objects labelled bosun.dev/set, see package children) keep the entries
+// of their server-side applies, which the children step reads to tell a
+// field it set to its zero value from one another manager changed; only
+// their Update entries go. A controller that reads other managedFields
+// from the cache must not use it (or must read around the cache, with the
+// manager's APIReader).
 func LeanCache(o *cache.Options) {
 	o.DefaultTransform = stripManagedFields(o.DefaultTransform)
 }
 
+// setLabel marks the children of a set (children.LabelSet).
+const setLabel = "bosun.dev/set"
+
 // stripManagedFields returns a transform that runs then, when set, and
-// drops the managedFields of the object it returns.
+// drops the managedFields of the object it returns, but for the Apply
+// entries of the children of a set.
 func stripManagedFields(then toolscache.TransformFunc) toolscache.TransformFunc {
 	return func(in any) (any, error) {
 		if then != nil {
@@ -37,9 +46,21 @@ func stripManagedFields(then toolscache.TransformFunc) toolscache.TransformFunc 
 			}
 			in = out
 		}
-		if obj, err := meta.Accessor(in); err == nil && obj.GetManagedFields() != nil {
-			obj.SetManagedFields(nil)
+		obj, err := meta.Accessor(in)
+		if err != nil || obj.GetManagedFields() == nil {
+			return in, nil
 		}
+		if _, child := obj.GetLabels()[setLabel]; !child {
+			obj.SetManagedFields(nil)
+			return in, nil
+		}
+		var applied []metav1.ManagedFieldsEntry
+		for _, e := range obj.GetManagedFields() {
+			if e.Operation == metav1.ManagedFieldsOperationApply {
+				applied = append(applied, e)
+			}
+		}
+		obj.SetManagedFields(applied)
 		return in, nil
 	}
 }

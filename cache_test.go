@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -75,5 +77,39 @@ func TestLeanCacheKeepsTransformErrors(t *testing.T) {
 	out, err = o.DefaultTransform(obj)
 	if err != nil || out != obj || obj.ManagedFields != nil {
 		t.Errorf("transform = %v, %v; want the object without managedFields", out, err)
+	}
+}
+
+// TestLeanCacheTransform checks what the transform of LeanCache keeps of
+// managedFields: nothing, but the Apply entries of a set's children.
+func TestLeanCacheTransform(t *testing.T) {
+	t.Parallel()
+	apply := metav1.ManagedFieldsEntry{Manager: "bosun", Operation: metav1.ManagedFieldsOperationApply}
+	update := metav1.ManagedFieldsEntry{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}
+	tests := []struct {
+		name   string
+		labels map[string]string
+		in     []metav1.ManagedFieldsEntry
+		want   []metav1.ManagedFieldsEntry
+	}{
+		{"object", nil, []metav1.ManagedFieldsEntry{apply, update}, nil},
+		{"object with other labels", map[string]string{"app": "web"}, []metav1.ManagedFieldsEntry{apply, update}, nil},
+		{"child of a set", map[string]string{"bosun.dev/set": "web"}, []metav1.ManagedFieldsEntry{update, apply}, []metav1.ManagedFieldsEntry{apply}},
+		{"child of a set, only updates", map[string]string{"bosun.dev/set": "web"}, []metav1.ManagedFieldsEntry{update}, nil},
+		{"no managedFields", nil, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var o cache.Options
+			bosun.LeanCache(&o)
+			in := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Labels: tt.labels, ManagedFields: tt.in}}
+			out, err := o.DefaultTransform(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, out.(*testapi.Widget).ManagedFields); diff != "" {
+				t.Errorf("managedFields (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -100,6 +100,15 @@
 // children and a handler that maps the owner annotations back to the parent
 // for unowned ones. WithPredicates filters their events.
 //
+// # Caching
+//
+// The step reads children from the manager's cache. bosun.LeanCache keeps
+// the Apply entries of their managedFields, which drift needs, and drops
+// the rest. CacheSetsOnly limits the cache of the declared kinds to the
+// children of sets, so that an operator does not cache every ConfigMap or
+// Secret of the cluster; objects that are not children yet are read from
+// the API server.
+//
 // # Generating reconcilers
 //
 // Generating builds a whole reconciler from one function that returns the

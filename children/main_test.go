@@ -45,6 +45,8 @@ type env struct {
 	ns     string
 	writes *bosuntest.WriteCounter
 	logs   *bosuntest.LogRecorder
+	// mgr is the manager running the reconciler.
+	mgr ctrl.Manager
 }
 
 // reconciler returns a reconciler of Widgets with step as its only step,
@@ -64,6 +66,13 @@ func reconciler(step bosun.Step[*testapi.Widget]) *bosun.Reconciler[*testapi.Wid
 // reconciled themselves.
 func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], wrap ...func(client.Client) client.Client) *env {
 	t.Helper()
+	return startWith(t, r, nil, wrap...)
+}
+
+// startWith is start with configure, when not nil, changing the
+// manager's options last.
+func startWith(t *testing.T, r *bosun.Reconciler[*testapi.Widget], configure func(*ctrl.Options), wrap ...func(client.Client) client.Client) *env {
+	t.Helper()
 	cp := shared.ControlPlane(t)
 	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}}
 	here := predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -71,7 +80,15 @@ func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], wrap ...func(clie
 	})
 	parents := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[LabelSet] == "" })
 	inNamespace := builder.WithPredicates(here, parents)
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+	// The cache is lean, as package operator makes it: what the step
+	// reads of managedFields must survive it.
+	lean := bosuntest.ManagerOptions{Configure: func(o *ctrl.Options) {
+		bosun.LeanCache(&o.Cache)
+		if configure != nil {
+			configure(o)
+		}
+	}}
+	e.mgr = bosuntest.RunManagerWith(t, cp, lean, func(mgr ctrl.Manager) error {
 		var c client.Client = e.writes.Wrap(mgr.GetClient())
 		for _, w := range wrap {
 			c = w(c)

@@ -51,17 +51,29 @@ func outcomeUnknown(err error) bool {
 // connect calls the Connector and returns the client with the function that
 // disconnects it. Disconnect runs even when ctx has ended, within the call
 // timeout.
+//
+// The pass holds a slot of the step's Limiter from before Connect until
+// it has disconnected.
 func (s *Step[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalClient[T], func(), error) {
-	cl, err := callWithin(ctx, s.cfg.name+" connect", s.cfg.callTimeout, func(ctx context.Context) (ExternalClient[T], error) {
+	leave, waited, err := s.cfg.limiter.enter(ctx)
+	if s.cfg.limiter.limited() {
+		s.metricsFor(req).wait.Observe(waited.Seconds())
+	}
+	if err != nil {
+		return nil, nil, s.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
+	}
+	cl, err := limitedCall(ctx, s, req, OpConnect, func(ctx context.Context) (ExternalClient[T], error) {
 		return s.connector.Connect(ctx, req.Object)
 	})
 	if err == nil && cl == nil {
 		err = errors.New("the connector returned no client")
 	}
 	if err != nil {
+		leave()
 		return nil, nil, s.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
 	}
 	done := func() {
+		defer leave()
 		d, ok := cl.(Disconnecter)
 		if !ok {
 			return
@@ -77,8 +89,8 @@ func (s *Step[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalClie
 }
 
 // observe calls Observe for obj.
-func (s *Step[T]) observe(ctx context.Context, cl ExternalClient[T], obj T) (Observation, error) {
-	obs, err := callExternal(ctx, s, OpObserve, obj, func(ctx context.Context) (Observation, error) {
+func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obj T) (Observation, error) {
+	obs, err := callExternal(ctx, s, req, OpObserve, obj, func(ctx context.Context) (Observation, error) {
 		return cl.Observe(ctx, obj)
 	})
 	if err != nil {

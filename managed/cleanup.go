@@ -69,7 +69,7 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	}
 	defer done()
 	target := obj.DeepCopyObject().(T)
-	obs, err := s.observe(ctx, cl, target)
+	obs, err := s.observe(ctx, req, cl, target)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -110,7 +110,7 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	if !deleting {
 		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventDeleting, "Delete", "deleting external resource %q", name)
 	}
-	_, err = callExternal(ctx, s, OpDelete, obj, func(ctx context.Context) (struct{}, error) {
+	_, err = callExternal(ctx, s, req, OpDelete, obj, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, cl.Delete(ctx, obj)
 	})
 	s.logChange(req, OpDelete, name, outcomeOf(err), err)

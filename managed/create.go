@@ -82,7 +82,7 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		return ctrl.Result{}, s.fail(ReasonRecordFailed, fmt.Errorf("recording a pending create: %w", err))
 	}
 	obj := req.Object
-	cr, cerr := callExternal(ctx, s, OpCreate, obj, func(ctx context.Context) (Creation, error) { return cl.Create(ctx, obj) })
+	cr, cerr := callExternal(ctx, s, req, OpCreate, obj, func(ctx context.Context) (Creation, error) { return cl.Create(ctx, obj) })
 	assigned := ExternalName(obj)
 	if assigned != name && (!s.cfg.providerNames || cerr != nil) {
 		// A name the step chose never changes; a name the external

@@ -325,10 +325,26 @@
 // # Metrics
 //
 // The step records MetricFirstReconcile, MetricTimeToReady,
-// MetricDeletion and MetricDriftCorrections in the registry of the
-// reconciler that runs it (bosun.Reconciler.Metrics, by default
+// MetricDeletion, MetricDriftCorrections, and for every call of the
+// external system MetricExternalCalls, MetricExternalCallDuration,
+// MetricExternalCallsInFlight and MetricCallLimitWait, in the registry of
+// the reconciler that runs it (bosun.Reconciler.Metrics, by default
 // controller-runtime's metrics registry), labelled with the reconciler's
-// name ("controller") and the step's ("step").
+// name ("controller") and the step's ("step"). The calls per object and
+// poll, and the load the polls put on the external system, follow from
+// MetricExternalCalls.
+//
+// # Protecting the external system
+//
+// Each converged object costs a Connect and an Observe per poll interval
+// (WithPollInterval, at least WithMinPollInterval, with PollJitter): a
+// thousand objects polled every minute are some 33 calls a second. A
+// Limiter bounds the rate at which calls start and how many run at once,
+// whatever the number of objects and workers: WithCallLimit gives a step
+// one of its own, WithLimiter shares one between the steps and
+// controllers that talk to the same system. Calls wait for it on their
+// worker, so a controller at its limit reconciles no faster than the
+// limit allows, and the wait shows in MetricCallLimitWait.
 //
 // # Example
 //

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	corev1 "k8s.io/api/core/v1"
@@ -128,6 +129,29 @@ type cloud struct {
 	ops   map[string]*cloudOp
 	polls map[string]int
 	seq   int
+	// callDelay is how long every call (Connect, Observe, Create, Update,
+	// Delete) takes; inFlight counts the calls running, maxInFlight the
+	// most that ever ran at once, and starts holds when each began.
+	callDelay             time.Duration
+	inFlight, maxInFlight int
+	starts                []time.Time
+}
+
+// enter records the start of a call and waits callDelay; the function it
+// returns records the call's end. It runs without the cloud's lock held.
+func (c *cloud) enter() func() {
+	c.mu.Lock()
+	c.inFlight++
+	c.maxInFlight = max(c.maxInFlight, c.inFlight)
+	c.starts = append(c.starts, time.Now())
+	d := c.callDelay
+	c.mu.Unlock()
+	time.Sleep(d)
+	return func() {
+		c.mu.Lock()
+		c.inFlight--
+		c.mu.Unlock()
+	}
 }
 
 func newCloud() *cloud {
@@ -243,6 +267,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // Connect implements Connector.
 func (c *cloud) Connect(context.Context, *v1.Bucket) (ExternalClient[*v1.Bucket], error) {
+	defer c.enter()()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.noRepair {
@@ -257,6 +282,7 @@ var errNegativeSize = errors.New("size must not be negative")
 
 func (cc cloudClient) Observe(ctx context.Context, obj *v1.Bucket) (Observation, error) {
 	c := cc.c
+	defer c.enter()()
 	c.mu.Lock()
 	c.observes++
 	if c.hang[obj.Name] {
@@ -302,6 +328,7 @@ func (cc cloudClient) Observe(ctx context.Context, obj *v1.Bucket) (Observation,
 
 func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error) {
 	c := cc.c
+	defer c.enter()()
 	c.mu.Lock()
 	name := ExternalName(obj)
 	if c.assignNames {
@@ -353,6 +380,7 @@ func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error
 
 func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (UpdateResult, error) {
 	c := cc.c
+	defer c.enter()()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	name := ExternalName(obj)
@@ -389,6 +417,7 @@ func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (UpdateResult, e
 
 func (cc cloudClient) Delete(_ context.Context, obj *v1.Bucket) error {
 	c := cc.c
+	defer c.enter()()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	name := ExternalName(obj)
@@ -481,6 +510,8 @@ type rig struct {
 	// ns, when set, is the test's namespace, made by the caller, so that a
 	// controller started again finds the objects of the one before.
 	ns string
+	// workers, when set, is the controller's MaxConcurrentReconciles.
+	workers int
 }
 
 // start runs a Bucket controller with the managed step made with opts after
@@ -526,7 +557,8 @@ func startRig(t *testing.T, cl *cloud, rg rig) *env {
 		// Objects of earlier tests stay behind in their namespaces; this
 		// test's controller leaves them alone.
 		mine := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return served[o.GetNamespace()] }))
-		return bosun.ControllerManagedBy[*v1.Bucket](mgr).For(nil, mine).Owns(&corev1.Secret{}, mine).Complete(r)
+		return bosun.ControllerManagedBy[*v1.Bucket](mgr).For(nil, mine).Owns(&corev1.Secret{}, mine).
+			WithOptions(controller.Options{MaxConcurrentReconciles: max(rg.workers, 1)}).Complete(r)
 	})
 	return e
 }

@@ -31,6 +31,26 @@ const (
 	// drifted from a spec the step had already applied, labelled controller
 	// and step.
 	MetricDriftCorrections = "bosun_managed_drift_corrections_total"
+	// MetricExternalCalls counts the calls the step made of the Connector
+	// and the ExternalClient, labelled controller, step, operation (one of
+	// the Op constants) and result ("success" or "error").
+	MetricExternalCalls = "bosun_managed_external_calls_total"
+	// MetricExternalCallDuration is a histogram of the seconds those calls
+	// took, labelled controller, step and operation.
+	MetricExternalCallDuration = "bosun_managed_external_call_duration_seconds"
+	// MetricExternalCallsInFlight is how many of those calls run now,
+	// labelled controller and step.
+	MetricExternalCallsInFlight = "bosun_managed_external_calls_in_flight"
+	// MetricCallLimitWait is a histogram of the seconds calls waited for
+	// the step's Limiter before they started, labelled controller and
+	// step; only steps with a Limiter record it.
+	MetricCallLimitWait = "bosun_managed_call_limit_wait_seconds"
+)
+
+// Results of MetricExternalCalls.
+const (
+	resultSuccess = "success"
+	resultError   = "error"
 )
 
 // metricLabels are the labels of every metric of the step.
@@ -40,6 +60,9 @@ var metricLabels = []string{"controller", "step"}
 type collectors struct {
 	first, ready, deletion *prometheus.HistogramVec
 	drift                  *prometheus.CounterVec
+	calls                  *prometheus.CounterVec
+	callDuration, wait     *prometheus.HistogramVec
+	inFlight               *prometheus.GaugeVec
 }
 
 // newCollectors returns the step's collectors, not registered anywhere.
@@ -55,6 +78,20 @@ func newCollectors() *collectors {
 		drift: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricDriftCorrections, Help: "Updates of external resources that had drifted from an applied spec.",
 		}, metricLabels),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricExternalCalls, Help: "Calls of the managed step's external system, by operation and result.",
+		}, append(append([]string(nil), metricLabels...), "operation", "result")),
+		callDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: MetricExternalCallDuration, Help: "Seconds the managed step's external calls took, by operation.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, append(append([]string(nil), metricLabels...), "operation")),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: MetricCallLimitWait, Help: "Seconds the managed step's external calls waited for their call limit.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}, metricLabels),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: MetricExternalCallsInFlight, Help: "External calls of the managed step running now.",
+		}, metricLabels),
 	}
 }
 
@@ -64,12 +101,17 @@ func newCollectors() *collectors {
 func collectorsIn(reg prometheus.Registerer) (*collectors, error) {
 	c := newCollectors()
 	var err error
-	for _, h := range []**prometheus.HistogramVec{&c.first, &c.ready, &c.deletion} {
+	for _, h := range []**prometheus.HistogramVec{&c.first, &c.ready, &c.deletion, &c.callDuration, &c.wait} {
 		if *h, err = register.Once(reg, "the managed step's metrics", *h); err != nil {
 			return nil, err
 		}
 	}
-	if c.drift, err = register.Once(reg, "the managed step's metrics", c.drift); err != nil {
+	for _, cv := range []**prometheus.CounterVec{&c.drift, &c.calls} {
+		if *cv, err = register.Once(reg, "the managed step's metrics", *cv); err != nil {
+			return nil, err
+		}
+	}
+	if c.inFlight, err = register.Once(reg, "the managed step's metrics", c.inFlight); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -79,6 +121,11 @@ func collectorsIn(reg prometheus.Registerer) (*collectors, error) {
 type metricSet struct {
 	first, ready, deletion prometheus.Observer
 	drift                  prometheus.Counter
+	// calls and callDuration are curried with the controller and step.
+	calls        *prometheus.CounterVec
+	callDuration prometheus.ObserverVec
+	wait         prometheus.Observer
+	inFlight     prometheus.Gauge
 }
 
 // metricsKey identifies the series of a step: the registry and the
@@ -114,7 +161,12 @@ func (s *Step[T]) metricsFor(req *bosun.Pass[T]) *metricSet {
 		ready:    c.ready.WithLabelValues(req.Controller, s.cfg.name),
 		deletion: c.deletion.WithLabelValues(req.Controller, s.cfg.name),
 		drift:    c.drift.WithLabelValues(req.Controller, s.cfg.name),
+		wait:     c.wait.WithLabelValues(req.Controller, s.cfg.name),
+		inFlight: c.inFlight.WithLabelValues(req.Controller, s.cfg.name),
 	}
+	step := prometheus.Labels{"controller": req.Controller, "step": s.cfg.name}
+	m.calls = c.calls.MustCurryWith(step)
+	m.callDuration = c.callDuration.MustCurryWith(step)
 	if cacheable {
 		got, _ := s.metrics.LoadOrStore(key, m)
 		return got.(*metricSet)

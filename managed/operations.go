@@ -33,7 +33,7 @@ func (s *Step[T]) pollOperation(ctx context.Context, req *bosun.Pass[T], cl Exte
 		setAnnotations(obj, map[string]string{AnnotationOperation: ""})
 		return false, ctrl.Result{}, nil
 	}
-	st, perr := callExternal(ctx, s, OpPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
+	st, perr := callExternal(ctx, s, req, OpPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
 		return p.PollOperation(ctx, obj, op)
 	})
 	if perr != nil {

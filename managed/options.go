@@ -71,6 +71,7 @@ type config struct {
 	callTimeout     time.Duration
 	recordTimeout   time.Duration
 	hook            CallHook
+	limiter         *Limiter
 	now             func() time.Time
 	rand            func() float64
 }

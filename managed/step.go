@@ -255,7 +255,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	// LateInitialize.
 	target := s.named(obj)
 	name := ExternalName(target)
-	obs, err := s.observe(ctx, cl, target)
+	obs, err := s.observe(ctx, req, cl, target)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -283,7 +283,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	if !obs.UpToDate {
 		if pol.Update {
 			drift := s.inSync(obj)
-			up, err := callExternal(ctx, s, OpUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
+			up, err := callExternal(ctx, s, req, OpUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
 			outcome := outcomeOf(err)
 			if err == nil && up.Operation != "" {
 				outcome = changelog.OutcomeStarted
@@ -352,7 +352,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		return ctrl.Result{}, err
 	}
 	defer done()
-	obs, err := s.observe(ctx, cl, target)
+	obs, err := s.observe(ctx, req, cl, target)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -411,7 +411,7 @@ func (s *Step[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 	}
 	name := ExternalName(obj)
 	req.Log.Info("connection secret lacks credentials, repairing them", "externalName", name, "secret", secret, "keys", missing)
-	creds, err := callExternal(ctx, s, OpRepairCredentials, obj, func(ctx context.Context) (ConnectionDetails, error) {
+	creds, err := callExternal(ctx, s, req, OpRepairCredentials, obj, func(ctx context.Context) (ConnectionDetails, error) {
 		return rep.RepairCredentials(ctx, obj)
 	})
 	s.logChange(req, OpRepairCredentials, name, outcomeOf(err), err)

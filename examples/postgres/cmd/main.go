@@ -11,11 +11,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/bosunkit/bosun/examples/postgres"
+	"github.com/bosunkit/bosun/managed"
 	"github.com/bosunkit/bosun/operator"
 )
 
 func main() {
 	dsn := flag.String("postgres-dsn", "", "The PostgreSQL server to manage, as a connection URL or key=value string (required).")
+	rate := flag.Float64("postgres-calls-per-second", 0, "How many calls of the server both controllers may start per second together; 0 means no limit.")
+	concurrency := flag.Int("postgres-max-connections", 0, "How many connections to the server both controllers may hold at once; 0 means one per worker.")
 	operator.Main(operator.Options{
 		Name:        "postgres",
 		AddToScheme: postgres.AddToScheme,
@@ -25,7 +28,9 @@ func main() {
 			if *dsn == "" {
 				return errors.New("--postgres-dsn is required")
 			}
-			return postgres.SetupWithManager(mgr, postgres.Options{DSN: *dsn})
+			// One Limiter for both controllers: they talk to one server.
+			limiter := managed.NewLimiter(managed.Limits{Rate: *rate, Concurrency: *concurrency})
+			return postgres.SetupWithManager(mgr, postgres.Options{DSN: *dsn, Managed: []managed.Option{managed.WithLimiter(limiter)}})
 		},
 	})
 }
