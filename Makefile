@@ -134,6 +134,13 @@ reliability: controlplane postgres
 bench-e2e: controlplane
 	$(GO) run ./bench/e2e $(BENCH_E2E_FLAGS)
 
+## bench-postgres: the managed step at scale, 1,000 Roles of the postgres example on a real API server and
+##   PostgreSQL, with and without a call limit: docs/BENCHMARKS.md "Managed step at scale" (about 5 minutes;
+##   BENCH_POSTGRES_FLAGS adds flags, such as -n 200 -poll 5s).
+.PHONY: bench-postgres
+bench-postgres: controlplane postgres
+	$(GO) run ./bench/postgres $(BENCH_POSTGRES_FLAGS)
+
 ## bench: the Go benchmarks recorded in docs/BENCHMARKS.md.
 .PHONY: bench
 bench:
