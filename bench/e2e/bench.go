@@ -294,6 +294,10 @@ func (b *bench) churn(ctx context.Context, ns string, n int, w *watcher, c *chil
 type fairnessResult struct {
 	arm           string
 	beside, alone time.Duration
+	// burstBeside and burstAlone are the p99 times from a spec change of
+	// the small namespace's objects to Ready, with the controller running,
+	// during a burst of changes of the busy namespace and without.
+	burstBeside, burstAlone time.Duration
 }
 
 // fairness measures, for bosun and the hand-written controller, how long
@@ -328,12 +332,16 @@ func (b *bench) fairness(ctx context.Context) ([]fairnessResult, error) {
 				fr.alone = p99
 			}
 		}
+		if fr.burstBeside, fr.burstAlone, err = b.burst(ctx, arm, big); err != nil {
+			return nil, err
+		}
 		// The busy namespace's objects are Ready now: make them all
 		// need a pass again for the next arm.
 		if err := b.resetStatus(ctx, big, b.cfg.fairBig); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(b.out, "fairness arm=%s small=%d big=%d p99-beside=%s p99-alone=%s\n", arm, b.cfg.fairSmall, b.cfg.fairBig, fr.beside.Round(time.Millisecond), fr.alone.Round(time.Millisecond))
+		fmt.Fprintf(b.out, "fairness arm=%s small=%d big=%d p99-beside=%s p99-alone=%s burst-beside=%s burst-alone=%s\n", arm, b.cfg.fairSmall, b.cfg.fairBig,
+			fr.beside.Round(time.Millisecond), fr.alone.Round(time.Millisecond), fr.burstBeside.Round(time.Millisecond), fr.burstAlone.Round(time.Millisecond))
 		out = append(out, fr)
 	}
 	return out, nil
@@ -368,6 +376,92 @@ func (b *bench) smallReady(ctx context.Context, arm, small string, namespaces []
 		at = append(at, w.readyAt(name, 1).Sub(time.Unix(0, s0.Start)))
 	}
 	return quantile(at, 0.99), nil
+}
+
+// burst runs arm on a new small namespace and big until every object is
+// Ready, then changes the spec of the small namespace's objects, alone and
+// then while a burst of changes (every status of big cleared) floods the
+// controller's queue, and returns the p99 times from those changes to
+// Ready.
+func (b *bench) burst(ctx context.Context, arm, big string) (beside, alone time.Duration, err error) {
+	small, err := b.namespace(ctx, b.cfg.fairSmall, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer b.clear(ctx, small)
+	ws, err := b.watch(ctx, small)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer ws.stop()
+	wb, err := b.watch(ctx, big)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer wb.stop()
+	c, err := b.startChild(ctx, childConfig{arm: arm, namespaces: []string{small, big}, workers: b.cfg.workers})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.stop()
+	names := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = objectName(i)
+		}
+		return out
+	}
+	if err := ws.waitReady(ctx, names(b.cfg.fairSmall), 1, c); err != nil {
+		return 0, 0, err
+	}
+	if err := wb.waitReady(ctx, names(b.cfg.fairBig), 1, c); err != nil {
+		return 0, 0, err
+	}
+	// change sets the spec of the small objects to value, which makes
+	// generation gen, and returns the p99 time to Ready.
+	change := func(value, gen int64) (time.Duration, error) {
+		at := make([]time.Time, b.cfg.fairSmall)
+		for i := range at {
+			obj := &testapi.Widget{}
+			obj.Namespace, obj.Name = small, objectName(i)
+			at[i] = time.Now()
+			if err := b.cl.Patch(ctx, obj, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"value":%d}}`, value))); err != nil {
+				return 0, err
+			}
+		}
+		if err := ws.waitReady(ctx, names(b.cfg.fairSmall), gen, c); err != nil {
+			return 0, err
+		}
+		var d []time.Duration
+		for i, t := range at {
+			d = append(d, ws.readyAt(objectName(i), gen).Sub(t))
+		}
+		return quantile(d, 0.99), nil
+	}
+	if alone, err = change(-1, 2); err != nil {
+		return 0, 0, err
+	}
+	// The burst: clear the statuses of big; once a fifth of them are
+	// cleared, change the small objects.
+	var cleared atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		done <- parallel(ctx, b.cfg.fairBig, func(i int) error {
+			obj := &testapi.Widget{}
+			obj.Namespace, obj.Name = big, objectName(i)
+			err := b.cl.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(`{"status":null}`)))
+			cleared.Add(1)
+			return err
+		})
+	}()
+	for cleared.Load() < int64(b.cfg.fairBig/5) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	beside, err = change(-2, 3)
+	if berr := <-done; err == nil {
+		err = berr
+	}
+	return beside, alone, err
 }
 
 // resetStatus clears the status of the n objects of ns.

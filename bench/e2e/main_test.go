@@ -64,6 +64,14 @@ func TestShortRun(t *testing.T) {
 	if len(rep.heaps) != 1 || rep.heaps[0].bosun == 0 || rep.heaps[0].cr == 0 {
 		t.Errorf("heap figures %+v, want both caches measured", rep.heaps)
 	}
+	if len(rep.fair) != 2 {
+		t.Errorf("%d fairness results, want 2", len(rep.fair))
+	}
+	for _, f := range rep.fair {
+		if f.beside <= 0 || f.alone <= 0 || f.burstBeside <= 0 || f.burstAlone <= 0 {
+			t.Errorf("%s: fairness figures %+v, want every one measured", f.arm, f)
+		}
+	}
 	if len(rep.shards) != 2 {
 		t.Errorf("%d sharded runs, want 2", len(rep.shards))
 	}
@@ -71,13 +79,16 @@ func TestShortRun(t *testing.T) {
 		if r.overlaps != 0 {
 			t.Errorf("%d replicas: %d objects reconciled by two replicas at once, want none", r.replicas, r.overlaps)
 		}
+		if r.replicas > 1 && (r.relabelled <= 0 || r.handover <= 0) {
+			t.Errorf("%d replicas: relabelled after %s, Ready after %s; want both measured", r.replicas, r.relabelled, r.handover)
+		}
 		if sum(r.cached) != r.n {
 			t.Errorf("%d replicas: caches hold %v objects, want %d in all", r.replicas, r.cached, r.n)
 		}
 	}
 	for _, row := range []string{
 		"time to all Ready", "reconciles per object", "controller CPU per object", "start to first Ready",
-		"p99 spec change to Ready", "healthy objects slowed", "heap of a cache", "beside", "writes when idle",
+		"p99 spec change to Ready", "healthy objects slowed", "heap of a cache", "beside", "during a burst", "writes when idle",
 		"objects cached per replica",
 	} {
 		if !strings.Contains(out.String(), row) {

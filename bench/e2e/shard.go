@@ -101,9 +101,11 @@ type shardResult struct {
 	// once converged.
 	heaps  []uint64
 	cached []int
-	// handover is the time from the kill of a replica, while every
-	// object was being changed, to every object Ready for its change.
-	handover time.Duration
+	// relabelled is the time from the kill of a replica, while every
+	// object was being changed, to none of its objects labelled for it;
+	// handover the time from the kill to every object Ready for its
+	// change.
+	relabelled, handover time.Duration
 	// passes counts the passes of all replicas; overlaps the objects
 	// whose passes by two replicas overlapped in time.
 	passes, overlaps int
@@ -120,8 +122,9 @@ func (b *bench) sharding(ctx context.Context) ([]shardResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%d replicas: %w", k, err)
 		}
-		fmt.Fprintf(b.out, "shard replicas=%d n=%d all=%s cached=%v heaps=%v handover=%s passes/object=%.2f overlaps=%d\n",
-			k, n, r.all.Round(time.Millisecond), r.cached, mibs(r.heaps), r.handover.Round(time.Millisecond), float64(r.passes)/float64(n), r.overlaps)
+		fmt.Fprintf(b.out, "shard replicas=%d n=%d all=%s cached=%v heaps=%v relabelled=%s handover=%s passes/object=%.2f overlaps=%d\n",
+			k, n, r.all.Round(time.Millisecond), r.cached, mibs(r.heaps), r.relabelled.Round(time.Millisecond), r.handover.Round(time.Millisecond),
+			float64(r.passes)/float64(n), r.overlaps)
 		out = append(out, r)
 	}
 	return out, nil
@@ -208,6 +211,31 @@ func (b *bench) shardRun(ctx context.Context, n, k int) (shardResult, error) {
 		killed := time.Now()
 		if err := victim.cmd.Process.Kill(); err != nil {
 			return r, err
+		}
+		// The victim's objects are relabelled for a live member once its
+		// Lease has expired (and a new sharder is elected, when the victim
+		// led).
+		victimID := fmt.Sprintf("r%d", k-1)
+		for {
+			var list testapi.WidgetList
+			if err := b.cl.List(ctx, &list, client.InNamespace(ns)); err != nil {
+				return r, err
+			}
+			left := 0
+			for _, o := range list.Items {
+				if o.Labels[shard.LabelPrefix+"bench"] == victimID {
+					left++
+				}
+			}
+			if left == 0 {
+				r.relabelled = time.Since(killed)
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return r, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 		if err := <-changed; err != nil {
 			return r, err
