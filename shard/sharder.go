@@ -23,7 +23,7 @@ import (
 )
 
 // sharderWorkers is how many objects the sharder labels at once.
-const sharderWorkers = 4
+const sharderWorkers = 16
 
 // sharder labels every object of the ring's kind with its member, moving
 // objects between live members through a drain. Only the leader runs it.
