@@ -158,16 +158,11 @@ func perObject(d time.Duration, n int) time.Duration {
 // with resyncs.
 func (b *bench) converge(ctx context.Context, arm string, n, fail, round int, churn, restart bool) (result, error) {
 	r := result{arm: arm, n: n, fail: fail, round: round, restartWrites: -1, resyncWrites: -1}
-	ns, err := b.namespace(ctx, n, fail)
+	ns, w, done, err := b.watchedNamespace(ctx, n, fail)
 	if err != nil {
 		return r, err
 	}
-	defer b.clear(ctx, ns)
-	w, err := b.watch(ctx, ns)
-	if err != nil {
-		return r, err
-	}
-	defer w.stop()
+	defer done()
 	healthy := make([]string, 0, n)
 	for i := range n {
 		if !failing(i, fail) {
@@ -462,6 +457,23 @@ func (b *bench) burst(ctx context.Context, arm, big string) (beside, alone time.
 		err = berr
 	}
 	return beside, alone, err
+}
+
+// watchedNamespace makes a namespace of n objects (every fail-th one
+// failing, as namespace does) and a watcher of them; done stops the
+// watcher and deletes the namespace.
+func (b *bench) watchedNamespace(ctx context.Context, n, fail int) (ns string, w *watcher, done func(), err error) {
+	if ns, err = b.namespace(ctx, n, fail); err != nil {
+		return "", nil, nil, err
+	}
+	if w, err = b.watch(ctx, ns); err != nil {
+		b.clear(ctx, ns)
+		return "", nil, nil, err
+	}
+	return ns, w, func() {
+		w.stop()
+		b.clear(ctx, ns)
+	}, nil
 }
 
 // resetStatus clears the status of the n objects of ns.

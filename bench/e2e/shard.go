@@ -140,16 +140,11 @@ func mibs(v []uint64) []string {
 
 func (b *bench) shardRun(ctx context.Context, n, k int) (shardResult, error) {
 	r := shardResult{replicas: k, n: n}
-	ns, err := b.namespace(ctx, n, 0)
+	ns, w, done, err := b.watchedNamespace(ctx, n, 0)
 	if err != nil {
 		return r, err
 	}
-	defer b.clear(ctx, ns)
-	w, err := b.watch(ctx, ns)
-	if err != nil {
-		return r, err
-	}
-	defer w.stop()
+	defer done()
 	children := make([]*child, k)
 	start := time.Now()
 	for i := range k {
