@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -415,33 +416,18 @@ func (o *observer) peaks() (busiest float64, connections int) {
 	return busiest, o.connections
 }
 
-// parallel runs fn for 0..n-1 on eight goroutines, and returns the first
+// parallel runs fn for 0..n-1, eight at a time, and returns the first
 // error.
 func parallel(ctx context.Context, n int, fn func(i int) error) error {
-	var next atomic.Int64
-	errs := make(chan error, 8)
-	for range 8 {
-		go func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || ctx.Err() != nil {
-					errs <- ctx.Err()
-					return
-				}
-				if err := fn(i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	var first error
-	for range 8 {
-		if err := <-errs; err != nil && first == nil {
-			first = err
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i := range n {
+		if ctx.Err() != nil {
+			break
 		}
+		g.Go(func() error { return fn(i) })
 	}
-	return first
+	return g.Wait()
 }
 
 // summary prints the table of docs/BENCHMARKS.md.
