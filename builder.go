@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
@@ -508,16 +509,14 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 		return nil, fmt.Errorf("bosun: reconciler %q: finding the scope of %T: %w", r.Name, forObj, err)
 	}
 	if namespaced && !r.IgnoreNamespacePolicy {
-		if !b.mgr.GetScheme().Recognizes(corev1.SchemeGroupVersion.WithKind("Namespace")) {
-			return nil, fmt.Errorf("bosun: reconciler %q: %w: the manager's scheme has no core/v1 Namespace, "+
-				"which the engine reads for the namespace's reconcile policy: add corev1.AddToScheme (or clientgoscheme.AddToScheme) "+
-				"to the scheme, or set Reconciler.IgnoreNamespacePolicy", r.Name, ErrInvalidConfig)
-		}
 		h, err := namespacePolicyHandler(b.mgr, forObj)
 		if err != nil {
 			return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 		}
-		inner = inner.Watches(&corev1.Namespace{}, b.noting(&corev1.Namespace{}, h, triggerSourceNamespace), builder.WithPredicates(namespacePolicyChanged()))
+		// The engine reads only the policy annotation of a Namespace, so
+		// the cache keeps Namespaces' metadata and nothing else.
+		ns := namespaceMetadata()
+		inner = inner.WatchesMetadata(ns, b.noting(ns, h, triggerSourceNamespace), builder.WithPredicates(namespacePolicyChanged()))
 	}
 	if b.enq != nil {
 		inner = inner.WatchesRawSource(b.book.wrapSource(b.enq.source(), Trigger{Kind: TriggerEnqueued}))
@@ -593,6 +592,14 @@ func namespacePolicyChanged() predicate.Predicate {
 			return e.ObjectOld.GetAnnotations()[AnnotationReconcilePolicy] != e.ObjectNew.GetAnnotations()[AnnotationReconcilePolicy]
 		},
 	}
+}
+
+// namespaceMetadata is an empty Namespace of which only the metadata is
+// read or watched.
+func namespaceMetadata() *metav1.PartialObjectMetadata {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	return ns
 }
 
 // namespacePolicyHandler maps a Namespace to requests for every object of

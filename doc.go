@@ -34,7 +34,10 @@
 // Namespaces: a change of a Namespace's policy annotation reconciles every
 // object of T in it, so moving a Namespace from skip to manage (or back)
 // takes effect at once, without touching the objects. An empty policy
-// annotation, on an object or a Namespace, counts as not set.
+// annotation, on an object or a Namespace, counts as not set. The engine
+// reads only that annotation, so it watches and caches the metadata of
+// Namespaces (metav1.PartialObjectMetadata), not whole objects, and the
+// manager's scheme needs no core/v1 types for it.
 //
 // # Optional APIs, handlers, and requests from outside
 //

@@ -187,8 +187,11 @@ func (ps *passState[T]) policy(ctx context.Context) (Policy, error) {
 		return ParsePolicy(v)
 	}
 	if nsName := ps.req.Object.GetNamespace(); nsName != "" && !ps.r.IgnoreNamespacePolicy {
-		var ns corev1.Namespace
-		if err := ps.r.Client.Get(ctx, types.NamespacedName{Name: nsName}, &ns); err != nil {
+		// Only the annotations are needed: read the metadata, which the
+		// manager's cache keeps in an informer of its own (see the
+		// builder's watch of Namespaces).
+		ns := namespaceMetadata()
+		if err := ps.r.Client.Get(ctx, types.NamespacedName{Name: nsName}, ns); err != nil {
 			if !apierrors.IsNotFound(err) {
 				return "", fmt.Errorf("reading the policy of namespace %s: %w", nsName, err)
 			}

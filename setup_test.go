@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -192,29 +191,37 @@ func (u *unknownKind) DeepCopyObject() runtime.Object {
 	return &unknownKind{ConfigMap: *u.DeepCopy()}
 }
 
-// TestSchemeWithoutNamespaceRefused checks that Complete refuses a
-// namespaced kind when the scheme cannot read Namespaces for their policy,
-// saying what to do, and accepts it with IgnoreNamespacePolicy.
-func TestSchemeWithoutNamespaceRefused(t *testing.T) {
+// TestSchemeWithoutNamespace checks that a manager whose scheme has no
+// core/v1 types still honours a Namespace's reconcile policy: the engine
+// reads and watches only the metadata of Namespaces, which needs no Go
+// type.
+func TestSchemeWithoutNamespace(t *testing.T) {
 	t.Parallel()
-	cp := shared.ControlPlane(t)
+	f := newFixture(t)
+	f.setNamespacePolicy(string(bosun.PolicySkip))
 	scheme := runtime.NewScheme()
 	if err := testapi.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "no-core-scheme", Finalizer: testFinalizer, Steps: []bosun.Step[*testapi.Widget]{bosun.Nop[*testapi.Widget]{}}}
+	opts := bosuntest.ManagerOptions{Namespaces: []string{f.ns}, Configure: func(o *ctrl.Options) { o.Scheme = scheme }}
+	bosuntest.RunManagerWith(t, f.cp, opts, func(mgr ctrl.Manager) error {
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).Complete(r)
+	})
+	f.create("skipped", 6, 3, nil)
+	f.waitReady("skipped", metav1.ConditionFalse, conditions.ReasonReconcilePaused)
+	w, err := f.get(context.Background(), "skipped")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &bosun.Reconciler[*testapi.Widget]{Name: "no-namespace", Steps: []bosun.Step[*testapi.Widget]{bosun.Nop[*testapi.Widget]{}}}
-	err = bosun.ControllerManagedBy[*testapi.Widget](mgr).Complete(r)
-	if !errors.Is(err, bosun.ErrInvalidConfig) || !strings.Contains(err.Error(), "add corev1.AddToScheme") || !strings.Contains(err.Error(), "IgnoreNamespacePolicy") {
-		t.Errorf("Complete = %v, want ErrInvalidConfig saying what to add", err)
+	if len(w.Finalizers) != 0 {
+		t.Errorf("finalizers %v under the Namespace's skip policy, want none", w.Finalizers)
 	}
-	r = &bosun.Reconciler[*testapi.Widget]{Name: "no-namespace", IgnoreNamespacePolicy: true, Steps: []bosun.Step[*testapi.Widget]{bosun.Nop[*testapi.Widget]{}}}
-	if err := bosun.ControllerManagedBy[*testapi.Widget](mgr).Complete(r); err != nil {
-		t.Errorf("Complete with IgnoreNamespacePolicy = %v", err)
-	}
+
+	// A change of the Namespace's policy reaches the object through the
+	// metadata watch.
+	f.setNamespacePolicy(string(bosun.PolicyManage))
+	f.waitReady("skipped", metav1.ConditionTrue, conditions.ReasonSucceeded)
 }
 
 // TestRoleOnlyOperator runs an operator as a user whose only permissions
