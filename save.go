@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -215,9 +219,14 @@ func (ps *passState[T]) write(rv string, after client.Object, send func() error)
 // unchanged).
 func (ps *passState[T]) diff() (main map[string]json.RawMessage, status json.RawMessage, err error) {
 	// Fast path: Object started as a deep copy of Original, so an untouched
-	// object is deeply equal to it. Anything else is decided by the patch.
-	if reflect.DeepEqual(ps.req.Original, ps.req.Object) {
-		return nil, nil, nil
+	// object is deeply equal to it. When only the status differs, as after
+	// most passes, the patch is computed from the statuses alone. Anything
+	// else is decided by the patch of the whole object.
+	switch same, status, err := statusOnlyDiff(ps.req.Original, ps.req.Object); {
+	case err != nil:
+		return nil, nil, err
+	case same:
+		return nil, status, nil
 	}
 	data, err := client.MergeFrom(ps.req.Original).Data(ps.req.Object)
 	if err != nil {
@@ -259,3 +268,75 @@ func withResourceVersion(patch map[string]json.RawMessage, rv string) ([]byte, e
 	}
 	return body, nil
 }
+
+// statusFields caches statusField by type.
+var statusFields sync.Map // reflect.Type -> int
+
+// statusField returns the index of the field of struct type t that
+// encodes as "status" in JSON, or -1.
+func statusField(t reflect.Type) int {
+	if i, ok := statusFields.Load(t); ok {
+		return i.(int)
+	}
+	idx := -1
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.IsExported() && !f.Anonymous && name == "status" {
+			idx = i
+			break
+		}
+	}
+	statusFields.Store(t, idx)
+	return idx
+}
+
+// statusOnlyDiff compares two objects of the same Go type field by field.
+// same reports that every field but the status is deeply equal; status is
+// then the merge patch from the old status to the new one, nil when they
+// are equal too. For objects that are not structs with a status field,
+// same is false and the caller computes the patch of the whole objects.
+func statusOnlyDiff(before, after client.Object) (same bool, status json.RawMessage, err error) {
+	bv, av := reflect.ValueOf(before), reflect.ValueOf(after)
+	if bv.Type() != av.Type() || bv.Kind() != reflect.Pointer || bv.Elem().Kind() != reflect.Struct || bv.IsNil() || av.IsNil() {
+		return false, nil, nil
+	}
+	bv, av = bv.Elem(), av.Elem()
+	idx := statusField(bv.Type())
+	if idx < 0 {
+		return false, nil, nil
+	}
+	for i := range bv.NumField() {
+		if i != idx && !reflect.DeepEqual(bv.Field(i).Interface(), av.Field(i).Interface()) {
+			return false, nil, nil
+		}
+	}
+	bs, as := bv.Field(idx).Interface(), av.Field(idx).Interface()
+	if reflect.DeepEqual(bs, as) {
+		return true, nil, nil
+	}
+	oldJSON, err := json.Marshal(bs)
+	if err != nil {
+		return false, nil, fmt.Errorf("computing changes: %w", err)
+	}
+	newJSON, err := json.Marshal(as)
+	if err != nil {
+		return false, nil, fmt.Errorf("computing changes: %w", err)
+	}
+	if !jsonObject(oldJSON) || !jsonObject(newJSON) {
+		// A status that is null or not an object: the whole patch says
+		// how to write it.
+		return false, nil, nil
+	}
+	patch, err := jsonpatch.CreateMergePatch(oldJSON, newJSON)
+	if err != nil {
+		return false, nil, fmt.Errorf("computing changes: %w", err)
+	}
+	if len(patch) <= 2 { // "{}": equal once encoded
+		return true, nil, nil
+	}
+	return true, patch, nil
+}
+
+// jsonObject reports whether data encodes a JSON object.
+func jsonObject(data []byte) bool { return len(data) > 0 && data[0] == '{' }
