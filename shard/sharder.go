@@ -22,8 +22,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// sharderWorkers is how many objects the sharder labels at once.
-const sharderWorkers = 16
+// sharderWorkers is how many objects the sharder labels at once. A
+// label patch waits mostly on the API server, and the objects of a member
+// that died are reconciled by no one until they are labelled again, so
+// the sharder keeps many in flight.
+const sharderWorkers = 64
 
 // sharder labels every object of the ring's kind with its member, moving
 // objects between live members through a drain. Only the leader runs it.
@@ -66,12 +69,21 @@ func (s *sharder) Start(ctx context.Context) error {
 			}
 		})
 	}
-	tick := time.NewTicker(max(m.opts.RenewPeriod/2, 100*time.Millisecond))
-	defer tick.Stop()
+	period := max(m.opts.RenewPeriod/2, 100*time.Millisecond)
+	wake := time.NewTimer(period)
+	defer wake.Stop()
 	for {
-		if err := s.refresh(ctx); err != nil && ctx.Err() == nil {
+		next, err := s.refresh(ctx)
+		if err != nil && ctx.Err() == nil {
 			log.Error(err, "reading the ring's members")
 		}
+		// Look again at the first expiry of a live member's Lease, the
+		// moment its objects must move, and at least every period.
+		wait := period
+		if !next.IsZero() {
+			wait = min(wait, max(time.Until(next)+time.Millisecond, 0))
+		}
+		wake.Reset(wait)
 		select {
 		case <-ctx.Done():
 			s.q.ShutDown()
@@ -79,7 +91,7 @@ func (s *sharder) Start(ctx context.Context) error {
 			objectsGauge.DeletePartialMatch(prometheus.Labels{"ring": m.opts.Ring})
 			return nil
 		case <-s.changed:
-		case <-tick.C:
+		case <-wake.C:
 		}
 	}
 }
@@ -91,6 +103,8 @@ func (s *sharder) startCache(ctx context.Context) error {
 	opts := cache.Options{
 		Scheme: m.mgr.GetScheme(),
 		Mapper: m.mgr.GetRESTMapper(),
+		// The sharder reads labels and Lease specs only.
+		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&coordinationv1.Lease{}: {
 				Namespaces: map[string]cache.Config{m.opts.Namespace: {}},
@@ -179,18 +193,22 @@ func (s *sharder) next(ctx context.Context) bool {
 }
 
 // refresh reads the live members; when they changed, it reassigns every
-// object. It also counts the objects of each member.
-func (s *sharder) refresh(ctx context.Context) error {
+// object. It also counts the objects of each member. next is when the
+// first Lease of a live member expires, if it is not renewed before.
+func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 	m := s.m
 	var leases coordinationv1.LeaseList
 	if err := s.c.List(ctx, &leases, client.InNamespace(m.opts.Namespace)); err != nil {
-		return fmt.Errorf("listing the leases: %w", err)
+		return next, fmt.Errorf("listing the leases: %w", err)
 	}
 	now := time.Now()
 	var members []string
 	for i := range leases.Items {
 		if l := &leases.Items[i]; Alive(l, now) {
 			members = append(members, *l.Spec.HolderIdentity)
+			if end := l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second); next.IsZero() || end.Before(next) {
+				next = end
+			}
 		}
 	}
 	slices.Sort(members)
@@ -207,15 +225,27 @@ func (s *sharder) refresh(ctx context.Context) error {
 	objects := &metav1.PartialObjectMetadataList{}
 	objects.SetGroupVersionKind(m.gvk.GroupVersion().WithKind(m.gvk.Kind + "List"))
 	if err := s.c.List(ctx, objects); err != nil {
-		return fmt.Errorf("listing the %s objects: %w", m.gvk.Kind, err)
+		return next, fmt.Errorf("listing the %s objects: %w", m.gvk.Kind, err)
 	}
 	counts := map[string]int{}
+	var later []types.NamespacedName
 	for i := range objects.Items {
 		o := &objects.Items[i]
 		counts[o.Labels[m.shardLabel]]++
-		if !same {
-			s.q.Add(client.ObjectKeyFromObject(o))
+		if same {
+			continue
 		}
+		// The objects of no live member first: nothing reconciles them
+		// until they are labelled. The others move through a drain, and
+		// their member goes on with them meanwhile.
+		if key := client.ObjectKeyFromObject(o); slices.Contains(members, o.Labels[m.shardLabel]) {
+			later = append(later, key)
+		} else {
+			s.q.Add(key)
+		}
+	}
+	for _, key := range later {
+		s.q.Add(key)
 	}
 	objectsGauge.DeletePartialMatch(prometheus.Labels{"ring": m.opts.Ring})
 	for member, n := range counts {
@@ -226,7 +256,7 @@ func (s *sharder) refresh(ctx context.Context) error {
 	if !same {
 		m.mgr.GetLogger().Info("ring members changed", "ring", m.opts.Ring, "members", members, "objects", len(objects.Items))
 	}
-	return nil
+	return next, nil
 }
 
 // assign brings the object key one step closer to its member: a label

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
@@ -47,6 +48,7 @@ type report struct {
 	runs   []result
 	fair   []fairnessResult
 	heaps  []heapResult
+	sets   []setsResult
 	shards []shardResult
 }
 
@@ -91,9 +93,17 @@ func (b *bench) all(ctx context.Context) (report, error) {
 			return report{}, fmt.Errorf("fairness: %w", err)
 		}
 	}
+	var sets []setsResult
 	if b.cfg.rows["heap"] {
 		if heaps, err = b.heap(ctx); err != nil {
 			return report{}, fmt.Errorf("heap: %w", err)
+		}
+		if len(b.cfg.heapSizes) > 0 {
+			r, err := b.setsHeap(ctx, b.cfg.heapSizes[0])
+			if err != nil {
+				return report{}, fmt.Errorf("heap of the children's cache: %w", err)
+			}
+			sets = append(sets, r)
 		}
 	}
 	var shards []shardResult
@@ -102,9 +112,9 @@ func (b *bench) all(ctx context.Context) (report, error) {
 			return report{}, fmt.Errorf("sharding: %w", err)
 		}
 	}
-	summary(b.out, b.cfg, runs, fair, heaps)
+	summary(b.out, b.cfg, runs, fair, heaps, sets)
 	shardSummary(b.out, shards)
-	return report{runs: runs, fair: fair, heaps: heaps, shards: shards}, nil
+	return report{runs: runs, fair: fair, heaps: heaps, sets: sets, shards: shards}, nil
 }
 
 // result is what one convergence run measured.
@@ -512,39 +522,85 @@ func (b *bench) heap(ctx context.Context) ([]heapResult, error) {
 			return nil, err
 		}
 		hr := heapResult{n: n}
-		for _, arm := range []string{armCacheBosun, armCacheCR} {
-			c, err := b.startChild(ctx, childConfig{arm: arm, namespaces: []string{ns}})
-			if err != nil {
-				return nil, err
-			}
-			var s stats
-			for {
-				if s, err = c.stats("stats"); err != nil {
-					c.stop()
-					return nil, err
-				}
-				if s.Synced {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			s, err = c.stats("heap")
-			c.stop()
-			if err != nil {
-				return nil, err
-			}
-			size := s.Heap - min(s.Heap, s.HeapBefore)
-			if arm == armCacheBosun {
-				hr.bosun = size
-			} else {
-				hr.cr = size
-			}
+		if hr.bosun, err = b.cacheHeap(ctx, ns, armCacheBosun); err == nil {
+			hr.cr, err = b.cacheHeap(ctx, ns, armCacheCR)
 		}
 		b.clear(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
 		fmt.Fprintf(b.out, "heap n=%d bosun=%s controller-runtime=%s ratio=%.2f\n", n, mib(hr.bosun), mib(hr.cr), float64(hr.bosun)/float64(hr.cr))
 		out = append(out, hr)
 	}
 	return out, nil
+}
+
+// setsResult is the heap of a cache of ConfigMaps of which one in ten is
+// the child of a set, with bosun's default cache options and with
+// children.CacheSetsOnly as well.
+type setsResult struct {
+	n, children int
+	all, sets   uint64
+}
+
+// setsHeap measures the cache of n ConfigMaps, one in ten of them a child
+// of a set.
+func (b *bench) setsHeap(ctx context.Context, n int) (setsResult, error) {
+	r := setsResult{n: n}
+	ns, err := b.namespace(ctx, 0, 0)
+	if err != nil {
+		return r, err
+	}
+	defer func() {
+		if err := b.cl.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(ns)); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: deleting the ConfigMaps of %s: %v\n", ns, err)
+		}
+	}()
+	r.children = (n + 9) / 10
+	if err := parallel(ctx, n, func(i int) error {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%06d", i)},
+			Data:       map[string]string{"app.properties": fmt.Sprintf("name=cm-%06d\nreplicas=3\nlog.level=info\n", i), "owner": "someone else"},
+		}
+		if i%10 == 0 {
+			cm.Labels = map[string]string{children.LabelSet: "config"}
+		}
+		return b.cl.Create(ctx, cm)
+	}); err != nil {
+		return r, err
+	}
+	if r.all, err = b.cacheHeap(ctx, ns, armCacheConfigMaps); err != nil {
+		return r, err
+	}
+	if r.sets, err = b.cacheHeap(ctx, ns, armCacheSets); err != nil {
+		return r, err
+	}
+	fmt.Fprintf(b.out, "heap configmaps n=%d children=%d lean=%s sets-only=%s ratio=%.2f\n", n, r.children, mib(r.all), mib(r.sets), float64(r.sets)/float64(r.all))
+	return r, nil
+}
+
+// cacheHeap starts a cache arm on ns, waits for its cache to fill, and
+// returns the live heap the cache added.
+func (b *bench) cacheHeap(ctx context.Context, ns, arm string) (uint64, error) {
+	c, err := b.startChild(ctx, childConfig{arm: arm, namespaces: []string{ns}})
+	if err != nil {
+		return 0, err
+	}
+	defer c.stop()
+	var s stats
+	for {
+		if s, err = c.stats("stats"); err != nil {
+			return 0, err
+		}
+		if s.Synced {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s, err = c.stats("heap"); err != nil {
+		return 0, err
+	}
+	return s.Heap - min(s.Heap, s.HeapBefore), nil
 }
 
 func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
@@ -618,6 +674,10 @@ type watcher struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	ready  map[string]map[int64]time.Time
+	// shard is each object's shard label (of the ring "bench"), moved
+	// when it last changed.
+	shard  map[string]string
+	moved  map[string]time.Time
 	writes atomic.Int64
 }
 
@@ -626,7 +686,7 @@ func (b *bench) watch(ctx context.Context, ns string) (*watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{ready: map[string]map[int64]time.Time{}}
+	w := &watcher{ready: map[string]map[int64]time.Time{}, shard: map[string]string{}, moved: map[string]time.Time{}}
 	inf, err := c.GetInformer(ctx, &testapi.Widget{})
 	if err != nil {
 		return nil, err
@@ -660,12 +720,15 @@ func (w *watcher) see(obj any) {
 	if !ok {
 		return
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if label := wd.Labels[shardLabel]; label != w.shard[wd.Name] {
+		w.shard[wd.Name], w.moved[wd.Name] = label, now
+	}
 	c := conditions.Find(wd.Status.Conditions, conditions.TypeReady)
 	if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != wd.Generation {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	m := w.ready[wd.Name]
 	if m == nil {
 		m = map[int64]time.Time{}
@@ -674,6 +737,22 @@ func (w *watcher) see(obj any) {
 	if _, ok := m[wd.Generation]; !ok {
 		m[wd.Generation] = now
 	}
+}
+
+// labelled returns how many objects are labelled for member, and when
+// the last of the objects of names was relabelled.
+func (w *watcher) labelled(member string, names []string) (n int, last time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, name := range names {
+		if w.shard[name] == member {
+			n++
+		}
+		if t := w.moved[name]; t.After(last) {
+			last = t
+		}
+	}
+	return n, last
 }
 
 func (w *watcher) readyAt(name string, gen int64) time.Time {
@@ -732,7 +811,7 @@ func (b *bench) startChild(ctx context.Context, c childConfig) (*child, error) {
 	args := []string{
 		"-arm", c.arm, "-kubeconfig", b.kubeconfig, "-namespaces", strings.Join(c.namespaces, ","),
 		"-workers", strconv.Itoa(max(c.workers, 1)), "-n", strconv.Itoa(c.n), "-sync-period", c.syncPeriod.String(),
-		"-identity", c.identity,
+		"-identity", c.identity, "-lease", c.lease.String(),
 	}
 	cmd := exec.CommandContext(ctx, b.cfg.exe, args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1", "GOMAXPROCS="+os.Getenv("GOMAXPROCS"))

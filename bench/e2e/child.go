@@ -31,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
@@ -45,6 +46,10 @@ const (
 	// bosun's default options and with controller-runtime's.
 	armCacheBosun = "cache-bosun"
 	armCacheCR    = "cache-controller-runtime"
+	// armCacheConfigMaps and armCacheSets fill a cache of ConfigMaps with
+	// bosun's default options, without and with children.CacheSetsOnly.
+	armCacheConfigMaps = "cache-configmaps"
+	armCacheSets       = "cache-sets"
 	// armShard is the bosun arm as one replica of a ring (package shard).
 	armShard = "shard"
 )
@@ -57,8 +62,10 @@ type childConfig struct {
 	workers    int
 	n          int
 	syncPeriod time.Duration
-	// identity names the replica of armShard.
+	// identity names the replica of armShard, and lease is the duration
+	// of its Leases.
 	identity string
+	lease    time.Duration
 }
 
 // stats is what a child reports when asked.
@@ -77,6 +84,9 @@ type stats struct {
 	Synced bool `json:"synced,omitempty"`
 	// Cached is how many Widgets the cache holds (armShard).
 	Cached int `json:"cached,omitempty"`
+	// Leader is set when the replica leads, and so runs the sharder
+	// (armShard).
+	Leader bool `json:"leader,omitempty"`
 	// Passes are the passes of armShard so far, when asked for.
 	Passes []passRecord `json:"passes,omitempty"`
 }
@@ -101,6 +111,7 @@ func runChild(args []string) error {
 	fs.IntVar(&c.n, "n", 0, "")
 	fs.DurationVar(&c.syncPeriod, "sync-period", 0, "")
 	fs.StringVar(&c.identity, "identity", "", "")
+	fs.DurationVar(&c.lease, "lease", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,6 +132,7 @@ func runChild(args []string) error {
 	var done chan error
 	var passes *passLog
 	var cachedCount func() int
+	var elected <-chan struct{}
 	switch c.arm {
 	case armShard:
 		passes = &passLog{}
@@ -135,6 +147,7 @@ func runChild(args []string) error {
 			}
 			return len(list.Items)
 		}
+		elected = mgr.Elected()
 		st.Start = time.Now().UnixNano()
 		done = make(chan error, 1)
 		go func() { done <- mgr.Start(ctx) }()
@@ -158,7 +171,11 @@ func runChild(args []string) error {
 		}
 		if cacheOnly {
 			heapBefore = liveHeap()
-			inf, err := mgr.GetCache().GetInformer(ctx, &testapi.Widget{})
+			var obj client.Object = &testapi.Widget{}
+			if c.arm == armCacheConfigMaps || c.arm == armCacheSets {
+				obj = &corev1.ConfigMap{}
+			}
+			inf, err := mgr.GetCache().GetInformer(ctx, obj)
 			if err != nil {
 				return err
 			}
@@ -201,6 +218,13 @@ func runChild(args []string) error {
 		if cachedCount != nil {
 			s.Cached = cachedCount()
 		}
+		if elected != nil {
+			select {
+			case <-elected:
+				s.Leader = true
+			default:
+			}
+		}
 		if in.Text() == "passes" && passes != nil {
 			s.Passes = passes.all()
 		}
@@ -228,9 +252,12 @@ func newManager(cfg *rest.Config, c childConfig) (mgr ctrl.Manager, cacheOnly bo
 	if c.syncPeriod > 0 {
 		opts.Cache.SyncPeriod = &c.syncPeriod
 	}
-	if c.arm == armBosun || c.arm == armCacheBosun {
+	if c.arm != armHand && c.arm != armCacheCR {
 		// bosun's default, as package operator sets it.
 		bosun.LeanCache(&opts.Cache)
+	}
+	if c.arm == armCacheSets {
+		children.CacheSetsOnly(&opts.Cache, &corev1.ConfigMap{})
 	}
 	mgr, err = ctrl.NewManager(cfg, opts)
 	if err != nil {
@@ -243,7 +270,7 @@ func newManager(cfg *rest.Config, c childConfig) (mgr ctrl.Manager, cacheOnly bo
 		err = bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}).WithOptions(copts).Complete(r)
 	case armHand:
 		err = ctrl.NewControllerManagedBy(mgr).For(&testapi.Widget{}).Named("widgets").WithOptions(copts).Complete(&hand{c: mgr.GetClient()})
-	case armCacheBosun, armCacheCR:
+	case armCacheBosun, armCacheCR, armCacheConfigMaps, armCacheSets:
 		return mgr, true, nil
 	default:
 		err = fmt.Errorf("unknown arm %q", c.arm)

@@ -90,6 +90,12 @@ type config struct {
 	// replicas are the numbers of replicas of the sharded runs, on the
 	// smallest size.
 	replicas []int
+	// kills are the replicas each sharded run of more than one kills
+	// mid-change, one run each: "member" (one that does not lead) and
+	// "leader" (the one that runs the sharder).
+	kills []string
+	// shardLease is the Lease duration of the sharded runs.
+	shardLease time.Duration
 	// rows are the groups of rows to measure: converge (with the
 	// latency, idle, restart and resync rows), fail, fair, heap and shard.
 	rows map[string]bool
@@ -99,18 +105,20 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		sizes:     []int{2000, 5000},
-		rounds:    2,
-		workers:   4,
-		churnRate: 50,
-		churnFor:  20 * time.Second,
-		failEvery: 10,
-		idleFor:   3 * time.Second,
-		fairBig:   10000,
-		fairSmall: 10,
-		heapSizes: []int{10000, 100000},
-		replicas:  []int{1, 2, 4},
-		rows:      map[string]bool{"converge": true, "fail": true, "fair": true, "heap": true, "shard": true},
+		sizes:      []int{2000, 5000},
+		rounds:     2,
+		workers:    4,
+		churnRate:  50,
+		churnFor:   20 * time.Second,
+		failEvery:  10,
+		idleFor:    3 * time.Second,
+		fairBig:    10000,
+		fairSmall:  10,
+		heapSizes:  []int{10000, 100000},
+		replicas:   []int{1, 2, 4},
+		kills:      []string{killMember, killLeader},
+		shardLease: 4 * time.Second,
+		rows:       map[string]bool{"converge": true, "fail": true, "fair": true, "heap": true, "shard": true},
 	}
 }
 
@@ -145,6 +153,19 @@ func (c *config) bind(fs *flag.FlagSet) {
 		c.replicas = v
 		return err
 	})
+	fs.Func("kill", "comma-separated replicas the sharded runs kill, a run each: member, leader (default both)", func(s string) error {
+		c.kills = nil
+		for f := range strings.SplitSeq(s, ",") {
+			switch f = strings.TrimSpace(f); f {
+			case killMember, killLeader:
+				c.kills = append(c.kills, f)
+			default:
+				return fmt.Errorf("unknown replica to kill %q", f)
+			}
+		}
+		return nil
+	})
+	fs.DurationVar(&c.shardLease, "shard-lease", c.shardLease, "Lease duration of the sharded runs (renewed every quarter of it)")
 	fs.Func("heap", "comma-separated cache sizes of the heap row (default 10000,100000)", func(s string) error {
 		v, err := ints(s)
 		c.heapSizes = v

@@ -64,6 +64,9 @@ func TestShortRun(t *testing.T) {
 	if len(rep.heaps) != 1 || rep.heaps[0].bosun == 0 || rep.heaps[0].cr == 0 {
 		t.Errorf("heap figures %+v, want both caches measured", rep.heaps)
 	}
+	if len(rep.sets) != 1 || rep.sets[0].all == 0 || rep.sets[0].sets == 0 {
+		t.Errorf("children's cache figures %+v, want both caches measured", rep.sets)
+	}
 	if len(rep.fair) != 2 {
 		t.Errorf("%d fairness results, want 2", len(rep.fair))
 	}
@@ -72,23 +75,32 @@ func TestShortRun(t *testing.T) {
 			t.Errorf("%s: fairness figures %+v, want every one measured", f.arm, f)
 		}
 	}
-	if len(rep.shards) != 2 {
-		t.Errorf("%d sharded runs, want 2", len(rep.shards))
+	// One run of a single replica, then one run of two for each kind of
+	// replica killed: a member, and the leader that runs the sharder.
+	if want := 1 + len(cfg.kills); len(rep.shards) != want {
+		t.Errorf("%d sharded runs, want %d", len(rep.shards), want)
 	}
+	killed := map[string]bool{}
 	for _, r := range rep.shards {
+		killed[r.killed] = true
 		if r.overlaps != 0 {
 			t.Errorf("%d replicas: %d objects reconciled by two replicas at once, want none", r.replicas, r.overlaps)
 		}
-		if r.replicas > 1 && (r.relabelled <= 0 || r.handover <= 0) {
-			t.Errorf("%d replicas: relabelled after %s, Ready after %s; want both measured", r.replicas, r.relabelled, r.handover)
+		if r.replicas > 1 && (r.relabelled <= 0 || r.expired <= 0 || r.handover <= 0) {
+			t.Errorf("%d replicas: Lease expired after %s, relabelled after %s, Ready after %s; want all measured", r.replicas, r.expired, r.relabelled, r.handover)
 		}
 		if sum(r.cached) != r.n {
 			t.Errorf("%d replicas: caches hold %v objects, want %d in all", r.replicas, r.cached, r.n)
 		}
 	}
+	for _, k := range cfg.kills {
+		if !killed[k] {
+			t.Errorf("no sharded run killed the %s", k)
+		}
+	}
 	for _, row := range []string{
 		"time to all Ready", "reconciles per object", "controller CPU per object", "start to first Ready",
-		"p99 spec change to Ready", "healthy objects slowed", "heap of a cache", "beside", "during a burst", "writes when idle",
+		"p99 spec change to Ready", "healthy objects slowed", "heap of a cache", "CacheSetsOnly", "beside", "during a burst", "writes when idle",
 		"objects cached per replica",
 	} {
 		if !strings.Contains(out.String(), row) {

@@ -32,7 +32,7 @@ func machine(w io.Writer, cfg config) {
 }
 
 // summary prints the table of the goals, from the medians of the runs.
-func summary(w io.Writer, cfg config, runs []result, fair []fairnessResult, heaps []heapResult) {
+func summary(w io.Writer, cfg config, runs []result, fair []fairnessResult, heaps []heapResult, sets []setsResult) {
 	pick := func(arm string, n, fail int) []result {
 		var out []result
 		for _, r := range runs {
@@ -50,7 +50,7 @@ func summary(w io.Writer, cfg config, runs []result, fair []fairnessResult, heap
 		return median(v)
 	}
 	secs := func(d time.Duration) float64 { return d.Seconds() }
-	if len(runs) == 0 && len(fair) == 0 && len(heaps) == 0 {
+	if len(runs) == 0 && len(fair) == 0 && len(heaps) == 0 && len(sets) == 0 {
 		return
 	}
 	fmt.Fprintln(w)
@@ -105,6 +105,10 @@ func summary(w io.Writer, cfg config, runs []result, fair []fairnessResult, heap
 		fmt.Fprintf(w, "| heap of a cache of %d objects (MiB): bosun default / controller-runtime default | %.1f | %.1f | | %.2f | <= 0.60 |\n",
 			h.n, float64(h.bosun)/(1<<20), float64(h.cr)/(1<<20), float64(h.bosun)/float64(h.cr))
 	}
+	for _, r := range sets {
+		fmt.Fprintf(w, "| heap of a cache of %d ConfigMaps, %d of them children of a set (MiB): children.CacheSetsOnly / bosun default | %.1f | | | %.2f | |\n",
+			r.n, r.children, float64(r.sets)/(1<<20), float64(r.sets)/float64(r.all))
+	}
 	for _, f := range fair {
 		fmt.Fprintf(w, "| %s: p99 time to Ready of %d objects beside %d / alone, from the start (ms) | %d / %d | | | %.2f | <= 2 |\n",
 			f.arm, cfg.fairSmall, cfg.fairBig, f.beside.Milliseconds(), f.alone.Milliseconds(), float64(f.beside)/float64(f.alone))
@@ -155,18 +159,23 @@ func shardSummary(w io.Writer, shards []shardResult) {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| replicas | objects | time to all Ready (s) | objects cached per replica | live heap per replica (MiB) | kill one mid-change: its objects relabelled after (s) | all Ready for the change after (s) | passes per object | objects reconciled by two replicas at once |")
-	fmt.Fprintln(w, "| ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| replicas | replica killed mid-change | objects | time to all Ready (s) | objects cached per replica | live heap per replica (MiB) | its Lease expired after (s) | its objects all relabelled after (s) | of which after the expiry (s) | all Ready for the change after (s) | passes per object | objects reconciled by two replicas at once |")
+	fmt.Fprintln(w, "| ---: | --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range shards {
 		heaps := make([]string, len(r.heaps))
 		for i, h := range r.heaps {
 			heaps[i] = fmt.Sprintf("%.1f", float64(h)/(1<<20))
 		}
-		relabelled, handover := "-", "-"
+		expired, relabelled, after, handover := "-", "-", "-", "-"
 		if r.handover > 0 {
-			relabelled, handover = fmt.Sprintf("%.2f", r.relabelled.Seconds()), fmt.Sprintf("%.2f", r.handover.Seconds())
+			expired, relabelled = fmt.Sprintf("%.2f", r.expired.Seconds()), fmt.Sprintf("%.2f", r.relabelled.Seconds())
+			after, handover = fmt.Sprintf("%.2f", r.afterExpiry.Seconds()), fmt.Sprintf("%.2f", r.handover.Seconds())
 		}
-		fmt.Fprintf(w, "| %d | %d | %.2f | %v | %s | %s | %s | %.2f | %d |\n", r.replicas, r.n, r.all.Seconds(), r.cached, strings.Join(heaps, ", "),
-			relabelled, handover, float64(r.passes)/float64(r.n), r.overlaps)
+		killed := r.killed
+		if killed == "" {
+			killed = "-"
+		}
+		fmt.Fprintf(w, "| %d | %s | %d | %.2f | %v | %s | %s | %s | %s | %s | %.2f | %d |\n", r.replicas, killed, r.n, r.all.Seconds(), r.cached, strings.Join(heaps, ", "),
+			expired, relabelled, after, handover, float64(r.passes)/float64(r.n), r.overlaps)
 	}
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,12 +25,14 @@ import (
 	"github.com/bosunkit/bosun/shard"
 )
 
-// The leases of the sharded runs: short, so that a killed replica's share
-// moves within seconds.
+// The replica a sharded run kills.
 const (
-	shardLease = 4 * time.Second
-	shardRenew = time.Second
+	killMember = "member"
+	killLeader = "leader"
 )
+
+// shardLabel is the shard label of the ring "bench".
+const shardLabel = shard.LabelPrefix + "bench"
 
 // passLog records the passes of a replica.
 type passLog struct {
@@ -46,9 +50,15 @@ func (l *passLog) all() []passRecord {
 // the bosun arm's reconciler, restricted to the replica's share.
 func newShardManager(cfg *rest.Config, c childConfig, log *passLog) (ctrl.Manager, error) {
 	ns := c.namespaces[0]
+	// Short leases, so that a killed replica's share moves within
+	// seconds: the members' and the leader's the same.
+	lease := c.lease
+	if lease <= 0 {
+		lease = 4 * time.Second
+	}
 	member, err := shard.New(shard.Options{
 		Ring: "bench", Identity: c.identity, Namespace: ns, Object: &testapi.Widget{},
-		LeaseDuration: shardLease, RenewPeriod: shardRenew, ObjectNamespaces: []string{ns},
+		LeaseDuration: lease, RenewPeriod: lease / 4, ObjectNamespaces: []string{ns},
 	})
 	if err != nil {
 		return nil, err
@@ -62,9 +72,9 @@ func newShardManager(cfg *rest.Config, c childConfig, log *passLog) (ctrl.Manage
 		LeaderElectionID:              "bench-sharder",
 		LeaderElectionNamespace:       ns,
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 ptr.To(shardLease),
-		RenewDeadline:                 ptr.To(3 * time.Second),
-		RetryPeriod:                   ptr.To(500 * time.Millisecond),
+		LeaseDuration:                 ptr.To(lease),
+		RenewDeadline:                 ptr.To(lease * 3 / 4),
+		RetryPeriod:                   ptr.To(lease / 8),
 		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 	}
 	bosun.LeanCache(&opts.Cache)
@@ -95,6 +105,9 @@ func newShardManager(cfg *rest.Config, c childConfig, log *passLog) (ctrl.Manage
 type shardResult struct {
 	replicas int
 	n        int
+	// killed is the replica killed mid-change: killMember or killLeader
+	// (none for one replica).
+	killed string
 	// all is the time from the start to every object Ready.
 	all time.Duration
 	// heaps and cached are each replica's live heap and cached objects
@@ -103,9 +116,10 @@ type shardResult struct {
 	cached []int
 	// relabelled is the time from the kill of a replica, while every
 	// object was being changed, to none of its objects labelled for it;
-	// handover the time from the kill to every object Ready for its
-	// change.
-	relabelled, handover time.Duration
+	// expired the time from the kill to the end of its Lease, and
+	// afterExpiry the time from there to the last relabel; handover the
+	// time from the kill to every object Ready for its change.
+	relabelled, expired, afterExpiry, handover time.Duration
 	// passes counts the passes of all replicas; overlaps the objects
 	// whose passes by two replicas overlapped in time.
 	passes, overlaps int
@@ -117,13 +131,30 @@ type shardResult struct {
 func (b *bench) sharding(ctx context.Context) ([]shardResult, error) {
 	n := b.cfg.sizes[0]
 	var out []shardResult
+	type run struct {
+		k    int
+		kill string
+	}
+	var runs []run
 	for _, k := range b.cfg.replicas {
-		r, err := b.shardRun(ctx, n, k)
+		if k == 1 {
+			runs = append(runs, run{k: k})
+		}
+		for _, kill := range b.cfg.kills {
+			if k > 1 {
+				runs = append(runs, run{k: k, kill: kill})
+			}
+		}
+	}
+	for _, run := range runs {
+		k := run.k
+		r, err := b.shardRun(ctx, n, k, run.kill)
 		if err != nil {
 			return nil, fmt.Errorf("%d replicas: %w", k, err)
 		}
-		fmt.Fprintf(b.out, "shard replicas=%d n=%d all=%s cached=%v heaps=%v relabelled=%s handover=%s passes/object=%.2f overlaps=%d\n",
-			k, n, r.all.Round(time.Millisecond), r.cached, mibs(r.heaps), r.relabelled.Round(time.Millisecond), r.handover.Round(time.Millisecond),
+		fmt.Fprintf(b.out, "shard replicas=%d kill=%s n=%d all=%s cached=%v heaps=%v relabelled=%s expired=%s after-expiry=%s handover=%s passes/object=%.2f overlaps=%d\n",
+			k, run.kill, n, r.all.Round(time.Millisecond), r.cached, mibs(r.heaps), r.relabelled.Round(time.Millisecond), r.expired.Round(time.Millisecond),
+			r.afterExpiry.Round(time.Millisecond), r.handover.Round(time.Millisecond),
 			float64(r.passes)/float64(n), r.overlaps)
 		out = append(out, r)
 	}
@@ -138,8 +169,8 @@ func mibs(v []uint64) []string {
 	return out
 }
 
-func (b *bench) shardRun(ctx context.Context, n, k int) (shardResult, error) {
-	r := shardResult{replicas: k, n: n}
+func (b *bench) shardRun(ctx context.Context, n, k int, kill string) (shardResult, error) {
+	r := shardResult{replicas: k, n: n, killed: kill}
 	ns, w, done, err := b.watchedNamespace(ctx, n, 0)
 	if err != nil {
 		return r, err
@@ -148,7 +179,7 @@ func (b *bench) shardRun(ctx context.Context, n, k int) (shardResult, error) {
 	children := make([]*child, k)
 	start := time.Now()
 	for i := range k {
-		c, err := b.startChild(ctx, childConfig{arm: armShard, namespaces: []string{ns}, workers: b.cfg.workers, identity: fmt.Sprintf("r%d", i)})
+		c, err := b.startChild(ctx, childConfig{arm: armShard, namespaces: []string{ns}, workers: b.cfg.workers, identity: fmt.Sprintf("r%d", i), lease: b.cfg.shardLease})
 		if err != nil {
 			return r, err
 		}
@@ -181,9 +212,14 @@ func (b *bench) shardRun(ctx context.Context, n, k int) (shardResult, error) {
 	}
 	var passes [][]passRecord
 	if k > 1 {
-		// Change every object, and kill the last replica while the changes
-		// go in.
-		victim := children[k-1]
+		// Change every object, and kill a replica while the changes go
+		// in: the leader, or the last replica that does not lead.
+		v, err := pickVictim(children, kill == killLeader)
+		if err != nil {
+			return r, err
+		}
+		victim := children[v]
+		children = append(children[:v:v], children[v+1:]...)
 		changed := make(chan error, 1)
 		var sent atomic.Int64
 		go func() {
@@ -210,27 +246,28 @@ func (b *bench) shardRun(ctx context.Context, n, k int) (shardResult, error) {
 		// The victim's objects are relabelled for a live member once its
 		// Lease has expired (and a new sharder is elected, when the victim
 		// led).
-		victimID := fmt.Sprintf("r%d", k-1)
+		victimID := fmt.Sprintf("r%d", v)
 		for {
-			var list testapi.WidgetList
-			if err := b.cl.List(ctx, &list, client.InNamespace(ns)); err != nil {
-				return r, err
-			}
-			left := 0
-			for _, o := range list.Items {
-				if o.Labels[shard.LabelPrefix+"bench"] == victimID {
-					left++
-				}
-			}
+			left, last := w.labelled(victimID, names)
 			if left == 0 {
-				r.relabelled = time.Since(killed)
+				r.relabelled = last.Sub(killed)
 				break
 			}
 			select {
 			case <-ctx.Done():
 				return r, ctx.Err()
-			case <-time.After(50 * time.Millisecond):
+			case <-time.After(20 * time.Millisecond):
 			}
+		}
+		// The victim renews no more: its Lease holds the end of its term.
+		var lease coordinationv1.Lease
+		if err := b.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: shard.LeaseName("bench", victimID)}, &lease); err != nil {
+			return r, fmt.Errorf("reading the killed replica's lease: %w", err)
+		}
+		if s := lease.Spec; s.RenewTime != nil && s.LeaseDurationSeconds != nil {
+			expiry := s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second)
+			r.expired = expiry.Sub(killed)
+			r.afterExpiry = r.relabelled - r.expired
 		}
 		if err := <-changed; err != nil {
 			return r, err
@@ -241,7 +278,6 @@ func (b *bench) shardRun(ctx context.Context, n, k int) (shardResult, error) {
 		for _, name := range names {
 			r.handover = max(r.handover, w.readyAt(name, 2).Sub(killed))
 		}
-		children = children[:k-1]
 	}
 	for _, c := range children {
 		s, err := c.stats("passes")
@@ -252,6 +288,38 @@ func (b *bench) shardRun(ctx context.Context, n, k int) (shardResult, error) {
 	}
 	r.passes, r.overlaps = overlaps(passes)
 	return r, nil
+}
+
+// pickVictim returns the index of the replica to kill: the leader when
+// leader is set, else the last replica that does not lead. It waits for a
+// replica to lead, as one does once the objects are labelled.
+func pickVictim(children []*child, leader bool) (int, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		lead := -1
+		for i, c := range children {
+			s, err := c.stats("stats")
+			if err != nil {
+				return 0, err
+			}
+			if s.Leader {
+				lead = i
+			}
+		}
+		switch {
+		case lead >= 0 && leader:
+			return lead, nil
+		case lead >= 0:
+			for i := len(children) - 1; i >= 0; i-- {
+				if i != lead {
+					return i, nil
+				}
+			}
+		case time.Now().After(deadline):
+			return 0, errors.New("no replica leads")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // overlaps counts the passes of the replicas (one list each) and the
