@@ -129,7 +129,7 @@ reliability: controlplane postgres
 	if [ -n "$$failed" ]; then echo "reliability: failed: $$failed"; exit 1; fi
 
 ## bench-e2e: bosun against a hand-written controller and the bare minimum on a real API server, every row of
-##   docs/BENCHMARKS.md "End to end" (about 20 minutes with the fairness and shard rows; BENCH_E2E_FLAGS adds flags, such as -n 500 -rounds 1).
+##   docs/BENCHMARKS.md "End to end" and "Fairness and sharding" (about 30 minutes; BENCH_E2E_FLAGS adds flags, such as -n 500 -rounds 1 or -rows shard).
 .PHONY: bench-e2e
 bench-e2e: controlplane
 	$(GO) run ./bench/e2e $(BENCH_E2E_FLAGS)

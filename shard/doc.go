@@ -30,6 +30,15 @@
 // no object is reconciled by two members at once. An object whose member
 // is gone (no Lease, or an expired one) is relabelled directly.
 //
+// The sharder wakes at the moment the first Lease of a live member is due
+// to expire, not at its next periodic look, and relabels the objects of
+// members that are gone before it moves any other, 64 at once: a crashed
+// member's share is back in work after its Lease expired and one label
+// patch per object. No member can be declared gone sooner without the
+// risk of a second replica reconciling the objects of one that is only
+// slow. If the member that crashed was also the leader, the sharder starts
+// on the next leader once the manager's leader election has moved.
+//
 // A member starts no pass unless it renewed its Lease within
 // Options.RenewDeadline, shorter than the Lease's duration: a member cut
 // off from the API server stops working before the sharder may give its
