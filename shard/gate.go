@@ -27,12 +27,29 @@ const (
 	wait
 )
 
+func (v verdict) String() string {
+	switch v {
+	case admit:
+		return "admit"
+	case drop:
+		return "drop"
+	case wait:
+		return "wait"
+	}
+	return "unknown"
+}
+
 // gate keeps the passes a member runs: it admits a pass only while the
 // member's Lease is current and the object is not leaving, counts the
 // passes running per object, and tells the drainer when an object has
 // none left.
 type gate struct {
 	renewDeadline time.Duration
+	// isBack reports whether the object key, marked as leaving, is this
+	// member's again in the cache: the cache's event reaches the
+	// controller and the drainer in either order, so a request may come
+	// before the drainer has seen the object back. Nil: never.
+	isBack func(key types.NamespacedName) bool
 
 	mu       sync.Mutex
 	renewed  time.Time
@@ -59,10 +76,18 @@ func (g *gate) renewedAt(t time.Time) {
 func (g *gate) begin(key types.NamespacedName) verdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch _, leaving := g.draining[key]; {
-	case g.stopping || leaving:
+	if g.stopping {
 		return drop
-	case g.renewed.IsZero() || time.Since(g.renewed) >= g.renewDeadline:
+	}
+	if _, leaving := g.draining[key]; leaving {
+		// Dropping the request of an object that is back would leave it
+		// without a pass until its next event.
+		if g.isBack == nil || !g.isBack(key) {
+			return drop
+		}
+		delete(g.draining, key)
+	}
+	if g.renewed.IsZero() || time.Since(g.renewed) >= g.renewDeadline {
 		return wait
 	}
 	g.inflight[key]++

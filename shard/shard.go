@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -157,12 +159,29 @@ func New(opts Options) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Member{
+	m := &Member{
 		opts:       opts,
 		shardLabel: LabelPrefix + opts.Ring,
 		drainLabel: DrainPrefix + opts.Ring,
 		gate:       newGate(opts.RenewDeadline),
-	}, nil
+	}
+	m.gate.isBack = m.backInCache
+	return m, nil
+}
+
+// backInCache reports whether the manager's cache holds key labelled for
+// this member and not asked to leave: an object that left and came back.
+func (m *Member) backInCache(key types.NamespacedName) bool {
+	if m.mgr == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	obj := m.newObject()
+	if err := m.mgr.GetCache().Get(ctx, key, obj); err != nil {
+		return false
+	}
+	return obj.GetLabels()[m.shardLabel] == m.opts.Identity && !m.isDrain(obj)
 }
 
 // Identity is this member's name in the ring.

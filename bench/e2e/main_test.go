@@ -40,7 +40,11 @@ func TestShortRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	failing := map[string]bool{}
 	for _, r := range rep.runs {
+		if r.fail != 0 {
+			failing[r.arm] = true
+		}
 		if r.fail == 0 && len(r.healthyAt) != r.n {
 			t.Errorf("%s: %d of %d objects Ready", r.arm, len(r.healthyAt), r.n)
 		}
@@ -60,6 +64,9 @@ func TestShortRun(t *testing.T) {
 				t.Errorf("hand-written: %.2f reconciles per object, want 2 (its own write brings a second pass)", perObject)
 			}
 		}
+	}
+	if !failing[armBosun] || !failing[armHand] || failing[armBare] {
+		t.Errorf("failing runs of %v, want bosun and hand-written", failing)
 	}
 	if len(rep.heaps) != 1 || rep.heaps[0].bosun == 0 || rep.heaps[0].cr == 0 {
 		t.Errorf("heap figures %+v, want both caches measured", rep.heaps)

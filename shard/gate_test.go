@@ -1,0 +1,108 @@
+package shard
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// TestGateBegin checks the gate's verdict on a pass about to start.
+func TestGateBegin(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	for _, tc := range []struct {
+		name     string
+		renewed  time.Duration // ago; negative: never
+		stopping bool
+		leaving  bool
+		back     bool
+		want     verdict
+		// wantLeaving is whether the object is still marked as leaving.
+		wantLeaving bool
+	}{
+		{name: "current Lease", renewed: 0, want: admit},
+		{name: "no Lease yet", renewed: -1, want: wait},
+		{name: "Lease past the renew deadline", renewed: 3 * time.Second, want: wait},
+		{name: "stopping", renewed: 0, stopping: true, want: drop},
+		{name: "leaving", renewed: 0, leaving: true, want: drop, wantLeaving: true},
+		// The object left and came back; the cache's event reached the
+		// controller before the drainer saw it back.
+		{name: "leaving, back in the cache", renewed: 0, leaving: true, back: true, want: admit},
+		{name: "back in the cache, Lease not current", renewed: 3 * time.Second, leaving: true, back: true, want: wait},
+		{name: "back in the cache, stopping", renewed: 0, stopping: true, leaving: true, back: true, want: drop, wantLeaving: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate(2 * time.Second)
+			g.isBack = func(k types.NamespacedName) bool { return tc.back && k == key }
+			if tc.renewed >= 0 {
+				g.renewedAt(time.Now().Add(-tc.renewed))
+			}
+			if tc.leaving {
+				g.drain(key)
+			}
+			if tc.stopping {
+				g.stop()
+			}
+			if got := g.begin(key); got != tc.want {
+				t.Errorf("begin = %v, want %v", got, tc.want)
+			}
+			if _, leaving := g.draining[key]; leaving != tc.wantLeaving {
+				t.Errorf("marked as leaving = %v, want %v", leaving, tc.wantLeaving)
+			}
+			if running := g.inflight[key] > 0; running != (tc.want == admit) {
+				t.Errorf("pass counted as running = %v, want %v", running, tc.want == admit)
+			}
+		})
+	}
+}
+
+// TestGatedQueueObjectBack checks that a request of an object that came
+// back to its member is handed out, not dropped, even when the drainer has
+// not yet seen it back.
+func TestGatedQueueObjectBack(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	g := newGate(2 * time.Second)
+	g.renewedAt(time.Now())
+	back := false
+	g.isBack = func(types.NamespacedName) bool { return back }
+	q := g.newQueue(nil, false, time.Second)("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+
+	other := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "other"}}
+	// Leaving: its request is dropped, and the next one is handed out.
+	g.drain(key)
+	q.Add(reconcile.Request{NamespacedName: key})
+	q.Add(other)
+	if got, _ := q.Get(); got != other {
+		t.Fatalf("Get = %v, want %v (the leaving object's request dropped)", got, other)
+	}
+	q.Done(other)
+
+	// Back in the cache before the drainer saw it: handed out.
+	g.drain(key)
+	back = true
+	q.Add(reconcile.Request{NamespacedName: key})
+	gotc := make(chan reconcile.Request, 1)
+	go func() {
+		r, _ := q.Get()
+		gotc <- r
+	}()
+	var got reconcile.Request
+	select {
+	case got = <-gotc:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request of the object back was dropped: Get handed out nothing")
+	}
+	if got.NamespacedName != key {
+		t.Fatalf("Get = %v, want %v", got, key)
+	}
+	if g.idle() {
+		t.Error("the pass of the object back is not counted as running")
+	}
+	q.Done(got)
+	if !g.idle() {
+		t.Error("the pass is still counted after Done")
+	}
+}
