@@ -27,6 +27,7 @@ const (
 	wait
 )
 
+// String names the verdict, for tests and logs.
 func (v verdict) String() string {
 	switch v {
 	case admit:

@@ -181,7 +181,8 @@ func (m *Member) backInCache(key types.NamespacedName) bool {
 	if err := m.mgr.GetCache().Get(ctx, key, obj); err != nil {
 		return false
 	}
-	return obj.GetLabels()[m.shardLabel] == m.opts.Identity && !m.isDrain(obj)
+	l := obj.GetLabels()
+	return l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] == ""
 }
 
 // Identity is this member's name in the ring.
