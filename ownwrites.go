@@ -33,7 +33,8 @@ import (
 // names its version, it was the write's own. An early event that turns out
 // to be someone else's was a change the pass may not have seen: the
 // object is requeued at once when the pass ends, as the event would have
-// done.
+// done, whatever the pass returned (an error included, even a terminal
+// one: the change may be the fix of what failed).
 type ownWrite struct {
 	mu sync.Mutex
 	// versions are the resourceVersions the writes made, oldest first:
@@ -128,10 +129,17 @@ func (ps *passState[T]) closeOwnWrites(res ctrl.Result, err error) ctrl.Result {
 		w.gone = true
 		ps.r.own.CompareAndDelete(ps.key, w)
 	}
-	if err == nil && (foreign || !settled && w.dropped) {
+	switch {
+	case err == nil && (foreign || !settled && w.dropped):
 		ps.r.book.note(ps.key, ps.r.forUpdate(ps.key))
 		res.RequeueAfter = ownWriteRequeue
 		res.Priority = nil
+	case foreign:
+		// The pass failed, and controller-runtime ignores its result: a
+		// terminal error is never retried, another one only after the
+		// backoff. The change that came during the write was not this
+		// pass's, and it gets the pass its event would have brought.
+		ps.r.book.enqueue(ps.key, ps.r.forUpdate(ps.key))
 	}
 	return res
 }

@@ -61,6 +61,8 @@ type triggerBook struct {
 	// requeued holds the kind of the requeue the last pass asked for.
 	requeued sync.Map // types.NamespacedName -> TriggerKind
 	size     atomic.Int64
+	// queue is the controller's queue, once the controller is built.
+	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
 }
 
 func newTriggerBook() *triggerBook { return &triggerBook{} }
@@ -162,10 +164,31 @@ func (b *triggerBook) forget(key types.NamespacedName) {
 // them, with adds from event handlers confirming the candidates of their
 // keys.
 func (b *triggerBook) wrapQueue(q workqueue.TypedRateLimitingInterface[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	var w workqueue.TypedRateLimitingInterface[reconcile.Request]
 	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-		return &confirmingPriorityQueue{PriorityQueue: pq, book: b}
+		w = &confirmingPriorityQueue{PriorityQueue: pq, book: b}
+	} else {
+		w = &confirmingQueue{TypedRateLimitingInterface: q, book: b}
 	}
-	return &confirmingQueue{TypedRateLimitingInterface: q, book: b}
+	b.queue.Store(&w)
+	return w
+}
+
+// enqueue adds key to the controller's queue at once with the trigger t,
+// whatever its pass in progress returns: the queue hands it out again
+// when that pass is done. It reports false when the controller has no
+// queue yet.
+func (b *triggerBook) enqueue(key types.NamespacedName, t Trigger) bool {
+	if b == nil {
+		return false
+	}
+	q := b.queue.Load()
+	if q == nil {
+		return false
+	}
+	b.note(key, t)
+	(*q).Add(reconcile.Request{NamespacedName: key})
+	return true
 }
 
 // confirmingQueue is a controller's queue that confirms candidates on Add,
