@@ -235,7 +235,9 @@ func (r *Reconciler[T]) isForKind(obj client.Object) bool {
 }
 
 // ownWritePredicate drops the events of the reconciled kind that the
-// engine's own writes caused (see Reconciler.ReconcileOwnWrites). It is
+// engine's own writes caused (see Reconciler.ReconcileOwnWrites), and
+// forgets what the engine remembers of an object when its delete event
+// comes (see Reconciler.forgetObject). It is
 // one of the controller's event filters, since the options of For set its
 // predicates rather than add to them; it passes every event of other
 // kinds.
@@ -250,3 +252,12 @@ func newOwnWritePredicate[T client.Object](r *Reconciler[T], gvk schema.GroupVer
 }
 
 func (p ownWritePredicate[T]) Update(e event.UpdateEvent) bool { return !p.r.ownWriteEvent(e) }
+
+// Delete forgets what the engine remembers of the object, which has gone
+// from the cache, and passes the event.
+func (p ownWritePredicate[T]) Delete(e event.DeleteEvent) bool {
+	if e.Object != nil && p.r.isForKind(e.Object) {
+		p.r.forgetObject(client.ObjectKeyFromObject(e.Object))
+	}
+	return true
+}

@@ -502,10 +502,7 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 	obj := reflect.New(p.objType).Interface().(T)
 	if err := r.Client.Get(ctx, creq.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.skipSeen.Delete(creq.NamespacedName)
-			r.foreign.Delete(creq.NamespacedName)
-			r.written.Delete(creq.NamespacedName)
-			r.forgetOwnWrites(creq.NamespacedName)
+			r.forgetObject(creq.NamespacedName)
 			r.book.forget(creq.NamespacedName)
 			return ctrl.Result{}, nil
 		}
@@ -573,6 +570,19 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 		res.Priority = ptr.To(handler.LowPriority)
 	}
 	return res, err
+}
+
+// forgetObject drops what the engine remembers of the object key, which is
+// gone or has left the cache: deleted, or, in a cache that holds a share
+// of the objects (a label selector, as with sharding), no longer in it.
+// It runs on the request of an object not found and on the delete event
+// of the object, which the engine sees even when something between the
+// queue and the engine drops the request.
+func (r *Reconciler[T]) forgetObject(key types.NamespacedName) {
+	r.skipSeen.Delete(key)
+	r.foreign.Delete(key)
+	r.written.Delete(key)
+	r.forgetOwnWrites(key)
 }
 
 // writeMemo is what the engine remembers of its last writes to an object
