@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -54,8 +56,11 @@ type Builder[T client.Object] struct {
 
 	once map[any]bool
 
-	// gate, when set, makes the controller wait for its kind (WhenServed).
+	// gate, when set, makes the controller wait for its kinds (WhenServed).
 	gate *gate
+	// watched are the kinds the controller watches besides T's (Owns,
+	// Watches, WatchesMetadata), in the order first watched.
+	watched []schema.GroupVersionKind
 	// deferIndexes is set while the controller waits for its kind: the
 	// field indexes then wait in pending until it is built.
 	deferIndexes bool
@@ -143,6 +148,7 @@ func (b *Builder[T]) Owns(obj client.Object, opts ...builder.OwnsOption) *Builde
 			return b
 		}
 		b.owned[gvk] = true
+		b.watch(gvk)
 	}
 	b.inner = b.inner.Owns(obj, opts...)
 	return b
@@ -151,10 +157,29 @@ func (b *Builder[T]) Owns(obj client.Object, opts ...builder.OwnsOption) *Builde
 // Watches watches objects of another type and maps them to requests with
 // h, as builder.Builder.Watches does.
 func (b *Builder[T]) Watches(obj client.Object, h handler.EventHandler, opts ...builder.WatchesOption) *Builder[T] {
+	b.watchObject(obj)
 	if b.inner != nil {
 		b.inner = b.inner.Watches(obj, b.noting(obj, h, triggerSourceWatches), opts...)
 	}
 	return b
+}
+
+// watch records that the controller watches gvk, whose serving it then
+// checks (see WhenServed).
+func (b *Builder[T]) watch(gvk schema.GroupVersionKind) {
+	if !slices.Contains(b.watched, gvk) {
+		b.watched = append(b.watched, gvk)
+	}
+}
+
+// watchObject records the kind of obj, when the scheme knows it.
+func (b *Builder[T]) watchObject(obj client.Object) {
+	if b.mgr == nil || obj == nil {
+		return
+	}
+	if gvk, err := apiutil.GVKForObject(obj, b.mgr.GetScheme()); err == nil {
+		b.watch(gvk)
+	}
 }
 
 // noting wraps h so that the keys it enqueues get the event as their
@@ -177,6 +202,7 @@ func (b *Builder[T]) noting(obj client.Object, h handler.EventHandler, src strin
 // metav1.PartialObjectMetadata, which is lighter for kinds with large
 // objects.
 func (b *Builder[T]) WatchesMetadata(obj client.Object, h handler.EventHandler, opts ...builder.WatchesOption) *Builder[T] {
+	b.watchObject(obj)
 	if b.inner != nil {
 		b.inner = b.inner.WatchesMetadata(obj, b.noting(obj, h, triggerSourceWatches), opts...)
 	}
@@ -399,8 +425,9 @@ func (b *Builder[T]) Complete(r *Reconciler[T]) error {
 // controller, which it returns (for tests, or for watches added after
 // setup). It returns an error, naming the offending step or field, before
 // anything runs; one wrapping ErrKindNotServed when the API server does
-// not serve T's kind. With WhenServed and a kind not served yet, it
-// returns a nil controller and builds it once the kind is served.
+// not serve T's kind or a kind the controller watches. With WhenServed and
+// a kind not served yet, it returns a nil controller and builds it once
+// every kind is served.
 func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	if r == nil {
 		return nil, fmt.Errorf("bosun: %w: reconciler is nil", ErrInvalidConfig)
@@ -456,14 +483,18 @@ func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	if err := errors.Join(b.errs...); err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 	}
+	kinds, err := b.unserved(r, gvk)
+	if err != nil {
+		return nil, err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.deferIndexes {
+	if len(kinds) > 0 {
 		g := &gateRunnable{
 			gate:   *b.gate,
-			gvk:    gvk,
+			gvks:   kinds,
 			mapper: b.mgr.GetRESTMapper(),
-			log:    b.mgr.GetLogger().WithValues("controller", b.controllerName(r), "gvk", gvk.String()),
+			log:    b.mgr.GetLogger().WithValues("controller", b.controllerName(r), "gvk", gvkNames(kinds)),
 			build: func(ctx context.Context) error {
 				b.mu.Lock()
 				defer b.mu.Unlock()
@@ -478,11 +509,47 @@ func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 			},
 		}
 		if err := b.mgr.Add(g); err != nil {
-			return nil, fmt.Errorf("bosun: reconciler %q: waiting for %s: %w", r.Name, gvk, err)
+			return nil, fmt.Errorf("bosun: reconciler %q: waiting for %s: %w", r.Name, gvkNames(kinds), err)
 		}
 		return nil, nil
 	}
 	return b.build(r, forObj)
+}
+
+// unserved returns the kinds the controller watches that the API server
+// does not serve: T's kind forGVK (empty when the scheme does not know
+// it), when the Builder already found it missing, then those of Owns and
+// Watches. Without WhenServed, a missing kind is an error wrapping
+// ErrKindNotServed: the controller could not start.
+func (b *Builder[T]) unserved(r *Reconciler[T], forGVK schema.GroupVersionKind) ([]schema.GroupVersionKind, error) {
+	var kinds []schema.GroupVersionKind
+	if b.deferIndexes {
+		kinds = append(kinds, forGVK)
+	}
+	for _, gvk := range b.watched {
+		if gvk == forGVK || gvk.Empty() {
+			continue
+		}
+		ok, err := served(b.mgr.GetRESTMapper(), gvk)
+		switch {
+		case err != nil && b.gate != nil:
+			return nil, fmt.Errorf("bosun: reconciler %q: looking for %s in the API server's discovery: %w", r.Name, gvk, err)
+		case err == nil && !ok && b.gate == nil:
+			return nil, notServedError(r.Name, gvk, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}})
+		case err == nil && !ok:
+			kinds = append(kinds, gvk)
+		}
+	}
+	return kinds, nil
+}
+
+// gvkNames lists kinds for a log or an error.
+func gvkNames(kinds []schema.GroupVersionKind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // controllerName is the name of the controller of r: the Builder's, else

@@ -51,12 +51,14 @@ type gate struct {
 	first, longest time.Duration
 }
 
-// WhenServed makes the controller wait for its kind: when the API server
-// does not serve T's kind at setup, Complete (and Build) check the
-// Reconciler and set its steps up as usual, so that mistakes still show at
-// once, then register a runnable with the manager that looks at the API
-// server's discovery (with a backoff, see GateBackoff) until the kind is
-// served, and only then builds and starts the controller. It logs once
+// WhenServed makes the controller wait for its kinds: when the API server
+// does not serve T's kind, or a kind the controller watches (Owns,
+// Watches, WatchesMetadata, by the caller or a step's setup), at setup,
+// Complete (and Build) check the Reconciler and set its steps up as usual,
+// so that mistakes still show at once, then register a runnable with the
+// manager that looks at the API server's discovery (with a backoff, see
+// GateBackoff) until every one of them is served, and only then builds and
+// starts the controller. It logs once
 // that it waits and once that the kind is served. When the kind is served
 // at setup, WhenServed changes nothing. One operator binary can so ship
 // controllers for optional APIs, whose CRDs a cluster may install later or
@@ -68,8 +70,8 @@ type gate struct {
 // case. An error building the controller once its kind is served (rare:
 // most mistakes show at setup) stops the manager with that error.
 //
-// Without WhenServed, a kind that is not served is an error at setup that
-// wraps ErrKindNotServed.
+// Without WhenServed, a kind that is not served, T's or a watched one, is
+// an error at setup that wraps ErrKindNotServed.
 func (b *Builder[T]) WhenServed(opts ...GateOption) *Builder[T] {
 	g := &gate{first: DefaultGateInterval, longest: DefaultGateMaxInterval}
 	for _, o := range opts {
@@ -97,11 +99,11 @@ func served(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (bool, error) {
 	}
 }
 
-// gateRunnable waits, once the manager runs, until its kind is served, and
-// then builds the controller.
+// gateRunnable waits, once the manager runs, until its kinds are all
+// served, and then builds the controller.
 type gateRunnable struct {
 	gate   gate
-	gvk    schema.GroupVersionKind
+	gvks   []schema.GroupVersionKind
 	mapper meta.RESTMapper
 	log    logr.Logger
 	build  func(ctx context.Context) error
@@ -116,13 +118,13 @@ var (
 // itself waits for the leadership, as controllers do.
 func (g *gateRunnable) NeedLeaderElection() bool { return false }
 
-// Start looks for the kind until it is served or ctx ends.
+// Start looks for the kinds until each is served or ctx ends.
 func (g *gateRunnable) Start(ctx context.Context) error {
 	wait := g.gate.first
 	waiting := false
 	lastErr := ""
 	for {
-		ok, err := served(g.mapper, g.gvk)
+		ok, err := g.allServed()
 		switch {
 		case ok:
 			g.log.Info("kind served, starting the controller")
@@ -145,6 +147,19 @@ func (g *gateRunnable) Start(ctx context.Context) error {
 		}
 		wait = min(2*wait, g.gate.longest)
 	}
+}
+
+// allServed reports whether every kind of g is served; those found are
+// not asked for again.
+func (g *gateRunnable) allServed() (bool, error) {
+	for len(g.gvks) > 0 {
+		ok, err := served(g.mapper, g.gvks[0])
+		if !ok || err != nil {
+			return false, err
+		}
+		g.gvks = g.gvks[1:]
+	}
+	return true, nil
 }
 
 // notServedError is the error of a kind the API server does not serve.

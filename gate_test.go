@@ -232,6 +232,16 @@ func TestKindNotServedAtSetup(t *testing.T) {
 		ctl, err := b.Build(newReconciler(fmt.Sprintf("served-%t", gated), newJournal(), false))
 		return describe(ctl != nil, err)
 	}
+	owning := func(gated bool) outcome {
+		b := bosun.ControllerManagedBy[*testapi.Widget](newManager())
+		if gated {
+			b = b.WhenServed()
+		}
+		r := newReconciler("absent", newJournal(), false)
+		r.Steps = append(r.Steps, gadgetOwner{})
+		ctl, err := b.Build(r)
+		return describe(ctl != nil, err)
+	}
 	tests := []struct {
 		name string
 		run  func() outcome
@@ -243,6 +253,12 @@ func TestKindNotServedAtSetup(t *testing.T) {
 			want: outcome{NotServed: true, Says: []string{`reconciler "absent"`, "absent.test.bosun.dev/v1, Kind=Gadget", "CustomResourceDefinition", "WhenServed"}},
 		},
 		{name: "absent kind, gated", run: func() outcome { return gadgets(true) }, want: outcome{}},
+		{
+			name: "served kind owning an absent kind, not gated",
+			run:  func() outcome { return owning(false) },
+			want: outcome{NotServed: true, Says: []string{`reconciler "absent"`, "absent.test.bosun.dev/v1, Kind=Gadget", "CustomResourceDefinition", "WhenServed"}},
+		},
+		{name: "served kind owning an absent kind, gated", run: func() outcome { return owning(true) }, want: outcome{}},
 		{name: "served kind, not gated", run: func() outcome { return widgets(false) }, want: outcome{Controller: true}},
 		{name: "served kind, gated", run: func() outcome { return widgets(true) }, want: outcome{Controller: true}},
 	}
@@ -283,4 +299,80 @@ func describe(controller bool, err error) buildOutcome {
 		o.Says = []string{err.Error()}
 	}
 	return o
+}
+
+// gadgetOwner is a Widget step that owns Gadgets.
+type gadgetOwner struct{}
+
+func (gadgetOwner) Name() string { return "gadget-owner" }
+
+func (gadgetOwner) SetupWithBuilder(b *bosun.Builder[*testapi.Widget]) error {
+	b.Owns(&testapi.Gadget{})
+	return nil
+}
+
+func (gadgetOwner) Do(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+	return ctrl.Result{}, nil
+}
+
+// TestWhenServedWaitsForEveryWatchedKind checks that a controller set up
+// with WhenServed waits for every kind it watches, not only its own: a
+// Widget controller whose step owns Gadgets, whose CRD is not installed,
+// is not built until the CRD is, and then reconciles its Widgets.
+func TestWhenServedWaitsForEveryWatchedKind(t *testing.T) {
+	t.Parallel()
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	owned := schema.GroupVersion{Group: "owned.test.bosun.dev", Version: testapi.GroupVersion.Version}
+	scheme := gadgetScheme(t, owned)
+	crd, err := testapi.GadgetCRD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd.Name = "gadgets." + owned.Group
+	crd.Spec.Group = owned.Group
+	t.Cleanup(func() {
+		if err := cp.Client.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crd.Name}}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting the gadget crd: %v", err)
+		}
+	})
+	logs := &bosuntest.LogRecorder{}
+	r := newReconciler("owns-gated", newJournal(), false)
+	r.Steps = append(r.Steps, gadgetOwner{})
+	opts := bosuntest.ManagerOptions{Namespaces: []string{ns}, Configure: func(o *ctrl.Options) { o.Scheme = scheme }}
+	bosuntest.RunManagerWith(t, cp, opts, func(mgr ctrl.Manager) error {
+		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
+		ctl, err := bosun.ControllerManagedBy[*testapi.Widget](mgr).
+			WhenServed(bosun.GateBackoff(50*time.Millisecond, 200*time.Millisecond)).
+			Build(r)
+		if err == nil && ctl != nil {
+			return errors.New("Build returned a controller that owns a kind that is not served")
+		}
+		return err
+	})
+	bosuntest.Eventually(t, func(context.Context) error {
+		for _, e := range logs.Entries() {
+			if e.Message == "kind not served, waiting for it" {
+				return nil
+			}
+		}
+		return errors.New("the wait is not logged yet")
+	})
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Spec: testapi.WidgetSpec{Value: 8, Divisor: 2}}
+	if err := cp.Client.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Client.Create(t.Context(), crd); err != nil {
+		t.Fatalf("installing the gadget crd: %v", err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		got := &testapi.Widget{}
+		if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(w), got); err != nil {
+			return err
+		}
+		if c := conditions.Find(got.Status.Conditions, conditions.TypeReady); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("widget not Ready: %+v", got.Status)
+		}
+		return nil
+	})
 }
