@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 )
@@ -24,6 +25,8 @@ type LogEntry struct {
 	// Values are the key/value pairs of the line: those given to WithValues
 	// on the recording logger, then the line's own.
 	Values []any
+	// Time is when the line was logged.
+	Time time.Time
 }
 
 // Value returns the value of key in e.Values; the last one if key occurs
@@ -142,6 +145,7 @@ func (r *LogRecorder) Reset() {
 }
 
 func (r *LogRecorder) record(e LogEntry) {
+	e.Time = time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.entries = append(r.entries, e)

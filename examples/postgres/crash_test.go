@@ -206,8 +206,13 @@ func TestCreateCrashWindow(t *testing.T) {
 		}
 	}
 
-	// Let the adopted Roles be polled a few more times before counting.
-	time.Sleep(2 * time.Second)
+	// Let every adopted Role be polled again before counting: a poll that
+	// took a lost create's "not found" at its word would create again.
+	sqlNames := make([]string, len(names))
+	for i, name := range names {
+		sqlNames[i] = SQLName(e.ns, name)
+	}
+	waitPolledAgain(t, e, sqlNames...)
 	for _, name := range names {
 		sqlName := SQLName(e.ns, name)
 		if got := createRoleStatements(t, e, sqlName); len(got) != 1 {

@@ -250,7 +250,7 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 		t.Fatalf("database created before its role: %+v", got)
 	}
 	// Not even tried: a CREATE DATABASE before the role exists would fail.
-	time.Sleep(2 * time.Second) // a few more passes (the wait interval is 1s)
+	waitPasses(t, e, DatabaseControllerName, db.Name, 2)
 	if found := statementsContaining(t, e.srv, "CREATE DATABASE "+quote(dbName)); len(found) != 0 {
 		t.Fatalf("CREATE DATABASE sent while waiting for the role: %q", found)
 	}
@@ -439,16 +439,19 @@ func TestConvergedIsQuiet(t *testing.T) {
 	dbKey := client.ObjectKeyFromObject(db)
 	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
 	waitFor(t, e.c, dbKey, db, readyTrue, syncedTrue)
-	// Let the pass that recorded Ready settle before counting.
-	time.Sleep(2 * time.Second)
+	// Let the pass that recorded Ready settle before counting: a poll of
+	// each has begun, so the passes that wrote have ended.
+	waitPasses(t, e, RoleControllerName, role.Name, 1)
+	waitPasses(t, e, DatabaseControllerName, db.Name, 1)
 	before, err := e.srv.Statements()
 	if err != nil {
 		t.Fatalf("reading statements: %v", err)
 	}
 	writes.Reset()
 
-	// The poll interval is one second: several passes happen.
-	time.Sleep(4 * time.Second)
+	// Several polls of each, however long they take.
+	waitPasses(t, e, RoleControllerName, role.Name, 3)
+	waitPasses(t, e, DatabaseControllerName, db.Name, 3)
 	if n := writes.Total(); n != 0 {
 		t.Errorf("%d writes to the API server by passes over a converged Role and Database: %v", n, writes.Writes())
 	}
@@ -468,7 +471,7 @@ func TestConvergedIsQuiet(t *testing.T) {
 			}
 		}
 		if observed == 0 {
-			t.Errorf("no pass observed %s in 4s with a poll interval of 1s", name)
+			t.Errorf("no pass observed %s in 3 polls", name)
 		}
 	}
 	if err := e.c.Delete(ctx, db); err != nil {
@@ -544,23 +547,31 @@ func TestServerDown(t *testing.T) {
 	}
 	key := client.ObjectKeyFromObject(role)
 	waitFor(t, e.c, key, role, condition{managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonConnectFailed})
-	// While the server stays down, the retries back off: a handful in 4s,
-	// not a hot loop.
-	failed := func() int {
-		n := 0
+	// While the server stays down, the retries back off, not a hot loop:
+	// controller-runtime's backoff (5 ms, doubling) puts 635 ms or more
+	// between a failed pass and the seventh after it; the test asks for
+	// 300 ms, leaving room for a pass its own status write brought. A hot
+	// loop makes eight in a few milliseconds; a busy machine only makes
+	// the span longer.
+	failed := func() []time.Time {
+		var at []time.Time
 		for _, l := range e.logs.Errors() {
 			if l.Message == "Reconciler error" && strings.Contains(l.String(), `"patient"`) {
-				n++
+				at = append(at, l.Time)
 			}
 		}
-		return n
+		return at
 	}
-	before := failed()
-	time.Sleep(4 * time.Second)
-	n := failed() - before
-	t.Logf("%d failed passes in 4s with the server down", n)
-	if n < 1 || n > 15 {
-		t.Errorf("%d failed passes in 4s with the server down, want a few (1 to 15) spaced by backoff", n)
+	first := len(failed())
+	var seen []time.Time
+	bosuntest.Eventually(t, func(context.Context) error {
+		if seen = failed()[first:]; len(seen) < 8 {
+			return fmt.Errorf("%d failed passes since the server went down, want 8", len(seen))
+		}
+		return nil
+	}, bosuntest.Timeout(2*time.Minute))
+	if span := seen[7].Sub(seen[0]); span < 300*time.Millisecond {
+		t.Errorf("8 failed passes within %s with the server down: the retries do not back off", span)
 	}
 	if err := e.srv.Up(ctx); err != nil {
 		t.Fatalf("bringing postgresql up: %v", err)
@@ -610,7 +621,7 @@ func TestObserveOnly(t *testing.T) {
 	if !role.Spec.Login {
 		t.Error("spec.login changed under observe-only")
 	}
-	time.Sleep(3 * time.Second) // a few polls
+	waitPasses(t, e, RoleControllerName, role.Name, 3) // a few polls
 	if err := e.c.Delete(ctx, role); err != nil {
 		t.Fatalf("delete role: %v", err)
 	}

@@ -243,3 +243,63 @@ func driftCorrections(t *testing.T, step string) float64 {
 	t.Helper()
 	return metricValue(t, managed.MetricDriftCorrections, step)
 }
+
+// waitPolledAgain waits until each of names (as PostgreSQL knows them) is
+// named by a statement the server receives after this call: every one has
+// been polled at least once more, however long a busy machine makes that
+// take. Tests call it before they count what a few more polls sent, rather
+// than sleep for what an idle machine would need.
+func waitPolledAgain(t *testing.T, e env, names ...string) {
+	t.Helper()
+	from := statementCount(t, e)
+	bosuntest.Eventually(t, func(context.Context) error {
+		stmts, err := e.srv.Statements()
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, st := range stmts[min(from, len(stmts)):] {
+			for _, n := range names {
+				if strings.Contains(st.Text, n) || strings.Contains(st.Parameters, n) {
+					seen[n] = true
+				}
+			}
+		}
+		for _, n := range names {
+			if !seen[n] {
+				return fmt.Errorf("%s not polled since the wait began", n)
+			}
+		}
+		return nil
+	}, bosuntest.Timeout(2*time.Minute))
+}
+
+// passes counts the passes the controller named controller has begun for
+// the object name, from the "pass triggered" lines of the log.
+func (e env) passes(controller, name string) int {
+	n := 0
+	for _, l := range e.logs.Entries() {
+		if l.Message != "pass triggered" {
+			continue
+		}
+		c, _ := l.Value("controller")
+		o, _ := l.Value("name")
+		if c == controller && o == name {
+			n++
+		}
+	}
+	return n
+}
+
+// waitPasses waits until the controller has begun n more passes of the
+// object name than when it was called.
+func waitPasses(t *testing.T, e env, controller, name string, n int) {
+	t.Helper()
+	from := e.passes(controller, name)
+	bosuntest.Eventually(t, func(context.Context) error {
+		if got := e.passes(controller, name) - from; got < n {
+			return fmt.Errorf("%s %s had %d passes since the wait began, want %d", controller, name, got, n)
+		}
+		return nil
+	}, bosuntest.Timeout(2*time.Minute))
+}
