@@ -98,9 +98,18 @@ func (d *drainer) Start(ctx context.Context) error {
 			m.gate.back(key)
 		}
 	}
+	gone := func(obj any) {
+		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if o, ok := obj.(client.Object); ok {
+			m.gate.unconfirm(client.ObjectKeyFromObject(o))
+		}
+	}
 	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    see,
 		UpdateFunc: func(_, obj any) { see(obj) },
+		DeleteFunc: gone,
 	})
 	if err != nil {
 		return fmt.Errorf("shard: ring %q: watching %s: %w", m.opts.Ring, m.gvk.Kind, err)
@@ -157,6 +166,7 @@ func (d *drainer) letGo(ctx context.Context, key types.NamespacedName) error {
 	if err := m.patchLabels(ctx, key, obj.GetResourceVersion(), map[string]string{m.shardLabel: "", m.drainLabel: ""}); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	m.gate.unconfirm(key)
 	drainsCounter.WithLabelValues(m.opts.Ring, m.opts.Identity).Inc()
 	m.mgr.GetLogger().V(1).Info("let an object go", "ring", m.opts.Ring, "member", m.opts.Identity, "object", klog.KRef(key.Namespace, key.Name))
 	return nil

@@ -199,6 +199,19 @@ func (j *journal) reconciledBy(key types.NamespacedName, member string, since ti
 	return false
 }
 
+// count returns how many passes of key member has started since since.
+func (j *journal) count(key types.NamespacedName, member string, since time.Time) int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := 0
+	for _, p := range j.passes[key] {
+		if p.member == member && !p.start.Before(since) {
+			n++
+		}
+	}
+	return n
+}
+
 // overlaps returns the objects whose passes by two members overlapped,
 // and how many passes there were in all.
 func (j *journal) overlaps() ([]string, int) {
@@ -293,13 +306,40 @@ func (r *ring) createWidgets(n int) {
 // engine, set up with bosun's builder and the member's ControllerOptions;
 // otherwise a plain reconciler behind the member's Wrap.
 func (r *ring) start(name string, engine bool) *replica {
+	r.t.Helper()
+	setup := r.setupPlain
+	if engine {
+		setup = r.setupEngine
+	}
+	return r.startWith(name, replicaOptions{setup: setup})
+}
+
+// replicaOptions change a replica that startWith runs.
+type replicaOptions struct {
+	// config reaches the API server; nil means the control plane's.
+	config *rest.Config
+	// shard changes the member's options.
+	shard func(*shard.Options)
+	// patch, when set, is called before each patch of the manager's
+	// client; an error fails the patch.
+	patch func(obj client.Object, patch client.Patch) error
+	// setup registers the replica's controllers; nil means setupPlain.
+	setup func(mgr ctrl.Manager, m *shard.Member, name string) error
+}
+
+// startWith runs a replica, the member name of the ring, as opts say.
+func (r *ring) startWith(name string, ro replicaOptions) *replica {
 	t := r.t
 	t.Helper()
-	m, err := shard.New(shard.Options{
+	so := shard.Options{
 		Ring: r.name, Identity: name, Namespace: r.ns, Object: &testapi.Widget{},
 		LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RenewPeriod: renewPeriod,
 		ObjectNamespaces: []string{r.ns},
-	})
+	}
+	if ro.shard != nil {
+		ro.shard(&so)
+	}
+	m, err := shard.New(so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,22 +358,33 @@ func (r *ring) start(name string, engine bool) *replica {
 				}
 				return c.Delete(ctx, obj, opts...)
 			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				if ro.patch != nil {
+					if err := ro.patch(obj, patch); err != nil {
+						return err
+					}
+				}
+				return c.Patch(ctx, obj, patch, opts...)
+			},
 		}), nil
 	}
 	m.ConfigureCache(&opts.Cache)
-	mgr, err := ctrl.NewManager(r.cp.Config, opts)
+	cfg := ro.config
+	if cfg == nil {
+		cfg = r.cp.Config
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := m.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if engine {
-		err = r.setupEngine(mgr, m, name)
-	} else {
-		err = r.setupPlain(mgr, m, name)
+	setup := ro.setup
+	if setup == nil {
+		setup = r.setupPlain
 	}
-	if err != nil {
+	if err := setup(mgr, m, name); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(logr.NewContext(context.Background(), logger))

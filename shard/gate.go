@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -12,6 +13,10 @@ import (
 
 	"github.com/bosunkit/bosun/fairqueue"
 )
+
+// ErrLeaseLost is the cause of the cancellation of a pass's context when
+// the member could not renew its Lease in time (see Wrap).
+var ErrLeaseLost = errors.New("shard: the member could not renew its lease in time")
 
 // verdict is what the gate says of a pass about to start.
 type verdict int
@@ -44,6 +49,15 @@ func (v verdict) String() string {
 // member's Lease is current and the object is not leaving, counts the
 // passes running per object, and tells the drainer when an object has
 // none left.
+//
+// The member's right to run passes lasts RenewDeadline from its last
+// renewal. When it lapses, the passes admitted under it have their
+// context cancelled (ErrLeaseLost, see Wrap), and the right that a later
+// renewal starts trusts only what the API server says: the member's
+// cache may still show objects the sharder gave away meanwhile, so the
+// first pass of an object under the new right needs it labelled for the
+// member in a list taken after the renewal (resume), or in a read of the
+// object from the API server (confirm).
 type gate struct {
 	renewDeadline time.Duration
 	// isBack reports whether the object key, marked as leaving, is this
@@ -51,48 +65,169 @@ type gate struct {
 	// controller and the drainer in either order, so a request may come
 	// before the drainer has seen the object back. Nil: never.
 	isBack func(key types.NamespacedName) bool
+	// cached reports whether the cache holds key labelled for this
+	// member. Nil: always.
+	cached func(key types.NamespacedName) bool
+	// confirm reads key from the API server and reports whether it is
+	// labelled for this member; an object not found is not. Nil: every
+	// object is.
+	confirm func(key types.NamespacedName) (bool, error)
 
-	mu       sync.Mutex
-	renewed  time.Time
-	stopping bool
-	inflight map[types.NamespacedName]int
+	mu      sync.Mutex
+	renewed time.Time
+	// right is in force from a resume until RenewDeadline after the last
+	// renewal; it is cancelled then, with ErrLeaseLost. Nil when the
+	// member has no right.
+	right       context.Context
+	cancelRight context.CancelCauseFunc
+	expiry      *time.Timer
+	// confirmed holds the objects known to be labelled for this member on
+	// the API server since right began.
+	confirmed map[types.NamespacedName]bool
+	stopping  bool
+	inflight  map[types.NamespacedName]int
 	// draining holds the objects asked to leave, with when they were
 	// marked; they start no pass until seen back.
 	draining map[types.NamespacedName]time.Time
 }
 
 func newGate(renewDeadline time.Duration) *gate {
-	return &gate{renewDeadline: renewDeadline, inflight: map[types.NamespacedName]int{}, draining: map[types.NamespacedName]time.Time{}}
+	return &gate{
+		renewDeadline: renewDeadline,
+		confirmed:     map[types.NamespacedName]bool{},
+		inflight:      map[types.NamespacedName]int{},
+		draining:      map[types.NamespacedName]time.Time{},
+	}
 }
 
-// renewedAt records a renewal of the member's Lease at t; the zero time
-// says the member has no Lease.
-func (g *gate) renewedAt(t time.Time) {
+// currentLocked reports whether the member's right is in force; g.mu is
+// held.
+func (g *gate) currentLocked() bool {
+	return g.right != nil && time.Since(g.renewed) < g.renewDeadline
+}
+
+// extend records a renewal of the member's Lease at t, and reports
+// whether it extended a right in force; false means the right had lapsed
+// (or never began) and only resume starts a new one.
+func (g *gate) extend(t time.Time) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.renewed = t
+	if !g.currentLocked() {
+		return false
+	}
+	if t.After(g.renewed) {
+		g.renewed = t
+		g.expiry.Reset(time.Until(t.Add(g.renewDeadline)))
+	}
+	return true
 }
 
-// begin decides on a pass of key and counts it when admitted.
-func (g *gate) begin(key types.NamespacedName) verdict {
+// resume starts a new right of the member, renewed at t, ending the one
+// before if any: owned are the objects labelled for the member on the
+// API server after the renewal, whose passes need no further check.
+func (g *gate) resume(t time.Time, owned map[types.NamespacedName]bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.revokeLocked()
+	g.right, g.cancelRight = context.WithCancelCause(context.Background())
+	g.renewed = t
+	g.confirmed = owned
+	if g.confirmed == nil {
+		g.confirmed = map[types.NamespacedName]bool{}
+	}
+	g.expiry = time.AfterFunc(time.Until(t.Add(g.renewDeadline)), g.expire)
+}
+
+// revoke ends the member's right: it has no Lease.
+func (g *gate) revoke() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.revokeLocked()
+	g.renewed = time.Time{}
+}
+
+func (g *gate) revokeLocked() {
+	if g.right == nil {
+		return
+	}
+	g.expiry.Stop()
+	g.cancelRight(ErrLeaseLost)
+	g.right, g.cancelRight, g.expiry = nil, nil, nil
+}
+
+// expire ends the right when RenewDeadline has passed since the last
+// renewal; a renewal that came meanwhile moved the deadline on.
+func (g *gate) expire() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.right == nil {
+		return
+	}
+	if left := time.Until(g.renewed.Add(g.renewDeadline)); left > 0 {
+		g.expiry.Reset(left)
+		return
+	}
+	g.revokeLocked()
+}
+
+// begin decides on a pass of key and counts it when admitted, returning
+// the right it runs under.
+func (g *gate) begin(key types.NamespacedName) (verdict, context.Context) {
+	for {
+		v, right, check := g.decide(key)
+		if !check {
+			return v, right
+		}
+		// A read from the API server, outside the lock.
+		mine, err := g.confirm(key)
+		switch {
+		case err != nil:
+			return wait, nil
+		case !mine:
+			return drop, nil
+		}
+		g.mu.Lock()
+		if g.right == right {
+			g.confirmed[key] = true
+		}
+		g.mu.Unlock()
+	}
+}
+
+// decide is begin under the lock; check asks for the object's labels on
+// the API server before it can decide.
+func (g *gate) decide(key types.NamespacedName) (v verdict, right context.Context, check bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stopping {
-		return drop
+		return drop, nil, false
 	}
 	if _, leaving := g.draining[key]; leaving {
 		// Dropping the request of an object that is back would leave it
 		// without a pass until its next event.
 		if g.isBack == nil || !g.isBack(key) {
-			return drop
+			return drop, nil, false
 		}
 		delete(g.draining, key)
 	}
-	if g.renewed.IsZero() || time.Since(g.renewed) >= g.renewDeadline {
-		return wait
+	if !g.currentLocked() {
+		return wait, nil, false
+	}
+	// An object the cache does not hold gets its pass: it finds nothing
+	// to work on, or the object gone.
+	if g.confirm != nil && !g.confirmed[key] && (g.cached == nil || g.cached(key)) {
+		return admit, g.right, true
 	}
 	g.inflight[key]++
-	return admit
+	return admit, g.right, false
+}
+
+// unconfirm forgets that key was seen labelled for this member: it left
+// the member's cache.
+func (g *gate) unconfirm(key types.NamespacedName) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.confirmed, key)
 }
 
 // end counts the end of an admitted pass of key.
@@ -158,13 +293,17 @@ func (g *gate) idle() bool {
 // ring's kind, with Predicate and NeedLeaderElection false.
 func (m *Member) Wrap(r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		switch m.gate.begin(req.NamespacedName) {
+		v, right := m.gate.begin(req.NamespacedName)
+		switch v {
 		case drop:
 			return reconcile.Result{}, nil
 		case wait:
 			return reconcile.Result{RequeueAfter: m.opts.RenewPeriod}, nil
 		}
 		defer m.gate.end(req.NamespacedName)
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(right, func() { cancel(context.Cause(right)) })()
 		return r.Reconcile(ctx, req)
 	})
 }
@@ -193,7 +332,7 @@ func (g *gate) newQueue(next func(string, workqueue.TypedRateLimiter[reconcile.R
 // pass decides on item, just taken from q: true when its pass runs; else
 // item is done with, and comes back after retry when the gate says wait.
 func (g *gate) pass(q workqueue.TypedRateLimitingInterface[reconcile.Request], item reconcile.Request, retry time.Duration) bool {
-	switch g.begin(item.NamespacedName) {
+	switch v, _ := g.begin(item.NamespacedName); v {
 	case admit:
 		return true
 	case wait:

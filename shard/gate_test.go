@@ -1,8 +1,12 @@
 package shard
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -37,7 +41,7 @@ func TestGateBegin(t *testing.T) {
 			g := newGate(2 * time.Second)
 			g.isBack = func(k types.NamespacedName) bool { return tc.back && k == key }
 			if tc.renewed >= 0 {
-				g.renewedAt(time.Now().Add(-tc.renewed))
+				g.resume(time.Now().Add(-tc.renewed), nil)
 			}
 			if tc.leaving {
 				g.drain(key)
@@ -45,7 +49,7 @@ func TestGateBegin(t *testing.T) {
 			if tc.stopping {
 				g.stop()
 			}
-			if got := g.begin(key); got != tc.want {
+			if got, _ := g.begin(key); got != tc.want {
 				t.Errorf("begin = %v, want %v", got, tc.want)
 			}
 			if _, leaving := g.draining[key]; leaving != tc.wantLeaving {
@@ -64,7 +68,7 @@ func TestGateBegin(t *testing.T) {
 func TestGatedQueueObjectBack(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
 	g := newGate(2 * time.Second)
-	g.renewedAt(time.Now())
+	g.resume(time.Now(), nil)
 	back := false
 	g.isBack = func(types.NamespacedName) bool { return back }
 	q := g.newQueue(nil, false, time.Second)("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
@@ -104,5 +108,88 @@ func TestGatedQueueObjectBack(t *testing.T) {
 	q.Done(got)
 	if !g.idle() {
 		t.Error("the pass is still counted after Done")
+	}
+}
+
+// TestGateConfirmsAfterALapse checks the first pass of an object under a
+// new right of the member: admitted at once when the object was in the
+// list taken at the renewal, or is not in the cache; otherwise only once
+// the API server says the object is the member's.
+func TestGateConfirmsAfterALapse(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	errDown := errors.New("the API server cannot be reached")
+	for _, tc := range []struct {
+		name   string
+		owned  bool // in the list taken at the renewal
+		cached bool
+		server error // nil: labelled for the member; errGone: not
+		want   []string
+	}{
+		{name: "in the list", owned: true, cached: true, want: []string{"admit", "admit"}},
+		{name: "not in the cache", cached: false, want: []string{"admit", "admit"}},
+		{name: "the member's on the server", cached: true, want: []string{"read", "admit", "admit"}},
+		{name: "another member's on the server", cached: true, server: errGone, want: []string{"read", "drop", "read", "drop"}},
+		{name: "server down", cached: true, server: errDown, want: []string{"read", "wait", "read", "wait"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			g := newGate(2 * time.Second)
+			g.cached = func(types.NamespacedName) bool { return tc.cached }
+			g.confirm = func(types.NamespacedName) (bool, error) {
+				got = append(got, "read")
+				if tc.server == errGone {
+					return false, nil
+				}
+				return tc.server == nil, tc.server
+			}
+			var owned map[types.NamespacedName]bool
+			if tc.owned {
+				owned = map[types.NamespacedName]bool{key: true}
+			}
+			g.resume(time.Now(), owned)
+			for range 2 {
+				v, _ := g.begin(key)
+				got = append(got, v.String())
+				if v == admit {
+					g.end(key)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("reads and verdicts of two passes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// errGone stands for an object labelled for another member on the server.
+var errGone = errors.New("gone")
+
+// TestGateRightLapses checks that the right a pass runs under is
+// cancelled with ErrLeaseLost RenewDeadline after the last renewal, that
+// a renewal in time extends it, and that one after the lapse does not.
+func TestGateRightLapses(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	g := newGate(time.Second)
+	g.resume(time.Now(), nil)
+	v, right := g.begin(key)
+	if v != admit {
+		t.Fatalf("begin = %v, want admit", v)
+	}
+	if !g.extend(time.Now()) {
+		t.Fatal("a renewal in time did not extend the right")
+	}
+	select {
+	case <-right.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the right was not cancelled after the renew deadline")
+	}
+	if err := context.Cause(right); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("cause = %v, want ErrLeaseLost", err)
+	}
+	if g.extend(time.Now()) {
+		t.Error("a renewal after the lapse extended the right; want a new one (resume)")
+	}
+	if v, _ := g.begin(key); v != wait {
+		t.Errorf("begin after the lapse = %v, want wait", v)
 	}
 }

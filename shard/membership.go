@@ -78,7 +78,7 @@ func (ms *membership) release(ctx context.Context, c client.Client) {
 		case <-time.After(idlePoll):
 		}
 	}
-	m.gate.renewedAt(time.Time{})
+	m.gate.revoke()
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: m.opts.Namespace, Name: LeaseName(m.opts.Ring, m.opts.Identity)}}
 	if err := c.Delete(ctx, lease); err != nil && !apierrors.IsNotFound(err) {
 		log.Error(err, "releasing the member's lease")
@@ -88,9 +88,14 @@ func (ms *membership) release(ctx context.Context, c client.Client) {
 }
 
 // renew creates or renews the member's Lease. It reads the Lease from
-// the API server: the manager's cache may not watch its namespace.
+// the API server: the manager's cache may not watch its namespace. A
+// renewal after the member's right lapsed starts a new right once it has
+// listed the objects labelled for the member (see gate).
 func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	m := ms.m
+	// A renewal that hangs must not hold up the next one.
+	ctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline/2)
+	defer cancel()
 	name := LeaseName(m.opts.Ring, m.opts.Identity)
 	now := time.Now()
 	renewTime := metav1.NewMicroTime(now)
@@ -130,6 +135,41 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	}
 	// The renewal counts from before the request: the sharder measures
 	// the Lease from the time written in it.
-	m.gate.renewedAt(now)
+	if m.gate.extend(now) {
+		return nil
+	}
+	// Until this renewal the sharder could give the member's objects
+	// away, and the cache may not show it yet: from now on it cannot.
+	owned, err := m.owned(ctx)
+	if err != nil {
+		return err
+	}
+	m.gate.resume(now, owned)
 	return nil
+}
+
+// owned lists, from the API server, the objects labelled for this member.
+func (m *Member) owned(ctx context.Context) (map[types.NamespacedName]bool, error) {
+	namespaces := m.opts.ObjectNamespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	out := map[types.NamespacedName]bool{}
+	for _, ns := range namespaces {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(m.gvk.GroupVersion().WithKind(m.gvk.Kind + "List"))
+		for {
+			if err := m.mgr.GetAPIReader().List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: m.Selector()},
+				client.Limit(500), client.Continue(list.Continue)); err != nil {
+				return nil, fmt.Errorf("listing the %s objects of the member: %w", m.gvk.Kind, err)
+			}
+			for i := range list.Items {
+				out[client.ObjectKeyFromObject(&list.Items[i])] = true
+			}
+			if list.Continue == "" {
+				break
+			}
+		}
+	}
+	return out, nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -166,23 +168,57 @@ func New(opts Options) (*Member, error) {
 		gate:       newGate(opts.RenewDeadline),
 	}
 	m.gate.isBack = m.backInCache
+	m.gate.cached = m.inCache
+	m.gate.confirm = m.onServer
 	return m, nil
 }
 
-// backInCache reports whether the manager's cache holds key labelled for
-// this member and not asked to leave: an object that left and came back.
-func (m *Member) backInCache(key types.NamespacedName) bool {
+// inCache reports whether the manager's cache holds key labelled for this
+// member.
+func (m *Member) inCache(key types.NamespacedName) bool {
+	l, ok := m.cachedLabels(key)
+	return ok && l[m.shardLabel] == m.opts.Identity
+}
+
+// onServer reads key from the API server and reports whether it is
+// labelled for this member; an object not found is not.
+func (m *Member) onServer(key types.NamespacedName) (bool, error) {
 	if m.mgr == nil {
-		return false
+		return true, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), m.opts.RenewDeadline)
+	defer cancel()
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(m.gvk)
+	if err := m.mgr.GetAPIReader().Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading %s %s: %w", m.gvk.Kind, key, err)
+	}
+	return obj.Labels[m.shardLabel] == m.opts.Identity, nil
+}
+
+// cachedLabels returns the labels of key in the manager's cache; false
+// when the cache does not hold it.
+func (m *Member) cachedLabels(key types.NamespacedName) (map[string]string, bool) {
+	if m.mgr == nil {
+		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	obj := m.newObject()
 	if err := m.mgr.GetCache().Get(ctx, key, obj); err != nil {
-		return false
+		return nil, false
 	}
-	l := obj.GetLabels()
-	return l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] == ""
+	return obj.GetLabels(), true
+}
+
+// backInCache reports whether the manager's cache holds key labelled for
+// this member and not asked to leave: an object that left and came back.
+func (m *Member) backInCache(key types.NamespacedName) bool {
+	l, ok := m.cachedLabels(key)
+	return ok && l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] == ""
 }
 
 // Identity is this member's name in the ring.

@@ -259,6 +259,18 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 	return next, nil
 }
 
+// renewedSince reports whether member's Lease, in the sharder's cache, is
+// alive now: read again right before an object is taken from a member
+// deemed gone, so that a member that renewed meanwhile keeps it.
+func (s *sharder) renewedSince(ctx context.Context, member string) bool {
+	var lease coordinationv1.Lease
+	key := types.NamespacedName{Namespace: s.m.opts.Namespace, Name: LeaseName(s.m.opts.Ring, member)}
+	if err := s.c.Get(ctx, key, &lease); err != nil {
+		return false
+	}
+	return Alive(&lease, time.Now())
+}
+
 // assign brings the object key one step closer to its member: a label
 // for an object that has none or whose member is gone, a drain for one
 // whose live member must let it go, the removal of a drain that is no
@@ -291,6 +303,11 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 	case have == "":
 		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, MoveAssign
 	case !live:
+		if s.renewedSince(ctx, have) {
+			// The member came back after the last look at the members:
+			// its objects move through a drain once the ring has it.
+			return nil
+		}
 		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, MoveTakeover
 	case !draining:
 		set, kind = map[string]string{m.drainLabel: "true"}, MoveDrain

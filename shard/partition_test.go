@@ -1,0 +1,214 @@
+package shard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/shard"
+)
+
+// waitElected waits until rep's manager won the leader election: its
+// sharder runs.
+func waitElected(t *testing.T, rep *replica) {
+	t.Helper()
+	select {
+	case <-rep.mgr.Elected():
+	case <-time.After(time.Minute):
+		t.Fatalf("replica %s was not elected within a minute", rep.name)
+	}
+}
+
+// setupBusy registers a controller, behind the member's Wrap, whose
+// passes take 100ms and come back 200ms after they end, so that every
+// object is being reconciled most of the time. It records the passes of
+// the objects found in the replica's cache: the ones it works on.
+func (r *ring) setupBusy(mgr ctrl.Manager, m *shard.Member, name string) error {
+	c := mgr.GetClient()
+	rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		start := time.Now()
+		var w testapi.Widget
+		if err := c.Get(ctx, req.NamespacedName, &w); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		r.j.record(req.NamespacedName, pass{member: name, start: start, end: time.Now()})
+		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("widgets-"+name).
+		For(&testapi.Widget{}, builder.WithPredicates(m.Predicate())).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: workers}).
+		Complete(m.Wrap(rec))
+}
+
+// TestNoOverlapAfterPartitionHeals cuts a member off from the API server
+// (its connections, watches included, closed; new ones refused) for
+// longer than its Lease, so that the sharder gives its objects to the
+// other member, and then lets it back. The member renews its Lease at
+// once, while its cache, reconnecting on client-go's backoff, still shows
+// it the objects it lost: no object may be reconciled by both members at
+// once, then or when the objects are shared out again.
+func TestNoOverlapAfterPartitionHeals(t *testing.T) {
+	r := newRing(t)
+	r.createWidgets(40)
+	start := time.Now()
+	r0 := r.startWith("r0", replicaOptions{setup: r.setupBusy})
+	waitElected(t, r0)
+	p := newPartition(t, r.cp.Config)
+	r.startWith("r1", replicaOptions{config: p.config(r.cp.Config), setup: r.setupBusy})
+	shares := r.converge([]string{"r0", "r1"}, start)
+	t.Logf("2 replicas: %v", shares)
+
+	cut := time.Now()
+	p.cut(refuse)
+	shares = r.converge([]string{"r0"}, cut)
+	t.Logf("r1 cut off; its objects moved to r0 in %s: %v", time.Since(cut).Round(time.Millisecond), shares)
+	// A longer partition: client-go's reflector of r1 backs off further,
+	// and its cache stays behind for longer after the partition heals.
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		byMember, _, err := r.labelled(ctx)
+		if err != nil {
+			return err
+		}
+		for _, w := range byMember["r0"] {
+			if n := r.j.count(client.ObjectKeyFromObject(&w), "r0", cut); n < 10 {
+				return fmt.Errorf("%s has had %d passes by r0 since the cut, want 10", w.Name, n)
+			}
+		}
+		return nil
+	}, bosuntest.Timeout(time.Minute))
+
+	healed := time.Now()
+	p.cut(forward)
+	shares = r.converge([]string{"r0", "r1"}, healed)
+	t.Logf("r1 back; shared out again in %s: %v", time.Since(healed).Round(time.Millisecond), shares)
+	checkNoOverlap(t, r.j)
+}
+
+// blocked records the passes that block until their context ends.
+type blocked struct {
+	mu     sync.Mutex
+	passes map[string]*blockedPass
+}
+
+// blockedPass is one pass of an object by a member.
+type blockedPass struct {
+	member string
+	start  time.Time
+	// ended is when the pass's context was done, and why.
+	ended time.Time
+	cause error
+}
+
+// setup registers a controller, behind the member's Wrap, whose passes
+// wait for their context to end.
+func (b *blocked) setup(mgr ctrl.Manager, m *shard.Member, name string) error {
+	rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		p := &blockedPass{member: name, start: time.Now()}
+		b.mu.Lock()
+		b.passes[name+"/"+req.Name] = p
+		b.mu.Unlock()
+		<-ctx.Done()
+		b.mu.Lock()
+		p.ended, p.cause = time.Now(), context.Cause(ctx)
+		b.mu.Unlock()
+		return reconcile.Result{}, nil
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("widgets-"+name).
+		For(&testapi.Widget{}, builder.WithPredicates(m.Predicate())).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: workers}).
+		Complete(m.Wrap(rec))
+}
+
+// of returns a copy of member's passes by object name.
+func (b *blocked) of(member string) map[string]blockedPass {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]blockedPass{}
+	for _, p := range b.passes {
+		if p.member == member {
+			out[fmt.Sprint(p.start.UnixNano())] = *p
+		}
+	}
+	return out
+}
+
+// TestPassCancelledBeforeLeaseExpires runs passes that wait for their
+// context, on a member that is then cut off from the API server: their
+// context is cancelled, with shard.ErrLeaseLost, before the member's
+// Lease expires and the sharder may give its objects away.
+func TestPassCancelledBeforeLeaseExpires(t *testing.T) {
+	r := newRing(t)
+	b := &blocked{passes: map[string]*blockedPass{}}
+	r0 := r.startWith("r0", replicaOptions{setup: b.setup})
+	waitElected(t, r0)
+	p := newPartition(t, r.cp.Config)
+	r.startWith("r1", replicaOptions{config: p.config(r.cp.Config), setup: b.setup})
+	bosuntest.Eventually(t, func(context.Context) error {
+		if n := gauge(t, shard.MetricMembers, map[string]string{"ring": r.name}); n != 2 {
+			return fmt.Errorf("the sharder sees %v members, want 2", n)
+		}
+		return nil
+	}, bosuntest.Timeout(time.Minute))
+	// Made once both members are alive, the objects are shared out at
+	// once, without a drain, which the blocked passes would hold up.
+	r.createWidgets(workers)
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		byMember, _, err := r.labelled(ctx)
+		if err != nil {
+			return err
+		}
+		if len(byMember["r1"]) == 0 {
+			return fmt.Errorf("no Widget labelled for r1: %v", byMember)
+		}
+		if got, want := len(b.of("r1")), len(byMember["r1"]); got != want {
+			return fmt.Errorf("r1 runs %d passes, holds %d Widgets", got, want)
+		}
+		return nil
+	}, bosuntest.Timeout(time.Minute))
+
+	p.cut(refuse)
+	var lease coordinationv1.Lease
+	if err := r.cp.Client.Get(t.Context(), client.ObjectKey{Namespace: r.ns, Name: shard.LeaseName(r.name, "r1")}, &lease); err != nil {
+		t.Fatal(err)
+	}
+	expires := lease.Spec.RenewTime.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second)
+	var passes map[string]blockedPass
+	bosuntest.Eventually(t, func(context.Context) error {
+		passes = b.of("r1")
+		for _, p := range passes {
+			if p.ended.IsZero() {
+				return errors.New("a pass of r1 still runs")
+			}
+		}
+		return nil
+	}, bosuntest.Timeout(time.Minute))
+	for _, p := range passes {
+		if !errors.Is(p.cause, shard.ErrLeaseLost) {
+			t.Errorf("a pass of r1 ended with %v, want %v", p.cause, shard.ErrLeaseLost)
+		}
+		if !p.ended.Before(expires) {
+			t.Errorf("a pass of r1 was cancelled at %s, after its Lease expired at %s", p.ended.Format(time.StampMilli), expires.Format(time.StampMilli))
+		}
+	}
+	var last time.Time
+	for _, p := range passes {
+		if p.ended.After(last) {
+			last = p.ended
+		}
+	}
+	t.Logf("%d passes of r1 cancelled, the last %s before its Lease expired", len(passes), expires.Sub(last).Round(time.Millisecond))
+}
