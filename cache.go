@@ -21,12 +21,14 @@ import (
 // It is safe for the engine and for steps that write with patches,
 // server-side apply or Update: the API server keeps an object's
 // managedFields when a write leaves them out. The children of a set
-// (objects labelled bosun.dev/set, see package children) keep the entries
-// of their server-side applies, which the children step reads to tell a
-// field it set to its zero value from one another manager changed; only
-// their Update entries go. A controller that reads other managedFields
-// from the cache must not use it (or must read around the cache, with the
-// manager's APIReader).
+// (objects labelled bosun.dev/set, see package children) keep their
+// managedFields but the entries of subresources (status, scale): the
+// children step reads its own Apply entries to tell a field it set to its
+// zero value from one another manager changed, and the other managers'
+// entries to tell an empty list or map it set that another manager
+// filled in from elements merged into it. A controller that reads the
+// managedFields of other objects from the cache must not use it (or must
+// read around the cache, with the manager's APIReader).
 func LeanCache(o *cache.Options) {
 	o.DefaultTransform = stripManagedFields(o.DefaultTransform)
 }
@@ -35,8 +37,8 @@ func LeanCache(o *cache.Options) {
 const setLabel = "bosun.dev/set"
 
 // stripManagedFields returns a transform that runs then, when set, and
-// drops the managedFields of the object it returns, but for the Apply
-// entries of the children of a set.
+// drops the managedFields of the object it returns, but for the entries
+// of the children of a set that are not of a subresource.
 func stripManagedFields(then toolscache.TransformFunc) toolscache.TransformFunc {
 	return func(in any) (any, error) {
 		if then != nil {
@@ -54,13 +56,13 @@ func stripManagedFields(then toolscache.TransformFunc) toolscache.TransformFunc 
 			obj.SetManagedFields(nil)
 			return in, nil
 		}
-		var applied []metav1.ManagedFieldsEntry
+		var kept []metav1.ManagedFieldsEntry
 		for _, e := range obj.GetManagedFields() {
-			if e.Operation == metav1.ManagedFieldsOperationApply {
-				applied = append(applied, e)
+			if e.Subresource == "" {
+				kept = append(kept, e)
 			}
 		}
-		obj.SetManagedFields(applied)
+		obj.SetManagedFields(kept)
 		return in, nil
 	}
 }

@@ -81,21 +81,25 @@ func TestLeanCacheKeepsTransformErrors(t *testing.T) {
 }
 
 // TestLeanCacheTransform checks what the transform of LeanCache keeps of
-// managedFields: nothing, but the Apply entries of a set's children.
+// managedFields: nothing, but the entries of a set's children that are
+// not of a subresource, which the children step reads to find drift.
 func TestLeanCacheTransform(t *testing.T) {
 	t.Parallel()
 	apply := metav1.ManagedFieldsEntry{Manager: "bosun", Operation: metav1.ManagedFieldsOperationApply}
 	update := metav1.ManagedFieldsEntry{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}
+	status := metav1.ManagedFieldsEntry{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}
 	tests := []struct {
 		name   string
 		labels map[string]string
 		in     []metav1.ManagedFieldsEntry
 		want   []metav1.ManagedFieldsEntry
 	}{
-		{"object", nil, []metav1.ManagedFieldsEntry{apply, update}, nil},
+		{"object", nil, []metav1.ManagedFieldsEntry{apply, update, status}, nil},
 		{"object with other labels", map[string]string{"app": "web"}, []metav1.ManagedFieldsEntry{apply, update}, nil},
-		{"child of a set", map[string]string{"bosun.dev/set": "web"}, []metav1.ManagedFieldsEntry{update, apply}, []metav1.ManagedFieldsEntry{apply}},
-		{"child of a set, only updates", map[string]string{"bosun.dev/set": "web"}, []metav1.ManagedFieldsEntry{update}, nil},
+		{"child of a set", map[string]string{"bosun.dev/set": "web"}, []metav1.ManagedFieldsEntry{update, status, apply},
+			[]metav1.ManagedFieldsEntry{update, apply}},
+		{"child of a set, only updates", map[string]string{"bosun.dev/set": "web"}, []metav1.ManagedFieldsEntry{update}, []metav1.ManagedFieldsEntry{update}},
+		{"child of a set, only status", map[string]string{"bosun.dev/set": "web"}, []metav1.ManagedFieldsEntry{status}, nil},
 		{"no managedFields", nil, nil, nil},
 	}
 	for _, tt := range tests {

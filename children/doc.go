@@ -103,8 +103,10 @@
 // # Caching
 //
 // The step reads children from the manager's cache. bosun.LeanCache keeps
-// the Apply entries of their managedFields, which drift needs, and drops
-// the rest. CacheSetsOnly limits the cache of the declared kinds to the
+// their managedFields, which drift needs (the step's own Apply entries and
+// the entries of the managers that may have replaced an empty list or
+// map), but for the entries of subresources such as status, and drops
+// those of every other object. CacheSetsOnly limits the cache of the declared kinds to the
 // children of sets, so that an operator does not cache every ConfigMap or
 // Secret of the cluster; objects that are not children yet are read from
 // the API server.

@@ -357,3 +357,61 @@ func configMapNamed(ns, name string) client.Object {
 func deploymentNamed(ns, name string) client.Object {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 }
+
+// emptyArgsApp is the desired set of TestEmptyListFilledByAnotherManagerIsRepaired:
+// a Deployment, built unstructured so that its container's empty args
+// list is applied, named after the Widget.
+func emptyArgsApp(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
+	name := req.Object.Name
+	labels := map[string]any{"app": name}
+	return []client.Object{&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"replicas": int64(0),
+			"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{"containers": []any{map[string]any{
+					"name": "web", "image": "registry.example/web:1", "args": []any{},
+				}}},
+			},
+		},
+	}}}, nil
+}
+
+// TestEmptyListFilledByAnotherManagerIsRepaired applies a Deployment whose
+// container's args are an empty list, through the lean cache of package
+// operator (bosun.LeanCache), and lets another field manager fill the list
+// with an update: the step sees, through the other manager's managedFields
+// entry in the cache, that the atomic list was replaced, and empties it
+// again.
+func TestEmptyListFilledByAnotherManagerIsRepaired(t *testing.T) {
+	step := NewStep("args", emptyArgsApp, []Kind{Of(&appsv1.Deployment{})})
+	e := start(t, reconciler(step))
+	e.create("w", 0, 0)
+	args := func(ctx context.Context) ([]string, error) {
+		var d appsv1.Deployment
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "w"}, &d); err != nil {
+			return nil, err
+		}
+		return d.Spec.Template.Spec.Containers[0].Args, nil
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		_, err := args(ctx)
+		return err
+	}, bosuntest.Timeout(30*time.Second))
+	e.intrude(deploymentNamed(e.ns, "w"), func(o client.Object) {
+		o.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Args = []string{"--debug"}
+	})
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		got, err := args(ctx)
+		if err != nil {
+			return err
+		}
+		if len(got) != 0 {
+			return fmt.Errorf("args = %q, want them emptied again", got)
+		}
+		return nil
+	}, bosuntest.Timeout(30*time.Second))
+}
