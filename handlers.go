@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,15 +58,21 @@ type RemoveFunc func(ctx context.Context, key client.ObjectKey) error
 // requeue wins. Each handler logs with the key "handler", and has the
 // engine's step metrics under its name (phase "do").
 //
-// On each request for an object that is not found, the OnRemove handlers
-// run with its key, in order, all of them; their errors are joined and the
+// On each request for an object that is gone, the OnRemove handlers run
+// with its key, in order, all of them; their errors are joined and the
 // request is retried with the controller's backoff. They have the same
-// metrics, with phase "remove". They are for operators that hold no
-// finalizer on the objects: they run after a deletion was seen, and for
-// keys enqueued of objects that do not exist; an object deleted while no
-// replica ran is never seen. They must be idempotent: a handler that
-// succeeded runs again when another one failed. To act before an object
-// is gone, write a Cleaner step on a Reconciler instead.
+// metrics, with phase "remove". An object is gone when neither the cache
+// nor the API server (a read of its metadata through the Reconciler's
+// APIReader) has it: a cache may lack live objects, those of other
+// replicas when each caches a share (package shard), or one just made,
+// and keys of such objects reach the controller through its watches, its
+// Enqueuer or a share that moves; for them no handler runs. OnRemove
+// handlers are for operators that hold no finalizer on the objects: they
+// run after a deletion was seen, and for keys enqueued of objects that do
+// not exist; an object deleted while no replica ran is never seen. They
+// must be idempotent: a handler that succeeded runs again when another
+// one failed, and a key may reach more than one replica. To act before an
+// object is gone, write a Cleaner step on a Reconciler instead.
 //
 // Register every handler before the manager starts: the controller is
 // built when it starts, with the handlers registered by then.
@@ -210,7 +217,8 @@ func (h *HandlerSet[T]) OnChange(name string, fn ChangeFunc[T]) error {
 }
 
 // OnRemove registers fn, named name, to run with the key of every request
-// whose object is not found, after the handlers registered before it.
+// whose object is gone, neither in the cache nor on the API server (see
+// HandlerSet), after the handlers registered before it.
 // name must be unique among the set's OnRemove handlers; it names the
 // handler in logs, metrics and errors.
 func (h *HandlerSet[T]) OnRemove(name string, fn RemoveFunc) error {
@@ -302,7 +310,7 @@ func (h *HandlerSet[T]) start(ctx context.Context) error {
 		return fmt.Errorf("bosun: handlers of %s: %w", h.gvk.GroupKind(), err)
 	}
 	b.wrap = func(inner reconcile.Reconciler) reconcile.Reconciler {
-		return &handlerReconciler[T]{r: r, engine: inner, changes: len(changes) > 0, removers: removers}
+		return &handlerReconciler[T]{r: r, gvk: h.gvk, engine: inner, changes: len(changes) > 0, removers: removers}
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("bosun: handlers of %s: %w", h.gvk.GroupKind(), err)
@@ -392,10 +400,11 @@ func callRemove(ctx context.Context, h namedRemove, key client.ObjectKey) (err e
 	return h.fn(ctx, key)
 }
 
-// handlerReconciler runs the OnRemove handlers for objects that are not
-// found, and the engine, with the OnChange handlers, for the others.
+// handlerReconciler runs the OnRemove handlers for objects that are gone,
+// and the engine, with the OnChange handlers, for those in the cache.
 type handlerReconciler[T client.Object] struct {
 	r        *Reconciler[T]
+	gvk      schema.GroupVersionKind
 	engine   reconcile.Reconciler
 	changes  bool
 	removers *removers
@@ -406,6 +415,14 @@ func (x *handlerReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) 
 	err := x.r.Client.Get(ctx, req.NamespacedName, obj)
 	switch {
 	case apierrors.IsNotFound(err):
+		switch gone, err := x.gone(ctx, req.NamespacedName); {
+		case err != nil:
+			return ctrl.Result{}, err
+		case !gone:
+			// Live, but not in this cache: another replica's, or one
+			// whose event has yet to reach the cache.
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{}, x.removers.run(ctx, req.NamespacedName)
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("loading %s: %w", req.NamespacedName, err)
@@ -413,4 +430,22 @@ func (x *handlerReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, nil
 	}
 	return x.engine.Reconcile(ctx, req)
+}
+
+// gone reports whether the API server has no object key, reading its
+// metadata through the Reconciler's APIReader.
+func (x *handlerReconciler[T]) gone(ctx context.Context, key client.ObjectKey) (bool, error) {
+	reader := x.r.APIReader
+	if reader == nil {
+		reader = x.r.Client
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(x.gvk)
+	switch err := reader.Get(ctx, key, obj); {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading %s from the API server: %w", key, err)
+	}
+	return false, nil
 }

@@ -4,16 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -21,6 +28,7 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/shard"
 )
 
 // calls records which handler ran for which Widget, in order.
@@ -283,4 +291,198 @@ func TestHandlersRefuseBadRegistrations(t *testing.T) {
 	if got, want := set.Name(), "widget.test.bosun.dev-handlers"; got != want {
 		t.Errorf("Name of the Widget handlers = %q, want %q", got, want)
 	}
+}
+
+// removals counts the OnRemove calls of sharded members by object.
+type removals struct {
+	mu    sync.Mutex
+	calls map[string]map[string]int // object name -> member -> calls
+}
+
+func (r *removals) add(member, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls[name] == nil {
+		r.calls[name] = map[string]int{}
+	}
+	r.calls[name][member]++
+}
+
+func (r *removals) of(name string) map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.calls[name])
+}
+
+// TestHandlersOnRemoveOnlyForObjectsGone runs a HandlerSet on two
+// sharded members (package shard), each caching only its share of the
+// Widgets. Keys of objects a member does not hold reach it all the same:
+// the objects it lets go when the other member joins leave its cache, and
+// its Enqueuer is given every key. OnRemove runs for none of those live
+// objects, and for a Widget that is deleted.
+func TestHandlersOnRemoveOnlyForObjectsGone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const ring, widgets = "handlers", 20
+	label := shard.LabelPrefix + ring
+	removed := &removals{calls: map[string]map[string]int{}}
+	enqueuers := map[string]*bosun.Enqueuer{}
+	start := func(id string) {
+		t.Helper()
+		m, err := shard.New(shard.Options{
+			Ring: ring, Identity: id, Namespace: f.ns, Object: &testapi.Widget{},
+			LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RenewPeriod: 500 * time.Millisecond,
+			ObjectNamespaces: []string{f.ns},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logger, quiet := bosuntest.TestLogger(t)
+		opts := ctrl.Options{
+			Scheme: f.cp.Scheme, Logger: logger,
+			Metrics:                       metricsserver.Options{BindAddress: "0"},
+			HealthProbeBindAddress:        "0",
+			LeaderElection:                true,
+			LeaderElectionID:              ring + "-sharder",
+			LeaderElectionNamespace:       f.ns,
+			LeaderElectionReleaseOnCancel: true,
+			LeaseDuration:                 ptr.To(2 * time.Second),
+			RenewDeadline:                 ptr.To(1500 * time.Millisecond),
+			RetryPeriod:                   ptr.To(300 * time.Millisecond),
+		}
+		opts.Cache.DefaultNamespaces = map[string]cache.Config{f.ns: {}}
+		m.ConfigureCache(&opts.Cache)
+		mgr, err := ctrl.NewManager(f.cp.Config, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := bosun.Handlers[*testapi.Widget](mgr)
+		if err := errors.Join(
+			m.SetupWithManager(mgr),
+			set.Configure(func(b *bosun.Builder[*testapi.Widget], r *bosun.Reconciler[*testapi.Widget]) {
+				r.Name = "handlers-" + id + "-" + f.ns
+				r.IgnoreNamespacePolicy = true
+				b.For(nil, builder.WithPredicates(m.Predicate())).WithOptions(m.ControllerOptions(controller.Options{}))
+			}),
+			set.OnChange("see", func(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil }),
+			set.OnRemove("count", func(_ context.Context, key client.ObjectKey) error {
+				removed.add(id, key.Name)
+				return nil
+			}),
+		); err != nil {
+			t.Fatal(err)
+		}
+		enqueuers[id] = set.Enqueuer()
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := mgr.Start(ctx); err != nil {
+				t.Errorf("member %s: %v", id, err)
+			}
+		}()
+		t.Cleanup(func() {
+			cancel()
+			<-done
+			quiet()
+		})
+	}
+	// converge waits until every Widget is labelled for one of members,
+	// none is draining, and each member holds some.
+	converge := func(members ...string) {
+		t.Helper()
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			var list testapi.WidgetList
+			if err := f.c.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
+				return err
+			}
+			held := map[string]int{}
+			for _, w := range list.Items {
+				if w.Labels[shard.DrainPrefix+ring] != "" {
+					return fmt.Errorf("%s is draining", w.Name)
+				}
+				if !slices.Contains(members, w.Labels[label]) {
+					return fmt.Errorf("%s is labelled %q, want one of %v", w.Name, w.Labels[label], members)
+				}
+				held[w.Labels[label]]++
+			}
+			if len(held) != len(members) {
+				return fmt.Errorf("members holding Widgets: %v, want %v", held, members)
+			}
+			return nil
+		}, bosuntest.Timeout(time.Minute))
+	}
+	var names []string
+	for i := range widgets {
+		names = append(names, fmt.Sprintf("w%02d", i))
+		f.create(names[i], 1, 0, nil)
+	}
+	start("a")
+	converge("a")
+	// b joins: a lets half of its Widgets go, and they leave its cache.
+	start("b")
+	converge("a", "b")
+	// Every key reaches both members. The keys a member let go come
+	// through once its gate has forgotten that they left.
+	for _, id := range []string{"a", "b"} {
+		controller := "handlers-" + id + "-" + f.ns
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			before := reconciles(t, controller)
+			for _, n := range names {
+				enqueuers[id].Enqueue(client.ObjectKey{Namespace: f.ns, Name: n})
+			}
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for got := 0.0; got < widgets; got = reconciles(t, controller) - before {
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("member %s reconciled %v of the %d keys enqueued", id, got, widgets)
+				case <-tick.C:
+				}
+			}
+			return nil
+		}, bosuntest.Timeout(time.Minute))
+	}
+
+	gone := names[0]
+	if err := f.c.Delete(t.Context(), &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: gone}}); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(context.Context) error {
+		if len(removed.of(gone)) == 0 {
+			return fmt.Errorf("no OnRemove for the deleted %s", gone)
+		}
+		return nil
+	}, bosuntest.Timeout(time.Minute))
+	for _, n := range names[1:] {
+		if got := removed.of(n); len(got) > 0 {
+			t.Errorf("OnRemove ran for the live %s: calls by member %v", n, got)
+		}
+	}
+}
+
+// reconciles returns the reconciles controller-runtime counted for
+// controller, whatever their result.
+func reconciles(t *testing.T, controller string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, fam := range families {
+		if fam.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
 }
