@@ -24,11 +24,14 @@
 // # Handover
 //
 // An object moves between two live members through a drain: the sharder
-// adds the label DrainPrefix+ring=true; the old member starts no more
-// passes of the object, waits for the one running to end, and removes
-// both labels; only then does the sharder label it for the new member. So
-// no object is reconciled by two members at once. An object whose member
-// is gone (no Lease, or an expired one) is relabelled directly.
+// adds the label DrainPrefix+ring, whose value is the time the drain
+// began in Unix seconds; the old member starts no more passes of the
+// object, waits for the one running to end, and removes both labels;
+// only then does the sharder label it for the new member. So no object is
+// reconciled by two members at once. An object whose member is gone (no
+// Lease, or an expired one) is relabelled directly; the sharder reads the
+// member's Lease again right before, and leaves the object to a drain if
+// the member renewed meanwhile.
 //
 // The sharder wakes at the moment the first Lease of a live member is due
 // to expire, not at its next periodic look, and relabels the objects of
@@ -39,12 +42,61 @@
 // slow. If the member that crashed was also the leader, the sharder starts
 // on the next leader once the manager's leader election has moved.
 //
-// A member starts no pass unless it renewed its Lease within
-// Options.RenewDeadline, shorter than the Lease's duration: a member cut
-// off from the API server stops working before the sharder may give its
-// objects away. The guarantee assumes that the clocks of the replicas
-// differ by less than LeaseDuration - RenewDeadline, and that a pass
-// takes less than that margin once the member has lost contact.
+// # Drains not acknowledged
+//
+// A member that does not let an object go within Options.DrainTimeout
+// (DefaultDrainTimeout, two minutes) of the drain's start (or of the
+// member's return, if it came back since) is evicted: the sharder counts
+// the object in MetricDrainTimeouts, logs it, and writes
+// AnnotationEvicted on the member's Lease. The member reads it at its
+// next renewal, which it does not make: it stops starting passes and
+// cancels those it runs (see Leases and passes), and lets its Lease
+// expire. Only then, the member gone, does the sharder relabel its
+// objects, the one it did not let go among them, as it would a crashed
+// member's. A renew period after the expiry the member renews its Lease
+// again, without the annotation, and comes back for a share of its own,
+// starting a new right as after any lapse.
+//
+// The sharder never relabels an object of a live member without its
+// acknowledgement: a member that still renews may still run a pass of
+// the object (the drain may be waiting on that very pass), and the
+// timeout alone says nothing of it. Waiting for the Lease to expire gives
+// the eviction the guarantee of a crash. The cost is that the whole share
+// of the evicted member moves, for one object it held on to; a member
+// that keeps failing to let objects go is evicted again after each
+// return, which MetricDrainTimeouts shows. A member that cannot read its
+// Lease cannot renew it either, and loses its objects when it expires.
+//
+// # Leases and passes
+//
+// A member has the right to run passes from a renewal of its Lease until
+// Options.RenewDeadline after it, shorter than the Lease's duration; each
+// renewal in time extends the right. When the right lapses, the member
+// starts no pass, and the context of every pass that runs behind Wrap is
+// cancelled, with cause ErrLeaseLost. The margin between the two,
+// LeaseDuration - RenewDeadline (5s by default), is what a pass has to
+// notice the cancellation and end before the sharder may give its object
+// away, and what the clocks of the replicas may differ by: a member cut
+// off from the API server stops working before its objects move. The
+// guarantee assumes both, and that a label patch of the sharder reaches
+// the API server within a renew period of its last look at the Lease.
+// A controller queue made by ControllerOptions cannot reach the context
+// of the passes it hands out: there a lapse stops new passes only, and a
+// running pass must bound its own work within the margin.
+//
+// After a lapse (and at the start) the member's cache may still show it
+// objects the sharder gave away in the meantime: a watch that was cut
+// reconnects on client-go's backoff, seconds after the API server can be
+// reached again. So the renewal that ends a lapse starts a new right only
+// once the member has listed, from the API server, the objects labelled
+// for it; under the new right, an object the cache shows as the member's
+// and that was not in that list gets its first pass only once a read of
+// it from the API server says it is the member's, and its request is
+// dropped otherwise. From the renewal on, the member's objects leave it
+// only through a drain it acknowledges, so what the list and the reads
+// say stays true. Requests of objects the cache does not hold pass: the
+// pass finds nothing (package bosun's HandlerSet reads the API server
+// before it takes an object for deleted).
 //
 // # Wiring
 //
@@ -58,6 +110,6 @@
 // only what the member may work on, for bosun's builder and
 // controller-runtime's alike) or Wrap around the reconciler.
 //
-// Metrics (MetricMembers, MetricObjects, MetricMoves, MetricDrains) are
-// registered with controller-runtime's metrics.Registry.
+// Metrics (MetricMembers, MetricObjects, MetricMoves, MetricDrains,
+// MetricDrainTimeouts) are registered with controller-runtime's metrics.Registry.
 package shard

@@ -403,16 +403,18 @@ func (r *ring) startWith(name string, ro replicaOptions) *replica {
 }
 
 // setupPlain registers a controller-runtime controller whose reconciler,
-// behind the member's Wrap, reads the Widget and records its pass.
+// behind the member's Wrap, reads the Widget and records its pass; a
+// request of a Widget not in the cache is no pass of it.
 func (r *ring) setupPlain(mgr ctrl.Manager, m *shard.Member, name string) error {
 	c := mgr.GetClient()
 	rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		p := pass{member: name, start: time.Now()}
-		defer func() { p.end = time.Now(); r.j.record(req.NamespacedName, p) }()
 		var w testapi.Widget
 		if err := c.Get(ctx, req.NamespacedName, &w); err != nil {
+			// Not in the cache: nothing to work on, no pass of the object.
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
+		defer func() { p.end = time.Now(); r.j.record(req.NamespacedName, p) }()
 		work(req.NamespacedName)
 		return reconcile.Result{RequeueAfter: requeue}, nil
 	})

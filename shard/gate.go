@@ -287,10 +287,15 @@ func (g *gate) idle() bool {
 // Wrap returns r restricted to this member: a pass runs only while the
 // member's Lease is current (renewed within RenewDeadline) and the object
 // has not been asked to leave, and the member lets an object go only once
-// its running pass has ended. A request refused for a Lease not current
-// comes back after RenewPeriod; one refused because the object is leaving
-// is dropped. Use it, or ControllerOptions, in every controller of the
-// ring's kind, with Predicate and NeedLeaderElection false.
+// its running pass has ended. The context of a pass is cancelled, with
+// cause ErrLeaseLost, when the member's right lapses: RenewDeadline after
+// its last renewal, LeaseDuration - RenewDeadline before the sharder may
+// give the object away (see the package documentation). A request
+// refused for a Lease not current comes back after RenewPeriod; one
+// refused because the object is leaving, or is no longer the member's on
+// the API server after a lapse, is dropped. Use it, or ControllerOptions,
+// in every controller of the ring's kind, with Predicate and
+// NeedLeaderElection false.
 func (m *Member) Wrap(r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		v, right := m.gate.begin(req.NamespacedName)

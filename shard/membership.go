@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -31,9 +32,16 @@ func Alive(lease *coordinationv1.Lease, now time.Time) bool {
 	return now.Before(s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second))
 }
 
+// errEvicted: the sharder evicted the member, which lets its Lease expire.
+var errEvicted = errors.New("the member was evicted")
+
 // membership keeps this member's Lease, renewing it every RenewPeriod,
 // and on stop waits for the member's passes to end and releases it.
-type membership struct{ m *Member }
+type membership struct {
+	m *Member
+	// evicted is set while the member lets its Lease expire.
+	evicted bool
+}
 
 var _ manager.LeaderElectionRunnable = (*membership)(nil)
 
@@ -49,8 +57,23 @@ func (ms *membership) Start(ctx context.Context) error {
 	tick := time.NewTicker(m.opts.RenewPeriod)
 	defer tick.Stop()
 	for {
-		if err := ms.renew(ctx, c); err != nil && ctx.Err() == nil {
+		switch err := ms.renew(ctx, c); {
+		case errors.Is(err, errEvicted):
+			if !ms.evicted {
+				// No pass runs from now on; the Lease expires, the sharder
+				// hands the member's objects over, and the member comes
+				// back for a share of its own.
+				m.gate.revoke()
+				log.Info("evicted for a drain not acknowledged in time; letting the member's lease expire")
+			}
+			ms.evicted = true
+		case err != nil && ctx.Err() == nil:
 			log.Error(err, "renewing the member's lease")
+		case err == nil:
+			if ms.evicted {
+				log.Info("back after an eviction")
+			}
+			ms.evicted = false
 		}
 		select {
 		case <-ctx.Done():
@@ -117,6 +140,14 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	case err != nil:
 		return fmt.Errorf("reading lease %s: %w", name, err)
 	default:
+		if lease.Annotations[AnnotationEvicted] != "" {
+			// Back once the Lease has expired, and the sharder has had a
+			// renew period to move the member's objects.
+			if Alive(&lease, now.Add(-m.opts.RenewPeriod)) {
+				return errEvicted
+			}
+			delete(lease.Annotations, AnnotationEvicted)
+		}
 		if !Alive(&lease, now) {
 			lease.Spec.AcquireTime = &renewTime
 		}

@@ -22,6 +22,10 @@ const (
 	// MetricDrains counts the objects a member let go when asked (labels
 	// ring, member).
 	MetricDrains = "bosun_shard_drains_total"
+	// MetricDrainTimeouts counts the objects a member did not let go
+	// within the drain timeout, for which the sharder evicted it (labels
+	// ring, member).
+	MetricDrainTimeouts = "bosun_shard_drain_timeouts_total"
 )
 
 // Kinds of MetricMoves.
@@ -44,8 +48,11 @@ var (
 	drainsCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: MetricDrains, Help: "Objects a member of a shard ring let go when asked.",
 	}, []string{"ring", "member"})
+	drainTimeoutsCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricDrainTimeouts, Help: "Objects a member of a shard ring did not let go within the drain timeout, for which the sharder evicted it.",
+	}, []string{"ring", "member"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(membersGauge, objectsGauge, movesCounter, drainsCounter)
+	metrics.Registry.MustRegister(membersGauge, objectsGauge, movesCounter, drainsCounter, drainTimeoutsCounter)
 }

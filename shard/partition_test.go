@@ -1,10 +1,12 @@
 package shard_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,4 +213,41 @@ func TestPassCancelledBeforeLeaseExpires(t *testing.T) {
 		}
 	}
 	t.Logf("%d passes of r1 cancelled, the last %s before its Lease expired", len(passes), expires.Sub(last).Round(time.Millisecond))
+}
+
+// TestUnacknowledgedDrainHandsOver runs a member that never lets go of
+// the objects it is asked to (its label patches are refused) and makes
+// another join: after the drain timeout the sharder evicts the first
+// member, which stops renewing its Lease; once the Lease has expired its
+// objects move, and it comes back for a share of its own. No object is
+// reconciled by two members at once.
+func TestUnacknowledgedDrainHandsOver(t *testing.T) {
+	r := newRing(t)
+	r.createWidgets(objects / 4)
+	drainTimeout := func(o *shard.Options) { o.DrainTimeout = 4 * time.Second }
+	letGo := []byte(`"` + shard.LabelPrefix + r.name + `":null`)
+	refused := &atomic.Int64{}
+	start := time.Now()
+	r0 := r.startWith("r0", replicaOptions{shard: drainTimeout, patch: func(obj client.Object, p client.Patch) error {
+		if data, err := p.Data(obj); err == nil && bytes.Contains(data, letGo) {
+			refused.Add(1)
+			return errors.New("refused: the member cannot let objects go")
+		}
+		return nil
+	}})
+	waitElected(t, r0)
+	r.converge([]string{"r0"}, start)
+	timeouts := counter(t, shard.MetricDrainTimeouts, map[string]string{"ring": r.name, "member": "r0"})
+
+	joined := time.Now()
+	r.startWith("r1", replicaOptions{shard: drainTimeout})
+	shares := r.converge([]string{"r0", "r1"}, joined, bosuntest.Timeout(2*time.Minute))
+	t.Logf("r1 joined; the objects were shared out in %s: %v", time.Since(joined).Round(time.Millisecond), shares)
+	if refused.Load() == 0 {
+		t.Error("r0 was never asked to let an object go: the test tested nothing")
+	}
+	if got := counter(t, shard.MetricDrainTimeouts, map[string]string{"ring": r.name, "member": "r0"}) - timeouts; got == 0 {
+		t.Errorf("%s of r0 did not grow", shard.MetricDrainTimeouts)
+	}
+	checkNoOverlap(t, r.j)
 }

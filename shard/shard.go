@@ -34,6 +34,10 @@ const (
 	DrainPrefix = "drain.shard.bosun.dev/"
 	// LabelRing is the label of the members' Leases: the ring's name.
 	LabelRing = "shard.bosun.dev/ring"
+	// AnnotationEvicted, on a member's Lease, is the time (RFC 3339) at
+	// which the sharder evicted the member for a drain it did not
+	// acknowledge within Options.DrainTimeout.
+	AnnotationEvicted = "shard.bosun.dev/evicted"
 )
 
 // Defaults of Options, those of controller-runtime's leader election.
@@ -41,6 +45,10 @@ const (
 	DefaultLeaseDuration = 15 * time.Second
 	DefaultRenewDeadline = 10 * time.Second
 	DefaultRenewPeriod   = 2 * time.Second
+	// DefaultDrainTimeout is the default of Options.DrainTimeout: longer
+	// than a pass that waits on external calls with their default
+	// one-minute deadline.
+	DefaultDrainTimeout = 2 * time.Minute
 )
 
 // ErrInvalidOptions is wrapped by the error of New for options that
@@ -83,6 +91,10 @@ type Options struct {
 	// RenewPeriod is how often a member renews its Lease, and retries a
 	// renewal that failed. Zero means LeaseDuration / 7.5 (2s for 15s).
 	RenewPeriod time.Duration
+	// DrainTimeout is how long the sharder waits for a member to let go of
+	// an object it was asked to (see Handover) before it evicts the
+	// member. Zero means DefaultDrainTimeout.
+	DrainTimeout time.Duration
 	// Key is what an object is hashed by; nil means ByName.
 	Key KeyFunc
 	// Tokens is the number of points per member on the ring (see Ring);
@@ -121,6 +133,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RenewPeriod == 0 {
 		o.RenewPeriod = o.LeaseDuration * 2 / 15
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.DrainTimeout < 0 {
+		errs = append(errs, fmt.Errorf("the DrainTimeout %s is negative", o.DrainTimeout))
 	}
 	if o.LeaseDuration < time.Second {
 		errs = append(errs, fmt.Errorf("the LeaseDuration %s is shorter than a second, the Lease's unit", o.LeaseDuration))
@@ -302,7 +320,9 @@ func (m *Member) Predicate() predicate.Predicate {
 // plain queue when opts.UsePriorityQueue is false.
 //
 // It works with any builder that takes controller.Options, bosun's
-// (bosun.Builder.WithOptions) as well as controller-runtime's.
+// (bosun.Builder.WithOptions) as well as controller-runtime's. The queue
+// cannot reach the context of the passes it hands out: unlike Wrap, it
+// does not cancel a running pass when the member's right lapses.
 func (m *Member) ControllerOptions(opts controller.Options) controller.Options {
 	opts.NeedLeaderElection = ptr.To(false)
 	opts.NewQueue = m.gate.newQueue(opts.NewQueue, ptr.Deref(opts.UsePriorityQueue, true), m.opts.RenewPeriod)

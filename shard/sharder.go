@@ -2,8 +2,10 @@ package shard
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -42,6 +44,14 @@ type sharder struct {
 	mu      sync.Mutex
 	members []string
 	ring    Ring
+	// drainSeen is when this sharder first saw the drain of an object
+	// whose drain label holds no time; timedOut, the drain start of the
+	// objects whose drain timed out, counted once each.
+	drainSeen map[types.NamespacedName]time.Time
+	timedOut  map[types.NamespacedName]time.Time
+	// evicted holds, by member, the acquire time of the Lease it was
+	// evicted from, so that one eviction is written per tenure.
+	evicted map[string]time.Time
 }
 
 var _ manager.LeaderElectionRunnable = (*sharder)(nil)
@@ -128,6 +138,9 @@ func (s *sharder) startCache(ctx context.Context) error {
 		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "shard-sharder-" + m.opts.Ring},
 	)
 	s.changed = make(chan struct{}, 1)
+	s.drainSeen = map[types.NamespacedName]time.Time{}
+	s.timedOut = map[types.NamespacedName]time.Time{}
+	s.evicted = map[string]time.Time{}
 
 	objects := &metav1.PartialObjectMetadata{}
 	objects.SetGroupVersionKind(m.gvk)
@@ -259,6 +272,77 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 	return next, nil
 }
 
+// awaitDrain looks again at the drain of key, started as its label value
+// says, when the drain timeout is due; once it is past, it evicts member,
+// the live member that has not let the object go.
+func (s *sharder) awaitDrain(ctx context.Context, key types.NamespacedName, value, member string) error {
+	m := s.m
+	var lease coordinationv1.Lease
+	if err := s.c.Get(ctx, types.NamespacedName{Namespace: m.opts.Namespace, Name: LeaseName(m.opts.Ring, member)}, &lease); err != nil {
+		return fmt.Errorf("reading the lease of member %s: %w", member, err)
+	}
+	s.mu.Lock()
+	start, ok := drainStart(value)
+	if !ok {
+		if _, seen := s.drainSeen[key]; !seen {
+			s.drainSeen[key] = time.Now()
+		}
+		start = s.drainSeen[key]
+	}
+	// A member that came back since has had the whole timeout.
+	var tenure time.Time
+	if acquired := lease.Spec.AcquireTime; acquired != nil {
+		tenure = acquired.Time
+	}
+	if tenure.After(start) {
+		start = tenure
+	}
+	left := m.opts.DrainTimeout - time.Since(start)
+	count := left <= 0 && !s.timedOut[key].Equal(start)
+	if count {
+		s.timedOut[key] = start
+	}
+	evict := left <= 0 && lease.Annotations[AnnotationEvicted] == "" && !s.evicted[member].Equal(tenure)
+	if evict {
+		s.evicted[member] = tenure
+	}
+	s.mu.Unlock()
+	if left > 0 {
+		s.q.AddAfter(key, left)
+		return nil
+	}
+	if count {
+		drainTimeoutsCounter.WithLabelValues(m.opts.Ring, member).Inc()
+	}
+	if !evict {
+		// Evicted already: the object moves once its Lease expires.
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnotationEvicted: time.Now().UTC().Format(time.RFC3339)}}})
+	if err != nil {
+		return fmt.Errorf("encoding the eviction of member %s: %w", member, err)
+	}
+	if err := m.mgr.GetClient().Patch(ctx, &lease, client.RawPatch(types.MergePatchType, body)); err != nil {
+		s.mu.Lock()
+		delete(s.evicted, member)
+		s.mu.Unlock()
+		return fmt.Errorf("evicting member %s: %w", member, err)
+	}
+	m.mgr.GetLogger().Info("evicted a member that did not let an object go within the drain timeout", "ring", m.opts.Ring, "member", member,
+		"object", klog.KRef(key.Namespace, key.Name), "drainTimeout", m.opts.DrainTimeout)
+	return nil
+}
+
+// drainStart reads the start of a drain from the drain label's value, in
+// Unix seconds; false for a value that holds no time.
+func drainStart(value string) (time.Time, bool) {
+	sec, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || sec <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(sec, 0), true
+}
+
 // renewedSince reports whether member's Lease, in the sharder's cache, is
 // alive now: read again right before an object is taken from a member
 // deemed gone, so that a member that renewed meanwhile keeps it.
@@ -286,6 +370,10 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 	s.mu.Lock()
 	want := s.ring.Owner(m.key(key.Namespace, key.Name))
 	live := slices.Contains(s.members, have)
+	if !draining {
+		delete(s.drainSeen, key)
+		delete(s.timedOut, key)
+	}
 	s.mu.Unlock()
 	if want == "" {
 		// No live member: the objects stay where they are.
@@ -310,11 +398,12 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 		}
 		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, MoveTakeover
 	case !draining:
-		set, kind = map[string]string{m.drainLabel: "true"}, MoveDrain
+		set, kind = map[string]string{m.drainLabel: strconv.FormatInt(time.Now().Unix(), 10)}, MoveDrain
 	default:
 		// The live member lets it go once its pass ends; the removal of
-		// its labels brings the object back here.
-		return nil
+		// its labels brings the object back here. One that does not
+		// within the drain timeout is evicted.
+		return s.awaitDrain(ctx, key, obj.Labels[m.drainLabel], have)
 	}
 	if err := m.patchLabels(ctx, key, obj.ResourceVersion, set); err != nil {
 		return err
