@@ -402,6 +402,10 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		ready = metav1.Condition{
 			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
 		}
+		if ps.req.Policy == PolicySkip {
+			// A paused object says so, also when observing it failed.
+			ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: not changed; observing failed: %s", PolicySkip, msg))
+		}
 	} else {
 		ready = conditions.Summarize(conds, ps.p.condOrder, gen)
 		if ps.req.Policy == PolicySkip {

@@ -374,3 +374,19 @@ func TestSkipObserveErrorBacksOff(t *testing.T) {
 		t.Error("Do ran for the Widget under skip")
 	}
 }
+// TestSkipObserveErrorNamesThePolicy runs a Widget under the skip policy
+// whose Observer fails with a plain error. Ready is False with
+// ReconcileError, and its message names both the error and the policy: a
+// paused object says it is paused, also when observing it fails.
+func TestSkipObserveErrorNamesThePolicy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	p := &probe{period: 200 * time.Millisecond}
+	p.failing.Store(true)
+	f.run(&bosun.Reconciler[*testapi.Widget]{Name: "skip-observe-error-paused", Steps: []bosun.Step[*testapi.Widget]{p}}, runOptions{})
+	f.create("w", 1, 1, map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)})
+	w := f.waitReady("w", metav1.ConditionFalse, conditions.ReasonError)
+	if msg := readyMessage(w); !strings.Contains(msg, errProbe.Error()) || !strings.Contains(msg, `"skip"`) {
+		t.Errorf("Ready message %q, want it to name the error (%q) and the skip policy", msg, errProbe.Error())
+	}
+}
