@@ -374,6 +374,7 @@ func TestSkipObserveErrorBacksOff(t *testing.T) {
 		t.Error("Do ran for the Widget under skip")
 	}
 }
+
 // TestSkipObserveErrorNamesThePolicy runs a Widget under the skip policy
 // whose Observer fails with a plain error. Ready is False with
 // ReconcileError, and its message names both the error and the policy: a
