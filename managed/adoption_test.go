@@ -137,7 +137,7 @@ func TestUnmarkedResourceIsAdoptedOnlyWhenAsked(t *testing.T) {
 	e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
 		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
-		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+		DefaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
 	})
 	e.change("watched", func(b *v1.Bucket) { b.Annotations[AnnotationManagementPolicies] = string(PolicyAll) })
 	bw := e.wait("watched", converged)

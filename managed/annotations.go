@@ -37,6 +37,16 @@ const (
 	// read: the fence that keeps a pass on a stale copy of the object from
 	// deleting.
 	AnnotationDeletePending = "bosun.dev/external-delete-pending"
+	// AnnotationDeletingLast names, comma-separated, the controllers
+	// (bosun.Pass.Controller) whose managed step deletes last
+	// (DeletionOrderLast) and is waiting for, or deleting, the object's
+	// external resource. Each such step counts the others' finalizers as
+	// its peers' rather than as finalizers to wait for, so that two of
+	// them on one object do not wait for each other. A step records its
+	// controller while other finalizers hold the object and removes it
+	// with the engine's release of its finalizer; it assumes one
+	// finalizer per controller.
+	AnnotationDeletingLast = "bosun.dev/deleting-last"
 	// AnnotationFirstAvailable holds the time (RFC 3339) at which the step
 	// first found the external resource available. It tells a resource the
 	// step created and that is still coming up (Available False, reason

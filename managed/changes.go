@@ -1,6 +1,9 @@
 package managed
 
 import (
+	"slices"
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bosunkit/bosun"
@@ -10,7 +13,8 @@ import (
 // logChange adds to the object's change log, when its type keeps one
 // (changelog.Object), that the step performed op on the external resource
 // name with the given outcome; err is the call's error, if any. The entry
-// is written with the pass's status.
+// is written with the pass's status, and kept in the step's memory until
+// a later pass sees it saved (see restoreChanges).
 func (s *Step[T]) logChange(req *bosun.Pass[T], op, name string, outcome changelog.Outcome, err error) {
 	l, ok := any(req.Object).(changelog.Object)
 	if !ok {
@@ -36,7 +40,57 @@ func (s *Step[T]) logChange(req *bosun.Pass[T], op, name string, outcome changel
 	if err != nil {
 		e.Message = err.Error()
 	}
-	l.SetChangeLog(changelog.Append(entries, e, s.cfg.changeLogLength))
+	entries = changelog.Append(entries, e, s.cfg.changeLogLength)
+	l.SetChangeLog(entries)
+	s.memory.change(req.Object.GetUID(), func(m *memo) {
+		m.changes = append(slices.Clip(m.changes), entries[len(entries)-1])
+	})
+}
+
+// restoreChanges puts back into the object's change log the entries the
+// step added in earlier passes and does not find there: the status write
+// that carried them failed (a conflict, an API server that refused it, a
+// stop before it). It forgets the entries it finds, which are saved, and
+// those that the log's bound would drop anyway. Call it before anything
+// else of a pass: it reads the log as loaded.
+func (s *Step[T]) restoreChanges(req *bosun.Pass[T]) {
+	l, ok := any(req.Object).(changelog.Object)
+	if !ok {
+		return
+	}
+	uid := req.Object.GetUID()
+	pending := s.memory.get(uid).changes
+	if len(pending) == 0 {
+		return
+	}
+	entries := l.GetChangeLog()
+	var lost []changelog.Entry
+	for _, e := range pending {
+		if !slices.ContainsFunc(entries, func(x changelog.Entry) bool { return sameEntry(x, e) }) {
+			lost = append(lost, e)
+		}
+	}
+	if len(lost) > 0 {
+		merged := append(slices.Clone(entries), lost...)
+		slices.SortStableFunc(merged, func(a, b changelog.Entry) int { return a.Time.Compare(b.Time.Time) })
+		if n := s.cfg.changeLogLength; len(merged) > n {
+			merged = merged[len(merged)-n:]
+		}
+		lost = slices.DeleteFunc(lost, func(e changelog.Entry) bool {
+			return !slices.ContainsFunc(merged, func(x changelog.Entry) bool { return sameEntry(x, e) })
+		})
+		l.SetChangeLog(merged)
+		req.Log.V(1).Info("restored change log entries whose status write was lost", "entries", len(lost))
+	}
+	s.memory.change(uid, func(m *memo) { m.changes = lost })
+}
+
+// sameEntry reports whether a and b are one entry, one of them perhaps as
+// the API server stored it: its time to the second.
+func sameEntry(a, b changelog.Entry) bool {
+	at, bt := a.Time.Truncate(time.Second), b.Time.Truncate(time.Second)
+	a.Time, b.Time = metav1.Time{}, metav1.Time{}
+	return at.Equal(bt) && a == b
 }
 
 // outcomeOf returns the outcome of a call that returned err.

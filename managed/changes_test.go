@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/managed/changelog"
@@ -94,4 +98,31 @@ func TestChangeLog(t *testing.T) {
 	e.waitChanges("logged", []changelog.Entry{updated, updated, deleted})
 	e.change("logged", func(b *v1.Bucket) { b.Finalizers = nil })
 	e.waitGone("logged")
+}
+
+// TestChangeLogSurvivesFailedStatusWrite fails the status write that
+// carries the entry of a Create, once: the entry is written by a later
+// pass, exactly once.
+func TestChangeLogSurvivesFailedStatusWrite(t *testing.T) {
+	cl := newCloud()
+	var failed atomic.Bool
+	loseOnce := func(c client.Client) client.Client {
+		return interceptor.NewClient(asWithWatch(c), interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				data, err := patch.Data(obj)
+				if err == nil && sub == "status" && strings.Contains(string(data), `"operation":"create"`) && failed.CompareAndSwap(false, true) {
+					return errors.New("injected: lost the status write")
+				}
+				return cl.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+		})
+	}
+	e := start(t, cl, loseOnce)
+	e.create("kept", 1, "", nil)
+	e.wait("kept", converged)
+	if !failed.Load() {
+		t.Fatal("no status write carried the create's entry")
+	}
+	created := changelog.Entry{Controller: "bucket-" + e.ns, Operation: OpCreate, ExternalName: e.ns + ".kept", Generation: 1, Outcome: changelog.OutcomeSucceeded}
+	e.waitChanges("kept", []changelog.Entry{created})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,38 +20,56 @@ import (
 // absent handles a resource that Observe did not find under name.
 func (s *Step[T]) absent(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], pol Policies, now time.Time, name string) (ctrl.Result, error) {
 	obj := req.Object
-	switch decideCreate(obj.GetAnnotations(), now, s.cfg.grace, !s.cfg.providerNames) {
+	m := s.memory.get(obj.GetUID())
+	switch s.createGuard(obj, m, now) {
 	case guardIncomplete:
 		return ctrl.Result{}, s.incomplete(obj)
 	case guardWait:
 		req.Log.V(1).Info("external resource not found within the creation grace period, looking again", "externalName", name)
 		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating,
 			"waiting for the external system to show the resource it created")
-		s.settle(obj, pol, "")
+		s.setSynced(obj, "")
 		return ctrl.Result{RequeueAfter: s.cfg.short}, nil
 	}
-	if v, ok := s.failures.Load(obj.GetUID()); ok && pol.Create {
+	if f := m.create; f != nil && pol.Create {
 		// A create failed lately. A terminal failure waits for a new
 		// generation; another one for its backoff. Meanwhile the pass
 		// reports the same error, so nothing is written and
 		// controller-runtime's backoff applies.
-		f := v.(createFailure)
-		if f.terminal && f.gen == obj.GetGeneration() || !f.terminal && now.Before(f.at.Add(createBackoff(s.cfg.short, f.n))) {
+		if f.terminal && f.gen == obj.GetGeneration() || !f.terminal && now.Before(f.at.Add(backoff(s.cfg.short, f.n))) {
 			return ctrl.Result{}, f.err
 		}
 	}
 	if !pol.Create {
+		// Observing a resource that is not there is not a success, in
+		// observe-only as in any other policy.
 		msg := fmt.Sprintf("%s does not exist, and the management policies (%s) do not allow Create", describe(name), pol)
 		if pol.observing() {
 			s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonExternalNotFound, msg)
-			s.settle(obj, pol, "")
 		} else {
 			s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource does not exist")
-			s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonExternalNotFound, msg)
 		}
+		s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonExternalNotFound, msg)
 		return ctrl.Result{RequeueAfter: s.poll(req)}, nil
 	}
 	return s.create(ctx, req, cl, name)
+}
+
+// createGuard applies the leak guard (decideCreate) to obj, whose memo is
+// m. A failed create that this process remembers and could not record on
+// the object stands in for its record. With names the external system
+// assigns, a name saved since the last pending mark (which clears the
+// name) names what that create made, and so is as good as a deterministic
+// one: the guard looks for the resource under it.
+func (s *Step[T]) createGuard(obj T, m memo, now time.Time) guard {
+	ann := obj.GetAnnotations()
+	if f := m.create; f != nil {
+		if recorded, ok := annotationTime(ann, AnnotationCreateFailed, time.Time{}); !ok || f.at.After(recorded) {
+			ann = maps.Clone(ann)
+			ann[AnnotationCreateFailed] = formatTime(f.at)
+		}
+	}
+	return decideCreate(ann, now, s.cfg.grace, !s.cfg.providerNames || ExternalName(obj) != "")
 }
 
 // incomplete is the error of an object whose create may have leaked.
@@ -108,6 +127,16 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 
 	wctx, cancel := s.durable(ctx)
 	defer cancel()
+	if cerr == nil && s.cfg.providerNames {
+		// The name is all that finds what Create made: save it first, on
+		// its own, so that a stop or a failed write after this one leaves
+		// an object whose next pass looks for the resource under it
+		// rather than stopping with CreateIncomplete. The outcome below
+		// carries it again.
+		if err := s.record(wctx, req, map[string]string{AnnotationExternalName: assigned}); err != nil {
+			req.Log.Error(err, "saving the name the external system assigned failed", "externalName", assigned)
+		}
+	}
 	var pubErr error
 	record := map[string]string{}
 	switch {
@@ -135,6 +164,7 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		}
 	}
 	obj = req.Object
+	uid := obj.GetUID()
 	if cerr != nil {
 		if unknown {
 			// Recorded as nothing: the leak guard treats it as a stop
@@ -142,17 +172,24 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 			req.Log.Info("outcome of a create unknown, looking for the resource before creating again", "externalName", name, "error", cerr.Error())
 			return ctrl.Result{}, s.fail(ReasonCreateFailed, fmt.Errorf("creating %s, outcome unknown: %w", describe(name), cerr))
 		}
-		err := s.fail(ReasonCreateFailed, fmt.Errorf("creating %s: %w", describe(name), cerr))
-		f := createFailure{at: s.cfg.now(), n: 1, gen: obj.GetGeneration(), err: err}
-		if v, ok := s.failures.Load(obj.GetUID()); ok {
-			f.n = v.(createFailure).n + 1
+		werr := fmt.Errorf("creating %s: %w", describe(name), cerr)
+		if recErr != nil {
+			// The failure is not on the object, and the engine's save of
+			// the same annotation would most likely fail as the record
+			// did, and then report that failure instead of the create's:
+			// it is left out. This process remembers the failure, which
+			// stands in for the record (see createGuard).
+			setAnnotations(obj, map[string]string{AnnotationCreateFailed: req.Original.GetAnnotations()[AnnotationCreateFailed]})
+			werr = fmt.Errorf("%w; recording the failed create on the object failed too: %v", werr, recErr)
 		}
+		err := s.fail(ReasonCreateFailed, werr)
 		_, sev, _ := conditions.FromError(err)
-		f.terminal = sev == conditions.SeverityError
-		s.failures.Store(obj.GetUID(), f)
+		s.memory.change(uid, func(m *memo) {
+			m.create = failed(m.create, s.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
+		})
 		return ctrl.Result{}, err
 	}
-	s.failures.Delete(obj.GetUID())
+	s.memory.change(uid, func(m *memo) { m.create = nil })
 	req.Log.Info("created external resource", "externalName", ExternalName(obj))
 	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created external resource %q", ExternalName(obj))
 	if recErr != nil {

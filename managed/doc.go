@@ -39,9 +39,19 @@
 // with ReasonWaitingForFinalizers and a message listing the finalizers,
 // and goes on when the removal of the last other finalizer brings the next
 // pass (or at the next poll). Then it deletes as usual. Orphaned
-// resources, and objects with nothing named, are let go at once. Two
-// steps or controllers that both delete last on the same object wait for
-// each other for ever: give the order to one.
+// resources, and objects with nothing named, are let go at once.
+//
+// Several controllers may delete last on one object (each with its own
+// finalizer, each with a managed step deleting last): each would see the
+// others' finalizers and wait for ever. While other finalizers hold the
+// object, such a step records its controller's name
+// (bosun.Pass.Controller) in AnnotationDeletingLast, and counts the
+// finalizers of the controllers recorded there as its peers', not as
+// finalizers to wait for: once only they are left, all of them delete at
+// once, and each removes its name with the release of its finalizer. The
+// count assumes one finalizer per controller, as the engine has. Two steps
+// of one reconciler need none of this: the engine holds the object with
+// one finalizer and runs their Cleanups one after the other.
 //
 // # Management policies
 //
@@ -73,20 +83,28 @@
 // or deletes it, nor late-initialises the spec. The engine's skip reconcile
 // policy goes further and writes nothing but the status.
 //
-// Both pause the object: policies that allow none of Create, Update and
-// Delete, and the skip policy, set Synced False with
-// conditions.ReasonReconcilePaused and a message naming what pauses it.
-// Available still reports what Observe found, and the Ready summary skips a
-// paused condition, so Ready is True when the observed resource is
-// available and False (ReasonExternalNotFound, ReasonUnavailable) when it
-// is missing or not ready.
+// Under observe-only policies (none of Create, Update and Delete),
+// observing is the whole job, as in Crossplane: a pass that observes the
+// resource is a success, Synced True with ReasonReconcileSuccess (its
+// message says when the resource differs from the spec and may not be
+// updated), and one that finds no resource is not, Synced and Available
+// False with ReasonExternalNotFound and a message naming the policies. Only
+// the skip policy pauses the object: Synced False with
+// conditions.ReasonReconcilePaused and a message naming the policy;
+// Available still reports what Observe found, and the Ready summary skips
+// a paused condition, so Ready is True when the observed resource is
+// available and False (ReasonUnavailable) when it is missing or not
+// ready.
 //
 // # Conditions
 //
 // The step owns two conditions (types configurable with
 // WithConditionTypes): Synced, True with ReasonReconcileSuccess when the
 // last pass did what was needed, False with conditions.ReasonReconcilePaused
-// when the object is paused, False with ReasonUpdating (and the
+// under the skip reconcile policy, False with ReasonExternalNotFound when
+// the resource is missing and may not be created, False with
+// ReasonWaitingForFinalizers while a deletion waits for other finalizers
+// (above), False with ReasonUpdating (and the
 // Observation's Diff in the message) from the pass that calls Update, for
 // a spec change or drift, until a pass observes the resource up to date,
 // and False with the reason of the error otherwise (ReasonCreateFailed, ReasonInvalidSpec, ReasonCreateIncomplete,
@@ -173,9 +191,13 @@
 // newer than both outcomes knows a create may have happened unrecorded:
 // with deterministic names it waits out the creation grace period and then
 // trusts Observe (a resource that is there is the object's, marked or not,
-// and adopted); with names the external system assigns it stops with
+// and adopted); with names the external system assigns it does the same
+// when the name was saved, and otherwise stops with
 // Synced False, reason ReasonCreateIncomplete, and a message saying what
-// to check and which annotation to remove. For the creation grace period
+// to check and which annotation to remove. A name the external system
+// assigned is saved on its own right after Create, before the other
+// writes, since it is all that finds the resource: a stop or a failed
+// write after it costs nothing but the wait. For the creation grace period
 // after a recorded create (WithCreationGracePeriod, 30s by default), "not
 // found" is taken for an eventually consistent API and the step looks
 // again shortly instead of creating a second time.
@@ -186,7 +208,12 @@
 // OutcomeUnknown; see ErrOutcomeUnknown) is not recorded as failed: the
 // pending mark stays the newest, and the guard treats it as above. Only a
 // Create that surely failed records AnnotationCreateFailed, after which a
-// resource found under the name is not taken for the object's.
+// resource found under the name is not taken for the object's. When that
+// record fails too, the process remembers the failure in its stead (see
+// Memory, below) and the object shows the create's error, ReasonCreateFailed,
+// with the failed record named in the message; the annotation is then
+// left out of the engine's final write, which would fail the same way and
+// report its own failure instead.
 //
 // The two writes after Create, the connection Secret and the outcome, use a
 // context that does not end with the reconcile's (a manager stopping for a
@@ -238,6 +265,15 @@
 // step from deleting a resource marked for another object, this keeps one
 // object's Cleanup from removing another object's resource.
 //
+// The fence's time is also when Delete was last asked for. External
+// systems take seconds or minutes to delete, and each write of the fence
+// brings a pass at once (its watch event): so while the resource goes,
+// Delete, and the fence before it, come at most once per short interval,
+// and the passes in between only observe. A Delete that fails is retried
+// after the short interval doubled for each further failure (at most five
+// minutes), and the passes in between report its error again, which
+// writes nothing.
+//
 // # Deadlines
 //
 // Every call of the Connector and the ExternalClient (Connect, Observe, Create,
@@ -255,7 +291,16 @@
 // An error is returned to the engine, so controller-runtime retries with
 // exponential backoff; a terminal one (InvalidSpec) waits for a change of
 // the object. A resource that is being created, updated or deleted is
-// looked at after the short interval (WithShortInterval). An available,
+// looked at after the short interval (WithShortInterval). The step writes
+// to the object as it works, and each write brings a pass at once, so
+// none of its calls that change the external system is repeated on the
+// strength of such a pass: Update of one generation, while the resource
+// does not show it yet, and Delete (see the delete fence) at most once per
+// short interval; after a failure of Create, Update or Delete, the next
+// call of it waits the short interval doubled for each further failure,
+// at most five minutes (a terminal failure waits for a new generation),
+// and the passes in between return the same error, which changes nothing
+// on the object. An available,
 // up-to-date one after the poll interval: one minute by default
 // (WithPollInterval), overridden per object by AnnotationPollInterval,
 // never below WithMinPollInterval, and spread by ±10% (PollJitter). An
@@ -308,7 +353,9 @@
 // with the error's message for a failure: never connection details, the
 // same text Synced shows. The list keeps the newest
 // changelog.DefaultLength entries (WithChangeLogLength). A Delete that
-// Cleanup asks for again while the resource goes is recorded once.
+// Cleanup asks for again while the resource goes is recorded once, and
+// so is an Update asked for again while the resource does not show the
+// last one of the same generation yet.
 //
 // Why a bounded list in the status, rather than a log object of its own
 // or events: `kubectl get -o yaml` shows it next to the conditions it
@@ -318,9 +365,27 @@
 // nothing outside still writes nothing); and events expire within the
 // hour and are sampled. The price: the list is short, so keep a history
 // beyond it elsewhere (the step's events and logs carry each operation
-// too), and an entry is lost when the pass's status write is (a conflict,
-// or a stop before the write). Types without the interface get events and
-// logs only.
+// too). The entry rides on a write that may fail (a conflict, an API
+// server that refuses it): the step keeps the entries it added in its
+// memory (below) until a later pass finds them in the object's status, and
+// puts back those it does not find, in the order of their times, so that
+// only a stop of the process before the write loses one. Types without the
+// interface get events and logs only.
+//
+// # Memory
+//
+// Some of what the step decides from is not on the object: the failures
+// it backs off from (a failed Create, Update or Delete), the last Update
+// of a generation not yet shown, and the change-log entries not yet seen
+// saved. It keeps them in the process, per object UID, and forgets them
+// when the object's Cleanup is done, and when the object leaves the
+// manager's cache: deleted (whichever way: with a Cleanup, orphaned, or
+// let go by the detach-on-delete policy), or, in a cache that holds a
+// share of the objects (package shard), handed to another replica. For
+// the last, the step watches the objects itself (SetupWithBuilder): the
+// engine runs no pass for an object it does not find. A process that
+// starts again has forgotten everything and may call once more what it
+// would have waited for.
 //
 // # Metrics
 //

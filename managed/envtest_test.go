@@ -139,30 +139,35 @@ func TestConvergedIsQuiet(t *testing.T) {
 }
 
 // TestObserveOnly checks that the observe-only policy never creates,
-// updates or deletes, and does not late-initialise; Synced says the object
-// is paused, and Ready follows what is observed.
+// updates or deletes, and does not late-initialise; that observing is the
+// whole job, so a pass that observes the resource is a success (Synced
+// True, as in Crossplane), and one that finds nothing is not (Synced False,
+// ExternalNotFound); and that Ready follows what is observed.
 func TestObserveOnly(t *testing.T) {
 	cl := newCloud()
 	e := start(t, cl, nil)
 	e.create("watched", 5, "", annotated(AnnotationManagementPolicies, string(PolicyObserve)))
-	e.wait("watched", map[string]cond{
+	b := e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionFalse, ReasonExternalNotFound},
-		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+		DefaultConditionSynced:    {metav1.ConditionFalse, ReasonExternalNotFound},
 		DefaultConditionAvailable: {metav1.ConditionFalse, ReasonExternalNotFound},
 	})
+	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "(observe)") {
+		t.Errorf("Synced message %q does not name the policies that forbid creating the resource", msg)
+	}
 
 	// The bucket appears outside the operator, different from the spec.
 	name := e.ns + ".watched"
 	cl.set(func(c *cloud) {
 		c.buckets[name] = &cloudBucket{size: 9, region: "us-2", created: time.Now().Add(-time.Hour)}
 	})
-	b := e.wait("watched", map[string]cond{
+	b = e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
-		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+		DefaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
 		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 	})
-	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "(observe)") {
-		t.Errorf("Synced message %q does not name the policies that pause the object", msg)
+	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "do not allow Update") {
+		t.Errorf("Synced message %q does not say that the resource differs and may not be updated", msg)
 	}
 	if b.Spec.Region != "" {
 		t.Errorf("spec.region %q, want it left empty under observe-only", b.Spec.Region)
@@ -484,4 +489,44 @@ func labelsOf(m *dto.Metric) metricLabelValues {
 		}
 	}
 	return l
+}
+
+// TestFailedCreateWithFailedRecordStaysVisible makes every Create fail and
+// every write of its outcome fail too: Synced and Ready show the create's
+// error, CreateFailed, with the failed record named in the message, pass
+// after pass, rather than the engine's write failure or a resource
+// "being created".
+func TestFailedCreateWithFailedRecordStaysVisible(t *testing.T) {
+	cl := newCloud()
+	cl.failCreate = errors.New("cloud is down")
+	e := start(t, cl, failOutcomeOnly, WithCreationGracePeriod(time.Minute))
+	e.create("failing", 1, "", nil)
+	failing := map[string]cond{
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateFailed},
+		DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateFailed},
+	}
+	b := e.wait("failing", failing)
+	msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message
+	if !strings.Contains(msg, "cloud is down") || !strings.Contains(msg, "recording") || !strings.Contains(msg, "injected") {
+		t.Errorf("Synced message %q does not hold the create's error and the failed record", msg)
+	}
+	// Several more creates, each failing and each unrecorded: the object
+	// says so all along.
+	var seen []string
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		b := &v1.Bucket{}
+		if err := e.c.Get(ctx, e.key("failing"), b); err != nil {
+			return err
+		}
+		if err := checkConditions(b, failing); err != nil {
+			seen = append(seen, err.Error())
+		}
+		if c, _, _ := cl.counts(); c < 3 {
+			return fmt.Errorf("%d creates so far, want 3", c)
+		}
+		return nil
+	})
+	if len(seen) > 0 {
+		t.Errorf("the failed create was hidden %d times, first: %s", len(seen), seen[0])
+	}
 }

@@ -65,8 +65,9 @@ type cloudBucket struct {
 	want   int64
 	wantAt time.Time
 	// deleting counts the observations left before a deleted bucket is
-	// gone.
+	// gone, and goneAt is the moment before which it is not gone.
 	deleting int
+	goneAt   time.Time
 	deleted  bool
 	// creating: a long create of the bucket is still running.
 	creating bool
@@ -107,6 +108,15 @@ type cloud struct {
 	// deleteObserves keeps a deleted bucket visible for this many
 	// observations.
 	deleteObserves int
+	// deleteDelay keeps a deleted bucket visible for this long after the
+	// first Delete, like a cloud that takes its time.
+	deleteDelay time.Duration
+	// refuseDeletesUntil and refuseUpdatesUntil make Delete and Update
+	// fail until those moments.
+	refuseDeletesUntil, refuseUpdatesUntil time.Time
+	// readyDelay keeps a new bucket unavailable for this long after its
+	// creation.
+	readyDelay time.Duration
 	// panicObserve makes Observe panic.
 	panicObserve bool
 	// hang makes Observe of the objects with these names wait until its
@@ -301,17 +311,18 @@ func (cc cloudClient) Observe(ctx context.Context, obj *v1.Bucket) (Observation,
 		return Observation{}, nil
 	}
 	if b.deleted {
-		if b.deleting <= 0 {
+		if b.deleting <= 0 && !time.Now().Before(b.goneAt) {
 			delete(c.buckets, name)
 			return Observation{}, nil
 		}
-		b.deleting--
+		b.deleting = max(b.deleting-1, 0)
 	}
 	if !b.wantAt.IsZero() && !time.Now().Before(b.wantAt) {
 		b.size, b.wantAt = b.want, time.Time{}
 	}
 	obj.Status.AtProvider = &v1.BucketObservation{Size: b.size, Region: b.region, Owner: b.owner}
-	obs := Observation{Exists: true, Available: !b.deleted && !b.creating, ConnectionDetails: ConnectionDetails{"endpoint": []byte("https://cloud.test/" + name)}}
+	ready := !b.deleted && !b.creating && time.Since(b.created) >= c.readyDelay
+	obs := Observation{Exists: true, Available: ready, ConnectionDetails: ConnectionDetails{"endpoint": []byte("https://cloud.test/" + name)}}
 	if !c.noMarks {
 		obs.Owner = b.owner
 	}
@@ -392,6 +403,9 @@ func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (UpdateResult, e
 	if obj.Spec.Size < 0 {
 		return UpdateResult{}, InvalidSpec(errNegativeSize)
 	}
+	if time.Now().Before(c.refuseUpdatesUntil) {
+		return UpdateResult{}, errors.New("the cloud refuses updates for now")
+	}
 	if c.async {
 		for _, token := range sortedKeys(c.ops) {
 			if op := c.ops[token]; op.kind == OpUpdate && op.bucket == name && op.size == obj.Spec.Size && !op.done {
@@ -422,12 +436,16 @@ func (cc cloudClient) Delete(_ context.Context, obj *v1.Bucket) error {
 	defer c.mu.Unlock()
 	name := ExternalName(obj)
 	c.deletes[string(obj.UID)]++
+	if time.Now().Before(c.refuseDeletesUntil) {
+		return errors.New("the cloud refuses deletes for now")
+	}
 	b, ok := c.buckets[name]
 	if !ok || b.deleted {
 		return nil
 	}
 	b.deleted = true
 	b.deleting = c.deleteObserves
+	b.goneAt = time.Now().Add(c.deleteDelay)
 	return nil
 }
 
@@ -512,6 +530,8 @@ type rig struct {
 	ns string
 	// workers, when set, is the controller's MaxConcurrentReconciles.
 	workers int
+	// configure, when set, changes the manager's options last.
+	configure func(*ctrl.Options)
 }
 
 // start runs a Bucket controller with the managed step made with opts after
@@ -542,7 +562,7 @@ func startRig(t *testing.T, cl *cloud, rg rig) *env {
 	if rg.step != nil {
 		run = rg.step(step)
 	}
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Configure: rg.configure}, func(mgr ctrl.Manager) error {
 		var c client.Client = e.writes.Wrap(mgr.GetClient())
 		if rg.wrap != nil {
 			c = rg.wrap(c)

@@ -165,9 +165,9 @@ func WithDeletionPolicy(p DeletionPolicy) Option { return func(c *config) { c.de
 // AnnotationDeletionOrder (default DeletionOrderImmediate). With
 // DeletionOrderLast the step deletes the external resource only once the
 // object holds no finalizer but the engine's own; meanwhile Synced and
-// Ready are False with ReasonWaitingForFinalizers. A reconciler must not
-// have two steps, nor an object two controllers, that both delete last:
-// each would wait for the other.
+// Ready are False with ReasonWaitingForFinalizers. Controllers that both
+// delete last on one object do not wait for each other (see
+// AnnotationDeletingLast).
 func WithDeletionOrder(o DeletionOrder) Option { return func(c *config) { c.order = o } }
 
 // WithChangeLogLength sets how many entries the change log of an object

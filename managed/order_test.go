@@ -7,7 +7,12 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
@@ -98,4 +103,66 @@ func TestDeletionOrderImmediate(t *testing.T) {
 		b.Finalizers = slices.DeleteFunc(b.Finalizers, func(f string) bool { return f == holder })
 	})
 	e.waitGone("free")
+}
+
+// TestTwoDeleteLastStepsBothDelete deletes a Bucket whose external
+// resources two steps delete last, each in a cloud of its own: two steps of
+// one reconciler, and two controllers (each with its own finalizer, as two
+// operators) while a third finalizer holds the object. Neither waits for
+// the other: both buckets go once the third finalizer does, and the object
+// after them.
+func TestTwoDeleteLastStepsBothDelete(t *testing.T) {
+	secondOpts := func() []Option {
+		return append(testOpts(), WithName("second"), WithConditionTypes("SecondSynced", "SecondAvailable"), WithDeletionOrder(DeletionOrderLast))
+	}
+	bothConverged := map[string]cond{
+		DefaultConditionSynced: {metav1.ConditionTrue, ReasonReconcileSuccess},
+		"SecondSynced":         {metav1.ConditionTrue, ReasonReconcileSuccess},
+	}
+	check := func(t *testing.T, e *env, first, second *cloud) {
+		t.Helper()
+		e.create("shared", 1, "", nil)
+		e.wait("shared", bothConverged)
+		e.change("shared", func(b *v1.Bucket) { b.Finalizers = append(b.Finalizers, holder) })
+		e.delete("shared")
+		e.wait("shared", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonWaitingForFinalizers}})
+		if _, _, d := first.counts(); d != 0 {
+			t.Fatalf("%d deletes while another finalizer holds the object, want none", d)
+		}
+		e.change("shared", func(b *v1.Bucket) {
+			b.Finalizers = slices.DeleteFunc(b.Finalizers, func(f string) bool { return f == holder })
+		})
+		e.waitGone("shared")
+		for i, cl := range []*cloud{first, second} {
+			if got := cl.live(); len(got) != 0 {
+				t.Errorf("cloud %d still holds %v after the object is gone", i+1, got)
+			}
+		}
+	}
+
+	t.Run("one reconciler", func(t *testing.T) {
+		first, second := newCloud(), newCloud()
+		e := startRig(t, first, rig{
+			opts: []Option{WithDeletionOrder(DeletionOrderLast)},
+			step: func(s *Step[*v1.Bucket]) bosun.Step[*v1.Bucket] {
+				return bosun.Join[*v1.Bucket](s, NewStep[*v1.Bucket](second, secondOpts()...))
+			},
+		})
+		check(t, e, first, second)
+	})
+
+	t.Run("two controllers", func(t *testing.T) {
+		first, second := newCloud(), newCloud()
+		e := start(t, first, nil, WithDeletionOrder(DeletionOrderLast))
+		bosuntest.RunManager(t, e.cp, func(mgr ctrl.Manager) error {
+			r := &bosun.Reconciler[*v1.Bucket]{
+				Name:      "second-" + e.ns,
+				Steps:     []bosun.Step[*v1.Bucket]{NewStep[*v1.Bucket](second, secondOpts()...)},
+				Finalizer: "managed.test.bosun.dev/second",
+			}
+			mine := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == e.ns }))
+			return bosun.ControllerManagedBy[*v1.Bucket](mgr).For(nil, mine).Complete(r)
+		})
+		check(t, e, first, second)
+	})
 }

@@ -83,5 +83,6 @@ func (s *Step[T]) named(obj T) T {
 }
 
 // observing reports whether the policies only observe: the step changes
-// nothing outside and reports Synced as paused.
+// nothing outside, and an unmarked resource under the external name is
+// reported as the object's.
 func (p Policies) observing() bool { return !p.Create && !p.Update && !p.Delete }

@@ -2,9 +2,14 @@ package managed
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun/bosuntest"
 )
@@ -64,4 +69,49 @@ func TestVanishedProviderNamedResourceIsReplacedOnce(t *testing.T) {
 		}
 	}
 	t.Logf("external names over the test: %v", names)
+}
+
+// failOutcomeOnly is a client wrapper that fails every write that records
+// the outcome of a create, and lets every other write through.
+func failOutcomeOnly(c client.Client) client.Client {
+	return interceptor.NewClient(asWithWatch(c), interceptor.Funcs{
+		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			data, err := patch.Data(obj)
+			if body := string(data); err == nil && (strings.Contains(body, AnnotationCreateSucceeded) || strings.Contains(body, AnnotationCreateFailed)) {
+				return errors.New("injected: lost the create outcome")
+			}
+			return cl.Patch(ctx, obj, patch, opts...)
+		},
+	})
+}
+
+// TestLostOutcomeWithSavedProviderNameGoesOn makes every write of a create's
+// outcome fail, for a bucket whose name the cloud assigns and shows only a
+// second after its creation. The name is saved on its own, right after
+// Create: the step, which cannot tell from the object whether the create
+// took effect, looks for the resource under that name, finds it once the
+// cloud shows it and goes on (Ready), rather than stopping with
+// CreateIncomplete; and deletes it when the object is deleted.
+func TestLostOutcomeWithSavedProviderNameGoesOn(t *testing.T) {
+	cl := newCloud()
+	cl.assignNames = true
+	cl.lag = time.Second
+	e := start(t, cl, failOutcomeOnly, WithProviderNames(), WithCreationGracePeriod(time.Minute))
+	e.create("found", 1, "", nil)
+	b := e.wait("found", converged)
+	name := ExternalName(b)
+	if got := cl.live(); len(got) != 1 || got[0] != name {
+		t.Errorf("cloud buckets %v, want only the recorded %q", got, name)
+	}
+	if _, ok := b.Annotations[AnnotationCreateSucceeded]; ok {
+		t.Errorf("annotations %v record the outcome the test kept from being written", b.Annotations)
+	}
+	e.delete("found")
+	e.waitGone("found")
+	if got := cl.live(); len(got) != 0 {
+		t.Errorf("cloud buckets %v after the object is gone, want none", got)
+	}
+	if c, _, _ := cl.counts(); c != 1 {
+		t.Errorf("%d creates, want 1", c)
+	}
 }

@@ -135,29 +135,22 @@ type Step[T client.Object] struct {
 	cfg       config
 	// metrics are the step's series, by metricsKey.
 	metrics sync.Map // metricsKey -> *metricSet
-	// failures remembers the failed creates of each object (by UID), so
-	// that the watch events of the step's own annotation writes do not
-	// turn into a create loop.
-	failures sync.Map // types.UID -> createFailure
+	// memory is what the step remembers of each object between passes:
+	// the failed creates, updates and deletes it backs off from, so that
+	// the watch events of its own writes do not turn into a loop of
+	// calls, and the change-log entries not yet seen saved. It is
+	// released when the object is gone or leaves the manager's cache.
+	memory memory
 }
 
-// createFailure is the last failed create of an object.
-type createFailure struct {
-	at       time.Time
-	n        int   // consecutive failures
-	gen      int64 // the object's generation at the failure
-	terminal bool
-	err      error // what the pass returned
-}
+// maxBackoff caps the wait between two failed calls of one operation.
+const maxBackoff = 5 * time.Minute
 
-// maxCreateBackoff caps the wait between two failed creates.
-const maxCreateBackoff = 5 * time.Minute
-
-// createBackoff returns how long after the n-th consecutive failed create
-// the next one may be tried: the short interval, doubled for each further
-// failure, at most maxCreateBackoff.
-func createBackoff(short time.Duration, n int) time.Duration {
-	b := wait.Backoff{Duration: short, Factor: 2, Steps: n, Cap: maxCreateBackoff}
+// backoff returns how long after the n-th consecutive failure of an
+// operation the next call may be made: the short interval, doubled for
+// each further failure, at most maxBackoff.
+func backoff(short time.Duration, n int) time.Duration {
+	b := wait.Backoff{Duration: short, Factor: 2, Steps: n, Cap: maxBackoff}
 	var d time.Duration
 	for range max(n, 1) {
 		d = b.Step()
@@ -177,11 +170,15 @@ var (
 )
 
 // SetupWithBuilder watches the connection Secrets, which the objects
-// control, when the step publishes them; it does nothing otherwise.
+// control, when the step publishes them; and watches the objects for the
+// moment they leave the manager's cache (deleted, or handed to another
+// replica), to forget what the step remembers of them. That watch adds
+// nothing to the queue.
 func (s *Step[T]) SetupWithBuilder(b *bosun.Builder[T]) error {
 	if s.cfg.secretName != nil {
 		b.Owns(&corev1.Secret{})
 	}
+	s.watchLeaving(b)
 	return nil
 }
 
@@ -232,6 +229,7 @@ func (s *Step[T]) Conditions() []string { return []string{s.cfg.synced, s.cfg.av
 // external name that is not the object's (see the package documentation)
 // is left alone, and reported in Synced with ReasonExternalConflict.
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
+	s.restoreChanges(req)
 	obj := req.Object
 	now := s.cfg.now()
 	s.noteFirstReconcile(req, now)
@@ -279,35 +277,61 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 
 	details := obs.ConnectionDetails
 	note := ""
-	updated := false
-	if !obs.UpToDate {
-		if pol.Update {
-			drift := s.inSync(obj)
-			up, err := callExternal(ctx, s, req, OpUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
-			outcome := outcomeOf(err)
-			if err == nil && up.Operation != "" {
-				outcome = changelog.OutcomeStarted
+	// updating: an Update of the spec is under way, asked for by this
+	// pass or lately; again is how soon the next one is due.
+	updating, again := false, s.cfg.short
+	uid := obj.GetUID()
+	prev := s.memory.get(uid).update
+	switch {
+	case obs.UpToDate:
+		s.memory.change(uid, func(m *memo) { m.update = nil })
+	case !pol.Update:
+		note = "the external resource differs from the spec, and the management policies do not allow Update"
+	default:
+		if wait := s.updateWait(prev, obj.GetGeneration(), now); wait > 0 {
+			// This generation's Update was asked for lately: let the
+			// external system apply it, and look again until the next
+			// is due. A failed one keeps its error meanwhile.
+			if prev.err != nil {
+				return ctrl.Result{}, prev.err
 			}
-			s.logChange(req, OpUpdate, name, outcome, err)
-			if err != nil {
-				return ctrl.Result{}, s.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
-			}
-			if up.Operation != "" {
-				if err := s.startOperation(ctx, req, Operation{Kind: OpUpdate, Token: up.Operation}); err != nil {
-					return ctrl.Result{}, err
-				}
-				obj = req.Object
-			}
-			if drift {
-				s.metricsFor(req).drift.Inc()
-			}
-			updated = true
-			details = merge(details, up.ConnectionDetails)
-			req.Log.Info("updated external resource", "externalName", name, "drift", drift)
-			req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventUpdated, "Update", "updated external resource %q: %s", name, obs.Diff)
-		} else {
-			note = "the external resource differs from the spec, and the management policies do not allow Update"
+			updating, again = true, wait
+			break
 		}
+		// An Update asked for again while the last one of the same
+		// generation is still being applied is logged and counted once.
+		repeat := prev != nil && prev.err == nil && prev.gen == obj.GetGeneration()
+		drift := s.inSync(obj)
+		up, err := callExternal(ctx, s, req, OpUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
+		outcome := outcomeOf(err)
+		if err == nil && up.Operation != "" {
+			outcome = changelog.OutcomeStarted
+		}
+		if !repeat || err != nil {
+			s.logChange(req, OpUpdate, name, outcome, err)
+		}
+		if err != nil {
+			err = s.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
+			_, sev, _ := conditions.FromError(err)
+			s.memory.change(uid, func(m *memo) {
+				m.update = failed(m.update, s.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
+			})
+			return ctrl.Result{}, err
+		}
+		s.memory.change(uid, func(m *memo) { m.update = &attempt{at: s.cfg.now(), gen: obj.GetGeneration()} })
+		if up.Operation != "" {
+			if err := s.startOperation(ctx, req, Operation{Kind: OpUpdate, Token: up.Operation}); err != nil {
+				return ctrl.Result{}, err
+			}
+			obj = req.Object
+		}
+		if drift && !repeat {
+			s.metricsFor(req).drift.Inc()
+		}
+		updating = true
+		details = merge(details, up.ConnectionDetails)
+		req.Log.Info("updated external resource", "externalName", name, "drift", drift)
+		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventUpdated, "Update", "updated external resource %q: %s", name, obs.Diff)
 	}
 	details, err = s.credentials(ctx, req, cl, pol, details)
 	if err != nil {
@@ -319,14 +343,17 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		return ctrl.Result{}, err
 	}
 	s.setAvailability(req, obj, obs.Available, now, true)
-	if updated {
+	if updating {
 		// Synced again once an observation finds the resource up to date.
 		s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
 			fmt.Sprintf("updating %s to the spec: %s", describe(name), obs.Diff))
 	} else {
-		s.settle(obj, pol, note)
+		s.setSynced(obj, note)
 	}
-	if updated || !obs.Available {
+	switch {
+	case updating:
+		return ctrl.Result{RequeueAfter: again}, nil
+	case !obs.Available:
 		return ctrl.Result{RequeueAfter: s.cfg.short}, nil
 	}
 	return ctrl.Result{RequeueAfter: s.poll(req)}, nil
@@ -337,6 +364,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 // Synced is False with conditions.ReasonReconcilePaused, Available reports
 // what Observe found, and so Ready follows availability.
 func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
+	s.restoreChanges(req)
 	obj := req.Object
 	now := s.cfg.now()
 	s.noteFirstReconcile(req, now)
@@ -536,20 +564,6 @@ func (s *Step[T]) setPaused(obj T, why string) {
 	s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, conditions.ReasonReconcilePaused, why)
 }
 
-// settle ends a pass that went as planned: Synced is True, or paused when
-// the policies only observe.
-func (s *Step[T]) settle(obj T, pol Policies, note string) {
-	if pol.observing() {
-		msg := fmt.Sprintf("the management policies (%s) only observe the external resource: nothing is created, updated or deleted", pol)
-		if note != "" {
-			msg += "; " + note
-		}
-		s.setPaused(obj, msg)
-		return
-	}
-	s.setSynced(obj, note)
-}
-
 // setAvailability sets the Available condition from an observation of an
 // existing resource. Which reason a resource that is not available gets
 // comes from the object's annotations, never from the condition itself:
@@ -574,6 +588,25 @@ func (s *Step[T]) setAvailability(req *bosun.Pass[T], obj T, available bool, now
 		return
 	}
 	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource exists and is not available")
+}
+
+// updateWait returns how long the next Update of generation gen must
+// wait after prev, the last Update (nil for none): the short interval, or
+// the backoff of its failures; for ever (a day, for the requeue) after a
+// terminal failure of the same generation. An Update of a new generation
+// waits for nothing.
+func (s *Step[T]) updateWait(prev *attempt, gen int64, now time.Time) time.Duration {
+	if prev == nil || prev.gen != gen {
+		return 0
+	}
+	if prev.terminal {
+		return 24 * time.Hour
+	}
+	interval := s.cfg.short
+	if prev.err != nil {
+		interval = backoff(s.cfg.short, prev.n)
+	}
+	return max(min(prev.at.Add(interval).Sub(now), interval), 0)
 }
 
 // inSync reports whether the engine has already been through the current

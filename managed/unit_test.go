@@ -104,17 +104,17 @@ func TestJitter(t *testing.T) {
 	}
 }
 
-func TestCreateBackoff(t *testing.T) {
+func TestBackoff(t *testing.T) {
 	got := []time.Duration{}
 	for n := 1; n <= 5; n++ {
-		got = append(got, createBackoff(time.Second, n))
+		got = append(got, backoff(time.Second, n))
 	}
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("createBackoff (-want +got):\n%s", diff)
+		t.Errorf("backoff (-want +got):\n%s", diff)
 	}
-	if got := createBackoff(time.Minute, 30); got != maxCreateBackoff {
-		t.Errorf("createBackoff(1m, 30) = %v, want %v", got, maxCreateBackoff)
+	if got := backoff(time.Minute, 30); got != maxBackoff {
+		t.Errorf("backoff(1m, 30) = %v, want %v", got, maxBackoff)
 	}
 }
 

@@ -609,10 +609,11 @@ func TestObserveOnly(t *testing.T) {
 		t.Fatalf("create role: %v", err)
 	}
 	key := client.ObjectKeyFromObject(role)
-	// Observing only is a pause: Synced says so, and Ready follows what is
-	// observed, a role that exists.
-	syncedPaused := condition{managed.DefaultConditionSynced, metav1.ConditionFalse, conditions.ReasonReconcilePaused}
-	waitFor(t, e.c, key, role, readyTrue, syncedPaused)
+	// Observing is the whole job under observe-only: a pass that observes
+	// the role is a success, and Ready follows what is observed, a role
+	// that exists.
+	syncedTrue := condition{managed.DefaultConditionSynced, metav1.ConditionTrue, managed.ReasonReconcileSuccess}
+	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
 	// Observing reports the role in the status, and leaves the spec as
 	// the user wrote it.
 	if at := role.Status.AtProvider; at == nil || at.Login || at.ConnectionLimit != 2 || at.OID == 0 {

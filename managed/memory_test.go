@@ -1,0 +1,103 @@
+package managed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
+)
+
+// rememberedObjects counts the objects the step remembers something of.
+func rememberedObjects[T client.Object](s *Step[T]) int {
+	n := 0
+	s.memory.m.Range(func(any, any) bool {
+		n++
+		return true
+	})
+	return n
+}
+
+// TestMemoryIsReleased checks that what the step remembers of an object
+// (here the failed creates it backs off from) is forgotten when the object
+// is deleted, whether its Cleanup deletes the resource, leaves it in place
+// (deletion policy orphan) or does not run (reconcile policy
+// detach-on-delete), and when the object leaves the cache of the manager,
+// as an object handed over to another member of a sharded operator does:
+// the cache holds only the Buckets labelled share=a, and one is relabelled.
+func TestMemoryIsReleased(t *testing.T) {
+	cl := newCloud()
+	cl.failCreate = errors.New("cloud is down")
+	var step *Step[*v1.Bucket]
+	share := func(s string) map[string]string { return map[string]string{"share": s} }
+	e := startRig(t, cl, rig{
+		step: func(s *Step[*v1.Bucket]) bosun.Step[*v1.Bucket] {
+			step = s
+			return s
+		},
+		configure: func(o *ctrl.Options) {
+			o.Cache.ByObject = map[client.Object]cache.ByObject{
+				&v1.Bucket{}: {Label: labels.SelectorFromSet(share("a"))},
+			}
+		},
+	})
+	objects := []struct {
+		name string
+		ann  map[string]string
+		// leave makes the object go.
+		leave func(name string)
+	}{
+		{name: "deleted", leave: e.delete},
+		{name: "orphaned", ann: annotated(AnnotationDeletionPolicy, string(DeletionOrphan)), leave: e.delete},
+		{name: "detached", ann: annotated(bosun.AnnotationReconcilePolicy, string(bosun.PolicyDetachOnDelete)), leave: e.delete},
+		{name: "handed-over", leave: func(name string) {
+			e.change(name, func(b *v1.Bucket) { b.Labels = share("b") })
+		}},
+	}
+	failing := map[string]cond{DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateFailed}}
+	for _, o := range objects {
+		b := &v1.Bucket{
+			ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: o.name, Labels: share("a"), Annotations: o.ann},
+			Spec:       v1.BucketSpec{Size: 1},
+		}
+		if err := e.c.Create(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range objects {
+		e.wait(o.name, failing)
+	}
+	bosuntest.Eventually(t, func(context.Context) error {
+		if n := rememberedObjects(step); n != len(objects) {
+			return fmt.Errorf("the step remembers %d objects, want %d", n, len(objects))
+		}
+		return nil
+	})
+	for _, o := range objects {
+		o.leave(o.name)
+	}
+	for _, o := range objects[:3] {
+		e.waitGone(o.name)
+	}
+	bosuntest.Eventually(t, func(context.Context) error {
+		if n := rememberedObjects(step); n != 0 {
+			return fmt.Errorf("the step still remembers %d objects that are gone or left its cache", n)
+		}
+		return nil
+	})
+	// The object that left is still there, and no longer this
+	// controller's.
+	if b := e.get("handed-over"); b.Labels["share"] != "b" || conditions.Find(b.Status.Conditions, DefaultConditionSynced) == nil {
+		t.Errorf("handed-over Bucket: labels %v, conditions %v", b.Labels, b.Status.Conditions)
+	}
+}

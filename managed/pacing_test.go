@@ -1,0 +1,158 @@
+package managed
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
+)
+
+// budget is what one change of an external resource may cost: calls of
+// each operation the cloud sees, and writes of the object (its metadata
+// and its status).
+type budget struct {
+	creates, updates, deletes, observes, writes int
+}
+
+// spent returns what the cloud and the API server saw since the marks:
+// calls of the object uid, every Observe, and the writes of Buckets.
+func (e *env) spent(uid string, c0, u0, d0, o0 int) budget {
+	var b budget
+	e.cloud.set(func(c *cloud) {
+		b = budget{creates: c.creates[uid] - c0, updates: c.updates[uid] - u0, deletes: c.deletes[uid] - d0, observes: c.observes - o0}
+	})
+	for _, w := range e.writes.Writes() {
+		if w.Kind == "Bucket" {
+			b.writes++
+		}
+	}
+	return b
+}
+
+// over returns what of got exceeds max, or nil.
+func (max budget) over(got budget) error {
+	for _, x := range []struct {
+		what     string
+		got, max int
+	}{
+		{"creates", got.creates, max.creates}, {"updates", got.updates, max.updates}, {"deletes", got.deletes, max.deletes},
+		{"observes", got.observes, max.observes}, {"object writes", got.writes, max.writes},
+	} {
+		if x.got > x.max {
+			return fmt.Errorf("%d %s, want at most %d (spent %+v)", x.got, x.what, x.max, got)
+		}
+	}
+	return nil
+}
+
+// TestSlowExternalChangesArePaced checks that a change the cloud takes
+// seconds to make costs a few calls and writes, not a storm: the step's
+// own writes bring passes at once (their events), and each such pass must
+// not write again or call the cloud again beyond an Observe. Each case runs
+// with a short interval of 1s and counts, from the change to the end, the
+// calls of the cloud and the writes of the object; the counts do not
+// depend on how fast the machine is, only on the cloud's delays.
+func TestSlowExternalChangesArePaced(t *testing.T) {
+	const short = time.Second
+	for _, tc := range []struct {
+		name string
+		// cloud sets the cloud up before the change.
+		cloud func(c *cloud)
+		// change makes the change, done waits for its end.
+		change func(e *env)
+		done   func(e *env)
+		max    budget
+	}{
+		{
+			// The delete takes 6s: a Delete per short interval (7),
+			// each after its fence (7 writes), and a status write or
+			// two; Observes at the short interval and after each write.
+			name:   "slow delete",
+			cloud:  func(c *cloud) { c.deleteDelay = 6 * time.Second },
+			change: func(e *env) { e.delete("paced") },
+			done:   func(e *env) { e.waitGone("paced") },
+			max:    budget{deletes: 7, writes: 10, observes: 24},
+		},
+		{
+			// The cloud refuses deletes for 4s: the failures back off.
+			name:   "refused deletes",
+			cloud:  func(c *cloud) { c.refuseDeletesUntil = time.Now().Add(4 * time.Second) },
+			change: func(e *env) { e.delete("paced") },
+			done:   func(e *env) { e.waitGone("paced") },
+			max:    budget{deletes: 6, writes: 10, observes: 40},
+		},
+		{
+			// The update takes 4s to show: an Update per short
+			// interval at most.
+			name:   "slow update",
+			cloud:  func(c *cloud) { c.updateDelay = 4 * time.Second },
+			change: func(e *env) { e.change("paced", func(b *v1.Bucket) { b.Spec.Size = 2 }) },
+			done: func(e *env) {
+				e.wait("paced", converged)
+				bosuntest.Eventually(e.t, func(context.Context) error {
+					if got, _ := e.cloud.bucket(e.ns + ".paced"); got.size != 2 {
+						return fmt.Errorf("cloud size %d, want 2", got.size)
+					}
+					return nil
+				})
+			},
+			max: budget{updates: 7, writes: 6, observes: 24},
+		},
+		{
+			// The cloud refuses updates for 4s: the failures back off.
+			name:   "refused updates",
+			cloud:  func(c *cloud) { c.refuseUpdatesUntil = time.Now().Add(4 * time.Second) },
+			change: func(e *env) { e.change("paced", func(b *v1.Bucket) { b.Spec.Size = 2 }) },
+			done:   func(e *env) { e.wait("paced", converged) },
+			max:    budget{updates: 6, writes: 10, observes: 40},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := newCloud()
+			e := start(t, cl, nil, WithShortInterval(short))
+			e.create("paced", 1, "", nil)
+			uid := string(e.wait("paced", converged).UID)
+			// Let the passes that follow the convergence settle: a few
+			// polls.
+			o := cl.observed()
+			bosuntest.Eventually(t, func(context.Context) error {
+				if n := cl.observed() - o; n < 3 {
+					return fmt.Errorf("%d polls so far, want 3", n)
+				}
+				return nil
+			})
+			e.writes.Reset()
+			var c0, u0, d0, o0 int
+			cl.set(func(c *cloud) {
+				tc.cloud(c)
+				c0, u0, d0, o0 = c.creates[uid], c.updates[uid], c.deletes[uid], c.observes
+			})
+			tc.change(e)
+			tc.done(e)
+			got := e.spent(uid, c0, u0, d0, o0)
+			t.Logf("spent %+v, writes %v", got, e.writes.Counts())
+			if err := tc.max.over(got); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestSlowCreateIsPaced checks the same of a create whose resource takes
+// 4s to become available: one Create, the pending mark, the outcome, the
+// first-available mark and a status write or two.
+func TestSlowCreateIsPaced(t *testing.T) {
+	cl := newCloud()
+	cl.readyDelay = 4 * time.Second
+	e := start(t, cl, nil, WithShortInterval(time.Second))
+	e.create("paced", 1, "", nil)
+	uid := string(e.wait("paced", converged).UID)
+	got := e.spent(uid, 0, 0, 0, 0)
+	t.Logf("spent %+v, writes %v", got, e.writes.Counts())
+	if err := (budget{creates: 1, writes: 10, observes: 24}).over(got); err != nil {
+		t.Error(err)
+	}
+}
