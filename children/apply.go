@@ -2,22 +2,36 @@ package children
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
 )
 
+// createOnly is the resourceVersion of the apply that creates a child. No
+// object has it (resource versions are etcd revisions, which stay below
+// the largest int64), and the API server checks the resourceVersion an
+// apply carries against the object it would change: when an object of the
+// child's name exists, the apply fails with a 409 Conflict instead of
+// taking it over, and otherwise it creates the child.
+const createOnly = "18446744073709551615"
+
 // apply applies, with server-side apply as the step's field owner and
 // forcing ownership, the children of the pass that are missing or differ
-// from the live ones. What each apply returns becomes the child's live
-// form, for its readiness, and is remembered for CacheGrace (see recent).
+// from the live ones. An apply only ever writes the object the pass read:
+// that of a missing child only creates it (see createOnly), and that of a
+// live child carries its UID, which fails on an object made under the
+// same name since (see taken). What each apply returns becomes the
+// child's live form, for its readiness, and is remembered for CacheGrace.
 func (s *Step[T]) apply(ctx context.Context, req *bosun.Pass[T], p *pass) error {
 	owner := s.fieldOwner(req)
 	for _, c := range p.children {
@@ -25,7 +39,18 @@ func (s *Step[T]) apply(ctx context.Context, req *bosun.Pass[T], p *pass) error 
 			continue
 		}
 		u := c.applied.DeepCopy()
+		if c.live == nil {
+			u.SetResourceVersion(createOnly)
+		} else if uid := c.live.GetUID(); uid != "" {
+			u.SetUID(uid)
+		}
 		if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership); err != nil {
+			if replaced(err) {
+				if err := s.taken(ctx, req, p, c, err); err != nil {
+					return err
+				}
+				continue
+			}
 			err = fmt.Errorf("applying %s: %w", c.ref, err)
 			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 				// The API server refuses the child as it is: retrying
@@ -39,9 +64,68 @@ func (s *Step[T]) apply(ctx context.Context, req *bosun.Pass[T], p *pass) error 
 			return err
 		}
 		c.live = live
-		s.written.Store(c.id, write{hash: c.applied.GetAnnotations()[AnnotationHash], at: time.Now(), live: live})
+		s.mem.rememberApply(req.Object, c.id, write{hash: c.applied.GetAnnotations()[AnnotationHash], at: time.Now(), live: live})
 		req.Log.V(1).Info("applied child", "child", c.ref.String())
 	}
+	return nil
+}
+
+// replaced reports whether err, the error of an apply, says that the
+// object of the child's name is not the one the pass read: one exists
+// where the pass found none (409 Conflict on createOnly), none exists
+// with the UID the pass read (409), or another does (422 on metadata.uid).
+func replaced(err error) bool {
+	if apierrors.IsConflict(err) {
+		return true
+	}
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Details == nil {
+		return false
+	}
+	for _, cause := range st.Status().Details.Causes {
+		if cause.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
+}
+
+// taken handles the child c whose apply failed with applyErr because the
+// object of its name is not the one the pass read (see replaced). It reads
+// the object from the API server: one the set may not write (check) is a
+// blocker of the pass, and its error is returned (ReasonChildExists, as
+// for an object the pass had found, or ReasonChildConflict); one of the
+// set's own (made by an earlier pass the cache does not show yet, or by
+// another replica) or one WithAdoption takes over is not written in this
+// pass, which looks again after CacheRetry; and when there is none, the
+// pass is retried quietly, as after any 409 Conflict.
+func (s *Step[T]) taken(ctx context.Context, req *bosun.Pass[T], p *pass, c *child, applyErr error) error {
+	reader := req.APIReader
+	if reader == nil {
+		reader = req.Client
+	}
+	live := c.kind.newObject()
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, live); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading %s: %w", c.ref, err)
+		}
+		if !apierrors.IsConflict(applyErr) {
+			applyErr = apierrors.NewConflict(schema.GroupResource{Group: c.kind.gvk.Group, Resource: c.kind.gvk.Kind}, c.ref.Name, applyErr)
+		}
+		return fmt.Errorf("applying %s: %w", c.ref, applyErr)
+	}
+	if err := s.check(req, c, live, false); err != nil {
+		p.block(c, live, true)
+		return err
+	}
+	req.Log.V(1).Info("child changed since it was read, looking again", "child", c.ref.String())
+	c.live, c.change = live, false
+	p.lagging = true
+	p.plan.Create = slices.DeleteFunc(p.plan.Create, func(r Ref) bool { return r == c.ref })
+	p.plan.Update = slices.DeleteFunc(p.plan.Update, func(r Ref) bool { return r == c.ref })
 	return nil
 }
 

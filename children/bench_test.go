@@ -49,8 +49,8 @@ func convergedRequest(b *testing.B, step *Step[*testapi.Widget]) *bosun.Pass[*te
 	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "w", UID: "bench-uid"}}
 	empty := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).Build()
 	req := &bosun.Pass[*testapi.Widget]{Controller: "bench", Object: w, Client: empty}
-	p, err := step.prepare(context.Background(), req)
-	if err != nil {
+	p := &pass{}
+	if err := step.prepare(context.Background(), req, p); err != nil {
 		b.Fatal(err)
 	}
 	var live []client.Object

@@ -15,33 +15,9 @@ const CacheGrace = 5 * time.Second
 // CacheRetry is how soon a pass that waits for the cache looks again.
 const CacheRetry = time.Second
 
-// write is an entry of Step.written.
+// write is what memory holds of a child the step applied lately.
 type write struct {
 	hash string
 	at   time.Time
 	live client.Object // the child as the apply returned it
-}
-
-// forgetOld drops the entries of s.written older than CacheGrace.
-func (s *Step[T]) forgetOld() {
-	s.written.Range(func(k, v any) bool {
-		if time.Since(v.(write).at) >= CacheGrace {
-			s.written.Delete(k)
-		}
-		return true
-	})
-}
-
-// recent returns the entry of key if it was written lately, with hash if
-// hash is not empty.
-func (s *Step[T]) recent(key, hash string) (write, bool) {
-	v, ok := s.written.Load(key)
-	if !ok {
-		return write{}, false
-	}
-	w := v.(write)
-	if time.Since(w.at) >= CacheGrace || hash != "" && w.hash != hash {
-		return write{}, false
-	}
-	return w, true
 }

@@ -15,6 +15,8 @@
 //     server-side apply (the step's field owner, forcing ownership) only
 //     when it is missing, its hash differs, or a field the desired object
 //     sets has another value (drift, read with the child's managedFields);
+//     the apply of a missing child can only create it, and that of a live
+//     one carries its UID, so that it lands on no other object;
 //   - deletes (prunes) the members of the set, of every declared kind, that
 //     are no longer desired, except those annotated AnnotationPrune "false";
 //   - sets one condition per kind, "<Kind>Ready" by default, from the kind's
@@ -39,12 +41,26 @@
 // child whose name is taken by an object with no controller and no set
 // label is left exactly as it is: the kind's condition and Ready are False
 // with ReasonChildExists, naming the object, and the step retries with
-// backoff, so the set converges once the object is deleted or renamed.
-// Before it creates a child the cache does not show, the step looks for it
-// on the API server, so an object created a moment ago is not missed.
-// WithAdoption takes such objects over instead (applied over, labelled,
-// owned). An object controlled by another owner, or labelled for another
-// set or parent, is never taken over (ReasonChildConflict). Pruning and the
+// backoff. Before it creates a child the cache does not show, the step
+// looks for it on the API server, so an object created a moment ago is not
+// missed; and the apply that creates it carries a resourceVersion no
+// object has, so that the API server refuses it (409 Conflict) rather than
+// apply it over an object another team made between that read and the
+// write: the step then reads that object and reports it like one it had
+// found. The apply of a live child carries the child's UID, so an object
+// made under the name since the pass read the child is not written
+// either. WithAdoption takes such objects over instead (applied over,
+// labelled, owned). An object controlled by another owner, or labelled for
+// another set or parent, is never taken over (ReasonChildConflict).
+//
+// The step watches what blocks a child (ReasonChildExists,
+// ReasonChildConflict): a change of that object, its release by its
+// controller or its deletion brings a pass of the parent at once, however
+// long the parent's backoff has grown, and a ChildConflict, which is not
+// retried, heals too. Under CacheSetsOnly the cache does not hold a
+// blocking object without the set label, and the step looks it up on the
+// API server every few seconds instead, one metadata read per blocking
+// object. Pruning and the
 // unowned step's Cleanup delete only objects carrying both set labels with
 // this parent's UID and no other controller, so deleting the parent never
 // deletes an object it did not create; the unowned step's Cleanup lists
@@ -98,7 +114,21 @@
 // A Step wires its own watches: bosun.Builder.Complete calls its
 // SetupWithBuilder, which registers the declared kinds, Owns for owned
 // children and a handler that maps the owner annotations back to the parent
-// for unowned ones. WithPredicates filters their events.
+// for unowned ones, a handler per kind for the objects that block a
+// child, and a watch of the parents' kind for their deletion.
+// WithPredicates filters the events of the declared kinds.
+//
+// # Memory
+//
+// A step remembers, per parent, the children it applied and deleted in the
+// last CacheGrace (so that a pass over a cache that lags behind does not
+// write them again) and the objects that block its children. It forgets
+// all of a parent when the parent is deleted or leaves the manager's cache
+// (a cache that holds a share of the parents, by a label selector as with
+// sharding, sees a parent that leaves the share as deleted), and the
+// writes once they are older than CacheGrace. A parent whose Go type does
+// not tell its kind (unstructured) is not watched for that: its writes go
+// with time, and what blocks its children with its next pass, if any.
 //
 // # Caching
 //

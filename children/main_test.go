@@ -73,6 +73,23 @@ func start(t *testing.T, r *bosun.Reconciler[*testapi.Widget], wrap ...func(clie
 // manager's options last.
 func startWith(t *testing.T, r *bosun.Reconciler[*testapi.Widget], configure func(*ctrl.Options), wrap ...func(client.Client) client.Client) *env {
 	t.Helper()
+	return startHarness(t, r, harness{configure: configure, wrap: wrap})
+}
+
+// harness is what a test sets up around its reconciler.
+type harness struct {
+	// configure, when not nil, changes the manager's options last.
+	configure func(*ctrl.Options)
+	// build, when not nil, changes the controller's builder before it
+	// completes, for options such as the rate limiter.
+	build func(*bosun.Builder[*testapi.Widget]) *bosun.Builder[*testapi.Widget]
+	// wrap wraps the client of the controller, in order.
+	wrap []func(client.Client) client.Client
+}
+
+// startHarness is start with the options of h.
+func startHarness(t *testing.T, r *bosun.Reconciler[*testapi.Widget], h harness) *env {
+	t.Helper()
 	cp := shared.ControlPlane(t)
 	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}}
 	here := predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -84,18 +101,22 @@ func startWith(t *testing.T, r *bosun.Reconciler[*testapi.Widget], configure fun
 	// reads of managedFields must survive it.
 	lean := bosuntest.ManagerOptions{Configure: func(o *ctrl.Options) {
 		bosun.LeanCache(&o.Cache)
-		if configure != nil {
-			configure(o)
+		if h.configure != nil {
+			h.configure(o)
 		}
 	}}
 	e.mgr = bosuntest.RunManagerWith(t, cp, lean, func(mgr ctrl.Manager) error {
 		var c client.Client = e.writes.Wrap(mgr.GetClient())
-		for _, w := range wrap {
+		for _, w := range h.wrap {
 			c = w(c)
 		}
 		mgr = bosuntest.ManagerWithClient(mgr, c)
 		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
-		return bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(here).For(&testapi.Widget{}, inNamespace).Complete(r)
+		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(here).For(&testapi.Widget{}, inNamespace)
+		if h.build != nil {
+			b = h.build(b)
+		}
+		return b.Complete(r)
 	})
 	return e
 }

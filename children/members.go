@@ -17,12 +17,11 @@ import (
 // else read from the cache (an object the set does not hold yet). A child
 // the cache does not show is looked up on the API server before it is
 // created, so an object the cache has not seen yet is not applied over.
-// It returns nil when the child does not exist, and an error when it
-// exists but is not the set's to write: controlled by another object,
-// labelled for another set or parent, or (without WithAdoption) made by
-// someone else.
-func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], c *child, member client.Object) (client.Object, error) {
-	live := member
+// It returns nil when the child does not exist, and the error of check
+// when it exists but is not the set's to write; the object is then a
+// blocker of the pass (see pass.block).
+func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], p *pass, c *child, member client.Object) (client.Object, error) {
+	live, unseen := member, false
 	if live == nil {
 		key := client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}
 		live = c.kind.newObject()
@@ -31,6 +30,7 @@ func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], c *child, mem
 			live = c.kind.newObject()
 			err = req.APIReader.Get(ctx, key, live)
 			if err == nil {
+				unseen = true
 				req.Log.V(1).Info("child not in the cache yet, read from the API server", "child", c.ref.String())
 			}
 		}
@@ -41,14 +41,27 @@ func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], c *child, mem
 			return nil, fmt.Errorf("reading %s: %w", c.ref, err)
 		}
 	}
+	if err := s.check(req, c, live, member != nil); err != nil {
+		p.block(c, live, unseen)
+		return nil, err
+	}
+	return live, nil
+}
+
+// check returns an error when live, the object with the name of the
+// desired child c, is not the set's to write: controlled by another
+// object or labelled for another set or parent (ReasonChildConflict), or,
+// without WithAdoption, made by someone else (ReasonChildExists). member
+// tells that live is a member of the set, as listed from the cache.
+func (s *Step[T]) check(req *bosun.Pass[T], c *child, live client.Object, member bool) error {
 	if ctl := metav1.GetControllerOf(live); ctl != nil && ctl.UID != req.Object.GetUID() {
-		return nil, conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and is controlled by %s %s", c.ref, ctl.Kind, ctl.Name))
+		return conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and is controlled by %s %s", c.ref, ctl.Kind, ctl.Name))
 	}
 	if l := live.GetLabels(); l[LabelSet] != "" && (l[LabelSet] != s.name || l[LabelOwner] != string(req.Object.GetUID())) {
-		return nil, conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and belongs to set %q of another object", c.ref, l[LabelSet]))
+		return conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and belongs to set %q of another object", c.ref, l[LabelSet]))
 	}
-	if member == nil && !s.ours(req, live) && !s.cfg.adopt {
-		return nil, &conditions.Error{
+	if !member && !s.ours(req, live) && !s.cfg.adopt {
+		return &conditions.Error{
 			Type:     c.kind.condition,
 			Reason:   ReasonChildExists,
 			Severity: conditions.SeverityWarning,
@@ -56,7 +69,7 @@ func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], c *child, mem
 				c.ref, s.name),
 		}
 	}
-	return live, nil
+	return nil
 }
 
 // ours reports whether live, an object with the name of a desired child

@@ -51,7 +51,7 @@ type child struct {
 	applied *unstructured.Unstructured // the form to apply, stamped
 	live    client.Object              // nil when missing
 	change  bool
-	id      string // unique within the pass and across parents
+	id      string // unique within the pass: kind, namespace and name
 }
 
 // pass is what a pass works out before it changes anything.
@@ -63,38 +63,40 @@ type pass struct {
 	// lagging is set when the cache does not show a write of this step
 	// yet: the pass looks again after CacheRetry.
 	lagging bool
+	// blockers holds the objects found holding the name of a desired
+	// child that the set may not write (see block).
+	blockers map[blocker]blockState
 }
 
 // Plan works out what Do would do for req, reading from the cache (and,
 // for a desired child the cache does not show, from the API server), and
 // does nothing: a dry run.
 func (s *Step[T]) Plan(ctx context.Context, req *bosun.Pass[T]) (Plan, error) {
-	p, err := s.prepare(ctx, req)
-	if err != nil {
+	p := &pass{}
+	if err := s.prepare(ctx, req, p); err != nil {
 		return Plan{}, err
 	}
 	return p.plan, nil
 }
 
 // prepare reads the desired children, stamps them, compares them with the
-// live ones and finds the members to prune.
-func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T]) (*pass, error) {
+// live ones and finds the members to prune, into p.
+func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) error {
 	scheme := req.Client.Scheme()
 	ks, err := s.kinds(scheme)
 	if err != nil {
-		return nil, conditions.Terminal(ReasonInvalidChildren, err)
+		return conditions.Terminal(ReasonInvalidChildren, err)
 	}
 	desired, err := s.callDesired(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("computing the desired children: %w", err)
+		return fmt.Errorf("computing the desired children: %w", err)
 	}
 	parent := req.Object
 	parentGVK, err := apiutil.GVKForObject(parent, scheme)
 	if err != nil {
-		return nil, fmt.Errorf("looking up the parent's kind: %w", err)
+		return fmt.Errorf("looking up the parent's kind: %w", err)
 	}
-	s.forgetOld()
-	p := &pass{}
+	s.mem.expireParent(parent)
 	// The members of the set, one list per kind: the live form of the
 	// desired children that exist, and the candidates for pruning.
 	members := map[string]client.Object{}
@@ -102,7 +104,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T]) (*pass, error
 	for i := range ks {
 		ms, err := s.members(ctx, req, &ks[i])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, m := range ms {
 			id := ks[i].gvk.String() + " " + m.GetNamespace() + "/" + m.GetName()
@@ -114,18 +116,17 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T]) (*pass, error
 	for i, obj := range desired {
 		c, err := s.stamp(req, obj, i, ks, parentGVK)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		id := c.kind.gvk.String() + " " + c.ref.Namespace + "/" + c.ref.Name
-		c.id = string(parent.GetUID()) + " " + id
-		if wanted[id] {
-			return nil, conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
+		c.id = c.kind.gvk.String() + " " + c.ref.Namespace + "/" + c.ref.Name
+		if wanted[c.id] {
+			return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
 		}
-		wanted[id] = true
-		if err := s.compare(ctx, req, c, members[id]); err != nil {
-			return nil, err
+		wanted[c.id] = true
+		if err := s.compare(ctx, req, p, c, members[c.id]); err != nil {
+			return err
 		}
-		if w, ok := s.recent(c.id, c.applied.GetAnnotations()[AnnotationHash]); ok && c.change {
+		if w, ok := s.mem.recentApply(parent, c.id, c.applied.GetAnnotations()[AnnotationHash]); ok && c.change {
 			// Applied just now: the cache has not caught up. The health
 			// of the child is judged from what the apply returned.
 			c.change, c.live = false, w.live
@@ -148,7 +149,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T]) (*pass, error
 			p.keep = append(p.keep, refOf(m))
 			continue
 		}
-		if _, ok := s.recent(string(m.GetUID()), ""); ok {
+		if s.mem.recentDelete(parent, m.GetUID()) {
 			// Deleted just now: the cache has not caught up.
 			p.lagging = true
 			continue
@@ -159,15 +160,15 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T]) (*pass, error
 	for _, l := range []*[]Ref{&p.plan.Create, &p.plan.Update, &p.plan.Delete} {
 		sort.Slice(*l, func(i, j int) bool { return (*l)[i].String() < (*l)[j].String() })
 	}
-	return p, nil
+	return nil
 }
 
 // compare finds the live child c (see observe) and decides whether it
 // must be applied: when it is missing, or has drifted from the applied
 // form (see drifted). A child found up to date is forgotten from the
 // recent writes: the cache has caught up with it.
-func (s *Step[T]) compare(ctx context.Context, req *bosun.Pass[T], c *child, member client.Object) error {
-	live, err := s.observe(ctx, req, c, member)
+func (s *Step[T]) compare(ctx context.Context, req *bosun.Pass[T], p *pass, c *child, member client.Object) error {
+	live, err := s.observe(ctx, req, p, c, member)
 	if err != nil {
 		return err
 	}
@@ -181,7 +182,7 @@ func (s *Step[T]) compare(ctx context.Context, req *bosun.Pass[T], c *child, mem
 		return err
 	}
 	if !c.change {
-		s.written.Delete(c.id)
+		s.mem.forgetApply(req.Object, c.id)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package children
 import (
 	"context"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,7 +14,7 @@ import (
 )
 
 // prune deletes the members of the set the pass found no longer desired,
-// and remembers each deletion for CacheGrace (see recent). The members
+// and remembers each deletion for CacheGrace. The members
 // annotated AnnotationPrune "false" were set aside by prepare: they are
 // only logged.
 func (s *Step[T]) prune(ctx context.Context, req *bosun.Pass[T], p *pass) error {
@@ -23,7 +22,7 @@ func (s *Step[T]) prune(ctx context.Context, req *bosun.Pass[T], p *pass) error 
 		if err := deleteChild(ctx, req.Client, obj); err != nil {
 			return conditions.Warning(ReasonApplyFailed, err)
 		}
-		s.written.Store(string(obj.GetUID()), write{at: time.Now()})
+		s.mem.rememberDelete(req.Object, obj.GetUID())
 		req.Log.V(1).Info("pruned child", "child", refOf(obj).String())
 	}
 	for _, r := range p.keep {

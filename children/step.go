@@ -53,7 +53,7 @@ const (
 	// ReasonChildExists is the reason of a kind's condition, and of Ready,
 	// when the name of a desired child is taken by an object the set did
 	// not create (no controller, no set label): the step leaves that object
-	// alone and retries with backoff, so the set heals once the object is
+	// alone and watches it, so the set heals as soon as the object is
 	// removed. WithAdoption takes such objects over instead.
 	ReasonChildExists = "ChildExists"
 	// ReasonApplyFailed is the reason of a pass whose apply or delete of a
@@ -81,6 +81,9 @@ type config struct {
 	cleanup    time.Duration
 	adopt      bool
 	preds      []predicate.Predicate
+	// poll is how often the step looks up the blockers the cache does not
+	// hold and drops old writes: blockerPoll, but in tests.
+	poll time.Duration
 }
 
 // WithPredicates filters the events of the children's watches, which the
@@ -121,10 +124,10 @@ type Step[T client.Object] struct {
 	scheme   *runtime.Scheme
 	resolved []kind
 
-	// written remembers the children this step applied (by childID, the
-	// hash and when) and deleted (by UID, when) lately, so that a pass
-	// working on a cache that lags behind does not write them again.
-	written sync.Map
+	// mem remembers, per parent, the children this step applied and
+	// deleted lately, so that a pass working on a cache that lags behind
+	// does not write them again, and what blocks the parent's children.
+	mem memory
 }
 
 var (
@@ -140,7 +143,7 @@ var (
 // in the parent's namespace and owned by it. A parent whose type has
 // conditions gets one per kind.
 func NewStep[T client.Object](name string, desired DesiredFunc[T], kinds []Kind, opts ...Option) *Step[T] {
-	s := &Step[T]{name: name, desired: desired, declared: kinds, cfg: config{cleanup: DefaultCleanupInterval}}
+	s := &Step[T]{name: name, desired: desired, declared: kinds, cfg: config{cleanup: DefaultCleanupInterval, poll: blockerPoll}}
 	for _, o := range opts {
 		o(&s.cfg)
 	}
@@ -218,8 +221,11 @@ func (s *Step[T]) kinds(scheme *runtime.Scheme) ([]kind, error) {
 // desired children that are missing or differ (apply), deletes the members
 // no longer desired (prune), and reports each kind's health (report).
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
-	p, err := s.prepare(ctx, req)
-	if err != nil {
+	p := &pass{}
+	// What blocks a child in this pass wakes the parent when it changes
+	// or goes, until the parent's next pass.
+	defer func() { s.mem.setBlockers(req.Object, p.blockers) }()
+	if err := s.prepare(ctx, req, p); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := s.apply(ctx, req, p); err != nil {

@@ -2,16 +2,27 @@ package children
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
@@ -68,7 +79,9 @@ func TestExistingObjectIsNotTakenOver(t *testing.T) {
 
 // TestExistingObjectIsHealedWhenRemoved checks that a parent blocked by a
 // ConfigMap it did not create converges once the user deletes that
-// ConfigMap, without a change of the parent.
+// ConfigMap, without a change of the parent. Its backoff is still short
+// here (one or two failures): TestBlockedChildHealsPromptly checks that
+// the deletion, not the backoff, brings the pass.
 func TestExistingObjectIsHealedWhenRemoved(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
 	e := start(t, reconciler(step))
@@ -278,4 +291,243 @@ func (e *env) deleteAndWaitGone(w *testapi.Widget) {
 		}
 		return nil
 	})
+}
+
+// createBefore returns a client wrapper that, on the first write (create
+// or apply) of the ConfigMap name, first creates theirs, a ConfigMap of
+// that name, on the API server with c: the object another team makes in
+// the moment between the step's read, which found no such object, and its
+// write. It stores what it created in made.
+func createBefore(c client.Client, name string, made *atomic.Pointer[corev1.ConfigMap]) func(client.Client) client.Client {
+	var once sync.Once
+	race := func(ctx context.Context, ns, kind, n string) error {
+		if kind != "ConfigMap" || n != name {
+			return nil
+		}
+		var err error
+		once.Do(func() {
+			theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"team": "theirs"}},
+				Data: map[string]string{"value": "theirs"}}
+			if err = c.Create(ctx, theirs); err == nil {
+				made.Store(theirs)
+			}
+		})
+		return err
+	}
+	return func(inner client.Client) client.Client {
+		return interceptor.NewClient(inner.(client.WithWatch), interceptor.Funcs{
+			Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				kind := obj.GetObjectKind().GroupVersionKind().Kind
+				if _, ok := obj.(*corev1.ConfigMap); ok {
+					kind = "ConfigMap"
+				}
+				if err := race(ctx, obj.GetNamespace(), kind, obj.GetName()); err != nil {
+					return err
+				}
+				return cl.Create(ctx, obj, opts...)
+			},
+			Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+				if u, ok := obj.(interface {
+					GetKind() string
+					GetNamespace() string
+					GetName() string
+				}); ok {
+					if err := race(ctx, u.GetNamespace(), u.GetKind(), u.GetName()); err != nil {
+						return err
+					}
+				}
+				return cl.Apply(ctx, obj, opts...)
+			},
+		})
+	}
+}
+
+// TestChildCreatedMeanwhileIsNotTakenOver lets another team create a
+// ConfigMap with the name of a desired child after the step found no such
+// object and before it writes the child: the step's write creates only,
+// so it fails on the existing object instead of taking it over. The other
+// team's ConfigMap keeps its resourceVersion, data, labels and owner
+// references, holds no field of the step's manager, and the parent is
+// Ready False with ReasonChildExists; its sibling cm-1 is created; and
+// deleting the parent leaves the ConfigMap in place.
+func TestChildCreatedMeanwhileIsNotTakenOver(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	var made atomic.Pointer[corev1.ConfigMap]
+	cp := shared.ControlPlane(t)
+	e := start(t, reconciler(step), createBefore(cp.Client, "cm-0", &made))
+	ctx := t.Context()
+	w := e.create("mine", 2, 0)
+	e.waitConditions("mine", map[string]cond{
+		"ConfigMapReady":     {metav1.ConditionFalse, ReasonChildExists},
+		conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists},
+	})
+	theirs := made.Load()
+	if theirs == nil {
+		t.Fatal("the step wrote no cm-0: the race did not happen")
+	}
+	check := func(when string) {
+		t.Helper()
+		var live corev1.ConfigMap
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
+			t.Fatalf("%s: the other team's ConfigMap: %v", when, err)
+		}
+		type shape struct {
+			ResourceVersion string
+			Data            map[string]string
+			Labels          map[string]string
+			Owners          []metav1.OwnerReference
+		}
+		want := shape{theirs.ResourceVersion, theirs.Data, theirs.Labels, nil}
+		got := shape{live.ResourceVersion, live.Data, live.Labels, live.OwnerReferences}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the other team's ConfigMap was written (-want +got):\n%s", when, diff)
+		}
+		for _, mf := range live.ManagedFields {
+			if mf.Manager == "widget-children" {
+				t.Errorf("%s: the other team's ConfigMap has fields of the step's manager: %s %s", when, mf.Operation, mf.FieldsV1)
+			}
+		}
+	}
+	check("blocked")
+	e.deleteAndWaitGone(w)
+	check("after the parent was deleted")
+}
+
+// slowRetries is a rate limiter whose first retry of an object comes
+// after ten minutes, and that counts the retries it delays: the backoff of
+// a controller whose parent has already failed many times.
+type slowRetries struct {
+	workqueue.TypedRateLimiter[reconcile.Request]
+	delayed atomic.Int64
+}
+
+func newSlowRetries() *slowRetries {
+	return &slowRetries{TypedRateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Minute, time.Hour)}
+}
+
+// When counts the retry and delays it by ten minutes or more.
+func (l *slowRetries) When(r reconcile.Request) time.Duration {
+	l.delayed.Add(1)
+	return l.TypedRateLimiter.When(r)
+}
+
+// TestBlockedChildHealsPromptly blocks the ConfigMap cm-1 of a parent with
+// an object the set may not take over, on a controller whose retries come
+// ten minutes after a failure, and then removes the blocking object or
+// releases it: the step watches what blocks a child, so the parent
+// converges within seconds, not after its backoff (or never, for a
+// ChildConflict, which is not retried). Under CacheSetsOnly the blocking
+// object is not in the cache, and the step looks it up on the API server
+// every few seconds instead.
+func TestBlockedChildHealsPromptly(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []Option
+		// setsOnly limits the cache of ConfigMaps with CacheSetsOnly.
+		setsOnly bool
+		// block makes the object that blocks cm-1.
+		block func(e *env) *corev1.ConfigMap
+		// reason is the reason of Ready while cm-1 is blocked.
+		reason string
+		// unblock deletes or releases the blocking object.
+		unblock func(e *env, blocker *corev1.ConfigMap)
+	}{
+		{
+			name: "an object the set did not create, deleted", block: unlabelled, reason: ReasonChildExists, unblock: deleteObject,
+		},
+		{
+			name: "an object the set did not create, deleted, under CacheSetsOnly", setsOnly: true,
+			block: unlabelled, reason: ReasonChildExists, unblock: deleteObject,
+		},
+		{
+			name: "an object controlled by another, deleted", block: controlled, reason: ReasonChildConflict, unblock: deleteObject,
+		},
+		{
+			name: "an object controlled by another, released, with adoption", opts: []Option{WithAdoption()},
+			block: controlled, reason: ReasonChildConflict, unblock: release,
+		},
+		{
+			name: "a member of another set, deleted, under CacheSetsOnly", setsOnly: true,
+			block: otherSet, reason: ReasonChildConflict, unblock: deleteObject,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			step := NewStep("web", webApp, webKinds(), tt.opts...)
+			retries := newSlowRetries()
+			h := harness{build: func(b *bosun.Builder[*testapi.Widget]) *bosun.Builder[*testapi.Widget] {
+				return b.WithOptions(controller.Options{RateLimiter: retries})
+			}}
+			if tt.setsOnly {
+				h.configure = func(o *ctrl.Options) { CacheSetsOnly(&o.Cache, &corev1.ConfigMap{}) }
+			}
+			e := startHarness(t, reconciler(step), h)
+			blocker := tt.block(e)
+			e.create("mine", 2, 0)
+			e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, tt.reason}})
+			if tt.reason == ReasonChildExists {
+				// The failure is retried, after ten minutes.
+				bosuntest.Eventually(t, func(context.Context) error {
+					if retries.delayed.Load() == 0 {
+						return errors.New("the blocked parent is not waiting on its backoff yet")
+					}
+					return nil
+				})
+			}
+			tt.unblock(e, blocker)
+			e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+			e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
+		})
+	}
+}
+
+// unlabelled makes a ConfigMap cm-1 with no controller and no set label.
+func unlabelled(e *env) *corev1.ConfigMap {
+	e.t.Helper()
+	return e.createConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-1"}, Data: map[string]string{"value": "theirs"}})
+}
+
+// controlled makes a ConfigMap cm-1 that the ConfigMap holder controls.
+func controlled(e *env) *corev1.ConfigMap {
+	e.t.Helper()
+	holder := e.createConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "holder"}})
+	return e.createConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-1",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: holder.Name, UID: holder.UID, Controller: ptr.To(true)}}},
+		Data: map[string]string{"value": "theirs"}})
+}
+
+// otherSet makes a ConfigMap cm-1 labelled for the set of another parent.
+func otherSet(e *env) *corev1.ConfigMap {
+	e.t.Helper()
+	return e.createConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-1",
+		Labels: map[string]string{LabelSet: "web", LabelOwner: "5b0b7b4e-0000-4000-8000-000000000002"}},
+		Data: map[string]string{"value": "theirs"}})
+}
+
+// createConfigMap creates cm and returns it.
+func (e *env) createConfigMap(cm *corev1.ConfigMap) *corev1.ConfigMap {
+	e.t.Helper()
+	if err := e.c.Create(e.t.Context(), cm); err != nil {
+		e.t.Fatalf("creating configmap %s: %v", cm.Name, err)
+	}
+	return cm
+}
+
+// deleteObject deletes the blocking object.
+func deleteObject(e *env, blocker *corev1.ConfigMap) {
+	e.t.Helper()
+	if err := e.c.Delete(e.t.Context(), blocker); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// release removes the owner references of the blocking object, as its
+// controller does when it lets go of it.
+func release(e *env, blocker *corev1.ConfigMap) {
+	e.t.Helper()
+	base := blocker.DeepCopy()
+	blocker.OwnerReferences = nil
+	if err := e.c.Patch(e.t.Context(), blocker, client.MergeFrom(base)); err != nil {
+		e.t.Fatal(err)
+	}
 }

@@ -1,0 +1,98 @@
+package children
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// blockerPoll is how often the step looks up on the API server the
+// blockers that the cache does not hold, and drops the writes it has
+// remembered for longer than CacheGrace.
+const blockerPoll = 5 * time.Second
+
+// block records live, the object with the name of the desired child c, as
+// one the set may not write: the parent's pass is run again when it
+// changes or goes (see blockerHandler and pollBlockers). unseen tells that
+// the cache does not hold it.
+func (p *pass) block(c *child, live client.Object, unseen bool) {
+	if p.blockers == nil {
+		p.blockers = map[blocker]blockState{}
+	}
+	b := blocker{gvk: c.kind.gvk, key: client.ObjectKeyFromObject(live)}
+	p.blockers[b] = blockState{resourceVersion: live.GetResourceVersion(), unseen: unseen}
+}
+
+// blockerHandler returns the handler, for the watch of the declared kind
+// gvk, that enqueues the parents whose children the object of an event
+// blocks: its change, its release by its controller or its deletion may
+// let their sets converge, which their backoff would otherwise delay (or,
+// for a ReasonChildConflict, which is not retried, put off until the
+// parent changes).
+func (s *Step[T]) blockerHandler(gvk schema.GroupVersionKind) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
+		return s.mem.blocked(blocker{gvk: gvk, key: client.ObjectKeyFromObject(obj)})
+	})
+}
+
+// poller returns the source that, every blockerPoll, drops the writes
+// remembered for longer than CacheGrace and enqueues the parents of the
+// blockers the cache does not hold that r, the API server, shows changed
+// or gone (see pollBlockers).
+func (s *Step[T]) poller(r client.Reader) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		go func() {
+			tick := time.NewTicker(s.cfg.poll)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				s.mem.expire()
+				for _, req := range s.pollBlockers(ctx, r) {
+					q.Add(req)
+				}
+			}
+		}()
+		return nil
+	})
+}
+
+// pollBlockers reads from r the metadata of each blocker that the cache
+// does not hold (under CacheSetsOnly, an object with no set label), and
+// returns the parents of those that changed since their pass saw them or
+// are gone. A blocker that cannot be read is looked up again next time.
+func (s *Step[T]) pollBlockers(ctx context.Context, r client.Reader) []reconcile.Request {
+	var reqs []reconcile.Request
+	versions := map[blocker]string{}
+	for _, u := range s.mem.unseen() {
+		rv, read := versions[u.blocker]
+		if !read {
+			obj := &metav1.PartialObjectMetadata{}
+			obj.SetGroupVersionKind(u.gvk)
+			switch err := r.Get(ctx, u.key, obj); {
+			case apierrors.IsNotFound(err):
+				rv = ""
+			case err != nil:
+				continue
+			default:
+				rv = obj.GetResourceVersion()
+			}
+			versions[u.blocker] = rv
+		}
+		if rv != u.resourceVersion {
+			reqs = append(reqs, reconcile.Request{NamespacedName: u.parent})
+		}
+	}
+	return reqs
+}

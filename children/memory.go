@@ -1,0 +1,322 @@
+package children
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// memory is what a step remembers of its parents between passes: the
+// children it applied and deleted lately (see CacheGrace) and the objects
+// that block a desired child (see blocker). Everything a parent left in it
+// goes when the parent is deleted or leaves the cache (forget), and the
+// writes when they are older than CacheGrace (expire). It is safe for
+// concurrent use.
+type memory struct {
+	mu      sync.Mutex
+	parents map[types.NamespacedName]*parentMemory
+	// blocking holds, for each blocking object, the parents whose
+	// children it blocks: the other way round of parentMemory.blockers.
+	blocking map[blocker]map[types.NamespacedName]struct{}
+}
+
+// parentMemory is what memory holds of one parent.
+type parentMemory struct {
+	// uid is the parent's: a parent deleted and made again under the same
+	// name starts afresh.
+	uid types.UID
+	// applied holds the children applied lately, by childKey.
+	applied map[string]write
+	// deleted holds when the children deleted lately were, by their UID.
+	deleted map[types.UID]time.Time
+	// blockers holds the objects found blocking a desired child in the
+	// parent's last pass.
+	blockers map[blocker]blockState
+}
+
+// empty reports whether pm holds nothing.
+func (pm *parentMemory) empty() bool {
+	return len(pm.applied)+len(pm.deleted)+len(pm.blockers) == 0
+}
+
+// blocker names an object that holds the name of a desired child and that
+// the set may not take over (ReasonChildExists, ReasonChildConflict).
+type blocker struct {
+	gvk schema.GroupVersionKind
+	key types.NamespacedName
+}
+
+// blockState is what a pass saw of a blocker.
+type blockState struct {
+	// resourceVersion is the version of the blocker the pass saw.
+	resourceVersion string
+	// unseen is set when the cache does not hold the blocker (see
+	// CacheSetsOnly): no event tells of its change, so it is looked up on
+	// the API server (see pollBlockers).
+	unseen bool
+}
+
+// parentKey returns the key and UID of parent, the key memory files it
+// under.
+func parentKey(parent client.Object) (types.NamespacedName, types.UID) {
+	return types.NamespacedName{Namespace: parent.GetNamespace(), Name: parent.GetName()}, parent.GetUID()
+}
+
+// get returns the memory of the parent with key and uid, made when missing
+// or held for an older parent of that name if create is set, else nil.
+// m.mu must be held.
+func (m *memory) get(key types.NamespacedName, uid types.UID, create bool) *parentMemory {
+	pm := m.parents[key]
+	if pm != nil && pm.uid == uid {
+		return pm
+	}
+	if !create {
+		return nil
+	}
+	if pm != nil {
+		m.dropLocked(key)
+	}
+	if m.parents == nil {
+		m.parents = map[types.NamespacedName]*parentMemory{}
+	}
+	pm = &parentMemory{uid: uid, applied: map[string]write{}, deleted: map[types.UID]time.Time{}}
+	m.parents[key] = pm
+	return pm
+}
+
+// tidyLocked drops the memory of key if it holds nothing. m.mu must be
+// held.
+func (m *memory) tidyLocked(key types.NamespacedName) {
+	if pm := m.parents[key]; pm != nil && pm.empty() {
+		delete(m.parents, key)
+	}
+}
+
+// rememberApply records that the child with childKey was applied for
+// parent, with the hash and the live form the apply returned.
+func (m *memory) rememberApply(parent client.Object, childKey string, w write) {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.get(key, uid, true).applied[childKey] = w
+}
+
+// recentApply returns what was remembered of the apply of the child with
+// childKey for parent, if it was applied less than CacheGrace ago with
+// hash.
+func (m *memory) recentApply(parent client.Object, childKey, hash string) (write, bool) {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pm := m.get(key, uid, false)
+	if pm == nil {
+		return write{}, false
+	}
+	w, ok := pm.applied[childKey]
+	if !ok || time.Since(w.at) >= CacheGrace || w.hash != hash {
+		return write{}, false
+	}
+	return w, true
+}
+
+// forgetApply drops the apply of the child with childKey for parent: the
+// cache shows it.
+func (m *memory) forgetApply(parent client.Object, childKey string) {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if pm := m.get(key, uid, false); pm != nil {
+		delete(pm.applied, childKey)
+		m.tidyLocked(key)
+	}
+}
+
+// rememberDelete records that the child with UID child was deleted for
+// parent.
+func (m *memory) rememberDelete(parent client.Object, child types.UID) {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.get(key, uid, true).deleted[child] = time.Now()
+}
+
+// recentDelete reports whether the child with UID child was deleted for
+// parent less than CacheGrace ago.
+func (m *memory) recentDelete(parent client.Object, child types.UID) bool {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pm := m.get(key, uid, false)
+	if pm == nil {
+		return false
+	}
+	at, ok := pm.deleted[child]
+	return ok && time.Since(at) < CacheGrace
+}
+
+// expire drops the applies and deletes older than CacheGrace, and the
+// parents left with nothing.
+func (m *memory) expire() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, pm := range m.parents {
+		pm.expire()
+		m.tidyLocked(key)
+	}
+}
+
+// expireParent drops the applies and deletes of parent older than
+// CacheGrace.
+func (m *memory) expireParent(parent client.Object) {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if pm := m.get(key, uid, false); pm != nil {
+		pm.expire()
+		m.tidyLocked(key)
+	}
+}
+
+// expire drops the applies and deletes older than CacheGrace.
+func (pm *parentMemory) expire() {
+	for k, w := range pm.applied {
+		if time.Since(w.at) >= CacheGrace {
+			delete(pm.applied, k)
+		}
+	}
+	for k, at := range pm.deleted {
+		if time.Since(at) >= CacheGrace {
+			delete(pm.deleted, k)
+		}
+	}
+}
+
+// setBlockers replaces the blockers of parent with found, what its last
+// pass found blocking its children.
+func (m *memory) setBlockers(parent client.Object, found map[blocker]blockState) {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pm := m.get(key, uid, len(found) > 0)
+	if pm == nil {
+		return
+	}
+	m.unblockLocked(key, pm)
+	if len(found) > 0 {
+		pm.blockers = found
+		if m.blocking == nil {
+			m.blocking = map[blocker]map[types.NamespacedName]struct{}{}
+		}
+		for b := range found {
+			ps := m.blocking[b]
+			if ps == nil {
+				ps = map[types.NamespacedName]struct{}{}
+				m.blocking[b] = ps
+			}
+			ps[key] = struct{}{}
+		}
+	}
+	m.tidyLocked(key)
+}
+
+// unblockLocked drops the blockers of the parent key, whose memory is pm.
+// m.mu must be held.
+func (m *memory) unblockLocked(key types.NamespacedName, pm *parentMemory) {
+	for b := range pm.blockers {
+		if ps := m.blocking[b]; ps != nil {
+			delete(ps, key)
+			if len(ps) == 0 {
+				delete(m.blocking, b)
+			}
+		}
+	}
+	pm.blockers = nil
+}
+
+// blocked returns the requests of the parents that b blocks.
+func (m *memory) blocked(b blocker) []reconcile.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ps := m.blocking[b]
+	if len(ps) == 0 {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(ps))
+	for key := range ps {
+		reqs = append(reqs, reconcile.Request{NamespacedName: key})
+	}
+	return reqs
+}
+
+// unseen returns the blockers the cache does not hold, with the version
+// each parent saw and the parent.
+func (m *memory) unseen() []unseenBlocker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []unseenBlocker
+	for key, pm := range m.parents {
+		for b, st := range pm.blockers {
+			if st.unseen {
+				out = append(out, unseenBlocker{blocker: b, resourceVersion: st.resourceVersion, parent: key})
+			}
+		}
+	}
+	return out
+}
+
+// unseenBlocker is an item of memory.unseen.
+type unseenBlocker struct {
+	blocker
+	resourceVersion string
+	parent          types.NamespacedName
+}
+
+// forget drops everything remembered of the parent obj, which was deleted
+// or left the cache. A parent made again under the same name since is
+// kept.
+func (m *memory) forget(obj client.Object) {
+	key, uid := parentKey(obj)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if pm := m.parents[key]; pm != nil && (uid == "" || pm.uid == uid) {
+		m.dropLocked(key)
+	}
+}
+
+// dropLocked drops the memory of the parent key. m.mu must be held.
+func (m *memory) dropLocked(key types.NamespacedName) {
+	if pm := m.parents[key]; pm != nil {
+		m.unblockLocked(key, pm)
+		delete(m.parents, key)
+	}
+}
+
+// size counts the parents remembered and the objects remembered as
+// blocking them: zero when the memory holds nothing.
+func (m *memory) size() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.parents) + len(m.blocking)
+}
+
+// forgetOnDelete returns the handler, for a watch of the parents' kind,
+// that forgets a parent when it is deleted or leaves the cache (a cache
+// that holds a share of the parents, by a label selector, sees the
+// objects that leave the share as deleted). It enqueues nothing.
+func (m *memory) forgetOnDelete() handler.EventHandler {
+	return handler.Funcs{
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.Object != nil {
+				m.forget(e.Object)
+			}
+		},
+	}
+}
