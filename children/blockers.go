@@ -71,7 +71,8 @@ func (s *Step[T]) poller(r client.Reader) source.Source {
 // pollBlockers reads from r the metadata of each blocker that the cache
 // does not hold (under CacheSetsOnly, an object with no set label), and
 // returns the parents of those that changed since their pass saw them or
-// are gone. A blocker that cannot be read is looked up again next time.
+// are gone, once per change (see memory.polled). A blocker that cannot be
+// read is looked up again next time.
 func (s *Step[T]) pollBlockers(ctx context.Context, r client.Reader) []reconcile.Request {
 	var reqs []reconcile.Request
 	versions := map[blocker]string{}
@@ -91,6 +92,7 @@ func (s *Step[T]) pollBlockers(ctx context.Context, r client.Reader) []reconcile
 			versions[u.blocker] = rv
 		}
 		if rv != u.resourceVersion {
+			s.mem.polled(u, rv)
 			reqs = append(reqs, reconcile.Request{NamespacedName: u.parent})
 		}
 	}

@@ -272,6 +272,34 @@ func (m *memory) unseen() []unseenBlocker {
 	return out
 }
 
+// polled records that the poller found the unseen blocker u at version rv
+// ("" when it is gone), so that the change wakes the parent once: a gone
+// blocker is dropped, a changed one takes the new version. A parent's next
+// pass records its blockers afresh anyway.
+func (m *memory) polled(u unseenBlocker, rv string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pm := m.parents[u.parent]
+	if pm == nil {
+		return
+	}
+	if _, ok := pm.blockers[u.blocker]; !ok {
+		return
+	}
+	if rv != "" {
+		pm.blockers[u.blocker] = blockState{resourceVersion: rv, unseen: true}
+		return
+	}
+	delete(pm.blockers, u.blocker)
+	if ps := m.blocking[u.blocker]; ps != nil {
+		delete(ps, u.parent)
+		if len(ps) == 0 {
+			delete(m.blocking, u.blocker)
+		}
+	}
+	m.tidyLocked(u.parent)
+}
+
 // unseenBlocker is an item of memory.unseen.
 type unseenBlocker struct {
 	blocker

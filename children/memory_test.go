@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -179,5 +180,57 @@ func TestMemoryForgetsParents(t *testing.T) {
 	fill(&m, aAgain)
 	if got := m.size(); got != 2 {
 		t.Errorf("memory holds %d parents and blockers after the parent was made again, want 2 (one parent, one blocker)", got)
+	}
+}
+
+// TestPollBlockersWakesOncePerChange polls, on an in-memory API server,
+// the blockers the cache does not hold: an unchanged one wakes nobody, a
+// changed or deleted one wakes its parent once, not at every poll.
+func TestPollBlockersWakesOncePerChange(t *testing.T) {
+	scheme := testScheme(t)
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "theirs"}}
+	server := fake.NewClientBuilder().WithScheme(scheme).WithObjects(theirs).Build()
+	if err := server.Get(t.Context(), client.ObjectKeyFromObject(theirs), theirs); err != nil {
+		t.Fatal(err)
+	}
+	step := NewStep[*testapi.Widget]("web", nil, []Kind{Of(&corev1.ConfigMap{})})
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", UID: "uid-w"}}
+	b := blocker{gvk: corev1.SchemeGroupVersion.WithKind("ConfigMap"), key: client.ObjectKeyFromObject(theirs)}
+	step.mem.setBlockers(w, map[blocker]blockState{b: {resourceVersion: theirs.ResourceVersion, unseen: true}})
+	poll := func() []string {
+		var out []string
+		for _, r := range step.pollBlockers(t.Context(), server) {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	steps := []struct {
+		name   string
+		change func()
+		want   []string
+	}{
+		{"unchanged", func() {}, nil},
+		{"labelled", func() {
+			theirs.Labels = map[string]string{"team": "blue"}
+			if err := server.Update(t.Context(), theirs); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"w"}},
+		{"polled again", func() {}, nil},
+		{"deleted", func() {
+			if err := server.Delete(t.Context(), theirs); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"w"}},
+		{"polled again after the deletion", func() {}, nil},
+	}
+	for _, st := range steps {
+		st.change()
+		if diff := cmp.Diff(st.want, poll()); diff != "" {
+			t.Errorf("%s: parents woken (-want +got):\n%s", st.name, diff)
+		}
+	}
+	if n := step.mem.size(); n != 0 {
+		t.Errorf("memory holds %d parents and blockers after the blocker went, want 0", n)
 	}
 }

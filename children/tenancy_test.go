@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -293,52 +292,97 @@ func (e *env) deleteAndWaitGone(w *testapi.Widget) {
 	})
 }
 
-// createBefore returns a client wrapper that, on the first write (create
-// or apply) of the ConfigMap name, first creates theirs, a ConfigMap of
-// that name, on the API server with c: the object another team makes in
-// the moment between the step's read, which found no such object, and its
-// write. It stores what it created in made.
-func createBefore(c client.Client, name string, made *atomic.Pointer[corev1.ConfigMap]) func(client.Client) client.Client {
-	var once sync.Once
-	race := func(ctx context.Context, ns, kind, n string) error {
-		if kind != "ConfigMap" || n != name {
-			return nil
+// racer is a client wrapper that, on the first write (create or apply) of
+// the ConfigMap name once armed, first makes a ConfigMap of that name on
+// the API server with c, deleting the one there first when replace is
+// set: the object another team makes in the moment between the step's
+// read and its write.
+type racer struct {
+	c       client.Client
+	name    string
+	replace bool
+	armed   atomic.Bool
+	// made is the other team's ConfigMap, once made.
+	made atomic.Pointer[corev1.ConfigMap]
+}
+
+// race makes the other team's ConfigMap before a write of the ConfigMap
+// ns/name, if r is armed.
+func (r *racer) race(ctx context.Context, kind, ns, name string) error {
+	if kind != "ConfigMap" || name != r.name || !r.armed.CompareAndSwap(true, false) {
+		return nil
+	}
+	if r.replace {
+		ours := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if err := r.c.Delete(ctx, ours); err != nil {
+			return err
 		}
-		var err error
-		once.Do(func() {
-			theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"team": "theirs"}},
-				Data: map[string]string{"value": "theirs"}}
-			if err = c.Create(ctx, theirs); err == nil {
-				made.Store(theirs)
-			}
-		})
+	}
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"team": "theirs"}},
+		Data: map[string]string{"value": "theirs"}}
+	if err := r.c.Create(ctx, theirs); err != nil {
 		return err
 	}
-	return func(inner client.Client) client.Client {
-		return interceptor.NewClient(inner.(client.WithWatch), interceptor.Funcs{
-			Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				kind := obj.GetObjectKind().GroupVersionKind().Kind
-				if _, ok := obj.(*corev1.ConfigMap); ok {
-					kind = "ConfigMap"
-				}
-				if err := race(ctx, obj.GetNamespace(), kind, obj.GetName()); err != nil {
+	r.made.Store(theirs)
+	return nil
+}
+
+// wrap is the client wrapper.
+func (r *racer) wrap(inner client.Client) client.Client {
+	return interceptor.NewClient(inner.(client.WithWatch), interceptor.Funcs{
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			kind := obj.GetObjectKind().GroupVersionKind().Kind
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				kind = "ConfigMap"
+			}
+			if err := r.race(ctx, kind, obj.GetNamespace(), obj.GetName()); err != nil {
+				return err
+			}
+			return cl.Create(ctx, obj, opts...)
+		},
+		Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			if u, ok := obj.(interface {
+				GetKind() string
+				GetNamespace() string
+				GetName() string
+			}); ok {
+				if err := r.race(ctx, u.GetKind(), u.GetNamespace(), u.GetName()); err != nil {
 					return err
 				}
-				return cl.Create(ctx, obj, opts...)
-			},
-			Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-				if u, ok := obj.(interface {
-					GetKind() string
-					GetNamespace() string
-					GetName() string
-				}); ok {
-					if err := race(ctx, u.GetNamespace(), u.GetKind(), u.GetName()); err != nil {
-						return err
-					}
-				}
-				return cl.Apply(ctx, obj, opts...)
-			},
-		})
+			}
+			return cl.Apply(ctx, obj, opts...)
+		},
+	})
+}
+
+// untouched checks that the other team's ConfigMap the racer made keeps
+// its resourceVersion, data, labels and owner references, and holds no
+// field of the step's manager.
+func (r *racer) untouched(e *env, when string) {
+	e.t.Helper()
+	theirs := r.made.Load()
+	if theirs == nil {
+		e.t.Fatalf("%s: the step wrote no %s: the race did not happen", when, r.name)
+	}
+	var live corev1.ConfigMap
+	if err := e.c.Get(e.t.Context(), client.ObjectKeyFromObject(theirs), &live); err != nil {
+		e.t.Fatalf("%s: the other team's ConfigMap: %v", when, err)
+	}
+	type shape struct {
+		ResourceVersion string
+		Data            map[string]string
+		Labels          map[string]string
+		Owners          []metav1.OwnerReference
+	}
+	want := shape{theirs.ResourceVersion, theirs.Data, theirs.Labels, nil}
+	got := shape{live.ResourceVersion, live.Data, live.Labels, live.OwnerReferences}
+	if diff := cmp.Diff(want, got); diff != "" {
+		e.t.Errorf("%s: the other team's ConfigMap was written (-want +got):\n%s", when, diff)
+	}
+	for _, mf := range live.ManagedFields {
+		if mf.Manager == "widget-children" {
+			e.t.Errorf("%s: the other team's ConfigMap has fields of the step's manager: %s %s", when, mf.Operation, mf.FieldsV1)
+		}
 	}
 }
 
@@ -347,50 +391,47 @@ func createBefore(c client.Client, name string, made *atomic.Pointer[corev1.Conf
 // object and before it writes the child: the step's write creates only,
 // so it fails on the existing object instead of taking it over. The other
 // team's ConfigMap keeps its resourceVersion, data, labels and owner
-// references, holds no field of the step's manager, and the parent is
-// Ready False with ReasonChildExists; its sibling cm-1 is created; and
-// deleting the parent leaves the ConfigMap in place.
+// references and holds no field of the step's manager, the parent is
+// Ready False with ReasonChildExists, and deleting the parent leaves the
+// ConfigMap in place.
 func TestChildCreatedMeanwhileIsNotTakenOver(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
-	var made atomic.Pointer[corev1.ConfigMap]
-	cp := shared.ControlPlane(t)
-	e := start(t, reconciler(step), createBefore(cp.Client, "cm-0", &made))
-	ctx := t.Context()
+	r := &racer{c: shared.ControlPlane(t).Client, name: "cm-0"}
+	r.armed.Store(true)
+	e := start(t, reconciler(step), r.wrap)
 	w := e.create("mine", 2, 0)
 	e.waitConditions("mine", map[string]cond{
 		"ConfigMapReady":     {metav1.ConditionFalse, ReasonChildExists},
 		conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists},
 	})
-	theirs := made.Load()
-	if theirs == nil {
-		t.Fatal("the step wrote no cm-0: the race did not happen")
-	}
-	check := func(when string) {
-		t.Helper()
-		var live corev1.ConfigMap
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
-			t.Fatalf("%s: the other team's ConfigMap: %v", when, err)
-		}
-		type shape struct {
-			ResourceVersion string
-			Data            map[string]string
-			Labels          map[string]string
-			Owners          []metav1.OwnerReference
-		}
-		want := shape{theirs.ResourceVersion, theirs.Data, theirs.Labels, nil}
-		got := shape{live.ResourceVersion, live.Data, live.Labels, live.OwnerReferences}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: the other team's ConfigMap was written (-want +got):\n%s", when, diff)
-		}
-		for _, mf := range live.ManagedFields {
-			if mf.Manager == "widget-children" {
-				t.Errorf("%s: the other team's ConfigMap has fields of the step's manager: %s %s", when, mf.Operation, mf.FieldsV1)
-			}
-		}
-	}
-	check("blocked")
+	r.untouched(e, "blocked")
 	e.deleteAndWaitGone(w)
-	check("after the parent was deleted")
+	r.untouched(e, "after the parent was deleted")
+}
+
+// TestChildReplacedMeanwhileIsNotWritten lets another team delete a child
+// the step is about to update and make its own ConfigMap of that name, in
+// the moment between the step's read and its write: the step's apply
+// carries the UID of the child it read, so it fails instead of taking the
+// new object over. The other team's ConfigMap is left as it is and the
+// parent is Ready False with ReasonChildExists.
+func TestChildReplacedMeanwhileIsNotWritten(t *testing.T) {
+	step := NewStep("web", webApp, webKinds())
+	r := &racer{c: shared.ControlPlane(t).Client, name: "cm-0", replace: true}
+	e := start(t, reconciler(step), r.wrap)
+	w := e.create("mine", 2, 0)
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	// A change of the spec changes every ConfigMap: the apply of cm-0
+	// meets the other team's.
+	r.armed.Store(true)
+	e.setSpec("mine", 3, 0)
+	e.waitConditions("mine", map[string]cond{
+		"ConfigMapReady":     {metav1.ConditionFalse, ReasonChildExists},
+		conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists},
+	})
+	r.untouched(e, "blocked")
+	e.deleteAndWaitGone(w)
+	r.untouched(e, "after the parent was deleted")
 }
 
 // slowRetries is a rate limiter whose first retry of an object comes
