@@ -8,12 +8,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/managed/changelog"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
@@ -125,4 +129,62 @@ func TestChangeLogSurvivesFailedStatusWrite(t *testing.T) {
 	}
 	created := changelog.Entry{Controller: "bucket-" + e.ns, Operation: OpCreate, ExternalName: e.ns + ".kept", Generation: 1, Outcome: changelog.OutcomeSucceeded}
 	e.waitChanges("kept", []changelog.Entry{created})
+}
+
+// TestRestoreChanges checks, entry by entry, what a pass does with the
+// change-log entries the step added earlier: one the object holds (as the
+// API server stores it, to the second) is saved and forgotten; one it lacks
+// is put back in the order of time and kept until seen; one the bound of
+// the log would drop anyway is forgotten.
+func TestRestoreChanges(t *testing.T) {
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	entry := func(sec int, op string) changelog.Entry {
+		return changelog.Entry{Time: metav1.NewTime(t0.Add(time.Duration(sec)*time.Second + 300*time.Millisecond)), Controller: "c", Operation: op, Outcome: changelog.OutcomeSucceeded}
+	}
+	stored := func(e changelog.Entry) changelog.Entry {
+		e.Time = metav1.NewTime(e.Time.Truncate(time.Second))
+		return e
+	}
+	tests := []struct {
+		name        string
+		log         []changelog.Entry
+		pending     []changelog.Entry
+		wantLog     []changelog.Entry
+		wantPending []changelog.Entry
+	}{
+		{
+			name:    "saved",
+			log:     []changelog.Entry{stored(entry(1, OpCreate))},
+			pending: []changelog.Entry{entry(1, OpCreate)},
+			wantLog: []changelog.Entry{stored(entry(1, OpCreate))},
+		},
+		{
+			name:        "lost",
+			log:         []changelog.Entry{stored(entry(1, OpCreate)), stored(entry(3, OpUpdate))},
+			pending:     []changelog.Entry{entry(2, OpUpdate)},
+			wantLog:     []changelog.Entry{stored(entry(1, OpCreate)), entry(2, OpUpdate), stored(entry(3, OpUpdate))},
+			wantPending: []changelog.Entry{entry(2, OpUpdate)},
+		},
+		{
+			name:    "beyond the bound",
+			log:     []changelog.Entry{stored(entry(2, OpUpdate)), stored(entry(3, OpUpdate)), stored(entry(4, OpUpdate))},
+			pending: []changelog.Entry{entry(1, OpCreate)},
+			wantLog: []changelog.Entry{stored(entry(2, OpUpdate)), stored(entry(3, OpUpdate)), stored(entry(4, OpUpdate))},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket](), WithChangeLogLength(3))
+			b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{UID: "u"}}
+			b.Status.Changes = tt.log
+			s.memory.change(b.UID, func(m *memo) { m.changes = tt.pending })
+			s.restoreChanges(&bosun.Pass[*v1.Bucket]{Object: b, Log: logr.Discard()})
+			if diff := cmp.Diff(tt.wantLog, b.Status.Changes, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("change log (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantPending, s.memory.get(b.UID).changes, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("entries kept (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -85,7 +85,7 @@ func (s *Step[T]) cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		req.Log.V(1).Info("waiting for the object's other finalizers before deleting the external resource", "externalName", name, "finalizers", fins)
 		return ctrl.Result{RequeueAfter: s.poll(req)}, nil
 	}
-	c := claimOf(obj.GetAnnotations())
+	c := claimOf(recorded(obj, m))
 	cl, done, err := s.connect(ctx, req)
 	if err != nil {
 		return ctrl.Result{}, err

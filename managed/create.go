@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
@@ -56,20 +57,32 @@ func (s *Step[T]) absent(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 }
 
 // createGuard applies the leak guard (decideCreate) to obj, whose memo is
-// m. A failed create that this process remembers and could not record on
-// the object stands in for its record. With names the external system
-// assigns, a name saved since the last pending mark (which clears the
-// name) names what that create made, and so is as good as a deterministic
-// one: the guard looks for the resource under it.
+// m (see recorded). With names the external system assigns, a name saved
+// since the last pending mark (which clears the name) names what that
+// create made, and so is as good as a deterministic one: the guard looks
+// for the resource under it.
 func (s *Step[T]) createGuard(obj T, m memo, now time.Time) guard {
+	return decideCreate(recorded(obj, m), now, s.cfg.grace, !s.cfg.providerNames || ExternalName(obj) != "")
+}
+
+// recorded returns the annotations of obj, whose memo is m, as the leak
+// guard and the claim read them: a failed create that this process
+// remembers and could not record on the object stands in for its record.
+func recorded(obj client.Object, m memo) map[string]string {
 	ann := obj.GetAnnotations()
-	if f := m.create; f != nil {
-		if recorded, ok := annotationTime(ann, AnnotationCreateFailed, time.Time{}); !ok || f.at.After(recorded) {
-			ann = maps.Clone(ann)
-			ann[AnnotationCreateFailed] = formatTime(f.at)
-		}
+	f := m.create
+	if f == nil {
+		return ann
 	}
-	return decideCreate(ann, now, s.cfg.grace, !s.cfg.providerNames || ExternalName(obj) != "")
+	if at, ok := annotationTime(ann, AnnotationCreateFailed, time.Time{}); ok && !f.at.After(at) {
+		return ann
+	}
+	ann = maps.Clone(ann)
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AnnotationCreateFailed] = formatTime(f.at)
+	return ann
 }
 
 // incomplete is the error of an object whose create may have leaked.

@@ -291,21 +291,23 @@
 // An error is returned to the engine, so controller-runtime retries with
 // exponential backoff; a terminal one (InvalidSpec) waits for a change of
 // the object. A resource that is being created, updated or deleted is
-// looked at after the short interval (WithShortInterval). The step writes
-// to the object as it works, and each write brings a pass at once, so
-// none of its calls that change the external system is repeated on the
-// strength of such a pass: Update of one generation, while the resource
-// does not show it yet, and Delete (see the delete fence) at most once per
-// short interval; after a failure of Create, Update or Delete, the next
-// call of it waits the short interval doubled for each further failure,
-// at most five minutes (a terminal failure waits for a new generation),
-// and the passes in between return the same error, which changes nothing
-// on the object. An available,
+// looked at after the short interval (WithShortInterval). An available,
 // up-to-date one after the poll interval: one minute by default
 // (WithPollInterval), overridden per object by AnnotationPollInterval,
 // never below WithMinPollInterval, and spread by ±10% (PollJitter). An
 // annotation that does not parse as a positive Go duration is ignored. A
 // change of the object brings a pass at once, through the watch.
+//
+// The step's own writes to the object bring passes at once too, so none
+// of its calls that change the external system is repeated on the
+// strength of such a pass. Update of one generation, while the resource
+// does not show it yet, and Delete (see the delete fence) are called at
+// most once per short interval. After a failure of Create, Update, Delete
+// or RepairCredentials the next call waits the short interval, doubled
+// for each further failure, at most five minutes (a terminal failure
+// waits for a new generation), and the passes in between return the same
+// error, which changes nothing on the object, so that controller-runtime's
+// backoff applies.
 //
 // # The resource's observed state
 //
@@ -375,7 +377,8 @@
 // # Memory
 //
 // Some of what the step decides from is not on the object: the failures
-// it backs off from (a failed Create, Update or Delete), the last Update
+// it backs off from (a failed Create, Update, Delete or
+// RepairCredentials), the last Update
 // of a generation not yet shown, and the change-log entries not yet seen
 // saved. It keeps them in the process, per object UID, and forgets them
 // when the object's Cleanup is done, and when the object leaves the

@@ -111,9 +111,9 @@ type cloud struct {
 	// deleteDelay keeps a deleted bucket visible for this long after the
 	// first Delete, like a cloud that takes its time.
 	deleteDelay time.Duration
-	// refuseDeletesUntil and refuseUpdatesUntil make Delete and Update
-	// fail until those moments.
-	refuseDeletesUntil, refuseUpdatesUntil time.Time
+	// refuseDeletesUntil, refuseUpdatesUntil and refuseRepairsUntil make
+	// Delete, Update and RepairCredentials fail until those moments.
+	refuseDeletesUntil, refuseUpdatesUntil, refuseRepairsUntil time.Time
 	// readyDelay keeps a new bucket unavailable for this long after its
 	// creation.
 	readyDelay time.Duration
@@ -477,6 +477,9 @@ func (rc repairingClient) RepairCredentials(_ context.Context, obj *v1.Bucket) (
 	c.repairs[string(obj.UID)]++
 	if c.failRepair != nil {
 		return nil, c.failRepair
+	}
+	if time.Now().Before(c.refuseRepairsUntil) {
+		return nil, errors.New("the cloud refuses to set passwords for now")
 	}
 	b, ok := c.buckets[name]
 	if !ok || b.deleted {

@@ -30,9 +30,9 @@ type memo struct {
 	// pass observes the resource up to date: the next Update of that
 	// generation waits the short interval, or the backoff of a failure.
 	update *attempt
-	// delete is the last failed Delete, which the next one backs off
-	// from.
-	delete *attempt
+	// delete and repair are the last failed Delete and
+	// RepairCredentials, which the next call backs off from.
+	delete, repair *attempt
 	// changes are the change-log entries the step added to the object's
 	// status and has not yet seen saved (see restoreChanges).
 	changes []changelog.Entry
@@ -63,7 +63,7 @@ func failed(prev *attempt, now time.Time, gen int64, terminal bool, err error) *
 
 // empty reports whether m holds nothing.
 func (m memo) empty() bool {
-	return m.create == nil && m.update == nil && m.delete == nil && len(m.changes) == 0
+	return m.create == nil && m.update == nil && m.delete == nil && m.repair == nil && len(m.changes) == 0
 }
 
 // memory holds the memos of the objects, by UID. A pass reads and replaces

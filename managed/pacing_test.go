@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/bosunkit/bosun/bosuntest"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
 )
@@ -14,15 +17,18 @@ import (
 // each operation the cloud sees, and writes of the object (its metadata
 // and its status).
 type budget struct {
-	creates, updates, deletes, observes, writes int
+	creates, updates, deletes, repairs, observes, writes int
 }
 
-// spent returns what the cloud and the API server saw since the marks:
-// calls of the object uid, every Observe, and the writes of Buckets.
-func (e *env) spent(uid string, c0, u0, d0, o0 int) budget {
+// spent returns what the cloud and the API server saw since mark: calls
+// of the object uid, every Observe, and the writes of Buckets.
+func (e *env) spent(uid string, mark budget) budget {
 	var b budget
 	e.cloud.set(func(c *cloud) {
-		b = budget{creates: c.creates[uid] - c0, updates: c.updates[uid] - u0, deletes: c.deletes[uid] - d0, observes: c.observes - o0}
+		b = budget{
+			creates: c.creates[uid] - mark.creates, updates: c.updates[uid] - mark.updates, deletes: c.deletes[uid] - mark.deletes,
+			repairs: c.repairs[uid] - mark.repairs, observes: c.observes - mark.observes,
+		}
 	})
 	for _, w := range e.writes.Writes() {
 		if w.Kind == "Bucket" {
@@ -39,6 +45,7 @@ func (max budget) over(got budget) error {
 		got, max int
 	}{
 		{"creates", got.creates, max.creates}, {"updates", got.updates, max.updates}, {"deletes", got.deletes, max.deletes},
+		{"credential repairs", got.repairs, max.repairs},
 		{"observes", got.observes, max.observes}, {"object writes", got.writes, max.writes},
 	} {
 		if x.got > x.max {
@@ -109,11 +116,27 @@ func TestSlowExternalChangesArePaced(t *testing.T) {
 			done:   func(e *env) { e.wait("paced", converged) },
 			max:    budget{updates: 6, writes: 10, observes: 40},
 		},
+		{
+			// The connection Secret is deleted and the cloud refuses to
+			// set a new password for 4s: the failures back off.
+			name:  "refused credential repairs",
+			cloud: func(c *cloud) { c.refuseRepairsUntil = time.Now().Add(4 * time.Second) },
+			change: func(e *env) {
+				if err := e.c.Delete(e.t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "paced-conn"}}); err != nil {
+					e.t.Fatal(err)
+				}
+			},
+			done: func(e *env) {
+				e.waitCredentials("paced-conn", e.ns+".paced")
+				e.wait("paced", converged)
+			},
+			max: budget{repairs: 6, writes: 10, observes: 40},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := newCloud()
 			e := start(t, cl, nil, WithShortInterval(short))
-			e.create("paced", 1, "", nil)
+			e.create("paced", 1, "paced-conn", nil)
 			uid := string(e.wait("paced", converged).UID)
 			// Let the passes that follow the convergence settle: a few
 			// polls.
@@ -125,14 +148,14 @@ func TestSlowExternalChangesArePaced(t *testing.T) {
 				return nil
 			})
 			e.writes.Reset()
-			var c0, u0, d0, o0 int
+			var mark budget
 			cl.set(func(c *cloud) {
 				tc.cloud(c)
-				c0, u0, d0, o0 = c.creates[uid], c.updates[uid], c.deletes[uid], c.observes
+				mark = budget{creates: c.creates[uid], updates: c.updates[uid], deletes: c.deletes[uid], repairs: c.repairs[uid], observes: c.observes}
 			})
 			tc.change(e)
 			tc.done(e)
-			got := e.spent(uid, c0, u0, d0, o0)
+			got := e.spent(uid, mark)
 			t.Logf("spent %+v, writes %v", got, e.writes.Counts())
 			if err := tc.max.over(got); err != nil {
 				t.Error(err)
@@ -150,7 +173,7 @@ func TestSlowCreateIsPaced(t *testing.T) {
 	e := start(t, cl, nil, WithShortInterval(time.Second))
 	e.create("paced", 1, "", nil)
 	uid := string(e.wait("paced", converged).UID)
-	got := e.spent(uid, 0, 0, 0, 0)
+	got := e.spent(uid, budget{})
 	t.Logf("spent %+v, writes %v", got, e.writes.Counts())
 	if err := (budget{creates: 1, writes: 10, observes: 24}).over(got); err != nil {
 		t.Error(err)

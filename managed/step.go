@@ -246,7 +246,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		return res, err
 	}
 
-	c := claimOf(obj.GetAnnotations())
+	c := claimOf(recorded(obj, s.memory.get(obj.GetUID())))
 	// Observe works on a copy: the status it writes is kept unless the
 	// resource is another object's; the spec it fills in only if the
 	// resource proves to be the object's and the policies allow
@@ -434,8 +434,23 @@ func (s *Step[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 	if err != nil {
 		return nil, s.fail(ReasonConnectionSecretFailed, err)
 	}
+	uid := obj.GetUID()
+	prev := s.memory.get(uid).repair
 	if len(missing) == 0 {
+		if prev != nil {
+			s.memory.change(uid, func(m *memo) { m.repair = nil })
+		}
 		return details, nil
+	}
+	lacking := func() {
+		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCredentialsMissing,
+			fmt.Sprintf("connection secret %s lacks %s", secret, strings.Join(missing, ", ")))
+	}
+	now := s.cfg.now()
+	if prev != nil && now.Before(prev.at.Add(backoff(s.cfg.short, prev.n))) {
+		// A repair failed lately: wait for its backoff, with its error.
+		lacking()
+		return nil, prev.err
 	}
 	name := ExternalName(obj)
 	req.Log.Info("connection secret lacks credentials, repairing them", "externalName", name, "secret", secret, "keys", missing)
@@ -444,10 +459,12 @@ func (s *Step[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 	})
 	s.logChange(req, OpRepairCredentials, name, outcomeOf(err), err)
 	if err != nil {
-		s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCredentialsMissing,
-			fmt.Sprintf("connection secret %s lacks %s", secret, strings.Join(missing, ", ")))
-		return nil, s.fail(ReasonCredentialRepairFailed, fmt.Errorf("repairing the credentials of %s: %w", describe(name), err))
+		lacking()
+		err = s.fail(ReasonCredentialRepairFailed, fmt.Errorf("repairing the credentials of %s: %w", describe(name), err))
+		s.memory.change(uid, func(m *memo) { m.repair = failed(m.repair, s.cfg.now(), obj.GetGeneration(), false, err) })
+		return nil, err
 	}
+	s.memory.change(uid, func(m *memo) { m.repair = nil })
 	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventCredentialsRepaired, "RepairCredentials",
 		"connection secret %s lacked %s: set new credentials on external resource %q", secret, strings.Join(missing, ", "), name)
 	return merge(details, creds), nil

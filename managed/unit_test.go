@@ -63,6 +63,49 @@ func TestDecideCreate(t *testing.T) {
 	}
 }
 
+// TestCreateGuard checks what the leak guard decides from the object and
+// what the step remembers of it: a failed create it could not record
+// stands in for its record, and with names the external system assigns a
+// name saved after the pending mark is looked for like a deterministic
+// one.
+func TestCreateGuard(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(d time.Duration) string { return formatTime(now.Add(d)) }
+	failedAt := func(d time.Duration) memo { return memo{create: &attempt{at: now.Add(d), n: 1}} }
+	tests := []struct {
+		name          string
+		providerNames bool
+		ann           map[string]string
+		m             memo
+		want          guard
+	}{
+		{"pending, nothing remembered", false, map[string]string{AnnotationCreatePending: at(-time.Second)}, memo{}, guardWait},
+		{"pending, failure remembered", false, map[string]string{AnnotationCreatePending: at(-time.Second)}, failedAt(-time.Millisecond), guardCreate},
+		{"pending newer than the remembered failure", false, map[string]string{AnnotationCreatePending: at(-time.Second)}, failedAt(-time.Minute), guardWait},
+		{"provider names, pending, no name", true, map[string]string{AnnotationCreatePending: at(-time.Second)}, memo{}, guardIncomplete},
+		{"provider names, pending, no name, failure remembered", true, map[string]string{AnnotationCreatePending: at(-time.Second)}, failedAt(-time.Millisecond), guardCreate},
+		{"provider names, pending, name saved, recent", true, map[string]string{
+			AnnotationCreatePending: at(-time.Second), AnnotationExternalName: "bkt-1",
+		}, memo{}, guardWait},
+		{"provider names, pending, name saved, old", true, map[string]string{
+			AnnotationCreatePending: at(-time.Hour), AnnotationExternalName: "bkt-1",
+		}, memo{}, guardCreate},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := []Option{WithClock(func() time.Time { return now })}
+			if tt.providerNames {
+				opts = append(opts, WithProviderNames())
+			}
+			s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket](), opts...)
+			b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Annotations: tt.ann}}
+			if got := s.createGuard(b, tt.m, now); got != tt.want {
+				t.Errorf("createGuard = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestPollInterval(t *testing.T) {
 	tests := []struct {
 		name    string
