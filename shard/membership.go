@@ -116,15 +116,16 @@ func (ms *membership) release(ctx context.Context, c client.Client) {
 // listed the objects labelled for the member (see gate).
 func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	m := ms.m
-	// A renewal that hangs must not hold up the next one.
-	ctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline/2)
+	// A renewal that hangs must not hold up the next one for longer than
+	// the right it would extend lasts.
+	rctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline)
 	defer cancel()
 	name := LeaseName(m.opts.Ring, m.opts.Identity)
 	now := time.Now()
 	renewTime := metav1.NewMicroTime(now)
 	seconds := int32(max((m.opts.LeaseDuration+time.Second-1)/time.Second, 1))
 	var lease coordinationv1.Lease
-	err := m.mgr.GetAPIReader().Get(ctx, types.NamespacedName{Namespace: m.opts.Namespace, Name: name}, &lease)
+	err := m.mgr.GetAPIReader().Get(rctx, types.NamespacedName{Namespace: m.opts.Namespace, Name: name}, &lease)
 	switch {
 	case apierrors.IsNotFound(err):
 		lease = coordinationv1.Lease{
@@ -134,7 +135,7 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 				AcquireTime: &renewTime, RenewTime: &renewTime,
 			},
 		}
-		if err := c.Create(ctx, &lease); err != nil {
+		if err := c.Create(rctx, &lease); err != nil {
 			return fmt.Errorf("creating lease %s: %w", name, err)
 		}
 	case err != nil:
@@ -160,7 +161,7 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 		lease.Spec.RenewTime = &renewTime
 		lease.Spec.HolderIdentity = ptr.To(m.opts.Identity)
 		lease.Spec.LeaseDurationSeconds = ptr.To(seconds)
-		if err := c.Update(ctx, &lease); err != nil {
+		if err := c.Update(rctx, &lease); err != nil {
 			return fmt.Errorf("renewing lease %s: %w", name, err)
 		}
 	}
@@ -171,7 +172,9 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	}
 	// Until this renewal the sharder could give the member's objects
 	// away, and the cache may not show it yet: from now on it cannot.
-	owned, err := m.owned(ctx)
+	lctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline)
+	defer cancel()
+	owned, err := m.owned(lctx)
 	if err != nil {
 		return err
 	}

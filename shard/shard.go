@@ -84,9 +84,10 @@ type Options struct {
 	// keeps its objects. Zero means DefaultLeaseDuration.
 	LeaseDuration time.Duration
 	// RenewDeadline is how long a member goes on starting passes without
-	// renewing its Lease: shorter than LeaseDuration, so that it stops
-	// before the sharder may give its objects away. Zero means two thirds
-	// of LeaseDuration.
+	// renewing its Lease, after which it cancels those running behind
+	// Wrap: shorter than LeaseDuration, so that it stops before the
+	// sharder may give its objects away. Zero means two thirds of
+	// LeaseDuration.
 	RenewDeadline time.Duration
 	// RenewPeriod is how often a member renews its Lease, and retries a
 	// renewal that failed. Zero means LeaseDuration / 7.5 (2s for 15s).

@@ -279,7 +279,9 @@ func (s *sharder) awaitDrain(ctx context.Context, key types.NamespacedName, valu
 	m := s.m
 	var lease coordinationv1.Lease
 	if err := s.c.Get(ctx, types.NamespacedName{Namespace: m.opts.Namespace, Name: LeaseName(m.opts.Ring, member)}, &lease); err != nil {
-		return fmt.Errorf("reading the lease of member %s: %w", member, err)
+		// A member without a Lease is gone: the next look at the members
+		// moves its objects.
+		return client.IgnoreNotFound(err)
 	}
 	s.mu.Lock()
 	start, ok := drainStart(value)
@@ -343,10 +345,10 @@ func drainStart(value string) (time.Time, bool) {
 	return time.Unix(sec, 0), true
 }
 
-// renewedSince reports whether member's Lease, in the sharder's cache, is
+// aliveNow reports whether member's Lease, in the sharder's cache, is
 // alive now: read again right before an object is taken from a member
 // deemed gone, so that a member that renewed meanwhile keeps it.
-func (s *sharder) renewedSince(ctx context.Context, member string) bool {
+func (s *sharder) aliveNow(ctx context.Context, member string) bool {
 	var lease coordinationv1.Lease
 	key := types.NamespacedName{Namespace: s.m.opts.Namespace, Name: LeaseName(s.m.opts.Ring, member)}
 	if err := s.c.Get(ctx, key, &lease); err != nil {
@@ -391,7 +393,7 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 	case have == "":
 		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, MoveAssign
 	case !live:
-		if s.renewedSince(ctx, have) {
+		if s.aliveNow(ctx, have) {
 			// The member came back after the last look at the members:
 			// its objects move through a drain once the ring has it.
 			return nil
