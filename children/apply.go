@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,7 +63,7 @@ func (s *Step[T]) apply(ctx context.Context, req *bosun.Pass[T], p *pass) error 
 			return err
 		}
 		c.live = live
-		s.mem.rememberApply(req.Object, c.id, write{hash: c.applied.GetAnnotations()[AnnotationHash], at: time.Now(), live: live})
+		s.mem.rememberApply(req.Object, c.id, write{hash: c.applied.GetAnnotations()[AnnotationHash], at: s.mem.clock(), live: live})
 		req.Log.V(1).Info("applied child", "child", c.ref.String())
 	}
 	return nil

@@ -50,7 +50,7 @@ func (s *Step[T]) blockerHandler(gvk schema.GroupVersionKind) handler.EventHandl
 func (s *Step[T]) poller(r client.Reader) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		go func() {
-			tick := time.NewTicker(s.cfg.poll)
+			tick := time.NewTicker(blockerPoll)
 			defer tick.Stop()
 			for {
 				select {

@@ -21,6 +21,10 @@ import (
 // writes when they are older than CacheGrace (expire). It is safe for
 // concurrent use.
 type memory struct {
+	// now is the clock of the writes' ages; nil means time.Now. Tests
+	// stop it.
+	now func() time.Time
+
 	mu      sync.Mutex
 	parents map[types.NamespacedName]*parentMemory
 	// blocking holds, for each blocking object, the parents whose
@@ -40,6 +44,14 @@ type parentMemory struct {
 	// blockers holds the objects found blocking a desired child in the
 	// parent's last pass.
 	blockers map[blocker]blockState
+}
+
+// clock returns the time of m's clock.
+func (m *memory) clock() time.Time {
+	if m.now != nil {
+		return m.now()
+	}
+	return time.Now()
 }
 
 // empty reports whether pm holds nothing.
@@ -121,7 +133,7 @@ func (m *memory) recentApply(parent client.Object, childKey, hash string) (write
 		return write{}, false
 	}
 	w, ok := pm.applied[childKey]
-	if !ok || time.Since(w.at) >= CacheGrace || w.hash != hash {
+	if !ok || m.clock().Sub(w.at) >= CacheGrace || w.hash != hash {
 		return write{}, false
 	}
 	return w, true
@@ -145,7 +157,7 @@ func (m *memory) rememberDelete(parent client.Object, child types.UID) {
 	key, uid := parentKey(parent)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.get(key, uid, true).deleted[child] = time.Now()
+	m.get(key, uid, true).deleted[child] = m.clock()
 }
 
 // recentDelete reports whether the child with UID child was deleted for
@@ -159,7 +171,7 @@ func (m *memory) recentDelete(parent client.Object, child types.UID) bool {
 		return false
 	}
 	at, ok := pm.deleted[child]
-	return ok && time.Since(at) < CacheGrace
+	return ok && m.clock().Sub(at) < CacheGrace
 }
 
 // expire drops the applies and deletes older than CacheGrace, and the
@@ -167,8 +179,9 @@ func (m *memory) recentDelete(parent client.Object, child types.UID) bool {
 func (m *memory) expire() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	now := m.clock()
 	for key, pm := range m.parents {
-		pm.expire()
+		pm.expire(now)
 		m.tidyLocked(key)
 	}
 }
@@ -180,20 +193,20 @@ func (m *memory) expireParent(parent client.Object) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if pm := m.get(key, uid, false); pm != nil {
-		pm.expire()
+		pm.expire(m.clock())
 		m.tidyLocked(key)
 	}
 }
 
-// expire drops the applies and deletes older than CacheGrace.
-func (pm *parentMemory) expire() {
+// expire drops the applies and deletes older than CacheGrace at now.
+func (pm *parentMemory) expire(now time.Time) {
 	for k, w := range pm.applied {
-		if time.Since(w.at) >= CacheGrace {
+		if now.Sub(w.at) >= CacheGrace {
 			delete(pm.applied, k)
 		}
 	}
 	for k, at := range pm.deleted {
-		if time.Since(at) >= CacheGrace {
+		if now.Sub(at) >= CacheGrace {
 			delete(pm.deleted, k)
 		}
 	}

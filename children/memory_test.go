@@ -49,9 +49,11 @@ func TestMemoryIsReleasedWithTheParent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			step := NewStep("web", webApp, webKinds())
-			// The writes the step remembers do not expire while the test
-			// runs: only the parent's going can release them.
-			step.cfg.poll = time.Hour
+			// The step's clock stops: the writes it remembers do not
+			// expire while the test runs, however slow the machine, and
+			// only the parent's going can release them.
+			stopped := time.Now()
+			step.mem.now = func() time.Time { return stopped }
 			// This replica caches only the Widgets labelled shard=here.
 			here := labels.SelectorFromSet(labels.Set{"shard": "here"})
 			e := startWith(t, reconciler(step), func(o *ctrl.Options) {

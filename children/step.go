@@ -81,9 +81,6 @@ type config struct {
 	cleanup    time.Duration
 	adopt      bool
 	preds      []predicate.Predicate
-	// poll is how often the step looks up the blockers the cache does not
-	// hold and drops old writes: blockerPoll, but in tests.
-	poll time.Duration
 }
 
 // WithPredicates filters the events of the children's watches, which the
@@ -143,7 +140,7 @@ var (
 // in the parent's namespace and owned by it. A parent whose type has
 // conditions gets one per kind.
 func NewStep[T client.Object](name string, desired DesiredFunc[T], kinds []Kind, opts ...Option) *Step[T] {
-	s := &Step[T]{name: name, desired: desired, declared: kinds, cfg: config{cleanup: DefaultCleanupInterval, poll: blockerPoll}}
+	s := &Step[T]{name: name, desired: desired, declared: kinds, cfg: config{cleanup: DefaultCleanupInterval}}
 	for _, o := range opts {
 		o(&s.cfg)
 	}
