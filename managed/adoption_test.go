@@ -1,6 +1,7 @@
 package managed
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
 )
@@ -140,10 +142,15 @@ func TestUnmarkedResourceIsAdoptedOnlyWhenAsked(t *testing.T) {
 		DefaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
 	})
 	e.change("watched", func(b *v1.Bucket) { b.Annotations[AnnotationManagementPolicies] = string(PolicyAll) })
-	bw := e.wait("watched", converged)
-	if got, _ := cl.bucket(watched); got.size != 1 || got.owner != Identity(bw) {
-		t.Errorf("watched bucket after switching to full management: size %d owner %q, want 1 and %q", got.size, got.owner, Identity(bw))
-	}
+	// Observe-only was converged too (Synced True): wait for the cloud.
+	owner := Identity(e.get("watched"))
+	bosuntest.Eventually(t, func(context.Context) error {
+		if got, _ := cl.bucket(watched); got.size != 1 || got.owner != owner {
+			return fmt.Errorf("watched bucket after switching to full management: size %d owner %q, want 1 and %q", got.size, got.owner, owner)
+		}
+		return nil
+	})
+	e.wait("watched", converged)
 	if c, _, d := cl.counts(); c+d != 0 {
 		t.Errorf("%d creates and %d deletes, want none", c, d)
 	}
