@@ -89,14 +89,20 @@
 // reconnects on client-go's backoff, seconds after the API server can be
 // reached again. So the renewal that ends a lapse starts a new right only
 // once the member has listed, from the API server, the objects labelled
-// for it; under the new right, an object the cache shows as the member's
-// and that was not in that list gets its first pass only once a read of
-// it from the API server says it is the member's, and its request is
-// dropped otherwise. From the renewal on, the member's objects leave it
-// only through a drain it acknowledges, so what the list and the reads
-// say stays true. Requests of objects the cache does not hold pass: the
-// pass finds nothing (package bosun's HandlerSet reads the API server
-// before it takes an object for deleted).
+// for it. Under the new right, an object the cache shows as the member's
+// gets its first pass at once if it was in that list, or if the sharder
+// assigned it in the member's current tenure (the annotation
+// TenurePrefix+ring, the acquire time of the member's Lease, which starts
+// anew whenever the member renews a Lease that had expired: the sharder
+// moves a member's objects without it only then). Any other gets its
+// first pass only once a read of it from the API server says it is the
+// member's, and its request is dropped otherwise. From the renewal on,
+// the member's objects leave it only through a drain it acknowledges, so
+// what the list, the tenure and the reads say stays true. Requests of
+// objects the cache does not hold pass: the pass finds nothing (package
+// bosun's HandlerSet reads the API server before it takes an object for
+// deleted). So the cost of a lapse is one list, and one read for each
+// object of an earlier tenure that the list missed.
 //
 // # Wiring
 //

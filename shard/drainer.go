@@ -21,18 +21,15 @@ import (
 var errBusy = errors.New("a pass of the object is running")
 
 // patchLabels sets (or, for an empty value, removes) labels of the object
-// key of the ring's kind, guarded by resourceVersion rv: a write based on
-// an older view of the object fails with 409 Conflict.
-func (m *Member) patchLabels(ctx context.Context, key types.NamespacedName, rv string, set map[string]string) error {
-	lbls := map[string]any{}
-	for k, v := range set {
-		if v == "" {
-			lbls[k] = nil
-		} else {
-			lbls[k] = v
-		}
+// key of the ring's kind, and its annotations in annotations, guarded by
+// resourceVersion rv: a write based on an older view of the object fails
+// with 409 Conflict.
+func (m *Member) patchLabels(ctx context.Context, key types.NamespacedName, rv string, set, annotations map[string]string) error {
+	meta := map[string]any{"resourceVersion": rv, "labels": nullEmpty(set)}
+	if len(annotations) > 0 {
+		meta["annotations"] = nullEmpty(annotations)
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv, "labels": lbls}})
+	body, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
 		return fmt.Errorf("encoding the labels of %s: %w", key, err)
 	}
@@ -43,6 +40,19 @@ func (m *Member) patchLabels(ctx context.Context, key types.NamespacedName, rv s
 		return fmt.Errorf("labelling %s %s: %w", m.gvk.Kind, key, err)
 	}
 	return nil
+}
+
+// nullEmpty returns kv for a merge patch: an empty value removes its key.
+func nullEmpty(kv map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range kv {
+		if v == "" {
+			out[k] = nil
+		} else {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // newObject returns an empty object of the ring's kind, of the type the
@@ -163,7 +173,7 @@ func (d *drainer) letGo(ctx context.Context, key types.NamespacedName) error {
 	if !m.gate.drain(key) {
 		return errBusy
 	}
-	if err := m.patchLabels(ctx, key, obj.GetResourceVersion(), map[string]string{m.shardLabel: "", m.drainLabel: ""}); err != nil {
+	if err := m.patchLabels(ctx, key, obj.GetResourceVersion(), map[string]string{m.shardLabel: "", m.drainLabel: ""}, map[string]string{m.tenureKey: ""}); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	m.gate.unconfirm(key)

@@ -66,8 +66,9 @@ type gate struct {
 	// before the drainer has seen the object back. Nil: never.
 	isBack func(key types.NamespacedName) bool
 	// cached reports whether the cache holds key labelled for this
-	// member. Nil: always.
-	cached func(key types.NamespacedName) bool
+	// member, and the tenure the object was assigned in (TenurePrefix).
+	// Nil: always, in no tenure.
+	cached func(key types.NamespacedName) (bool, string)
 	// confirm reads key from the API server and reports whether it is
 	// labelled for this member; an object not found is not. Nil: every
 	// object is.
@@ -84,6 +85,8 @@ type gate struct {
 	// confirmed holds the objects known to be labelled for this member on
 	// the API server since right began.
 	confirmed map[types.NamespacedName]bool
+	// tenure is the acquire time of the member's Lease.
+	tenure string
 	stopping  bool
 	inflight  map[types.NamespacedName]int
 	// draining holds the objects asked to leave, with when they were
@@ -106,13 +109,14 @@ func (g *gate) currentLocked() bool {
 	return g.right != nil && time.Since(g.renewed) < g.renewDeadline
 }
 
-// extend records a renewal of the member's Lease at t, and reports
-// whether it extended a right in force; false means the right had lapsed
-// (or never began) and only resume starts a new one.
-func (g *gate) extend(t time.Time) bool {
+// extend records a renewal of the member's Lease at t, in tenure, and
+// reports whether it extended a right in force; false means the right had
+// lapsed (or never began, or the tenure changed) and only resume starts a
+// new one.
+func (g *gate) extend(t time.Time, tenure string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.currentLocked() {
+	if !g.currentLocked() || tenure != g.tenure {
 		return false
 	}
 	if t.After(g.renewed) {
@@ -122,15 +126,16 @@ func (g *gate) extend(t time.Time) bool {
 	return true
 }
 
-// resume starts a new right of the member, renewed at t, ending the one
-// before if any: owned are the objects labelled for the member on the
-// API server after the renewal, whose passes need no further check.
-func (g *gate) resume(t time.Time, owned map[types.NamespacedName]bool) {
+// resume starts a new right of the member, renewed at t in tenure,
+// ending the one before if any: owned are the objects labelled for the
+// member on the API server after the renewal, whose passes need no
+// further check, nor do those of objects assigned in tenure.
+func (g *gate) resume(t time.Time, owned map[types.NamespacedName]bool, tenure string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.revokeLocked()
 	g.right, g.cancelRight = context.WithCancelCause(context.Background())
-	g.renewed = t
+	g.renewed, g.tenure = t, tenure
 	g.confirmed = owned
 	if g.confirmed == nil {
 		g.confirmed = map[types.NamespacedName]bool{}
@@ -214,9 +219,19 @@ func (g *gate) decide(key types.NamespacedName) (v verdict, right context.Contex
 		return wait, nil, false
 	}
 	// An object the cache does not hold gets its pass: it finds nothing
-	// to work on, or the object gone.
-	if g.confirm != nil && !g.confirmed[key] && (g.cached == nil || g.cached(key)) {
-		return admit, g.right, true
+	// to work on, or the object gone. One the cache holds as assigned in
+	// the current tenure cannot be left from before a lapse.
+	if g.confirm != nil && !g.confirmed[key] {
+		mine, tenure := true, ""
+		if g.cached != nil {
+			mine, tenure = g.cached(key)
+		}
+		switch {
+		case mine && tenure != "" && tenure == g.tenure:
+			g.confirmed[key] = true
+		case mine:
+			return admit, g.right, true
+		}
 	}
 	g.inflight[key]++
 	return admit, g.right, false

@@ -41,7 +41,7 @@ func TestGateBegin(t *testing.T) {
 			g := newGate(2 * time.Second)
 			g.isBack = func(k types.NamespacedName) bool { return tc.back && k == key }
 			if tc.renewed >= 0 {
-				g.resume(time.Now().Add(-tc.renewed), nil)
+				g.resume(time.Now().Add(-tc.renewed), nil, "")
 			}
 			if tc.leaving {
 				g.drain(key)
@@ -68,7 +68,7 @@ func TestGateBegin(t *testing.T) {
 func TestGatedQueueObjectBack(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
 	g := newGate(2 * time.Second)
-	g.resume(time.Now(), nil)
+	g.resume(time.Now(), nil, "")
 	back := false
 	g.isBack = func(types.NamespacedName) bool { return back }
 	q := g.newQueue(nil, false, time.Second)("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
@@ -113,8 +113,9 @@ func TestGatedQueueObjectBack(t *testing.T) {
 
 // TestGateConfirmsAfterALapse checks the first pass of an object under a
 // new right of the member: admitted at once when the object was in the
-// list taken at the renewal, or is not in the cache; otherwise only once
-// the API server says the object is the member's.
+// list taken at the renewal, is not in the cache, or was assigned in the
+// member's current tenure; otherwise only once the API server says the
+// object is the member's.
 func TestGateConfirmsAfterALapse(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
 	errDown := errors.New("the API server cannot be reached")
@@ -122,11 +123,14 @@ func TestGateConfirmsAfterALapse(t *testing.T) {
 		name   string
 		owned  bool // in the list taken at the renewal
 		cached bool
+		tenure string // assigned in; the member's is t2
 		server error // nil: labelled for the member; errGone: not
 		want   []string
 	}{
 		{name: "in the list", owned: true, cached: true, want: []string{"admit", "admit"}},
 		{name: "not in the cache", cached: false, want: []string{"admit", "admit"}},
+		{name: "assigned in the current tenure", cached: true, tenure: "t2", server: errGone, want: []string{"admit", "admit"}},
+		{name: "assigned in an earlier tenure", cached: true, tenure: "t1", server: errGone, want: []string{"read", "drop", "read", "drop"}},
 		{name: "the member's on the server", cached: true, want: []string{"read", "admit", "admit"}},
 		{name: "another member's on the server", cached: true, server: errGone, want: []string{"read", "drop", "read", "drop"}},
 		{name: "server down", cached: true, server: errDown, want: []string{"read", "wait", "read", "wait"}},
@@ -134,7 +138,7 @@ func TestGateConfirmsAfterALapse(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
 			g := newGate(2 * time.Second)
-			g.cached = func(types.NamespacedName) bool { return tc.cached }
+			g.cached = func(types.NamespacedName) (bool, string) { return tc.cached, tc.tenure }
 			g.confirm = func(types.NamespacedName) (bool, error) {
 				got = append(got, "read")
 				if tc.server == errGone {
@@ -146,7 +150,7 @@ func TestGateConfirmsAfterALapse(t *testing.T) {
 			if tc.owned {
 				owned = map[types.NamespacedName]bool{key: true}
 			}
-			g.resume(time.Now(), owned)
+			g.resume(time.Now(), owned, "t2")
 			for range 2 {
 				v, _ := g.begin(key)
 				got = append(got, v.String())
@@ -170,12 +174,12 @@ var errGone = errors.New("gone")
 func TestGateRightLapses(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
 	g := newGate(time.Second)
-	g.resume(time.Now(), nil)
+	g.resume(time.Now(), nil, "")
 	v, right := g.begin(key)
 	if v != admit {
 		t.Fatalf("begin = %v, want admit", v)
 	}
-	if !g.extend(time.Now()) {
+	if !g.extend(time.Now(), "") {
 		t.Fatal("a renewal in time did not extend the right")
 	}
 	select {
@@ -186,7 +190,7 @@ func TestGateRightLapses(t *testing.T) {
 	if err := context.Cause(right); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("cause = %v, want ErrLeaseLost", err)
 	}
-	if g.extend(time.Now()) {
+	if g.extend(time.Now(), "") {
 		t.Error("a renewal after the lapse extended the right; want a new one (resume)")
 	}
 	if v, _ := g.begin(key); v != wait {

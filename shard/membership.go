@@ -19,6 +19,14 @@ import (
 // ended.
 const idlePoll = 20 * time.Millisecond
 
+// tenureOf is the tenure of a member's Lease: its acquire time.
+func tenureOf(lease *coordinationv1.Lease) string {
+	if lease.Spec.AcquireTime == nil {
+		return ""
+	}
+	return lease.Spec.AcquireTime.UTC().Format(time.RFC3339Nano)
+}
+
 // LeaseName is the name of the Lease of member identity in ring.
 func LeaseName(ring, identity string) string { return ring + "-" + identity }
 
@@ -167,7 +175,8 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	}
 	// The renewal counts from before the request: the sharder measures
 	// the Lease from the time written in it.
-	if m.gate.extend(now) {
+	tenure := tenureOf(&lease)
+	if m.gate.extend(now, tenure) {
 		return nil
 	}
 	// Until this renewal the sharder could give the member's objects
@@ -178,7 +187,7 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	if err != nil {
 		return err
 	}
-	m.gate.resume(now, owned)
+	m.gate.resume(now, owned, tenure)
 	return nil
 }
 

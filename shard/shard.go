@@ -34,6 +34,14 @@ const (
 	DrainPrefix = "drain.shard.bosun.dev/"
 	// LabelRing is the label of the members' Leases: the ring's name.
 	LabelRing = "shard.bosun.dev/ring"
+	// TenurePrefix, followed by the ring's name, is an annotation the
+	// sharder puts on an object with its member's label: the acquire time
+	// of the member's Lease (RFC 3339), which starts anew each time the
+	// member comes back after its Lease expired. A member trusts its
+	// cache's word that an object is its own, after a lapse of its Lease,
+	// only for objects of its current tenure (see the package
+	// documentation).
+	TenurePrefix = "tenure.shard.bosun.dev/"
 	// AnnotationEvicted, on a member's Lease, is the time (RFC 3339) at
 	// which the sharder evicted the member for a drain it did not
 	// acknowledge within Options.DrainTimeout.
@@ -167,6 +175,7 @@ type Member struct {
 	opts       Options
 	shardLabel string
 	drainLabel string
+	tenureKey  string
 	gate       *gate
 
 	// gvk and mgr are set by SetupWithManager.
@@ -184,6 +193,7 @@ func New(opts Options) (*Member, error) {
 		opts:       opts,
 		shardLabel: LabelPrefix + opts.Ring,
 		drainLabel: DrainPrefix + opts.Ring,
+		tenureKey:  TenurePrefix + opts.Ring,
 		gate:       newGate(opts.RenewDeadline),
 	}
 	m.gate.isBack = m.backInCache
@@ -193,10 +203,13 @@ func New(opts Options) (*Member, error) {
 }
 
 // inCache reports whether the manager's cache holds key labelled for this
-// member.
-func (m *Member) inCache(key types.NamespacedName) bool {
-	l, ok := m.cachedLabels(key)
-	return ok && l[m.shardLabel] == m.opts.Identity
+// member, and the tenure it was assigned in.
+func (m *Member) inCache(key types.NamespacedName) (bool, string) {
+	obj, ok := m.cached(key)
+	if !ok || obj.GetLabels()[m.shardLabel] != m.opts.Identity {
+		return false, ""
+	}
+	return true, obj.GetAnnotations()[m.tenureKey]
 }
 
 // onServer reads key from the API server and reports whether it is
@@ -218,9 +231,9 @@ func (m *Member) onServer(key types.NamespacedName) (bool, error) {
 	return obj.Labels[m.shardLabel] == m.opts.Identity, nil
 }
 
-// cachedLabels returns the labels of key in the manager's cache; false
-// when the cache does not hold it.
-func (m *Member) cachedLabels(key types.NamespacedName) (map[string]string, bool) {
+// cached returns key from the manager's cache; false when the cache does
+// not hold it.
+func (m *Member) cached(key types.NamespacedName) (client.Object, bool) {
 	if m.mgr == nil {
 		return nil, false
 	}
@@ -230,14 +243,18 @@ func (m *Member) cachedLabels(key types.NamespacedName) (map[string]string, bool
 	if err := m.mgr.GetCache().Get(ctx, key, obj); err != nil {
 		return nil, false
 	}
-	return obj.GetLabels(), true
+	return obj, true
 }
 
 // backInCache reports whether the manager's cache holds key labelled for
 // this member and not asked to leave: an object that left and came back.
 func (m *Member) backInCache(key types.NamespacedName) bool {
-	l, ok := m.cachedLabels(key)
-	return ok && l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] == ""
+	obj, ok := m.cached(key)
+	if !ok {
+		return false
+	}
+	l := obj.GetLabels()
+	return l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] == ""
 }
 
 // Identity is this member's name in the ring.

@@ -345,16 +345,26 @@ func drainStart(value string) (time.Time, bool) {
 	return time.Unix(sec, 0), true
 }
 
-// aliveNow reports whether member's Lease, in the sharder's cache, is
-// alive now: read again right before an object is taken from a member
-// deemed gone, so that a member that renewed meanwhile keeps it.
-func (s *sharder) aliveNow(ctx context.Context, member string) bool {
+// lease returns member's Lease from the sharder's cache, and whether it
+// is alive now. It is read again right before an object is taken from a
+// member deemed gone, so that a member that renewed meanwhile keeps it.
+func (s *sharder) lease(ctx context.Context, member string) (*coordinationv1.Lease, bool) {
 	var lease coordinationv1.Lease
 	key := types.NamespacedName{Namespace: s.m.opts.Namespace, Name: LeaseName(s.m.opts.Ring, member)}
 	if err := s.c.Get(ctx, key, &lease); err != nil {
-		return false
+		return nil, false
 	}
-	return Alive(&lease, time.Now())
+	return &lease, Alive(&lease, time.Now())
+}
+
+// tenure returns the tenure of member, for the objects assigned to it
+// (see TenurePrefix); empty when its Lease is not at hand.
+func (s *sharder) tenure(ctx context.Context, member string) string {
+	lease, _ := s.lease(ctx, member)
+	if lease == nil {
+		return ""
+	}
+	return tenureOf(lease)
 }
 
 // assign brings the object key one step closer to its member: a label
@@ -382,8 +392,8 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 		return nil
 	}
 	var (
-		set  map[string]string
-		kind string
+		set, annotations map[string]string
+		kind             string
 	)
 	switch {
 	case have == want && !draining:
@@ -392,13 +402,15 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 		set = map[string]string{m.drainLabel: ""}
 	case have == "":
 		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, MoveAssign
+		annotations = map[string]string{m.tenureKey: s.tenure(ctx, want)}
 	case !live:
-		if s.aliveNow(ctx, have) {
+		if _, alive := s.lease(ctx, have); alive {
 			// The member came back after the last look at the members:
 			// its objects move through a drain once the ring has it.
 			return nil
 		}
 		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, MoveTakeover
+		annotations = map[string]string{m.tenureKey: s.tenure(ctx, want)}
 	case !draining:
 		set, kind = map[string]string{m.drainLabel: strconv.FormatInt(time.Now().Unix(), 10)}, MoveDrain
 	default:
@@ -407,7 +419,7 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 		// within the drain timeout is evicted.
 		return s.awaitDrain(ctx, key, obj.Labels[m.drainLabel], have)
 	}
-	if err := m.patchLabels(ctx, key, obj.ResourceVersion, set); err != nil {
+	if err := m.patchLabels(ctx, key, obj.ResourceVersion, set, annotations); err != nil {
 		return err
 	}
 	if kind != "" {
