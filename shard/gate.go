@@ -86,9 +86,9 @@ type gate struct {
 	// the API server since right began.
 	confirmed map[types.NamespacedName]bool
 	// tenure is the acquire time of the member's Lease.
-	tenure string
-	stopping  bool
-	inflight  map[types.NamespacedName]int
+	tenure   string
+	stopping bool
+	inflight map[types.NamespacedName]int
 	// draining holds the objects asked to leave, with when they were
 	// marked; they start no pass until seen back.
 	draining map[types.NamespacedName]time.Time

@@ -124,7 +124,7 @@ func TestGateConfirmsAfterALapse(t *testing.T) {
 		owned  bool // in the list taken at the renewal
 		cached bool
 		tenure string // assigned in; the member's is t2
-		server error // nil: labelled for the member; errGone: not
+		server error  // nil: labelled for the member; errGone: not
 		want   []string
 	}{
 		{name: "in the list", owned: true, cached: true, want: []string{"admit", "admit"}},
