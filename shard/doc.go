@@ -29,9 +29,12 @@
 // object, waits for the one running to end, and removes both labels;
 // only then does the sharder label it for the new member. So no object is
 // reconciled by two members at once. An object whose member is gone (no
-// Lease, or an expired one) is relabelled directly; the sharder reads the
-// member's Lease again right before, and leaves the object to a drain if
-// the member renewed meanwhile.
+// Lease, or an expired one) is relabelled directly. Before that the
+// sharder closes the expired Lease: it clears its holder, guarded by its
+// resourceVersion, so that a renewal already on its way fails with 409
+// Conflict, and the member's next renewal starts a new tenure (see
+// Leases and passes). It reads the Lease again before each such object,
+// and leaves the object to a drain if the member came back meanwhile.
 //
 // The sharder wakes at the moment the first Lease of a live member is due
 // to expire, not at its next periodic look, and relabels the objects of
@@ -78,8 +81,9 @@
 // notice the cancellation and end before the sharder may give its object
 // away, and what the clocks of the replicas may differ by: a member cut
 // off from the API server stops working before its objects move. The
-// guarantee assumes both, and that a label patch of the sharder reaches
-// the API server within a renew period of its last look at the Lease.
+// guarantee assumes both, and that a label patch of the sharder, decided
+// on a closed Lease, reaches the API server before the member, back, has
+// renewed its Lease and listed its objects (see below).
 // A controller queue made by ControllerOptions cannot reach the context
 // of the passes it hands out: there a lapse stops new passes only, and a
 // running pass must bound its own work within the margin.

@@ -71,6 +71,13 @@ func (m *Member) isDrain(o client.Object) bool {
 	return l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] != ""
 }
 
+// leavingInCache reports whether the manager's cache holds key as an
+// object of this member asked to leave.
+func (m *Member) leavingInCache(key types.NamespacedName) bool {
+	obj, ok := m.cached(key)
+	return ok && m.isDrain(obj)
+}
+
 // drainer lets go of the objects this member is asked to: it stops their
 // passes, and once none runs removes their shard and drain labels, which
 // hands them back to the sharder. It watches the manager's cache of the
@@ -137,7 +144,7 @@ func (d *drainer) Start(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				m.gate.forget(m.opts.LeaseDuration)
+				m.gate.forget(m.opts.LeaseDuration, m.leavingInCache)
 			}
 		}
 	}()

@@ -271,14 +271,16 @@ func (g *gate) back(key types.NamespacedName) {
 	delete(g.draining, key)
 }
 
-// forget drops the marks older than age: any request of theirs queued
-// before the drain has long been handled, and the object, if it comes
-// back, is seen back.
-func (g *gate) forget(age time.Duration) {
+// forget drops the marks older than age of the objects that the cache no
+// longer holds as leaving: any request of theirs queued before the drain
+// has long been handled, and the object, if it comes back, is seen back.
+func (g *gate) forget(age time.Duration, leaving func(types.NamespacedName) bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for k, at := range g.draining {
-		if time.Since(at) > age {
+		// The cache may still hold the object as it was when it was let
+		// go, a while after that on a busy machine.
+		if time.Since(at) > age && !leaving(k) {
 			delete(g.draining, k)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -52,6 +53,9 @@ type sharder struct {
 	// evicted holds, by member, the acquire time of the Lease it was
 	// evicted from, so that one eviction is written per tenure.
 	evicted map[string]time.Time
+	// closed holds, by member, the resourceVersion of the expired Lease
+	// the sharder closed (closeLease).
+	closed map[string]string
 }
 
 var _ manager.LeaderElectionRunnable = (*sharder)(nil)
@@ -141,6 +145,7 @@ func (s *sharder) startCache(ctx context.Context) error {
 	s.drainSeen = map[types.NamespacedName]time.Time{}
 	s.timedOut = map[types.NamespacedName]time.Time{}
 	s.evicted = map[string]time.Time{}
+	s.closed = map[string]string{}
 
 	objects := &metav1.PartialObjectMetadata{}
 	objects.SetGroupVersionKind(m.gvk)
@@ -357,6 +362,37 @@ func (s *sharder) lease(ctx context.Context, member string) (*coordinationv1.Lea
 	return &lease, Alive(&lease, time.Now())
 }
 
+// closeLease makes sure that the expired Lease of member, whose objects
+// the sharder is about to take, cannot be renewed by a request already on
+// its way: it clears the Lease's holder, guarded by its resourceVersion,
+// so that a renewal based on the expired Lease fails with 409 Conflict
+// and the member's next renewal starts a new tenure. It reports false
+// when the Lease is alive again.
+func (s *sharder) closeLease(ctx context.Context, member string) (bool, error) {
+	lease, alive := s.lease(ctx, member)
+	switch {
+	case lease == nil, ptr.Deref(lease.Spec.HolderIdentity, "") == "":
+		return true, nil
+	case alive:
+		return false, nil
+	}
+	rv := lease.ResourceVersion
+	s.mu.Lock()
+	done := s.closed[member] == rv
+	s.mu.Unlock()
+	if done {
+		return true, nil
+	}
+	lease.Spec.HolderIdentity = nil
+	if err := s.m.mgr.GetClient().Update(ctx, lease); err != nil {
+		return false, fmt.Errorf("closing the lease of member %s: %w", member, err)
+	}
+	s.mu.Lock()
+	s.closed[member] = rv
+	s.mu.Unlock()
+	return true, nil
+}
+
 // tenure returns the tenure of member, for the objects assigned to it
 // (see TenurePrefix); empty when its Lease is not at hand.
 func (s *sharder) tenure(ctx context.Context, member string) string {
@@ -404,7 +440,10 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, MoveAssign
 		annotations = map[string]string{m.tenureKey: s.tenure(ctx, want)}
 	case !live:
-		if _, alive := s.lease(ctx, have); alive {
+		switch closed, err := s.closeLease(ctx, have); {
+		case err != nil:
+			return err
+		case !closed:
 			// The member came back after the last look at the members:
 			// its objects move through a drain once the ring has it.
 			return nil
