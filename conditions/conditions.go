@@ -35,8 +35,7 @@ const (
 	// empty reason.
 	ReasonNotReady = "NotReady"
 	// ReasonReconcilePaused marks a condition that is False because the object is
-	// paused (the skip reconcile policy, or a step's observe-only mode): nothing is
-	// being changed, by choice. Summarize does not let such a condition make Ready
+	// paused (the skip reconcile policy): nothing is being changed, by choice. Summarize does not let such a condition make Ready
 	// worse, so Ready keeps reporting the health of what is observed. The engine
 	// gives it to Ready itself under the skip policy when no step observes the
 	// object, since no health is known then.

@@ -52,8 +52,8 @@
 // spec.connectionSecretName gives it a new password, since the old one
 // cannot be read back. Under observe-only management (annotation
 // bosun.dev/management-policies: observe) nothing is marked, altered or
-// dropped; Synced is False with reason ReconcilePaused and Ready follows
-// whether the resource exists.
+// dropped; Synced is True once the role or database is observed, and
+// False with reason ExternalNotFound while it does not exist.
 //
 // The mark is a comment because roles and databases have no other
 // free-form property without an extension (security labels need a label
