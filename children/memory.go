@@ -99,7 +99,7 @@ func (m *memory) get(key types.NamespacedName, uid types.UID, create bool) *pare
 	if m.parents == nil {
 		m.parents = map[types.NamespacedName]*parentMemory{}
 	}
-	pm = &parentMemory{uid: uid, applied: map[string]write{}, deleted: map[types.UID]time.Time{}}
+	pm = &parentMemory{uid: uid}
 	m.parents[key] = pm
 	return pm
 }
@@ -118,7 +118,11 @@ func (m *memory) rememberApply(parent client.Object, childKey string, w write) {
 	key, uid := parentKey(parent)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.get(key, uid, true).applied[childKey] = w
+	pm := m.get(key, uid, true)
+	if pm.applied == nil {
+		pm.applied = map[string]write{}
+	}
+	pm.applied[childKey] = w
 }
 
 // recentApply returns what was remembered of the apply of the child with
@@ -157,7 +161,11 @@ func (m *memory) rememberDelete(parent client.Object, child types.UID) {
 	key, uid := parentKey(parent)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.get(key, uid, true).deleted[child] = m.clock()
+	pm := m.get(key, uid, true)
+	if pm.deleted == nil {
+		pm.deleted = map[types.UID]time.Time{}
+	}
+	pm.deleted[child] = m.clock()
 }
 
 // recentDelete reports whether the child with UID child was deleted for
