@@ -60,9 +60,11 @@
 // retried, heals too. Under CacheSetsOnly the cache does not hold a
 // blocking object without the set label, and the step looks it up on the
 // API server every few seconds instead, one metadata read per blocking
-// object. Pruning and the
-// unowned step's Cleanup delete only objects carrying both set labels with
-// this parent's UID and no other controller, so deleting the parent never
+// object.
+//
+// Pruning and the unowned step's Cleanup delete only objects carrying both
+// set labels with this parent's UID and no other controller, so deleting
+// the parent never
 // deletes an object it did not create; the unowned step's Cleanup lists
 // them from the API server, not the cache, and keeps the finalizer until
 // none is left. Condition messages name at most a few children and count
