@@ -56,8 +56,8 @@ func TestMain(m *testing.M) {
 // The timings of the tests' rings and managers: short, so that a crashed
 // replica's share moves within seconds.
 const (
-	leaseDuration = 3 * time.Second
-	renewDeadline = 2 * time.Second
+	leaseDuration = 4 * time.Second
+	renewDeadline = 3 * time.Second
 	renewPeriod   = 500 * time.Millisecond
 	// requeue is how often a replica reconciles each of its objects again,
 	// so that passes run while objects move.

@@ -125,8 +125,8 @@ func (ms *membership) release(ctx context.Context, c client.Client) {
 func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	m := ms.m
 	// A renewal that hangs must not hold up the next one for longer than
-	// the right it would extend lasts.
-	rctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline)
+	// the Lease lasts; a slow one that lands in time still counts.
+	rctx, cancel := context.WithTimeout(ctx, m.opts.LeaseDuration)
 	defer cancel()
 	name := LeaseName(m.opts.Ring, m.opts.Identity)
 	now := time.Now()
@@ -181,7 +181,7 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	}
 	// Until this renewal the sharder could give the member's objects
 	// away, and the cache may not show it yet: from now on it cannot.
-	lctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline)
+	lctx, cancel := context.WithTimeout(ctx, m.opts.LeaseDuration)
 	defer cancel()
 	owned, err := m.owned(lctx)
 	if err != nil {
