@@ -159,9 +159,9 @@ func managerOptions(scheme *runtime.Scheme, logger logr.Logger, ringName, ns str
 		LeaderElectionReleaseOnCancel: true,
 		// Short, but long enough that a manager on a busy machine (-race,
 		// other tests) does not lose the election and stop.
-		LeaseDuration:           ptr.To(4 * time.Second),
-		RenewDeadline:           ptr.To(3 * time.Second),
-		RetryPeriod:             ptr.To(500 * time.Millisecond),
+		LeaseDuration:           ptr.To(6 * time.Second),
+		RenewDeadline:           ptr.To(5 * time.Second),
+		RetryPeriod:             ptr.To(time.Second),
 		GracefulShutdownTimeout: ptr.To(10 * time.Second),
 	}
 	opts.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
