@@ -120,7 +120,7 @@ func (f *Flags) Validate() error {
 
 // ManagerOptions returns the manager options the flags choose for the
 // operator called name, with a lean cache (bosun.LeanCache: the cache
-// keeps no managedFields). Options the flags do not cover are left zero
+// keeps managedFields only for the children of sets). Options the flags do not cover are left zero
 // for the caller to fill.
 func (f *Flags) ManagerOptions(name string) ctrl.Options {
 	var tlsOpts []func(*tls.Config)
