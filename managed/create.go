@@ -193,7 +193,10 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 			// it is left out. This process remembers the failure, which
 			// stands in for the record (see createGuard).
 			setAnnotations(obj, map[string]string{AnnotationCreateFailed: req.Original.GetAnnotations()[AnnotationCreateFailed]})
-			werr = fmt.Errorf("%w; recording the failed create on the object failed too: %v", werr, recErr)
+			// The record's error is told, not wrapped: the pass fails
+			// with the create's error (a Conflict of the record must not
+			// make it a quiet requeue).
+			werr = fmt.Errorf("%w; recording the failed create on the object failed too: %s", werr, recErr.Error())
 		}
 		err := s.fail(ReasonCreateFailed, werr)
 		_, sev, _ := conditions.FromError(err)
