@@ -350,9 +350,8 @@ func drainStart(value string) (time.Time, bool) {
 	return time.Unix(sec, 0), true
 }
 
-// lease returns member's Lease from the sharder's cache, and whether it
-// is alive now. It is read again right before an object is taken from a
-// member deemed gone, so that a member that renewed meanwhile keeps it.
+// lease returns member's Lease from the sharder's cache, nil when the
+// cache has none, and whether it is alive now.
 func (s *sharder) lease(ctx context.Context, member string) (*coordinationv1.Lease, bool) {
 	var lease coordinationv1.Lease
 	key := types.NamespacedName{Namespace: s.m.opts.Namespace, Name: LeaseName(s.m.opts.Ring, member)}
@@ -366,8 +365,9 @@ func (s *sharder) lease(ctx context.Context, member string) (*coordinationv1.Lea
 // the sharder is about to take, cannot be renewed by a request already on
 // its way: it clears the Lease's holder, guarded by its resourceVersion,
 // so that a renewal based on the expired Lease fails with 409 Conflict
-// and the member's next renewal starts a new tenure. It reports false
-// when the Lease is alive again.
+// and the member's next renewal starts a new tenure. It reads the Lease
+// again for each object, and reports false when it is alive again: a
+// member that renewed meanwhile keeps its objects.
 func (s *sharder) closeLease(ctx context.Context, member string) (bool, error) {
 	lease, alive := s.lease(ctx, member)
 	switch {
