@@ -113,7 +113,8 @@ func TestSiteLifecycle(t *testing.T) {
 
 // TestThemeChangeRerenders changes the css of a theme Secret that two
 // Sites name: the watch on Secrets re-renders every page of both, and does
-// not so much as reconcile a third Site, which names another Secret.
+// not so much as reconcile a third Site, which names another Secret: every
+// pass of that one after the change was brought by its own children.
 func TestThemeChangeRerenders(t *testing.T) {
 	e := start(t)
 	const navy, teal, maroon = "body { color: navy; }", "body { color: teal; }", "body { color: maroon; }"
@@ -129,17 +130,24 @@ func TestThemeChangeRerenders(t *testing.T) {
 	e.waitPages("two", pagesOf("Two", navy, "index"))
 	e.waitPages("other", pagesOf("Other", teal, "index", "about"))
 
-	// Let the passes that follow the status writes go by.
-	time.Sleep(2 * time.Second)
 	before := e.pageMaps("other")
-	otherPasses := e.reads.of("Site", "other")
+	otherPasses := len(e.passesEnded("other"))
 
 	e.setTheme("theme-a", map[string]string{sitev1.ThemeKey: maroon})
 	e.waitPages("one", pagesOf("One", maroon, "index", "about"))
 	e.waitPages("two", pagesOf("Two", maroon, "index"))
-	time.Sleep(time.Second)
-	if n := e.reads.of("Site", "other") - otherPasses; n != 0 {
-		t.Errorf("Site other was reconciled %d times after a change of theme-a, which it does not name; want 0", n)
+
+	// The change of theme-a put one and two in the queue, and would have
+	// put other there with them. The queue hands out the keys of a
+	// namespace in the order they came: once the pass of a later change of
+	// one has ended, any pass the change of theme-a brought other has
+	// begun; once other has as many passes ended as begun, they are over.
+	e.touch("one", "after-theme")
+	after := e.passesEnded("other")[otherPasses:]
+	for _, r := range after {
+		if !ownChild(r.Trigger, "other") {
+			t.Errorf("Site other had a pass triggered by %s after a change of theme-a, which it does not name; want none but those of its own children's events", r.Trigger)
+		}
 	}
 	for page, cm := range e.pageMaps("other") {
 		if cm.ResourceVersion != before[page].ResourceVersion {
@@ -167,12 +175,17 @@ func TestMissingTheme(t *testing.T) {
 		t.Errorf("pages %v, want none", keys(pages))
 	}
 
-	// A terminal error: no retries while nothing changes.
-	time.Sleep(time.Second)
+	// A terminal error: no retries while nothing changes. The touch lets
+	// the passes of the Site's earlier events end; the window is measured
+	// in the passes of another Site as well as in time.
+	e.touch("late", "settled")
+	e.createSite("clock", "Clock", "", "index")
+	e.waitConditions("clock", ready)
 	reads := e.reads.of("Secret", "late-theme")
-	time.Sleep(2 * time.Second)
+	const window, ticks = 2 * time.Second, 10
+	e.window("clock", window, ticks)
 	if n := e.reads.of("Secret", "late-theme") - reads; n != 0 {
-		t.Errorf("the missing theme was looked up %d times in 2s while nothing changed, want 0", n)
+		t.Errorf("the missing theme was looked up %d times while nothing changed (over %s and %d passes of another Site), want 0", n, window, ticks)
 	}
 
 	const css = "p { margin: 0; }"
@@ -229,6 +242,11 @@ func TestInvalidTheme(t *testing.T) {
 // touching a label on it: the passes read the theme and the children from
 // the cache and write nothing, although the API server defaulted fields of
 // the Service.
+//
+// The count begins once the controller's cache holds every child and a
+// pass that began after that has ended: the passes that the creation of
+// the children brought, which may have run on a cache that did not hold
+// them all yet, are over.
 func TestConvergedSiteWritesNothing(t *testing.T) {
 	e := start(t)
 	const css = "main { padding: 1em; }"
@@ -236,17 +254,13 @@ func TestConvergedSiteWritesNothing(t *testing.T) {
 	e.createSite("quiet", "Quiet", "theme", "index", "about")
 	e.waitConditions("quiet", ready)
 	e.waitPages("quiet", pagesOf("Quiet", css, "index", "about"))
-	time.Sleep(time.Second)
+	e.waitCached("quiet", "index", "about")
+	e.touch("quiet", "settled")
 	e.writes.Reset()
-	passes := e.reads.of("Site", "quiet")
 
+	// Each touch waits for the pass that saw it to end.
 	for i := range 3 {
-		e.patchSite("quiet", func(s *sitev1.Site) { s.Labels = map[string]string{"touch": fmt.Sprint(i)} })
-		time.Sleep(300 * time.Millisecond)
-	}
-	time.Sleep(time.Second)
-	if n := e.reads.of("Site", "quiet") - passes; n == 0 {
-		t.Fatal("touching the Site brought no reconcile: nothing was tested")
+		e.touch("quiet", fmt.Sprint(i))
 	}
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes by passes over a converged Site, want 0: %v", n, e.writes.Writes())

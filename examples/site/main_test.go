@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
@@ -42,13 +44,17 @@ func TestMain(m *testing.M) { shared.Main(m) }
 const timeout = 30 * time.Second
 
 // env is what an envtest test works with: a client of its own, the test's
-// namespace, and what the controller under test wrote and read.
+// namespace, and what the controller under test wrote, read and ran.
 type env struct {
 	t      *testing.T
 	c      client.Client
 	ns     string
 	writes *bosuntest.WriteCounter
 	reads  *readCounter
+	passes *passLog
+	// mgr is the manager the controller runs in; nil when the test runs
+	// none.
+	mgr ctrl.Manager
 }
 
 // start runs the Site controller, set up as SetupWithManager sets it up,
@@ -60,7 +66,7 @@ func start(t *testing.T) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
 	e := newEnv(t, cp)
-	bosuntest.RunManager(t, cp, e.setup)
+	e.mgr = bosuntest.RunManager(t, cp, e.setup)
 	return e
 }
 
@@ -73,12 +79,14 @@ func newEnv(t *testing.T, cp *controlplane.ControlPlane) *env {
 		ns:     bosuntest.Namespace(t, cp.Client),
 		writes: &bosuntest.WriteCounter{},
 		reads:  &readCounter{},
+		passes: &passLog{},
 	}
 }
 
 // setup registers the controller with mgr, through the counting clients,
-// restricted to the test's namespace.
+// restricted to the test's namespace, and records its passes.
 func (e *env) setup(mgr ctrl.Manager) error {
+	bosun.ObservationOf(mgr).AddObserver(e.passes)
 	c := e.reads.wrap(e.writes.Wrap(mgr.GetClient()))
 	here := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == e.ns })
 	return setup(bosuntest.ManagerWithClient(mgr, c), here)
@@ -88,10 +96,18 @@ func (e *env) setup(mgr ctrl.Manager) error {
 // clients it wraps, by "Kind name". The engine loads a Site with one Get
 // per reconcile, so the count of a Site is the number of its reconciles;
 // that of a Secret is the number of times a Site read it as its theme.
+// It also notes when a Site was first loaded with each value of its label
+// labelTouch, so that a test knows which pass saw a change it made.
 type readCounter struct {
 	mu    sync.Mutex
 	count map[string]int
+	// touched maps "name value" to when the Site name was first loaded
+	// with the label labelTouch set to value.
+	touched map[string]time.Time
 }
+
+// labelTouch is the label env.touch changes on a Site to bring a pass.
+const labelTouch = "test.bosun.dev/touch"
 
 func (r *readCounter) wrap(c client.Client) client.WithWatch {
 	return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
@@ -111,7 +127,18 @@ func (r *readCounter) wrap(c client.Client) client.WithWatch {
 				r.count[kind+" "+key.Name]++
 				r.mu.Unlock()
 			}
-			return cl.Get(ctx, key, obj, opts...)
+			err := cl.Get(ctx, key, obj, opts...)
+			if v, ok := obj.GetLabels()[labelTouch]; ok && err == nil && kind == "Site" {
+				r.mu.Lock()
+				if r.touched == nil {
+					r.touched = map[string]time.Time{}
+				}
+				if _, seen := r.touched[key.Name+" "+v]; !seen {
+					r.touched[key.Name+" "+v] = time.Now()
+				}
+				r.mu.Unlock()
+			}
+			return err
 		},
 	})
 }
@@ -121,6 +148,15 @@ func (r *readCounter) of(kind, name string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.count[kind+" "+name]
+}
+
+// touchedAt returns when the Site name was first loaded with the label
+// labelTouch set to value.
+func (r *readCounter) touchedAt(name, value string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.touched[name+" "+value]
+	return at, ok
 }
 
 func (e *env) key(name string) client.ObjectKey { return client.ObjectKey{Namespace: e.ns, Name: name} }
@@ -150,6 +186,90 @@ func (e *env) patchSite(name string, change func(*sitev1.Site)) {
 	if err := e.c.Patch(e.t.Context(), s, client.MergeFrom(base)); err != nil {
 		e.t.Fatalf("patching site %s: %v", name, err)
 	}
+}
+
+// touch sets the label labelTouch of the Site name to value and waits until
+// the pass that loaded the Site with that value has ended. The watch
+// delivers the events of one Site in order, so by then the passes that the
+// Site's earlier changes (the engine's own writes among them) brought have
+// ended too.
+func (e *env) touch(name, value string) {
+	e.t.Helper()
+	e.patchSite(name, func(s *sitev1.Site) {
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		s.Labels[labelTouch] = value
+	})
+	bosuntest.Eventually(e.t, func(context.Context) error {
+		at, ok := e.reads.touchedAt(name, value)
+		if !ok {
+			return fmt.Errorf("no pass has loaded Site %s with %s=%s yet", name, labelTouch, value)
+		}
+		for _, r := range e.passes.of(name) {
+			if !r.Start.After(at) && !r.Start.Add(r.Duration).Before(at) {
+				return nil
+			}
+		}
+		return fmt.Errorf("the pass that loaded Site %s with %s=%s has not ended yet", name, labelTouch, value)
+	}, bosuntest.Timeout(timeout))
+}
+
+// passesEnded waits until every pass of the Site name that has begun (by
+// its Get of the Site) has ended (and been reported), and returns their
+// reports.
+func (e *env) passesEnded(name string) []bosun.PassReport {
+	e.t.Helper()
+	var rs []bosun.PassReport
+	bosuntest.Eventually(e.t, func(context.Context) error {
+		begun := e.reads.of("Site", name)
+		rs = e.passes.of(name)
+		if len(rs) < begun {
+			return fmt.Errorf("%d passes of Site %s begun, %d ended", begun, name, len(rs))
+		}
+		return nil
+	}, bosuntest.Timeout(timeout))
+	return rs
+}
+
+// window returns once at least d has gone by and the Site clock has had at
+// least n passes since the call, touching clock on each check to bring
+// them. It is the time a test gives something to happen that must not: a
+// window measured in the controller's passes as well as in time, so that
+// on a busy machine, where passes come slower, it grows with them rather
+// than end before the controller has done anything.
+func (e *env) window(clock string, d time.Duration, n int) {
+	e.t.Helper()
+	start, base := time.Now(), len(e.passes.of(clock))
+	tick := 0
+	bosuntest.Eventually(e.t, func(context.Context) error {
+		got := len(e.passes.of(clock)) - base
+		if got >= n && time.Since(start) >= d {
+			return nil
+		}
+		tick++
+		e.patchSite(clock, func(s *sitev1.Site) { s.Labels = map[string]string{"test.bosun.dev/tick": fmt.Sprint(tick)} })
+		return fmt.Errorf("%d passes of Site %s in %s, want %d and at least %s", got, clock, time.Since(start).Round(time.Millisecond), n, d)
+	}, bosuntest.Timeout(5*time.Minute), bosuntest.Interval(200*time.Millisecond))
+}
+
+// waitCached waits until the cache of the controller's manager holds every
+// child of the Site site: the ConfigMap of each of its pages and its
+// Service.
+func (e *env) waitCached(site string, pages ...string) {
+	e.t.Helper()
+	c := e.mgr.GetClient()
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		for _, page := range pages {
+			if err := c.Get(ctx, e.key(site+"-"+page), &corev1.ConfigMap{}); err != nil {
+				return fmt.Errorf("page %s in the cache: %w", page, err)
+			}
+		}
+		if err := c.Get(ctx, e.key(site), &corev1.Service{}); err != nil {
+			return fmt.Errorf("service in the cache: %w", err)
+		}
+		return nil
+	}, bosuntest.Timeout(timeout))
 }
 
 // setTheme creates or replaces the Secret name with data.
@@ -278,3 +398,36 @@ func pagesOf(title, css string, pages ...string) map[string]Page {
 
 // keys returns the keys of m, sorted.
 func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// passLog keeps the reports of the passes of the controller, by Site name.
+type passLog struct {
+	mu      sync.Mutex
+	reports map[string][]bosun.PassReport
+}
+
+// ObservePass implements bosun.PassObserver.
+func (l *passLog) ObservePass(_ context.Context, r bosun.PassReport) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.reports == nil {
+		l.reports = map[string][]bosun.PassReport{}
+	}
+	l.reports[r.Object.Name] = append(l.reports[r.Object.Name], r)
+}
+
+// of returns the reports of the passes of the Site name, in the order they
+// ended.
+func (l *passLog) of(name string) []bosun.PassReport {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reports[name])
+}
+
+// ownChild reports whether t is the event of a child of the Site site,
+// through the Owns watch on the children's kinds.
+func ownChild(t bosun.Trigger, site string) bool {
+	if t.Kind != bosun.TriggerWatch || t.Source != "Owns" {
+		return false
+	}
+	return t.Object.Name == site || strings.HasPrefix(t.Object.Name, site+"-")
+}
