@@ -3,7 +3,6 @@ package rwexternal
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -282,12 +281,25 @@ func TestForeignOutputLeftAlone(t *testing.T) {
 // its writes: there must be none.
 func TestConvergedReconcileWritesNothing(t *testing.T) {
 	writes := &bosuntest.WriteCounter{}
-	e := newEnv(t, runController(t, writes.Wrap))
+	cp, passes := runWatched(t, writes.Wrap)
+	e := newEnv(t, cp)
 	e.setInput("creds", creds)
 	e.create("still", "creds", nil)
-	before := e.waitConditions("still", converged)
+	e.waitConditions("still", converged)
+	e.waitOutput("still-output", "still", creds)
+	// The passes that could still write are those that ran before the
+	// controller's cache held the output. Once it does, the pass of a
+	// change made now comes after every pass so far, and after those of
+	// the RWExternal's earlier events (the controller's own writes among
+	// them), which the watch delivers in order: once it has ended, those
+	// passes are over, and this one found nothing to write either.
+	e.waitCached(passes, "still-output")
+	e.touch(passes, "still", "settled")
+	before := &rwv1.RWExternal{}
+	if err := e.c.Get(t.Context(), e.key("still"), before); err != nil {
+		t.Fatal(err)
+	}
 	beforeOut := e.waitOutput("still-output", "still", creds)
-	time.Sleep(time.Second)
 	ops := map[string]int{}
 	for _, w := range writes.Writes() {
 		if w.Namespace == e.ns {
@@ -304,7 +316,6 @@ func TestConvergedReconcileWritesNothing(t *testing.T) {
 		t.Errorf("writes of the controller (-want +got):\n%s", diff)
 	}
 
-	cp := shared.ControlPlane(t)
 	direct, err := client.New(cp.Config, client.Options{Scheme: cp.Scheme})
 	if err != nil {
 		t.Fatalf("new client: %v", err)

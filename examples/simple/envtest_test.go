@@ -1,6 +1,8 @@
 package simple
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -94,12 +96,23 @@ func TestZeroDivisorSettles(t *testing.T) {
 	key := createSimple(t, cp.Client, ns, "zero", 7, 0)
 	waitStatus(t, cp.Client, key, condition{metav1.ConditionFalse, simplev1.ReasonZeroDivisor}, zeroDivisor)
 
-	// The status write brings one more reconcile; let it pass, then count.
-	time.Sleep(time.Second)
+	// The controller is registered directly with controller-runtime, so
+	// the event of the status write brings one more reconcile: the count
+	// begins once it has returned, and runs over a window measured in
+	// time and in the reconciles of another Simple.
+	bosuntest.Eventually(t, func(context.Context) error {
+		if n := counter.Count(key); n < 2 {
+			return fmt.Errorf("%d reconciles, want the one of the creation and the one of the status write", n)
+		}
+		return nil
+	})
+	clock := createSimple(t, cp.Client, ns, "clock", 7, 1)
+	waitStatus(t, cp.Client, clock, readyTrue, divisorOK)
 	before := counter.Count(key)
-	time.Sleep(3 * time.Second)
+	const span, ticks = 3 * time.Second, 15
+	window(t, cp.Client, counter, clock, span, ticks)
 	if n := counter.Count(key) - before; n > 0 {
-		t.Errorf("%d reconciles in 3s after the zero divisor was reported, want 0", n)
+		t.Errorf("%d reconciles in %s and %d reconciles of another Simple after the zero divisor was reported, want 0", n, span, ticks)
 	}
 	for _, c := range counter.Calls() {
 		if c.Request.NamespacedName == key && (c.Err != nil || !c.Result.IsZero()) {
@@ -118,15 +131,22 @@ func TestZeroDivisorSettles(t *testing.T) {
 // counts its writes: there must be none, and the resourceVersion must stay.
 func TestConvergedReconcileWritesNothing(t *testing.T) {
 	writes := &bosuntest.WriteCounter{}
-	cp := runController(t, writes.Wrap)
+	cp, passes := runWatched(t, writes.Wrap)
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, cp.Client)
 	key := createSimple(t, cp.Client, ns, "still", 100, 7)
-	before := waitStatus(t, cp.Client, key, readyTrue, divisorOK)
-	if diff := cmp.Diff([]*int64{ptr(14), ptr(2)}, results(before)); diff != "" {
+	if diff := cmp.Diff([]*int64{ptr(14), ptr(2)}, results(waitStatus(t, cp.Client, key, readyTrue, divisorOK))); diff != "" {
 		t.Errorf("quotient, remainder (-want +got):\n%s", diff)
 	}
-	time.Sleep(time.Second)
+	// The pass of a change made now comes after those of every earlier
+	// event of the Simple: once it has ended, the passes the controller's
+	// own writes could bring are over too, and this one found nothing to
+	// write either.
+	touch(t, cp.Client, passes, key, "settled")
+	before := &simplev1.Simple{}
+	if err := cp.Client.Get(ctx, key, before); err != nil {
+		t.Fatal(err)
+	}
 	ops := map[string]int{}
 	for _, w := range writes.Writes() {
 		if w.Namespace == ns && w.Kind == "Simple" {
