@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -74,13 +76,18 @@ func TestEventsOnlyWhenSomethingHappened(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	j := newJournal()
-	f.run(newReconciler("events", j, true), runOptions{})
+	log := &passLog{}
+	r := newReconciler("events", j, true)
+	r.Observers = []bosun.PassObserver{log}
+	f.run(r, runOptions{})
 	f.create("ok", 6, 3, nil)
 	f.create("bad", 6, 0, nil)
 	f.waitReady("ok", metav1.ConditionTrue, conditions.ReasonSucceeded)
 	f.waitReady("bad", metav1.ConditionFalse, "ZeroDivisor")
+	var touched time.Time
 	for i := range 3 {
 		before := j.count(j.do, "ok") + j.count(j.do, "bad")
+		touched = time.Now()
 		f.touch("ok", fmt.Sprint(i))
 		f.touch("bad", fmt.Sprint(i))
 		bosuntest.Eventually(t, func(context.Context) error {
@@ -90,19 +97,45 @@ func TestEventsOnlyWhenSomethingHappened(t *testing.T) {
 			return nil
 		})
 	}
-	time.Sleep(2 * time.Second) // let the recorder send what it has
-	for name, want := range map[string]map[string]int{
-		"ok":  {bosun.EventClaimed: 1},
-		"bad": {bosun.EventClaimed: 1, "ZeroDivisor": 1},
-	} {
-		got, err := f.events(context.Background(), name)
-		if err != nil {
-			t.Fatal(err)
+	// The passes of the last touches have ended, and with them what they
+	// recorded.
+	bosuntest.Eventually(t, func(context.Context) error {
+		for _, name := range []string{"ok", "bad"} {
+			if !slices.ContainsFunc(log.since(name, 0), func(r bosun.PassReport) bool { return !r.Start.Before(touched) }) {
+				return fmt.Errorf("no pass of %s since the last touch has ended", name)
+			}
 		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("events of %s = %v, want %v", name, got, want)
-		}
+		return nil
+	})
+	// The recorder sends in the background. The events of a Widget made
+	// now are recorded after all of those above: once they have come, so
+	// have any the touches brought.
+	f.create("last", 6, 0, nil)
+	want := map[string]map[string]int{
+		"ok":   {bosun.EventClaimed: 1},
+		"bad":  {bosun.EventClaimed: 1, "ZeroDivisor": 1},
+		"last": {bosun.EventClaimed: 1, "ZeroDivisor": 1},
 	}
+	f.waitEvents("last", want["last"])
+	for _, name := range []string{"ok", "bad"} {
+		f.waitEvents(name, want[name])
+	}
+}
+
+// waitEvents waits until the events about the Widget named are, by reason
+// with their series counts, those of want.
+func (f *fixture) waitEvents(widget string, want map[string]int) {
+	f.t.Helper()
+	bosuntest.Eventually(f.t, func(ctx context.Context) error {
+		got, err := f.events(ctx, widget)
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			return fmt.Errorf("events of %s (-want +got):\n%s", widget, diff)
+		}
+		return nil
+	})
 }
 
 func TestMetricsPerStepAndPhase(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,10 +49,12 @@ func TestEnvCleanupReverseOrderKeepsForeignFinalizer(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	tr := &trace{}
+	log := &passLog{}
 	var pending atomic.Bool
 	pending.Store(true)
 	r := &bosun.Reconciler[*testapi.Widget]{
 		Name:      "env-cleanup",
+		Observers: []bosun.PassObserver{log},
 		Finalizer: testFinalizer,
 		Steps: []bosun.Step[*testapi.Widget]{
 			&traced{name: "a", tr: tr},
@@ -130,8 +133,16 @@ func TestEnvCleanupReverseOrderKeepsForeignFinalizer(t *testing.T) {
 		t.Errorf("no complete cleanup pass in %v", passes)
 	}
 
-	// The object stays, held by the other controller's finalizer.
-	time.Sleep(time.Second)
+	// The object stays, held by the other controller's finalizer, also
+	// through a pass that finds it without ours.
+	touched := time.Now()
+	f.touch("w", "released")
+	bosuntest.Eventually(t, func(context.Context) error {
+		if !slices.ContainsFunc(log.since("w", 0), func(r bosun.PassReport) bool { return r.Start.After(touched) }) {
+			return errors.New("no pass of w since its finalizer was released and it was touched")
+		}
+		return nil
+	})
 	got, err = f.get(context.Background(), "w")
 	if err != nil {
 		t.Fatalf("object gone while another finalizer holds it: %v", err)
@@ -260,9 +271,21 @@ func TestEnvOwnedConditions(t *testing.T) {
 	}
 
 	// A reconcile that changes nothing leaves the transition times alone.
-	// The pause lets the clock pass a whole second, the precision of the
-	// stored times.
-	time.Sleep(1100 * time.Millisecond)
+	// The stored times have a precision of a second: wait until the clock
+	// has passed the second of the latest, so that a time set anew would
+	// differ.
+	var latest time.Time
+	for _, c := range w.Status.Conditions {
+		if c.LastTransitionTime.After(latest) {
+			latest = c.LastTransitionTime.Time
+		}
+	}
+	bosuntest.Eventually(t, func(context.Context) error {
+		if now := time.Now(); now.Before(latest.Add(time.Second)) {
+			return fmt.Errorf("the clock is at %s, in the second of the latest transition time %s", now.Format(time.RFC3339Nano), latest.Format(time.RFC3339))
+		}
+		return nil
+	})
 	f.touch("w", "again")
 	key := client.ObjectKeyFromObject(w)
 	bosuntest.Eventually(t, func(context.Context) error {

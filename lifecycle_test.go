@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +22,13 @@ import (
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
-// hotLoopWindow is how long the no-hot-loop tests count reconciles.
-const hotLoopWindow = 10 * time.Second
+// hotLoopWindow is how long the no-hot-loop tests count reconciles at
+// least; hotLoopTicks is how many passes of another Widget they count them
+// over at least (see passWindow).
+const (
+	hotLoopWindow = 10 * time.Second
+	hotLoopTicks  = 40
+)
 
 // widgetWrites returns the writes of Widgets among all counted writes.
 func widgetWrites(w *bosuntest.WriteCounter) map[string]int {
@@ -146,17 +152,52 @@ func TestInvalidPolicy(t *testing.T) {
 	f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
 }
 
-// assertNoHotLoop counts the reconciles of w over hotLoopWindow, after the
-// ones already under way settle, and fails if there are more than a few.
+// assertNoHotLoop counts the reconciles of w, whose status the first one
+// wrote, over a window of hotLoopWindow and hotLoopTicks passes of another
+// Widget it creates, and fails if there are more than one. The controller
+// is registered directly with controller-runtime (runOptions.counter), so
+// the event of the status write brings a second reconcile: the count
+// begins once that one has returned.
 func assertNoHotLoop(t *testing.T, counter *bosuntest.ReconcileCounter, w *testapi.Widget) {
 	t.Helper()
-	time.Sleep(time.Second)
+	cp := shared.ControlPlane(t)
+	f := &fixture{t: t, cp: cp, c: cp.Client, ns: w.Namespace}
 	key := client.ObjectKeyFromObject(w)
+	bosuntest.Eventually(t, func(context.Context) error {
+		if n := counter.Count(key); n < 2 {
+			return fmt.Errorf("%d reconciles of %s, want the one of its creation and the one of its status write", n, key)
+		}
+		return nil
+	})
+	const clock = "hot-loop-clock"
+	f.create(clock, 1, 1, nil)
 	before := counter.Count(key)
-	time.Sleep(hotLoopWindow)
+	f.passWindow(counter, clock, hotLoopWindow, hotLoopTicks)
 	if n := counter.Count(key) - before; n > 1 {
-		t.Errorf("%d reconciles of %s in %s, want at most 1", n, key, hotLoopWindow)
+		t.Errorf("%d reconciles of %s in %s and %d passes of another Widget, want at most 1", n, key, hotLoopWindow, hotLoopTicks)
 	}
+}
+
+// passWindow returns once at least d has gone by and the Widget clock has
+// had at least n reconciles since the call, as counter counts them,
+// touching clock on each check to bring them. It is the time a test gives
+// something to happen that must not, measured in the controller's passes
+// as well as in time: on a busy machine, where passes come slower, it
+// grows with them rather than end before the controller did anything.
+func (f *fixture) passWindow(counter *bosuntest.ReconcileCounter, clock string, d time.Duration, n int) {
+	f.t.Helper()
+	key := client.ObjectKey{Namespace: f.ns, Name: clock}
+	start, base := time.Now(), counter.Count(key)
+	tick := 0
+	bosuntest.Eventually(f.t, func(context.Context) error {
+		got := counter.Count(key) - base
+		if got >= n && time.Since(start) >= d {
+			return nil
+		}
+		tick++
+		f.touch(clock, fmt.Sprint("tick-", tick))
+		return fmt.Errorf("%d reconciles of %s in %s, want %d and at least %s", got, key, time.Since(start).Round(time.Millisecond), n, d)
+	}, bosuntest.Timeout(5*time.Minute), bosuntest.Interval(200*time.Millisecond))
 }
 
 func TestTerminalErrorNoHotLoop(t *testing.T) {
@@ -201,12 +242,30 @@ func TestPanicIsRecovered(t *testing.T) {
 	if n := j.count(j.posts, "boom"); n == 0 {
 		t.Error("Post did not run after the panic")
 	}
-	// The panic backs off: a handful of retries, not a loop.
-	time.Sleep(time.Second)
-	before := counter.Count(client.ObjectKeyFromObject(w))
-	time.Sleep(hotLoopWindow)
-	if n := counter.Count(client.ObjectKeyFromObject(w)) - before; n > 8 {
-		t.Errorf("%d reconciles in %s after a panic, want backoff", n, hotLoopWindow)
+	// The panic backs off: a handful of retries, not a loop. The count
+	// begins once the pause between the end of a retry and the start of
+	// the next has grown to half a second, as the backoff's do after its
+	// first few quick ones, and runs over hotLoopWindow and hotLoopTicks
+	// passes of the other Widget.
+	key := client.ObjectKeyFromObject(w)
+	bosuntest.Eventually(t, func(context.Context) error {
+		var calls []bosuntest.ReconcileCall
+		for _, c := range counter.Calls() {
+			if c.Request.NamespacedName == key {
+				calls = append(calls, c)
+			}
+		}
+		for i := 1; i < len(calls); i++ {
+			if calls[i].Start.Sub(calls[i-1].Start.Add(calls[i-1].Duration)) >= 500*time.Millisecond {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d reconciles of %s, none half a second after the end of the one before", len(calls), key)
+	}, bosuntest.Timeout(2*time.Minute))
+	before := counter.Count(key)
+	f.passWindow(counter, "fine", hotLoopWindow, hotLoopTicks)
+	if n := counter.Count(key) - before; n > 8 {
+		t.Errorf("%d reconciles in %s and %d passes of another Widget after a panic, want backoff", n, hotLoopWindow, hotLoopTicks)
 	}
 }
 
@@ -368,11 +427,14 @@ func TestTwoInstancesReconcileDisjointObjects(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	j := newJournal()
+	logs := map[string]*passLog{}
 	for _, inst := range []string{"a", "b"} {
+		logs[inst] = &passLog{}
 		r := &bosun.Reconciler[*testapi.Widget]{
-			Name:     "instance-" + inst,
-			Instance: inst,
-			Steps:    []bosun.Step[*testapi.Widget]{&divide{j: j, instance: inst}},
+			Name:      "instance-" + inst,
+			Instance:  inst,
+			Steps:     []bosun.Step[*testapi.Widget]{&divide{j: j, instance: inst}},
+			Observers: []bosun.PassObserver{logs[inst]},
 		}
 		f.run(r, runOptions{})
 	}
@@ -393,7 +455,22 @@ func TestTwoInstancesReconcileDisjointObjects(t *testing.T) {
 	for _, name := range names {
 		f.waitReady(name, metav1.ConditionTrue, conditions.ReasonSucceeded)
 	}
-	time.Sleep(time.Second)
+	// Each instance sees every write of the other: once both have had a
+	// pass of each Widget that found it Ready, which its last write made
+	// it, no pass is left that could run Do.
+	bosuntest.Eventually(t, func(context.Context) error {
+		for inst, log := range logs {
+			for _, name := range names {
+				if !slices.ContainsFunc(log.since(name, 0), func(r bosun.PassReport) bool {
+					c := conditions.Find(r.Conditions, conditions.TypeReady)
+					return c != nil && c.Status == metav1.ConditionTrue
+				}) {
+					return fmt.Errorf("instance %s has had no pass of %s that found it Ready", inst, name)
+				}
+			}
+		}
+		return nil
+	})
 	for i, name := range names {
 		w, err := f.get(context.Background(), name)
 		if err != nil {
