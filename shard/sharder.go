@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -325,11 +324,13 @@ func (s *sharder) awaitDrain(ctx context.Context, key types.NamespacedName, valu
 		// Evicted already: the object moves once its Lease expires.
 		return nil
 	}
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnotationEvicted: time.Now().UTC().Format(time.RFC3339)}}})
-	if err != nil {
-		return fmt.Errorf("encoding the eviction of member %s: %w", member, err)
+	// An update, guarded by the Lease's resourceVersion: the role that
+	// renews Leases is enough.
+	if lease.Annotations == nil {
+		lease.Annotations = map[string]string{}
 	}
-	if err := m.mgr.GetClient().Patch(ctx, &lease, client.RawPatch(types.MergePatchType, body)); err != nil {
+	lease.Annotations[AnnotationEvicted] = time.Now().UTC().Format(time.RFC3339)
+	if err := m.mgr.GetClient().Update(ctx, &lease); err != nil {
 		s.mu.Lock()
 		delete(s.evicted, member)
 		s.mu.Unlock()
