@@ -43,7 +43,7 @@ func runWatched(t *testing.T, wrap func(client.Client) client.WithWatch) (*contr
 	p := &passes{}
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
 		bosun.ObservationOf(mgr).AddObserver(p)
-		var c client.Client = p.wrap(mgr.GetClient())
+		c := p.wrap(mgr.GetClient())
 		if wrap != nil {
 			c = wrap(c)
 		}
