@@ -125,7 +125,8 @@
 // AnnotationFirstAvailable, which tells ReasonCreating from
 // ReasonUnavailable), status.observedGeneration (drift, counted in
 // MetricDriftCorrections, is a difference found in a generation the
-// engine has already been through), and what Observe reports.
+// engine has already been through), what Observe reports, and the
+// step's memory of the calls it made lately (see Memory).
 //
 // # External names
 //
@@ -378,9 +379,9 @@
 //
 // Some of what the step decides from is not on the object: the failures
 // it backs off from (a failed Create, Update, Delete or
-// RepairCredentials), the last Update
-// of a generation not yet shown, and the change-log entries not yet seen
-// saved. It keeps them in the process, per object UID, and forgets them
+// RepairCredentials), the last Update of a generation not yet shown, and
+// the change-log entries not yet seen saved. It keeps them in the
+// process, per object UID, and forgets them
 // when the object's Cleanup is done, and when the object leaves the
 // manager's cache: deleted (whichever way: with a Cleanup, orphaned, or
 // let go by the detach-on-delete policy), or, in a cache that holds a

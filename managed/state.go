@@ -7,9 +7,10 @@ import (
 )
 
 // The step decides what to do from the object's spec, its annotations,
-// the status fields it keeps (status.observedGeneration, the change log)
-// and what Observe reports; never from its own conditions, which only
-// inform (see the package documentation).
+// the status fields it keeps (status.observedGeneration, the change log),
+// what Observe reports and its memory of the calls it made lately (see
+// memo); never from its own conditions, which only inform (see the
+// package documentation).
 
 // statusField returns the Status field of the struct obj points to, when
 // there is one that can be set.
