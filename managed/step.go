@@ -123,7 +123,9 @@ func InvalidSpec(err error) error { return conditions.Terminal(ReasonInvalidSpec
 //
 // With a connection Secret (WithConnectionSecret), the step sets up a watch
 // of the Secrets the objects control (Builder.Owns), so that a Secret
-// deleted or changed by hand is written again.
+// deleted or changed by hand is written again. It also watches the objects
+// themselves, adding nothing to the queue, to forget what it remembers of
+// those that leave the manager's cache (see the package documentation).
 //
 // Do connects, observes, and then creates, updates or does nothing; Cleanup
 // deletes and waits until Observe no longer finds the resource. The step
