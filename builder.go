@@ -70,6 +70,8 @@ type Builder[T client.Object] struct {
 	// wrap, when set, wraps the reconciler the controller runs (the
 	// handlers of a HandlerSet run around the engine).
 	wrap func(r reconcile.Reconciler) reconcile.Reconciler
+	// wrappers are the caller's (WrapReconciler), innermost first.
+	wrappers []func(r reconcile.Reconciler) reconcile.Reconciler
 
 	// mu guards enq, ctrl and inner once the controller may be built in
 	// the background (WhenServed).
@@ -401,6 +403,19 @@ func (b *Builder[T]) controllerOptions() controller.Options {
 	return opts
 }
 
+// WrapReconciler has the controller run w(reconciler) rather than the
+// engine itself: w sees every request and the context of every pass
+// before the engine does, and may refuse a request, cancel a pass or
+// change its result. shard.Member.Wrap is one: it cancels a pass when the
+// member's right to run it lapses. Each call wraps what the calls before
+// it made. A nil w is ignored.
+func (b *Builder[T]) WrapReconciler(w func(reconcile.Reconciler) reconcile.Reconciler) *Builder[T] {
+	if w != nil {
+		b.wrappers = append(b.wrappers, w)
+	}
+	return b
+}
+
 // WithFairQueue groups the objects of the controller's fair queue by key
 // rather than by namespace: objects of one group take turns with those of
 // every other (see package fairqueue). A label of the object, a tenant
@@ -598,6 +613,9 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	var rec reconcile.Reconciler = r
 	if b.wrap != nil {
 		rec = b.wrap(r)
+	}
+	for _, w := range b.wrappers {
+		rec = w(rec)
 	}
 	c, err := inner.Build(rec)
 	if err != nil {

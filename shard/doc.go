@@ -86,7 +86,9 @@
 // renewed its Lease and listed its objects (see below).
 // A controller queue made by ControllerOptions cannot reach the context
 // of the passes it hands out: there a lapse stops new passes only, and a
-// running pass must bound its own work within the margin.
+// running pass must bound its own work within the margin. So wire Wrap:
+// around a controller-runtime reconciler, or, with bosun's Builder,
+// through Builder.WrapReconciler(member.Wrap).
 //
 // After a lapse (and at the start) the member's cache may still show it
 // objects the sharder gave away in the meantime: a watch that was cut

@@ -312,7 +312,8 @@ func (g *gate) idle() bool {
 // refused because the object is leaving, or is no longer the member's on
 // the API server after a lapse, is dropped. Use it, or ControllerOptions,
 // in every controller of the ring's kind, with Predicate and
-// NeedLeaderElection false.
+// NeedLeaderElection false; with bosun's Builder, through its
+// WrapReconciler.
 func (m *Member) Wrap(r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		v, right := m.gate.begin(req.NamespacedName)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/shard"
@@ -119,20 +120,48 @@ type blockedPass struct {
 // wait for their context to end.
 func (b *blocked) setup(mgr ctrl.Manager, m *shard.Member, name string) error {
 	rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		p := &blockedPass{member: name, start: time.Now()}
-		b.mu.Lock()
-		b.passes[name+"/"+req.Name] = p
-		b.mu.Unlock()
-		<-ctx.Done()
-		b.mu.Lock()
-		p.ended, p.cause = time.Now(), context.Cause(ctx)
-		b.mu.Unlock()
-		return reconcile.Result{}, nil
+		return b.record(ctx, name, req)
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named("widgets-"+name).
 		For(&testapi.Widget{}, builder.WithPredicates(m.Predicate())).
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: workers}).
 		Complete(m.Wrap(rec))
+}
+
+// blockStep is a step of bosun's engine whose Do waits, as the passes
+// of blocked.setup do, for its context to end.
+type blockStep struct{ b *blocked }
+
+func (blockStep) Name() string { return "block" }
+
+func (s blockStep) Do(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+	_, err := s.b.record(ctx, req.Controller, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(req.Object)})
+	return ctrl.Result{}, err
+}
+
+// setupEngine is setup with bosun's engine: the member's Wrap around it
+// through the Builder's WrapReconciler.
+func (b *blocked) setupEngine(mgr ctrl.Manager, m *shard.Member, name string) error {
+	r := &bosun.Reconciler[*testapi.Widget]{Name: name, Steps: []bosun.Step[*testapi.Widget]{blockStep{b: b}}}
+	return bosun.ControllerManagedBy[*testapi.Widget](mgr).Named("widgets-"+name).
+		For(&testapi.Widget{}, builder.WithPredicates(m.Predicate())).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: workers}).
+		WrapReconciler(m.Wrap).
+		Complete(r)
+}
+
+// record runs a pass of req on the member name that waits for its
+// context to end, and records when it ended and why.
+func (b *blocked) record(ctx context.Context, name string, req reconcile.Request) (reconcile.Result, error) {
+	p := &blockedPass{member: name, start: time.Now()}
+	b.mu.Lock()
+	b.passes[name+"/"+req.Name] = p
+	b.mu.Unlock()
+	<-ctx.Done()
+	b.mu.Lock()
+	p.ended, p.cause = time.Now(), context.Cause(ctx)
+	b.mu.Unlock()
+	return reconcile.Result{}, nil
 }
 
 // of returns a copy of member's passes by object name.
@@ -153,12 +182,24 @@ func (b *blocked) of(member string) map[string]blockedPass {
 // context is cancelled, with shard.ErrLeaseLost, before the member's
 // Lease expires and the sharder may give its objects away.
 func TestPassCancelledBeforeLeaseExpires(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(*blocked) func(ctrl.Manager, *shard.Member, string) error
+	}{
+		{name: "Wrap", setup: func(b *blocked) func(ctrl.Manager, *shard.Member, string) error { return b.setup }},
+		{name: "bosun engine", setup: func(b *blocked) func(ctrl.Manager, *shard.Member, string) error { return b.setupEngine }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testPassCancelledBeforeLeaseExpires(t, tc.setup) })
+	}
+}
+
+func testPassCancelledBeforeLeaseExpires(t *testing.T, setup func(*blocked) func(ctrl.Manager, *shard.Member, string) error) {
 	r := newRing(t)
 	b := &blocked{passes: map[string]*blockedPass{}}
-	r0 := r.startWith("r0", replicaOptions{setup: b.setup})
+	r0 := r.startWith("r0", replicaOptions{setup: setup(b)})
 	waitElected(t, r0)
 	p := newPartition(t, r.cp.Config)
-	r.startWith("r1", replicaOptions{config: p.config(r.cp.Config), setup: b.setup})
+	r.startWith("r1", replicaOptions{config: p.config(r.cp.Config), setup: setup(b)})
 	bosuntest.Eventually(t, func(context.Context) error {
 		if n := gauge(t, shard.MetricMembers, map[string]string{"ring": r.name}); n != 2 {
 			return fmt.Errorf("the sharder sees %v members, want 2", n)

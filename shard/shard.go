@@ -340,7 +340,9 @@ func (m *Member) Predicate() predicate.Predicate {
 // It works with any builder that takes controller.Options, bosun's
 // (bosun.Builder.WithOptions) as well as controller-runtime's. The queue
 // cannot reach the context of the passes it hands out: unlike Wrap, it
-// does not cancel a running pass when the member's right lapses.
+// does not cancel a running pass when the member's right lapses. With
+// bosun's Builder, prefer WrapReconciler(member.Wrap) and
+// NeedLeaderElection false.
 func (m *Member) ControllerOptions(opts controller.Options) controller.Options {
 	opts.NeedLeaderElection = ptr.To(false)
 	opts.NewQueue = m.gate.newQueue(opts.NewQueue, ptr.Deref(opts.UsePriorityQueue, true), m.opts.RenewPeriod)
