@@ -141,7 +141,7 @@ func TestGateConfirmsAfterALapse(t *testing.T) {
 			g.cached = func(types.NamespacedName) (bool, string) { return tc.cached, tc.tenure }
 			g.confirm = func(types.NamespacedName) (bool, error) {
 				got = append(got, "read")
-				if tc.server == errGone {
+				if errors.Is(tc.server, errGone) {
 					return false, nil
 				}
 				return tc.server == nil, tc.server
