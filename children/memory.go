@@ -30,7 +30,16 @@ type memory struct {
 	// blocking holds, for each blocking object, the parents whose
 	// children it blocks: the other way round of parentMemory.blockers.
 	blocking map[blocker]map[types.NamespacedName]struct{}
+	// forgotten holds, for forgottenFor, when each parent that went was
+	// forgotten, by UID: a pass of it that was still running then must
+	// not leave in memory what it found (see get).
+	forgotten map[types.UID]time.Time
 }
+
+// forgottenFor is how long memory refuses to remember anything of a
+// parent it forgot: longer than any pass that was running when the parent
+// went.
+const forgottenFor = time.Minute
 
 // parentMemory is what memory holds of one parent.
 type parentMemory struct {
@@ -83,14 +92,14 @@ func parentKey(parent client.Object) (types.NamespacedName, types.UID) {
 }
 
 // get returns the memory of the parent with key and uid, made when missing
-// or held for an older parent of that name if create is set, else nil.
-// m.mu must be held.
+// or held for an older parent of that name if create is set, else nil; nil
+// too for a parent forgotten lately. m.mu must be held.
 func (m *memory) get(key types.NamespacedName, uid types.UID, create bool) *parentMemory {
 	pm := m.parents[key]
 	if pm != nil && pm.uid == uid {
 		return pm
 	}
-	if !create {
+	if _, gone := m.forgotten[uid]; !create || gone && uid != "" {
 		return nil
 	}
 	if pm != nil {
@@ -119,6 +128,9 @@ func (m *memory) rememberApply(parent client.Object, childKey string, w write) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pm := m.get(key, uid, true)
+	if pm == nil {
+		return
+	}
 	if pm.applied == nil {
 		pm.applied = map[string]write{}
 	}
@@ -162,6 +174,9 @@ func (m *memory) rememberDelete(parent client.Object, child types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pm := m.get(key, uid, true)
+	if pm == nil {
+		return
+	}
 	if pm.deleted == nil {
 		pm.deleted = map[types.UID]time.Time{}
 	}
@@ -191,6 +206,11 @@ func (m *memory) expire() {
 	for key, pm := range m.parents {
 		pm.expire(now)
 		m.tidyLocked(key)
+	}
+	for uid, at := range m.forgotten {
+		if now.Sub(at) >= forgottenFor {
+			delete(m.forgotten, uid)
+		}
 	}
 }
 
@@ -337,6 +357,12 @@ func (m *memory) forget(obj client.Object) {
 	defer m.mu.Unlock()
 	if pm := m.parents[key]; pm != nil && (uid == "" || pm.uid == uid) {
 		m.dropLocked(key)
+	}
+	if uid != "" {
+		if m.forgotten == nil {
+			m.forgotten = map[types.UID]time.Time{}
+		}
+		m.forgotten[uid] = m.clock()
 	}
 }
 

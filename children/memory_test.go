@@ -236,3 +236,29 @@ func TestPollBlockersWakesOncePerChange(t *testing.T) {
 		t.Errorf("memory holds %d parents and blockers after the blocker went, want 0", n)
 	}
 }
+
+// TestMemoryIgnoresLatePassesOfForgottenParents checks that a pass of a
+// parent still running when the parent went (its delete event came first)
+// leaves nothing in memory: what it found is not remembered once the
+// parent is forgotten, until forgottenFor has passed.
+func TestMemoryIgnoresLatePassesOfForgottenParents(t *testing.T) {
+	now := time.Now()
+	m := &memory{now: func() time.Time { return now }}
+	p := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"}}
+	gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	m.rememberApply(p, "cm-0", write{hash: "h", at: now})
+	m.forget(p)
+	// The pass that was running ends now.
+	m.rememberApply(p, "cm-1", write{hash: "h", at: now})
+	m.rememberDelete(p, "child-uid")
+	m.setBlockers(p, map[blocker]blockState{{gvk: gvk, key: types.NamespacedName{Namespace: "ns", Name: "theirs"}}: {resourceVersion: "1"}})
+	if n := m.size(); n != 0 {
+		t.Fatalf("memory holds %d things of a parent it forgot", n)
+	}
+	now = now.Add(forgottenFor)
+	m.expire()
+	m.rememberDelete(p, "child-uid")
+	if n := m.size(); n != 1 {
+		t.Errorf("memory holds %d things of the parent %s after it was forgotten, want 1", n, forgottenFor)
+	}
+}

@@ -69,7 +69,16 @@ func (m memo) empty() bool {
 // memory holds the memos of the objects, by UID. A pass reads and replaces
 // only its object's memo, and controller-runtime never runs two passes of
 // one object at once; forget may run at any time.
-type memory struct{ m sync.Map }
+type memory struct {
+	m sync.Map
+	// forgotten holds when each object that went was forgotten, by UID,
+	// for forgottenFor: a pass of it still running then leaves nothing.
+	forgotten sync.Map
+}
+
+// forgottenFor is how long memory refuses to keep anything of an object it
+// forgot: longer than any pass that was running when the object went.
+const forgottenFor = time.Minute
 
 // get returns the memo of uid, empty when there is none.
 func (m *memory) get(uid types.UID) memo {
@@ -84,15 +93,30 @@ func (m *memory) get(uid types.UID) memo {
 func (m *memory) change(uid types.UID, fn func(*memo)) {
 	v := m.get(uid)
 	fn(&v)
-	if v.empty() {
+	if _, gone := m.forgotten.Load(uid); gone || v.empty() {
 		m.m.Delete(uid)
 		return
 	}
 	m.m.Store(uid, v)
+	if _, gone := m.forgotten.Load(uid); gone {
+		// Forgotten while this pass ran.
+		m.m.Delete(uid)
+	}
 }
 
-// forget drops the memo of uid.
-func (m *memory) forget(uid types.UID) { m.m.Delete(uid) }
+// forget drops the memo of uid, and keeps it from coming back for
+// forgottenFor.
+func (m *memory) forget(uid types.UID) {
+	now := time.Now()
+	m.forgotten.Range(func(k, v any) bool {
+		if now.Sub(v.(time.Time)) >= forgottenFor {
+			m.forgotten.Delete(k)
+		}
+		return true
+	})
+	m.forgotten.Store(uid, now)
+	m.m.Delete(uid)
+}
 
 // forgetLeaving returns the handler of a watch of the reconciled objects
 // that forgets what the step remembers of an object when it leaves the

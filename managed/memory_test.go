@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -99,5 +100,29 @@ func TestMemoryIsReleased(t *testing.T) {
 	// controller's.
 	if b := e.get("handed-over"); b.Labels["share"] != "b" || conditions.Find(b.Status.Conditions, DefaultConditionSynced) == nil {
 		t.Errorf("handed-over Bucket: labels %v, conditions %v", b.Labels, b.Status.Conditions)
+	}
+}
+
+// TestMemoryIgnoresLatePassesOfForgottenObjects checks that a pass still
+// running when its object went (the delete event came first) leaves
+// nothing in memory.
+func TestMemoryIgnoresLatePassesOfForgottenObjects(t *testing.T) {
+	var m memory
+	m.change("uid-a", func(v *memo) { v.create = &attempt{n: 1, err: errors.New("down")} })
+	m.forget("uid-a")
+	m.change("uid-a", func(v *memo) { v.create = &attempt{n: 2, err: errors.New("down")} })
+	m.change("uid-b", func(v *memo) { v.create = &attempt{n: 1, err: errors.New("down")} })
+	got := 0
+	m.m.Range(func(k, _ any) bool {
+		if k != types.UID("uid-b") {
+			got++
+		}
+		return true
+	})
+	if got != 0 {
+		t.Errorf("memory holds %d memos of an object it forgot", got)
+	}
+	if m.get("uid-b").create == nil {
+		t.Error("memory lost the memo of another object")
 	}
 }
