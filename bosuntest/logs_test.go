@@ -29,11 +29,17 @@ func TestLogRecorder(t *testing.T) {
 		{Error: true, Name: "ctrl/step", Message: "reconcile failed", Err: errBoom, Values: []any{"controller", "greeting", "object", "ns/hello"}},
 		{Error: true, Name: "ctrl/step", Message: "no error given", Values: []any{"controller", "greeting"}},
 	}
-	if diff := cmp.Diff(want, rec.Entries(), cmpopts.EquateErrors()); diff != "" {
+	noTime := cmpopts.IgnoreFields(bosuntest.LogEntry{}, "Time")
+	if diff := cmp.Diff(want, rec.Entries(), cmpopts.EquateErrors(), noTime); diff != "" {
 		t.Errorf("Entries() (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want[2:], rec.Errors(), cmpopts.EquateErrors()); diff != "" {
+	if diff := cmp.Diff(want[2:], rec.Errors(), cmpopts.EquateErrors(), noTime); diff != "" {
 		t.Errorf("Errors() (-want +got):\n%s", diff)
+	}
+	for i, e := range rec.Entries() {
+		if e.Time.IsZero() || i > 0 && e.Time.Before(rec.Entries()[i-1].Time) {
+			t.Errorf("entry %d (%q) has time %s, want one no earlier than the line before", i, e.Message, e.Time)
+		}
 	}
 	rec.Reset()
 	if got := rec.Entries(); len(got) != 0 {
