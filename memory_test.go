@@ -2,10 +2,12 @@ package bosun_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -100,6 +102,79 @@ func TestMemoryIsReleasedWhenObjectsLeave(t *testing.T) {
 	bosuntest.Eventually(t, func(context.Context) error {
 		if got := bosun.RememberedObjects(r); got != 0 {
 			return fmt.Errorf("the engine still remembers %d objects that left its cache", got)
+		}
+		return nil
+	})
+}
+
+// holdStep holds the pass of the Widget "held" until release is closed,
+// and says on entered when it began.
+type holdStep struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (*holdStep) Name() string { return "hold" }
+
+func (s *holdStep) Do(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+	if req.Object.Name != "held" {
+		return ctrl.Result{}, nil
+	}
+	s.once.Do(func() { close(s.entered) })
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+	}
+	return ctrl.Result{}, nil
+}
+
+// TestMemoryIsReleasedWhenObjectsLeaveDuringAPass checks that a pass that
+// runs while its object leaves the cache leaves nothing in the engine's
+// memory when it ends: the Widget is relabelled away while its first pass
+// is held, then the pass ends (its status write, guarded by the version
+// it read, is refused) and the engine remembers nothing of it.
+func TestMemoryIsReleasedWhenObjectsLeaveDuringAPass(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	hold := &holdStep{entered: make(chan struct{}), release: make(chan struct{})}
+	r := newReconciler("memory-released-during-a-pass", newJournal(), false)
+	r.Steps = append(r.Steps, hold)
+	var cached client.Reader
+	bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Configure: func(o *ctrl.Options) {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{
+			&testapi.Widget{}: {Label: labels.SelectorFromSet(labels.Set{"share": "a"}), Namespaces: map[string]cache.Config{f.ns: {}}},
+		}
+	}}, func(mgr ctrl.Manager) error {
+		cached = mgr.GetClient()
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}).Complete(r)
+	})
+	w := &testapi.Widget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "held", Labels: map[string]string{"share": "a"}},
+		Spec:       testapi.WidgetSpec{Value: 10, Divisor: 2},
+	}
+	if err := f.c.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hold.entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the pass of the Widget never began")
+	}
+	if err := f.c.Patch(t.Context(), w, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"share":"b"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		err := cached.Get(ctx, client.ObjectKeyFromObject(w), &testapi.Widget{})
+		if err == nil {
+			return errors.New("the Widget is still in the cache")
+		}
+		return client.IgnoreNotFound(err)
+	})
+	close(hold.release)
+	bosuntest.Eventually(t, func(context.Context) error {
+		if got := bosun.RememberedObjects(r); got != 0 {
+			return fmt.Errorf("the engine remembers %d objects that left its cache", got)
 		}
 		return nil
 	})

@@ -257,7 +257,7 @@ func (p ownWritePredicate[T]) Update(e event.UpdateEvent) bool { return !p.r.own
 // from the cache, and passes the event.
 func (p ownWritePredicate[T]) Delete(e event.DeleteEvent) bool {
 	if e.Object != nil && p.r.isForKind(e.Object) {
-		p.r.forgetObject(client.ObjectKeyFromObject(e.Object))
+		p.r.forgetGone(e.Object)
 	}
 	return true
 }

@@ -199,6 +199,9 @@ type Reconciler[T client.Object] struct {
 	foreign  sync.Map // types.NamespacedName -> string: owner warned about
 	written  sync.Map // types.NamespacedName -> []string: versions our last pass wrote over
 	own      sync.Map // types.NamespacedName -> *ownWrite: versions our last pass wrote
+	// forgotten holds when the objects that left the cache were
+	// forgotten, by UID (see forgetObject).
+	forgotten sync.Map // types.UID -> time.Time
 	// forGVK is the reconciled kind, set by Build with the predicate that
 	// drops the events of the engine's own writes.
 	forGVK schema.GroupVersionKind
@@ -496,6 +499,7 @@ func (r *Reconciler[T]) noteRequeue(key types.NamespacedName, po *passObs, res c
 
 // reconcileObject runs the pass of Reconcile.
 func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, po *passObs) (ctrl.Result, error) {
+	started := time.Now()
 	p := r.prep
 	log := ctrl.LoggerFrom(ctx)
 
@@ -560,6 +564,11 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 		// reads from the API server again at once.
 		r.written.Store(creq.NamespacedName, &writeMemo{versions: carried, behindSince: time.Now().Add(-r.staleCacheLimit())})
 	}
+	if at, gone := r.forgotten.Load(obj.GetUID()); gone && !at.(time.Time).Before(started) {
+		// The object left the cache while this pass ran: what the pass
+		// recorded would stay for good.
+		r.forgetObject(creq.NamespacedName)
+	}
 	if len(ps.overwritten) == 0 && err == nil && res.RequeueAfter > 0 && res.Priority == nil && !ps.conflicted {
 		// A pass that wrote nothing and only asks to look again later is
 		// a poll. It goes back at low priority: otherwise the polls of
@@ -583,6 +592,28 @@ func (r *Reconciler[T]) forgetObject(key types.NamespacedName) {
 	r.foreign.Delete(key)
 	r.written.Delete(key)
 	r.forgetOwnWrites(key)
+}
+
+// forgottenFor is how long the engine remembers that an object left the
+// cache: longer than any pass that was running then, which forgets the
+// object again when it ends. A pass that starts later, of an object back
+// in the cache, keeps what it records.
+const forgottenFor = time.Minute
+
+// forgetGone forgets the object obj, whose delete event came, and notes
+// its UID for the pass that may still run (see forgotten).
+func (r *Reconciler[T]) forgetGone(obj client.Object) {
+	now := time.Now()
+	r.forgotten.Range(func(k, v any) bool {
+		if now.Sub(v.(time.Time)) >= forgottenFor {
+			r.forgotten.Delete(k)
+		}
+		return true
+	})
+	if uid := obj.GetUID(); uid != "" {
+		r.forgotten.Store(uid, now)
+	}
+	r.forgetObject(client.ObjectKeyFromObject(obj))
 }
 
 // writeMemo is what the engine remembers of its last writes to an object
