@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -94,13 +95,15 @@ func TestChildrenLifecycle(t *testing.T) {
 	e.waitConditions("shop", ready)
 
 	// A change of the spec that changes every ConfigMap and the
-	// Deployment's replicas: those are applied, the Service is not.
-	time.Sleep(500 * time.Millisecond)
+	// Deployment's replicas: those are applied, the Service is not. The
+	// count starts once the passes that led to Ready have ended, and is
+	// read once those of the change have.
+	e.touch("shop", "before-change")
 	e.writes.Reset()
 	e.setSpec("shop", 4, 2)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "4", "cm-1": "4", "cm-2": "4", "cm-3": "4"})
 	e.waitConditions("shop", map[string]cond{"ConfigMapReady": {metav1.ConditionTrue, ReasonReady}})
-	time.Sleep(500 * time.Millisecond)
+	e.touch("shop", "after-change")
 	if got := e.writes.Counts()["apply ConfigMap"]; got != 4 {
 		t.Errorf("%d ConfigMap applies after the change, want 4: %v", got, e.writes.Writes())
 	}
@@ -179,24 +182,16 @@ func TestConvergedWritesNothing(t *testing.T) {
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
 	e.markAvailable("web")
 	e.waitConditions("quiet", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
-	time.Sleep(time.Second)
+	// The passes that converged the Widget have ended.
+	e.touch("quiet", "settled")
 	e.writes.Reset()
 	passes := lists.Load()
 
-	// Touching the Widget's labels brings a pass that has nothing to do.
+	// Touching the Widget's labels brings a pass that has nothing to do;
+	// each touch waits until that pass has ended.
 	for i := range 3 {
-		w := &testapi.Widget{}
-		if err := e.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "quiet"}, w); err != nil {
-			t.Fatal(err)
-		}
-		base := w.DeepCopy()
-		w.Labels = map[string]string{"touch": fmt.Sprint(i)}
-		if err := e.c.Patch(t.Context(), w, client.MergeFrom(base)); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(300 * time.Millisecond)
+		e.touch("quiet", fmt.Sprint(i))
 	}
-	time.Sleep(time.Second)
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes by passes over a converged Widget, want 0: %v", n, e.writes.Writes())
 	}
@@ -246,6 +241,10 @@ func TestPlan(t *testing.T) {
 // and the step does not retry until the Widget changes.
 func TestInvalidChildren(t *testing.T) {
 	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
+		if req.Object.Name == "clock" {
+			// The clock of the windows below: no children, always valid.
+			return nil, nil
+		}
 		switch req.Object.Spec.Value {
 		case 1:
 			return []client.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}}, nil
@@ -259,22 +258,27 @@ func TestInvalidChildren(t *testing.T) {
 		}, nil
 	}
 	step := NewStep("bad", desired, []Kind{Of(&corev1.ConfigMap{})})
-	var passes atomic.Int64
-	e := start(t, reconciler(step), countPasses(&passes))
+	e := start(t, reconciler(step))
+	// The windows in which nothing may happen are measured in passes of
+	// the Widget clock, as well as in time.
+	e.create("clock", 0, 0)
 	e.create("bad", 1, 0)
+	e.waitConditions("clock", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
 	w := e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, ErrUndeclaredKind.Error()) {
 		t.Errorf("Ready message = %q, want it to mention %q", msg, ErrUndeclaredKind)
 	}
-	time.Sleep(time.Second)
+	// Once the passes under way have ended, none follows: not in 2s, and
+	// not in 10 passes of the clock.
+	e.touch("bad", "invalid")
 	e.writes.Reset()
-	before := passes.Load()
-	time.Sleep(2 * time.Second)
+	before := len(e.passes.of("bad"))
+	e.window("clock", 2*time.Second, 10)
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes while the children stay invalid, want 0 (no retry loop): %v", n, e.writes.Writes())
 	}
-	if n := passes.Load() - before; n != 0 {
-		t.Errorf("%d passes in 2s while the children stay invalid, want 0 (no retry loop)", n)
+	if n := len(e.passes.of("bad")) - before; n != 0 {
+		t.Errorf("%d passes in the window while the children stay invalid, want 0 (no retry loop)", n)
 	}
 	e.setSpec("bad", 2, 0)
 	w = e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
@@ -291,15 +295,15 @@ func TestInvalidChildren(t *testing.T) {
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "applying ConfigMap") {
 		t.Errorf("Ready message = %q, want it to say which apply failed", msg)
 	}
-	time.Sleep(time.Second)
+	e.touch("bad", "refused")
 	e.writes.Reset()
-	before = passes.Load()
-	time.Sleep(2 * time.Second)
+	before = len(e.passes.of("bad"))
+	e.window("clock", 2*time.Second, 10)
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes while the API server refuses the child, want 0 (no retry loop): %v", n, e.writes.Writes())
 	}
-	if n := passes.Load() - before; n != 0 {
-		t.Errorf("%d passes in 2s while the API server refuses the child, want 0 (no retry loop)", n)
+	if n := len(e.passes.of("bad")) - before; n != 0 {
+		t.Errorf("%d passes in the window while the API server refuses the child, want 0 (no retry loop)", n)
 	}
 }
 
@@ -454,19 +458,72 @@ func blindReads(c client.Client, until *time.Time) client.Client {
 	})
 }
 
+// lag hides ConfigMaps from the reads of the clients it wraps for d from
+// the first read of one, like a cache that lags behind the writes. Counting
+// from the first read rather than from a moment the test picks, the passes
+// of the lag come within it however slowly the controller starts.
+type lag struct {
+	d     time.Duration
+	mu    sync.Mutex
+	first time.Time
+}
+
+// blind reports whether a read of ConfigMaps now is to find none.
+func (l *lag) blind() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.first.IsZero() {
+		l.first = time.Now()
+	}
+	return time.Since(l.first) < l.d
+}
+
+// over reports why the reads do not see the ConfigMaps yet, or nil when
+// they do.
+func (l *lag) over() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.first.IsZero():
+		return errors.New("no ConfigMap read yet")
+	case time.Since(l.first) < l.d:
+		return fmt.Errorf("reads blind for %s more", l.d-time.Since(l.first))
+	}
+	return nil
+}
+
+func (l *lag) wrap(c client.Client) client.Client {
+	return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok && l.blind() {
+				return apierrors.NewNotFound(corev1.Resource("configmaps"), key.Name)
+			}
+			return cl.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.ConfigMapList); ok && l.blind() {
+				return nil
+			}
+			return cl.List(ctx, list, opts...)
+		},
+	})
+}
+
 // TestLaggingCache runs the step on a client whose reads do not show the
-// ConfigMaps it applied for three seconds: the passes in that time read
-// them from the API server (or wait for the cache) instead of applying the
-// same ConfigMaps again.
+// ConfigMaps it applied for three seconds from the first pass: the passes
+// in that time read them from the API server (or wait for the cache)
+// instead of applying the same ConfigMaps again.
 func TestLaggingCache(t *testing.T) {
-	until := time.Now().Add(time.Hour)
+	l := &lag{d: 3 * time.Second}
 	step := NewStep("web", webApp, webKinds())
-	e := start(t, reconciler(step), func(c client.Client) client.Client { return blindReads(c, &until) })
-	until = time.Now().Add(3 * time.Second)
+	e := start(t, reconciler(step), l.wrap)
 	e.create("lag", 2, 0)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
 	e.waitConditions("lag", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
-	time.Sleep(4 * time.Second)
+	// Once the reads see the ConfigMaps again, a pass that loaded the
+	// Widget after that has ended, and with it every pass in the lag.
+	bosuntest.Eventually(t, func(context.Context) error { return l.over() }, bosuntest.Timeout(30*time.Second))
+	e.touch("lag", "after-lag")
 	if got := e.writes.Counts()["apply ConfigMap"]; got != 2 {
 		t.Errorf("%d ConfigMap applies, want 2 (one each): %v", got, e.writes.Writes())
 	}

@@ -118,8 +118,8 @@ func TestConvergedIsQuiet(t *testing.T) {
 	e := start(t, cl, nil)
 	e.create("quiet", 3, "quiet-conn", nil)
 	e.wait("quiet", converged)
-	// Let the passes that follow the convergence settle.
-	time.Sleep(500 * time.Millisecond)
+	// The passes that converged the Bucket have ended.
+	e.touch("quiet", "settled")
 
 	e.writes.Reset()
 	c0, u0, d0 := cl.counts()
@@ -267,6 +267,9 @@ func TestCrashWindowStops(t *testing.T) {
 	cl := newCloud()
 	cl.assignNames = true
 	e := start(t, cl, failOutcome, WithProviderNames())
+	// clock only observes: it creates nothing, and its polls measure the
+	// window below.
+	e.create("clock", 1, "", annotated(AnnotationManagementPolicies, string(PolicyObserve)))
 	for i := range crashTrials {
 		e.create(fmt.Sprintf("lost-%d", i), 1, "", nil)
 	}
@@ -281,8 +284,13 @@ func TestCrashWindowStops(t *testing.T) {
 			t.Errorf("%s: Synced message %q does not say what to check and which annotation to remove", b.Name, msg)
 		}
 	}
-	// Stopped means stopped: no further creates.
-	time.Sleep(500 * time.Millisecond)
+	// Stopped means stopped: no further creates, neither in a pass that
+	// a change of the object brings nor in the window of 500ms and 3 polls
+	// of the clock that follows.
+	for i := range crashTrials {
+		e.touch(fmt.Sprintf("lost-%d", i), "stopped")
+	}
+	e.window("clock", 500*time.Millisecond, 3)
 	cl.set(func(c *cloud) {
 		if len(c.creates) != crashTrials || len(c.buckets) != crashTrials {
 			t.Errorf("%d objects created %d buckets, want %d", len(c.creates), len(c.buckets), crashTrials)
@@ -335,6 +343,8 @@ func TestCreateErrors(t *testing.T) {
 		DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateFailed},
 	}
 	e.wait("flaky", failing)
+	// An upper bound on the creates in a fixed time: a busy machine runs
+	// fewer passes in it, which only makes the bound easier to keep.
 	time.Sleep(2 * time.Second)
 	if c, _, _ := cl.counts(); c > 15 {
 		t.Errorf("%d creates in about 2s, want backoff to keep it low", c)
@@ -354,7 +364,8 @@ func TestCreateErrors(t *testing.T) {
 		DefaultConditionSynced: {metav1.ConditionFalse, ReasonInvalidSpec},
 	})
 	uid := string(e.get("bad").UID)
-	time.Sleep(time.Second)
+	// No retry in 1s and 3 polls of the converged flaky.
+	e.window("flaky", time.Second, 3)
 	cl.set(func(c *cloud) {
 		if c.creates[uid] != 1 {
 			t.Errorf("invalid spec: %d creates, want 1 (terminal, not retried)", c.creates[uid])
@@ -446,9 +457,11 @@ func TestSecretUpdatedOnlyWhenChanged(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(300 * time.Millisecond)
+	// Once the passes that repaired the Secret have ended, the polls that
+	// follow (1s, and at least 3 of them) leave the Secret alone.
+	e.touch("sw", "repaired")
 	e.writes.Reset()
-	time.Sleep(time.Second)
+	e.window("sw", time.Second, 3)
 	if n := e.writes.Counts()["update Secret"]; n != 0 {
 		t.Errorf("%d secret updates while unchanged, want none", n)
 	}
