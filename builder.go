@@ -476,13 +476,11 @@ func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	case err == nil:
 		// Before the steps' setup, whose indexes of the kind would
 		// otherwise fail less clearly.
-		ok, err := served(b.mgr.GetRESTMapper(), gvk)
-		switch {
-		case err != nil && b.gate != nil:
-			return nil, fmt.Errorf("bosun: reconciler %q: looking for %s in the API server's discovery: %w", r.Name, gvk, err)
-		case err == nil && !ok && b.gate == nil:
-			return nil, notServedError(r.Name, gvk, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}})
-		case err == nil && !ok:
+		missing, err := b.missing(r, gvk)
+		if err != nil {
+			return nil, err
+		}
+		if missing {
 			b.mu.Lock()
 			b.deferIndexes = true
 			b.mu.Unlock()
@@ -545,17 +543,30 @@ func (b *Builder[T]) unserved(r *Reconciler[T], forGVK schema.GroupVersionKind) 
 		if gvk == forGVK || gvk.Empty() {
 			continue
 		}
-		ok, err := served(b.mgr.GetRESTMapper(), gvk)
-		switch {
-		case err != nil && b.gate != nil:
-			return nil, fmt.Errorf("bosun: reconciler %q: looking for %s in the API server's discovery: %w", r.Name, gvk, err)
-		case err == nil && !ok && b.gate == nil:
-			return nil, notServedError(r.Name, gvk, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}})
-		case err == nil && !ok:
+		missing, err := b.missing(r, gvk)
+		if err != nil {
+			return nil, err
+		}
+		if missing {
 			kinds = append(kinds, gvk)
 		}
 	}
 	return kinds, nil
+}
+
+// missing reports whether the API server does not serve gvk, for a
+// controller that waits for it (WhenServed); without WhenServed, a kind
+// not served is an error wrapping ErrKindNotServed. Failing to ask is an
+// error with WhenServed only: without it, the controller's start tells.
+func (b *Builder[T]) missing(r *Reconciler[T], gvk schema.GroupVersionKind) (bool, error) {
+	ok, err := served(b.mgr.GetRESTMapper(), gvk)
+	switch {
+	case err != nil && b.gate != nil:
+		return false, fmt.Errorf("bosun: reconciler %q: looking for %s in the API server's discovery: %w", r.Name, gvk, err)
+	case err == nil && !ok && b.gate == nil:
+		return false, notServedError(r.Name, gvk, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}})
+	}
+	return err == nil && !ok, nil
 }
 
 // gvkNames lists kinds for a log or an error.
