@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/gone"
 )
 
 // ConflictRequeueDelay is how long the engine waits before it reconciles an
@@ -199,9 +200,9 @@ type Reconciler[T client.Object] struct {
 	foreign  sync.Map // types.NamespacedName -> string: owner warned about
 	written  sync.Map // types.NamespacedName -> []string: versions our last pass wrote over
 	own      sync.Map // types.NamespacedName -> *ownWrite: versions our last pass wrote
-	// forgotten holds when the objects that left the cache were
-	// forgotten, by UID (see forgetObject).
-	forgotten sync.Map // types.UID -> time.Time
+	// forgotten holds the objects that left the cache lately (see
+	// forgetGone).
+	forgotten gone.Set
 	// forGVK is the reconciled kind, set by Build with the predicate that
 	// drops the events of the engine's own writes.
 	forGVK schema.GroupVersionKind
@@ -564,7 +565,7 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 		// reads from the API server again at once.
 		r.written.Store(creq.NamespacedName, &writeMemo{versions: carried, behindSince: time.Now().Add(-r.staleCacheLimit())})
 	}
-	if at, gone := r.forgotten.Load(obj.GetUID()); gone && !at.(time.Time).Before(started) {
+	if at, left := r.forgotten.Went(obj.GetUID(), time.Now()); left && !at.Before(started) {
 		// The object left the cache while this pass ran: what the pass
 		// recorded would stay for good.
 		r.forgetObject(creq.NamespacedName)
@@ -594,25 +595,12 @@ func (r *Reconciler[T]) forgetObject(key types.NamespacedName) {
 	r.forgetOwnWrites(key)
 }
 
-// forgottenFor is how long the engine remembers that an object left the
-// cache: longer than any pass that was running then, which forgets the
-// object again when it ends. A pass that starts later, of an object back
-// in the cache, keeps what it records.
-const forgottenFor = time.Minute
-
 // forgetGone forgets the object obj, whose delete event came, and notes
-// its UID for the pass that may still run (see forgotten).
+// its UID for gone.For: a pass that was running then forgets the object
+// again when it ends. A pass that starts later, of an object back in the
+// cache, keeps what it records.
 func (r *Reconciler[T]) forgetGone(obj client.Object) {
-	now := time.Now()
-	r.forgotten.Range(func(k, v any) bool {
-		if now.Sub(v.(time.Time)) >= forgottenFor {
-			r.forgotten.Delete(k)
-		}
-		return true
-	})
-	if uid := obj.GetUID(); uid != "" {
-		r.forgotten.Store(uid, now)
-	}
+	r.forgotten.Add(obj.GetUID(), time.Now())
 	r.forgetObject(client.ObjectKeyFromObject(obj))
 }
 

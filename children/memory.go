@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/internal/gone"
 )
 
 // memory is what a step remembers of its parents between passes: the
@@ -30,16 +32,11 @@ type memory struct {
 	// blocking holds, for each blocking object, the parents whose
 	// children it blocks: the other way round of parentMemory.blockers.
 	blocking map[blocker]map[types.NamespacedName]struct{}
-	// forgotten holds, for forgottenFor, when each parent that went was
-	// forgotten, by UID: a pass of it that was still running then must
-	// not leave in memory what it found (see get).
-	forgotten map[types.UID]time.Time
+	// forgotten holds the parents that went lately: a pass of one that
+	// was still running then must not leave in memory what it found (see
+	// get).
+	forgotten gone.Set
 }
-
-// forgottenFor is how long memory refuses to remember anything of a
-// parent it forgot: longer than any pass that was running when the parent
-// went.
-const forgottenFor = time.Minute
 
 // parentMemory is what memory holds of one parent.
 type parentMemory struct {
@@ -99,7 +96,7 @@ func (m *memory) get(key types.NamespacedName, uid types.UID, create bool) *pare
 	if pm != nil && pm.uid == uid {
 		return pm
 	}
-	if _, gone := m.forgotten[uid]; !create || gone && uid != "" {
+	if _, left := m.forgotten.Went(uid, m.clock()); !create || left {
 		return nil
 	}
 	if pm != nil {
@@ -206,11 +203,6 @@ func (m *memory) expire() {
 	for key, pm := range m.parents {
 		pm.expire(now)
 		m.tidyLocked(key)
-	}
-	for uid, at := range m.forgotten {
-		if now.Sub(at) >= forgottenFor {
-			delete(m.forgotten, uid)
-		}
 	}
 }
 
@@ -358,12 +350,7 @@ func (m *memory) forget(obj client.Object) {
 	if pm := m.parents[key]; pm != nil && (uid == "" || pm.uid == uid) {
 		m.dropLocked(key)
 	}
-	if uid != "" {
-		if m.forgotten == nil {
-			m.forgotten = map[types.UID]time.Time{}
-		}
-		m.forgotten[uid] = m.clock()
-	}
+	m.forgotten.Add(uid, m.clock())
 }
 
 // dropLocked drops the memory of the parent key. m.mu must be held.

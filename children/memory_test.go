@@ -21,6 +21,7 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/gone"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -240,7 +241,7 @@ func TestPollBlockersWakesOncePerChange(t *testing.T) {
 // TestMemoryIgnoresLatePassesOfForgottenParents checks that a pass of a
 // parent still running when the parent went (its delete event came first)
 // leaves nothing in memory: what it found is not remembered once the
-// parent is forgotten, until forgottenFor has passed.
+// parent is forgotten, until gone.For has passed.
 func TestMemoryIgnoresLatePassesOfForgottenParents(t *testing.T) {
 	now := time.Now()
 	m := &memory{now: func() time.Time { return now }}
@@ -255,10 +256,10 @@ func TestMemoryIgnoresLatePassesOfForgottenParents(t *testing.T) {
 	if n := m.size(); n != 0 {
 		t.Fatalf("memory holds %d things of a parent it forgot", n)
 	}
-	now = now.Add(forgottenFor)
+	now = now.Add(gone.For)
 	m.expire()
 	m.rememberDelete(p, "child-uid")
 	if n := m.size(); n != 1 {
-		t.Errorf("memory holds %d things of the parent %s after it was forgotten, want 1", n, forgottenFor)
+		t.Errorf("memory holds %d things of the parent %s after it was forgotten, want 1", n, gone.For)
 	}
 }

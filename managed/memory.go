@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/internal/gone"
 	"github.com/bosunkit/bosun/managed/changelog"
 )
 
@@ -71,14 +72,10 @@ func (m memo) empty() bool {
 // one object at once; forget may run at any time.
 type memory struct {
 	m sync.Map
-	// forgotten holds when each object that went was forgotten, by UID,
-	// for forgottenFor: a pass of it still running then leaves nothing.
-	forgotten sync.Map
+	// forgotten holds the objects that went lately: a pass of one still
+	// running then leaves nothing.
+	forgotten gone.Set
 }
-
-// forgottenFor is how long memory refuses to keep anything of an object it
-// forgot: longer than any pass that was running when the object went.
-const forgottenFor = time.Minute
 
 // get returns the memo of uid, empty when there is none.
 func (m *memory) get(uid types.UID) memo {
@@ -93,28 +90,21 @@ func (m *memory) get(uid types.UID) memo {
 func (m *memory) change(uid types.UID, fn func(*memo)) {
 	v := m.get(uid)
 	fn(&v)
-	if _, gone := m.forgotten.Load(uid); gone || v.empty() {
+	if _, left := m.forgotten.Went(uid, time.Now()); left || v.empty() {
 		m.m.Delete(uid)
 		return
 	}
 	m.m.Store(uid, v)
-	if _, gone := m.forgotten.Load(uid); gone {
+	if _, left := m.forgotten.Went(uid, time.Now()); left {
 		// Forgotten while this pass ran.
 		m.m.Delete(uid)
 	}
 }
 
 // forget drops the memo of uid, and keeps it from coming back for
-// forgottenFor.
+// gone.For.
 func (m *memory) forget(uid types.UID) {
-	now := time.Now()
-	m.forgotten.Range(func(k, v any) bool {
-		if now.Sub(v.(time.Time)) >= forgottenFor {
-			m.forgotten.Delete(k)
-		}
-		return true
-	})
-	m.forgotten.Store(uid, now)
+	m.forgotten.Add(uid, time.Now())
 	m.m.Delete(uid)
 }
 

@@ -1,0 +1,71 @@
+// Package gone remembers, for a while, the objects that left a
+// controller's cache (deleted, or moved out of a cache that holds a share
+// of the objects), so that what a pass still running at that moment
+// records of its object is not kept for good. The engine, the children
+// step and the managed step each keep one Set.
+package gone
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// For is how long a Set keeps an object: longer than any pass that was
+// running when the object went.
+const For = time.Minute
+
+// Set holds the UIDs of the objects that went in the last For, with when
+// each went. Old entries are dropped in one sweep at most once per half of
+// For, so that adding an object costs the same however many went before.
+// The zero value is ready to use; a Set is safe for concurrent use.
+type Set struct {
+	mu    sync.Mutex
+	at    map[types.UID]time.Time
+	swept time.Time
+}
+
+// Add notes that the object uid went at now. An empty uid is ignored.
+func (s *Set) Add(uid types.UID, now time.Time) {
+	if uid == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at == nil {
+		s.at = map[types.UID]time.Time{}
+	}
+	if now.Sub(s.swept) >= For/2 {
+		for k, at := range s.at {
+			if now.Sub(at) >= For {
+				delete(s.at, k)
+			}
+		}
+		s.swept = now
+	}
+	s.at[uid] = now
+}
+
+// Went returns when the object uid went, and whether it did in the For
+// before now.
+func (s *Set) Went(uid types.UID, now time.Time) (time.Time, bool) {
+	if uid == "" {
+		return time.Time{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.at[uid]
+	if !ok || now.Sub(at) >= For {
+		return time.Time{}, false
+	}
+	return at, true
+}
+
+// Len returns the number of objects the Set holds, old ones not yet swept
+// included.
+func (s *Set) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.at)
+}
