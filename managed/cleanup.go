@@ -123,6 +123,16 @@ func (s *Step[T]) cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		s.setDeleting(obj)
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
+	return s.delete(ctx, req, cl, name, deleting, now)
+}
+
+// delete commits the delete fence, AnnotationDeletePending at now, and,
+// the object still the one the pass read, asks the external system to
+// delete the resource name. deleting tells whether a Delete was asked for
+// before.
+func (s *Step[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string, deleting bool, now time.Time) (ctrl.Result, error) {
+	obj := req.Object
+	uid := obj.GetUID()
 	// The fence: no Delete on the strength of a stale copy. The
 	// resourceVersion guard fails for any other object of the same name
 	// (resource versions are never reused); the UID check says so again.
@@ -141,7 +151,7 @@ func (s *Step[T]) cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	if !deleting {
 		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventDeleting, "Delete", "deleting external resource %q", name)
 	}
-	_, err = callExternal(ctx, s, req, OpDelete, obj, func(ctx context.Context) (struct{}, error) {
+	_, err := callExternal(ctx, s, req, OpDelete, obj, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, cl.Delete(ctx, obj)
 	})
 	s.logChange(req, OpDelete, name, outcomeOf(err), err)

@@ -127,7 +127,6 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		return ctrl.Result{}, &conditions.Error{Type: s.cfg.synced, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError,
 			Err: errors.New("Create succeeded and recorded no external name; with WithProviderNames it must call SetExternalName")}
 	}
-	unknown := cerr != nil && outcomeUnknown(cerr)
 	logged := name
 	if cerr == nil && s.cfg.providerNames {
 		logged = assigned
@@ -138,6 +137,34 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	}
 	s.logChange(req, OpCreate, logged, outcome, cerr)
 
+	pubErr, recErr := s.recordCreate(ctx, req, cr, cerr, assigned)
+	obj = req.Object
+	if cerr != nil {
+		return ctrl.Result{}, s.createFailed(req, name, cerr, recErr)
+	}
+	s.memory.change(obj.GetUID(), func(m *memo) { m.create = nil })
+	req.Log.Info("created external resource", "externalName", ExternalName(obj))
+	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created external resource %q", ExternalName(obj))
+	if recErr != nil {
+		return ctrl.Result{}, s.fail(ReasonRecordFailed, fmt.Errorf("recording the outcome of a create: %w", errors.Join(recErr, pubErr)))
+	}
+	if pubErr != nil {
+		return ctrl.Result{}, pubErr
+	}
+	msg := "the external resource was created and is not available yet"
+	if cr.Operation != "" {
+		msg = "the external system is creating the resource"
+	}
+	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, msg)
+	s.setSynced(obj, "")
+	return ctrl.Result{RequeueAfter: s.cfg.short}, nil
+}
+
+// recordCreate publishes what a successful Create returned and records
+// the create's outcome on the object (nothing for an outcome unknown),
+// with a context that survives a stop of the manager. It returns the
+// errors of the publish and of the record.
+func (s *Step[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creation, cerr error, assigned string) (pubErr, recErr error) {
 	wctx, cancel := s.durable(ctx)
 	defer cancel()
 	if cerr == nil && s.cfg.providerNames {
@@ -150,7 +177,6 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 			req.Log.Error(err, "saving the name the external system assigned failed", "externalName", assigned)
 		}
 	}
-	var pubErr error
 	record := map[string]string{}
 	switch {
 	case cerr == nil:
@@ -167,60 +193,47 @@ func (s *Step[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 			// Polled from the next pass on, by this process or the next.
 			record[AnnotationOperation] = operationValue(Operation{Kind: OpCreate, Token: cr.Operation})
 		}
-	case !unknown:
+	case !outcomeUnknown(cerr):
 		record[AnnotationCreateFailed] = formatTime(s.cfg.now())
 	}
-	var recErr error
 	if len(record) > 0 {
 		if recErr = s.record(wctx, req, record); recErr != nil {
 			req.Log.Error(recErr, "recording the outcome of a create failed", "created", cerr == nil)
 		}
 	}
-	obj = req.Object
-	uid := obj.GetUID()
-	if cerr != nil {
-		if unknown {
-			// Recorded as nothing: the leak guard treats it as a stop
-			// after Create.
-			req.Log.Info("outcome of a create unknown, looking for the resource before creating again", "externalName", name, "error", cerr.Error())
-			return ctrl.Result{}, s.fail(ReasonCreateFailed, fmt.Errorf("creating %s, outcome unknown: %w", describe(name), cerr))
-		}
-		werr := fmt.Errorf("creating %s: %w", describe(name), cerr)
-		if recErr != nil {
-			// The failure is not on the object, and the engine's save of
-			// the same annotation would most likely fail as the record
-			// did, and then report that failure instead of the create's:
-			// it is left out. This process remembers the failure, which
-			// stands in for the record (see createGuard).
-			setAnnotations(obj, map[string]string{AnnotationCreateFailed: req.Original.GetAnnotations()[AnnotationCreateFailed]})
-			// The record's error is told, not wrapped: the pass fails
-			// with the create's error (a Conflict of the record must not
-			// make it a quiet requeue).
-			werr = fmt.Errorf("%w; recording the failed create on the object failed too: %s", werr, recErr.Error())
-		}
-		err := s.fail(ReasonCreateFailed, werr)
-		_, sev, _ := conditions.FromError(err)
-		s.memory.change(uid, func(m *memo) {
-			m.create = failed(m.create, s.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
-		})
-		return ctrl.Result{}, err
+	return pubErr, recErr
+}
+
+// createFailed returns the error of a failed Create (cerr), and
+// remembers the failure, which the next create backs off from. recErr is
+// the error of the record of the failure, if that failed too.
+func (s *Step[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr error) error {
+	obj := req.Object
+	if outcomeUnknown(cerr) {
+		// Recorded as nothing: the leak guard treats it as a stop
+		// after Create.
+		req.Log.Info("outcome of a create unknown, looking for the resource before creating again", "externalName", name, "error", cerr.Error())
+		return s.fail(ReasonCreateFailed, fmt.Errorf("creating %s, outcome unknown: %w", describe(name), cerr))
 	}
-	s.memory.change(uid, func(m *memo) { m.create = nil })
-	req.Log.Info("created external resource", "externalName", ExternalName(obj))
-	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventCreated, "Create", "created external resource %q", ExternalName(obj))
+	werr := fmt.Errorf("creating %s: %w", describe(name), cerr)
 	if recErr != nil {
-		return ctrl.Result{}, s.fail(ReasonRecordFailed, fmt.Errorf("recording the outcome of a create: %w", errors.Join(recErr, pubErr)))
+		// The failure is not on the object, and the engine's save of
+		// the same annotation would most likely fail as the record
+		// did, and then report that failure instead of the create's:
+		// it is left out. This process remembers the failure, which
+		// stands in for the record (see createGuard).
+		setAnnotations(obj, map[string]string{AnnotationCreateFailed: req.Original.GetAnnotations()[AnnotationCreateFailed]})
+		// The record's error is told, not wrapped: the pass fails
+		// with the create's error (a Conflict of the record must not
+		// make it a quiet requeue).
+		werr = fmt.Errorf("%w; recording the failed create on the object failed too: %s", werr, recErr.Error())
 	}
-	if pubErr != nil {
-		return ctrl.Result{}, pubErr
-	}
-	msg := "the external resource was created and is not available yet"
-	if cr.Operation != "" {
-		msg = "the external system is creating the resource"
-	}
-	s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, msg)
-	s.setSynced(obj, "")
-	return ctrl.Result{RequeueAfter: s.cfg.short}, nil
+	err := s.fail(ReasonCreateFailed, werr)
+	_, sev, _ := conditions.FromError(err)
+	s.memory.change(obj.GetUID(), func(m *memo) {
+		m.create = failed(m.create, s.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
+	})
+	return err
 }
 
 // record writes the outcome of a create, retrying with backoff. A conflict

@@ -282,58 +282,18 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	// updating: an Update of the spec is under way, asked for by this
 	// pass or lately; again is how soon the next one is due.
 	updating, again := false, s.cfg.short
-	uid := obj.GetUID()
-	prev := s.memory.get(uid).update
 	switch {
 	case obs.UpToDate:
-		s.memory.change(uid, func(m *memo) { m.update = nil })
+		s.memory.change(obj.GetUID(), func(m *memo) { m.update = nil })
 	case !pol.Update:
 		note = "the external resource differs from the spec, and the management policies do not allow Update"
 	default:
-		if wait := s.updateWait(prev, obj.GetGeneration(), now); wait > 0 {
-			// This generation's Update was asked for lately: let the
-			// external system apply it, and look again until the next
-			// is due. A failed one keeps its error meanwhile.
-			if prev.err != nil {
-				return ctrl.Result{}, prev.err
-			}
-			updating, again = true, wait
-			break
-		}
-		// An Update asked for again while the last one of the same
-		// generation is still being applied is logged and counted once.
-		repeat := prev != nil && prev.err == nil && prev.gen == obj.GetGeneration()
-		drift := s.inSync(obj)
-		up, err := callExternal(ctx, s, req, OpUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
-		outcome := outcomeOf(err)
-		if err == nil && up.Operation != "" {
-			outcome = changelog.OutcomeStarted
-		}
-		if !repeat || err != nil {
-			s.logChange(req, OpUpdate, name, outcome, err)
-		}
+		updating = true
+		again, details, err = s.update(ctx, req, cl, obs, name, now)
 		if err != nil {
-			err = s.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
-			_, sev, _ := conditions.FromError(err)
-			s.memory.change(uid, func(m *memo) {
-				m.update = failed(m.update, s.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
-			})
 			return ctrl.Result{}, err
 		}
-		s.memory.change(uid, func(m *memo) { m.update = &attempt{at: s.cfg.now(), gen: obj.GetGeneration()} })
-		if up.Operation != "" {
-			if err := s.startOperation(ctx, req, Operation{Kind: OpUpdate, Token: up.Operation}); err != nil {
-				return ctrl.Result{}, err
-			}
-			obj = req.Object
-		}
-		if drift && !repeat {
-			s.metricsFor(req).drift.Inc()
-		}
-		updating = true
-		details = merge(details, up.ConnectionDetails)
-		req.Log.Info("updated external resource", "externalName", name, "drift", drift)
-		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventUpdated, "Update", "updated external resource %q: %s", name, obs.Diff)
+		obj = req.Object
 	}
 	details, err = s.credentials(ctx, req, cl, pol, details)
 	if err != nil {
@@ -359,6 +319,58 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		return ctrl.Result{RequeueAfter: s.cfg.short}, nil
 	}
 	return ctrl.Result{RequeueAfter: s.poll(req)}, nil
+}
+
+// update brings the external resource, found to differ from the spec, to
+// the spec. When this generation's Update was asked for lately it waits
+// for the external system to apply it (a failed one keeps its error
+// meanwhile); otherwise it calls Update. It returns how soon the next
+// Update is due and the connection details, those Update returned merged
+// in.
+func (s *Step[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obs Observation, name string, now time.Time) (time.Duration, ConnectionDetails, error) {
+	obj := req.Object
+	uid := obj.GetUID()
+	details := obs.ConnectionDetails
+	prev := s.memory.get(uid).update
+	if wait := s.updateWait(prev, obj.GetGeneration(), now); wait > 0 {
+		if prev.err != nil {
+			return 0, nil, prev.err
+		}
+		return wait, details, nil
+	}
+	// An Update asked for again while the last one of the same generation
+	// is still being applied is logged and counted once.
+	repeat := prev != nil && prev.err == nil && prev.gen == obj.GetGeneration()
+	drift := s.inSync(obj)
+	up, err := callExternal(ctx, s, req, OpUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
+	outcome := outcomeOf(err)
+	if err == nil && up.Operation != "" {
+		outcome = changelog.OutcomeStarted
+	}
+	if !repeat || err != nil {
+		s.logChange(req, OpUpdate, name, outcome, err)
+	}
+	if err != nil {
+		err = s.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
+		_, sev, _ := conditions.FromError(err)
+		s.memory.change(uid, func(m *memo) {
+			m.update = failed(m.update, s.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
+		})
+		return 0, nil, err
+	}
+	s.memory.change(uid, func(m *memo) { m.update = &attempt{at: s.cfg.now(), gen: obj.GetGeneration()} })
+	if up.Operation != "" {
+		if err := s.startOperation(ctx, req, Operation{Kind: OpUpdate, Token: up.Operation}); err != nil {
+			return 0, nil, err
+		}
+		obj = req.Object
+	}
+	if drift && !repeat {
+		s.metricsFor(req).drift.Inc()
+	}
+	req.Log.Info("updated external resource", "externalName", name, "drift", drift)
+	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventUpdated, "Update", "updated external resource %q: %s", name, obs.Diff)
+	return s.cfg.short, merge(details, up.ConnectionDetails), nil
 }
 
 // Observe reports the external resource under the skip reconcile policy:
