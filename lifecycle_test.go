@@ -178,26 +178,12 @@ func assertNoHotLoop(t *testing.T, counter *bosuntest.ReconcileCounter, w *testa
 	}
 }
 
-// passWindow returns once at least d has gone by and the Widget clock has
-// had at least n reconciles since the call, as counter counts them,
-// touching clock on each check to bring them. It is the time a test gives
-// something to happen that must not, measured in the controller's passes
-// as well as in time: on a busy machine, where passes come slower, it
-// grows with them rather than end before the controller did anything.
+// passWindow is bosuntest.Window with the Widget clock, whose passes
+// counter counts.
 func (f *fixture) passWindow(counter *bosuntest.ReconcileCounter, clock string, d time.Duration, n int) {
 	f.t.Helper()
-	key := client.ObjectKey{Namespace: f.ns, Name: clock}
-	start, base := time.Now(), counter.Count(key)
-	tick := 0
-	bosuntest.Eventually(f.t, func(context.Context) error {
-		got := counter.Count(key) - base
-		if got >= n && time.Since(start) >= d {
-			return nil
-		}
-		tick++
-		f.touch(clock, fmt.Sprint("tick-", tick))
-		return fmt.Errorf("%d reconciles of %s in %s, want %d and at least %s", got, key, time.Since(start).Round(time.Millisecond), n, d)
-	}, bosuntest.Timeout(5*time.Minute), bosuntest.Interval(200*time.Millisecond))
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: clock}}
+	bosuntest.Window(f.t, f.c, w, func() int { return counter.Count(client.ObjectKeyFromObject(w)) }, d, n)
 }
 
 func TestTerminalErrorNoHotLoop(t *testing.T) {

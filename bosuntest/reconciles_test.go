@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,20 +68,35 @@ func TestReconcileCounter(t *testing.T) {
 	wantAtLeast(steady, 1)
 	wantAtLeast(flaky, 2) // the failure is retried
 
-	// Settled: a second passes without a call.
+	// Settled: a Window of a second and 5 passes of a third ConfigMap,
+	// ticked by Window, goes by without a call of the two.
 	mark := time.Now()
 	before := counter.Counts()
-	time.Sleep(time.Second)
+	clock := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "clock"}}
+	if err := cp.Client.Create(t.Context(), clock.DeepCopy()); err != nil {
+		t.Fatalf("creating the clock: %v", err)
+	}
+	bosuntest.Window(t, cp.Client, clock, func() int { return counter.Count(client.ObjectKeyFromObject(clock)) }, time.Second, 5)
+	if got := time.Since(mark); got < time.Second {
+		t.Errorf("Window returned after %s, want at least 1s", got)
+	}
+	if got := counter.CountSince(client.ObjectKeyFromObject(clock), mark); got < 5 {
+		t.Errorf("the clock had %d passes in the Window, want at least 5", got)
+	}
 	for _, key := range []client.ObjectKey{steady, flaky} {
 		if n := counter.CountSince(key, mark); n != 0 {
 			t.Errorf("%s reconciled %d times while nothing changed", key, n)
 		}
 		if got := counter.Count(key); got != before[key] {
-			t.Errorf("Count(%s) = %d, Counts() said %d a second ago", key, got, before[key])
+			t.Errorf("Count(%s) = %d, Counts() said %d before the Window", key, got, before[key])
 		}
 	}
-	if got, want := counter.Total(), before[steady]+before[flaky]; got != want {
-		t.Errorf("Total() = %d, want the sum of Counts(), %d", got, want)
+	total := 0
+	for _, n := range counter.Counts() {
+		total += n
+	}
+	if got := counter.Total(); got != total {
+		t.Errorf("Total() = %d, want the sum of Counts(), %d", got, total)
 	}
 
 	// The flaky object's first call carries its error; later ones none.
@@ -133,5 +149,61 @@ func TestReconcileCounterRecordsPanics(t *testing.T) {
 	}
 	if err := calls[0].Err; err == nil || !strings.Contains(err.Error(), "panicked: boom") {
 		t.Errorf("panicking call recorded error %v, want one naming the panic", err)
+	}
+}
+
+// TestReconcileCounterTouch checks that Touch returns only once the call
+// that read the touched object has returned, however long that call
+// takes.
+func TestReconcileCounterTouch(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	var counter bosuntest.ReconcileCounter
+	var mu sync.Mutex
+	var seen []string // the TouchLabel values the calls read, as they return
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		c := counter.WrapClient(mgr.GetClient())
+		r := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			cm := &corev1.ConfigMap{}
+			if err := c.Get(ctx, req.NamespacedName, cm); err != nil {
+				return reconcile.Result{}, client.IgnoreNotFound(err)
+			}
+			v := cm.Labels[bosuntest.TouchLabel]
+			if v == "slow" {
+				// A long pass: Touch must wait for its end.
+				time.Sleep(500 * time.Millisecond)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, v)
+			return reconcile.Result{}, nil
+		})
+		return ctrl.NewControllerManagedBy(mgr).
+			Named("touched").
+			For(&corev1.ConfigMap{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return o.GetNamespace() == ns
+			}))).
+			Complete(counter.Wrap(r))
+	})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "touched"}}
+	if err := cp.Client.Create(t.Context(), cm.DeepCopy()); err != nil {
+		t.Fatalf("creating %s: %v", cm.Name, err)
+	}
+	for _, value := range []string{"slow", "quick"} {
+		start := time.Now()
+		counter.Touch(t, cp.Client, cm, value)
+		mu.Lock()
+		got := slices.Contains(seen, value)
+		mu.Unlock()
+		if !got {
+			t.Errorf("Touch(%q) returned after %s, before the call that read it returned", value, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	got := &corev1.ConfigMap{}
+	if err := cp.Client.Get(t.Context(), client.ObjectKeyFromObject(cm), got); err != nil {
+		t.Fatal(err)
+	}
+	if v := got.Labels[bosuntest.TouchLabel]; v != "quick" {
+		t.Errorf("label %s = %q, want the last value touched, %q", bosuntest.TouchLabel, v, "quick")
 	}
 }

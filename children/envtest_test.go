@@ -272,12 +272,12 @@ func TestInvalidChildren(t *testing.T) {
 	// not in 10 passes of the clock.
 	e.touch("bad", "invalid")
 	e.writes.Reset()
-	before := len(e.passes.of("bad"))
+	before := e.passCount("bad")
 	e.window("clock", 2*time.Second, 10)
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes while the children stay invalid, want 0 (no retry loop): %v", n, e.writes.Writes())
 	}
-	if n := len(e.passes.of("bad")) - before; n != 0 {
+	if n := e.passCount("bad") - before; n != 0 {
 		t.Errorf("%d passes in the window while the children stay invalid, want 0 (no retry loop)", n)
 	}
 	e.setSpec("bad", 2, 0)
@@ -297,12 +297,12 @@ func TestInvalidChildren(t *testing.T) {
 	}
 	e.touch("bad", "refused")
 	e.writes.Reset()
-	before = len(e.passes.of("bad"))
+	before = e.passCount("bad")
 	e.window("clock", 2*time.Second, 10)
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes while the API server refuses the child, want 0 (no retry loop): %v", n, e.writes.Writes())
 	}
-	if n := len(e.passes.of("bad")) - before; n != 0 {
+	if n := e.passCount("bad") - before; n != 0 {
 		t.Errorf("%d passes in the window while the API server refuses the child, want 0 (no retry loop)", n)
 	}
 }

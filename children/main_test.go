@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/bosunkit/bosun"
@@ -48,9 +45,9 @@ type env struct {
 	ns     string
 	writes *bosuntest.WriteCounter
 	logs   *bosuntest.LogRecorder
-	// passes records the passes of the reconciler, and when it loaded each
-	// Widget with each value of the label labelTouch.
-	passes *passLog
+	// passes counts the passes of the reconciler, and notes the Widgets it
+	// loads for Touch.
+	passes *bosuntest.ReconcileCounter
 	// mgr is the manager running the reconciler.
 	mgr ctrl.Manager
 }
@@ -97,7 +94,7 @@ type harness struct {
 func startHarness(t *testing.T, r *bosun.Reconciler[*testapi.Widget], h harness) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
-	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}, passes: &passLog{}}
+	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}, passes: &bosuntest.ReconcileCounter{}}
 	here := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == e.ns || o.GetAnnotations()[AnnotationOwnerNamespace] == e.ns
 	})
@@ -116,11 +113,10 @@ func startHarness(t *testing.T, r *bosun.Reconciler[*testapi.Widget], h harness)
 		for _, w := range h.wrap {
 			c = w(c)
 		}
-		c = e.passes.wrap(c)
+		c = e.passes.WrapClient(c)
 		mgr = bosuntest.ManagerWithClient(mgr, c)
 		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
-		bosun.ObservationOf(mgr).AddObserver(e.passes)
-		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(here).For(&testapi.Widget{}, inNamespace)
+		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(here).For(&testapi.Widget{}, inNamespace).WrapReconciler(e.passes.Wrap)
 		if h.build != nil {
 			b = h.build(b)
 		}
@@ -129,127 +125,26 @@ func startHarness(t *testing.T, r *bosun.Reconciler[*testapi.Widget], h harness)
 	return e
 }
 
-// labelTouch is the label env.touch changes on a Widget to bring a pass.
-const labelTouch = "test.bosun.dev/touch"
-
-// passLog keeps the reports of the passes of a controller, by Widget name,
-// and when the controller first loaded each Widget with each value of the
-// label labelTouch, so that a test knows which pass saw a change it made.
-type passLog struct {
-	mu      sync.Mutex
-	reports map[string][]bosun.PassReport
-	// loaded maps "name value" to when the Widget name was first loaded
-	// with labelTouch set to value.
-	loaded map[string]time.Time
+// widget returns a Widget of the test's namespace with only its name set.
+func (e *env) widget(name string) *testapi.Widget {
+	return &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}}
 }
 
-// ObservePass implements bosun.PassObserver.
-func (l *passLog) ObservePass(_ context.Context, r bosun.PassReport) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.reports == nil {
-		l.reports = map[string][]bosun.PassReport{}
-	}
-	l.reports[r.Object.Name] = append(l.reports[r.Object.Name], r)
-}
-
-// of returns the reports of the passes of the Widget name, in the order
-// they ended.
-func (l *passLog) of(name string) []bosun.PassReport {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.reports[name])
-}
-
-// wrap returns c, noting in l the Widgets its Gets load with the label
-// labelTouch.
-func (l *passLog) wrap(c client.Client) client.Client {
-	return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
-		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			err := cl.Get(ctx, key, obj, opts...)
-			v, ok := obj.GetLabels()[labelTouch]
-			if _, widget := obj.(*testapi.Widget); !widget || !ok || err != nil {
-				return err
-			}
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			if l.loaded == nil {
-				l.loaded = map[string]time.Time{}
-			}
-			if _, seen := l.loaded[key.Name+" "+v]; !seen {
-				l.loaded[key.Name+" "+v] = time.Now()
-			}
-			return err
-		},
-	})
-}
-
-// sawEnd reports whether the pass that first loaded the Widget name with
-// labelTouch set to value has ended.
-func (l *passLog) sawEnd(name, value string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	at, ok := l.loaded[name+" "+value]
-	if !ok {
-		return fmt.Errorf("no pass has loaded widget %s with %s=%s yet", name, labelTouch, value)
-	}
-	for _, r := range l.reports[name] {
-		if !r.Start.After(at) && !r.Start.Add(r.Duration).Before(at) {
-			return nil
-		}
-	}
-	return fmt.Errorf("the pass that loaded widget %s with %s=%s has not ended yet", name, labelTouch, value)
-}
-
-// touch sets the label labelTouch of the Widget name to value and waits
-// until the pass that loaded the Widget with that value has ended. The
-// watch delivers the events of one Widget in order, and the queue runs one
-// pass of it at a time, so by then the passes that the Widget's earlier
-// changes (the engine's own writes among them) brought have ended too.
+// touch is the passes' Touch of the Widget name.
 func (e *env) touch(name, value string) {
 	e.t.Helper()
-	w := &testapi.Widget{}
-	if err := e.c.Get(e.t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, w); err != nil {
-		e.t.Fatalf("reading widget %s: %v", name, err)
-	}
-	base := w.DeepCopy()
-	if w.Labels == nil {
-		w.Labels = map[string]string{}
-	}
-	w.Labels[labelTouch] = value
-	if err := e.c.Patch(e.t.Context(), w, client.MergeFrom(base)); err != nil {
-		e.t.Fatalf("touching widget %s: %v", name, err)
-	}
-	bosuntest.Eventually(e.t, func(context.Context) error { return e.passes.sawEnd(name, value) }, bosuntest.Timeout(30*time.Second))
+	e.passes.Touch(e.t, e.c, e.widget(name), value)
 }
 
-// window returns once at least d has gone by and the Widget clock has had
-// at least n passes since the call, touching clock on each check to bring
-// them. It is the time a test gives something to happen that must not,
-// measured in the controller's passes as well as in time: on a busy
-// machine, where passes come slower, it grows with them rather than end
-// before the controller has done anything.
+// passCount returns the number of passes of the Widget name so far.
+func (e *env) passCount(name string) int {
+	return e.passes.Count(client.ObjectKey{Namespace: e.ns, Name: name})
+}
+
+// window is bosuntest.Window with the Widget clock.
 func (e *env) window(clock string, d time.Duration, n int) {
 	e.t.Helper()
-	start, base := time.Now(), len(e.passes.of(clock))
-	tick := 0
-	bosuntest.Eventually(e.t, func(ctx context.Context) error {
-		got := len(e.passes.of(clock)) - base
-		if got >= n && time.Since(start) >= d {
-			return nil
-		}
-		w := &testapi.Widget{}
-		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: clock}, w); err != nil {
-			return err
-		}
-		base := w.DeepCopy()
-		tick++
-		w.Labels = map[string]string{"test.bosun.dev/tick": strconv.Itoa(tick)}
-		if err := e.c.Patch(ctx, w, client.MergeFrom(base)); err != nil {
-			return err
-		}
-		return fmt.Errorf("%d passes of widget %s in %s, want %d and at least %s", got, clock, time.Since(start).Round(time.Millisecond), n, d)
-	}, bosuntest.Timeout(5*time.Minute), bosuntest.Interval(200*time.Millisecond))
+	bosuntest.Window(e.t, e.c, e.widget(clock), func() int { return e.passCount(clock) }, d, n)
 }
 
 // logged reports whether the controller logged msg.

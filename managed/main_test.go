@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -501,9 +499,9 @@ type env struct {
 	cloud  *cloud
 	writes *bosuntest.WriteCounter
 	logs   *bosuntest.LogRecorder
-	// passes records the passes of the controller, and when it loaded each
-	// Bucket with each value of the label labelTouch.
-	passes *passLog
+	// passes counts the passes of the controller, and notes the Buckets it
+	// loads for Touch.
+	passes *bosuntest.ReconcileCounter
 	// others are the further namespaces the test's controller serves
 	// (see rig.namespaces).
 	others []string
@@ -554,7 +552,7 @@ func start(t *testing.T, cl *cloud, wrap func(client.Client) client.Client, opts
 func startRig(t *testing.T, cl *cloud, rg rig) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
-	e := &env{t: t, cp: cp, c: cp.Client, cloud: cl, writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}, passes: &passLog{}}
+	e := &env{t: t, cp: cp, c: cp.Client, cloud: cl, writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}, passes: &bosuntest.ReconcileCounter{}}
 	e.ns = rg.ns
 	if e.ns == "" {
 		e.ns = bosuntest.Namespace(t, cp.Client)
@@ -575,10 +573,9 @@ func startRig(t *testing.T, cl *cloud, rg rig) *env {
 		if rg.wrap != nil {
 			c = rg.wrap(c)
 		}
-		c = e.passes.wrap(c)
+		c = e.passes.WrapClient(c)
 		mgr = bosuntest.ManagerWithClient(mgr, c)
 		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
-		bosun.ObservationOf(mgr).AddObserver(e.passes)
 		r := &bosun.Reconciler[*v1.Bucket]{
 			Name:      "bucket-" + e.ns,
 			Steps:     []bosun.Step[*v1.Bucket]{run},
@@ -587,7 +584,7 @@ func startRig(t *testing.T, cl *cloud, rg rig) *env {
 		// Objects of earlier tests stay behind in their namespaces; this
 		// test's controller leaves them alone.
 		mine := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return served[o.GetNamespace()] }))
-		return bosun.ControllerManagedBy[*v1.Bucket](mgr).For(nil, mine).Owns(&corev1.Secret{}, mine).
+		return bosun.ControllerManagedBy[*v1.Bucket](mgr).For(nil, mine).Owns(&corev1.Secret{}, mine).WrapReconciler(e.passes.Wrap).
 			WithOptions(controller.Options{MaxConcurrentReconciles: max(rg.workers, 1)}).Complete(r)
 	})
 	return e
@@ -751,108 +748,16 @@ func (e *env) waitName(name string) string {
 	return n
 }
 
-// labelTouch is the label env.touch changes on a Bucket to bring a pass.
-const labelTouch = "test.bosun.dev/touch"
-
-// passLog keeps the reports of the passes of a controller, by Bucket name,
-// and when the controller first loaded each Bucket with each value of the
-// label labelTouch, so that a test knows which pass saw a change it made.
-type passLog struct {
-	mu      sync.Mutex
-	reports map[string][]bosun.PassReport
-	// loaded maps "name value" to when the Bucket name was first loaded
-	// with labelTouch set to value.
-	loaded map[string]time.Time
-}
-
-// ObservePass implements bosun.PassObserver.
-func (l *passLog) ObservePass(_ context.Context, r bosun.PassReport) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.reports == nil {
-		l.reports = map[string][]bosun.PassReport{}
-	}
-	l.reports[r.Object.Name] = append(l.reports[r.Object.Name], r)
-}
-
-// of returns the reports of the passes of the Bucket name, in the order
-// they ended.
-func (l *passLog) of(name string) []bosun.PassReport {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.reports[name])
-}
-
-// wrap returns c, noting in l the Buckets its Gets load with the label
-// labelTouch.
-func (l *passLog) wrap(c client.Client) client.Client {
-	return interceptor.NewClient(asWithWatch(c), interceptor.Funcs{
-		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			err := cl.Get(ctx, key, obj, opts...)
-			v, ok := obj.GetLabels()[labelTouch]
-			if _, bucket := obj.(*v1.Bucket); !bucket || !ok || err != nil {
-				return err
-			}
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			if l.loaded == nil {
-				l.loaded = map[string]time.Time{}
-			}
-			if _, seen := l.loaded[key.Name+" "+v]; !seen {
-				l.loaded[key.Name+" "+v] = time.Now()
-			}
-			return err
-		},
-	})
-}
-
-// sawEnd reports whether the pass that first loaded the Bucket name with
-// labelTouch set to value has ended.
-func (l *passLog) sawEnd(name, value string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	at, ok := l.loaded[name+" "+value]
-	if !ok {
-		return fmt.Errorf("no pass has loaded bucket %s with %s=%s yet", name, labelTouch, value)
-	}
-	for _, r := range l.reports[name] {
-		if !r.Start.After(at) && !r.Start.Add(r.Duration).Before(at) {
-			return nil
-		}
-	}
-	return fmt.Errorf("the pass that loaded bucket %s with %s=%s has not ended yet", name, labelTouch, value)
-}
-
-// touch sets the label labelTouch of the Bucket name to value and waits
-// until the pass that loaded the Bucket with that value has ended. The
-// watch delivers the events of one Bucket in order, and the queue runs one
-// pass of it at a time, so by then the passes that the Bucket's earlier
-// changes (the engine's own writes among them) brought have ended too.
+// touch is the passes' Touch of the Bucket name.
 func (e *env) touch(name, value string) {
 	e.t.Helper()
-	e.change(name, func(b *v1.Bucket) {
-		if b.Labels == nil {
-			b.Labels = map[string]string{}
-		}
-		b.Labels[labelTouch] = value
-	})
-	bosuntest.Eventually(e.t, func(context.Context) error { return e.passes.sawEnd(name, value) })
+	e.passes.Touch(e.t, e.c, &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}}, value)
 }
 
-// window returns once at least d has gone by and the Bucket clock, which
-// polls, has had at least n passes since the call. It is the time a test
-// gives something to happen that must not, measured in the controller's
-// passes as well as in time: on a busy machine, where passes come slower,
-// it grows with them rather than end before the controller has done
-// anything.
+// window is bosuntest.Window with the Bucket clock, which polls: it needs
+// no tick.
 func (e *env) window(clock string, d time.Duration, n int) {
 	e.t.Helper()
-	start, base := time.Now(), len(e.passes.of(clock))
-	bosuntest.Eventually(e.t, func(context.Context) error {
-		got := len(e.passes.of(clock)) - base
-		if got >= n && time.Since(start) >= d {
-			return nil
-		}
-		return fmt.Errorf("%d passes of bucket %s in %s, want %d and at least %s", got, clock, time.Since(start).Round(time.Millisecond), n, d)
-	}, bosuntest.Timeout(5*time.Minute))
+	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: clock}}
+	bosuntest.Window(e.t, nil, b, func() int { return e.passes.Count(client.ObjectKeyFromObject(b)) }, d, n)
 }

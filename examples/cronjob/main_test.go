@@ -132,35 +132,12 @@ func (e *env) at(t time.Time, names ...string) {
 	}
 }
 
-// window returns once at least d has gone by and the CronJob clock has
-// had at least n reconciles since the call, as counter counts them,
-// changing an annotation of clock on each check to bring them. It is the
-// time a test gives something to happen that must not, measured in the
-// controller's passes as well as in time: on a busy machine, where passes
-// come slower, it grows with them rather than end before the controller did
-// anything.
+// window is bosuntest.Window with the CronJob clock, whose passes counter
+// counts.
 func (e *env) window(counter *bosuntest.ReconcileCounter, clock string, d time.Duration, n int) {
 	e.t.Helper()
-	key := client.ObjectKey{Namespace: e.ns, Name: clock}
-	start, base := time.Now(), counter.Count(key)
-	tick := 0
-	bosuntest.Eventually(e.t, func(ctx context.Context) error {
-		got := counter.Count(key) - base
-		if got >= n && time.Since(start) >= d {
-			return nil
-		}
-		cj := &cronjobv1.CronJob{}
-		if err := e.c.Get(ctx, key, cj); err != nil {
-			return err
-		}
-		base := cj.DeepCopy()
-		tick++
-		metav1.SetMetaDataAnnotation(&cj.ObjectMeta, "test.bosun.dev/tick", fmt.Sprint(tick))
-		if err := e.c.Patch(ctx, cj, client.MergeFrom(base)); err != nil {
-			return err
-		}
-		return fmt.Errorf("%d reconciles of %s in %s, want %d and at least %s", got, clock, time.Since(start).Round(time.Millisecond), n, d)
-	}, bosuntest.Timeout(5*time.Minute), bosuntest.Interval(200*time.Millisecond))
+	cj := &cronjobv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: clock}}
+	bosuntest.Window(e.t, e.c, cj, func() int { return counter.Count(client.ObjectKeyFromObject(cj)) }, d, n)
 }
 
 // update changes the spec of the CronJob named with mutate and waits until

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
@@ -41,13 +40,15 @@ func runController(t *testing.T, wrap func(client.Client) client.WithWatch) *con
 
 // runWatched is runController, and returns the record of the controller's
 // passes too.
-func runWatched(t *testing.T, wrap func(client.Client) client.WithWatch) (*controlplane.ControlPlane, *passes) {
+func runWatched(t *testing.T, wrap func(client.Client) client.WithWatch) (*controlplane.ControlPlane, *watched) {
 	t.Helper()
 	cp := shared.ControlPlane(t)
-	p := &passes{}
+	p := &watched{ReconcileCounter: &bosuntest.ReconcileCounter{}}
 	p.mgr = bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		bosun.ObservationOf(mgr).AddObserver(p)
-		var c client.Client = &loadNoter{Client: mgr.GetClient(), p: p}
+		bosun.ObservationOf(mgr).AddObserver(bosun.PassObserverFunc(func(_ context.Context, r bosun.PassReport) {
+			p.Record(bosuntest.ReconcileCall{Request: reconcile.Request{NamespacedName: r.Object}, Start: r.Start, Duration: r.Duration})
+		}))
+		var c client.Client = p.WrapClient(mgr.GetClient())
 		if wrap != nil {
 			c = wrap(c)
 		}
@@ -56,96 +57,23 @@ func runWatched(t *testing.T, wrap func(client.Client) client.WithWatch) (*contr
 	return cp, p
 }
 
-// labelTouch is the label env.touch changes on an RWExternal to bring a
-// pass.
-const labelTouch = "test.bosun.dev/touch"
-
-// passes records the passes of a controller, and when it first loaded each
-// RWExternal with each value of the label labelTouch, so that a test can
-// wait for the pass that saw a change it made.
-type passes struct {
-	mu      sync.Mutex
-	reports []bosun.PassReport
-	// loaded maps "name value" to when the RWExternal name was first
-	// loaded with labelTouch set to value.
-	loaded map[string]time.Time
-	// mgr is the controller's manager.
+// watched is the record of a controller's passes, which notes the
+// RWExternals the controller loads for its Touch, and the controller's
+// manager.
+type watched struct {
+	*bosuntest.ReconcileCounter
 	mgr ctrl.Manager
 }
 
-// ObservePass implements bosun.PassObserver.
-func (p *passes) ObservePass(_ context.Context, r bosun.PassReport) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.reports = append(p.reports, r)
-}
-
-// sawEnd reports whether the pass that first loaded the RWExternal name
-// with labelTouch set to value has ended.
-func (p *passes) sawEnd(name, value string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	at, ok := p.loaded[name+" "+value]
-	if !ok {
-		return fmt.Errorf("no pass has loaded %s with %s=%s yet", name, labelTouch, value)
-	}
-	for _, r := range p.reports {
-		if r.Object.Name == name && !r.Start.After(at) && !r.Start.Add(r.Duration).Before(at) {
-			return nil
-		}
-	}
-	return fmt.Errorf("the pass that loaded %s with %s=%s has not ended yet", name, labelTouch, value)
-}
-
-// loadNoter is a client that notes in p when it loads an RWExternal with
-// the label labelTouch.
-type loadNoter struct {
-	client.Client
-	p *passes
-}
-
-func (l *loadNoter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	err := l.Client.Get(ctx, key, obj, opts...)
-	v, ok := obj.GetLabels()[labelTouch]
-	if _, rw := obj.(*rwv1.RWExternal); !rw || !ok || err != nil {
-		return err
-	}
-	l.p.mu.Lock()
-	defer l.p.mu.Unlock()
-	if l.p.loaded == nil {
-		l.p.loaded = map[string]time.Time{}
-	}
-	if _, seen := l.p.loaded[key.Name+" "+v]; !seen {
-		l.p.loaded[key.Name+" "+v] = time.Now()
-	}
-	return err
-}
-
-// touch sets the label labelTouch of the RWExternal name to value and waits
-// until the pass of the controller p records that loaded it so has ended.
-// The watch delivers the events of one RWExternal in order, so by then the
-// passes that its earlier changes (the controller's own writes among them)
-// brought have ended too.
-func (e *env) touch(p *passes, name, value string) {
+// touch is p's Touch of the RWExternal name.
+func (e *env) touch(p *watched, name, value string) {
 	e.t.Helper()
-	rw := &rwv1.RWExternal{}
-	if err := e.c.Get(e.t.Context(), e.key(name), rw); err != nil {
-		e.t.Fatal(err)
-	}
-	base := rw.DeepCopy()
-	if rw.Labels == nil {
-		rw.Labels = map[string]string{}
-	}
-	rw.Labels[labelTouch] = value
-	if err := e.c.Patch(e.t.Context(), rw, client.MergeFrom(base)); err != nil {
-		e.t.Fatalf("touch rwexternal %s: %v", name, err)
-	}
-	bosuntest.Eventually(e.t, func(context.Context) error { return p.sawEnd(name, value) })
+	p.Touch(e.t, e.c, &rwv1.RWExternal{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}}, value)
 }
 
 // waitCached waits until the cache of the controller's manager holds the
 // Secret name.
-func (e *env) waitCached(p *passes, name string) {
+func (e *env) waitCached(p *watched, name string) {
 	e.t.Helper()
 	bosuntest.Eventually(e.t, func(ctx context.Context) error {
 		return p.mgr.GetClient().Get(ctx, e.key(name), &corev1.Secret{})

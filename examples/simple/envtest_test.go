@@ -142,7 +142,7 @@ func TestConvergedReconcileWritesNothing(t *testing.T) {
 	// event of the Simple: once it has ended, the passes the controller's
 	// own writes could bring are over too, and this one found nothing to
 	// write either.
-	touch(t, cp.Client, passes, key, "settled")
+	passes.Touch(t, cp.Client, &simplev1.Simple{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}, "settled")
 	before := &simplev1.Simple{}
 	if err := cp.Client.Get(ctx, key, before); err != nil {
 		t.Fatal(err)

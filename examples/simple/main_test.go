@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
@@ -36,14 +36,16 @@ func runController(t *testing.T, wrap func(client.Client) client.WithWatch) *con
 }
 
 // runWatched is runController, and returns the record of the controller's
-// passes too.
-func runWatched(t *testing.T, wrap func(client.Client) client.WithWatch) (*controlplane.ControlPlane, *passes) {
+// passes too, which notes the Simples the controller loads for its Touch.
+func runWatched(t *testing.T, wrap func(client.Client) client.WithWatch) (*controlplane.ControlPlane, *bosuntest.ReconcileCounter) {
 	t.Helper()
 	cp := shared.ControlPlane(t)
-	p := &passes{}
+	p := &bosuntest.ReconcileCounter{}
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		bosun.ObservationOf(mgr).AddObserver(p)
-		c := p.wrap(mgr.GetClient())
+		bosun.ObservationOf(mgr).AddObserver(bosun.PassObserverFunc(func(_ context.Context, r bosun.PassReport) {
+			p.Record(bosuntest.ReconcileCall{Request: reconcile.Request{NamespacedName: r.Object}, Start: r.Start, Duration: r.Duration})
+		}))
+		c := p.WrapClient(mgr.GetClient())
 		if wrap != nil {
 			c = wrap(c)
 		}
@@ -52,121 +54,12 @@ func runWatched(t *testing.T, wrap func(client.Client) client.WithWatch) (*contr
 	return cp, p
 }
 
-// labelTouch is the label touch changes on a Simple to bring a pass.
-const labelTouch = "test.bosun.dev/touch"
-
-// passes records the passes of a controller, and when it first loaded each
-// Simple with each value of the label labelTouch, so that a test can wait
-// for the pass that saw a change it made.
-type passes struct {
-	mu      sync.Mutex
-	reports []bosun.PassReport
-	// loaded maps "name value" to when the Simple name was first loaded
-	// with labelTouch set to value.
-	loaded map[string]time.Time
-}
-
-// ObservePass implements bosun.PassObserver.
-func (p *passes) ObservePass(_ context.Context, r bosun.PassReport) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.reports = append(p.reports, r)
-}
-
-// wrap returns c, noting the Simples its Gets load.
-func (p *passes) wrap(c client.Client) client.Client { return &loadNoter{Client: c, p: p} }
-
-// loadNoter is a client that notes in p when it loads a Simple with the
-// label labelTouch.
-type loadNoter struct {
-	client.Client
-	p *passes
-}
-
-func (l *loadNoter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	err := l.Client.Get(ctx, key, obj, opts...)
-	v, ok := obj.GetLabels()[labelTouch]
-	if _, simple := obj.(*simplev1.Simple); !simple || !ok || err != nil {
-		return err
-	}
-	l.p.mu.Lock()
-	defer l.p.mu.Unlock()
-	if l.p.loaded == nil {
-		l.p.loaded = map[string]time.Time{}
-	}
-	if _, seen := l.p.loaded[key.Name+" "+v]; !seen {
-		l.p.loaded[key.Name+" "+v] = time.Now()
-	}
-	return err
-}
-
-// sawEnd reports whether the pass that first loaded the Simple name with
-// labelTouch set to value has ended.
-func (p *passes) sawEnd(name, value string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	at, ok := p.loaded[name+" "+value]
-	if !ok {
-		return fmt.Errorf("no pass has loaded %s with %s=%s yet", name, labelTouch, value)
-	}
-	for _, r := range p.reports {
-		if r.Object.Name == name && !r.Start.After(at) && !r.Start.Add(r.Duration).Before(at) {
-			return nil
-		}
-	}
-	return fmt.Errorf("the pass that loaded %s with %s=%s has not ended yet", name, labelTouch, value)
-}
-
-// touch sets the label labelTouch of the Simple at key to value and waits
-// until the pass of the controller p records that loaded it so has ended.
-// The watch delivers the events of one Simple in order, so by then the
-// passes that its earlier changes (the controller's own writes among them)
-// brought have ended too.
-func touch(t *testing.T, c client.Client, p *passes, key client.ObjectKey, value string) {
-	t.Helper()
-	s := &simplev1.Simple{}
-	if err := c.Get(t.Context(), key, s); err != nil {
-		t.Fatalf("get simple %s: %v", key.Name, err)
-	}
-	base := s.DeepCopy()
-	if s.Labels == nil {
-		s.Labels = map[string]string{}
-	}
-	s.Labels[labelTouch] = value
-	if err := c.Patch(t.Context(), s, client.MergeFrom(base)); err != nil {
-		t.Fatalf("touch simple %s: %v", key.Name, err)
-	}
-	bosuntest.Eventually(t, func(context.Context) error { return p.sawEnd(key.Name, value) })
-}
-
-// window returns once at least d has gone by and the Simple at clock has
-// had at least n reconciles since the call, as counter counts them,
-// changing a label of clock on each check to bring them. It is the time a
-// test gives something to happen that must not, measured in the
-// controller's passes as well as in time: on a busy machine, where passes
-// come slower, it grows with them rather than end before the controller did
-// anything.
+// window is bosuntest.Window with the Simple at clock, whose passes
+// counter counts.
 func window(t *testing.T, c client.Client, counter *bosuntest.ReconcileCounter, clock client.ObjectKey, d time.Duration, n int) {
 	t.Helper()
-	start, base := time.Now(), counter.Count(clock)
-	tick := 0
-	bosuntest.Eventually(t, func(ctx context.Context) error {
-		got := counter.Count(clock) - base
-		if got >= n && time.Since(start) >= d {
-			return nil
-		}
-		s := &simplev1.Simple{}
-		if err := c.Get(ctx, clock, s); err != nil {
-			return err
-		}
-		base := s.DeepCopy()
-		tick++
-		s.Labels = map[string]string{"test.bosun.dev/tick": fmt.Sprint(tick)}
-		if err := c.Patch(ctx, s, client.MergeFrom(base)); err != nil {
-			return err
-		}
-		return fmt.Errorf("%d reconciles of %s in %s, want %d and at least %s", got, clock.Name, time.Since(start).Round(time.Millisecond), n, d)
-	}, bosuntest.Timeout(5*time.Minute), bosuntest.Interval(200*time.Millisecond))
+	s := &simplev1.Simple{ObjectMeta: metav1.ObjectMeta{Namespace: clock.Namespace, Name: clock.Name}}
+	bosuntest.Window(t, c, s, func() int { return counter.Count(clock) }, d, n)
 }
 
 // createSimple creates a Simple in namespace ns.

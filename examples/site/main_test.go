@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
@@ -87,7 +88,7 @@ func newEnv(t *testing.T, cp *controlplane.ControlPlane) *env {
 // restricted to the test's namespace, and records its passes.
 func (e *env) setup(mgr ctrl.Manager) error {
 	bosun.ObservationOf(mgr).AddObserver(e.passes)
-	c := e.reads.wrap(e.writes.Wrap(mgr.GetClient()))
+	c := e.passes.WrapClient(e.reads.wrap(e.writes.Wrap(mgr.GetClient())))
 	here := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == e.ns })
 	return setup(bosuntest.ManagerWithClient(mgr, c), here)
 }
@@ -96,18 +97,10 @@ func (e *env) setup(mgr ctrl.Manager) error {
 // clients it wraps, by "Kind name". The engine loads a Site with one Get
 // per reconcile, so the count of a Site is the number of its reconciles;
 // that of a Secret is the number of times a Site read it as its theme.
-// It also notes when a Site was first loaded with each value of its label
-// labelTouch, so that a test knows which pass saw a change it made.
 type readCounter struct {
 	mu    sync.Mutex
 	count map[string]int
-	// touched maps "name value" to when the Site name was first loaded
-	// with the label labelTouch set to value.
-	touched map[string]time.Time
 }
-
-// labelTouch is the label env.touch changes on a Site to bring a pass.
-const labelTouch = "test.bosun.dev/touch"
 
 func (r *readCounter) wrap(c client.Client) client.WithWatch {
 	return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
@@ -127,18 +120,7 @@ func (r *readCounter) wrap(c client.Client) client.WithWatch {
 				r.count[kind+" "+key.Name]++
 				r.mu.Unlock()
 			}
-			err := cl.Get(ctx, key, obj, opts...)
-			if v, ok := obj.GetLabels()[labelTouch]; ok && err == nil && kind == "Site" {
-				r.mu.Lock()
-				if r.touched == nil {
-					r.touched = map[string]time.Time{}
-				}
-				if _, seen := r.touched[key.Name+" "+v]; !seen {
-					r.touched[key.Name+" "+v] = time.Now()
-				}
-				r.mu.Unlock()
-			}
-			return err
+			return cl.Get(ctx, key, obj, opts...)
 		},
 	})
 }
@@ -148,15 +130,6 @@ func (r *readCounter) of(kind, name string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.count[kind+" "+name]
-}
-
-// touchedAt returns when the Site name was first loaded with the label
-// labelTouch set to value.
-func (r *readCounter) touchedAt(name, value string) (time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	at, ok := r.touched[name+" "+value]
-	return at, ok
 }
 
 func (e *env) key(name string) client.ObjectKey { return client.ObjectKey{Namespace: e.ns, Name: name} }
@@ -188,31 +161,10 @@ func (e *env) patchSite(name string, change func(*sitev1.Site)) {
 	}
 }
 
-// touch sets the label labelTouch of the Site name to value and waits until
-// the pass that loaded the Site with that value has ended. The watch
-// delivers the events of one Site in order, so by then the passes that the
-// Site's earlier changes (the engine's own writes among them) brought have
-// ended too.
+// touch is the passes' Touch of the Site name.
 func (e *env) touch(name, value string) {
 	e.t.Helper()
-	e.patchSite(name, func(s *sitev1.Site) {
-		if s.Labels == nil {
-			s.Labels = map[string]string{}
-		}
-		s.Labels[labelTouch] = value
-	})
-	bosuntest.Eventually(e.t, func(context.Context) error {
-		at, ok := e.reads.touchedAt(name, value)
-		if !ok {
-			return fmt.Errorf("no pass has loaded Site %s with %s=%s yet", name, labelTouch, value)
-		}
-		for _, r := range e.passes.of(name) {
-			if !r.Start.After(at) && !r.Start.Add(r.Duration).Before(at) {
-				return nil
-			}
-		}
-		return fmt.Errorf("the pass that loaded Site %s with %s=%s has not ended yet", name, labelTouch, value)
-	}, bosuntest.Timeout(timeout))
+	e.passes.Touch(e.t, e.c, &sitev1.Site{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}}, value)
 }
 
 // passesEnded waits until every pass of the Site name that has begun (by
@@ -232,25 +184,11 @@ func (e *env) passesEnded(name string) []bosun.PassReport {
 	return rs
 }
 
-// window returns once at least d has gone by and the Site clock has had at
-// least n passes since the call, touching clock on each check to bring
-// them. It is the time a test gives something to happen that must not: a
-// window measured in the controller's passes as well as in time, so that
-// on a busy machine, where passes come slower, it grows with them rather
-// than end before the controller has done anything.
+// window is bosuntest.Window with the Site clock.
 func (e *env) window(clock string, d time.Duration, n int) {
 	e.t.Helper()
-	start, base := time.Now(), len(e.passes.of(clock))
-	tick := 0
-	bosuntest.Eventually(e.t, func(context.Context) error {
-		got := len(e.passes.of(clock)) - base
-		if got >= n && time.Since(start) >= d {
-			return nil
-		}
-		tick++
-		e.patchSite(clock, func(s *sitev1.Site) { s.Labels = map[string]string{"test.bosun.dev/tick": fmt.Sprint(tick)} })
-		return fmt.Errorf("%d passes of Site %s in %s, want %d and at least %s", got, clock, time.Since(start).Round(time.Millisecond), n, d)
-	}, bosuntest.Timeout(5*time.Minute), bosuntest.Interval(200*time.Millisecond))
+	s := &sitev1.Site{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: clock}}
+	bosuntest.Window(e.t, e.c, s, func() int { return len(e.passes.of(clock)) }, d, n)
 }
 
 // waitCached waits until the cache of the controller's manager holds every
@@ -399,14 +337,18 @@ func pagesOf(title, css string, pages ...string) map[string]Page {
 // keys returns the keys of m, sorted.
 func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
-// passLog keeps the reports of the passes of the controller, by Site name.
+// passLog keeps the reports of the passes of the controller, by Site name,
+// and records them in its ReconcileCounter too, which notes the Sites the
+// controller loads for its Touch.
 type passLog struct {
+	bosuntest.ReconcileCounter
 	mu      sync.Mutex
 	reports map[string][]bosun.PassReport
 }
 
 // ObservePass implements bosun.PassObserver.
 func (l *passLog) ObservePass(_ context.Context, r bosun.PassReport) {
+	l.Record(bosuntest.ReconcileCall{Request: reconcile.Request{NamespacedName: r.Object}, Start: r.Start, Duration: r.Duration})
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.reports == nil {
