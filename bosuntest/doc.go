@@ -27,6 +27,14 @@
 // setup through ManagerWithClient and ManagerWithLogger, or a manager of the
 // test's own through NewClientFunc.
 //
+// Such a test waits on passes, not on time. ReconcileCounter.Touch marks
+// an object and returns once the pass that saw the mark has ended, and
+// with it every pass the object's earlier changes brought: the moment to
+// count what they wrote. Window is the time a test gives something to
+// happen that must not (a hot loop, a retry): so many passes of another
+// object as well as so much time, so that on a busy machine, where passes
+// come slower, it grows with them.
+//
 // By default the control plane runs no kube-controller-manager: nothing
 // collects garbage or finishes deleting namespaces, so Namespace leaves its
 // namespaces behind and they go away with the control plane. A package whose
