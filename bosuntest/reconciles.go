@@ -7,8 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -49,8 +51,8 @@ type ReconcileCounter struct {
 // TouchLabel is the label ReconcileCounter.Touch sets on an object.
 const TouchLabel = "bosuntest.bosun.dev/touch"
 
-// touch names an object, by its Go type and key, with a value of
-// TouchLabel.
+// touch names an object, by its group and kind (see kindOf) and key, with
+// a value of TouchLabel.
 type touch struct {
 	kind  string
 	key   client.ObjectKey
@@ -165,7 +167,7 @@ func (c *ReconcileCounter) WrapClient(cl client.Client) client.WithWatch {
 				return err
 			}
 			if v, ok := obj.GetLabels()[TouchLabel]; ok {
-				c.noteLoad(touch{kind: fmt.Sprintf("%T", obj), key: key, value: v}, time.Now())
+				c.noteLoad(touch{kind: kindOf(obj, w.Scheme()), key: key, value: v}, time.Now())
 			}
 			return nil
 		},
@@ -203,8 +205,9 @@ func (c *ReconcileCounter) Touch(t TB, cl client.Client, obj client.Object, valu
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%s:%s}}}`, strconv.Quote(TouchLabel), strconv.Quote(value))
 	if err := cl.Patch(t.Context(), target, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		t.Fatalf("bosuntest: touching %s: %v", key, err)
+		return
 	}
-	want := touch{kind: fmt.Sprintf("%T", obj), key: key, value: value}
+	want := touch{kind: kindOf(obj, cl.Scheme()), key: key, value: value}
 	Eventually(t, func(context.Context) error { return c.returnedSince(want) }, Timeout(2*time.Minute))
 }
 
@@ -223,4 +226,13 @@ func (c *ReconcileCounter) returnedSince(t touch) error {
 		}
 	}
 	return fmt.Errorf("the call that read %s with %s=%s has not returned yet", t.key, TouchLabel, t.value)
+}
+
+// kindOf returns the group and kind of obj, typed or unstructured, as
+// scheme knows them; its Go type when the scheme does not know it.
+func kindOf(obj client.Object, scheme *runtime.Scheme) string {
+	if gvk, err := apiutil.GVKForObject(obj, scheme); err == nil {
+		return gvk.GroupKind().String()
+	}
+	return fmt.Sprintf("%T", obj)
 }

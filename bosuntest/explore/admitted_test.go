@@ -58,9 +58,13 @@ func probeCRD() *apiextensionsv1.CustomResourceDefinition {
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
 				Name: probeGVK.Version, Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type:       "object",
-					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": probeSpec},
+					Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec":   probeSpec,
+						"status": {Type: "object", XPreserveUnknownFields: ptr.To(true)},
+					},
 				}},
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
 			}},
 		},
 	}

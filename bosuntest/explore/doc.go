@@ -14,9 +14,28 @@
 // while the failure holds, so that what a test reports is the few steps
 // that matter.
 //
-// The package generates and shrinks; it does not run anything. A test
-// applies each Change to the spec of an object (Change.Apply), writes it,
-// and checks the operator between steps.
+// Run drives a running operator through such a sequence, one object at a
+// time, and checks it between the steps: it settles on each change (its
+// Ready condition is for the object's generation, True or False with a
+// reason), a pass that finds nothing new writes nothing, a step takes no
+// more than its budget of passes (no hot loop), no error is logged behind
+// a Ready True, and the object goes once deleted, leaving nothing behind.
+// A failing sequence comes back as a *Failure with its seed and its steps,
+// shrunk. In a test of an operator, with the operator's client wrapped by
+// a WriteCounter and a ReconcileCounter (see package bosuntest):
+//
+//	spec, _ := explore.SpecSchema(crd, "v1")
+//	target := explore.Target{Client: c, GVK: gvk, Spec: spec, Base: base, Passes: passes, Writes: writes}
+//	for seed := range uint64(4) {
+//		if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed}); err != nil {
+//			t.Error(err)
+//		}
+//	}
+//
+// It follows the approach of exploring an operator from the schema of its
+// resources, as Acto does, on a smaller scale: the changes are read off
+// the schema alone (no model of what the operator should make), and the
+// checks are those any operator must pass.
 //
 // Limits: a string field with a pattern gets only its enum values and its
 // default, since the package does not generate strings from a regular

@@ -1,0 +1,115 @@
+package explore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/explore"
+)
+
+// probeReconciler marks every Probe Ready for its generation. With buggy
+// set, a Probe of size 10 gets a new status.seen on every pass: a write
+// each time, which the exploration must find.
+type probeReconciler struct {
+	c     client.Client
+	buggy bool
+}
+
+func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(probeGVK)
+	if err := r.c.Get(ctx, req.NamespacedName, obj); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	status := map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "True", "reason": "Succeeded", "message": "",
+		"observedGeneration": obj.GetGeneration(), "lastTransitionTime": "2026-01-01T00:00:00Z",
+	}}}
+	if size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); r.buggy && size == 10 {
+		status["seen"] = time.Now().Format(time.RFC3339Nano)
+	}
+	if equality.Semantic.DeepEqual(obj.Object["status"], status) {
+		return reconcile.Result{}, nil
+	}
+	obj.Object["status"] = status
+	return reconcile.Result{}, r.c.Status().Update(ctx, obj)
+}
+
+// explored runs the Probe controller in a namespace of its own and returns
+// the target of its exploration.
+func explored(t *testing.T, buggy bool) (explore.Target, string) {
+	t.Helper()
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	target := explore.Target{
+		Client: cp.Client,
+		GVK:    probeGVK,
+		Spec:   &probeSpec,
+		Base:   map[string]any{"size": int64(1)},
+		Passes: &bosuntest.ReconcileCounter{},
+		Writes: &bosuntest.WriteCounter{},
+	}
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		r := &probeReconciler{c: target.Passes.WrapClient(target.Writes.Wrap(mgr.GetClient())), buggy: buggy}
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(probeGVK)
+		here := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns })
+		return ctrl.NewControllerManagedBy(mgr).Named("probe").For(probe, builder.WithPredicates(here)).Complete(target.Passes.Wrap(r))
+	})
+	return target, ns
+}
+
+// TestRunPassesACorrectOperator explores a Probe controller that is right
+// under three seeds.
+func TestRunPassesACorrectOperator(t *testing.T) {
+	target, ns := explored(t, false)
+	for seed := range uint64(3) {
+		if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 6}); err != nil {
+			t.Errorf("seed %d: %v", seed, err)
+		}
+	}
+}
+
+// TestRunFindsAndShrinksAFailure explores a Probe controller that writes
+// on every pass of a Probe of size 10: the seed's sequence fails, and is
+// shrunk to the one change that matters.
+func TestRunFindsAndShrinksAFailure(t *testing.T) {
+	target, ns := explored(t, true)
+	// The first seed whose sequence sets the size to 10 (the maximum).
+	var seed uint64
+	for ; seed < 100; seed++ {
+		if hasSize10(explore.Sequence(target.Spec, seed, 12)) {
+			break
+		}
+	}
+	err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 12})
+	var f *explore.Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("Run = %v, want a *Failure", err)
+	}
+	t.Log(f)
+	if f.Seed != seed || len(f.Steps) != 1 || fmt.Sprint(f.Steps[0]) != "spec.size = 10 (boundary)" {
+		t.Errorf("Failure = seed %d, steps %v; want seed %d shrunk to [spec.size = 10 (boundary)]", f.Seed, f.Steps, seed)
+	}
+}
+
+func hasSize10(seq []explore.Change) bool {
+	for _, c := range seq {
+		if fmt.Sprint(c) == "spec.size = 10 (boundary)" {
+			return true
+		}
+	}
+	return false
+}

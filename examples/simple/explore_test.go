@@ -1,0 +1,41 @@
+package simple
+
+import (
+	"testing"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/explore"
+	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
+)
+
+// TestExplore drives the Simple controller through sequences of spec
+// changes read off its CRD (dividends and divisors at their bounds, zero,
+// removed): on each it settles, Ready True or False with a reason (a zero
+// divisor), a pass that finds nothing new writes nothing, no step takes
+// more than 10 passes, and each Simple goes once deleted.
+func TestExplore(t *testing.T) {
+	writes := &bosuntest.WriteCounter{}
+	cp, passes := runWatched(t, writes.Wrap)
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := explore.SpecSchema(crds[0], simplev1.GroupVersion.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := explore.Target{
+		Client: cp.Client,
+		GVK:    simplev1.GroupVersion.WithKind("Simple"),
+		Spec:   spec,
+		Base:   map[string]any{"dividend": int64(7), "divisor": int64(2)},
+		Passes: passes,
+		Writes: writes,
+	}
+	ns := bosuntest.Namespace(t, cp.Client)
+	for seed := range uint64(2) {
+		if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 6}); err != nil {
+			t.Errorf("seed %d: %v", seed, err)
+		}
+	}
+}
