@@ -60,6 +60,8 @@ type Options struct {
 	// once it has settled; zero means 10.
 	PassBudget int
 	// NoShrink reports a failing sequence as drawn, without shrinking it.
+	// Shrinking runs shorter subsequences, each on an object of its own:
+	// when only a timeout shows the failure, each such run takes Timeout.
 	NoShrink bool
 }
 
