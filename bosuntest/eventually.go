@@ -55,8 +55,14 @@ func Eventually(t TB, check func(ctx context.Context) error, opts ...EventuallyO
 	for {
 		if ctx.Err() == nil {
 			attempts++
-			if last = check(ctx); last == nil {
+			err := check(ctx)
+			if err == nil {
 				return
+			}
+			// A check the timeout cut short says only that: the error of
+			// the one before tells why the condition was not met.
+			if ctx.Err() == nil || last == errNeverChecked {
+				last = err
 			}
 		}
 		select {

@@ -237,3 +237,25 @@ func TestSharedOptionsError(t *testing.T) {
 type runnerFunc func() int
 
 func (f runnerFunc) Run() int { return f() }
+
+// TestEventuallyKeepsTheErrorOfACheckNotCutShort checks that when the
+// timeout cuts a check short, the failure names the error of the check
+// before it, which says why the condition was not met, rather than the
+// deadline.
+func TestEventuallyKeepsTheErrorOfACheckNotCutShort(t *testing.T) {
+	fake := newFakeTB(t.Context())
+	calls := 0
+	fatal := fake.run(func(tb testing.TB) {
+		Eventually(tb, func(ctx context.Context) error {
+			calls++
+			if calls == 1 {
+				return errors.New("object still there")
+			}
+			<-ctx.Done()
+			return fmt.Errorf("reading the object: %w", ctx.Err())
+		}, Timeout(300*time.Millisecond), Interval(time.Millisecond))
+	})
+	if !strings.Contains(fatal, "object still there") || strings.Contains(fatal, "reading the object") {
+		t.Errorf("failure %q, want the first check's error and not the one the timeout cut short", fatal)
+	}
+}

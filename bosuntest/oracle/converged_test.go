@@ -121,7 +121,7 @@ func TestConvergedNamesWhatIsNotConverged(t *testing.T) {
 	deleteObject(t, c, deleting)
 	t.Cleanup(func() { removeFinalizers(t, c, deleting) })
 
-	res, err := oracle.Converged(t.Context(), c, &testapi.WidgetList{}, time.Second, oracle.ListOptions(client.InNamespace(ns)))
+	res, err := oracle.Converged(t.Context(), c, &testapi.WidgetList{}, failBound, oracle.ListOptions(client.InNamespace(ns)))
 	checkErr(t, err, []error{oracle.ErrNotConverged}, []string{
 		"1 of 5 converged after",
 		`Widget ` + ns + `/broken: Ready False/DiskFull "disk full" (generation 1): not ready`,
@@ -130,7 +130,7 @@ func TestConvergedNamesWhatIsNotConverged(t *testing.T) {
 		`Widget ` + ns + `/deleting: Ready True/Succeeded (generation 1): being deleted`,
 	})
 	unwanted(t, err, []string{"/ready", "no Ready condition: no Ready condition"})
-	if res.Objects != 5 || res.Converged != 1 || res.Duration < time.Second {
+	if res.Objects != 5 || res.Converged != 1 || res.Duration < failBound {
 		t.Errorf("Convergence = %+v, want 1 of 5 converged after the bound", res)
 	}
 }
@@ -145,14 +145,14 @@ func TestConvergedKeepsTheLastListThatGotThrough(t *testing.T) {
 	c, reads := refusingAfterFirstRead(t, cp.Config, cp.Client.Scheme())
 	// The bound leaves the first List, which a new client makes after a
 	// discovery of the API server, time to get through on a busy machine.
-	_, err := oracle.Converged(t.Context(), c, &testapi.WidgetList{}, 5*time.Second,
+	_, err := oracle.Converged(t.Context(), c, &testapi.WidgetList{}, failBound,
 		oracle.ListOptions(client.InNamespace(ns)), oracle.Interval(10*time.Millisecond))
 	checkErr(t, err, []error{oracle.ErrNotConverged}, []string{
 		`Widget ` + ns + `/silent: no Ready condition`,
 		"rate limiter",
 	})
 	if reads.Load() < 2 {
-		t.Errorf("Converged read %d times in 5s at a 10ms interval, want more than once", reads.Load())
+		t.Errorf("Converged read %d times in %s at a 10ms interval, want more than once", reads.Load(), failBound)
 	}
 }
 
@@ -162,7 +162,7 @@ func TestConvergedWithCheckAndCount(t *testing.T) {
 	ns := bosuntest.Namespace(t, c)
 	inNS := oracle.ListOptions(client.InNamespace(ns))
 
-	_, err := oracle.Converged(t.Context(), c, widgetList(), time.Second, inNS)
+	_, err := oracle.Converged(t.Context(), c, widgetList(), failBound, inNS)
 	checkErr(t, err, []error{oracle.ErrNotConverged}, []string{"no objects listed"})
 	res, err := oracle.Converged(t.Context(), c, widgetList(), 30*time.Second, inNS, oracle.Count(0))
 	if err != nil || res.Objects != 0 {
@@ -171,7 +171,7 @@ func TestConvergedWithCheckAndCount(t *testing.T) {
 
 	w := createWidget(t, c, ns, "w1")
 	setReady(t, c, w, "True", "Succeeded", "", w.Generation, 0)
-	_, err = oracle.Converged(t.Context(), c, widgetList(), time.Second, inNS, oracle.Count(2))
+	_, err = oracle.Converged(t.Context(), c, widgetList(), failBound, inNS, oracle.Count(2))
 	checkErr(t, err, []error{oracle.ErrNotConverged}, []string{"1 object listed, want 2"})
 
 	resultIs42 := func(obj client.Object) error {
@@ -181,7 +181,7 @@ func TestConvergedWithCheckAndCount(t *testing.T) {
 		}
 		return nil
 	}
-	_, err = oracle.Converged(t.Context(), c, widgetList(), time.Second, inNS, oracle.WithCheck(resultIs42))
+	_, err = oracle.Converged(t.Context(), c, widgetList(), failBound, inNS, oracle.WithCheck(resultIs42))
 	checkErr(t, err, []error{oracle.ErrNotConverged}, []string{`/w1: Ready True/Succeeded (generation 1): result is not 42`})
 
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(w), w); err != nil {

@@ -40,7 +40,7 @@ func TestGone(t *testing.T) {
 	createWidget(t, c, ns, "replaced") // same name, another UID
 
 	objs := []client.Object{held, kept, removed, replaced}
-	err := oracle.Gone(t.Context(), c, objs, time.Second, oracle.Interval(20*time.Millisecond))
+	err := oracle.Gone(t.Context(), c, objs, failBound, oracle.Interval(20*time.Millisecond))
 	checkErr(t, err, []error{oracle.ErrNotGone}, []string{
 		"2 of 4 objects still there after",
 		`Widget ` + ns + `/held: being deleted, finalizers ["` + hold + `"], Ready False/Deleting "waiting for the backup" (generation 1)`,
@@ -65,15 +65,21 @@ func TestGoneReportsTheLastReadThatGotThrough(t *testing.T) {
 	c, reads := refusingAfterFirstRead(t, cp.Config, cp.Client.Scheme())
 	// The bound leaves the first Get, which a new client makes after a
 	// discovery of the API server, time to get through on a busy machine.
-	err := oracle.Gone(t.Context(), c, []client.Object{kept}, 5*time.Second, oracle.Interval(10*time.Millisecond))
+	err := oracle.Gone(t.Context(), c, []client.Object{kept}, failBound, oracle.Interval(10*time.Millisecond))
 	checkErr(t, err, []error{oracle.ErrNotGone}, []string{
 		`Widget ` + ns + `/kept: not being deleted, no finalizers, no Ready condition`,
 	})
 	unwanted(t, err, []string{"rate limiter"})
 	if reads.Load() < 2 {
-		t.Errorf("Gone read %d times in 5s at a 10ms interval, want more than once", reads.Load())
+		t.Errorf("Gone read %d times in %s at a 10ms interval, want more than once", reads.Load(), failBound)
 	}
 }
+
+// failBound is the bound of the checks that must fail: long enough for a
+// first read, which a new client makes after a discovery of the API
+// server, to get through on a busy machine, so that the failure says what
+// the reads found.
+const failBound = 5 * time.Second
 
 // errRefused is what client-go's rate limiter answers when a request could
 // not be made before the context's deadline.
