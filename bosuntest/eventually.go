@@ -61,7 +61,7 @@ func Eventually(t TB, check func(ctx context.Context) error, opts ...EventuallyO
 			}
 			// A check the timeout cut short says only that: the error of
 			// the one before tells why the condition was not met.
-			if ctx.Err() == nil || last == errNeverChecked {
+			if ctx.Err() == nil || errors.Is(last, errNeverChecked) {
 				last = err
 			}
 		}
