@@ -26,11 +26,17 @@
 //
 //	spec, _ := explore.SpecSchema(crd, "v1")
 //	target := explore.Target{Client: c, GVK: gvk, Spec: spec, Base: base, Passes: passes, Writes: writes}
+//	stats := &explore.Stats{}
 //	for seed := range uint64(4) {
-//		if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed}); err != nil {
+//		if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Stats: stats}); err != nil {
 //			t.Error(err)
 //		}
 //	}
+//	t.Logf("%d sequences, %d steps, %d spec shapes", stats.Sequences(), stats.Steps(), stats.Shapes())
+//
+// Stats counts what the runs reached: sequences, the steps the API server
+// admitted, and distinct spec shapes (each field reached absent, or with a
+// valid, boundary or other value), for a test to report how far it went.
 //
 // It follows the approach of exploring an operator from the schema of its
 // resources, as Acto does, on a smaller scale: the changes are read off

@@ -63,6 +63,9 @@ type Options struct {
 	// Shrinking runs shorter subsequences, each on an object of its own:
 	// when only a timeout shows the failure, each such run takes Timeout.
 	NoShrink bool
+	// Stats, when set, counts the sequence run, its steps and the spec
+	// shapes they reach. It may be shared by several Run calls.
+	Stats *Stats
 }
 
 func (o Options) withDefaults() Options {
@@ -138,12 +141,15 @@ func Run(ctx context.Context, t Target, ns string, o Options) error {
 	if t.Passes == nil || t.Writes == nil || t.Client == nil || t.Spec == nil {
 		return errors.New("explore: Target needs Client, Spec, Passes and Writes")
 	}
-	e := &explorer{t: t, ns: ns, o: o}
+	e := &explorer{t: t, ns: ns, o: o, stats: o.Stats, changes: Changes(t.Spec)}
 	seq := Sequence(t.Spec, o.Seed, o.Steps)
+	e.stats.sequence()
 	failed, err := e.run(ctx, seq)
 	if err == nil {
 		return nil
 	}
+	// The runs of shrinking are not counted.
+	e.stats = nil
 	if ctx.Err() != nil {
 		return err
 	}
@@ -167,6 +173,10 @@ type explorer struct {
 	o  Options
 	// runs counts the sequences run, which name their objects.
 	runs int
+	// stats, when not nil, counts what the runs reach.
+	stats *Stats
+	// changes are the changes of the spec's schema, which shapes are of.
+	changes []Change
 }
 
 // run runs seq on a new object and returns how many of its steps were
@@ -196,6 +206,7 @@ func (e *explorer) runOn(ctx context.Context, seq []Change) (*unstructured.Unstr
 	if err := e.t.Client.Create(ctx, obj); err != nil {
 		return nil, 0, fmt.Errorf("creating %s with the base spec: %w", obj.GetName(), err)
 	}
+	e.reached(false, spec)
 	if err := e.step(ctx, obj, "created"); err != nil {
 		return obj, 0, fmt.Errorf("after the create: %w", err)
 	}
@@ -209,6 +220,7 @@ func (e *explorer) runOn(ctx context.Context, seq []Change) (*unstructured.Unstr
 			continue
 		}
 		spec = next
+		e.reached(true, spec)
 		if err := e.step(ctx, obj, fmt.Sprint("step-", i)); err != nil {
 			return obj, i + 1, fmt.Errorf("%s: %w", c, err)
 		}
@@ -217,6 +229,14 @@ func (e *explorer) runOn(ctx context.Context, seq []Change) (*unstructured.Unstr
 		return nil, len(seq), fmt.Errorf("deleting %s: %w", obj.GetName(), err)
 	}
 	return nil, len(seq), nil
+}
+
+// reached counts, with stats, a spec written: by a step when step is true,
+// or by the create.
+func (e *explorer) reached(step bool, spec map[string]any) {
+	if e.stats != nil {
+		e.stats.reached(step, shapeOf(e.t.GVK.GroupKind().String(), e.changes, spec))
+	}
 }
 
 // write replaces the spec of obj with spec. It reports false when the API

@@ -72,13 +72,22 @@ func explored(t *testing.T, buggy bool) (explore.Target, string) {
 }
 
 // TestRunPassesACorrectOperator explores a Probe controller that is right
-// under three seeds.
+// under three seeds, and counts what they reached: the schema of a Probe
+// admits each change on any spec, so every step is applied.
 func TestRunPassesACorrectOperator(t *testing.T) {
 	target, ns := explored(t, false)
+	stats := &explore.Stats{}
 	for seed := range uint64(3) {
-		if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 6}); err != nil {
+		if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 6, Stats: stats}); err != nil {
 			t.Errorf("seed %d: %v", seed, err)
 		}
+	}
+	if s, n := stats.Sequences(), stats.Steps(); s != 3 || n != 18 {
+		t.Errorf("%d sequences and %d steps counted, want 3 and 18", s, n)
+	}
+	// The base spec's shape, and at most one more for each step.
+	if n := stats.Shapes(); n < 2 || n > 19 {
+		t.Errorf("%d shapes counted, want 2 to 19", n)
 	}
 }
 
@@ -94,7 +103,8 @@ func TestRunFindsAndShrinksAFailure(t *testing.T) {
 			break
 		}
 	}
-	err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 12})
+	stats := &explore.Stats{}
+	err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 12, Stats: stats})
 	var f *explore.Failure
 	if !errors.As(err, &f) {
 		t.Fatalf("Run = %v, want a *Failure", err)
@@ -102,6 +112,11 @@ func TestRunFindsAndShrinksAFailure(t *testing.T) {
 	t.Log(f)
 	if f.Seed != seed || len(f.Steps) != 1 || fmt.Sprint(f.Steps[0]) != "spec.size = 10 (boundary)" {
 		t.Errorf("Failure = seed %d, steps %v; want seed %d shrunk to [spec.size = 10 (boundary)]", f.Seed, f.Steps, seed)
+	}
+	// The sequence drawn, up to its failing step; shrinking's runs are
+	// not counted.
+	if s, n := stats.Sequences(), stats.Steps(); s != 1 || n < 1 || n > 12 {
+		t.Errorf("%d sequences and %d steps counted, want 1 and 1 to 12", s, n)
 	}
 }
 
