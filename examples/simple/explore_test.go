@@ -1,19 +1,24 @@
 package simple
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
+	"github.com/bosunkit/bosun/bosuntest/figures"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
 )
 
-// TestExplore drives the Simple controller through sequences of spec
+// TestBatteryExplore drives the Simple controller through sequences of spec
 // changes read off its CRD (dividends and divisors at their bounds, zero,
 // removed): on each it settles, Ready True or False with a reason (a zero
 // divisor), a pass that finds nothing new writes nothing, no step takes
-// more than 10 passes, and each Simple goes once deleted.
-func TestExplore(t *testing.T) {
+// more than 10 passes, and each Simple goes once deleted. It runs 2 seeds
+// of 6 steps, 20 of 12 at the battery's full size, and records the figures
+// of the exploration.
+func TestBatteryExplore(t *testing.T) {
+	seeds, steps := figures.Size(2, 20), figures.Size(6, 12)
 	writes := &bosuntest.WriteCounter{}
 	cp, passes := runWatched(t, writes.Wrap)
 	crds, err := CRDs()
@@ -33,9 +38,23 @@ func TestExplore(t *testing.T) {
 		Writes: writes,
 	}
 	ns := bosuntest.Namespace(t, cp.Client)
-	for seed := range uint64(2) {
-		if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 6}); err != nil {
+	stats, failures := &explore.Stats{}, 0
+	for seed := range uint64(seeds) {
+		if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: steps, Stats: stats}); err != nil {
+			failures++
 			t.Errorf("seed %d: %v", seed, err)
 		}
 	}
+	recordExplore(t, stats, failures)
+}
+
+// recordExplore records the figures of an exploration of the example.
+func recordExplore(t *testing.T, stats *explore.Stats, failures int) {
+	t.Helper()
+	const row = "exploration from the CRD schema"
+	figures.Record(t,
+		figures.Figure{Test: row, Example: "simple", Name: "sequences", Value: strconv.Itoa(stats.Sequences())},
+		figures.Figure{Test: row, Example: "simple", Name: "steps", Value: strconv.Itoa(stats.Steps())},
+		figures.Figure{Test: row, Example: "simple", Name: "distinct spec shapes", Value: strconv.Itoa(stats.Shapes())},
+		figures.Figure{Test: row, Example: "simple", Name: "failures", Value: strconv.Itoa(failures), Goal: "0"})
 }
