@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -219,8 +220,10 @@ func (e *explorer) runOn(ctx context.Context, seq []Change) (*unstructured.Unstr
 		if !written {
 			continue
 		}
+		// A change that leaves the spec as it was (the removal of an absent
+		// field) is checked as any other, but is no step to count.
+		e.reached(!reflect.DeepEqual(next, spec), next)
 		spec = next
-		e.reached(true, spec)
 		if err := e.step(ctx, obj, fmt.Sprint("step-", i)); err != nil {
 			return obj, i + 1, fmt.Errorf("%s: %w", c, err)
 		}

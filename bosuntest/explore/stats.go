@@ -27,8 +27,8 @@ func (s *Stats) Sequences() int {
 	return s.sequences
 }
 
-// Steps returns the number of changes applied: those the API server
-// admitted, of the sequences run.
+// Steps returns the number of changes applied, of the sequences run:
+// those the API server admitted that changed the spec.
 func (s *Stats) Steps() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
