@@ -1,0 +1,100 @@
+package site
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/explore"
+	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/bosuntest/oracle"
+	sitev1 "github.com/bosunkit/bosun/examples/site/api/v1alpha1"
+)
+
+// TestBatteryExplore drives the Site controller through sequences of spec
+// changes read off its CRD: titles of the shortest and longest length, and
+// the removal of the theme. The page names and the theme's name are
+// restricted by patterns, of which the generator makes no values. On each
+// change the controller settles, a pass that finds nothing new writes
+// nothing, no step takes more than 10 passes, no error is logged behind a
+// Ready True, and each Site goes once deleted, its ConfigMaps and Service
+// with it (through the garbage collector). It runs 2 seeds of 6 steps, 20
+// of 12 at the battery's full size, and records the figures of the
+// exploration.
+func TestBatteryExplore(t *testing.T) {
+	seeds, steps := figures.Size(2, 20), figures.Size(6, 12)
+	cp := shared.ControlPlane(t)
+	e := newEnv(t, cp)
+	logs := &bosuntest.LogRecorder{}
+	e.mgr = bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		return e.setup(bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger())))
+	})
+	if err := PrepareSamples(t.Context(), e.c, e.ns); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := explore.SpecSchema(crds[0], sitev1.GroupVersion.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := explore.Target{
+		Client: e.c,
+		GVK:    sitev1.GroupVersion.WithKind("Site"),
+		Spec:   spec,
+		// The "docs" sample, whose theme PrepareSamples made.
+		Base:   map[string]any{"title": "bosun docs", "pages": []any{"index", "guide"}, "themeSecret": "docs-theme"},
+		Passes: &e.passes.ReconcileCounter,
+		Writes: e.writes,
+		Logs:   logs,
+		Leftovers: func(ctx context.Context, obj client.Object) error {
+			return noOrphansWithin(ctx, e.c, e.ns, obj, timeout, &corev1.ConfigMapList{}, &corev1.ServiceList{})
+		},
+	}
+	stats, failures := &explore.Stats{}, 0
+	for seed := range uint64(seeds) {
+		if err := explore.Run(t.Context(), target, e.ns, explore.Options{Seed: seed, Steps: steps, Stats: stats}); err != nil {
+			failures++
+			t.Errorf("seed %d: %v", seed, err)
+		}
+	}
+	recordExplore(t, stats, failures)
+}
+
+// noOrphansWithin waits, up to bound, until no object of lists in ns has
+// an ownerReference to owner, which is gone: the garbage collector deletes
+// them after their owner.
+func noOrphansWithin(ctx context.Context, c client.Client, ns string, owner client.Object, bound time.Duration, lists ...client.ObjectList) error {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	for {
+		err := oracle.NoOrphans(ctx, c, ns, oracle.UIDs([]client.Object{owner}), lists...)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// recordExplore records the figures of an exploration of the example.
+func recordExplore(t *testing.T, stats *explore.Stats, failures int) {
+	t.Helper()
+	const row = "exploration from the CRD schema"
+	figures.Record(t,
+		figures.Figure{Test: row, Example: "site", Name: "sequences", Value: strconv.Itoa(stats.Sequences())},
+		figures.Figure{Test: row, Example: "site", Name: "steps", Value: strconv.Itoa(stats.Steps())},
+		figures.Figure{Test: row, Example: "site", Name: "distinct spec shapes", Value: strconv.Itoa(stats.Shapes())},
+		figures.Figure{Test: row, Example: "site", Name: "failures", Value: strconv.Itoa(failures), Goal: "0"})
+}
