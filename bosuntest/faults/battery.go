@@ -71,6 +71,13 @@ type Operator struct {
 	// in the failover row: by default its first external create when
 	// External, its first API write otherwise.
 	FailoverAt func(Call) bool
+	// Change, when set, changes the spec of an object in place (the
+	// matrix applies it to every object once they converged): what
+	// Converged then sees must follow the new spec, or a change was lost.
+	Change func(obj client.Object)
+	// Budget is what the operator may spend per object on each operation,
+	// which the matrix's fault-free cell checks.
+	Budget Budget
 	// Bound is how long a scenario may take to converge after its last
 	// fault; zero means DefaultBound.
 	Bound time.Duration
@@ -145,6 +152,7 @@ func RunBattery(t *testing.T, cp *controlplane.ControlPlane, op Operator) {
 	t.Run("DroppedEvents", b.droppedEvents)
 	t.Run("ScaleAndQuiescence", b.scale)
 	t.Run("LeaderFailover", b.failover)
+	t.Run("Matrix", b.matrix)
 }
 
 // battery runs the rows for one operator.

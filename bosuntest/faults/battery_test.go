@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,5 +29,17 @@ func TestBattery(t *testing.T) {
 			return cleaned(st)(ctx, c, ns, objs)
 		},
 		External: true,
+		Change:   func(o client.Object) { o.(*testapi.Widget).Spec.Value += 10 },
+		// Create: the finalizer, the ConfigMap, the pending mark, the
+		// outcome, the first-available mark and two status writes; one
+		// external create. Change: the ConfigMap and the status. Delete:
+		// the fence, the status and the finalizer's release; one external
+		// delete.
+		Budget: faults.Budget{
+			Create: faults.Cost{Writes: 7, External: 1},
+			Change: faults.Cost{Writes: 2},
+			Delete: faults.Cost{Writes: 3, External: 1},
+			Poll:   1, PollEvery: time.Second,
+		},
 	})
 }

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/bosunkit/bosun/managed"
 )
@@ -18,9 +19,21 @@ func (p *Process) External() managed.CallHook { return externalHook{p} }
 type externalHook struct{ p *Process }
 
 // BeforeCall implements managed.CallHook.
-func (h externalHook) BeforeCall(context.Context, managed.ExternalCall) error {
+func (h externalHook) BeforeCall(ctx context.Context, _ managed.ExternalCall) error {
 	if h.p.dead() {
 		return ErrCrashed
+	}
+	if d := h.p.plan.SlowExternal; d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return fmt.Errorf("faults: a slow external call: %w", ctx.Err())
+		}
+		if h.p.dead() {
+			return ErrCrashed
+		}
 	}
 	return nil
 }
@@ -40,6 +53,7 @@ func (h externalHook) AfterCall(_ context.Context, c managed.ExternalCall, err e
 		return ErrCrashed
 	}
 	if !c.Mutating() {
+		p.reads.Add(1)
 		return err
 	}
 	if p.record(call) {

@@ -137,7 +137,7 @@ func setup(st *store) func(mgr ctrl.Manager, p *faults.Process) error {
 					managed.WithPollInterval(time.Second)),
 			},
 		}
-		return bosun.ControllerManagedBy[*testapi.Widget](mgr).Owns(&corev1.ConfigMap{}).Complete(r)
+		return faults.Shard(bosun.ControllerManagedBy[*testapi.Widget](mgr), p).Owns(&corev1.ConfigMap{}).Complete(r)
 	}
 }
 
@@ -175,6 +175,8 @@ func converged(st *store) func(ctx context.Context, c client.Client, ns string, 
 			cm := &corev1.ConfigMap{}
 			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: w.Name + "-part"}, cm); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", w.Name, err))
+			} else if got, want := cm.Data["value"], fmt.Sprint(w.Spec.Value); got != want {
+				errs = append(errs, fmt.Errorf("%s: its ConfigMap holds %s, the spec %s", w.Name, got, want))
 			}
 			if n := len(st.byName(ns + "." + w.Name)); n != 1 {
 				errs = append(errs, fmt.Errorf("%s has %d external resources", w.Name, n))

@@ -189,7 +189,36 @@ type Plan struct {
 	Stale StaleReads
 	// Crash kills the process at a write.
 	Crash CrashPoint
+	// Foreign writes change the objects the process writes, between its
+	// read and its write.
+	Foreign ForeignWrites
+	// SlowExternal holds every call of the process's managed steps to
+	// their external systems this long before it goes out, as a slow
+	// cloud API would. A call whose context ends first fails with the
+	// context's error.
+	SlowExternal time.Duration
 }
+
+// ForeignWrites stand for another actor (a user, another controller)
+// that changes an object while the operator is about to write it: before
+// a share of the process's updates and patches (server-side applies
+// included) of an existing object reach the API server, the kit sets the
+// annotation ForeignAnnotation of that object to a new value, through a
+// connection of its own. The operator's write then meets a newer object
+// than the one it read ("intermediate states"): it must not undo the
+// other actor's change, nor lose its own.
+type ForeignWrites struct {
+	// Rate is the share of matching writes, from 0 to 1, that a foreign
+	// write precedes.
+	Rate float64
+	// Resources limits the foreign writes to these plural resource names
+	// (without "/status": the foreign write goes to the object itself,
+	// before writes of its status too). Empty means every resource.
+	Resources []string
+}
+
+// ForeignAnnotation is the annotation ForeignWrites set.
+const ForeignAnnotation = "faults.bosun.dev/foreign"
 
 // chance returns a number in [0, 1) that depends only on the seed and the
 // parts, so the decision for a given request repeats from run to run.

@@ -18,8 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/shard"
 )
 
 // Defaults of LeaderElection.
@@ -72,6 +74,15 @@ type Options struct {
 	// plane's administrator, for example a user from
 	// controlplane.ControlPlane.AddUser.
 	Config *rest.Config
+	// Shard, when set, makes the process a member of a ring of package
+	// shard: Start makes the Member (Process.Member) before the manager,
+	// limits the manager's cache to the member's share and adds the
+	// member to the manager. Identity defaults to the process's Name,
+	// Namespace and ObjectNamespaces to Options.Namespace, LeaseDuration
+	// to DefaultLeaseDuration. The sharder runs on the winner of the
+	// manager's leader election, so set LeaderElection too. Setup wires
+	// the ring's controller to the member (see Shard).
+	Shard *shard.Options
 }
 
 // Process is a manager run under a Plan: every request it makes to the API
@@ -94,12 +105,18 @@ type Process struct {
 	logger  logr.Logger
 	err     error
 
+	member *shard.Member
+
 	mu       sync.Mutex
 	calls    []Call
 	points   int
 	attempts map[string]int
+	passes   []passRecord
 
-	dropped, coalesced, relists, stale atomic.Int64
+	net     network
+	foreign foreignWriter
+
+	dropped, coalesced, relists, stale, reads atomic.Int64
 }
 
 // Start makes a manager on cp whose traffic passes through the kit under
@@ -187,12 +204,31 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 	if opts.Manager != nil {
 		opts.Manager(&mopts)
 	}
+	if opts.Shard != nil {
+		m, err := newMember(*opts.Shard, p.name, opts.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		m.ConfigureCache(&mopts.Cache)
+		p.member = m
+	}
+	if p.plan.Foreign.Rate > 0 {
+		if err := p.foreign.init(base); err != nil {
+			return nil, err
+		}
+	}
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	p.mgr = mgr
+	if p.member != nil {
+		if err := p.member.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("adding the shard member: %w", err)
+		}
+	}
+	bosun.ObservationOf(mgr).AddObserver(bosun.PassObserverFunc(p.observePass))
 	if setup != nil {
 		if err := setup(mgr, p); err != nil {
 			return nil, fmt.Errorf("setting up manager: %w", err)
@@ -426,6 +462,14 @@ type Stats struct {
 	// Faults counts the API requests each fault was injected into (writes
 	// only).
 	Faults map[Fault]int
+	// Foreign is how many foreign writes the kit made (see ForeignWrites).
+	Foreign int
+	// ExternalReads is how many calls of the process's managed steps did
+	// not change anything (Observe, and the Connector's calls): its
+	// polls of the external systems.
+	ExternalReads int
+	// Partitions is how many times the process was cut off (Partition).
+	Partitions int
 }
 
 // Stats returns what the plan has done so far.
@@ -434,8 +478,11 @@ func (p *Process) Stats() Stats {
 		Dropped:    int(p.dropped.Load()),
 		Coalesced:  int(p.coalesced.Load()),
 		Relists:    int(p.relists.Load()),
-		StaleReads: int(p.stale.Load()),
-		Faults:     map[Fault]int{},
+		StaleReads:    int(p.stale.Load()),
+		Faults:        map[Fault]int{},
+		Foreign:       p.foreign.count(),
+		ExternalReads: int(p.reads.Load()),
+		Partitions:    p.net.partitions(),
 	}
 	for _, c := range p.Calls() {
 		if c.Fault != "" {

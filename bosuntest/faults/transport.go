@@ -49,6 +49,12 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set("Accept", "application/json")
 	}
 	recorded := info.write() && !info.bookkeeping()
+	if err := p.connect(req.Context()); err != nil {
+		if recorded {
+			p.record(Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name, Err: err.Error()})
+		}
+		return nil, err
+	}
 
 	fault := p.decide(info)
 	switch fault {
@@ -75,6 +81,9 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 
+	if recorded {
+		p.foreignWrite(req, info)
+	}
 	resp, err := rt.next.RoundTrip(req)
 	call := Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name, Precondition: precondition}
 	if p.dead() {

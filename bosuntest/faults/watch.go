@@ -54,8 +54,9 @@ func (p *Process) watchBody(info requestInfo, initial bool, body io.ReadCloser) 
 		faults = WatchFaults{}
 	}
 	stale := p.plan.Stale.matches(info.resource)
+	_, epoch, _ := p.net.state()
 	if !faults.active() && !stale {
-		return &gatedBody{p: p, ReadCloser: body}
+		return &gatedBody{p: p, ReadCloser: body, epoch: epoch}
 	}
 	pr, pw := io.Pipe()
 	w := &watchFilter{p: p, info: info, faults: faults, stale: stale, out: pw, upstream: body,
@@ -67,13 +68,15 @@ func (p *Process) watchBody(info requestInfo, initial bool, body io.ReadCloser) 
 	}
 	go w.read()
 	go w.deliver()
-	return &gatedBody{p: p, ReadCloser: pr}
+	return &gatedBody{p: p, ReadCloser: pr, epoch: epoch}
 }
 
-// gatedBody fails reads once the process has died.
+// gatedBody fails reads once the process has died, and hangs them through
+// a partition that began after the watch did (see Partition).
 type gatedBody struct {
 	p *Process
 	io.ReadCloser
+	epoch int
 }
 
 // Read implements io.Reader.
@@ -81,7 +84,15 @@ func (b *gatedBody) Read(buf []byte) (int, error) {
 	if b.p.dead() {
 		return 0, ErrCrashed
 	}
-	return b.ReadCloser.Read(buf)
+	if err := b.p.hangIfCut(b.epoch); err != nil {
+		return 0, err
+	}
+	n, err := b.ReadCloser.Read(buf)
+	if cerr := b.p.hangIfCut(b.epoch); cerr != nil {
+		// What arrived during the partition never reached the watcher.
+		return 0, cerr
+	}
+	return n, err
 }
 
 // watchFilter moves events from the API server's stream to the watcher's.

@@ -1,0 +1,157 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+)
+
+// foreignWriter makes the foreign writes of a process's plan through a
+// connection of its own, and remembers the last value it set on each
+// object.
+type foreignWriter struct {
+	client *http.Client
+
+	mu    sync.Mutex
+	tries int // writes that could have been preceded by one
+	n     int // foreign writes made
+	marks map[string]foreignMark
+}
+
+// foreignMark is the last foreign write to an object.
+type foreignMark struct {
+	path  string // the object's URL path
+	uid   types.UID
+	value string
+}
+
+// init makes the foreign writer's connection from the process's base
+// configuration.
+func (f *foreignWriter) init(base *rest.Config) error {
+	c, err := rest.HTTPClientFor(rest.CopyConfig(base))
+	if err != nil {
+		return fmt.Errorf("faults: a connection for foreign writes: %w", err)
+	}
+	f.client = c
+	return nil
+}
+
+// count returns how many foreign writes were made.
+func (f *foreignWriter) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// foreignWrite makes the foreign write the plan asks for before req, if
+// any: req must be an update or patch of a named object.
+func (p *Process) foreignWrite(req *http.Request, info requestInfo) {
+	fw := p.plan.Foreign
+	switch {
+	case fw.Rate <= 0 || info.name == "" || info.bookkeeping():
+		return
+	case info.verb != VerbUpdate && info.verb != VerbPatch && info.verb != VerbApply:
+		return
+	case len(fw.Resources) > 0 && !slices.Contains(fw.Resources, info.resource):
+		return
+	}
+	path := req.URL.Path
+	if info.subresource != "" {
+		path = strings.TrimSuffix(path, "/"+info.subresource)
+	}
+	f := &p.foreign
+	f.mu.Lock()
+	f.tries++
+	try := f.tries
+	f.mu.Unlock()
+	if chance(p.plan.Seed, "foreign", info.verb, info.resourcePath(), info.name, strconv.Itoa(try)) >= fw.Rate {
+		return
+	}
+	value := strconv.Itoa(try)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, ForeignAnnotation, value)
+	u := *req.URL
+	u.Path, u.RawQuery = path, ""
+	freq, err := http.NewRequestWithContext(context.WithoutCancel(req.Context()), http.MethodPatch, u.String(), strings.NewReader(patch))
+	if err != nil {
+		return
+	}
+	freq.Header.Set("Content-Type", "application/merge-patch+json")
+	freq.Header.Set("Accept", "application/json")
+	resp, err := f.client.Do(freq)
+	if err != nil {
+		return
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return
+	}
+	uid, _ := identityOf(body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	if f.marks == nil {
+		f.marks = map[string]foreignMark{}
+	}
+	f.marks[path] = foreignMark{path: path, uid: uid, value: value}
+}
+
+// foreignLost returns the objects that still exist, as the same object,
+// without the value the last foreign write set on them: another actor's
+// change the operator undid.
+func (p *Process) foreignLost(ctx context.Context, host string) ([]string, error) {
+	f := &p.foreign
+	f.mu.Lock()
+	marks := make([]foreignMark, 0, len(f.marks))
+	for _, m := range f.marks {
+		marks = append(marks, m)
+	}
+	f.mu.Unlock()
+	var lost []string
+	for _, m := range marks {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(host, "/")+m.path, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := f.client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("faults: reading %s: %w", m.path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("faults: reading %s: %s", m.path, resp.Status)
+		}
+		var obj struct {
+			Metadata struct {
+				UID         types.UID         `json:"uid"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := json.NewDecoder(bytes.NewReader(body)).Decode(&obj); err != nil {
+			return nil, fmt.Errorf("faults: reading %s: %w", m.path, err)
+		}
+		if obj.Metadata.UID != m.uid {
+			continue
+		}
+		if got := obj.Metadata.Annotations[ForeignAnnotation]; got != m.value {
+			lost = append(lost, fmt.Sprintf("%s: annotation %s is %q, another actor set %q", m.path, ForeignAnnotation, got, m.value))
+		}
+	}
+	slices.Sort(lost)
+	return lost, nil
+}

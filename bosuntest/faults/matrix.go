@@ -1,0 +1,856 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/bosuntest/oracle"
+	"github.com/bosunkit/bosun/shard"
+)
+
+// RowMatrix is the figures' name of the matrix's rows: "matrix: <feature>
+// x <fault>".
+const RowMatrix = "matrix"
+
+// Feature is a configuration of the operator's processes that the matrix
+// runs each fault under.
+type Feature string
+
+// The features of the matrix.
+const (
+	// OneReplica is one process with the defaults: the fair queue, a
+	// full cache, one worker.
+	OneReplica Feature = "1 replica"
+	// Workers is one process with 4 workers per controller.
+	Workers Feature = "4 workers"
+	// LeanCache is one process whose cache drops managedFields
+	// (bosun.LeanCache).
+	LeanCache Feature = "lean cache"
+	// PlainQueue is one process with client-go's FIFO queue in place of
+	// the fair queue.
+	PlainQueue Feature = "plain queue"
+	// Tracing is one process with an OpenTelemetry tracer provider: every
+	// pass that acts must carry a trace.
+	Tracing Feature = "tracing"
+	// Failover is two processes electing a leader; the leader is killed
+	// right after the spec change, and the other must carry it out.
+	Failover Feature = "leader failover"
+	// TwoShards is two members of a shard ring, every one active on its
+	// share.
+	TwoShards Feature = "2 shard members"
+	// ThreeShards is a ring that changes: two members, a third joins once
+	// the objects converged, and one leaves before they are deleted.
+	ThreeShards Feature = "3 shard members, joins and leaves"
+)
+
+// Features are every feature, in the matrix's order.
+var Features = []Feature{OneReplica, Workers, LeanCache, PlainQueue, Tracing, Failover, TwoShards, ThreeShards}
+
+// MatrixFault is a fault the matrix runs under each feature.
+type MatrixFault string
+
+// The faults of the matrix.
+const (
+	// NoFault is the fault-free run every other cell's time is compared
+	// with; under OneReplica it also measures the operator's costs.
+	NoFault MatrixFault = "no fault"
+	// CrashMidWrite kills the first process during its third write (or,
+	// if it makes fewer, once the objects converged) and starts a fresh
+	// one in its place.
+	CrashMidWrite MatrixFault = "crash mid-write"
+	// APIErrors answers writes with 409 (15%), 429 (3%), 500 (5%), a
+	// timeout (2%) and a lost answer (2%).
+	APIErrors MatrixFault = "API errors"
+	// WatchEvents drops 20% of watch events, delays all by 200ms and ends
+	// watches every 5s (30s at full size).
+	WatchEvents MatrixFault = "dropped and delayed events"
+	// StaleReads holds the cache 3 versions behind, for at most a second.
+	StaleCache MatrixFault = "stale reads"
+	// NetworkPartition cuts the first process off from the API server
+	// (requests fail, watches hang) right after the spec change, until
+	// its requests have failed for a while or, with other processes, the
+	// others carried out the change; then heals it.
+	NetworkPartition MatrixFault = "network partition"
+	// SlowExternal holds every external call for half a second (5s at
+	// full size). Operators without managed steps skip it.
+	SlowExternal MatrixFault = "slow external system"
+	// ForeignWrite has another actor set an annotation on an object
+	// before 30% of the operator's writes of it; the annotation must
+	// survive.
+	ForeignWrite MatrixFault = "foreign writes"
+)
+
+// MatrixFaults are every fault, in the matrix's order.
+var MatrixFaults = []MatrixFault{NoFault, CrashMidWrite, APIErrors, WatchEvents, StaleCache, NetworkPartition, SlowExternal, ForeignWrite}
+
+// Cost is what an operation may cost per object: API writes (Events and
+// Leases aside) and calls that change an external system.
+type Cost struct {
+	Writes, External int
+}
+
+// String formats c as "3 writes, 1 external".
+func (c Cost) String() string {
+	return fmt.Sprintf("%d writes, %d external", c.Writes, c.External)
+}
+
+// within reports whether n objects' total stays within c per object.
+func (c Cost) within(total Cost, n int) bool {
+	return total.Writes <= c.Writes*n && total.External <= c.External*n
+}
+
+// Budget is what an operator may spend, per object, on each operation.
+// An idle operator's budget is always zero writes and zero external
+// changes; its polls are what Poll bounds.
+type Budget struct {
+	// Create is the cost from an object's creation to Ready; Change from
+	// a spec change to Ready for it; Delete from the deletion to the
+	// object's end (finalizers, fences, external deletes).
+	Create, Change, Delete Cost
+	// Poll is the most external reads (Observe and the connector's calls)
+	// per object for every PollEvery while the objects are Ready and
+	// nothing changes. Zero PollEvery means the operator must not read
+	// its external systems at all while idle.
+	Poll      int
+	PollEvery time.Duration
+}
+
+// MatrixSizes are the sizes of the matrix.
+type MatrixSizes struct {
+	// Objects is the number of objects of each cell.
+	Objects int
+	// Quiet is how long the quiet check watches each cell.
+	Quiet time.Duration
+	// Relist is the relist period of WatchEvents; Slow the delay of
+	// SlowExternal.
+	Relist, Slow time.Duration
+	// All runs every cell; otherwise each feature runs without a fault,
+	// each fault runs on one replica, and one more fault per feature
+	// (varying with the operator's name) runs under it.
+	All bool
+}
+
+// ShortMatrix is what `make test` runs; FullMatrix what `make
+// reliability` runs.
+var (
+	ShortMatrix = MatrixSizes{Objects: 2, Quiet: 2 * time.Second, Relist: 5 * time.Second, Slow: 500 * time.Millisecond}
+	FullMatrix  = MatrixSizes{Objects: 10, Quiet: 10 * time.Second, Relist: 30 * time.Second, Slow: 5 * time.Second, All: true}
+)
+
+// cells returns the cells the sizes run for the operator called name.
+func (s MatrixSizes) cells(name string) [][2]int {
+	var out [][2]int
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	shift := int(h.Sum32() % uint32(len(MatrixFaults)-1))
+	for f := range Features {
+		for x := range MatrixFaults {
+			diagonal := x > 0 && (f+shift)%(len(MatrixFaults)-1) == x-1
+			if s.All || f == 0 || x == 0 || diagonal {
+				out = append(out, [2]int{f, x})
+			}
+		}
+	}
+	return out
+}
+
+// matrix runs the matrix of features and faults on the battery's
+// operator, each cell a subtest "<feature>/<fault>".
+func (b *battery) matrix(t *testing.T) {
+	sizes := figures.Size(ShortMatrix, FullMatrix)
+	baseline := map[Feature]time.Duration{}
+	for _, c := range sizes.cells(b.op.Name) {
+		f, x := Features[c[0]], MatrixFaults[c[1]]
+		if x == SlowExternal && !b.op.External {
+			continue
+		}
+		t.Run(string(f)+"/"+string(x), func(t *testing.T) {
+			r := b.runCell(t, sizes, f, x)
+			if x == NoFault {
+				baseline[f] = r.took
+			}
+			b.recordCell(t, sizes, f, x, r, baseline[f])
+		})
+	}
+}
+
+// cellResult is what a cell measured.
+type cellResult struct {
+	took     time.Duration // from the creation to the end of the change
+	oracles  int
+	injected string
+	costs    map[string]Cost
+	reads    float64 // external reads per object per poll period
+}
+
+// recordCell records the figures of a cell.
+func (b *battery) recordCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFault, r cellResult, base time.Duration) {
+	kv := []string{
+		"objects", strconv.Itoa(sizes.Objects), "",
+		"faults injected", r.injected, "",
+		"oracles passed", strconv.Itoa(r.oracles), "",
+	}
+	if x != NoFault && base > 0 {
+		kv = append(kv, "time against fault-free", fmt.Sprintf("%.2fx (%s)", r.took.Seconds()/base.Seconds(), r.took.Round(time.Millisecond)), "")
+	} else {
+		kv = append(kv, "time", r.took.Round(time.Millisecond).String(), "")
+	}
+	for _, op := range []string{"create", "change", "delete"} {
+		if c, ok := r.costs[op]; ok {
+			kv = append(kv, op+" per object", perObject(c, sizes.Objects), b.budgetOf(op).String())
+		}
+	}
+	if r.costs != nil {
+		kv = append(kv, "idle", r.costs["idle"].String(), Cost{}.String())
+		kv = append(kv, "polls per object per period", fmt.Sprintf("%.1f", r.reads), strconv.Itoa(b.op.Budget.Poll))
+	}
+	b.record(t, RowMatrix+": "+string(f)+" x "+string(x), kv...)
+}
+
+// perObject formats a total cost per object.
+func perObject(c Cost, n int) string {
+	return fmt.Sprintf("%.1f writes, %.1f external", float64(c.Writes)/float64(n), float64(c.External)/float64(n))
+}
+
+// budgetOf returns the operator's budget of an operation.
+func (b *battery) budgetOf(op string) Cost {
+	switch op {
+	case "create":
+		return b.op.Budget.Create
+	case "change":
+		return b.op.Budget.Change
+	default:
+		return b.op.Budget.Delete
+	}
+}
+
+// cell is one run of the matrix.
+type cell struct {
+	b      *battery
+	t      *testing.T
+	sizes  MatrixSizes
+	f      Feature
+	x      MatrixFault
+	ns     string
+	logs   *bosuntest.LogRecorder
+	procs  []*Process // every process started, in order
+	spans  *spanCount
+	result cellResult
+	// crashPending is set while the first process of CrashMidWrite may
+	// still crash and need replacing.
+	crashPending bool
+}
+
+// runCell runs one cell and checks every promise.
+func (b *battery) runCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFault) cellResult {
+	ctx := t.Context()
+	c := &cell{b: b, t: t, sizes: sizes, f: f, x: x,
+		ns:   bosuntest.Namespace(t, b.cp.Client),
+		logs: &bosuntest.LogRecorder{MaxLevel: bosuntest.LogVerbosity}}
+	if f == Tracing {
+		c.spans = traceFor(t)
+	}
+	c.crashPending = x == CrashMidWrite
+	c.startReplicas()
+	n := sizes.Objects
+	start := time.Now()
+	objs, err := b.create(ctx, b.cp.Client, c.ns, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measure := f == OneReplica && x == NoFault
+	if measure {
+		c.result.costs = map[string]Cost{}
+	}
+	c.converge(objs, "created", measure, "create", nil)
+	if c.crashPending {
+		// The first process made fewer than three writes: kill it now.
+		c.procs[0].Crash()
+		c.replaceCrashed()
+	}
+	if f == ThreeShards {
+		c.join()
+		c.converge(objs, "after a member joined", false, "", nil)
+	}
+	before := c.counts()
+	if x == NetworkPartition {
+		c.alive()[0].Partition()
+	}
+	if err := b.change(ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+	c.afterChange(objs)
+	c.converge(objs, "after the spec change", measure, "change", &before)
+	c.result.took = time.Since(start)
+	c.checkSettled(ctx, objs)
+	if f == ThreeShards {
+		c.leave()
+	}
+	c.deleteAll(objs, measure)
+	c.result.injected = c.injected()
+	return c.result
+}
+
+// startReplicas starts the cell's processes.
+func (c *cell) startReplicas() {
+	replicas := 1
+	switch c.f {
+	case Failover, TwoShards, ThreeShards:
+		replicas = 2
+	}
+	for i := range replicas {
+		p := c.start(i == 0)
+		if i == 0 && replicas > 1 {
+			if err := waitChan(c.t.Context(), p.Elected(), c.b.bound()); err != nil {
+				c.t.Fatalf("%s was not elected: %v", p.Name(), err)
+			}
+		}
+	}
+}
+
+// plan returns the plan of a process of the cell: the fault's, except for
+// the faults aimed at the first process alone.
+func (c *cell) plan(first bool) Plan {
+	switch c.x {
+	case CrashMidWrite:
+		if first {
+			return Plan{Crash: CrashPoint{After: 3, During: true}}
+		}
+	case APIErrors:
+		return Plan{Seed: 7, TimeoutDelay: 200 * time.Millisecond, Rules: []Rule{
+			{Fault: Conflict, Rate: 0.15},
+			{Fault: TooManyRequests, Rate: 0.03},
+			{Fault: InternalError, Rate: 0.05},
+			{Fault: Timeout, Rate: 0.02},
+			{Fault: ResponseLost, Rate: 0.02},
+		}}
+	case WatchEvents:
+		return Plan{Seed: 3, Watch: WatchFaults{Drop: 0.2, Delay: 200 * time.Millisecond, Relist: c.sizes.Relist}}
+	case StaleCache:
+		return Plan{Stale: StaleReads{Lag: 3, MaxAge: time.Second}}
+	case SlowExternal:
+		return Plan{SlowExternal: c.sizes.Slow}
+	case ForeignWrite:
+		return Plan{Seed: 5, Foreign: ForeignWrites{Rate: 0.3}}
+	}
+	return Plan{}
+}
+
+// start starts a process of the cell with its feature's options.
+func (c *cell) start(first bool) *Process {
+	name := "r" + strconv.Itoa(len(c.procs))
+	opts := Options{Name: name, Namespace: c.ns, Plan: c.plan(first), Logs: c.logs, Manager: c.manager()}
+	switch c.f {
+	case Failover:
+		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
+	case TwoShards, ThreeShards:
+		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
+		opts.Shard = &shard.Options{Ring: "matrix", Object: c.b.op.Object(c.ns, 0)}
+	}
+	logger, quiet := bosuntest.TestLogger(c.t)
+	p, err := run(context.Background(), c.b.cp, opts, logger, quiet, c.b.op.Setup)
+	if err != nil {
+		c.t.Fatalf("starting %s: %v", name, err)
+	}
+	c.t.Cleanup(func() {
+		p.Stop()
+		// A process cut off from its leader election's Lease stops, as
+		// it must; any other error is the operator's.
+		if err := p.Err(); err != nil && !(p.Stats().Partitions > 0 && strings.Contains(err.Error(), "leader election lost")) {
+			c.t.Errorf("faults: manager %s stopped with an error: %v", p.Name(), err)
+		}
+	})
+	c.procs = append(c.procs, p)
+	return p
+}
+
+// manager returns the manager options of the cell's feature.
+func (c *cell) manager() func(*ctrl.Options) {
+	switch c.f {
+	case Workers:
+		return func(o *ctrl.Options) { o.Controller.MaxConcurrentReconciles = 4 }
+	case LeanCache:
+		return func(o *ctrl.Options) { bosun.LeanCache(&o.Cache) }
+	case PlainQueue:
+		return func(o *ctrl.Options) { o.Controller.UsePriorityQueue = ptr.To(false) }
+	}
+	return func(o *ctrl.Options) { o.Controller = config.Controller{SkipNameValidation: o.Controller.SkipNameValidation} }
+}
+
+// alive returns the processes still running.
+func (c *cell) alive() []*Process {
+	var out []*Process
+	for _, p := range c.procs {
+		select {
+		case <-p.done:
+		default:
+			if !p.dead() {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// converge waits for objs to converge. With measure, it records the cost
+// of the operation op: the writes and external changes from since (or
+// the start of the wait) until the processes are quiet again.
+func (c *cell) converge(objs []client.Object, what string, measure bool, op string, since *Cost) {
+	c.t.Helper()
+	ctx := c.t.Context()
+	before := c.counts()
+	if since != nil {
+		before = *since
+	}
+	bound := c.b.bound() + time.Duration(len(objs))*c.b.perObject()
+	if c.x == SlowExternal {
+		bound += 10 * c.sizes.Slow
+	}
+	err := poll(ctx, bound, func(ctx context.Context) error {
+		if c.crashPending && c.procs[0].dead() {
+			c.replaceCrashed()
+		}
+		return c.b.converged(ctx, c.b.cp.Client, c.ns, objs)
+	})
+	if err != nil {
+		c.t.Fatalf("not converged %s within %s: %v", what, bound, err)
+	}
+	c.result.oracles++
+	if measure {
+		c.waitIdle()
+		c.result.costs[op] = c.counts().minus(before)
+	}
+}
+
+// replaceCrashed starts a fresh process in place of the one that crashed.
+func (c *cell) replaceCrashed() {
+	c.crashPending = false
+	c.t.Logf("%s crashed; starting a fresh process", c.procs[0].Name())
+	c.start(false)
+}
+
+// afterChange injects the faults that strike right after the spec change.
+func (c *cell) afterChange(objs []client.Object) {
+	if c.f == Failover {
+		c.failover()
+	}
+	if c.x == NetworkPartition {
+		c.heal(objs)
+	}
+}
+
+// failover kills the leader and waits for the other process to lead.
+func (c *cell) failover() {
+	ctx := c.t.Context()
+	var leader *Process
+	for _, p := range c.alive() {
+		select {
+		case <-p.Elected():
+			leader = p
+		default:
+		}
+		if leader != nil {
+			break
+		}
+	}
+	if leader == nil {
+		c.t.Fatal("no process leads")
+	}
+	leader.Crash()
+	for _, p := range c.alive() {
+		if err := waitChan(ctx, p.Elected(), 4*DefaultLeaseDuration); err != nil {
+			c.t.Fatalf("%s did not take over from %s: %v", p.Name(), leader.Name(), err)
+		}
+	}
+}
+
+// heal heals the process cut off before the spec change, once the cut
+// has cost it something: with other processes, once they carried the
+// change out without it (its Leases expired); alone, once its requests
+// failed twice or a watch event was lost in a hung watch.
+func (c *cell) heal(objs []client.Object) {
+	ctx := c.t.Context()
+	var p *Process
+	for _, q := range c.procs {
+		if q.Stats().Partitions > 0 {
+			p = q
+		}
+	}
+	others := len(c.alive()) > 1
+	bound := c.b.bound() + time.Duration(len(objs))*c.b.perObject() + 4*DefaultLeaseDuration
+	err := poll(ctx, bound, func(ctx context.Context) error {
+		if others {
+			return c.b.converged(ctx, c.b.cp.Client, c.ns, objs)
+		}
+		failed, hung := 0, p.net.hungReads()
+		for _, call := range p.Calls() {
+			if strings.Contains(call.Err, ErrPartitioned.Error()) {
+				failed++
+			}
+		}
+		if failed >= 2 || hung > 0 {
+			return nil
+		}
+		return fmt.Errorf("%d requests failed and %d watch events were lost so far", failed, hung)
+	})
+	p.Heal()
+	if err != nil {
+		c.t.Fatalf("while %s was cut off: %v", p.Name(), err)
+	}
+}
+
+// join starts a third member and waits for the ring to settle.
+func (c *cell) join() {
+	c.start(false)
+	c.waitAssigned()
+}
+
+// leave stops a member that is not the leader cleanly and waits for its
+// objects to move.
+func (c *cell) leave() {
+	alive := c.alive()
+	p := alive[len(alive)-1]
+	p.Stop()
+	c.waitAssigned()
+}
+
+// waitAssigned waits until every object of the ring is labelled for the
+// member the ring of the live members gives it, and none is draining.
+func (c *cell) waitAssigned() {
+	ctx := c.t.Context()
+	var members []string
+	for _, p := range c.alive() {
+		members = append(members, p.Name())
+	}
+	ring := shard.NewRing(members, 0)
+	label := shard.LabelPrefix + "matrix"
+	drain := shard.DrainPrefix + "matrix"
+	obj := c.b.op.Object(c.ns, 0)
+	gvk, err := apiutil.GVKForObject(obj, c.b.cp.Scheme)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	err = poll(ctx, 6*DefaultLeaseDuration, func(ctx context.Context) error {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := c.b.cp.Client.List(ctx, list, client.InNamespace(c.ns)); err != nil {
+			return err
+		}
+		for _, o := range list.Items {
+			want := ring.Owner(shard.ByName(o.GetNamespace(), o.GetName()))
+			if l := o.GetLabels(); l[label] != want || l[drain] != "" {
+				return fmt.Errorf("%s is labelled %q (draining %q), want %q", o.GetName(), l[label], l[drain], want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatalf("the ring did not settle on %v: %v", members, err)
+	}
+}
+
+// checkSettled checks the promises of converged objects: no duplicates,
+// no foreign change undone, no object reconciled by two processes at
+// once, nothing written outside the cell's namespace, quiet, traces, and
+// no secret where it must not be.
+func (c *cell) checkSettled(ctx context.Context, objs []client.Object) {
+	t := c.t
+	dups, err := c.b.duplicates(ctx, c.b.cp.Client, c.ns, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dups > 0 {
+		t.Errorf("%d objects with duplicates", dups)
+	}
+	c.result.oracles++
+	if c.x == ForeignWrite {
+		for _, p := range c.procs {
+			lost, err := p.foreignLost(ctx, c.b.cp.Config.Host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range lost {
+				t.Errorf("another actor's change was undone: %s", l)
+			}
+		}
+		c.result.oracles++
+	}
+	for _, o := range overlaps(c.procs) {
+		t.Errorf("two processes at once: %s", o)
+	}
+	c.result.oracles++
+	for _, p := range c.procs {
+		for _, call := range p.Calls() {
+			if !call.External && call.TookEffect() && call.Namespace != c.ns {
+				t.Errorf("%s wrote outside its namespace: %s", p.Name(), call)
+			}
+		}
+	}
+	c.result.oracles++
+	c.checkQuiet(ctx, len(objs))
+	if c.spans != nil {
+		if err := c.spans.check(c.procs); err != nil {
+			t.Error(err)
+		}
+		c.result.oracles++
+	}
+	if err := oracle.NoConflictErrors(c.logs.Entries()); err != nil && c.x != NetworkPartition && c.x != CrashMidWrite {
+		t.Errorf("conflicts logged as errors: %v", err)
+	}
+	c.result.oracles++
+	if c.b.op.Secrets != nil {
+		c.b.checkSecrets(t, c.ns, c.logs)
+		c.result.oracles++
+	}
+}
+
+// checkQuiet checks that the live processes write nothing and change
+// nothing outside while the objects stay converged, and counts their
+// polls.
+func (c *cell) checkQuiet(ctx context.Context, n int) {
+	c.waitIdle()
+	before := c.counts()
+	reads := c.reads()
+	timer := time.NewTimer(c.sizes.Quiet)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		c.t.Fatal(ctx.Err())
+	case <-timer.C:
+	}
+	idle := c.counts().minus(before)
+	if idle != (Cost{}) {
+		var calls []string
+		for _, p := range c.alive() {
+			for _, call := range p.Calls() {
+				if call.At.After(time.Now().Add(-c.sizes.Quiet)) && call.TookEffect() {
+					calls = append(calls, p.Name()+": "+call.String())
+				}
+			}
+		}
+		c.t.Errorf("not quiet once converged: %s in %s: %s", idle, c.sizes.Quiet, strings.Join(calls, "; "))
+	}
+	c.result.oracles++
+	polls := c.reads() - reads
+	every := c.b.op.Budget.PollEvery
+	periods := 1.0
+	if every > 0 {
+		periods = max(1, c.sizes.Quiet.Seconds()/every.Seconds())
+	}
+	c.result.reads = float64(polls) / float64(n) / periods
+	if c.result.costs != nil {
+		c.result.costs["idle"] = idle
+		// One period more than the window holds: a poll may fall on
+		// either edge.
+		if limit := c.b.op.Budget.Poll * n * (int(periods) + 1); polls > limit {
+			c.t.Errorf("%d external reads of %d objects in %s, budget %d per object every %s", polls, n, c.sizes.Quiet, c.b.op.Budget.Poll, every)
+		}
+	}
+}
+
+// deleteAll deletes the objects and waits until nothing of them is left.
+func (c *cell) deleteAll(objs []client.Object, measure bool) {
+	t := c.t
+	ctx := t.Context()
+	before := c.counts()
+	if err := deleteAll(ctx, c.b.cp.Client, objs); err != nil {
+		t.Fatal(err)
+	}
+	bound := c.b.bound() + time.Duration(len(objs))*250*time.Millisecond
+	if c.x == SlowExternal {
+		bound += 10 * c.sizes.Slow
+	}
+	if err := poll(ctx, bound, func(ctx context.Context) error { return c.b.cleaned(ctx, c.b.cp.Client, c.ns, objs) }); err != nil {
+		t.Fatalf("not cleaned up within %s: %v", bound, err)
+	}
+	c.result.oracles++
+	if measure {
+		c.waitIdle()
+		c.result.costs["delete"] = c.counts().minus(before)
+		t.Logf("costs of %d objects: create %s, change %s, delete %s", len(objs), c.result.costs["create"], c.result.costs["change"], c.result.costs["delete"])
+		for _, op := range []string{"create", "change", "delete"} {
+			if got, budget := c.result.costs[op], c.b.budgetOf(op); !budget.within(got, len(objs)) {
+				t.Errorf("%s of %d objects cost %s, budget %s per object", op, len(objs), got, budget)
+			}
+		}
+		c.result.oracles++
+	}
+}
+
+// waitIdle waits until no live process has written for half a second.
+func (c *cell) waitIdle() {
+	ctx := c.t.Context()
+	err := poll(ctx, c.b.bound(), func(context.Context) error {
+		for _, p := range c.alive() {
+			if idle := time.Since(lastCall(p)); idle < 500*time.Millisecond {
+				return fmt.Errorf("%s wrote %s ago", p.Name(), idle.Round(time.Millisecond))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatalf("the processes did not go idle: %v", err)
+	}
+}
+
+// counts returns the writes and external changes of every process so far
+// that took effect.
+func (c *cell) counts() Cost {
+	var total Cost
+	for _, p := range c.procs {
+		for _, call := range p.Calls() {
+			switch {
+			case !call.TookEffect():
+			case call.External:
+				total.External++
+			default:
+				total.Writes++
+			}
+		}
+	}
+	return total
+}
+
+// minus returns c less d.
+func (c Cost) minus(d Cost) Cost { return Cost{Writes: c.Writes - d.Writes, External: c.External - d.External} }
+
+// reads returns the external reads of every process so far.
+func (c *cell) reads() int {
+	n := 0
+	for _, p := range c.procs {
+		n += p.Stats().ExternalReads
+	}
+	return n
+}
+
+// injected describes the faults the cell's processes met.
+func (c *cell) injected() string {
+	var s Stats
+	s.Faults = map[Fault]int{}
+	crashes := 0
+	for _, p := range c.procs {
+		ps := p.Stats()
+		for f, n := range ps.Faults {
+			s.Faults[f] += n
+		}
+		s.Dropped += ps.Dropped
+		s.StaleReads += ps.StaleReads
+		s.Foreign += ps.Foreign
+		s.Partitions += ps.Partitions
+		s.Relists += ps.Relists
+		if !p.CrashedAt().IsZero() {
+			crashes++
+		}
+	}
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(crashes, "crashes")
+	for _, f := range []Fault{Conflict, TooManyRequests, InternalError, Timeout, ResponseLost} {
+		add(s.Faults[f], string(f))
+	}
+	add(s.Dropped, "dropped events")
+	add(s.Relists, "relists")
+	add(s.StaleReads, "stale reads")
+	add(s.Foreign, "foreign writes")
+	add(s.Partitions, "partitions")
+	if c.x == SlowExternal {
+		parts = append(parts, "external calls "+c.sizes.Slow.String()+" late")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// spanCount is a tracer provider, set as OpenTelemetry's global one for a
+// cell, that counts the traces it sees.
+type spanCount struct {
+	rec *tracetest.SpanRecorder
+}
+
+// traceFor sets a tracer provider for the rest of the test.
+func traceFor(t *testing.T) *spanCount {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() {
+		otel.SetTracerProvider(prev)
+		_ = tp.Shutdown(context.Background())
+	})
+	return &spanCount{rec: rec}
+}
+
+// check reports passes that acted without a trace, and a trace of no
+// pass.
+func (s *spanCount) check(procs []*Process) error {
+	traced, untraced := 0, 0
+	for _, p := range procs {
+		for _, r := range p.passList() {
+			switch {
+			case !r.acted:
+			case r.trace == "":
+				untraced++
+			default:
+				traced++
+			}
+		}
+	}
+	switch {
+	case untraced > 0:
+		return fmt.Errorf("tracing on: %d passes acted without a trace (%d with one)", untraced, traced)
+	case traced == 0 || len(s.rec.Ended()) == 0:
+		return fmt.Errorf("tracing on: no pass traced (%d spans ended)", len(s.rec.Ended()))
+	}
+	return nil
+}
+
+// change applies the operator's spec change to every object, retrying on
+// conflicts.
+func (b *battery) change(ctx context.Context, objs []client.Object) error {
+	if b.op.Change == nil {
+		return nil
+	}
+	for i, o := range objs {
+		for attempt := 0; ; attempt++ {
+			cur, _ := o.DeepCopyObject().(client.Object)
+			if err := b.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+				return fmt.Errorf("reading %s: %w", o.GetName(), err)
+			}
+			b.op.Change(cur)
+			err := b.cp.Client.Update(ctx, cur)
+			if err == nil {
+				objs[i] = cur
+				break
+			}
+			if attempt > 10 || !apierrors.IsConflict(err) {
+				return fmt.Errorf("changing %s: %w", o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
