@@ -393,7 +393,9 @@ func (c *cell) manager() func(*ctrl.Options) {
 	case PlainQueue:
 		return func(o *ctrl.Options) { o.Controller.UsePriorityQueue = ptr.To(false) }
 	}
-	return func(o *ctrl.Options) { o.Controller = config.Controller{SkipNameValidation: o.Controller.SkipNameValidation} }
+	return func(o *ctrl.Options) {
+		o.Controller = config.Controller{SkipNameValidation: o.Controller.SkipNameValidation}
+	}
 }
 
 // alive returns the processes still running.
@@ -731,7 +733,9 @@ func (c *cell) counts() Cost {
 }
 
 // minus returns c less d.
-func (c Cost) minus(d Cost) Cost { return Cost{Writes: c.Writes - d.Writes, External: c.External - d.External} }
+func (c Cost) minus(d Cost) Cost {
+	return Cost{Writes: c.Writes - d.Writes, External: c.External - d.External}
+}
 
 // reads returns the external reads of every process so far.
 func (c *cell) reads() int {
@@ -853,4 +857,3 @@ func (b *battery) change(ctx context.Context, objs []client.Object) error {
 	}
 	return nil
 }
-

@@ -475,9 +475,9 @@ type Stats struct {
 // Stats returns what the plan has done so far.
 func (p *Process) Stats() Stats {
 	s := Stats{
-		Dropped:    int(p.dropped.Load()),
-		Coalesced:  int(p.coalesced.Load()),
-		Relists:    int(p.relists.Load()),
+		Dropped:       int(p.dropped.Load()),
+		Coalesced:     int(p.coalesced.Load()),
+		Relists:       int(p.relists.Load()),
 		StaleReads:    int(p.stale.Load()),
 		Faults:        map[Fault]int{},
 		Foreign:       p.foreign.count(),
