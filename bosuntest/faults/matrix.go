@@ -439,8 +439,27 @@ func (c *cell) converge(objs []client.Object, what string, measure bool, op stri
 	c.result.oracles++
 	if measure {
 		c.waitIdle()
-		c.result.costs[op] = c.counts().minus(before)
+		c.measured(op, before)
 	}
+}
+
+// measured records the cost of op, from the counts before it to now, and
+// logs the calls it made.
+func (c *cell) measured(op string, before Cost) {
+	c.result.costs[op] = c.counts().minus(before)
+	var lines []string
+	skip := before.Writes + before.External
+	for _, call := range c.procs[0].Calls() {
+		if !call.TookEffect() {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		lines = append(lines, call.String())
+	}
+	c.t.Logf("%s: %s:\n\t%s", op, c.result.costs[op], strings.Join(lines, "\n\t"))
 }
 
 // replaceCrashed starts a fresh process in place of the one that crashed.
@@ -687,8 +706,7 @@ func (c *cell) deleteAll(objs []client.Object, measure bool) {
 	c.result.oracles++
 	if measure {
 		c.waitIdle()
-		c.result.costs["delete"] = c.counts().minus(before)
-		t.Logf("costs of %d objects: create %s, change %s, delete %s", len(objs), c.result.costs["create"], c.result.costs["change"], c.result.costs["delete"])
+		c.measured("delete", before)
 		for _, op := range []string{"create", "change", "delete"} {
 			if got, budget := c.result.costs[op], c.b.budgetOf(op); !budget.within(got, len(objs)) {
 				t.Errorf("%s of %d objects cost %s, budget %s per object", op, len(objs), got, budget)

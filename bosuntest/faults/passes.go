@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/shard"
@@ -127,4 +128,19 @@ func Shard[T client.Object](b *bosun.Builder[T], p *Process) *bosun.Builder[T] {
 	return b.For(none, builder.WithPredicates(m.Predicate())).
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		WrapReconciler(m.Wrap)
+}
+
+// Journal returns r recording its passes in the process's journal, which
+// the matrix reads to check that no object is reconciled by two processes
+// at once. The passes of bosun's reconcilers are recorded without it;
+// wrap a plain controller-runtime reconciler, named controller, in it.
+func (p *Process) Journal(controller string, r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		start := time.Now()
+		res, err := r.Reconcile(ctx, req)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.passes = append(p.passes, passRecord{controller: controller, object: req.NamespacedName, start: start, end: time.Now(), acted: true})
+		return res, err
+	})
 }

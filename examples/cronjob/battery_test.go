@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
@@ -35,8 +36,19 @@ const batterySchedule = "@every 1s"
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name:       "cronjob",
-		Setup:      func(mgr ctrl.Manager, _ *faults.Process) error { return SetupWithManager(mgr, Options{}) },
+		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
+			return faults.Shard(bosun.ControllerManagedBy[*cronjobv1.CronJob](mgr), p).Complete(NewReconciler(Options{}))
+		},
 		Object:     batteryCronJob,
+		// A longer starting deadline: nothing to redo, but the CronJob must
+		// be Ready for its new generation.
+		Change: func(o client.Object) { o.(*cronjobv1.CronJob).Spec.StartingDeadlineSeconds = ptr.To[int64](20) },
+		// Create: the Job and the status; change: the status; delete:
+		// nothing (the garbage collector removes the Job).
+		Budget: faults.Budget{
+			Create: faults.Cost{Writes: 2},
+			Change: faults.Cost{Writes: 1},
+		},
 		Converged:  batteryConverged,
 		Duplicates: batteryDuplicates,
 		Cleaned:    batteryCleaned,

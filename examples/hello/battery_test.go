@@ -8,8 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
@@ -25,14 +28,42 @@ import (
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name: "hello",
-		Setup: func(mgr ctrl.Manager, _ *faults.Process) error {
-			return (&GreetingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
-		},
+		Setup:      batterySetup,
 		Object:     batteryGreeting,
+		// A new name to greet: the ConfigMap must follow it.
+		Change: func(o client.Object) { o.(*hellov1.Greeting).Spec.Name += " again" },
+		// Create: the finalizer, the ConfigMap and the status (a Greeting
+		// with the default template is one fewer); change: the ConfigMap
+		// and the status; delete: the ConfigMap and the finalizer.
+		Budget: faults.Budget{
+			Create: faults.Cost{Writes: 3},
+			Change: faults.Cost{Writes: 2},
+			Delete: faults.Cost{Writes: 2},
+		},
 		Converged:  batteryConverged,
 		Duplicates: batteryDuplicates,
 		Cleaned:    batteryCleaned,
 	})
+}
+
+// batterySetup sets the Greeting controller up as SetupWithManager does,
+// with its passes in the process's journal; as a member of a shard ring
+// when the process is one, through the member's predicate, gate and
+// Wrap (a plain controller-runtime controller has no bosun Builder to do
+// it).
+func batterySetup(mgr ctrl.Manager, p *faults.Process) error {
+	r := &GreetingReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
+	m := p.Member()
+	if m == nil {
+		return ctrl.NewControllerManagedBy(mgr).For(&hellov1.Greeting{}).Owns(&corev1.ConfigMap{}).Named(ControllerName).
+			Complete(p.Journal(ControllerName, r))
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&hellov1.Greeting{}, builder.WithPredicates(m.Predicate())).
+		Owns(&corev1.ConfigMap{}).
+		Named(ControllerName).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		Complete(m.Wrap(p.Journal(ControllerName, r)))
 }
 
 // batteryGreeting returns the i-th Greeting of a battery scenario. Odd ones

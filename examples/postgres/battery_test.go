@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
@@ -52,8 +53,11 @@ func batteryOperator(srv *pgserver.Server) faults.Operator {
 	b := battery{srv: srv, conn: &sharedConn{dsn: srv.DSN("postgres")}}
 	return faults.Operator{
 		Name: "postgres",
+		// SetupWithManager's two controllers; the Role controller joins
+		// the process's shard ring when it has one, the Database
+		// controller runs on the leader.
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
-			return SetupWithManager(mgr, Options{
+			opts := Options{
 				DSN:          srv.DSN("postgres"),
 				WaitInterval: time.Second,
 				Managed: []managed.Option{
@@ -63,7 +67,32 @@ func batteryOperator(srv *pgserver.Server) faults.Operator {
 					managed.WithShortInterval(200 * time.Millisecond),
 					managed.WithCreationGracePeriod(2 * time.Second),
 				},
-			})
+			}
+			if err := faults.Shard(bosun.ControllerManagedBy[*pgv1.Role](mgr), p).Complete(NewRoleReconciler(opts)); err != nil {
+				return err
+			}
+			return SetupDatabaseWithManager(mgr, opts)
+		},
+		// A Role's new connection limit must reach the server.
+		Change: func(o client.Object) {
+			if r, ok := o.(*pgv1.Role); ok {
+				r.Spec.ConnectionLimit = ptr.To(*r.Spec.ConnectionLimit + 10)
+			}
+		},
+		// Per object of a scenario (Roles and Databases alike), the
+		// owner Role that Prepare makes for the Databases included, so
+		// a scenario of two objects counts three. Create: a Role is its
+		// claim, its external name, the pending mark, the outcome, the
+		// connection Secret, the first-available mark and two status
+		// writes; a Database one Secret fewer. Change: an UPDATE of the
+		// role and one status write. Delete: the fence, the status and
+		// the release, and the Secret of a Role. Polls: every object once
+		// a second.
+		Budget: faults.Budget{
+			Create: faults.Cost{Writes: 11, External: 2},
+			Change: faults.Cost{Writes: 1, External: 1},
+			Delete: faults.Cost{Writes: 4, External: 1},
+			Poll:   2, PollEvery: time.Second,
 		},
 		Object:     batteryObject,
 		Prepare:    batteryPrepare,

@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	rwv1 "github.com/bosunkit/bosun/examples/rwexternal/api/v1alpha1"
 )
@@ -33,8 +34,27 @@ const batteryInputs = 2
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name:       "rwexternal",
-		Setup:      func(mgr ctrl.Manager, _ *faults.Process) error { return SetupWithManager(mgr) },
+		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
+			return faults.Shard(bosun.ControllerManagedBy[*rwv1.RWExternal](mgr), p).Complete(NewReconciler())
+		},
 		Object:     batteryObject,
+		// The other input: the output must follow it.
+		Change: func(o client.Object) {
+			rw := o.(*rwv1.RWExternal)
+			if rw.Spec.InputSecret == batteryInputName(0) {
+				rw.Spec.InputSecret = batteryInputName(1)
+			} else {
+				rw.Spec.InputSecret = batteryInputName(0)
+			}
+		},
+		// Create: the finalizer, the output Secret and the status; change:
+		// the output and the status; delete: the output and the
+		// finalizer.
+		Budget: faults.Budget{
+			Create: faults.Cost{Writes: 3},
+			Change: faults.Cost{Writes: 2},
+			Delete: faults.Cost{Writes: 2},
+		},
 		Prepare:    batteryPrepare,
 		Converged:  batteryConverged,
 		Duplicates: batteryDuplicates,

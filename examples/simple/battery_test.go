@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
 )
@@ -22,9 +23,19 @@ import (
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name:      "simple",
-		Setup:     func(mgr ctrl.Manager, _ *faults.Process) error { return SetupWithManager(mgr) },
+		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
+			return faults.Shard(bosun.ControllerManagedBy[*simplev1.Simple](mgr), p).Complete(NewReconciler())
+		},
 		Object:    batteryObject,
 		Converged: batteryConverged,
+		// A new divisor: the status must follow it.
+		Change: func(o client.Object) { o.(*simplev1.Simple).Spec.Divisor = 3 },
+		Budget: faults.Budget{
+			// One status write (results and Ready) per create and per
+			// change; nothing to clean up.
+			Create: faults.Cost{Writes: 1},
+			Change: faults.Cost{Writes: 1},
+		},
 	})
 }
 

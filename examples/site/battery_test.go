@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	sitev1 "github.com/bosunkit/bosun/examples/site/api/v1alpha1"
@@ -36,8 +37,19 @@ const (
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name:       "site",
-		Setup:      func(mgr ctrl.Manager, _ *faults.Process) error { return SetupWithManager(mgr) },
+		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
+			return faults.Shard(bosun.ControllerManagedBy[*sitev1.Site](mgr), p).Complete(NewReconciler())
+		},
 		Object:     batterySite,
+		// A new title: every page must follow it.
+		Change: func(o client.Object) { o.(*sitev1.Site).Spec.Title += " (new)" },
+		// Create: a ConfigMap per page (two), the Service and the status;
+		// change: the pages and the status; delete: nothing (the garbage
+		// collector removes the children).
+		Budget: faults.Budget{
+			Create: faults.Cost{Writes: 4},
+			Change: faults.Cost{Writes: 3},
+		},
 		Prepare:    batteryPrepare,
 		Converged:  batteryConverged,
 		Duplicates: batteryDuplicates,
