@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -152,4 +153,36 @@ func TestCrashBeforePublishIsRepaired(t *testing.T) {
 			t.Errorf("%d creates and %d repairs, want 1 and 1", sum(c.creates), sum(c.repairs))
 		}
 	})
+}
+
+// TestInvalidSecretName names a connection Secret no Secret can have (254
+// characters): the spec is invalid, so the step makes nothing, sets no
+// credentials and writes nothing on a pass that finds nothing new, rather
+// than retrying a create of the Secret the API server refuses, and setting
+// new credentials on each try; a valid name then converges.
+func TestInvalidSecretName(t *testing.T) {
+	cl := newCloud()
+	e := start(t, cl, nil)
+	e.create("badname", 1, strings.Repeat("s", 254), nil)
+	invalid := map[string]cond{
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonInvalidSpec},
+		DefaultConditionSynced: {metav1.ConditionFalse, ReasonInvalidSpec},
+	}
+	e.wait("badname", invalid)
+	e.touch("badname", "settled")
+	writes := e.writes.Total()
+	e.touch("badname", "again")
+	if w := e.writes.Writes()[writes:]; len(w) > 0 {
+		t.Errorf("a pass that found nothing new wrote %v", w)
+	}
+	uid := string(e.get("badname").UID)
+	cl.set(func(c *cloud) {
+		if c.creates[uid] != 0 || c.repairs[uid] != 0 {
+			t.Errorf("%d creates and %d credential repairs for an invalid spec, want none", c.creates[uid], c.repairs[uid])
+		}
+	})
+
+	e.change("badname", func(b *v1.Bucket) { b.Spec.ConnectionSecret = "good-conn" })
+	e.waitCredentials("good-conn", e.waitName("badname"))
+	e.wait("badname", converged)
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -237,6 +238,9 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	s.noteFirstReconcile(req, now)
 	pol, err := s.policies(obj)
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := s.checkSecretName(obj); err != nil {
 		return ctrl.Result{}, err
 	}
 	cl, done, err := s.connect(ctx, req)
@@ -505,6 +509,26 @@ func (s *Step[T]) missingKeys(ctx context.Context, r client.Reader, obj T, secre
 		}
 	}
 	return missing, nil
+}
+
+// checkSecretName reports, as an invalid spec, a connection Secret name
+// that no Secret can have: the details could never be published, and each
+// pass would make the resource, or set new credentials on it, in vain.
+func (s *Step[T]) checkSecretName(obj T) error {
+	if s.cfg.secretName == nil {
+		return nil
+	}
+	name := s.cfg.secretName(obj)
+	if name == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		if len(name) > validation.DNS1123SubdomainMaxLength {
+			name = fmt.Sprintf("%.32s... (%d characters)", name, len(name))
+		}
+		return s.fail(ReasonInvalidSpec, InvalidSpec(fmt.Errorf("the connection secret name %q is not a valid Secret name: %s", name, strings.Join(errs, "; "))))
+	}
+	return nil
 }
 
 // fail turns err into an error about the Synced condition. An error that
