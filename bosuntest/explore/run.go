@@ -57,8 +57,8 @@ type Options struct {
 	// change, and for the object to go once deleted; zero means 30s.
 	Timeout time.Duration
 	// PassBudget is the most passes of the object a step may take, from
-	// the change to the end of the passes of the two touches that follow
-	// once it has settled; zero means 10.
+	// the change to the end of the passes of the touches that follow once
+	// it has settled; zero means 10.
 	PassBudget int
 	// NoShrink reports a failing sequence as drawn, without shrinking it.
 	// Shrinking runs shorter subsequences, each on an object of its own:
@@ -128,7 +128,9 @@ func SpecSchema(crd *apiextensionsv1.CustomResourceDefinition, version string) (
 //   - the operator settles within Options.Timeout: the object's Ready
 //     condition is for its generation, True, or False with a reason;
 //   - a pass that finds nothing changed (the pass of a touch, see
-//     ReconcileCounter.Touch) writes nothing;
+//     ReconcileCounter.Touch) writes nothing; one that writes and changes
+//     the Ready condition found the world changed (a resource being made
+//     became available), and the step settles and touches again;
 //   - the step took at most Options.PassBudget passes of the object;
 //   - with Target.Logs, no error was logged in a step that ends Ready True.
 //
@@ -265,7 +267,10 @@ func (e *explorer) write(ctx context.Context, obj *unstructured.Unstructured, sp
 // step waits for the operator to settle on the object's generation, then
 // touches it twice and checks that the pass of the second touch wrote
 // nothing, that the step kept within its pass budget, and that no error
-// was logged behind a Ready True.
+// was logged behind a Ready True. A pass of the second touch that wrote
+// and changed the Ready condition found the world changed (a resource
+// that was being made became available): the step settles and touches
+// again, within its pass budget.
 func (e *explorer) step(ctx context.Context, obj *unstructured.Unstructured, touch string) error {
 	key := client.ObjectKeyFromObject(obj)
 	passes := e.t.Passes.Count(key)
@@ -273,24 +278,39 @@ func (e *explorer) step(ctx context.Context, obj *unstructured.Unstructured, tou
 	if e.t.Logs != nil {
 		logged = len(e.t.Logs.Errors())
 	}
-	ready, err := e.settle(ctx, obj)
-	if err != nil {
-		return err
-	}
-	// The pass of a first touch ends the passes the change brought; the
-	// pass of a second one finds nothing new.
-	tb := &stepTB{ctx: ctx, name: key.String()}
-	e.t.Passes.Touch(tb, e.t.Client, obj, touch+"-a")
-	writes := len(e.writesIn())
-	e.t.Passes.Touch(tb, e.t.Client, obj, touch+"-b")
-	if tb.err != nil {
-		return tb.err
-	}
-	if w := e.writesIn()[writes:]; len(w) > 0 {
-		return fmt.Errorf("a pass that found nothing changed wrote %d times, first %v", len(w), w[:min(len(w), 3)])
-	}
-	if n := e.t.Passes.Count(key) - passes; n > e.o.PassBudget {
-		return fmt.Errorf("%d passes of %s in one step, over the budget of %d (a hot loop?)", n, key, e.o.PassBudget)
+	var ready bool
+	for round := 0; ; round++ {
+		var err error
+		if ready, err = e.settle(ctx, obj); err != nil {
+			return err
+		}
+		// The pass of a first touch ends the passes the change brought; the
+		// pass of a second one finds nothing new.
+		tb := &stepTB{ctx: ctx, name: key.String()}
+		e.t.Passes.Touch(tb, e.t.Client, obj, fmt.Sprintf("%s-%da", touch, round))
+		writes := len(e.writesIn())
+		before, err := e.ready(ctx, obj)
+		if err != nil {
+			return err
+		}
+		e.t.Passes.Touch(tb, e.t.Client, obj, fmt.Sprintf("%s-%db", touch, round))
+		if tb.err != nil {
+			return tb.err
+		}
+		after, err := e.ready(ctx, obj)
+		if err != nil {
+			return err
+		}
+		w := e.writesIn()[writes:]
+		if len(w) > 0 && before == after {
+			return fmt.Errorf("a pass that found nothing changed wrote %d times, first %v", len(w), w[:min(len(w), 3)])
+		}
+		if n := e.t.Passes.Count(key) - passes; n > e.o.PassBudget {
+			return fmt.Errorf("%d passes of %s in one step, over the budget of %d (a hot loop?)", n, key, e.o.PassBudget)
+		}
+		if len(w) == 0 {
+			break
+		}
 	}
 	if e.t.Logs != nil && ready {
 		if errs := e.t.Logs.Errors()[logged:]; len(errs) > 0 {
@@ -298,6 +318,18 @@ func (e *explorer) step(ctx context.Context, obj *unstructured.Unstructured, tou
 		}
 	}
 	return nil
+}
+
+// ready returns the status and reason of the Ready condition of obj as
+// the API server has it, and the generation it is for.
+func (e *explorer) ready(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
+	cur := &unstructured.Unstructured{}
+	cur.SetGroupVersionKind(e.t.GVK)
+	if err := e.t.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+		return "", err
+	}
+	status, reason, current := readyOf(cur)
+	return fmt.Sprintf("%s/%s (for the generation: %v)", status, reason, current), nil
 }
 
 // writesIn returns the operator's writes in the explored namespace.

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,10 +24,37 @@ import (
 
 // probeReconciler marks every Probe Ready for its generation. With buggy
 // set, a Probe of size 10 gets a new status.seen on every pass: a write
-// each time, which the exploration must find.
+// each time, which the exploration must find. A Probe of size 9 stands
+// for one whose resource takes a while to make: it is Ready False,
+// Creating, until the passes of its generation have read it with two
+// values of bosuntest.TouchLabel.
 type probeReconciler struct {
 	c     client.Client
 	buggy bool
+
+	mu sync.Mutex
+	// touches are the values of the touch label each Probe was read with,
+	// at the generation read.
+	touches map[types.NamespacedName]map[string]bool
+	gen     map[types.NamespacedName]int64
+}
+
+// creating reports whether the resource of obj, of size 9, is still being
+// made.
+func (r *probeReconciler) creating(obj *unstructured.Unstructured) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	if r.touches == nil {
+		r.touches, r.gen = map[types.NamespacedName]map[string]bool{}, map[types.NamespacedName]int64{}
+	}
+	if r.gen[key] != obj.GetGeneration() {
+		r.touches[key], r.gen[key] = map[string]bool{}, obj.GetGeneration()
+	}
+	if v, ok := obj.GetLabels()[bosuntest.TouchLabel]; ok {
+		r.touches[key][v] = true
+	}
+	return len(r.touches[key]) < 2
 }
 
 func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -34,8 +63,12 @@ func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 	if err := r.c.Get(ctx, req.NamespacedName, obj); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	ready, reason := "True", "Succeeded"
+	if size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); size == 9 && r.creating(obj) {
+		ready, reason = "False", "Creating"
+	}
 	status := map[string]any{"conditions": []any{map[string]any{
-		"type": "Ready", "status": "True", "reason": "Succeeded", "message": "",
+		"type": "Ready", "status": ready, "reason": reason, "message": "",
 		"observedGeneration": obj.GetGeneration(), "lastTransitionTime": "2026-01-01T00:00:00Z",
 	}}}
 	if size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); r.buggy && size == 10 {
@@ -99,6 +132,18 @@ func TestRunPassesACorrectOperator(t *testing.T) {
 	// The base spec's shape, and at most one more for each step.
 	if n := stats.Shapes(); n < 2 || n > 19 {
 		t.Errorf("%d shapes counted, want 2 to 19", n)
+	}
+}
+
+// TestRunSettlesAgainWhenReadyChanges explores Probes of size 9, which
+// are Ready False, Creating, until a later pass finds them made and
+// writes Ready True: a write of a pass that found something new, not a
+// failure.
+func TestRunSettlesAgainWhenReadyChanges(t *testing.T) {
+	target, ns := explored(t, false)
+	target.Base = map[string]any{"size": int64(9)}
+	if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: 1, Steps: 2, NoShrink: true}); err != nil {
+		t.Error(err)
 	}
 }
 
