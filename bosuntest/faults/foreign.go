@@ -21,6 +21,7 @@ import (
 // object.
 type foreignWriter struct {
 	client *http.Client
+	host   string
 
 	mu    sync.Mutex
 	tries int // writes that could have been preceded by one
@@ -42,7 +43,7 @@ func (f *foreignWriter) init(base *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("faults: a connection for foreign writes: %w", err)
 	}
-	f.client = c
+	f.client, f.host = c, base.Host
 	return nil
 }
 
@@ -106,11 +107,13 @@ func (p *Process) foreignWrite(req *http.Request, info requestInfo) {
 	f.marks[path] = foreignMark{path: path, uid: uid, value: value}
 }
 
-// foreignLost returns the objects that still exist, as the same object,
-// without the value the last foreign write set on them: another actor's
-// change the operator undid.
-func (p *Process) foreignLost(ctx context.Context, host string) ([]string, error) {
+// ForeignLost describes the objects that still exist, as the same objects
+// (UIDs), without the value the plan's last foreign write set on them:
+// another actor's change that the operator undid. It reads them from the
+// API server.
+func (p *Process) ForeignLost(ctx context.Context) ([]string, error) {
 	f := &p.foreign
+	host := f.host
 	f.mu.Lock()
 	marks := make([]foreignMark, 0, len(f.marks))
 	for _, m := range f.marks {

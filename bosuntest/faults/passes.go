@@ -25,6 +25,9 @@ type passRecord struct {
 	// acted is true when the pass ran a step: it found its object.
 	acted bool
 	trace string
+	// plain is set for the passes of a reconciler that is not bosun's,
+	// which carry no trace.
+	plain bool
 }
 
 // observePass records a pass (a bosun.PassObserver).
@@ -133,14 +136,18 @@ func Shard[T client.Object](b *bosun.Builder[T], p *Process) *bosun.Builder[T] {
 // Journal returns r recording its passes in the process's journal, which
 // the matrix reads to check that no object is reconciled by two processes
 // at once. The passes of bosun's reconcilers are recorded without it;
-// wrap a plain controller-runtime reconciler, named controller, in it.
-func (p *Process) Journal(controller string, r reconcile.Reconciler) reconcile.Reconciler {
+// wrap a plain controller-runtime reconciler of obj's kind, named
+// controller, in it. A pass counts as one that acted when the manager's
+// cache holds its object as it starts.
+func (p *Process) Journal(controller string, obj client.Object, r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		start := time.Now()
+		cur, _ := obj.DeepCopyObject().(client.Object)
+		found := cur != nil && p.mgr.GetCache().Get(ctx, req.NamespacedName, cur) == nil
 		res, err := r.Reconcile(ctx, req)
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.passes = append(p.passes, passRecord{controller: controller, object: req.NamespacedName, start: start, end: time.Now(), acted: true})
+		p.passes = append(p.passes, passRecord{controller: controller, object: req.NamespacedName, start: start, end: time.Now(), acted: found, plain: true})
 		return res, err
 	})
 }

@@ -468,8 +468,10 @@ type Stats struct {
 	// not change anything (Observe, and the Connector's calls): its
 	// polls of the external systems.
 	ExternalReads int
-	// Partitions is how many times the process was cut off (Partition).
-	Partitions int
+	// Partitions is how many times the process was cut off (Partition),
+	// and WatchesCut how many of its watches a partition broke (each
+	// once it had something to deliver).
+	Partitions, WatchesCut int
 }
 
 // Stats returns what the plan has done so far.
@@ -483,6 +485,7 @@ func (p *Process) Stats() Stats {
 		Foreign:       p.foreign.count(),
 		ExternalReads: int(p.reads.Load()),
 		Partitions:    p.net.partitions(),
+		WatchesCut:    p.net.hungReads(),
 	}
 	for _, c := range p.Calls() {
 		if c.Fault != "" {

@@ -56,14 +56,14 @@ func batterySetup(mgr ctrl.Manager, p *faults.Process) error {
 	m := p.Member()
 	if m == nil {
 		return ctrl.NewControllerManagedBy(mgr).For(&hellov1.Greeting{}).Owns(&corev1.ConfigMap{}).Named(ControllerName).
-			Complete(p.Journal(ControllerName, r))
+			Complete(p.Journal(ControllerName, &hellov1.Greeting{}, r))
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&hellov1.Greeting{}, builder.WithPredicates(m.Predicate())).
 		Owns(&corev1.ConfigMap{}).
 		Named(ControllerName).
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
-		Complete(m.Wrap(p.Journal(ControllerName, r)))
+		Complete(m.Wrap(p.Journal(ControllerName, &hellov1.Greeting{}, r)))
 }
 
 // batteryGreeting returns the i-th Greeting of a battery scenario. Odd ones
