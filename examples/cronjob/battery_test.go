@@ -35,11 +35,11 @@ const batterySchedule = "@every 1s"
 // so a deleted CronJob must leave none behind.
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
-		Name:       "cronjob",
+		Name: "cronjob",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
 			return faults.Shard(bosun.ControllerManagedBy[*cronjobv1.CronJob](mgr), p).Complete(NewReconciler(Options{}))
 		},
-		Object:     batteryCronJob,
+		Object: batteryCronJob,
 		// A longer starting deadline: nothing to redo, but the CronJob must
 		// be Ready for its new generation.
 		Change: func(o client.Object) { o.(*cronjobv1.CronJob).Spec.StartingDeadlineSeconds = ptr.To[int64](20) },

@@ -27,9 +27,9 @@ import (
 // collector, so that nothing else removes it for the controller.
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
-		Name: "hello",
-		Setup:      batterySetup,
-		Object:     batteryGreeting,
+		Name:   "hello",
+		Setup:  batterySetup,
+		Object: batteryGreeting,
 		// A new name to greet: the ConfigMap must follow it.
 		Change: func(o client.Object) { o.(*hellov1.Greeting).Spec.Name += " again" },
 		// Create: the finalizer, the ConfigMap and the status (a Greeting

@@ -33,11 +33,11 @@ const batteryInputs = 2
 // The passwords must show in no log line, Event or RWExternal status.
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
-		Name:       "rwexternal",
+		Name: "rwexternal",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
 			return faults.Shard(bosun.ControllerManagedBy[*rwv1.RWExternal](mgr), p).Complete(NewReconciler())
 		},
-		Object:     batteryObject,
+		Object: batteryObject,
 		// The other input: the output must follow it.
 		Change: func(o client.Object) {
 			rw := o.(*rwv1.RWExternal)

@@ -22,7 +22,7 @@ import (
 // spec, so that is what convergence checks besides Ready.
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
-		Name:      "simple",
+		Name: "simple",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
 			return faults.Shard(bosun.ControllerManagedBy[*simplev1.Simple](mgr), p).Complete(NewReconciler())
 		},

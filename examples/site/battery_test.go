@@ -36,11 +36,11 @@ const (
 // none behind.
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
-		Name:       "site",
+		Name: "site",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
 			return faults.Shard(bosun.ControllerManagedBy[*sitev1.Site](mgr), p).Complete(NewReconciler())
 		},
-		Object:     batterySite,
+		Object: batterySite,
 		// A new title: every page must follow it.
 		Change: func(o client.Object) { o.(*sitev1.Site).Spec.Title += " (new)" },
 		// Create: a ConfigMap per page (two), the Service and the status;
