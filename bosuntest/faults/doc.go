@@ -34,11 +34,25 @@
 //     its context is cancelled and everything it sends from then on fails,
 //     the way a process that died would be cut off. Crash does the same on
 //     demand.
+////   - Foreign writes annotate an object just before a share of the
+//     process's updates and patches of it reach the API server, as
+//     another actor would between the operator's read and its write;
+//     ForeignLost names the objects whose annotation the operator undid.
+//   - SlowExternal holds every external call of the managed steps.
+//
+// Partition cuts a process off from the API server until Heal: its
+// requests fail, its watches hang and lose what arrives meanwhile, its
+// Leases go unrenewed.
 //
 // With LeaderElection, several processes elect a leader through the API
 // server's Lease, as replicas of one Deployment do; killing the leader
 // shows how long the others take over and what they do with its
 // half-finished work.
+//// With Shard, a process is a member of a ring of package shard; the
+// operator's Setup builds the ring's controller through Shard. Every
+// process journals the passes of its reconcilers (bosun's on their own,
+// a plain controller-runtime reconciler through Journal), so that a test
+// can tell whether two processes ever reconciled one object at once.
 //
 // # Crash after every write
 //
@@ -48,6 +62,19 @@
 // each time: the objects converge, nothing is duplicated, and deleting
 // them leaves nothing behind. Package bosuntest/oracle has checks to build
 // them from.
+//
+// # The battery and its matrix
+//
+// RunBattery runs every row of the reliability battery on an Operator:
+// crashes at every write, API faults, stale reads, dropped events, scale
+// and quiescence, leader failover, and a matrix of every fault under every
+// Feature (one replica, workers, the lean cache, the plain queue, tracing,
+// leader failover, two and three shard members), each cell checking every
+// promise: convergence after a creation and a spec change, no duplicate,
+// no undone foreign change, no object reconciled by two processes at
+// once, nothing written outside the namespace, quiet once converged, no
+// secret where it must not be, nothing left once deleted; and the
+// operator's cost Budget per create, change, delete and poll.
 //
 // The kit reads API traffic in JSON, so a process's clients use JSON, not
 // protobuf. Stale reads and watch faults apply to the kinds the manager

@@ -152,7 +152,7 @@ type MatrixSizes struct {
 // ShortMatrix is what `make test` runs; FullMatrix what `make
 // reliability` runs.
 var (
-	ShortMatrix = MatrixSizes{Objects: 2, Quiet: 2 * time.Second, Relist: 5 * time.Second, Slow: 500 * time.Millisecond}
+	ShortMatrix = MatrixSizes{Objects: 2, Quiet: time.Second, Relist: 5 * time.Second, Slow: 500 * time.Millisecond}
 	FullMatrix  = MatrixSizes{Objects: 10, Quiet: 10 * time.Second, Relist: 30 * time.Second, Slow: 5 * time.Second, All: true}
 )
 
