@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
+	"github.com/bosunkit/bosun/managed"
 )
 
 // Target is a kind of a running operator to explore, and what the test
@@ -126,7 +128,9 @@ func SpecSchema(crd *apiextensionsv1.CustomResourceDefinition, version string) (
 // checks after each one that
 //
 //   - the operator settles within Options.Timeout: the object's Ready
-//     condition is for its generation, True, or False with a reason;
+//     condition is for its generation, True, or False with a reason
+//     other than those of work under way (a managed step's Creating,
+//     Updating and Deleting);
 //   - a pass that finds nothing changed (the pass of a touch, see
 //     ReconcileCounter.Touch) writes nothing; one that writes and changes
 //     the Ready condition found the world changed (a resource being made
@@ -344,7 +348,8 @@ func (e *explorer) writesIn() []bosuntest.Write {
 }
 
 // settle waits until the Ready condition of obj is for its generation,
-// True or False with a reason, and reports whether it is True.
+// True or False with a reason other than those of progressing, and reports
+// whether it is True.
 func (e *explorer) settle(ctx context.Context, obj *unstructured.Unstructured) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.o.Timeout)
 	defer cancel()
@@ -357,7 +362,7 @@ func (e *explorer) settle(ctx context.Context, obj *unstructured.Unstructured) (
 			switch {
 			case ok && status == "True":
 				return true, nil
-			case ok && status == "False" && reason != "":
+			case ok && status == "False" && reason != "" && !slices.Contains(progressing, reason):
 				return false, nil
 			}
 			last = fmt.Sprintf("Ready %q, reason %q, for the generation: %v", status, reason, ok)
@@ -371,6 +376,11 @@ func (e *explorer) settle(ctx context.Context, obj *unstructured.Unstructured) (
 		}
 	}
 }
+
+// progressing are the reasons of a Ready False that tell of work under way,
+// which the operator looks at again by itself: a resource of a managed step
+// being created, updated or deleted (see package managed).
+var progressing = []string{managed.ReasonCreating, managed.ReasonUpdating, managed.ReasonDeleting}
 
 // readyOf returns the status and reason of the Ready condition of obj, and
 // whether it is for obj's generation.

@@ -20,14 +20,16 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
+	"github.com/bosunkit/bosun/managed"
 )
 
 // probeReconciler marks every Probe Ready for its generation. With buggy
 // set, a Probe of size 10 gets a new status.seen on every pass: a write
 // each time, which the exploration must find. A Probe of size 9 stands
 // for one whose resource takes a while to make: it is Ready False,
-// Creating, until the passes of its generation have read it with two
-// values of bosuntest.TouchLabel.
+// Provisioning, until the passes of its generation have read it with two
+// values of bosuntest.TouchLabel. A Probe of size 8 is Ready False,
+// Creating (managed.ReasonCreating), for its first two seconds.
 type probeReconciler struct {
 	c     client.Client
 	buggy bool
@@ -37,6 +39,24 @@ type probeReconciler struct {
 	// at the generation read.
 	touches map[types.NamespacedName]map[string]bool
 	gen     map[types.NamespacedName]int64
+	// touchedCreating counts the passes that read a Probe touched while
+	// it was Creating.
+	touchedCreating int
+}
+
+// createFor is how long a Probe of size 8 is Creating.
+const createFor = 2 * time.Second
+
+// created returns how long obj, of size 8, is still Creating, and notes a
+// pass that read it touched meanwhile.
+func (r *probeReconciler) created(obj *unstructured.Unstructured) time.Duration {
+	left := createFor - time.Since(obj.GetCreationTimestamp().Time)
+	if _, touched := obj.GetLabels()[bosuntest.TouchLabel]; touched && left > 0 {
+		r.mu.Lock()
+		r.touchedCreating++
+		r.mu.Unlock()
+	}
+	return left
 }
 
 // creating reports whether the resource of obj, of size 9, is still being
@@ -64,8 +84,14 @@ func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	ready, reason := "True", "Succeeded"
-	if size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); size == 9 && r.creating(obj) {
-		ready, reason = "False", "Creating"
+	var res reconcile.Result
+	switch size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); {
+	case size == 9 && r.creating(obj):
+		ready, reason = "False", "Provisioning"
+	case size == 8:
+		if left := r.created(obj); left > 0 {
+			ready, reason, res = "False", managed.ReasonCreating, reconcile.Result{RequeueAfter: left}
+		}
 	}
 	status := map[string]any{"conditions": []any{map[string]any{
 		"type": "Ready", "status": ready, "reason": reason, "message": "",
@@ -75,15 +101,25 @@ func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 		status["seen"] = time.Now().Format(time.RFC3339Nano)
 	}
 	if equality.Semantic.DeepEqual(obj.Object["status"], status) {
-		return reconcile.Result{}, nil
+		return res, nil
 	}
 	obj.Object["status"] = status
-	return reconcile.Result{}, r.c.Status().Update(ctx, obj)
+	if err := r.c.Status().Update(ctx, obj); err != nil {
+		return reconcile.Result{}, err
+	}
+	return res, nil
 }
 
 // explored runs the Probe controller in a namespace of its own and returns
 // the target of its exploration.
 func explored(t *testing.T, buggy bool) (explore.Target, string) {
+	t.Helper()
+	target, ns, _ := exploredWith(t, buggy)
+	return target, ns
+}
+
+// exploredWith is explored, and returns the controller's reconciler too.
+func exploredWith(t *testing.T, buggy bool) (explore.Target, string, *probeReconciler) {
 	t.Helper()
 	cp := shared.ControlPlane(t)
 	ns := bosuntest.Namespace(t, cp.Client)
@@ -95,14 +131,15 @@ func explored(t *testing.T, buggy bool) (explore.Target, string) {
 		Passes: &bosuntest.ReconcileCounter{},
 		Writes: &bosuntest.WriteCounter{},
 	}
+	r := &probeReconciler{buggy: buggy}
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		r := &probeReconciler{c: target.Passes.WrapClient(target.Writes.Wrap(mgr.GetClient())), buggy: buggy}
+		r.c = target.Passes.WrapClient(target.Writes.Wrap(mgr.GetClient()))
 		probe := &unstructured.Unstructured{}
 		probe.SetGroupVersionKind(probeGVK)
 		here := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns })
 		return ctrl.NewControllerManagedBy(mgr).Named("probe").For(probe, builder.WithPredicates(here)).Complete(target.Passes.Wrap(r))
 	})
-	return target, ns
+	return target, ns, r
 }
 
 // TestRunPassesACorrectOperator explores a Probe controller that is right
@@ -136,14 +173,30 @@ func TestRunPassesACorrectOperator(t *testing.T) {
 }
 
 // TestRunSettlesAgainWhenReadyChanges explores Probes of size 9, which
-// are Ready False, Creating, until a later pass finds them made and
-// writes Ready True: a write of a pass that found something new, not a
-// failure.
+// are Ready False, Provisioning (a reason of their own), until a later
+// pass finds them made and writes Ready True: a write of a pass that found
+// something new, not a failure.
 func TestRunSettlesAgainWhenReadyChanges(t *testing.T) {
 	target, ns := explored(t, false)
 	target.Base = map[string]any{"size": int64(9)}
 	if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: 1, Steps: 2, NoShrink: true}); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRunWaitsPastWorkUnderWay explores Probes of size 8, which are
+// Ready False, Creating, for their first seconds: a step waits until they
+// are made before it touches them.
+func TestRunWaitsPastWorkUnderWay(t *testing.T) {
+	target, ns, r := exploredWith(t, false)
+	target.Base = map[string]any{"size": int64(8)}
+	if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: 1, Steps: 1, NoShrink: true}); err != nil {
+		t.Error(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.touchedCreating > 0 {
+		t.Errorf("%d passes read a Probe touched while it was Creating, want none", r.touchedCreating)
 	}
 }
 
