@@ -122,6 +122,14 @@
 // only what the member may work on, for bosun's builder and
 // controller-runtime's alike) or Wrap around the reconciler.
 //
+// A member's cache holds only its share of the ring's kind, and every
+// controller of the manager reads that cache: a controller that reads
+// objects of a sharded kind it does not reconcile (a Database looking up
+// its owner Role) sees only the member's share of them. Shard kinds whose
+// objects refer to each other in rings of their own keyed by namespace
+// (ByNamespace): with the same members, every ring gives a namespace to
+// the same member.
+//
 // Metrics (MetricMembers, MetricObjects, MetricMoves, MetricDrains,
 // MetricDrainTimeouts) are registered with controller-runtime's metrics.Registry.
 package shard

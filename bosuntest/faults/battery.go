@@ -20,6 +20,7 @@ import (
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/managed"
+	"github.com/bosunkit/bosun/shard"
 )
 
 // Names of the battery's rows, as its figures name them.
@@ -71,6 +72,11 @@ type Operator struct {
 	// in the failover row: by default its first external create when
 	// External, its first API write otherwise.
 	FailoverAt func(Call) bool
+	// Shard, when set, returns the shard rings of the matrix's shard
+	// features for the objects in ns (Ring, Object and Key matter; the
+	// kit fills in the rest); Setup builds each ring's controller through
+	// Shard. Nil means one ring of the kind of Object(ns, 0), by name.
+	Shard func(ns string) []shard.Options
 	// Change, when set, changes the spec of an object in place (the
 	// matrix applies it to every object once they converged): what
 	// Converged then sees must follow the new spec, or a change was lost.

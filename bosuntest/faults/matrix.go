@@ -367,7 +367,7 @@ func (c *cell) start(first bool) *Process {
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
 	case TwoShards, ThreeShards:
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
-		opts.Shard = &shard.Options{Ring: "matrix", Object: c.b.op.Object(c.ns, 0)}
+		opts.Shard = c.rings()
 	}
 	logger, quiet := bosuntest.TestLogger(c.t)
 	p, err := run(context.Background(), c.b.cp, opts, logger, quiet, c.b.op.Setup)
@@ -557,19 +557,38 @@ func (c *cell) leave() {
 	c.waitAssigned()
 }
 
-// waitAssigned waits until every object of the ring is labelled for the
-// member the ring of the live members gives it, and none is draining.
+// rings returns the shard rings of the cell.
+func (c *cell) rings() []shard.Options {
+	if c.b.op.Shard != nil {
+		return c.b.op.Shard(c.ns)
+	}
+	return []shard.Options{{Ring: "matrix", Object: c.b.op.Object(c.ns, 0)}}
+}
+
+// waitAssigned waits until every object of every ring is labelled for
+// the member the ring of the live members gives it, and none is draining.
 func (c *cell) waitAssigned() {
-	ctx := c.t.Context()
 	var members []string
 	for _, p := range c.alive() {
 		members = append(members, p.Name())
 	}
-	ring := shard.NewRing(members, 0)
-	label := shard.LabelPrefix + "matrix"
-	drain := shard.DrainPrefix + "matrix"
-	obj := c.b.op.Object(c.ns, 0)
-	gvk, err := apiutil.GVKForObject(obj, c.b.cp.Scheme)
+	for _, r := range c.rings() {
+		c.waitRing(r, members)
+	}
+}
+
+// waitRing waits until the objects of one ring are where waitAssigned
+// wants them.
+func (c *cell) waitRing(r shard.Options, members []string) {
+	ctx := c.t.Context()
+	ring := shard.NewRing(members, r.Tokens)
+	label := shard.LabelPrefix + r.Ring
+	drain := shard.DrainPrefix + r.Ring
+	key := r.Key
+	if key == nil {
+		key = shard.ByName
+	}
+	gvk, err := apiutil.GVKForObject(r.Object, c.b.cp.Scheme)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -580,7 +599,7 @@ func (c *cell) waitAssigned() {
 			return err
 		}
 		for _, o := range list.Items {
-			want := ring.Owner(shard.ByName(o.GetNamespace(), o.GetName()))
+			want := ring.Owner(key(o.GetNamespace(), o.GetName()))
 			if l := o.GetLabels(); l[label] != want || l[drain] != "" {
 				return fmt.Errorf("%s is labelled %q (draining %q), want %q", o.GetName(), l[label], l[drain], want)
 			}

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -89,9 +90,16 @@ func overlaps(procs []*Process) []string {
 	return out
 }
 
-// Member returns the process's member of a shard ring (Options.Shard), or
-// nil.
-func (p *Process) Member() *shard.Member { return p.member }
+// Member returns the process's member of the shard ring of obj's kind
+// (Options.Shard), or nil.
+func (p *Process) Member(obj client.Object) *shard.Member {
+	for i, m := range p.members {
+		if reflect.TypeOf(p.rings[i].Object) == reflect.TypeOf(obj) {
+			return m
+		}
+	}
+	return nil
+}
 
 // newMember makes the member of Options.Shard for a process.
 func newMember(o shard.Options, name, namespace string) (*shard.Member, error) {
@@ -123,11 +131,11 @@ func newMember(o shard.Options, name, namespace string) (*shard.Member, error) {
 //
 //	faults.Shard(bosun.ControllerManagedBy[*v1.Widget](mgr), p).Complete(r)
 func Shard[T client.Object](b *bosun.Builder[T], p *Process) *bosun.Builder[T] {
-	m := p.Member()
+	var none T
+	m := p.Member(none)
 	if m == nil {
 		return b
 	}
-	var none T
 	return b.For(none, builder.WithPredicates(m.Predicate())).
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		WrapReconciler(m.Wrap)

@@ -74,15 +74,18 @@ type Options struct {
 	// plane's administrator, for example a user from
 	// controlplane.ControlPlane.AddUser.
 	Config *rest.Config
-	// Shard, when set, makes the process a member of a ring of package
-	// shard: Start makes the Member (Process.Member) before the manager,
-	// limits the manager's cache to the member's share and adds the
-	// member to the manager. Identity defaults to the process's Name,
-	// Namespace and ObjectNamespaces to Options.Namespace, LeaseDuration
-	// to DefaultLeaseDuration. The sharder runs on the winner of the
-	// manager's leader election, so set LeaderElection too. Setup wires
-	// the ring's controller to the member (see Shard).
-	Shard *shard.Options
+	// Shard makes the process a member of each of these rings of package
+	// shard (one per kind): Start makes the Members (Process.Member)
+	// before the manager, limits the manager's cache of each kind to the
+	// member's share and adds the members to the manager. Identity
+	// defaults to the process's Name, Namespace and ObjectNamespaces to
+	// Options.Namespace, LeaseDuration to DefaultLeaseDuration. The
+	// sharders run on the winner of the manager's leader election, so set
+	// LeaderElection too. Setup wires each ring's controller to its member
+	// (see Shard). Kinds whose objects refer to each other are best
+	// sharded by namespace (shard.ByNamespace), which puts them on one
+	// member: a member's cache holds only its share of each kind.
+	Shard []shard.Options
 }
 
 // Process is a manager run under a Plan: every request it makes to the API
@@ -105,7 +108,8 @@ type Process struct {
 	logger  logr.Logger
 	err     error
 
-	member *shard.Member
+	members []*shard.Member
+	rings   []shard.Options // the options of each member, defaults filled in
 
 	mu       sync.Mutex
 	calls    []Call
@@ -204,13 +208,14 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 	if opts.Manager != nil {
 		opts.Manager(&mopts)
 	}
-	if opts.Shard != nil {
-		m, err := newMember(*opts.Shard, p.name, opts.Namespace)
+	for _, so := range opts.Shard {
+		m, err := newMember(so, p.name, opts.Namespace)
 		if err != nil {
 			return nil, err
 		}
 		m.ConfigureCache(&mopts.Cache)
-		p.member = m
+		p.members = append(p.members, m)
+		p.rings = append(p.rings, so)
 	}
 	if p.plan.Foreign.Rate > 0 {
 		if err := p.foreign.init(base); err != nil {
@@ -223,8 +228,8 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	p.mgr = mgr
-	if p.member != nil {
-		if err := p.member.SetupWithManager(mgr); err != nil {
+	for _, m := range p.members {
+		if err := m.SetupWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("adding the shard member: %w", err)
 		}
 	}

@@ -53,7 +53,7 @@ func TestBattery(t *testing.T) {
 // it).
 func batterySetup(mgr ctrl.Manager, p *faults.Process) error {
 	r := &GreetingReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
-	m := p.Member()
+	m := p.Member(&hellov1.Greeting{})
 	if m == nil {
 		return ctrl.NewControllerManagedBy(mgr).For(&hellov1.Greeting{}).Owns(&corev1.ConfigMap{}).Named(ControllerName).
 			Complete(p.Journal(ControllerName, &hellov1.Greeting{}, r))

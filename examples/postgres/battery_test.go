@@ -25,6 +25,7 @@ import (
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/examples/postgres/pgserver"
 	"github.com/bosunkit/bosun/managed"
+	"github.com/bosunkit/bosun/shard"
 )
 
 // batteryOwner is the Role that Prepare makes in every namespace of the
@@ -53,9 +54,8 @@ func batteryOperator(srv *pgserver.Server) faults.Operator {
 	b := battery{srv: srv, conn: &sharedConn{dsn: srv.DSN("postgres")}}
 	return faults.Operator{
 		Name: "postgres",
-		// SetupWithManager's two controllers; the Role controller joins
-		// the process's shard ring when it has one, the Database
-		// controller runs on the leader.
+		// SetupWithManager's two controllers, each in its shard ring when
+		// the process has them.
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
 			opts := Options{
 				DSN:          srv.DSN("postgres"),
@@ -71,7 +71,17 @@ func batteryOperator(srv *pgserver.Server) faults.Operator {
 			if err := faults.Shard(bosun.ControllerManagedBy[*pgv1.Role](mgr), p).Complete(NewRoleReconciler(opts)); err != nil {
 				return err
 			}
-			return SetupDatabaseWithManager(mgr, opts)
+			return faults.Shard(bosun.ControllerManagedBy[*pgv1.Database](mgr), p).Complete(NewDatabaseReconciler(opts))
+		},
+		// A Database must see its owner Role in its manager's cache, which
+		// holds only the member's share of Roles: both kinds are sharded
+		// by namespace, so that one member holds a namespace's Roles and
+		// Databases alike.
+		Shard: func(string) []shard.Options {
+			return []shard.Options{
+				{Ring: "roles", Object: &pgv1.Role{}, Key: shard.ByNamespace},
+				{Ring: "databases", Object: &pgv1.Database{}, Key: shard.ByNamespace},
+			}
 		},
 		// A Role's new connection limit must reach the server.
 		Change: func(o client.Object) {
