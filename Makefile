@@ -96,8 +96,11 @@ RELIABILITY_FIGURES := $(RELIABILITY_DIR)/figures.jsonl
 DSL_FUZZ_ROW := DSL fuzz, 10 min (parser and generator)|dsl
 
 # The packages whose battery `make reliability` runs, how many crash trials run at once, and whether
-# to add to the figures of an earlier run (RELIABILITY_APPEND=1) instead of starting afresh.
+# to add to the figures of an earlier run (RELIABILITY_APPEND=1) instead of starting afresh: its
+# figures file if there is one, and the rows of docs/RELIABILITY.md this run did not measure.
 BATTERY_PKGS ?= ./...
+# The tests `make reliability` runs (go test -run): every battery test, or some of them.
+BATTERY_RUN ?= Battery
 BATTERY_PARALLEL ?= 4
 RELIABILITY_APPEND ?=
 # How long each DSL fuzz target runs in `make reliability`; empty skips the fuzz row.
@@ -113,7 +116,7 @@ reliability: controlplane postgres
 	mkdir -p $(RELIABILITY_DIR) && touch $(RELIABILITY_FIGURES)
 	@failed=; \
 	BOSUN_BATTERY=full BOSUN_FIGURES=$(RELIABILITY_FIGURES) \
-		$(GO) test -run 'Battery' -timeout 0 -p 1 -parallel $(BATTERY_PARALLEL) $(BATTERY_PKGS) || failed="battery tests"; \
+		$(GO) test -run '$(BATTERY_RUN)' -timeout 0 -p 1 -parallel $(BATTERY_PARALLEL) $(BATTERY_PKGS) || failed="battery tests"; \
 	if [ -n "$(RELIABILITY_FUZZ_TIME)" ]; then \
 		for target in dsl/FuzzParse gen/FuzzGenerate; do \
 			fuzz=$${target#*/}; log=$(RELIABILITY_DIR)/$$fuzz.log; \
@@ -123,7 +126,7 @@ reliability: controlplane postgres
 		$(GO) run ./hack/figures -in $(RELIABILITY_FIGURES) -fuzz '$(DSL_FUZZ_ROW)' \
 			$(RELIABILITY_DIR)/FuzzParse.log $(RELIABILITY_DIR)/FuzzGenerate.log || exit 1; \
 	fi; \
-	$(GO) run ./hack/figures -in $(RELIABILITY_FIGURES) -doc docs/RELIABILITY.md \
+	$(GO) run ./hack/figures -in $(RELIABILITY_FIGURES) -doc docs/RELIABILITY.md $(if $(RELIABILITY_APPEND),-keep) \
 		-command "make reliability" -failed "$$failed" || exit 1; \
 	echo "figures written to docs/RELIABILITY.md (recorded in $(RELIABILITY_FIGURES))"; \
 	if [ -n "$$failed" ]; then echo "reliability: failed: $$failed"; exit 1; fi

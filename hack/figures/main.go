@@ -33,6 +33,7 @@ func run(args []string, stderr io.Writer, now time.Time, machine func() string) 
 	command := fs.String("command", "make reliability", "the command that produced the figures, named in the doc")
 	failed := fs.String("failed", "", "what failed during the run, said in the doc; empty when everything passed")
 	record := fs.String("record", "", `append one figure "test|example|name|value[|goal]" to -in and stop`)
+	keep := fs.Bool("keep", false, "keep the rows of the doc's current section that -in has no figures for")
 	fuzz := fs.String("fuzz", "", `append the figures of the go test -fuzz outputs given as arguments to -in, as "test|example", and stop`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -65,6 +66,11 @@ func run(args []string, stderr io.Writer, now time.Time, machine func() string) 
 	text, err := os.ReadFile(*doc)
 	if err != nil {
 		return fmt.Errorf("read doc: %w", err)
+	}
+	if *keep {
+		if figs, err = kept(string(text), figs); err != nil {
+			return fmt.Errorf("%s: %w", *doc, err)
+		}
 	}
 	out, err := replaceSection(string(text), section(figs, *command, machine(), now, *failed))
 	if err != nil {

@@ -336,3 +336,28 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepRoundTrips checks that -keep reads back every row the table
+// wrote, and that fresh figures replace the rows of their test and
+// example.
+func TestKeepRoundTrips(t *testing.T) {
+	old := []figures.Figure{
+		{Test: "stale reads", Example: "simple", Name: "lag 1: stale reads", Value: "54"},
+		{Test: "stale reads", Example: "simple", Name: "lag 1: wrong-object deletes", Value: "0", Goal: "0"},
+		{Test: "30% 409", Example: "hello", Name: "time against fault-free", Value: "1.27x (4.699s vs 3.71s)"},
+		{Test: "a | b", Example: "x", Name: "converged in", Value: "31.9s", Goal: "< 1m0s"},
+	}
+	doc := "# Doc\n\n" + beginMarker + "\n" + section(old, "make reliability", testMachine(), time.Now(), "") + endMarker + "\n"
+	fresh := []figures.Figure{{Test: "30% 409", Example: "hello", Name: "time against fault-free", Value: "1.01x"}}
+	got, err := kept(doc, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []figures.Figure{old[3], old[0], old[1], fresh[0]} // in the table's order
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	if _, err := kept(beginMarker+"\n| a | b |\n"+endMarker+"\n", nil); err == nil {
+		t.Error("a row of two cells: no error")
+	}
+}
