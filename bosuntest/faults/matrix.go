@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -270,6 +271,7 @@ func (b *battery) runCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFa
 		c.spans = traceFor(t)
 	}
 	c.crashPending = x == CrashMidWrite
+	bystander := c.bystander(ctx)
 	c.startReplicas()
 	n := sizes.Objects
 	start := time.Now()
@@ -309,6 +311,7 @@ func (b *battery) runCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFa
 		c.leave()
 	}
 	c.deleteAll(objs, measure)
+	c.checkBystander(ctx, bystander)
 	c.result.injected = c.injected()
 	return c.result
 }
@@ -609,6 +612,38 @@ func (c *cell) waitRing(r shard.Options, members []string) {
 	if err != nil {
 		c.t.Fatalf("the ring did not settle on %v: %v", members, err)
 	}
+}
+
+// bystander makes an object of another owner in the cell's namespace,
+// which the operator must never write.
+func (c *cell) bystander(ctx context.Context) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "matrix-bystander", Labels: map[string]string{"owner": "another-team"}},
+		Data:       map[string]string{"owner": "another team"},
+	}
+	if err := c.b.cp.Client.Create(ctx, cm); err != nil {
+		c.t.Fatal(err)
+	}
+	return cm
+}
+
+// checkBystander checks that the bystander is as it was made, and that no
+// process wrote it.
+func (c *cell) checkBystander(ctx context.Context, want *corev1.ConfigMap) {
+	got := &corev1.ConfigMap{}
+	if err := c.b.cp.Client.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
+		c.t.Errorf("another owner's ConfigMap: %v", err)
+	} else if got.ResourceVersion != want.ResourceVersion {
+		c.t.Errorf("another owner's ConfigMap was changed: resourceVersion %s, made as %s", got.ResourceVersion, want.ResourceVersion)
+	}
+	for _, p := range c.procs {
+		for _, call := range p.Calls() {
+			if !call.External && call.Name == want.Name && call.Resource == "configmaps" {
+				c.t.Errorf("%s wrote another owner's ConfigMap: %s", p.Name(), call)
+			}
+		}
+	}
+	c.result.oracles++
 }
 
 // checkSettled checks the promises of converged objects: no duplicates,
