@@ -595,7 +595,10 @@ func (c *cell) waitRing(r shard.Options, members []string) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	err = poll(ctx, 6*DefaultLeaseDuration, func(ctx context.Context) error {
+	// A member's Lease may take its duration to expire, and a sharder
+	// whose watch events are dropped may wait for a relist to see it.
+	bound := c.b.bound() + 4*DefaultLeaseDuration + 2*c.sizes.Relist
+	err = poll(ctx, bound, func(ctx context.Context) error {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := c.b.cp.Client.List(ctx, list, client.InNamespace(c.ns)); err != nil {
