@@ -290,14 +290,17 @@ func (e *explorer) step(ctx context.Context, obj *unstructured.Unstructured, tou
 		}
 		// The pass of a first touch ends the passes the change brought; the
 		// pass of a second one finds nothing new.
+		// The values name the object by its UID: a ReconcileCounter
+		// remembers the values it saw of every object of the name, and
+		// the objects of several runs share names.
 		tb := &stepTB{ctx: ctx, name: key.String()}
-		e.t.Passes.Touch(tb, e.t.Client, obj, fmt.Sprintf("%s-%da", touch, round))
+		e.t.Passes.Touch(tb, e.t.Client, obj, fmt.Sprintf("%s-%s-%da", obj.GetUID(), touch, round))
 		writes := len(e.writesIn())
 		before, err := e.ready(ctx, obj)
 		if err != nil {
 			return err
 		}
-		e.t.Passes.Touch(tb, e.t.Client, obj, fmt.Sprintf("%s-%db", touch, round))
+		e.t.Passes.Touch(tb, e.t.Client, obj, fmt.Sprintf("%s-%s-%db", obj.GetUID(), touch, round))
 		if tb.err != nil {
 			return tb.err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,9 @@ import (
 
 // probeReconciler marks every Probe Ready for its generation. With buggy
 // set, a Probe of size 10 gets a new status.seen on every pass: a write
-// each time, which the exploration must find. A Probe of size 9 stands
+// each time, which the exploration must find, and a Probe of size 7 gets
+// the touch label it was read with in its status, after a slow pass: a
+// write on each touch. A Probe of size 9 stands
 // for one whose resource takes a while to make: it is Ready False,
 // Provisioning, until the passes of its generation have read it with two
 // values of bosuntest.TouchLabel. A Probe of size 8 is Ready False,
@@ -43,6 +46,9 @@ type probeReconciler struct {
 	// it was Creating.
 	touchedCreating int
 }
+
+// slowPass is how long a pass of a Probe of size 7 takes with buggy set.
+const slowPass = 500 * time.Millisecond
 
 // createFor is how long a Probe of size 8 is Creating.
 const createFor = 2 * time.Second
@@ -97,8 +103,13 @@ func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 		"type": "Ready", "status": ready, "reason": reason, "message": "",
 		"observedGeneration": obj.GetGeneration(), "lastTransitionTime": "2026-01-01T00:00:00Z",
 	}}}
-	if size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); r.buggy && size == 10 {
+	switch size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); {
+	case r.buggy && size == 10:
 		status["seen"] = time.Now().Format(time.RFC3339Nano)
+	case r.buggy && size == 7:
+		// A slow pass that writes what it read of the touch label.
+		time.Sleep(slowPass)
+		status["touch"] = obj.GetLabels()[bosuntest.TouchLabel]
 	}
 	if equality.Semantic.DeepEqual(obj.Object["status"], status) {
 		return res, nil
@@ -197,6 +208,28 @@ func TestRunWaitsPastWorkUnderWay(t *testing.T) {
 	defer r.mu.Unlock()
 	if r.touchedCreating > 0 {
 		t.Errorf("%d passes read a Probe touched while it was Creating, want none", r.touchedCreating)
+	}
+}
+
+// TestRunTouchesEachObjectAfresh explores a correct Probe, then one of
+// size 7, which writes on each touch after a slow pass, under the same
+// name and with the same counters: the second run's touches wait for
+// passes of their own, and find the writes.
+func TestRunTouchesEachObjectAfresh(t *testing.T) {
+	target, ns := explored(t, true)
+	// A seed whose one step leaves the size alone.
+	var seed uint64
+	for hasSize10(explore.Sequence(target.Spec, seed, 1)) {
+		seed++
+	}
+	if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 1}); err != nil {
+		t.Fatal(err)
+	}
+	target.Base = map[string]any{"size": int64(7)}
+	err := explore.Run(t.Context(), target, ns, explore.Options{Seed: seed, Steps: 1, NoShrink: true})
+	var f *explore.Failure
+	if !errors.As(err, &f) || !strings.Contains(f.Error(), "a pass that found nothing changed wrote") {
+		t.Fatalf("Run = %v, want a *Failure of a write on a touch", err)
 	}
 }
 
