@@ -34,7 +34,7 @@
 //     its context is cancelled and everything it sends from then on fails,
 //     the way a process that died would be cut off. Crash does the same on
 //     demand.
-////   - Foreign writes annotate an object just before a share of the
+//   - Foreign writes annotate an object just before a share of the
 //     process's updates and patches of it reach the API server, as
 //     another actor would between the operator's read and its write;
 //     ForeignLost names the objects whose annotation the operator undid.
@@ -48,7 +48,8 @@
 // server's Lease, as replicas of one Deployment do; killing the leader
 // shows how long the others take over and what they do with its
 // half-finished work.
-//// With Shard, a process is a member of a ring of package shard; the
+//
+// With Shard, a process is a member of a ring of package shard; the
 // operator's Setup builds the ring's controller through Shard. Every
 // process journals the passes of its reconcilers (bosun's on their own,
 // a plain controller-runtime reconciler through Journal), so that a test

@@ -186,41 +186,9 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 		logger = opts.Logs.Wrap(logger)
 	}
 	p.logger = logger
-	mopts := ctrl.Options{
-		Scheme:                  cp.Scheme,
-		Logger:                  p.Logger(),
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:  "0",
-		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
-		GracefulShutdownTimeout: ptr.To(shutdownTimeout),
-	}
-	if le := opts.LeaderElection; le != nil {
-		mopts.LeaderElection = true
-		mopts.LeaderElectionID = le.ID
-		mopts.LeaderElectionNamespace = le.Namespace
-		mopts.LeaseDuration = ptr.To(cmpOr(le.LeaseDuration, DefaultLeaseDuration))
-		mopts.RenewDeadline = ptr.To(cmpOr(le.RenewDeadline, DefaultRenewDeadline))
-		mopts.RetryPeriod = ptr.To(cmpOr(le.RetryPeriod, DefaultRetryPeriod))
-	}
-	if opts.Namespace != "" {
-		mopts.Cache.DefaultNamespaces = map[string]cache.Config{opts.Namespace: {}}
-	}
-	if opts.Manager != nil {
-		opts.Manager(&mopts)
-	}
-	for _, so := range opts.Shard {
-		m, err := newMember(so, p.name, opts.Namespace)
-		if err != nil {
-			return nil, err
-		}
-		m.ConfigureCache(&mopts.Cache)
-		p.members = append(p.members, m)
-		p.rings = append(p.rings, so)
-	}
-	if p.plan.Foreign.Rate > 0 {
-		if err := p.foreign.init(base); err != nil {
-			return nil, err
-		}
+	mopts := p.managerOptions(cp, opts)
+	if err := p.prepare(base, opts, &mopts); err != nil {
+		return nil, err
 	}
 
 	mgr, err := ctrl.NewManager(cfg, mopts)
@@ -268,6 +236,53 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 		return nil, fmt.Errorf("manager %s: caches did not sync within %s", p.name, cacheSyncTimeout)
 	}
 	return p, nil
+}
+
+// prepare makes the process's shard members, which limit the manager's
+// cache, and the connection of its foreign writes.
+func (p *Process) prepare(base *rest.Config, opts Options, mopts *ctrl.Options) error {
+	for _, so := range opts.Shard {
+		m, err := newMember(so, p.name, opts.Namespace)
+		if err != nil {
+			return err
+		}
+		m.ConfigureCache(&mopts.Cache)
+		p.members = append(p.members, m)
+		p.rings = append(p.rings, so)
+	}
+	if p.plan.Foreign.Rate > 0 {
+		return p.foreign.init(base)
+	}
+	return nil
+}
+
+// managerOptions returns the options of the process's manager: no
+// servers, its logger, its leader election, its namespace, then
+// opts.Manager's adjustments.
+func (p *Process) managerOptions(cp *controlplane.ControlPlane, opts Options) ctrl.Options {
+	mopts := ctrl.Options{
+		Scheme:                  cp.Scheme,
+		Logger:                  p.Logger(),
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
+		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
+		GracefulShutdownTimeout: ptr.To(shutdownTimeout),
+	}
+	if le := opts.LeaderElection; le != nil {
+		mopts.LeaderElection = true
+		mopts.LeaderElectionID = le.ID
+		mopts.LeaderElectionNamespace = le.Namespace
+		mopts.LeaseDuration = ptr.To(cmpOr(le.LeaseDuration, DefaultLeaseDuration))
+		mopts.RenewDeadline = ptr.To(cmpOr(le.RenewDeadline, DefaultRenewDeadline))
+		mopts.RetryPeriod = ptr.To(cmpOr(le.RetryPeriod, DefaultRetryPeriod))
+	}
+	if opts.Namespace != "" {
+		mopts.Cache.DefaultNamespaces = map[string]cache.Config{opts.Namespace: {}}
+	}
+	if opts.Manager != nil {
+		opts.Manager(&mopts)
+	}
+	return mopts
 }
 
 // Logger returns the process's logger.

@@ -49,21 +49,8 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set("Accept", "application/json")
 	}
 	recorded := info.write() && !info.bookkeeping()
-	if err := p.connect(req.Context()); err != nil {
-		if recorded {
-			p.record(Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name, Err: err.Error()})
-		}
-		return nil, err
-	}
-
-	fault := p.decide(info)
-	switch fault {
-	case Conflict, TooManyRequests, InternalError, Timeout:
-		resp, err := rt.inject(req, info, fault)
-		if recorded {
-			p.record(Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name,
-				Status: statusOf(resp), Fault: fault, Err: errText(resp, err)})
-		}
+	fault, resp, err := rt.intercept(req, info, recorded)
+	if resp != nil || err != nil {
 		return resp, err
 	}
 
@@ -84,7 +71,7 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if recorded {
 		p.foreignWrite(req, info)
 	}
-	resp, err := rt.next.RoundTrip(req)
+	resp, err = rt.next.RoundTrip(req)
 	call := Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name, Precondition: precondition}
 	if p.dead() {
 		// The process died while the request was out: whatever the
@@ -140,6 +127,33 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		p.Crash()
 	}
 	return resp, nil
+}
+
+// intercept answers req when the plan does not let it through: the
+// process is cut off, or a rule injects a fault that answers in the API
+// server's place. Otherwise it returns the fault, if any, that acts on the
+// request once it passed (ResponseLost).
+func (rt *transport) intercept(req *http.Request, info requestInfo, recorded bool) (Fault, *http.Response, error) {
+	p := rt.p
+	call := Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name}
+	if err := p.connect(req.Context()); err != nil {
+		if recorded {
+			call.Err = err.Error()
+			p.record(call)
+		}
+		return "", nil, err
+	}
+	fault := p.decide(info)
+	switch fault {
+	case Conflict, TooManyRequests, InternalError, Timeout:
+		resp, err := rt.inject(req, info, fault)
+		if recorded {
+			call.Status, call.Fault, call.Err = statusOf(resp), fault, errText(resp, err)
+			p.record(call)
+		}
+		return fault, resp, err
+	}
+	return fault, nil, nil
 }
 
 // inject answers req with fault without passing it on.
