@@ -289,10 +289,10 @@ func (e *explorer) step(ctx context.Context, obj *unstructured.Unstructured, tou
 			return err
 		}
 		// The pass of a first touch ends the passes the change brought; the
-		// pass of a second one finds nothing new.
-		// The values name the object by its UID: a ReconcileCounter
-		// remembers the values it saw of every object of the name, and
-		// the objects of several runs share names.
+		// pass of a second one finds nothing new. The values name the
+		// object by its UID: a ReconcileCounter remembers the values it saw
+		// of every object of a name, and the objects of several runs share
+		// names.
 		tb := &stepTB{ctx: ctx, name: key.String()}
 		e.t.Passes.Touch(tb, e.t.Client, obj, fmt.Sprintf("%s-%s-%da", obj.GetUID(), touch, round))
 		writes := len(e.writesIn())
@@ -327,8 +327,8 @@ func (e *explorer) step(ctx context.Context, obj *unstructured.Unstructured, tou
 	return nil
 }
 
-// ready returns the status and reason of the Ready condition of obj as
-// the API server has it, and the generation it is for.
+// ready describes the Ready condition of obj as the API server has it: its
+// status, its reason, and whether it is for obj's generation.
 func (e *explorer) ready(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
 	cur := &unstructured.Unstructured{}
 	cur.SetGroupVersionKind(e.t.GVK)
