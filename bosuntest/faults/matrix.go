@@ -32,76 +32,77 @@ import (
 // x <fault>".
 const RowMatrix = "matrix"
 
-// Feature is a configuration of the operator's processes that the matrix
+// feature is a configuration of the operator's processes that the matrix
 // runs each fault under.
-type Feature string
+type feature string
 
 // The features of the matrix.
 const (
-	// OneReplica is one process with the defaults: the fair queue, a
+	// oneReplica is one process with the defaults: the fair queue, a
 	// full cache, one worker.
-	OneReplica Feature = "1 replica"
-	// Workers is one process with 4 workers per controller.
-	Workers Feature = "4 workers"
-	// LeanCache is one process whose cache drops managedFields
+	oneReplica feature = "1 replica"
+	// fourWorkers is one process with 4 workers per controller.
+	fourWorkers feature = "4 workers"
+	// leanCache is one process whose cache drops managedFields
 	// (bosun.LeanCache).
-	LeanCache Feature = "lean cache"
-	// PlainQueue is one process with client-go's FIFO queue in place of
+	leanCache feature = "lean cache"
+	// plainQueue is one process with client-go's FIFO queue in place of
 	// the fair queue.
-	PlainQueue Feature = "plain queue"
-	// Tracing is one process with an OpenTelemetry tracer provider: every
+	plainQueue feature = "plain queue"
+	// tracingOn is one process with an OpenTelemetry tracer provider: every
 	// pass that acts must carry a trace.
-	Tracing Feature = "tracing"
-	// Failover is two processes electing a leader; the leader is killed
+	tracingOn feature = "tracing"
+	// leaderFailover is two processes electing a leader; the leader is killed
 	// right after the spec change, and the other must carry it out.
-	Failover Feature = "leader failover"
-	// TwoShards is two members of a shard ring, every one active on its
+	leaderFailover feature = "leader failover"
+	// twoShards is two members of a shard ring, every one active on its
 	// share.
-	TwoShards Feature = "2 shard members"
-	// ThreeShards is a ring that changes: two members, a third joins once
+	twoShards feature = "2 shard members"
+	// threeShards is a ring that changes: two members, a third joins once
 	// the objects converged, and one leaves before they are deleted.
-	ThreeShards Feature = "3 shard members, joins and leaves"
+	threeShards feature = "3 shard members, joins and leaves"
 )
 
-// Features are every feature, in the matrix's order.
-var Features = []Feature{OneReplica, Workers, LeanCache, PlainQueue, Tracing, Failover, TwoShards, ThreeShards}
+// features are every feature, in the matrix's order.
+var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards}
 
-// MatrixFault is a fault the matrix runs under each feature.
-type MatrixFault string
+// matrixFault is a fault the matrix runs under each feature.
+type matrixFault string
 
 // The faults of the matrix.
 const (
-	// NoFault is the fault-free run every other cell's time is compared
-	// with; under OneReplica it also measures the operator's costs.
-	NoFault MatrixFault = "no fault"
-	// CrashMidWrite kills the first process during its third write (or,
+	// noFault is the fault-free run every other cell's time is compared
+	// with; under oneReplica it also measures the operator's costs.
+	noFault matrixFault = "no fault"
+	// crashMidWrite kills the first process during its third write (or,
 	// if it makes fewer, once the objects converged) and starts a fresh
 	// one in its place.
-	CrashMidWrite MatrixFault = "crash mid-write"
-	// APIErrors answers writes with 409 (15%), 429 (3%), 500 (5%), a
+	crashMidWrite matrixFault = "crash mid-write"
+	// apiErrors answers writes with 409 (15%), 429 (3%), 500 (5%), a
 	// timeout (2%) and a lost answer (2%).
-	APIErrors MatrixFault = "API errors"
-	// WatchEvents drops 20% of watch events, delays all by 200ms and ends
+	apiErrors matrixFault = "API errors"
+	// watchEvents drops 20% of watch events, delays all by 200ms and ends
 	// watches every 5s (30s at full size).
-	WatchEvents MatrixFault = "dropped and delayed events"
-	// StaleReads holds the cache 3 versions behind, for at most a second.
-	StaleCache MatrixFault = "stale reads"
-	// NetworkPartition cuts the first process off from the API server
-	// (requests fail, watches hang) right after the spec change, until
-	// its requests have failed for a while or, with other processes, the
-	// others carried out the change; then heals it.
-	NetworkPartition MatrixFault = "network partition"
-	// SlowExternal holds every external call for half a second (5s at
+	watchEvents matrixFault = "dropped and delayed events"
+	// staleCache holds the cache 3 versions behind, for at most a second.
+	staleCache matrixFault = "stale reads"
+	// networkPartition cuts the first live process off from the API
+	// server (requests fail, watches hang) just before the spec change,
+	// until, alone, two of its requests failed or a watch lost an event,
+	// or, with other processes, the others carried the change out; then
+	// heals it.
+	networkPartition matrixFault = "network partition"
+	// slowExternal holds every external call for half a second (5s at
 	// full size). Operators without managed steps skip it.
-	SlowExternal MatrixFault = "slow external system"
-	// ForeignWrite has another actor set an annotation on an object
+	slowExternal matrixFault = "slow external system"
+	// foreignWrite has another actor set an annotation on an object
 	// before 30% of the operator's writes of it; the annotation must
 	// survive.
-	ForeignWrite MatrixFault = "foreign writes"
+	foreignWrite matrixFault = "foreign writes"
 )
 
-// MatrixFaults are every fault, in the matrix's order.
-var MatrixFaults = []MatrixFault{NoFault, CrashMidWrite, APIErrors, WatchEvents, StaleCache, NetworkPartition, SlowExternal, ForeignWrite}
+// matrixFaults are every fault, in the matrix's order.
+var matrixFaults = []matrixFault{noFault, crashMidWrite, apiErrors, watchEvents, staleCache, networkPartition, slowExternal, foreignWrite}
 
 // Cost is what an operation may cost per object: API writes (Events and
 // Leases aside) and calls that change an external system.
@@ -135,14 +136,14 @@ type Budget struct {
 	PollEvery time.Duration
 }
 
-// MatrixSizes are the sizes of the matrix.
-type MatrixSizes struct {
+// matrixSizes are the sizes of the matrix.
+type matrixSizes struct {
 	// Objects is the number of objects of each cell.
 	Objects int
 	// Quiet is how long the quiet check watches each cell.
 	Quiet time.Duration
-	// Relist is the relist period of WatchEvents; Slow the delay of
-	// SlowExternal.
+	// Relist is the relist period of watchEvents; Slow the delay of
+	// slowExternal.
 	Relist, Slow time.Duration
 	// All runs every cell; otherwise each feature runs without a fault,
 	// each fault runs on one replica, and one more fault per feature
@@ -150,22 +151,22 @@ type MatrixSizes struct {
 	All bool
 }
 
-// ShortMatrix is what `make test` runs; FullMatrix what `make
+// shortMatrix is what `make test` runs; fullMatrix what `make
 // reliability` runs.
 var (
-	ShortMatrix = MatrixSizes{Objects: 2, Quiet: time.Second, Relist: 5 * time.Second, Slow: 500 * time.Millisecond}
-	FullMatrix  = MatrixSizes{Objects: 10, Quiet: 10 * time.Second, Relist: 30 * time.Second, Slow: 5 * time.Second, All: true}
+	shortMatrix = matrixSizes{Objects: 2, Quiet: time.Second, Relist: 5 * time.Second, Slow: 500 * time.Millisecond}
+	fullMatrix  = matrixSizes{Objects: 10, Quiet: 10 * time.Second, Relist: 30 * time.Second, Slow: 5 * time.Second, All: true}
 )
 
 // cells returns the cells the sizes run for the operator called name.
-func (s MatrixSizes) cells(name string) [][2]int {
+func (s matrixSizes) cells(name string) [][2]int {
 	var out [][2]int
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(name))
-	shift := int(h.Sum32() % uint32(len(MatrixFaults)-1))
-	for f := range Features {
-		for x := range MatrixFaults {
-			diagonal := x > 0 && (f+shift)%(len(MatrixFaults)-1) == x-1
+	shift := int(h.Sum32() % uint32(len(matrixFaults)-1))
+	for f := range features {
+		for x := range matrixFaults {
+			diagonal := x > 0 && (f+shift)%(len(matrixFaults)-1) == x-1
 			if s.All || f == 0 || x == 0 || diagonal {
 				out = append(out, [2]int{f, x})
 			}
@@ -177,16 +178,16 @@ func (s MatrixSizes) cells(name string) [][2]int {
 // matrix runs the matrix of features and faults on the battery's
 // operator, each cell a subtest "<feature>/<fault>".
 func (b *battery) matrix(t *testing.T) {
-	sizes := figures.Size(ShortMatrix, FullMatrix)
-	baseline := map[Feature]time.Duration{}
+	sizes := figures.Size(shortMatrix, fullMatrix)
+	baseline := map[feature]time.Duration{}
 	for _, c := range sizes.cells(b.op.Name) {
-		f, x := Features[c[0]], MatrixFaults[c[1]]
-		if x == SlowExternal && !b.op.External {
+		f, x := features[c[0]], matrixFaults[c[1]]
+		if x == slowExternal && !b.op.External {
 			continue
 		}
 		t.Run(string(f)+"/"+string(x), func(t *testing.T) {
 			r := b.runCell(t, sizes, f, x)
-			if x == NoFault {
+			if x == noFault {
 				baseline[f] = r.took
 			}
 			b.recordCell(t, sizes, f, x, r, baseline[f])
@@ -204,13 +205,13 @@ type cellResult struct {
 }
 
 // recordCell records the figures of a cell.
-func (b *battery) recordCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFault, r cellResult, base time.Duration) {
+func (b *battery) recordCell(t *testing.T, sizes matrixSizes, f feature, x matrixFault, r cellResult, base time.Duration) {
 	kv := []string{
 		"objects", strconv.Itoa(sizes.Objects), "",
 		"faults injected", r.injected, "",
 		"oracles passed", strconv.Itoa(r.oracles), "",
 	}
-	if x != NoFault && base > 0 {
+	if x != noFault && base > 0 {
 		kv = append(kv, "time against fault-free", fmt.Sprintf("%.2fx (%s)", r.took.Seconds()/base.Seconds(), r.took.Round(time.Millisecond)), "")
 	} else {
 		kv = append(kv, "time", r.took.Round(time.Millisecond).String(), "")
@@ -248,29 +249,29 @@ func (b *battery) budgetOf(op string) Cost {
 type cell struct {
 	b      *battery
 	t      *testing.T
-	sizes  MatrixSizes
-	f      Feature
-	x      MatrixFault
+	sizes  matrixSizes
+	f      feature
+	x      matrixFault
 	ns     string
 	logs   *bosuntest.LogRecorder
 	procs  []*Process // every process started, in order
 	spans  *spanCount
 	result cellResult
-	// crashPending is set while the first process of CrashMidWrite may
+	// crashPending is set while the first process of crashMidWrite may
 	// still crash and need replacing.
 	crashPending bool
 }
 
 // runCell runs one cell and checks every promise.
-func (b *battery) runCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFault) cellResult {
+func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFault) cellResult {
 	ctx := t.Context()
 	c := &cell{b: b, t: t, sizes: sizes, f: f, x: x,
 		ns:   bosuntest.Namespace(t, b.cp.Client),
 		logs: &bosuntest.LogRecorder{MaxLevel: bosuntest.LogVerbosity}}
-	if f == Tracing {
+	if f == tracingOn {
 		c.spans = traceFor(t)
 	}
-	c.crashPending = x == CrashMidWrite
+	c.crashPending = x == crashMidWrite
 	bystander := c.bystander(ctx)
 	c.startReplicas()
 	n := sizes.Objects
@@ -282,7 +283,7 @@ func (b *battery) runCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFa
 	// The fault-free cell of one replica checks every budget; a slow
 	// external system must not make an operator repeat its external
 	// changes either, so its cells check their budgets of external calls.
-	measure := (f == OneReplica && x == NoFault) || x == SlowExternal
+	measure := (f == oneReplica && x == noFault) || x == slowExternal
 	if measure {
 		c.result.costs = map[string]Cost{}
 	}
@@ -292,12 +293,12 @@ func (b *battery) runCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFa
 		c.procs[0].Crash()
 		c.replaceCrashed()
 	}
-	if f == ThreeShards {
+	if f == threeShards {
 		c.join()
 		c.converge(objs, "after a member joined", false, "", nil)
 	}
 	before := c.counts()
-	if x == NetworkPartition {
+	if x == networkPartition {
 		c.alive()[0].Partition()
 	}
 	if err := b.change(ctx, objs); err != nil {
@@ -307,7 +308,7 @@ func (b *battery) runCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFa
 	c.converge(objs, "after the spec change", measure, "change", &before)
 	c.result.took = time.Since(start)
 	c.checkSettled(ctx, objs)
-	if f == ThreeShards {
+	if f == threeShards {
 		c.leave()
 	}
 	c.deleteAll(objs, measure)
@@ -320,7 +321,7 @@ func (b *battery) runCell(t *testing.T, sizes MatrixSizes, f Feature, x MatrixFa
 func (c *cell) startReplicas() {
 	replicas := 1
 	switch c.f {
-	case Failover, TwoShards, ThreeShards:
+	case leaderFailover, twoShards, threeShards:
 		replicas = 2
 	}
 	for i := range replicas {
@@ -337,11 +338,11 @@ func (c *cell) startReplicas() {
 // the faults aimed at the first process alone.
 func (c *cell) plan(first bool) Plan {
 	switch c.x {
-	case CrashMidWrite:
+	case crashMidWrite:
 		if first {
 			return Plan{Crash: CrashPoint{After: 3, During: true}}
 		}
-	case APIErrors:
+	case apiErrors:
 		return Plan{Seed: 7, TimeoutDelay: 200 * time.Millisecond, Rules: []Rule{
 			{Fault: Conflict, Rate: 0.15},
 			{Fault: TooManyRequests, Rate: 0.03},
@@ -349,13 +350,13 @@ func (c *cell) plan(first bool) Plan {
 			{Fault: Timeout, Rate: 0.02},
 			{Fault: ResponseLost, Rate: 0.02},
 		}}
-	case WatchEvents:
+	case watchEvents:
 		return Plan{Seed: 3, Watch: WatchFaults{Drop: 0.2, Delay: 200 * time.Millisecond, Relist: c.sizes.Relist}}
-	case StaleCache:
+	case staleCache:
 		return Plan{Stale: StaleReads{Lag: 3, MaxAge: time.Second}}
-	case SlowExternal:
+	case slowExternal:
 		return Plan{SlowExternal: c.sizes.Slow}
-	case ForeignWrite:
+	case foreignWrite:
 		return Plan{Seed: 5, Foreign: ForeignWrites{Rate: 0.3}}
 	}
 	return Plan{}
@@ -366,9 +367,9 @@ func (c *cell) start(first bool) *Process {
 	name := "r" + strconv.Itoa(len(c.procs))
 	opts := Options{Name: name, Namespace: c.ns, Plan: c.plan(first), Logs: c.logs, Manager: c.manager()}
 	switch c.f {
-	case Failover:
+	case leaderFailover:
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
-	case TwoShards, ThreeShards:
+	case twoShards, threeShards:
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
 		opts.Shard = c.rings()
 	}
@@ -392,11 +393,11 @@ func (c *cell) start(first bool) *Process {
 // manager returns the manager options of the cell's feature.
 func (c *cell) manager() func(*ctrl.Options) {
 	switch c.f {
-	case Workers:
+	case fourWorkers:
 		return func(o *ctrl.Options) { o.Controller.MaxConcurrentReconciles = 4 }
-	case LeanCache:
+	case leanCache:
 		return func(o *ctrl.Options) { bosun.LeanCache(&o.Cache) }
-	case PlainQueue:
+	case plainQueue:
 		return func(o *ctrl.Options) { o.Controller.UsePriorityQueue = ptr.To(false) }
 	}
 	return func(o *ctrl.Options) {
@@ -430,7 +431,7 @@ func (c *cell) converge(objs []client.Object, what string, measure bool, op stri
 		before = *since
 	}
 	bound := c.b.bound() + time.Duration(len(objs))*c.b.perObject()
-	if c.x == SlowExternal {
+	if c.x == slowExternal {
 		bound += 10 * c.sizes.Slow
 	}
 	err := poll(ctx, bound, func(ctx context.Context) error {
@@ -477,10 +478,10 @@ func (c *cell) replaceCrashed() {
 
 // afterChange injects the faults that strike right after the spec change.
 func (c *cell) afterChange(objs []client.Object) {
-	if c.f == Failover {
+	if c.f == leaderFailover {
 		c.failover()
 	}
-	if c.x == NetworkPartition {
+	if c.x == networkPartition {
 		c.heal(objs)
 	}
 }
@@ -663,7 +664,7 @@ func (c *cell) checkSettled(ctx context.Context, objs []client.Object) {
 		t.Errorf("%d objects with duplicates", dups)
 	}
 	c.result.oracles++
-	if c.x == ForeignWrite {
+	if c.x == foreignWrite {
 		for _, p := range c.procs {
 			lost, err := p.ForeignLost(ctx)
 			if err != nil {
@@ -694,7 +695,7 @@ func (c *cell) checkSettled(ctx context.Context, objs []client.Object) {
 		}
 		c.result.oracles++
 	}
-	if err := oracle.NoConflictErrors(c.logs.Entries()); err != nil && c.x != NetworkPartition && c.x != CrashMidWrite {
+	if err := oracle.NoConflictErrors(c.logs.Entries()); err != nil && c.x != networkPartition && c.x != crashMidWrite {
 		t.Errorf("conflicts logged as errors: %v", err)
 	}
 	c.result.oracles++
@@ -742,7 +743,7 @@ func (c *cell) checkQuiet(ctx context.Context, n int) {
 		c.result.costs["idle"] = idle
 		// One period more than the window holds: a poll may fall on
 		// either edge.
-		if limit := c.b.op.Budget.Poll * n * (int(periods) + 1); c.x == NoFault && polls > limit {
+		if limit := c.b.op.Budget.Poll * n * (int(periods) + 1); c.x == noFault && polls > limit {
 			c.t.Errorf("%d external reads of %d objects in %s, budget %d per object every %s", polls, n, c.sizes.Quiet, c.b.op.Budget.Poll, every)
 		}
 	}
@@ -757,7 +758,7 @@ func (c *cell) deleteAll(objs []client.Object, measure bool) {
 		t.Fatal(err)
 	}
 	bound := c.b.bound() + time.Duration(len(objs))*250*time.Millisecond
-	if c.x == SlowExternal {
+	if c.x == slowExternal {
 		bound += 10 * c.sizes.Slow
 	}
 	if err := poll(ctx, bound, func(ctx context.Context) error { return c.b.cleaned(ctx, c.b.cp.Client, c.ns, objs) }); err != nil {
@@ -769,7 +770,7 @@ func (c *cell) deleteAll(objs []client.Object, measure bool) {
 		c.measured("delete", before)
 		for _, op := range []string{"create", "change", "delete"} {
 			got, budget := c.result.costs[op], c.b.budgetOf(op)
-			if c.x == SlowExternal {
+			if c.x == slowExternal {
 				got.Writes, budget.Writes = 0, 0
 			}
 			if !budget.within(got, len(objs)) {
@@ -862,7 +863,7 @@ func (c *cell) injected() string {
 	add(s.StaleReads, "stale reads")
 	add(s.Foreign, "foreign writes")
 	add(s.Partitions, "partitions")
-	if c.x == SlowExternal {
+	if c.x == slowExternal {
 		parts = append(parts, "external calls "+c.sizes.Slow.String()+" late")
 	}
 	if len(parts) == 0 {

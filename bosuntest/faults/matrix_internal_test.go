@@ -14,18 +14,18 @@ import (
 func TestShortMatrixCoversEveryRowAndColumn(t *testing.T) {
 	for _, name := range []string{"simple", "postgres", "hello", "x"} {
 		features, faults := map[int]bool{}, map[int]bool{}
-		cells := ShortMatrix.cells(name)
+		cells := shortMatrix.cells(name)
 		for _, c := range cells {
 			features[c[0]], faults[c[1]] = true, true
 		}
-		if len(features) != len(Features) || len(faults) != len(MatrixFaults) {
-			t.Errorf("%s: the short matrix has %d features and %d faults, want %d and %d", name, len(features), len(faults), len(Features), len(MatrixFaults))
+		if len(features) != len(features) || len(faults) != len(matrixFaults) {
+			t.Errorf("%s: the short matrix has %d features and %d faults, want %d and %d", name, len(features), len(faults), len(features), len(matrixFaults))
 		}
-		if want := len(Features) + len(MatrixFaults) - 1 + len(Features) - 1; len(cells) != want {
+		if want := len(features) + len(matrixFaults) - 1 + len(features) - 1; len(cells) != want {
 			t.Errorf("%s: the short matrix has %d cells, want %d (each feature without a fault, each fault on one replica, one more per other feature)", name, len(cells), want)
 		}
-		if n := len(FullMatrix.cells(name)); n != len(Features)*len(MatrixFaults) {
-			t.Errorf("%s: the full matrix has %d cells, want %d", name, n, len(Features)*len(MatrixFaults))
+		if n := len(fullMatrix.cells(name)); n != len(features)*len(matrixFaults) {
+			t.Errorf("%s: the full matrix has %d cells, want %d", name, n, len(features)*len(matrixFaults))
 		}
 	}
 }
