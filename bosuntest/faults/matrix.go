@@ -382,7 +382,8 @@ func (c *cell) start(first bool) *Process {
 		p.Stop()
 		// A process cut off from its leader election's Lease stops, as
 		// it must; any other error is the operator's.
-		if err := p.Err(); err != nil && !(p.Stats().Partitions > 0 && strings.Contains(err.Error(), "leader election lost")) {
+		lostLease := p.Stats().Partitions > 0 && strings.Contains(fmt.Sprint(p.Err()), "leader election lost")
+		if err := p.Err(); err != nil && !lostLease {
 			c.t.Errorf("faults: manager %s stopped with an error: %v", p.Name(), err)
 		}
 	})

@@ -13,13 +13,13 @@ import (
 // the full size has every cell.
 func TestShortMatrixCoversEveryRowAndColumn(t *testing.T) {
 	for _, name := range []string{"simple", "postgres", "hello", "x"} {
-		features, faults := map[int]bool{}, map[int]bool{}
+		rows, columns := map[int]bool{}, map[int]bool{}
 		cells := shortMatrix.cells(name)
 		for _, c := range cells {
-			features[c[0]], faults[c[1]] = true, true
+			rows[c[0]], columns[c[1]] = true, true
 		}
-		if len(features) != len(features) || len(faults) != len(matrixFaults) {
-			t.Errorf("%s: the short matrix has %d features and %d faults, want %d and %d", name, len(features), len(faults), len(features), len(matrixFaults))
+		if len(rows) != len(features) || len(columns) != len(matrixFaults) {
+			t.Errorf("%s: the short matrix has %d features and %d faults, want %d and %d", name, len(rows), len(columns), len(features), len(matrixFaults))
 		}
 		if want := len(features) + len(matrixFaults) - 1 + len(features) - 1; len(cells) != want {
 			t.Errorf("%s: the short matrix has %d cells, want %d (each feature without a fault, each fault on one replica, one more per other feature)", name, len(cells), want)
