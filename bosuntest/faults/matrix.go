@@ -844,6 +844,7 @@ func (c *cell) injected() string {
 		s.StaleReads += ps.StaleReads
 		s.Foreign += ps.Foreign
 		s.Partitions += ps.Partitions
+		s.WatchesCut += ps.WatchesCut
 		s.Relists += ps.Relists
 		if !p.CrashedAt().IsZero() {
 			crashes++
@@ -864,6 +865,7 @@ func (c *cell) injected() string {
 	add(s.StaleReads, "stale reads")
 	add(s.Foreign, "foreign writes")
 	add(s.Partitions, "partitions")
+	add(s.WatchesCut, "watches cut")
 	if c.x == slowExternal {
 		parts = append(parts, "external calls "+c.sizes.Slow.String()+" late")
 	}
