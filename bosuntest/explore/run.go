@@ -41,7 +41,8 @@ type Target struct {
 	Writes *bosuntest.WriteCounter
 	// Logs, when set, records the operator's log: an error logged during a
 	// step whose object ends Ready True is a failure (an error no
-	// condition tells of).
+	// condition tells of), unless its values name another object (the
+	// namespace and name of a reconcile's log).
 	Logs *bosuntest.LogRecorder
 	// Leftovers, when set, is checked after each explored object is
 	// deleted and gone: what the operator made for it and left behind
@@ -136,7 +137,8 @@ func SpecSchema(crd *apiextensionsv1.CustomResourceDefinition, version string) (
 //     the Ready condition found the world changed (a resource being made
 //     became available), and the step settles and touches again;
 //   - the step took at most Options.PassBudget passes of the object;
-//   - with Target.Logs, no error was logged in a step that ends Ready True.
+//   - with Target.Logs, no error was logged in a step that ends Ready True
+//     (errors of reconciles of other objects are not counted).
 //
 // A change the API server refuses (a validation rule the schema does not
 // show) is skipped. Finally it deletes the object and checks that it goes
@@ -320,11 +322,39 @@ func (e *explorer) step(ctx context.Context, obj *unstructured.Unstructured, tou
 		}
 	}
 	if e.t.Logs != nil && ready {
-		if errs := e.t.Logs.Errors()[logged:]; len(errs) > 0 {
+		var errs []bosuntest.LogEntry
+		for _, l := range e.t.Logs.Errors()[logged:] {
+			if about(l, key) {
+				errs = append(errs, l)
+			}
+		}
+		if len(errs) > 0 {
 			return fmt.Errorf("errors logged while the object ends Ready True, with no condition telling of them: %v", errs)
 		}
 	}
 	return nil
+}
+
+// about reports whether the log line l may be about the object at key: it
+// names that object, or none, by the values namespace and name that
+// controller-runtime gives the log of a reconcile (the first of them, as
+// the line's own values come after the logger's).
+func about(l bosuntest.LogEntry, key client.ObjectKey) bool {
+	var name, ns any
+	var named bool
+	for i := 0; i+1 < len(l.Values); i += 2 {
+		switch l.Values[i] {
+		case "name":
+			if !named {
+				name, named = l.Values[i+1], true
+			}
+		case "namespace":
+			if ns == nil {
+				ns = l.Values[i+1]
+			}
+		}
+	}
+	return !named || fmt.Sprint(name) == key.Name && (ns == nil || fmt.Sprint(ns) == key.Namespace)
 }
 
 // ready describes the Ready condition of obj as the API server has it: its

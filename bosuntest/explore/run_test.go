@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -32,7 +33,8 @@ import (
 // for one whose resource takes a while to make: it is Ready False,
 // Provisioning, until the passes of its generation have read it with two
 // values of bosuntest.TouchLabel. A Probe of size 8 is Ready False,
-// Creating (managed.ReasonCreating), for its first two seconds.
+// Creating (managed.ReasonCreating), for its first two seconds. A Probe
+// of size 6 is refused with an error logged every 50 ms.
 type probeReconciler struct {
 	c     client.Client
 	buggy bool
@@ -94,6 +96,10 @@ func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 	switch size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); {
 	case size == 9 && r.creating(obj):
 		ready, reason = "False", "Provisioning"
+	case size == 6:
+		// Refused, with an error logged, again and again.
+		logf.FromContext(ctx).Error(errors.New("size 6 is refused"), "refusing a probe")
+		return reconcile.Result{RequeueAfter: 50 * time.Millisecond}, nil
 	case size == 8:
 		if left := r.created(obj); left > 0 {
 			ready, reason, res = "False", managed.ReasonCreating, reconcile.Result{RequeueAfter: left}
@@ -141,9 +147,11 @@ func exploredWith(t *testing.T, buggy bool) (explore.Target, string, *probeRecon
 		Base:   map[string]any{"size": int64(1)},
 		Passes: &bosuntest.ReconcileCounter{},
 		Writes: &bosuntest.WriteCounter{},
+		Logs:   &bosuntest.LogRecorder{},
 	}
 	r := &probeReconciler{buggy: buggy}
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		mgr = bosuntest.ManagerWithLogger(mgr, target.Logs.Wrap(mgr.GetLogger()))
 		r.c = target.Passes.WrapClient(target.Writes.Wrap(mgr.GetClient()))
 		probe := &unstructured.Unstructured{}
 		probe.SetGroupVersionKind(probeGVK)
@@ -230,6 +238,30 @@ func TestRunTouchesEachObjectAfresh(t *testing.T) {
 	var f *explore.Failure
 	if !errors.As(err, &f) || !strings.Contains(f.Error(), "a pass that found nothing changed wrote") {
 		t.Fatalf("Run = %v, want a *Failure of a write on a touch", err)
+	}
+}
+
+// TestRunCountsTheErrorsOfTheObject explores Probes while the controller
+// logs errors about another Probe, of size 6, in the same namespace: they
+// are not the explored Probes' errors.
+func TestRunCountsTheErrorsOfTheObject(t *testing.T) {
+	target, ns := explored(t, false)
+	other := &unstructured.Unstructured{}
+	other.SetGroupVersionKind(probeGVK)
+	other.SetNamespace(ns)
+	other.SetName("other")
+	other.Object["spec"] = map[string]any{"size": int64(6)}
+	if err := target.Client.Create(t.Context(), other); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(context.Context) error {
+		if len(target.Logs.Errors()) == 0 {
+			return errors.New("no error logged about the other Probe yet")
+		}
+		return nil
+	})
+	if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: 0, Steps: 2, NoShrink: true}); err != nil {
+		t.Error(err)
 	}
 }
 
