@@ -7,6 +7,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -45,14 +46,17 @@ const exploreSchedule = "0 0 1 1 *"
 func TestBatteryExplore(t *testing.T) {
 	seeds, steps := figures.Size(2, 20), figures.Size(6, 12)
 	passes, writes, logs := &bosuntest.ReconcileCounter{}, &bosuntest.WriteCounter{}, &bosuntest.LogRecorder{}
-	e := start(t, func(mgr ctrl.Manager, opts Options) error {
+	cp := shared.ControlPlane(t)
+	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), clock: clocktesting.NewFakeClock(time.Now().AddDate(1, 0, 0))}
+	// The manager sees the test's namespace only: the CronJobs other tests
+	// leave behind would be a year late on its clock.
+	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Namespaces: []string{e.ns}}, func(mgr ctrl.Manager) error {
 		bosun.ObservationOf(mgr).AddObserver(bosun.PassObserverFunc(func(_ context.Context, r bosun.PassReport) {
 			passes.Record(bosuntest.ReconcileCall{Request: reconcile.Request{NamespacedName: r.Object}, Start: r.Start, Duration: r.Duration})
 		}))
 		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
-		return SetupWithManager(bosuntest.ManagerWithClient(mgr, writes.Wrap(passes.WrapClient(mgr.GetClient()))), opts)
+		return SetupWithManager(bosuntest.ManagerWithClient(mgr, writes.Wrap(passes.WrapClient(mgr.GetClient()))), Options{Clock: e.clock})
 	})
-	e.clock.SetTime(time.Now().AddDate(1, 0, 0))
 	crds, err := CRDs()
 	if err != nil {
 		t.Fatal(err)
