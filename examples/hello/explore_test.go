@@ -29,8 +29,11 @@ import (
 func TestBatteryExplore(t *testing.T) {
 	seeds, steps := figures.Size(2, 20), figures.Size(6, 12)
 	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
 	passes, writes, logs := &bosuntest.ReconcileCounter{}, &bosuntest.WriteCounter{}, &bosuntest.LogRecorder{}
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+	// The manager sees the test's namespace only, not the Greetings other
+	// tests leave behind.
+	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Namespaces: []string{ns}}, func(mgr ctrl.Manager) error {
 		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
 		r := &GreetingReconciler{Client: passes.WrapClient(writes.Wrap(mgr.GetClient())), APIReader: mgr.GetAPIReader()}
 		// Registered as SetupWithManager registers it, with the counter
@@ -49,7 +52,6 @@ func TestBatteryExplore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := bosuntest.Namespace(t, cp.Client)
 	target := explore.Target{
 		Client: cp.Client,
 		GVK:    hellov1.GroupVersion.WithKind("Greeting"),
