@@ -30,15 +30,17 @@ import (
 func TestBatteryExplore(t *testing.T) {
 	seeds, steps := figures.Size(2, 20), figures.Size(6, 12)
 	cp := shared.ControlPlane(t)
+	e := newEnv(t, cp)
 	passes, writes, logs := &bosuntest.ReconcileCounter{}, &bosuntest.WriteCounter{}, &bosuntest.LogRecorder{}
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+	// The manager sees the test's namespace only, not the RWExternals
+	// other tests leave behind.
+	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Namespaces: []string{e.ns}}, func(mgr ctrl.Manager) error {
 		bosun.ObservationOf(mgr).AddObserver(bosun.PassObserverFunc(func(_ context.Context, r bosun.PassReport) {
 			passes.Record(bosuntest.ReconcileCall{Request: reconcile.Request{NamespacedName: r.Object}, Start: r.Start, Duration: r.Duration})
 		}))
 		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
 		return SetupWithManager(bosuntest.ManagerWithClient(mgr, writes.Wrap(passes.WrapClient(mgr.GetClient()))))
 	})
-	e := newEnv(t, cp)
 	if err := PrepareSamples(t.Context(), e.c, e.ns); err != nil {
 		t.Fatal(err)
 	}
