@@ -20,7 +20,6 @@ import (
 	"github.com/bosunkit/bosun/bosuntest/figures"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
-	"github.com/bosunkit/bosun/examples/postgres/pgserver"
 )
 
 // TestBatteryExplore drives the PostgreSQL operator, set up as
@@ -41,13 +40,19 @@ import (
 func TestBatteryExplore(t *testing.T) {
 	seeds, steps := figures.Size(2, 20), figures.Size(6, 12)
 	passes, writes := &bosuntest.ReconcileCounter{}, &bosuntest.WriteCounter{}
-	e := run(t, func(c client.Client) client.Client { return writes.Wrap(passes.WrapClient(c)) },
-		func(mgr ctrl.Manager, srv *pgserver.Server) error {
-			bosun.ObservationOf(mgr).AddObserver(bosun.PassObserverFunc(func(_ context.Context, r bosun.PassReport) {
-				passes.Record(bosuntest.ReconcileCall{Request: reconcile.Request{NamespacedName: r.Object}, Start: r.Start, Duration: r.Duration})
-			}))
-			return SetupWithManager(mgr, Options{DSN: srv.DSN("postgres")})
-		})
+	cp := shared.ControlPlane(t)
+	e := env{c: cp.Client, srv: server(t), ns: bosuntest.Namespace(t, cp.Client), logs: &bosuntest.LogRecorder{}}
+	dbs := bosuntest.Namespace(t, e.c)
+	// The manager sees the test's namespaces only, not the Roles and
+	// Databases other tests leave behind.
+	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Namespaces: []string{e.ns, dbs}}, func(mgr ctrl.Manager) error {
+		bosun.ObservationOf(mgr).AddObserver(bosun.PassObserverFunc(func(_ context.Context, r bosun.PassReport) {
+			passes.Record(bosuntest.ReconcileCall{Request: reconcile.Request{NamespacedName: r.Object}, Start: r.Start, Duration: r.Duration})
+		}))
+		mgr = bosuntest.ManagerWithLogger(mgr, e.logs.Wrap(mgr.GetLogger()))
+		mgr = bosuntest.ManagerWithClient(mgr, writes.Wrap(passes.WrapClient(mgr.GetClient())))
+		return SetupWithManager(mgr, Options{DSN: e.srv.DSN("postgres")})
+	})
 	b := battery{srv: e.srv, conn: &sharedConn{dsn: e.srv.DSN("postgres")}}
 	crds, err := CRDs()
 	if err != nil {
@@ -82,11 +87,13 @@ func TestBatteryExplore(t *testing.T) {
 	databases.Spec = specOf(t, crds, "Database")
 	// The sample's Database, owned by the Role "owner" made below.
 	databases.Base = map[string]any{"owner": "owner", "encoding": DefaultEncoding}
-	dbs := bosuntest.Namespace(t, e.c)
 	owner := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: dbs, Name: "owner"}}
 	if err := e.c.Create(t.Context(), owner); err != nil {
 		t.Fatal(err)
 	}
+	// The owner's own writes, while it is made, are in the namespace the
+	// Databases are explored in: they must be over first.
+	waitFor(t, e.c, client.ObjectKeyFromObject(owner), owner, readyTrue)
 
 	stats, failures := &explore.Stats{}, 0
 	for seed := range uint64(seeds) {
