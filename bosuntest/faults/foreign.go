@@ -34,6 +34,10 @@ type foreignMark struct {
 	path  string // the object's URL path
 	uid   types.UID
 	value string
+	// version is the resourceVersion the write gave the object: of two
+	// foreign writes in flight at once, the later one to take effect
+	// decides what the object must still hold.
+	version uint64
 }
 
 // init makes the foreign writer's connection from the process's base
@@ -97,14 +101,26 @@ func (p *Process) foreignWrite(req *http.Request, info requestInfo) {
 	if resp.StatusCode != http.StatusOK {
 		return
 	}
-	uid, _ := identityOf(body)
+	var written struct {
+		Metadata struct {
+			UID             types.UID `json:"uid"`
+			ResourceVersion string    `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(body, &written) != nil {
+		return
+	}
+	version, _ := strconv.ParseUint(written.Metadata.ResourceVersion, 10, 64)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n++
 	if f.marks == nil {
 		f.marks = map[string]foreignMark{}
 	}
-	f.marks[path] = foreignMark{path: path, uid: uid, value: value}
+	if old, ok := f.marks[path]; ok && old.uid == written.Metadata.UID && old.version > version {
+		return
+	}
+	f.marks[path] = foreignMark{path: path, uid: written.Metadata.UID, value: value, version: version}
 }
 
 // ForeignLost describes the objects that still exist, as the same objects
