@@ -123,6 +123,14 @@ func (p *Process) foreignWrite(req *http.Request, info requestInfo) {
 	f.marks[path] = foreignMark{path: path, uid: written.Metadata.UID, value: value, version: version}
 }
 
+// atLeast reports whether the foreign value got was set by the write of
+// want or by a later one (the values count the writes).
+func atLeast(got, want string) bool {
+	g, gerr := strconv.Atoi(got)
+	w, werr := strconv.Atoi(want)
+	return gerr == nil && werr == nil && g >= w
+}
+
 // ForeignLost describes the objects that still exist, as the same objects
 // (UIDs), without the value the plan's last foreign write set on them:
 // another actor's change that the operator undid. It reads them from the
@@ -167,7 +175,9 @@ func (p *Process) ForeignLost(ctx context.Context) ([]string, error) {
 		if obj.Metadata.UID != m.uid {
 			continue
 		}
-		if got := obj.Metadata.Annotations[ForeignAnnotation]; got != m.value {
+		// A later foreign write may still be on its way back: a newer
+		// value of the kit's is as good as the one recorded.
+		if got := obj.Metadata.Annotations[ForeignAnnotation]; !atLeast(got, m.value) {
 			lost = append(lost, fmt.Sprintf("%s: annotation %s is %q, another actor set %q", m.path, ForeignAnnotation, got, m.value))
 		}
 	}
