@@ -2,7 +2,6 @@ package cronjob
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -95,7 +94,7 @@ func TestBatteryExplore(t *testing.T) {
 	if n := writes.Counts()["create Job"]; n < seeds {
 		t.Errorf("%d Jobs created for %d sequences, want one each at least", n, seeds)
 	}
-	recordExplore(t, stats, failures)
+	stats.Record(t, "cronjob", failures)
 }
 
 // noOrphansWithin waits, up to bound, until no object of lists in ns has
@@ -115,15 +114,4 @@ func noOrphansWithin(ctx context.Context, c client.Client, ns string, owner clie
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// recordExplore records the figures of an exploration of the example.
-func recordExplore(t *testing.T, stats *explore.Stats, failures int) {
-	t.Helper()
-	const row = "exploration from the CRD schema"
-	figures.Record(t,
-		figures.Figure{Test: row, Example: "cronjob", Name: "sequences", Value: strconv.Itoa(stats.Sequences())},
-		figures.Figure{Test: row, Example: "cronjob", Name: "steps", Value: strconv.Itoa(stats.Steps())},
-		figures.Figure{Test: row, Example: "cronjob", Name: "distinct spec shapes", Value: strconv.Itoa(stats.Shapes())},
-		figures.Figure{Test: row, Example: "cronjob", Name: "failures", Value: strconv.Itoa(failures), Goal: "0"})
 }

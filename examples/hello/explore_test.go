@@ -2,7 +2,6 @@ package hello
 
 import (
 	"context"
-	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,16 +72,5 @@ func TestBatteryExplore(t *testing.T) {
 			t.Errorf("seed %d: %v", seed, err)
 		}
 	}
-	recordExplore(t, stats, failures)
-}
-
-// recordExplore records the figures of an exploration of the example.
-func recordExplore(t *testing.T, stats *explore.Stats, failures int) {
-	t.Helper()
-	const row = "exploration from the CRD schema"
-	figures.Record(t,
-		figures.Figure{Test: row, Example: "hello", Name: "sequences", Value: strconv.Itoa(stats.Sequences())},
-		figures.Figure{Test: row, Example: "hello", Name: "steps", Value: strconv.Itoa(stats.Steps())},
-		figures.Figure{Test: row, Example: "hello", Name: "distinct spec shapes", Value: strconv.Itoa(stats.Shapes())},
-		figures.Figure{Test: row, Example: "hello", Name: "failures", Value: strconv.Itoa(failures), Goal: "0"})
+	stats.Record(t, "hello", failures)
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
@@ -107,7 +106,7 @@ func TestBatteryExplore(t *testing.T) {
 			}
 		}
 	}
-	recordExplore(t, stats, failures)
+	stats.Record(t, "postgres", failures)
 }
 
 // specOf returns the schema of the spec of the kind of crds.
@@ -143,15 +142,4 @@ func noOrphansWithin(ctx context.Context, c client.Client, ns string, owner clie
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// recordExplore records the figures of an exploration of the example.
-func recordExplore(t *testing.T, stats *explore.Stats, failures int) {
-	t.Helper()
-	const row = "exploration from the CRD schema"
-	figures.Record(t,
-		figures.Figure{Test: row, Example: "postgres", Name: "sequences", Value: strconv.Itoa(stats.Sequences())},
-		figures.Figure{Test: row, Example: "postgres", Name: "steps", Value: strconv.Itoa(stats.Steps())},
-		figures.Figure{Test: row, Example: "postgres", Name: "distinct spec shapes", Value: strconv.Itoa(stats.Shapes())},
-		figures.Figure{Test: row, Example: "postgres", Name: "failures", Value: strconv.Itoa(failures), Goal: "0"})
 }

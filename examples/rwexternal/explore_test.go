@@ -3,7 +3,6 @@ package rwexternal
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -78,16 +77,5 @@ func TestBatteryExplore(t *testing.T) {
 			t.Errorf("seed %d: %v", seed, err)
 		}
 	}
-	recordExplore(t, stats, failures)
-}
-
-// recordExplore records the figures of an exploration of the example.
-func recordExplore(t *testing.T, stats *explore.Stats, failures int) {
-	t.Helper()
-	const row = "exploration from the CRD schema"
-	figures.Record(t,
-		figures.Figure{Test: row, Example: "rwexternal", Name: "sequences", Value: strconv.Itoa(stats.Sequences())},
-		figures.Figure{Test: row, Example: "rwexternal", Name: "steps", Value: strconv.Itoa(stats.Steps())},
-		figures.Figure{Test: row, Example: "rwexternal", Name: "distinct spec shapes", Value: strconv.Itoa(stats.Shapes())},
-		figures.Figure{Test: row, Example: "rwexternal", Name: "failures", Value: strconv.Itoa(failures), Goal: "0"})
+	stats.Record(t, "rwexternal", failures)
 }

@@ -1,7 +1,6 @@
 package simple
 
 import (
-	"strconv"
 	"testing"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -45,16 +44,5 @@ func TestBatteryExplore(t *testing.T) {
 			t.Errorf("seed %d: %v", seed, err)
 		}
 	}
-	recordExplore(t, stats, failures)
-}
-
-// recordExplore records the figures of an exploration of the example.
-func recordExplore(t *testing.T, stats *explore.Stats, failures int) {
-	t.Helper()
-	const row = "exploration from the CRD schema"
-	figures.Record(t,
-		figures.Figure{Test: row, Example: "simple", Name: "sequences", Value: strconv.Itoa(stats.Sequences())},
-		figures.Figure{Test: row, Example: "simple", Name: "steps", Value: strconv.Itoa(stats.Steps())},
-		figures.Figure{Test: row, Example: "simple", Name: "distinct spec shapes", Value: strconv.Itoa(stats.Shapes())},
-		figures.Figure{Test: row, Example: "simple", Name: "failures", Value: strconv.Itoa(failures), Goal: "0"})
+	stats.Record(t, "simple", failures)
 }

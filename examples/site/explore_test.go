@@ -2,7 +2,6 @@ package site
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -66,7 +65,7 @@ func TestBatteryExplore(t *testing.T) {
 			t.Errorf("seed %d: %v", seed, err)
 		}
 	}
-	recordExplore(t, stats, failures)
+	stats.Record(t, "site", failures)
 }
 
 // noOrphansWithin waits, up to bound, until no object of lists in ns has
@@ -86,15 +85,4 @@ func noOrphansWithin(ctx context.Context, c client.Client, ns string, owner clie
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// recordExplore records the figures of an exploration of the example.
-func recordExplore(t *testing.T, stats *explore.Stats, failures int) {
-	t.Helper()
-	const row = "exploration from the CRD schema"
-	figures.Record(t,
-		figures.Figure{Test: row, Example: "site", Name: "sequences", Value: strconv.Itoa(stats.Sequences())},
-		figures.Figure{Test: row, Example: "site", Name: "steps", Value: strconv.Itoa(stats.Steps())},
-		figures.Figure{Test: row, Example: "site", Name: "distinct spec shapes", Value: strconv.Itoa(stats.Shapes())},
-		figures.Figure{Test: row, Example: "site", Name: "failures", Value: strconv.Itoa(failures), Goal: "0"})
 }
