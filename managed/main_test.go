@@ -679,7 +679,7 @@ func (e *env) wait(name string, want map[string]cond) *v1.Bucket {
 }
 
 // waitGone waits until the Bucket name no longer exists.
-func (e *env) waitGone(name string) {
+func (e *env) waitGone(name string, opts ...bosuntest.EventuallyOption) {
 	e.t.Helper()
 	bosuntest.Eventually(e.t, func(ctx context.Context) error {
 		err := e.c.Get(ctx, e.key(name), &v1.Bucket{})
@@ -687,7 +687,7 @@ func (e *env) waitGone(name string) {
 			return nil
 		}
 		return fmt.Errorf("get bucket %s: %w, want NotFound", name, err)
-	})
+	}, opts...)
 }
 
 // secret returns the data of Secret name, or nil and an error.

@@ -3,6 +3,7 @@ package managed
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/figures"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
 )
 
@@ -64,15 +66,7 @@ func (max budget) over(got budget) error {
 // depend on how fast the machine is, only on the cloud's delays.
 func TestSlowExternalChangesArePaced(t *testing.T) {
 	const short = time.Second
-	for _, tc := range []struct {
-		name string
-		// cloud sets the cloud up before the change.
-		cloud func(c *cloud)
-		// change makes the change, done waits for its end.
-		change func(e *env)
-		done   func(e *env)
-		max    budget
-	}{
+	for _, tc := range []pacedChange{
 		{
 			// The delete takes 6s: a Delete per short interval (7),
 			// each after its fence (7 writes), and a status write or
@@ -134,34 +128,83 @@ func TestSlowExternalChangesArePaced(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cl := newCloud()
-			e := start(t, cl, nil, WithShortInterval(short))
-			e.create("paced", 1, "paced-conn", nil)
-			uid := string(e.wait("paced", converged).UID)
-			// Let the passes that follow the convergence settle: a few
-			// polls.
-			o := cl.observed()
-			bosuntest.Eventually(t, func(context.Context) error {
-				if n := cl.observed() - o; n < 3 {
-					return fmt.Errorf("%d polls so far, want 3", n)
-				}
-				return nil
-			})
-			e.writes.Reset()
-			var mark budget
-			cl.set(func(c *cloud) {
-				tc.cloud(c)
-				mark = budget{creates: c.creates[uid], updates: c.updates[uid], deletes: c.deletes[uid], repairs: c.repairs[uid], observes: c.observes}
-			})
-			tc.change(e)
-			tc.done(e)
-			got := e.spent(uid, mark)
-			t.Logf("spent %+v, writes %v", got, e.writes.Counts())
+			got := tc.run(t, short)
 			if err := tc.max.over(got); err != nil {
 				t.Error(err)
 			}
 		})
 	}
+}
+
+// pacedChange is a change of an external resource the cloud is slow to
+// make or refuses for a while, and its budget.
+type pacedChange struct {
+	name string
+	// cloud sets the cloud up before the change.
+	cloud func(c *cloud)
+	// change makes the change, done waits for its end.
+	change func(e *env)
+	done   func(e *env)
+	max    budget
+}
+
+// run makes the change on a converged Bucket, under a step with the
+// short interval short, and returns what it cost from the change to its
+// end.
+func (tc pacedChange) run(t *testing.T, short time.Duration) budget {
+	t.Helper()
+	cl := newCloud()
+	e := start(t, cl, nil, WithShortInterval(short))
+	e.create("paced", 1, "paced-conn", nil)
+	uid := string(e.wait("paced", converged).UID)
+	// Let the passes that follow the convergence settle: a few polls.
+	o := cl.observed()
+	bosuntest.Eventually(t, func(context.Context) error {
+		if n := cl.observed() - o; n < 3 {
+			return fmt.Errorf("%d polls so far, want 3", n)
+		}
+		return nil
+	})
+	e.writes.Reset()
+	var mark budget
+	cl.set(func(c *cloud) {
+		tc.cloud(c)
+		mark = budget{creates: c.creates[uid], updates: c.updates[uid], deletes: c.deletes[uid], repairs: c.repairs[uid], observes: c.observes}
+	})
+	tc.change(e)
+	tc.done(e)
+	got := e.spent(uid, mark)
+	t.Logf("spent %+v, writes %v", got, e.writes.Counts())
+	return got
+}
+
+// TestBatterySlowDelete is the battery's delete that takes its external
+// system a minute (6s under `make test`), with a short interval of 5s
+// (1s): the step calls Delete at most once per short interval, commits
+// its fence before each call, and in between only observes. For a delete
+// of n short intervals the budget is n+1 Deletes, n+4 writes and 4n
+// Observes, whatever the machine's speed.
+func TestBatterySlowDelete(t *testing.T) {
+	delay, short := figures.Size(6*time.Second, time.Minute), figures.Size(time.Second, 5*time.Second)
+	n := int(delay / short)
+	tc := pacedChange{
+		cloud:  func(c *cloud) { c.deleteDelay = delay },
+		change: func(e *env) { e.delete("paced") },
+		done:   func(e *env) { e.waitGone("paced", bosuntest.Timeout(delay+30*time.Second)) },
+		max:    budget{deletes: n + 1, writes: n + 4, observes: 4 * n},
+	}
+	got := tc.run(t, short)
+	if err := tc.max.over(got); err != nil {
+		t.Error(err)
+	}
+	const row, ex = "external delete that takes a minute", "managed step"
+	figures.Record(t,
+		figures.Figure{Test: row, Example: ex, Name: "delete takes", Value: delay.String()},
+		figures.Figure{Test: row, Example: ex, Name: "short interval", Value: short.String()},
+		figures.Figure{Test: row, Example: ex, Name: "Deletes", Value: strconv.Itoa(got.deletes), Goal: "<= " + strconv.Itoa(tc.max.deletes)},
+		figures.Figure{Test: row, Example: ex, Name: "object writes", Value: strconv.Itoa(got.writes), Goal: "<= " + strconv.Itoa(tc.max.writes)},
+		figures.Figure{Test: row, Example: ex, Name: "Observes", Value: strconv.Itoa(got.observes), Goal: "<= " + strconv.Itoa(tc.max.observes)},
+	)
 }
 
 // TestSlowCreateIsPaced checks the same of a create whose resource takes

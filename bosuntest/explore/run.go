@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -46,7 +47,10 @@ type Target struct {
 	Logs *bosuntest.LogRecorder
 	// Leftovers, when set, is checked after each explored object is
 	// deleted and gone: what the operator made for it and left behind
-	// (children, external resources), as an error naming them.
+	// (children, external resources), as an error naming them. It is
+	// checked again until it returns nil or Options.Timeout passes, since
+	// the garbage collector and external systems remove things a while
+	// after their owner went.
 	Leftovers func(ctx context.Context, obj client.Object) error
 }
 
@@ -444,7 +448,15 @@ func (e *explorer) remove(ctx context.Context, obj *unstructured.Unstructured) e
 	if e.t.Leftovers == nil {
 		return nil
 	}
-	return e.t.Leftovers(ctx, obj)
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, e.o.Timeout, true, func(ctx context.Context) (bool, error) {
+		last = e.t.Leftovers(ctx, obj)
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("left after %s: %w", e.o.Timeout, last)
+	}
+	return err
 }
 
 // stepTB is the bosuntest.TB of the helpers a step calls: it keeps the

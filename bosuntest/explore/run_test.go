@@ -302,3 +302,29 @@ func hasSize10(seq []explore.Change) bool {
 	}
 	return false
 }
+
+// TestRunWaitsForLeftoversToGo explores a Probe whose leftovers go a few
+// checks after the Probe itself, as children the garbage collector
+// deletes do: the run waits for them. Leftovers that never go fail it,
+// with what was left.
+func TestRunWaitsForLeftoversToGo(t *testing.T) {
+	target, ns := explored(t, false)
+	checks := 0
+	target.Leftovers = func(context.Context, client.Object) error {
+		if checks++; checks < 3 {
+			return fmt.Errorf("child-%d left", checks)
+		}
+		return nil
+	}
+	if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: 0, Steps: 1, NoShrink: true}); err != nil {
+		t.Errorf("Run with leftovers that go = %v, want nil", err)
+	}
+	if checks != 3 {
+		t.Errorf("leftovers checked %d times, want 3", checks)
+	}
+	target.Leftovers = func(context.Context, client.Object) error { return errors.New("child-0 left") }
+	err := explore.Run(t.Context(), target, ns, explore.Options{Seed: 0, Steps: 1, NoShrink: true, Timeout: 2 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "child-0 left") {
+		t.Errorf("Run with leftovers that stay = %v, want an error naming them", err)
+	}
+}

@@ -79,7 +79,7 @@ func TestBatteryExplore(t *testing.T) {
 		Writes: writes,
 		Logs:   logs,
 		Leftovers: func(ctx context.Context, obj client.Object) error {
-			return noOrphansWithin(ctx, e.c, e.ns, obj, 30*time.Second, &batchv1.JobList{})
+			return oracle.NoOrphans(ctx, e.c, e.ns, oracle.UIDs([]client.Object{obj}), &batchv1.JobList{})
 		},
 	}
 	stats, failures := &explore.Stats{}, 0
@@ -95,23 +95,4 @@ func TestBatteryExplore(t *testing.T) {
 		t.Errorf("%d Jobs created for %d sequences, want one each at least", n, seeds)
 	}
 	stats.Record(t, "cronjob", failures)
-}
-
-// noOrphansWithin waits, up to bound, until no object of lists in ns has
-// an ownerReference to owner, which is gone: the garbage collector deletes
-// them after their owner.
-func noOrphansWithin(ctx context.Context, c client.Client, ns string, owner client.Object, bound time.Duration, lists ...client.ObjectList) error {
-	ctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	for {
-		err := oracle.NoOrphans(ctx, c, ns, oracle.UIDs([]client.Object{owner}), lists...)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -68,7 +67,7 @@ func TestBatteryExplore(t *testing.T) {
 		if ext := inv.externals(); len(ext) > 0 {
 			return fmt.Errorf("%s left on the server (owner mark %q)", ext[0].ID, ext[0].Owner)
 		}
-		return noOrphansWithin(ctx, e.c, obj.GetNamespace(), obj, 30*time.Second, &corev1.SecretList{})
+		return oracle.NoOrphans(ctx, e.c, obj.GetNamespace(), oracle.UIDs([]client.Object{obj}), &corev1.SecretList{})
 	}
 	roles := explore.Target{
 		Client: e.c,
@@ -123,23 +122,4 @@ func specOf(t *testing.T, crds []*apiextensionsv1.CustomResourceDefinition, kind
 	}
 	t.Fatalf("no CRD of kind %s", kind)
 	return nil
-}
-
-// noOrphansWithin waits, up to bound, until no object of lists in ns has
-// an ownerReference to owner, which is gone: the garbage collector deletes
-// them after their owner.
-func noOrphansWithin(ctx context.Context, c client.Client, ns string, owner client.Object, bound time.Duration, lists ...client.ObjectList) error {
-	ctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	for {
-		err := oracle.NoOrphans(ctx, c, ns, oracle.UIDs([]client.Object{owner}), lists...)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

@@ -3,7 +3,6 @@ package site
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -55,7 +54,7 @@ func TestBatteryExplore(t *testing.T) {
 		Writes: e.writes,
 		Logs:   logs,
 		Leftovers: func(ctx context.Context, obj client.Object) error {
-			return noOrphansWithin(ctx, e.c, e.ns, obj, timeout, &corev1.ConfigMapList{}, &corev1.ServiceList{})
+			return oracle.NoOrphans(ctx, e.c, e.ns, oracle.UIDs([]client.Object{obj}), &corev1.ConfigMapList{}, &corev1.ServiceList{})
 		},
 	}
 	stats, failures := &explore.Stats{}, 0
@@ -66,23 +65,4 @@ func TestBatteryExplore(t *testing.T) {
 		}
 	}
 	stats.Record(t, "site", failures)
-}
-
-// noOrphansWithin waits, up to bound, until no object of lists in ns has
-// an ownerReference to owner, which is gone: the garbage collector deletes
-// them after their owner.
-func noOrphansWithin(ctx context.Context, c client.Client, ns string, owner client.Object, bound time.Duration, lists ...client.ObjectList) error {
-	ctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	for {
-		err := oracle.NoOrphans(ctx, c, ns, oracle.UIDs([]client.Object{owner}), lists...)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
