@@ -176,9 +176,14 @@ $(GOLANGCI_LINT):
 generate:
 	$(GO) generate ./...
 
-## verify: regenerate and fail when a generated file differs from the committed one.
+## apisize: report the size of the library API against its goals (docs/API.md); `make verify` prints it too.
+.PHONY: apisize
+apisize:
+	$(GO) run ./hack/apisize
+
+## verify: regenerate and fail when a generated file differs from the committed one; report the API's size.
 .PHONY: verify
-verify: generate
+verify: generate apisize
 	@unformatted=$$($(GO) run ./cmd/bosun fmt -l .) || exit 1; \
 	if [ -n "$$unformatted" ]; then \
 		echo ".bosun documents are not in canonical form; run '$(GO) run ./cmd/bosun fmt -w .' and commit:"; \

@@ -1,0 +1,311 @@
+// Command apisize reports the size of bosun's library API against the goals
+// of docs/API.md: the exported top-level names (types, functions, variables,
+// constants) and exported methods and fields of each library package, the
+// fields of Reconciler and the methods of Builder, the types whose methods
+// are spread over several files, and the library functions over 80 lines.
+// Tests, generated files and the internal/, examples/, cmd/, hack/ and
+// bench/ trees are not library code and are not counted.
+//
+//	go run ./hack/apisize [-root DIR] [-strict]
+//
+// It prints a report and exits 0; with -strict it exits 1 when a goal is
+// not met. `make verify` runs it as a report.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// rootPkg is how the report names the module's root package.
+const rootPkg = "bosun"
+
+// The goals the report checks.
+const (
+	goalRootNames     = 60
+	goalTotalNames    = 500
+	goalReconcilerFld = 10
+	goalFuncLines     = 80
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "apisize:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, out io.Writer) error {
+	fl := flag.NewFlagSet("apisize", flag.ContinueOnError)
+	root := fl.String("root", ".", "the module's root directory")
+	strict := fl.Bool("strict", false, "exit 1 when a goal is not met")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	a, err := measure(*root)
+	if err != nil {
+		return err
+	}
+	missed := a.report(out)
+	if *strict && missed > 0 {
+		return fmt.Errorf("%d goals not met", missed)
+	}
+	return nil
+}
+
+// pkgSize is what one package exports.
+type pkgSize struct {
+	names, methods, fields int
+}
+
+// longFunc is a library function over the goal's length.
+type longFunc struct {
+	pos   string
+	name  string
+	lines int
+}
+
+// api is what measure found.
+type api struct {
+	pkgs map[string]*pkgSize
+	// structFields and typeMethods are per "pkg.Type": exported fields,
+	// and the files that hold methods of the type.
+	structFields map[string]int
+	typeMethods  map[string]int
+	methodFiles  map[string]map[string]bool
+	long         []longFunc
+}
+
+// skipDir reports whether the directory rel holds no library code.
+func skipDir(rel string) bool {
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		switch part {
+		case "internal", "testdata", "examples", "cmd", "hack", "bench", "vendor", "bin", "docs":
+			return true
+		}
+		if strings.HasPrefix(part, ".") || strings.HasPrefix(part, "_") {
+			return true
+		}
+	}
+	return false
+}
+
+// measure walks the module under root.
+func measure(root string) (*api, error) {
+	a := &api{pkgs: map[string]*pkgSize{}, structFields: map[string]int{}, typeMethods: map[string]int{}, methodFiles: map[string]map[string]bool{}}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if rel != "." && skipDir(rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		name := d.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, "zz_generated") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
+		if err != nil {
+			return fmt.Errorf("parse %s: %w", rel, err)
+		}
+		if f.Name.Name == "main" || ast.IsGenerated(f) {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		if dir == "." {
+			dir = rootPkg
+		}
+		a.file(fset, dir, filepath.ToSlash(rel), f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(a.pkgs) == 0 {
+		return nil, errors.New("no library package found; run it from the module's root or pass -root")
+	}
+	return a, nil
+}
+
+// file counts the declarations of one file of package dir.
+func (a *api) file(fset *token.FileSet, dir, rel string, f *ast.File) {
+	p := a.pkgs[dir]
+	if p == nil {
+		p = &pkgSize{}
+		a.pkgs[dir] = p
+	}
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			a.funcDecl(fset, p, dir, rel, d)
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				a.spec(p, dir, s)
+			}
+		}
+	}
+}
+
+// funcDecl counts a function or method, and notes it when it is long.
+func (a *api) funcDecl(fset *token.FileSet, p *pkgSize, dir, rel string, d *ast.FuncDecl) {
+	if d.Body != nil {
+		start := fset.Position(d.Pos()).Line
+		if n := fset.Position(d.End()).Line - start + 1; n > goalFuncLines {
+			a.long = append(a.long, longFunc{pos: fmt.Sprintf("%s:%d", rel, start), name: d.Name.Name, lines: n})
+		}
+	}
+	if d.Recv == nil {
+		if d.Name.IsExported() {
+			p.names++
+		}
+		return
+	}
+	recv := recvName(d.Recv)
+	if recv == "" {
+		return
+	}
+	key := dir + "." + recv
+	if a.methodFiles[key] == nil {
+		a.methodFiles[key] = map[string]bool{}
+	}
+	a.methodFiles[key][rel] = true
+	if d.Name.IsExported() && ast.IsExported(recv) {
+		p.methods++
+		a.typeMethods[key]++
+	}
+}
+
+// spec counts a type, variable or constant.
+func (a *api) spec(p *pkgSize, dir string, s ast.Spec) {
+	switch s := s.(type) {
+	case *ast.TypeSpec:
+		if !s.Name.IsExported() {
+			return
+		}
+		p.names++
+		switch t := s.Type.(type) {
+		case *ast.StructType:
+			n := exportedNames(t.Fields)
+			p.fields += n
+			a.structFields[dir+"."+s.Name.Name] = n
+		case *ast.InterfaceType:
+			n := exportedNames(t.Methods)
+			p.methods += n
+			a.typeMethods[dir+"."+s.Name.Name] += n
+		}
+	case *ast.ValueSpec:
+		for _, n := range s.Names {
+			if n.IsExported() {
+				p.names++
+			}
+		}
+	}
+}
+
+// exportedNames counts the exported names of a field list.
+func exportedNames(fl *ast.FieldList) int {
+	n := 0
+	for _, f := range fl.List {
+		for _, name := range f.Names {
+			if name.IsExported() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// recvName returns the name of a method's receiver type.
+func recvName(fl *ast.FieldList) string {
+	if len(fl.List) == 0 {
+		return ""
+	}
+	t := fl.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	switch x := t.(type) {
+	case *ast.IndexExpr:
+		t = x.X
+	case *ast.IndexListExpr:
+		t = x.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+// report prints the report and returns how many goals were missed.
+func (a *api) report(out io.Writer) int {
+	dirs := make([]string, 0, len(a.pkgs))
+	for d := range a.pkgs {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	fmt.Fprintf(out, "%-24s %6s %8s %7s\n", "package", "names", "methods", "fields")
+	var total pkgSize
+	for _, d := range dirs {
+		p := a.pkgs[d]
+		fmt.Fprintf(out, "%-24s %6d %8d %7d\n", d, p.names, p.methods, p.fields)
+		total.names += p.names
+		total.methods += p.methods
+		total.fields += p.fields
+	}
+	fmt.Fprintf(out, "%-24s %6d %8d %7d\n\n", "TOTAL", total.names, total.methods, total.fields)
+
+	var spread []string
+	for key, files := range a.methodFiles {
+		if len(files) > 1 {
+			spread = append(spread, fmt.Sprintf("%s (%d files)", key, len(files)))
+		}
+	}
+	slices.Sort(spread)
+	root := 0
+	if p := a.pkgs[rootPkg]; p != nil {
+		root = p.names
+	}
+	missed := 0
+	goal := func(what string, got, max int) {
+		verdict := "met"
+		if got > max {
+			verdict, missed = "NOT MET", missed+1
+		}
+		fmt.Fprintf(out, "goal: %-44s %5d (<= %d) %s\n", what, got, max, verdict)
+	}
+	goal("exported names of the root package", root, goalRootNames)
+	goal("exported names of all library packages", total.names, goalTotalNames)
+	goal("fields of bosun.Reconciler", a.structFields[rootPkg+".Reconciler"], goalReconcilerFld)
+	goal("types whose methods span several files", len(spread), 0)
+	goal(fmt.Sprintf("library functions over %d lines", goalFuncLines), len(a.long), 0)
+	fmt.Fprintf(out, "methods of bosun.Builder: %d\n", a.typeMethods[rootPkg+".Builder"])
+	if len(spread) > 0 {
+		fmt.Fprintf(out, "\ntypes whose methods span several files:\n  %s\n", strings.Join(spread, "\n  "))
+	}
+	if len(a.long) > 0 {
+		fmt.Fprintf(out, "\nlibrary functions over %d lines:\n", goalFuncLines)
+		slices.SortFunc(a.long, func(x, y longFunc) int { return strings.Compare(x.pos, y.pos) })
+		for _, l := range a.long {
+			fmt.Fprintf(out, "  %s %s %d lines\n", l.pos, l.name, l.lines)
+		}
+	}
+	return missed
+}
