@@ -16,6 +16,10 @@ import (
 // asked can wait until the status shows their value:
 //
 //	kubectl annotate --overwrite widget/w reconcile.bosun.dev/requested-at="$(date +%s)"
+//
+// The convention is Flux's (the annotation reconcile.fluxcd.io/requestedAt
+// and the status field lastHandledReconcileAt): bosun keeps Flux's status
+// field name, so that tools that wait on it work unchanged.
 const AnnotationReconcileRequestedAt = "reconcile.bosun.dev/requested-at"
 
 // ReconcileRequestRecorder is implemented by types whose status records the

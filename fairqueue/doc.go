@@ -18,4 +18,13 @@
 //
 // Its metrics are controller-runtime's workqueue metrics (see
 // ControllerRuntimeMetrics).
+//
+// # Prior art
+//
+// The design follows the proposal for fair queueing in controller-runtime's
+// priority queue (kubernetes-sigs/controller-runtime pull request 3261):
+// fairness among the items of one priority only, across the keys that a
+// function of the item gives, such as its namespace. The queue keeps the interface of
+// priorityqueue.PriorityQueue, so that a controller can drop it for
+// controller-runtime's own once that queue is fair, without other changes.
 package fairqueue

@@ -132,4 +132,13 @@
 //
 // Metrics (MetricMembers, MetricObjects, MetricMoves, MetricDrains,
 // MetricDrainTimeouts) are registered with controller-runtime's metrics.Registry.
+//
+// # Prior art
+//
+// The design follows timebertt/kubernetes-controller-sharding: a Lease per
+// member of a ring, a consistent hash of each object onto the live members
+// recorded in a label per ring, and a drain label through which a member
+// acknowledges that it let an object go before the object moves. bosun's
+// sharder runs inside the operator's leader rather than as a separate
+// deployment, and adds the pass cancellation and eviction above.
 package shard
