@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"runtime/debug"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/statusfield"
 )
 
 // Pass is what a step sees of one reconcile: the object and everything
@@ -127,24 +127,8 @@ func (r *Pass[T]) Reload(ctx context.Context) error {
 // Object's status its Object.
 func (r *Pass[T]) advance(stored T) {
 	obj := stored.DeepCopyObject().(T)
-	copyStatus(obj, r.Object)
+	statusfield.Copy(obj, r.Object)
 	r.Original, r.Object = stored, obj
-}
-
-// copyStatus sets the Status field of dst to that of src, when T is a
-// pointer to a struct with such a field.
-func copyStatus[T client.Object](dst, src T) {
-	d, s := reflect.ValueOf(dst), reflect.ValueOf(src)
-	if d.Kind() != reflect.Pointer || s.Kind() != reflect.Pointer || d.IsNil() || s.IsNil() {
-		return
-	}
-	if d.Elem().Kind() != reflect.Struct {
-		return
-	}
-	df, sf := d.Elem().FieldByName("Status"), s.Elem().FieldByName("Status")
-	if df.IsValid() && sf.IsValid() && df.CanSet() {
-		df.Set(sf)
-	}
 }
 
 // Deleting reports whether the object is being deleted.

@@ -2,11 +2,12 @@ package bosun
 
 import (
 	"reflect"
-	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/bosunkit/bosun/internal/statusfield"
 )
 
 // AnnotationReconcileRequestedAt asks for a reconcile now. Any new value
@@ -80,7 +81,7 @@ func recordRequest(obj client.Object) bool {
 		r.SetLastHandledReconcileAt(want)
 		return true
 	}
-	f, ok := handledField(obj)
+	f, ok := statusfield.Field(obj, "LastHandledReconcileAt", reflect.String)
 	if !ok || f.String() == want {
 		return false
 	}
@@ -98,59 +99,6 @@ func requestPending(obj client.Object) bool {
 	if r, ok := obj.(ReconcileRequestRecorder); ok {
 		return r.GetLastHandledReconcileAt() != want
 	}
-	f, ok := handledField(obj)
+	f, ok := statusfield.Field(obj, "LastHandledReconcileAt", reflect.String)
 	return ok && f.String() != want
-}
-
-// handledPaths caches, per object type, where Status.LastHandledReconcileAt
-// is (nil: nowhere).
-var handledPaths sync.Map // reflect.Type -> []int
-
-// handledField returns the settable field Status.LastHandledReconcileAt of
-// obj, if its type has one.
-func handledField(obj client.Object) (reflect.Value, bool) {
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return reflect.Value{}, false
-	}
-	t := v.Elem().Type()
-	path, ok := handledPaths.Load(t)
-	if !ok {
-		path = findHandledField(t)
-		handledPaths.Store(t, path)
-	}
-	idx := path.([]int)
-	if idx == nil {
-		return reflect.Value{}, false
-	}
-	status := v.Elem().Field(idx[0])
-	if status.Kind() == reflect.Pointer {
-		if status.IsNil() {
-			return reflect.Value{}, false
-		}
-		status = status.Elem()
-	}
-	return status.FieldByIndex(idx[1:]), true
-}
-
-// findHandledField returns the index path of Status (first element) and of
-// LastHandledReconcileAt inside it (the rest), embedded structs included,
-// or nil.
-func findHandledField(t reflect.Type) []int {
-	sf, ok := t.FieldByName("Status")
-	if !ok || len(sf.Index) != 1 {
-		return nil
-	}
-	st := sf.Type
-	if st.Kind() == reflect.Pointer {
-		st = st.Elem()
-	}
-	if st.Kind() != reflect.Struct {
-		return nil
-	}
-	f, ok := st.FieldByName("LastHandledReconcileAt")
-	if !ok || f.Type.Kind() != reflect.String || !f.IsExported() {
-		return nil
-	}
-	return append([]int{sf.Index[0]}, f.Index...)
 }

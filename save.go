@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
-	"sync"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
@@ -21,6 +19,7 @@ import (
 
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/statusfield"
 )
 
 // mainWriteError is a failed write of the object's metadata and spec in
@@ -269,28 +268,6 @@ func withResourceVersion(patch map[string]json.RawMessage, rv string) ([]byte, e
 	return body, nil
 }
 
-// statusFields caches statusField by type.
-var statusFields sync.Map // reflect.Type -> int
-
-// statusField returns the index of the field of struct type t that
-// encodes as "status" in JSON, or -1.
-func statusField(t reflect.Type) int {
-	if i, ok := statusFields.Load(t); ok {
-		return i.(int)
-	}
-	idx := -1
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.IsExported() && !f.Anonymous && name == "status" {
-			idx = i
-			break
-		}
-	}
-	statusFields.Store(t, idx)
-	return idx
-}
-
 // statusOnlyDiff compares two objects of the same Go type field by field.
 // same reports that every field but the status is deeply equal; status is
 // then the merge patch from the old status to the new one, nil when they
@@ -302,7 +279,7 @@ func statusOnlyDiff(before, after client.Object) (same bool, status json.RawMess
 		return false, nil, nil
 	}
 	bv, av = bv.Elem(), av.Elem()
-	idx := statusField(bv.Type())
+	idx := statusfield.Index(bv.Type())
 	if idx < 0 {
 		return false, nil, nil
 	}

@@ -2,12 +2,13 @@ package bosun
 
 import (
 	"context"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/internal/statusfield"
 )
 
 // NewStatusStep returns a Step named name that lets fn compute the object's
@@ -50,14 +51,5 @@ func restoreStatus(obj client.Object, saved runtime.Object) {
 		}
 		return
 	}
-	dst := reflect.ValueOf(obj)
-	src := reflect.ValueOf(saved)
-	if dst.Kind() != reflect.Pointer || dst.Elem().Kind() != reflect.Struct {
-		return
-	}
-	f := dst.Elem().FieldByName("Status")
-	if !f.IsValid() || !f.CanSet() {
-		return
-	}
-	f.Set(src.Elem().FieldByName("Status"))
+	statusfield.Copy(obj, saved)
 }

@@ -2,10 +2,11 @@ package conditions
 
 import (
 	"reflect"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/internal/statusfield"
 )
 
 // Object is a Kubernetes object whose status holds a list of conditions, the shape the
@@ -36,67 +37,10 @@ func SetObservedGeneration(obj client.Object, gen int64) bool {
 		s.SetObservedGeneration(gen)
 		return true
 	}
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+	f, ok := statusfield.Field(obj, "ObservedGeneration", reflect.Int64)
+	if !ok {
 		return false
 	}
-	p := pathFor(v.Elem().Type())
-	if !p.ok {
-		return false
-	}
-	status := v.Elem().Field(p.status)
-	if p.statusPointer {
-		if status.IsNil() {
-			return false
-		}
-		status = status.Elem()
-	}
-	status.Field(p.observed).SetInt(gen)
+	f.SetInt(gen)
 	return true
-}
-
-// generationPath locates Status.ObservedGeneration in a struct type.
-type generationPath struct {
-	ok            bool // the type has the field
-	status        int  // index of Status
-	statusPointer bool // Status is a pointer to a struct
-	observed      int  // index of ObservedGeneration in the Status struct
-}
-
-// generationPaths caches a generationPath per struct type.
-var generationPaths sync.Map // reflect.Type -> generationPath
-
-// pathFor returns where Status.ObservedGeneration is in struct type t.
-func pathFor(t reflect.Type) generationPath {
-	if p, ok := generationPaths.Load(t); ok {
-		return p.(generationPath)
-	}
-	p := findPath(t)
-	generationPaths.Store(t, p)
-	return p
-}
-
-// findPath looks for an exported field Status, a struct or a pointer to one, with an
-// exported int64 field ObservedGeneration.
-func findPath(t reflect.Type) generationPath {
-	sf, ok := t.FieldByName("Status")
-	if !ok || len(sf.Index) != 1 || !sf.IsExported() {
-		return generationPath{}
-	}
-	p := generationPath{status: sf.Index[0]}
-	st := sf.Type
-	if st.Kind() == reflect.Pointer {
-		p.statusPointer = true
-		st = st.Elem()
-	}
-	if st.Kind() != reflect.Struct {
-		return generationPath{}
-	}
-	of, ok := st.FieldByName("ObservedGeneration")
-	if !ok || len(of.Index) != 1 || !of.IsExported() || of.Type.Kind() != reflect.Int64 {
-		return generationPath{}
-	}
-	p.observed = of.Index[0]
-	p.ok = true
-	return p
 }

@@ -2,12 +2,12 @@ package ref
 
 import (
 	"fmt"
-	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/statusfield"
 )
 
 // Readiness tells whether a referenced object is ready to be used. When
@@ -69,7 +69,7 @@ func (ReadyCondition[R]) Ready(obj R) (bool, string) {
 	}
 	observed := c.ObservedGeneration
 	if observed == 0 {
-		if g, ok := statusObservedGeneration(obj); ok {
+		if g, ok := statusfield.ObservedGeneration(obj); ok {
 			observed = g
 		} else {
 			return true, ""
@@ -79,28 +79,4 @@ func (ReadyCondition[R]) Ready(obj R) (bool, string) {
 		return false, fmt.Sprintf("its Ready condition describes generation %d, not the current %d", observed, gen)
 	}
 	return true, ""
-}
-
-// statusObservedGeneration returns the int64 field Status.ObservedGeneration
-// of the struct obj points to, and whether there is one.
-func statusObservedGeneration(obj client.Object) (int64, bool) {
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return 0, false
-	}
-	status := v.Elem().FieldByName("Status")
-	if status.Kind() == reflect.Pointer {
-		if status.IsNil() {
-			return 0, false
-		}
-		status = status.Elem()
-	}
-	if status.Kind() != reflect.Struct {
-		return 0, false
-	}
-	f := status.FieldByName("ObservedGeneration")
-	if !f.IsValid() || f.Kind() != reflect.Int64 {
-		return 0, false
-	}
-	return f.Int(), true
 }
