@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 const (
@@ -52,25 +54,24 @@ func Eventually(t TB, check func(ctx context.Context) error, opts ...EventuallyO
 	start := time.Now()
 	last := errNeverChecked
 	attempts := 0
-	for {
-		if ctx.Err() == nil {
-			attempts++
-			err := check(ctx)
-			if err == nil {
-				return
-			}
-			// A check the timeout cut short says only that: the error of
-			// the one before tells why the condition was not met.
-			if ctx.Err() == nil || errors.Is(last, errNeverChecked) {
-				last = err
-			}
+	err := wait.PollUntilContextCancel(ctx, e.interval, true, func(ctx context.Context) (bool, error) {
+		if ctx.Err() != nil {
+			return false, nil
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("bosuntest: condition not met after %s (%d checks): %v",
-				time.Since(start).Round(time.Millisecond), attempts, last)
-			return
-		case <-time.After(e.interval):
+		attempts++
+		err := check(ctx)
+		if err == nil {
+			return true, nil
 		}
+		// A check the timeout cut short says only that: the error of the
+		// one before tells why the condition was not met.
+		if ctx.Err() == nil || errors.Is(last, errNeverChecked) {
+			last = err
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("bosuntest: condition not met after %s (%d checks): %v",
+			time.Since(start).Round(time.Millisecond), attempts, last)
 	}
 }

@@ -391,27 +391,29 @@ func (e *explorer) settle(ctx context.Context, obj *unstructured.Unstructured) (
 	ctx, cancel := context.WithTimeout(ctx, e.o.Timeout)
 	defer cancel()
 	var last string
-	for {
+	ready := false
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		cur := &unstructured.Unstructured{}
 		cur.SetGroupVersionKind(e.t.GVK)
-		if err := e.t.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err == nil {
-			status, reason, ok := readyOf(cur)
-			switch {
-			case ok && status == "True":
-				return true, nil
-			case ok && status == "False" && reason != "" && !slices.Contains(progressing, reason):
-				return false, nil
-			}
-			last = fmt.Sprintf("Ready %q, reason %q, for the generation: %v", status, reason, ok)
-		} else {
+		if err := e.t.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
 			last = err.Error()
+			return false, nil
 		}
-		select {
-		case <-ctx.Done():
-			return false, fmt.Errorf("not settled within %s: %s", e.o.Timeout, last)
-		case <-time.After(50 * time.Millisecond):
+		status, reason, ok := readyOf(cur)
+		switch {
+		case ok && status == "True":
+			ready = true
+			return true, nil
+		case ok && status == "False" && reason != "" && !slices.Contains(progressing, reason):
+			return true, nil
 		}
+		last = fmt.Sprintf("Ready %q, reason %q, for the generation: %v", status, reason, ok)
+		return false, nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("not settled within %s: %s", e.o.Timeout, last)
 	}
+	return ready, nil
 }
 
 // progressing are the reasons of a Ready False that tell of work under way,

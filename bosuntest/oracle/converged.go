@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -114,34 +115,46 @@ func Converged(ctx context.Context, c client.Client, list client.ObjectList, bou
 	var res Convergence
 	var last []string // what the last List that got through found wrong
 	listed := false
-	for {
+	var lastErr error // the error of the last read that failed, unless a read got through since; a read the end of the wait cut short keeps the one before
+	err := wait.PollUntilContextCancel(ctx, s.interval, true, func(ctx context.Context) (bool, error) {
 		pending, err := s.read(ctx, c, list, start, since, &res)
 		if err == nil && len(pending) == 0 {
-			return res, nil
+			return true, nil
 		}
-		// A List cut short by the end of the wait says nothing of the
-		// objects: what the last List that got through found is kept. A
-		// List that failed otherwise is named beside it.
-		cutShort := err != nil && ctx.Err() != nil
-		if err == nil {
-			last, listed = pending, true
+		// A read cut short by the end of the wait (or refused by the
+		// client's rate limiter because the wait is about to end) says
+		// nothing of the objects: what the read before it found is kept.
+		// A read that failed otherwise is named beside what the last List
+		// that got through found.
+		switch {
+		case err == nil:
+			last, listed, lastErr = pending, true, nil
+		case !cutShort(ctx, s.interval) || (!listed && lastErr == nil):
+			lastErr = err
 		}
-		select {
-		case <-ctx.Done():
-			res.Duration = time.Since(start)
-			lines := last
-			if err != nil && (!cutShort || !listed) {
-				lines = append([]string{err.Error()}, lines...)
-			}
-			heading := fmt.Sprintf("%d of %d converged after %s; not converged", res.Converged, res.Objects, res.Duration.Round(time.Millisecond))
-			if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
-				// The caller's context ended before the bound.
-				return res, fmt.Errorf("oracle: %w: %s", cause, joinLines(heading, lines))
-			}
-			return res, fmt.Errorf("oracle: objects %w: %s", ErrNotConverged, joinLines(heading, lines))
-		case <-time.After(s.interval):
-		}
+		return false, nil
+	})
+	if err == nil {
+		return res, nil
 	}
+	res.Duration = time.Since(start)
+	lines := last
+	if lastErr != nil {
+		lines = append([]string{lastErr.Error()}, lines...)
+	}
+	heading := fmt.Sprintf("%d of %d converged after %s; not converged", res.Converged, res.Objects, res.Duration.Round(time.Millisecond))
+	if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
+		// The caller's context ended before the bound.
+		return res, fmt.Errorf("oracle: %w: %s", cause, joinLines(heading, lines))
+	}
+	return res, fmt.Errorf("oracle: objects %w: %s", ErrNotConverged, joinLines(heading, lines))
+}
+
+// cutShort reports whether a read that failed now may have failed for the
+// end of the wait: ctx ended, or ends within the next interval.
+func cutShort(ctx context.Context, interval time.Duration) bool {
+	deadline, ok := ctx.Deadline()
+	return ctx.Err() != nil || (ok && time.Until(deadline) < interval)
 }
 
 // read lists the objects once, updates since and res, and returns a line

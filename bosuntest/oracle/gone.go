@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -34,25 +35,22 @@ func Gone(ctx context.Context, c client.Client, objs []client.Object, bound time
 	// rate limiter because the wait is about to end) says nothing of the
 	// object, so the one before it is reported.
 	seen := make(map[client.Object]string, len(objs))
-	for {
+	err := wait.PollUntilContextCancel(ctx, s.interval, true, func(ctx context.Context) (bool, error) {
 		left = stillThere(ctx, c, left, seen)
-		if len(left) == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			lines := make([]string, 0, len(left))
-			for _, obj := range left {
-				lines = append(lines, seen[obj])
-			}
-			heading := fmt.Sprintf("%d of %d objects still there after %s", len(lines), len(objs), time.Since(start).Round(time.Millisecond))
-			if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
-				return fmt.Errorf("oracle: %w: %s", cause, joinLines(heading, lines))
-			}
-			return fmt.Errorf("oracle: objects %w: %s", ErrNotGone, joinLines(heading, lines))
-		case <-time.After(s.interval):
-		}
+		return len(left) == 0, nil
+	})
+	if err == nil {
+		return nil
 	}
+	lines := make([]string, 0, len(left))
+	for _, obj := range left {
+		lines = append(lines, seen[obj])
+	}
+	heading := fmt.Sprintf("%d of %d objects still there after %s", len(lines), len(objs), time.Since(start).Round(time.Millisecond))
+	if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
+		return fmt.Errorf("oracle: %w: %s", cause, joinLines(heading, lines))
+	}
+	return fmt.Errorf("oracle: objects %w: %s", ErrNotGone, joinLines(heading, lines))
 }
 
 // stillThere reads each of objs and returns those still on the API server.
