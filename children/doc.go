@@ -25,7 +25,10 @@
 // A parent whose children are all up to date costs reads from the cache and
 // no write at all. A pass that runs before the cache shows the step's own
 // latest applies and deletes (for CacheGrace) does not repeat them: it
-// looks again after CacheRetry. Plan returns what a pass would do (create,
+// looks again after CacheRetry. Past CacheGrace, a child the cache still
+// shows differing from what the step applied is read from the API server
+// before it is applied again, so that a cache that missed the apply's watch
+// event until its next relist costs a read, not a write. Plan returns what a pass would do (create,
 // update, delete) without doing it: a dry run.
 //
 // Children live in the parent's namespace and are garbage-collected with it
@@ -124,11 +127,12 @@
 //
 // A step remembers, per parent, the children it applied and deleted in the
 // last CacheGrace (so that a pass over a cache that lags behind does not
-// write them again) and the objects that block its children. It forgets
-// all of a parent when the parent is deleted or leaves the manager's cache
-// (a cache that holds a share of the parents, by a label selector as with
-// sharding, sees a parent that leaves the share as deleted), and the
-// writes once they are older than CacheGrace. A parent whose Go type does
+// write them again), the hash of each child it applied until the cache
+// shows it (for ten minutes at most), and the objects that block its
+// children. It forgets all of a parent when the parent is deleted or
+// leaves the manager's cache (a cache that holds a share of the parents,
+// by a label selector as with sharding, sees a parent that leaves the
+// share as deleted), and the deletes once they are older than CacheGrace. A parent whose Go type does
 // not tell its kind (unstructured) is not watched for that: its writes go
 // with time, and what blocks its children with its next pass, if any.
 //

@@ -531,3 +531,106 @@ func TestLaggingCache(t *testing.T) {
 		t.Error("no pass waited for the cache: the test did not exercise the lag")
 	}
 }
+
+// frozen shows, for d from freeze, the ConfigMaps as they were at freeze
+// to the reads of the clients it wraps, like a cache that missed the watch
+// events of the writes since (until its next relist). Other ConfigMaps
+// read as they are.
+type frozen struct {
+	mu    sync.Mutex
+	until time.Time
+	cms   map[client.ObjectKey]*corev1.ConfigMap
+}
+
+// freeze takes the ConfigMaps of ns as c reads them now, for d.
+func (f *frozen) freeze(t *testing.T, c client.Client, ns string, d time.Duration) {
+	t.Helper()
+	var l corev1.ConfigMapList
+	if err := c.List(t.Context(), &l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cms = map[client.ObjectKey]*corev1.ConfigMap{}
+	for i := range l.Items {
+		f.cms[client.ObjectKeyFromObject(&l.Items[i])] = l.Items[i].DeepCopy()
+	}
+	f.until = time.Now().Add(d)
+}
+
+// old returns the frozen copy of the ConfigMap key, while the freeze lasts.
+func (f *frozen) old(key client.ObjectKey) (*corev1.ConfigMap, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cm, ok := f.cms[key]
+	if !ok || !time.Now().Before(f.until) {
+		return nil, false
+	}
+	return cm.DeepCopy(), true
+}
+
+// over reports why the freeze still lasts, or nil once it is over.
+func (f *frozen) over() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if left := time.Until(f.until); left > 0 {
+		return fmt.Errorf("reads frozen for %s more", left)
+	}
+	return nil
+}
+
+func (f *frozen) wrap(c client.Client) client.Client {
+	return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if cm, ok := obj.(*corev1.ConfigMap); ok {
+				if old, ok := f.old(key); ok {
+					old.DeepCopyInto(cm)
+					return nil
+				}
+			}
+			return cl.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := cl.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if l, ok := list.(*corev1.ConfigMapList); ok {
+				for i := range l.Items {
+					if old, ok := f.old(client.ObjectKeyFromObject(&l.Items[i])); ok {
+						l.Items[i] = *old
+					}
+				}
+			}
+			return nil
+		},
+	})
+}
+
+// TestCacheBehindAnApplyPastTheGrace runs the step on a client whose reads
+// show the ConfigMaps as they were before a spec change for longer than
+// CacheGrace after the step applied the change, as a cache that missed
+// the watch events of the applies does until its next relist: the passes
+// after the grace read the children from the API server, find them as
+// applied, and do not apply them again.
+func TestCacheBehindAnApplyPastTheGrace(t *testing.T) {
+	f := &frozen{}
+	step := NewStep("web", webApp, webKinds())
+	e := start(t, reconciler(step), f.wrap)
+	e.create("stale", 2, 0)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
+	e.waitConditions("stale", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	f.freeze(t, e.c, e.ns, CacheGrace+4*CacheRetry)
+	e.setSpec("stale", 3, 0)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "3", "cm-1": "3", "cm-2": "3"})
+	// Once the freeze is over, a pass that loaded the Widget after it
+	// has ended, and with it every pass of the freeze.
+	bosuntest.Eventually(t, func(context.Context) error { return f.over() }, bosuntest.Timeout(time.Minute))
+	e.touch("stale", "after-freeze")
+	// Two creates, then two updates and a create.
+	if got := e.writes.Counts()["apply ConfigMap"]; got != 5 {
+		t.Errorf("%d ConfigMap applies, want 5 (one per change of a ConfigMap): %v", got, e.writes.Writes())
+	}
+	if !e.logged("cache behind the child's apply for longer than the grace, read it from the API server") {
+		t.Error("no pass read a child from the API server: the test did not outlast the grace")
+	}
+}

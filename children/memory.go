@@ -152,6 +152,21 @@ func (m *memory) recentApply(parent client.Object, childKey, hash string) (write
 	return w, true
 }
 
+// appliedBefore reports whether the child with childKey was applied for
+// parent with hash more than CacheGrace ago, and the cache has not shown
+// it since.
+func (m *memory) appliedBefore(parent client.Object, childKey, hash string) bool {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pm := m.get(key, uid, false)
+	if pm == nil {
+		return false
+	}
+	w, ok := pm.applied[childKey]
+	return ok && w.hash == hash && m.clock().Sub(w.at) >= CacheGrace
+}
+
 // forgetApply drops the apply of the child with childKey for parent: the
 // cache shows it.
 func (m *memory) forgetApply(parent client.Object, childKey string) {
@@ -218,11 +233,17 @@ func (m *memory) expireParent(parent client.Object) {
 	}
 }
 
-// expire drops the applies and deletes older than CacheGrace at now.
+// expire drops the deletes older than CacheGrace at now, the applies
+// older than applyMemory, and the live form of the others older than
+// CacheGrace.
 func (pm *parentMemory) expire(now time.Time) {
 	for k, w := range pm.applied {
-		if now.Sub(w.at) >= CacheGrace {
+		switch age := now.Sub(w.at); {
+		case age >= applyMemory:
 			delete(pm.applied, k)
+		case age >= CacheGrace && w.live != nil:
+			w.live = nil
+			pm.applied[k] = w
 		}
 	}
 	for k, at := range pm.deleted {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -126,11 +127,18 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 		if err := s.compare(ctx, req, p, c, members[c.id]); err != nil {
 			return err
 		}
-		if w, ok := s.mem.recentApply(parent, c.id, c.applied.GetAnnotations()[AnnotationHash]); ok && c.change {
-			// Applied just now: the cache has not caught up. The health
-			// of the child is judged from what the apply returned.
-			c.change, c.live = false, w.live
-			p.lagging = true
+		if c.change {
+			hash := c.applied.GetAnnotations()[AnnotationHash]
+			if w, ok := s.mem.recentApply(parent, c.id, hash); ok {
+				// Applied just now: the cache has not caught up. The health
+				// of the child is judged from what the apply returned.
+				c.change, c.live = false, w.live
+				p.lagging = true
+			} else if s.mem.appliedBefore(parent, c.id, hash) {
+				if err := s.confirmLive(ctx, req, c); err != nil {
+					return err
+				}
+			}
 		}
 		p.children = append(p.children, c)
 		switch {
@@ -159,6 +167,34 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 	}
 	for _, l := range []*[]Ref{&p.plan.Create, &p.plan.Update, &p.plan.Delete} {
 		sort.Slice(*l, func(i, j int) bool { return (*l)[i].String() < (*l)[j].String() })
+	}
+	return nil
+}
+
+// confirmLive reads the child c from the API server, when the step applied
+// it as desired longer than CacheGrace ago and the cache still shows it
+// missing or different: a cache that missed the apply's watch event is not
+// taken for drift until its next relist. When the child on the API server
+// is as desired, it is not applied again. Without an APIReader the cache
+// is believed.
+func (s *Step[T]) confirmLive(ctx context.Context, req *bosun.Pass[T], c *child) error {
+	if req.APIReader == nil {
+		return nil
+	}
+	live := c.kind.newObject()
+	if err := req.APIReader.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading %s: %w", c.ref, err)
+	}
+	change, err := drifted(c.applied, live, s.fieldOwner(req))
+	if err != nil {
+		return err
+	}
+	if !change {
+		req.Log.V(1).Info("cache behind the child's apply for longer than the grace, read it from the API server", "child", c.ref.String())
+		c.live, c.change = live, false
 	}
 	return nil
 }

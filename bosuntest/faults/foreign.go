@@ -11,14 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
 
 // foreignWriter makes the foreign writes of a process's plan through a
-// connection of its own, and remembers the last value it set on each
-// object.
+// connection of its own, and remembers the objects it wrote to.
 type foreignWriter struct {
 	client *http.Client
 	host   string
@@ -26,7 +26,34 @@ type foreignWriter struct {
 	mu    sync.Mutex
 	tries int // writes that could have been preceded by one
 	n     int // foreign writes made
-	marks map[string]foreignMark
+	paths map[string]bool
+}
+
+// foreignMarks are the last foreign write to each object, by its URL
+// path, whichever process made it: the processes of an operator write to
+// the same objects, and what an object must keep is the foreign write the
+// API server applied last, of any of them.
+var foreignMarks struct {
+	sync.Mutex
+	byPath map[string]foreignMark
+}
+
+// foreignValues numbers the foreign writes of every process in the order
+// they are made, so that a later write always sets a greater value.
+var foreignValues atomic.Int64
+
+// markForeign records a foreign write that took effect, unless a foreign
+// write to the same object that the API server applied later is recorded.
+func markForeign(m foreignMark) {
+	foreignMarks.Lock()
+	defer foreignMarks.Unlock()
+	if foreignMarks.byPath == nil {
+		foreignMarks.byPath = map[string]foreignMark{}
+	}
+	if old, ok := foreignMarks.byPath[m.path]; ok && old.uid == m.uid && old.version > m.version {
+		return
+	}
+	foreignMarks.byPath[m.path] = m
 }
 
 // foreignMark is the last foreign write to an object.
@@ -82,7 +109,7 @@ func (p *Process) foreignWrite(req *http.Request, info requestInfo) {
 	if chance(p.plan.Seed, "foreign", info.verb, info.resourcePath(), info.name, strconv.Itoa(try)) >= fw.Rate {
 		return
 	}
-	value := strconv.Itoa(try)
+	value := strconv.FormatInt(foreignValues.Add(1), 10)
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, ForeignAnnotation, value)
 	u := *req.URL
 	u.Path, u.RawQuery = path, ""
@@ -111,39 +138,44 @@ func (p *Process) foreignWrite(req *http.Request, info requestInfo) {
 		return
 	}
 	version, _ := strconv.ParseUint(written.Metadata.ResourceVersion, 10, 64)
+	markForeign(foreignMark{path: path, uid: written.Metadata.UID, value: value, version: version})
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n++
-	if f.marks == nil {
-		f.marks = map[string]foreignMark{}
+	if f.paths == nil {
+		f.paths = map[string]bool{}
 	}
-	if old, ok := f.marks[path]; ok && old.uid == written.Metadata.UID && old.version > version {
-		return
-	}
-	f.marks[path] = foreignMark{path: path, uid: written.Metadata.UID, value: value, version: version}
+	f.paths[path] = true
 }
 
 // atLeast reports whether the foreign value got was set by the write of
-// want or by a later one (the values count the writes).
+// want or by a later one (the values number the writes).
 func atLeast(got, want string) bool {
 	g, gerr := strconv.Atoi(got)
 	w, werr := strconv.Atoi(want)
 	return gerr == nil && werr == nil && g >= w
 }
 
-// ForeignLost describes the objects that still exist, as the same objects
-// (UIDs), without the value the plan's last foreign write set on them:
-// another actor's change that the operator undid. It reads them from the
-// API server.
+// ForeignLost describes the objects the process's foreign writes went to
+// that still exist, as the same objects (UIDs), without the value of the
+// last foreign write to them, the process's or another's (the one the API
+// server applied last): another actor's change that the operator undid.
+// It reads them from the API server.
 func (p *Process) ForeignLost(ctx context.Context) ([]string, error) {
 	f := &p.foreign
 	host := f.host
 	f.mu.Lock()
-	marks := make([]foreignMark, 0, len(f.marks))
-	for _, m := range f.marks {
-		marks = append(marks, m)
+	paths := make([]string, 0, len(f.paths))
+	for path := range f.paths {
+		paths = append(paths, path)
 	}
 	f.mu.Unlock()
+	marks := make([]foreignMark, 0, len(paths))
+	foreignMarks.Lock()
+	for _, path := range paths {
+		marks = append(marks, foreignMarks.byPath[path])
+	}
+	foreignMarks.Unlock()
 	var lost []string
 	for _, m := range marks {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(host, "/")+m.path, nil)

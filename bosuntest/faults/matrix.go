@@ -666,13 +666,17 @@ func (c *cell) checkSettled(ctx context.Context, objs []client.Object) {
 	}
 	c.result.oracles++
 	if c.x == foreignWrite {
+		reported := map[string]bool{}
 		for _, p := range c.procs {
 			lost, err := p.ForeignLost(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, l := range lost {
-				t.Errorf("another actor's change was undone: %s", l)
+				if !reported[l] {
+					reported[l] = true
+					t.Errorf("another actor's change was undone: %s", l)
+				}
 			}
 		}
 		c.result.oracles++
