@@ -433,7 +433,10 @@ func (c *cell) converge(objs []client.Object, what string, measure bool, op stri
 	}
 	bound := c.b.bound() + time.Duration(len(objs))*c.b.perObject()
 	if c.x == slowExternal {
-		bound += 10 * c.sizes.Slow
+		// Every external call of every pass is held, reads too: allow
+		// each object a few passes' worth of held calls, one worker
+		// taking the objects in turn.
+		bound += time.Duration(10+6*len(objs)) * c.sizes.Slow
 	}
 	err := poll(ctx, bound, func(ctx context.Context) error {
 		if c.crashPending && c.procs[0].dead() {
@@ -764,7 +767,10 @@ func (c *cell) deleteAll(objs []client.Object, measure bool) {
 	}
 	bound := c.b.bound() + time.Duration(len(objs))*250*time.Millisecond
 	if c.x == slowExternal {
-		bound += 10 * c.sizes.Slow
+		// Every external call of every pass is held, reads too: allow
+		// each object a few passes' worth of held calls, one worker
+		// taking the objects in turn.
+		bound += time.Duration(10+6*len(objs)) * c.sizes.Slow
 	}
 	if err := poll(ctx, bound, func(ctx context.Context) error { return c.b.cleaned(ctx, c.b.cp.Client, c.ns, objs) }); err != nil {
 		t.Fatalf("not cleaned up within %s: %v", bound, err)
