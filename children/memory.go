@@ -134,37 +134,22 @@ func (m *memory) rememberApply(parent client.Object, childKey string, w write) {
 	pm.applied[childKey] = w
 }
 
-// recentApply returns what was remembered of the apply of the child with
-// childKey for parent, if it was applied less than CacheGrace ago with
-// hash.
-func (m *memory) recentApply(parent client.Object, childKey, hash string) (write, bool) {
+// lastApply returns what is remembered of the apply of the child with
+// childKey for parent, if it was applied with hash and the cache has not
+// shown it since, and how long ago it was applied.
+func (m *memory) lastApply(parent client.Object, childKey, hash string) (write, time.Duration, bool) {
 	key, uid := parentKey(parent)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pm := m.get(key, uid, false)
 	if pm == nil {
-		return write{}, false
+		return write{}, 0, false
 	}
 	w, ok := pm.applied[childKey]
-	if !ok || m.clock().Sub(w.at) >= CacheGrace || w.hash != hash {
-		return write{}, false
+	if !ok || w.hash != hash {
+		return write{}, 0, false
 	}
-	return w, true
-}
-
-// appliedBefore reports whether the child with childKey was applied for
-// parent with hash more than CacheGrace ago, and the cache has not shown
-// it since.
-func (m *memory) appliedBefore(parent client.Object, childKey, hash string) bool {
-	key, uid := parentKey(parent)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	pm := m.get(key, uid, false)
-	if pm == nil {
-		return false
-	}
-	w, ok := pm.applied[childKey]
-	return ok && w.hash == hash && m.clock().Sub(w.at) >= CacheGrace
+	return w, m.clock().Sub(w.at), true
 }
 
 // forgetApply drops the apply of the child with childKey for parent: the

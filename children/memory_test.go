@@ -159,7 +159,7 @@ func TestMemoryForgetsParents(t *testing.T) {
 			if got := m.size(); got != tt.size {
 				t.Errorf("memory holds %d parents and blockers, want %d", got, tt.size)
 			}
-			_, gotA := m.recentApply(a, "cm-0", "h")
+			_, _, gotA := m.lastApply(a, "cm-0", "h")
 			if wantA := slices.Contains(tt.want, "a"); gotA != wantA {
 				t.Errorf("the apply of a is remembered: %t, want %t", gotA, wantA)
 			}
@@ -177,7 +177,7 @@ func TestMemoryForgetsParents(t *testing.T) {
 	if got := requests(&m); len(got) != 0 {
 		t.Errorf("the blocker still wakes %v after a pass found none", got)
 	}
-	if _, ok := m.recentApply(aAgain, "cm-0", "h"); ok {
+	if _, _, ok := m.lastApply(aAgain, "cm-0", "h"); ok {
 		t.Error("a parent made again under the name of another has its writes")
 	}
 	fill(&m, aAgain)

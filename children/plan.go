@@ -128,13 +128,15 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 			return err
 		}
 		if c.change {
-			hash := c.applied.GetAnnotations()[AnnotationHash]
-			if w, ok := s.mem.recentApply(parent, c.id, hash); ok {
-				// Applied just now: the cache has not caught up. The health
-				// of the child is judged from what the apply returned.
+			w, age, ok := s.mem.lastApply(parent, c.id, c.applied.GetAnnotations()[AnnotationHash])
+			switch {
+			case ok && age < CacheGrace:
+				// Applied just now: the cache has not caught up. The
+				// health of the child is judged from what the apply
+				// returned.
 				c.change, c.live = false, w.live
 				p.lagging = true
-			} else if s.mem.appliedBefore(parent, c.id, hash) {
+			case ok:
 				if err := s.confirmLive(ctx, req, c); err != nil {
 					return err
 				}
