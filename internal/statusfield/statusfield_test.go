@@ -31,7 +31,12 @@ type plain struct{ Status plainStatus }
 type pointer struct{ Status *plainStatus }
 type wrongKind struct{ Status embeddingStatus }
 type noStatus struct{ Spec int }
-type unexported struct{ status plainStatus }
+
+// unexported keeps its status in a field of that name, which reflection
+// may not set.
+type unexported struct {
+	status plainStatus //nolint:unused // read by reflection only
+}
 type scalar struct{ Status string }
 
 func TestField(t *testing.T) {
