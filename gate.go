@@ -51,39 +51,6 @@ type gate struct {
 	first, longest time.Duration
 }
 
-// WhenServed makes the controller wait for its kinds: when the API server
-// does not serve T's kind, or a kind the controller watches (Owns,
-// Watches, WatchesMetadata, by the caller or a step's setup), at setup,
-// Complete (and Build) check the Reconciler and set its steps up as usual,
-// so that mistakes still show at once, then register a runnable with the
-// manager that looks at the API server's discovery (with a backoff, see
-// GateBackoff) until every one of them is served, and only then builds and
-// starts the controller. It logs once
-// that it waits and once that the kind is served. When the kind is served
-// at setup, WhenServed changes nothing. One operator binary can so ship
-// controllers for optional APIs, whose CRDs a cluster may install later or
-// never.
-//
-// While the controller waits, the field indexes its steps register wait
-// with it, the watches they add are added when it is built, and an
-// Enqueuer keeps what it is given. Build returns a nil controller in that
-// case. An error building the controller once its kind is served (rare:
-// most mistakes show at setup) stops the manager with that error.
-//
-// Without WhenServed, a kind that is not served, T's or a watched one, is
-// an error at setup that wraps ErrKindNotServed.
-func (b *Builder[T]) WhenServed(opts ...GateOption) *Builder[T] {
-	g := &gate{first: DefaultGateInterval, longest: DefaultGateMaxInterval}
-	for _, o := range opts {
-		if o != nil {
-			o(g)
-		}
-	}
-	g.longest = max(g.longest, g.first)
-	b.gate = g
-	return b
-}
-
 // served reports whether the API server serves gvk, through mapper, which
 // looks at discovery again when it does not know the kind. A kind the
 // server does not know is not an error; failing to ask is.

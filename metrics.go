@@ -93,18 +93,6 @@ func registererOrDefault(reg prometheus.Registerer) prometheus.Registerer {
 	return reg
 }
 
-// Metrics returns the registerer of the reconciler running the pass
-// (Reconciler.Metrics, or controller-runtime's metrics.Registry when that
-// is nil). Steps that keep metrics of their own register them there, once
-// per registry (a prometheus.AlreadyRegisteredError tells them to use the
-// collector found), and label them with Controller.
-func (r *Pass[T]) Metrics() prometheus.Registerer {
-	if r.metrics == nil {
-		return metrics.Registry
-	}
-	return r.metrics.reg
-}
-
 // phaseMetrics holds the metric children of one step and phase, looked up
 // once so that observing costs no label hashing.
 type phaseMetrics struct {

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/statusfield"
@@ -175,4 +177,16 @@ func (r *Pass[T]) call(ctx context.Context, name string, phase Phase, fn func(co
 		}
 	}()
 	return fn(ctx, r)
+}
+
+// Metrics returns the registerer of the reconciler running the pass
+// (Reconciler.Metrics, or controller-runtime's metrics.Registry when that
+// is nil). Steps that keep metrics of their own register them there, once
+// per registry (a prometheus.AlreadyRegisteredError tells them to use the
+// collector found), and label them with Controller.
+func (r *Pass[T]) Metrics() prometheus.Registerer {
+	if r.metrics == nil {
+		return metrics.Registry
+	}
+	return r.metrics.reg
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -54,69 +52,6 @@ type controllerManager struct {
 	waitErr error
 	// stopTimeout bounds how long it may take to stop after being asked.
 	stopTimeout time.Duration
-}
-
-// startControllerManager runs the kube-controller-manager binary path
-// against c's API server, as the administrator, and returns once its garbage
-// collector works, at most startTimeout later. It runs only the controllers
-// of controllerManagerControllers, without leader election and without
-// serving anything.
-func (c *ControlPlane) startControllerManager(path string, opts Options, startTimeout time.Duration) (*controllerManager, error) {
-	dir, err := os.MkdirTemp("", "bosun-kube-controller-manager-")
-	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", ControllerManagerBinary, err)
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting %s: %w", ControllerManagerBinary, err)
-	}
-	m := &controllerManager{
-		dir:         dir,
-		log:         &outputLog{max: 20},
-		exited:      make(chan struct{}),
-		stopTimeout: stopTimeoutOf(opts),
-	}
-	var out io.Writer = m.log
-	if opts.Output != nil {
-		out = io.MultiWriter(opts.Output, m.log)
-	}
-	m.cmd = exec.Command(path,
-		"--kubeconfig="+kubeconfig,
-		"--controllers="+strings.Join(controllerManagerControllers, ","),
-		// One process, nobody to elect against; a lost lease would only
-		// make it exit on a busy machine.
-		"--leader-elect=false",
-		// No health, metrics or debug endpoints: nothing reads them.
-		"--secure-port=0",
-	)
-	m.cmd.Stdout, m.cmd.Stderr = out, out
-	m.cmd.SysProcAttr = sysProcAttr()
-	if err := m.cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting %s %s: %w\n\nhow to fix: %s", ControllerManagerBinary, path, err, controllerManagerHint(startTimeout))
-	}
-	go func() {
-		err := m.cmd.Wait()
-		if err == nil {
-			err = errors.New("exit status 0")
-		}
-		m.waitErr = err
-		close(m.exited)
-	}()
-
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := m.waitReady(ctx, c.Client); err != nil {
-		_ = m.stop()
-		return nil, fmt.Errorf("starting %s %s: %w\n\nlast lines of %s's output:\n%s\n\nhow to fix: %s",
-			ControllerManagerBinary, path, err, ControllerManagerBinary, m.log.tail(), controllerManagerHint(startTimeout))
-	}
-	if err := recordControllers(ctx, c.Client); err != nil {
-		_ = m.stop()
-		return nil, fmt.Errorf("starting %s: %w", ControllerManagerBinary, err)
-	}
-	return m, nil
 }
 
 // controllerManagerHint tells what to do when kube-controller-manager does

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"go/format"
+	"go/token"
 	"sort"
 	"strconv"
 	"strings"
@@ -651,4 +652,129 @@ func (g *generator) match(d *declInfo, w *watchedKind, states []*stateInfo) stri
 		}
 	}
 	return strings.Join(conds, " ||\n")
+}
+
+// plan chooses the Go names of every decl, state and action, and reports
+// the ones that clash or cannot be Go identifiers; then it works out the
+// field indexes and watches of each decl.
+func (g *generator) plan() error {
+	var errs dsl.ErrorList
+	fail := func(pos dsl.Pos, format string, args ...any) {
+		errs = append(errs, &dsl.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	}
+	top := make(map[string]string) // package-level name -> what it is
+	claim := func(pos dsl.Pos, name, what string) {
+		if prev, ok := top[name]; ok {
+			fail(pos, "generated name %s of %s is also the name of %s", name, what, prev)
+			return
+		}
+		top[name] = what
+	}
+	for _, ds := range g.spec.Decls {
+		pos := ds.Decl.Name.Pos
+		if !token.IsIdentifier(ds.Name) {
+			fail(pos, "decl name %s is not a Go identifier", ds.Name)
+			continue
+		}
+		if ds.Target == nil {
+			fail(pos, "decl %s has no resolved target kind; generate from a checked spec", ds.Name)
+			continue
+		}
+		d := &declInfo{Spec: ds, Pos: ds.Decl.Pos, Target: ds.Target, Manager: exported(ds.Name)}
+		d.State = d.Manager + "State"
+		d.Impl = d.Manager + "Impl"
+		d.NewManager = "New" + d.Manager
+		d.NewState = "New" + d.Manager + "State"
+		d.NewForPass = "New" + d.Manager + "ForPass"
+		d.Index = "Index" + d.Manager + "Fields"
+		d.Watch = "Watch" + d.Manager + "States"
+		d.Steps = d.Manager + "Steps"
+		d.NewSteps = "New" + d.Manager + "Steps"
+		d.Step = unexported(d.Manager) + "Step"
+		what := "decl " + ds.Name
+		for _, n := range []string{d.Manager, d.State, d.Impl, d.NewManager, d.NewState, d.NewForPass, d.Index, d.Watch, d.Steps, d.NewSteps, d.Step} {
+			claim(pos, n, what)
+		}
+		if usesControllerField(ds) {
+			d.ControllerName = unexported(d.Manager) + "ControllerName"
+			claim(pos, d.ControllerName, what)
+		}
+
+		byState := make(map[*dsl.StateSpec]*stateInfo)
+		getters := make(map[string]string)
+		params := make(map[string]bool)
+		for _, ss := range ds.States {
+			spos := ss.State.Name.Pos
+			if !token.IsIdentifier(ss.Name) {
+				fail(spos, "state name %s is not a Go identifier", ss.Name)
+				continue
+			}
+			if ss.Kind == nil || !ss.List && ss.ObjectName == nil {
+				fail(spos, "state %s has no resolved kind or object name; generate from a checked spec", ss.Name)
+				continue
+			}
+			s := &stateInfo{
+				Spec: ss, Decl: d, Pos: spos,
+				Getter: "Get" + exported(ss.Name), Fetch: "fetch" + exported(ss.Name), Field: unexported(ss.Name),
+				Type: g.stateType(ss),
+			}
+			if prev, ok := getters[s.Getter]; ok {
+				fail(spos, "states %s and %s of decl %s both make the getter %s", prev, ss.Name, ds.Name, s.Getter)
+				continue
+			}
+			getters[s.Getter] = ss.Name
+			s.Param = ss.Name
+			for token.IsKeyword(s.Param) || predeclared[s.Param] || actionLocals[s.Param] || g.imports.isReserved(s.Param) || params[s.Param] {
+				s.Param += "State"
+			}
+			params[s.Param] = true
+			for _, f := range ss.Fields {
+				if f.Key != dsl.ControllerField && len(f.GoPath) == 0 {
+					fail(fieldPos(ss, f.Key), "field %s of state %s has no Go field path; check the document with Go types", f.Key, ss.Name)
+				}
+			}
+			byState[ss] = s
+			d.States = append(d.States, s)
+		}
+
+		methods := map[string]string{
+			"State":            "the manager's State method",
+			"SetupWithBuilder": "the steps' SetupWithBuilder method",
+			"All":              "the steps' All method",
+		}
+		for _, as := range ds.Actions {
+			apos := as.Action.Name.Pos
+			if !token.IsIdentifier(as.Name) {
+				fail(apos, "action name %s is not a Go identifier", as.Name)
+				continue
+			}
+			a := &actionInfo{Spec: as, Decl: d, Pos: apos, Method: exported(as.Name)}
+			a.Constant = d.Manager + a.Method
+			if prev, ok := methods[a.Method]; ok {
+				fail(apos, "action %s of decl %s makes the method %s, as does %s", as.Name, ds.Name, a.Method, prev)
+				continue
+			}
+			methods[a.Method] = "action " + as.Name
+			claim(apos, a.Constant, "the name constant of action "+as.Name+" of decl "+ds.Name)
+			for _, ss := range as.States {
+				if s, ok := byState[ss]; ok {
+					a.States = append(a.States, s)
+				}
+			}
+			d.Actions = append(d.Actions, a)
+		}
+		g.decls = append(g.decls, d)
+	}
+	errs.Sort()
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	for _, d := range g.decls {
+		for _, s := range d.States {
+			s.Index = g.targetIndex(s)
+		}
+		d.Indexes = g.indexes(d)
+		d.Watched = g.watchedKinds(d)
+	}
+	return nil
 }

@@ -416,3 +416,8 @@ func operationOf(ann map[string]string) (Operation, bool) {
 
 // operationValue returns the value of AnnotationOperation for op.
 func operationValue(op Operation) string { return op.Kind + ":" + op.Token }
+
+// observing reports whether the policies only observe: the step changes
+// nothing outside, and an unmarked resource under the external name is
+// reported as the object's.
+func (p Policies) observing() bool { return !p.Create && !p.Update && !p.Delete }

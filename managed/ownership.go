@@ -81,8 +81,3 @@ func (s *Step[T]) named(obj T) T {
 	}
 	return t
 }
-
-// observing reports whether the policies only observe: the step changes
-// nothing outside, and an unmarked resource under the external name is
-// reported as the object's.
-func (p Policies) observing() bool { return !p.Create && !p.Update && !p.Delete }

@@ -13,7 +13,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
-	"github.com/bosunkit/bosun/bosuntest/figures"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	"github.com/bosunkit/bosun/shard"
 )
@@ -175,26 +173,6 @@ func (s matrixSizes) cells(name string) [][2]int {
 	return out
 }
 
-// matrix runs the matrix of features and faults on the battery's
-// operator, each cell a subtest "<feature>/<fault>".
-func (b *battery) matrix(t *testing.T) {
-	sizes := figures.Size(shortMatrix, fullMatrix)
-	baseline := map[feature]time.Duration{}
-	for _, c := range sizes.cells(b.op.Name) {
-		f, x := features[c[0]], matrixFaults[c[1]]
-		if x == slowExternal && !b.op.External {
-			continue
-		}
-		t.Run(string(f)+"/"+string(x), func(t *testing.T) {
-			r := b.runCell(t, sizes, f, x)
-			if x == noFault {
-				baseline[f] = r.took
-			}
-			b.recordCell(t, sizes, f, x, r, baseline[f])
-		})
-	}
-}
-
 // cellResult is what a cell measured.
 type cellResult struct {
 	took     time.Duration // from the creation to the end of the change
@@ -204,45 +182,9 @@ type cellResult struct {
 	reads    float64 // external reads per object per poll period
 }
 
-// recordCell records the figures of a cell.
-func (b *battery) recordCell(t *testing.T, sizes matrixSizes, f feature, x matrixFault, r cellResult, base time.Duration) {
-	kv := []string{
-		"objects", strconv.Itoa(sizes.Objects), "",
-		"faults injected", r.injected, "",
-		"oracles passed", strconv.Itoa(r.oracles), "",
-	}
-	if x != noFault && base > 0 {
-		kv = append(kv, "time against fault-free", fmt.Sprintf("%.2fx (%s)", r.took.Seconds()/base.Seconds(), r.took.Round(time.Millisecond)), "")
-	} else {
-		kv = append(kv, "time", r.took.Round(time.Millisecond).String(), "")
-	}
-	for _, op := range []string{"create", "change", "delete"} {
-		if c, ok := r.costs[op]; ok {
-			kv = append(kv, op+" per object", perObject(c, sizes.Objects), b.budgetOf(op).String())
-		}
-	}
-	if r.costs != nil {
-		kv = append(kv, "idle", r.costs["idle"].String(), Cost{}.String())
-		kv = append(kv, "polls per object per period", fmt.Sprintf("%.1f", r.reads), strconv.Itoa(b.op.Budget.Poll))
-	}
-	b.record(t, RowMatrix+": "+string(f)+" x "+string(x), kv...)
-}
-
 // perObject formats a total cost per object.
 func perObject(c Cost, n int) string {
 	return fmt.Sprintf("%.1f writes, %.1f external", float64(c.Writes)/float64(n), float64(c.External)/float64(n))
-}
-
-// budgetOf returns the operator's budget of an operation.
-func (b *battery) budgetOf(op string) Cost {
-	switch op {
-	case "create":
-		return b.op.Budget.Create
-	case "change":
-		return b.op.Budget.Change
-	default:
-		return b.op.Budget.Delete
-	}
 }
 
 // cell is one run of the matrix.
@@ -260,61 +202,6 @@ type cell struct {
 	// crashPending is set while the first process of crashMidWrite may
 	// still crash and need replacing.
 	crashPending bool
-}
-
-// runCell runs one cell and checks every promise.
-func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFault) cellResult {
-	ctx := t.Context()
-	c := &cell{b: b, t: t, sizes: sizes, f: f, x: x,
-		ns:   bosuntest.Namespace(t, b.cp.Client),
-		logs: &bosuntest.LogRecorder{MaxLevel: bosuntest.LogVerbosity}}
-	if f == tracingOn {
-		c.spans = traceFor(t)
-	}
-	c.crashPending = x == crashMidWrite
-	bystander := c.bystander(ctx)
-	c.startReplicas()
-	n := sizes.Objects
-	start := time.Now()
-	objs, err := b.create(ctx, b.cp.Client, c.ns, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The fault-free cell of one replica checks every budget; a slow
-	// external system must not make an operator repeat its external
-	// changes either, so its cells check their budgets of external calls.
-	measure := (f == oneReplica && x == noFault) || x == slowExternal
-	if measure {
-		c.result.costs = map[string]Cost{}
-	}
-	c.converge(objs, "created", measure, "create", nil)
-	if c.crashPending {
-		// The first process made fewer than three writes: kill it now.
-		c.procs[0].Crash()
-		c.replaceCrashed()
-	}
-	if f == threeShards {
-		c.join()
-		c.converge(objs, "after a member joined", false, "", nil)
-	}
-	before := c.counts()
-	if x == networkPartition {
-		c.alive()[0].Partition()
-	}
-	if err := b.change(ctx, objs); err != nil {
-		t.Fatal(err)
-	}
-	c.afterChange(objs)
-	c.converge(objs, "after the spec change", measure, "change", &before)
-	c.result.took = time.Since(start)
-	c.checkSettled(ctx, objs)
-	if f == threeShards {
-		c.leave()
-	}
-	c.deleteAll(objs, measure)
-	c.checkBystander(ctx, bystander)
-	c.result.injected = c.injected()
-	return c.result
 }
 
 // startReplicas starts the cell's processes.
@@ -942,30 +829,4 @@ func plainOnly(procs []*Process) bool {
 		}
 	}
 	return true
-}
-
-// change applies the operator's spec change to every object, retrying on
-// conflicts.
-func (b *battery) change(ctx context.Context, objs []client.Object) error {
-	if b.op.Change == nil {
-		return nil
-	}
-	for i, o := range objs {
-		for attempt := 0; ; attempt++ {
-			cur, _ := o.DeepCopyObject().(client.Object)
-			if err := b.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
-				return fmt.Errorf("reading %s: %w", o.GetName(), err)
-			}
-			b.op.Change(cur)
-			err := b.cp.Client.Update(ctx, cur)
-			if err == nil {
-				objs[i] = cur
-				break
-			}
-			if attempt > 10 || !apierrors.IsConflict(err) {
-				return fmt.Errorf("changing %s: %w", o.GetName(), err)
-			}
-		}
-	}
-	return nil
 }
