@@ -83,6 +83,27 @@ func (s *Step[T]) stamp(req *bosun.Pass[T], obj client.Object, i int, ks []kind,
 		u.SetNamespace(parent.GetNamespace())
 	}
 	ref := Ref{Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+	if err := s.own(u, ref, parent, parentGVK); err != nil {
+		return nil, err
+	}
+	hash, err := hashOf(u)
+	if err != nil {
+		return nil, err
+	}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AnnotationHash] = hash
+	u.SetAnnotations(ann)
+	return &child{kind: k, ref: ref, applied: u}, nil
+}
+
+// own marks the child u as the set's and the parent's: the set's labels,
+// and the owner reference to the parent or, for an unowned step, the
+// parent's key in annotations. An owned child outside the parent's
+// namespace is refused.
+func (s *Step[T]) own(u *unstructured.Unstructured, ref Ref, parent client.Object, parentGVK schema.GroupVersionKind) error {
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -98,34 +119,24 @@ func (s *Step[T]) stamp(req *bosun.Pass[T], obj client.Object, i int, ks []kind,
 		ann[AnnotationOwnerNamespace] = parent.GetNamespace()
 		ann[AnnotationOwnerName] = parent.GetName()
 		u.SetAnnotations(ann)
-	} else {
-		if parent.GetNamespace() != "" && ref.Namespace != parent.GetNamespace() {
-			where := "cluster-scoped"
-			if ref.Namespace != "" {
-				where = "in namespace " + ref.Namespace
-			}
-			return nil, invalid("desired child %s is %s, and an owned child must be in the parent's namespace (use NewUnownedStep)", ref, where)
+		return nil
+	}
+	if parent.GetNamespace() != "" && ref.Namespace != parent.GetNamespace() {
+		where := "cluster-scoped"
+		if ref.Namespace != "" {
+			where = "in namespace " + ref.Namespace
 		}
-		u.SetOwnerReferences([]metav1.OwnerReference{{
-			APIVersion:         parentGVK.GroupVersion().String(),
-			Kind:               parentGVK.Kind,
-			Name:               parent.GetName(),
-			UID:                parent.GetUID(),
-			Controller:         ptr.To(true),
-			BlockOwnerDeletion: ptr.To(true),
-		}})
+		return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("desired child %s is %s, and an owned child must be in the parent's namespace (use NewUnownedStep)", ref, where))
 	}
-	hash, err := hashOf(u)
-	if err != nil {
-		return nil, err
-	}
-	ann := u.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[AnnotationHash] = hash
-	u.SetAnnotations(ann)
-	return &child{kind: k, ref: ref, applied: u}, nil
+	u.SetOwnerReferences([]metav1.OwnerReference{{
+		APIVersion:         parentGVK.GroupVersion().String(),
+		Kind:               parentGVK.Kind,
+		Name:               parent.GetName(),
+		UID:                parent.GetUID(),
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}})
+	return nil
 }
 
 // toUnstructured returns obj as an unstructured object that can be applied:

@@ -127,20 +127,8 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 		if err := s.compare(ctx, req, p, c, members[c.id]); err != nil {
 			return err
 		}
-		if c.change {
-			w, age, ok := s.mem.lastApply(parent, c.id, c.applied.GetAnnotations()[AnnotationHash])
-			switch {
-			case ok && age < CacheGrace:
-				// Applied just now: the cache has not caught up. The
-				// health of the child is judged from what the apply
-				// returned.
-				c.change, c.live = false, w.live
-				p.lagging = true
-			case ok:
-				if err := s.confirmLive(ctx, req, c); err != nil {
-					return err
-				}
-			}
+		if err := s.recall(ctx, req, p, c); err != nil {
+			return err
 		}
 		p.children = append(p.children, c)
 		switch {
@@ -151,26 +139,51 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 		}
 	}
 	for _, id := range order {
-		m := members[id]
-		if wanted[id] || !m.GetDeletionTimestamp().IsZero() {
-			continue
+		if !wanted[id] {
+			s.unwanted(parent, p, members[id])
 		}
-		if m.GetAnnotations()[AnnotationPrune] == "false" {
-			p.keep = append(p.keep, refOf(m))
-			continue
-		}
-		if s.mem.recentDelete(parent, m.GetUID()) {
-			// Deleted just now: the cache has not caught up.
-			p.lagging = true
-			continue
-		}
-		p.prune = append(p.prune, m)
-		p.plan.Delete = append(p.plan.Delete, refOf(m))
 	}
 	for _, l := range []*[]Ref{&p.plan.Create, &p.plan.Update, &p.plan.Delete} {
 		sort.Slice(*l, func(i, j int) bool { return (*l)[i].String() < (*l)[j].String() })
 	}
 	return nil
+}
+
+// recall checks a child c that compare found to need an apply against
+// the step's memory of its last apply of c as desired: applied within
+// CacheGrace, the cache has not caught up and the pass waits for it;
+// applied earlier, the child is read from the API server (confirmLive).
+func (s *Step[T]) recall(ctx context.Context, req *bosun.Pass[T], p *pass, c *child) error {
+	if !c.change {
+		return nil
+	}
+	w, age, ok := s.mem.lastApply(req.Object, c.id, c.applied.GetAnnotations()[AnnotationHash])
+	switch {
+	case ok && age < CacheGrace:
+		// The health of the child is judged from what the apply
+		// returned.
+		c.change, c.live = false, w.live
+		p.lagging = true
+	case ok:
+		return s.confirmLive(ctx, req, c)
+	}
+	return nil
+}
+
+// unwanted sorts a member m of the set that is no longer desired into p:
+// kept (AnnotationPrune "false"), already going, deleted just now (the
+// cache has not caught up), or to prune.
+func (s *Step[T]) unwanted(parent client.Object, p *pass, m client.Object) {
+	switch {
+	case !m.GetDeletionTimestamp().IsZero():
+	case m.GetAnnotations()[AnnotationPrune] == "false":
+		p.keep = append(p.keep, refOf(m))
+	case s.mem.recentDelete(parent, m.GetUID()):
+		p.lagging = true
+	default:
+		p.prune = append(p.prune, m)
+		p.plan.Delete = append(p.plan.Delete, refOf(m))
+	}
 }
 
 // confirmLive reads the child c from the API server, when the step applied
