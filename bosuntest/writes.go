@@ -165,7 +165,15 @@ func wrapWrites(c client.Client, hook writeHook) client.WithWatch {
 	if !ok {
 		ww = watchless{c}
 	}
-	return interceptor.NewClient(ww, interceptor.Funcs{
+	funcs := objectWrites(hook)
+	subResourceWrites(&funcs, hook)
+	return interceptor.NewClient(ww, funcs)
+}
+
+// objectWrites returns the interceptor functions that call hook before
+// each write of an object.
+func objectWrites(hook writeHook) interceptor.Funcs {
+	return interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			w, gvk := describe(c, VerbCreate, "", obj)
 			if err := hook(ctx, w, gvk); err != nil {
@@ -214,35 +222,40 @@ func wrapWrites(c client.Client, hook writeHook) client.WithWatch {
 			}
 			return c.DeleteAllOf(ctx, obj, opts...)
 		},
-		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
-			w, gvk := describe(c, VerbCreate, sub, obj)
-			if err := hook(ctx, w, gvk); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Create(ctx, obj, subObj, opts...)
-		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			w, gvk := describe(c, VerbUpdate, sub, obj)
-			if err := hook(ctx, w, gvk); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			w, gvk := describe(c, VerbPatch, sub, obj)
-			if err := hook(ctx, w, gvk); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			w, gvk := describeApply(sub, obj)
-			if err := hook(ctx, w, gvk); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Apply(ctx, obj, opts...)
-		},
-	})
+	}
+}
+
+// subResourceWrites sets in funcs the interceptor functions that call hook
+// before each write of a subresource.
+func subResourceWrites(funcs *interceptor.Funcs, hook writeHook) {
+	funcs.SubResourceCreate = func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+		w, gvk := describe(c, VerbCreate, sub, obj)
+		if err := hook(ctx, w, gvk); err != nil {
+			return err
+		}
+		return c.SubResource(sub).Create(ctx, obj, subObj, opts...)
+	}
+	funcs.SubResourceUpdate = func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		w, gvk := describe(c, VerbUpdate, sub, obj)
+		if err := hook(ctx, w, gvk); err != nil {
+			return err
+		}
+		return c.SubResource(sub).Update(ctx, obj, opts...)
+	}
+	funcs.SubResourcePatch = func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+		w, gvk := describe(c, VerbPatch, sub, obj)
+		if err := hook(ctx, w, gvk); err != nil {
+			return err
+		}
+		return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+	}
+	funcs.SubResourceApply = func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+		w, gvk := describeApply(sub, obj)
+		if err := hook(ctx, w, gvk); err != nil {
+			return err
+		}
+		return c.SubResource(sub).Apply(ctx, obj, opts...)
+	}
 }
 
 // describe returns the Write of verb on obj's subresource sub, and obj's
