@@ -123,12 +123,9 @@ func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce 
 		}
 	}()
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return fmt.Errorf("operator %q: adding the built-in kinds to the scheme: %w", opts.Name, err)
-	}
-	if err := opts.AddToScheme(scheme); err != nil {
-		return fmt.Errorf("operator %q: adding its kinds to the scheme: %w", opts.Name, err)
+	scheme, err := opts.scheme()
+	if err != nil {
+		return err
 	}
 
 	var cfg *rest.Config
@@ -154,34 +151,9 @@ func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce 
 		cfg = c
 	}
 
-	mopts := flags.ManagerOptions(opts.Name)
-	mopts.Scheme = scheme
-	if opts.Manager != nil {
-		opts.Manager(&mopts)
-	}
-	var page *debugpage.Page
-	if flags.DebugPage {
-		page = debugpage.New(debugpage.Options{})
-		if mopts.Metrics.ExtraHandlers == nil {
-			mopts.Metrics.ExtraHandlers = map[string]http.Handler{}
-		}
-		mopts.Metrics.ExtraHandlers[debugpage.Path] = page
-	}
-	mgr, err := ctrl.NewManager(cfg, mopts)
+	mgr, err := opts.newManager(cfg, scheme, flags)
 	if err != nil {
-		return fmt.Errorf("operator %q: making the manager: %w", opts.Name, err)
-	}
-	if page != nil {
-		page.Observe(bosun.ObservationOf(mgr))
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return fmt.Errorf("operator %q: %w", opts.Name, err)
-	}
-	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr)); err != nil {
-		return fmt.Errorf("operator %q: %w", opts.Name, err)
-	}
-	if err := opts.Setup(mgr); err != nil {
-		return fmt.Errorf("operator %q: setting up its controllers: %w", opts.Name, err)
+		return err
 	}
 	if dev != nil {
 		if err := mgr.Add(dev.samplesRunnable(opts, out)); err != nil {
@@ -194,6 +166,54 @@ func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce 
 	}
 	log.Info("manager stopped")
 	return nil
+}
+
+// scheme returns a scheme of the built-in kinds and the operator's own.
+func (o Options) scheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("operator %q: adding the built-in kinds to the scheme: %w", o.Name, err)
+	}
+	if err := o.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("operator %q: adding its kinds to the scheme: %w", o.Name, err)
+	}
+	return scheme, nil
+}
+
+// newManager makes the operator's manager on the cluster of cfg, with the
+// options of flags and o.Manager, the debug page when flags ask for it,
+// the health and readiness checks, and the operator's controllers.
+func (o Options) newManager(cfg *rest.Config, scheme *runtime.Scheme, flags Flags) (ctrl.Manager, error) {
+	mopts := flags.ManagerOptions(o.Name)
+	mopts.Scheme = scheme
+	if o.Manager != nil {
+		o.Manager(&mopts)
+	}
+	var page *debugpage.Page
+	if flags.DebugPage {
+		page = debugpage.New(debugpage.Options{})
+		if mopts.Metrics.ExtraHandlers == nil {
+			mopts.Metrics.ExtraHandlers = map[string]http.Handler{}
+		}
+		mopts.Metrics.ExtraHandlers[debugpage.Path] = page
+	}
+	mgr, err := ctrl.NewManager(cfg, mopts)
+	if err != nil {
+		return nil, fmt.Errorf("operator %q: making the manager: %w", o.Name, err)
+	}
+	if page != nil {
+		page.Observe(bosun.ObservationOf(mgr))
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("operator %q: %w", o.Name, err)
+	}
+	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr)); err != nil {
+		return nil, fmt.Errorf("operator %q: %w", o.Name, err)
+	}
+	if err := o.Setup(mgr); err != nil {
+		return nil, fmt.Errorf("operator %q: setting up its controllers: %w", o.Name, err)
+	}
+	return mgr, nil
 }
 
 // signalContext returns a context that ends at the first SIGTERM or
