@@ -450,18 +450,7 @@ func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	if b.mgr == nil {
 		return nil, errors.New("bosun: ControllerManagedBy: manager is nil")
 	}
-	if r.Name == "" {
-		r.Name = b.name
-	}
-	if r.Client == nil {
-		r.Client = b.mgr.GetClient()
-	}
-	if r.APIReader == nil {
-		r.APIReader = b.mgr.GetAPIReader()
-	}
-	if r.Recorder == nil && r.Name != "" {
-		r.Recorder = b.mgr.GetEventRecorder(r.Name)
-	}
+	b.fillIn(r)
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
@@ -503,30 +492,54 @@ func (b *Builder[T]) Build(r *Reconciler[T]) (controller.Controller, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(kinds) > 0 {
-		g := &gateRunnable{
-			gate:   *b.gate,
-			gvks:   kinds,
-			mapper: b.mgr.GetRESTMapper(),
-			log:    b.mgr.GetLogger().WithValues("controller", b.controllerName(r), "gvk", gvkNames(kinds)),
-			build: func(ctx context.Context) error {
-				b.mu.Lock()
-				defer b.mu.Unlock()
-				for _, ix := range b.pending {
-					if err := registerIndex(ctx, b.mgr, ix); err != nil {
-						return fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
-					}
-				}
-				b.pending, b.deferIndexes = nil, false
-				_, err := b.build(r, forObj)
-				return err
-			},
-		}
-		if err := b.mgr.Add(g); err != nil {
-			return nil, fmt.Errorf("bosun: reconciler %q: waiting for %s: %w", r.Name, gvkNames(kinds), err)
-		}
-		return nil, nil
+		return nil, b.buildWhenServed(r, kinds, forObj)
 	}
 	return b.build(r, forObj)
+}
+
+// fillIn sets what r leaves empty from the manager: its name (the
+// builder's), client, API reader and event recorder.
+func (b *Builder[T]) fillIn(r *Reconciler[T]) {
+	if r.Name == "" {
+		r.Name = b.name
+	}
+	if r.Client == nil {
+		r.Client = b.mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = b.mgr.GetAPIReader()
+	}
+	if r.Recorder == nil && r.Name != "" {
+		r.Recorder = b.mgr.GetEventRecorder(r.Name)
+	}
+}
+
+// buildWhenServed adds to the manager a runnable that builds the
+// controller of r once the API server serves kinds, registering the
+// indexes deferred until then first. The caller holds b.mu.
+func (b *Builder[T]) buildWhenServed(r *Reconciler[T], kinds []schema.GroupVersionKind, forObj client.Object) error {
+	g := &gateRunnable{
+		gate:   *b.gate,
+		gvks:   kinds,
+		mapper: b.mgr.GetRESTMapper(),
+		log:    b.mgr.GetLogger().WithValues("controller", b.controllerName(r), "gvk", gvkNames(kinds)),
+		build: func(ctx context.Context) error {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			for _, ix := range b.pending {
+				if err := registerIndex(ctx, b.mgr, ix); err != nil {
+					return fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
+				}
+			}
+			b.pending, b.deferIndexes = nil, false
+			_, err := b.build(r, forObj)
+			return err
+		},
+	}
+	if err := b.mgr.Add(g); err != nil {
+		return fmt.Errorf("bosun: reconciler %q: waiting for %s: %w", r.Name, gvkNames(kinds), err)
+	}
+	return nil
 }
 
 // unserved returns the kinds the controller watches that the API server

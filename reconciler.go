@@ -266,79 +266,11 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 	if err := p.walk(r.Steps); err != nil {
 		return nil, invalid("%v", err)
 	}
-	seen := make(map[string]int, len(p.steps))
-	seenCond := map[string]bool{conditions.TypeReady: true}
-	for i, s := range p.steps {
-		name := p.names[i]
-		if name == "" {
-			return nil, invalid("step %d has an empty name", i)
-		}
-		if j, dup := seen[name]; dup {
-			return nil, invalid("steps %d and %d are both named %q", j, i, name)
-		}
-		seen[name] = i
-		if v, ok := s.(interface{ validate() error }); ok {
-			if err := v.validate(); err != nil {
-				return nil, invalid("step %q: %v", name, err)
-			}
-		}
-		if _, ok := s.(Cleaner[T]); ok {
-			p.cleans = true
-		}
-		if _, ok := s.(Claimer[T]); ok {
-			p.claimers = append(p.claimers, i)
-		}
-		if _, ok := s.(Observer[T]); ok {
-			p.observes = true
-		}
-		if co, ok := s.(ConditionOwner); ok {
-			for _, c := range co.Conditions() {
-				if c == "" {
-					return nil, invalid("step %q owns a condition with an empty type", name)
-				}
-				if seenCond[c] {
-					return nil, invalid("step %q owns condition %q, which is the engine's or another step's", name, c)
-				}
-				if !p.conds {
-					return nil, invalid("step %q owns condition %q, but type %s has no GetConditions and SetConditions methods (see conditions.Object)", name, c, t)
-				}
-				seenCond[c] = true
-				p.condOrder = append(p.condOrder, c)
-			}
-		}
+	if err := p.index(t, invalid); err != nil {
+		return nil, err
 	}
-	if p.claims() {
-		needer, does := p.firstCleaner(), "cleans up"
-		if needer == "" {
-			needer, does = p.names[p.claimers[0]], "claims"
-		}
-		if r.Finalizer == "" {
-			return nil, invalid("Finalizer is empty but step %q %s", needer, does)
-		}
-		if err := checkFinalizer(r.Finalizer); err != nil {
-			return nil, invalid("Finalizer %q (needed by step %q): %v", r.Finalizer, needer, err)
-		}
-	}
-	if r.Resync < 0 {
-		return nil, invalid("Resync %s is negative", r.Resync)
-	}
-	if r.StaleCacheLimit < 0 {
-		return nil, invalid("StaleCacheLimit %s is negative", r.StaleCacheLimit)
-	}
-	if r.ResyncJitter < 0 || r.ResyncJitter > 1 {
-		return nil, invalid("ResyncJitter %g is not between 0 and 1", r.ResyncJitter)
-	}
-	if r.DefaultPolicy != "" {
-		pol, err := ParsePolicy(string(r.DefaultPolicy))
-		if err != nil {
-			return nil, invalid("DefaultPolicy: %v", err)
-		}
-		p.defaultPol = pol
-	}
-	if r.Instance != "" {
-		if errs := validation.IsValidLabelValue(r.Instance); len(errs) > 0 {
-			return nil, invalid("Instance %q: %s", r.Instance, strings.Join(errs, "; "))
-		}
+	if err := r.checkOptions(p, invalid); err != nil {
+		return nil, err
 	}
 	if p.apiReader == nil {
 		p.apiReader = r.Client
@@ -360,6 +292,94 @@ const maxDepth = 64
 
 // walk records the steps of the tree rooted at steps, depth first, with
 // their names.
+// index checks the steps' names and the conditions they own, and notes
+// which steps clean up, claim and observe. t is the reconciled type;
+// invalid makes the error of a bad configuration.
+func (p *prepared[T]) index(t reflect.Type, invalid func(string, ...any) error) error {
+	seen := make(map[string]int, len(p.steps))
+	seenCond := map[string]bool{conditions.TypeReady: true}
+	for i, s := range p.steps {
+		name := p.names[i]
+		if name == "" {
+			return invalid("step %d has an empty name", i)
+		}
+		if j, dup := seen[name]; dup {
+			return invalid("steps %d and %d are both named %q", j, i, name)
+		}
+		seen[name] = i
+		if v, ok := s.(interface{ validate() error }); ok {
+			if err := v.validate(); err != nil {
+				return invalid("step %q: %v", name, err)
+			}
+		}
+		if _, ok := s.(Cleaner[T]); ok {
+			p.cleans = true
+		}
+		if _, ok := s.(Claimer[T]); ok {
+			p.claimers = append(p.claimers, i)
+		}
+		if _, ok := s.(Observer[T]); ok {
+			p.observes = true
+		}
+		if co, ok := s.(ConditionOwner); ok {
+			for _, c := range co.Conditions() {
+				if c == "" {
+					return invalid("step %q owns a condition with an empty type", name)
+				}
+				if seenCond[c] {
+					return invalid("step %q owns condition %q, which is the engine's or another step's", name, c)
+				}
+				if !p.conds {
+					return invalid("step %q owns condition %q, but type %s has no GetConditions and SetConditions methods (see conditions.Object)", name, c, t)
+				}
+				seenCond[c] = true
+				p.condOrder = append(p.condOrder, c)
+			}
+		}
+	}
+	return nil
+}
+
+// checkOptions checks the options of r that the steps of p call for or
+// that have bounds, and sets p's default policy; invalid makes the error
+// of a bad one.
+func (r *Reconciler[T]) checkOptions(p *prepared[T], invalid func(string, ...any) error) error {
+	if p.claims() {
+		needer, does := p.firstCleaner(), "cleans up"
+		if needer == "" {
+			needer, does = p.names[p.claimers[0]], "claims"
+		}
+		if r.Finalizer == "" {
+			return invalid("Finalizer is empty but step %q %s", needer, does)
+		}
+		if err := checkFinalizer(r.Finalizer); err != nil {
+			return invalid("Finalizer %q (needed by step %q): %v", r.Finalizer, needer, err)
+		}
+	}
+	if r.Resync < 0 {
+		return invalid("Resync %s is negative", r.Resync)
+	}
+	if r.StaleCacheLimit < 0 {
+		return invalid("StaleCacheLimit %s is negative", r.StaleCacheLimit)
+	}
+	if r.ResyncJitter < 0 || r.ResyncJitter > 1 {
+		return invalid("ResyncJitter %g is not between 0 and 1", r.ResyncJitter)
+	}
+	if r.DefaultPolicy != "" {
+		pol, err := ParsePolicy(string(r.DefaultPolicy))
+		if err != nil {
+			return invalid("DefaultPolicy: %v", err)
+		}
+		p.defaultPol = pol
+	}
+	if r.Instance != "" {
+		if errs := validation.IsValidLabelValue(r.Instance); len(errs) > 0 {
+			return invalid("Instance %q: %s", r.Instance, strings.Join(errs, "; "))
+		}
+	}
+	return nil
+}
+
 func (p *prepared[T]) walk(steps []Step[T]) error {
 	var visit func(path string, steps []Step[T], depth int) error
 	visit = func(path string, steps []Step[T], depth int) error {
