@@ -518,6 +518,43 @@ func (r *Reconciler[T]) noteRequeue(key types.NamespacedName, po *passObs, res c
 	}
 }
 
+// pastOwnWrites returns obj, the object as the cache holds it, unless the
+// cache still holds a version this reconciler wrote over: then, within
+// StaleCacheLimit, wait is true (the watch event of the newer version
+// reconciles the object again); after it, the object is read from the API
+// server, and carried are the versions the cache may still hand out.
+func (r *Reconciler[T]) pastOwnWrites(ctx context.Context, key types.NamespacedName, obj T) (_ T, carried []string, wait bool, _ error) {
+	log := ctrl.LoggerFrom(ctx)
+	memo, stale := r.stale(key, obj.GetResourceVersion())
+	if !stale {
+		return obj, nil, false, nil
+	}
+	if time.Since(memo.behindSince) < r.staleCacheLimit() {
+		log.V(1).Info("cache behind own writes, waiting for it")
+		return obj, nil, true, nil
+	}
+	live, ok, err := r.readLive(ctx, key, memo)
+	if err != nil || !ok {
+		return obj, nil, true, err
+	}
+	log.V(1).Info("cache behind own writes for too long, reading from the API server",
+		"behindFor", time.Since(memo.behindSince).Round(time.Millisecond))
+	return live, memo.versions, false, nil
+}
+
+// rememberOwnWrites records, after a pass of key, the versions it wrote
+// over (overwritten) with those carried from an earlier pass, so that a
+// pass over a cache that still holds one of them waits for the cache.
+func (r *Reconciler[T]) rememberOwnWrites(key types.NamespacedName, carried, overwritten []string) {
+	if len(overwritten) > 0 {
+		r.written.Store(key, &writeMemo{versions: lastVersions(slices.Concat(carried, overwritten))})
+	} else if len(carried) > 0 {
+		// Nothing written, but the cache is still behind: the next pass
+		// reads from the API server again at once.
+		r.written.Store(key, &writeMemo{versions: carried, behindSince: time.Now().Add(-r.staleCacheLimit())})
+	}
+}
+
 // reconcileObject runs the pass of Reconcile.
 func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, po *passObs) (ctrl.Result, error) {
 	started := time.Now()
@@ -540,23 +577,9 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 	if log.V(1).Enabled() {
 		log.V(1).Info("pass triggered", "trigger", po.trigger.String())
 	}
-	var carried []string
-	if memo, stale := r.stale(creq.NamespacedName, obj.GetResourceVersion()); stale {
-		if time.Since(memo.behindSince) < r.staleCacheLimit() {
-			// The cache still holds a version this reconciler wrote over;
-			// the watch event of the newer one reconciles the object again.
-			log.V(1).Info("cache behind own writes, waiting for it")
-			return ctrl.Result{RequeueAfter: StaleCacheRetry}, nil
-		}
-		live, ok, err := r.readLive(ctx, creq.NamespacedName, memo)
-		if err != nil || !ok {
-			return ctrl.Result{RequeueAfter: StaleCacheRetry}, err
-		}
-		log.V(1).Info("cache behind own writes for too long, reading from the API server",
-			"behindFor", time.Since(memo.behindSince).Round(time.Millisecond))
-		obj = live
-		// The cache may still hand out the old versions: keep refusing them.
-		carried = memo.versions
+	obj, carried, wait, err := r.pastOwnWrites(ctx, creq.NamespacedName, obj)
+	if wait || err != nil {
+		return ctrl.Result{RequeueAfter: StaleCacheRetry}, err
 	}
 	req := &Pass[T]{
 		Controller: r.Name,
@@ -578,13 +601,7 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 	res = ps.closeOwnWrites(res, err)
 	po.resynced = ps.resynced
 	po.object = req.Object
-	if len(ps.overwritten) > 0 {
-		r.written.Store(creq.NamespacedName, &writeMemo{versions: lastVersions(slices.Concat(carried, ps.overwritten))})
-	} else if len(carried) > 0 {
-		// Nothing written, but the cache is still behind: the next pass
-		// reads from the API server again at once.
-		r.written.Store(creq.NamespacedName, &writeMemo{versions: carried, behindSince: time.Now().Add(-r.staleCacheLimit())})
-	}
+	r.rememberOwnWrites(creq.NamespacedName, carried, ps.overwritten)
 	if at, left := r.forgotten.Went(obj.GetUID(), time.Now()); left && !at.Before(started) {
 		// The object left the cache while this pass ran: what the pass
 		// recorded would stay for good.
