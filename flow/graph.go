@@ -128,41 +128,9 @@ func (g *graph) build(a Action, c *gcluster) port {
 		return port{id, id}
 	case *group:
 		if x.kind == kindSequential {
-			if len(x.actions) == 0 {
-				id := g.node(c, "Nop", shapeNop)
-				return port{id, id}
-			}
-			var p port
-			for i, child := range x.actions {
-				cp := g.build(child, c)
-				if i == 0 {
-					p.in = cp.in
-				} else {
-					g.edge(p.out, cp.in, "")
-				}
-				p.out = cp.out
-			}
-			return p
+			return g.sequence(x, c)
 		}
-		name := x.kind.String()
-		fork := g.node(c, name, shapeFork)
-		ports := make([]port, len(x.actions))
-		for i, child := range x.actions {
-			ports[i] = g.build(child, c)
-		}
-		merge := g.node(c, name+" end", shapeMerge)
-		if len(ports) == 0 {
-			g.edge(fork, merge, "")
-		}
-		for i, p := range ports {
-			label := ""
-			if x.kind == kindOrderedJoin {
-				label = strconv.Itoa(i + 1)
-			}
-			g.edge(fork, p.in, label)
-			g.edge(p.out, merge, "")
-		}
-		return port{fork, merge}
+		return g.join(x, c)
 	case *timeoutAction:
 		return g.build(x.a, g.cluster(c, "Timeout "+x.d.String()))
 	case *ifAction:
@@ -200,6 +168,50 @@ func (g *graph) build(a Action, c *gcluster) port {
 		id := g.node(c, a.Description(), shapeBox)
 		return port{id, id}
 	}
+}
+
+// sequence draws the sequential group x inside c: its actions one after
+// another, or a Nop when it has none.
+func (g *graph) sequence(x *group, c *gcluster) port {
+	if len(x.actions) == 0 {
+		id := g.node(c, "Nop", shapeNop)
+		return port{id, id}
+	}
+	var p port
+	for i, child := range x.actions {
+		cp := g.build(child, c)
+		if i == 0 {
+			p.in = cp.in
+		} else {
+			g.edge(p.out, cp.in, "")
+		}
+		p.out = cp.out
+	}
+	return p
+}
+
+// join draws the concurrent or ordered group x inside c: a fork to each
+// action and a merge after them, the edges of an ordered join numbered.
+func (g *graph) join(x *group, c *gcluster) port {
+	name := x.kind.String()
+	fork := g.node(c, name, shapeFork)
+	ports := make([]port, len(x.actions))
+	for i, child := range x.actions {
+		ports[i] = g.build(child, c)
+	}
+	merge := g.node(c, name+" end", shapeMerge)
+	if len(ports) == 0 {
+		g.edge(fork, merge, "")
+	}
+	for i, p := range ports {
+		label := ""
+		if x.kind == kindOrderedJoin {
+			label = strconv.Itoa(i + 1)
+		}
+		g.edge(fork, p.in, label)
+		g.edge(p.out, merge, "")
+	}
+	return port{fork, merge}
 }
 
 func indent(b *strings.Builder, depth int) {

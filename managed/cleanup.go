@@ -71,18 +71,10 @@ func (s *Step[T]) cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		// Nothing was ever named, so nothing was made.
 		return ctrl.Result{}, s.gone(ctx, req, now)
 	}
-	order, err := s.deletionOrder(obj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if order == DeletionOrderLast && s.othersHold(req) {
-		// Its removal of the last other finalizer is a change of the
-		// object, which brings the next pass.
-		fins := obj.GetFinalizers()
-		s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonWaitingForFinalizers,
-			fmt.Sprintf("the deletion order is %q: %s is deleted once the object's other finalizers are gone (it holds %s, one of them the operator's own)",
-				order, describe(name), strings.Join(fins, ", ")))
-		req.Log.V(1).Info("waiting for the object's other finalizers before deleting the external resource", "externalName", name, "finalizers", fins)
+	if wait, err := s.waitForOthers(req, name); err != nil || wait {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{RequeueAfter: s.poll(req)}, nil
 	}
 	c := claimOf(recorded(obj, m))
@@ -124,6 +116,27 @@ func (s *Step[T]) cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	return s.delete(ctx, req, cl, name, deleting, now)
+}
+
+// waitForOthers reports whether the deletion of the external resource name
+// waits for the object's other finalizers (DeletionOrderLast), and says so
+// in the Synced condition. Their removal is a change of the object, which
+// brings the next pass.
+func (s *Step[T]) waitForOthers(req *bosun.Pass[T], name string) (bool, error) {
+	obj := req.Object
+	order, err := s.deletionOrder(obj)
+	if err != nil {
+		return false, err
+	}
+	if order != DeletionOrderLast || !s.othersHold(req) {
+		return false, nil
+	}
+	fins := obj.GetFinalizers()
+	s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonWaitingForFinalizers,
+		fmt.Sprintf("the deletion order is %q: %s is deleted once the object's other finalizers are gone (it holds %s, one of them the operator's own)",
+			order, describe(name), strings.Join(fins, ", ")))
+	req.Log.V(1).Info("waiting for the object's other finalizers before deleting the external resource", "externalName", name, "finalizers", fins)
+	return true, nil
 }
 
 // delete commits the delete fence, AnnotationDeletePending at now, and,
