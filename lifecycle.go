@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -57,16 +58,8 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 
 	// Ownership, first: another instance's object gets no writes and no
 	// events beyond the one warning, whatever its policy.
-	if r.Instance != "" {
-		if owner := obj.GetAnnotations()[AnnotationOperatorInstance]; owner != "" && owner != r.Instance {
-			if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
-				ps.event(corev1.EventTypeWarning, EventOwnedElsewhere, "Reconcile",
-					"object belongs to operator instance %q, not %q", owner, r.Instance)
-			}
-			req.Log.V(1).Info("object owned by another instance", "instance", owner)
-			return ctrl.Result{}, nil
-		}
-		r.foreign.Delete(ps.key)
+	if ps.ownedElsewhere() {
+		return ctrl.Result{}, nil
 	}
 
 	// Policy.
@@ -80,13 +73,7 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	req.Policy = policy
 	req.Log = req.Log.WithValues("policy", string(policy))
 	ctx = logr.NewContext(ctx, req.Log)
-	if policy == PolicySkip {
-		if _, seen := r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
-			ps.event(corev1.EventTypeNormal, EventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
-		}
-	} else {
-		r.skipSeen.Delete(ps.key)
-	}
+	ps.noteSkip(policy)
 
 	deleting := req.Deleting()
 	ours := r.Finalizer != "" && controllerutil.ContainsFinalizer(obj, r.Finalizer)
@@ -105,27 +92,7 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	}
 
 	// Act.
-	var res ctrl.Result
-	released := false
-	switch {
-	case ps.claimErr != nil:
-		// The claim was refused: nothing acts.
-		err = ps.claimErr
-	case deleting && policy == PolicyManage:
-		res, err = ps.cleanup(ctx)
-		if !flow.Interrupts(res, err) {
-			controllerutil.RemoveFinalizer(req.Object, r.Finalizer)
-			released = true
-		}
-	case deleting:
-		// Detach (or skip): nothing is undone, the object is let go.
-		controllerutil.RemoveFinalizer(req.Object, r.Finalizer)
-		released = true
-	case policy == PolicySkip:
-		res, err = ps.observe(ctx)
-	default:
-		res, err = ps.do(ctx)
-	}
+	res, err, released := ps.act(ctx, deleting, policy)
 
 	// Post, always.
 	res, err = flow.JoinResults(flow.Outcome{Result: res, Err: err}, flow.Outcome{Err: ps.post(ctx)})
@@ -144,7 +111,13 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 		req.Log.V(1).Info("handled reconcile request", "requestedAt", req.Object.GetAnnotations()[AnnotationReconcileRequestedAt])
 	}
 
-	// Conditions.
+	return ps.finish(ctx, res, err, deleting, resync)
+}
+
+// finish ends a pass that did not let the object go: it sets the
+// conditions from the outcome res, err, saves the object, emits the
+// Warning of a new error, and adds the resync to res.
+func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, deleting bool, resync time.Duration) (ctrl.Result, error) {
 	newError := ps.setConditions(err)
 	var severity conditions.Severity
 	if err != nil {
@@ -174,10 +147,71 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	res, err = flow.Final(res, err)
 	if err == nil && !deleting {
 		before := res.RequeueAfter
-		res = withResync(res, resync, r.ResyncJitter)
+		res = withResync(res, resync, ps.r.ResyncJitter)
 		ps.resynced = res.RequeueAfter != before
 	}
 	return res, err
+}
+
+// ownedElsewhere reports whether the object belongs to another operator
+// instance (AnnotationOperatorInstance), warning once per owner.
+func (ps *passState[T]) ownedElsewhere() bool {
+	r := ps.r
+	if r.Instance == "" {
+		return false
+	}
+	owner := ps.req.Object.GetAnnotations()[AnnotationOperatorInstance]
+	if owner == "" || owner == r.Instance {
+		r.foreign.Delete(ps.key)
+		return false
+	}
+	if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
+		ps.event(corev1.EventTypeWarning, EventOwnedElsewhere, "Reconcile",
+			"object belongs to operator instance %q, not %q", owner, r.Instance)
+	}
+	ps.req.Log.V(1).Info("object owned by another instance", "instance", owner)
+	return true
+}
+
+// noteSkip emits the Event of the skip policy once, when the object comes
+// under it.
+func (ps *passState[T]) noteSkip(policy Policy) {
+	if policy != PolicySkip {
+		ps.r.skipSeen.Delete(ps.key)
+		return
+	}
+	if _, seen := ps.r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
+		ps.event(corev1.EventTypeNormal, EventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
+	}
+}
+
+// act runs what the pass does under policy: nothing after a refused
+// claim, the cleanup of an object being deleted (released reports that its
+// finalizer was removed), Observe under the skip policy, the steps
+// otherwise.
+func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (res ctrl.Result, err error, released bool) {
+	obj, fin := ps.req.Object, ps.r.Finalizer
+	switch {
+	case ps.claimErr != nil:
+		// The claim was refused: nothing acts.
+		return ctrl.Result{}, ps.claimErr, false
+	case deleting && policy == PolicyManage:
+		res, err = ps.cleanup(ctx)
+		if !flow.Interrupts(res, err) {
+			controllerutil.RemoveFinalizer(obj, fin)
+			released = true
+		}
+		return res, err, released
+	case deleting:
+		// Detach (or skip): nothing is undone, the object is let go.
+		controllerutil.RemoveFinalizer(obj, fin)
+		return ctrl.Result{}, nil, true
+	case policy == PolicySkip:
+		res, err = ps.observe(ctx)
+	default:
+		res, err = ps.do(ctx)
+	}
+	return res, err, false
 }
 
 // policy returns the policy of the object: its annotation, else its

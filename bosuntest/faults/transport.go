@@ -55,19 +55,11 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	var precondition types.UID
-	if recorded && info.verb == VerbDelete && req.Body != nil && req.Body != http.NoBody {
-		body, err := io.ReadAll(req.Body)
-		_ = req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("faults: reading a delete request: %w", err)
-		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		var opts metav1.DeleteOptions
-		if json.Unmarshal(body, &opts) == nil && opts.Preconditions != nil && opts.Preconditions.UID != nil {
-			precondition = *opts.Preconditions.UID
+	if recorded && info.verb == VerbDelete {
+		if precondition, err = uidPrecondition(req); err != nil {
+			return nil, err
 		}
 	}
-
 	if recorded {
 		p.foreignWrite(req, info)
 	}
@@ -101,6 +93,14 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 
+	return rt.answered(resp, call, fault)
+}
+
+// answered records the write call, which the API server answered with
+// resp, and applies to it what the plan says: a lost answer (fault), or a
+// crash at the plan's crash point.
+func (rt *transport) answered(resp *http.Response, call Call, fault Fault) (*http.Response, error) {
+	p := rt.p
 	body, rerr := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
@@ -127,6 +127,25 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		p.Crash()
 	}
 	return resp, nil
+}
+
+// uidPrecondition returns the UID precondition of the delete request req,
+// if its body has one, and leaves the body to be read again.
+func uidPrecondition(req *http.Request) (types.UID, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return "", nil
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return "", fmt.Errorf("faults: reading a delete request: %w", err)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	var opts metav1.DeleteOptions
+	if json.Unmarshal(body, &opts) == nil && opts.Preconditions != nil && opts.Preconditions.UID != nil {
+		return *opts.Preconditions.UID, nil
+	}
+	return "", nil
 }
 
 // intercept answers req when the plan does not let it through: the
