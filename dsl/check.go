@@ -282,13 +282,22 @@ func (c *checker) checkWrites(as *ActionSpec) {
 	}
 }
 
+// selectorsSeen is what checkSelectors has seen of a state's selectors so
+// far.
+type selectorsSeen struct {
+	hasName, owned bool
+	// ns and controller are the namespace selector and the selector of
+	// the controller field, if any.
+	ns, controller *Selector
+	// labels and fields are the label requirements (key and operator) and
+	// the field paths.
+	labels, fields map[string]bool
+}
+
 func (c *checker) checkSelectors(ds *DeclSpec, ss *StateSpec) {
 	st := ss.State
 	name := shorten(st.Name.Name)
-	var hasName, owned bool
-	var nsSel, controllerSel *Selector
-	labels := make(map[string]bool)
-	fields := make(map[string]bool)
+	seen := &selectorsSeen{labels: map[string]bool{}, fields: map[string]bool{}}
 	for _, sel := range st.Selectors {
 		if sel == nil {
 			continue
@@ -299,117 +308,140 @@ func (c *checker) checkSelectors(ds *DeclSpec, ss *StateSpec) {
 			c.errs.add(sel.Pos, "selector %s in state %s has no value", sel.Kind, name)
 			continue
 		}
-		key := shorten(sel.Key.Name)
 		switch sel.Kind {
 		case NameSelector:
-			if st.List {
-				c.errs.add(sel.Pos, "selector name is only for single-object states; state %s is a list", name)
-				continue
-			}
-			if hasName {
-				c.errs.add(sel.Pos, "duplicate name selector in state %s", name)
-				continue
-			}
-			hasName = true
-			if sel.Value.IsConstant() && constantText(sel.Value) == "" {
-				c.errs.add(sel.Value.Pos, "empty name in state %s", name)
-			}
-			c.checkRefs(ds, sel.Value)
-			ss.ObjectName = sel.Value
+			c.nameSelector(ds, ss, sel, seen)
 		case NamespaceSelector:
-			if nsSel != nil {
-				c.errs.add(sel.Pos, "duplicate namespace selector in state %s", name)
-				continue
-			}
-			nsSel = sel
-			if ss.Kind != nil && ss.Kind.Cluster {
-				c.errs.add(sel.Pos, "selector namespace is for namespaced kinds; %s is cluster-scoped", shorten(ss.Kind.Name))
-				continue
-			}
-			if sel.Value.IsConstant() {
-				if text := constantText(sel.Value); text == "" {
-					c.errs.add(sel.Value.Pos, "empty namespace in state %s", name)
-				} else if len(validation.IsDNS1123Label(text)) > 0 {
-					c.errs.add(sel.Value.Pos, "invalid namespace %s; want a DNS label: at most 63 lower-case letters, digits or -, alphanumeric at both ends", shorten(sel.Value.Raw))
-				}
-			}
-			c.checkRefs(ds, sel.Value)
-			ss.Namespace = sel.Value
+			c.namespaceSelector(ds, ss, sel, seen)
 		case LabelSelector:
-			if !st.List {
-				c.errs.add(sel.Pos, "selector labels/%s is only for list states; state %s is a single object", key, name)
-				continue
-			}
-			if len(validation.IsQualifiedName(sel.Key.Name)) > 0 {
-				c.errs.add(sel.Key.Pos, "invalid label key %s; want [PREFIX/]NAME: a DNS subdomain prefix and a name of at most 63 letters, digits, -, _ or ., alphanumeric at both ends", key)
-			}
-			opKey := sel.Key.Name + " " + sel.Op.String()
-			if labels[opKey] {
-				c.errs.add(sel.Pos, "duplicate label requirement %s in state %s", shorten(sel.String()), name)
-				continue
-			}
-			labels[opKey] = true
-			values := sel.Values
-			if sel.Value != nil {
-				values = []*Value{sel.Value}
-			}
-			seen := make(map[string]bool)
-			for _, v := range values {
-				if v.IsConstant() {
-					text := constantText(v)
-					if len(validation.IsValidLabelValue(text)) > 0 {
-						c.errs.add(v.Pos, "invalid label value %s; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends", shorten(v.Raw))
-					}
-					if seen[text] {
-						c.errs.add(v.Pos, "label value %s named twice in labels/%s %s", shorten(v.Raw), key, sel.Op)
-					}
-					seen[text] = true
-				}
-				c.checkRefs(ds, v)
-			}
-			ss.Labels = append(ss.Labels, Requirement{Key: sel.Key.Name, Op: sel.Op, Value: sel.Value, Values: sel.Values})
+			c.labelSelector(ds, ss, sel, seen)
 		case FieldSelector:
-			if !st.List {
-				c.errs.add(sel.Pos, "selector fields/%s is only for list states; state %s is a single object", key, name)
-				continue
-			}
-			valid := validFieldPath(sel.Key.Name)
-			if !valid {
-				c.errs.add(sel.Key.Pos, "invalid field path %s; want .field.path, for example .spec.nodeName", key)
-			}
-			if fields[sel.Key.Name] {
-				c.errs.add(sel.Pos, "duplicate field path %s in state %s", key, name)
-				continue
-			}
-			fields[sel.Key.Name] = true
-			if sel.Key.Name == ControllerField {
-				controllerSel = sel
-			}
-			c.checkRefs(ds, sel.Value)
-			req := Requirement{Key: sel.Key.Name, Value: sel.Value}
-			if c.opts.Types != nil && valid && sel.Key.Name != ControllerField && ss.Kind != nil {
-				goPath, err := c.opts.Types.JSONField(ss.Kind.Package, ss.Kind.Kind, strings.Split(sel.Key.Name[1:], "."))
-				if err != nil {
-					c.errs.add(sel.Key.Pos, "invalid field path %s for %s: %v", key, ss.Kind.Name, err)
-				}
-				req.GoPath = goPath
-			}
-			ss.Fields = append(ss.Fields, req)
+			c.fieldSelector(ds, ss, sel, seen)
 		case OwnedSelector:
-			if owned {
+			if seen.owned {
 				c.errs.add(sel.Pos, "duplicate owned in state %s", name)
 				continue
 			}
-			owned = true
+			seen.owned = true
 			ss.Owned = true
 		default:
 			c.errs.add(sel.Pos, "unknown selector %s; want name, namespace, labels/KEY, fields/PATH or owned", sel.Kind)
 		}
 	}
-	if !st.List && !hasName {
+	if !st.List && !seen.hasName {
 		c.errs.add(st.Name.Pos, "state %s has no name selector; a single-object state needs name=VALUE", name)
 	}
-	c.checkScope(ds, ss, nsSel, controllerSel)
+	c.checkScope(ds, ss, seen.ns, seen.controller)
+}
+
+// nameSelector checks the name selector sel of state ss.
+func (c *checker) nameSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen *selectorsSeen) {
+	st, name := ss.State, shorten(ss.State.Name.Name)
+	if st.List {
+		c.errs.add(sel.Pos, "selector name is only for single-object states; state %s is a list", name)
+		return
+	}
+	if seen.hasName {
+		c.errs.add(sel.Pos, "duplicate name selector in state %s", name)
+		return
+	}
+	seen.hasName = true
+	if sel.Value.IsConstant() && constantText(sel.Value) == "" {
+		c.errs.add(sel.Value.Pos, "empty name in state %s", name)
+	}
+	c.checkRefs(ds, sel.Value)
+	ss.ObjectName = sel.Value
+}
+
+// namespaceSelector checks the namespace selector sel of state ss.
+func (c *checker) namespaceSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen *selectorsSeen) {
+	name := shorten(ss.State.Name.Name)
+	if seen.ns != nil {
+		c.errs.add(sel.Pos, "duplicate namespace selector in state %s", name)
+		return
+	}
+	seen.ns = sel
+	if ss.Kind != nil && ss.Kind.Cluster {
+		c.errs.add(sel.Pos, "selector namespace is for namespaced kinds; %s is cluster-scoped", shorten(ss.Kind.Name))
+		return
+	}
+	if sel.Value.IsConstant() {
+		if text := constantText(sel.Value); text == "" {
+			c.errs.add(sel.Value.Pos, "empty namespace in state %s", name)
+		} else if len(validation.IsDNS1123Label(text)) > 0 {
+			c.errs.add(sel.Value.Pos, "invalid namespace %s; want a DNS label: at most 63 lower-case letters, digits or -, alphanumeric at both ends", shorten(sel.Value.Raw))
+		}
+	}
+	c.checkRefs(ds, sel.Value)
+	ss.Namespace = sel.Value
+}
+
+// labelSelector checks the label requirement sel of state ss.
+func (c *checker) labelSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen *selectorsSeen) {
+	st, name, key := ss.State, shorten(ss.State.Name.Name), shorten(sel.Key.Name)
+	if !st.List {
+		c.errs.add(sel.Pos, "selector labels/%s is only for list states; state %s is a single object", key, name)
+		return
+	}
+	if len(validation.IsQualifiedName(sel.Key.Name)) > 0 {
+		c.errs.add(sel.Key.Pos, "invalid label key %s; want [PREFIX/]NAME: a DNS subdomain prefix and a name of at most 63 letters, digits, -, _ or ., alphanumeric at both ends", key)
+	}
+	opKey := sel.Key.Name + " " + sel.Op.String()
+	if seen.labels[opKey] {
+		c.errs.add(sel.Pos, "duplicate label requirement %s in state %s", shorten(sel.String()), name)
+		return
+	}
+	seen.labels[opKey] = true
+	values := sel.Values
+	if sel.Value != nil {
+		values = []*Value{sel.Value}
+	}
+	named := make(map[string]bool)
+	for _, v := range values {
+		if v.IsConstant() {
+			text := constantText(v)
+			if len(validation.IsValidLabelValue(text)) > 0 {
+				c.errs.add(v.Pos, "invalid label value %s; want at most 63 letters, digits, -, _ or ., alphanumeric at both ends", shorten(v.Raw))
+			}
+			if named[text] {
+				c.errs.add(v.Pos, "label value %s named twice in labels/%s %s", shorten(v.Raw), key, sel.Op)
+			}
+			named[text] = true
+		}
+		c.checkRefs(ds, v)
+	}
+	ss.Labels = append(ss.Labels, Requirement{Key: sel.Key.Name, Op: sel.Op, Value: sel.Value, Values: sel.Values})
+}
+
+// fieldSelector checks the field selector sel of state ss.
+func (c *checker) fieldSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen *selectorsSeen) {
+	st, name, key := ss.State, shorten(ss.State.Name.Name), shorten(sel.Key.Name)
+	if !st.List {
+		c.errs.add(sel.Pos, "selector fields/%s is only for list states; state %s is a single object", key, name)
+		return
+	}
+	valid := validFieldPath(sel.Key.Name)
+	if !valid {
+		c.errs.add(sel.Key.Pos, "invalid field path %s; want .field.path, for example .spec.nodeName", key)
+	}
+	if seen.fields[sel.Key.Name] {
+		c.errs.add(sel.Pos, "duplicate field path %s in state %s", key, name)
+		return
+	}
+	seen.fields[sel.Key.Name] = true
+	if sel.Key.Name == ControllerField {
+		seen.controller = sel
+	}
+	c.checkRefs(ds, sel.Value)
+	req := Requirement{Key: sel.Key.Name, Value: sel.Value}
+	if c.opts.Types != nil && valid && sel.Key.Name != ControllerField && ss.Kind != nil {
+		goPath, err := c.opts.Types.JSONField(ss.Kind.Package, ss.Kind.Kind, strings.Split(sel.Key.Name[1:], "."))
+		if err != nil {
+			c.errs.add(sel.Key.Pos, "invalid field path %s for %s: %v", key, ss.Kind.Name, err)
+		}
+		req.GoPath = goPath
+	}
+	ss.Fields = append(ss.Fields, req)
 }
 
 // checkScope works out where the objects of ss are read and reports the
