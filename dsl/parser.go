@@ -382,22 +382,8 @@ func (p *parser) parseSelector() *Selector {
 		s.off++
 	}
 	start := s.off
-	for !s.eof() {
-		c := s.src[s.off]
-		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '=' || c == '!' || c == '}' || s.atComment() {
-			break
-		}
-		r, size := utf8.DecodeRune(s.src[s.off:])
-		if msg := badRune(r, size); msg != "" {
-			if s.off == start {
-				p.errorf(sel.Pos, "%s", msg)
-				s.off += size
-				p.skipSelector()
-				return nil
-			}
-			break
-		}
-		s.off += size
+	if !p.scanSelectorWord(sel) {
+		return nil
 	}
 	word := string(s.src[start:s.off])
 	if negated && !strings.HasPrefix(word, "labels/") {
@@ -466,6 +452,40 @@ func (p *parser) parseSelector() *Selector {
 			s.off++
 		}
 	}
+	return p.selectorValue(sel, word)
+}
+
+// scanSelectorWord moves the scanner past the word of a selector, up to a
+// blank, =, !, } or a comment. A first character that cannot start one is
+// reported, the rest of the selector skipped, and false returned.
+func (p *parser) scanSelectorWord(sel *Selector) bool {
+	s := p.s
+	start := s.off
+	for !s.eof() {
+		c := s.src[s.off]
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '=' || c == '!' || c == '}' || s.atComment() {
+			break
+		}
+		r, size := utf8.DecodeRune(s.src[s.off:])
+		if msg := badRune(r, size); msg != "" {
+			if s.off == start {
+				p.errorf(sel.Pos, "%s", msg)
+				s.off += size
+				p.skipSelector()
+				return false
+			}
+			break
+		}
+		s.off += size
+	}
+	return true
+}
+
+// selectorValue parses the = and the value of the selector sel, whose word
+// is word. After an error it skips the rest of the selector and returns
+// nil.
+func (p *parser) selectorValue(sel *Selector, word string) *Selector {
+	s := p.s
 	if s.peek(0) != '=' {
 		want := shorten(word) + "=VALUE"
 		if sel.Kind == LabelSelector {
