@@ -658,115 +658,14 @@ func (g *generator) match(d *declInfo, w *watchedKind, states []*stateInfo) stri
 // the ones that clash or cannot be Go identifiers; then it works out the
 // field indexes and watches of each decl.
 func (g *generator) plan() error {
-	var errs dsl.ErrorList
-	fail := func(pos dsl.Pos, format string, args ...any) {
-		errs = append(errs, &dsl.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
-	}
-	top := make(map[string]string) // package-level name -> what it is
-	claim := func(pos dsl.Pos, name, what string) {
-		if prev, ok := top[name]; ok {
-			fail(pos, "generated name %s of %s is also the name of %s", name, what, prev)
-			return
-		}
-		top[name] = what
-	}
+	pl := &planner{g: g, top: make(map[string]string)}
 	for _, ds := range g.spec.Decls {
-		pos := ds.Decl.Name.Pos
-		if !token.IsIdentifier(ds.Name) {
-			fail(pos, "decl name %s is not a Go identifier", ds.Name)
-			continue
+		if d := pl.decl(ds); d != nil {
+			g.decls = append(g.decls, d)
 		}
-		if ds.Target == nil {
-			fail(pos, "decl %s has no resolved target kind; generate from a checked spec", ds.Name)
-			continue
-		}
-		d := &declInfo{Spec: ds, Pos: ds.Decl.Pos, Target: ds.Target, Manager: exported(ds.Name)}
-		d.State = d.Manager + "State"
-		d.Impl = d.Manager + "Impl"
-		d.NewManager = "New" + d.Manager
-		d.NewState = "New" + d.Manager + "State"
-		d.NewForPass = "New" + d.Manager + "ForPass"
-		d.Index = "Index" + d.Manager + "Fields"
-		d.Watch = "Watch" + d.Manager + "States"
-		d.Steps = d.Manager + "Steps"
-		d.NewSteps = "New" + d.Manager + "Steps"
-		d.Step = unexported(d.Manager) + "Step"
-		what := "decl " + ds.Name
-		for _, n := range []string{d.Manager, d.State, d.Impl, d.NewManager, d.NewState, d.NewForPass, d.Index, d.Watch, d.Steps, d.NewSteps, d.Step} {
-			claim(pos, n, what)
-		}
-		if usesControllerField(ds) {
-			d.ControllerName = unexported(d.Manager) + "ControllerName"
-			claim(pos, d.ControllerName, what)
-		}
-
-		byState := make(map[*dsl.StateSpec]*stateInfo)
-		getters := make(map[string]string)
-		params := make(map[string]bool)
-		for _, ss := range ds.States {
-			spos := ss.State.Name.Pos
-			if !token.IsIdentifier(ss.Name) {
-				fail(spos, "state name %s is not a Go identifier", ss.Name)
-				continue
-			}
-			if ss.Kind == nil || !ss.List && ss.ObjectName == nil {
-				fail(spos, "state %s has no resolved kind or object name; generate from a checked spec", ss.Name)
-				continue
-			}
-			s := &stateInfo{
-				Spec: ss, Decl: d, Pos: spos,
-				Getter: "Get" + exported(ss.Name), Fetch: "fetch" + exported(ss.Name), Field: unexported(ss.Name),
-				Type: g.stateType(ss),
-			}
-			if prev, ok := getters[s.Getter]; ok {
-				fail(spos, "states %s and %s of decl %s both make the getter %s", prev, ss.Name, ds.Name, s.Getter)
-				continue
-			}
-			getters[s.Getter] = ss.Name
-			s.Param = ss.Name
-			for token.IsKeyword(s.Param) || predeclared[s.Param] || actionLocals[s.Param] || g.imports.isReserved(s.Param) || params[s.Param] {
-				s.Param += "State"
-			}
-			params[s.Param] = true
-			for _, f := range ss.Fields {
-				if f.Key != dsl.ControllerField && len(f.GoPath) == 0 {
-					fail(fieldPos(ss, f.Key), "field %s of state %s has no Go field path; check the document with Go types", f.Key, ss.Name)
-				}
-			}
-			byState[ss] = s
-			d.States = append(d.States, s)
-		}
-
-		methods := map[string]string{
-			"State":            "the manager's State method",
-			"SetupWithBuilder": "the steps' SetupWithBuilder method",
-			"All":              "the steps' All method",
-		}
-		for _, as := range ds.Actions {
-			apos := as.Action.Name.Pos
-			if !token.IsIdentifier(as.Name) {
-				fail(apos, "action name %s is not a Go identifier", as.Name)
-				continue
-			}
-			a := &actionInfo{Spec: as, Decl: d, Pos: apos, Method: exported(as.Name)}
-			a.Constant = d.Manager + a.Method
-			if prev, ok := methods[a.Method]; ok {
-				fail(apos, "action %s of decl %s makes the method %s, as does %s", as.Name, ds.Name, a.Method, prev)
-				continue
-			}
-			methods[a.Method] = "action " + as.Name
-			claim(apos, a.Constant, "the name constant of action "+as.Name+" of decl "+ds.Name)
-			for _, ss := range as.States {
-				if s, ok := byState[ss]; ok {
-					a.States = append(a.States, s)
-				}
-			}
-			d.Actions = append(d.Actions, a)
-		}
-		g.decls = append(g.decls, d)
 	}
-	errs.Sort()
-	if err := errs.Err(); err != nil {
+	pl.errs.Sort()
+	if err := pl.errs.Err(); err != nil {
 		return err
 	}
 	for _, d := range g.decls {
@@ -777,4 +676,136 @@ func (g *generator) plan() error {
 		d.Watched = g.watchedKinds(d)
 	}
 	return nil
+}
+
+// planner is plan's work: the errors found so far and the package-level
+// names taken.
+type planner struct {
+	g    *generator
+	errs dsl.ErrorList
+	top  map[string]string // package-level name -> what it is
+}
+
+// fail records an error at pos.
+func (pl *planner) fail(pos dsl.Pos, format string, args ...any) {
+	pl.errs = append(pl.errs, &dsl.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+// claim takes the package-level name for what, or fails if it is taken.
+func (pl *planner) claim(pos dsl.Pos, name, what string) {
+	if prev, ok := pl.top[name]; ok {
+		pl.fail(pos, "generated name %s of %s is also the name of %s", name, what, prev)
+		return
+	}
+	pl.top[name] = what
+}
+
+// decl plans the names of the decl ds, its states and its actions; nil
+// when ds cannot be generated.
+func (pl *planner) decl(ds *dsl.DeclSpec) *declInfo {
+	pos := ds.Decl.Name.Pos
+	if !token.IsIdentifier(ds.Name) {
+		pl.fail(pos, "decl name %s is not a Go identifier", ds.Name)
+		return nil
+	}
+	if ds.Target == nil {
+		pl.fail(pos, "decl %s has no resolved target kind; generate from a checked spec", ds.Name)
+		return nil
+	}
+	d := &declInfo{Spec: ds, Pos: ds.Decl.Pos, Target: ds.Target, Manager: exported(ds.Name)}
+	d.State = d.Manager + "State"
+	d.Impl = d.Manager + "Impl"
+	d.NewManager = "New" + d.Manager
+	d.NewState = "New" + d.Manager + "State"
+	d.NewForPass = "New" + d.Manager + "ForPass"
+	d.Index = "Index" + d.Manager + "Fields"
+	d.Watch = "Watch" + d.Manager + "States"
+	d.Steps = d.Manager + "Steps"
+	d.NewSteps = "New" + d.Manager + "Steps"
+	d.Step = unexported(d.Manager) + "Step"
+	what := "decl " + ds.Name
+	for _, n := range []string{d.Manager, d.State, d.Impl, d.NewManager, d.NewState, d.NewForPass, d.Index, d.Watch, d.Steps, d.NewSteps, d.Step} {
+		pl.claim(pos, n, what)
+	}
+	if usesControllerField(ds) {
+		d.ControllerName = unexported(d.Manager) + "ControllerName"
+		pl.claim(pos, d.ControllerName, what)
+	}
+	pl.actions(d, pl.states(d))
+	return d
+}
+
+// states plans the getters and parameters of the states of d, and
+// returns them by their spec.
+func (pl *planner) states(d *declInfo) map[*dsl.StateSpec]*stateInfo {
+	ds := d.Spec
+	byState := make(map[*dsl.StateSpec]*stateInfo)
+	getters := make(map[string]string)
+	params := make(map[string]bool)
+	for _, ss := range ds.States {
+		spos := ss.State.Name.Pos
+		if !token.IsIdentifier(ss.Name) {
+			pl.fail(spos, "state name %s is not a Go identifier", ss.Name)
+			continue
+		}
+		if ss.Kind == nil || !ss.List && ss.ObjectName == nil {
+			pl.fail(spos, "state %s has no resolved kind or object name; generate from a checked spec", ss.Name)
+			continue
+		}
+		s := &stateInfo{
+			Spec: ss, Decl: d, Pos: spos,
+			Getter: "Get" + exported(ss.Name), Fetch: "fetch" + exported(ss.Name), Field: unexported(ss.Name),
+			Type: pl.g.stateType(ss),
+		}
+		if prev, ok := getters[s.Getter]; ok {
+			pl.fail(spos, "states %s and %s of decl %s both make the getter %s", prev, ss.Name, ds.Name, s.Getter)
+			continue
+		}
+		getters[s.Getter] = ss.Name
+		s.Param = ss.Name
+		for token.IsKeyword(s.Param) || predeclared[s.Param] || actionLocals[s.Param] || pl.g.imports.isReserved(s.Param) || params[s.Param] {
+			s.Param += "State"
+		}
+		params[s.Param] = true
+		for _, f := range ss.Fields {
+			if f.Key != dsl.ControllerField && len(f.GoPath) == 0 {
+				pl.fail(fieldPos(ss, f.Key), "field %s of state %s has no Go field path; check the document with Go types", f.Key, ss.Name)
+			}
+		}
+		byState[ss] = s
+		d.States = append(d.States, s)
+	}
+	return byState
+}
+
+// actions plans the methods and name constants of the actions of d, whose
+// states are byState.
+func (pl *planner) actions(d *declInfo, byState map[*dsl.StateSpec]*stateInfo) {
+	ds := d.Spec
+	methods := map[string]string{
+		"State":            "the manager's State method",
+		"SetupWithBuilder": "the steps' SetupWithBuilder method",
+		"All":              "the steps' All method",
+	}
+	for _, as := range ds.Actions {
+		apos := as.Action.Name.Pos
+		if !token.IsIdentifier(as.Name) {
+			pl.fail(apos, "action name %s is not a Go identifier", as.Name)
+			continue
+		}
+		a := &actionInfo{Spec: as, Decl: d, Pos: apos, Method: exported(as.Name)}
+		a.Constant = d.Manager + a.Method
+		if prev, ok := methods[a.Method]; ok {
+			pl.fail(apos, "action %s of decl %s makes the method %s, as does %s", as.Name, ds.Name, a.Method, prev)
+			continue
+		}
+		methods[a.Method] = "action " + as.Name
+		pl.claim(apos, a.Constant, "the name constant of action "+as.Name+" of decl "+ds.Name)
+		for _, ss := range as.States {
+			if s, ok := byState[ss]; ok {
+				a.States = append(a.States, s)
+			}
+		}
+		d.Actions = append(d.Actions, a)
+	}
 }
