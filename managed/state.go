@@ -12,13 +12,6 @@ import (
 // memo); never from its own conditions, which only inform (see the
 // package documentation).
 
-// observedGeneration returns obj's status.observedGeneration, the
-// generation the engine last finished a pass over, and whether its type has
-// that field.
-func observedGeneration(obj client.Object) (int64, bool) {
-	return statusfield.ObservedGeneration(obj)
-}
-
 // keepStatus sets the status of dst to that of src, the copy Observe
 // worked on, when their type has a Status field: what Observe wrote there
 // of the external resource (status.atProvider, by convention) is kept,

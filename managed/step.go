@@ -18,6 +18,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/statusfield"
 	"github.com/bosunkit/bosun/managed/changelog"
 )
 
@@ -668,7 +669,7 @@ func (s *Step[T]) updateWait(prev *attempt, gen int64, now time.Time) time.Durat
 // generation (status.observedGeneration), so that a difference found now
 // was made outside the operator (drift) rather than by a spec change.
 func (s *Step[T]) inSync(obj T) bool {
-	g, ok := observedGeneration(obj)
+	g, ok := statusfield.ObservedGeneration(obj)
 	return ok && g == obj.GetGeneration()
 }
 
@@ -677,7 +678,7 @@ func (s *Step[T]) inSync(obj T) bool {
 // unset; for types without it, when the object has no external name yet).
 func (s *Step[T]) noteFirstReconcile(req *bosun.Pass[T], now time.Time) {
 	obj := req.Object
-	g, ok := observedGeneration(obj)
+	g, ok := statusfield.ObservedGeneration(obj)
 	if ok && g == 0 || !ok && ExternalName(obj) == "" {
 		s.metricsFor(req).first.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 	}
