@@ -67,9 +67,6 @@ type Builder[T client.Object] struct {
 	pending      []FieldIndex
 	// fairKey groups the objects of the fair queue (WithFairQueue).
 	fairKey fairqueue.KeyFunc[reconcile.Request]
-	// wrap, when set, wraps the reconciler the controller runs (the
-	// handlers of a HandlerSet run around the engine).
-	wrap func(r reconcile.Reconciler) reconcile.Reconciler
 	// wrappers are the caller's (WrapReconciler), innermost first.
 	wrappers []func(r reconcile.Reconciler) reconcile.Reconciler
 
@@ -216,7 +213,7 @@ func (b *Builder[T]) WatchesMetadata(obj client.Object, h handler.EventHandler, 
 // does.
 func (b *Builder[T]) WatchesRawSource(src source.TypedSource[reconcile.Request]) *Builder[T] {
 	if b.inner != nil {
-		b.inner = b.inner.WatchesRawSource(b.book.wrapSource(src, Trigger{Kind: TriggerWatch, Source: triggerSourceRaw}))
+		b.inner = b.inner.WatchesRawSource(b.book.wrapSource(src, Trigger{Kind: triggerWatch, Source: triggerSourceRaw}))
 	}
 	return b
 }
@@ -319,7 +316,7 @@ type FieldIndex struct {
 // client that must answer the field selectors the steps list by, as the
 // one of package bosuntest/unit does. scheme names the kinds. The watches
 // the steps would add are left out, and Builder.Manager is nil for them.
-func FieldIndexes[T client.Object](r *Reconciler[T], scheme *runtime.Scheme) ([]FieldIndex, error) {
+func (r *Reconciler[T]) FieldIndexes(scheme *runtime.Scheme) ([]FieldIndex, error) {
 	p := &prepared[T]{}
 	if err := p.walk(r.Steps); err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
@@ -439,7 +436,7 @@ func (b *Builder[T]) Complete(r *Reconciler[T]) error {
 // that is a Setuper add its watches and indexes, and registers the
 // controller, which it returns (for tests, or for watches added after
 // setup). It returns an error, naming the offending step or field, before
-// anything runs; one wrapping ErrKindNotServed when the API server does
+// anything runs; one wrapping errKindNotServed when the API server does
 // not serve T's kind or a kind the controller watches. With WhenServed and
 // a kind not served yet, it returns a nil controller and builds it once
 // every kind is served.
@@ -546,7 +543,7 @@ func (b *Builder[T]) buildWhenServed(r *Reconciler[T], kinds []schema.GroupVersi
 // does not serve: T's kind forGVK (empty when the scheme does not know
 // it), when the Builder already found it missing, then those of Owns and
 // Watches. Without WhenServed, a missing kind is an error wrapping
-// ErrKindNotServed: the controller could not start.
+// errKindNotServed: the controller could not start.
 func (b *Builder[T]) unserved(r *Reconciler[T], forGVK schema.GroupVersionKind) ([]schema.GroupVersionKind, error) {
 	var kinds []schema.GroupVersionKind
 	if b.deferIndexes {
@@ -569,7 +566,7 @@ func (b *Builder[T]) unserved(r *Reconciler[T], forGVK schema.GroupVersionKind) 
 
 // missing reports whether the API server does not serve gvk, for a
 // controller that waits for it (WhenServed); without WhenServed, a kind
-// not served is an error wrapping ErrKindNotServed. Failing to ask is an
+// not served is an error wrapping errKindNotServed. Failing to ask is an
 // error with WhenServed only: without it, the controller's start tells.
 func (b *Builder[T]) missing(r *Reconciler[T], gvk schema.GroupVersionKind) (bool, error) {
 	ok, err := served(b.mgr.GetRESTMapper(), gvk)
@@ -614,7 +611,7 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	if err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: finding the scope of %T: %w", r.Name, forObj, err)
 	}
-	if namespaced && !r.IgnoreNamespacePolicy {
+	if namespaced && !r.Options.IgnoreNamespacePolicy {
 		h, err := namespacePolicyHandler(b.mgr, forObj)
 		if err != nil {
 			return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
@@ -625,7 +622,7 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 		inner = inner.WatchesMetadata(ns, b.noting(ns, h, triggerSourceNamespace), builder.WithPredicates(namespacePolicyChanged()))
 	}
 	if b.enq != nil {
-		inner = inner.WatchesRawSource(b.book.wrapSource(b.enq.source(), Trigger{Kind: TriggerEnqueued}))
+		inner = inner.WatchesRawSource(b.book.wrapSource(b.enq.source(), Trigger{Kind: triggerEnqueued}))
 	}
 	inner = inner.WithOptions(b.controllerOptions()).WithEventFilter(b.candidates(forObj, namespaced))
 	if gvk, err := apiutil.GVKForObject(forObj, b.mgr.GetScheme()); err == nil {
@@ -635,9 +632,6 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	r.book = b.book
 	r.observation = ObservationOf(b.mgr)
 	var rec reconcile.Reconciler = r
-	if b.wrap != nil {
-		rec = b.wrap(r)
-	}
 	for _, w := range b.wrappers {
 		rec = w(rec)
 	}
@@ -680,7 +674,7 @@ func (b *Builder[T]) Enqueuer() *Enqueuer {
 	}
 	b.enq = newEnqueuer()
 	if b.ctrl != nil {
-		if err := b.ctrl.Watch(b.book.wrapSource(b.enq.source(), Trigger{Kind: TriggerEnqueued})); err != nil {
+		if err := b.ctrl.Watch(b.book.wrapSource(b.enq.source(), Trigger{Kind: triggerEnqueued})); err != nil {
 			b.mgr.GetLogger().Error(err, "wiring an enqueuer to a running controller")
 		}
 	}
@@ -750,8 +744,8 @@ func namespacePolicyHandler(mgr ctrl.Manager, obj client.Object) (handler.EventH
 // Watches, WatchesMetadata, by the caller or a step's setup), at setup,
 // Complete (and Build) check the Reconciler and set its steps up as usual,
 // so that mistakes still show at once, then register a runnable with the
-// manager that looks at the API server's discovery (with a backoff, see
-// GateBackoff) until every one of them is served, and only then builds and
+// manager that looks at the API server's discovery (first after a second, then
+// twice as long each time, up to half a minute) until every one of them is served, and only then builds and
 // starts the controller. It logs once
 // that it waits and once that the kind is served. When the kind is served
 // at setup, WhenServed changes nothing. One operator binary can so ship
@@ -765,15 +759,8 @@ func namespacePolicyHandler(mgr ctrl.Manager, obj client.Object) (handler.EventH
 // most mistakes show at setup) stops the manager with that error.
 //
 // Without WhenServed, a kind that is not served, T's or a watched one, is
-// an error at setup that wraps ErrKindNotServed.
-func (b *Builder[T]) WhenServed(opts ...GateOption) *Builder[T] {
-	g := &gate{first: DefaultGateInterval, longest: DefaultGateMaxInterval}
-	for _, o := range opts {
-		if o != nil {
-			o(g)
-		}
-	}
-	g.longest = max(g.longest, g.first)
-	b.gate = g
+// an error at setup that wraps errKindNotServed.
+func (b *Builder[T]) WhenServed() *Builder[T] {
+	b.gate = &gate{first: defaultGateInterval, longest: defaultGateMaxInterval}
 	return b
 }

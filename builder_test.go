@@ -78,7 +78,7 @@ func TestEventsOnlyWhenSomethingHappened(t *testing.T) {
 	j := newJournal()
 	log := &passLog{}
 	r := newReconciler("events", j, true)
-	r.Observers = []bosun.PassObserver{log}
+	r.Options.Observers = []bosun.PassObserver{log}
 	f.run(r, runOptions{})
 	f.create("ok", 6, 3, nil)
 	f.create("bad", 6, 0, nil)

@@ -24,7 +24,7 @@
 // treated as one listed in Steps: one list, one kind of unit.
 //
 // NewStatusStep makes a step of a function that computes the object's
-// status; when it fails, its status edits are discarded (RollbackStatus), so
+// status; when it fails, its status edits are discarded (the Status field is put back as it was), so
 // a half-computed status is never saved. Package children keeps an object's
 // children as a set, package managed the resources it has outside
 // Kubernetes, and package watch wakes it when related objects change.
@@ -42,7 +42,7 @@
 // # Optional APIs, handlers, and requests from outside
 //
 // A kind the API server does not serve (its CRD is not installed) is
-// refused at setup with ErrKindNotServed, unless the Builder is told
+// refused at setup with errKindNotServed, unless the Builder is told
 // WhenServed: the controller is then checked and its steps set up as
 // usual, and it is built and started once discovery shows the kind, so
 // one operator binary can ship controllers for optional APIs.
@@ -75,7 +75,7 @@
 //
 // A new value of the annotation reconcile.bosun.dev/requested-at brings a
 // pass at once; the engine copies the value to status.lastHandledReconcileAt
-// (ReconcileRequestRecorder, ReconcileRequestStatus) when the pass has
+// (ReconcileRequestStatus) when the pass has
 // run, so a client can wait for its request to be handled. Controllers
 // whose For predicates filter metadata changes add ReconcileRequested.
 //
@@ -99,7 +99,7 @@
 // engine's own writes of the object (the claim, the release of the
 // finalizer, the save of metadata and spec such as late-initialised
 // fields) is reported as soon as the status can be written: Ready False
-// with reason ClaimFailed, ReleaseFailed or SaveFailed (EngineWrite.Reason)
+// with reason ClaimFailed, ReleaseFailed or SaveFailed
 // and the error, one Warning event, and each WriteFailureReporter step
 // told first so it can say so in its own conditions. The engine remembers
 // the versions its writes replaced, to skip passes on a cache that is

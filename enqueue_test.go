@@ -68,7 +68,7 @@ func TestEnqueuer(t *testing.T) {
 		enq.Enqueue(key("early"))
 		delayedAt = time.Now()
 		enq.EnqueueAfter(key("late"), delay)
-		r := &bosun.Reconciler[*testapi.Widget]{Name: "enqueued", IgnoreNamespacePolicy: true, Steps: []bosun.Step[*testapi.Widget]{s.step("stamp", 1)}}
+		r := &bosun.Reconciler[*testapi.Widget]{Name: "enqueued", Options: bosun.Options{IgnoreNamespacePolicy: true}, Steps: []bosun.Step[*testapi.Widget]{s.step("stamp", 1)}}
 		if err := b.Complete(r); err != nil {
 			return err
 		}
@@ -78,7 +78,7 @@ func TestEnqueuer(t *testing.T) {
 		// A second controller whose Enqueuer is first asked for after
 		// Complete: it is wired to the controller then.
 		b2 := bosun.ControllerManagedBy[*testapi.Widget](mgr).For(nil, noEvents)
-		r2 := &bosun.Reconciler[*testapi.Widget]{Name: "enqueued-late", IgnoreNamespacePolicy: true, Steps: []bosun.Step[*testapi.Widget]{s.step("stamp", 2)}}
+		r2 := &bosun.Reconciler[*testapi.Widget]{Name: "enqueued-late", Options: bosun.Options{IgnoreNamespacePolicy: true}, Steps: []bosun.Step[*testapi.Widget]{s.step("stamp", 2)}}
 		if err := b2.Complete(r2); err != nil {
 			return err
 		}

@@ -56,35 +56,3 @@ func ExampleBuilder_Enqueuer() {
 	}
 	_ = setup
 }
-
-// Two parts of an operator, each in a package of its own, react to
-// ConfigMaps without a controller each: Handlers returns the same set to
-// both, and one controller runs their handlers, in the order they were
-// registered. OnRemove sees the keys of ConfigMaps that are gone.
-func ExampleHandlers() {
-	// In package audit.
-	auditSetup := func(mgr ctrl.Manager) error {
-		h := bosun.Handlers[*corev1.ConfigMap](mgr)
-		return errors.Join(
-			h.OnChange("audit", func(_ context.Context, p *bosun.Pass[*corev1.ConfigMap]) (ctrl.Result, error) {
-				p.Log.Info("configmap seen", "keys", len(p.Object.Data))
-				return ctrl.Result{}, nil
-			}),
-			h.OnRemove("audit", func(ctx context.Context, key client.ObjectKey) error {
-				ctrl.LoggerFrom(ctx).Info("configmap gone", "configMap", key)
-				return nil
-			}),
-		)
-	}
-	// In package labels.
-	labelSetup := func(mgr ctrl.Manager) error {
-		return bosun.Handlers[*corev1.ConfigMap](mgr).OnChange("label", func(_ context.Context, p *bosun.Pass[*corev1.ConfigMap]) (ctrl.Result, error) {
-			if p.Object.Labels == nil {
-				p.Object.Labels = map[string]string{}
-			}
-			p.Object.Labels["example.com/seen"] = "true" // the engine writes it once every handler ran
-			return ctrl.Result{}, nil
-		})
-	}
-	_, _ = auditSetup, labelSetup
-}

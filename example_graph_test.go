@@ -31,7 +31,7 @@ func (publish) Workflow() flow.Action {
 	step := func(name string) flow.Action {
 		return flow.New(name, func(context.Context) (ctrl.Result, error) { return flow.Continue() })
 	}
-	return flow.Sequential(step("render"), step("write"))
+	return flow.Sequence(step("render"), step("write"))
 }
 
 // Graph describes a reconciler without a client and without running

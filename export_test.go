@@ -2,8 +2,11 @@ package bosun
 
 import (
 	"sync"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/internal/statusfield"
 )
 
 // RememberedObjects counts the objects the engine of r remembers
@@ -18,4 +21,53 @@ func RememberedObjects[T client.Object](r *Reconciler[T]) int {
 		})
 	}
 	return len(keys)
+}
+
+// Names the engine keeps to itself, for the tests of package bosun_test.
+const (
+	AttrController              = attrController
+	AttrObject                  = attrObject
+	AttrTrigger                 = attrTrigger
+	AttrTriggerKind             = attrTriggerKind
+	AttrResult                  = attrResult
+	AttrStep                    = attrStep
+	AttrPhase                   = attrPhase
+	MetricStepDuration          = metricStepDuration
+	MetricStepErrors            = metricStepErrors
+	MetricOwnWritesSkipped      = metricOwnWritesSkipped
+	EventClaimed                = eventClaimed
+	EventCleanedUp              = eventCleanedUp
+	EventDetached               = eventDetached
+	EventOwnedElsewhere         = eventOwnedElsewhere
+	EventSkipped                = eventSkipped
+	ReasonInvalidResyncInterval = reasonInvalidResyncInterval
+	StaleCacheRetry             = staleCacheRetry
+	ConflictRequeueDelay        = conflictRequeueDelay
+)
+
+var (
+	ErrKindNotServed = errKindNotServed
+	ErrUnknownPolicy = errUnknownPolicy
+)
+
+// The kinds of Trigger, for the tests of package bosun_test.
+const (
+	TriggerWatch     = triggerWatch
+	TriggerRequeue   = triggerRequeue
+	TriggerResync    = triggerResync
+	TriggerRequested = triggerRequested
+	TriggerEnqueued  = triggerEnqueued
+)
+
+// GateBackoff makes a Builder set up with WhenServed look at the API
+// server's discovery first after first, then twice as long each time, up
+// to longest.
+func GateBackoff[T client.Object](b *Builder[T], first, longest time.Duration) *Builder[T] {
+	b.gate = &gate{first: first, longest: max(first, longest)}
+	return b
+}
+
+// RollbackStatus is the rollback of NewStatusStep.
+func RollbackStatus[T client.Object](obj T, fn func() error) error {
+	return statusfield.Rollback(obj, fn)
 }

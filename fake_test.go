@@ -593,7 +593,7 @@ func TestStaleCacheReadsLiveAfterLimit(t *testing.T) {
 	}
 	tr := &trace{}
 	r := &bosun.Reconciler[*testapi.Widget]{
-		Name: "stale", Client: c, APIReader: live, Finalizer: testFinalizer, StaleCacheLimit: 50 * time.Millisecond,
+		Name: "stale", Client: c, APIReader: live, Finalizer: testFinalizer, Options: bosun.Options{StaleCacheLimit: 50 * time.Millisecond},
 		Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: tr}},
 	}
 	if _, _, err := reconcileWidget(t, r, c, "w"); err != nil {
@@ -619,8 +619,8 @@ func TestStaleCacheReadsLiveAfterLimit(t *testing.T) {
 		}
 		return nil
 	}, bosuntest.Interval(10*time.Millisecond))
-	if waited := time.Since(start); waited < r.StaleCacheLimit {
-		t.Errorf("a pass ran after %s, before StaleCacheLimit %s", waited, r.StaleCacheLimit)
+	if waited := time.Since(start); waited < r.Options.StaleCacheLimit {
+		t.Errorf("a pass ran after %s, before StaleCacheLimit %s", waited, r.Options.StaleCacheLimit)
 	}
 	if lc.writes != 0 {
 		t.Errorf("the pass on the live object, which the first pass had converged, wrote %d times; want 0", lc.writes)

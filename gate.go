@@ -4,49 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// How often a controller set up with WhenServed looks for its kind, unless
-// GateBackoff says otherwise: first after DefaultGateInterval, then twice
-// as long each time, up to DefaultGateMaxInterval.
+// How often a controller set up with WhenServed looks for its kind: first
+// after defaultGateInterval, then twice as long each time, up to
+// defaultGateMaxInterval.
 const (
-	DefaultGateInterval    = time.Second
-	DefaultGateMaxInterval = 30 * time.Second
+	defaultGateInterval    = time.Second
+	defaultGateMaxInterval = 30 * time.Second
 )
 
-// ErrKindNotServed is wrapped by the error of Complete (and Build) for a
+// errKindNotServed is wrapped by the error of Complete (and Build) for a
 // kind the API server does not serve, usually because its
 // CustomResourceDefinition is not installed, unless the Builder was told
 // to wait for it with WhenServed.
-var ErrKindNotServed = errors.New("kind is not served by the API server")
+var errKindNotServed = errors.New("kind is not served by the API server")
 
-// GateOption changes how a controller set up with WhenServed waits for its
-// kind.
-type GateOption func(*gate)
-
-// GateBackoff sets the first wait between two looks at the API server's
-// discovery and the longest one: each wait doubles the one before, up to
-// longest. Values that are not positive leave the default in place
-// (DefaultGateInterval, DefaultGateMaxInterval); a longest below first is
-// first.
-func GateBackoff(first, longest time.Duration) GateOption {
-	return func(g *gate) {
-		if first > 0 {
-			g.first = first
-		}
-		if longest > 0 {
-			g.longest = longest
-		}
-	}
-}
-
-// gate is how a Builder waits for its kind.
+// gate is how a Builder waits for its kinds: the first wait between two
+// looks at the API server's discovery, and the longest; each wait doubles
+// the one before.
 type gate struct {
 	first, longest time.Duration
 }
@@ -87,15 +71,14 @@ func (g *gateRunnable) NeedLeaderElection() bool { return false }
 
 // Start looks for the kinds until each is served or ctx ends.
 func (g *gateRunnable) Start(ctx context.Context) error {
-	wait := g.gate.first
 	waiting := false
 	lastErr := ""
-	for {
+	backoff := wait.Backoff{Duration: g.gate.first, Factor: 2, Cap: g.gate.longest, Steps: math.MaxInt32}
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
 		ok, err := g.allServed()
 		switch {
 		case ok:
-			g.log.Info("kind served, starting the controller")
-			return g.build(ctx)
+			return true, nil
 		case err != nil && err.Error() != lastErr:
 			// Said once per new error: discovery failing for a while
 			// must not flood the log.
@@ -105,15 +88,14 @@ func (g *gateRunnable) Start(ctx context.Context) error {
 			waiting = true
 			g.log.Info("kind not served, waiting for it", "firstInterval", g.gate.first.String(), "maxInterval", g.gate.longest.String())
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-		wait = min(2*wait, g.gate.longest)
+		return false, nil
+	})
+	if err != nil {
+		// The context ended: the manager stops.
+		return nil //nolint:nilerr // a stopped manager is no failure of the gate
 	}
+	g.log.Info("kind served, starting the controller")
+	return g.build(ctx)
 }
 
 // allServed reports whether every kind of g is served; those found are
@@ -132,5 +114,5 @@ func (g *gateRunnable) allServed() (bool, error) {
 // notServedError is the error of a kind the API server does not serve.
 func notServedError(name string, gvk schema.GroupVersionKind, err error) error {
 	return fmt.Errorf("bosun: reconciler %q: %w: %s (is its CustomResourceDefinition installed?); "+
-		"to start the controller once it is, set the Builder's WhenServed: %w", name, ErrKindNotServed, gvk, err)
+		"to start the controller once it is, set the Builder's WhenServed: %w", name, errKindNotServed, gvk, err)
 }

@@ -108,8 +108,7 @@ func TestWhenServedStartsTheControllerOnceTheKindIsServed(t *testing.T) {
 	opts := bosuntest.ManagerOptions{Namespaces: []string{ns}, Configure: func(o *ctrl.Options) { o.Scheme = scheme }}
 	bosuntest.RunManagerWith(t, cp, opts, func(mgr ctrl.Manager) error {
 		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
-		ctl, err := bosun.ControllerManagedBy[*testapi.Gadget](mgr).
-			WhenServed(bosun.GateBackoff(50*time.Millisecond, 200*time.Millisecond)).
+		ctl, err := bosun.GateBackoff(bosun.ControllerManagedBy[*testapi.Gadget](mgr).WhenServed(), 50*time.Millisecond, 200*time.Millisecond).
 			Build(r)
 		if err == nil && ctl != nil {
 			return errors.New("Build returned a controller for a kind that is not served")
@@ -342,8 +341,7 @@ func TestWhenServedWaitsForEveryWatchedKind(t *testing.T) {
 	opts := bosuntest.ManagerOptions{Namespaces: []string{ns}, Configure: func(o *ctrl.Options) { o.Scheme = scheme }}
 	bosuntest.RunManagerWith(t, cp, opts, func(mgr ctrl.Manager) error {
 		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
-		ctl, err := bosun.ControllerManagedBy[*testapi.Widget](mgr).
-			WhenServed(bosun.GateBackoff(50*time.Millisecond, 200*time.Millisecond)).
+		ctl, err := bosun.GateBackoff(bosun.ControllerManagedBy[*testapi.Widget](mgr).WhenServed(), 50*time.Millisecond, 200*time.Millisecond).
 			Build(r)
 		if err == nil && ctl != nil {
 			return errors.New("Build returned a controller that owns a kind that is not served")

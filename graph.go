@@ -11,13 +11,13 @@ import (
 	"github.com/bosunkit/bosun/flow"
 )
 
-// Workflower is a Step whose Do runs a workflow of package flow that can be
+// workflower is a Step whose Do runs a workflow of package flow that can be
 // built without a request: Graph draws it inside the step. Workflow must
 // return the same shape every call, run nothing, and work before the
 // manager starts (no client, no object); actions that need a request to
 // run may be given nil dependencies, since only their descriptions are
 // drawn.
-type Workflower interface {
+type workflower interface {
 	Workflow() flow.Action
 }
 
@@ -45,13 +45,13 @@ type GraphStep struct {
 	// composite.
 	Kind string
 	// Phases are the phases the step has, in the order of a pass: claim,
-	// do, observe, cleanup, post. Every step has PhaseDo.
-	Phases []Phase
+	// do, observe, cleanup, post. Every step has phaseDo.
+	Phases []string
 	// Conditions are the condition types the step owns (ConditionOwner),
 	// in its order.
 	Conditions []string
 	// Workflow is what the step's Workflow returns when it is a
-	// Workflower, else nil. It is left nil for composites.
+	// workflower, else nil. It is left nil for composites.
 	Workflow flow.Action
 	// Steps are a composite's steps, in order.
 	Steps []GraphStep
@@ -83,21 +83,21 @@ func graphSteps[T client.Object](steps []Step[T], depth int) []GraphStep {
 func graphStep[T client.Object](s Step[T], depth int) GraphStep {
 	if s == nil || reflect.ValueOf(s).Kind() == reflect.Pointer && reflect.ValueOf(s).IsNil() {
 		// Validate refuses it; its methods may not bear a nil receiver.
-		return GraphStep{Name: "<nil>", Phases: []Phase{PhaseDo}}
+		return GraphStep{Name: "<nil>", Phases: []phase{phaseDo}}
 	}
 	gs := GraphStep{Name: StepName(s)}
 	if _, ok := s.(Claimer[T]); ok {
-		gs.Phases = append(gs.Phases, PhaseClaim)
+		gs.Phases = append(gs.Phases, phaseClaim)
 	}
-	gs.Phases = append(gs.Phases, PhaseDo)
+	gs.Phases = append(gs.Phases, phaseDo)
 	if _, ok := s.(Observer[T]); ok {
-		gs.Phases = append(gs.Phases, PhaseObserve)
+		gs.Phases = append(gs.Phases, phaseObserve)
 	}
 	if _, ok := s.(Cleaner[T]); ok {
-		gs.Phases = append(gs.Phases, PhaseCleanup)
+		gs.Phases = append(gs.Phases, phaseCleanup)
 	}
 	if _, ok := s.(Poster[T]); ok {
-		gs.Phases = append(gs.Phases, PhasePost)
+		gs.Phases = append(gs.Phases, phasePost)
 	}
 	if co, ok := s.(ConditionOwner); ok {
 		gs.Conditions = slices.Clone(co.Conditions())
@@ -105,11 +105,9 @@ func graphStep[T client.Object](s Step[T], depth int) GraphStep {
 	switch c := s.(type) {
 	case *Group[T]:
 		gs.Kind, gs.Steps = c.kind, graphSteps(c.steps, depth+1)
-	case *Wrapper[T]:
-		gs.Kind, gs.Steps = c.kind, graphSteps([]Step[T]{c.step}, depth+1)
 	case Composite[T]:
 		gs.Kind, gs.Steps = "Composite", graphSteps(c.Steps(), depth+1)
-	case Workflower:
+	case workflower:
 		gs.Workflow = c.Workflow()
 	}
 	if len(gs.Conditions) == 0 {
@@ -160,7 +158,7 @@ func (g Graph) drawing() *flow.Drawing {
 	var collect func([]GraphStep)
 	collect = func(steps []GraphStep) {
 		for _, s := range steps {
-			if slices.Contains(s.Phases, PhaseCleanup) {
+			if slices.Contains(s.Phases, phaseCleanup) {
 				cleaners = append(cleaners, s.Name)
 			}
 			collect(s.Steps)

@@ -39,7 +39,7 @@ func (s graphApply) Cleanup(context.Context, *graphPass) (ctrl.Result, error) {
 
 // Workflow returns the shape of Do; its actions only name the nodes.
 func (graphApply) Workflow() flow.Action {
-	return flow.Sequential(graphAction("render"), flow.Join(graphAction("write config"), graphAction("write secret")))
+	return flow.Sequence(graphAction("render"), flow.Join(graphAction("write config"), graphAction("write secret")))
 }
 
 // graphAction is an action that only names a node.
@@ -131,16 +131,16 @@ func TestGraph(t *testing.T) {
 			name: "three steps",
 			r:    threeSteps(t),
 			want: bosun.Graph{Name: "widgets", Finalizer: "example.com/cleanup", Steps: []bosun.GraphStep{
-				{Name: "check", Phases: []bosun.Phase{bosun.PhaseDo}},
+				{Name: "check", Phases: []string{"do"}},
 				{
 					Name:       "apply",
-					Phases:     []bosun.Phase{bosun.PhaseDo, bosun.PhaseObserve, bosun.PhaseCleanup},
+					Phases:     []string{"do", "observe", "cleanup"},
 					Conditions: []string{"Applied"},
 					Workflow:   graphApply{}.Workflow(),
 				},
 				{
 					Name:       "report",
-					Phases:     []bosun.Phase{bosun.PhaseClaim, bosun.PhaseDo, bosun.PhasePost},
+					Phases:     []string{"claim", "do", "post"},
 					Conditions: []string{"Reported"},
 				},
 			}},
@@ -149,24 +149,24 @@ func TestGraph(t *testing.T) {
 			name: "composites",
 			r:    composites(t),
 			want: bosun.Graph{Name: "composed", Steps: []bosun.GraphStep{
-				{Name: "jobs", Kind: "Join", Phases: []bosun.Phase{bosun.PhaseDo}, Steps: []bosun.GraphStep{
-					{Name: "list", Phases: []bosun.Phase{bosun.PhaseDo}},
-					{Name: "If(run)", Kind: "If", Phases: []bosun.Phase{bosun.PhaseDo}, Steps: []bosun.GraphStep{
-						{Name: "run", Phases: []bosun.Phase{bosun.PhaseDo}},
+				{Name: "jobs", Kind: "Join", Phases: []string{"do"}, Steps: []bosun.GraphStep{
+					{Name: "list", Phases: []string{"do"}},
+					{Name: "If(run)", Kind: "If", Phases: []string{"do"}, Steps: []bosun.GraphStep{
+						{Name: "run", Phases: []string{"do"}},
 					}},
 				}},
-				{Name: "OrderedJoin(first,second)", Kind: "OrderedJoin", Phases: []bosun.Phase{bosun.PhaseDo}, Steps: []bosun.GraphStep{
-					{Name: "first", Phases: []bosun.Phase{bosun.PhaseDo}},
-					{Name: "second", Phases: []bosun.Phase{bosun.PhaseDo}},
+				{Name: "OrderedJoin(first,second)", Kind: "OrderedJoin", Phases: []string{"do"}, Steps: []bosun.GraphStep{
+					{Name: "first", Phases: []string{"do"}},
+					{Name: "second", Phases: []string{"do"}},
 				}},
-				{Name: "bundle", Kind: "Composite", Phases: []bosun.Phase{bosun.PhaseDo}, Steps: []bosun.GraphStep{
-					{Name: "x", Phases: []bosun.Phase{bosun.PhaseDo}},
-					{Name: "WithConditions(y)", Kind: "WithConditions", Phases: []bosun.Phase{bosun.PhaseDo}, Conditions: []string{"Y"}, Steps: []bosun.GraphStep{
-						{Name: "y", Phases: []bosun.Phase{bosun.PhaseDo}},
+				{Name: "bundle", Kind: "Composite", Phases: []string{"do"}, Steps: []bosun.GraphStep{
+					{Name: "x", Phases: []string{"do"}},
+					{Name: "WithConditions(y)", Kind: "WithConditions", Phases: []string{"do"}, Conditions: []string{"Y"}, Steps: []bosun.GraphStep{
+						{Name: "y", Phases: []string{"do"}},
 					}},
 				}},
-				{Name: "Sequence(last)", Kind: "Sequence", Phases: []bosun.Phase{bosun.PhaseDo}, Steps: []bosun.GraphStep{
-					{Name: "last", Phases: []bosun.Phase{bosun.PhaseDo}},
+				{Name: "Sequence(last)", Kind: "Sequence", Phases: []string{"do"}, Steps: []bosun.GraphStep{
+					{Name: "last", Phases: []string{"do"}},
 				}},
 			}},
 		},
@@ -311,8 +311,8 @@ func TestGraphOfInvalidReconciler(t *testing.T) {
 	r := &bosun.Reconciler[*testapi.Widget]{Name: "broken", Steps: []widgetStep{nil, nilGroup, loop{}}}
 	g := r.Graph()
 	want := []bosun.GraphStep{
-		{Name: "<nil>", Phases: []bosun.Phase{bosun.PhaseDo}},
-		{Name: "<nil>", Phases: []bosun.Phase{bosun.PhaseDo}},
+		{Name: "<nil>", Phases: []string{"do"}},
+		{Name: "<nil>", Phases: []string{"do"}},
 	}
 	if diff := cmp.Diff(want, g.Steps[:2], describeActions); diff != "" {
 		t.Errorf("nil steps mismatch (-want +got):\n%s", diff)

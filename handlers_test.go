@@ -25,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/handlers"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
@@ -56,8 +57,8 @@ func (c *calls) of(widget string) []string {
 	return out
 }
 
-// TestHandlers registers handlers of Widgets as two packages would, each
-// asking Handlers for the set, and checks that one controller runs them:
+// TestHandlers registers handlers of Widgets as two packages would, both
+// handed the set New made, and checks that one controller runs them:
 // the OnChange handlers in order, all of them when one fails, with the
 // failure named in Ready, in the log and in the metrics; the OnRemove
 // handlers with the key of a deleted Widget, all of them, again after one
@@ -68,12 +69,12 @@ func TestHandlers(t *testing.T) {
 	seen := &calls{}
 	logs := &bosuntest.LogRecorder{}
 	name := "handlers-" + f.ns
-	var set *bosun.HandlerSet[*testapi.Widget]
+	var set *handlers.Set[*testapi.Widget]
 	flaky := map[string]bool{}
 	bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Namespaces: []string{f.ns}}, func(mgr ctrl.Manager) error {
 		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
 		// The first package.
-		a := bosun.Handlers[*testapi.Widget](mgr)
+		a := handlers.New[*testapi.Widget](mgr)
 		err := errors.Join(
 			a.Configure(func(_ *bosun.Builder[*testapi.Widget], r *bosun.Reconciler[*testapi.Widget]) { r.Name = name }),
 			a.OnChange("double", func(_ context.Context, p *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
@@ -94,11 +95,8 @@ func TestHandlers(t *testing.T) {
 				return nil
 			}),
 		)
-		// The second package, which gets the same set.
-		b := bosun.Handlers[*testapi.Widget](mgr)
-		if a != b {
-			return errors.New("Handlers returned two sets for one manager and kind")
-		}
+		// The second package, which is handed the same set.
+		b := a
 		set = b
 		return errors.Join(err,
 			b.OnChange("count", func(_ context.Context, p *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
@@ -157,7 +155,7 @@ func TestHandlers(t *testing.T) {
 		return nil
 	})
 
-	if diff := cmp.Diff(map[string]bool{bosun.HandlersStep + "/do": true, "double/do": true, "refuse/do": true, "count/do": true, "forget/remove": true, "flaky/remove": true},
+	if diff := cmp.Diff(map[string]bool{"handlers" + "/do": true, "double/do": true, "refuse/do": true, "count/do": true, "forget/remove": true, "flaky/remove": true},
 		stepsWithSamples(t, name)); diff != "" {
 		t.Errorf("steps and phases with duration samples (-want +got):\n%s", diff)
 	}
@@ -166,7 +164,7 @@ func TestHandlers(t *testing.T) {
 	}
 
 	err := set.OnChange("late", func(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil })
-	if !errors.Is(err, bosun.ErrHandlersStarted) {
+	if !errors.Is(err, handlers.ErrStarted) {
 		t.Errorf("OnChange after start = %v, want ErrHandlersStarted", err)
 	}
 }
@@ -246,7 +244,7 @@ func TestHandlersRefuseBadRegistrations(t *testing.T) {
 	mgr := newManager(cp.Scheme)
 	nop := func(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil }
 	gone := func(context.Context, client.ObjectKey) error { return nil }
-	set := bosun.Handlers[*testapi.Widget](mgr)
+	set := handlers.New[*testapi.Widget](mgr)
 	if err := set.OnChange("taken", nop); err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +259,11 @@ func TestHandlersRefuseBadRegistrations(t *testing.T) {
 		{"empty name", func() error { return set.OnChange("", nop) }, "a handler has an empty name"},
 		{"name taken", func() error { return set.OnChange("taken", nop) }, `two handlers are named "taken"`},
 		{"remove name taken", func() error { return set.OnRemove("taken", gone) }, `two handlers are named "taken"`},
-		{"the engine's step", func() error { return set.OnChange(bosun.HandlersStep, nop) }, "is the engine's step that runs the handlers"},
+		{"the engine's step", func() error { return set.OnChange("handlers", nop) }, "is the engine's step that runs the handlers"},
 		{"nil handler", func() error { return set.OnChange("nil", nil) }, `OnChange handler "nil" is nil`},
 		{"nil configuration", func() error { return set.Configure(nil) }, "a configuration is nil"},
 		{"kind unknown to the scheme", func() error {
-			return bosun.Handlers[*testapi.Widget](newManager(runtime.NewScheme())).OnChange("any", nop)
+			return handlers.New[*testapi.Widget](newManager(runtime.NewScheme())).OnChange("any", nop)
 		}, "finding the kind of *testapi.Widget"},
 	}
 	for _, tt := range tests {
@@ -277,15 +275,10 @@ func TestHandlersRefuseBadRegistrations(t *testing.T) {
 		})
 	}
 
-	got := []bool{
-		bosun.Handlers[*testapi.Widget](mgr) == set,
-		bosun.Handlers[*testapi.Widget](bosuntest.ManagerWithLogger(mgr, mgr.GetLogger())) == set,
-		bosun.Handlers[*testapi.Widget](newManager(cp.Scheme)) == set,
+	if handlers.New[*testapi.Widget](mgr) == set {
+		t.Error("New returned the same set twice; each call makes a set of its own")
 	}
-	if diff := cmp.Diff([]bool{true, true, false}, got); diff != "" {
-		t.Errorf("same set: again, through a wrapper, on another manager (-want +got):\n%s", diff)
-	}
-	if got, want := bosun.Handlers[*corev1.ConfigMap](mgr).Name(), "configmap-handlers"; got != want {
+	if got, want := handlers.New[*corev1.ConfigMap](mgr).Name(), "configmap-handlers"; got != want {
 		t.Errorf("Name of the ConfigMap handlers = %q, want %q", got, want)
 	}
 	if got, want := set.Name(), "widget.test.bosun.dev-handlers"; got != want {
@@ -356,12 +349,12 @@ func TestHandlersOnRemoveOnlyForObjectsGone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set := bosun.Handlers[*testapi.Widget](mgr)
+		set := handlers.New[*testapi.Widget](mgr)
 		if err := errors.Join(
 			m.SetupWithManager(mgr),
 			set.Configure(func(b *bosun.Builder[*testapi.Widget], r *bosun.Reconciler[*testapi.Widget]) {
 				r.Name = "handlers-" + id + "-" + f.ns
-				r.IgnoreNamespacePolicy = true
+				r.Options.IgnoreNamespacePolicy = true
 				b.For(nil, builder.WithPredicates(m.Predicate())).WithOptions(m.ControllerOptions(controller.Options{}))
 			}),
 			set.OnChange("see", func(context.Context, *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) { return ctrl.Result{}, nil }),

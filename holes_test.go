@@ -248,7 +248,7 @@ func TestPanicInAnyPhaseIsRecovered(t *testing.T) {
 // the failures of the engine's writes it is told about.
 type reporter struct {
 	mu     sync.Mutex
-	writes []bosun.EngineWrite
+	writes []string
 }
 
 func (*reporter) Name() string         { return "reporter" }
@@ -264,20 +264,20 @@ func (*reporter) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.R
 	return ctrl.Result{}, nil
 }
 
-func (r *reporter) WriteFailed(req *bosun.Pass[*testapi.Widget], w bosun.EngineWrite, err error) {
+func (r *reporter) WriteFailed(req *bosun.Pass[*testapi.Widget], reason string, err error) {
 	r.mu.Lock()
-	r.writes = append(r.writes, w)
+	r.writes = append(r.writes, reason)
 	r.mu.Unlock()
 	o := req.Object
-	conditions.Set(&o.Status.Conditions, metav1.Condition{Type: "Synced", Status: metav1.ConditionFalse, Reason: w.Reason(), Message: err.Error(), ObservedGeneration: o.Generation}, metav1.Now())
+	conditions.Set(&o.Status.Conditions, metav1.Condition{Type: "Synced", Status: metav1.ConditionFalse, Reason: reason, Message: err.Error(), ObservedGeneration: o.Generation}, metav1.Now())
 }
 
-func (r *reporter) count(w bosun.EngineWrite) int {
+func (r *reporter) count(reason string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
 	for _, x := range r.writes {
-		if x == w {
+		if x == reason {
 			n++
 		}
 	}
@@ -322,20 +322,20 @@ func TestFailedSaveIsReported(t *testing.T) {
 	counter := &bosuntest.ReconcileCounter{}
 	f.run(&bosun.Reconciler[*testapi.Widget]{Name: "save-failed", Steps: []bosun.Step[*testapi.Widget]{rep}}, runOptions{counter: counter})
 	f.create("w", 7, 1, nil)
-	w := f.waitReady("w", metav1.ConditionFalse, bosun.WriteSave.Reason())
+	w := f.waitReady("w", metav1.ConditionFalse, "SaveFailed")
 	if m := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(m, "warp") {
 		t.Errorf("Ready message %q does not carry the server's error", m)
 	}
-	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Status != metav1.ConditionFalse || c.Reason != bosun.WriteSave.Reason() {
-		t.Errorf("Synced = %+v, want False/%s", c, bosun.WriteSave.Reason())
+	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "SaveFailed" {
+		t.Errorf("Synced = %+v, want False/%s", c, "SaveFailed")
 	}
 	if w.Spec.Mode != "" {
 		t.Errorf("spec.mode = %q stored, want it refused", w.Spec.Mode)
 	}
-	f.waitWarnings("w", bosun.WriteSave.Reason(), 1)
+	f.waitWarnings("w", "SaveFailed", 1)
 	assertNoHotLoop(t, counter, w)
-	f.waitWarnings("w", bosun.WriteSave.Reason(), 1)
-	if rep.count(bosun.WriteSave) == 0 {
+	f.waitWarnings("w", "SaveFailed", 1)
+	if rep.count("SaveFailed") == 0 {
 		t.Error("the reporter step was never told of the failed save")
 	}
 
@@ -429,19 +429,19 @@ func TestFailedClaimIsReported(t *testing.T) {
 	}
 	f.run(r, runOptions{counter: counter})
 	f.create("w", 1, 1, nil)
-	w := f.waitReady("w", metav1.ConditionFalse, bosun.WriteClaim.Reason())
+	w := f.waitReady("w", metav1.ConditionFalse, "ClaimFailed")
 	if m := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(m, "refused by policy") {
 		t.Errorf("Ready message %q does not carry the server's error", m)
 	}
 	if len(w.Finalizers) != 0 {
 		t.Errorf("finalizers %v stored, want none", w.Finalizers)
 	}
-	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Reason != bosun.WriteClaim.Reason() {
-		t.Errorf("Synced = %+v, want reason %s", c, bosun.WriteClaim.Reason())
+	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Reason != "ClaimFailed" {
+		t.Errorf("Synced = %+v, want reason %s", c, "ClaimFailed")
 	}
-	f.waitWarnings("w", bosun.WriteClaim.Reason(), 1)
+	f.waitWarnings("w", "ClaimFailed", 1)
 	assertNoHotLoop(t, counter, w)
-	f.waitWarnings("w", bosun.WriteClaim.Reason(), 1)
+	f.waitWarnings("w", "ClaimFailed", 1)
 }
 
 // cleanerStep is a step with a Cleanup that does nothing, so that the
@@ -498,14 +498,14 @@ func TestFailedReleaseIsReported(t *testing.T) {
 	if err := f.c.Delete(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
-	got := f.waitReady("w", metav1.ConditionFalse, bosun.WriteRelease.Reason())
+	got := f.waitReady("w", metav1.ConditionFalse, "ReleaseFailed")
 	if !controllerutil.ContainsFinalizer(got, keptFinalizer) {
 		t.Error("the finalizer is gone although its removal was refused")
 	}
 	if m := conditions.Find(got.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(m, "refused by policy") {
 		t.Errorf("Ready message %q does not carry the server's error", m)
 	}
-	f.waitWarnings("w", bosun.WriteRelease.Reason(), 1)
+	f.waitWarnings("w", "ReleaseFailed", 1)
 
 	// Once the label goes, the release goes through and the Widget is gone.
 	patch = client.MergeFrom(got.DeepCopy())

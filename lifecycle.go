@@ -45,7 +45,7 @@ type passState[T client.Object] struct {
 func (ps *passState[T]) conflictRequeue(during string) ctrl.Result {
 	ps.conflicted = true
 	ps.req.Log.V(1).Info("conflict, requeueing", "during", during)
-	return ctrl.Result{RequeueAfter: ConflictRequeueDelay}
+	return ctrl.Result{RequeueAfter: conflictRequeueDelay}
 }
 
 func (ps *passState[T]) event(eventtype, reason, action, note string, args ...any) {
@@ -65,7 +65,7 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	// Policy.
 	policy, err := ps.policy(ctx)
 	if err != nil {
-		if errors.Is(err, ErrUnknownPolicy) {
+		if errors.Is(err, errUnknownPolicy) {
 			return ps.invalidPolicy(ctx, err)
 		}
 		return ctrl.Result{}, err
@@ -130,7 +130,7 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 			return ps.conflictRequeue("save"), nil
 		}
 		if mw := (*mainWriteError)(nil); errors.As(serr, &mw) {
-			return ps.writeFailed(ctx, WriteSave, mw.err)
+			return ps.writeFailed(ctx, writeSave, mw.err)
 		}
 		return ctrl.Result{}, serr
 	} else if done {
@@ -147,7 +147,7 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 	res, err = flow.Final(res, err)
 	if err == nil && !deleting {
 		before := res.RequeueAfter
-		res = withResync(res, resync, ps.r.ResyncJitter)
+		res = withResync(res, resync, ps.r.Options.ResyncJitter)
 		ps.resynced = res.RequeueAfter != before
 	}
 	return res, err
@@ -166,7 +166,7 @@ func (ps *passState[T]) ownedElsewhere() bool {
 		return false
 	}
 	if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
-		ps.event(corev1.EventTypeWarning, EventOwnedElsewhere, "Reconcile",
+		ps.event(corev1.EventTypeWarning, eventOwnedElsewhere, "Reconcile",
 			"object belongs to operator instance %q, not %q", owner, r.Instance)
 	}
 	ps.req.Log.V(1).Info("object owned by another instance", "instance", owner)
@@ -181,7 +181,7 @@ func (ps *passState[T]) noteSkip(policy Policy) {
 		return
 	}
 	if _, seen := ps.r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
-		ps.event(corev1.EventTypeNormal, EventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
+		ps.event(corev1.EventTypeNormal, eventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
 	}
 }
 
@@ -220,7 +220,7 @@ func (ps *passState[T]) policy(ctx context.Context) (Policy, error) {
 	if v := ps.req.Object.GetAnnotations()[AnnotationReconcilePolicy]; v != "" {
 		return ParsePolicy(v)
 	}
-	if nsName := ps.req.Object.GetNamespace(); nsName != "" && !ps.r.IgnoreNamespacePolicy {
+	if nsName := ps.req.Object.GetNamespace(); nsName != "" && !ps.r.Options.IgnoreNamespacePolicy {
 		// Only the annotations are needed: read the metadata, which the
 		// manager's cache keeps in an informer of its own (see the
 		// builder's watch of Namespaces).
@@ -312,14 +312,14 @@ func (ps *passState[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 		case apierrors.IsNotFound(err):
 			return true, ctrl.Result{}, nil
 		default:
-			res, err := ps.writeFailed(ctx, WriteClaim, fmt.Errorf("claiming: %w", err))
+			res, err := ps.writeFailed(ctx, writeClaim, fmt.Errorf("claiming: %w", err))
 			return true, res, err
 		}
 	}
 	req.Object = claimed
 	req.Original = claimed.DeepCopyObject().(T)
 	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)
-	ps.event(corev1.EventTypeNormal, EventClaimed, "Claim", "claimed by %s", ps.claimant(needFinalizer, needInstance))
+	ps.event(corev1.EventTypeNormal, eventClaimed, "Claim", "claimed by %s", ps.claimant(needFinalizer, needInstance))
 	return false, ctrl.Result{}, nil
 }
 
@@ -328,7 +328,7 @@ func (ps *passState[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 func (ps *passState[T]) runClaimers(ctx context.Context) error {
 	for _, i := range ps.p.claimers {
 		c := ps.p.steps[i].(Claimer[T])
-		_, err := ps.req.call(ctx, ps.p.names[i], PhaseClaim, func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
+		_, err := ps.req.call(ctx, ps.p.names[i], phaseClaim, func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
 			return ctrl.Result{}, c.Claim(ctx, req)
 		})
 		if err != nil {
@@ -356,7 +356,7 @@ func (ps *passState[T]) do(ctx context.Context) (ctrl.Result, error) {
 	for i, s := range ps.r.Steps {
 		actions[i] = ps.req.Action(s)
 	}
-	return flow.Run(ctx, flow.Sequential(actions...))
+	return flow.Run(ctx, flow.Sequence(actions...))
 }
 
 // observe runs every Observer in step order, stopping at the first that
@@ -367,7 +367,7 @@ func (ps *passState[T]) observe(ctx context.Context) (ctrl.Result, error) {
 		if !ok {
 			continue
 		}
-		res, err := ps.req.call(ctx, ps.p.names[i], PhaseObserve, o.Observe)
+		res, err := ps.req.call(ctx, ps.p.names[i], phaseObserve, o.Observe)
 		if flow.Interrupts(res, err) {
 			return res, err
 		}
@@ -383,7 +383,7 @@ func (ps *passState[T]) cleanup(ctx context.Context) (ctrl.Result, error) {
 		if !ok {
 			continue
 		}
-		res, err := ps.req.call(ctx, ps.p.names[i], PhaseCleanup, c.Cleanup)
+		res, err := ps.req.call(ctx, ps.p.names[i], phaseCleanup, c.Cleanup)
 		if flow.Interrupts(res, err) {
 			return res, err
 		}
@@ -399,7 +399,7 @@ func (ps *passState[T]) post(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		_, err := ps.req.call(ctx, ps.p.names[i], PhasePost, func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
+		_, err := ps.req.call(ctx, ps.p.names[i], phasePost, func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
 			return ctrl.Result{}, po.Post(ctx, req)
 		})
 		if err != nil {

@@ -420,7 +420,7 @@ func TestTwoInstancesReconcileDisjointObjects(t *testing.T) {
 			Name:      "instance-" + inst,
 			Instance:  inst,
 			Steps:     []bosun.Step[*testapi.Widget]{&divide{j: j, instance: inst}},
-			Observers: []bosun.PassObserver{logs[inst]},
+			Options: bosun.Options{Observers: []bosun.PassObserver{logs[inst]}},
 		}
 		f.run(r, runOptions{})
 	}

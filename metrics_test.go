@@ -51,9 +51,9 @@ func errorsText(series map[string]int) string {
 	var lines []string
 	for cs, n := range series {
 		controller, step, _ := strings.Cut(cs, "/")
-		for _, ph := range []bosun.Phase{bosun.PhaseDo, bosun.PhaseCleanup, bosun.PhasePost, bosun.PhaseObserve, bosun.PhaseClaim} {
+		for _, ph := range []string{"do", "cleanup", "post", "observe", "claim"} {
 			v := 0
-			if ph == bosun.PhaseDo {
+			if ph == "do" {
 				v = n
 			}
 			lines = append(lines, fmt.Sprintf("%s{controller=%q,phase=%q,step=%q} %d", bosun.MetricStepErrors, controller, ph, step, v))

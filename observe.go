@@ -14,56 +14,65 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// TriggerKind says what kind of cause brought a pass.
-type TriggerKind string
-
-// The kinds of trigger.
+// The kinds of trigger (Trigger.Kind).
 const (
-	// TriggerWatch: an event of a watched object (the reconciled object
+	// triggerWatch: an event of a watched object (the reconciled object
 	// itself, an owned child, or a related object mapped by a handler).
-	TriggerWatch TriggerKind = "Watch"
-	// TriggerRequeue: the engine asked for the pass, after an error
+	triggerWatch = "Watch"
+	// triggerRequeue: the engine asked for the pass, after an error
 	// (backoff), a conflict or a step's RequeueAfter.
-	TriggerRequeue TriggerKind = "Requeue"
-	// TriggerResync: the reconciler's periodic resync (Reconciler.Resync or
+	triggerRequeue = "Requeue"
+	// triggerResync: the reconciler's periodic resync (Reconciler.Resync or
 	// the AnnotationResyncInterval annotation).
-	TriggerResync TriggerKind = "Resync"
-	// TriggerRequested: a user asked for a pass through the
+	triggerResync = "Resync"
+	// triggerRequested: a user asked for a pass through the
 	// AnnotationReconcileRequestedAt annotation.
-	TriggerRequested TriggerKind = "Requested"
-	// TriggerEnqueued: code put the key in the queue through an Enqueuer.
-	TriggerEnqueued TriggerKind = "Enqueued"
-	// TriggerUnknown: no cause was recorded for the pass (an informer
+	triggerRequested = "Requested"
+	// triggerEnqueued: code put the key in the queue through an Enqueuer.
+	triggerEnqueued = "Enqueued"
+	// triggerUnknown: no cause was recorded for the pass (an informer
 	// resync, a source bosun does not see into).
-	TriggerUnknown TriggerKind = "Unknown"
+	triggerUnknown = "Unknown"
 )
 
 // Trigger is why a pass ran. Pass.Trigger carries it to the steps; the
 // engine logs it, puts it on the pass's trace span and reports it to the
 // PassObservers.
 type Trigger struct {
-	// Kind is the kind of cause.
-	Kind TriggerKind
-	// Source names the watch, for TriggerWatch: "For", "Owns" or
+	// Kind is the kind of cause:
+	//
+	//   - "Watch": an event of a watched object (the reconciled object
+	//     itself, an owned child, or a related object mapped by a handler);
+	//   - "Requeue": the engine asked for the pass, after an error
+	//     (backoff), a conflict or a step's RequeueAfter;
+	//   - "Resync": the periodic resync (Reconciler.Resync or the
+	//     AnnotationResyncInterval annotation);
+	//   - "Requested": a user asked for a pass through the
+	//     AnnotationReconcileRequestedAt annotation;
+	//   - "Enqueued": code put the key in the queue through an Enqueuer;
+	//   - "Unknown": no cause was recorded (an informer resync, a source
+	//     bosun does not see into).
+	Kind string
+	// Source names the watch, for a watch: "For", "Owns" or
 	// "Watches", as registered on the Builder.
 	Source string `json:",omitempty"`
-	// Event is the watch event, for TriggerWatch: "Create", "Update",
+	// Event is the watch event, for a watch: "Create", "Update",
 	// "Delete" or "Generic".
 	Event string `json:",omitempty"`
 	// GVK is the kind of the object whose event brought the pass, for
-	// TriggerWatch.
+	// triggerWatch.
 	GVK schema.GroupVersionKind `json:",omitempty"`
-	// Object is the namespace and name of that object, for TriggerWatch.
+	// Object is the namespace and name of that object, for a watch.
 	Object types.NamespacedName `json:",omitempty"`
 }
 
 // String gives the trigger in a few words, as logs show it: "Watch Update
 // apps/v1, Kind=Deployment default/web (Owns)", "Requeue".
 func (t Trigger) String() string {
-	if t.Kind != TriggerWatch {
-		return string(t.Kind)
+	if t.Kind != triggerWatch {
+		return t.Kind
 	}
-	s := string(t.Kind)
+	s := t.Kind
 	if t.Event != "" {
 		s += " " + t.Event
 	}
@@ -133,12 +142,6 @@ type PassObserverFunc func(ctx context.Context, report PassReport)
 
 // ObservePass calls f.
 func (f PassObserverFunc) ObservePass(ctx context.Context, report PassReport) { f(ctx, report) }
-
-// NopPassObserver observes nothing.
-type NopPassObserver struct{}
-
-// ObservePass does nothing.
-func (NopPassObserver) ObservePass(context.Context, PassReport) {}
 
 // ReconcilerInfo describes a reconciler that a Builder set up on a manager.
 type ReconcilerInfo struct {
@@ -240,13 +243,13 @@ type stepLog struct {
 
 // begin reserves the place of a step that starts now, in start order, and
 // returns it; -1 for a nil stepLog.
-func (l *stepLog) begin(name string, phase Phase, start time.Time) int {
+func (l *stepLog) begin(name string, phase phase, start time.Time) int {
 	if l == nil {
 		return -1
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.steps = append(l.steps, StepReport{Name: name, Phase: string(phase), Start: start})
+	l.steps = append(l.steps, StepReport{Name: name, Phase: phase, Start: start})
 	return len(l.steps) - 1
 }
 

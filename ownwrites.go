@@ -64,7 +64,7 @@ const ownWriteRequeue = time.Nanosecond
 // writes: a Builder set the predicate that does it, and
 // ReconcileOwnWrites does not turn it off.
 func (r *Reconciler[T]) tracksOwnWrites() bool {
-	return !r.ReconcileOwnWrites && !r.forGVK.Empty()
+	return !r.Options.ReconcileOwnWrites && !r.forGVK.Empty()
 }
 
 // beginOwnWrite records that a write of the pass is on its way.
@@ -164,7 +164,7 @@ func (ps *passState[T]) settled(err error) bool {
 
 // forUpdate is the trigger of an update event of the object key.
 func (r *Reconciler[T]) forUpdate(key types.NamespacedName) Trigger {
-	return Trigger{Kind: TriggerWatch, Source: triggerSourceFor, Event: triggerUpdate, GVK: r.forGVK, Object: key}
+	return Trigger{Kind: triggerWatch, Source: triggerSourceFor, Event: triggerUpdate, GVK: r.forGVK, Object: key}
 }
 
 // forgetOwnWrites drops what is remembered of the writes to key, whose
@@ -182,7 +182,7 @@ func (r *Reconciler[T]) forgetOwnWrites(key types.NamespacedName) {
 // the event of a version the engine wrote, which then starts no pass. A
 // resync (the same version again) is never one.
 func (r *Reconciler[T]) ownWriteEvent(e event.UpdateEvent) bool {
-	if r.ReconcileOwnWrites || e.ObjectNew == nil || e.ObjectOld == nil {
+	if r.Options.ReconcileOwnWrites || e.ObjectNew == nil || e.ObjectOld == nil {
 		return false
 	}
 	rv := e.ObjectNew.GetResourceVersion()

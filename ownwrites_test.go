@@ -75,8 +75,8 @@ func TestOwnWritesStartNoPass(t *testing.T) {
 			f := newFixture(t)
 			log := &passLog{}
 			r := newReconciler("own-writes", newJournal(), false)
-			r.Observers = []bosun.PassObserver{log}
-			r.ReconcileOwnWrites = tc.own
+			r.Options.Observers = []bosun.PassObserver{log}
+			r.Options.ReconcileOwnWrites = tc.own
 			f.run(r, runOptions{})
 			const n = 10
 			for i := range n {
@@ -164,7 +164,7 @@ func TestOwnWritesOfUnsettledPassesAreSeen(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	log := &passLog{}
-	r := &bosun.Reconciler[*testapi.Widget]{Name: "own-writes-unsettled", Steps: []bosun.Step[*testapi.Widget]{stepper{}}, Observers: []bosun.PassObserver{log}}
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "own-writes-unsettled", Steps: []bosun.Step[*testapi.Widget]{stepper{}}, Options: bosun.Options{Observers: []bosun.PassObserver{log}}}
 	f.run(r, runOptions{})
 	const n = 5
 	for i := range n {
@@ -197,7 +197,7 @@ func TestOwnWritesAfterErrorsAreSeen(t *testing.T) {
 	f := newFixture(t)
 	log := &passLog{}
 	r := newReconciler("own-writes-errors", newJournal(), false)
-	r.Observers = []bosun.PassObserver{log}
+	r.Options.Observers = []bosun.PassObserver{log}
 	f.run(r, runOptions{})
 	f.create("e", 10, 0, nil)
 	f.waitReady("e", metav1.ConditionFalse, "ZeroDivisor")

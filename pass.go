@@ -146,20 +146,20 @@ func (r *Pass[T]) Deleting() bool {
 func (r *Pass[T]) Action(s Step[T]) flow.Action {
 	name := StepName(s)
 	return flow.New(name, func(ctx context.Context) (ctrl.Result, error) {
-		return r.call(ctx, name, PhaseDo, s.Do)
+		return r.call(ctx, name, phaseDo, s.Do)
 	})
 }
 
 // call runs fn as phase of the step called name: it recovers a panic into a
 // *flow.PanicError and records the duration and any error.
-func (r *Pass[T]) call(ctx context.Context, name string, phase Phase, fn func(context.Context, *Pass[T]) (ctrl.Result, error)) (res ctrl.Result, err error) {
+func (r *Pass[T]) call(ctx context.Context, name string, phase phase, fn func(context.Context, *Pass[T]) (ctrl.Result, error)) (res ctrl.Result, err error) {
 	start := time.Now()
 	var span trace.Span
 	if r.tracer != nil {
 		ctx, span = r.tracer.Start(ctx, string(phase)+" "+name, trace.WithAttributes(
-			attribute.String(AttrController, r.Controller),
-			attribute.String(AttrStep, name),
-			attribute.String(AttrPhase, string(phase)),
+			attribute.String(attrController, r.Controller),
+			attribute.String(attrStep, name),
+			attribute.String(attrPhase, string(phase)),
 		))
 	}
 	slot := r.steps.begin(name, phase, start)

@@ -34,9 +34,9 @@ const (
 	PolicyDetachOnDelete Policy = "detach-on-delete"
 )
 
-// ErrUnknownPolicy is wrapped by the error ParsePolicy returns for a value that
+// errUnknownPolicy is wrapped by the error ParsePolicy returns for a value that
 // is not a known policy.
-var ErrUnknownPolicy = errors.New("unknown reconcile policy")
+var errUnknownPolicy = errors.New("unknown reconcile policy")
 
 // ParsePolicy returns the Policy named by s. The empty string is not a policy;
 // callers fall back to their default for it.
@@ -49,7 +49,7 @@ func ParsePolicy(s string) (Policy, error) {
 	case PolicyManage, PolicySkip, PolicyDetachOnDelete:
 		return p, nil
 	default:
-		return "", fmt.Errorf("%w %q: want %q, %q or %q", ErrUnknownPolicy, s, PolicyManage, PolicySkip, PolicyDetachOnDelete)
+		return "", fmt.Errorf("%w %q: want %q, %q or %q", errUnknownPolicy, s, PolicyManage, PolicySkip, PolicyDetachOnDelete)
 	}
 }
 

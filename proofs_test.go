@@ -318,7 +318,7 @@ func TestSkipObserveErrorBacksOff(t *testing.T) {
 	f.run(&bosun.Reconciler[*testapi.Widget]{
 		Name:      "skip-observe-error",
 		Steps:     []bosun.Step[*testapi.Widget]{p},
-		Observers: []bosun.PassObserver{log},
+		Options: bosun.Options{Observers: []bosun.PassObserver{log}},
 	}, runOptions{client: writes.Wrap})
 	f.create("clock", 1, 1, nil)
 	f.create("w", 1, 1, map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)})

@@ -30,24 +30,24 @@ import (
 	"github.com/bosunkit/bosun/internal/gone"
 )
 
-// ConflictRequeueDelay is how long the engine waits before it reconciles an
+// conflictRequeueDelay is how long the engine waits before it reconciles an
 // object again after a write was refused with 409 Conflict: long enough for
 // the cache to catch up with the newer version, short enough not to matter.
-const ConflictRequeueDelay = 100 * time.Millisecond
+const conflictRequeueDelay = 100 * time.Millisecond
 
 // Event reasons the engine records.
 const (
-	// EventClaimed: the engine committed its finalizer or instance claim.
-	EventClaimed = "Claimed"
-	// EventCleanedUp: every Cleanup finished and the finalizer was released.
-	EventCleanedUp = "CleanedUp"
-	// EventDetached: the object was deleted under a policy that runs no
+	// eventClaimed: the engine committed its finalizer or instance claim.
+	eventClaimed = "Claimed"
+	// eventCleanedUp: every Cleanup finished and the finalizer was released.
+	eventCleanedUp = "CleanedUp"
+	// eventDetached: the object was deleted under a policy that runs no
 	// Cleanup, and the finalizer was released.
-	EventDetached = "Detached"
-	// EventSkipped: the skip policy applies to the object.
-	EventSkipped = "ReconcileSkipped"
-	// EventOwnedElsewhere: another operator instance owns the object.
-	EventOwnedElsewhere = "OwnedByOtherInstance"
+	eventDetached = "Detached"
+	// eventSkipped: the skip policy applies to the object.
+	eventSkipped = "ReconcileSkipped"
+	// eventOwnedElsewhere: another operator instance owns the object.
+	eventOwnedElsewhere = "OwnedByOtherInstance"
 )
 
 // ErrNotControlled is wrapped by the error of a state getter whose object
@@ -55,18 +55,18 @@ const (
 // one that is.
 var ErrNotControlled = errors.New("object is not controlled by the reconciled object")
 
-// StaleCacheRetry is how long the engine waits before looking again at an
+// staleCacheRetry is how long the engine waits before looking again at an
 // object whose cached version is older than its own last write.
-const StaleCacheRetry = time.Second
+const staleCacheRetry = time.Second
 
-// DefaultStaleCacheLimit is how long the engine waits, unless
+// defaultStaleCacheLimit is how long the engine waits, unless
 // Reconciler.StaleCacheLimit says otherwise, for a cache that still holds a
 // version it wrote over. After that it reads the object from the API
 // server (Reconciler.APIReader) and runs the pass on what it finds there,
 // and does so on every pass until the cache catches up: a watch that lost
 // the event of the engine's write would otherwise hold the object until
 // the informer's next relist.
-const DefaultStaleCacheLimit = 5 * time.Second
+const defaultStaleCacheLimit = 5 * time.Second
 
 // ErrInvalidConfig is wrapped by every error that Validate (and so
 // Builder.Complete) returns for a Reconciler that cannot work.
@@ -98,7 +98,7 @@ var ErrInvalidConfig = errors.New("invalid reconciler configuration")
 // reconcile that finds one of them in the cache ends at once, because a pass
 // on stale data would only repeat the writes. The watch event of the newer
 // version usually brings the next pass; the engine also requeues after
-// StaleCacheRetry, for controllers whose predicates filter that event out
+// staleCacheRetry, for controllers whose predicates filter that event out
 // (a status-only write under GenerationChangedPredicate). When the cache is
 // still behind after StaleCacheLimit (its watch lost the event), the pass
 // reads the object from APIReader instead.
@@ -123,32 +123,11 @@ type Reconciler[T client.Object] struct {
 	// DefaultPolicy applies when neither the object nor its Namespace has a
 	// policy annotation. Empty means PolicyManage.
 	DefaultPolicy Policy
-	// IgnoreNamespacePolicy turns the Namespace off as a source of the
-	// policy: an object's policy is its annotation, else DefaultPolicy, and
-	// Namespaces are neither read nor watched. A namespace-scoped operator
-	// whose Role grants nothing on Namespaces needs it.
-	IgnoreNamespacePolicy bool
 	// Instance is the name of this operator instance. When set, the engine
-	// claims unclaimed objects for it through InstanceAnnotation and leaves
-	// objects claimed by other instances alone. Empty means no ownership
-	// check: every object is reconciled and none is claimed.
+	// claims unclaimed objects for it through AnnotationOperatorInstance and
+	// leaves objects claimed by other instances alone. Empty means no
+	// ownership check: every object is reconciled and none is claimed.
 	Instance string
-	// Client reads from the cache and writes. Required; ControllerManagedBy
-	// sets it from the manager.
-	Client client.Client
-	// APIReader reads around the cache. Nil means Client.
-	APIReader client.Reader
-	// StaleCacheLimit is how long a pass waits for a cache that still holds
-	// a version the engine wrote over before it reads the object from
-	// APIReader instead. Zero means DefaultStaleCacheLimit.
-	StaleCacheLimit time.Duration
-	// Recorder records events. Nil means events are discarded.
-	Recorder events.EventRecorder
-	// Metrics is the registry of the engine's metrics (MetricStepDuration,
-	// MetricStepErrors, labelled controller with Name), which steps find
-	// through Pass.Metrics. Nil means controller-runtime's metrics.Registry,
-	// which the manager serves.
-	Metrics prometheus.Registerer
 	// Resync, when positive, reconciles every object again about this long
 	// after a pass that succeeded and asked for nothing sooner, so that
 	// drift nobody is told about (outside Kubernetes, or in objects the
@@ -157,37 +136,19 @@ type Reconciler[T client.Object] struct {
 	// object). Zero, the default, means no periodic resync. Resyncs of
 	// converged objects write nothing and go to the queue at low priority.
 	Resync time.Duration
-	// ResyncJitter spreads resyncs so that objects reconciled together do
-	// not come back together: each waits Resync plus a random part of up
-	// to ResyncJitter times Resync. Zero means DefaultResyncJitter; it
-	// must be between 0 and 1.
-	ResyncJitter float64
-	// Observers are told of every pass (see PassObserver), besides the
-	// observers of the manager's Observation (see ObservationOf).
-	Observers []PassObserver
-	// ReconcileOwnWrites turns off what the engine does by default with the
-	// watch events of its own writes: drop them when the pass that wrote
-	// settled. Every engine write is guarded by the resourceVersion the
-	// pass read, so the version a write makes holds what the pass left and
-	// nothing else. When the pass succeeded and left the object Ready=True
-	// for its generation, a pass over that version would find nothing to
-	// do, and the event of the write starts none: one pass per change,
-	// where a hand-written controller makes two. Events of any other
-	// change, by anyone, start a pass as usual; so do the events of a pass
-	// that did not settle (an error, a step not done, a kind without
-	// conditions), and if one of those came while the pass still ran, the
-	// object is requeued at once in its stead. Set it to have every event
-	// start a pass, as in a hand-written controller. MetricOwnWritesSkipped
-	// counts the dropped events.
-	ReconcileOwnWrites bool
-	// TracerProvider makes the OpenTelemetry spans of the passes: one per
-	// pass, with a child per step. Nil means otel's global provider once a
-	// program has set one (otel.SetTracerProvider, as package operator does
-	// when the OTEL_* environment asks for it); while none is set, passes
-	// make no spans.
-	TracerProvider trace.TracerProvider
+	// Client reads from the cache and writes. Required; ControllerManagedBy
+	// sets it from the manager.
+	Client client.Client
+	// APIReader reads around the cache. Nil means Client; ControllerManagedBy
+	// sets it from the manager.
+	APIReader client.Reader
+	// Recorder records events. Nil means events are discarded;
+	// ControllerManagedBy sets it from the manager.
+	Recorder events.EventRecorder
+	// Options are the settings most reconcilers leave at their defaults.
+	Options Options
 
-	// book holds why keys entered the controller's queue; set by Build.
+		// book holds why keys entered the controller's queue; set by Build.
 	book *triggerBook
 	// observation is the manager's; set by Build.
 	observation *Observation
@@ -206,6 +167,54 @@ type Reconciler[T client.Object] struct {
 	// forGVK is the reconciled kind, set by Build with the predicate that
 	// drops the events of the engine's own writes.
 	forGVK schema.GroupVersionKind
+}
+
+// Options are the settings of a Reconciler that most leave at their
+// defaults: the zero value is the default of each.
+type Options struct {
+	// IgnoreNamespacePolicy turns the Namespace off as a source of the
+	// policy: an object's policy is its annotation, else DefaultPolicy, and
+	// Namespaces are neither read nor watched. A namespace-scoped operator
+	// whose Role grants nothing on Namespaces needs it.
+	IgnoreNamespacePolicy bool
+	// StaleCacheLimit is how long a pass waits for a cache that still holds
+	// a version the engine wrote over before it reads the object from
+	// APIReader instead. Zero means 5 seconds.
+	StaleCacheLimit time.Duration
+	// ResyncJitter spreads resyncs so that objects reconciled together do
+	// not come back together: each waits Resync plus a random part of up
+	// to ResyncJitter times Resync. Zero means 0.1; it must be between 0
+	// and 1.
+	ResyncJitter float64
+	// ReconcileOwnWrites turns off what the engine does by default with the
+	// watch events of its own writes: drop them when the pass that wrote
+	// settled. Every engine write is guarded by the resourceVersion the
+	// pass read, so the version a write makes holds what the pass left and
+	// nothing else. When the pass succeeded and left the object Ready=True
+	// for its generation, a pass over that version would find nothing to
+	// do, and the event of the write starts none: one pass per change,
+	// where a hand-written controller makes two. Events of any other
+	// change, by anyone, start a pass as usual; so do the events of a pass
+	// that did not settle (an error, a step not done, a kind without
+	// conditions), and if one of those came while the pass still ran, the
+	// object is requeued at once in its stead. Set it to have every event
+	// start a pass, as in a hand-written controller. The metric
+	// bosun_own_write_events_skipped_total counts the dropped events.
+	ReconcileOwnWrites bool
+	// Metrics is the registry of the engine's metrics (see the package
+	// doc), labelled controller with the Reconciler's Name, which steps
+	// find through Pass.Metrics. Nil means controller-runtime's
+	// metrics.Registry, which the manager serves.
+	Metrics prometheus.Registerer
+	// Observers are told of every pass (see PassObserver), besides the
+	// observers of the manager's Observation (see ObservationOf).
+	Observers []PassObserver
+	// TracerProvider makes the OpenTelemetry spans of the passes: one per
+	// pass, with a child per step. Nil means otel's global provider once a
+	// program has set one (otel.SetTracerProvider, as package operator does
+	// when the OTEL_* environment asks for it); while none is set, passes
+	// make no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // prepared is what Validate works out once from the configuration.
@@ -278,7 +287,7 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 	if p.recorder == nil {
 		p.recorder = discardRecorder{}
 	}
-	m, err := newMetricSet(r.Metrics, r.Name, p.names)
+	m, err := newMetricSet(r.Options.Metrics, r.Name, p.names)
 	if err != nil {
 		return nil, invalid("Metrics: %v", err)
 	}
@@ -359,11 +368,11 @@ func (r *Reconciler[T]) checkOptions(p *prepared[T], invalid func(string, ...any
 	if r.Resync < 0 {
 		return invalid("Resync %s is negative", r.Resync)
 	}
-	if r.StaleCacheLimit < 0 {
-		return invalid("StaleCacheLimit %s is negative", r.StaleCacheLimit)
+	if r.Options.StaleCacheLimit < 0 {
+		return invalid("StaleCacheLimit %s is negative", r.Options.StaleCacheLimit)
 	}
-	if r.ResyncJitter < 0 || r.ResyncJitter > 1 {
-		return invalid("ResyncJitter %g is not between 0 and 1", r.ResyncJitter)
+	if r.Options.ResyncJitter < 0 || r.Options.ResyncJitter > 1 {
+		return invalid("ResyncJitter %g is not between 0 and 1", r.Options.ResyncJitter)
 	}
 	if r.DefaultPolicy != "" {
 		pol, err := ParsePolicy(string(r.DefaultPolicy))
@@ -441,7 +450,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	po := &passObs{trigger: r.book.take(creq.NamespacedName), tracer: r.tracer()}
-	observed := len(r.Observers) > 0 || r.observation.active()
+	observed := len(r.Options.Observers) > 0 || r.observation.active()
 	var start time.Time
 	if observed {
 		start = time.Now()
@@ -450,9 +459,9 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 	var span trace.Span
 	if po.tracer != nil {
 		ctx, span = po.tracer.Start(ctx, "Reconcile "+r.Name, trace.WithAttributes(
-			attribute.String(AttrController, r.Name),
+			attribute.String(attrController, r.Name),
 			attribute.String(attrNamespace, creq.Namespace),
-			attribute.String(AttrObject, creq.Name),
+			attribute.String(attrObject, creq.Name),
 		))
 		sc := span.SpanContext()
 		ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("traceID", sc.TraceID().String(), "spanID", sc.SpanID().String()))
@@ -461,7 +470,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 	r.noteRequeue(creq.NamespacedName, po, res, err)
 	var traceID string
 	if span != nil {
-		span.SetAttributes(attribute.String(AttrTrigger, po.trigger.String()), attribute.String(AttrTriggerKind, string(po.trigger.Kind)))
+		span.SetAttributes(attribute.String(attrTrigger, po.trigger.String()), attribute.String(attrTriggerKind, po.trigger.Kind))
 		traceID = span.SpanContext().TraceID().String()
 		endSpan(span, res, err)
 	}
@@ -482,7 +491,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 		if co, ok := po.object.(conditions.Object); ok && po.object != nil {
 			report.Conditions = slices.Clone(co.GetConditions())
 		}
-		for _, o := range r.Observers {
+		for _, o := range r.Options.Observers {
 			o.ObservePass(ctx, report)
 		}
 		r.observation.observePass(ctx, report)
@@ -508,11 +517,11 @@ type passObs struct {
 func (r *Reconciler[T]) noteRequeue(key types.NamespacedName, po *passObs, res ctrl.Result, err error) {
 	switch {
 	case err != nil:
-		r.book.requeue(key, TriggerRequeue, !errors.Is(err, reconcile.TerminalError(nil)))
+		r.book.requeue(key, triggerRequeue, !errors.Is(err, reconcile.TerminalError(nil)))
 	case res.RequeueAfter > 0 && po.resynced:
-		r.book.requeue(key, TriggerResync, true)
+		r.book.requeue(key, triggerResync, true)
 	case res.RequeueAfter > 0 || res.Requeue: //nolint:staticcheck // Requeue is deprecated but still honoured by controller-runtime.
-		r.book.requeue(key, TriggerRequeue, true)
+		r.book.requeue(key, triggerRequeue, true)
 	default:
 		r.book.requeue(key, "", false)
 	}
@@ -571,15 +580,15 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 		return ctrl.Result{}, fmt.Errorf("loading %s: %w", creq.NamespacedName, err)
 	}
 	po.object = obj
-	if po.trigger.Kind == TriggerWatch && po.trigger.Source == triggerSourceFor && po.trigger.Event == triggerUpdate && requestPending(obj) {
-		po.trigger.Kind = TriggerRequested
+	if po.trigger.Kind == triggerWatch && po.trigger.Source == triggerSourceFor && po.trigger.Event == triggerUpdate && requestPending(obj) {
+		po.trigger.Kind = triggerRequested
 	}
 	if log.V(1).Enabled() {
 		log.V(1).Info("pass triggered", "trigger", po.trigger.String())
 	}
 	obj, carried, wait, err := r.pastOwnWrites(ctx, creq.NamespacedName, obj)
 	if wait || err != nil {
-		return ctrl.Result{RequeueAfter: StaleCacheRetry}, err
+		return ctrl.Result{RequeueAfter: staleCacheRetry}, err
 	}
 	req := &Pass[T]{
 		Controller: r.Name,
@@ -651,10 +660,10 @@ type writeMemo struct {
 
 // staleCacheLimit is StaleCacheLimit or its default.
 func (r *Reconciler[T]) staleCacheLimit() time.Duration {
-	if r.StaleCacheLimit > 0 {
-		return r.StaleCacheLimit
+	if r.Options.StaleCacheLimit > 0 {
+		return r.Options.StaleCacheLimit
 	}
-	return DefaultStaleCacheLimit
+	return defaultStaleCacheLimit
 }
 
 // maxMemoVersions bounds the versions a writeMemo keeps while passes read

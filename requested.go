@@ -13,7 +13,7 @@ import (
 // AnnotationReconcileRequestedAt asks for a reconcile now. Any new value
 // (by convention the time of the request, as `date +%s` or RFC 3339 gives
 // it) brings a pass, and once the pass has run the engine copies the value
-// to the object's status (see ReconcileRequestRecorder), so that whoever
+// to the object's status (see ReconcileRequestStatus), so that whoever
 // asked can wait until the status shows their value:
 //
 //	kubectl annotate --overwrite widget/w reconcile.bosun.dev/requested-at="$(date +%s)"
@@ -23,13 +23,14 @@ import (
 // field name, so that tools that wait on it work unchanged.
 const AnnotationReconcileRequestedAt = "reconcile.bosun.dev/requested-at"
 
-// ReconcileRequestRecorder is implemented by types whose status records the
-// last value of AnnotationReconcileRequestedAt a pass handled. A type that
-// does not implement it, but whose Status struct has a string field
+// reconcileRequestRecorder is implemented by types whose status records
+// the last value of AnnotationReconcileRequestedAt a pass handled, through
+// the methods GetLastHandledReconcileAt and SetLastHandledReconcileAt. A
+// type without them, but whose Status struct has a string field
 // LastHandledReconcileAt (with the JSON name lastHandledReconcileAt), gets
 // that field set instead; embedding ReconcileRequestStatus in the status
 // adds it.
-type ReconcileRequestRecorder interface {
+type reconcileRequestRecorder interface {
 	GetLastHandledReconcileAt() string
 	SetLastHandledReconcileAt(value string)
 }
@@ -74,7 +75,7 @@ func recordRequest(obj client.Object) bool {
 	if !ok {
 		return false
 	}
-	if r, ok := obj.(ReconcileRequestRecorder); ok {
+	if r, ok := obj.(reconcileRequestRecorder); ok {
 		if r.GetLastHandledReconcileAt() == want {
 			return false
 		}
@@ -96,7 +97,7 @@ func requestPending(obj client.Object) bool {
 	if !ok {
 		return false
 	}
-	if r, ok := obj.(ReconcileRequestRecorder); ok {
+	if r, ok := obj.(reconcileRequestRecorder); ok {
 		return r.GetLastHandledReconcileAt() != want
 	}
 	f, ok := statusfield.Field(obj, "LastHandledReconcileAt", reflect.String)

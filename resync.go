@@ -18,14 +18,14 @@ import (
 // works on reconcilers whose Resync is zero too.
 const AnnotationResyncInterval = "bosun.dev/resync-interval"
 
-// DefaultResyncJitter is the ResyncJitter of a Reconciler that sets none: a
+// defaultResyncJitter is the ResyncJitter of a Reconciler that sets none: a
 // resync comes back between Resync and 1.1 times Resync after the pass.
-const DefaultResyncJitter = 0.1
+const defaultResyncJitter = 0.1
 
-// ReasonInvalidResyncInterval is the reason of the Ready condition of an
+// reasonInvalidResyncInterval is the reason of the Ready condition of an
 // object whose AnnotationResyncInterval cannot be read. The steps still
 // run; the object is reconciled again when it changes.
-const ReasonInvalidResyncInterval = "InvalidResyncInterval"
+const reasonInvalidResyncInterval = "InvalidResyncInterval"
 
 // resyncInterval returns the resync period of obj: its annotation, else
 // def. An unreadable annotation is a terminal error naming it.
@@ -41,10 +41,10 @@ func resyncInterval(obj client.Object, def time.Duration) (time.Duration, error)
 	}
 	switch {
 	case err != nil:
-		return 0, conditions.Terminal(ReasonInvalidResyncInterval,
+		return 0, conditions.Terminal(reasonInvalidResyncInterval,
 			fmt.Errorf("annotation %s: %q is not a duration such as 10m or 1h30m, nor 0 for never", AnnotationResyncInterval, v))
 	case d < 0:
-		return 0, conditions.Terminal(ReasonInvalidResyncInterval,
+		return 0, conditions.Terminal(reasonInvalidResyncInterval,
 			fmt.Errorf("annotation %s: %q is negative", AnnotationResyncInterval, v))
 	}
 	return d, nil
@@ -58,7 +58,7 @@ func withResync(res ctrl.Result, every time.Duration, jitter float64) ctrl.Resul
 		return res
 	}
 	if jitter == 0 {
-		jitter = DefaultResyncJitter
+		jitter = defaultResyncJitter
 	}
 	d := every + time.Duration(rand.Float64()*jitter*float64(every))
 	if res.RequeueAfter == 0 || res.RequeueAfter > d {

@@ -79,7 +79,7 @@ func TestResyncValidation(t *testing.T) {
 		{resync: time.Second, jitter: 1.5, want: "ResyncJitter 1.5 is not between 0 and 1"},
 		{resync: time.Second, jitter: -0.1, want: "ResyncJitter -0.1 is not between 0 and 1"},
 	} {
-		r := &bosun.Reconciler[*testapi.Widget]{Name: "resync", Client: fakeClient(t, nil), Finalizer: testFinalizer, Resync: tc.resync, ResyncJitter: tc.jitter,
+		r := &bosun.Reconciler[*testapi.Widget]{Name: "resync", Client: fakeClient(t, nil), Finalizer: testFinalizer, Resync: tc.resync, Options: bosun.Options{ResyncJitter: tc.jitter},
 			Steps: []bosun.Step[*testapi.Widget]{&traced{name: "a", tr: &trace{}}}}
 		err := r.Validate()
 		if err == nil || !errors.Is(err, bosun.ErrInvalidConfig) || !strings.HasSuffix(err.Error(), tc.want) {

@@ -31,7 +31,7 @@ func (e *mainWriteError) Unwrap() error { return e.err }
 
 // writeFailed reports werr, the failure of the engine's write w of the
 // object: it tells every WriteFailureReporter step, sets Ready False with
-// w.Reason() and the error, writes the status alone (the write that failed
+// w.reason() and the error, writes the status alone (the write that failed
 // is not repeated), records one Warning event when Ready changed, and
 // returns the error for controller-runtime to retry with backoff; an error
 // the API server gives for an invalid object is terminal, since only a
@@ -39,7 +39,7 @@ func (e *mainWriteError) Unwrap() error { return e.err }
 //
 // The reporters' conditions and Ready start again from what is stored, so
 // a failure that repeats writes nothing new.
-func (ps *passState[T]) writeFailed(ctx context.Context, w EngineWrite, werr error) (ctrl.Result, error) {
+func (ps *passState[T]) writeFailed(ctx context.Context, w engineWrite, werr error) (ctrl.Result, error) {
 	obj := ps.req.Object
 	ps.req.Log.Error(werr, "engine write failed", "write", string(w))
 	changed := true
@@ -69,13 +69,13 @@ func (ps *passState[T]) writeFailed(ctx context.Context, w EngineWrite, werr err
 		co.SetConditions(conds)
 		for _, s := range ps.r.Steps {
 			if rep, ok := s.(WriteFailureReporter[T]); ok {
-				rep.WriteFailed(ps.req, w, werr)
+				rep.WriteFailed(ps.req, w.reason(), werr)
 			}
 		}
 		conds = co.GetConditions()
 		gen := obj.GetGeneration()
 		changed = conditions.Set(&conds, metav1.Condition{
-			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: w.Reason(), Message: werr.Error(), ObservedGeneration: gen,
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: w.reason(), Message: werr.Error(), ObservedGeneration: gen,
 		}, metav1.Now())
 		boundMessages(conds)
 		co.SetConditions(conds)
@@ -87,7 +87,7 @@ func (ps *passState[T]) writeFailed(ctx context.Context, w EngineWrite, werr err
 		}
 	}
 	if changed {
-		ps.event(corev1.EventTypeWarning, w.Reason(), string(w), "%s", werr.Error())
+		ps.event(corev1.EventTypeWarning, w.reason(), string(w), "%s", werr.Error())
 	}
 	if apierrors.IsInvalid(werr) {
 		return ctrl.Result{}, reconcile.TerminalError(werr)
@@ -113,12 +113,12 @@ func (ps *passState[T]) release(ctx context.Context, policy Policy, res ctrl.Res
 			return ps.conflictRequeue("release"), nil
 		case apierrors.IsNotFound(serr):
 		default:
-			return ps.writeFailed(ctx, WriteRelease, serr)
+			return ps.writeFailed(ctx, writeRelease, serr)
 		}
 	}
-	reason, note := EventCleanedUp, "cleaned up and released finalizer %q"
+	reason, note := eventCleanedUp, "cleaned up and released finalizer %q"
 	if policy != PolicyManage {
-		reason, note = EventDetached, "released finalizer %q without cleanup"
+		reason, note = eventDetached, "released finalizer %q without cleanup"
 	}
 	ps.event(corev1.EventTypeNormal, reason, "Cleanup", note, ps.r.Finalizer)
 	ps.req.Log.V(1).Info("released finalizer", "finalizer", ps.r.Finalizer)

@@ -126,7 +126,7 @@ func TestFieldIndexes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	indexes, err := bosun.FieldIndexes(r, scheme)
+	indexes, err := r.FieldIndexes(scheme)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestFieldIndexes(t *testing.T) {
 	}
 
 	bad := &bosun.Reconciler[*testapi.Widget]{Name: "bad", Steps: []bosun.Step[*testapi.Widget]{mirror{name: "one"}}}
-	if _, err := bosun.FieldIndexes(bad, runtime.NewScheme()); err == nil || !strings.Contains(err.Error(), "ConfigMap") {
+	if _, err := bad.FieldIndexes(runtime.NewScheme()); err == nil || !strings.Contains(err.Error(), "ConfigMap") {
 		t.Errorf("FieldIndexes with a scheme that lacks ConfigMap: error %v, want one naming ConfigMap", err)
 	}
 }
@@ -251,7 +251,7 @@ func TestRoleOnlyOperator(t *testing.T) {
 		}
 	}
 	r := newReconciler("role-only", newJournal(), true)
-	r.IgnoreNamespacePolicy = true
+	r.Options.IgnoreNamespacePolicy = true
 	bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{User: user, Namespaces: []string{f.ns}}, func(mgr ctrl.Manager) error {
 		return bosun.ControllerManagedBy[*testapi.Widget](mgr).Complete(r)
 	})

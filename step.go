@@ -122,35 +122,38 @@ type Named interface {
 	Name() string
 }
 
-// EngineWrite names one of the writes the engine makes to the object itself,
+// engineWrite names one of the writes the engine makes to the object itself,
 // outside the final status save.
-type EngineWrite string
+type engineWrite string
 
 // The engine's own writes.
 const (
-	// WriteClaim commits the finalizer and the instance annotation before any
+	// writeClaim commits the finalizer and the instance annotation before any
 	// step acts.
-	WriteClaim EngineWrite = "Claim"
-	// WriteRelease removes the finalizer after Cleanup (or under a policy that
+	writeClaim engineWrite = "Claim"
+	// writeRelease removes the finalizer after Cleanup (or under a policy that
 	// runs none).
-	WriteRelease EngineWrite = "Release"
-	// WriteSave writes the changes the steps made to metadata and spec, such
+	writeRelease engineWrite = "Release"
+	// writeSave writes the changes the steps made to metadata and spec, such
 	// as late-initialised fields.
-	WriteSave EngineWrite = "Save"
+	writeSave engineWrite = "Save"
 )
 
-// Reason returns the condition and event reason of a failure of w:
+// reason returns the condition and event reason of a failure of w:
 // "ClaimFailed", "ReleaseFailed" or "SaveFailed".
-func (w EngineWrite) Reason() string { return string(w) + "Failed" }
+func (w engineWrite) reason() string { return string(w) + "Failed" }
 
 // WriteFailureReporter is a Step that reports, in the conditions it owns, a
-// failure of one of the engine's own writes of the object. The engine calls
-// WriteFailed on every such step, in step order, before it writes the
-// status that reports the failure (Ready False with w.Reason()). The object
-// in req is the one whose status is about to be written; WriteFailed changes
-// only its conditions.
+// failure of one of the engine's own writes of the object: the claim
+// (finalizer and instance annotation, before any step acts), the release
+// of the finalizer, or the save of what the steps changed in metadata and
+// spec. The engine calls WriteFailed on every such step, in step order,
+// before it writes the status that reports the failure: Ready False with
+// reason, which is "ClaimFailed", "ReleaseFailed" or "SaveFailed". The
+// object in req is the one whose status is about to be written; WriteFailed
+// changes only its conditions.
 type WriteFailureReporter[T client.Object] interface {
-	WriteFailed(req *Pass[T], w EngineWrite, err error)
+	WriteFailed(req *Pass[T], reason string, err error)
 }
 
 // StepFunc adapts a function to Step. Its name is the one given to NewStep.

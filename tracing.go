@@ -11,31 +11,31 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// TracerName is the name of the OpenTelemetry tracer the engine makes its
+// tracerName is the name of the OpenTelemetry tracer the engine makes its
 // spans with.
-const TracerName = "github.com/bosunkit/bosun"
+const tracerName = "github.com/bosunkit/bosun"
 
 // The attributes of the engine's spans, besides OpenTelemetry's own
 // k8s.namespace.name.
 const (
-	// AttrController is the reconciler's name, on every span.
-	AttrController = "bosun.controller"
-	// AttrObject is the reconciled object's name, on the pass's span.
-	AttrObject = "bosun.object"
-	// AttrTrigger is why the pass ran (Trigger.String), on its span.
-	AttrTrigger = "bosun.trigger"
-	// AttrTriggerKind is the kind of the trigger (Trigger.Kind).
-	AttrTriggerKind = "bosun.trigger.kind"
-	// AttrResult is how a pass or step ended: "done", "requeue",
+	// attrController is the reconciler's name, on every span.
+	attrController = "bosun.controller"
+	// attrObject is the reconciled object's name, on the pass's span.
+	attrObject = "bosun.object"
+	// attrTrigger is why the pass ran (Trigger.String), on its span.
+	attrTrigger = "bosun.trigger"
+	// attrTriggerKind is the kind of the trigger (Trigger.Kind).
+	attrTriggerKind = "bosun.trigger.kind"
+	// attrResult is how a pass or step ended: "done", "requeue",
 	// "requeue_after" or "error".
-	AttrResult = "bosun.result"
-	// AttrRequeueAfter is the requeue delay a pass or step asked for, in
+	attrResult = "bosun.result"
+	// attrRequeueAfter is the requeue delay a pass or step asked for, in
 	// seconds.
-	AttrRequeueAfter = "bosun.requeue_after_seconds"
-	// AttrStep and AttrPhase name the step and its method on a step's
+	attrRequeueAfter = "bosun.requeue_after_seconds"
+	// attrStep and attrPhase name the step and its method on a step's
 	// span.
-	AttrStep  = "bosun.step"
-	AttrPhase = "bosun.phase"
+	attrStep  = "bosun.step"
+	attrPhase = "bosun.phase"
 
 	attrNamespace = "k8s.namespace.name"
 )
@@ -53,7 +53,7 @@ type tracerCache struct {
 // tracer returns the tracer of the passes, or nil when tracing is off:
 // no TracerProvider and no global one set.
 func (r *Reconciler[T]) tracer() trace.Tracer {
-	tp := r.TracerProvider
+	tp := r.Options.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 		if tp == defaultTracerProvider {
@@ -63,7 +63,7 @@ func (r *Reconciler[T]) tracer() trace.Tracer {
 	if c := r.tracers.Load(); c != nil && c.tp == tp {
 		return c.t
 	}
-	t := tp.Tracer(TracerName)
+	t := tp.Tracer(tracerName)
 	r.tracers.Store(&tracerCache{tp: tp, t: t})
 	return t
 }
@@ -73,18 +73,18 @@ func (r *Reconciler[T]) tracer() trace.Tracer {
 func endSpan(span trace.Span, res ctrl.Result, err error) {
 	switch {
 	case err != nil:
-		span.SetAttributes(attribute.String(AttrResult, "error"))
+		span.SetAttributes(attribute.String(attrResult, "error"))
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		if errors.Is(err, reconcile.TerminalError(nil)) {
 			span.SetAttributes(attribute.Bool("bosun.terminal", true))
 		}
 	case res.RequeueAfter > 0:
-		span.SetAttributes(attribute.String(AttrResult, "requeue_after"), attribute.Float64(AttrRequeueAfter, res.RequeueAfter.Seconds()))
+		span.SetAttributes(attribute.String(attrResult, "requeue_after"), attribute.Float64(attrRequeueAfter, res.RequeueAfter.Seconds()))
 	case res.Requeue: //nolint:staticcheck // Requeue is deprecated but still honoured by controller-runtime.
-		span.SetAttributes(attribute.String(AttrResult, "requeue"))
+		span.SetAttributes(attribute.String(attrResult, "requeue"))
 	default:
-		span.SetAttributes(attribute.String(AttrResult, "done"))
+		span.SetAttributes(attribute.String(attrResult, "done"))
 	}
 	span.End()
 }

@@ -38,7 +38,7 @@ func TestTracing(t *testing.T) {
 	logs := &bosuntest.LogRecorder{}
 	j := newJournal()
 	r := newReconciler("traced", j, false)
-	r.TracerProvider = tp
+	r.Options.TracerProvider = tp
 	f.run(r, runOptions{logs: logs})
 	f.create("ok", 6, 3, nil)
 	f.create("bad", 6, 0, nil)

@@ -38,7 +38,7 @@ const (
 )
 
 // maxTriggers bounds what a triggerBook holds: keys beyond it run their
-// passes with TriggerUnknown rather than grow the memory without end.
+// passes with triggerUnknown rather than grow the memory without end.
 const maxTriggers = 1 << 16
 
 // triggerBook records why keys went into a controller's queue, until their
@@ -59,7 +59,7 @@ type triggerBook struct {
 	// have reached the queue.
 	candidates sync.Map // types.NamespacedName -> Trigger
 	// requeued holds the kind of the requeue the last pass asked for.
-	requeued sync.Map // types.NamespacedName -> TriggerKind
+	requeued sync.Map // types.NamespacedName -> string (a Trigger.Kind)
 	size     atomic.Int64
 	// queue is the controller's queue, once the controller is built.
 	queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
@@ -119,7 +119,7 @@ func (b *triggerBook) dropCandidate(key types.NamespacedName, t Trigger) {
 
 // requeue records the requeue a pass of key asked for; ok false means
 // it asked for none.
-func (b *triggerBook) requeue(key types.NamespacedName, kind TriggerKind, ok bool) {
+func (b *triggerBook) requeue(key types.NamespacedName, kind string, ok bool) {
 	if b == nil {
 		return
 	}
@@ -133,7 +133,7 @@ func (b *triggerBook) requeue(key types.NamespacedName, kind TriggerKind, ok boo
 // take returns and forgets why the pass of key runs now.
 func (b *triggerBook) take(key types.NamespacedName) Trigger {
 	if b == nil {
-		return Trigger{Kind: TriggerUnknown}
+		return Trigger{Kind: triggerUnknown}
 	}
 	if v, ok := b.pending.LoadAndDelete(key); ok {
 		b.size.Add(-1)
@@ -141,9 +141,9 @@ func (b *triggerBook) take(key types.NamespacedName) Trigger {
 		return v.(Trigger)
 	}
 	if v, ok := b.requeued.LoadAndDelete(key); ok {
-		return Trigger{Kind: v.(TriggerKind)}
+		return Trigger{Kind: v.(string)}
 	}
-	return Trigger{Kind: TriggerUnknown}
+	return Trigger{Kind: triggerUnknown}
 }
 
 // forget drops everything recorded of key, whose object is gone.
@@ -295,7 +295,7 @@ type notingHandler struct {
 }
 
 func (h *notingHandler) trigger(event string, obj client.Object) Trigger {
-	t := Trigger{Kind: TriggerWatch, Source: h.source, Event: event, GVK: h.gvk}
+	t := Trigger{Kind: triggerWatch, Source: h.source, Event: event, GVK: h.gvk}
 	if obj != nil {
 		t.Object = client.ObjectKeyFromObject(obj)
 	}
@@ -318,7 +318,7 @@ func (h *notingHandler) Generic(ctx context.Context, e event.GenericEvent, q wor
 	h.inner.Generic(ctx, e, h.book.noting(q, h.trigger(triggerGeneric, e.Object)))
 }
 
-// notingSource wraps a raw source: the keys it adds get a TriggerWatch
+// notingSource wraps a raw source: the keys it adds get a triggerWatch
 // naming it.
 type notingSource struct {
 	inner source.TypedSource[reconcile.Request]
@@ -388,7 +388,7 @@ func (p *candidatePredicate) see(event string, obj client.Object) {
 	}
 	key := client.ObjectKeyFromObject(obj)
 	if gvk == p.forGVK {
-		p.book.candidate(key, Trigger{Kind: TriggerWatch, Source: triggerSourceFor, Event: event, GVK: gvk, Object: key})
+		p.book.candidate(key, Trigger{Kind: triggerWatch, Source: triggerSourceFor, Event: event, GVK: gvk, Object: key})
 		return
 	}
 	if !p.owned[gvk] {
@@ -403,7 +403,7 @@ func (p *candidatePredicate) see(event string, obj client.Object) {
 		if p.clusterScoped {
 			owner.Namespace = ""
 		}
-		p.book.candidate(owner, Trigger{Kind: TriggerWatch, Source: triggerSourceOwns, Event: event, GVK: gvk, Object: key})
+		p.book.candidate(owner, Trigger{Kind: triggerWatch, Source: triggerSourceOwns, Event: event, GVK: gvk, Object: key})
 	}
 }
 

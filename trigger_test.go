@@ -140,7 +140,7 @@ func TestPassTriggers(t *testing.T) {
 	r := &bosun.Reconciler[*testapi.Widget]{
 		Name:      "triggers",
 		Steps:     []bosun.Step[*testapi.Widget]{child},
-		Observers: []bosun.PassObserver{log},
+		Options: bosun.Options{Observers: []bosun.PassObserver{log}},
 	}
 	bosuntest.RunManager(t, f.cp, func(mgr ctrl.Manager) error {
 		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).

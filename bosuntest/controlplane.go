@@ -51,7 +51,7 @@ func Start(t TB, opts controlplane.Options) *controlplane.ControlPlane {
 func warnIfBuildMayTimeOut(t TB, d deadliner, opts controlplane.Options) {
 	t.Helper()
 	deadline, ok := d.Deadline()
-	if !ok || time.Until(deadline) > buildAllowance || controlplane.BinariesReady() && (!opts.ControllerManager || controlplane.ControllerManagerReady()) {
+	if !ok || time.Until(deadline) > buildAllowance || controlplane.BinariesReady(opts) {
 		return
 	}
 	t.Logf("bosuntest: the control plane binaries are not built yet and this test ends in %s; "+

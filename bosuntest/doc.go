@@ -56,8 +56,10 @@
 //
 // The first test run on a machine builds kube-apiserver and etcd from Go
 // modules, and kube-controller-manager when a test asks for it, which takes
-// several minutes (see controlplane.Binaries and
-// controlplane.ControllerManagerPath); running `bosun controlplane`
+// several minutes (see controlplane.Binaries); running `bosun controlplane`
 // beforehand, which builds all three, or setting KUBEBUILDER_ASSETS, avoids
 // doing it inside a test with a short -timeout.
+//
+// Maturity: stable. Every envtest suite of bosun and of its examples runs
+// on it.
 package bosuntest

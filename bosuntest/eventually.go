@@ -9,10 +9,10 @@ import (
 )
 
 const (
-	// DefaultTimeout is how long Eventually polls unless told otherwise.
-	DefaultTimeout = 30 * time.Second
-	// DefaultInterval is the pause between two checks of Eventually.
-	DefaultInterval = 100 * time.Millisecond
+	// defaultTimeout is how long Eventually polls unless told otherwise.
+	defaultTimeout = 30 * time.Second
+	// defaultInterval is the pause between two checks of Eventually.
+	defaultInterval = 100 * time.Millisecond
 )
 
 // errNeverChecked stands for the last error when the test ended before the
@@ -28,24 +28,23 @@ type eventually struct {
 	interval time.Duration
 }
 
-// Timeout makes Eventually give up after d instead of DefaultTimeout.
+// Timeout makes Eventually give up after d instead of 30 seconds.
 func Timeout(d time.Duration) EventuallyOption {
 	return func(e *eventually) { e.timeout = d }
 }
 
-// Interval makes Eventually pause d between checks instead of
-// DefaultInterval.
+// Interval makes Eventually pause d between checks instead of 100ms.
 func Interval(d time.Duration) EventuallyOption {
 	return func(e *eventually) { e.interval = d }
 }
 
-// Eventually calls check until it returns nil, pausing DefaultInterval between
-// calls, and fails the test with check's last error if that does not happen
-// within DefaultTimeout. The context given to check ends at the timeout. Like
+// Eventually calls check until it returns nil, pausing 100ms between calls
+// (see Interval), and fails the test with check's last error if that does
+// not happen within 30 seconds (see Timeout). The context given to check ends at the timeout. Like
 // t.Fatal, Eventually must be called from the goroutine running the test.
 func Eventually(t TB, check func(ctx context.Context) error, opts ...EventuallyOption) {
 	t.Helper()
-	e := eventually{timeout: DefaultTimeout, interval: DefaultInterval}
+	e := eventually{timeout: defaultTimeout, interval: defaultInterval}
 	for _, opt := range opts {
 		opt(&e)
 	}

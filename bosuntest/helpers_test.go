@@ -259,3 +259,7 @@ func TestEventuallyKeepsTheErrorOfACheckNotCutShort(t *testing.T) {
 		t.Errorf("failure %q, want the first check's error and not the one the timeout cut short", fatal)
 	}
 }
+
+// ErrWatchUnsupported is the error of Watch through a client that cannot
+// watch, for the external tests.
+var ErrWatchUnsupported = errWatchUnsupported

@@ -10,9 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// TickAnnotation is the annotation Window changes on its clock object to
+// tickAnnotation is the annotation Window changes on its clock object to
 // bring the clock's next pass.
-const TickAnnotation = "bosuntest.bosun.dev/tick"
+const tickAnnotation = "bosuntest.bosun.dev/tick"
 
 // Window returns once at least d has gone by and the object clock has had
 // at least n passes since the call, as passes counts them (for example a
@@ -22,8 +22,8 @@ const TickAnnotation = "bosuntest.bosun.dev/tick"
 // slower, instead of ending before the controller has done anything.
 //
 // clock is an object of the controller's kind with its namespace and name
-// set. When c is not nil, each check that falls short sets TickAnnotation
-// of clock to a new value through c, which brings a pass; with c nil the
+// set. When c is not nil, each check that falls short sets the annotation
+// "bosuntest.bosun.dev/tick" of clock to a new value through c, which brings a pass; with c nil the
 // clock must bring its own passes (an object that polls). Window gives up,
 // failing the test, after five minutes.
 func Window(t TB, c client.Client, clock client.Object, passes func() int, d time.Duration, n int) {
@@ -38,7 +38,7 @@ func Window(t TB, c client.Client, clock client.Object, passes func() int, d tim
 		}
 		if c != nil {
 			tick++
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, TickAnnotation, strconv.Itoa(tick))
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, tickAnnotation, strconv.Itoa(tick))
 			obj, ok := clock.DeepCopyObject().(client.Object)
 			if !ok {
 				return fmt.Errorf("bosuntest: the clock %T is not a client.Object once copied", clock)

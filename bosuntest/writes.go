@@ -26,10 +26,10 @@ const (
 	VerbDeleteAllOf = "deleteallof"
 )
 
-// ErrWatchUnsupported is returned by Watch on a client from WriteCounter.Wrap
+// errWatchUnsupported is returned by Watch on a client from WriteCounter.Wrap
 // or ConflictInjector.Wrap when the wrapped client cannot watch, as a
 // manager's client cannot.
-var ErrWatchUnsupported = errors.New("bosuntest: the wrapped client cannot watch")
+var errWatchUnsupported = errors.New("bosuntest: the wrapped client cannot watch")
 
 // Write describes one write made through a client.
 type Write struct {
@@ -321,7 +321,8 @@ type watchless struct {
 	client.Client
 }
 
-// Watch implements client.WithWatch by failing with ErrWatchUnsupported.
+// Watch implements client.WithWatch by failing: the wrapped client cannot
+// watch.
 func (watchless) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
-	return nil, ErrWatchUnsupported
+	return nil, errWatchUnsupported
 }

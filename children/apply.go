@@ -30,7 +30,7 @@ const createOnly = "18446744073709551615"
 // that of a missing child only creates it (see createOnly), and that of a
 // live child carries its UID, which fails on an object made under the
 // same name since (see taken). What each apply returns becomes the
-// child's live form, for its readiness, and is remembered for CacheGrace.
+// child's live form, for its readiness, and is remembered for cacheGrace.
 func (s *Step[T]) apply(ctx context.Context, req *bosun.Pass[T], p *pass) error {
 	owner := s.fieldOwner(req)
 	for _, c := range p.children {
@@ -54,16 +54,16 @@ func (s *Step[T]) apply(ctx context.Context, req *bosun.Pass[T], p *pass) error 
 			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 				// The API server refuses the child as it is: retrying
 				// cannot help until the parent changes.
-				return conditions.Terminal(ReasonInvalidChildren, err)
+				return conditions.Terminal(reasonInvalidChildren, err)
 			}
-			return conditions.Warning(ReasonApplyFailed, err)
+			return conditions.Warning(reasonApplyFailed, err)
 		}
 		live, err := typed(u, c.kind)
 		if err != nil {
 			return err
 		}
 		c.live = live
-		s.mem.rememberApply(req.Object, c.id, write{hash: c.applied.GetAnnotations()[AnnotationHash], at: s.mem.clock(), live: live})
+		s.mem.rememberApply(req.Object, c.id, write{hash: c.applied.GetAnnotations()[annotationHash], at: s.mem.clock(), live: live})
 		req.Log.V(1).Info("applied child", "child", c.ref.String())
 	}
 	return nil
@@ -95,11 +95,11 @@ func replaced(err error) bool {
 // taken handles the child c whose apply failed with applyErr because the
 // object of its name is not the one the pass read (see replaced). It reads
 // the object from the API server: one the set may not write (check) is a
-// blocker of the pass, and its error is returned (ReasonChildExists, as
-// for an object the pass had found, or ReasonChildConflict); one of the
+// blocker of the pass, and its error is returned (reasonChildExists, as
+// for an object the pass had found, or reasonChildConflict); one of the
 // set's own (made by an earlier pass the cache does not show yet, or by
 // another replica) or one WithAdoption takes over is not written in this
-// pass, which looks again after CacheRetry; and when there is none, the
+// pass, which looks again after cacheRetry; and when there is none, the
 // pass is retried quietly, as after any 409 Conflict.
 func (s *Step[T]) taken(ctx context.Context, req *bosun.Pass[T], p *pass, c *child, applyErr error) error {
 	reader := req.APIReader

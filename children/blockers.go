@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -16,7 +17,7 @@ import (
 
 // blockerPoll is how often the step looks up on the API server the
 // blockers that the cache does not hold, and drops the writes it has
-// remembered for longer than CacheGrace.
+// remembered for longer than cacheGrace.
 const blockerPoll = 5 * time.Second
 
 // block records live, the object with the name of the desired child c, as
@@ -35,7 +36,7 @@ func (p *pass) block(c *child, live client.Object, unseen bool) {
 // gvk, that enqueues the parents whose children the object of an event
 // blocks: its change, its release by its controller or its deletion may
 // let their sets converge, which their backoff would otherwise delay (or,
-// for a ReasonChildConflict, which is not retried, put off until the
+// for a reasonChildConflict, which is not retried, put off until the
 // parent changes).
 func (s *Step[T]) blockerHandler(gvk schema.GroupVersionKind) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
@@ -44,25 +45,19 @@ func (s *Step[T]) blockerHandler(gvk schema.GroupVersionKind) handler.EventHandl
 }
 
 // poller returns the source that, every blockerPoll, drops the writes
-// remembered for longer than CacheGrace and enqueues the parents of the
+// remembered for longer than cacheGrace and enqueues the parents of the
 // blockers the cache does not hold that r, the API server, shows changed
 // or gone (see pollBlockers).
 func (s *Step[T]) poller(r client.Reader) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		go func() {
-			tick := time.NewTicker(blockerPoll)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
+			_ = wait.PollUntilContextCancel(ctx, blockerPoll, false, func(ctx context.Context) (bool, error) {
 				s.mem.expire()
 				for _, req := range s.pollBlockers(ctx, r) {
 					q.Add(req)
 				}
-			}
+				return false, nil
+			})
 		}()
 		return nil
 	})

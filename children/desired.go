@@ -41,7 +41,7 @@ func (s *Step[T]) callDesired(ctx context.Context, req *bosun.Pass[T]) (objs []c
 // or annotations, and the hash.
 func (s *Step[T]) stamp(req *bosun.Pass[T], obj client.Object, i int, ks []kind, parentGVK schema.GroupVersionKind) (*child, error) {
 	invalid := func(format string, args ...any) error {
-		return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf(format, args...))
+		return conditions.Terminal(reasonInvalidChildren, fmt.Errorf(format, args...))
 	}
 	if obj == nil || reflect.ValueOf(obj).IsNil() {
 		return nil, invalid("desired child %d is nil", i)
@@ -94,7 +94,7 @@ func (s *Step[T]) stamp(req *bosun.Pass[T], obj client.Object, i int, ks []kind,
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[AnnotationHash] = hash
+	ann[annotationHash] = hash
 	u.SetAnnotations(ann)
 	return &child{kind: k, ref: ref, applied: u}, nil
 }
@@ -116,8 +116,8 @@ func (s *Step[T]) own(u *unstructured.Unstructured, ref Ref, parent client.Objec
 		if ann == nil {
 			ann = map[string]string{}
 		}
-		ann[AnnotationOwnerNamespace] = parent.GetNamespace()
-		ann[AnnotationOwnerName] = parent.GetName()
+		ann[annotationOwnerNamespace] = parent.GetNamespace()
+		ann[annotationOwnerName] = parent.GetName()
 		u.SetAnnotations(ann)
 		return nil
 	}
@@ -126,7 +126,7 @@ func (s *Step[T]) own(u *unstructured.Unstructured, ref Ref, parent client.Objec
 		if ref.Namespace != "" {
 			where = "in namespace " + ref.Namespace
 		}
-		return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("desired child %s is %s, and an owned child must be in the parent's namespace (use NewUnownedStep)", ref, where))
+		return conditions.Terminal(reasonInvalidChildren, fmt.Errorf("desired child %s is %s, and an owned child must be in the parent's namespace (use NewUnownedStep)", ref, where))
 	}
 	u.SetOwnerReferences([]metav1.OwnerReference{{
 		APIVersion:         parentGVK.GroupVersion().String(),
@@ -163,13 +163,13 @@ func toUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-// hashOf returns the hash recorded in AnnotationHash for the applied form u
+// hashOf returns the hash recorded in annotationHash for the applied form u
 // of a desired child: SHA-256 of its JSON (map keys sorted by encoding/json),
 // without the hash annotation itself, in hexadecimal.
 func hashOf(u *unstructured.Unstructured) (string, error) {
 	c := u.DeepCopy()
 	ann := c.GetAnnotations()
-	delete(ann, AnnotationHash)
+	delete(ann, annotationHash)
 	if len(ann) == 0 {
 		ann = nil
 	}

@@ -10,7 +10,8 @@
 //
 //   - stamps each desired child with the set's labels (LabelSet, the set's
 //     name, and LabelOwner, the parent's UID), a controller owner reference
-//     to the parent, and AnnotationHash, a hash of the desired object;
+//     to the parent, and the annotation bosun.dev/applied-hash, a hash of
+//     the desired object;
 //   - compares it with the live child in the cache and applies it with
 //     server-side apply (the step's field owner, forcing ownership) only
 //     when it is missing, its hash differs, or a field the desired object
@@ -24,8 +25,8 @@
 //
 // A parent whose children are all up to date costs reads from the cache and
 // no write at all. A pass that runs before the cache shows the step's own
-// latest applies and deletes (for CacheGrace) does not repeat them: it
-// looks again after CacheRetry. Past CacheGrace, a child the cache still
+// latest applies and deletes (for five seconds) does not repeat them: it
+// looks again a second later. Past those five seconds, a child the cache still
 // shows differing from what the step applied is read from the API server
 // before it is applied again, so that a cache that missed the apply's watch
 // event until its next relist costs a read, not a write. Plan returns what a pass would do (create,
@@ -35,7 +36,8 @@
 // through their owner references. NewUnownedStep is the opt-in for
 // children in other namespaces or cluster-scoped ones: they carry no owner
 // reference (Kubernetes allows none across namespaces), the parent's key is
-// recorded in annotations, and the step deletes them in the Cleanup phase,
+// recorded in the annotations bosun.dev/owner-namespace and
+// bosun.dev/owner-name, and the step deletes them in the Cleanup phase,
 // so the reconciler needs a finalizer.
 //
 // # What the set may touch
@@ -43,7 +45,7 @@
 // The step only ever writes and deletes objects the set created. A desired
 // child whose name is taken by an object with no controller and no set
 // label is left exactly as it is: the kind's condition and Ready are False
-// with ReasonChildExists, naming the object, and the step retries with
+// with the reason ChildExists, naming the object, and the step retries with
 // backoff. Before it creates a child the cache does not show, the step
 // looks for it on the API server, so an object created a moment ago is not
 // missed; and the apply that creates it carries a resourceVersion no
@@ -54,10 +56,10 @@
 // made under the name since the pass read the child is not written
 // either. WithAdoption takes such objects over instead (applied over,
 // labelled, owned). An object controlled by another owner, or labelled for
-// another set or parent, is never taken over (ReasonChildConflict).
+// another set or parent, is never taken over (ChildConflict).
 //
-// The step watches what blocks a child (ReasonChildExists,
-// ReasonChildConflict): a change of that object, its release by its
+// The step watches what blocks a child (ChildExists,
+// ChildConflict): a change of that object, its release by its
 // controller or its deletion brings a pass of the parent at once, however
 // long the parent's backoff has grown, and a ChildConflict, which is not
 // retried, heals too. Under CacheSetsOnly the cache does not hold a
@@ -104,7 +106,7 @@
 //
 // # Readiness
 //
-// DefaultReadiness knows Deployments, StatefulSets, DaemonSets, Jobs,
+// The default check of a kind knows Deployments, StatefulSets, DaemonSets, Jobs,
 // Services, PersistentVolumeClaims and Pods. A custom resource whose status
 // has conditions is ready when its Ready condition is True and not for an
 // older generation (by the condition's observedGeneration, else
@@ -126,14 +128,14 @@
 // # Memory
 //
 // A step remembers, per parent, the children it applied and deleted in the
-// last CacheGrace (so that a pass over a cache that lags behind does not
+// last five seconds (so that a pass over a cache that lags behind does not
 // write them again), the hash of each child it applied until the cache
 // shows it (for ten minutes at most), and the objects that block its
 // children. It forgets all of a parent when the parent is deleted or
 // leaves the manager's cache (a cache that holds a share of the parents,
 // by a label selector as with sharding, sees a parent that leaves the
-// share as deleted), and the deletes once they are older than CacheGrace. A parent whose Go type does
-// not tell its kind (unstructured) is not watched for that: its writes go
+// share as deleted), and the deletes once they are older than five
+// seconds. A parent whose Go type does not tell its kind (unstructured) is not watched for that: its writes go
 // with time, and what blocks its children with its next pass, if any.
 //
 // # Caching
@@ -153,6 +155,34 @@
 // children of an object and may set its status, in the manner of a
 // generating handler: the status edits of a call that fails are discarded.
 //
+// # Labels, annotations, reasons and events
+//
+// The step writes these on children; a user writes only the annotation
+// bosun.dev/prune (AnnotationPrune) and may select children by the two
+// labels (LabelSet, LabelOwner):
+//
+//	| key                       | kind       | value                                                    |
+//	|---------------------------|------------|----------------------------------------------------------|
+//	| bosun.dev/set             | label      | the set's name, the step's (LabelSet)                    |
+//	| bosun.dev/owner           | label      | the parent's UID (LabelOwner)                            |
+//	| bosun.dev/applied-hash    | annotation | the hash of the desired child last applied               |
+//	| bosun.dev/prune           | annotation | "false" keeps a child no longer desired (AnnotationPrune) |
+//	| bosun.dev/owner-namespace | annotation | the parent's namespace, on an unowned child              |
+//	| bosun.dev/owner-name      | annotation | the parent's name, on an unowned child                   |
+//
+// The reasons of the kinds' conditions (and of Ready, which summarises
+// them), and of the event a pass records:
+//
+//	| reason          | when                                                                      |
+//	|-----------------|---------------------------------------------------------------------------|
+//	| Ready           | every child of the kind is ready (the kind's condition is True)           |
+//	| NotReady        | a child of the kind is missing or not ready                               |
+//	| InvalidChildren | the desired children cannot be applied as they are: an undeclared kind, a duplicate, a namespace the step may not use |
+//	| ChildConflict   | a desired child is controlled by another object, or labelled for another set or parent; not retried until it changes |
+//	| ChildExists     | the name of a desired child is taken by an object the set did not create; retried, and healed when that object goes |
+//	| ApplyFailed     | an apply or delete of a child failed                                      |
+//	| ChildrenChanged | the event (Normal, action Apply) of a pass that created, updated or deleted children |
+//
 // # Permissions
 //
 // The controller needs get, list, watch, create, patch and delete on every
@@ -163,4 +193,6 @@
 // subresource, for example
 //
 //	// +kubebuilder:rbac:groups=example.com,resources=widgets/finalizers,verbs=update
+//
+// Maturity: stable. Every example runs on it, under envtest suites.
 package children

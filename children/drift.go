@@ -22,7 +22,7 @@ func drifted(desired *unstructured.Unstructured, live client.Object, manager str
 	if err != nil {
 		return false, err
 	}
-	if lu.GetAnnotations()[AnnotationHash] != desired.GetAnnotations()[AnnotationHash] {
+	if lu.GetAnnotations()[annotationHash] != desired.GetAnnotations()[annotationHash] {
 		return true, nil
 	}
 	d := &drift{managed: live.GetManagedFields(), manager: manager}

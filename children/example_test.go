@@ -64,35 +64,3 @@ func ExampleStep_Plan() {
 	// update: [ConfigMap demo/part-0]
 	// delete: [ConfigMap demo/part-2]
 }
-
-// A custom resource among the children is ready by its own Ready
-// condition, once that condition is for its latest generation.
-func ExampleDefaultReadiness() {
-	gadget := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.com/v1", "kind": "Gadget",
-		"metadata": map[string]any{"name": "g", "generation": int64(2)},
-		"status": map[string]any{"conditions": []any{
-			map[string]any{"type": "Ready", "status": "True", "reason": "Reconciled", "observedGeneration": int64(1)},
-		}},
-	}}
-	ready, msg := children.DefaultReadiness.Ready(gadget)
-	fmt.Printf("%t %q\n", ready, msg)
-
-	// Its controller sees generation 2 and finds a problem.
-	_ = unstructured.SetNestedSlice(gadget.Object, []any{
-		map[string]any{"type": "Ready", "status": "False", "reason": "QuotaExceeded", "message": "no room for 3 gadgets", "observedGeneration": int64(2)},
-	}, "status", "conditions")
-	ready, msg = children.DefaultReadiness.Ready(gadget)
-	fmt.Printf("%t %q\n", ready, msg)
-
-	// And solves it.
-	_ = unstructured.SetNestedSlice(gadget.Object, []any{
-		map[string]any{"type": "Ready", "status": "True", "reason": "Reconciled", "observedGeneration": int64(2)},
-	}, "status", "conditions")
-	ready, msg = children.DefaultReadiness.Ready(gadget)
-	fmt.Printf("%t %q\n", ready, msg)
-	// Output:
-	// false "Ready is True for generation 1, not yet for generation 2"
-	// false "Ready is False (QuotaExceeded): no room for 3 gadgets"
-	// true ""
-}

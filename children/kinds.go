@@ -18,9 +18,11 @@ type Kind struct {
 	// Object is an empty object of the kind, such as &appsv1.Deployment{}.
 	// An *unstructured.Unstructured must carry its apiVersion and kind.
 	Object client.Object
-	// Readiness tells whether a child of the kind is ready. Nil means
-	// DefaultReadiness.
-	Readiness Readiness
+	// Readiness tells whether a live child of the kind is ready for use;
+	// when it is not, message says what is missing, and appears in the
+	// parent's condition. Nil means the default check (see Readiness in the
+	// package documentation); Present makes any child that exists ready.
+	Readiness func(obj client.Object) (ready bool, message string)
 	// Condition is the type of the condition that reports the health of the
 	// children of the kind. Empty means the kind's name followed by
 	// "Ready", such as "DeploymentReady".
@@ -40,7 +42,7 @@ type kind struct {
 	Kind
 	gvk       schema.GroupVersionKind
 	condition string
-	ready     Readiness
+	ready     func(client.Object) (bool, string)
 }
 
 // resolve returns the kinds with their group, version and kind looked up in
@@ -67,7 +69,7 @@ func resolve(kinds []Kind, scheme *runtime.Scheme) ([]kind, error) {
 		}
 		conds[r.condition] = true
 		if r.ready == nil {
-			r.ready = DefaultReadiness
+			r.ready = defaultReady
 		}
 		out = append(out, r)
 	}

@@ -96,7 +96,7 @@ func startHarness(t *testing.T, r *bosun.Reconciler[*testapi.Widget], h harness)
 	cp := shared.ControlPlane(t)
 	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}, passes: &bosuntest.ReconcileCounter{}}
 	here := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return o.GetNamespace() == e.ns || o.GetAnnotations()[AnnotationOwnerNamespace] == e.ns
+		return o.GetNamespace() == e.ns || o.GetAnnotations()[annotationOwnerNamespace] == e.ns
 	})
 	parents := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[LabelSet] == "" })
 	inNamespace := builder.WithPredicates(here, parents)

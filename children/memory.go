@@ -17,10 +17,10 @@ import (
 )
 
 // memory is what a step remembers of its parents between passes: the
-// children it applied and deleted lately (see CacheGrace) and the objects
+// children it applied and deleted lately (see cacheGrace) and the objects
 // that block a desired child (see blocker). Everything a parent left in it
 // goes when the parent is deleted or leaves the cache (forget), and the
-// writes when they are older than CacheGrace (expire). It is safe for
+// writes when they are older than cacheGrace (expire). It is safe for
 // concurrent use.
 type memory struct {
 	// now is the clock of the writes' ages; nil means time.Now. Tests
@@ -66,7 +66,7 @@ func (pm *parentMemory) empty() bool {
 }
 
 // blocker names an object that holds the name of a desired child and that
-// the set may not take over (ReasonChildExists, ReasonChildConflict).
+// the set may not take over (reasonChildExists, reasonChildConflict).
 type blocker struct {
 	gvk schema.GroupVersionKind
 	key types.NamespacedName
@@ -181,7 +181,7 @@ func (m *memory) rememberDelete(parent client.Object, child types.UID) {
 }
 
 // recentDelete reports whether the child with UID child was deleted for
-// parent less than CacheGrace ago.
+// parent less than cacheGrace ago.
 func (m *memory) recentDelete(parent client.Object, child types.UID) bool {
 	key, uid := parentKey(parent)
 	m.mu.Lock()
@@ -191,10 +191,10 @@ func (m *memory) recentDelete(parent client.Object, child types.UID) bool {
 		return false
 	}
 	at, ok := pm.deleted[child]
-	return ok && m.clock().Sub(at) < CacheGrace
+	return ok && m.clock().Sub(at) < cacheGrace
 }
 
-// expire drops the applies and deletes older than CacheGrace, and the
+// expire drops the applies and deletes older than cacheGrace, and the
 // parents left with nothing.
 func (m *memory) expire() {
 	m.mu.Lock()
@@ -207,7 +207,7 @@ func (m *memory) expire() {
 }
 
 // expireParent drops the applies and deletes of parent older than
-// CacheGrace.
+// cacheGrace.
 func (m *memory) expireParent(parent client.Object) {
 	key, uid := parentKey(parent)
 	m.mu.Lock()
@@ -218,21 +218,21 @@ func (m *memory) expireParent(parent client.Object) {
 	}
 }
 
-// expire drops the deletes older than CacheGrace at now, the applies
+// expire drops the deletes older than cacheGrace at now, the applies
 // older than applyMemory, and the live form of the others older than
-// CacheGrace.
+// cacheGrace.
 func (pm *parentMemory) expire(now time.Time) {
 	for k, w := range pm.applied {
 		switch age := now.Sub(w.at); {
 		case age >= applyMemory:
 			delete(pm.applied, k)
-		case age >= CacheGrace && w.live != nil:
+		case age >= cacheGrace && w.live != nil:
 			w.live = nil
 			pm.applied[k] = w
 		}
 	}
 	for k, at := range pm.deleted {
-		if now.Sub(at) >= CacheGrace {
+		if now.Sub(at) >= cacheGrace {
 			delete(pm.deleted, k)
 		}
 	}

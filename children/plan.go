@@ -62,7 +62,7 @@ type pass struct {
 	keep     []Ref
 	plan     Plan
 	// lagging is set when the cache does not show a write of this step
-	// yet: the pass looks again after CacheRetry.
+	// yet: the pass looks again after cacheRetry.
 	lagging bool
 	// blockers holds the objects found holding the name of a desired
 	// child that the set may not write (see block).
@@ -86,7 +86,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 	scheme := req.Client.Scheme()
 	ks, err := s.kinds(scheme)
 	if err != nil {
-		return conditions.Terminal(ReasonInvalidChildren, err)
+		return conditions.Terminal(reasonInvalidChildren, err)
 	}
 	desired, err := s.callDesired(ctx, req)
 	if err != nil {
@@ -121,7 +121,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 		}
 		c.id = c.kind.gvk.String() + " " + c.ref.Namespace + "/" + c.ref.Name
 		if wanted[c.id] {
-			return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
+			return conditions.Terminal(reasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
 		}
 		wanted[c.id] = true
 		if err := s.compare(ctx, req, p, c, members[c.id]); err != nil {
@@ -151,15 +151,15 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 
 // recall checks a child c that compare found to need an apply against
 // the step's memory of its last apply of c as desired: applied within
-// CacheGrace, the cache has not caught up and the pass waits for it;
+// cacheGrace, the cache has not caught up and the pass waits for it;
 // applied earlier, the child is read from the API server (confirmLive).
 func (s *Step[T]) recall(ctx context.Context, req *bosun.Pass[T], p *pass, c *child) error {
 	if !c.change {
 		return nil
 	}
-	w, age, ok := s.mem.lastApply(req.Object, c.id, c.applied.GetAnnotations()[AnnotationHash])
+	w, age, ok := s.mem.lastApply(req.Object, c.id, c.applied.GetAnnotations()[annotationHash])
 	switch {
-	case ok && age < CacheGrace:
+	case ok && age < cacheGrace:
 		// The health of the child is judged from what the apply
 		// returned.
 		c.change, c.live = false, w.live
@@ -187,7 +187,7 @@ func (s *Step[T]) unwanted(parent client.Object, p *pass, m client.Object) {
 }
 
 // confirmLive reads the child c from the API server, when the step applied
-// it as desired longer than CacheGrace ago and the cache still shows it
+// it as desired longer than cacheGrace ago and the cache still shows it
 // missing or different: a cache that missed the apply's watch event is not
 // taken for drift until its next relist. When the child on the API server
 // is as desired, it is not applied again. Without an APIReader the cache

@@ -14,13 +14,13 @@ import (
 )
 
 // prune deletes the members of the set the pass found no longer desired,
-// and remembers each deletion for CacheGrace. The members
+// and remembers each deletion for cacheGrace. The members
 // annotated AnnotationPrune "false" were set aside by prepare: they are
 // only logged.
 func (s *Step[T]) prune(ctx context.Context, req *bosun.Pass[T], p *pass) error {
 	for _, obj := range p.prune {
 		if err := deleteChild(ctx, req.Client, obj); err != nil {
-			return conditions.Warning(ReasonApplyFailed, err)
+			return conditions.Warning(reasonApplyFailed, err)
 		}
 		s.mem.rememberDelete(req.Object, obj.GetUID())
 		req.Log.V(1).Info("pruned child", "child", refOf(obj).String())
@@ -39,7 +39,7 @@ func (s *Step[T]) prune(ctx context.Context, req *bosun.Pass[T], p *pass) error 
 func (s *UnownedStep[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	ks, err := s.kinds(req.Client.Scheme())
 	if err != nil {
-		return ctrl.Result{}, conditions.Terminal(ReasonInvalidChildren, err)
+		return ctrl.Result{}, conditions.Terminal(reasonInvalidChildren, err)
 	}
 	reader := req.APIReader
 	if reader == nil {

@@ -15,29 +15,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Readiness tells whether a live child is ready for use. The message says
-// what is missing when it is not; it appears in the parent's condition.
-type Readiness interface {
-	Ready(obj client.Object) (ready bool, message string)
-}
+// Present is the readiness of kinds that are ready as soon as they exist,
+// such as ConfigMaps and Secrets: set it as Kind.Readiness. It makes a
+// custom resource ready as soon as it exists, whatever its conditions say.
+func Present(client.Object) (ready bool, message string) { return true, "" }
 
-// ReadinessFunc adapts a function to Readiness.
-type ReadinessFunc func(obj client.Object) (ready bool, message string)
-
-// Ready calls f.
-func (f ReadinessFunc) Ready(obj client.Object) (bool, string) { return f(obj) }
-
-var (
-	_ Readiness = ReadinessFunc(nil)
-	_ Readiness = Present
-	_ Readiness = DefaultReadiness
-)
-
-// Present is the Readiness of kinds that are ready as soon as they exist,
-// such as ConfigMaps and Secrets.
-var Present Readiness = ReadinessFunc(func(client.Object) (bool, string) { return true, "" })
-
-// DefaultReadiness checks the kinds it knows, judges custom resources by
+// defaultReady, the readiness of a Kind without one, checks the kinds it
+// knows, judges custom resources by
 // their Ready condition, and finds any other kind present:
 //
 //   - Deployment: the controller saw the current generation, and every
@@ -61,8 +45,6 @@ var Present Readiness = ReadinessFunc(func(client.Object) (bool, string) { retur
 //
 // Built-in kinds it does not know (ConfigMap, HorizontalPodAutoscaler...)
 // are ready when they exist, whatever their conditions.
-var DefaultReadiness Readiness = ReadinessFunc(defaultReady)
-
 func defaultReady(obj client.Object) (bool, string) {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:

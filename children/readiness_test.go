@@ -19,7 +19,7 @@ import (
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
-// TestCustomResourceReadiness checks DefaultReadiness on kinds it does not
+// TestCustomResourceReadiness checks defaultReady on kinds it does not
 // know: custom resources by their Ready condition and its generation,
 // built-in kinds by their presence.
 func TestCustomResourceReadiness(t *testing.T) {
@@ -79,7 +79,7 @@ func TestCustomResourceReadiness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ok, msg := DefaultReadiness.Ready(tt.obj)
+			ok, msg := defaultReady(tt.obj)
 			if diff := cmp.Diff(tt.want, result{ok, msg}); diff != "" {
 				t.Errorf("readiness (-want +got):\n%s", diff)
 			}
@@ -136,12 +136,12 @@ func TestCustomResourceChildReadiness(t *testing.T) {
 	e := start(t, reconciler(step))
 	e.create("crd", 1, 0)
 	ready := map[string]cond{
-		"WidgetReady":        {metav1.ConditionTrue, ReasonReady},
+		"WidgetReady":        {metav1.ConditionTrue, reasonReady},
 		conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded},
 	}
 	notReady := map[string]cond{
-		"WidgetReady":        {metav1.ConditionFalse, ReasonNotReady},
-		conditions.TypeReady: {metav1.ConditionFalse, ReasonNotReady},
+		"WidgetReady":        {metav1.ConditionFalse, reasonNotReady},
+		conditions.TypeReady: {metav1.ConditionFalse, reasonNotReady},
 	}
 	// message returns the WidgetReady message of the parent w.
 	message := func(w *testapi.Widget) string { return conditions.Find(w.Status.Conditions, "WidgetReady").Message }
@@ -180,5 +180,39 @@ func TestCustomResourceChildReadiness(t *testing.T) {
 	w = e.waitConditions("crd", notReady)
 	if !strings.Contains(message(w), "no Ready condition") {
 		t.Errorf("WidgetReady message = %q, want it to say there is no Ready condition", message(w))
+	}
+}
+
+// A custom resource among the children is ready by its own Ready
+// condition, once that condition is for its latest generation.
+func TestDefaultReadyFollowsGenerations(t *testing.T) {
+	gadget := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Gadget",
+		"metadata": map[string]any{"name": "g", "generation": int64(2)},
+		"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "Reconciled", "observedGeneration": int64(1)},
+		}},
+	}}
+	ready, msg := defaultReady(gadget)
+	if ready || msg != "Ready is True for generation 1, not yet for generation 2" {
+		t.Errorf("defaultReady = %t %q, want false %q", ready, msg, "Ready is True for generation 1, not yet for generation 2")
+	}
+
+	// Its controller sees generation 2 and finds a problem.
+	_ = unstructured.SetNestedSlice(gadget.Object, []any{
+		map[string]any{"type": "Ready", "status": "False", "reason": "QuotaExceeded", "message": "no room for 3 gadgets", "observedGeneration": int64(2)},
+	}, "status", "conditions")
+	ready, msg = defaultReady(gadget)
+	if ready || msg != "Ready is False (QuotaExceeded): no room for 3 gadgets" {
+		t.Errorf("defaultReady = %t %q, want false %q", ready, msg, "Ready is False (QuotaExceeded): no room for 3 gadgets")
+	}
+
+	// And solves it.
+	_ = unstructured.SetNestedSlice(gadget.Object, []any{
+		map[string]any{"type": "Ready", "status": "True", "reason": "Reconciled", "observedGeneration": int64(2)},
+	}, "status", "conditions")
+	ready, msg = defaultReady(gadget)
+	if !ready || msg != "" {
+		t.Errorf("defaultReady = %t %q, want true %q", ready, msg, "")
 	}
 }

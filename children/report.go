@@ -34,18 +34,18 @@ func (s *Step[T]) report(req *bosun.Pass[T], p *pass) {
 				notReady = append(notReady, c.ref.Name+": not created")
 				continue
 			}
-			if ready, msg := k.ready.Ready(c.live); !ready {
+			if ready, msg := k.ready(c.live); !ready {
 				if msg == "" {
 					msg = "not ready"
 				}
 				notReady = append(notReady, c.ref.Name+": "+msg)
 			}
 		}
-		cond := metav1.Condition{Type: k.condition, Status: metav1.ConditionTrue, Reason: ReasonReady, ObservedGeneration: req.Object.GetGeneration()}
+		cond := metav1.Condition{Type: k.condition, Status: metav1.ConditionTrue, Reason: reasonReady, ObservedGeneration: req.Object.GetGeneration()}
 		switch {
 		case len(notReady) > 0:
 			sort.Strings(notReady)
-			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotReady
+			cond.Status, cond.Reason = metav1.ConditionFalse, reasonNotReady
 			cond.Message = fmt.Sprintf("%d of %d %s not ready: %s", len(notReady), total, k.gvk.Kind, listSome(notReady, maxListed))
 		case total == 0:
 			cond.Message = "no " + k.gvk.Kind + " desired"

@@ -25,49 +25,49 @@ const (
 	// LabelOwner holds the UID of the parent whose set a child belongs
 	// to.
 	LabelOwner = "bosun.dev/owner"
-	// AnnotationHash holds the hash of the desired child last applied.
-	AnnotationHash = "bosun.dev/applied-hash"
+	// annotationHash holds the hash of the desired child last applied.
+	annotationHash = "bosun.dev/applied-hash"
 	// AnnotationPrune set to "false" on a child keeps it when it is no
 	// longer desired: the step leaves it alone instead of deleting it.
 	AnnotationPrune = "bosun.dev/prune"
-	// AnnotationOwnerNamespace and AnnotationOwnerName hold the key of the
+	// annotationOwnerNamespace and annotationOwnerName hold the key of the
 	// parent of an unowned child (see NewUnownedStep).
-	AnnotationOwnerNamespace = "bosun.dev/owner-namespace"
-	// AnnotationOwnerName: see AnnotationOwnerNamespace.
-	AnnotationOwnerName = "bosun.dev/owner-name"
+	annotationOwnerNamespace = "bosun.dev/owner-namespace"
+	// annotationOwnerName: see annotationOwnerNamespace.
+	annotationOwnerName = "bosun.dev/owner-name"
 )
 
 // Reasons of the conditions and errors of the step.
 const (
-	// ReasonReady is the reason of a True kind condition.
-	ReasonReady = "Ready"
-	// ReasonNotReady is the reason of a False kind condition.
-	ReasonNotReady = "NotReady"
-	// ReasonInvalidChildren is the reason of a pass whose desired children
+	// reasonReady is the reason of a True kind condition.
+	reasonReady = "Ready"
+	// reasonNotReady is the reason of a False kind condition.
+	reasonNotReady = "NotReady"
+	// reasonInvalidChildren is the reason of a pass whose desired children
 	// cannot be applied as they are (undeclared kind, duplicate, a
 	// namespace the step may not use).
-	ReasonInvalidChildren = "InvalidChildren"
-	// ReasonChildConflict is the reason of a pass that found a desired
+	reasonInvalidChildren = "InvalidChildren"
+	// reasonChildConflict is the reason of a pass that found a desired
 	// child controlled by another object.
-	ReasonChildConflict = "ChildConflict"
-	// ReasonChildExists is the reason of a kind's condition, and of Ready,
+	reasonChildConflict = "ChildConflict"
+	// reasonChildExists is the reason of a kind's condition, and of Ready,
 	// when the name of a desired child is taken by an object the set did
 	// not create (no controller, no set label): the step leaves that object
 	// alone and watches it, so the set heals as soon as the object is
 	// removed. WithAdoption takes such objects over instead.
-	ReasonChildExists = "ChildExists"
-	// ReasonApplyFailed is the reason of a pass whose apply or delete of a
+	reasonChildExists = "ChildExists"
+	// reasonApplyFailed is the reason of a pass whose apply or delete of a
 	// child failed.
-	ReasonApplyFailed = "ApplyFailed"
+	reasonApplyFailed = "ApplyFailed"
 )
 
-// EventChildrenChanged is the reason of the event a pass records when it
+// eventChildrenChanged is the reason of the event a pass records when it
 // created, updated or deleted children.
-const EventChildrenChanged = "ChildrenChanged"
+const eventChildrenChanged = "ChildrenChanged"
 
-// DefaultCleanupInterval is how soon the Cleanup of an unowned step looks
+// defaultCleanupInterval is how soon the Cleanup of an unowned step looks
 // again after deleting children, until none is left.
-const DefaultCleanupInterval = time.Second
+const defaultCleanupInterval = time.Second
 
 // DesiredFunc returns the children that the object of req should have.
 // Children without a namespace go to the parent's; names are required.
@@ -94,7 +94,8 @@ func WithPredicates(preds ...predicate.Predicate) Option {
 // name of a desired child and that nothing controls (no controller
 // reference, no set label): it is applied over, labelled, owned, and from
 // then on pruned and deleted with the parent like any member. Without it
-// such an object is left untouched and reported with ReasonChildExists.
+// such an object is left untouched and reported with the reason
+// "ChildExists".
 // Objects controlled by something else, or members of another set, are
 // never taken over.
 func WithAdoption() Option { return func(c *config) { c.adopt = true } }
@@ -104,7 +105,7 @@ func WithAdoption() Option { return func(c *config) { c.adopt = true } }
 func WithFieldOwner(name string) Option { return func(c *config) { c.fieldOwner = name } }
 
 // WithCleanupInterval sets how soon the Cleanup of an unowned step looks
-// again after deleting children (default DefaultCleanupInterval).
+// again after deleting children (default one second).
 func WithCleanupInterval(d time.Duration) Option { return func(c *config) { c.cleanup = d } }
 
 // Step is the bosun step that makes the children of T match a desired set.
@@ -140,7 +141,7 @@ var (
 // in the parent's namespace and owned by it. A parent whose type has
 // conditions gets one per kind.
 func NewStep[T client.Object](name string, desired DesiredFunc[T], kinds []Kind, opts ...Option) *Step[T] {
-	s := &Step[T]{name: name, desired: desired, declared: kinds, cfg: config{cleanup: DefaultCleanupInterval}}
+	s := &Step[T]{name: name, desired: desired, declared: kinds, cfg: config{cleanup: defaultCleanupInterval}}
 	for _, o := range opts {
 		o(&s.cfg)
 	}
@@ -157,7 +158,8 @@ type UnownedStep[T client.Object] struct {
 
 // NewUnownedStep is NewStep for children in other namespaces than the
 // parent's or cluster-scoped: they get the parent's key in
-// AnnotationOwnerNamespace and AnnotationOwnerName instead of an owner
+// the annotations bosun.dev/owner-namespace and bosun.dev/owner-name
+// instead of an owner
 // reference, and Cleanup deletes them (but those annotated AnnotationPrune
 // "false") before the parent goes.
 func NewUnownedStep[T client.Object](name string, desired DesiredFunc[T], kinds []Kind, opts ...Option) *UnownedStep[T] {
@@ -233,13 +235,13 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	}
 	if !p.plan.Empty() {
 		req.Log.Info("children changed", "set", s.name, "created", len(p.plan.Create), "updated", len(p.plan.Update), "deleted", len(p.plan.Delete))
-		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, EventChildrenChanged, "Apply",
+		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, eventChildrenChanged, "Apply",
 			"set %s: created %d, updated %d, deleted %d", s.name, len(p.plan.Create), len(p.plan.Update), len(p.plan.Delete))
 	}
 	s.report(req, p)
 	if p.lagging {
 		req.Log.V(1).Info("cache behind the children's writes, looking again", "set", s.name)
-		return ctrl.Result{RequeueAfter: CacheRetry}, nil
+		return ctrl.Result{RequeueAfter: cacheRetry}, nil
 	}
 	return ctrl.Result{}, nil
 }

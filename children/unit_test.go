@@ -71,7 +71,7 @@ func TestHashIgnoresItselfAndOrder(t *testing.T) {
 	}}
 	b := a.DeepCopy()
 	b.SetLabels(map[string]string{"b": "2", "a": "1"})
-	b.SetAnnotations(map[string]string{AnnotationHash: "old"})
+	b.SetAnnotations(map[string]string{annotationHash: "old"})
 	ha, err := hashOf(a)
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestDefaultReadiness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, msg := DefaultReadiness.Ready(tt.obj)
+			got, msg := defaultReady(tt.obj)
 			if got != tt.want {
 				t.Errorf("ready = %t (%q), want %t", got, msg, tt.want)
 			}

@@ -22,7 +22,7 @@ import (
 // parent. Events on children pass the predicates of WithPredicates, if
 // any, first. It also registers what lets the step heal and forget: a
 // watch of each kind that wakes the parents whose children an object
-// blocks (ReasonChildExists, ReasonChildConflict) when it changes or goes,
+// blocks (reasonChildExists, reasonChildConflict) when it changes or goes,
 // with the same predicates; a source that looks up, every few seconds on
 // the API server, the blocking objects the cache does not hold (see
 // CacheSetsOnly); and a watch of the parents' kind that forgets what the
@@ -79,10 +79,10 @@ func (s *Step[T]) ownerHandler() handler.EventHandler {
 			return nil
 		}
 		ann := obj.GetAnnotations()
-		name := ann[AnnotationOwnerName]
+		name := ann[annotationOwnerName]
 		if name == "" {
 			return nil
 		}
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ann[AnnotationOwnerNamespace], Name: name}}}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ann[annotationOwnerNamespace], Name: name}}}
 	})
 }

@@ -28,12 +28,6 @@ const (
 	// gives the same reason for its management and deletion policies; the
 	// message names the annotation.
 	ReasonInvalidPolicy = "InvalidPolicy"
-	// ReasonSkipped is the reason the engine gives when the skip policy kept it from
-	// managing the object.
-	ReasonSkipped = "ReconcileSkipped"
-	// ReasonNotReady is the reason Summarize gives when the worst condition has an
-	// empty reason.
-	ReasonNotReady = "NotReady"
 	// ReasonReconcilePaused marks a condition that is False because the object is
 	// paused (the skip reconcile policy): nothing is being changed, by choice. Summarize does not let such a condition make Ready
 	// worse, so Ready keeps reporting the health of what is observed. The engine
@@ -41,6 +35,10 @@ const (
 	// object, since no health is known then.
 	ReasonReconcilePaused = "ReconcilePaused"
 )
+
+// reasonNotReady is the reason Summarize gives when the worst condition has an
+// empty reason.
+const reasonNotReady = "NotReady"
 
 // MessageInitializing is the message of a condition added by Init.
 const MessageInitializing = "not reported yet"
@@ -139,7 +137,7 @@ func StampGeneration(conds []metav1.Condition, generation int64) {
 // of the worst listed condition: False is worse than Unknown, and among equals the first
 // in order wins. A listed type missing from conds counts as Unknown with
 // ReasonInitializing, and a status other than True or False counts as Unknown. An empty
-// reason becomes ReasonNotReady and an empty message names the condition, so the result
+// reason becomes "NotReady" and an empty message names the condition, so the result
 // always passes the API server's validation. A condition with ReasonReconcilePaused is
 // skipped: a paused object is not unready for being paused.
 //
@@ -182,7 +180,7 @@ func Summarize(conds []metav1.Condition, order []string, generation int64) metav
 	}
 	ready.Reason = worst.Reason
 	if ready.Reason == "" {
-		ready.Reason = ReasonNotReady
+		ready.Reason = reasonNotReady
 	}
 	ready.Message = Bound(worst.Message)
 	if ready.Message == "" {

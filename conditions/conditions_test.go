@@ -301,7 +301,7 @@ func TestSummarize(t *testing.T) {
 			name:  "empty reason and message filled in",
 			conds: []metav1.Condition{cond("A", cFalse, "", "", 1, t0)},
 			order: []string{"A"},
-			want:  ready(cFalse, conditions.ReasonNotReady, "condition A is False"),
+			want:  ready(cFalse, "NotReady", "condition A is False"),
 		},
 	}
 	for _, tt := range tests {

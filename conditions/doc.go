@@ -34,4 +34,21 @@
 // (*flow.PanicError) gives ReasonPanic and is retried, and any other error gives
 // ReasonError and is retried. TypeOf tells which condition a typed error is about, and
 // ErrorCondition builds the False condition that reports an error.
+//
+// # Reasons
+//
+// The reasons the engine writes, each also a constant of this package; a
+// step's own reasons are its package's (see their package docs).
+//
+//	| reason          | constant              | when                                                                         |
+//	|-----------------|-----------------------|------------------------------------------------------------------------------|
+//	| Initializing    | ReasonInitializing    | a condition Init added, Unknown until its step reports ("not reported yet")  |
+//	| Succeeded       | ReasonSucceeded       | Ready is True: every condition the steps own is True                         |
+//	| ReconcileError  | ReasonError           | Ready is False for an error that carries no reason of its own                |
+//	| Panic           | ReasonPanic           | Ready is False after a step panicked                                         |
+//	| InvalidPolicy   | ReasonInvalidPolicy   | a policy annotation holds a value the engine does not know                   |
+//	| ReconcilePaused | ReasonReconcilePaused | the object is paused (the skip reconcile policy)                              |
+//	| NotReady        |                       | Summarize's reason when the worst condition has an empty one                 |
+//
+// Maturity: stable. It follows the Kubernetes API conventions for conditions.
 package conditions

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 const (
@@ -19,27 +21,27 @@ const (
 	// EtcdVersion is the version of the etcd that Binaries builds.
 	EtcdVersion = "v3.7.0"
 
-	// AssetsEnv names the environment variable that points at a directory
+	// assetsEnv names the environment variable that points at a directory
 	// already holding kube-apiserver and etcd. When it is set, Binaries builds
 	// nothing and uses that directory. It is the variable envtest reads too.
-	AssetsEnv = "KUBEBUILDER_ASSETS"
-	// CacheEnv names the environment variable that overrides the directory
+	assetsEnv = "KUBEBUILDER_ASSETS"
+	// cacheEnv names the environment variable that overrides the directory
 	// under which built binaries are kept, by default
 	// os.UserCacheDir()/bosun/controlplane. Binaries still adds a
-	// subdirectory named after the versions (see CacheKey).
-	CacheEnv = "BOSUN_CONTROLPLANE_CACHE"
+	// subdirectory named after the versions (see cacheKey).
+	cacheEnv = "BOSUN_CONTROLPLANE_CACHE"
 
-	// CacheKey is the name of the directory, under the cache root, that holds
+	// cacheKey is the name of the directory, under the cache root, that holds
 	// the binaries of this KubernetesVersion and EtcdVersion.
-	CacheKey = "kube-apiserver-" + KubernetesVersion + "-etcd-" + EtcdVersion
+	cacheKey = "kube-apiserver-" + KubernetesVersion + "-etcd-" + EtcdVersion
 
-	// APIServerBinary is the file name of the kube-apiserver binary.
-	APIServerBinary = "kube-apiserver"
-	// EtcdBinary is the file name of the etcd binary.
-	EtcdBinary = "etcd"
-	// ControllerManagerBinary is the file name of the kube-controller-manager
-	// binary (see ControllerManagerPath).
-	ControllerManagerBinary = "kube-controller-manager"
+	// apiServerBinary is the file name of the kube-apiserver binary.
+	apiServerBinary = "kube-apiserver"
+	// etcdBinary is the file name of the etcd binary.
+	etcdBinary = "etcd"
+	// controllerManagerBinary is the file name of the kube-controller-manager
+	// binary.
+	controllerManagerBinary = "kube-controller-manager"
 )
 
 // markerFile is written into a cache directory once both binaries are in
@@ -50,11 +52,11 @@ const markerFile = ".complete"
 // kube-controller-manager is in place. It is separate from markerFile because
 // kube-controller-manager is built on first need, after the others, into a
 // directory that may already be in use.
-const controllerManagerMarker = ".complete-" + ControllerManagerBinary
+const controllerManagerMarker = ".complete-" + controllerManagerBinary
 
 var (
 	// ErrMissingBinary is returned (wrapped) when a directory given through
-	// AssetsEnv lacks kube-apiserver or etcd.
+	// assetsEnv lacks kube-apiserver or etcd.
 	ErrMissingBinary = errors.New("control plane binary missing")
 	// ErrBuild is returned (wrapped) when kube-apiserver and etcd could not be
 	// built from Go modules.
@@ -69,80 +71,101 @@ var progressInterval = 15 * time.Second
 const lockPollInterval = 200 * time.Millisecond
 
 // binaryNames lists the files every binaries directory holds.
-var binaryNames = []string{APIServerBinary, EtcdBinary}
+var binaryNames = []string{apiServerBinary, etcdBinary}
 
-// Binaries returns a directory holding the kube-apiserver and etcd binaries
-// that Start runs.
+// Binaries finds or builds the binaries Start runs for opts, kube-apiserver
+// and etcd, and kube-controller-manager when opts.ControllerManager is set,
+// and returns the directory of kube-apiserver and etcd. Only opts.Progress,
+// which receives progress lines and may be nil, and opts.ControllerManager
+// matter. `bosun controlplane` runs it with ControllerManager set ahead of a
+// test run, so that no test has to build a binary within its timeout; it
+// then also tells opts.Progress where kube-controller-manager is when that
+// is another directory.
 //
-// If AssetsEnv (KUBEBUILDER_ASSETS) is set, that directory is returned after
-// checking that both binaries are in it; an error wrapping ErrMissingBinary
-// names any that is not.
+// If KUBEBUILDER_ASSETS is set, that directory is returned after checking
+// that kube-apiserver and etcd are in it; an error wrapping ErrMissingBinary
+// names any that is not. kube-controller-manager is taken from there too if
+// it is there.
 //
 // Otherwise the binaries are built from Go modules the first time they are
 // needed, which takes about five minutes on two cores and needs the Go module
-// proxy (or a module cache that holds the modules), and kept in CacheDir for
-// every later call. Several processes may call Binaries at once: one builds
-// while the others wait for it, and a build that was interrupted is never
-// used. Progress lines go to progress, which may be nil.
-func Binaries(ctx context.Context, progress io.Writer) (string, error) {
-	if dir, ok := os.LookupEnv(AssetsEnv); ok && dir != "" {
-		if err := checkBinaries(dir); err != nil {
-			return "", fmt.Errorf("%s=%s: %w", AssetsEnv, dir, err)
-		}
-		return dir, nil
-	}
-	dir, err := CacheDir()
+// proxy (or a module cache that holds the modules), and kept in the cache
+// directory (see the package documentation) for every later call.
+// kube-controller-manager is built into the same directory, with a
+// completion marker of its own, the first time it is asked for: a cache that
+// already holds kube-apiserver and etcd is used as it is. Several processes
+// may call Binaries at once: one builds while the others wait for it, and a
+// build that was interrupted is never used.
+func Binaries(ctx context.Context, opts Options) (string, error) {
+	dir, kcm, err := binaries(ctx, opts)
 	if err != nil {
 		return "", err
 	}
-	return ensureBuilt(ctx, dir, buildFunc(goBuild), newReporter(progress))
-}
-
-// BinariesReady reports whether Binaries would return without building: either
-// AssetsEnv names a directory holding both binaries, or CacheDir holds a
-// finished build.
-func BinariesReady() bool {
-	if dir, ok := os.LookupEnv(AssetsEnv); ok && dir != "" {
-		return checkBinaries(dir) == nil
-	}
-	dir, err := CacheDir()
-	return err == nil && complete(dir)
-}
-
-// EnsureBinaries is for command-line use: it is what `bosun controlplane`
-// runs ahead of a test run. It builds (or finds) every binary Start may run,
-// kube-apiserver and etcd (Binaries) and kube-controller-manager
-// (ControllerManagerPath), so that no test has to build one within its
-// timeout, and returns the directory of kube-apiserver and etcd. It tells w
-// where kube-controller-manager is when that is another directory.
-func EnsureBinaries(ctx context.Context, w io.Writer) (string, error) {
-	dir, err := Binaries(ctx, w)
-	if err != nil {
-		return "", err
-	}
-	kcm, err := ControllerManagerPath(ctx, w)
-	if err != nil {
-		return "", err
-	}
-	if filepath.Dir(kcm) != dir && w != nil {
-		_, _ = fmt.Fprintf(w, "%s is %s\n", ControllerManagerBinary, kcm)
+	if kcm != "" && filepath.Dir(kcm) != dir && opts.Progress != nil {
+		_, _ = fmt.Fprintf(opts.Progress, "%s is %s\n", controllerManagerBinary, kcm)
 	}
 	return dir, nil
 }
 
-// CacheDir returns the directory that Binaries builds into when AssetsEnv is
-// not set: CacheKey under $BOSUN_CONTROLPLANE_CACHE if that is set, else under
+// binaries is Binaries that also returns the path of kube-controller-manager
+// when opts.ControllerManager is set.
+func binaries(ctx context.Context, opts Options) (dir, kcm string, err error) {
+	r := newReporter(opts.Progress)
+	if dir, err = apiServerDir(ctx, r); err != nil {
+		return "", "", err
+	}
+	if opts.ControllerManager {
+		if kcm, err = controllerManagerPath(ctx, buildFunc(goBuildControllerManager), r); err != nil {
+			return "", "", err
+		}
+	}
+	return dir, kcm, nil
+}
+
+// apiServerDir returns a directory holding kube-apiserver and etcd: that of
+// KUBEBUILDER_ASSETS, else the cache directory, built into if need be.
+func apiServerDir(ctx context.Context, r *reporter) (string, error) {
+	if dir, ok := os.LookupEnv(assetsEnv); ok && dir != "" {
+		if err := checkBinaries(dir); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", assetsEnv, dir, err)
+		}
+		return dir, nil
+	}
+	dir, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	return ensureBuilt(ctx, dir, buildFunc(goBuild), r)
+}
+
+// BinariesReady reports whether Binaries(ctx, opts) would return without
+// building: KUBEBUILDER_ASSETS or the cache directory holds kube-apiserver
+// and etcd, and, when opts.ControllerManager is set, one of them holds
+// kube-controller-manager.
+func BinariesReady(opts Options) bool {
+	if opts.ControllerManager && !controllerManagerReady() {
+		return false
+	}
+	if dir, ok := os.LookupEnv(assetsEnv); ok && dir != "" {
+		return checkBinaries(dir) == nil
+	}
+	dir, err := cacheDir()
+	return err == nil && complete(dir)
+}
+
+// cacheDir returns the directory that Binaries builds into when assetsEnv is
+// not set: cacheKey under $BOSUN_CONTROLPLANE_CACHE if that is set, else under
 // os.UserCacheDir()/bosun/controlplane. The directory may not exist yet.
-func CacheDir() (string, error) {
-	root := os.Getenv(CacheEnv)
+func cacheDir() (string, error) {
+	root := os.Getenv(cacheEnv)
 	if root == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
-			return "", fmt.Errorf("finding the user cache directory (set %s or %s instead): %w", CacheEnv, AssetsEnv, err)
+			return "", fmt.Errorf("finding the user cache directory (set %s or %s instead): %w", cacheEnv, assetsEnv, err)
 		}
 		root = filepath.Join(base, "bosun", "controlplane")
 	}
-	return filepath.Join(root, CacheKey), nil
+	return filepath.Join(root, cacheKey), nil
 }
 
 // checkBinaries reports which of the control plane binaries dir lacks.
@@ -174,7 +197,7 @@ func complete(dir string) bool {
 }
 
 // buildFunc builds kube-apiserver and etcd into the existing directory out,
-// under the names APIServerBinary and EtcdBinary, reporting progress to r.
+// under the names apiServerBinary and etcdBinary, reporting progress to r.
 type buildFunc func(ctx context.Context, out string, r *reporter) error
 
 // ensureBuilt returns dir once it holds a finished build, running build under
@@ -261,9 +284,9 @@ func removeStaging(dir, prefix string) error {
 // kube-controller-manager).
 func replaceUnfinished(dir, staging string) error {
 	if controllerManagerComplete(dir) {
-		for _, name := range []string{ControllerManagerBinary, controllerManagerMarker} {
+		for _, name := range []string{controllerManagerBinary, controllerManagerMarker} {
 			if err := os.Rename(filepath.Join(dir, name), filepath.Join(staging, name)); err != nil {
-				return fmt.Errorf("keeping the %s already built: %w", ControllerManagerBinary, err)
+				return fmt.Errorf("keeping the %s already built: %w", controllerManagerBinary, err)
 			}
 		}
 	}
@@ -299,17 +322,15 @@ func acquireLock(ctx context.Context, path string, r *reporter) (unlock func(), 
 		return nil, false, fmt.Errorf("opening control plane build lock: %w", err)
 	}
 	var start, next time.Time
-	for {
+	var lockErr error
+	err = wait.PollUntilContextCancel(ctx, lockPollInterval, true, func(context.Context) (bool, error) {
 		ok, err := tryLock(f)
 		if err != nil {
-			_ = f.Close()
-			return nil, false, fmt.Errorf("locking %s: %w", path, err)
+			lockErr = err
+			return false, err
 		}
 		if ok {
-			return func() {
-				_ = unlockFile(f)
-				_ = f.Close()
-			}, !start.IsZero(), nil
+			return true, nil
 		}
 		if now := time.Now(); start.IsZero() {
 			start, next = now, now.Add(progressInterval)
@@ -318,13 +339,20 @@ func acquireLock(ctx context.Context, path string, r *reporter) (unlock func(), 
 			next = now.Add(progressInterval)
 			r.printf("still waiting for the other build: %s elapsed\n", now.Sub(start).Round(time.Second))
 		}
-		select {
-		case <-ctx.Done():
-			_ = f.Close()
-			return nil, true, fmt.Errorf("waiting for the control plane build lock %s: %w", path, ctx.Err())
-		case <-time.After(lockPollInterval):
-		}
+		return false, nil
+	})
+	switch {
+	case lockErr != nil:
+		_ = f.Close()
+		return nil, false, fmt.Errorf("locking %s: %w", path, lockErr)
+	case err != nil:
+		_ = f.Close()
+		return nil, true, fmt.Errorf("waiting for the control plane build lock %s: %w", path, err)
 	}
+	return func() {
+		_ = unlockFile(f)
+		_ = f.Close()
+	}, !start.IsZero(), nil
 }
 
 // reporter writes progress lines to a writer, one at a time.

@@ -52,7 +52,7 @@ func helperProcess(dir string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	got, err := ensureBuilt(ctx, filepath.Join(dir, "cache", CacheKey), build, newReporter(os.Stdout))
+	got, err := ensureBuilt(ctx, filepath.Join(dir, "cache", cacheKey), build, newReporter(os.Stdout))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -116,7 +116,7 @@ func (w *signalWriter) String() string {
 }
 
 func TestEnsureBuiltOneBuildsOthersWait(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), CacheKey)
+	dir := filepath.Join(t.TempDir(), cacheKey)
 	waiter := newSignalWriter("waiting for another process")
 	var builds atomic.Int32
 	started := make(chan struct{})
@@ -225,7 +225,7 @@ func TestEnsureBuiltAcrossProcesses(t *testing.T) {
 		}
 	}
 
-	want := "result " + filepath.Join(dir, "cache", CacheKey)
+	want := "result " + filepath.Join(dir, "cache", cacheKey)
 	for name, out := range map[string]string{"first": out1.String(), "second": out2.String()} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%s helper printed %q, want a line %q", name, out, want)
@@ -242,7 +242,7 @@ func TestEnsureBuiltAcrossProcesses(t *testing.T) {
 
 func TestEnsureBuiltFailedBuildIsNeverUsed(t *testing.T) {
 	root := t.TempDir()
-	dir := filepath.Join(root, CacheKey)
+	dir := filepath.Join(root, cacheKey)
 	errBoom := errors.New("boom")
 	failing := func(ctx context.Context, out string, r *reporter) error {
 		if err := writeFakeBinaries(out, binaryNames...); err != nil {
@@ -264,7 +264,7 @@ func TestEnsureBuiltFailedBuildIsNeverUsed(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if diff := cmp.Diff([]string{CacheKey + ".lock"}, names); diff != "" {
+	if diff := cmp.Diff([]string{cacheKey + ".lock"}, names); diff != "" {
 		t.Errorf("cache root after a failed build (-want +got):\n%s", diff)
 	}
 
@@ -283,7 +283,7 @@ func TestEnsureBuiltFailedBuildIsNeverUsed(t *testing.T) {
 
 func TestEnsureBuiltReplacesUnfinishedBuilds(t *testing.T) {
 	root := t.TempDir()
-	dir := filepath.Join(root, CacheKey)
+	dir := filepath.Join(root, cacheKey)
 	// Both binaries but no marker: what a crash between build and marker
 	// would leave if the directory were ever published early.
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -292,7 +292,7 @@ func TestEnsureBuiltReplacesUnfinishedBuilds(t *testing.T) {
 	if err := writeFakeBinaries(dir, binaryNames...); err != nil {
 		t.Fatal(err)
 	}
-	stale := filepath.Join(root, "."+CacheKey+".staging-123")
+	stale := filepath.Join(root, "."+cacheKey+".staging-123")
 	if err := os.MkdirAll(stale, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -320,9 +320,9 @@ func TestEnsureBuiltReplacesUnfinishedBuilds(t *testing.T) {
 }
 
 func TestEnsureBuiltRejectsIncompleteOutput(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), CacheKey)
+	dir := filepath.Join(t.TempDir(), cacheKey)
 	build := func(ctx context.Context, out string, r *reporter) error {
-		return writeFakeBinaries(out, APIServerBinary)
+		return writeFakeBinaries(out, apiServerBinary)
 	}
 	_, err := ensureBuilt(context.Background(), dir, build, newReporter(nil))
 	if !errors.Is(err, ErrBuild) || !errors.Is(err, ErrMissingBinary) || !strings.Contains(err.Error(), "etcd not found") {
@@ -334,7 +334,7 @@ func TestEnsureBuiltRejectsIncompleteOutput(t *testing.T) {
 }
 
 func TestEnsureBuiltWaitingHonoursContext(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), CacheKey)
+	dir := filepath.Join(t.TempDir(), cacheKey)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -367,9 +367,9 @@ func TestBinariesUsesAssetsEnv(t *testing.T) {
 		wantResult bool
 	}{
 		{name: "empty directory", wantErr: "kube-apiserver and etcd not found"},
-		{name: "no etcd", files: []string{APIServerBinary}, wantErr: "etcd not found"},
-		{name: "no kube-apiserver", files: []string{EtcdBinary}, wantErr: "kube-apiserver not found"},
-		{name: "etcd not executable", files: []string{APIServerBinary}, notExec: []string{EtcdBinary}, wantErr: "etcd not found"},
+		{name: "no etcd", files: []string{apiServerBinary}, wantErr: "etcd not found"},
+		{name: "no kube-apiserver", files: []string{etcdBinary}, wantErr: "kube-apiserver not found"},
+		{name: "etcd not executable", files: []string{apiServerBinary}, notExec: []string{etcdBinary}, wantErr: "etcd not found"},
 		{name: "both present", files: binaryNames, wantResult: true},
 	}
 	for _, tt := range tests {
@@ -383,10 +383,10 @@ func TestBinariesUsesAssetsEnv(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			t.Setenv(AssetsEnv, dir)
+			t.Setenv(assetsEnv, dir)
 			// A cache that would fail loudly if Binaries tried to build.
-			t.Setenv(CacheEnv, filepath.Join(dir, "no-build-expected"))
-			got, err := Binaries(context.Background(), nil)
+			t.Setenv(cacheEnv, filepath.Join(dir, "no-build-expected"))
+			got, err := Binaries(context.Background(), Options{})
 			if tt.wantResult {
 				if err != nil || got != dir {
 					t.Fatalf("Binaries = %q, %v; want %q, nil", got, err, dir)
@@ -396,7 +396,7 @@ func TestBinariesUsesAssetsEnv(t *testing.T) {
 			if !errors.Is(err, ErrMissingBinary) {
 				t.Fatalf("Binaries error = %v, want ErrMissingBinary", err)
 			}
-			for _, want := range []string{tt.wantErr, AssetsEnv + "=" + dir} {
+			for _, want := range []string{tt.wantErr, assetsEnv + "=" + dir} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not contain %q", err, want)
 				}
@@ -409,25 +409,25 @@ func TestBinariesUsesAssetsEnv(t *testing.T) {
 }
 
 func TestCacheDir(t *testing.T) {
-	t.Setenv(CacheEnv, "/somewhere/cache")
-	got, err := CacheDir()
+	t.Setenv(cacheEnv, "/somewhere/cache")
+	got, err := cacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := filepath.Join("/somewhere/cache", "kube-apiserver-v1.37.0-etcd-v3.7.0"); got != want {
-		t.Errorf("CacheDir with %s = %q, want %q", CacheEnv, got, want)
+		t.Errorf("CacheDir with %s = %q, want %q", cacheEnv, got, want)
 	}
 
-	t.Setenv(CacheEnv, "")
+	t.Setenv(cacheEnv, "")
 	base, err := os.UserCacheDir()
 	if err != nil {
 		t.Fatalf("no user cache directory on this machine: %v", err)
 	}
-	got, err = CacheDir()
+	got, err = cacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(base, "bosun", "controlplane", CacheKey); got != want {
+	if want := filepath.Join(base, "bosun", "controlplane", cacheKey); got != want {
 		t.Errorf("CacheDir = %q, want %q", got, want)
 	}
 }
@@ -504,7 +504,7 @@ func TestGoBuildFailureExplainsFix(t *testing.T) {
 		t.Fatalf("goBuild error = %v, want ErrBuild", err)
 	}
 	t.Logf("the error reads:\n%v", err)
-	for _, want := range []string{"last lines of go's output", "GOPROXY", "GOPROXY is off", AssetsEnv} {
+	for _, want := range []string{"last lines of go's output", "GOPROXY", "GOPROXY is off", assetsEnv} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
@@ -519,23 +519,23 @@ func TestGoBuildFailureExplainsFix(t *testing.T) {
 
 func TestBinariesReady(t *testing.T) {
 	assets := t.TempDir()
-	t.Setenv(AssetsEnv, assets)
-	if BinariesReady() {
+	t.Setenv(assetsEnv, assets)
+	if BinariesReady(Options{}) {
 		t.Error("BinariesReady with an empty KUBEBUILDER_ASSETS directory = true")
 	}
 	if err := writeFakeBinaries(assets, binaryNames...); err != nil {
 		t.Fatal(err)
 	}
-	if !BinariesReady() {
+	if !BinariesReady(Options{}) {
 		t.Error("BinariesReady with both binaries in KUBEBUILDER_ASSETS = false")
 	}
 
-	t.Setenv(AssetsEnv, "")
-	t.Setenv(CacheEnv, t.TempDir())
-	if BinariesReady() {
+	t.Setenv(assetsEnv, "")
+	t.Setenv(cacheEnv, t.TempDir())
+	if BinariesReady(Options{}) {
 		t.Error("BinariesReady with an empty cache = true")
 	}
-	dir, err := CacheDir()
+	dir, err := cacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,7 +545,20 @@ func TestBinariesReady(t *testing.T) {
 	if _, err := ensureBuilt(context.Background(), dir, build, newReporter(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if !BinariesReady() {
+	if !BinariesReady(Options{}) {
 		t.Error("BinariesReady after a finished build = false")
+	}
+}
+
+// The binaries are kept in a directory named after their versions, under
+// $BOSUN_CONTROLPLANE_CACHE or the user's cache directory.
+func TestCacheDirUnderEnv(t *testing.T) {
+	t.Setenv(cacheEnv, "/var/cache/ci")
+	dir, err := cacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := filepath.ToSlash(dir), "/var/cache/ci/kube-apiserver-v1.37.0-etcd-v3.7.0"; got != want {
+		t.Errorf("cacheDir() = %q, want %q", got, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -27,11 +28,11 @@ const (
 	NamespaceController = "namespace-controller"
 )
 
-// ControllersAnnotation is the annotation on the kube-system namespace in
+// controllersAnnotation is the annotation on the kube-system namespace in
 // which Start records, once kube-controller-manager is ready, the
 // comma-separated names of the controllers it runs. RunningControllers reads
 // it.
-const ControllersAnnotation = "controlplane.bosun.dev/controllers"
+const controllersAnnotation = "controlplane.bosun.dev/controllers"
 
 // controllerManagerControllers are the controllers Start runs.
 var controllerManagerControllers = []string{GarbageCollectorController, NamespaceController}
@@ -61,7 +62,7 @@ func controllerManagerHint(startTimeout time.Duration) string {
 		"raise Options.StartTimeout (now %s); Options.Output receives all of it. "+
 		"A %s in the directory %s names is used instead of the one built into the cache; "+
 		"remove it to go back to the built one, or leave Options.ControllerManager unset to run none.",
-		startTimeout, ControllerManagerBinary, AssetsEnv)
+		startTimeout, controllerManagerBinary, assetsEnv)
 }
 
 // waitReady returns once the garbage collector has deleted a probe: a
@@ -84,24 +85,31 @@ func (m *controllerManager) waitReady(ctx context.Context, c client.Client) erro
 		return fmt.Errorf("creating the garbage collector's probe: %w", err)
 	}
 	key := client.ObjectKeyFromObject(probe)
-	t := time.NewTicker(probePollInterval)
-	defer t.Stop()
-	for {
+	var failed error
+	err := wait.PollUntilContextCancel(ctx, probePollInterval, false, func(ctx context.Context) (bool, error) {
 		select {
 		case <-m.exited:
-			return fmt.Errorf("it exited before it was ready: %w", m.waitErr)
-		case <-ctx.Done():
-			return fmt.Errorf("its garbage collector did not delete the probe ConfigMap %s, whose owner does not exist: %w", key, ctx.Err())
-		case <-t.C:
+			failed = fmt.Errorf("it exited before it was ready: %w", m.waitErr)
+			return false, failed
+		default:
 		}
 		err := c.Get(ctx, key, &corev1.ConfigMap{})
 		switch {
 		case apierrors.IsNotFound(err):
-			return nil
+			return true, nil
 		case err != nil && ctx.Err() == nil:
-			return fmt.Errorf("reading the garbage collector's probe: %w", err)
+			failed = fmt.Errorf("reading the garbage collector's probe: %w", err)
+			return false, failed
 		}
+		return false, nil
+	})
+	switch {
+	case failed != nil:
+		return failed
+	case err != nil:
+		return fmt.Errorf("its garbage collector did not delete the probe ConfigMap %s, whose owner does not exist: %w", key, err)
 	}
+	return nil
 }
 
 // stop ends kube-controller-manager, politely first, and removes its
@@ -111,7 +119,7 @@ func (m *controllerManager) stop() error {
 	select {
 	case <-m.exited:
 		crashed = fmt.Errorf("%s exited while the control plane was running: %w\n\nlast lines of its output:\n%s",
-			ControllerManagerBinary, m.waitErr, m.log.tail())
+			controllerManagerBinary, m.waitErr, m.log.tail())
 	default:
 		_ = terminate(m.cmd.Process)
 		select {
@@ -122,17 +130,17 @@ func (m *controllerManager) stop() error {
 		}
 	}
 	if err := os.RemoveAll(m.dir); err != nil {
-		return errors.Join(crashed, fmt.Errorf("removing the directory of %s: %w", ControllerManagerBinary, err))
+		return errors.Join(crashed, fmt.Errorf("removing the directory of %s: %w", controllerManagerBinary, err))
 	}
 	return crashed
 }
 
-// recordControllers writes ControllersAnnotation on the kube-system
+// recordControllers writes controllersAnnotation on the kube-system
 // namespace.
 func recordControllers(ctx context.Context, c client.Client) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceSystem}}
 	patch := client.RawPatch(client.Merge.Type(), fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`,
-		ControllersAnnotation, strings.Join(controllerManagerControllers, ",")))
+		controllersAnnotation, strings.Join(controllerManagerControllers, ",")))
 	if err := c.Patch(ctx, ns, patch); err != nil {
 		return fmt.Errorf("recording the running controllers on namespace %s: %w", metav1.NamespaceSystem, err)
 	}
@@ -141,7 +149,7 @@ func recordControllers(ctx context.Context, c client.Client) error {
 
 // RunningControllers returns the names of the kube-controller-manager
 // controllers that run against the API server c reads from, as Start
-// recorded them in ControllersAnnotation (GarbageCollectorController and
+// recorded them in controllersAnnotation (GarbageCollectorController and
 // NamespaceController when Options.ControllerManager is set), or none. A
 // caller that may not read the kube-system namespace gets the API server's
 // error.
@@ -150,7 +158,7 @@ func RunningControllers(ctx context.Context, c client.Reader) ([]string, error) 
 	if err := c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
 		return nil, fmt.Errorf("reading the running controllers: %w", err)
 	}
-	v := ns.Annotations[ControllersAnnotation]
+	v := ns.Annotations[controllersAnnotation]
 	if v == "" {
 		return nil, nil
 	}

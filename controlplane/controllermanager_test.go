@@ -238,21 +238,21 @@ func TestControllerManager(t *testing.T) {
 // at once, through KUBEBUILDER_ASSETS: Start fails, quoting its output and
 // saying how to fix it.
 func TestControllerManagerStartFailure(t *testing.T) {
-	real, err := controlplane.Binaries(t.Context(), os.Stderr)
+	real, err := controlplane.Binaries(t.Context(), controlplane.Options{Progress: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	assets := t.TempDir()
-	for _, name := range []string{controlplane.APIServerBinary, controlplane.EtcdBinary} {
+	for _, name := range []string{"kube-apiserver", "etcd"} {
 		if err := os.Symlink(filepath.Join(real, name), filepath.Join(assets, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	script := "#!/bin/sh\necho 'E1123 fake kube-controller-manager: cannot start' >&2\nexit 3\n"
-	if err := os.WriteFile(filepath.Join(assets, controlplane.ControllerManagerBinary), []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(assets, "kube-controller-manager"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(controlplane.AssetsEnv, assets)
+	t.Setenv("KUBEBUILDER_ASSETS", assets)
 
 	cp, err := controlplane.Start(t.Context(), controlplane.Options{ControllerManager: true})
 	if err == nil {
@@ -261,12 +261,12 @@ func TestControllerManagerStartFailure(t *testing.T) {
 	}
 	t.Logf("the error reads:\n%v", err)
 	for _, want := range []string{
-		"starting kube-controller-manager " + filepath.Join(assets, controlplane.ControllerManagerBinary),
+		"starting kube-controller-manager " + filepath.Join(assets, "kube-controller-manager"),
 		"exited before it was ready: exit status 3",
 		"last lines of kube-controller-manager's output",
 		"fake kube-controller-manager: cannot start",
 		"how to fix",
-		controlplane.AssetsEnv,
+		"KUBEBUILDER_ASSETS",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
@@ -292,8 +292,8 @@ func servicesBeyondASlash24(t *testing.T, c client.Client) {
 			t.Fatalf("creating Service %d of 300: %v", i, err)
 		}
 		if i == 0 {
-			if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err != nil || !netip.MustParsePrefix(controlplane.ServiceClusterIPRange).Contains(ip) {
-				t.Errorf("cluster IP %q, want one in %s", svc.Spec.ClusterIP, controlplane.ServiceClusterIPRange)
+			if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err != nil || !netip.MustParsePrefix("10.96.0.0/16").Contains(ip) {
+				t.Errorf("cluster IP %q, want one in %s", svc.Spec.ClusterIP, "10.96.0.0/16")
 			}
 		}
 	}

@@ -27,15 +27,15 @@ import (
 )
 
 const (
-	// DefaultStartTimeout is how long kube-apiserver, etcd and
+	// defaultStartTimeout is how long kube-apiserver, etcd and
 	// kube-controller-manager may each take to become ready when
 	// Options.StartTimeout is zero. It is generous because
 	// several race-enabled test binaries starting control planes at once on a
 	// small machine are slow.
-	DefaultStartTimeout = 2 * time.Minute
-	// DefaultStopTimeout is how long each process of the control plane may
+	defaultStartTimeout = 2 * time.Minute
+	// defaultStopTimeout is how long each process of the control plane may
 	// take to stop when Options.StopTimeout is zero.
-	DefaultStopTimeout = time.Minute
+	defaultStopTimeout = time.Minute
 
 	// kubeconfigName names the cluster, user and context of Kubeconfig.
 	kubeconfigName = "bosun"
@@ -62,7 +62,7 @@ type Options struct {
 	// leading dashes, for example {"feature-gates": {"SomeGate=true"}}. They
 	// replace the defaults of the same name, among them
 	// enable-admission-plugins, which is OwnerReferencesPermissionEnforcement
-	// (see Start), and service-cluster-ip-range (ServiceClusterIPRange).
+	// (see Start), and service-cluster-ip-range ("10.96.0.0/16").
 	APIServerFlags map[string][]string
 	// ControllerManager runs kube-controller-manager against the API server
 	// with two of its controllers, GarbageCollectorController and
@@ -71,15 +71,17 @@ type Options struct {
 	// namespaces are emptied and removed. It runs as the administrator and
 	// serves no endpoint. Start returns once the garbage collector works,
 	// and records the controllers on the kube-system namespace (see
-	// RunningControllers). The binary comes from ControllerManagerPath,
-	// which builds it on first use. Without it nothing collects garbage.
+	// RunningControllers). The binary comes from Binaries, which
+	// builds it on first use. Without it nothing collects garbage.
 	ControllerManager bool
 	// StartTimeout bounds how long each of kube-apiserver, etcd and
 	// kube-controller-manager may take to become ready, and how long
-	// installed CRDs may take to be served. Zero means DefaultStartTimeout.
+	// installed CRDs may take to be served. Zero means two minutes:
+	// generous, for several race-enabled test binaries starting control
+	// planes at once on a small machine.
 	StartTimeout time.Duration
 	// StopTimeout bounds how long each process may take to stop. Zero means
-	// DefaultStopTimeout.
+	// one minute.
 	StopTimeout time.Duration
 }
 
@@ -112,11 +114,11 @@ type ControlPlane struct {
 // a production cluster, so tests see when a controller's role lacks it.
 var admissionPlugins = []string{"OwnerReferencesPermissionEnforcement"}
 
-// ServiceClusterIPRange is the range Start gives Services their cluster
+// serviceClusterIPRange is the range Start gives Services their cluster
 // IPs from, unless APIServerFlags says otherwise. It holds 65,534 Services,
 // where envtest's own default (a /24) runs out after 254, which a test of
 // a thousand objects with a Service each would hit.
-const ServiceClusterIPRange = "10.96.0.0/16"
+const serviceClusterIPRange = "10.96.0.0/16"
 
 // NewScheme returns a scheme holding the built-in Kubernetes types (client-go's
 // scheme) and apiextensions.k8s.io/v1, the default scheme of Start.
@@ -149,7 +151,7 @@ func OptionsFor(addToScheme func(*runtime.Scheme) error, crds func() ([]*apiexte
 // Start finds or builds the binaries (see Binaries), starts etcd and
 // kube-apiserver, installs the CRDs of opts and returns once they are served.
 // With Options.ControllerManager it then starts kube-controller-manager
-// (see ControllerManagerPath) and waits until its garbage collector works.
+// (see Binaries) and waits until its garbage collector works.
 // The caller must call Stop. ctx bounds finding or building the binaries; the
 // processes run until Stop.
 //
@@ -159,15 +161,9 @@ func OptionsFor(addToScheme func(*runtime.Scheme) error, crds func() ([]*apiexte
 // update on the owner's finalizers subresource, for example update on
 // "widgets/finalizers" for a Widget owner.
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
-	dir, err := Binaries(ctx, opts.Progress)
+	dir, kcmPath, err := binaries(ctx, opts)
 	if err != nil {
 		return nil, err
-	}
-	var kcmPath string
-	if opts.ControllerManager {
-		if kcmPath, err = ControllerManagerPath(ctx, opts.Progress); err != nil {
-			return nil, err
-		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("starting control plane: %w", err)
@@ -176,7 +172,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if scheme == nil {
 		scheme = NewScheme()
 	}
-	startTimeout := cmp.Or(opts.StartTimeout, DefaultStartTimeout)
+	startTimeout := cmp.Or(opts.StartTimeout, defaultStartTimeout)
 
 	apiLog, etcdLog := &outputLog{max: 20}, &outputLog{max: 8}
 	apiOut, etcdOut := io.Writer(apiLog), io.Writer(etcdLog)
@@ -198,7 +194,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	api := env.ControlPlane.GetAPIServer()
 	api.Out, api.Err = apiOut, apiOut
 	api.Configure().Set("enable-admission-plugins", admissionPlugins...)
-	api.Configure().Set("service-cluster-ip-range", ServiceClusterIPRange)
+	api.Configure().Set("service-cluster-ip-range", serviceClusterIPRange)
 	flags := make([]string, 0, len(opts.APIServerFlags))
 	for name := range opts.APIServerFlags {
 		flags = append(flags, name)
@@ -241,7 +237,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 
 // stopTimeoutOf returns how long each process of a control plane started
 // with opts may take to stop.
-func stopTimeoutOf(opts Options) time.Duration { return cmp.Or(opts.StopTimeout, DefaultStopTimeout) }
+func stopTimeoutOf(opts Options) time.Duration { return cmp.Or(opts.StopTimeout, defaultStopTimeout) }
 
 // Stop stops kube-controller-manager, if it runs, then kube-apiserver and
 // etcd, and removes their data. It reports an error, too, if
@@ -322,12 +318,12 @@ func (c *ControlPlane) AddUser(name string, groups ...string) (*rest.Config, err
 func (c *ControlPlane) startControllerManager(path string, opts Options, startTimeout time.Duration) (*controllerManager, error) {
 	dir, err := os.MkdirTemp("", "bosun-kube-controller-manager-")
 	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", ControllerManagerBinary, err)
+		return nil, fmt.Errorf("starting %s: %w", controllerManagerBinary, err)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := c.WriteKubeconfig(kubeconfig); err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting %s: %w", ControllerManagerBinary, err)
+		return nil, fmt.Errorf("starting %s: %w", controllerManagerBinary, err)
 	}
 	m := &controllerManager{
 		dir:         dir,
@@ -352,7 +348,7 @@ func (c *ControlPlane) startControllerManager(path string, opts Options, startTi
 	m.cmd.SysProcAttr = sysProcAttr()
 	if err := m.cmd.Start(); err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting %s %s: %w\n\nhow to fix: %s", ControllerManagerBinary, path, err, controllerManagerHint(startTimeout))
+		return nil, fmt.Errorf("starting %s %s: %w\n\nhow to fix: %s", controllerManagerBinary, path, err, controllerManagerHint(startTimeout))
 	}
 	go func() {
 		err := m.cmd.Wait()
@@ -368,11 +364,11 @@ func (c *ControlPlane) startControllerManager(path string, opts Options, startTi
 	if err := m.waitReady(ctx, c.Client); err != nil {
 		_ = m.stop()
 		return nil, fmt.Errorf("starting %s %s: %w\n\nlast lines of %s's output:\n%s\n\nhow to fix: %s",
-			ControllerManagerBinary, path, err, ControllerManagerBinary, m.log.tail(), controllerManagerHint(startTimeout))
+			controllerManagerBinary, path, err, controllerManagerBinary, m.log.tail(), controllerManagerHint(startTimeout))
 	}
 	if err := recordControllers(ctx, c.Client); err != nil {
 		_ = m.stop()
-		return nil, fmt.Errorf("starting %s: %w", ControllerManagerBinary, err)
+		return nil, fmt.Errorf("starting %s: %w", controllerManagerBinary, err)
 	}
 	return m, nil
 }

@@ -150,7 +150,7 @@ func TestStart(t *testing.T) {
 	if !containsNamespace(nsList.Items, ns.Name) {
 		t.Errorf("namespaces listed through the kubeconfig lack %s", ns.Name)
 	}
-	if os.Getenv(controlplane.AssetsEnv) == "" {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		info, err := cs.Discovery().ServerVersion()
 		if err != nil {
 			t.Fatalf("server version: %v", err)

@@ -11,12 +11,12 @@
 // of bosun's hack/controlplane module (carried inside this package, so the
 // build also works where bosun is only a dependency). The first build takes
 // several minutes and needs the Go module proxy or a module cache that holds
-// the modules; the result is kept per user, by version, in CacheDir.
-// ControllerManagerPath builds kube-controller-manager, from the same
-// modules, the first time a control plane asks for it, into the same
-// directory with a marker of its own, so a cache made before it existed is
-// kept and only the new binary is added (a few minutes on two cores, most of
-// it shared with kube-apiserver in Go's build cache):
+// the modules; the result is kept per user, by version, in a cache
+// directory. With Options.ControllerManager, Binaries also builds
+// kube-controller-manager, from the same modules, the first time it is asked
+// for, into the same directory with a marker of its own, so a cache made
+// before it existed is kept and only the new binary is added (a few minutes
+// on two cores, most of it shared with kube-apiserver in Go's build cache):
 //
 //	$BOSUN_CONTROLPLANE_CACHE, else os.UserCacheDir()/bosun/controlplane
 //	├── kube-apiserver-v1.37.0-etcd-v3.7.0/        finished build
@@ -33,8 +33,9 @@
 // is never used. Setting KUBEBUILDER_ASSETS to a directory holding
 // kube-apiserver and etcd skips building them; kube-controller-manager is
 // taken from there too if it is there, and built into the cache otherwise.
-// EnsureBinaries, run by `bosun controlplane`, builds all three ahead of a
-// test run. All are built without the race detector and with CGO_ENABLED=0.
+// `bosun controlplane` builds all three ahead of a test run (Binaries with
+// Options.ControllerManager); BinariesReady tells whether a Start would
+// build. All are built without the race detector and with CGO_ENABLED=0.
 //
 // # Starting
 //
@@ -53,9 +54,11 @@
 // deleted owner are deleted, foreground and orphan deletion finish, and a
 // deleted namespace is emptied and removed. Start waits until the garbage
 // collector has deleted a probe object, a matter of a second or two, and
-// records the controllers on the kube-system namespace, where
-// RunningControllers finds them. Still nothing runs pods or fills in the
+// records the controllers on the kube-system namespace, in the annotation
+// controlplane.bosun.dev/controllers, where RunningControllers finds them. Still nothing runs pods or fills in the
 // status of Deployments and Jobs.
 //
 // Package bosuntest wraps Start for tests.
+//
+// Maturity: stable. Every envtest suite of bosun runs on it.
 package controlplane

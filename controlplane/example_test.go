@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,37 +13,15 @@ import (
 	"github.com/bosunkit/bosun/controlplane"
 )
 
-// The binaries are kept in a directory named after their versions, under
-// $BOSUN_CONTROLPLANE_CACHE or the user's cache directory.
-func ExampleCacheDir() {
-	old, had := os.LookupEnv(controlplane.CacheEnv)
-	defer func() {
-		if had {
-			os.Setenv(controlplane.CacheEnv, old)
-		} else {
-			os.Unsetenv(controlplane.CacheEnv)
-		}
-	}()
-
-	os.Setenv(controlplane.CacheEnv, "/var/cache/ci")
-	dir, err := controlplane.CacheDir()
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(filepath.ToSlash(dir))
-	// Output:
-	// /var/cache/ci/kube-apiserver-v1.37.0-etcd-v3.7.0
-}
-
 // With KUBEBUILDER_ASSETS set, Binaries builds nothing and checks that the
 // directory holds both binaries.
 func ExampleBinaries() {
-	old, had := os.LookupEnv(controlplane.AssetsEnv)
+	old, had := os.LookupEnv("KUBEBUILDER_ASSETS")
 	defer func() {
 		if had {
-			os.Setenv(controlplane.AssetsEnv, old)
+			os.Setenv("KUBEBUILDER_ASSETS", old)
 		} else {
-			os.Unsetenv(controlplane.AssetsEnv)
+			os.Unsetenv("KUBEBUILDER_ASSETS")
 		}
 	}()
 
@@ -53,9 +30,9 @@ func ExampleBinaries() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(empty)
-	os.Setenv(controlplane.AssetsEnv, empty)
+	os.Setenv("KUBEBUILDER_ASSETS", empty)
 
-	_, err = controlplane.Binaries(context.Background(), os.Stdout)
+	_, err = controlplane.Binaries(context.Background(), controlplane.Options{Progress: os.Stdout})
 	fmt.Println(errors.Is(err, controlplane.ErrMissingBinary))
 	// Output:
 	// true

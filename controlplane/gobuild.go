@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // tailLines is how many lines of go's output a build error quotes.
@@ -53,17 +55,17 @@ func goBuild(ctx context.Context, out string, r *reporter) error {
 	return nil
 }
 
-// goBuildControllerManager is the buildFunc ControllerManagerPath uses: it
+// goBuildControllerManager is the buildFunc controllerManagerPath uses: it
 // builds kube-controller-manager into out.
 func goBuildControllerManager(ctx context.Context, out string, r *reporter) error {
 	r.printf("building %s %s from Go modules (first use; about 3 minutes on 2 cores after kube-apiserver, 10 without)\n",
-		ControllerManagerBinary, KubernetesVersion)
+		controllerManagerBinary, KubernetesVersion)
 	start := time.Now()
 	n, err := runGoBuild(ctx, out, r, controllerManagerFixHint, controllerManagerPackage)
 	if err != nil {
 		return err
 	}
-	r.printf("built %s in %s (%d packages compiled)\n", ControllerManagerBinary, time.Since(start).Round(time.Second), n)
+	r.printf("built %s in %s (%d packages compiled)\n", controllerManagerBinary, time.Since(start).Round(time.Second), n)
 	return nil
 }
 
@@ -99,24 +101,18 @@ func runGoBuild(ctx context.Context, out string, r *reporter, hint func(env []st
 	cmd.WaitDelay = 10 * time.Second
 
 	start := time.Now()
-	stop := make(chan struct{})
+	tickCtx, stop := context.WithCancel(ctx)
 	ticked := make(chan struct{})
 	go func() {
 		defer close(ticked)
-		t := time.NewTicker(progressInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				r.printf("still building: %s elapsed, %d packages compiled\n",
-					time.Since(start).Round(time.Second), log.packages())
-			}
-		}
+		_ = wait.PollUntilContextCancel(tickCtx, progressInterval, false, func(context.Context) (bool, error) {
+			r.printf("still building: %s elapsed, %d packages compiled\n",
+				time.Since(start).Round(time.Second), log.packages())
+			return false, nil
+		})
 	}()
 	err = cmd.Run()
-	close(stop)
+	stop()
 	<-ticked
 	if err != nil {
 		if ctx.Err() != nil {
@@ -128,14 +124,14 @@ func runGoBuild(ctx context.Context, out string, r *reporter, hint func(env []st
 	return log.packages(), nil
 }
 
-// nameEtcd renames the etcd binary to EtcdBinary. `go build -o DIR/` names a
+// nameEtcd renames the etcd binary to etcdBinary. `go build -o DIR/` names a
 // binary after the last element of its package path, skipping a major version
 // suffix in module mode, so etcd's server/v3 comes out as "server" (or "v3").
 func nameEtcd(out string) error {
 	for _, name := range []string{"server", "v3"} {
 		p := filepath.Join(out, name)
 		if _, err := os.Stat(p); err == nil {
-			if err := os.Rename(p, filepath.Join(out, EtcdBinary)); err != nil {
+			if err := os.Rename(p, filepath.Join(out, etcdBinary)); err != nil {
 				return fmt.Errorf("naming the etcd binary: %w", err)
 			}
 			return nil
@@ -152,7 +148,7 @@ func buildFixHint(env []string) string {
 		"(GOPROXY is %s) or a module cache (GOMODCACHE) that already holds them; check the network and the Go proxy settings and try again. "+
 		"Or point %s at a directory that holds kube-apiserver and etcd binaries (for example built with "+
 		"`CGO_ENABLED=0 go build -o DIR/ %s %s` in bosun's hack/controlplane, renaming the etcd one to etcd).",
-		proxy, AssetsEnv, apiServerPackage, etcdPackage)
+		proxy, assetsEnv, apiServerPackage, etcdPackage)
 }
 
 // controllerManagerFixHint is buildFixHint for kube-controller-manager.
@@ -160,7 +156,7 @@ func controllerManagerFixHint(env []string) string {
 	return fmt.Sprintf("how to fix: the first build downloads the Kubernetes modules, so it needs the Go module proxy "+
 		"(GOPROXY is %s) or a module cache (GOMODCACHE) that already holds them; check the network and the Go proxy settings and try again. "+
 		"Or put a %s binary into the directory %s names (for example built with `CGO_ENABLED=0 go build -o DIR/ %s` in bosun's hack/controlplane).",
-		goProxy(env), ControllerManagerBinary, AssetsEnv, controllerManagerPackage)
+		goProxy(env), controllerManagerBinary, assetsEnv, controllerManagerPackage)
 }
 
 // goProxy returns the GOPROXY setting of env, for messages.
@@ -213,7 +209,7 @@ func findGo() (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w: the go command is not on PATH; install Go or set %s to a directory holding kube-apiserver and etcd", ErrBuild, AssetsEnv)
+	return "", fmt.Errorf("%w: the go command is not on PATH; install Go or set %s to a directory holding kube-apiserver and etcd", ErrBuild, assetsEnv)
 }
 
 // outputLog collects the output of a child process and keeps its last lines

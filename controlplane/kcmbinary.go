@@ -3,55 +3,42 @@ package controlplane
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 )
 
-// ControllerManagerPath returns the path of the kube-controller-manager
-// binary that Start runs when Options.ControllerManager is set. It is
-// kube-controller-manager KubernetesVersion, from the same Go modules as
-// kube-apiserver.
-//
-// If AssetsEnv (KUBEBUILDER_ASSETS) is set and its directory holds
-// kube-controller-manager, that one is used. Otherwise it is built from Go
-// modules the first time it is needed and kept in CacheDir, next to
-// kube-apiserver and etcd, with a completion marker of its own: a cache that
-// already holds kube-apiserver and etcd is used as it is, and only
-// kube-controller-manager is added to it. Building it takes a few minutes
-// on two cores when kube-apiserver was built before on the same machine (Go's
+// controllerManagerPath returns the path of the kube-controller-manager
+// binary that Start runs when Options.ControllerManager is set,
+// kube-controller-manager kubernetesVersion, from the same Go modules as
+// kube-apiserver: the one in assetsEnv's directory if it is there, else
+// the one in cacheDir, built with build under the lock that Binaries takes
+// the first time it is needed. Building it takes a few minutes on two
+// cores when kube-apiserver was built before on the same machine (Go's
 // build cache holds most of what they share), and about as long as
-// kube-apiserver otherwise. Several processes may call ControllerManagerPath
-// at once: one builds, under the lock that Binaries takes, while the others
-// wait for it. Progress lines go to progress, which may be nil.
-func ControllerManagerPath(ctx context.Context, progress io.Writer) (string, error) {
-	return controllerManagerPath(ctx, buildFunc(goBuildControllerManager), newReporter(progress))
-}
-
-// controllerManagerPath is ControllerManagerPath with the builder given.
+// kube-apiserver otherwise.
 func controllerManagerPath(ctx context.Context, build buildFunc, r *reporter) (string, error) {
-	if dir, ok := os.LookupEnv(AssetsEnv); ok && dir != "" {
-		if p := filepath.Join(dir, ControllerManagerBinary); isExecutable(p) {
+	if dir, ok := os.LookupEnv(assetsEnv); ok && dir != "" {
+		if p := filepath.Join(dir, controllerManagerBinary); isExecutable(p) {
 			return p, nil
 		}
 	}
-	dir, err := CacheDir()
+	dir, err := cacheDir()
 	if err != nil {
 		return "", err
 	}
 	if err := ensureControllerManager(ctx, dir, build, r); err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, ControllerManagerBinary), nil
+	return filepath.Join(dir, controllerManagerBinary), nil
 }
 
-// ControllerManagerReady reports whether ControllerManagerPath would return
+// controllerManagerReady reports whether controllerManagerPath would return
 // without building.
-func ControllerManagerReady() bool {
-	if dir, ok := os.LookupEnv(AssetsEnv); ok && dir != "" && isExecutable(filepath.Join(dir, ControllerManagerBinary)) {
+func controllerManagerReady() bool {
+	if dir, ok := os.LookupEnv(assetsEnv); ok && dir != "" && isExecutable(filepath.Join(dir, controllerManagerBinary)) {
 		return true
 	}
-	dir, err := CacheDir()
+	dir, err := cacheDir()
 	return err == nil && controllerManagerComplete(dir)
 }
 
@@ -61,7 +48,7 @@ func controllerManagerComplete(dir string) bool {
 	if _, err := os.Stat(filepath.Join(dir, controllerManagerMarker)); err != nil {
 		return false
 	}
-	return isExecutable(filepath.Join(dir, ControllerManagerBinary))
+	return isExecutable(filepath.Join(dir, controllerManagerBinary))
 }
 
 // ensureControllerManager returns once dir holds a finished build of
@@ -86,36 +73,36 @@ func ensureControllerManager(ctx context.Context, dir string, build buildFunc, r
 
 	if controllerManagerComplete(dir) {
 		if waited {
-			r.printf("%s ready in %s (built by the other process)\n", ControllerManagerBinary, dir)
+			r.printf("%s ready in %s (built by the other process)\n", controllerManagerBinary, dir)
 		}
 		return nil
 	}
-	prefix := "." + filepath.Base(dir) + "." + ControllerManagerBinary + ".staging-"
+	prefix := "." + filepath.Base(dir) + "." + controllerManagerBinary + ".staging-"
 	if err := removeStaging(dir, prefix); err != nil {
 		return err
 	}
 	staging, err := os.MkdirTemp(root, prefix)
 	if err != nil {
-		return fmt.Errorf("creating %s staging directory: %w", ControllerManagerBinary, err)
+		return fmt.Errorf("creating %s staging directory: %w", controllerManagerBinary, err)
 	}
 	defer os.RemoveAll(staging)
 
 	if err := build(ctx, staging, r); err != nil {
 		return err
 	}
-	built := filepath.Join(staging, ControllerManagerBinary)
+	built := filepath.Join(staging, controllerManagerBinary)
 	if !isExecutable(built) {
-		return fmt.Errorf("%w: the build finished without producing %s", ErrBuild, ControllerManagerBinary)
+		return fmt.Errorf("%w: the build finished without producing %s", ErrBuild, controllerManagerBinary)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating control plane cache directory: %w", err)
 	}
-	if err := os.Rename(built, filepath.Join(dir, ControllerManagerBinary)); err != nil {
-		return fmt.Errorf("publishing %s: %w", ControllerManagerBinary, err)
+	if err := os.Rename(built, filepath.Join(dir, controllerManagerBinary)); err != nil {
+		return fmt.Errorf("publishing %s: %w", controllerManagerBinary, err)
 	}
-	if err := writeMarker(dir, controllerManagerMarker, fmt.Sprintf("%s %s\n", ControllerManagerBinary, KubernetesVersion)); err != nil {
+	if err := writeMarker(dir, controllerManagerMarker, fmt.Sprintf("%s %s\n", controllerManagerBinary, KubernetesVersion)); err != nil {
 		return err
 	}
-	r.printf("%s ready in %s\n", ControllerManagerBinary, dir)
+	r.printf("%s ready in %s\n", controllerManagerBinary, dir)
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 func fakeControllerManagerBuild(builds *atomic.Int32) buildFunc {
 	return func(ctx context.Context, out string, r *reporter) error {
 		builds.Add(1)
-		return writeFakeBinaries(out, ControllerManagerBinary)
+		return writeFakeBinaries(out, controllerManagerBinary)
 	}
 }
 
@@ -47,7 +47,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // to a finished build of kube-apiserver and etcd: their files and marker are
 // left exactly as they were, and a second call builds nothing.
 func TestEnsureControllerManagerKeepsExistingBuild(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), CacheKey)
+	dir := filepath.Join(t.TempDir(), cacheKey)
 	core := func(ctx context.Context, out string, r *reporter) error {
 		return writeFakeBinaries(out, binaryNames...)
 	}
@@ -77,17 +77,17 @@ func TestEnsureControllerManagerKeepsExistingBuild(t *testing.T) {
 			added = append(added, name)
 		}
 	}
-	if diff := cmp.Diff([]string{controllerManagerMarker, ControllerManagerBinary}, sorted(added)); diff != "" {
+	if diff := cmp.Diff([]string{controllerManagerMarker, controllerManagerBinary}, sorted(added)); diff != "" {
 		t.Errorf("files added to the cache directory (-want +got):\n%s", diff)
 	}
 	marker, err := os.ReadFile(filepath.Join(dir, controllerManagerMarker))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := ControllerManagerBinary + " " + KubernetesVersion + "\n"; string(marker) != want {
+	if want := controllerManagerBinary + " " + KubernetesVersion + "\n"; string(marker) != want {
 		t.Errorf("marker = %q, want %q", marker, want)
 	}
-	if want := ControllerManagerBinary + " ready in " + dir; !strings.Contains(progress.String(), want) {
+	if want := controllerManagerBinary + " ready in " + dir; !strings.Contains(progress.String(), want) {
 		t.Errorf("progress %q does not contain %q", progress.String(), want)
 	}
 	leftovers, err := filepath.Glob(filepath.Join(filepath.Dir(dir), ".*staging*"))
@@ -112,7 +112,7 @@ func sorted(s []string) []string {
 // TestEnsureControllerManagerOneBuildsOthersWait has two callers ask at once:
 // one builds while the other waits on the lock, then uses its result.
 func TestEnsureControllerManagerOneBuildsOthersWait(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), CacheKey)
+	dir := filepath.Join(t.TempDir(), cacheKey)
 	waiter := newSignalWriter("waiting for another process")
 	var builds atomic.Int32
 	started := make(chan struct{})
@@ -124,7 +124,7 @@ func TestEnsureControllerManagerOneBuildsOthersWait(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			return errors.New("second caller never reported waiting")
 		}
-		return writeFakeBinaries(out, ControllerManagerBinary)
+		return writeFakeBinaries(out, controllerManagerBinary)
 	}
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
@@ -163,7 +163,7 @@ func TestEnsureControllerManagerFailedBuildIsNeverUsed(t *testing.T) {
 		{
 			name: "build fails",
 			build: func(ctx context.Context, out string, r *reporter) error {
-				if err := writeFakeBinaries(out, ControllerManagerBinary); err != nil {
+				if err := writeFakeBinaries(out, controllerManagerBinary); err != nil {
 					return err
 				}
 				return errBoom
@@ -178,7 +178,7 @@ func TestEnsureControllerManagerFailedBuildIsNeverUsed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), CacheKey)
+			dir := filepath.Join(t.TempDir(), cacheKey)
 			core := func(ctx context.Context, out string, r *reporter) error {
 				return writeFakeBinaries(out, binaryNames...)
 			}
@@ -213,7 +213,7 @@ func TestEnsureControllerManagerFailedBuildIsNeverUsed(t *testing.T) {
 // KUBEBUILDER_ASSETS lacks only kube-controller-manager, then kube-apiserver
 // and etcd into the same directory: the first build is kept.
 func TestBuildKeepsControllerManagerBuiltFirst(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), CacheKey)
+	dir := filepath.Join(t.TempDir(), cacheKey)
 	var builds atomic.Int32
 	if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(nil)); err != nil {
 		t.Fatal(err)
@@ -250,41 +250,41 @@ func TestControllerManagerPath(t *testing.T) {
 		fromAssets bool
 	}{
 		{name: "no assets"},
-		{name: "assets with kube-controller-manager", assets: []string{APIServerBinary, EtcdBinary, ControllerManagerBinary}, fromAssets: true},
+		{name: "assets with kube-controller-manager", assets: []string{apiServerBinary, etcdBinary, controllerManagerBinary}, fromAssets: true},
 		{name: "assets without kube-controller-manager", assets: binaryNames},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv(CacheEnv, t.TempDir())
-			t.Setenv(AssetsEnv, "")
+			t.Setenv(cacheEnv, t.TempDir())
+			t.Setenv(assetsEnv, "")
 			assets := t.TempDir()
 			if tt.assets != nil {
 				if err := writeFakeBinaries(assets, tt.assets...); err != nil {
 					t.Fatal(err)
 				}
-				t.Setenv(AssetsEnv, assets)
+				t.Setenv(assetsEnv, assets)
 			}
-			cache, err := CacheDir()
+			cache, err := cacheDir()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := ControllerManagerReady(); got != tt.fromAssets {
-				t.Errorf("ControllerManagerReady before = %v, want %v", got, tt.fromAssets)
+			if got := controllerManagerReady(); got != tt.fromAssets {
+				t.Errorf("controllerManagerReady before = %v, want %v", got, tt.fromAssets)
 			}
 			var builds atomic.Int32
 			got, err := controllerManagerPath(context.Background(), fakeControllerManagerBuild(&builds), newReporter(nil))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, wantBuilds := filepath.Join(cache, ControllerManagerBinary), int32(1)
+			want, wantBuilds := filepath.Join(cache, controllerManagerBinary), int32(1)
 			if tt.fromAssets {
-				want, wantBuilds = filepath.Join(assets, ControllerManagerBinary), 0
+				want, wantBuilds = filepath.Join(assets, controllerManagerBinary), 0
 			}
 			if got != want || builds.Load() != wantBuilds {
 				t.Errorf("controllerManagerPath = %q after %d builds, want %q after %d", got, builds.Load(), want, wantBuilds)
 			}
-			if !ControllerManagerReady() {
-				t.Error("ControllerManagerReady after controllerManagerPath = false")
+			if !controllerManagerReady() {
+				t.Error("controllerManagerReady after controllerManagerPath = false")
 			}
 		})
 	}
@@ -300,18 +300,18 @@ func TestGoBuildControllerManagerFailureExplainsFix(t *testing.T) {
 	t.Setenv("GOPROXY", "off")
 	t.Setenv("GOMODCACHE", t.TempDir())
 	out := t.TempDir()
-	progress := newSignalWriter("building " + ControllerManagerBinary)
+	progress := newSignalWriter("building " + controllerManagerBinary)
 	err := goBuildControllerManager(context.Background(), out, newReporter(progress))
 	if !errors.Is(err, ErrBuild) {
 		t.Fatalf("goBuildControllerManager error = %v, want ErrBuild", err)
 	}
 	t.Logf("the error reads:\n%v", err)
-	for _, want := range []string{"last lines of go's output", "GOPROXY is off", controllerManagerPackage, AssetsEnv} {
+	for _, want := range []string{"last lines of go's output", "GOPROXY is off", controllerManagerPackage, assetsEnv} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
 	}
-	if !strings.Contains(progress.String(), "building "+ControllerManagerBinary+" "+KubernetesVersion) {
+	if !strings.Contains(progress.String(), "building "+controllerManagerBinary+" "+KubernetesVersion) {
 		t.Errorf("progress = %q, want the build announcement", progress.String())
 	}
 }

@@ -14,4 +14,6 @@
 // An operator built with package operator turns it on with --debug-page,
 // which serves it on the metrics server, behind the same authentication
 // and authorization as /metrics when that is secure.
+//
+// Maturity: experimental. The page is for people; its layout and JSON may change.
 package debugpage

@@ -21,7 +21,7 @@ func Example() {
 	page.ObservePass(context.Background(), bosun.PassReport{
 		Controller: "shop",
 		Object:     types.NamespacedName{Namespace: "default", Name: "corner"},
-		Trigger:    bosun.Trigger{Kind: bosun.TriggerResync},
+		Trigger:    bosun.Trigger{Kind: "Resync"},
 		Start:      time.Now(),
 		Steps:      []bosun.StepReport{{Name: "deployment", Phase: "do"}},
 	})

@@ -24,7 +24,7 @@ func report(controller, name string, i int) bosun.PassReport {
 	return bosun.PassReport{
 		Controller: controller,
 		Object:     types.NamespacedName{Namespace: "ns", Name: name},
-		Trigger:    bosun.Trigger{Kind: bosun.TriggerRequeue},
+		Trigger:    bosun.Trigger{Kind: "Requeue"},
 		Start:      time.Unix(int64(i), 0),
 		Steps:      []bosun.StepReport{{Name: fmt.Sprintf("step-%d", i), Phase: "do"}},
 	}
@@ -116,7 +116,7 @@ func TestHandlerEscapesAndJSON(t *testing.T) {
 	p.ObservePass(context.Background(), bosun.PassReport{
 		Controller: "r",
 		Object:     types.NamespacedName{Namespace: "ns", Name: "a"},
-		Trigger:    bosun.Trigger{Kind: bosun.TriggerWatch, Source: "For", Event: "Update"},
+		Trigger:    bosun.Trigger{Kind: "Watch", Source: "For", Event: "Update"},
 		Start:      time.Now(),
 		Duration:   time.Millisecond,
 		Result:     ctrl.Result{RequeueAfter: time.Minute},
@@ -158,7 +158,7 @@ func TestHandlerEscapesAndJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(get(Path+"object?controller=r&namespace=ns&name=a&format=json")), &passes); err != nil {
 		t.Fatal(err)
 	}
-	if len(passes) != 1 || passes[0].Steps[0].Name != "deploy" || passes[0].Trigger.Kind != bosun.TriggerWatch {
+	if len(passes) != 1 || passes[0].Steps[0].Name != "deploy" || passes[0].Trigger.Kind != "Watch" {
 		t.Errorf("JSON passes = %+v", passes)
 	}
 	resp, err := http.Get(srv.URL + Path + "nothing")
@@ -173,10 +173,10 @@ func TestHandlerEscapesAndJSON(t *testing.T) {
 
 func TestDrawGraph(t *testing.T) {
 	g := bosun.Graph{Name: "shop", Steps: []bosun.GraphStep{
-		{Name: "config<map>", Phases: []bosun.Phase{bosun.PhaseDo}},
-		{Name: "both", Kind: "Join", Phases: []bosun.Phase{bosun.PhaseDo}, Steps: []bosun.GraphStep{
-			{Name: "deployment", Phases: []bosun.Phase{bosun.PhaseDo, bosun.PhaseCleanup}, Conditions: []string{"Available"}},
-			{Name: "service", Phases: []bosun.Phase{bosun.PhaseDo}},
+		{Name: "config<map>", Phases: []string{"do"}},
+		{Name: "both", Kind: "Join", Phases: []string{"do"}, Steps: []bosun.GraphStep{
+			{Name: "deployment", Phases: []string{"do", "cleanup"}, Conditions: []string{"Available"}},
+			{Name: "service", Phases: []string{"do"}},
 		}},
 	}}
 	svg := string(drawGraph(g))

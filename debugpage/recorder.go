@@ -15,20 +15,20 @@ import (
 
 // The default bounds of the history a Page keeps.
 const (
-	// DefaultPassesPerObject is how many passes of each object are kept.
-	DefaultPassesPerObject = 20
-	// DefaultObjectsPerController is how many objects of each reconciler
+	// defaultPassesPerObject is how many passes of each object are kept.
+	defaultPassesPerObject = 20
+	// defaultObjectsPerController is how many objects of each reconciler
 	// are kept; beyond it, the one reconciled least recently is dropped.
-	DefaultObjectsPerController = 1000
+	defaultObjectsPerController = 1000
 )
 
 // Options bound the history of a Page.
 type Options struct {
 	// PassesPerObject is how many passes of each object are kept. Zero
-	// means DefaultPassesPerObject.
+	// means 20.
 	PassesPerObject int
 	// ObjectsPerController is how many objects of each reconciler are
-	// kept. Zero means DefaultObjectsPerController.
+	// kept. Zero means 1000.
 	ObjectsPerController int
 }
 
@@ -57,10 +57,10 @@ type objectLog struct {
 func newRecorder(o Options) *recorder {
 	r := &recorder{perObject: o.PassesPerObject, perController: o.ObjectsPerController, ctrls: map[string]*controllerLog{}}
 	if r.perObject <= 0 {
-		r.perObject = DefaultPassesPerObject
+		r.perObject = defaultPassesPerObject
 	}
 	if r.perController <= 0 {
-		r.perController = DefaultObjectsPerController
+		r.perController = defaultObjectsPerController
 	}
 	return r
 }

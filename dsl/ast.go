@@ -5,224 +5,150 @@ import (
 	"strings"
 )
 
-// Pos is a position in a document. Line and Column are 1-based; Column
-// counts bytes from the start of the line. The zero Pos is "no position".
-type Pos struct {
-	Filename string
-	Offset   int
-	Line     int
-	Column   int
-}
-
-// IsValid reports whether p is a real position.
-func (p Pos) IsValid() bool { return p.Line > 0 }
-
-// String returns FILE:LINE:COL, or LINE:COL without a file name.
-func (p Pos) String() string {
-	if p.Filename == "" {
-		return fmt.Sprintf("%d:%d", p.Line, p.Column)
-	}
-	return fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column)
-}
-
-// File is a parsed document: its statements in source order, split by kind.
+// File is a parsed document, as Parse returns it: Check turns it into a
+// *Spec and Format prints it back in canonical form. Its syntax tree is
+// internal to the package.
 type File struct {
-	// Name is the file name used in positions.
-	Name string
-	// Binds, Aliases and Decls are the statements of the document, each in
+	// name is the file name used in positions.
+	name string
+	// binds, aliases and decls are the statements of the document, each in
 	// source order.
-	Binds   []*Bind
-	Aliases []*Alias
-	Decls   []*Decl
-	// Comments are every comment in the document, in source order. The
-	// formatter puts them back; nothing else reads them.
-	Comments []*Comment
+	binds   []*bindNode
+	aliases []*aliasNode
+	decls   []*declNode
+	// comments are every comment in the document, in source order. The
+	// formatter puts them back and the Spec hands them to a generator.
+	comments []*Comment
 }
 
-// Comment is one `//` comment, from the slashes to the end of the line
-// (without the newline).
-type Comment struct {
-	Pos  Pos
-	Text string
-}
-
-// Ident is a name with its position.
-type Ident struct {
+// ident is a name with its position.
+type ident struct {
 	Pos  Pos
 	Name string
 }
 
-// Bind is `bind GROUP/VERSION GO-PACKAGE`: the Go package that holds the
+// bindNode is `bind GROUP/VERSION GO-PACKAGE`: the Go package that holds the
 // types of a group/version. The core group is written as just its version,
 // `v1`.
-type Bind struct {
+type bindNode struct {
 	Pos Pos // of the keyword
 	// GroupVersion is the group/version as written, for example "batch/v1"
 	// or "v1".
-	GroupVersion Ident
+	GroupVersion ident
 	// Package is the Go import path.
-	Package Ident
+	Package ident
 }
 
-// Group returns the API group of the bind ("" for the core group).
-func (b *Bind) Group() string { g, _ := SplitGroupVersion(b.GroupVersion.Name); return g }
-
-// Version returns the API version of the bind.
-func (b *Bind) Version() string { _, v := SplitGroupVersion(b.GroupVersion.Name); return v }
-
-// Alias is `alias NAME GROUP/VERSION/KIND`.
-type Alias struct {
+// aliasNode is `alias NAME GROUP/VERSION/KIND`.
+type aliasNode struct {
 	Pos  Pos // of the keyword
-	Name Ident
+	Name ident
 	// GVK is the group/version/kind as written, for example
 	// "batch/v1/Job" or "v1/Pod".
-	GVK Ident
+	GVK ident
 	// Scope is the word `cluster` after the GVK when the kind is
 	// cluster-scoped; its Name is "" for a namespaced kind.
-	Scope Ident
+	Scope ident
 }
 
-// ClusterKeyword is the word that ends an alias of a cluster-scoped kind:
+// clusterKeyword is the word that ends an alias of a cluster-scoped kind:
 // `alias Tenant tenancy.example.com/v1/Tenant cluster`.
-const ClusterKeyword = "cluster"
+const clusterKeyword = "cluster"
 
-// Decl is `decl NAME for KIND { state { ... } action { ... } }`.
-type Decl struct {
+// declNode is `decl NAME for KIND { state { ... } action { ... } }`.
+type declNode struct {
 	Pos    Pos // of the keyword
-	Name   Ident
-	Target Ident // the kind after `for`; Name is "" when missing
+	Name   ident
+	Target ident // the kind after `for`; Name is "" when missing
 	// Lbrace is the position of the opening brace.
 	Lbrace Pos
 	// States and Actions collect the entries of every state and action
 	// block of the decl, in source order.
-	States  []*State
-	Actions []*Action
+	States  []*stateNode
+	Actions []*actionNode
 	// Blocks are the state and action blocks in source order, for the
 	// formatter.
-	Blocks []*Block
+	Blocks []*blockNode
 	// End is the position of the closing brace.
 	End Pos
 }
 
-// BlockKind tells a state block from an action block.
-type BlockKind int
+// blockKind tells a state block from an action block.
+type blockKind int
 
 // The kinds of block in a decl.
 const (
-	StateBlock BlockKind = iota + 1
-	ActionBlock
+	stateBlock blockKind = iota + 1
+	actionBlock
 )
 
-// Block is one `state { ... }` or `action { ... }` block of a decl.
-type Block struct {
+// blockNode is one `state { ... }` or `action { ... }` block of a decl.
+type blockNode struct {
 	Pos     Pos
-	Kind    BlockKind
-	Lbrace  Pos       // of the opening brace
-	States  []*State  // for a StateBlock
-	Actions []*Action // for an ActionBlock
+	Kind    blockKind
+	Lbrace  Pos           // of the opening brace
+	States  []*stateNode  // for a stateBlock
+	Actions []*actionNode // for an actionBlock
 	End     Pos
 }
 
-// State is `name Kind { selectors }` or `name []Kind { selectors }`.
-type State struct {
-	Name Ident
+// stateNode is `name Kind { selectors }` or `name []Kind { selectors }`.
+type stateNode struct {
+	Name ident
 	// List is true for `[]Kind`.
 	List bool
-	Kind Ident
+	Kind ident
 	// Lbrace is the position of the opening brace of the body.
 	Lbrace Pos
 	// Selectors are the lines of the body, in source order.
-	Selectors []*Selector
+	Selectors []*selectorNode
 	End       Pos
 }
 
-// SelectorKind is the kind of a selector line.
-type SelectorKind int
+// selectorKind is the kind of a selector line.
+type selectorKind int
 
 // The selector kinds of the language.
 const (
-	// NameSelector is `name=VALUE`: get the object of that name.
-	NameSelector SelectorKind = iota + 1
-	// LabelSelector is `labels/KEY=VALUE`: list with a label requirement.
-	LabelSelector
-	// FieldSelector is `fields/PATH=VALUE`: list with a field requirement,
+	// selName is `name=VALUE`: get the object of that name.
+	selName selectorKind = iota + 1
+	// selLabels is `labels/KEY=VALUE`: list with a label requirement.
+	selLabels
+	// selFields is `fields/PATH=VALUE`: list with a field requirement,
 	// served from a cache index.
-	FieldSelector
-	// OwnedSelector is `owned`: only objects controlled by the target.
-	OwnedSelector
-	// NamespaceSelector is `namespace=VALUE`: read the state in that
+	selFields
+	// selOwned is `owned`: only objects controlled by the target.
+	selOwned
+	// selNamespace is `namespace=VALUE`: read the state in that
 	// namespace instead of the target's.
-	NamespaceSelector
+	selNamespace
 )
 
 // String returns the keyword of the selector kind.
-func (k SelectorKind) String() string {
+func (k selectorKind) String() string {
 	switch k {
-	case NameSelector:
+	case selName:
 		return "name"
-	case LabelSelector:
+	case selLabels:
 		return "labels"
-	case FieldSelector:
+	case selFields:
 		return "fields"
-	case OwnedSelector:
+	case selOwned:
 		return "owned"
-	case NamespaceSelector:
+	case selNamespace:
 		return "namespace"
 	default:
-		return fmt.Sprintf("SelectorKind(%d)", int(k))
+		return fmt.Sprintf("selectorKind(%d)", int(k))
 	}
 }
 
-// LabelOp is the operator of a label selector, with the meaning of a
-// Kubernetes label selector requirement.
-type LabelOp int
-
-// The operators of label selectors.
-const (
-	// LabelEquals is `labels/KEY=VALUE`: the label is VALUE.
-	LabelEquals LabelOp = iota
-	// LabelNotEquals is `labels/KEY!=VALUE`: the label is not VALUE, or
-	// the object does not carry it.
-	LabelNotEquals
-	// LabelIn is `labels/KEY in (A, B)`: the label is one of the values.
-	LabelIn
-	// LabelNotIn is `labels/KEY notin (A, B)`: the label is none of the
-	// values, or the object does not carry it.
-	LabelNotIn
-	// LabelExists is `labels/KEY`: the object carries the label.
-	LabelExists
-	// LabelDoesNotExist is `!labels/KEY`: the object does not carry the
-	// label.
-	LabelDoesNotExist
-)
-
-// String returns the operator as the language writes it.
-func (op LabelOp) String() string {
-	switch op {
-	case LabelEquals:
-		return "="
-	case LabelNotEquals:
-		return "!="
-	case LabelIn:
-		return "in"
-	case LabelNotIn:
-		return "notin"
-	case LabelExists:
-		return "exists"
-	case LabelDoesNotExist:
-		return "!exists"
-	default:
-		return fmt.Sprintf("LabelOp(%d)", int(op))
-	}
-}
-
-// Selector is one selector line of a state.
-type Selector struct {
+// selectorNode is one selector line of a state.
+type selectorNode struct {
 	Pos  Pos
-	Kind SelectorKind
+	Kind selectorKind
 	// Key is the label key or the field path (for example
 	// ".metadata.controller"); empty for name, namespace and owned.
-	Key Ident
+	Key ident
 	// Op is the operator of a label selector; LabelEquals for the other
 	// kinds.
 	Op LabelOp
@@ -238,13 +164,13 @@ type Selector struct {
 
 // String returns the selector in canonical form: without blanks around
 // `=` and `!=`, and with `, ` between the values of `in` and `notin`.
-func (sel *Selector) String() string {
+func (sel *selectorNode) String() string {
 	var b strings.Builder
-	if sel.Kind == LabelSelector && sel.Op == LabelDoesNotExist {
+	if sel.Kind == selLabels && sel.Op == LabelDoesNotExist {
 		b.WriteByte('!')
 	}
 	b.WriteString(sel.Kind.String())
-	if sel.Kind == LabelSelector || sel.Kind == FieldSelector {
+	if sel.Kind == selLabels || sel.Kind == selFields {
 		b.WriteByte('/')
 		b.WriteString(sel.Key.Name)
 	}
@@ -255,9 +181,9 @@ func (sel *Selector) String() string {
 		return v.Raw
 	}
 	switch {
-	case sel.Kind == OwnedSelector:
-	case sel.Kind == LabelSelector && (sel.Op == LabelExists || sel.Op == LabelDoesNotExist):
-	case sel.Kind == LabelSelector && (sel.Op == LabelIn || sel.Op == LabelNotIn):
+	case sel.Kind == selOwned:
+	case sel.Kind == selLabels && (sel.Op == LabelExists || sel.Op == LabelDoesNotExist):
+	case sel.Kind == selLabels && (sel.Op == LabelIn || sel.Op == LabelNotIn):
 		b.WriteByte(' ')
 		b.WriteString(sel.Op.String())
 		b.WriteString(" (")
@@ -268,7 +194,7 @@ func (sel *Selector) String() string {
 			b.WriteString(raw(v))
 		}
 		b.WriteByte(')')
-	case sel.Kind == LabelSelector && sel.Op == LabelNotEquals:
+	case sel.Kind == selLabels && sel.Op == LabelNotEquals:
 		b.WriteString("!=")
 		b.WriteString(raw(sel.Value))
 	default:
@@ -278,64 +204,33 @@ func (sel *Selector) String() string {
 	return b.String()
 }
 
-// Value is the value of a selector: constant text and `${target.Path}`
-// references, in order.
-type Value struct {
-	Pos Pos
-	// Raw is the value as written, including quotes if it was quoted.
-	Raw string
-	// Parts are the pieces of the value, in order; adjacent literal text is
-	// one part.
-	Parts []Part
-}
-
-// IsConstant reports whether the value has no references.
-func (v *Value) IsConstant() bool {
-	for _, p := range v.Parts {
-		if p.Ref != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// Part is a piece of a Value: either literal text or a reference.
-type Part struct {
-	Pos Pos
-	// Lit is literal text; meaningful when Ref is nil.
-	Lit string
-	// Ref is the Go field path of a `${target.A.B}` reference, without
-	// "target": ["A", "B"].
-	Ref []string
-}
-
-// Action is `Name(state, ...)`, optionally followed by the objects the
+// actionNode is `Name(state, ...)`, optionally followed by the objects the
 // action writes: `Name(state, ...) writes Kind(verb, ...), ...`.
-type Action struct {
-	Name   Ident
-	States []Ident
+type actionNode struct {
+	Name   ident
+	States []ident
 	// Writes are the kinds the action writes, with the verbs, in source
 	// order.
-	Writes []*Write
+	Writes []*writeNode
 	End    Pos // of the last closing parenthesis
 }
 
-// WritesKeyword is the word between an action's states and the kinds it
+// writesKeyword is the word between an action's states and the kinds it
 // writes.
-const WritesKeyword = "writes"
+const writesKeyword = "writes"
 
-// Write is `Kind(verb, ...)` after `writes`: the action writes objects of
+// writeNode is `Kind(verb, ...)` after `writes`: the action writes objects of
 // Kind with those API verbs (create, update, patch, delete,
 // deletecollection).
-type Write struct {
-	Kind  Ident
-	Verbs []Ident
+type writeNode struct {
+	Kind  ident
+	Verbs []ident
 	End   Pos // of the closing parenthesis
 }
 
-// SplitGroupVersion splits "group/version" into its parts; a string
+// splitGroupVersion splits "group/version" into its parts; a string
 // without a slash is a core-group version.
-func SplitGroupVersion(gv string) (group, version string) {
+func splitGroupVersion(gv string) (group, version string) {
 	if i := strings.LastIndex(gv, "/"); i >= 0 {
 		return gv[:i], gv[i+1:]
 	}

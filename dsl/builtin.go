@@ -61,19 +61,19 @@ func joinGroupVersion(group, version string) string {
 	return group + "/" + version
 }
 
-// Builtin returns the built-in kind called name: a kind of core v1,
+// lookupBuiltin returns the built-in kind called name: a kind of core v1,
 // apps/v1, batch/v1, networking.k8s.io/v1, rbac.authorization.k8s.io/v1,
 // coordination.k8s.io/v1 or storage.k8s.io/v1, which a document may name
 // without a bind or an alias. Kind.Cluster tells the cluster-scoped ones
 // (Namespace, Node, PersistentVolume, IngressClass, ClusterRole,
 // ClusterRoleBinding, StorageClass) from the namespaced ones.
-func Builtin(name string) (Kind, bool) {
+func lookupBuiltin(name string) (Kind, bool) {
 	k, ok := builtinKinds[name]
 	return k, ok
 }
 
-// Builtins returns every built-in kind, sorted by name.
-func Builtins() []Kind {
+// builtinList returns every built-in kind, sorted by name.
+func builtinList() []Kind {
 	kinds := make([]Kind, 0, len(builtinKinds))
 	for _, k := range builtinKinds {
 		kinds = append(kinds, k)

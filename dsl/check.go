@@ -29,15 +29,15 @@ func Check(f *File, opts CheckOptions) (*Spec, error) {
 	}
 	c := &checker{
 		opts:    opts,
-		bound:   make(map[string]*Bind),
-		aliases: make(map[string]*Alias),
+		bound:   make(map[string]*bindNode),
+		aliases: make(map[string]*aliasNode),
 		kinds:   make(map[string]*Kind),
 	}
-	c.checkBinds(f.Binds)
-	c.checkAliases(f.Aliases)
-	spec := &Spec{File: f}
-	decls := make(map[string]*Decl)
-	for _, d := range f.Decls {
+	c.checkBinds(f.binds)
+	c.checkAliases(f.aliases)
+	spec := &Spec{Filename: f.name, Comments: f.comments}
+	decls := make(map[string]*declNode)
+	for _, d := range f.decls {
 		if d == nil {
 			continue
 		}
@@ -63,14 +63,14 @@ func Check(f *File, opts CheckOptions) (*Spec, error) {
 type checker struct {
 	opts    CheckOptions
 	errs    ErrorList
-	bound   map[string]*Bind  // group/version as in a bind -> first bind
-	aliases map[string]*Alias // alias name -> first alias
+	bound   map[string]*bindNode  // group/version as in a bind -> first bind
+	aliases map[string]*aliasNode // alias name -> first alias
 	// kinds are the resolved kind names; a nil entry is a broken alias,
 	// already reported.
 	kinds map[string]*Kind
 }
 
-func (c *checker) checkBinds(binds []*Bind) {
+func (c *checker) checkBinds(binds []*bindNode) {
 	for _, b := range binds {
 		if b == nil {
 			continue
@@ -90,7 +90,7 @@ func (c *checker) checkBinds(binds []*Bind) {
 	}
 }
 
-func (c *checker) checkAliases(aliases []*Alias) {
+func (c *checker) checkAliases(aliases []*aliasNode) {
 	for _, a := range aliases {
 		if a == nil {
 			continue
@@ -111,7 +111,7 @@ func (c *checker) checkAliases(aliases []*Alias) {
 
 // resolveAlias returns the kind an alias names, or nil after reporting why
 // it has none.
-func (c *checker) resolveAlias(a *Alias) *Kind {
+func (c *checker) resolveAlias(a *aliasNode) *Kind {
 	gvk := a.GVK.Name
 	parts := strings.Split(gvk, "/")
 	var group, version, kind string
@@ -148,7 +148,7 @@ func (c *checker) resolveAlias(a *Alias) *Kind {
 // lookupKind resolves a kind name: an alias, else a built-in kind (in the
 // package of an explicit bind of its group/version, if any). It reports an
 // unknown name and returns nil.
-func (c *checker) lookupKind(id Ident) *Kind {
+func (c *checker) lookupKind(id ident) *Kind {
 	if k, ok := c.kinds[id.Name]; ok {
 		return k
 	}
@@ -164,8 +164,8 @@ func (c *checker) lookupKind(id Ident) *Kind {
 	return nil
 }
 
-func (c *checker) checkDecl(d *Decl) *DeclSpec {
-	ds := &DeclSpec{Decl: d, Name: d.Name.Name}
+func (c *checker) checkDecl(d *declNode) *DeclSpec {
+	ds := &DeclSpec{node: d, Pos: d.Pos, NamePos: d.Name.Pos, Name: d.Name.Name}
 	switch {
 	case d.Name.Name == "":
 		// A partial file from Parse: the name was missing, and so is its
@@ -182,7 +182,7 @@ func (c *checker) checkDecl(d *Decl) *DeclSpec {
 	}
 
 	states := make(map[string]*StateSpec)
-	exported := make(map[string]*State)
+	exported := make(map[string]*stateNode)
 	for _, st := range d.States {
 		if st == nil {
 			continue
@@ -191,11 +191,11 @@ func (c *checker) checkDecl(d *Decl) *DeclSpec {
 		if !isIdent(name) {
 			c.errs.add(st.Name.Pos, "invalid state name %s; want a Go identifier", shorten(name))
 		}
-		ss := &StateSpec{State: st, Name: name, List: st.List, Kind: c.lookupKind(st.Kind)}
+		ss := &StateSpec{node: st, Pos: st.Name.Pos, Name: name, List: st.List, Kind: c.lookupKind(st.Kind)}
 		c.checkSelectors(ds, ss)
 		if first, ok := states[name]; ok {
 			c.errs.add(st.Name.Pos, "duplicate state %s in decl %s; first declared at line %d",
-				shorten(name), shorten(d.Name.Name), first.State.Name.Pos.Line)
+				shorten(name), shorten(d.Name.Name), first.node.Name.Pos.Line)
 			continue
 		}
 		if first, ok := exported[exportName(name)]; ok {
@@ -208,7 +208,7 @@ func (c *checker) checkDecl(d *Decl) *DeclSpec {
 		ds.States = append(ds.States, ss)
 	}
 
-	actions := make(map[string]*Action)
+	actions := make(map[string]*actionNode)
 	for _, a := range d.Actions {
 		if a == nil {
 			continue
@@ -217,7 +217,7 @@ func (c *checker) checkDecl(d *Decl) *DeclSpec {
 		if !isIdent(name) {
 			c.errs.add(a.Name.Pos, "invalid action name %s; want a Go identifier", shorten(name))
 		}
-		as := &ActionSpec{Action: a, Name: name}
+		as := &ActionSpec{node: a, Pos: a.Name.Pos, Name: name}
 		c.checkWrites(as)
 		named := make(map[string]bool)
 		for _, arg := range a.States {
@@ -246,8 +246,8 @@ func (c *checker) checkDecl(d *Decl) *DeclSpec {
 
 // checkWrites checks the writes of an action and fills as.Writes.
 func (c *checker) checkWrites(as *ActionSpec) {
-	a := as.Action
-	kinds := make(map[string]*Write)
+	a := as.node
+	kinds := make(map[string]*writeNode)
 	for _, w := range a.Writes {
 		if w == nil {
 			continue
@@ -261,14 +261,14 @@ func (c *checker) checkWrites(as *ActionSpec) {
 		kinds[w.Kind.Name] = w
 		if len(w.Verbs) == 0 {
 			c.errs.add(w.Kind.Pos, "no verbs for %s in the writes of action %s; want %s(%s, ...)",
-				shorten(w.Kind.Name), shorten(a.Name.Name), shorten(w.Kind.Name), strings.Join(WriteVerbs, " | "))
+				shorten(w.Kind.Name), shorten(a.Name.Name), shorten(w.Kind.Name), strings.Join(writeVerbs, " | "))
 		}
 		ws := WriteSpec{Kind: k}
 		seen := make(map[string]bool)
 		for _, v := range w.Verbs {
 			switch {
-			case !slices.Contains(WriteVerbs, v.Name):
-				c.errs.add(v.Pos, "unknown verb %s for %s; want one of %s", shorten(v.Name), shorten(w.Kind.Name), strings.Join(WriteVerbs, ", "))
+			case !slices.Contains(writeVerbs, v.Name):
+				c.errs.add(v.Pos, "unknown verb %s for %s; want one of %s", shorten(v.Name), shorten(w.Kind.Name), strings.Join(writeVerbs, ", "))
 			case seen[v.Name]:
 				c.errs.add(v.Pos, "verb %s named twice for %s", v.Name, shorten(w.Kind.Name))
 			default:
@@ -288,36 +288,37 @@ type selectorsSeen struct {
 	hasName, owned bool
 	// ns and controller are the namespace selector and the selector of
 	// the controller field, if any.
-	ns, controller *Selector
+	ns, controller *selectorNode
 	// labels and fields are the label requirements (key and operator) and
 	// the field paths.
 	labels, fields map[string]bool
 }
 
 func (c *checker) checkSelectors(ds *DeclSpec, ss *StateSpec) {
-	st := ss.State
+	st := ss.node
 	name := shorten(st.Name.Name)
 	seen := &selectorsSeen{labels: map[string]bool{}, fields: map[string]bool{}}
 	for _, sel := range st.Selectors {
 		if sel == nil {
 			continue
 		}
-		valueless := sel.Kind == OwnedSelector ||
-			sel.Kind == LabelSelector && sel.Op != LabelEquals && sel.Op != LabelNotEquals
+		ss.Selectors = append(ss.Selectors, sel.String())
+		valueless := sel.Kind == selOwned ||
+			sel.Kind == selLabels && sel.Op != LabelEquals && sel.Op != LabelNotEquals
 		if !valueless && sel.Value == nil {
 			c.errs.add(sel.Pos, "selector %s in state %s has no value", sel.Kind, name)
 			continue
 		}
 		switch sel.Kind {
-		case NameSelector:
+		case selName:
 			c.nameSelector(ds, ss, sel, seen)
-		case NamespaceSelector:
+		case selNamespace:
 			c.namespaceSelector(ds, ss, sel, seen)
-		case LabelSelector:
+		case selLabels:
 			c.labelSelector(ds, ss, sel, seen)
-		case FieldSelector:
+		case selFields:
 			c.fieldSelector(ds, ss, sel, seen)
-		case OwnedSelector:
+		case selOwned:
 			if seen.owned {
 				c.errs.add(sel.Pos, "duplicate owned in state %s", name)
 				continue
@@ -335,8 +336,8 @@ func (c *checker) checkSelectors(ds *DeclSpec, ss *StateSpec) {
 }
 
 // nameSelector checks the name selector sel of state ss.
-func (c *checker) nameSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen *selectorsSeen) {
-	st, name := ss.State, shorten(ss.State.Name.Name)
+func (c *checker) nameSelector(ds *DeclSpec, ss *StateSpec, sel *selectorNode, seen *selectorsSeen) {
+	st, name := ss.node, shorten(ss.node.Name.Name)
 	if st.List {
 		c.errs.add(sel.Pos, "selector name is only for single-object states; state %s is a list", name)
 		return
@@ -354,8 +355,8 @@ func (c *checker) nameSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen 
 }
 
 // namespaceSelector checks the namespace selector sel of state ss.
-func (c *checker) namespaceSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen *selectorsSeen) {
-	name := shorten(ss.State.Name.Name)
+func (c *checker) namespaceSelector(ds *DeclSpec, ss *StateSpec, sel *selectorNode, seen *selectorsSeen) {
+	name := shorten(ss.node.Name.Name)
 	if seen.ns != nil {
 		c.errs.add(sel.Pos, "duplicate namespace selector in state %s", name)
 		return
@@ -377,8 +378,8 @@ func (c *checker) namespaceSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, 
 }
 
 // labelSelector checks the label requirement sel of state ss.
-func (c *checker) labelSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen *selectorsSeen) {
-	st, name, key := ss.State, shorten(ss.State.Name.Name), shorten(sel.Key.Name)
+func (c *checker) labelSelector(ds *DeclSpec, ss *StateSpec, sel *selectorNode, seen *selectorsSeen) {
+	st, name, key := ss.node, shorten(ss.node.Name.Name), shorten(sel.Key.Name)
 	if !st.List {
 		c.errs.add(sel.Pos, "selector labels/%s is only for list states; state %s is a single object", key, name)
 		return
@@ -410,12 +411,12 @@ func (c *checker) labelSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen
 		}
 		c.checkRefs(ds, v)
 	}
-	ss.Labels = append(ss.Labels, Requirement{Key: sel.Key.Name, Op: sel.Op, Value: sel.Value, Values: sel.Values})
+	ss.Labels = append(ss.Labels, Requirement{Pos: sel.Pos, Key: sel.Key.Name, Op: sel.Op, Value: sel.Value, Values: sel.Values})
 }
 
 // fieldSelector checks the field selector sel of state ss.
-func (c *checker) fieldSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen *selectorsSeen) {
-	st, name, key := ss.State, shorten(ss.State.Name.Name), shorten(sel.Key.Name)
+func (c *checker) fieldSelector(ds *DeclSpec, ss *StateSpec, sel *selectorNode, seen *selectorsSeen) {
+	st, name, key := ss.node, shorten(ss.node.Name.Name), shorten(sel.Key.Name)
 	if !st.List {
 		c.errs.add(sel.Pos, "selector fields/%s is only for list states; state %s is a single object", key, name)
 		return
@@ -433,7 +434,7 @@ func (c *checker) fieldSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen
 		seen.controller = sel
 	}
 	c.checkRefs(ds, sel.Value)
-	req := Requirement{Key: sel.Key.Name, Value: sel.Value}
+	req := Requirement{Pos: sel.Pos, Key: sel.Key.Name, Value: sel.Value}
 	if c.opts.Types != nil && valid && sel.Key.Name != ControllerField && ss.Kind != nil {
 		goPath, err := c.opts.Types.JSONField(ss.Kind.Package, ss.Kind.Kind, strings.Split(sel.Key.Name[1:], "."))
 		if err != nil {
@@ -447,11 +448,11 @@ func (c *checker) fieldSelector(ds *DeclSpec, ss *StateSpec, sel *Selector, seen
 // checkScope works out where the objects of ss are read and reports the
 // selectors that cannot work there: owner references never cross
 // namespaces, and a cluster-scoped object has no namespaced owner.
-func (c *checker) checkScope(ds *DeclSpec, ss *StateSpec, nsSel, controllerSel *Selector) {
+func (c *checker) checkScope(ds *DeclSpec, ss *StateSpec, nsSel, controllerSel *selectorNode) {
 	if ss.Kind == nil {
 		return
 	}
-	st := ss.State
+	st := ss.node
 	name := shorten(st.Name.Name)
 	targetCluster := ds.Target != nil && ds.Target.Cluster
 	switch {
@@ -480,7 +481,7 @@ func (c *checker) checkScope(ds *DeclSpec, ss *StateSpec, nsSel, controllerSel *
 			continue
 		}
 		switch {
-		case sel.Kind == OwnedSelector:
+		case sel.Kind == selOwned:
 			c.errs.add(sel.Pos, "selector owned cannot hold for state %s, %s: a %s controls only objects in its own namespace; leave out owned, or namespace",
 				name, where, shorten(ds.Target.Name))
 		case sel == controllerSel:
@@ -491,7 +492,7 @@ func (c *checker) checkScope(ds *DeclSpec, ss *StateSpec, nsSel, controllerSel *
 }
 
 // nsSelValue returns the value of a namespace selector as written.
-func nsSelValue(sel *Selector) string {
+func nsSelValue(sel *selectorNode) string {
 	if sel == nil || sel.Value == nil {
 		return ""
 	}
@@ -527,7 +528,7 @@ var versionRE = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
 // checkGroupVersion returns what is wrong with gv ("version" or
 // "group/version"), or "".
 func checkGroupVersion(gv string) string {
-	group, version := SplitGroupVersion(gv)
+	group, version := splitGroupVersion(gv)
 	if strings.Contains(group, "/") {
 		return "want GROUP/VERSION, or VERSION for the core group"
 	}

@@ -352,33 +352,41 @@ func TestCheckCronJob(t *testing.T) {
 	}
 	cronJob := &Kind{Name: "CronJob", Group: "cronjob.bosun.dev", Version: "v1", Kind: "CronJob", Package: "github.com/bosunkit/bosun/examples/cronjob/api/v1"}
 	job := &Kind{Name: "Job", Group: "batch", Version: "v1", Kind: "Job", Package: "k8s.io/api/batch/v1"}
-	d := f.Decls[0]
+	d := f.decls[0]
+	st := d.States[0]
 	jobs := &StateSpec{
-		State: d.States[0],
-		Name:  "jobs",
-		Kind:  job,
-		List:  true,
+		node:      st,
+		Pos:       st.Name.Pos,
+		Name:      "jobs",
+		Kind:      job,
+		List:      true,
+		Selectors: []string{"labels/cronjob=${target.Name}", "fields/.metadata.controller=${target.Name}", "owned"},
 		Labels: []Requirement{
-			{Key: "cronjob", Value: d.States[0].Selectors[0].Value},
+			{Pos: st.Selectors[0].Pos, Key: "cronjob", Value: st.Selectors[0].Value},
 		},
 		Fields: []Requirement{
-			{Key: ControllerField, Value: d.States[0].Selectors[1].Value},
+			{Pos: st.Selectors[1].Pos, Key: ControllerField, Value: st.Selectors[1].Value},
 		},
 		Owned: true,
 	}
-	want := &Spec{File: f, Decls: []*DeclSpec{{
-		Decl:   d,
-		Name:   "CronJobControllerManager",
-		Target: cronJob,
-		States: []*StateSpec{jobs},
+	action := func(i int, name string, states ...*StateSpec) *ActionSpec {
+		return &ActionSpec{node: d.Actions[i], Pos: d.Actions[i].Name.Pos, Name: name, States: states}
+	}
+	want := &Spec{Filename: "cronjob.bosun", Comments: f.comments, Decls: []*DeclSpec{{
+		node:    d,
+		Pos:     d.Pos,
+		NamePos: d.Name.Pos,
+		Name:    "CronJobControllerManager",
+		Target:  cronJob,
+		States:  []*StateSpec{jobs},
 		Actions: []*ActionSpec{
-			{Action: d.Actions[0], Name: "ListActiveJobsAndUpdateStatus", States: []*StateSpec{jobs}},
-			{Action: d.Actions[1], Name: "CleanUpOldJobsExceedsHistoryLimits", States: []*StateSpec{jobs}},
-			{Action: d.Actions[2], Name: "RunNextScheduledJob"},
-			{Action: d.Actions[3], Name: "UpdateCronJobStatus"},
+			action(0, "ListActiveJobsAndUpdateStatus", jobs),
+			action(1, "CleanUpOldJobsExceedsHistoryLimits", jobs),
+			action(2, "RunNextScheduledJob"),
+			action(3, "UpdateCronJobStatus"),
 		},
 	}}}
-	if diff := cmp.Diff(want, spec); diff != "" {
+	if diff := cmp.Diff(want, spec, cmp.AllowUnexported(DeclSpec{}, StateSpec{}, ActionSpec{})); diff != "" {
 		t.Errorf("spec (-want +got):\n%s", diff)
 	}
 	if got := spec.Decls[0].States[0].Labels[0].Value.Parts; len(got) != 1 || cmp.Diff([]string{"Name"}, got[0].Ref) != "" {
@@ -516,7 +524,7 @@ func TestCheckGoPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Requirement{{Key: ".spec.nodeName", GoPath: []string{"Spec", "NodeName"}}}
+	want := []Requirement{{Pos: Pos{Offset: 41, Line: 4, Column: 4}, Key: ".spec.nodeName", GoPath: []string{"Spec", "NodeName"}}}
 	if diff := cmp.Diff(want, spec.Decls[0].States[0].Fields, cmpopts.IgnoreFields(Requirement{}, "Value")); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
 	}
@@ -549,7 +557,7 @@ func TestCheckPartialFile(t *testing.T) {
 
 func TestBuiltins(t *testing.T) {
 	var names []string
-	for _, k := range Builtins() {
+	for _, k := range builtinList() {
 		names = append(names, k.Name)
 		if !k.Builtin || k.Name != k.Kind || k.Version != "v1" {
 			t.Errorf("built-in kind %+v: want Builtin, Name == Kind, version v1", k)
@@ -564,7 +572,7 @@ func TestBuiltins(t *testing.T) {
 		"Secret", "Service", "ServiceAccount", "StatefulSet", "StorageClass",
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
-		t.Errorf("Builtins names (-want +got):\n%s", diff)
+		t.Errorf("builtinList names (-want +got):\n%s", diff)
 	}
 	tests := []struct {
 		name string
@@ -581,12 +589,12 @@ func TestBuiltins(t *testing.T) {
 		{"Widget", Kind{}, false},
 	}
 	for _, tt := range tests {
-		got, ok := Builtin(tt.name)
+		got, ok := lookupBuiltin(tt.name)
 		if ok != tt.ok {
-			t.Errorf("Builtin(%q) ok = %v, want %v", tt.name, ok, tt.ok)
+			t.Errorf("lookupBuiltin(%q) ok = %v, want %v", tt.name, ok, tt.ok)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("Builtin(%q) (-want +got):\n%s", tt.name, diff)
+			t.Errorf("lookupBuiltin(%q) (-want +got):\n%s", tt.name, diff)
 		}
 	}
 }

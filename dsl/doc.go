@@ -31,13 +31,24 @@
 // of a group/version; the core group is written as just its version (`v1`).
 // `alias NAME GROUP/VERSION/KIND` gives a kind a name (`VERSION/KIND` for
 // the core group); `alias NAME GROUP/VERSION/KIND cluster` says the kind is
-// cluster-scoped. The kinds of core v1, apps/v1, batch/v1,
-// networking.k8s.io/v1, rbac.authorization.k8s.io/v1,
-// coordination.k8s.io/v1 and storage.k8s.io/v1 are built in (see Builtins),
-// the cluster-scoped ones among them (Node, Namespace, ClusterRole, ...)
-// known as such, and need neither; an alias of the same name overrides a
-// built-in kind, and a bind of a built-in group/version moves its kinds to
-// the bound package.
+// cluster-scoped. Some kinds are built in and need neither; an alias of
+// the same name overrides a built-in kind, and a bind of a built-in
+// group/version moves its kinds to the bound package (Kind.Builtin tells a
+// built-in kind in a Spec):
+//
+//	v1                            Pod Service ConfigMap Secret ServiceAccount
+//	                              PersistentVolumeClaim Endpoints Event
+//	                              LimitRange ResourceQuota
+//	                              ReplicationController PodTemplate;
+//	                              cluster-scoped: Namespace Node PersistentVolume
+//	apps/v1                       Deployment StatefulSet DaemonSet ReplicaSet
+//	                              ControllerRevision
+//	batch/v1                      Job CronJob
+//	networking.k8s.io/v1          Ingress NetworkPolicy; cluster-scoped: IngressClass
+//	rbac.authorization.k8s.io/v1  Role RoleBinding;
+//	                              cluster-scoped: ClusterRole ClusterRoleBinding
+//	coordination.k8s.io/v1        Lease
+//	storage.k8s.io/v1             cluster-scoped: StorageClass
 //
 // `decl NAME for KIND { ... }` declares a manager for the target kind KIND
 // with state and action blocks. A state `name Kind { ... }` is one object,
@@ -115,4 +126,12 @@
 // position, whose messages read "FILE:LINE:COL: message"; PrintErrors
 // prints them with the source line and a caret. Format prints a *File in
 // canonical form, keeping its comments.
+//
+// A *File is opaque: the syntax tree is the package's own. A generator reads
+// the *Spec: a DeclSpec per decl with its StateSpecs and ActionSpecs, each
+// with the position of its name, the resolved Kinds, the selectors as
+// Requirements and in canonical text, and the document's Comments.
+//
+// Maturity: experimental. The language still grows with the generator, and
+// the Spec gains fields as it does.
 package dsl

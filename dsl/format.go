@@ -25,7 +25,7 @@ func Format(f *File) []byte {
 	}
 	fm := &formatter{byNode: make(map[fkey]*fitem)}
 	fm.collect(f)
-	fm.attach(f.Comments)
+	fm.attach(f.comments)
 	fm.print(f)
 	return fm.buf.Bytes()
 }
@@ -76,7 +76,7 @@ func (fm *formatter) add(node any, isClose bool, start, last Pos, width int) {
 
 // identEnd returns the position and width that end the given identifiers:
 // the last one with a name.
-func identEnd(ids ...Ident) (Pos, int) {
+func identEnd(ids ...ident) (Pos, int) {
 	var pos Pos
 	width := 0
 	for _, id := range ids {
@@ -88,19 +88,19 @@ func identEnd(ids ...Ident) (Pos, int) {
 }
 
 func (fm *formatter) collect(f *File) {
-	for _, b := range f.Binds {
+	for _, b := range f.binds {
 		if b != nil {
 			last, w := identEnd(b.GroupVersion, b.Package)
 			fm.add(b, false, b.Pos, last, w)
 		}
 	}
-	for _, a := range f.Aliases {
+	for _, a := range f.aliases {
 		if a != nil {
 			last, w := identEnd(a.Name, a.GVK, a.Scope)
 			fm.add(a, false, a.Pos, last, w)
 		}
 	}
-	for _, d := range f.Decls {
+	for _, d := range f.decls {
 		if d == nil {
 			continue
 		}
@@ -317,12 +317,12 @@ func (fm *formatter) print(f *File) {
 		}
 		return sepNatural
 	}
-	for _, b := range f.Binds {
+	for _, b := range f.binds {
 		if b != nil {
 			fm.chunk(fm.item(b, false), 0, sep(1), "bind "+b.GroupVersion.Name+" "+b.Package.Name)
 		}
 	}
-	for _, a := range f.Aliases {
+	for _, a := range f.aliases {
 		if a != nil {
 			text := "alias " + a.Name.Name + " " + a.GVK.Name
 			if a.Scope.Name != "" {
@@ -331,7 +331,7 @@ func (fm *formatter) print(f *File) {
 			fm.chunk(fm.item(a, false), 0, sep(2), text)
 		}
 	}
-	for _, d := range f.Decls {
+	for _, d := range f.decls {
 		if d != nil {
 			fm.printDecl(d, sep(3))
 		}
@@ -345,12 +345,12 @@ func (fm *formatter) print(f *File) {
 	}
 }
 
-func (fm *formatter) printDecl(d *Decl, sep int) {
+func (fm *formatter) printDecl(d *declNode, sep int) {
 	header := "decl " + d.Name.Name
 	if d.Target.Name != "" {
 		header += " for " + d.Target.Name
 	}
-	blocks := make([]*Block, 0, len(d.Blocks))
+	blocks := make([]*blockNode, 0, len(d.Blocks))
 	for _, b := range d.Blocks {
 		if b != nil {
 			blocks = append(blocks, b)
@@ -360,10 +360,10 @@ func (fm *formatter) printDecl(d *Decl, sep int) {
 		// A decl built by hand may list its states and actions without
 		// blocks: print them in one block of each.
 		if len(d.States) > 0 {
-			blocks = append(blocks, &Block{Kind: StateBlock, States: d.States})
+			blocks = append(blocks, &blockNode{Kind: stateBlock, States: d.States})
 		}
 		if len(d.Actions) > 0 {
-			blocks = append(blocks, &Block{Kind: ActionBlock, Actions: d.Actions})
+			blocks = append(blocks, &blockNode{Kind: actionBlock, Actions: d.Actions})
 		}
 	}
 	if !fm.open(d, len(blocks) == 0, 0, sep, header) {
@@ -379,10 +379,10 @@ func (fm *formatter) printDecl(d *Decl, sep int) {
 	fm.close(d, 0, len(blocks) == 0)
 }
 
-func (fm *formatter) printBlock(b *Block, sep int) {
+func (fm *formatter) printBlock(b *blockNode, sep int) {
 	const indent = 1
 	word := "state"
-	if b.Kind == ActionBlock {
+	if b.Kind == actionBlock {
 		word = "action"
 	}
 	n := 0
@@ -417,7 +417,7 @@ func (fm *formatter) printBlock(b *Block, sep int) {
 		text := a.Name.Name + "(" + strings.Join(args, ", ") + ")"
 		for i, w := range a.Writes {
 			if i == 0 {
-				text += " " + WritesKeyword + " "
+				text += " " + writesKeyword + " "
 			} else {
 				text += ", "
 			}
@@ -433,7 +433,7 @@ func (fm *formatter) printBlock(b *Block, sep int) {
 	fm.close(b, indent, n == 0)
 }
 
-func (fm *formatter) printState(st *State, sep int) {
+func (fm *formatter) printState(st *stateNode, sep int) {
 	const indent = 2
 	header := st.Name.Name + " "
 	if st.List {

@@ -255,19 +255,19 @@ func TestFormatNil(t *testing.T) {
 
 func TestFormatBuiltFile(t *testing.T) {
 	f := &File{
-		Binds: []*Bind{{GroupVersion: Ident{Name: "v1"}, Package: Ident{Name: "k8s.io/api/core/v1"}}},
-		Decls: []*Decl{{
-			Name:   Ident{Name: "M"},
-			Target: Ident{Name: "Pod"},
-			States: []*State{{
-				Name: Ident{Name: "s"},
-				Kind: Ident{Name: "Service"},
-				Selectors: []*Selector{
-					{Kind: NameSelector, Value: &Value{Raw: "${target.Name}"}},
-					{Kind: OwnedSelector},
+		binds: []*bindNode{{GroupVersion: ident{Name: "v1"}, Package: ident{Name: "k8s.io/api/core/v1"}}},
+		decls: []*declNode{{
+			Name:   ident{Name: "M"},
+			Target: ident{Name: "Pod"},
+			States: []*stateNode{{
+				Name: ident{Name: "s"},
+				Kind: ident{Name: "Service"},
+				Selectors: []*selectorNode{
+					{Kind: selName, Value: &Value{Raw: "${target.Name}"}},
+					{Kind: selOwned},
 				},
 			}},
-			Actions: []*Action{{Name: Ident{Name: "A"}, States: []Ident{{Name: "s"}}}},
+			Actions: []*actionNode{{Name: ident{Name: "A"}, States: []ident{{Name: "s"}}}},
 		}},
 	}
 	want := "bind v1 k8s.io/api/core/v1\n" +

@@ -98,13 +98,13 @@ func FuzzParse(f *testing.F) {
 // selectors and actions, and its comments, each kind in order.
 func shape(f *File) []string {
 	var s []string
-	for _, b := range f.Binds {
+	for _, b := range f.binds {
 		s = append(s, "bind "+b.GroupVersion.Name+" "+b.Package.Name)
 	}
-	for _, a := range f.Aliases {
+	for _, a := range f.aliases {
 		s = append(s, "alias "+a.Name.Name+" "+a.GVK.Name)
 	}
-	for _, d := range f.Decls {
+	for _, d := range f.decls {
 		s = append(s, "decl "+d.Name.Name+" for "+d.Target.Name)
 		for _, b := range d.Blocks {
 			s = append(s, fmt.Sprintf("block %d", b.Kind))
@@ -130,7 +130,7 @@ func shape(f *File) []string {
 			}
 		}
 	}
-	for _, c := range f.Comments {
+	for _, c := range f.comments {
 		s = append(s, c.Text)
 	}
 	return s

@@ -12,12 +12,12 @@ import (
 // error is an ErrorList sorted by position. The returned *File is never
 // nil; after errors it holds what could be parsed.
 func Parse(filename string, src []byte) (*File, error) {
-	p := &parser{s: newScanner(filename, src), file: &File{Name: filename}}
+	p := &parser{s: newScanner(filename, src), file: &File{name: filename}}
 	p.next()
 	for p.tok.kind != tokEOF {
 		p.parseStatement()
 	}
-	p.file.Comments = p.s.comments
+	p.file.comments = p.s.comments
 	p.errs = append(p.errs, p.s.errs...)
 	p.errs.Sort()
 	return p.file, p.errs.Err()
@@ -97,14 +97,14 @@ func (p *parser) onLineWord(w string) bool { return p.onLine(tokWord) && p.tok.t
 // want consumes a word on the current line and returns it. Otherwise it
 // reports "missing WHAT after AFTER" (at the end of the line) or
 // "unexpected X after AFTER; want WHAT".
-func (p *parser) want(after, what string) (Ident, bool) {
+func (p *parser) want(after, what string) (ident, bool) {
 	if p.onLine(tokWord) {
-		id := Ident{Pos: p.tok.pos, Name: p.tok.text}
+		id := ident{Pos: p.tok.pos, Name: p.tok.text}
 		p.next()
 		return id, true
 	}
 	p.missing(after, what)
-	return Ident{}, false
+	return ident{}, false
 }
 
 // missing reports that what should come after after at the current token.
@@ -180,7 +180,7 @@ func (p *parser) parseStatement() {
 
 // parseBind parses `bind GROUP/VERSION GO-PACKAGE`, all on one line.
 func (p *parser) parseBind() {
-	b := &Bind{Pos: p.tok.pos}
+	b := &bindNode{Pos: p.tok.pos}
 	p.next()
 	var ok bool
 	if b.GroupVersion, ok = p.want("bind", "group/version"); ok {
@@ -190,23 +190,23 @@ func (p *parser) parseBind() {
 		p.skipLine(b.Pos.Offset)
 		return
 	}
-	p.file.Binds = append(p.file.Binds, b)
+	p.file.binds = append(p.file.binds, b)
 }
 
 // parseAlias parses `alias NAME GROUP/VERSION/KIND`, all on one line.
 func (p *parser) parseAlias() {
-	a := &Alias{Pos: p.tok.pos}
+	a := &aliasNode{Pos: p.tok.pos}
 	p.next()
 	var ok bool
 	if a.Name, ok = p.want("alias", "name"); ok {
 		a.GVK, ok = p.want("alias "+shorten(a.Name.Name), "group/version/kind")
 	}
 	if ok && p.onLine(tokWord) {
-		if p.tok.text == ClusterKeyword {
-			a.Scope = Ident{Pos: p.tok.pos, Name: p.tok.text}
+		if p.tok.text == clusterKeyword {
+			a.Scope = ident{Pos: p.tok.pos, Name: p.tok.text}
 			p.next()
 		} else {
-			p.unexpected(" after alias %s %s; want %s or the end of the line", shorten(a.Name.Name), shorten(a.GVK.Name), ClusterKeyword)
+			p.unexpected(" after alias %s %s; want %s or the end of the line", shorten(a.Name.Name), shorten(a.GVK.Name), clusterKeyword)
 			ok = false
 		}
 	}
@@ -214,13 +214,13 @@ func (p *parser) parseAlias() {
 		p.skipLine(a.Pos.Offset)
 		return
 	}
-	p.file.Aliases = append(p.file.Aliases, a)
+	p.file.aliases = append(p.file.aliases, a)
 }
 
 // parseDecl parses `decl NAME for KIND {`, its blocks and its `}`. The
 // target may be missing (Check reports it).
 func (p *parser) parseDecl() {
-	d := &Decl{Pos: p.tok.pos}
+	d := &declNode{Pos: p.tok.pos}
 	p.next()
 	var ok bool
 	if d.Name, ok = p.want("decl", "name"); ok {
@@ -248,11 +248,11 @@ func (p *parser) parseDecl() {
 		case p.tok.kind == tokRbrace:
 			d.End = p.tok.pos
 			p.next()
-			p.file.Decls = append(p.file.Decls, d)
+			p.file.decls = append(p.file.decls, d)
 			return
 		case p.tok.kind == tokEOF:
 			p.eofError("missing } to close decl %s", shorten(d.Name.Name))
-			p.file.Decls = append(p.file.Decls, d)
+			p.file.decls = append(p.file.decls, d)
 			return
 		case p.tok.kind == tokWord && (p.tok.text == "state" || p.tok.text == "action"):
 			p.parseBlock(d)
@@ -264,11 +264,11 @@ func (p *parser) parseDecl() {
 }
 
 // parseBlock parses a `state { ... }` or `action { ... }` block of d.
-func (p *parser) parseBlock(d *Decl) {
-	b := &Block{Pos: p.tok.pos, Kind: StateBlock}
+func (p *parser) parseBlock(d *declNode) {
+	b := &blockNode{Pos: p.tok.pos, Kind: stateBlock}
 	kw := p.tok.text
 	if kw == "action" {
-		b.Kind = ActionBlock
+		b.Kind = actionBlock
 	}
 	p.next()
 	if !p.onLine(tokLbrace) {
@@ -291,7 +291,7 @@ func (p *parser) parseBlock(d *Decl) {
 			p.eofError("missing } to close %s block of decl %s", kw, shorten(d.Name.Name))
 			d.Blocks = append(d.Blocks, b)
 			return
-		case p.tok.kind == tokWord && b.Kind == StateBlock:
+		case p.tok.kind == tokWord && b.Kind == stateBlock:
 			if st := p.parseState(); st != nil {
 				b.States = append(b.States, st)
 				d.States = append(d.States, st)
@@ -301,7 +301,7 @@ func (p *parser) parseBlock(d *Decl) {
 				b.Actions = append(b.Actions, a)
 				d.Actions = append(d.Actions, a)
 			}
-		case b.Kind == StateBlock:
+		case b.Kind == stateBlock:
 			p.unexpected(" in state block; want a state (name Kind { ... }) or }")
 			p.skipLine(p.tok.pos.Offset)
 		default:
@@ -313,8 +313,8 @@ func (p *parser) parseBlock(d *Decl) {
 
 // parseState parses `name Kind {` or `name []Kind {`, then the selector
 // lines up to the closing brace. It returns nil if the header is broken.
-func (p *parser) parseState() *State {
-	st := &State{Name: Ident{Pos: p.tok.pos, Name: p.tok.text}}
+func (p *parser) parseState() *stateNode {
+	st := &stateNode{Name: ident{Pos: p.tok.pos, Name: p.tok.text}}
 	p.next()
 	if p.onLine(tokBrackets) {
 		st.List = true
@@ -344,7 +344,7 @@ func (p *parser) parseState() *State {
 // parseSelectors reads the selector lines of st, right after the opening
 // brace (the current token), up to and including the closing brace, then
 // moves on to the next token.
-func (p *parser) parseSelectors(st *State) {
+func (p *parser) parseSelectors(st *stateNode) {
 	s := p.s
 	for {
 		s.skipSpace()
@@ -374,9 +374,9 @@ func (p *parser) parseSelectors(st *State) {
 
 // parseSelector parses one selector at the scanner's offset. After an error
 // it skips the rest of the selector and returns nil.
-func (p *parser) parseSelector() *Selector {
+func (p *parser) parseSelector() *selectorNode {
 	s := p.s
-	sel := &Selector{Pos: s.pos(s.off)}
+	sel := &selectorNode{Pos: s.pos(s.off)}
 	negated := s.peek(0) == '!'
 	if negated {
 		s.off++
@@ -397,7 +397,7 @@ func (p *parser) parseSelector() *Selector {
 		p.skipSelector()
 		return nil
 	case word == "owned":
-		sel.Kind = OwnedSelector
+		sel.Kind = selOwned
 		s.skipSpace()
 		if s.peek(0) == '=' {
 			p.errorf(s.pos(s.off), "selector owned takes no value")
@@ -406,19 +406,19 @@ func (p *parser) parseSelector() *Selector {
 		}
 		return p.endSelector(sel)
 	case word == "name":
-		sel.Kind = NameSelector
+		sel.Kind = selName
 	case word == "namespace":
-		sel.Kind = NamespaceSelector
+		sel.Kind = selNamespace
 	case word == "labels" || word == "fields":
 		p.errorf(sel.Pos, "missing %s after %s; want %s/%s=VALUE", keyWord(word), word, word, keyWord(word))
 		p.skipSelector()
 		return nil
 	case strings.HasPrefix(word, "labels/"), strings.HasPrefix(word, "fields/"):
-		sel.Kind = LabelSelector
+		sel.Kind = selLabels
 		if word[0] == 'f' {
-			sel.Kind = FieldSelector
+			sel.Kind = selFields
 		}
-		sel.Key = Ident{Pos: s.pos(start + len("labels/")), Name: word[len("labels/"):]}
+		sel.Key = ident{Pos: s.pos(start + len("labels/")), Name: word[len("labels/"):]}
 		if sel.Key.Name == "" {
 			p.errorf(sel.Key.Pos, "missing %s after %s; want %s%s=VALUE", keyWord(word[:6]), word, word, keyWord(word[:6]))
 			p.skipSelector()
@@ -430,7 +430,7 @@ func (p *parser) parseSelector() *Selector {
 		return nil
 	}
 	s.skipSpace()
-	if sel.Kind == LabelSelector {
+	if sel.Kind == selLabels {
 		if negated {
 			sel.Op = LabelDoesNotExist
 			return p.endSelector(sel)
@@ -458,7 +458,7 @@ func (p *parser) parseSelector() *Selector {
 // scanSelectorWord moves the scanner past the word of a selector, up to a
 // blank, =, !, } or a comment. A first character that cannot start one is
 // reported, the rest of the selector skipped, and false returned.
-func (p *parser) scanSelectorWord(sel *Selector) bool {
+func (p *parser) scanSelectorWord(sel *selectorNode) bool {
 	s := p.s
 	start := s.off
 	for !s.eof() {
@@ -484,11 +484,11 @@ func (p *parser) scanSelectorWord(sel *Selector) bool {
 // selectorValue parses the = and the value of the selector sel, whose word
 // is word. After an error it skips the rest of the selector and returns
 // nil.
-func (p *parser) selectorValue(sel *Selector, word string) *Selector {
+func (p *parser) selectorValue(sel *selectorNode, word string) *selectorNode {
 	s := p.s
 	if s.peek(0) != '=' {
 		want := shorten(word) + "=VALUE"
-		if sel.Kind == LabelSelector {
+		if sel.Kind == selLabels {
 			want += ", " + shorten(word) + "!=VALUE, " + shorten(word) + " in (VALUES), " + shorten(word) + " notin (VALUES) or " + shorten(word) + " alone"
 		}
 		p.errorf(s.pos(s.off), "missing = after %s; want %s", shorten(word), want)
@@ -537,7 +537,7 @@ func (p *parser) setOperator() (LabelOp, bool) {
 
 // parseValueList parses `(VALUE, ...)` after in or notin into sel.Values.
 // It reports an error and returns false when the list is broken or empty.
-func (p *parser) parseValueList(sel *Selector, word string) bool {
+func (p *parser) parseValueList(sel *selectorNode, word string) bool {
 	s := p.s
 	s.skipSpace()
 	if s.peek(0) != '(' {
@@ -592,7 +592,7 @@ func (p *parser) parseValueList(sel *Selector, word string) bool {
 
 // endSelector checks that nothing but a comment or a closing brace follows
 // sel on its line, and records where sel ends.
-func (p *parser) endSelector(sel *Selector) *Selector {
+func (p *parser) endSelector(sel *selectorNode) *selectorNode {
 	s := p.s
 	sel.End = s.pos(s.off)
 	s.skipSpace()
@@ -806,8 +806,8 @@ func (p *parser) parseQuoted() (*Value, bool) {
 
 // parseAction parses `Name(state, ...)` on one line. It returns nil after
 // an error.
-func (p *parser) parseAction() *Action {
-	a := &Action{Name: Ident{Pos: p.tok.pos, Name: p.tok.text}}
+func (p *parser) parseAction() *actionNode {
+	a := &actionNode{Name: ident{Pos: p.tok.pos, Name: p.tok.text}}
 	p.next()
 	if !p.onLine(tokLparen) {
 		p.missing("action "+shorten(a.Name.Name), "(")
@@ -820,7 +820,7 @@ func (p *parser) parseAction() *Action {
 		case p.onLine(tokRparen):
 			a.End = p.tok.pos
 			p.next()
-			if p.onLineWord(WritesKeyword) {
+			if p.onLineWord(writesKeyword) {
 				if !p.parseWrites(a) {
 					p.skipLine(a.Name.Pos.Offset)
 					return nil
@@ -828,7 +828,7 @@ func (p *parser) parseAction() *Action {
 			}
 			return a
 		case p.onLine(tokWord):
-			a.States = append(a.States, Ident{Pos: p.tok.pos, Name: p.tok.text})
+			a.States = append(a.States, ident{Pos: p.tok.pos, Name: p.tok.text})
 			p.next()
 			switch {
 			case p.onLine(tokComma):
@@ -848,11 +848,11 @@ func (p *parser) parseAction() *Action {
 
 // parseWrites parses `writes Kind(verb, ...), ...` after the states of a.
 // It reports an error and returns false when the clause is broken.
-func (p *parser) parseWrites(a *Action) bool {
+func (p *parser) parseWrites(a *actionNode) bool {
 	after := "writes"
 	p.next()
 	for {
-		w := &Write{}
+		w := &writeNode{}
 		var ok bool
 		if w.Kind, ok = p.want(after, "Kind(verb, ...)"); !ok {
 			return false
@@ -867,7 +867,7 @@ func (p *parser) parseWrites(a *Action) bool {
 				p.missing(shorten(w.Kind.Name)+"(", "a verb or )")
 				return false
 			}
-			w.Verbs = append(w.Verbs, Ident{Pos: p.tok.pos, Name: p.tok.text})
+			w.Verbs = append(w.Verbs, ident{Pos: p.tok.pos, Name: p.tok.text})
 			p.next()
 			switch {
 			case p.onLine(tokComma):
@@ -891,7 +891,7 @@ func (p *parser) parseWrites(a *Action) bool {
 
 // actionError reports a broken argument list of a: a missing ) at the end
 // of the line, or an unexpected token where want should be.
-func (p *parser) actionError(a *Action, want string) {
+func (p *parser) actionError(a *actionNode, want string) {
 	if p.tok.kind == tokEOF || p.tok.nl {
 		p.errorf(p.prevEnd, "missing ) in action %s", shorten(a.Name.Name))
 		return

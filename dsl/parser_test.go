@@ -331,32 +331,32 @@ func TestParseAST(t *testing.T) {
 		}
 		return pos(i, line, col)
 	}
-	d := f.Decls[0]
+	d := f.decls[0]
 	s, l := d.States[0], d.States[1]
 	want := &File{
-		Binds:   []*Bind{{Pos: pos(0, 1, 1), GroupVersion: Ident{pos(5, 1, 6), "v1"}, Package: Ident{pos(8, 1, 9), "k8s.io/api/core/v1"}}},
-		Aliases: []*Alias{{Pos: at("alias", 2, 1), Name: Ident{at("P v1", 2, 7), "P"}, GVK: Ident{at("v1/Pod", 2, 9), "v1/Pod"}}},
-		Decls: []*Decl{{
+		binds:   []*bindNode{{Pos: pos(0, 1, 1), GroupVersion: ident{pos(5, 1, 6), "v1"}, Package: ident{pos(8, 1, 9), "k8s.io/api/core/v1"}}},
+		aliases: []*aliasNode{{Pos: at("alias", 2, 1), Name: ident{at("P v1", 2, 7), "P"}, GVK: ident{at("v1/Pod", 2, 9), "v1/Pod"}}},
+		decls: []*declNode{{
 			Pos:    at("decl", 3, 1),
-			Name:   Ident{at("M for", 3, 6), "M"},
-			Target: Ident{at("P {", 3, 12), "P"},
+			Name:   ident{at("M for", 3, 6), "M"},
+			Target: ident{at("P {", 3, 12), "P"},
 			Lbrace: at("{\n\tstate", 3, 14),
-			States: []*State{s, l},
+			States: []*stateNode{s, l},
 			Blocks: d.Blocks,
-			Actions: []*Action{
-				{Name: Ident{at("A(", 12, 11), "A"}, States: []Ident{{at("s, l", 12, 13), "s"}, {at("l) B", 12, 16), "l"}}, End: at(") B", 12, 17)},
-				{Name: Ident{at("B(", 12, 19), "B"}, End: at(") }", 12, 21)},
+			Actions: []*actionNode{
+				{Name: ident{at("A(", 12, 11), "A"}, States: []ident{{at("s, l", 12, 13), "s"}, {at("l) B", 12, 16), "l"}}, End: at(") B", 12, 17)},
+				{Name: ident{at("B(", 12, 19), "B"}, End: at(") }", 12, 21)},
 			},
 			End: pos(len(src)-2, 13, 1),
 		}},
 	}
-	wantS := &State{
-		Name:   Ident{at("s Service", 5, 3), "s"},
-		Kind:   Ident{at("Service", 5, 5), "Service"},
+	wantS := &stateNode{
+		Name:   ident{at("s Service", 5, 3), "s"},
+		Kind:   ident{at("Service", 5, 5), "Service"},
 		Lbrace: at("{ name", 5, 13),
-		Selectors: []*Selector{{
+		Selectors: []*selectorNode{{
 			Pos:  at("name =", 5, 15),
-			Kind: NameSelector,
+			Kind: selName,
 			Value: &Value{Pos: at(`"a\tb`, 5, 22), Raw: `"a\tb-${target.Spec.Name}"`, Parts: []Part{
 				{Pos: at(`a\tb`, 5, 23), Lit: "a\tb-"},
 				{Pos: at("${target.Spec", 5, 28), Ref: []string{"Spec", "Name"}},
@@ -365,15 +365,15 @@ func TestParseAST(t *testing.T) {
 		}},
 		End: at("}\n\t\tl", 5, 49),
 	}
-	wantL := &State{
-		Name:   Ident{at("l []Job", 6, 3), "l"},
+	wantL := &stateNode{
+		Name:   ident{at("l []Job", 6, 3), "l"},
 		List:   true,
-		Kind:   Ident{at("Job", 6, 7), "Job"},
+		Kind:   ident{at("Job", 6, 7), "Job"},
 		Lbrace: at("{\n\t\t\tlabels", 6, 11),
-		Selectors: []*Selector{{
+		Selectors: []*selectorNode{{
 			Pos:  at("labels/app", 7, 4),
-			Kind: LabelSelector,
-			Key:  Ident{at("app=", 7, 11), "app"},
+			Kind: selLabels,
+			Key:  ident{at("app=", 7, 11), "app"},
 			Value: &Value{Pos: at("x${", 7, 15), Raw: "x${target.Name}y", Parts: []Part{
 				{Pos: at("x${", 7, 15), Lit: "x"},
 				{Pos: at("${target.Name}y", 7, 16), Ref: []string{"Name"}},
@@ -382,21 +382,21 @@ func TestParseAST(t *testing.T) {
 			End: at("\n\t\t\tfields", 7, 31),
 		}, {
 			Pos:   at("fields/", 8, 4),
-			Kind:  FieldSelector,
-			Key:   Ident{at(".spec.n", 8, 11), ".spec.n"},
+			Kind:  selFields,
+			Key:   ident{at(".spec.n", 8, 11), ".spec.n"},
 			Value: &Value{Pos: at(`""`, 8, 19), Raw: `""`, Parts: []Part{{Pos: at(`""`, 8, 19), Lit: ""}}},
 			End:   at("\n\t\t\towned", 8, 21),
 		}, {
 			Pos:  at("owned", 9, 4),
-			Kind: OwnedSelector,
+			Kind: selOwned,
 			End:  at("\n\t\t}", 9, 9),
 		}},
 		End: at("}\n\t}", 10, 3),
 	}
-	if diff := cmp.Diff(want.Binds, f.Binds); diff != "" {
+	if diff := cmp.Diff(want.binds, f.binds); diff != "" {
 		t.Errorf("binds (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want.Aliases, f.Aliases); diff != "" {
+	if diff := cmp.Diff(want.aliases, f.aliases); diff != "" {
 		t.Errorf("aliases (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(wantS, s); diff != "" {
@@ -405,10 +405,10 @@ func TestParseAST(t *testing.T) {
 	if diff := cmp.Diff(wantL, l); diff != "" {
 		t.Errorf("state l (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want.Decls, f.Decls); diff != "" {
+	if diff := cmp.Diff(want.decls, f.decls); diff != "" {
 		t.Errorf("decls (-want +got):\n%s", diff)
 	}
-	if len(d.Blocks) != 2 || d.Blocks[0].Kind != StateBlock || d.Blocks[1].Kind != ActionBlock ||
+	if len(d.Blocks) != 2 || d.Blocks[0].Kind != stateBlock || d.Blocks[1].Kind != actionBlock ||
 		len(d.Blocks[0].States) != 2 || len(d.Blocks[1].Actions) != 2 {
 		t.Errorf("blocks = %+v, want a state block with 2 states and an action block with 2 actions", d.Blocks)
 	}
@@ -424,7 +424,7 @@ func TestParseCronJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	var comments []string
-	for _, c := range f.Comments {
+	for _, c := range f.comments {
 		comments = append(comments, c.Pos.String()+" "+c.Text)
 	}
 	want := []string{
@@ -459,7 +459,7 @@ func TestParseValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := f.Decls[0].States[0].Selectors[0].Value
+			v := f.decls[0].States[0].Selectors[0].Value
 			if diff := cmp.Diff(tt.want, v.Parts); diff != "" {
 				t.Errorf("parts of %s (-want +got):\n%s", tt.raw, diff)
 			}
@@ -475,14 +475,14 @@ func TestParseByteOrderMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]*Bind{{
+	if diff := cmp.Diff([]*bindNode{{
 		Pos:          Pos{Offset: 3, Line: 1, Column: 4},
-		GroupVersion: Ident{Pos: Pos{Offset: 8, Line: 1, Column: 9}, Name: "v1"},
-		Package:      Ident{Pos: Pos{Offset: 11, Line: 1, Column: 12}, Name: "k8s.io/api/core/v1"},
-	}}, f.Binds); diff != "" {
+		GroupVersion: ident{Pos: Pos{Offset: 8, Line: 1, Column: 9}, Name: "v1"},
+		Package:      ident{Pos: Pos{Offset: 11, Line: 1, Column: 12}, Name: "k8s.io/api/core/v1"},
+	}}, f.binds); diff != "" {
 		t.Errorf("binds (-want +got):\n%s", diff)
 	}
-	if g, v := f.Binds[0].Group(), f.Binds[0].Version(); g != "" || v != "v1" {
-		t.Errorf("Group, Version = %q, %q; want \"\", \"v1\"", g, v)
+	if g, v := splitGroupVersion(f.binds[0].GroupVersion.Name); g != "" || v != "v1" {
+		t.Errorf("splitGroupVersion = %q, %q; want \"\", \"v1\"", g, v)
 	}
 }

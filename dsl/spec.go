@@ -24,25 +24,49 @@ type Kind struct {
 // Spec is a checked document, ready for a generator: every kind resolved,
 // every name known to exist.
 type Spec struct {
-	File  *File
+	// Filename is the file name the document was parsed with.
+	Filename string
+	// Comments are every comment of the document, in source order; a
+	// generator may copy the ones above a decl, state or action into the
+	// documentation of the code it makes for it.
+	Comments []*Comment
+	// Decls are the decls of the document, in source order.
 	Decls []*DeclSpec
 }
 
 // DeclSpec is a checked decl.
 type DeclSpec struct {
-	Decl    *Decl
-	Name    string
-	Target  *Kind
+	// Pos is the position of the decl keyword, NamePos that of the decl's
+	// name.
+	Pos, NamePos Pos
+	// Name is the decl's name, a Go identifier.
+	Name string
+	// Target is the kind after `for`.
+	Target *Kind
+	// States and Actions are the decl's states and actions, each in
+	// source order.
 	States  []*StateSpec
 	Actions []*ActionSpec
+	// node is the decl in the syntax tree.
+	node *declNode
 }
 
 // StateSpec is a checked state.
 type StateSpec struct {
-	State *State
-	Name  string
-	Kind  *Kind
-	List  bool
+	// Pos is the position of the state's name.
+	Pos Pos
+	// Name is the state's name, a Go identifier.
+	Name string
+	// Kind is the kind of the state's objects.
+	Kind *Kind
+	// List is true for a list state (`name []Kind`).
+	List bool
+	// Selectors are the selector lines of the state's body in source
+	// order, in canonical form: no blanks around `=` and `!=`, and ", "
+	// between the values of `in` and `notin`. For example
+	// "name=${target.Name}-web", "namespace=kube-system",
+	// "labels/tier in (web, db)", "!labels/paused", "owned".
+	Selectors []string
 	// ObjectName is the value of the name selector; nil when there is none.
 	// Only single-object states have one, and they always do.
 	ObjectName *Value
@@ -57,6 +81,8 @@ type StateSpec struct {
 	// Owned is true when the state keeps only objects controlled by the
 	// target.
 	Owned bool
+	// node is the state in the syntax tree.
+	node *stateNode
 }
 
 // Scope says where a state's objects are read.
@@ -95,6 +121,9 @@ func (s Scope) String() string {
 
 // Requirement is one `labels/...` or `fields/PATH=VALUE` selector.
 type Requirement struct {
+	// Pos is the position of the selector line.
+	Pos Pos
+	// Key is the label key, or the field path (".spec.nodeName").
 	Key string
 	// Op is the operator of a label requirement; always LabelEquals for a
 	// field requirement.
@@ -112,23 +141,29 @@ type Requirement struct {
 
 // ActionSpec is a checked action.
 type ActionSpec struct {
-	Action *Action
-	Name   string
+	// Pos is the position of the action's name.
+	Pos Pos
+	// Name is the action's name, a Go identifier.
+	Name string
+	// States are the states the action reads, in the order it names them.
 	States []*StateSpec
 	// Writes are the kinds the action writes and the verbs, in source
 	// order, one entry per kind.
 	Writes []WriteSpec
+	// node is the action in the syntax tree.
+	node *actionNode
 }
 
 // WriteSpec is a checked `Kind(verb, ...)` of an action's writes.
 type WriteSpec struct {
+	// Kind is the kind written.
 	Kind *Kind
 	// Verbs are the API verbs, in source order, without duplicates.
 	Verbs []string
 }
 
-// WriteVerbs are the verbs an action may declare it writes a kind with.
-var WriteVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
+// writeVerbs are the verbs an action may declare it writes a kind with.
+var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
 
 // ControllerField is the virtual field path that a `fields/` selector may
 // name: the name of the object's controller, when that controller is of
@@ -151,4 +186,105 @@ type Types interface {
 	// structs included), to the Go field names of a string-kinded field
 	// under the same rules as StringField.
 	JSONField(pkgPath, typeName string, jsonPath []string) (goPath []string, err error)
+}
+
+// Pos is a position in a document. Line and Column are 1-based; Column
+// counts bytes from the start of the line. The zero Pos is "no position".
+type Pos struct {
+	Filename string
+	Offset   int
+	Line     int
+	Column   int
+}
+
+// IsValid reports whether p is a real position.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+// String returns FILE:LINE:COL, or LINE:COL without a file name.
+func (p Pos) String() string {
+	if p.Filename == "" {
+		return fmt.Sprintf("%d:%d", p.Line, p.Column)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column)
+}
+
+// Comment is one `//` comment, from the slashes to the end of the line
+// (without the newline).
+type Comment struct {
+	Pos  Pos
+	Text string
+}
+
+// LabelOp is the operator of a label selector, with the meaning of a
+// Kubernetes label selector requirement.
+type LabelOp int
+
+// The operators of label selectors.
+const (
+	// LabelEquals is `labels/KEY=VALUE`: the label is VALUE.
+	LabelEquals LabelOp = iota
+	// LabelNotEquals is `labels/KEY!=VALUE`: the label is not VALUE, or
+	// the object does not carry it.
+	LabelNotEquals
+	// LabelIn is `labels/KEY in (A, B)`: the label is one of the values.
+	LabelIn
+	// LabelNotIn is `labels/KEY notin (A, B)`: the label is none of the
+	// values, or the object does not carry it.
+	LabelNotIn
+	// LabelExists is `labels/KEY`: the object carries the label.
+	LabelExists
+	// LabelDoesNotExist is `!labels/KEY`: the object does not carry the
+	// label.
+	LabelDoesNotExist
+)
+
+// String returns the operator as the language writes it.
+func (op LabelOp) String() string {
+	switch op {
+	case LabelEquals:
+		return "="
+	case LabelNotEquals:
+		return "!="
+	case LabelIn:
+		return "in"
+	case LabelNotIn:
+		return "notin"
+	case LabelExists:
+		return "exists"
+	case LabelDoesNotExist:
+		return "!exists"
+	default:
+		return fmt.Sprintf("LabelOp(%d)", int(op))
+	}
+}
+
+// Value is the value of a selector: constant text and `${target.Path}`
+// references, in order.
+type Value struct {
+	Pos Pos
+	// Raw is the value as written, including quotes if it was quoted.
+	Raw string
+	// Parts are the pieces of the value, in order; adjacent literal text is
+	// one part.
+	Parts []Part
+}
+
+// IsConstant reports whether the value has no references.
+func (v *Value) IsConstant() bool {
+	for _, p := range v.Parts {
+		if p.Ref != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Part is a piece of a Value: either literal text or a reference.
+type Part struct {
+	Pos Pos
+	// Lit is literal text; meaningful when Ref is nil.
+	Lit string
+	// Ref is the Go field path of a `${target.A.B}` reference, without
+	// "target": ["A", "B"].
+	Ref []string
 }

@@ -27,4 +27,6 @@
 // function of the item gives, such as its namespace. The queue keeps the interface of
 // priorityqueue.PriorityQueue, so that a controller can drop it for
 // controller-runtime's own once that queue is fair, without other changes.
+//
+// Maturity: experimental. It stands in until controller-runtime's priority queue is fair.
 package fairqueue

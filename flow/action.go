@@ -76,7 +76,7 @@ func (nopAction) Description() string { return "Nop" }
 func (nopAction) Run(context.Context) (reconcile.Result, error) { return reconcile.Result{}, nil }
 
 // Nop returns an Action that does nothing: it returns a zero result and a nil error,
-// which is the neutral element of Sequential and of every join. Optimize removes Nop
+// which is the neutral element of Sequence and of every join. Optimize removes Nop
 // children from groups. Nop is a function rather than a variable so that it cannot be
 // reassigned; every call returns an equal value.
 func Nop() Action { return nopAction{} }

@@ -46,7 +46,7 @@ func benchActions(n int) []flow.Action {
 	return as
 }
 
-// BenchmarkWorkflow compares Sequential, Join and ParallelJoin of n actions with a
+// BenchmarkWorkflow compares Sequence, Join and ParallelJoin of n actions with a
 // plain loop that calls n functions of the same signature (the baseline), in one run.
 func BenchmarkWorkflow(b *testing.B) {
 	ctx := context.Background()
@@ -70,10 +70,10 @@ func BenchmarkWorkflow(b *testing.B) {
 			name string
 			a    flow.Action
 		}{
-			{"Sequential", flow.Sequential(benchActions(n)...)},
+			{"Sequence", flow.Sequence(benchActions(n)...)},
 			{"Join", flow.Join(benchActions(n)...)},
 			{"ParallelJoin", flow.ParallelJoin(benchActions(n)...)},
-			{"Sequential+NopHook", flow.WithHooks(flow.Sequential(benchActions(n)...), flow.NopHook())},
+			{"Sequence+NopHook", flow.WithHooks(flow.Sequence(benchActions(n)...), flow.NopHook())},
 			{"Join+Shared", flow.Join(append(benchActions(n-1), flow.Shared(flow.New("shared", benchFn)))...)},
 		} {
 			b.Run(fmt.Sprintf("%s/n=%d", w.name, n), func(b *testing.B) {

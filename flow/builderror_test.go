@@ -21,8 +21,8 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"New nil fn", func() { flow.New("x", nil) },
 			flow.BuildError{Combinator: "New", Argument: "fn", Reason: "must not be nil"}, "flow: New: argument fn: must not be nil"},
-		{"Sequential nil action", func() { flow.Sequential(a, nil) },
-			flow.BuildError{Combinator: "Sequential", Argument: "actions[1]", Reason: "must not be nil"}, "flow: Sequential: argument actions[1]: must not be nil"},
+		{"Sequence nil action", func() { flow.Sequence(a, nil) },
+			flow.BuildError{Combinator: "Sequence", Argument: "actions[1]", Reason: "must not be nil"}, "flow: Sequence: argument actions[1]: must not be nil"},
 		{"Join nil action", func() { flow.Join(nil) },
 			flow.BuildError{Combinator: "Join", Argument: "actions[0]", Reason: "must not be nil"}, ""},
 		{"OrderedJoin nil action", func() { flow.OrderedJoin(a, a, nil) },
@@ -45,14 +45,14 @@ func TestBuildErrors(t *testing.T) {
 			flow.BuildError{Combinator: "When", Argument: "pred", Reason: "must not be nil"}, ""},
 		{"When nil action", func() { flow.When(func(context.Context) bool { return true }, nil) },
 			flow.BuildError{Combinator: "When", Argument: "a", Reason: "must not be nil"}, ""},
-		{"Retry zero limit", func() { flow.Retry(0, a) },
+		{"Retry zero limit", func() { flow.Retry(0, 0, a) },
 			flow.BuildError{Combinator: "Retry", Argument: "limit", Reason: "must be positive, got 0"}, "flow: Retry: argument limit: must be positive, got 0"},
-		{"Retry nil action", func() { flow.Retry(1, nil) },
+		{"Retry nil action", func() { flow.Retry(1, 0, nil) },
 			flow.BuildError{Combinator: "Retry", Argument: "a", Reason: "must not be nil"}, ""},
-		{"RetryWithInterval negative limit", func() { flow.RetryWithInterval(-2, time.Second, a) },
-			flow.BuildError{Combinator: "RetryWithInterval", Argument: "limit", Reason: "must be positive, got -2"}, ""},
-		{"RetryWithInterval negative interval", func() { flow.RetryWithInterval(2, -time.Millisecond, a) },
-			flow.BuildError{Combinator: "RetryWithInterval", Argument: "interval", Reason: "must not be negative, got -1ms"}, ""},
+		{"Retry negative limit", func() { flow.Retry(-2, time.Second, a) },
+			flow.BuildError{Combinator: "Retry", Argument: "limit", Reason: "must be positive, got -2"}, ""},
+		{"Retry negative interval", func() { flow.Retry(2, -time.Millisecond, a) },
+			flow.BuildError{Combinator: "Retry", Argument: "interval", Reason: "must not be negative, got -1ms"}, ""},
 		{"Shared nil action", func() { flow.Shared(nil) },
 			flow.BuildError{Combinator: "Shared", Argument: "a", Reason: "must not be nil"}, ""},
 		{"WithHooks nil action", func() { flow.WithHooks(nil) },
@@ -84,12 +84,12 @@ func TestBuildErrors(t *testing.T) {
 func TestValidArgumentsDoNotPanic(t *testing.T) {
 	a := flow.Nop()
 	builds := []func(){
-		func() { flow.Sequential() },
+		func() { flow.Sequence() },
 		func() { flow.Join() },
 		func() { flow.ParallelJoin() },
 		func() { flow.Timeout(time.Nanosecond, a) },
-		func() { flow.Retry(1, a) },
-		func() { flow.RetryWithInterval(1, 0, a) },
+		func() { flow.Retry(1, 0, a) },
+		func() { flow.Retry(1, 0, a) },
 		func() { flow.WithHooks(a) },
 	}
 	for i, b := range builds {

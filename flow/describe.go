@@ -7,11 +7,11 @@ import (
 
 // Describe renders the tree of a as one line of text, for example
 //
-//	Sequential(Join(A, B), Timeout(C, 1s))
+//	Sequence(Join(A, B), Timeout(C, 1s))
 //
-// where A, B and C are the descriptions of leaf actions. The forms are Sequential(...),
+// where A, B and C are the descriptions of leaf actions. The forms are Sequence(...),
 // Join(...), OrderedJoin(...), ParallelJoin(...), Timeout(a, d), If(cond, a),
-// IfElse(cond, a, b), When(a), Retry(a, limit), RetryWithInterval(a, limit, interval),
+// IfElse(cond, a, b), When(a), Retry(a, limit) or Retry(a, limit, interval),
 // Shared(a) and Nop. WithHooks is transparent and renders as its action. An action
 // that is not a combinator of this package renders as its Description. The
 // Description of a combinator is this rendering, made on first use and then kept.
@@ -60,15 +60,11 @@ func describe(b *strings.Builder, a Action) {
 		describe(b, x.a)
 		b.WriteByte(')')
 	case *retryAction:
-		if x.named {
-			b.WriteString("RetryWithInterval(")
-		} else {
-			b.WriteString("Retry(")
-		}
+		b.WriteString("Retry(")
 		describe(b, x.a)
 		b.WriteString(", ")
 		b.WriteString(strconv.Itoa(x.limit))
-		if x.named {
+		if x.interval > 0 {
 			b.WriteString(", ")
 			b.WriteString(x.interval.String())
 		}
@@ -86,10 +82,10 @@ func describe(b *strings.Builder, a Action) {
 
 // Optimize returns an Action equivalent to a with a simpler tree:
 //
-//   - nested groups of the same kind are flattened: Sequential in Sequential, Join in
+//   - nested groups of the same kind are flattened: Sequence in Sequence, Join in
 //     Join, OrderedJoin in OrderedJoin, ParallelJoin in ParallelJoin;
 //   - Nop children of groups are dropped; an empty group becomes Nop, and a
-//     Sequential, Join or OrderedJoin of one action becomes that action;
+//     Sequence, Join or OrderedJoin of one action becomes that action;
 //   - If(true, a) becomes a, If(false, a) becomes Nop, IfElse picks its branch;
 //   - nested Timeouts keep the shorter duration: Timeout(1s, Timeout(2s, a)) and
 //     Timeout(2s, Timeout(1s, a)) both become Timeout(1s, a);
@@ -160,10 +156,8 @@ func (o *optimizer) opt(a Action) (Action, bool) {
 			return inner, true
 		case !changed:
 			return x, false
-		case x.named:
-			return RetryWithInterval(x.limit, x.interval, inner), true
 		default:
-			return Retry(x.limit, inner), true
+			return Retry(x.limit, x.interval, inner), true
 		}
 	case *sharedAction:
 		if r, ok := o.shared[x]; ok {

@@ -29,13 +29,13 @@ func TestDescribe(t *testing.T) {
 		{"leaf", a, "A"},
 		{"nil", nil, "<nil>"},
 		{"Nop", flow.Nop(), "Nop"},
-		{"seed example", flow.Sequential(flow.Join(a, b), flow.Timeout(time.Second, c)), "Sequential(Join(A, B), Timeout(C, 1s))"},
+		{"seed example", flow.Sequence(flow.Join(a, b), flow.Timeout(time.Second, c)), "Sequence(Join(A, B), Timeout(C, 1s))"},
 		{"empty group", flow.Join(), "Join()"},
 		{"joins", flow.ParallelJoin(flow.OrderedJoin(a, b), flow.OrderedJoin(c)), "ParallelJoin(OrderedJoin(A, B), OrderedJoin(C))"},
-		{"conditions", flow.Sequential(flow.If(false, a), flow.IfElse(true, b, c), flow.When(always, a)), "Sequential(If(false, A), IfElse(true, B, C), When(A))"},
-		{"retries", flow.Join(flow.Retry(3, a), flow.RetryWithInterval(2, 500*time.Millisecond, b)), "Join(Retry(A, 3), RetryWithInterval(B, 2, 500ms))"},
-		{"shared", flow.Join(s, flow.Sequential(s, a)), "Join(Shared(load), Sequential(Shared(load), A))"},
-		{"hooks are transparent", flow.WithHooks(flow.Sequential(a, flow.WithHooks(b, flow.NopHook())), flow.NopHook()), "Sequential(A, B)"},
+		{"conditions", flow.Sequence(flow.If(false, a), flow.IfElse(true, b, c), flow.When(always, a)), "Sequence(If(false, A), IfElse(true, B, C), When(A))"},
+		{"retries", flow.Join(flow.Retry(3, 0, a), flow.Retry(2, 500*time.Millisecond, b)), "Join(Retry(A, 3), Retry(B, 2, 500ms))"},
+		{"shared", flow.Join(s, flow.Sequence(s, a)), "Join(Shared(load), Sequence(Shared(load), A))"},
+		{"hooks are transparent", flow.WithHooks(flow.Sequence(a, flow.WithHooks(b, flow.NopHook())), flow.NopHook()), "Sequence(A, B)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,39 +57,39 @@ func TestDescribe(t *testing.T) {
 
 func TestOptimize(t *testing.T) {
 	a, b, c, d := leaf("A"), leaf("B"), leaf("C"), leaf("D")
-	s := flow.Shared(flow.Sequential(a, flow.Sequential(b)))
+	s := flow.Shared(flow.Sequence(a, flow.Sequence(b)))
 	tests := []struct {
 		name string
 		in   flow.Action
 		want string
 	}{
 		{"leaf unchanged", a, "A"},
-		{"flatten Sequential", flow.Sequential(a, flow.Sequential(b, flow.Sequential(c)), d), "Sequential(A, B, C, D)"},
+		{"flatten Sequence", flow.Sequence(a, flow.Sequence(b, flow.Sequence(c)), d), "Sequence(A, B, C, D)"},
 		{"flatten Join", flow.Join(flow.Join(a, b), flow.Join(c, d)), "Join(A, B, C, D)"},
 		{"flatten OrderedJoin", flow.OrderedJoin(a, flow.OrderedJoin(b, c)), "OrderedJoin(A, B, C)"},
 		{"flatten ParallelJoin", flow.ParallelJoin(flow.ParallelJoin(a, b), c), "ParallelJoin(A, B, C)"},
-		{"different kinds kept", flow.Sequential(a, flow.Join(b, c), flow.OrderedJoin(d, flow.Join(a, b))), "Sequential(A, Join(B, C), OrderedJoin(D, Join(A, B)))"},
+		{"different kinds kept", flow.Sequence(a, flow.Join(b, c), flow.OrderedJoin(d, flow.Join(a, b))), "Sequence(A, Join(B, C), OrderedJoin(D, Join(A, B)))"},
 		{"Nop children dropped", flow.Join(flow.Nop(), a, flow.Nop(), b), "Join(A, B)"},
-		{"group of one", flow.Sequential(flow.Nop(), a), "A"},
-		{"empty group", flow.Join(flow.Nop(), flow.Sequential()), "Nop"},
+		{"group of one", flow.Sequence(flow.Nop(), a), "A"},
+		{"empty group", flow.Join(flow.Nop(), flow.Sequence()), "Nop"},
 		{"ParallelJoin of one kept", flow.ParallelJoin(flow.Nop(), a), "ParallelJoin(A)"},
 		{"ParallelJoin of nothing", flow.ParallelJoin(flow.Nop()), "Nop"},
-		{"If true", flow.If(true, flow.Sequential(a, flow.Sequential(b))), "Sequential(A, B)"},
-		{"If false", flow.Sequential(a, flow.If(false, b), c), "Sequential(A, C)"},
+		{"If true", flow.If(true, flow.Sequence(a, flow.Sequence(b))), "Sequence(A, B)"},
+		{"If false", flow.Sequence(a, flow.If(false, b), c), "Sequence(A, C)"},
 		{"IfElse true", flow.IfElse(true, a, b), "A"},
 		{"IfElse false", flow.IfElse(false, a, flow.Join(b)), "B"},
 		{"Timeout outer shorter", flow.Timeout(time.Second, flow.Timeout(2*time.Second, a)), "Timeout(A, 1s)"},
 		{"Timeout inner shorter", flow.Timeout(2*time.Second, flow.Timeout(time.Second, a)), "Timeout(A, 1s)"},
 		{"Timeout three deep", flow.Timeout(3*time.Second, flow.Timeout(time.Minute, flow.Timeout(2*time.Second, a))), "Timeout(A, 2s)"},
-		{"Timeout through a removed group", flow.Timeout(time.Second, flow.Sequential(flow.Timeout(time.Minute, a))), "Timeout(A, 1s)"},
+		{"Timeout through a removed group", flow.Timeout(time.Second, flow.Sequence(flow.Timeout(time.Minute, a))), "Timeout(A, 1s)"},
 		{"Timeout inner optimised", flow.Timeout(time.Second, flow.Join(a, flow.Nop())), "Timeout(A, 1s)"},
-		{"Retry of one try", flow.Retry(1, flow.Join(a, b)), "Join(A, B)"},
-		{"Retry inner optimised", flow.RetryWithInterval(3, time.Second, flow.Sequential(a, flow.Sequential(b))), "RetryWithInterval(Sequential(A, B), 3, 1s)"},
-		{"Retry of Nop", flow.Retry(3, flow.If(false, a)), "Nop"},
+		{"Retry of one try", flow.Retry(1, 0, flow.Join(a, b)), "Join(A, B)"},
+		{"Retry inner optimised", flow.Retry(3, time.Second, flow.Sequence(a, flow.Sequence(b))), "Retry(Sequence(A, B), 3, 1s)"},
+		{"Retry of Nop", flow.Retry(3, 0, flow.If(false, a)), "Nop"},
 		{"When inner optimised", flow.When(always, flow.Join(flow.Join(a), b)), "When(Join(A, B))"},
-		{"Shared inner optimised", flow.Join(s, s), "Join(Shared(Sequential(A, B)), Shared(Sequential(A, B)))"},
-		{"Shared of Nop", flow.Sequential(flow.Shared(flow.Nop()), a), "A"},
-		{"hooks kept, no flattening through them", flow.Sequential(a, flow.WithHooks(flow.Sequential(b, flow.Sequential(c)), flow.NopHook())), "Sequential(A, Sequential(B, C))"},
+		{"Shared inner optimised", flow.Join(s, s), "Join(Shared(Sequence(A, B)), Shared(Sequence(A, B)))"},
+		{"Shared of Nop", flow.Sequence(flow.Shared(flow.Nop()), a), "A"},
+		{"hooks kept, no flattening through them", flow.Sequence(a, flow.WithHooks(flow.Sequence(b, flow.Sequence(c)), flow.NopHook())), "Sequence(A, Sequence(B, C))"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,19 +101,19 @@ func TestOptimize(t *testing.T) {
 }
 
 func TestOptimizeKeepsIdentity(t *testing.T) {
-	w := flow.Sequential(leaf("A"), flow.Join(leaf("B"), leaf("C")))
+	w := flow.Sequence(leaf("A"), flow.Join(leaf("B"), leaf("C")))
 	if got := flow.Optimize(w); got != w {
 		t.Errorf("Optimize rebuilt a workflow that needed no change")
 	}
 	f := flow.ActionFunc(func(context.Context) (reconcile.Result, error) { return flow.Continue() })
 	// ActionFunc values cannot be compared with ==; Optimize must not try.
-	_ = flow.Optimize(flow.Join(f, flow.Sequential(f, flow.Nop())))
+	_ = flow.Optimize(flow.Join(f, flow.Sequence(f, flow.Nop())))
 }
 
 func TestOptimizeKeepsSharedShared(t *testing.T) {
 	r := &recorder{}
-	s := flow.Shared(flow.Sequential(r.ok("load"), flow.Nop()))
-	w := flow.Optimize(flow.Join(s, flow.Sequential(s, r.ok("A")), flow.ParallelJoin(s)))
+	s := flow.Shared(flow.Sequence(r.ok("load"), flow.Nop()))
+	w := flow.Optimize(flow.Join(s, flow.Sequence(s, r.ok("A")), flow.ParallelJoin(s)))
 	if _, err := w.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -126,13 +126,13 @@ func TestOptimizeKeepsResults(t *testing.T) {
 	// Each workflow is run as built and optimised; the outcomes and the calls match.
 	build := func(r *recorder) []flow.Action {
 		return []flow.Action{
-			flow.Sequential(r.ok("A"), flow.Sequential(r.act("B", after(5), nil), r.ok("C")), r.ok("D")),
+			flow.Sequence(r.ok("A"), flow.Sequence(r.act("B", after(5), nil), r.ok("C")), r.ok("D")),
 			flow.Join(flow.Join(r.act("A", after(9), errA), flow.Nop()), flow.Join(r.act("B", reconcile.Result{}, flow.ErrExit), r.act("C", after(2), errC))),
 			flow.OrderedJoin(r.act("A", legacy(0, nil), nil), flow.OrderedJoin(r.ok("B"), flow.If(true, r.act("C", reconcile.Result{}, errB)))),
 			flow.ParallelJoin(flow.ParallelJoin(r.act("A", after(3), nil)), r.act("B", after(1), errA)),
-			flow.Sequential(flow.If(false, r.ok("X")), flow.Sequential(r.act("A", reconcile.Result{}, flow.ErrExit)), r.ok("B")),
-			flow.Retry(1, flow.Sequential(r.ok("A"), flow.Join(r.act("B", reconcile.Result{}, errB)))),
-			flow.Timeout(time.Minute, flow.Timeout(time.Hour, flow.Sequential(r.ok("A"), flow.IfElse(false, r.ok("X"), r.act("B", after(4), nil))))),
+			flow.Sequence(flow.If(false, r.ok("X")), flow.Sequence(r.act("A", reconcile.Result{}, flow.ErrExit)), r.ok("B")),
+			flow.Retry(1, 0, flow.Sequence(r.ok("A"), flow.Join(r.act("B", reconcile.Result{}, errB)))),
+			flow.Timeout(time.Minute, flow.Timeout(time.Hour, flow.Sequence(r.ok("A"), flow.IfElse(false, r.ok("X"), r.act("B", after(4), nil))))),
 		}
 	}
 	r1, r2 := &recorder{}, &recorder{}
@@ -152,14 +152,14 @@ func TestOptimizeKeepsResults(t *testing.T) {
 // graphWorkflow exercises every drawing rule.
 func graphWorkflow() flow.Action {
 	s := flow.Shared(leaf("load"))
-	return flow.Sequential(
+	return flow.Sequence(
 		s,
 		flow.Join(leaf("A"), leaf(`B "quoted" #1 <x>`)),
 		flow.Timeout(time.Second, leaf("C")),
 		flow.OrderedJoin(s, leaf("D")),
-		flow.IfElse(true, leaf("E"), flow.Retry(3, leaf("F"))),
+		flow.IfElse(true, leaf("E"), flow.Retry(3, 0, leaf("F"))),
 		flow.When(always, flow.ParallelJoin(leaf("G"), s)),
-		flow.If(false, flow.RetryWithInterval(2, time.Second, flow.Nop())),
+		flow.If(false, flow.Retry(2, time.Second, flow.Nop())),
 	)
 }
 
@@ -312,7 +312,7 @@ func TestGraphEdgeCases(t *testing.T) {
 		},
 		{
 			name:    "empty sequential and hooks",
-			a:       flow.WithHooks(flow.Sequential(), flow.NopHook()),
+			a:       flow.WithHooks(flow.Sequence(), flow.NopHook()),
 			mermaid: "flowchart TD\n    n0(\"Nop\")\n",
 			dot:     "digraph flow {\n    node [shape=box];\n    n0 [label=\"Nop\", style=dashed];\n}\n",
 		},

@@ -7,13 +7,13 @@
 //
 // # Combinators
 //
-// Sequential runs actions in order and stops at the first one that interrupts the
+// Sequence runs actions in order and stops at the first one that interrupts the
 // workflow. Join, OrderedJoin and ParallelJoin run all their
 // actions and join the outcomes; ParallelJoin runs them concurrently and turns a
 // panic into a *PanicError. Timeout gives an action a deadline, If, IfElse and When run
-// actions conditionally, Retry and RetryWithInterval try again after errors, and
+// actions conditionally, Retry tries again after errors, and
 // Shared runs an action at most once per workflow run however many branches use it.
-// Sequential, the joins and RetryWithInterval stop early when the context is done.
+// Sequence, the joins and Retry stop early when the context is done.
 //
 // Constructors check their arguments: a nil action, a non-positive timeout or retry
 // limit, a negative retry interval, a nil predicate or a nil hook is a programming
@@ -50,7 +50,7 @@
 // # Inspection
 //
 // Describe renders a workflow as one line of text, such as
-// "Sequential(Join(A, B), Timeout(C, 1s))"; a combinator's Description is the same
+// "Sequence(Join(A, B), Timeout(C, 1s))"; a combinator's Description is the same
 // text. Optimize simplifies a workflow without changing its results. Mermaid and DOT
 // draw it as a graph. A Trace, a Hook for tests, records which actions a run ran, in
 // which order and with which outcome, and draws the run over that graph.
@@ -58,7 +58,7 @@
 // A typical Reconcile method builds its workflow from the state it loaded and returns
 // the final outcome:
 //
-//	res, err := flow.Sequential(
+//	res, err := flow.Sequence(
 //		flow.New("ensure finalizer", r.ensureFinalizer),
 //		flow.Join(
 //			flow.New("sync service", r.syncService),

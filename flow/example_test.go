@@ -23,7 +23,7 @@ func step(name string, res reconcile.Result, err error) flow.Action {
 // outcome is turned into what a Reconcile method returns with Final.
 func Example() {
 	suspended := false
-	w := flow.Sequential(
+	w := flow.Sequence(
 		step("ensure finalizer", reconcile.Result{}, nil),
 		flow.Join(
 			step("sync service", reconcile.Result{}, nil),
@@ -42,10 +42,10 @@ func Example() {
 	// 10s <nil>
 }
 
-// Sequential stops at the first action that interrupts the workflow; ErrExit stops it
+// Sequence stops at the first action that interrupts the workflow; ErrExit stops it
 // without a failure, and Final removes it.
-func ExampleSequential() {
-	w := flow.Sequential(
+func ExampleSequence() {
+	w := flow.Sequence(
 		step("check", reconcile.Result{}, nil),
 		flow.New("nothing to do", func(context.Context) (reconcile.Result, error) {
 			fmt.Println("run nothing to do")
@@ -133,7 +133,7 @@ func ExampleRetry() {
 		}
 		return flow.Continue()
 	})
-	_, err := flow.Retry(5, flaky).Run(context.Background())
+	_, err := flow.Retry(5, 0, flaky).Run(context.Background())
 	fmt.Println(tries, err)
 	// Output:
 	// 3 <nil>
@@ -142,7 +142,7 @@ func ExampleRetry() {
 // Shared runs an action once per workflow run, however many branches use it.
 func ExampleShared() {
 	load := flow.Shared(step("load config", reconcile.Result{}, nil))
-	w := flow.Sequential(
+	w := flow.Sequence(
 		flow.Join(load, step("sync a", reconcile.Result{}, nil)),
 		flow.Join(load, step("sync b", reconcile.Result{}, nil)),
 	)
@@ -173,34 +173,34 @@ func ExampleWithHooks() {
 			fmt.Printf("%*send %s: %v\n", 2*depth, "", a.Description(), err)
 		},
 	}
-	w := flow.WithHooks(flow.Sequential(
+	w := flow.WithHooks(flow.Sequence(
 		flow.New("a", func(context.Context) (reconcile.Result, error) { return flow.Continue() }),
 		flow.New("b", func(context.Context) (reconcile.Result, error) { return flow.Exit() }),
 	), trace)
 	_, _ = w.Run(context.Background())
 	// Output:
-	// start Sequential(a, b)
+	// start Sequence(a, b)
 	//   start a
 	//   end a: <nil>
 	//   start b
 	//   end b: flow: exit workflow
-	// end Sequential(a, b): flow: exit workflow
+	// end Sequence(a, b): flow: exit workflow
 }
 
 // Describe and Optimize show and simplify the shape of a workflow.
 func ExampleOptimize() {
 	a := flow.New("A", func(context.Context) (reconcile.Result, error) { return flow.Continue() })
 	b := flow.New("B", func(context.Context) (reconcile.Result, error) { return flow.Continue() })
-	w := flow.Sequential(
-		flow.Sequential(a, flow.If(false, b)),
+	w := flow.Sequence(
+		flow.Sequence(a, flow.If(false, b)),
 		flow.Join(flow.Join(a, b), flow.Nop()),
 		flow.Timeout(time.Second, flow.Timeout(time.Minute, b)),
 	)
 	fmt.Println(flow.Describe(w))
 	fmt.Println(flow.Describe(flow.Optimize(w)))
 	// Output:
-	// Sequential(Sequential(A, If(false, B)), Join(Join(A, B), Nop), Timeout(Timeout(B, 1m0s), 1s))
-	// Sequential(A, Join(A, B), Timeout(B, 1s))
+	// Sequence(Sequence(A, If(false, B)), Join(Join(A, B), Nop), Timeout(Timeout(B, 1m0s), 1s))
+	// Sequence(A, Join(A, B), Timeout(B, 1s))
 }
 
 // Mermaid draws a workflow; DOT draws the same graph for Graphviz.
@@ -208,7 +208,7 @@ func ExampleMermaid() {
 	a := flow.New("A", func(context.Context) (reconcile.Result, error) { return flow.Continue() })
 	b := flow.New("B", func(context.Context) (reconcile.Result, error) { return flow.Continue() })
 	c := flow.New("C", func(context.Context) (reconcile.Result, error) { return flow.Continue() })
-	fmt.Print(flow.Mermaid(flow.Sequential(flow.Join(a, b), flow.Timeout(time.Second, c))))
+	fmt.Print(flow.Mermaid(flow.Sequence(flow.Join(a, b), flow.Timeout(time.Second, c))))
 	// Output:
 	// flowchart TD
 	//     n0{{"Join"}}

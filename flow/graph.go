@@ -8,12 +8,12 @@ import (
 // Mermaid renders the workflow a as a Mermaid flowchart (top to bottom):
 //
 //   - a leaf action is a box labelled with its description, Nop a rounded box;
-//   - Sequential chains its children with edges;
+//   - Sequence chains its children with edges;
 //   - Join, OrderedJoin and ParallelJoin are a fork node with an edge to each child and
 //     a merge node with an edge from each child; the edges of an OrderedJoin are
 //     numbered in order;
 //   - IfElse is a decision node with "then" and "else" edges and a merge node;
-//   - Timeout, Retry, RetryWithInterval, If, When and Shared are subgraphs labelled with
+//   - Timeout, Retry, If, When and Shared are subgraphs labelled with
 //     their parameters, around their action;
 //   - a Shared action is drawn once, where it is first met; each later use has edges to
 //     and from that drawing;
@@ -127,7 +127,7 @@ func (g *graph) build(a Action, c *gcluster) port {
 		id := g.node(c, "Nop", shapeNop)
 		return port{id, id}
 	case *group:
-		if x.kind == kindSequential {
+		if x.kind == kindSequence {
 			return g.sequence(x, c)
 		}
 		return g.join(x, c)
@@ -151,7 +151,7 @@ func (g *graph) build(a Action, c *gcluster) port {
 		return g.build(x.a, g.cluster(c, "When"))
 	case *retryAction:
 		label := "Retry " + strconv.Itoa(x.limit)
-		if x.named {
+		if x.interval > 0 {
 			label += " every " + x.interval.String()
 		}
 		return g.build(x.a, g.cluster(c, label))

@@ -55,7 +55,7 @@ func newPanicError(a Action, v any) *PanicError {
 type kind uint8
 
 const (
-	kindSequential kind = iota
+	kindSequence kind = iota
 	kindJoin
 	kindOrderedJoin
 	kindParallelJoin
@@ -63,8 +63,8 @@ const (
 
 func (k kind) String() string {
 	switch k {
-	case kindSequential:
-		return "Sequential"
+	case kindSequence:
+		return "Sequence"
 	case kindJoin:
 		return "Join"
 	case kindOrderedJoin:
@@ -109,7 +109,7 @@ func hasShared(actions ...Action) bool {
 	return false
 }
 
-// group is Sequential, Join, OrderedJoin and ParallelJoin.
+// group is Sequence, Join, OrderedJoin and ParallelJoin.
 type group struct {
 	base
 	kind    kind
@@ -124,15 +124,15 @@ func newGroup(k kind, name string, actions []Action) *group {
 	return &group{base: base{shared: hasShared(actions...)}, kind: k, actions: actions}
 }
 
-// Sequential returns an Action that runs actions one after the other and stops at the
+// Sequence returns an Action that runs actions one after the other and stops at the
 // first whose outcome interrupts the workflow (see Interrupts): it needs a requeue,
 // returns an error or exits with ErrExit. That outcome is returned as it is. When no
 // action interrupts, the outcome is the join of all outcomes (a zero result and a nil
 // error, unless some action set a Priority). The context is checked before each
-// action; once it is done, Sequential stops and returns ctx.Err().
+// action; once it is done, Sequence stops and returns ctx.Err().
 //
-// Sequential panics with a *BuildError if an action is nil.
-func Sequential(actions ...Action) Action { return newGroup(kindSequential, "Sequential", actions) }
+// Sequence panics with a *BuildError if an action is nil.
+func Sequence(actions ...Action) Action { return newGroup(kindSequence, "Sequence", actions) }
 
 // Join returns an Action that runs all actions and joins their outcomes by the rules of
 // JoinResults. Join runs them one after the other in the given order today, but
@@ -172,7 +172,7 @@ func (g *group) Run(ctx context.Context) (reconcile.Result, error) {
 		ctx = ensureRunScope(ctx)
 	}
 	switch g.kind {
-	case kindSequential:
+	case kindSequence:
 		return g.runSequential(ctx)
 	case kindParallelJoin:
 		return g.runParallel(ctx)

@@ -14,7 +14,7 @@ import (
 	"github.com/bosunkit/bosun/flow"
 )
 
-func TestSequential(t *testing.T) {
+func TestSequence(t *testing.T) {
 	tests := []struct {
 		name      string
 		build     func(r *recorder) flow.Action
@@ -23,19 +23,19 @@ func TestSequential(t *testing.T) {
 	}{
 		{
 			name:  "empty",
-			build: func(*recorder) flow.Action { return flow.Sequential() },
+			build: func(*recorder) flow.Action { return flow.Sequence() },
 			want:  outcome{},
 		},
 		{
 			name:      "all continue",
-			build:     func(r *recorder) flow.Action { return flow.Sequential(r.ok("A"), r.ok("B"), r.ok("C")) },
+			build:     func(r *recorder) flow.Action { return flow.Sequence(r.ok("A"), r.ok("B"), r.ok("C")) },
 			wantCalls: []string{"A", "B", "C"},
 			want:      outcome{},
 		},
 		{
 			name: "stops at error",
 			build: func(r *recorder) flow.Action {
-				return flow.Sequential(r.ok("A"), r.act("B", reconcile.Result{}, errB), r.ok("C"))
+				return flow.Sequence(r.ok("A"), r.act("B", reconcile.Result{}, errB), r.ok("C"))
 			},
 			wantCalls: []string{"A", "B"},
 			want:      outcome{Errs: []string{"b failed"}},
@@ -43,7 +43,7 @@ func TestSequential(t *testing.T) {
 		{
 			name: "stops at requeue after",
 			build: func(r *recorder) flow.Action {
-				return flow.Sequential(r.act("A", after(5), nil), r.ok("B"))
+				return flow.Sequence(r.act("A", after(5), nil), r.ok("B"))
 			},
 			wantCalls: []string{"A"},
 			want:      outcome{Result: after(5)},
@@ -51,7 +51,7 @@ func TestSequential(t *testing.T) {
 		{
 			name: "stops at requeue immediately",
 			build: func(r *recorder) flow.Action {
-				return flow.Sequential(r.ok("A"), flow.New("B", func(context.Context) (reconcile.Result, error) {
+				return flow.Sequence(r.ok("A"), flow.New("B", func(context.Context) (reconcile.Result, error) {
 					r.add("B")
 					return flow.RequeueImmediately()
 				}), r.ok("C"))
@@ -62,7 +62,7 @@ func TestSequential(t *testing.T) {
 		{
 			name: "stops at deprecated requeue",
 			build: func(r *recorder) flow.Action {
-				return flow.Sequential(r.act("A", legacy(0, nil), nil), r.ok("B"))
+				return flow.Sequence(r.act("A", legacy(0, nil), nil), r.ok("B"))
 			},
 			wantCalls: []string{"A"},
 			want:      outcome{Result: legacy(0, nil)},
@@ -70,7 +70,7 @@ func TestSequential(t *testing.T) {
 		{
 			name: "stops at exit",
 			build: func(r *recorder) flow.Action {
-				return flow.Sequential(r.ok("A"), r.act("B", reconcile.Result{}, flow.ErrExit), r.ok("C"))
+				return flow.Sequence(r.ok("A"), r.act("B", reconcile.Result{}, flow.ErrExit), r.ok("C"))
 			},
 			wantCalls: []string{"A", "B"},
 			want:      outcome{Errs: []string{flow.ErrExit.Error()}},
@@ -78,7 +78,7 @@ func TestSequential(t *testing.T) {
 		{
 			name: "returns the interrupting outcome as is",
 			build: func(r *recorder) flow.Action {
-				return flow.Sequential(r.act("A", after(3), errA), r.ok("B"))
+				return flow.Sequence(r.act("A", after(3), errA), r.ok("B"))
 			},
 			wantCalls: []string{"A"},
 			want:      outcome{Result: after(3), Errs: []string{"a failed"}},
@@ -86,7 +86,7 @@ func TestSequential(t *testing.T) {
 		{
 			name: "priority of continuing actions kept",
 			build: func(r *recorder) flow.Action {
-				return flow.Sequential(r.act("A", reconcile.Result{Priority: prio(2)}, nil), r.ok("B"))
+				return flow.Sequence(r.act("A", reconcile.Result{Priority: prio(2)}, nil), r.ok("B"))
 			},
 			wantCalls: []string{"A", "B"},
 			want:      outcome{Result: reconcile.Result{Priority: prio(2)}},
@@ -94,7 +94,7 @@ func TestSequential(t *testing.T) {
 		{
 			name: "nested sequential stops the outer one",
 			build: func(r *recorder) flow.Action {
-				return flow.Sequential(r.ok("A"), flow.Sequential(r.ok("B"), r.act("C", reconcile.Result{}, errC), r.ok("D")), r.ok("E"))
+				return flow.Sequence(r.ok("A"), flow.Sequence(r.ok("B"), r.act("C", reconcile.Result{}, errC), r.ok("D")), r.ok("E"))
 			},
 			wantCalls: []string{"A", "B", "C"},
 			want:      outcome{Errs: []string{"c failed"}},
@@ -102,7 +102,7 @@ func TestSequential(t *testing.T) {
 		{
 			name: "nested join",
 			build: func(r *recorder) flow.Action {
-				return flow.Sequential(flow.Join(r.act("A", after(9), nil), r.act("B", after(4), nil)), r.ok("C"))
+				return flow.Sequence(flow.Join(r.act("A", after(9), nil), r.act("B", after(4), nil)), r.ok("C"))
 			},
 			wantCalls: []string{"A", "B"},
 			want:      outcome{Result: after(4)},
@@ -201,7 +201,7 @@ func TestJoins(t *testing.T) {
 			build: func(r *recorder, join func(...flow.Action) flow.Action) flow.Action {
 				return join(
 					join(r.act("A", after(20), errA), r.act("B", reconcile.Result{}, flow.ErrExit)),
-					flow.Sequential(r.act("C", after(5), nil), r.ok("never")),
+					flow.Sequence(r.act("C", after(5), nil), r.ok("never")),
 					join(r.act("D", reconcile.Result{}, errB)),
 				)
 			},
@@ -339,7 +339,7 @@ func TestGroupsHonourCancellation(t *testing.T) {
 		// wantErrs are the error leaves.
 		wantErrs []string
 	}{
-		{"Sequential", flow.Sequential, []string{"A", "cancel"}, []string{context.Canceled.Error()}},
+		{"Sequence", flow.Sequence, []string{"A", "cancel"}, []string{context.Canceled.Error()}},
 		{"Join", flow.Join, []string{"A", "cancel"}, []string{context.Canceled.Error()}},
 		{"OrderedJoin", flow.OrderedJoin, []string{"A", "cancel"}, []string{context.Canceled.Error()}},
 	}

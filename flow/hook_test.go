@@ -37,19 +37,19 @@ func (h tracer) PostRun(_ context.Context, a flow.Action, _ reconcile.Result, er
 func TestHooksOrderAndNesting(t *testing.T) {
 	r := &recorder{}
 	w := flow.WithHooks(
-		flow.Sequential(r.ok("A"), flow.If(true, r.act("B", reconcile.Result{}, errB))),
+		flow.Sequence(r.ok("A"), flow.If(true, r.act("B", reconcile.Result{}, errB))),
 		tracer{"h1", r}, tracer{"h2", r},
 	)
 	_, _ = w.Run(context.Background())
 	want := []string{
-		"h1 pre Sequential(A, If(true, B))",
-		"h2 pre Sequential(A, If(true, B))",
+		"h1 pre Sequence(A, If(true, B))",
+		"h2 pre Sequence(A, If(true, B))",
 		"h1 pre A", "h2 pre A", "A", "h2 post A", "h1 post A",
 		"h1 pre If(true, B)", "h2 pre If(true, B)",
 		"h1 pre B", "h2 pre B", "B", "h2 post B err", "h1 post B err",
 		"h2 post If(true, B) err", "h1 post If(true, B) err",
-		"h2 post Sequential(A, If(true, B)) err",
-		"h1 post Sequential(A, If(true, B)) err",
+		"h2 post Sequence(A, If(true, B)) err",
+		"h1 post Sequence(A, If(true, B)) err",
 	}
 	if diff := cmp.Diff(want, r.got()); diff != "" {
 		t.Errorf("hook calls mismatch (-want +got):\n%s", diff)
@@ -128,7 +128,7 @@ func TestHookFuncsAndNopHook(t *testing.T) {
 
 func TestHooksReachWorkflowsStartedByActions(t *testing.T) {
 	r := &recorder{}
-	inner := flow.Sequential(r.ok("B"))
+	inner := flow.Sequence(r.ok("B"))
 	starter := flow.New("starter", func(ctx context.Context) (reconcile.Result, error) { return inner.Run(ctx) })
 	_, _ = flow.WithHooks(starter, tracer{"h", r}).Run(context.Background())
 	want := []string{"h pre starter", "h pre B", "B", "h post B", "h post starter"}
@@ -210,7 +210,7 @@ func stripDuration(line string) string {
 
 func TestNoHooksNoAllocations(t *testing.T) {
 	leaf := flow.New("leaf", func(context.Context) (reconcile.Result, error) { return flow.Continue() })
-	w := flow.Sequential(leaf, flow.Join(leaf, flow.If(true, leaf)), flow.OrderedJoin(leaf, leaf), flow.Retry(2, leaf))
+	w := flow.Sequence(leaf, flow.Join(leaf, flow.If(true, leaf)), flow.OrderedJoin(leaf, leaf), flow.Retry(2, 0, leaf))
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(100, func() { _, _ = w.Run(ctx) })
 	if allocs != 0 {

@@ -14,7 +14,7 @@ import (
 // limiter. The deprecated Result.Requeue field is never set by this package.
 const Immediately = time.Nanosecond
 
-// ErrExit interrupts a workflow without reporting a failure: Sequential stops at it,
+// ErrExit interrupts a workflow without reporting a failure: Sequence stops at it,
 // a join keeps it only when no child returned a real error, and IgnoreExit (or Final)
 // removes it before the result reaches controller-runtime. Return it with Exit or
 // ExitIf, or wrap it to say why the workflow stopped.
@@ -88,7 +88,7 @@ func NeedsRequeue(res reconcile.Result, err error) bool {
 	return res.RequeueAfter > 0 || res.Requeue || stripExit(err) != nil //nolint:staticcheck // foreign results may still set Requeue
 }
 
-// Interrupts reports whether the outcome stops a Sequential: it needs a requeue, or
+// Interrupts reports whether the outcome stops a Sequence: it needs a requeue, or
 // err is not nil (ErrExit included).
 func Interrupts(res reconcile.Result, err error) bool {
 	return err != nil || res.RequeueAfter > 0 || res.Requeue //nolint:staticcheck // foreign results may still set Requeue

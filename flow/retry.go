@@ -13,43 +13,34 @@ type retryAction struct {
 	base
 	limit    int
 	interval time.Duration
-	named    bool // built by RetryWithInterval
 	a        Action
 }
 
 var _ composite = (*retryAction)(nil)
 
 // Retry returns an Action that runs a up to limit times in all, again as long as its
-// outcome has a real error. It does not try again when the error is ErrExit, a
-// controller-runtime terminal error (reconcile.TerminalError), or context.Canceled, or
-// when the context is done; a requeue without an error is a success and is not retried
-// either. The outcome of the last try is returned. There is no pause between tries; see
-// RetryWithInterval.
+// outcome has a real error, pausing interval between tries (zero: none). It does not
+// try again when the error is ErrExit, a controller-runtime terminal error
+// (reconcile.TerminalError), or context.Canceled, or when the context is done; a
+// requeue without an error is a success and is not retried either. The outcome of the
+// last try is returned. A pause ends early when the context is done; the outcome is
+// then the last try's outcome joined with ctx.Err().
 //
-// Retry panics with a *BuildError if limit is not positive or a is nil.
-func Retry(limit int, a Action) Action {
-	return newRetry("Retry", limit, 0, a, false)
-}
-
-// RetryWithInterval is Retry with a pause of interval between tries. The pause ends
-// early when the context is done; the outcome is then the last try's outcome joined
-// with ctx.Err().
-//
-// RetryWithInterval panics with a *BuildError if limit is not positive, interval is
-// negative or a is nil.
-func RetryWithInterval(limit int, interval time.Duration, a Action) Action {
+// Retry panics with a *BuildError if limit is not positive, interval is negative or a
+// is nil.
+func Retry(limit int, interval time.Duration, a Action) Action {
 	if interval < 0 {
-		panic(&BuildError{Combinator: "RetryWithInterval", Argument: "interval", Reason: fmt.Sprintf("must not be negative, got %s", interval)})
+		panic(&BuildError{Combinator: "Retry", Argument: "interval", Reason: fmt.Sprintf("must not be negative, got %s", interval)})
 	}
-	return newRetry("RetryWithInterval", limit, interval, a, true)
+	return newRetry("Retry", limit, interval, a)
 }
 
-func newRetry(name string, limit int, interval time.Duration, a Action, named bool) *retryAction {
+func newRetry(name string, limit int, interval time.Duration, a Action) *retryAction {
 	if limit <= 0 {
 		panic(&BuildError{Combinator: name, Argument: "limit", Reason: fmt.Sprintf("must be positive, got %d", limit)})
 	}
 	checkAction(name, "a", a)
-	return &retryAction{base: base{shared: hasShared(a)}, limit: limit, interval: interval, named: named, a: a}
+	return &retryAction{base: base{shared: hasShared(a)}, limit: limit, interval: interval, a: a}
 }
 
 func (r *retryAction) Description() string { return r.description(r) }

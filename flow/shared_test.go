@@ -27,14 +27,14 @@ func TestSharedRunsOncePerRun(t *testing.T) {
 		name  string
 		build func(s flow.Action) flow.Action
 	}{
-		{"Sequential", func(s flow.Action) flow.Action { return flow.Sequential(s, s, s) }},
+		{"Sequence", func(s flow.Action) flow.Action { return flow.Sequence(s, s, s) }},
 		{"Join", func(s flow.Action) flow.Action { return flow.Join(s, s, s) }},
 		{"OrderedJoin", func(s flow.Action) flow.Action { return flow.OrderedJoin(s, s) }},
 		{"ParallelJoin", func(s flow.Action) flow.Action { return flow.ParallelJoin(s, s, s, s, s, s, s, s) }},
 		{"nested", func(s flow.Action) flow.Action {
-			return flow.Sequential(
+			return flow.Sequence(
 				flow.If(true, s),
-				flow.ParallelJoin(s, flow.Timeout(time.Minute, s), flow.Retry(2, s)),
+				flow.ParallelJoin(s, flow.Timeout(time.Minute, s), flow.Retry(2, 0, s)),
 				flow.Join(flow.When(func(context.Context) bool { return true }, s), flow.IfElse(false, flow.Nop(), s)),
 			)
 		}},
@@ -68,7 +68,7 @@ func TestSharedEveryUseSeesTheOutcome(t *testing.T) {
 		})
 	}
 	// Uses inside foreign actions share the run that the outer combinator started.
-	if _, err := flow.Run(context.Background(), flow.Sequential(use("first"), use("second"))); err != nil {
+	if _, err := flow.Run(context.Background(), flow.Sequence(use("first"), use("second"))); err != nil {
 		t.Fatal(err)
 	}
 	want := []outcome{{Result: after(7), Errs: []string{"a failed"}}, {Result: after(7), Errs: []string{"a failed"}}}
@@ -104,7 +104,7 @@ func TestSharedScopes(t *testing.T) {
 		var runs atomic.Int32
 		s := counted(&runs, reconcile.Result{}, nil)
 		ctx := flow.WithRunScope(context.Background())
-		_, _ = flow.Sequential(s).Run(ctx)
+		_, _ = flow.Sequence(s).Run(ctx)
 		_, _ = flow.Join(s, s).Run(ctx)
 		_, _ = s.Run(ctx)
 		if got := runs.Load(); got != 1 {
@@ -158,7 +158,7 @@ func TestSharedUsedInsideItself(t *testing.T) {
 	inner := flow.New("reenter", func(ctx context.Context) (reconcile.Result, error) {
 		// A foreign action running a workflow that uses the same Shared, with the
 		// context of the run: it must not wait for itself.
-		return flow.Sequential(s).Run(ctx)
+		return flow.Sequence(s).Run(ctx)
 	})
 	s = flow.Shared(inner)
 	done := make(chan error, 1)

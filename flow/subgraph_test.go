@@ -18,9 +18,9 @@ func TestDrawingOfOneWorkflowIsMermaidAndDOT(t *testing.T) {
 	for _, w := range []flow.Action{
 		a,
 		flow.Nop(),
-		flow.Sequential(a, flow.Join(b, c)),
+		flow.Sequence(a, flow.Join(b, c)),
 		flow.OrderedJoin(flow.IfElse(true, a, b), flow.Timeout(time.Second, c)),
-		flow.Join(s, flow.Sequential(s, flow.Retry(2, a))),
+		flow.Join(s, flow.Sequence(s, flow.Retry(2, 0, a))),
 	} {
 		t.Run(flow.Describe(w), func(t *testing.T) {
 			d := flow.NewDrawing("")
@@ -41,7 +41,7 @@ func TestDrawing(t *testing.T) {
 		root := d.Root()
 		first := root.Box("first")
 		sub := root.Cluster("second: a workflow")
-		in, out := sub.Workflow(flow.Sequential(leaf("A"), flow.If(false, leaf("B"))))
+		in, out := sub.Workflow(flow.Sequence(leaf("A"), flow.If(false, leaf("B"))))
 		fork, merge := root.Fork("Join"), root.Merge("Join end")
 		d.Edge(first, in, "")
 		d.Edge(out, fork, "then")
@@ -111,7 +111,7 @@ func ExampleDrawing() {
 	d := flow.NewDrawing("sync")
 	root := d.Root()
 	load := root.Box("load")
-	in, _ := root.Cluster("apply").Workflow(flow.Sequential(leaf("render"), leaf("write")))
+	in, _ := root.Cluster("apply").Workflow(flow.Sequence(leaf("render"), leaf("write")))
 	d.Edge(load, in, "")
 	fmt.Print(d.Mermaid())
 	// Output:

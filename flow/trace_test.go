@@ -36,7 +36,7 @@ func TestTrace(t *testing.T) {
 		})
 	}
 	dynamic := flow.New("starts", func(ctx context.Context) (reconcile.Result, error) {
-		return flow.Sequential(traced("inner", reconcile.Result{}, nil)).Run(ctx)
+		return flow.Sequence(traced("inner", reconcile.Result{}, nil)).Run(ctx)
 	})
 	shared := flow.Shared(ok)
 
@@ -50,7 +50,7 @@ func TestTrace(t *testing.T) {
 		wantLabels []string // the leaf and class lines of the Mermaid drawing
 	}{{
 		name:     "a sequence stops at a requeue",
-		workflow: flow.Sequential(ok, later, boom),
+		workflow: flow.Sequence(ok, later, boom),
 		want:     "1 ok: ok\n2 later: requeue after 5s\n",
 		wantLabels: []string{
 			`n0["ok (run 1: ok)"]`, `n1["later (run 2: requeue after 5s)"]`, `n2["boom"]`,
@@ -67,7 +67,7 @@ func TestTrace(t *testing.T) {
 		},
 	}, {
 		name:     "a retried action has every run on its node",
-		workflow: flow.Retry(3, flaky()),
+		workflow: flow.Retry(3, 0, flaky()),
 		want:     "1 flaky: error: not yet\n2 flaky: error: not yet\n3 flaky: ok\n",
 		wantLabels: []string{
 			`n0["flaky (run 1: error: not yet; run 2: error: not yet; run 3: ok)"]`,
@@ -87,8 +87,8 @@ func TestTrace(t *testing.T) {
 		},
 	}, {
 		name:     "an action of the same description stands for one that is not the same value",
-		workflow: flow.Sequential(traced("a", reconcile.Result{}, nil), traced("b", reconcile.Result{}, nil)),
-		run:      flow.Sequential(traced("a", reconcile.Result{}, nil), traced("b", reconcile.Result{}, errors.New("no"))),
+		workflow: flow.Sequence(traced("a", reconcile.Result{}, nil), traced("b", reconcile.Result{}, nil)),
+		run:      flow.Sequence(traced("a", reconcile.Result{}, nil), traced("b", reconcile.Result{}, errors.New("no"))),
 		want:     "1 a: ok\n2 b: error: no\n",
 		wantLabels: []string{
 			`n0["a (run 1: ok)"]`, `n1["b (run 2: error: no)"]`, "class n0 succeeded", "class n1 failed",
@@ -121,7 +121,7 @@ func TestTrace(t *testing.T) {
 
 func TestTraceDOT(t *testing.T) {
 	a, b := traced("a", reconcile.Result{}, nil), traced("b", reconcile.Result{}, nil)
-	workflow := flow.Sequential(a, flow.If(false, b))
+	workflow := flow.Sequence(a, flow.If(false, b))
 	tr := &flow.Trace{}
 	_, _ = flow.WithHooks(workflow, tr).Run(t.Context())
 	want := "digraph flow {\n" +

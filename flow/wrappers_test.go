@@ -138,7 +138,7 @@ func TestConditions(t *testing.T) {
 		}, []string{"pred"}, outcome{}},
 		{"When sees state changed by earlier actions", func(r *recorder) flow.Action {
 			ready := false
-			return flow.Sequential(
+			return flow.Sequence(
 				flow.New("prepare", func(context.Context) (reconcile.Result, error) { ready = true; return flow.Continue() }),
 				flow.When(func(context.Context) bool { return ready }, r.ok("A")),
 			)
@@ -204,7 +204,7 @@ func TestRetry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			runs := 0
-			got := outcomeOf(flow.Retry(tt.limit, failing(tt.failures, tt.err, &runs)).Run(context.Background()))
+			got := outcomeOf(flow.Retry(tt.limit, 0, failing(tt.failures, tt.err, &runs)).Run(context.Background()))
 			if runs != tt.wantRuns {
 				t.Errorf("ran %d times, want %d", runs, tt.wantRuns)
 			}
@@ -216,7 +216,7 @@ func TestRetry(t *testing.T) {
 
 	t.Run("requeue without error is a success", func(t *testing.T) {
 		runs := 0
-		res, err := flow.Retry(3, flow.New("requeue", func(context.Context) (reconcile.Result, error) {
+		res, err := flow.Retry(3, 0, flow.New("requeue", func(context.Context) (reconcile.Result, error) {
 			runs++
 			return flow.RequeueAfter(time.Second)
 		})).Run(context.Background())
@@ -228,7 +228,7 @@ func TestRetry(t *testing.T) {
 	t.Run("stops when the context is done", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		runs := 0
-		_, err := flow.Retry(5, flow.New("cancel", func(context.Context) (reconcile.Result, error) {
+		_, err := flow.Retry(5, 0, flow.New("cancel", func(context.Context) (reconcile.Result, error) {
 			runs++
 			cancel()
 			return reconcile.Result{}, errA
@@ -239,10 +239,10 @@ func TestRetry(t *testing.T) {
 	})
 }
 
-func TestRetryWithInterval(t *testing.T) {
+func TestRetryInterval(t *testing.T) {
 	t.Run("waits between tries", func(t *testing.T) {
 		var times []time.Time
-		_, err := flow.RetryWithInterval(3, 15*time.Millisecond, flow.New("flaky", func(context.Context) (reconcile.Result, error) {
+		_, err := flow.Retry(3, 15*time.Millisecond, flow.New("flaky", func(context.Context) (reconcile.Result, error) {
 			times = append(times, time.Now())
 			return reconcile.Result{}, errA
 		})).Run(context.Background())
@@ -261,7 +261,7 @@ func TestRetryWithInterval(t *testing.T) {
 		runs := 0
 		time.AfterFunc(10*time.Millisecond, cancel)
 		start := time.Now()
-		res, err := flow.RetryWithInterval(3, time.Hour, flow.New("flaky", func(context.Context) (reconcile.Result, error) {
+		res, err := flow.Retry(3, time.Hour, flow.New("flaky", func(context.Context) (reconcile.Result, error) {
 			runs++
 			return after(4), errA
 		})).Run(ctx)
@@ -278,7 +278,7 @@ func TestRetryWithInterval(t *testing.T) {
 
 	t.Run("zero interval retries at once", func(t *testing.T) {
 		runs := 0
-		_, err := flow.RetryWithInterval(4, 0, failing(3, errA, &runs)).Run(context.Background())
+		_, err := flow.Retry(4, 0, failing(3, errA, &runs)).Run(context.Background())
 		if runs != 4 || err != nil {
 			t.Errorf("runs = %d, err = %v; want 4 runs and success", runs, err)
 		}

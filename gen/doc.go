@@ -65,4 +65,7 @@
 // from the document, imports and RBAC markers are sorted, and import names
 // derive from group and version (corev1, batchv1, cronjobv1 for
 // cronjob.example.com/v1), made unique deterministically when two clash.
+//
+// Maturity: experimental. The generated code's shape follows the flow and
+// bosun packages and may change with them.
 package gen

@@ -101,7 +101,7 @@ func (g *generator) emit(opts Options) ([]byte, error) {
 	if err := t.ExecuteTemplate(&b, "body", body{Rules: g.rbacRules(), Decls: g.decls}); err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
 	}
-	f := file{Header: Header, Source: opts.Source, Package: opts.Package, Body: b.String()}
+	f := file{Header: header, Source: opts.Source, Package: opts.Package, Body: b.String()}
 	f.Imports = g.imports.usedBy(f.Body)
 	b.Reset()
 	if err := t.ExecuteTemplate(&b, "file", f); err != nil {
@@ -268,9 +268,9 @@ func (g *generator) value(d *declInfo, v *dsl.Value, target string) string {
 // objects where the state reads, as the document wrote them.
 func selectorLines(s *dsl.StateSpec) []string {
 	var lines []string
-	for _, sel := range s.State.Selectors {
-		if sel.Kind != dsl.NamespaceSelector {
-			lines = append(lines, sel.String())
+	for _, sel := range s.Selectors {
+		if !strings.HasPrefix(sel, "namespace=") {
+			lines = append(lines, sel)
 		}
 	}
 	return lines
@@ -703,7 +703,7 @@ func (pl *planner) claim(pos dsl.Pos, name, what string) {
 // decl plans the names of the decl ds, its states and its actions; nil
 // when ds cannot be generated.
 func (pl *planner) decl(ds *dsl.DeclSpec) *declInfo {
-	pos := ds.Decl.Name.Pos
+	pos := ds.NamePos
 	if !token.IsIdentifier(ds.Name) {
 		pl.fail(pos, "decl name %s is not a Go identifier", ds.Name)
 		return nil
@@ -712,7 +712,7 @@ func (pl *planner) decl(ds *dsl.DeclSpec) *declInfo {
 		pl.fail(pos, "decl %s has no resolved target kind; generate from a checked spec", ds.Name)
 		return nil
 	}
-	d := &declInfo{Spec: ds, Pos: ds.Decl.Pos, Target: ds.Target, Manager: exported(ds.Name)}
+	d := &declInfo{Spec: ds, Pos: ds.Pos, Target: ds.Target, Manager: exported(ds.Name)}
 	d.State = d.Manager + "State"
 	d.Impl = d.Manager + "Impl"
 	d.NewManager = "New" + d.Manager
@@ -743,7 +743,7 @@ func (pl *planner) states(d *declInfo) map[*dsl.StateSpec]*stateInfo {
 	getters := make(map[string]string)
 	params := make(map[string]bool)
 	for _, ss := range ds.States {
-		spos := ss.State.Name.Pos
+		spos := ss.Pos
 		if !token.IsIdentifier(ss.Name) {
 			pl.fail(spos, "state name %s is not a Go identifier", ss.Name)
 			continue
@@ -769,7 +769,7 @@ func (pl *planner) states(d *declInfo) map[*dsl.StateSpec]*stateInfo {
 		params[s.Param] = true
 		for _, f := range ss.Fields {
 			if f.Key != dsl.ControllerField && len(f.GoPath) == 0 {
-				pl.fail(fieldPos(ss, f.Key), "field %s of state %s has no Go field path; check the document with Go types", f.Key, ss.Name)
+				pl.fail(fieldPos(ss, f), "field %s of state %s has no Go field path; check the document with Go types", f.Key, ss.Name)
 			}
 		}
 		byState[ss] = s
@@ -788,7 +788,7 @@ func (pl *planner) actions(d *declInfo, byState map[*dsl.StateSpec]*stateInfo) {
 		"All":              "the steps' All method",
 	}
 	for _, as := range ds.Actions {
-		apos := as.Action.Name.Pos
+		apos := as.Pos
 		if !token.IsIdentifier(as.Name) {
 			pl.fail(apos, "action name %s is not a Go identifier", as.Name)
 			continue

@@ -54,7 +54,7 @@ func FuzzGenerate(f *testing.F) {
 		if _, err := parser.ParseFile(token.NewFileSet(), "out.go", out, parser.ParseComments); err != nil {
 			t.Fatalf("output does not parse: %v\n%s", err, out)
 		}
-		if len(out) < len(Header) || string(out[:len(Header)]) != Header {
+		if len(out) < len(header) || string(out[:len(header)]) != header {
 			t.Fatalf("output does not start with the header:\n%s", out)
 		}
 	})

@@ -264,7 +264,7 @@ func TestGenerateOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.SplitN(string(out), "\n", 4)
-	want := []string{Header, "// Source: doc.bosun", ""}
+	want := []string{header, "// Source: doc.bosun", ""}
 	if diff := cmp.Diff(want, lines[:3]); diff != "" {
 		t.Errorf("header with the source from the spec (-want +got):\n%s", diff)
 	}
@@ -272,7 +272,7 @@ func TestGenerateOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(out), Header+"\n// Source: other.bosun\n\npackage p\n") {
+	if !strings.HasPrefix(string(out), header+"\n// Source: other.bosun\n\npackage p\n") {
 		t.Errorf("header with Options.Source:\n%s", out[:80])
 	}
 }
@@ -282,7 +282,7 @@ func TestGenerateEmptySpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Header + "\n// Source: empty.bosun\n\npackage empty\n"
+	want := header + "\n// Source: empty.bosun\n\npackage empty\n"
 	if diff := cmp.Diff(want, string(out)); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}

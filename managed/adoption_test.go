@@ -18,8 +18,8 @@ import (
 // conflicted are the conditions of a Bucket whose external name is taken by
 // a resource that is not its own.
 var conflicted = map[string]cond{
-	conditions.TypeReady:   {metav1.ConditionFalse, ReasonExternalConflict},
-	DefaultConditionSynced: {metav1.ConditionFalse, ReasonExternalConflict},
+	conditions.TypeReady:   {metav1.ConditionFalse, reasonExternalConflict},
+	defaultConditionSynced: {metav1.ConditionFalse, reasonExternalConflict},
 }
 
 // TestDefaultNamesArePerNamespace checks that two Buckets of the same name
@@ -74,7 +74,7 @@ func TestNeverAdoptsAnotherObjectsResource(t *testing.T) {
 
 	b.create("shop", 2, "shop-conn", nil)
 	bb := b.wait("shop", conflicted)
-	msg := conditions.Find(bb.Status.Conditions, DefaultConditionSynced).Message
+	msg := conditions.Find(bb.Status.Conditions, defaultConditionSynced).Message
 	if !strings.Contains(msg, `"shop"`) || strings.Contains(msg, "s3cr3t") {
 		t.Errorf("Synced message %q: want it to name the external name and hold no secret", msg)
 	}
@@ -135,13 +135,13 @@ func TestUnmarkedResourceIsAdoptedOnlyWhenAsked(t *testing.T) {
 
 	// Observing an unmarked bucket is always allowed; switching to full
 	// management afterwards adopts it.
-	e.create("watched", 1, "", annotated(AnnotationManagementPolicies, string(PolicyObserve)))
+	e.create("watched", 1, "", annotated(AnnotationManagementPolicies, string(policyObserve)))
 	e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
-		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
-		DefaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
+		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
+		defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
 	})
-	e.change("watched", func(b *v1.Bucket) { b.Annotations[AnnotationManagementPolicies] = string(PolicyAll) })
+	e.change("watched", func(b *v1.Bucket) { b.Annotations[AnnotationManagementPolicies] = string(policyAll) })
 	// Observe-only was converged too (Synced True): wait for the cloud.
 	owner := Identity(e.get("watched"))
 	bosuntest.Eventually(t, func(context.Context) error {
@@ -162,7 +162,7 @@ func TestUnmarkedResourceIsAdoptedOnlyWhenAsked(t *testing.T) {
 func TestCrashWindowAdoptsUnmarked(t *testing.T) {
 	cl := newCloud()
 	cl.noMarks = true
-	e := start(t, cl, failOutcome, WithCreationGracePeriod(500*time.Millisecond))
+	e := start(t, cl, failOutcome, WithTiming(Timing{CreationGrace: 500 * time.Millisecond}))
 	const n = 5
 	for i := range n {
 		e.create(fmt.Sprintf("crash-%d", i), 1, "", nil)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/flow"
 )
@@ -48,21 +50,26 @@ func outcomeUnknown(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// caller is the stage that calls the external system: Connect and
+// Observe, and, through callExternal, every other call, within the step's
+// hooks, limits and deadlines.
+type caller[T client.Object] struct{ *Step[T] }
+
 // connect calls the Connector and returns the client with the function that
 // disconnects it. Disconnect runs even when ctx has ended, within the call
 // timeout.
 //
 // The pass holds a slot of the step's Limiter from before Connect until
 // it has disconnected.
-func (s *Step[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalClient[T], func(), error) {
+func (s caller[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalClient[T], func(), error) {
 	leave, waited, err := s.cfg.limiter.enter(ctx)
 	if s.cfg.limiter.limited() {
-		s.metricsFor(req).wait.Observe(waited.Seconds())
+		s.meters.of(req).wait.Observe(waited.Seconds())
 	}
 	if err != nil {
-		return nil, nil, s.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
+		return nil, nil, s.rec.fail(reasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
 	}
-	cl, err := limitedCall(ctx, s, req, OpConnect, func(ctx context.Context) (ExternalClient[T], error) {
+	cl, err := limitedCall(ctx, s.Step, req, opConnect, func(ctx context.Context) (ExternalClient[T], error) {
 		return s.connector.Connect(ctx, req.Object)
 	})
 	if err == nil && cl == nil {
@@ -70,7 +77,7 @@ func (s *Step[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalClie
 	}
 	if err != nil {
 		leave()
-		return nil, nil, s.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
+		return nil, nil, s.rec.fail(reasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
 	}
 	done := func() {
 		defer leave()
@@ -89,12 +96,12 @@ func (s *Step[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalClie
 }
 
 // observe calls Observe for obj.
-func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obj T) (Observation, error) {
-	obs, err := callExternal(ctx, s, req, OpObserve, obj, func(ctx context.Context) (Observation, error) {
+func (s caller[T]) observe(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obj T) (Observation, error) {
+	obs, err := callExternal(ctx, s.Step, req, opObserve, obj, func(ctx context.Context) (Observation, error) {
 		return cl.Observe(ctx, obj)
 	})
 	if err != nil {
-		return obs, s.fail(ReasonObserveFailed, fmt.Errorf("observing %s: %w", describe(ExternalName(obj)), err))
+		return obs, s.rec.fail(reasonObserveFailed, fmt.Errorf("observing %s: %w", describe(ExternalName(obj)), err))
 	}
 	return obs, nil
 }
@@ -107,10 +114,44 @@ func describe(name string) string {
 	return fmt.Sprintf("external resource %q", name)
 }
 
-// durable returns a context for the writes that must not be lost to a stop
-// of the manager (the outcome of a Create, the credentials it returned): it
-// keeps ctx's values, not its cancellation, and ends after the record
-// timeout.
-func (s *Step[T]) durable(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.recordTimeout)
+// callExternal runs fn, the call op of the ExternalClient for obj, as
+// limitedCall does, between the hooks of the step.
+func callExternal[T client.Object, R any](ctx context.Context, s *Step[T], req *bosun.Pass[T], op string, obj T, fn func(ctx context.Context) (R, error)) (R, error) {
+	h := s.cfg.hook
+	if h == nil {
+		return limitedCall(ctx, s, req, op, fn)
+	}
+	call := ExternalCall{Step: s.cfg.name, Op: op, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), ExternalName: ExternalName(obj)}
+	if err := h.BeforeCall(ctx, call); err != nil {
+		var zero R
+		return zero, err
+	}
+	r, err := limitedCall(ctx, s, req, op, fn)
+	return r, h.AfterCall(ctx, call, err)
+}
+
+// limitedCall runs fn, the call op of the external system for the pass
+// req, once the rate of the step's Limiter lets it start, within the call
+// timeout, and records it in the step's metrics.
+func limitedCall[T client.Object, R any](ctx context.Context, s *Step[T], req *bosun.Pass[T], op string, fn func(ctx context.Context) (R, error)) (R, error) {
+	m := s.meters.of(req)
+	waited, err := s.cfg.limiter.pace(ctx)
+	if s.cfg.limiter.limited() {
+		m.wait.Observe(waited.Seconds())
+	}
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	m.inFlight.Inc()
+	defer m.inFlight.Dec()
+	start := time.Now()
+	r, err := callWithin(ctx, s.cfg.name+" "+op, s.cfg.callTimeout, fn)
+	m.callDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	result := resultSuccess
+	if err != nil {
+		result = resultError
+	}
+	m.calls.WithLabelValues(op, result).Inc()
+	return r, err
 }

@@ -6,22 +6,29 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/managed/changelog"
 )
 
-// logChange adds to the object's change log, when its type keeps one
+// changes is the stage that keeps the object's change log (see package
+// changelog): it adds an entry for each operation and puts back those a
+// failed status write lost.
+type changes[T client.Object] struct{ *Step[T] }
+
+// add adds to the object's change log, when its type keeps one
 // (changelog.Object), that the step performed op on the external resource
 // name with the given outcome; err is the call's error, if any. The entry
 // is written with the pass's status, and kept in the step's memory until
-// a later pass sees it saved (see restoreChanges).
-func (s *Step[T]) logChange(req *bosun.Pass[T], op, name string, outcome changelog.Outcome, err error) {
+// a later pass sees it saved (see restore).
+func (s changes[T]) add(req *bosun.Pass[T], op, name string, outcome changelog.Outcome, err error) {
 	l, ok := any(req.Object).(changelog.Object)
 	if !ok {
 		return
 	}
 	entries := l.GetChangeLog()
-	if n := len(entries); op == OpDelete && outcome == changelog.OutcomeSucceeded && n > 0 {
+	if n := len(entries); op == opDelete && outcome == changelog.OutcomeSucceeded && n > 0 {
 		// Cleanup asks again at each pass until the resource is gone: one
 		// entry says it all.
 		if last := entries[n-1]; last.Operation == op && last.ExternalName == name && last.Outcome == outcome {
@@ -47,13 +54,13 @@ func (s *Step[T]) logChange(req *bosun.Pass[T], op, name string, outcome changel
 	})
 }
 
-// restoreChanges puts back into the object's change log the entries the
+// restore puts back into the object's change log the entries the
 // step added in earlier passes and does not find there: the status write
 // that carried them failed (a conflict, an API server that refused it, a
 // stop before it). It forgets the entries it finds, which are saved, and
 // those that the log's bound would drop anyway. Call it before anything
 // else of a pass: it reads the log as loaded.
-func (s *Step[T]) restoreChanges(req *bosun.Pass[T]) {
+func (s changes[T]) restore(req *bosun.Pass[T]) {
 	l, ok := any(req.Object).(changelog.Object)
 	if !ok {
 		return

@@ -65,7 +65,7 @@ func TestChangeLog(t *testing.T) {
 	entry := func(op string, gen int64, out changelog.Outcome, msg string) changelog.Entry {
 		return changelog.Entry{Controller: ctrlName, Operation: op, ExternalName: name, Generation: gen, Outcome: out, Message: msg}
 	}
-	failed := entry(OpCreate, 1, changelog.OutcomeFailed, "cloud is down")
+	failed := entry(opCreate, 1, changelog.OutcomeFailed, "cloud is down")
 	// Retried after a short interval, the create may have failed again by
 	// the time the log is read.
 	e.waitChanges("logged", []changelog.Entry{failed}, []changelog.Entry{failed, failed}, []changelog.Entry{failed, failed, failed})
@@ -73,7 +73,7 @@ func TestChangeLog(t *testing.T) {
 	cl.set(func(c *cloud) { c.failCreate = nil })
 	e.change("logged", func(b *v1.Bucket) { b.Labels = map[string]string{"nudge": "1"} })
 	e.wait("logged", converged)
-	created := entry(OpCreate, 1, changelog.OutcomeSucceeded, "")
+	created := entry(opCreate, 1, changelog.OutcomeSucceeded, "")
 	// The failed create is retried after its backoff of a short interval,
 	// and may fail again before the cloud comes back, on a busy machine:
 	// the log of three then holds two failed entries before the create.
@@ -85,7 +85,7 @@ func TestChangeLog(t *testing.T) {
 	e.change("logged", func(b *v1.Bucket) { b.Spec.Size = 2 })
 	// The late-initialised region made generation 2, the size 3.
 	gen := e.wait("logged", converged).Generation
-	updated := entry(OpUpdate, gen, changelog.OutcomeSucceeded, "")
+	updated := entry(opUpdate, gen, changelog.OutcomeSucceeded, "")
 	e.waitChanges("logged", []changelog.Entry{failed, created, updated})
 
 	// A drift correction is an update too; the oldest entry goes.
@@ -98,7 +98,7 @@ func TestChangeLog(t *testing.T) {
 	e.change("logged", func(b *v1.Bucket) { b.Finalizers = append(b.Finalizers, holder) })
 	e.delete("logged")
 	// Setting deletionTimestamp made generation gen+1.
-	deleted := entry(OpDelete, gen+1, changelog.OutcomeSucceeded, "")
+	deleted := entry(opDelete, gen+1, changelog.OutcomeSucceeded, "")
 	e.waitChanges("logged", []changelog.Entry{updated, updated, deleted})
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		b := &v1.Bucket{}
@@ -138,7 +138,7 @@ func TestChangeLogSurvivesFailedStatusWrite(t *testing.T) {
 	if !failed.Load() {
 		t.Fatal("no status write carried the create's entry")
 	}
-	created := changelog.Entry{Controller: "bucket-" + e.ns, Operation: OpCreate, ExternalName: e.ns + ".kept", Generation: 1, Outcome: changelog.OutcomeSucceeded}
+	created := changelog.Entry{Controller: "bucket-" + e.ns, Operation: opCreate, ExternalName: e.ns + ".kept", Generation: 1, Outcome: changelog.OutcomeSucceeded}
 	e.waitChanges("kept", []changelog.Entry{created})
 }
 
@@ -165,22 +165,22 @@ func TestRestoreChanges(t *testing.T) {
 	}{
 		{
 			name:    "saved",
-			log:     []changelog.Entry{stored(entry(1, OpCreate))},
-			pending: []changelog.Entry{entry(1, OpCreate)},
-			wantLog: []changelog.Entry{stored(entry(1, OpCreate))},
+			log:     []changelog.Entry{stored(entry(1, opCreate))},
+			pending: []changelog.Entry{entry(1, opCreate)},
+			wantLog: []changelog.Entry{stored(entry(1, opCreate))},
 		},
 		{
 			name:        "lost",
-			log:         []changelog.Entry{stored(entry(1, OpCreate)), stored(entry(3, OpUpdate))},
-			pending:     []changelog.Entry{entry(2, OpUpdate)},
-			wantLog:     []changelog.Entry{stored(entry(1, OpCreate)), entry(2, OpUpdate), stored(entry(3, OpUpdate))},
-			wantPending: []changelog.Entry{entry(2, OpUpdate)},
+			log:         []changelog.Entry{stored(entry(1, opCreate)), stored(entry(3, opUpdate))},
+			pending:     []changelog.Entry{entry(2, opUpdate)},
+			wantLog:     []changelog.Entry{stored(entry(1, opCreate)), entry(2, opUpdate), stored(entry(3, opUpdate))},
+			wantPending: []changelog.Entry{entry(2, opUpdate)},
 		},
 		{
 			name:    "beyond the bound",
-			log:     []changelog.Entry{stored(entry(2, OpUpdate)), stored(entry(3, OpUpdate)), stored(entry(4, OpUpdate))},
-			pending: []changelog.Entry{entry(1, OpCreate)},
-			wantLog: []changelog.Entry{stored(entry(2, OpUpdate)), stored(entry(3, OpUpdate)), stored(entry(4, OpUpdate))},
+			log:     []changelog.Entry{stored(entry(2, opUpdate)), stored(entry(3, opUpdate)), stored(entry(4, opUpdate))},
+			pending: []changelog.Entry{entry(1, opCreate)},
+			wantLog: []changelog.Entry{stored(entry(2, opUpdate)), stored(entry(3, opUpdate)), stored(entry(4, opUpdate))},
 		},
 	}
 	for _, tt := range tests {
@@ -189,7 +189,7 @@ func TestRestoreChanges(t *testing.T) {
 			b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{UID: "u"}}
 			b.Status.Changes = tt.log
 			s.memory.change(b.UID, func(m *memo) { m.changes = tt.pending })
-			s.restoreChanges(&bosun.Pass[*v1.Bucket]{Object: b, Log: logr.Discard()})
+			s.log.restore(&bosun.Pass[*v1.Bucket]{Object: b, Log: logr.Discard()})
 			if diff := cmp.Diff(tt.wantLog, b.Status.Changes, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("change log (-want +got):\n%s", diff)
 			}

@@ -21,7 +21,7 @@ type Observation struct {
 	UpToDate bool
 	// Available reports that the external resource is ready for use. It is
 	// false while the resource is still coming up, and makes the step's
-	// availability condition False with ReasonCreating or ReasonUnavailable.
+	// availability condition False with reason Creating or Unavailable.
 	Available bool
 	// LateInitialized reports that Observe filled spec fields of the object
 	// that were unset with the values the external system chose. The step
@@ -40,7 +40,7 @@ type Observation struct {
 	// created or adopted it; empty when the resource carries no such mark or
 	// the external system cannot keep one. The step never updates, deletes,
 	// late-initialises from or publishes the details of a resource whose
-	// Owner names another object; it reports ReasonExternalConflict. An
+	// Owner names another object; it reports reason ExternalResourceConflict. An
 	// unmarked resource is the object's only when the step created it, the
 	// user asked for adoption or the policies only observe.
 	Owner string
@@ -130,7 +130,7 @@ type UpdateResult struct {
 // Operation is a long operation that Create or Update started and the
 // step polls.
 type Operation struct {
-	// Kind is OpCreate or OpUpdate.
+	// Kind is "create" or "update".
 	Kind string
 	// Token is what Creation.Operation or UpdateResult.Operation held.
 	Token string
@@ -153,7 +153,8 @@ type OperationStatus struct {
 // OperationPoller is implemented by an ExternalClient whose Create or
 // Update may start an operation that outlives the call (a cloud database
 // that takes minutes to make) and return its token. On every pass while
-// the token is recorded on the object (AnnotationOperation), the step
+// the token is recorded on the object (annotation
+// bosun.dev/external-operation), the step
 // calls PollOperation instead of Observe, Create or Update; once the
 // operation is done it forgets the token and observes as usual.
 //
@@ -210,7 +211,7 @@ type Connector[T client.Object] interface {
 //     adopted because the user asked), never on one marked for another
 //     object, so this is how an adopted resource gets its mark.
 //   - Every method returns when its context ends (the step gives each call
-//     a deadline, WithCallTimeout). An error after which it is unknown
+//     a deadline, Timing.Call). An error after which it is unknown
 //     whether the call took effect is marked with OutcomeUnknown, unless it
 //     already matches one of the errors ErrOutcomeUnknown lists.
 type ExternalClient[T client.Object] interface {

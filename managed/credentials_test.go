@@ -83,8 +83,8 @@ func TestCreateOutcomeSurvivesCancel(t *testing.T) {
 	e.waitCredentials("cut-conn", e.waitName("cut"))
 	bosuntest.Eventually(t, func(context.Context) error {
 		b := e.get("cut")
-		if _, ok := b.Annotations[AnnotationCreateSucceeded]; !ok {
-			return fmt.Errorf("annotations %v lack %s", b.Annotations, AnnotationCreateSucceeded)
+		if _, ok := b.Annotations[annotationCreateSucceeded]; !ok {
+			return fmt.Errorf("annotations %v lack %s", b.Annotations, annotationCreateSucceeded)
 		}
 		return nil
 	})
@@ -109,9 +109,9 @@ func TestDeletedSecretIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wait("rep", map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, ReasonCredentialRepairFailed},
-		DefaultConditionSynced:    {metav1.ConditionFalse, ReasonCredentialRepairFailed},
-		DefaultConditionAvailable: {metav1.ConditionFalse, ReasonCredentialsMissing},
+		conditions.TypeReady:      {metav1.ConditionFalse, reasonCredentialRepairFailed},
+		defaultConditionSynced:    {metav1.ConditionFalse, reasonCredentialRepairFailed},
+		defaultConditionAvailable: {metav1.ConditionFalse, reasonCredentialsMissing},
 	})
 
 	cl.set(func(c *cloud) { c.failRepair = nil })
@@ -165,8 +165,8 @@ func TestInvalidSecretName(t *testing.T) {
 	e := start(t, cl, nil)
 	e.create("badname", 1, strings.Repeat("s", 254), nil)
 	invalid := map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, ReasonInvalidSpec},
-		DefaultConditionSynced: {metav1.ConditionFalse, ReasonInvalidSpec},
+		conditions.TypeReady:   {metav1.ConditionFalse, reasonInvalidSpec},
+		defaultConditionSynced: {metav1.ConditionFalse, reasonInvalidSpec},
 	}
 	e.wait("badname", invalid)
 	e.touch("badname", "settled")

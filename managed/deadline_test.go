@@ -19,15 +19,15 @@ func TestHungObserveTimesOut(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	cl := newCloud()
 	cl.hang = map[string]bool{"hung": true}
-	e := start(t, cl, nil, WithCallTimeout(timeout))
+	e := start(t, cl, nil, WithTiming(Timing{Call: timeout}))
 	e.create("hung", 1, "", nil)
 	e.create("fine", 1, "", nil)
 	e.wait("fine", converged)
 	b := e.wait("hung", map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, ReasonObserveFailed},
-		DefaultConditionSynced: {metav1.ConditionFalse, ReasonObserveFailed},
+		conditions.TypeReady:   {metav1.ConditionFalse, reasonObserveFailed},
+		defaultConditionSynced: {metav1.ConditionFalse, reasonObserveFailed},
 	})
-	msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message
+	msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message
 	if !strings.Contains(msg, "timed out after "+timeout.String()) {
 		t.Errorf("Synced message %q does not say the call timed out after %s", msg, timeout)
 	}

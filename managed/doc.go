@@ -36,7 +36,7 @@
 // annotation AnnotationDeletionOrder on one object, "immediate" or
 // "last"), Cleanup waits while the object holds any finalizer but the
 // engine's own: it calls nothing outside, sets Synced (and so Ready) False
-// with ReasonWaitingForFinalizers and a message listing the finalizers,
+// with WaitingForFinalizers and a message listing the finalizers,
 // and goes on when the removal of the last other finalizer brings the next
 // pass (or at the next poll). Then it deletes as usual. Orphaned
 // resources, and objects with nothing named, are let go at once.
@@ -45,7 +45,7 @@
 // finalizer, each with a managed step deleting last): each would see the
 // others' finalizers and wait for ever. While other finalizers hold the
 // object, such a step records its controller's name
-// (bosun.Pass.Controller) in AnnotationDeletingLast, and counts the
+// (bosun.Pass.Controller) in bosun.dev/deleting-last, and counts the
 // finalizers of the controllers recorded there as its peers', not as
 // finalizers to wait for: once only they are left, all of them delete at
 // once, and each removes its name with the release of its finalizer. The
@@ -85,36 +85,36 @@
 //
 // Under observe-only policies (none of Create, Update and Delete),
 // observing is the whole job, as in Crossplane: a pass that observes the
-// resource is a success, Synced True with ReasonReconcileSuccess (its
+// resource is a success, Synced True with ReconcileSuccess (its
 // message says when the resource differs from the spec and may not be
 // updated), and one that finds no resource is not, Synced and Available
-// False with ReasonExternalNotFound and a message naming the policies. Only
+// False with ExternalNotFound and a message naming the policies. Only
 // the skip policy pauses the object: Synced False with
 // conditions.ReasonReconcilePaused and a message naming the policy;
 // Available still reports what Observe found, and the Ready summary skips
 // a paused condition, so Ready is True when the observed resource is
-// available and False (ReasonUnavailable) when it is missing or not
+// available and False (Unavailable) when it is missing or not
 // ready.
 //
 // # Conditions
 //
 // The step owns two conditions (types configurable with
-// WithConditionTypes): Synced, True with ReasonReconcileSuccess when the
+// WithConditionTypes): Synced, True with ReconcileSuccess when the
 // last pass did what was needed, False with conditions.ReasonReconcilePaused
-// under the skip reconcile policy, False with ReasonExternalNotFound when
+// under the skip reconcile policy, False with ExternalNotFound when
 // the resource is missing and may not be created, False with
-// ReasonWaitingForFinalizers while a deletion waits for other finalizers
-// (above), False with ReasonUpdating (and the
+// WaitingForFinalizers while a deletion waits for other finalizers
+// (above), False with Updating (and the
 // Observation's Diff in the message) from the pass that calls Update, for
 // a spec change or drift, until a pass observes the resource up to date,
-// and False with the reason of the error otherwise (ReasonCreateFailed, ReasonInvalidSpec, ReasonCreateIncomplete,
-// ReasonExternalConflict, the engine's SaveFailed through WriteFailed, ...);
-// and Available, True with ReasonAvailable, or False with ReasonCreating,
-// ReasonDeleting, ReasonUnavailable, ReasonExternalNotFound or
-// ReasonCredentialsMissing. The engine derives
+// and False with the reason of the error otherwise (CreateFailed, InvalidSpec, CreateIncomplete,
+// ExternalResourceConflict, the engine's SaveFailed through WriteFailed, ...);
+// and Available, True with Available, or False with Creating,
+// Deleting, Unavailable, ExternalNotFound or
+// CredentialsMissing. The engine derives
 // Ready from them, so Ready is False with the same reasons while the
 // resource is not available, and True with conditions.ReasonSucceeded when
-// it is; while an update is applied Ready is False with ReasonUpdating,
+// it is; while an update is applied Ready is False with Updating,
 // and Available stays True when the resource is usable meanwhile:
 // Available means the resource exists and can be used, whatever the step
 // is doing to it. Every condition observes the object's generation.
@@ -122,9 +122,9 @@
 // Conditions only inform: the step never reads them to decide what to do.
 // What it decides from is kept where a hand-edited condition cannot reach
 // it: the annotations below (the leak guard, the delete fence,
-// AnnotationFirstAvailable, which tells ReasonCreating from
-// ReasonUnavailable), status.observedGeneration (drift, counted in
-// MetricDriftCorrections, is a difference found in a generation the
+// bosun.dev/external-first-available, which tells Creating from
+// Unavailable), status.observedGeneration (drift, counted in
+// bosun_managed_drift_corrections_total, is a difference found in a generation the
 // engine has already been through), what Observe reports, and the
 // step's memory of the calls it made lately (see Memory).
 //
@@ -168,7 +168,7 @@
 //
 // Any other resource under the name is left alone: no Update, no Delete, no
 // late initialisation from it, none of its connection details published.
-// Synced and Ready are False with ReasonExternalConflict and a message
+// Synced and Ready are False with ExternalResourceConflict and a message
 // naming the external name (never a secret), retried with backoff; when the
 // object is deleted the step releases it without deleting the resource. To
 // resolve a conflict, give the object another external name, or remove the
@@ -187,19 +187,19 @@
 // AnnotationCreatePending (and the external name), guarded by the object's
 // resourceVersion, so a pass working on stale data cannot create. Right
 // after Create it publishes the connection details Create returned, then
-// records AnnotationCreateSucceeded or AnnotationCreateFailed, retrying a
+// records bosun.dev/external-create-succeeded or bosun.dev/external-create-failed, retrying a
 // few times. A later pass that finds the resource missing and pending
 // newer than both outcomes knows a create may have happened unrecorded:
 // with deterministic names it waits out the creation grace period and then
 // trusts Observe (a resource that is there is the object's, marked or not,
 // and adopted); with names the external system assigns it does the same
 // when the name was saved, and otherwise stops with
-// Synced False, reason ReasonCreateIncomplete, and a message saying what
+// Synced False, reason CreateIncomplete, and a message saying what
 // to check and which annotation to remove. A name the external system
 // assigned is saved on its own right after Create, before the other
 // writes, since it is all that finds the resource: a stop or a failed
 // write after it costs nothing but the wait. For the creation grace period
-// after a recorded create (WithCreationGracePeriod, 30s by default), "not
+// after a recorded create (Timing.CreationGrace, 30s by default), "not
 // found" is taken for an eventually consistent API and the step looks
 // again shortly instead of creating a second time.
 //
@@ -208,17 +208,17 @@
 // answer, a cancelled context, or an error the ExternalClient marks with
 // OutcomeUnknown; see ErrOutcomeUnknown) is not recorded as failed: the
 // pending mark stays the newest, and the guard treats it as above. Only a
-// Create that surely failed records AnnotationCreateFailed, after which a
+// Create that surely failed records bosun.dev/external-create-failed, after which a
 // resource found under the name is not taken for the object's. When that
 // record fails too, the process remembers the failure in its stead (see
-// Memory, below) and the object shows the create's error, ReasonCreateFailed,
+// Memory, below) and the object shows the create's error, CreateFailed,
 // with the failed record named in the message; the annotation is then
 // left out of the engine's final write, which would fail the same way and
 // report its own failure instead.
 //
 // The two writes after Create, the connection Secret and the outcome, use a
 // context that does not end with the reconcile's (a manager stopping for a
-// rollout), bounded by WithRecordTimeout (30s by default). Publishing
+// rollout), bounded by Timing.Record (30s by default). Publishing
 // first means that a stop between them is the crash window above, with the
 // Secret complete.
 //
@@ -228,18 +228,18 @@
 // answer at once with the token of an operation to ask about later. Create
 // and Update report it in Creation.Operation and UpdateResult.Operation,
 // and the ExternalClient implements OperationPoller. The step records the
-// operation in AnnotationOperation ("create:<token>" or
+// operation in bosun.dev/external-operation ("create:<token>" or
 // "update:<token>") before the pass ends: with the outcome of the create
 // (the durable write after Create, above), or at once after Update, with
 // the same retries. From then on each pass, after the short interval,
 // calls PollOperation instead of observing, creating or updating; while
-// it runs, a create shows Available (and Ready) False with ReasonCreating,
-// an update Synced (and Ready) False with ReasonUpdating. The token is on
+// it runs, a create shows Available (and Ready) False with Creating,
+// an update Synced (and Ready) False with Updating. The token is on
 // the object, not in the process: an operator restarted or replaced by
 // another replica polls the same operation and never starts a second
 // one. When it ends the step removes the annotation, records the outcome
 // in the change log, publishes the details it returned, and observes as
-// usual; a failed create also records AnnotationCreateFailed and is
+// usual; a failed create also records bosun.dev/external-create-failed and is
 // retried with backoff like a failed Create. A token lost in the crash
 // window of a create is not polled: the leak guard then trusts Observe,
 // which reports the resource that is still coming up as not available.
@@ -253,11 +253,11 @@
 // because a user deleted the Secret or the process stopped between Create
 // and publishing, the step calls RepairCredentials and publishes what it
 // returns. Until that works, Available is False with
-// ReasonCredentialsMissing and Synced says why, so Ready stays False.
+// CredentialsMissing and Synced says why, so Ready stays False.
 //
 // # The delete fence
 //
-// Before each Delete the step commits AnnotationDeletePending, guarded by
+// Before each Delete the step commits bosun.dev/external-delete-pending, guarded by
 // the resourceVersion the pass read. A pass working on a stale copy of the
 // object, such as an old, deleting object whose cache entry lingers after
 // a new object of the same name (and so the same external name) was made,
@@ -279,10 +279,10 @@
 //
 // Every call of the Connector and the ExternalClient (Connect, Observe, Create,
 // Update, Delete, RepairCredentials, Disconnect) gets a context deadline,
-// WithCallTimeout (one minute by default), so one endpoint that never
+// Timing.Call (one minute by default), so one endpoint that never
 // answers cannot hold a worker of the controller. A call that runs out of
 // time fails the pass: Synced and Ready False with the reason of the
-// operation (ReasonObserveFailed, ...) and a message saying it timed out
+// operation (ObserveFailed, ...) and a message saying it timed out
 // after how long; controller-runtime retries it with backoff. A Create that
 // times out has an unknown outcome (above). The ExternalClient must return when its
 // context ends.
@@ -292,10 +292,10 @@
 // An error is returned to the engine, so controller-runtime retries with
 // exponential backoff; a terminal one (InvalidSpec) waits for a change of
 // the object. A resource that is being created, updated or deleted is
-// looked at after the short interval (WithShortInterval). An available,
+// looked at after the short interval (Timing.Short). An available,
 // up-to-date one after the poll interval: one minute by default
-// (WithPollInterval), overridden per object by AnnotationPollInterval,
-// never below WithMinPollInterval, and spread by ±10% (PollJitter). An
+// (Timing.Poll), overridden per object by AnnotationPollInterval,
+// never below Timing.MinPoll, and spread by ±10%. An
 // annotation that does not parse as a positive Go duration is ignored. A
 // change of the object brings a pass at once, through the watch.
 //
@@ -355,7 +355,7 @@
 // Started for a long operation, followed by another entry when it ends)
 // with the error's message for a failure: never connection details, the
 // same text Synced shows. The list keeps the newest
-// changelog.DefaultLength entries (WithChangeLogLength). A Delete that
+// 10 entries (WithChangeLogLength). A Delete that
 // Cleanup asks for again while the resource goes is recorded once, and
 // so is an Update asked for again while the resource does not show the
 // last one of the same generation yet.
@@ -393,33 +393,101 @@
 //
 // # Metrics
 //
-// The step records MetricFirstReconcile, MetricTimeToReady,
-// MetricDeletion, MetricDriftCorrections, and for every call of the
-// external system MetricExternalCalls, MetricExternalCallDuration,
-// MetricExternalCallsInFlight and MetricCallLimitWait, in the registry of
+// The step records bosun_managed_first_reconcile_seconds, bosun_managed_ready_seconds,
+// bosun_managed_deletion_seconds, bosun_managed_drift_corrections_total, and for every call of the
+// external system bosun_managed_external_calls_total, bosun_managed_external_call_duration_seconds,
+// bosun_managed_external_calls_in_flight and bosun_managed_call_limit_wait_seconds, in the registry of
 // the reconciler that runs it (bosun.Reconciler.Metrics, by default
 // controller-runtime's metrics registry), labelled with the reconciler's
 // name ("controller") and the step's ("step"). The calls per object and
 // poll, and the load the polls put on the external system, follow from
-// MetricExternalCalls.
+// bosun_managed_external_calls_total.
 //
 // # Protecting the external system
 //
 // Each converged object costs a Connect and an Observe per poll interval
-// (WithPollInterval, at least WithMinPollInterval, with PollJitter): a
+// (Timing.Poll, at least Timing.MinPoll, spread by ±10%): a
 // thousand objects polled every minute are some 33 calls a second. A
 // Limiter bounds the rate at which calls start and how many run at once,
-// whatever the number of objects and workers: WithCallLimit gives a step
-// one of its own, WithLimiter shares one between the steps and
+// whatever the number of objects and workers: WithLimiter(NewLimiter(limits)) gives a step
+// one of its own, and one Limiter given to several steps is shared between the steps and
 // controllers that talk to the same system. Calls wait for it on their
 // worker, so a controller at its limit reconciles no faster than the
-// limit allows, and the wait shows in MetricCallLimitWait.
+// limit allows, and the wait shows in bosun_managed_call_limit_wait_seconds.
+//
+// # Reasons, events, metrics and operations
+//
+// The step's condition reasons, on Synced (S) or Available (A), and through
+// them on Ready:
+//
+//	| reason                   | when                                                                    |
+//	| Available                | A True: the external resource is ready for use                          |
+//	| Creating                 | A False: being created, or created and not yet seen available           |
+//	| Deleting                 | A False: Delete was asked for and the resource is still there           |
+//	| Unavailable              | A False: it was available and is not now, or is missing                 |
+//	| ExternalNotFound         | S and A False: missing, and the management policies do not allow Create |
+//	| CredentialsMissing       | A False: the connection Secret lacks credentials only Create returns    |
+//	| ReconcileSuccess         | S True: the last pass did what was needed                               |
+//	| Updating                 | S False: an Update is under way, until the resource shows it            |
+//	| WaitingForFinalizers     | S False: deletion order last, other finalizers hold the object          |
+//	| CreateIncomplete         | S False: a create may have leaked; a human must check (the leak guard)  |
+//	| ExternalResourceConflict | S False: the resource under the external name is not the object's       |
+//	| InvalidSpec              | S False: the spec cannot be made into a resource (InvalidSpec)          |
+//	| InvalidPolicy            | S False: a policy annotation holds an unknown value                     |
+//	| ConnectFailed            | S False: the Connector failed                                           |
+//	| ObserveFailed            | S False: Observe failed                                                 |
+//	| CreateFailed             | S False: Create failed, or a long create operation did                  |
+//	| UpdateFailed             | S False: Update failed, or a long update operation did                  |
+//	| DeleteFailed             | S False: Delete failed, or the delete fence could not be written        |
+//	| PollOperationFailed      | S False: OperationPoller.PollOperation failed                           |
+//	| CredentialRepairFailed   | S False: RepairCredentials failed                                       |
+//	| RecordCreateFailed       | S False: the pending mark or the outcome of a Create was not written    |
+//	| ConnectionSecretFailed   | S False: the connection Secret could not be written or is another's     |
+//
+// An error that carries a reason of its own (conditions.Terminal,
+// conditions.Warning, ...) keeps it in place of the failed operation's.
+// The step's events (reason, type Normal unless said):
+//
+//	| event                    | when                                                               |
+//	| CreatedExternalResource  | the step created the external resource                             |
+//	| UpdatedExternalResource  | the step updated it; the note holds the Observation's Diff         |
+//	| DeletingExternalResource | the step asked for its deletion                                    |
+//	| LeftExternalResource     | Warning: the object went and the resource, not its own, stayed     |
+//	| RepairedCredentials      | the connection Secret lacked credentials and the step set new ones |
+//
+// Its metrics, each labelled controller and step:
+//
+//	| metric                                        | what                                                    |
+//	| bosun_managed_first_reconcile_seconds         | histogram: object creation to the step's first pass     |
+//	| bosun_managed_ready_seconds                   | histogram: object creation to the resource available    |
+//	| bosun_managed_deletion_seconds                | histogram: deletion request to the resource gone        |
+//	| bosun_managed_drift_corrections_total         | updates of resources that drifted from an applied spec  |
+//	| bosun_managed_external_calls_total            | calls, also labelled operation and result (success, error) |
+//	| bosun_managed_external_call_duration_seconds  | histogram: seconds per call, also labelled operation    |
+//	| bosun_managed_external_calls_in_flight        | calls running now                                       |
+//	| bosun_managed_call_limit_wait_seconds         | histogram: waits for the Limiter (steps with one only)  |
+//
+// The operations, as ExternalCall.Op and the metrics' operation label name
+// them: "observe", "create", "update", "delete", "repair credentials",
+// "poll operation", and, for the metrics and the Limiter only, "connect".
+//
+// The annotations the step writes for itself (read them, never write them
+// but as said):
+//
+//	| annotation                          | holds                                                           |
+//	| bosun.dev/external-create-pending   | when a Create was about to start (remove it to clear CreateIncomplete) |
+//	| bosun.dev/external-create-succeeded | when the last Create succeeded                                  |
+//	| bosun.dev/external-create-failed    | when the last Create failed                                     |
+//	| bosun.dev/external-first-available  | when the resource was first seen available                      |
+//	| bosun.dev/external-delete-pending   | when Delete was last asked for: the delete fence                |
+//	| bosun.dev/external-operation        | the long operation polled, "create:<token>" or "update:<token>" |
+//	| bosun.dev/deleting-last             | the controllers deleting last, comma-separated                  |
 //
 // # Example
 //
 //	step := managed.NewStep[*v1.Bucket](connector,
 //		managed.WithConnectionSecret(func(b *v1.Bucket) string { return b.Spec.ConnectionSecret }),
-//		managed.WithPollInterval(2*time.Minute),
+//		managed.WithTiming(managed.Timing{Poll: 2 * time.Minute}),
 //	)
 //	r := &bosun.Reconciler[*v1.Bucket]{
 //		Name:      "bucket",
@@ -427,4 +495,8 @@
 //		Finalizer: "example.com/bucket",
 //	}
 //	return bosun.ControllerManagedBy[*v1.Bucket](mgr).Owns(&corev1.Secret{}).Complete(r)
+//
+// Maturity: stable. The contract users implement (Connector,
+// ExternalClient) and the annotations they write follow Crossplane's
+// managed resources and are tested against a real API server.
 package managed

@@ -35,8 +35,8 @@ func TestLifecycle(t *testing.T) {
 	if got := ExternalName(b); got != name {
 		t.Errorf("external name %q, want %q (namespace and name)", got, name)
 	}
-	if _, ok := b.Annotations[AnnotationCreateSucceeded]; !ok {
-		t.Errorf("annotations %v lack %s", b.Annotations, AnnotationCreateSucceeded)
+	if _, ok := b.Annotations[annotationCreateSucceeded]; !ok {
+		t.Errorf("annotations %v lack %s", b.Annotations, annotationCreateSucceeded)
 	}
 	if b.Spec.Region != defaultRegion {
 		t.Errorf("spec.region %q, want the late-initialised %q", b.Spec.Region, defaultRegion)
@@ -89,9 +89,9 @@ func TestLifecycle(t *testing.T) {
 		if err := e.c.Get(ctx, e.key("b1"), b); err != nil {
 			return err
 		}
-		c := conditions.Find(b.Status.Conditions, DefaultConditionAvailable)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonDeleting {
-			return fmt.Errorf("Available is %v, want False/%s", c, ReasonDeleting)
+		c := conditions.Find(b.Status.Conditions, defaultConditionAvailable)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reasonDeleting {
+			return fmt.Errorf("Available is %v, want False/%s", c, reasonDeleting)
 		}
 		return nil
 	})
@@ -146,13 +146,13 @@ func TestConvergedIsQuiet(t *testing.T) {
 func TestObserveOnly(t *testing.T) {
 	cl := newCloud()
 	e := start(t, cl, nil)
-	e.create("watched", 5, "", annotated(AnnotationManagementPolicies, string(PolicyObserve)))
+	e.create("watched", 5, "", annotated(AnnotationManagementPolicies, string(policyObserve)))
 	b := e.wait("watched", map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, ReasonExternalNotFound},
-		DefaultConditionSynced:    {metav1.ConditionFalse, ReasonExternalNotFound},
-		DefaultConditionAvailable: {metav1.ConditionFalse, ReasonExternalNotFound},
+		conditions.TypeReady:      {metav1.ConditionFalse, reasonExternalNotFound},
+		defaultConditionSynced:    {metav1.ConditionFalse, reasonExternalNotFound},
+		defaultConditionAvailable: {metav1.ConditionFalse, reasonExternalNotFound},
 	})
-	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "(observe)") {
+	if msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message; !strings.Contains(msg, "(observe)") {
 		t.Errorf("Synced message %q does not name the policies that forbid creating the resource", msg)
 	}
 
@@ -163,10 +163,10 @@ func TestObserveOnly(t *testing.T) {
 	})
 	b = e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
-		DefaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
-		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
+		defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
+		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
 	})
-	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "do not allow Update") {
+	if msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message; !strings.Contains(msg, "do not allow Update") {
 		t.Errorf("Synced message %q does not say that the resource differs and may not be updated", msg)
 	}
 	if b.Spec.Region != "" {
@@ -214,7 +214,7 @@ func failOutcome(c client.Client) client.Client {
 			// Nothing written after the Create gets through: neither the
 			// outcome nor a name the cloud assigned.
 			body := string(data)
-			lost := strings.Contains(body, AnnotationCreateSucceeded) || strings.Contains(body, AnnotationCreateFailed) ||
+			lost := strings.Contains(body, annotationCreateSucceeded) || strings.Contains(body, annotationCreateFailed) ||
 				strings.Contains(body, AnnotationExternalName) && !strings.Contains(body, AnnotationCreatePending)
 			if err == nil && lost {
 				return errors.New("injected: lost the create outcome")
@@ -269,17 +269,17 @@ func TestCrashWindowStops(t *testing.T) {
 	e := start(t, cl, failOutcome, WithProviderNames())
 	// clock only observes: it creates nothing, and its polls measure the
 	// window below.
-	e.create("clock", 1, "", annotated(AnnotationManagementPolicies, string(PolicyObserve)))
+	e.create("clock", 1, "", annotated(AnnotationManagementPolicies, string(policyObserve)))
 	for i := range crashTrials {
 		e.create(fmt.Sprintf("lost-%d", i), 1, "", nil)
 	}
 	incomplete := map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateIncomplete},
-		DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateIncomplete},
+		conditions.TypeReady:   {metav1.ConditionFalse, reasonCreateIncomplete},
+		defaultConditionSynced: {metav1.ConditionFalse, reasonCreateIncomplete},
 	}
 	for i := range crashTrials {
 		b := e.wait(fmt.Sprintf("lost-%d", i), incomplete)
-		msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message
+		msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message
 		if !strings.Contains(msg, AnnotationCreatePending) || !strings.Contains(msg, "check the external system") {
 			t.Errorf("%s: Synced message %q does not say what to check and which annotation to remove", b.Name, msg)
 		}
@@ -316,9 +316,9 @@ func TestEventualConsistency(t *testing.T) {
 			return err
 		}
 		return checkConditions(b, map[string]cond{
-			conditions.TypeReady:      {metav1.ConditionFalse, ReasonCreating},
-			DefaultConditionAvailable: {metav1.ConditionFalse, ReasonCreating},
-			DefaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
+			conditions.TypeReady:      {metav1.ConditionFalse, reasonCreating},
+			defaultConditionAvailable: {metav1.ConditionFalse, reasonCreating},
+			defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
 		})
 	})
 	e.wait("slow", converged)
@@ -339,8 +339,8 @@ func TestCreateErrors(t *testing.T) {
 	e := start(t, cl, nil)
 	e.create("flaky", 1, "", nil)
 	failing := map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateFailed},
-		DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateFailed},
+		conditions.TypeReady:   {metav1.ConditionFalse, reasonCreateFailed},
+		defaultConditionSynced: {metav1.ConditionFalse, reasonCreateFailed},
 	}
 	e.wait("flaky", failing)
 	// An upper bound on the creates in a fixed time: a busy machine runs
@@ -350,8 +350,8 @@ func TestCreateErrors(t *testing.T) {
 		t.Errorf("%d creates in about 2s, want backoff to keep it low", c)
 	}
 	b := e.get("flaky")
-	if _, ok := b.Annotations[AnnotationCreateFailed]; !ok {
-		t.Errorf("annotations %v lack %s", b.Annotations, AnnotationCreateFailed)
+	if _, ok := b.Annotations[annotationCreateFailed]; !ok {
+		t.Errorf("annotations %v lack %s", b.Annotations, annotationCreateFailed)
 	}
 	cl.set(func(c *cloud) { c.failCreate = nil })
 	// Nudge the object rather than wait out the backoff.
@@ -360,8 +360,8 @@ func TestCreateErrors(t *testing.T) {
 
 	e.create("bad", -1, "", nil)
 	e.wait("bad", map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, ReasonInvalidSpec},
-		DefaultConditionSynced: {metav1.ConditionFalse, ReasonInvalidSpec},
+		conditions.TypeReady:   {metav1.ConditionFalse, reasonInvalidSpec},
+		defaultConditionSynced: {metav1.ConditionFalse, reasonInvalidSpec},
 	})
 	uid := string(e.get("bad").UID)
 	// No retry in 1s and 3 polls of the converged flaky.
@@ -382,7 +382,7 @@ func TestPanicInClient(t *testing.T) {
 	e.create("boom", 1, "", nil)
 	e.wait("boom", map[string]cond{
 		conditions.TypeReady:   {metav1.ConditionFalse, conditions.ReasonPanic},
-		DefaultConditionSynced: {metav1.ConditionFalse, conditions.ReasonPanic},
+		defaultConditionSynced: {metav1.ConditionFalse, conditions.ReasonPanic},
 	})
 	cl.set(func(c *cloud) { c.panicObserve = false })
 	e.change("boom", func(b *v1.Bucket) { b.Labels = map[string]string{"nudge": "1"} })
@@ -476,7 +476,7 @@ func counterValue(t *testing.T, controller, step string) float64 {
 		t.Fatal(err)
 	}
 	for _, f := range families {
-		if f.GetName() != MetricDriftCorrections {
+		if f.GetName() != metricDriftCorrections {
 			continue
 		}
 		for _, m := range f.GetMetric() {
@@ -512,14 +512,14 @@ func labelsOf(m *dto.Metric) metricLabelValues {
 func TestFailedCreateWithFailedRecordStaysVisible(t *testing.T) {
 	cl := newCloud()
 	cl.failCreate = errors.New("cloud is down")
-	e := start(t, cl, failOutcomeOnly, WithCreationGracePeriod(time.Minute))
+	e := start(t, cl, failOutcomeOnly, WithTiming(Timing{CreationGrace: time.Minute}))
 	e.create("failing", 1, "", nil)
 	failing := map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateFailed},
-		DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateFailed},
+		conditions.TypeReady:   {metav1.ConditionFalse, reasonCreateFailed},
+		defaultConditionSynced: {metav1.ConditionFalse, reasonCreateFailed},
 	}
 	b := e.wait("failing", failing)
-	msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message
+	msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message
 	if !strings.Contains(msg, "cloud is down") || !strings.Contains(msg, "recording") || !strings.Contains(msg, "injected") {
 		t.Errorf("Synced message %q does not hold the create's error and the failed record", msg)
 	}

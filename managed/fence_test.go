@@ -110,10 +110,10 @@ func TestAmbiguousCreateErrorAdopts(t *testing.T) {
 	cl.noMarks = true
 	cl.lag = time.Second
 	cl.lostAnswer = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
-	e := start(t, cl, nil, WithCreationGracePeriod(2*time.Second))
+	e := start(t, cl, nil, WithTiming(Timing{CreationGrace: 2 * time.Second}))
 	e.create("amb", 1, "", nil)
 	b := e.wait("amb", converged)
-	if _, ok := b.Annotations[AnnotationCreateFailed]; ok {
+	if _, ok := b.Annotations[annotationCreateFailed]; ok {
 		t.Errorf("annotations %v record a failed create after an answer that was lost", b.Annotations)
 	}
 	cl.set(func(c *cloud) {
@@ -131,13 +131,13 @@ func TestAmbiguousCreateErrorWithProviderNamesStops(t *testing.T) {
 	cl := newCloud()
 	cl.assignNames = true
 	cl.lostAnswer = OutcomeUnknown(errors.New("the cloud hung up"))
-	e := start(t, cl, nil, WithProviderNames(), WithCreationGracePeriod(200*time.Millisecond))
+	e := start(t, cl, nil, WithProviderNames(), WithTiming(Timing{CreationGrace: 200 * time.Millisecond}))
 	e.create("lost", 1, "", nil)
 	b := e.wait("lost", map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateIncomplete},
-		DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateIncomplete},
+		conditions.TypeReady:   {metav1.ConditionFalse, reasonCreateIncomplete},
+		defaultConditionSynced: {metav1.ConditionFalse, reasonCreateIncomplete},
 	})
-	if _, ok := b.Annotations[AnnotationCreateFailed]; ok {
+	if _, ok := b.Annotations[annotationCreateFailed]; ok {
 		t.Errorf("annotations %v record a failed create after an answer that was lost", b.Annotations)
 	}
 	// A change of the object brings a pass: it stops again.
@@ -149,7 +149,7 @@ func TestAmbiguousCreateErrorWithProviderNamesStops(t *testing.T) {
 		}
 		return nil
 	})
-	e.wait("lost", map[string]cond{DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateIncomplete}})
+	e.wait("lost", map[string]cond{defaultConditionSynced: {metav1.ConditionFalse, reasonCreateIncomplete}})
 	if c, _, _ := cl.counts(); c != 1 {
 		t.Errorf("%d creates, want 1", c)
 	}

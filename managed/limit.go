@@ -27,8 +27,8 @@ type Limits struct {
 // Limiter holds the calls of steps to an external system within Limits:
 // a call or a connection waits, on its worker, until it may start. One
 // Limiter given to several steps (WithLimiter), in the same or in
-// different controllers, bounds them together; WithCallLimit gives a step
-// a Limiter of its own.
+// different controllers, bounds them together; a Limiter given to one
+// step bounds its calls alone.
 //
 // Every call of the Connector and the ExternalClient counts against the
 // rate: Connect, Observe, Create, Update, Delete, RepairCredentials and
@@ -102,15 +102,9 @@ func waitError(cause error) error {
 	return fmt.Errorf("%w: %s", ErrCallLimitWait, cause.Error())
 }
 
-// WithCallLimit gives the step a Limiter of its own, within l: the calls
-// it makes for all objects of its controller, however many workers run
-// them, stay within l. See Limiter.
-func WithCallLimit(l Limits) Option {
-	return func(c *config) { c.limiter = NewLimiter(l) }
-}
-
 // WithLimiter makes the step's calls wait for l, which other steps may
 // share: one Limiter per external system keeps the calls of every
-// controller that talks to it within its limits. Nil, the default, sets
-// no limit.
+// controller that talks to it within its limits, and
+// WithLimiter(NewLimiter(limits)) gives a step one of its own. Nil, the
+// default, sets no limit.
 func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }

@@ -110,7 +110,7 @@ func TestLimiterWaitEnds(t *testing.T) {
 func TestCallLimit(t *testing.T) {
 	cl := newCloud()
 	cl.callDelay = 20 * time.Millisecond
-	e := startRig(t, cl, rig{workers: 6, opts: []Option{WithCallLimit(Limits{Rate: 40, Concurrency: 2})}})
+	e := startRig(t, cl, rig{workers: 6, opts: []Option{WithLimiter(NewLimiter(Limits{Rate: 40, Concurrency: 2}))}})
 	const n = 12
 	for i := range n {
 		e.create(fmt.Sprintf("b%d", i), 1, "", nil)
@@ -159,11 +159,11 @@ func TestCallLimit(t *testing.T) {
 				continue
 			}
 			switch f.GetName() {
-			case MetricExternalCalls:
+			case metricExternalCalls:
 				counted["calls"] += m.GetCounter().GetValue()
-			case MetricCallLimitWait:
+			case metricCallLimitWait:
 				counted["waits"] += float64(m.GetHistogram().GetSampleCount())
-			case MetricExternalCallDuration:
+			case metricExternalCallDuration:
 				counted["timed"] += float64(m.GetHistogram().GetSampleCount())
 			}
 		}

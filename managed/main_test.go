@@ -75,7 +75,7 @@ type cloudBucket struct {
 
 // cloudOp is a long operation of the cloud (see cloud.async).
 type cloudOp struct {
-	kind   string // OpCreate or OpUpdate
+	kind   string // opCreate or opUpdate
 	bucket string
 	size   int64 // the size an update sets
 	done   bool
@@ -215,9 +215,9 @@ func (c *cloud) finish(token string) {
 	op.done = true
 	if b, ok := c.buckets[op.bucket]; ok {
 		switch op.kind {
-		case OpCreate:
+		case opCreate:
 			b.creating = false
-		case OpUpdate:
+		case opUpdate:
 			b.size = op.size
 		}
 	}
@@ -374,7 +374,7 @@ func (cc cloudClient) Create(_ context.Context, obj *v1.Bucket) (Creation, error
 	var token string
 	if c.async {
 		b.creating = true
-		token = c.startOp(&cloudOp{kind: OpCreate, bucket: name})
+		token = c.startOp(&cloudOp{kind: opCreate, bucket: name})
 	}
 	lost := c.lostAnswer
 	c.lostAnswer = nil
@@ -408,11 +408,11 @@ func (cc cloudClient) Update(_ context.Context, obj *v1.Bucket) (UpdateResult, e
 	}
 	if c.async {
 		for _, token := range sortedKeys(c.ops) {
-			if op := c.ops[token]; op.kind == OpUpdate && op.bucket == name && op.size == obj.Spec.Size && !op.done {
+			if op := c.ops[token]; op.kind == opUpdate && op.bucket == name && op.size == obj.Spec.Size && !op.done {
 				return UpdateResult{Operation: token}, nil
 			}
 		}
-		return UpdateResult{Operation: c.startOp(&cloudOp{kind: OpUpdate, bucket: name, size: obj.Spec.Size})}, nil
+		return UpdateResult{Operation: c.startOp(&cloudOp{kind: opUpdate, bucket: name, size: obj.Spec.Size})}, nil
 	}
 	switch {
 	case c.updateDelay <= 0:
@@ -510,9 +510,7 @@ type env struct {
 // testOpts are the step options every test starts from: short intervals.
 func testOpts() []Option {
 	return []Option{
-		WithPollInterval(300 * time.Millisecond),
-		WithMinPollInterval(100 * time.Millisecond),
-		WithShortInterval(100 * time.Millisecond),
+		WithTiming(Timing{Poll: 300 * time.Millisecond, MinPoll: 100 * time.Millisecond, Short: 100 * time.Millisecond}),
 		WithOutcomeRetry(2, 10*time.Millisecond),
 		WithConnectionSecret(func(b *v1.Bucket) string { return b.Spec.ConnectionSecret }),
 	}
@@ -635,8 +633,8 @@ type cond struct {
 
 var converged = map[string]cond{
 	conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
-	DefaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
-	DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
+	defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
+	defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
 }
 
 // checkConditions reports how b's conditions differ from want, each for

@@ -115,19 +115,19 @@ func (m *memory) forget(uid types.UID) {
 // share. The engine never runs a pass of an object it does not find, so
 // this is the only moment the step can learn that the object is gone. It
 // adds nothing to the queue.
-func (s *Step[T]) forgetLeaving() handler.EventHandler {
+func forgetLeaving(m *memory) handler.EventHandler {
 	return handler.Funcs{
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if e.Object != nil {
-				s.memory.forget(e.Object.GetUID())
+				m.forget(e.Object.GetUID())
 			}
 		},
 	}
 }
 
-// watchLeaving adds to b the watch that runs forgetLeaving, when T is a
-// pointer to a struct the builder can make.
-func (s *Step[T]) watchLeaving(b *bosun.Builder[T]) {
+// watchLeaving adds to b the watch that runs forgetLeaving over m, when T
+// is a pointer to a struct the builder can make.
+func watchLeaving[T client.Object](b *bosun.Builder[T], m *memory) {
 	t := reflect.TypeFor[T]()
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return
@@ -136,5 +136,5 @@ func (s *Step[T]) watchLeaving(b *bosun.Builder[T]) {
 	if !ok {
 		return
 	}
-	b.Watches(obj, s.forgetLeaving())
+	b.Watches(obj, forgetLeaving(m))
 }

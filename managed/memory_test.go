@@ -65,7 +65,7 @@ func TestMemoryIsReleased(t *testing.T) {
 			e.change(name, func(b *v1.Bucket) { b.Labels = share("b") })
 		}},
 	}
-	failing := map[string]cond{DefaultConditionSynced: {metav1.ConditionFalse, ReasonCreateFailed}}
+	failing := map[string]cond{defaultConditionSynced: {metav1.ConditionFalse, reasonCreateFailed}}
 	for _, o := range objects {
 		b := &v1.Bucket{
 			ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: o.name, Labels: share("a"), Annotations: o.ann},
@@ -98,7 +98,7 @@ func TestMemoryIsReleased(t *testing.T) {
 	})
 	// The object that left is still there, and no longer this
 	// controller's.
-	if b := e.get("handed-over"); b.Labels["share"] != "b" || conditions.Find(b.Status.Conditions, DefaultConditionSynced) == nil {
+	if b := e.get("handed-over"); b.Labels["share"] != "b" || conditions.Find(b.Status.Conditions, defaultConditionSynced) == nil {
 		t.Errorf("handed-over Bucket: labels %v, conditions %v", b.Labels, b.Status.Conditions)
 	}
 }

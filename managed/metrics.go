@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/internal/register"
 )
@@ -15,39 +17,39 @@ import (
 // and labels every series with the reconciler's name ("controller") and
 // the step's name ("step").
 const (
-	// MetricFirstReconcile is a histogram of the seconds from an object's
+	// metricFirstReconcile is a histogram of the seconds from an object's
 	// creation to the step's first pass over it, labelled controller and
 	// step.
-	MetricFirstReconcile = "bosun_managed_first_reconcile_seconds"
-	// MetricTimeToReady is a histogram of the seconds from an object's
+	metricFirstReconcile = "bosun_managed_first_reconcile_seconds"
+	// metricTimeToReady is a histogram of the seconds from an object's
 	// creation to the first time its external resource was available,
 	// labelled controller and step.
-	MetricTimeToReady = "bosun_managed_ready_seconds"
-	// MetricDeletion is a histogram of the seconds from an object's deletion
+	metricTimeToReady = "bosun_managed_ready_seconds"
+	// metricDeletion is a histogram of the seconds from an object's deletion
 	// request to its external resource being gone, labelled controller and
 	// step.
-	MetricDeletion = "bosun_managed_deletion_seconds"
-	// MetricDriftCorrections counts updates of external resources that had
+	metricDeletion = "bosun_managed_deletion_seconds"
+	// metricDriftCorrections counts updates of external resources that had
 	// drifted from a spec the step had already applied, labelled controller
 	// and step.
-	MetricDriftCorrections = "bosun_managed_drift_corrections_total"
-	// MetricExternalCalls counts the calls the step made of the Connector
+	metricDriftCorrections = "bosun_managed_drift_corrections_total"
+	// metricExternalCalls counts the calls the step made of the Connector
 	// and the ExternalClient, labelled controller, step, operation (one of
-	// the Op constants) and result ("success" or "error").
-	MetricExternalCalls = "bosun_managed_external_calls_total"
-	// MetricExternalCallDuration is a histogram of the seconds those calls
+	// the operations the package documentation lists) and result ("success" or "error").
+	metricExternalCalls = "bosun_managed_external_calls_total"
+	// metricExternalCallDuration is a histogram of the seconds those calls
 	// took, labelled controller, step and operation.
-	MetricExternalCallDuration = "bosun_managed_external_call_duration_seconds"
-	// MetricExternalCallsInFlight is how many of those calls run now,
+	metricExternalCallDuration = "bosun_managed_external_call_duration_seconds"
+	// metricExternalCallsInFlight is how many of those calls run now,
 	// labelled controller and step.
-	MetricExternalCallsInFlight = "bosun_managed_external_calls_in_flight"
-	// MetricCallLimitWait is a histogram of the seconds calls waited for
+	metricExternalCallsInFlight = "bosun_managed_external_calls_in_flight"
+	// metricCallLimitWait is a histogram of the seconds calls waited for
 	// the step's Limiter before they started, labelled controller and
 	// step; only steps with a Limiter record it.
-	MetricCallLimitWait = "bosun_managed_call_limit_wait_seconds"
+	metricCallLimitWait = "bosun_managed_call_limit_wait_seconds"
 )
 
-// Results of MetricExternalCalls.
+// Results of metricExternalCalls.
 const (
 	resultSuccess = "success"
 	resultError   = "error"
@@ -72,25 +74,25 @@ func newCollectors() *collectors {
 		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, metricLabels)
 	}
 	return &collectors{
-		first:    histogram(MetricFirstReconcile, "Seconds from an object's creation to the first pass of its managed step."),
-		ready:    histogram(MetricTimeToReady, "Seconds from an object's creation to its external resource being available."),
-		deletion: histogram(MetricDeletion, "Seconds from an object's deletion request to its external resource being gone."),
+		first:    histogram(metricFirstReconcile, "Seconds from an object's creation to the first pass of its managed step."),
+		ready:    histogram(metricTimeToReady, "Seconds from an object's creation to its external resource being available."),
+		deletion: histogram(metricDeletion, "Seconds from an object's deletion request to its external resource being gone."),
 		drift: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricDriftCorrections, Help: "Updates of external resources that had drifted from an applied spec.",
+			Name: metricDriftCorrections, Help: "Updates of external resources that had drifted from an applied spec.",
 		}, metricLabels),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricExternalCalls, Help: "Calls of the managed step's external system, by operation and result.",
+			Name: metricExternalCalls, Help: "Calls of the managed step's external system, by operation and result.",
 		}, append(append([]string(nil), metricLabels...), "operation", "result")),
 		callDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: MetricExternalCallDuration, Help: "Seconds the managed step's external calls took, by operation.",
+			Name: metricExternalCallDuration, Help: "Seconds the managed step's external calls took, by operation.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, append(append([]string(nil), metricLabels...), "operation")),
 		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: MetricCallLimitWait, Help: "Seconds the managed step's external calls waited for their call limit.",
+			Name: metricCallLimitWait, Help: "Seconds the managed step's external calls waited for their call limit.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}, metricLabels),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: MetricExternalCallsInFlight, Help: "External calls of the managed step running now.",
+			Name: metricExternalCallsInFlight, Help: "External calls of the managed step running now.",
 		}, metricLabels),
 	}
 }
@@ -135,11 +137,14 @@ type metricsKey struct {
 	controller string
 }
 
-// metricsFor returns the step's series for the reconciler running req, in
+// meters is the stage that finds the step's series (see metricSet).
+type meters[T client.Object] struct{ *Step[T] }
+
+// of returns the step's series for the reconciler running req, in
 // its registry, registering the collectors there on first use. When they
 // cannot be registered (the registry holds other metrics under the same
 // names), the error is logged once and the observations are dropped.
-func (s *Step[T]) metricsFor(req *bosun.Pass[T]) *metricSet {
+func (s meters[T]) of(req *bosun.Pass[T]) *metricSet {
 	reg := req.Metrics()
 	key := metricsKey{controller: req.Controller}
 	// A registerer of a type that cannot be a map key is looked up in its

@@ -64,7 +64,7 @@ func newMetricsRun(t *testing.T, name string, reg prometheus.Registerer, step *S
 	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1.Bucket{}).WithObjects(b).Build()
 	return metricsRun{
 		r: &bosun.Reconciler[*v1.Bucket]{
-			Name: name, Metrics: reg, Client: c, Finalizer: finalizer, IgnoreNamespacePolicy: true,
+			Name: name, Client: c, Finalizer: finalizer, Options: bosun.Options{IgnoreNamespacePolicy: true, Metrics: reg},
 			Steps: []bosun.Step[*v1.Bucket]{step},
 		},
 		key: client.ObjectKeyFromObject(b),
@@ -132,7 +132,7 @@ func TestMetricsPerRegistry(t *testing.T) {
 	for _, name := range []string{"alpha", "beta"} {
 		t.Run(name, func(t *testing.T) {
 			reg := regs[name]
-			for _, metric := range []string{MetricFirstReconcile, MetricTimeToReady, MetricDeletion} {
+			for _, metric := range []string{metricFirstReconcile, metricTimeToReady, metricDeletion} {
 				if diff := cmp.Diff(map[string]uint64{name + "/managed": 1}, histogramSamples(t, reg, metric)); diff != "" {
 					t.Errorf("%s samples (-want +got):\n%s", metric, diff)
 				}
@@ -140,13 +140,13 @@ func TestMetricsPerRegistry(t *testing.T) {
 			want := fmt.Sprintf(`# HELP %[1]s Updates of external resources that had drifted from an applied spec.
 # TYPE %[1]s counter
 %[1]s{controller=%[2]q,step="managed"} 1
-`, MetricDriftCorrections, name)
-			if err := testutil.GatherAndCompare(reg, strings.NewReader(want), MetricDriftCorrections); err != nil {
+`, metricDriftCorrections, name)
+			if err := testutil.GatherAndCompare(reg, strings.NewReader(want), metricDriftCorrections); err != nil {
 				t.Error(err)
 			}
 		})
 	}
-	for _, metric := range []string{MetricFirstReconcile, MetricTimeToReady, MetricDeletion} {
+	for _, metric := range []string{metricFirstReconcile, metricTimeToReady, metricDeletion} {
 		for key := range histogramSamples(t, metrics.Registry, metric) {
 			if strings.HasPrefix(key, "alpha/") || strings.HasPrefix(key, "beta/") {
 				t.Errorf("controller-runtime's registry holds %s %s", metric, key)
@@ -160,12 +160,12 @@ func TestMetricsPerRegistry(t *testing.T) {
 // records nothing there.
 func TestMetricsRegistryConflict(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	taken := prometheus.NewCounter(prometheus.CounterOpts{Name: MetricFirstReconcile, Help: "not the step's"})
+	taken := prometheus.NewCounter(prometheus.CounterOpts{Name: metricFirstReconcile, Help: "not the step's"})
 	reg.MustRegister(taken)
 	m := newMetricsRun(t, "conflict", reg, NewStep[*v1.Bucket](newCloud()))
 	m.until(t, "ready", ready)
-	if n, err := testutil.GatherAndCount(reg, MetricFirstReconcile); err != nil || n != 1 {
-		t.Errorf("%s: %d series (%v), want only the one registered before", MetricFirstReconcile, n, err)
+	if n, err := testutil.GatherAndCount(reg, metricFirstReconcile); err != nil || n != 1 {
+		t.Errorf("%s: %d series (%v), want only the one registered before", metricFirstReconcile, n, err)
 	}
 	if got := testutil.ToFloat64(taken); got != 0 {
 		t.Errorf("the registry's own counter = %v, want 0", got)

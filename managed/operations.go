@@ -7,20 +7,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/managed/changelog"
 )
 
-// ReasonPollFailed is the reason of Synced when
-// OperationPoller.PollOperation failed with an error that carries no
-// reason of its own.
-const ReasonPollFailed = "PollOperationFailed"
+// poller is the stage that follows the long operations Create and Update
+// start (see OperationPoller): it polls the one recorded on the object
+// before the pass observes, and records one an Update started.
+type poller[T client.Object] struct{ *Step[T] }
 
-// pollOperation polls the long operation recorded on the object, if any.
+// poll polls the long operation recorded on the object, if any.
 // wait reports that the pass ends here, with res and err: the operation
 // is still running, the poll failed, or the operation failed. Otherwise
 // there was none, or it is done and forgotten, and the pass goes on.
-func (s *Step[T]) pollOperation(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T]) (wait bool, res ctrl.Result, err error) {
+func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T]) (wait bool, res ctrl.Result, err error) {
 	obj := req.Object
 	op, ok := operationOf(obj.GetAnnotations())
 	if !ok {
@@ -28,63 +30,63 @@ func (s *Step[T]) pollOperation(ctx context.Context, req *bosun.Pass[T], cl Exte
 	}
 	name := ExternalName(obj)
 	p, ok := cl.(OperationPoller[T])
-	if !ok || op.Token == "" || op.Kind != OpCreate && op.Kind != OpUpdate {
+	if !ok || op.Token == "" || op.Kind != opCreate && op.Kind != opUpdate {
 		req.Log.Info("cannot poll the recorded operation, observing instead", "operation", op.Kind, "externalName", name, "poller", ok)
-		setAnnotations(obj, map[string]string{AnnotationOperation: ""})
+		setAnnotations(obj, map[string]string{annotationOperation: ""})
 		return false, ctrl.Result{}, nil
 	}
-	st, perr := callExternal(ctx, s, req, OpPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
+	st, perr := callExternal(ctx, s.Step, req, opPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
 		return p.PollOperation(ctx, obj, op)
 	})
 	if perr != nil {
-		return true, ctrl.Result{}, s.fail(ReasonPollFailed, fmt.Errorf("polling the %s operation of %s: %w", op.Kind, describe(name), perr))
+		return true, ctrl.Result{}, s.rec.fail(reasonPollFailed, fmt.Errorf("polling the %s operation of %s: %w", op.Kind, describe(name), perr))
 	}
 	if !st.Done {
-		if op.Kind == OpCreate {
-			s.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external system is creating the resource")
-			s.setSynced(obj, "")
+		if op.Kind == opCreate {
+			s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonCreating, "the external system is creating the resource")
+			s.rec.setSynced(obj, "")
 		} else {
-			s.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
+			s.rec.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, reasonUpdating,
 				fmt.Sprintf("the external system is updating %s to the spec", describe(name)))
 		}
 		return true, ctrl.Result{RequeueAfter: s.cfg.short}, nil
 	}
-	forget := map[string]string{AnnotationOperation: ""}
+	forget := map[string]string{annotationOperation: ""}
 	outcome := changelog.OutcomeSucceeded
 	if st.Err != nil {
 		outcome = changelog.OutcomeFailed
-		if op.Kind == OpCreate {
+		if op.Kind == opCreate {
 			// What the create left is not taken for the object's.
-			forget[AnnotationCreateFailed] = formatTime(s.cfg.now())
+			forget[annotationCreateFailed] = formatTime(s.cfg.now())
 		}
 	}
 	setAnnotations(obj, forget)
-	s.logChange(req, op.Kind, name, outcome, st.Err)
+	s.log.add(req, op.Kind, name, outcome, st.Err)
 	if st.Err != nil {
-		reason := ReasonCreateFailed
-		if op.Kind == OpUpdate {
-			reason = ReasonUpdateFailed
+		reason := reasonCreateFailed
+		if op.Kind == opUpdate {
+			reason = reasonUpdateFailed
 		}
-		return true, ctrl.Result{}, s.fail(reason, fmt.Errorf("the %s operation of %s failed: %w", op.Kind, describe(name), st.Err))
+		return true, ctrl.Result{}, s.rec.fail(reason, fmt.Errorf("the %s operation of %s failed: %w", op.Kind, describe(name), st.Err))
 	}
 	req.Log.Info("external operation done", "operation", op.Kind, "externalName", name)
 	if len(st.ConnectionDetails) > 0 {
-		wctx, cancel := s.durable(ctx)
+		wctx, cancel := s.write.durable(ctx)
 		defer cancel()
-		if err := s.publish(wctx, req, st.ConnectionDetails); err != nil {
+		if err := s.secret.publish(wctx, req, st.ConnectionDetails); err != nil {
 			return true, ctrl.Result{}, err
 		}
 	}
 	return false, ctrl.Result{}, nil
 }
 
-// startOperation records the long operation an Update started, at once,
+// start records the long operation an Update started, at once,
 // so that a stop before the pass ends does not lose it.
-func (s *Step[T]) startOperation(ctx context.Context, req *bosun.Pass[T], op Operation) error {
-	wctx, cancel := s.durable(ctx)
+func (s poller[T]) start(ctx context.Context, req *bosun.Pass[T], op Operation) error {
+	wctx, cancel := s.write.durable(ctx)
 	defer cancel()
-	if err := s.record(wctx, req, map[string]string{AnnotationOperation: operationValue(op)}); err != nil {
-		return s.fail(ReasonRecordFailed, fmt.Errorf("recording the %s operation: %w", op.Kind, err))
+	if err := s.write.save(wctx, req, map[string]string{annotationOperation: operationValue(op)}); err != nil {
+		return s.rec.fail(reasonRecordFailed, fmt.Errorf("recording the %s operation: %w", op.Kind, err))
 	}
 	return nil
 }

@@ -25,9 +25,9 @@ func (e *env) waitOperation(name, kind string) string {
 		if err := e.c.Get(ctx, e.key(name), b); err != nil {
 			return err
 		}
-		v, ok := b.Annotations[AnnotationOperation]
+		v, ok := b.Annotations[annotationOperation]
 		if !ok || !strings.HasPrefix(v, kind+":") {
-			return fmt.Errorf("annotation %s is %q, want a %s operation", AnnotationOperation, v, kind)
+			return fmt.Errorf("annotation %s is %q, want a %s operation", annotationOperation, v, kind)
 		}
 		token = strings.TrimPrefix(v, kind+":")
 		if e.cloud.pollsOf(token) == 0 {
@@ -48,16 +48,16 @@ func TestLongOperationsResumeAfterRestart(t *testing.T) {
 	cl.async = true
 	ns := bosuntest.Namespace(t, shared.ControlPlane(t).Client)
 	creating := map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, ReasonCreating},
-		DefaultConditionAvailable: {metav1.ConditionFalse, ReasonCreating},
-		DefaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
+		conditions.TypeReady:      {metav1.ConditionFalse, reasonCreating},
+		defaultConditionAvailable: {metav1.ConditionFalse, reasonCreating},
+		defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
 	}
 
 	var token string
 	t.Run("first process", func(t *testing.T) {
 		e := startRig(t, cl, rig{ns: ns})
 		e.create("slow", 1, "slow-conn", nil)
-		token = e.waitOperation("slow", OpCreate)
+		token = e.waitOperation("slow", opCreate)
 		e.wait("slow", creating)
 	}) // The first operator stops here, its create still running.
 
@@ -76,8 +76,8 @@ func TestLongOperationsResumeAfterRestart(t *testing.T) {
 
 	cl.finish(token)
 	b := e.wait("slow", converged)
-	if v, ok := b.Annotations[AnnotationOperation]; ok {
-		t.Errorf("annotation %s = %q after the operation ended, want it gone", AnnotationOperation, v)
+	if v, ok := b.Annotations[annotationOperation]; ok {
+		t.Errorf("annotation %s = %q after the operation ended, want it gone", annotationOperation, v)
 	}
 	if _, err := e.secret(t.Context(), "slow-conn"); err != nil {
 		t.Errorf("connection secret: %v", err)
@@ -86,11 +86,11 @@ func TestLongOperationsResumeAfterRestart(t *testing.T) {
 	// A long update: Synced and Ready say Updating, the bucket stays
 	// Available, until the cloud is done.
 	e.change("slow", func(b *v1.Bucket) { b.Spec.Size = 2 })
-	update := e.waitOperation("slow", OpUpdate)
+	update := e.waitOperation("slow", opUpdate)
 	b = e.wait("slow", map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, ReasonUpdating},
-		DefaultConditionSynced:    {metav1.ConditionFalse, ReasonUpdating},
-		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
+		conditions.TypeReady:      {metav1.ConditionFalse, reasonUpdating},
+		defaultConditionSynced:    {metav1.ConditionFalse, reasonUpdating},
+		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
 	})
 	gen := b.Generation
 	cl.finish(update)

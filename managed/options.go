@@ -5,52 +5,31 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/bosunkit/bosun/managed/changelog"
 )
 
-// Defaults of the step's options.
+// Defaults of the step's options, stated in the docs of the options.
 const (
-	// DefaultPollInterval is how long a step waits, give or take
-	// PollJitter, before it observes an available, up-to-date resource
-	// again.
-	DefaultPollInterval = time.Minute
-	// DefaultMinPollInterval is the shortest poll interval an object's
-	// AnnotationPollInterval may ask for.
-	DefaultMinPollInterval = 5 * time.Second
-	// DefaultShortInterval is how long a step waits before it looks again at
-	// a resource that is being created, updated or deleted.
-	DefaultShortInterval = 5 * time.Second
-	// DefaultCreationGracePeriod is how long after a Create a "not found"
-	// from Observe is taken for the external system lagging behind rather
-	// than for a missing resource.
-	DefaultCreationGracePeriod = 30 * time.Second
-	// DefaultCallTimeout bounds each call of the Connector and the ExternalClient:
-	// long enough for a slow create in most external systems, short enough
-	// that a hung endpoint holds a worker for a minute, not for ever.
-	DefaultCallTimeout = time.Minute
-	// DefaultRecordTimeout bounds the writes after a Create that go on when
-	// the reconcile's context ends (see WithRecordTimeout).
-	DefaultRecordTimeout = 30 * time.Second
-	// PollJitter is the fraction by which a poll interval is spread, so
+	defaultPollInterval        = time.Minute
+	defaultMinPollInterval     = 5 * time.Second
+	defaultShortInterval       = 5 * time.Second
+	defaultCreationGracePeriod = 30 * time.Second
+	defaultCallTimeout         = time.Minute
+	defaultRecordTimeout       = 30 * time.Second
+	defaultConditionSynced     = "Synced"
+	defaultConditionAvailable  = "Available"
+	defaultChangeLogLength     = 10
+	defaultOutcomeAttempts     = 5
+	defaultOutcomeBackoff      = 100 * time.Millisecond
+
+	// pollJitter is the fraction by which a poll interval is spread, so
 	// that objects created together do not poll together.
-	PollJitter = 0.1
-
-	// DefaultConditionSynced is the default type of the condition that
-	// reports whether the last pass reached the external system and did
-	// what was needed.
-	DefaultConditionSynced = "Synced"
-	// DefaultConditionAvailable is the default type of the condition that
-	// reports whether the external resource is ready for use.
-	DefaultConditionAvailable = "Available"
-
-	defaultOutcomeAttempts = 5
-	defaultOutcomeBackoff  = 100 * time.Millisecond
+	pollJitter = 0.1
 )
 
 // Option configures a step made by NewStep.
 type Option func(*config)
 
+// config is what the options set.
 type config struct {
 	name            string
 	synced          string
@@ -76,24 +55,25 @@ type config struct {
 	rand            func() float64
 }
 
+// defaults returns the configuration of a step without options.
 func defaults() config {
 	return config{
 		name:            "managed",
-		synced:          DefaultConditionSynced,
-		available:       DefaultConditionAvailable,
+		synced:          defaultConditionSynced,
+		available:       defaultConditionAvailable,
 		nameFn:          NameFromNamespacedName,
-		poll:            DefaultPollInterval,
-		minPoll:         DefaultMinPollInterval,
-		short:           DefaultShortInterval,
-		grace:           DefaultCreationGracePeriod,
+		poll:            defaultPollInterval,
+		minPoll:         defaultMinPollInterval,
+		short:           defaultShortInterval,
+		grace:           defaultCreationGracePeriod,
 		policies:        AllPolicies(),
 		deletion:        DeletionDelete,
 		order:           DeletionOrderImmediate,
-		changeLogLength: changelog.DefaultLength,
+		changeLogLength: defaultChangeLogLength,
 		outcomeAttempts: defaultOutcomeAttempts,
 		outcomeBackoff:  defaultOutcomeBackoff,
-		callTimeout:     DefaultCallTimeout,
-		recordTimeout:   DefaultRecordTimeout,
+		callTimeout:     defaultCallTimeout,
+		recordTimeout:   defaultRecordTimeout,
 		now:             time.Now,
 		rand:            rand.Float64,
 	}
@@ -104,7 +84,7 @@ func defaults() config {
 func WithName(name string) Option { return func(c *config) { c.name = name } }
 
 // WithConditionTypes sets the types of the two conditions the step owns
-// (default DefaultConditionSynced and DefaultConditionAvailable).
+// (default "Synced" and "Available").
 func WithConditionTypes(synced, available string) Option {
 	return func(c *config) { c.synced, c.available = synced, available }
 }
@@ -129,29 +109,10 @@ func WithExternalName(name func(client.Object) string) Option {
 // over, the step creates one replacement and records its name in place of
 // the old one. Such names are not deterministic: when a pass finds a
 // create started and its outcome unrecorded (or unknown), the step stops
-// with Synced False, reason ReasonCreateIncomplete, because it cannot tell
+// with Synced False, reason CreateIncomplete, because it cannot tell
 // whether a resource was made or what it is called; so does a Create that
 // succeeds without recording a name.
 func WithProviderNames() Option { return func(c *config) { c.providerNames = true } }
-
-// WithPollInterval sets how often an available, up-to-date resource is
-// observed again (default DefaultPollInterval), give or take PollJitter.
-// An object overrides it with AnnotationPollInterval; a value there that
-// does not parse, or is not positive, is ignored in favour of this one.
-func WithPollInterval(d time.Duration) Option { return func(c *config) { c.poll = d } }
-
-// WithMinPollInterval sets the shortest poll interval (default
-// DefaultMinPollInterval); shorter ones, configured or annotated, are raised
-// to it.
-func WithMinPollInterval(d time.Duration) Option { return func(c *config) { c.minPoll = d } }
-
-// WithShortInterval sets how soon a resource being created, updated or
-// deleted is looked at again (default DefaultShortInterval).
-func WithShortInterval(d time.Duration) Option { return func(c *config) { c.short = d } }
-
-// WithCreationGracePeriod sets how long after a Create the step does not
-// take "not found" for an answer (default DefaultCreationGracePeriod).
-func WithCreationGracePeriod(d time.Duration) Option { return func(c *config) { c.grace = d } }
 
 // WithManagementPolicies sets the management policies of objects without
 // AnnotationManagementPolicies (default AllPolicies).
@@ -165,14 +126,13 @@ func WithDeletionPolicy(p DeletionPolicy) Option { return func(c *config) { c.de
 // AnnotationDeletionOrder (default DeletionOrderImmediate). With
 // DeletionOrderLast the step deletes the external resource only once the
 // object holds no finalizer but the engine's own; meanwhile Synced and
-// Ready are False with ReasonWaitingForFinalizers. Controllers that both
+// Ready are False with reason WaitingForFinalizers. Controllers that both
 // delete last on one object do not wait for each other (see
-// AnnotationDeletingLast).
+// annotation bosun.dev/deleting-last).
 func WithDeletionOrder(o DeletionOrder) Option { return func(c *config) { c.order = o } }
 
 // WithChangeLogLength sets how many entries the change log of an object
-// keeps, the newest (default changelog.DefaultLength). Values below 1
-// keep the default.
+// keeps, the newest (default 10). Values below 1 keep the default.
 func WithChangeLogLength(n int) Option { return func(c *config) { c.changeLogLength = n } }
 
 // WithConnectionSecret publishes connection details to the Secret, in the
@@ -205,18 +165,84 @@ func WithOutcomeRetry(attempts int, backoff time.Duration) Option {
 // WithClock sets the clock the step reads (default time.Now), for tests.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
-// WithCallTimeout bounds each call of the Connector and the ExternalClient
-// (Connect, Observe, Create, Update, Delete, RepairCredentials, Disconnect)
-// with a context deadline (default DefaultCallTimeout), so that an external
-// system that does not answer cannot hold a worker of the controller. A
-// call that runs out of time fails the pass with an error that says so, in
-// Synced with the reason of the operation, and is retried with backoff. The
-// ExternalClient must honour its context for this to work.
-func WithCallTimeout(d time.Duration) Option { return func(c *config) { c.callTimeout = d } }
+// Timing holds the step's intervals and timeouts (WithTiming). A field
+// that is not positive keeps its default.
+//
+// For example, WithTiming(Timing{Poll: 2 * time.Minute}) polls every two
+// minutes and keeps every other default.
+type Timing struct {
+	// Poll is how often an available, up-to-date resource is observed
+	// again, give or take 10% so that objects created together do not
+	// poll together (default one minute). An object overrides it with
+	// AnnotationPollInterval; a value there that does not parse, or is not
+	// positive, is ignored in favour of this one.
+	Poll time.Duration
+	// MinPoll is the shortest poll interval (default 5s); shorter ones,
+	// configured or annotated, are raised to it.
+	MinPoll time.Duration
+	// Short is how soon a resource being created, updated or deleted is
+	// looked at again (default 5s); it is also the first backoff after a
+	// failed call.
+	Short time.Duration
+	// CreationGrace is how long after a Create the step does not take
+	// "not found" for an answer (default 30s).
+	CreationGrace time.Duration
+	// Call bounds each call of the Connector and the ExternalClient
+	// (Connect, Observe, Create, Update, Delete, RepairCredentials,
+	// PollOperation, Disconnect) with a context deadline (default one
+	// minute: long enough for a slow create in most external systems,
+	// short enough that a hung endpoint holds a worker for a minute, not
+	// for ever). A call that runs out of time fails the pass with an error
+	// that says so, in Synced with the reason of the operation, and is
+	// retried with backoff. The ExternalClient must honour its context for
+	// this to work.
+	Call time.Duration
+	// Record bounds the writes that follow a Create, publishing what it
+	// returned and recording its outcome (default 30s). They do not end
+	// when the reconcile's context does (a manager stopping for a
+	// rollout), only after this timeout, so that a stop in the middle of a
+	// create does not lose them.
+	Record time.Duration
+}
 
-// WithRecordTimeout bounds the writes that follow a Create, publishing what
-// it returned and recording its outcome (default DefaultRecordTimeout).
-// They do not end when the reconcile's context does (a manager stopping for
-// a rollout), only after this timeout, so that a stop in the middle of a
-// create does not lose them.
-func WithRecordTimeout(d time.Duration) Option { return func(c *config) { c.recordTimeout = d } }
+// WithTiming sets the step's intervals and timeouts: the fields of t that
+// are positive (see Timing). The others keep their defaults, or what an
+// earlier WithTiming set.
+func WithTiming(t Timing) Option {
+	return func(c *config) {
+		for _, p := range []struct {
+			dst *time.Duration
+			v   time.Duration
+		}{
+			{&c.poll, t.Poll}, {&c.minPoll, t.MinPoll}, {&c.short, t.Short}, {&c.grace, t.CreationGrace},
+			{&c.callTimeout, t.Call}, {&c.recordTimeout, t.Record},
+		} {
+			if p.v > 0 {
+				*p.dst = p.v
+			}
+		}
+	}
+}
+
+// fill gives the durations that are not positive, and the counts below
+// one, their defaults.
+func (c *config) fill() {
+	d := defaults()
+	for _, p := range []struct{ got, def *time.Duration }{
+		{&c.poll, &d.poll}, {&c.minPoll, &d.minPoll}, {&c.short, &d.short}, {&c.grace, &d.grace}, {&c.outcomeBackoff, &d.outcomeBackoff},
+		{&c.callTimeout, &d.callTimeout}, {&c.recordTimeout, &d.recordTimeout},
+	} {
+		if *p.got <= 0 {
+			*p.got = *p.def
+		}
+	}
+	if c.outcomeAttempts < 1 {
+		c.outcomeAttempts = 1
+	}
+	if c.changeLogLength < 1 {
+		c.changeLogLength = d.changeLogLength
+	}
+	if c.nameFn == nil {
+		c.nameFn = NameFromNamespacedName
+	}
+}

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bosunkit/bosun/bosuntest"
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
 )
 
@@ -154,7 +154,7 @@ type pacedChange struct {
 func (tc pacedChange) run(t *testing.T, short time.Duration) budget {
 	t.Helper()
 	cl := newCloud()
-	e := start(t, cl, nil, WithShortInterval(short))
+	e := start(t, cl, nil, WithTiming(Timing{Short: short}))
 	e.create("paced", 1, "paced-conn", nil)
 	uid := string(e.wait("paced", converged).UID)
 	// Let the passes that follow the convergence settle: a few polls.
@@ -213,7 +213,7 @@ func TestBatterySlowDelete(t *testing.T) {
 func TestSlowCreateIsPaced(t *testing.T) {
 	cl := newCloud()
 	cl.readyDelay = 4 * time.Second
-	e := start(t, cl, nil, WithShortInterval(time.Second))
+	e := start(t, cl, nil, WithTiming(Timing{Short: time.Second}))
 	e.create("paced", 1, "", nil)
 	uid := string(e.wait("paced", converged).UID)
 	got := e.spent(uid, budget{})

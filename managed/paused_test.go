@@ -22,11 +22,11 @@ func TestSkipPolicyIsPaused(t *testing.T) {
 	e := start(t, cl, nil)
 	e.create("skipped", 1, "", annotated(bosun.AnnotationReconcilePolicy, string(bosun.PolicySkip)))
 	b := e.wait("skipped", map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, ReasonUnavailable},
-		DefaultConditionAvailable: {metav1.ConditionFalse, ReasonUnavailable},
-		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+		conditions.TypeReady:      {metav1.ConditionFalse, reasonUnavailable},
+		defaultConditionAvailable: {metav1.ConditionFalse, reasonUnavailable},
+		defaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
 	})
-	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, string(bosun.PolicySkip)) {
+	if msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message; !strings.Contains(msg, string(bosun.PolicySkip)) {
 		t.Errorf("Synced message %q does not say that the skip policy pauses the object", msg)
 	}
 
@@ -35,8 +35,8 @@ func TestSkipPolicyIsPaused(t *testing.T) {
 	})
 	b = e.wait("skipped", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
-		DefaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
-		DefaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
+		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
+		defaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
 	})
 	// The status Observe writes is kept; the spec it fills in is not.
 	if diff := cmp.Diff(&v1.BucketObservation{Size: 1, Region: defaultRegion}, b.Status.AtProvider); diff != "" {
@@ -56,19 +56,19 @@ func TestSkipPolicyIsPaused(t *testing.T) {
 func TestWriteFailedSetsSynced(t *testing.T) {
 	s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket]())
 	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 3}}
-	avail := metav1.Condition{Type: DefaultConditionAvailable, Status: metav1.ConditionTrue, Reason: ReasonAvailable, Message: "the external resource is available", ObservedGeneration: 3}
+	avail := metav1.Condition{Type: defaultConditionAvailable, Status: metav1.ConditionTrue, Reason: reasonAvailable, Message: "the external resource is available", ObservedGeneration: 3}
 	b.Status.Conditions = []metav1.Condition{
 		avail,
-		{Type: DefaultConditionSynced, Status: metav1.ConditionTrue, Reason: ReasonReconcileSuccess, Message: "the external resource is reconciled", ObservedGeneration: 3},
+		{Type: defaultConditionSynced, Status: metav1.ConditionTrue, Reason: reasonReconcileSuccess, Message: "the external resource is reconciled", ObservedGeneration: 3},
 	}
-	s.WriteFailed(&bosun.Pass[*v1.Bucket]{Object: b}, bosun.WriteSave, errors.New(`spec.region: Invalid value: "Not Valid!"`))
+	s.WriteFailed(&bosun.Pass[*v1.Bucket]{Object: b}, "SaveFailed", errors.New(`spec.region: Invalid value: "Not Valid!"`))
 
-	synced := conditions.Find(b.Status.Conditions, DefaultConditionSynced)
+	synced := conditions.Find(b.Status.Conditions, defaultConditionSynced)
 	got := []any{synced.Status, synced.Reason, synced.ObservedGeneration, strings.Contains(synced.Message, "Not Valid!")}
 	if diff := cmp.Diff([]any{metav1.ConditionFalse, bosun.WriteSave.Reason(), int64(3), true}, got); diff != "" {
 		t.Errorf("Synced (-want +got):\n%s\nmessage %q", diff, synced.Message)
 	}
-	if diff := cmp.Diff(avail, *conditions.Find(b.Status.Conditions, DefaultConditionAvailable)); diff != "" {
+	if diff := cmp.Diff(avail, *conditions.Find(b.Status.Conditions, defaultConditionAvailable)); diff != "" {
 		t.Errorf("Available (-want +got):\n%s", diff)
 	}
 }
@@ -87,9 +87,9 @@ func TestRefusedLateInitialisationIsReported(t *testing.T) {
 	e.create("odd", 1, "", annotated(AnnotationExternalName, name))
 	b := e.wait("odd", map[string]cond{
 		conditions.TypeReady:   {metav1.ConditionFalse, bosun.WriteSave.Reason()},
-		DefaultConditionSynced: {metav1.ConditionFalse, bosun.WriteSave.Reason()},
+		defaultConditionSynced: {metav1.ConditionFalse, bosun.WriteSave.Reason()},
 	})
-	if msg := conditions.Find(b.Status.Conditions, DefaultConditionSynced).Message; !strings.Contains(msg, "spec.region") {
+	if msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message; !strings.Contains(msg, "spec.region") {
 		t.Errorf("Synced message %q does not name the refused field", msg)
 	}
 	if b.Spec.Region != "" {

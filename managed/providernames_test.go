@@ -22,7 +22,7 @@ func TestVanishedProviderNamedResourceIsReplacedOnce(t *testing.T) {
 	const grace = 300 * time.Millisecond
 	cl := newCloud()
 	cl.assignNames = true
-	e := start(t, cl, nil, WithProviderNames(), WithCreationGracePeriod(grace))
+	e := start(t, cl, nil, WithProviderNames(), WithTiming(Timing{CreationGrace: grace}))
 	e.create("pn", 1, "pn-conn", nil)
 	b := e.wait("pn", converged)
 	uid := string(b.UID)
@@ -77,7 +77,7 @@ func failOutcomeOnly(c client.Client) client.Client {
 	return interceptor.NewClient(asWithWatch(c), interceptor.Funcs{
 		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			data, err := patch.Data(obj)
-			if body := string(data); err == nil && (strings.Contains(body, AnnotationCreateSucceeded) || strings.Contains(body, AnnotationCreateFailed)) {
+			if body := string(data); err == nil && (strings.Contains(body, annotationCreateSucceeded) || strings.Contains(body, annotationCreateFailed)) {
 				return errors.New("injected: lost the create outcome")
 			}
 			return cl.Patch(ctx, obj, patch, opts...)
@@ -96,14 +96,14 @@ func TestLostOutcomeWithSavedProviderNameGoesOn(t *testing.T) {
 	cl := newCloud()
 	cl.assignNames = true
 	cl.lag = time.Second
-	e := start(t, cl, failOutcomeOnly, WithProviderNames(), WithCreationGracePeriod(time.Minute))
+	e := start(t, cl, failOutcomeOnly, WithProviderNames(), WithTiming(Timing{CreationGrace: time.Minute}))
 	e.create("found", 1, "", nil)
 	b := e.wait("found", converged)
 	name := ExternalName(b)
 	if got := cl.live(); len(got) != 1 || got[0] != name {
 		t.Errorf("cloud buckets %v, want only the recorded %q", got, name)
 	}
-	if _, ok := b.Annotations[AnnotationCreateSucceeded]; ok {
+	if _, ok := b.Annotations[annotationCreateSucceeded]; ok {
 		t.Errorf("annotations %v record the outcome the test kept from being written", b.Annotations)
 	}
 	e.delete("found")

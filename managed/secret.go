@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -43,11 +45,16 @@ func withDetails(data map[string][]byte, details ConnectionDetails) (map[string]
 	return out, changed
 }
 
+// secrets is the stage that writes the connection Secret
+// (WithConnectionSecret): it publishes the details, deletes the Secret
+// with the object, and tells which credentials it lacks.
+type secrets[T client.Object] struct{ *Step[T] }
+
 // publish writes details to the connection Secret, if one is configured:
 // it creates the Secret owned by the object, or adds the details to it when
 // they change something. The details never reach logs, events or
 // conditions; errors name the Secret only.
-func (s *Step[T]) publish(ctx context.Context, req *bosun.Pass[T], details ConnectionDetails) error {
+func (s secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details ConnectionDetails) error {
 	if s.cfg.secretName == nil {
 		return nil
 	}
@@ -66,7 +73,7 @@ func (s *Step[T]) publish(ctx context.Context, req *bosun.Pass[T], details Conne
 		}
 		sec.Data, _ = withDetails(nil, details)
 		if err := controllerutil.SetControllerReference(obj, sec, req.Client.Scheme()); err != nil {
-			return s.fail(ReasonConnectionSecretFailed, fmt.Errorf("owning connection secret %s: %w", name, err))
+			return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("owning connection secret %s: %w", name, err))
 		}
 		err = req.Client.Create(ctx, sec)
 		if err == nil {
@@ -74,17 +81,17 @@ func (s *Step[T]) publish(ctx context.Context, req *bosun.Pass[T], details Conne
 			return nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return s.fail(ReasonConnectionSecretFailed, fmt.Errorf("creating connection secret %s: %w", name, err))
+			return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("creating connection secret %s: %w", name, err))
 		}
 		// The cache had not seen it yet: read it from the API server.
 		sec = &corev1.Secret{}
 		err = req.APIReader.Get(ctx, key, sec)
 	}
 	if err != nil {
-		return s.fail(ReasonConnectionSecretFailed, fmt.Errorf("reading connection secret %s: %w", name, err))
+		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("reading connection secret %s: %w", name, err))
 	}
 	if !metav1.IsControlledBy(sec, obj) {
-		return s.fail(ReasonConnectionSecretFailed, fmt.Errorf("connection secret %s exists and is not controlled by this object", name))
+		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("connection secret %s exists and is not controlled by this object", name))
 	}
 	data, changed := withDetails(sec.Data, details)
 	if !changed {
@@ -93,7 +100,7 @@ func (s *Step[T]) publish(ctx context.Context, req *bosun.Pass[T], details Conne
 	sec = sec.DeepCopy()
 	sec.Data = data
 	if err := req.Client.Update(ctx, sec); err != nil {
-		return s.fail(ReasonConnectionSecretFailed, fmt.Errorf("updating connection secret %s: %w", name, err))
+		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("updating connection secret %s: %w", name, err))
 	}
 	req.Log.V(1).Info("updated connection secret", "secret", name)
 	return nil
@@ -102,7 +109,7 @@ func (s *Step[T]) publish(ctx context.Context, req *bosun.Pass[T], details Conne
 // unpublish deletes the connection Secret if it exists and the object
 // controls it. It reads from the API server, so a Secret the cache has not
 // seen yet is not left behind.
-func (s *Step[T]) unpublish(ctx context.Context, req *bosun.Pass[T]) error {
+func (s secrets[T]) unpublish(ctx context.Context, req *bosun.Pass[T]) error {
 	if s.cfg.secretName == nil {
 		return nil
 	}
@@ -116,15 +123,73 @@ func (s *Step[T]) unpublish(ctx context.Context, req *bosun.Pass[T]) error {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return s.fail(ReasonConnectionSecretFailed, fmt.Errorf("reading connection secret %s: %w", name, err))
+		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("reading connection secret %s: %w", name, err))
 	}
 	if !metav1.IsControlledBy(sec, obj) {
 		return nil
 	}
 	err := req.Client.Delete(ctx, sec, client.Preconditions{UID: &sec.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return s.fail(ReasonConnectionSecretFailed, fmt.Errorf("deleting connection secret %s: %w", name, err))
+		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("deleting connection secret %s: %w", name, err))
 	}
 	req.Log.V(1).Info("deleted connection secret", "secret", name)
+	return nil
+}
+
+// missing returns the keys that neither details nor the connection Secret
+// secret hold. The cache may not show the step's own last write of the
+// Secret yet: keys missing there are looked for on the API server before
+// they count as missing.
+func (s secrets[T]) missing(ctx context.Context, req *bosun.Pass[T], secret string, keys []string, details ConnectionDetails) ([]string, error) {
+	missing, err := s.missingIn(ctx, req.Client, req.Object, secret, keys, details)
+	if err == nil && len(missing) > 0 {
+		missing, err = s.missingIn(ctx, req.APIReader, req.Object, secret, keys, details)
+	}
+	if err != nil {
+		return nil, s.rec.fail(reasonConnectionSecretFailed, err)
+	}
+	return missing, nil
+}
+
+// missingIn returns the keys that neither details nor the connection
+// Secret, read through r, hold. A Secret that the object does not control
+// counts as holding everything: publishing to it fails anyway.
+func (s secrets[T]) missingIn(ctx context.Context, r client.Reader, obj T, secret string, keys []string, details ConnectionDetails) ([]string, error) {
+	sec := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: secret}, sec)
+	switch {
+	case apierrors.IsNotFound(err):
+		sec = &corev1.Secret{}
+	case err != nil:
+		return nil, fmt.Errorf("reading connection secret %s: %w", secret, err)
+	case !metav1.IsControlledBy(sec, obj):
+		return nil, nil
+	}
+	var missing []string
+	for _, k := range keys {
+		if len(details[k]) == 0 && len(sec.Data[k]) == 0 {
+			missing = append(missing, k)
+		}
+	}
+	return missing, nil
+}
+
+// checkName reports, as an invalid spec, a connection Secret name that no
+// Secret can have: the details could never be published, and each pass
+// would make the resource, or set new credentials on it, in vain.
+func (s secrets[T]) checkName(obj T) error {
+	if s.cfg.secretName == nil {
+		return nil
+	}
+	name := s.cfg.secretName(obj)
+	if name == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		if len(name) > validation.DNS1123SubdomainMaxLength {
+			name = fmt.Sprintf("%.32s... (%d characters)", name, len(name))
+		}
+		return s.rec.fail(reasonInvalidSpec, InvalidSpec(fmt.Errorf("the connection secret name %q is not a valid Secret name: %s", name, strings.Join(errs, "; "))))
+	}
 	return nil
 }

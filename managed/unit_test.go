@@ -29,29 +29,29 @@ func TestDecideCreate(t *testing.T) {
 		{"pending alone, deterministic, recent", map[string]string{AnnotationCreatePending: at(-time.Second)}, true, guardWait},
 		{"pending alone, deterministic, old", map[string]string{AnnotationCreatePending: at(-time.Hour)}, true, guardCreate},
 		{"pending newer than success", map[string]string{
-			AnnotationCreatePending: at(-time.Minute), AnnotationCreateSucceeded: at(-time.Hour),
+			AnnotationCreatePending: at(-time.Minute), annotationCreateSucceeded: at(-time.Hour),
 		}, false, guardIncomplete},
 		{"pending newer than failure", map[string]string{
-			AnnotationCreatePending: at(-time.Minute), AnnotationCreateFailed: at(-time.Hour),
+			AnnotationCreatePending: at(-time.Minute), annotationCreateFailed: at(-time.Hour),
 		}, false, guardIncomplete},
 		{"success recorded, within grace", map[string]string{
-			AnnotationCreatePending: at(-2 * time.Second), AnnotationCreateSucceeded: at(-time.Second),
+			AnnotationCreatePending: at(-2 * time.Second), annotationCreateSucceeded: at(-time.Second),
 		}, false, guardWait},
 		{"success recorded, after grace", map[string]string{
-			AnnotationCreatePending: at(-2 * time.Minute), AnnotationCreateSucceeded: at(-time.Minute),
+			AnnotationCreatePending: at(-2 * time.Minute), annotationCreateSucceeded: at(-time.Minute),
 		}, false, guardCreate},
 		{"failure recorded", map[string]string{
-			AnnotationCreatePending: at(-2 * time.Second), AnnotationCreateFailed: at(-time.Second),
+			AnnotationCreatePending: at(-2 * time.Second), annotationCreateFailed: at(-time.Second),
 		}, false, guardCreate},
 		{"failure after an older success", map[string]string{
-			AnnotationCreatePending: at(-2 * time.Second), AnnotationCreateSucceeded: at(-time.Minute), AnnotationCreateFailed: at(-time.Second),
+			AnnotationCreatePending: at(-2 * time.Second), annotationCreateSucceeded: at(-time.Minute), annotationCreateFailed: at(-time.Second),
 		}, true, guardCreate},
 		{"unparsable pending, provider names", map[string]string{
-			AnnotationCreatePending: "yesterday", AnnotationCreateSucceeded: at(-time.Hour),
+			AnnotationCreatePending: "yesterday", annotationCreateSucceeded: at(-time.Hour),
 		}, false, guardIncomplete},
 		{"unparsable pending, deterministic", map[string]string{AnnotationCreatePending: "yesterday"}, true, guardWait},
 		{"unparsable success counts as absent", map[string]string{
-			AnnotationCreatePending: at(-time.Hour), AnnotationCreateSucceeded: "soon",
+			AnnotationCreatePending: at(-time.Hour), annotationCreateSucceeded: "soon",
 		}, false, guardIncomplete},
 	}
 	for _, tt := range tests {
@@ -93,14 +93,10 @@ func TestCreateGuard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := []Option{WithClock(func() time.Time { return now })}
-			if tt.providerNames {
-				opts = append(opts, WithProviderNames())
-			}
-			s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket](), opts...)
 			b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Annotations: tt.ann}}
-			if got := s.createGuard(b, tt.m, now); got != tt.want {
-				t.Errorf("createGuard = %s, want %s", got, tt.want)
+			got := decideCreate(recorded(b, tt.m), now, defaultCreationGracePeriod, !tt.providerNames || ExternalName(b) != "")
+			if got != tt.want {
+				t.Errorf("decideCreate = %s, want %s", got, tt.want)
 			}
 		})
 	}
@@ -140,7 +136,7 @@ func TestJitter(t *testing.T) {
 		{0.999999, 65999996 * time.Microsecond},
 	}
 	for _, tt := range tests {
-		got := jitter(time.Minute, PollJitter, tt.r)
+		got := jitter(time.Minute, pollJitter, tt.r)
 		if got.Round(time.Millisecond) != tt.want.Round(time.Millisecond) {
 			t.Errorf("jitter(1m, 0.1, %v) = %v, want %v", tt.r, got, tt.want)
 		}
@@ -266,15 +262,15 @@ func TestFailKeepsReasonAndSeverity(t *testing.T) {
 		want    string
 		wantSev conditions.Severity
 	}{
-		{"plain", errors.New("boom"), ReasonCreateFailed, conditions.SeverityWarning},
-		{"invalid spec", InvalidSpec(errors.New("bad")), ReasonInvalidSpec, conditions.SeverityError},
+		{"plain", errors.New("boom"), reasonCreateFailed, conditions.SeverityWarning},
+		{"invalid spec", InvalidSpec(errors.New("bad")), reasonInvalidSpec, conditions.SeverityError},
 		{"warning with reason", conditions.Warning("Throttled", errors.New("slow down")), "Throttled", conditions.SeverityWarning},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.fail(ReasonCreateFailed, tt.err)
+			err := s.rec.fail(reasonCreateFailed, tt.err)
 			reason, sev, _ := conditions.FromError(err)
-			if diff := cmp.Diff([]string{tt.want, string(tt.wantSev), DefaultConditionSynced}, []string{reason, string(sev), conditions.TypeOf(err)}); diff != "" {
+			if diff := cmp.Diff([]string{tt.want, string(tt.wantSev), defaultConditionSynced}, []string{reason, string(sev), conditions.TypeOf(err)}); diff != "" {
 				t.Errorf("fail (-want +got):\n%s", diff)
 			}
 		})
@@ -296,14 +292,14 @@ func TestOurs(t *testing.T) {
 	}{
 		{"marked ours", "uid-b", nil, AllPolicies(), true},
 		{"marked ours, user named", "uid-b", map[string]string{AnnotationExternalName: "x"}, AllPolicies(), true},
-		{"marked another's", "uid-a", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), AnnotationCreateSucceeded: at(2)}, AllPolicies(), false},
+		{"marked another's", "uid-a", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateSucceeded: at(2)}, AllPolicies(), false},
 		{"marked another's, user named", "uid-a", map[string]string{AnnotationExternalName: "x"}, AllPolicies(), false},
 		{"marked another's, observe-only", "uid-a", nil, ObserveOnly(), false},
 		{"unmarked, nothing recorded", "", nil, AllPolicies(), false},
-		{"unmarked, created", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), AnnotationCreateSucceeded: at(2)}, AllPolicies(), true},
-		{"unmarked, crash window", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), AnnotationCreateSucceeded: at(2)}, AllPolicies(), true},
-		{"unmarked, last create failed", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), AnnotationCreateFailed: at(2)}, AllPolicies(), false},
-		{"unmarked, failed after an older success", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), AnnotationCreateSucceeded: at(2), AnnotationCreateFailed: at(4)}, AllPolicies(), false},
+		{"unmarked, created", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateSucceeded: at(2)}, AllPolicies(), true},
+		{"unmarked, crash window", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), annotationCreateSucceeded: at(2)}, AllPolicies(), true},
+		{"unmarked, last create failed", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateFailed: at(2)}, AllPolicies(), false},
+		{"unmarked, failed after an older success", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), annotationCreateSucceeded: at(2), annotationCreateFailed: at(4)}, AllPolicies(), false},
 		{"unmarked, user named", "", map[string]string{AnnotationExternalName: "x"}, AllPolicies(), true},
 		{"unmarked, observe-only", "", nil, ObserveOnly(), true},
 		{"unmarked, observe and late-initialise", "", nil, Policies{LateInitialize: true}, true},
@@ -312,13 +308,14 @@ func TestOurs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b.Annotations = tt.ann
-			err := s.ours(b, "x", Observation{Exists: true, Owner: tt.owner}, tt.pol, claimOf(tt.ann))
-			if (err == nil) != tt.want {
-				t.Errorf("ours = %v, want ours %v", err, tt.want)
+			obs := Observation{Exists: true, Owner: tt.owner}
+			got := owned(obs, Identity(b), claimOf(tt.ann), tt.pol)
+			if got != tt.want {
+				t.Errorf("owned = %t, want %t", got, tt.want)
 			}
-			if err != nil {
-				if reason, _, _ := conditions.FromError(err); reason != ReasonExternalConflict {
-					t.Errorf("reason %q, want %q", reason, ReasonExternalConflict)
+			if !got {
+				if reason, _, _ := conditions.FromError(s.rec.notOurs(b, "x", obs)); reason != reasonExternalConflict {
+					t.Errorf("reason %q, want %q", reason, reasonExternalConflict)
 				}
 			}
 		})

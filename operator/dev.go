@@ -16,8 +16,9 @@ import (
 	"github.com/bosunkit/bosun/controlplane"
 )
 
-// DevNamespace is the namespace --dev creates the samples in.
-const DevNamespace = "default"
+// devNamespace is the namespace --dev creates the samples in ("default", as
+// the package doc says).
+const devNamespace = "default"
 
 // devEnv is the embedded control plane of --dev.
 type devEnv struct {
@@ -62,14 +63,14 @@ func startDev(ctx context.Context, opts Options, flags Flags, scheme *runtime.Sc
 func (d *devEnv) samplesRunnable(opts Options, out io.Writer) manager.Runnable {
 	return manager.RunnableFunc(func(ctx context.Context) error {
 		if opts.Prepare != nil {
-			if err := opts.Prepare(ctx, d.cp.Client, DevNamespace); err != nil {
+			if err := opts.Prepare(ctx, d.cp.Client, devNamespace); err != nil {
 				return fmt.Errorf("operator %q: --dev: preparing the samples: %w", opts.Name, err)
 			}
 		}
 		if opts.Samples == nil {
 			return nil
 		}
-		for _, o := range opts.Samples(DevNamespace) {
+		for _, o := range opts.Samples(devNamespace) {
 			err := d.cp.Client.Create(ctx, o)
 			switch {
 			case apierrors.IsAlreadyExists(err):

@@ -15,37 +15,57 @@ import (
 	"github.com/bosunkit/bosun"
 )
 
-// Defaults of the flags, as in kubebuilder's scaffold where it has them.
+// Defaults of the flags, as in kubebuilder's scaffold where it has them;
+// the fields of Flags state them.
 const (
-	DefaultMetricsAddr             = "0"
-	DefaultProbeAddr               = ":8081"
-	DefaultGracefulShutdownTimeout = 30 * time.Second
-	DefaultLeaseDuration           = 15 * time.Second
-	DefaultRenewDeadline           = 10 * time.Second
-	DefaultRetryPeriod             = 2 * time.Second
-	DefaultDevKubeconfig           = "bin/dev.kubeconfig"
+	defaultMetricsAddr             = "0"
+	defaultProbeAddr               = ":8081"
+	defaultGracefulShutdownTimeout = 30 * time.Second
+	defaultLeaseDuration           = 15 * time.Second
+	defaultRenewDeadline           = 10 * time.Second
+	defaultRetryPeriod             = 2 * time.Second
+	defaultDevKubeconfig           = "bin/dev.kubeconfig"
 )
 
 // Flags are the settings of an operator process that its command line
 // chooses. Bind registers them; ManagerOptions turns them into a
 // manager's options.
 type Flags struct {
-	MetricsAddr             string
-	SecureMetrics           bool
-	EnableHTTP2             bool
-	ProbeAddr               string
-	LeaderElect             bool
-	LeaderElectionID        string
+	// MetricsAddr is the address of the metrics endpoint; DefaultFlags
+	// gives "0", which turns it off.
+	MetricsAddr string
+	// SecureMetrics serves metrics over HTTPS behind Kubernetes
+	// authentication and authorization; true in DefaultFlags.
+	SecureMetrics bool
+	// EnableHTTP2 allows HTTP/2 on the metrics server; false by default.
+	EnableHTTP2 bool
+	// ProbeAddr is the address of /healthz and /readyz; DefaultFlags
+	// gives ":8081".
+	ProbeAddr string
+	// LeaderElect elects a leader, so that only one replica reconciles.
+	LeaderElect bool
+	// LeaderElectionID names the Lease ("<Name>.bosun.dev" when empty).
+	LeaderElectionID string
+	// LeaderElectionNamespace is the Lease's namespace (the operator's
+	// own when empty).
 	LeaderElectionNamespace string
-	LeaseDuration           time.Duration
-	RenewDeadline           time.Duration
-	RetryPeriod             time.Duration
+	// LeaseDuration, RenewDeadline and RetryPeriod time the leader
+	// election; DefaultFlags gives 15s, 10s and 2s.
+	LeaseDuration time.Duration
+	// RenewDeadline: see LeaseDuration.
+	RenewDeadline time.Duration
+	// RetryPeriod: see LeaseDuration.
+	RetryPeriod time.Duration
+	// GracefulShutdownTimeout is how long runnables may take to stop
+	// after SIGTERM; DefaultFlags gives 30s.
 	GracefulShutdownTimeout time.Duration
 	// Version prints the build information and exits.
 	Version bool
 	// Dev runs the operator against an embedded control plane, writing
 	// its kubeconfig to DevKubeconfig.
-	Dev           bool
+	Dev bool
+	// DevKubeconfig is where Dev writes its kubeconfig; DefaultFlags
+	// gives "bin/dev.kubeconfig".
 	DevKubeconfig string
 	// DebugPage serves the debug page of package debugpage on the metrics
 	// server, under /debug/bosun/.
@@ -57,14 +77,14 @@ type Flags struct {
 // DefaultFlags returns the flags' defaults.
 func DefaultFlags() Flags {
 	return Flags{
-		MetricsAddr:             DefaultMetricsAddr,
+		MetricsAddr:             defaultMetricsAddr,
 		SecureMetrics:           true,
-		ProbeAddr:               DefaultProbeAddr,
-		LeaseDuration:           DefaultLeaseDuration,
-		RenewDeadline:           DefaultRenewDeadline,
-		RetryPeriod:             DefaultRetryPeriod,
-		GracefulShutdownTimeout: DefaultGracefulShutdownTimeout,
-		DevKubeconfig:           DefaultDevKubeconfig,
+		ProbeAddr:               defaultProbeAddr,
+		LeaseDuration:           defaultLeaseDuration,
+		RenewDeadline:           defaultRenewDeadline,
+		RetryPeriod:             defaultRetryPeriod,
+		GracefulShutdownTimeout: defaultGracefulShutdownTimeout,
+		DevKubeconfig:           defaultDevKubeconfig,
 	}
 }
 

@@ -301,7 +301,7 @@ func TestRunDev(t *testing.T) {
 		c, err = client.New(cfg, client.Options{Scheme: scheme(t)})
 		return err
 	}, bosuntest.Timeout(5*time.Minute))
-	sample := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: operator.DevNamespace, Name: "sample"}}
+	sample := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sample"}}
 	bosuntest.Eventually(t, func(ctx context.Context) error { return ready(ctx, c, sample, 42) })
 	if err := r.stop(time.Minute); err != nil {
 		t.Fatal(err)

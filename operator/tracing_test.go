@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/operator"
@@ -103,7 +102,7 @@ func TestRunTracesToOTLP(t *testing.T) {
 		for i := range spans {
 			s := &spans[i]
 			switch {
-			case s.Name == "Reconcile traced" && s.Attrs[bosun.AttrObject] == "w" && pass == nil:
+			case s.Name == "Reconcile traced" && s.Attrs["bosun.object"] == "w" && pass == nil:
 				pass = s
 			case s.Name == "do double" && step == nil:
 				step = s
@@ -115,11 +114,11 @@ func TestRunTracesToOTLP(t *testing.T) {
 		return nil
 	}, bosuntest.Timeout(time.Minute))
 	want := map[string]string{
-		bosun.AttrController:  "traced",
-		"k8s.namespace.name":  ns,
-		bosun.AttrObject:      "w",
-		bosun.AttrTriggerKind: string(bosun.TriggerWatch),
-		bosun.AttrResult:      "done",
+		"bosun.controller":   "traced",
+		"k8s.namespace.name": ns,
+		"bosun.object":       "w",
+		"bosun.trigger.kind": "Watch",
+		"bosun.result":       "done",
 	}
 	got := map[string]string{}
 	for k := range want {

@@ -26,23 +26,39 @@
 //	role, _ := s.owner.Resolved(req)
 //
 // The step owns one condition, "OwnerResolved" here (WithCondition names
-// another). While the reference does not resolve to a ready object, the
-// condition is False with a reason that says why (ReasonNoReference,
-// ReasonNotFound, ReasonAmbiguous, ReasonNotReady, ReasonInvalid,
-// ReasonNotAllowed) and a message that names the kind and the object or
-// selector, Ready summarises it, and the pass ends quietly: no error log,
-// no event, no retry timer. The watch brings the next pass when the
-// referenced object appears, changes or goes, so an object waiting for
-// its reference costs nothing until then. When the reference resolves,
-// the condition is True (ReasonResolved, naming the object) and the
-// object is in Pass.Values under the step's Key, which Resolved reads.
+// another: by default the step's name with its first letter in upper case
+// and "Resolved"). While the reference does not resolve to a ready object,
+// the condition is False with a reason that says why (see Reasons) and a
+// message that names the kind and the object or selector, Ready summarises
+// it, and the pass ends quietly: no error log, no event, no retry timer.
+// The watch brings the next pass when the referenced object appears,
+// changes or goes, so an object waiting for its reference costs nothing
+// until then. When the reference resolves, the condition is True
+// ("Resolved", naming the object) and the object is in Pass.Values under
+// the step's Key, which Resolved reads.
 //
 // An object is ready, by default, when its Ready condition is True and
-// describes its current generation (ReadyCondition); an object whose type
-// keeps no conditions is ready once it exists. WithReadiness and ReadyWhen
-// say otherwise; Exists takes any object that exists. An object being
-// deleted is never ready. A read that fails fails the pass, with
-// ReasonReadFailed on the condition, and is retried with backoff.
+// describes its current generation; an object whose type keeps no
+// conditions is ready once it exists. ReadyWhen says otherwise; a function
+// that returns true takes any object that exists. An object being deleted
+// is never ready. A read that fails fails the pass, with the reason
+// "ReferenceReadFailed" on the condition, and is retried with backoff.
+//
+// # Reasons
+//
+// The reasons of the condition the step owns (Error.Reason gives that of a
+// Lookup error):
+//
+//	| reason              | when                                                                     |
+//	|---------------------|--------------------------------------------------------------------------|
+//	| Resolved            | the reference names one object, and it is ready (True)                   |
+//	| NoReference         | the referring object names no object (True with Optional, else False)    |
+//	| ReferenceNotFound   | no object has the name, or none matches the selector                     |
+//	| ReferenceAmbiguous  | several objects match the selector                                       |
+//	| ReferenceNotReady   | the object exists but is not ready, or is being deleted                  |
+//	| ReferenceInvalid    | the reference cannot name an object: a name and a selector both, a selector that does not parse, or no namespace for a namespaced kind |
+//	| ReferenceNotAllowed | the reference leads into another namespace without AllowCrossNamespace   |
+//	| ReferenceReadFailed | reading the referenced object failed; the pass fails and is retried      |
 //
 // # Wiring
 //
@@ -61,4 +77,6 @@
 // Do does not run while the referring object is being deleted; a Cleanup
 // that needs the referenced object finds it with Step.Lookup, which
 // resolves without checking readiness or touching the conditions.
+//
+// Maturity: stable. Its API and conditions have held through the examples.
 package ref

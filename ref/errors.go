@@ -4,29 +4,29 @@ import "errors"
 
 // Reasons of the condition a step owns.
 const (
-	// ReasonResolved: the reference names one object, and it is ready.
-	ReasonResolved = "Resolved"
-	// ReasonNoReference: the referring object names no object. The
+	// reasonResolved: the reference names one object, and it is ready.
+	reasonResolved = "Resolved"
+	// reasonNoReference: the referring object names no object. The
 	// condition is True with it for an Optional reference, else False.
-	ReasonNoReference = "NoReference"
-	// ReasonNotFound: no object has the name, or none matches the
+	reasonNoReference = "NoReference"
+	// reasonNotFound: no object has the name, or none matches the
 	// selector.
-	ReasonNotFound = "ReferenceNotFound"
-	// ReasonAmbiguous: several objects match the selector.
-	ReasonAmbiguous = "ReferenceAmbiguous"
-	// ReasonNotReady: the object exists but is not ready (see
+	reasonNotFound = "ReferenceNotFound"
+	// reasonAmbiguous: several objects match the selector.
+	reasonAmbiguous = "ReferenceAmbiguous"
+	// reasonNotReady: the object exists but is not ready (see
 	// Readiness), or is being deleted.
-	ReasonNotReady = "ReferenceNotReady"
-	// ReasonInvalid: the reference cannot name an object: a name and a
+	reasonNotReady = "ReferenceNotReady"
+	// reasonInvalid: the reference cannot name an object: a name and a
 	// selector both, a selector that does not parse, or no namespace for a
 	// namespaced kind.
-	ReasonInvalid = "ReferenceInvalid"
-	// ReasonNotAllowed: the reference leads into another namespace, and
+	reasonInvalid = "ReferenceInvalid"
+	// reasonNotAllowed: the reference leads into another namespace, and
 	// the step was not made with AllowCrossNamespace.
-	ReasonNotAllowed = "ReferenceNotAllowed"
-	// ReasonReadFailed: reading the referenced object failed; the pass
+	reasonNotAllowed = "ReferenceNotAllowed"
+	// reasonReadFailed: reading the referenced object failed; the pass
 	// fails with the error and is retried with backoff.
-	ReasonReadFailed = "ReferenceReadFailed"
+	reasonReadFailed = "ReferenceReadFailed"
 )
 
 // Sentinels that the errors of Step.Lookup wrap, one per way a reference
@@ -62,19 +62,19 @@ func (e *Error) Error() string { return e.Message }
 // Unwrap returns the sentinel.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Reason returns the condition reason of the failure: ReasonNotFound for
+// Reason returns the condition reason of the failure: "ReferenceNotFound" for
 // ErrNotFound, and so on.
 func (e *Error) Reason() string {
 	switch {
 	case errors.Is(e.Err, ErrNoReference):
-		return ReasonNoReference
+		return reasonNoReference
 	case errors.Is(e.Err, ErrNotFound):
-		return ReasonNotFound
+		return reasonNotFound
 	case errors.Is(e.Err, ErrAmbiguous):
-		return ReasonAmbiguous
+		return reasonAmbiguous
 	case errors.Is(e.Err, ErrNotAllowed):
-		return ReasonNotAllowed
+		return reasonNotAllowed
 	default:
-		return ReasonInvalid
+		return reasonInvalid
 	}
 }

@@ -123,3 +123,11 @@ func TestMapper(t *testing.T) {
 		})
 	}
 }
+
+func TestConditionType(t *testing.T) {
+	for name, want := range map[string]string{"owner": "OwnerResolved", "Theme": "ThemeResolved", "": "Resolved", "évent": "ÉventResolved"} {
+		if got := conditionType(name); got != want {
+			t.Errorf("conditionType(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 // namespace to look in; empty means the referring object's own. For a
 // cluster-scoped kind Namespace is ignored.
 //
-// The zero Reference names nothing: the step reports it (ReasonNoReference)
+// The zero Reference names nothing: the step reports it ("NoReference")
 // unless the reference is Optional. A Reference with both a Name and a
 // Selector is invalid.
 type Reference struct {

@@ -39,13 +39,13 @@ import (
 // why, and ends the pass quietly (flow.ErrExit): no error is logged, no
 // event recorded, and the pass is not retried; the watch the step sets up
 // brings the next pass when the referenced object appears, changes or
-// goes. Once the reference resolves, the condition is True (ReasonResolved)
+// goes. Once the reference resolves, the condition is True ("Resolved")
 // and the object is in Pass.Values under Key.
 type Step[T client.Object, R client.Object] struct {
 	name     string
 	cond     string
 	refOf    func(T) Reference
-	ready    Readiness[R]
+	ready    func(R) (bool, string)
 	key      bosun.Key[R]
 	field    string
 	cross    bool
@@ -89,21 +89,22 @@ func WithCondition(condType string) Option {
 	return optionFunc(func(s *settings) { s.cond = condType })
 }
 
-// WithReadiness says when a referenced object is ready. The default is
-// ReadyCondition; Exists takes any object that exists. R must be the
-// step's R, or setting the step up fails.
-func WithReadiness[R client.Object](r Readiness[R]) Option {
-	return optionFunc(func(s *settings) { s.readiness = r })
-}
-
-// ReadyWhen is WithReadiness with a function.
+// ReadyWhen says when a referenced object is ready: fn returns whether it
+// is and, when it is not, why, in words that end the condition message
+// `Role "team-a/owner" is not ready: why`. R must be the step's R, or
+// setting the step up fails. Without it an object whose type keeps
+// conditions is ready when its Ready condition is True and describes its
+// current generation (the condition's observedGeneration, else the
+// object's status.observedGeneration, else the condition counts as
+// current), and an object of any other type as soon as it exists. A
+// function that returns true takes any object that exists.
 func ReadyWhen[R client.Object](fn func(obj R) (ready bool, why string)) Option {
 	return optionFunc(func(s *settings) {
 		if fn == nil {
 			s.readiness = nilReadiness{}
 			return
 		}
-		s.readiness = ReadinessFunc[R](fn)
+		s.readiness = fn
 	})
 }
 
@@ -112,7 +113,7 @@ type nilReadiness struct{}
 
 // AllowCrossNamespace lets references lead into namespaces other than the
 // referring object's. Without it such a reference is refused
-// (ReasonNotAllowed): whoever may write the referring object could
+// ("ReferenceNotAllowed"): whoever may write the referring object could
 // otherwise make the operator read, and act on, objects of namespaces
 // they have no access to. References of cluster-scoped objects and to
 // cluster-scoped kinds are always allowed.
@@ -121,14 +122,14 @@ func AllowCrossNamespace() Option {
 }
 
 // Optional makes a zero Reference fine: the condition is True with
-// ReasonNoReference, the pass goes on, and Key holds no object.
+// reason "NoReference", the pass goes on, and Key holds no object.
 func Optional() Option {
 	return optionFunc(func(s *settings) { s.optional = true })
 }
 
 // WithRecheck makes a pass that ends because the reference does not
 // resolve look again after d. The watch makes that needless when
-// readiness depends on the referenced object alone; a Readiness that
+// readiness depends on the referenced object alone; a readiness that
 // looks further (the clock, another object) needs it.
 func WithRecheck(d time.Duration) Option {
 	return optionFunc(func(s *settings) { s.recheck = d })
@@ -167,7 +168,7 @@ func Resolve[T client.Object, R client.Object](name string, refOf func(T) Refere
 		name:     name,
 		cond:     set.cond,
 		refOf:    refOf,
-		ready:    ReadyCondition[R]{},
+		ready:    readyCondition[R],
 		key:      bosun.NewKey[R](name),
 		field:    fmt.Sprintf("bosun.dev/ref.%s.%d", name, steps.Add(1)),
 		cross:    set.cross,
@@ -176,7 +177,7 @@ func Resolve[T client.Object, R client.Object](name string, refOf func(T) Refere
 		watch:    set.watch,
 	}
 	if s.cond == "" {
-		s.cond = ConditionType(name)
+		s.cond = conditionType(name)
 	}
 	var errs []error
 	if name == "" {
@@ -195,10 +196,10 @@ func Resolve[T client.Object, R client.Object](name string, refOf func(T) Refere
 	case nil:
 	case nilReadiness:
 		errs = append(errs, errors.New("the readiness function is nil"))
-	case Readiness[R]:
+	case func(R) (bool, string):
 		s.ready = r
 	default:
-		errs = append(errs, fmt.Errorf("the readiness is a %T, not a Readiness of %s", r, reflect.TypeFor[R]()))
+		errs = append(errs, fmt.Errorf("the readiness function is a %T, not one of %s", r, reflect.TypeFor[R]()))
 	}
 	for _, err := range []error{structPointer[T](), structPointer[R]()} {
 		if err != nil {
@@ -209,9 +210,9 @@ func Resolve[T client.Object, R client.Object](name string, refOf func(T) Refere
 	return s
 }
 
-// ConditionType returns the default condition type of a step named name:
+// conditionType returns the default condition type of a step named name:
 // name with its first letter in upper case, and "Resolved".
-func ConditionType(name string) string {
+func conditionType(name string) string {
 	r, size := utf8.DecodeRuneInString(name)
 	if size == 0 {
 		return "Resolved"
@@ -276,26 +277,26 @@ func (s *Step[T, R]) Do(ctx context.Context, p *bosun.Pass[T]) (ctrl.Result, err
 	var unresolved *Error
 	switch {
 	case errors.Is(err, ErrNoReference) && s.optional:
-		s.set(p, metav1.ConditionTrue, ReasonNoReference, "no object is referred to")
+		s.set(p, metav1.ConditionTrue, reasonNoReference, "no object is referred to")
 		return flow.Continue()
 	case errors.As(err, &unresolved):
 		return s.stop(p, unresolved.Reason(), unresolved.Message)
 	case err != nil:
-		return ctrl.Result{}, &conditions.Error{Type: s.cond, Reason: ReasonReadFailed, Err: err}
+		return ctrl.Result{}, &conditions.Error{Type: s.cond, Reason: reasonReadFailed, Err: err}
 	}
 	desc := s.describe(p.Client, obj)
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return s.stop(p, ReasonNotReady, desc+" is being deleted")
+		return s.stop(p, reasonNotReady, desc+" is being deleted")
 	}
-	if ok, why := s.ready.Ready(obj); !ok {
+	if ok, why := s.ready(obj); !ok {
 		msg := desc + " is not ready"
 		if why != "" {
 			msg += ": " + why
 		}
-		return s.stop(p, ReasonNotReady, msg)
+		return s.stop(p, reasonNotReady, msg)
 	}
 	s.key.Set(p.Values, obj)
-	s.set(p, metav1.ConditionTrue, ReasonResolved, "resolved to "+desc)
+	s.set(p, metav1.ConditionTrue, reasonResolved, "resolved to "+desc)
 	return flow.Continue()
 }
 

@@ -58,7 +58,7 @@ func TestResolveWidget(t *testing.T) {
 		c: unit.Case[*testapi.Widget]{
 			Name:             "no reference",
 			Object:           widget(ns, "w"),
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNoReference, "no Widget is referred to"),
+			ExpectConditions: owner(metav1.ConditionFalse, "NoReference", "no Widget is referred to"),
 			ExpectWrites:     writeStatus,
 		},
 	}, {
@@ -66,14 +66,14 @@ func TestResolveWidget(t *testing.T) {
 		c: unit.Case[*testapi.Widget]{
 			Name:             "no reference, optional",
 			Object:           widget(ns, "w"),
-			ExpectConditions: owner(metav1.ConditionTrue, ref.ReasonNoReference, "no object is referred to"),
+			ExpectConditions: owner(metav1.ConditionTrue, "NoReference", "no object is referred to"),
 			ExpectObjects:    []client.Object{&testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Status: testapi.WidgetStatus{Result: -1}}},
 		},
 	}, {
 		c: unit.Case[*testapi.Widget]{
 			Name:             "name not found",
 			Object:           widget(ns, "w", annName, "r"),
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNotFound, `Widget "team-a/r" does not exist`),
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceNotFound", `Widget "team-a/r" does not exist`),
 			ExpectWrites:     writeStatus,
 			ExpectNoEvents:   true,
 		},
@@ -82,7 +82,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:   "no Ready condition yet",
 			Object: widget(ns, "w", annName, "r"),
 			Given:  []client.Object{target(ns, "r", 7, nil, 1, 0, "")},
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNotReady,
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceNotReady",
 				`Widget "team-a/r" is not ready: it has no Ready condition yet`),
 		},
 	}, {
@@ -90,7 +90,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:   "Ready False",
 			Object: widget(ns, "w", annName, "r"),
 			Given:  []client.Object{target(ns, "r", 7, nil, 1, 1, metav1.ConditionFalse)},
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNotReady,
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceNotReady",
 				`Widget "team-a/r" is not ready: its Ready condition is False (Broken): as the test says`),
 		},
 	}, {
@@ -98,7 +98,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:   "Ready of an older generation",
 			Object: widget(ns, "w", annName, "r"),
 			Given:  []client.Object{target(ns, "r", 7, nil, 2, 1, metav1.ConditionTrue)},
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNotReady,
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceNotReady",
 				`Widget "team-a/r" is not ready: its Ready condition describes generation 1, not the current 2`),
 		},
 	}, {
@@ -106,7 +106,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:             "ready: resolved, and the next step sees it",
 			Object:           widget(ns, "w", annName, "r"),
 			Given:            []client.Object{ready(ns, "r", 7, nil)},
-			ExpectConditions: owner(metav1.ConditionTrue, ref.ReasonResolved, `resolved to Widget "team-a/r"`),
+			ExpectConditions: owner(metav1.ConditionTrue, "Resolved", `resolved to Widget "team-a/r"`),
 			ExpectObjects:    []client.Object{&testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Status: testapi.WidgetStatus{Result: 7}}},
 			ExpectWrites:     writeStatus,
 		},
@@ -120,15 +120,15 @@ func TestResolveWidget(t *testing.T) {
 				r.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 				return r
 			}()},
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNotReady, `Widget "team-a/r" is being deleted`),
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceNotReady", `Widget "team-a/r" is being deleted`),
 		},
 	}, {
-		opts: []ref.Option{ref.WithReadiness[*testapi.Widget](ref.Exists[*testapi.Widget]{})},
+		opts: []ref.Option{ref.ReadyWhen(func(*testapi.Widget) (bool, string) { return true, "" })},
 		c: unit.Case[*testapi.Widget]{
-			Name:             "Exists takes a Widget with no Ready condition",
+			Name:             "a readiness that takes any object that exists takes a Widget with no Ready condition",
 			Object:           widget(ns, "w", annName, "r"),
 			Given:            []client.Object{target(ns, "r", 7, nil, 1, 0, "")},
-			ExpectConditions: owner(metav1.ConditionTrue, ref.ReasonResolved, ""),
+			ExpectConditions: owner(metav1.ConditionTrue, "Resolved", ""),
 		},
 	}, {
 		opts: []ref.Option{ref.ReadyWhen(func(r *testapi.Widget) (bool, string) { return r.Spec.Value > 10, "its value is 10 or less" })},
@@ -136,7 +136,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:   "a readiness of the user's",
 			Object: widget(ns, "w", annName, "r"),
 			Given:  []client.Object{ready(ns, "r", 7, nil)},
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNotReady,
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceNotReady",
 				`Widget "team-a/r" is not ready: its value is 10 or less`),
 		},
 	}, {
@@ -144,7 +144,7 @@ func TestResolveWidget(t *testing.T) {
 		c: unit.Case[*testapi.Widget]{
 			Name:             "recheck: the pass looks again later",
 			Object:           widget(ns, "w", annName, "r"),
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNotFound, ""),
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceNotFound", ""),
 			ExpectResult:     ctrl.Result{RequeueAfter: time.Minute},
 		},
 	}, {
@@ -153,8 +153,8 @@ func TestResolveWidget(t *testing.T) {
 			Name:   "a condition type of the user's",
 			Object: widget(ns, "w", annName, "r"),
 			ExpectConditions: []metav1.Condition{
-				cond("OwnerReady", metav1.ConditionFalse, ref.ReasonNotFound, ""),
-				cond(conditions.TypeReady, metav1.ConditionFalse, ref.ReasonNotFound, ""),
+				cond("OwnerReady", metav1.ConditionFalse, "ReferenceNotFound", ""),
+				cond(conditions.TypeReady, metav1.ConditionFalse, "ReferenceNotFound", ""),
 			},
 		},
 	}, {
@@ -162,7 +162,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:             "selector matches none",
 			Object:           widget(ns, "w", annSelector, "app=db"),
 			Given:            []client.Object{ready(ns, "other", 1, map[string]string{"app": "web"})},
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNotFound, `no Widget in namespace "team-a" matches app=db`),
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceNotFound", `no Widget in namespace "team-a" matches app=db`),
 		},
 	}, {
 		c: unit.Case[*testapi.Widget]{
@@ -173,7 +173,7 @@ func TestResolveWidget(t *testing.T) {
 				ready(ns, "other", 1, map[string]string{"app": "web"}),
 				ready("team-b", "db-elsewhere", 4, labelled),
 			},
-			ExpectConditions: owner(metav1.ConditionTrue, ref.ReasonResolved, `resolved to Widget "team-a/db"`),
+			ExpectConditions: owner(metav1.ConditionTrue, "Resolved", `resolved to Widget "team-a/db"`),
 			ExpectObjects:    []client.Object{&testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Status: testapi.WidgetStatus{Result: 3}}},
 		},
 	}, {
@@ -181,7 +181,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:   "selector matches two",
 			Object: widget(ns, "w", annSelector, "app=db"),
 			Given:  []client.Object{ready(ns, "db-2", 3, labelled), ready(ns, "db-1", 3, labelled)},
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonAmbiguous,
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceAmbiguous",
 				`2 Widget objects in namespace "team-a" match app=db (db-1, db-2); the reference must match exactly one`),
 		},
 	}, {
@@ -193,21 +193,21 @@ func TestResolveWidget(t *testing.T) {
 				ready(ns, "d", 1, labelled), ready(ns, "e", 1, labelled), ready(ns, "f", 1, labelled),
 				ready(ns, "g", 1, labelled),
 			},
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonAmbiguous,
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceAmbiguous",
 				`7 Widget objects in namespace "team-a" match app=db (a, b, c, d, e and 2 more); the reference must match exactly one`),
 		},
 	}, {
 		c: unit.Case[*testapi.Widget]{
 			Name:   "selector that does not parse",
 			Object: widget(ns, "w", annBadSelector, "app"),
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonInvalid,
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceInvalid",
 				`the selector of the reference to a Widget does not parse: "Near" is not a valid label selector operator`),
 		},
 	}, {
 		c: unit.Case[*testapi.Widget]{
 			Name:   "name and selector",
 			Object: widget(ns, "w", annName, "r", annSelector, "app=db"),
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonInvalid,
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceInvalid",
 				`the reference to a Widget has both a name ("r") and a selector (app=db); give one`),
 		},
 	}, {
@@ -215,7 +215,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:   "another namespace, not allowed",
 			Object: widget(ns, "w", annName, "r", annNamespace, "team-b"),
 			Given:  []client.Object{ready("team-b", "r", 5, nil)},
-			ExpectConditions: owner(metav1.ConditionFalse, ref.ReasonNotAllowed,
+			ExpectConditions: owner(metav1.ConditionFalse, "ReferenceNotAllowed",
 				`the reference team-b/r leads out of namespace "team-a", which is not allowed`),
 		},
 	}, {
@@ -224,7 +224,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:             "another namespace, allowed",
 			Object:           widget(ns, "w", annName, "r", annNamespace, "team-b"),
 			Given:            []client.Object{ready("team-b", "r", 5, nil), ready(ns, "r", 1, nil)},
-			ExpectConditions: owner(metav1.ConditionTrue, ref.ReasonResolved, `resolved to Widget "team-b/r"`),
+			ExpectConditions: owner(metav1.ConditionTrue, "Resolved", `resolved to Widget "team-b/r"`),
 			ExpectObjects:    []client.Object{&testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Status: testapi.WidgetStatus{Result: 5}}},
 		},
 	}, {
@@ -232,7 +232,7 @@ func TestResolveWidget(t *testing.T) {
 			Name:             "own namespace named",
 			Object:           widget(ns, "w", annName, "r", annNamespace, ns),
 			Given:            []client.Object{ready(ns, "r", 1, nil)},
-			ExpectConditions: owner(metav1.ConditionTrue, ref.ReasonResolved, ""),
+			ExpectConditions: owner(metav1.ConditionTrue, "Resolved", ""),
 		},
 	}, {
 		c: unit.Case[*testapi.Widget]{
@@ -246,8 +246,8 @@ func TestResolveWidget(t *testing.T) {
 			}},
 			ExpectErr: "forbidden",
 			ExpectConditions: []metav1.Condition{
-				cond("OwnerResolved", metav1.ConditionFalse, ref.ReasonReadFailed, ""),
-				cond(conditions.TypeReady, metav1.ConditionFalse, ref.ReasonReadFailed, ""),
+				cond("OwnerResolved", metav1.ConditionFalse, "ReferenceReadFailed", ""),
+				cond(conditions.TypeReady, metav1.ConditionFalse, "ReferenceReadFailed", ""),
 			},
 		},
 	}} {
@@ -298,7 +298,7 @@ func TestResolveClusterScoped(t *testing.T) {
 			Object: widget(ns, "w", annName, "reader", annNamespace, "team-b"),
 			Given:  []client.Object{role},
 			ExpectConditions: []metav1.Condition{
-				cond("RoleResolved", metav1.ConditionTrue, ref.ReasonResolved, `resolved to ClusterRole "reader"`),
+				cond("RoleResolved", metav1.ConditionTrue, "Resolved", `resolved to ClusterRole "reader"`),
 			},
 		},
 		unit.Case[*testapi.Widget]{
@@ -306,7 +306,7 @@ func TestResolveClusterScoped(t *testing.T) {
 			Object: widget(ns, "w", annName, "writer"),
 			Given:  []client.Object{role},
 			ExpectConditions: []metav1.Condition{
-				cond("RoleResolved", metav1.ConditionFalse, ref.ReasonNotFound, `ClusterRole "writer" does not exist`),
+				cond("RoleResolved", metav1.ConditionFalse, "ReferenceNotFound", `ClusterRole "writer" does not exist`),
 			},
 		},
 		unit.Case[*testapi.Widget]{
@@ -315,7 +315,7 @@ func TestResolveClusterScoped(t *testing.T) {
 			Given: []client.Object{role, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gold", Labels: map[string]string{"tier": "gold"}}},
 				&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gold-2", Labels: map[string]string{"tier": "gold"}}}},
 			ExpectConditions: []metav1.Condition{
-				cond("RoleResolved", metav1.ConditionFalse, ref.ReasonAmbiguous,
+				cond("RoleResolved", metav1.ConditionFalse, "ReferenceAmbiguous",
 					`2 ClusterRole objects match tier=gold (gold, gold-2); the reference must match exactly one`),
 			},
 		},
@@ -331,13 +331,13 @@ func TestResolveConfigMap(t *testing.T) {
 		opts []ref.Option
 		want metav1.Condition
 	}{
-		{name: "exists", want: cond("SettingsResolved", metav1.ConditionTrue, ref.ReasonResolved, `resolved to ConfigMap "team-a/settings"`)},
+		{name: "exists", want: cond("SettingsResolved", metav1.ConditionTrue, "Resolved", `resolved to ConfigMap "team-a/settings"`)},
 		{
 			name: "ReadyWhen",
 			opts: []ref.Option{ref.ReadyWhen(func(c *corev1.ConfigMap) (bool, string) {
 				return c.Data["state"] == "final", "its state is " + c.Data["state"]
 			})},
-			want: cond("SettingsResolved", metav1.ConditionFalse, ref.ReasonNotReady, `ConfigMap "team-a/settings" is not ready: its state is draft`),
+			want: cond("SettingsResolved", metav1.ConditionFalse, "ReferenceNotReady", `ConfigMap "team-a/settings" is not ready: its state is draft`),
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -407,7 +407,7 @@ func TestResolveConfigErrors(t *testing.T) {
 		{
 			name: "readiness of another kind",
 			step: ref.Resolve[*testapi.Widget, *testapi.Widget]("owner", refOf, ref.ReadyWhen(func(*corev1.Secret) (bool, string) { return true, "" })),
-			want: "not a Readiness of *testapi.Widget",
+			want: "not one of *testapi.Widget",
 		},
 		{
 			name: "nil readiness", step: ref.Resolve[*testapi.Widget, *testapi.Widget]("owner", refOf, ref.ReadyWhen[*testapi.Widget](nil)),
@@ -427,7 +427,7 @@ func TestResolveConfigErrors(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := bosun.FieldIndexes(unit.Steps(tc.step), scheme(t))
+			_, err := unit.Steps(tc.step).FieldIndexes(scheme(t))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("FieldIndexes error = %v, want one containing %q", err, tc.want)
 			}
@@ -440,12 +440,4 @@ type unknown struct{ corev1.ConfigMap }
 
 func (u *unknown) DeepCopyObject() runtime.Object {
 	return &unknown{ConfigMap: *u.DeepCopy()}
-}
-
-func TestConditionType(t *testing.T) {
-	for name, want := range map[string]string{"owner": "OwnerResolved", "Theme": "ThemeResolved", "": "Resolved", "évent": "ÉventResolved"} {
-		if got := ref.ConditionType(name); got != want {
-			t.Errorf("ConditionType(%q) = %q, want %q", name, got, want)
-		}
-	}
 }

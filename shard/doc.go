@@ -5,9 +5,9 @@
 // # Members
 //
 // The replicas of a ring are its members. Each holds a Lease named
-// LeaseName(ring, identity) in a namespace, labelled LabelRing=ring, and
+// LeaseName(ring, identity) in a namespace, labelled shard.bosun.dev/ring=ring, and
 // renews it every Options.RenewPeriod. A member is alive while its Lease
-// is (Alive). A member that stops cleanly waits for its running passes,
+// is. A member that stops cleanly waits for its running passes,
 // then deletes its Lease, so that its objects move at once; one that
 // crashes keeps them until its Lease expires (Options.LeaseDuration).
 //
@@ -48,10 +48,10 @@
 // # Drains not acknowledged
 //
 // A member that does not let an object go within Options.DrainTimeout
-// (DefaultDrainTimeout, two minutes) of the drain's start (or of the
+// (two minutes by default) of the drain's start (or of the
 // member's return, if it came back since) is evicted: the sharder counts
-// the object in MetricDrainTimeouts, logs it, and writes
-// AnnotationEvicted on the member's Lease. The member reads it at its
+// the object in bosun_shard_drain_timeouts_total, logs it, and writes
+// the annotation shard.bosun.dev/evicted on the member's Lease. The member reads it at its
 // next renewal, which it does not make: it stops starting passes and
 // cancels those it runs (see Leases and passes), and lets its Lease
 // expire. Only then, the member gone, does the sharder relabel its
@@ -67,7 +67,7 @@
 // the eviction the guarantee of a crash. The cost is that the whole share
 // of the evicted member moves, for one object it held on to; a member
 // that keeps failing to let objects go is evicted again after each
-// return, which MetricDrainTimeouts shows. A member that cannot read its
+// return, which bosun_shard_drain_timeouts_total shows. A member that cannot read its
 // Lease cannot renew it either, and loses its objects when it expires.
 //
 // # Leases and passes
@@ -98,7 +98,7 @@
 // for it. Under the new right, an object the cache shows as the member's
 // gets its first pass at once if it was in that list, or if the sharder
 // assigned it in the member's current tenure (the annotation
-// TenurePrefix+ring, the acquire time of the member's Lease, which starts
+// tenure.shard.bosun.dev/<ring>, the acquire time of the member's Lease, which starts
 // anew whenever the member renews a Lease that had expired: the sharder
 // moves a member's objects without it only then). Any other gets its
 // first pass only once a read of it from the API server says it is the
@@ -130,8 +130,29 @@
 // (ByNamespace): with the same members, every ring gives a namespace to
 // the same member.
 //
-// Metrics (MetricMembers, MetricObjects, MetricMoves, MetricDrains,
-// MetricDrainTimeouts) are registered with controller-runtime's metrics.Registry.
+// # Labels, annotations and metrics
+//
+// The sharder and the members write these; an operator may select objects
+// by the first two.
+//
+//	| key                                 | on                | value                                          |
+//	|-------------------------------------|-------------------|------------------------------------------------|
+//	| shard.bosun.dev/<ring> (LabelPrefix) | an object, label  | the member that reconciles it                  |
+//	| drain.shard.bosun.dev/<ring> (DrainPrefix) | an object, label | Unix seconds at which its drain began    |
+//	| tenure.shard.bosun.dev/<ring>       | an object         | acquire time of its member's Lease (RFC 3339)  |
+//	| shard.bosun.dev/ring                | a Lease, label    | the ring's name                                |
+//	| shard.bosun.dev/evicted             | a Lease           | when the sharder evicted the member (RFC 3339) |
+//
+// The metrics are registered with controller-runtime's metrics.Registry,
+// which the manager serves:
+//
+//	| metric                           | type    | labels       | what                                              |
+//	|----------------------------------|---------|--------------|---------------------------------------------------|
+//	| bosun_shard_members              | gauge   | ring         | live members of a ring, as its sharder sees them  |
+//	| bosun_shard_objects              | gauge   | ring, member | objects labelled for each member                  |
+//	| bosun_shard_moves_total          | counter | ring, kind   | the sharder's changes of an object's member, by kind: "assign" (it had none), "drain" (a live member is asked to let it go), "takeover" (its member is gone) |
+//	| bosun_shard_drains_total         | counter | ring, member | objects a member let go when asked                |
+//	| bosun_shard_drain_timeouts_total | counter | ring, member | objects a member did not let go within Options.DrainTimeout, for which the sharder evicted it |
 //
 // # Prior art
 //
@@ -141,4 +162,6 @@
 // acknowledges that it let an object go before the object moves. bosun's
 // sharder runs inside the operator's leader rather than as a separate
 // deployment, and adds the pass cancellation and eviction above.
+//
+// Maturity: experimental. Its handover rests on Lease timing, not yet proven in production.
 package shard

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -137,16 +138,10 @@ func (d *drainer) Start(ctx context.Context) error {
 		q.ShutDown()
 	}()
 	go func() {
-		tick := time.NewTicker(m.opts.LeaseDuration)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				m.gate.forget(m.opts.LeaseDuration, m.leavingInCache)
-			}
-		}
+		_ = wait.PollUntilContextCancel(ctx, m.opts.LeaseDuration, false, func(context.Context) (bool, error) {
+			m.gate.forget(m.opts.LeaseDuration, m.leavingInCache)
+			return false, nil
+		})
 	}()
 	log := m.mgr.GetLogger().WithValues("ring", m.opts.Ring, "member", m.opts.Identity)
 	for {

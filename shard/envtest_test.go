@@ -437,16 +437,15 @@ func (r *ring) setupEngine(mgr ctrl.Manager, m *shard.Member, name string) error
 		return ctrl.Result{RequeueAfter: requeue}, nil
 	})
 	rec := &bosun.Reconciler[*testapi.Widget]{
-		Name:                  "widgets-" + name,
-		Steps:                 []bosun.Step[*testapi.Widget]{work},
-		IgnoreNamespacePolicy: true,
-		Observers: []bosun.PassObserver{bosun.PassObserverFunc(func(_ context.Context, rep bosun.PassReport) {
+		Name:  "widgets-" + name,
+		Steps: []bosun.Step[*testapi.Widget]{work},
+		Options: bosun.Options{IgnoreNamespacePolicy: true, Observers: []bosun.PassObserver{bosun.PassObserverFunc(func(_ context.Context, rep bosun.PassReport) {
 			// A pass that ran no step found nothing to work on: the object
 			// is not in the cache.
 			if len(rep.Steps) > 0 {
 				r.j.record(rep.Object, pass{member: name, start: rep.Start, end: rep.Start.Add(rep.Duration)})
 			}
-		})},
+		})}},
 	}
 	return bosun.ControllerManagedBy[*testapi.Widget](mgr).
 		For(nil, builder.WithPredicates(m.Predicate())).
@@ -558,8 +557,8 @@ func TestReplicasShareTheObjects(t *testing.T) {
 				t.Errorf("the replicas hold %d objects, want %d", total, objects)
 			}
 			r.checkCaches(shares, reps...)
-			if got := gauge(t, shard.MetricMembers, map[string]string{"ring": r.name}); got != float64(n) {
-				t.Errorf("%s = %v, want %d", shard.MetricMembers, got, n)
+			if got := gauge(t, "bosun_shard_members", map[string]string{"ring": r.name}); got != float64(n) {
+				t.Errorf("%s = %v, want %d", "bosun_shard_members", got, n)
 			}
 			checkNoOverlap(t, r.j)
 		})
@@ -579,12 +578,12 @@ func TestHandover(t *testing.T) {
 	t.Logf("3 replicas: %v", shares)
 
 	// r3 joins: the others let its share go through a drain.
-	drainsBefore := counter(t, shard.MetricMoves, map[string]string{"ring": r.name, "kind": shard.MoveDrain})
+	drainsBefore := counter(t, "bosun_shard_moves_total", map[string]string{"ring": r.name, "kind": "drain"})
 	joined := time.Now()
 	r3 := r.start("r3", true)
 	shares = r.converge([]string{"r0", "r1", "r2", "r3"}, start)
 	t.Logf("r3 joined; converged in %s: %v", time.Since(joined).Round(time.Millisecond), shares)
-	drains := counter(t, shard.MetricMoves, map[string]string{"ring": r.name, "kind": shard.MoveDrain}) - drainsBefore
+	drains := counter(t, "bosun_shard_moves_total", map[string]string{"ring": r.name, "kind": "drain"}) - drainsBefore
 	if drains < float64(shares["r3"]) {
 		t.Errorf("%v drains for the %d objects r3 took, want one each", drains, shares["r3"])
 	}
@@ -655,7 +654,7 @@ func TestMembership(t *testing.T) {
 	r1, r2 := r.start("r1", false), r.start("r2", false)
 	leases := func(ctx context.Context) (map[string]bool, error) {
 		var list coordinationv1.LeaseList
-		if err := r.cp.Client.List(ctx, &list, client.InNamespace(r.ns), client.MatchingLabels{shard.LabelRing: r.name}); err != nil {
+		if err := r.cp.Client.List(ctx, &list, client.InNamespace(r.ns), client.MatchingLabels{"shard.bosun.dev/ring": r.name}); err != nil {
 			return nil, err
 		}
 		out := map[string]bool{}
@@ -678,7 +677,7 @@ func TestMembership(t *testing.T) {
 			if !maps(got, want) {
 				return fmt.Errorf("%s: leases (holder: alive) %v, want %v", step, got, want)
 			}
-			if n := gauge(t, shard.MetricMembers, map[string]string{"ring": r.name}); n != members {
+			if n := gauge(t, "bosun_shard_members", map[string]string{"ring": r.name}); n != members {
 				return fmt.Errorf("%s: the sharder sees %v members, want %v", step, n, members)
 			}
 			return nil

@@ -66,7 +66,7 @@ type gate struct {
 	// before the drainer has seen the object back. Nil: never.
 	isBack func(key types.NamespacedName) bool
 	// cached reports whether the cache holds key labelled for this
-	// member, and the tenure the object was assigned in (TenurePrefix).
+	// member, and the tenure the object was assigned in (tenurePrefix).
 	// Nil: always, in no tenure.
 	cached func(key types.NamespacedName) (bool, string)
 	// confirm reads key from the API server and reports whether it is

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -30,9 +31,9 @@ func tenureOf(lease *coordinationv1.Lease) string {
 // LeaseName is the name of the Lease of member identity in ring.
 func LeaseName(ring, identity string) string { return ring + "-" + identity }
 
-// Alive reports whether lease, a member's Lease, is current at now: it
+// alive reports whether lease, a member's Lease, is current at now: it
 // has a holder and was renewed within its duration.
-func Alive(lease *coordinationv1.Lease, now time.Time) bool {
+func alive(lease *coordinationv1.Lease, now time.Time) bool {
 	s := lease.Spec
 	if s.RenewTime == nil || s.LeaseDurationSeconds == nil || s.HolderIdentity == nil || *s.HolderIdentity == "" || lease.DeletionTimestamp != nil {
 		return false
@@ -62,9 +63,8 @@ func (ms *membership) Start(ctx context.Context) error {
 	m := ms.m
 	c := m.mgr.GetClient()
 	log := m.mgr.GetLogger().WithValues("ring", m.opts.Ring, "member", m.opts.Identity)
-	tick := time.NewTicker(m.opts.RenewPeriod)
-	defer tick.Stop()
-	for {
+	// Renew every RenewPeriod, counted from the start of each renewal.
+	wait.NonSlidingUntilWithContext(ctx, func(ctx context.Context) {
 		switch err := ms.renew(ctx, c); {
 		case errors.Is(err, errEvicted):
 			if !ms.evicted {
@@ -83,13 +83,9 @@ func (ms *membership) Start(ctx context.Context) error {
 			}
 			ms.evicted = false
 		}
-		select {
-		case <-ctx.Done():
-			ms.release(context.WithoutCancel(ctx), c)
-			return nil
-		case <-tick.C:
-		}
-	}
+	}, m.opts.RenewPeriod)
+	ms.release(context.WithoutCancel(ctx), c)
+	return nil
 }
 
 // release waits, at most RenewDeadline, for the passes running to end,
@@ -101,12 +97,11 @@ func (ms *membership) release(ctx context.Context, c client.Client) {
 	log := m.mgr.GetLogger().WithValues("ring", m.opts.Ring, "member", m.opts.Identity)
 	ctx, cancel := context.WithTimeout(ctx, m.opts.RenewDeadline)
 	defer cancel()
-	for idle := m.gate.stop(); !idle; idle = m.gate.idle() {
-		select {
-		case <-ctx.Done():
+	if !m.gate.stop() {
+		idle := func(context.Context) (bool, error) { return m.gate.idle(), nil }
+		if err := wait.PollUntilContextCancel(ctx, idlePoll, false, idle); err != nil {
 			log.Info("passes still running at stop; leaving the member's lease to expire")
 			return
-		case <-time.After(idlePoll):
 		}
 	}
 	m.gate.revoke()
@@ -137,7 +132,7 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		lease = coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Namespace: m.opts.Namespace, Name: name, Labels: map[string]string{LabelRing: m.opts.Ring}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: m.opts.Namespace, Name: name, Labels: map[string]string{labelRing: m.opts.Ring}},
 			Spec: coordinationv1.LeaseSpec{
 				HolderIdentity: ptr.To(m.opts.Identity), LeaseDurationSeconds: ptr.To(seconds),
 				AcquireTime: &renewTime, RenewTime: &renewTime,
@@ -149,22 +144,22 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	case err != nil:
 		return fmt.Errorf("reading lease %s: %w", name, err)
 	default:
-		if lease.Annotations[AnnotationEvicted] != "" {
+		if lease.Annotations[annotationEvicted] != "" {
 			// Back once the Lease has expired, and the sharder has had a
 			// renew period to move the member's objects.
-			if Alive(&lease, now.Add(-m.opts.RenewPeriod)) {
+			if alive(&lease, now.Add(-m.opts.RenewPeriod)) {
 				return errEvicted
 			}
-			delete(lease.Annotations, AnnotationEvicted)
+			delete(lease.Annotations, annotationEvicted)
 		}
-		if !Alive(&lease, now) {
+		if !alive(&lease, now) {
 			lease.Spec.AcquireTime = &renewTime
 		}
-		if lease.Labels[LabelRing] != m.opts.Ring {
+		if lease.Labels[labelRing] != m.opts.Ring {
 			if lease.Labels == nil {
 				lease.Labels = map[string]string{}
 			}
-			lease.Labels[LabelRing] = m.opts.Ring
+			lease.Labels[labelRing] = m.opts.Ring
 		}
 		lease.Spec.RenewTime = &renewTime
 		lease.Spec.HolderIdentity = ptr.To(m.opts.Identity)

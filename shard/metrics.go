@@ -8,48 +8,48 @@ import (
 // Metric names, registered with controller-runtime's metrics.Registry,
 // which the manager serves.
 const (
-	// MetricMembers is the number of live members of a ring, as its
+	// metricMembers is the number of live members of a ring, as its
 	// sharder sees them (label ring).
-	MetricMembers = "bosun_shard_members"
-	// MetricObjects is the number of objects labelled for each member of
+	metricMembers = "bosun_shard_members"
+	// metricObjects is the number of objects labelled for each member of
 	// a ring, as its sharder sees them (labels ring, member).
-	MetricObjects = "bosun_shard_objects"
-	// MetricMoves counts the sharder's changes of an object's member
+	metricObjects = "bosun_shard_objects"
+	// metricMoves counts the sharder's changes of an object's member
 	// (labels ring, kind): "assign" labels an object that had no member,
 	// "drain" asks a live member to let one go, "takeover" relabels one
 	// whose member is gone.
-	MetricMoves = "bosun_shard_moves_total"
-	// MetricDrains counts the objects a member let go when asked (labels
+	metricMoves = "bosun_shard_moves_total"
+	// metricDrains counts the objects a member let go when asked (labels
 	// ring, member).
-	MetricDrains = "bosun_shard_drains_total"
-	// MetricDrainTimeouts counts the objects a member did not let go
+	metricDrains = "bosun_shard_drains_total"
+	// metricDrainTimeouts counts the objects a member did not let go
 	// within the drain timeout, for which the sharder evicted it (labels
 	// ring, member).
-	MetricDrainTimeouts = "bosun_shard_drain_timeouts_total"
+	metricDrainTimeouts = "bosun_shard_drain_timeouts_total"
 )
 
-// Kinds of MetricMoves.
+// Kinds of metricMoves.
 const (
-	MoveAssign   = "assign"
-	MoveDrain    = "drain"
-	MoveTakeover = "takeover"
+	moveAssign   = "assign"
+	moveDrain    = "drain"
+	moveTakeover = "takeover"
 )
 
 var (
 	membersGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: MetricMembers, Help: "Live members of a shard ring, as its sharder sees them.",
+		Name: metricMembers, Help: "Live members of a shard ring, as its sharder sees them.",
 	}, []string{"ring"})
 	objectsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: MetricObjects, Help: "Objects labelled for each member of a shard ring.",
+		Name: metricObjects, Help: "Objects labelled for each member of a shard ring.",
 	}, []string{"ring", "member"})
 	movesCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: MetricMoves, Help: "Changes of an object's member made by the sharder of a ring, by kind.",
+		Name: metricMoves, Help: "Changes of an object's member made by the sharder of a ring, by kind.",
 	}, []string{"ring", "kind"})
 	drainsCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: MetricDrains, Help: "Objects a member of a shard ring let go when asked.",
+		Name: metricDrains, Help: "Objects a member of a shard ring let go when asked.",
 	}, []string{"ring", "member"})
 	drainTimeoutsCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: MetricDrainTimeouts, Help: "Objects a member of a shard ring did not let go within the drain timeout, for which the sharder evicted it.",
+		Name: metricDrainTimeouts, Help: "Objects a member of a shard ring did not let go within the drain timeout, for which the sharder evicted it.",
 	}, []string{"ring", "member"})
 )
 

@@ -201,7 +201,7 @@ func testPassCancelledBeforeLeaseExpires(t *testing.T, setup func(*blocked) func
 	p := newPartition(t, r.cp.Config)
 	r.startWith("r1", replicaOptions{config: p.config(r.cp.Config), setup: setup(b)})
 	bosuntest.Eventually(t, func(context.Context) error {
-		if n := gauge(t, shard.MetricMembers, map[string]string{"ring": r.name}); n != 2 {
+		if n := gauge(t, "bosun_shard_members", map[string]string{"ring": r.name}); n != 2 {
 			return fmt.Errorf("the sharder sees %v members, want 2", n)
 		}
 		return nil
@@ -278,7 +278,7 @@ func TestUnacknowledgedDrainHandsOver(t *testing.T) {
 	}})
 	waitElected(t, r0)
 	r.converge([]string{"r0"}, start)
-	timeouts := counter(t, shard.MetricDrainTimeouts, map[string]string{"ring": r.name, "member": "r0"})
+	timeouts := counter(t, "bosun_shard_drain_timeouts_total", map[string]string{"ring": r.name, "member": "r0"})
 
 	joined := time.Now()
 	r.startWith("r1", replicaOptions{shard: drainTimeout})
@@ -287,8 +287,8 @@ func TestUnacknowledgedDrainHandsOver(t *testing.T) {
 	if refused.Load() == 0 {
 		t.Error("r0 was never asked to let an object go: the test tested nothing")
 	}
-	if got := counter(t, shard.MetricDrainTimeouts, map[string]string{"ring": r.name, "member": "r0"}) - timeouts; got == 0 {
-		t.Errorf("%s of r0 did not grow", shard.MetricDrainTimeouts)
+	if got := counter(t, "bosun_shard_drain_timeouts_total", map[string]string{"ring": r.name, "member": "r0"}) - timeouts; got == 0 {
+		t.Errorf("%s of r0 did not grow", "bosun_shard_drain_timeouts_total")
 	}
 	checkNoOverlap(t, r.j)
 }

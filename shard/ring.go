@@ -6,9 +6,9 @@ import (
 	"strconv"
 )
 
-// DefaultTokens is how many points each member has on a Ring: enough that
+// defaultTokens is how many points each member has on a Ring: enough that
 // the members' shares stay within a few percent of each other.
-const DefaultTokens = 128
+const defaultTokens = 128
 
 // Ring assigns keys to members by consistent hashing: each member holds
 // tokens points on a circle of hashes, and a key belongs to the member
@@ -25,10 +25,10 @@ type point struct {
 }
 
 // NewRing returns the ring of members, each with tokens points
-// (DefaultTokens when tokens is not positive).
+// (128 when tokens is not positive).
 func NewRing(members []string, tokens int) Ring {
 	if tokens <= 0 {
-		tokens = DefaultTokens
+		tokens = defaultTokens
 	}
 	r := Ring{points: make([]point, 0, len(members)*tokens)}
 	for _, m := range members {

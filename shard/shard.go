@@ -32,31 +32,31 @@ const (
 	LabelPrefix = "shard.bosun.dev/"
 	// DrainPrefix, followed by the ring's name, is the drain label.
 	DrainPrefix = "drain.shard.bosun.dev/"
-	// LabelRing is the label of the members' Leases: the ring's name.
-	LabelRing = "shard.bosun.dev/ring"
-	// TenurePrefix, followed by the ring's name, is an annotation the
+	// labelRing is the label of the members' Leases: the ring's name.
+	labelRing = "shard.bosun.dev/ring"
+	// tenurePrefix, followed by the ring's name, is an annotation the
 	// sharder puts on an object with its member's label: the acquire time
 	// of the member's Lease (RFC 3339), which starts anew each time the
 	// member comes back after its Lease expired. A member trusts its
 	// cache's word that an object is its own, after a lapse of its Lease,
 	// only for objects of its current tenure (see the package
 	// documentation).
-	TenurePrefix = "tenure.shard.bosun.dev/"
-	// AnnotationEvicted, on a member's Lease, is the time (RFC 3339) at
+	tenurePrefix = "tenure.shard.bosun.dev/"
+	// annotationEvicted, on a member's Lease, is the time (RFC 3339) at
 	// which the sharder evicted the member for a drain it did not
 	// acknowledge within Options.DrainTimeout.
-	AnnotationEvicted = "shard.bosun.dev/evicted"
+	annotationEvicted = "shard.bosun.dev/evicted"
 )
 
 // Defaults of Options, those of controller-runtime's leader election.
 const (
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRenewPeriod   = 2 * time.Second
-	// DefaultDrainTimeout is the default of Options.DrainTimeout: longer
+	defaultLeaseDuration = 15 * time.Second
+	defaultRenewDeadline = 10 * time.Second
+	defaultRenewPeriod   = 2 * time.Second
+	// defaultDrainTimeout is the default of Options.DrainTimeout: longer
 	// than a pass that waits on external calls with their default
 	// one-minute deadline.
-	DefaultDrainTimeout = 2 * time.Minute
+	defaultDrainTimeout = 2 * time.Minute
 )
 
 // ErrInvalidOptions is wrapped by the error of New for options that
@@ -89,7 +89,7 @@ type Options struct {
 	// &v1.Widget{}. Required; its kind must be in the manager's scheme.
 	Object client.Object
 	// LeaseDuration is how long a member that stops renewing its Lease
-	// keeps its objects. Zero means DefaultLeaseDuration.
+	// keeps its objects. Zero means 15s.
 	LeaseDuration time.Duration
 	// RenewDeadline is how long a member goes on starting passes without
 	// renewing its Lease, after which it cancels those running behind
@@ -102,12 +102,13 @@ type Options struct {
 	RenewPeriod time.Duration
 	// DrainTimeout is how long the sharder waits for a member to let go of
 	// an object it was asked to (see Handover) before it evicts the
-	// member. Zero means DefaultDrainTimeout.
+	// member. Zero means two minutes: longer than a pass that waits on
+	// external calls with their default one-minute deadline.
 	DrainTimeout time.Duration
 	// Key is what an object is hashed by; nil means ByName.
 	Key KeyFunc
 	// Tokens is the number of points per member on the ring (see Ring);
-	// zero means DefaultTokens.
+	// zero means 128.
 	Tokens int
 	// ObjectNamespaces limit the objects the sharder assigns to these
 	// namespaces, as the manager's cache of an operator that watches only
@@ -135,7 +136,7 @@ func (o Options) withDefaults() (Options, error) {
 		errs = append(errs, errors.New("the Object is nil"))
 	}
 	if o.LeaseDuration == 0 {
-		o.LeaseDuration = DefaultLeaseDuration
+		o.LeaseDuration = defaultLeaseDuration
 	}
 	if o.RenewDeadline == 0 {
 		o.RenewDeadline = o.LeaseDuration * 2 / 3
@@ -144,7 +145,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.RenewPeriod = o.LeaseDuration * 2 / 15
 	}
 	if o.DrainTimeout == 0 {
-		o.DrainTimeout = DefaultDrainTimeout
+		o.DrainTimeout = defaultDrainTimeout
 	}
 	if o.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("the DrainTimeout %s is negative", o.DrainTimeout))
@@ -193,7 +194,7 @@ func New(opts Options) (*Member, error) {
 		opts:       opts,
 		shardLabel: LabelPrefix + opts.Ring,
 		drainLabel: DrainPrefix + opts.Ring,
-		tenureKey:  TenurePrefix + opts.Ring,
+		tenureKey:  tenurePrefix + opts.Ring,
 		gate:       newGate(opts.RenewDeadline),
 	}
 	m.gate.isBack = m.backInCache

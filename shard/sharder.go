@@ -121,7 +121,7 @@ func (s *sharder) startCache(ctx context.Context) error {
 		ByObject: map[client.Object]cache.ByObject{
 			&coordinationv1.Lease{}: {
 				Namespaces: map[string]cache.Config{m.opts.Namespace: {}},
-				Label:      labels.SelectorFromSet(labels.Set{LabelRing: m.opts.Ring}),
+				Label:      labels.SelectorFromSet(labels.Set{labelRing: m.opts.Ring}),
 			},
 		},
 	}
@@ -221,7 +221,7 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 	now := time.Now()
 	var members []string
 	for i := range leases.Items {
-		if l := &leases.Items[i]; Alive(l, now) {
+		if l := &leases.Items[i]; alive(l, now) {
 			members = append(members, *l.Spec.HolderIdentity)
 			if end := l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second); next.IsZero() || end.Before(next) {
 				next = end
@@ -308,7 +308,7 @@ func (s *sharder) awaitDrain(ctx context.Context, key types.NamespacedName, valu
 	if count {
 		s.timedOut[key] = start
 	}
-	evict := left <= 0 && lease.Annotations[AnnotationEvicted] == "" && !s.evicted[member].Equal(tenure)
+	evict := left <= 0 && lease.Annotations[annotationEvicted] == "" && !s.evicted[member].Equal(tenure)
 	if evict {
 		s.evicted[member] = tenure
 	}
@@ -329,7 +329,7 @@ func (s *sharder) awaitDrain(ctx context.Context, key types.NamespacedName, valu
 	if lease.Annotations == nil {
 		lease.Annotations = map[string]string{}
 	}
-	lease.Annotations[AnnotationEvicted] = time.Now().UTC().Format(time.RFC3339)
+	lease.Annotations[annotationEvicted] = time.Now().UTC().Format(time.RFC3339)
 	if err := m.mgr.GetClient().Update(ctx, &lease); err != nil {
 		s.mu.Lock()
 		delete(s.evicted, member)
@@ -359,7 +359,7 @@ func (s *sharder) lease(ctx context.Context, member string) (*coordinationv1.Lea
 	if err := s.c.Get(ctx, key, &lease); err != nil {
 		return nil, false
 	}
-	return &lease, Alive(&lease, time.Now())
+	return &lease, alive(&lease, time.Now())
 }
 
 // closeLease makes sure that the expired Lease of member, whose objects
@@ -395,7 +395,7 @@ func (s *sharder) closeLease(ctx context.Context, member string) (bool, error) {
 }
 
 // tenure returns the tenure of member, for the objects assigned to it
-// (see TenurePrefix); empty when its Lease is not at hand.
+// (see tenurePrefix); empty when its Lease is not at hand.
 func (s *sharder) tenure(ctx context.Context, member string) string {
 	lease, _ := s.lease(ctx, member)
 	if lease == nil {
@@ -438,7 +438,7 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 	case have == want:
 		set = map[string]string{m.drainLabel: ""}
 	case have == "":
-		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, MoveAssign
+		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, moveAssign
 		annotations = map[string]string{m.tenureKey: s.tenure(ctx, want)}
 	case !live:
 		switch closed, err := s.closeLease(ctx, have); {
@@ -449,10 +449,10 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 			// its objects move through a drain once the ring has it.
 			return nil
 		}
-		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, MoveTakeover
+		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, moveTakeover
 		annotations = map[string]string{m.tenureKey: s.tenure(ctx, want)}
 	case !draining:
-		set, kind = map[string]string{m.drainLabel: strconv.FormatInt(time.Now().Unix(), 10)}, MoveDrain
+		set, kind = map[string]string{m.drainLabel: strconv.FormatInt(time.Now().Unix(), 10)}, moveDrain
 	default:
 		// The live member lets it go once its pass ends; the removal of
 		// its labels brings the object back here. One that does not

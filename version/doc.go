@@ -10,4 +10,6 @@
 //
 //	fmt.Println(version.Get())
 //	// github.com/example/shop (devel) 3f2c1a0+dirty 2026-11-23T10:00:00Z go1.26.0 bosun v0.4.0 controller-runtime v0.25.2
+//
+// Maturity: stable. It only reads the build information Go records.
 package version

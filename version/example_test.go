@@ -14,8 +14,8 @@ func Example() {
 		GoVersion: "go1.26.0",
 		Main:      debug.Module{Path: "example.com/shop", Version: "v1.2.3"},
 		Deps: []*debug.Module{
-			{Path: version.BosunModule, Version: "v0.4.0"},
-			{Path: version.ControllerRuntimeModule, Version: "v0.25.2"},
+			{Path: "github.com/bosunkit/bosun", Version: "v0.4.0"},
+			{Path: "sigs.k8s.io/controller-runtime", Version: "v0.25.2"},
 		},
 	})
 	fmt.Print(info.Lines())

@@ -7,10 +7,10 @@ import (
 )
 
 const (
-	// BosunModule is the module path of bosun.
-	BosunModule = "github.com/bosunkit/bosun"
-	// ControllerRuntimeModule is the module path of controller-runtime.
-	ControllerRuntimeModule = "sigs.k8s.io/controller-runtime"
+	// bosunModule is the module path of bosun.
+	bosunModule = "github.com/bosunkit/bosun"
+	// controllerRuntimeModule is the module path of controller-runtime.
+	controllerRuntimeModule = "sigs.k8s.io/controller-runtime"
 )
 
 // Info is what a binary was built from. Fields the build did not record are
@@ -58,14 +58,14 @@ func FromBuildInfo(bi *debug.BuildInfo) Info {
 			info.Modified = s.Value == "true"
 		}
 	}
-	if bi.Main.Path == BosunModule {
+	if bi.Main.Path == bosunModule {
 		info.Bosun = bi.Main.Version
 	}
 	for _, d := range bi.Deps {
 		switch d.Path {
-		case BosunModule:
+		case bosunModule:
 			info.Bosun = moduleVersion(d)
-		case ControllerRuntimeModule:
+		case controllerRuntimeModule:
 			info.ControllerRuntime = moduleVersion(d)
 		}
 	}
@@ -114,7 +114,7 @@ func (i Info) String() string {
 			parts = append(parts, p)
 		}
 	}
-	if i.Bosun != "" && i.Module != BosunModule {
+	if i.Bosun != "" && i.Module != bosunModule {
 		parts = append(parts, "bosun "+i.Bosun)
 	}
 	if i.ControllerRuntime != "" {
@@ -140,7 +140,7 @@ func (i Info) Lines() string {
 	line("commit", i.ShortRevision())
 	line("commit time", i.Time)
 	line("go", i.GoVersion)
-	if i.Module != BosunModule {
+	if i.Module != bosunModule {
 		line("bosun", i.Bosun)
 	}
 	line("controller-runtime", i.ControllerRuntime)

@@ -8,7 +8,7 @@ import (
 )
 
 func TestFromBuildInfo(t *testing.T) {
-	cr := &debug.Module{Path: ControllerRuntimeModule, Version: "v0.25.2"}
+	cr := &debug.Module{Path: controllerRuntimeModule, Version: "v0.25.2"}
 	cases := map[string]struct {
 		bi       *debug.BuildInfo
 		want     Info
@@ -19,7 +19,7 @@ func TestFromBuildInfo(t *testing.T) {
 				GoVersion: "go1.26.0",
 				Path:      "example.com/shop/cmd",
 				Main:      debug.Module{Path: "example.com/shop", Version: "v1.2.3"},
-				Deps:      []*debug.Module{{Path: BosunModule, Version: "v0.4.0"}, cr},
+				Deps:      []*debug.Module{{Path: bosunModule, Version: "v0.4.0"}, cr},
 			},
 			want: Info{
 				Path: "example.com/shop/cmd", Module: "example.com/shop", Version: "v1.2.3",
@@ -30,8 +30,8 @@ func TestFromBuildInfo(t *testing.T) {
 		"bosun built in a modified checkout": {
 			bi: &debug.BuildInfo{
 				GoVersion: "go1.26.0",
-				Path:      BosunModule + "/cmd/bosun",
-				Main:      debug.Module{Path: BosunModule, Version: "(devel)"},
+				Path:      bosunModule + "/cmd/bosun",
+				Main:      debug.Module{Path: bosunModule, Version: "(devel)"},
 				Deps:      []*debug.Module{cr},
 				Settings: []debug.BuildSetting{
 					{Key: "vcs.revision", Value: "0123456789abcdef0123"},
@@ -40,17 +40,17 @@ func TestFromBuildInfo(t *testing.T) {
 				},
 			},
 			want: Info{
-				Path: BosunModule + "/cmd/bosun", Module: BosunModule, Version: "(devel)",
+				Path: bosunModule + "/cmd/bosun", Module: bosunModule, Version: "(devel)",
 				Revision: "0123456789abcdef0123", Time: "2026-11-23T10:00:00Z", Modified: true,
 				GoVersion: "go1.26.0", Bosun: "(devel)", ControllerRuntime: "v0.25.2",
 			},
-			wantLine: BosunModule + " (devel) 0123456789ab+dirty 2026-11-23T10:00:00Z go1.26.0 controller-runtime v0.25.2",
+			wantLine: bosunModule + " (devel) 0123456789ab+dirty 2026-11-23T10:00:00Z go1.26.0 controller-runtime v0.25.2",
 		},
 		"bosun replaced by a local checkout": {
 			bi: &debug.BuildInfo{
 				Path: "example.com/shop/cmd",
 				Main: debug.Module{Path: "example.com/shop", Version: "(devel)"},
-				Deps: []*debug.Module{{Path: BosunModule, Version: "v0.0.0", Replace: &debug.Module{Path: "../bosun"}}},
+				Deps: []*debug.Module{{Path: bosunModule, Version: "v0.0.0", Replace: &debug.Module{Path: "../bosun"}}},
 			},
 			want: Info{
 				Path: "example.com/shop/cmd", Module: "example.com/shop", Version: "(devel)", Bosun: "../bosun",

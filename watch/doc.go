@@ -58,4 +58,6 @@
 // Handlers enqueue on every event, including updates that change only the
 // status or metadata of the related object; add predicates to the watch
 // (builder.WithPredicates) to ignore the ones a parent does not care about.
+//
+// Maturity: stable. Its handlers are plain controller-runtime event handlers.
 package watch

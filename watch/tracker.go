@@ -22,9 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// DefaultLease is how long a tracked reference stays fresh after its last
-// Track unless WithLease says otherwise.
-const DefaultLease = 10 * time.Minute
+// defaultLease is how long a tracked reference stays fresh after its last
+// Track unless WithLease says otherwise (WithLease states it).
+const defaultLease = 10 * time.Minute
 
 // Reference names an object that a parent read: its group and kind, and its
 // namespace and name. The version does not matter: every version of a kind
@@ -54,7 +54,7 @@ func compareReferences(a, b Reference) int {
 type TrackerOption func(*Tracker)
 
 // WithLease sets how long a reference stays fresh after its last Track. A
-// duration that is not positive means DefaultLease.
+// duration that is not positive means the default, ten minutes.
 func WithLease(d time.Duration) TrackerOption {
 	return func(t *Tracker) {
 		if d > 0 {
@@ -114,7 +114,7 @@ func NewTracker(scheme *runtime.Scheme, opts ...TrackerOption) *Tracker {
 	}
 	t := &Tracker{
 		scheme:  scheme,
-		lease:   DefaultLease,
+		lease:   defaultLease,
 		clock:   clock.RealClock{},
 		parents: map[Reference]map[client.ObjectKey]time.Time{},
 		refs:    map[client.ObjectKey]map[Reference]struct{}{},

@@ -269,9 +269,9 @@ func TestTrackerReferences(t *testing.T) {
 		t.Errorf("References (-want +got):\n%s", diff)
 	}
 
-	// The default lease is DefaultLease; past it, an event drops the
+	// The default lease is defaultLease; past it, an event drops the
 	// reference it wakes the parent for.
-	clk.Step(DefaultLease)
+	clk.Step(defaultLease)
 	if got := names(tr.requests(context.Background(), cm("ns", "a", nil))); !cmp.Equal(got, []string{"ns/app"}) {
 		t.Errorf("last call: got %v, want [ns/app]", got)
 	}

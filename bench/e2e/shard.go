@@ -88,11 +88,11 @@ func newShardManager(cfg *rest.Config, c childConfig, log *passLog) (ctrl.Manage
 	}
 	r := &bosun.Reconciler[*testapi.Widget]{
 		Name: "widgets", Steps: []bosun.Step[*testapi.Widget]{divide{}},
-		Observers: []bosun.PassObserver{bosun.PassObserverFunc(func(_ context.Context, rep bosun.PassReport) {
+		Options: bosun.Options{Observers: []bosun.PassObserver{bosun.PassObserverFunc(func(_ context.Context, rep bosun.PassReport) {
 			log.mu.Lock()
 			log.passes = append(log.passes, passRecord{Object: rep.Object.String(), Start: rep.Start.UnixNano(), End: rep.Start.Add(rep.Duration).UnixNano()})
 			log.mu.Unlock()
-		})},
+		})}},
 	}
 	err = bosun.ControllerManagedBy[*testapi.Widget](mgr).
 		For(nil, builder.WithPredicates(member.Predicate())).

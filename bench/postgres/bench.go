@@ -230,8 +230,7 @@ func (b *bench) manager(ns, app string, limits managed.Limits, reg *prometheus.R
 		return nil, err
 	}
 	r := postgres.NewRoleReconciler(postgres.Options{DSN: dsn, Managed: []managed.Option{
-		managed.WithPollInterval(b.cfg.poll),
-		managed.WithMinPollInterval(b.cfg.poll),
+		managed.WithTiming(managed.Timing{Poll: b.cfg.poll, MinPoll: b.cfg.poll}),
 		managed.WithLimiter(managed.NewLimiter(limits)),
 	}})
 	r.Metrics = reg
@@ -291,7 +290,7 @@ func callsByOp(reg *prometheus.Registry) (map[string]float64, error) {
 	}
 	out := map[string]float64{}
 	for _, f := range families {
-		if f.GetName() != managed.MetricExternalCalls {
+		if f.GetName() != "bosun_managed_external_calls_total" {
 			continue
 		}
 		for _, m := range f.GetMetric() {
@@ -313,7 +312,7 @@ func waitedSeconds(reg *prometheus.Registry) (float64, error) {
 	}
 	var s float64
 	for _, f := range families {
-		if f.GetName() == managed.MetricCallLimitWait {
+		if f.GetName() == "bosun_managed_call_limit_wait_seconds" {
 			for _, m := range f.GetMetric() {
 				s += m.GetHistogram().GetSampleSum()
 			}

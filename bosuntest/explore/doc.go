@@ -50,4 +50,7 @@
 // default, since the package does not generate strings from a regular
 // expression; fields under x-kubernetes-preserve-unknown-fields and
 // validation rules (x-kubernetes-validations) are not read.
+//
+// Maturity: experimental. Which values are drawn from a schema, and the
+// checks between steps, still change as the examples find new failures.
 package explore

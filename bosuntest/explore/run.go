@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
-	"github.com/bosunkit/bosun/managed"
 )
 
 // Target is a kind of a running operator to explore, and what the test
@@ -257,7 +257,8 @@ func (e *explorer) reached(step bool, spec map[string]any) {
 // write replaces the spec of obj with spec. It reports false when the API
 // server refused the spec as invalid.
 func (e *explorer) write(ctx context.Context, obj *unstructured.Unstructured, spec map[string]any) (bool, error) {
-	for {
+	admitted := false
+	err := wait.ExponentialBackoffWithContext(ctx, conflictBackoff, func(ctx context.Context) (bool, error) {
 		if err := e.t.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return false, err
 		}
@@ -265,14 +266,23 @@ func (e *explorer) write(ctx context.Context, obj *unstructured.Unstructured, sp
 		err := e.t.Client.Update(ctx, obj)
 		switch {
 		case err == nil:
+			admitted = true
 			return true, nil
 		case apierrors.IsInvalid(err):
+			return true, nil
+		case apierrors.IsConflict(err):
+			// The operator wrote the object meanwhile: read it again.
 			return false, nil
-		case !apierrors.IsConflict(err):
-			return false, err
 		}
-	}
+		return false, err
+	})
+	return admitted, err
 }
+
+// conflictBackoff paces write's retries after a conflict with the
+// operator's own writes of the object: quickly at first, for as long as
+// the operator keeps writing it.
+var conflictBackoff = wait.Backoff{Duration: 5 * time.Millisecond, Factor: 1.5, Jitter: 0.1, Steps: math.MaxInt32, Cap: 200 * time.Millisecond}
 
 // step waits for the operator to settle on the object's generation, then
 // touches it twice and checks that the pass of the second touch wrote
@@ -419,7 +429,7 @@ func (e *explorer) settle(ctx context.Context, obj *unstructured.Unstructured) (
 // progressing are the reasons of a Ready False that tell of work under way,
 // which the operator looks at again by itself: a resource of a managed step
 // being created, updated or deleted (see package managed).
-var progressing = []string{managed.ReasonCreating, managed.ReasonUpdating, managed.ReasonDeleting}
+var progressing = []string{"Creating", "Updating", "Deleting"}
 
 // readyOf returns the status and reason of the Ready condition of obj, and
 // whether it is for obj's generation.

@@ -22,7 +22,6 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/managed"
 )
 
 // probeReconciler marks every Probe Ready for its generation. With buggy
@@ -33,7 +32,7 @@ import (
 // for one whose resource takes a while to make: it is Ready False,
 // Provisioning, until the passes of its generation have read it with two
 // values of bosuntest.TouchLabel. A Probe of size 8 is Ready False,
-// Creating (managed.ReasonCreating), for its first two seconds. A Probe
+// Creating ("Creating"), for its first two seconds. A Probe
 // of size 6 is refused with an error logged every 50 ms.
 type probeReconciler struct {
 	c     client.Client
@@ -102,7 +101,7 @@ func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 		return reconcile.Result{RequeueAfter: 50 * time.Millisecond}, nil
 	case size == 8:
 		if left := r.created(obj); left > 0 {
-			ready, reason, res = "False", managed.ReasonCreating, reconcile.Result{RequeueAfter: left}
+			ready, reason, res = "False", "Creating", reconcile.Result{RequeueAfter: left}
 		}
 	}
 	status := map[string]any{"conditions": []any{map[string]any{

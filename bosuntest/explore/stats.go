@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/bosunkit/bosun/bosuntest"
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // Stats counts what explorations reached, for a test to report: the
@@ -141,16 +141,16 @@ func lookup(spec map[string]any, path []string) (any, bool) {
 	return v, true
 }
 
-// RowExplore is the figures' name of an exploration's row.
-const RowExplore = "exploration from the CRD schema"
+// rowExplore is the figures' name of an exploration's row.
+const rowExplore = "exploration from the CRD schema"
 
 // Record records what s counted, with the number of sequences that
 // failed, as the figures of the example's exploration (package
-// bosuntest/figures).
+// internal/figures).
 func (s *Stats) Record(t bosuntest.TB, example string, failures int) {
 	t.Helper()
 	fig := func(name string, n int, goal string) figures.Figure {
-		return figures.Figure{Test: RowExplore, Example: example, Name: name, Value: strconv.Itoa(n), Goal: goal}
+		return figures.Figure{Test: rowExplore, Example: example, Name: name, Value: strconv.Itoa(n), Goal: goal}
 	}
 	figures.Record(t, fig("sequences", s.Sequences(), ""), fig("steps", s.Steps(), ""),
 		fig("distinct spec shapes", s.Shapes(), ""), fig("failures", failures, "0"))

@@ -16,24 +16,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	"github.com/bosunkit/bosun/bosuntest"
-	"github.com/bosunkit/bosun/bosuntest/figures"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	"github.com/bosunkit/bosun/controlplane"
-	"github.com/bosunkit/bosun/managed"
+	"github.com/bosunkit/bosun/internal/figures"
 	"github.com/bosunkit/bosun/shard"
 )
 
 // Names of the battery's rows, as its figures name them.
 const (
-	RowCrashAfter    = "crash after every write"
-	RowCrashDuring   = "crash during every write"
-	RowCreateWindow  = "crash between external create and recording it"
-	RowAPIFaults     = "30% 409 + 5% 500 + 2% lost responses"
-	RowStaleReads    = "reads lagging 1/5/50 versions, time travel"
-	RowDroppedEvents = "20% dropped events"
-	RowScale         = "many objects, 8 workers"
-	RowFailover      = "leader killed mid-create, 2 replicas"
-	RowQuiescence    = "quiescence with a forced resync"
+	rowCrashAfter    = "crash after every write"
+	rowCrashDuring   = "crash during every write"
+	rowCreateWindow  = "crash between external create and recording it"
+	rowAPIFaults     = "30% 409 + 5% 500 + 2% lost responses"
+	rowStaleReads    = "reads lagging 1/5/50 versions, time travel"
+	rowDroppedEvents = "20% dropped events"
+	rowScale         = "many objects, 8 workers"
+	rowFailover      = "leader killed mid-create, 2 replicas"
+	rowQuiescence    = "quiescence with a forced resync"
 )
 
 // Operator is what RunBattery needs to know of an operator.
@@ -85,20 +84,20 @@ type Operator struct {
 	// which the matrix's fault-free cell checks.
 	Budget Budget
 	// Bound is how long a scenario may take to converge after its last
-	// fault; zero means DefaultBound.
+	// fault; zero means one minute.
 	Bound time.Duration
 	// PerObject is the time each object adds to Bound in the rows that
-	// make many objects at once; zero means DefaultPerObject. An operator
+	// make many objects at once; zero means 200ms. An operator
 	// whose objects each cost a slow external call needs more.
 	PerObject time.Duration
 }
 
-// DefaultPerObject is Operator.PerObject when it is zero.
-const DefaultPerObject = 200 * time.Millisecond
+// defaultPerObject is Operator.PerObject when it is zero.
+const defaultPerObject = 200 * time.Millisecond
 
-// BatterySizes are the sizes of the battery's rows. ShortSizes are what
-// `make test` runs; FullSizes what `make reliability` runs.
-type BatterySizes struct {
+// batterySizes are the sizes of the battery's rows. shortSizes are what
+// `make test` runs; fullSizes what `make reliability` runs.
+type batterySizes struct {
 	// CrashObjects is the number of objects of the crash scenarios, and
 	// CrashTrials the most crash points tried (zero: every one).
 	CrashObjects, CrashTrials int
@@ -123,16 +122,16 @@ type BatterySizes struct {
 	FailoverObjects int
 }
 
-// ShortSizes keep every row to seconds, so every fault path runs in CI.
-var ShortSizes = BatterySizes{
+// shortSizes keep every row to seconds, so every fault path runs in CI.
+var shortSizes = batterySizes{
 	CrashObjects: 2, CrashTrials: 4, CreateWindowTrials: 2,
 	FaultObjects: 6, StaleObjects: 2, StaleLags: []int{5},
 	DropObjects: 4, Relist: 4 * time.Second,
 	ScaleObjects: 20, Quiet: 9 * time.Second, FailoverObjects: 2,
 }
 
-// FullSizes are the sizes docs/RELIABILITY.md reports.
-var FullSizes = BatterySizes{
+// fullSizes are the sizes docs/RELIABILITY.md reports.
+var fullSizes = batterySizes{
 	CrashObjects: 20, CreateWindowTrials: 1000,
 	FaultObjects: 100, StaleObjects: 20, StaleLags: []int{1, 5, 50},
 	DropObjects: 20, Relist: 30 * time.Second,
@@ -141,12 +140,13 @@ var FullSizes = BatterySizes{
 
 // RunBattery runs every row of the reliability battery on op, each as a
 // subtest in a namespace of its own, and records the figures of each with
-// package figures. The sizes are ShortSizes, or FullSizes when
-// figures.Full() (BOSUN_BATTERY=full). A row whose oracle fails fails its
+// package internal/figures. The sizes are short, each row taking
+// seconds, unless BOSUN_BATTERY=full asks for the full sizes that
+// docs/RELIABILITY.md reports. A row whose oracle fails fails its
 // subtest.
 func RunBattery(t *testing.T, cp *controlplane.ControlPlane, op Operator) {
 	t.Helper()
-	sizes := figures.Size(ShortSizes, FullSizes)
+	sizes := figures.Size(shortSizes, fullSizes)
 	b := &battery{cp: cp, op: op, sizes: sizes}
 	t.Run("CrashAfterEveryWrite", func(t *testing.T) { b.crash(t, false) })
 	t.Run("CrashDuringEveryWrite", func(t *testing.T) { b.crash(t, true) })
@@ -165,7 +165,7 @@ func RunBattery(t *testing.T, cp *controlplane.ControlPlane, op Operator) {
 type battery struct {
 	cp    *controlplane.ControlPlane
 	op    Operator
-	sizes BatterySizes
+	sizes batterySizes
 }
 
 // bound is the operator's convergence bound.
@@ -173,15 +173,15 @@ func (b *battery) bound() time.Duration {
 	if b.op.Bound > 0 {
 		return b.op.Bound
 	}
-	return DefaultBound
+	return defaultBound
 }
 
-// perObject is the operator's PerObject or DefaultPerObject.
+// perObject is the operator's PerObject or defaultPerObject.
 func (b *battery) perObject() time.Duration {
 	if b.op.PerObject > 0 {
 		return b.op.PerObject
 	}
-	return DefaultPerObject
+	return defaultPerObject
 }
 
 // record reports figures of a row.
@@ -293,9 +293,9 @@ func (b *battery) crash(t *testing.T, during bool) {
 	n := b.sizes.CrashObjects
 	opts := CrashOptions{During: during, Limit: b.sizes.CrashTrials}
 	r := CrashEveryWrite(t, b.cp, b.scenario(n, nil), opts)
-	row := RowCrashAfter
+	row := rowCrashAfter
 	if during {
-		row = RowCrashDuring
+		row = rowCrashDuring
 	}
 	b.record(t, row,
 		"objects", strconv.Itoa(n), "",
@@ -310,7 +310,7 @@ func (b *battery) crash(t *testing.T, during bool) {
 }
 
 // isExternalCreate matches the external creates.
-func isExternalCreate(c Call) bool { return c.External && c.Verb == managed.OpCreate }
+func isExternalCreate(c Call) bool { return c.External && c.Verb == "create" }
 
 // createWindow is the row "crash between external create and recording
 // it": one object, the process killed during its external create (the
@@ -340,7 +340,7 @@ func (b *battery) createWindow(t *testing.T) {
 			})
 		}
 	})
-	b.record(t, RowCreateWindow,
+	b.record(t, rowCreateWindow,
 		"trials", strconv.Itoa(report.Crashed), "",
 		"adopted and converged", fmt.Sprintf("%d/%d", report.Converged, report.Crashed), "all",
 		"duplicates", strconv.Itoa(report.Duplicates), "0")
@@ -415,7 +415,7 @@ func (b *battery) apiFaults(t *testing.T) {
 	if dups > 0 {
 		t.Errorf("%d objects with duplicates", dups)
 	}
-	b.record(t, RowAPIFaults,
+	b.record(t, rowAPIFaults,
 		"objects", strconv.Itoa(n), "",
 		"faults injected", fmt.Sprintf("%d conflicts, %d errors, %d lost", stats.Faults[Conflict], stats.Faults[InternalError], stats.Faults[ResponseLost]), "",
 		"time against fault-free", fmt.Sprintf("%.2fx (%s vs %s)", faulty.Seconds()/clean.Seconds(), faulty.Round(time.Millisecond), clean.Round(time.Millisecond)), "",
@@ -496,7 +496,7 @@ func (b *battery) staleReads(t *testing.T) {
 			stats := p.Stats()
 			b.cleanup(t, ns, objs)
 			p.Stop()
-			b.record(t, RowStaleReads,
+			b.record(t, rowStaleReads,
 				fmt.Sprintf("lag %d: stale reads", lag), strconv.Itoa(stats.StaleReads), "",
 				fmt.Sprintf("lag %d: wrong-object deletes", lag), strconv.Itoa(len(wrong)), "0")
 		})
@@ -527,9 +527,9 @@ func wrongDeletes(calls []Call, live []client.Object, since time.Time) []Call {
 			continue
 		}
 		switch {
-		case c.External && c.Verb == managed.OpDelete && uids[c.UID] && c.At.After(since):
+		case c.External && c.Verb == "delete" && uids[c.UID] && c.At.After(since):
 			out = append(out, c)
-		case !c.External && c.Verb == VerbDelete:
+		case !c.External && c.Verb == verbDelete:
 			if uids[c.UID] {
 				out = append(out, c)
 				continue
@@ -568,7 +568,7 @@ func (b *battery) droppedEvents(t *testing.T) {
 	}
 	b.cleanup(t, ns, objs)
 	p.Stop()
-	b.record(t, RowDroppedEvents,
+	b.record(t, rowDroppedEvents,
 		"objects", strconv.Itoa(n), "",
 		"events dropped", strconv.Itoa(stats.Dropped), "",
 		"converged in", took.Round(time.Millisecond).String(), "< "+bound.String())
@@ -599,11 +599,11 @@ func (b *battery) scale(t *testing.T) {
 	}
 	b.cleanup(t, ns, objs)
 	p.Stop()
-	b.record(t, RowScale,
+	b.record(t, rowScale,
 		"objects", strconv.Itoa(n), "",
 		"converged in", took.Round(time.Millisecond).String(), "",
 		"duplicates", strconv.Itoa(dups), "0")
-	b.record(t, RowQuiescence,
+	b.record(t, rowQuiescence,
 		"objects", strconv.Itoa(n), "",
 		"quiet period", b.sizes.Quiet.String(), "",
 		"resync period", sync.String(), "",
@@ -656,10 +656,10 @@ func (b *battery) failover(t *testing.T) {
 	cleaner := Start(t, b.cp, Options{Name: "cleaner", Namespace: ns}, b.op.Setup)
 	b.cleanup(t, ns, objs)
 	cleaner.Stop()
-	b.record(t, RowFailover,
+	b.record(t, rowFailover,
 		"duplicate creates", strconv.Itoa(dups), "0",
 		"takeover", takeover.Round(time.Millisecond).String(), "",
-		"lease duration", DefaultLeaseDuration.String(), "")
+		"lease duration", defaultLeaseDuration.String(), "")
 }
 
 // waitChan waits for ch to close, for at most d.
@@ -715,7 +715,7 @@ func (b *battery) recordCell(t *testing.T, sizes matrixSizes, f feature, x matri
 		kv = append(kv, "idle", r.costs["idle"].String(), Cost{}.String())
 		kv = append(kv, "polls per object per period", fmt.Sprintf("%.1f", r.reads), strconv.Itoa(b.op.Budget.Poll))
 	}
-	b.record(t, RowMatrix+": "+string(f)+" x "+string(x), kv...)
+	b.record(t, rowMatrix+": "+string(f)+" x "+string(x), kv...)
 }
 
 // budgetOf returns the operator's budget of an operation.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -16,9 +17,9 @@ import (
 	"github.com/bosunkit/bosun/controlplane"
 )
 
-// DefaultBound is how long a Scenario's objects may take to converge, or
+// defaultBound is how long a Scenario's objects may take to converge, or
 // to be cleaned up, when Scenario.Bound is zero.
-const DefaultBound = time.Minute
+const defaultBound = time.Minute
 
 // pollInterval is how often the driver checks a scenario's oracles, and
 // checkTimeout how long one check may take.
@@ -52,7 +53,7 @@ type Scenario struct {
 	// crash points then cover the deletions too.
 	Cleaned func(ctx context.Context, c client.Client, ns string, objs []client.Object) error
 	// Bound is how long convergence and cleaning up may each take after
-	// the restart; zero means DefaultBound.
+	// the restart; zero means one minute.
 	Bound time.Duration
 	// Manager adjusts every manager's options (see Options.Manager). The
 	// driver already limits each manager's cache to the trial's namespace
@@ -191,7 +192,7 @@ func runTrial(t *testing.T, cp *controlplane.ControlPlane, s Scenario, k int, op
 	ctx := t.Context()
 	bound := s.Bound
 	if bound <= 0 {
-		bound = DefaultBound
+		bound = defaultBound
 	}
 	ns := bosuntest.Namespace(t, cp.Client)
 	objs, err := s.Create(ctx, cp.Client, ns)
@@ -300,31 +301,42 @@ func poll(ctx context.Context, bound time.Duration, check func(context.Context) 
 	return pollUntil(ctx, bound, nil, check)
 }
 
-// pollUntil calls check until it returns nil, stop is closed, or bound
-// passes, and returns check's last error.
+// pollUntil calls check every pollInterval until it returns nil, stop is
+// closed, or bound passes, and returns check's last error (errCrashedFirst
+// when stop was closed).
 func pollUntil(ctx context.Context, bound time.Duration, stop <-chan struct{}, check func(context.Context) error) error {
-	deadline := time.NewTimer(bound)
-	defer deadline.Stop()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for {
+	pctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	if stop != nil {
+		go func() {
+			select {
+			case <-stop:
+				cancel()
+			case <-pctx.Done():
+			}
+		}()
+	}
+	var last error
+	err := wait.PollUntilContextCancel(pctx, pollInterval, true, func(context.Context) (bool, error) {
 		// Each check gets a deadline of its own, not the bound's, so that
 		// the last one before the bound runs whole and says what it found
 		// (a client refuses to start a request it cannot finish in time).
-		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-		err := check(cctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-stop:
-			return errCrashedFirst
-		case <-ctx.Done():
-			return err
-		case <-deadline.C:
-			return err
-		case <-tick.C:
-		}
+		cctx, cancelCheck := context.WithTimeout(ctx, checkTimeout)
+		defer cancelCheck()
+		last = check(cctx)
+		return last == nil, nil
+	})
+	if err == nil {
+		return nil
 	}
+	select {
+	case <-stop:
+		return errCrashedFirst
+	default:
+	}
+	if last == nil {
+		// The wait ended before check ran.
+		return err
+	}
+	return last
 }

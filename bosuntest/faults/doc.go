@@ -80,4 +80,7 @@
 // The kit reads API traffic in JSON, so a process's clients use JSON, not
 // protobuf. Stale reads and watch faults apply to the kinds the manager
 // caches.
+//
+// Maturity: experimental. The battery's rows and the matrix's cells grow
+// as new faults and features are covered.
 package faults

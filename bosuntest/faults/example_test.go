@@ -27,7 +27,7 @@ func ExampleRun() {
 	}
 	defer func() { _ = cp.Stop() }()
 
-	plan := faults.Plan{Seed: 1, Rules: []faults.Rule{{Fault: faults.InternalError, Rate: 0.5, Verbs: []string{faults.VerbCreate}}}}
+	plan := faults.Plan{Seed: 1, Rules: []faults.Rule{{Fault: faults.InternalError, Rate: 0.5, Verbs: []string{"create"}}}}
 	p, err := faults.Run(ctx, cp, faults.Options{Plan: plan}, logr.Discard(), func(ctrl.Manager, *faults.Process) error { return nil })
 	if err != nil {
 		log.Fatal(err)

@@ -8,13 +8,6 @@ import (
 	"github.com/bosunkit/bosun/managed"
 )
 
-// External returns the hook through which the process's managed steps
-// reach their external systems (pass it with managed.WithCallHook): the
-// kit records their mutating calls with the API writes, counts them
-// towards the plan's crash point, and fails every call once the process
-// has died.
-func (p *Process) External() managed.CallHook { return externalHook{p} }
-
 // externalHook is the managed.CallHook of a process.
 type externalHook struct{ p *Process }
 
@@ -59,7 +52,7 @@ func (h externalHook) AfterCall(_ context.Context, c managed.ExternalCall, err e
 	if p.record(call) {
 		p.Crash()
 		if p.plan.Crash.During {
-			return fmt.Errorf("%w: %w", managed.ErrOutcomeUnknown, ErrResponseLost)
+			return fmt.Errorf("%w: %w", managed.ErrOutcomeUnknown, errResponseLost)
 		}
 	}
 	return err

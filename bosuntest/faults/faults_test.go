@@ -13,7 +13,6 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/internal/testapi"
-	"github.com/bosunkit/bosun/managed"
 )
 
 func TestCrashAfterEveryWrite(t *testing.T) {
@@ -43,7 +42,7 @@ func TestCrashPointIsExact(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	st := &store{}
 	ns := bosuntest.Namespace(t, cp.Client)
-	isCreate := func(c faults.Call) bool { return c.External && c.Verb == managed.OpCreate }
+	isCreate := func(c faults.Call) bool { return c.External && c.Verb == "create" }
 	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: faults.Plan{Crash: faults.CrashPoint{After: 1, Match: isCreate}}}, setup(st))
 	if _, err := createWidgets(1)(t.Context(), cp.Client, ns); err != nil {
 		t.Fatal(err)
@@ -73,7 +72,7 @@ func TestCrashPointIsExact(t *testing.T) {
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		return cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "w0"}, w)
 	})
-	if _, ok := w.Annotations[managed.AnnotationCreateSucceeded]; ok {
+	if _, ok := w.Annotations["bosun.dev/external-create-succeeded"]; ok {
 		t.Errorf("the outcome of the create was recorded by a dead process: %v", w.Annotations)
 	}
 	if n := p.Points(); n != 1 {
@@ -115,7 +114,7 @@ func TestAPIFaults(t *testing.T) {
 // get a fault: two processes with the same plan fail the same requests.
 func TestFaultsRepeatWithTheSeed(t *testing.T) {
 	cp := shared.ControlPlane(t)
-	plan := faults.Plan{Seed: 42, Rules: []faults.Rule{{Fault: faults.InternalError, Rate: 0.5, Verbs: []string{faults.VerbCreate}}}}
+	plan := faults.Plan{Seed: 42, Rules: []faults.Rule{{Fault: faults.InternalError, Rate: 0.5, Verbs: []string{"create"}}}}
 	run := func() []bool {
 		ns := bosuntest.Namespace(t, cp.Client)
 		p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: plan}, nil)

@@ -85,14 +85,13 @@ func (f *foreignWriter) count() int {
 	return f.n
 }
 
-// foreignWrite makes the foreign write the plan asks for before req, if
-// any: req must be an update or patch of a named object.
-func (p *Process) foreignWrite(req *http.Request, info requestInfo) {
-	fw := p.plan.Foreign
+// write makes the foreign write fw asks for before req, if any: req must
+// be an update or patch of a named object. seed is the plan's.
+func (f *foreignWriter) write(req *http.Request, info requestInfo, fw ForeignWrites, seed uint64) {
 	switch {
 	case fw.Rate <= 0 || info.name == "" || info.bookkeeping():
 		return
-	case info.verb != VerbUpdate && info.verb != VerbPatch && info.verb != VerbApply:
+	case info.verb != verbUpdate && info.verb != verbPatch && info.verb != verbApply:
 		return
 	case len(fw.Resources) > 0 && !slices.Contains(fw.Resources, info.resource):
 		return
@@ -101,16 +100,15 @@ func (p *Process) foreignWrite(req *http.Request, info requestInfo) {
 	if info.subresource != "" {
 		path = strings.TrimSuffix(path, "/"+info.subresource)
 	}
-	f := &p.foreign
 	f.mu.Lock()
 	f.tries++
 	try := f.tries
 	f.mu.Unlock()
-	if chance(p.plan.Seed, "foreign", info.verb, info.resourcePath(), info.name, strconv.Itoa(try)) >= fw.Rate {
+	if chance(seed, "foreign", info.verb, info.resourcePath(), info.name, strconv.Itoa(try)) >= fw.Rate {
 		return
 	}
 	value := strconv.FormatInt(foreignValues.Add(1), 10)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, ForeignAnnotation, value)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, foreignAnnotation, value)
 	u := *req.URL
 	u.Path, u.RawQuery = path, ""
 	freq, err := http.NewRequestWithContext(context.WithoutCancel(req.Context()), http.MethodPatch, u.String(), strings.NewReader(patch))
@@ -156,13 +154,8 @@ func atLeast(got, want string) bool {
 	return gerr == nil && werr == nil && g >= w
 }
 
-// ForeignLost describes the objects the process's foreign writes went to
-// that still exist, as the same objects (UIDs), without the value of the
-// last foreign write to them, the process's or another's (the one the API
-// server applied last): another actor's change that the operator undid.
-// It reads them from the API server.
-func (p *Process) ForeignLost(ctx context.Context) ([]string, error) {
-	f := &p.foreign
+// lost is Process.ForeignLost.
+func (f *foreignWriter) lost(ctx context.Context) ([]string, error) {
 	host := f.host
 	f.mu.Lock()
 	paths := make([]string, 0, len(f.paths))
@@ -209,8 +202,8 @@ func (p *Process) ForeignLost(ctx context.Context) ([]string, error) {
 		}
 		// A later foreign write may still be on its way back: a newer
 		// value of the kit's is as good as the one recorded.
-		if got := obj.Metadata.Annotations[ForeignAnnotation]; !atLeast(got, m.value) {
-			lost = append(lost, fmt.Sprintf("%s: annotation %s is %q, another actor set %q", m.path, ForeignAnnotation, got, m.value))
+		if got := obj.Metadata.Annotations[foreignAnnotation]; !atLeast(got, m.value) {
+			lost = append(lost, fmt.Sprintf("%s: annotation %s is %q, another actor set %q", m.path, foreignAnnotation, got, m.value))
 		}
 	}
 	slices.Sort(lost)

@@ -33,7 +33,7 @@ func TestForeignLostAcrossProcesses(t *testing.T) {
 					http.NotFound(w, r)
 					return
 				}
-				fmt.Fprintf(w, `{"metadata":{"uid":"u1","annotations":{%q:%q}}}`, ForeignAnnotation, tc.has)
+				fmt.Fprintf(w, `{"metadata":{"uid":"u1","annotations":{%q:%q}}}`, foreignAnnotation, tc.has)
 			}))
 			defer srv.Close()
 			first, second := &Process{}, &Process{}

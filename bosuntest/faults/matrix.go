@@ -26,9 +26,9 @@ import (
 	"github.com/bosunkit/bosun/shard"
 )
 
-// RowMatrix is the figures' name of the matrix's rows: "matrix: <feature>
+// rowMatrix is the figures' name of the matrix's rows: "matrix: <feature>
 // x <fault>".
-const RowMatrix = "matrix"
+const rowMatrix = "matrix"
 
 // feature is a configuration of the operator's processes that the matrix
 // runs each fault under.
@@ -396,7 +396,7 @@ func (c *cell) failover() {
 	}
 	leader.Crash()
 	for _, p := range c.alive() {
-		if err := waitChan(ctx, p.Elected(), 4*DefaultLeaseDuration); err != nil {
+		if err := waitChan(ctx, p.Elected(), 4*defaultLeaseDuration); err != nil {
 			c.t.Fatalf("%s did not take over from %s: %v", p.Name(), leader.Name(), err)
 		}
 	}
@@ -415,14 +415,14 @@ func (c *cell) heal(objs []client.Object) {
 		}
 	}
 	others := len(c.alive()) > 1
-	bound := c.b.bound() + time.Duration(len(objs))*c.b.perObject() + 4*DefaultLeaseDuration
+	bound := c.b.bound() + time.Duration(len(objs))*c.b.perObject() + 4*defaultLeaseDuration
 	err := poll(ctx, bound, func(ctx context.Context) error {
 		if others {
 			return c.b.converged(ctx, c.b.cp.Client, c.ns, objs)
 		}
 		failed, hung := 0, p.net.hungReads()
 		for _, call := range p.Calls() {
-			if strings.Contains(call.Err, ErrPartitioned.Error()) {
+			if strings.Contains(call.Err, errPartitioned.Error()) {
 				failed++
 			}
 		}
@@ -489,7 +489,7 @@ func (c *cell) waitRing(r shard.Options, members []string) {
 	}
 	// A member's Lease may take its duration to expire, and a sharder
 	// whose watch events are dropped may wait for a relist to see it.
-	bound := c.b.bound() + 4*DefaultLeaseDuration + 2*c.sizes.Relist
+	bound := c.b.bound() + 4*defaultLeaseDuration + 2*c.sizes.Relist
 	err = poll(ctx, bound, func(ctx context.Context) error {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -803,7 +803,7 @@ func traceFor(t *testing.T) *spanCount {
 func (s *spanCount) check(procs []*Process) error {
 	traced, untraced := 0, 0
 	for _, p := range procs {
-		for _, r := range p.passList() {
+		for _, r := range p.journal.list() {
 			switch {
 			case !r.acted || r.plain:
 			case r.trace == "":
@@ -829,7 +829,7 @@ func (s *spanCount) check(procs []*Process) error {
 // plain reconciler's.
 func plainOnly(procs []*Process) bool {
 	for _, p := range procs {
-		for _, r := range p.passList() {
+		for _, r := range p.journal.list() {
 			if !r.plain {
 				return false
 			}

@@ -41,7 +41,8 @@ func TestOverlaps(t *testing.T) {
 		return passRecord{controller: "c", object: o, start: at(from), end: at(to), acted: true}
 	}
 	proc := func(name string, died int, passes ...passRecord) *Process {
-		p := &Process{name: name, passes: passes}
+		p := &Process{name: name}
+		p.journal.passes = passes
 		if died > 0 {
 			p.crashAt.Store(at(died).UnixNano())
 		}

@@ -131,10 +131,7 @@ func setup(st *store) func(mgr ctrl.Manager, p *faults.Process) error {
 				children.NewStep("parts", desired, []children.Kind{children.Of(&corev1.ConfigMap{})}),
 				managed.NewStep(connector,
 					managed.WithCallHook(p.External()),
-					managed.WithShortInterval(200*time.Millisecond),
-					managed.WithCreationGracePeriod(time.Second),
-					managed.WithMinPollInterval(time.Second),
-					managed.WithPollInterval(time.Second)),
+					managed.WithTiming(managed.Timing{Poll: time.Second, MinPoll: time.Second, Short: 200 * time.Millisecond, CreationGrace: time.Second})),
 			},
 		}
 		return faults.Shard(bosun.ControllerManagedBy[*testapi.Widget](mgr), p).Owns(&corev1.ConfigMap{}).Complete(r)

@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// ErrPartitioned is (wrapped in) the error of a request a partitioned
+// errPartitioned is (wrapped in) the error of a request a partitioned
 // process makes, and of a watch that hung through a partition: what a
 // connection to an API server that cannot be reached gives. It wraps
 // syscall.ECONNREFUSED.
-var ErrPartitioned = fmt.Errorf("faults: the API server cannot be reached: %w", syscall.ECONNREFUSED)
+var errPartitioned = fmt.Errorf("faults: the API server cannot be reached: %w", syscall.ECONNREFUSED)
 
 // partitionConnectTimeout is how long a request of a partitioned process
 // waits for the partition to heal before it fails, as a connection attempt
@@ -31,15 +31,8 @@ type network struct {
 	hung  int // watch reads whose data a partition lost
 }
 
-// Partition cuts the process off from the API server, as a network
-// partition would, until Heal: its requests fail with ErrPartitioned after
-// a second (those that are still waiting when Heal comes go through), and
-// its open watches hang, delivering nothing, until the partition heals,
-// when they break (an event that arrived meanwhile is lost with them, so
-// the watcher must relist or resume). Leader election and shard Leases
-// cannot be renewed meanwhile. External calls are not cut.
-func (p *Process) Partition() {
-	n := &p.net
+// begin cuts the link, unless it is cut already.
+func (n *network) begin() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.cut {
@@ -51,9 +44,8 @@ func (p *Process) Partition() {
 	n.heal = make(chan struct{})
 }
 
-// Heal ends the partition Partition began.
-func (p *Process) Heal() {
-	n := &p.net
+// end restores the link, unless it is whole.
+func (n *network) end() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.cut {
@@ -79,9 +71,10 @@ func (n *network) partitions() int {
 }
 
 // connect waits while the link is cut: until it heals (nil), for at most
-// partitionConnectTimeout (ErrPartitioned), or until ctx ends.
-func (p *Process) connect(ctx context.Context) error {
-	cut, _, heal := p.net.state()
+// partitionConnectTimeout (errPartitioned), until ctx ends, or until dead
+// is closed (ErrCrashed).
+func (n *network) connect(ctx context.Context, dead <-chan struct{}) error {
+	cut, _, heal := n.state()
 	if !cut {
 		return nil
 	}
@@ -91,34 +84,34 @@ func (p *Process) connect(ctx context.Context) error {
 	case <-heal:
 		return nil
 	case <-timer.C:
-		return ErrPartitioned
+		return errPartitioned
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-p.deadCh:
+	case <-dead:
 		return ErrCrashed
 	}
 }
 
 // hangIfCut makes a watch read that began in partition epoch (or met a
-// partition since) hang until the partition heals or the process dies,
-// then fail: the connection broke while it was cut. It returns nil while
-// no partition has begun since epoch.
-func (p *Process) hangIfCut(epoch int) error {
-	cut, now, heal := p.net.state()
+// partition since) hang until the partition heals or dead is closed (the
+// process died), then fail: the connection broke while it was cut. It
+// returns nil while no partition has begun since epoch.
+func (n *network) hangIfCut(epoch int, dead <-chan struct{}) error {
+	cut, now, heal := n.state()
 	if now == epoch {
 		return nil
 	}
-	p.net.mu.Lock()
-	p.net.hung++
-	p.net.mu.Unlock()
+	n.mu.Lock()
+	n.hung++
+	n.mu.Unlock()
 	if cut {
 		select {
 		case <-heal:
-		case <-p.deadCh:
+		case <-dead:
 			return ErrCrashed
 		}
 	}
-	return fmt.Errorf("faults: a watch hung through a partition: %w: %w", ErrPartitioned, io.ErrUnexpectedEOF)
+	return fmt.Errorf("faults: a watch hung through a partition: %w: %w", errPartitioned, io.ErrUnexpectedEOF)
 }
 
 // hungReads returns how many watch reads a partition broke.

@@ -3,8 +3,8 @@ package faults
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/shard"
@@ -31,22 +30,33 @@ type passRecord struct {
 	plain bool
 }
 
-// observePass records a pass (a bosun.PassObserver).
-func (p *Process) observePass(_ context.Context, r bosun.PassReport) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.passes = append(p.passes, passRecord{
+// journal is the passes a process's reconcilers ran.
+type journal struct {
+	mu     sync.Mutex
+	passes []passRecord
+}
+
+// observe records a pass of a bosun reconciler (a bosun.PassObserver).
+func (j *journal) observe(_ context.Context, r bosun.PassReport) {
+	j.add(passRecord{
 		controller: r.Controller, object: r.Object,
 		start: r.Start, end: r.Start.Add(r.Duration),
 		acted: len(r.Steps) > 0, trace: r.TraceID,
 	})
 }
 
-// passList returns the passes recorded so far.
-func (p *Process) passList() []passRecord {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.passes)
+// add records a pass.
+func (j *journal) add(r passRecord) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.passes = append(j.passes, r)
+}
+
+// list returns the passes recorded so far.
+func (j *journal) list() []passRecord {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.passes)
 }
 
 // overlaps returns the pairs of passes of one object by one controller, on
@@ -62,7 +72,7 @@ func overlaps(procs []*Process) []string {
 	runs := map[string][]run{}
 	for _, p := range procs {
 		died := p.CrashedAt()
-		for _, r := range p.passList() {
+		for _, r := range p.journal.list() {
 			if !r.acted {
 				continue
 			}
@@ -90,17 +100,6 @@ func overlaps(procs []*Process) []string {
 	return out
 }
 
-// Member returns the process's member of the shard ring of obj's kind
-// (Options.Shard), or nil.
-func (p *Process) Member(obj client.Object) *shard.Member {
-	for i, m := range p.members {
-		if reflect.TypeOf(p.rings[i].Object) == reflect.TypeOf(obj) {
-			return m
-		}
-	}
-	return nil
-}
-
 // newMember makes the member of Options.Shard for a process.
 func newMember(o shard.Options, name, namespace string) (*shard.Member, error) {
 	if o.Identity == "" {
@@ -113,7 +112,7 @@ func newMember(o shard.Options, name, namespace string) (*shard.Member, error) {
 		o.ObjectNamespaces = []string{namespace}
 	}
 	if o.LeaseDuration == 0 {
-		o.LeaseDuration = DefaultLeaseDuration
+		o.LeaseDuration = defaultLeaseDuration
 	}
 	m, err := shard.New(o)
 	if err != nil {
@@ -139,23 +138,4 @@ func Shard[T client.Object](b *bosun.Builder[T], p *Process) *bosun.Builder[T] {
 	return b.For(none, builder.WithPredicates(m.Predicate())).
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		WrapReconciler(m.Wrap)
-}
-
-// Journal returns r recording its passes in the process's journal, which
-// the matrix reads to check that no object is reconciled by two processes
-// at once. The passes of bosun's reconcilers are recorded without it;
-// wrap a plain controller-runtime reconciler of obj's kind, named
-// controller, in it. A pass counts as one that acted when the manager's
-// cache holds its object as it starts.
-func (p *Process) Journal(controller string, obj client.Object, r reconcile.Reconciler) reconcile.Reconciler {
-	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		start := time.Now()
-		cur, _ := obj.DeepCopyObject().(client.Object)
-		found := cur != nil && p.mgr.GetCache().Get(ctx, req.NamespacedName, cur) == nil
-		res, err := r.Reconcile(ctx, req)
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.passes = append(p.passes, passRecord{controller: controller, object: req.NamespacedName, start: start, end: time.Now(), acted: found, plain: true})
-		return res, err
-	})
 }

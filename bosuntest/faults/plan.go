@@ -33,15 +33,15 @@ const (
 // Request verbs as Rule.Verbs names them: the Kubernetes API verbs, with
 // "apply" for a server-side apply patch.
 const (
-	VerbGet              = "get"
-	VerbList             = "list"
-	VerbWatch            = "watch"
-	VerbCreate           = "create"
-	VerbUpdate           = "update"
-	VerbPatch            = "patch"
-	VerbApply            = "apply"
-	VerbDelete           = "delete"
-	VerbDeleteCollection = "deletecollection"
+	verbGet              = "get"
+	verbList             = "list"
+	verbWatch            = "watch"
+	verbCreate           = "create"
+	verbUpdate           = "update"
+	verbPatch            = "patch"
+	verbApply            = "apply"
+	verbDelete           = "delete"
+	verbDeleteCollection = "deletecollection"
 )
 
 // Rule injects one Fault into a share of the API requests it matches.
@@ -55,7 +55,10 @@ type Rule struct {
 	// "configmaps" or "widgets", with "/status" for the status
 	// subresource ("widgets/status"). Empty matches every resource.
 	Resources []string
-	// Verbs are the verbs the rule matches (the Verb constants). Empty
+	// Verbs are the verbs the rule matches, as the Kubernetes API names
+	// them: "get", "list", "watch", "create", "update", "patch",
+	// "delete", "deletecollection", and "apply" for a server-side
+	// apply patch. Empty
 	// matches every write: create, update, patch, apply, delete and
 	// deletecollection.
 	Verbs []string
@@ -130,13 +133,13 @@ type StaleReads struct {
 	// it changes. Zero turns stale reads off.
 	Lag int
 	// MaxAge is the longest an event is held back. Zero means
-	// DefaultMaxAge.
+	// two seconds.
 	MaxAge time.Duration
 }
 
-// DefaultMaxAge is the longest stale reads hold an event back when
+// defaultMaxAge is the longest stale reads hold an event back when
 // StaleReads.MaxAge is zero.
-const DefaultMaxAge = 2 * time.Second
+const defaultMaxAge = 2 * time.Second
 
 // matches reports whether the lag applies to resource.
 func (s StaleReads) matches(resource string) bool {
@@ -148,7 +151,7 @@ func (s StaleReads) maxAge() time.Duration {
 	if s.MaxAge > 0 {
 		return s.MaxAge
 	}
-	return DefaultMaxAge
+	return defaultMaxAge
 }
 
 // CrashPoint stops a process at a write: the manager's context is
@@ -203,7 +206,7 @@ type Plan struct {
 // that changes an object while the operator is about to write it: before
 // a share of the process's updates and patches (server-side applies
 // included) of an existing object reach the API server, the kit sets the
-// annotation ForeignAnnotation of that object to a new value, through a
+// annotation "faults.bosun.dev/foreign" of that object to a new value, through a
 // connection of its own. The operator's write then meets a newer object
 // than the one it read ("intermediate states"): it must not undo the
 // other actor's change, nor lose its own.
@@ -217,8 +220,8 @@ type ForeignWrites struct {
 	Resources []string
 }
 
-// ForeignAnnotation is the annotation ForeignWrites set.
-const ForeignAnnotation = "faults.bosun.dev/foreign"
+// foreignAnnotation is the annotation ForeignWrites set.
+const foreignAnnotation = "faults.bosun.dev/foreign"
 
 // chance returns a number in [0, 1) that depends only on the seed and the
 // parts, so the decision for a given request repeats from run to run.

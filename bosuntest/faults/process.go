@@ -3,7 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,82 +11,14 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
-	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/managed"
 	"github.com/bosunkit/bosun/shard"
 )
-
-// Defaults of LeaderElection.
-const (
-	DefaultLeaseDuration = 4 * time.Second
-	DefaultRenewDeadline = 3 * time.Second
-	DefaultRetryPeriod   = 500 * time.Millisecond
-)
-
-// cacheSyncTimeout bounds how long Start waits for a manager's caches.
-const cacheSyncTimeout = time.Minute
-
-// shutdownTimeout bounds how long a stopping manager's runnables get.
-const shutdownTimeout = 30 * time.Second
-
-// LeaderElection makes the processes that share an ID elect one leader
-// through a Lease of the API server, as controller-runtime's managers do in
-// production; only the leader runs controllers.
-type LeaderElection struct {
-	// ID names the Lease.
-	ID string
-	// Namespace holds the Lease.
-	Namespace string
-	// LeaseDuration, RenewDeadline and RetryPeriod are controller-runtime's
-	// options of the same names; zero means DefaultLeaseDuration,
-	// DefaultRenewDeadline and DefaultRetryPeriod, short enough for tests.
-	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-}
-
-// Options configures Start.
-type Options struct {
-	// Name names the process in its log lines; empty means "process".
-	Name string
-	// Plan is the faults the process runs under.
-	Plan Plan
-	// Logs, when set, records the manager's log, in addition to the
-	// test's log.
-	Logs *bosuntest.LogRecorder
-	// LeaderElection, when set, makes the process take part in an
-	// election.
-	LeaderElection *LeaderElection
-	// Namespace, when set, limits the manager's cache to that namespace
-	// (and to cluster-scoped objects), so that a test's operator does not
-	// act on the objects other tests left in the shared control plane.
-	Namespace string
-	// Manager adjusts the manager's options before it is made: a cache
-	// SyncPeriod, the namespaces it caches, the controllers' workers.
-	Manager func(*ctrl.Options)
-	// Config, when set, is the connection to use in place of the control
-	// plane's administrator, for example a user from
-	// controlplane.ControlPlane.AddUser.
-	Config *rest.Config
-	// Shard makes the process a member of each of these rings of package
-	// shard (one per kind): Start makes the Members (Process.Member)
-	// before the manager, limits the manager's cache of each kind to the
-	// member's share and adds the members to the manager. Identity
-	// defaults to the process's Name, Namespace and ObjectNamespaces to
-	// Options.Namespace, LeaseDuration to DefaultLeaseDuration. The
-	// sharders run on the winner of the manager's leader election, so set
-	// LeaderElection too. Setup wires each ring's controller to its member
-	// (see Shard). Kinds whose objects refer to each other are best
-	// sharded by namespace (shard.ByNamespace), which puts them on one
-	// member: a member's cache holds only its share of each kind.
-	Shard []shard.Options
-}
 
 // Process is a manager run under a Plan: every request it makes to the API
 // server, and every call its managed steps make to external systems
@@ -115,174 +47,12 @@ type Process struct {
 	calls    []Call
 	points   int
 	attempts map[string]int
-	passes   []passRecord
 
 	net     network
 	foreign foreignWriter
+	journal journal
 
 	dropped, coalesced, relists, stale, reads atomic.Int64
-}
-
-// Start makes a manager on cp whose traffic passes through the kit under
-// opts.Plan, lets setup register the operator's controllers with it, starts
-// it and waits for its caches to sync (unless the process dies first). Its
-// log goes to the test. The process stops, and is waited for, when the
-// test ends; an error it stops with fails the test.
-//
-// setup gets the process too, so that it can hand External to the managed
-// steps it makes:
-//
-//	managed.NewStep(connector, managed.WithCallHook(p.External()))
-func Start(t bosuntest.TB, cp *controlplane.ControlPlane, opts Options, setup func(mgr ctrl.Manager, p *Process) error) *Process {
-	t.Helper()
-	logger, quiet := bosuntest.TestLogger(t)
-	p, err := run(context.Background(), cp, opts, logger, quiet, setup)
-	if err != nil {
-		t.Fatalf("faults: %v", err)
-	}
-	t.Cleanup(func() {
-		p.Stop()
-		if err := p.Err(); err != nil {
-			t.Errorf("faults: manager %s stopped with an error: %v", p.name, err)
-		}
-	})
-	return p
-}
-
-// Run is Start for code that is not a test: the manager logs to logger
-// (named after the process, and recorded by opts.Logs), and the caller
-// must Stop the process. ctx bounds the wait for the caches; the process
-// runs until Stop or Crash.
-func Run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logger logr.Logger, setup func(mgr ctrl.Manager, p *Process) error) (*Process, error) {
-	return run(ctx, cp, opts, logger, nil, setup)
-}
-
-// run is Run with the function that silences the test logger of Start,
-// if any.
-func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logger logr.Logger, quiet func(), setup func(mgr ctrl.Manager, p *Process) error) (*Process, error) {
-	p := &Process{
-		silence: quiet,
-		name:    opts.Name,
-		plan:    opts.Plan,
-		now:     time.Now,
-		deadCh:  make(chan struct{}),
-		done:    make(chan struct{}),
-	}
-	if p.name == "" {
-		p.name = "process"
-	}
-	base := cp.Config
-	if opts.Config != nil {
-		base = opts.Config
-	}
-	cfg := rest.CopyConfig(base)
-	// JSON, so that the kit can read watch events and answers.
-	cfg.ContentType = "application/json"
-	cfg.AcceptContentTypes = "application/json"
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &transport{p: p, next: rt} })
-
-	logger = logger.WithName(p.name)
-	if opts.Logs != nil {
-		logger = opts.Logs.Wrap(logger)
-	}
-	p.logger = logger
-	mopts := p.managerOptions(cp, opts)
-	if err := p.prepare(base, opts, &mopts); err != nil {
-		return nil, err
-	}
-
-	mgr, err := ctrl.NewManager(cfg, mopts)
-	if err != nil {
-		return nil, fmt.Errorf("creating manager: %w", err)
-	}
-	p.mgr = mgr
-	for _, m := range p.members {
-		if err := m.SetupWithManager(mgr); err != nil {
-			return nil, fmt.Errorf("adding the shard member: %w", err)
-		}
-	}
-	bosun.ObservationOf(mgr).AddObserver(bosun.PassObserverFunc(p.observePass))
-	if setup != nil {
-		if err := setup(mgr, p); err != nil {
-			return nil, fmt.Errorf("setting up manager: %w", err)
-		}
-	}
-
-	mctx, cancel := context.WithCancel(logr.NewContext(context.Background(), p.logger))
-	p.cancel = cancel
-	go func() {
-		defer close(p.done)
-		if err := mgr.Start(mctx); err != nil && !p.dead() {
-			p.err = err
-		}
-	}()
-
-	syncCtx, cancelSync := context.WithTimeout(ctx, cacheSyncTimeout)
-	defer cancelSync()
-	go func() {
-		select {
-		case <-p.done:
-			cancelSync()
-		case <-p.deadCh:
-			cancelSync()
-		case <-syncCtx.Done():
-		}
-	}()
-	if !mgr.GetCache().WaitForCacheSync(syncCtx) && !p.dead() {
-		p.Stop()
-		if p.err != nil {
-			return nil, fmt.Errorf("manager %s stopped before its caches synced: %w", p.name, p.err)
-		}
-		return nil, fmt.Errorf("manager %s: caches did not sync within %s", p.name, cacheSyncTimeout)
-	}
-	return p, nil
-}
-
-// prepare makes the process's shard members, which limit the manager's
-// cache, and the connection of its foreign writes.
-func (p *Process) prepare(base *rest.Config, opts Options, mopts *ctrl.Options) error {
-	for _, so := range opts.Shard {
-		m, err := newMember(so, p.name, opts.Namespace)
-		if err != nil {
-			return err
-		}
-		m.ConfigureCache(&mopts.Cache)
-		p.members = append(p.members, m)
-		p.rings = append(p.rings, so)
-	}
-	if p.plan.Foreign.Rate > 0 {
-		return p.foreign.init(base)
-	}
-	return nil
-}
-
-// managerOptions returns the options of the process's manager: no
-// servers, its logger, its leader election, its namespace, then
-// opts.Manager's adjustments.
-func (p *Process) managerOptions(cp *controlplane.ControlPlane, opts Options) ctrl.Options {
-	mopts := ctrl.Options{
-		Scheme:                  cp.Scheme,
-		Logger:                  p.Logger(),
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:  "0",
-		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
-		GracefulShutdownTimeout: ptr.To(shutdownTimeout),
-	}
-	if le := opts.LeaderElection; le != nil {
-		mopts.LeaderElection = true
-		mopts.LeaderElectionID = le.ID
-		mopts.LeaderElectionNamespace = le.Namespace
-		mopts.LeaseDuration = ptr.To(cmpOr(le.LeaseDuration, DefaultLeaseDuration))
-		mopts.RenewDeadline = ptr.To(cmpOr(le.RenewDeadline, DefaultRenewDeadline))
-		mopts.RetryPeriod = ptr.To(cmpOr(le.RetryPeriod, DefaultRetryPeriod))
-	}
-	if opts.Namespace != "" {
-		mopts.Cache.DefaultNamespaces = map[string]cache.Config{opts.Namespace: {}}
-	}
-	if opts.Manager != nil {
-		opts.Manager(&mopts)
-	}
-	return mopts
 }
 
 // Logger returns the process's logger.
@@ -297,14 +67,6 @@ func (p *Process) Err() error {
 	default:
 		return nil
 	}
-}
-
-// cmpOr returns d, or def when d is zero.
-func cmpOr(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // Manager returns the process's manager.
@@ -454,7 +216,7 @@ func cutSub(resource string) (string, string, bool) {
 
 // writeVerb maps an API verb to bosuntest's.
 func writeVerb(verb string) string {
-	if verb == VerbDeleteCollection {
+	if verb == verbDeleteCollection {
 		return bosuntest.VerbDeleteAllOf
 	}
 	return verb
@@ -515,10 +277,61 @@ func (p *Process) Stats() Stats {
 	return s
 }
 
-func (p *Process) countDropped()   { p.dropped.Add(1) }
-func (p *Process) countCoalesced() { p.coalesced.Add(1) }
-func (p *Process) countRelist()    { p.relists.Add(1) }
-func (p *Process) countStale()     { p.stale.Add(1) }
-
 // String names the process.
 func (p *Process) String() string { return fmt.Sprintf("faults.Process(%s)", p.name) }
+
+// External returns the hook through which the process's managed steps
+// reach their external systems (pass it with managed.WithCallHook): the
+// kit records their mutating calls with the API writes, counts them
+// towards the plan's crash point, and fails every call once the process
+// has died.
+func (p *Process) External() managed.CallHook { return externalHook{p} }
+
+// Partition cuts the process off from the API server, as a network
+// partition would, until Heal: its requests fail after a second, as a
+// refused connection does (syscall.ECONNREFUSED; those that are still
+// waiting when Heal comes go through), and its open watches hang, delivering nothing, until the partition heals,
+// when they break (an event that arrived meanwhile is lost with them, so
+// the watcher must relist or resume). Leader election and shard Leases
+// cannot be renewed meanwhile. External calls are not cut.
+func (p *Process) Partition() { p.net.begin() }
+
+// Heal ends the partition Partition began.
+func (p *Process) Heal() { p.net.end() }
+
+// ForeignLost describes the objects the process's foreign writes went to
+// that still exist, as the same objects (UIDs), without the value of the
+// last foreign write to them, the process's or another's (the one the API
+// server applied last): another actor's change that the operator undid.
+// It reads them from the API server.
+func (p *Process) ForeignLost(ctx context.Context) ([]string, error) {
+	return p.foreign.lost(ctx)
+}
+
+// Member returns the process's member of the shard ring of obj's kind
+// (Options.Shard), or nil.
+func (p *Process) Member(obj client.Object) *shard.Member {
+	for i, m := range p.members {
+		if reflect.TypeOf(p.rings[i].Object) == reflect.TypeOf(obj) {
+			return m
+		}
+	}
+	return nil
+}
+
+// Journal returns r recording its passes in the process's journal, which
+// the matrix reads to check that no object is reconciled by two processes
+// at once. The passes of bosun's reconcilers are recorded without it;
+// wrap a plain controller-runtime reconciler of obj's kind, named
+// controller, in it. A pass counts as one that acted when the manager's
+// cache holds its object as it starts.
+func (p *Process) Journal(controller string, obj client.Object, r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		start := time.Now()
+		cur, _ := obj.DeepCopyObject().(client.Object)
+		found := cur != nil && p.mgr.GetCache().Get(ctx, req.NamespacedName, cur) == nil
+		res, err := r.Reconcile(ctx, req)
+		p.journal.add(passRecord{controller: controller, object: req.NamespacedName, start: start, end: time.Now(), acted: found, plain: true})
+		return res, err
+	})
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/internal/testapi"
-	"github.com/bosunkit/bosun/managed"
 )
 
 // waitFor waits for ch with a deadline.
@@ -36,7 +35,7 @@ func TestLeaderKilledMidCreate(t *testing.T) {
 	st := &store{}
 	ns := bosuntest.Namespace(t, cp.Client)
 	le := &faults.LeaderElection{ID: "faults-test", Namespace: ns}
-	isCreate := func(c faults.Call) bool { return c.External && c.Verb == managed.OpCreate }
+	isCreate := func(c faults.Call) bool { return c.External && c.Verb == "create" }
 	a := faults.Start(t, cp, faults.Options{Name: "replica-a", Namespace: ns, LeaderElection: le,
 		Plan: faults.Plan{Crash: faults.CrashPoint{After: 1, During: true, Match: isCreate}}}, setup(st))
 	waitFor(t, a.Elected(), 30*time.Second, "replica-a's election")
@@ -58,7 +57,7 @@ func TestLeaderKilledMidCreate(t *testing.T) {
 	}
 	t.Logf("takeover after %s, lease duration %s", takeover, faults.DefaultLeaseDuration)
 	for _, c := range b.Calls() {
-		if c.External && c.Verb == managed.OpCreate && c.Name == a.Calls()[len(a.Calls())-1].Name {
+		if c.External && c.Verb == "create" && c.Name == a.Calls()[len(a.Calls())-1].Name {
 			t.Errorf("replica-b made the resource replica-a had made: %s", c)
 		}
 	}
@@ -108,10 +107,10 @@ func TestStaleReadsAndTimeTravel(t *testing.T) {
 		return conv(ctx)
 	}, bosuntest.Timeout(time.Minute))
 	for _, c := range p.Calls() {
-		if c.Verb == faults.VerbDelete && (c.UID == cm.UID || c.UID == w.UID) {
+		if c.Verb == "delete" && (c.UID == cm.UID || c.UID == w.UID) {
 			t.Errorf("deleted an object of the new Widget: %s", c)
 		}
-		if c.External && c.Verb == managed.OpDelete && c.Namespace == ns && c.At.After(recreated) {
+		if c.External && c.Verb == "delete" && c.Namespace == ns && c.At.After(recreated) {
 			t.Errorf("deleted the new Widget's external resource: %s", c)
 		}
 	}

@@ -56,26 +56,26 @@ func verbOf(req *http.Request, named bool) string {
 	case http.MethodGet:
 		switch {
 		case req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1":
-			return VerbWatch
+			return verbWatch
 		case named:
-			return VerbGet
+			return verbGet
 		default:
-			return VerbList
+			return verbList
 		}
 	case http.MethodPost:
-		return VerbCreate
+		return verbCreate
 	case http.MethodPut:
-		return VerbUpdate
+		return verbUpdate
 	case http.MethodPatch:
 		if strings.HasPrefix(req.Header.Get("Content-Type"), "application/apply-patch") {
-			return VerbApply
+			return verbApply
 		}
-		return VerbPatch
+		return verbPatch
 	case http.MethodDelete:
 		if named {
-			return VerbDelete
+			return verbDelete
 		}
-		return VerbDeleteCollection
+		return verbDeleteCollection
 	}
 	return ""
 }
@@ -83,7 +83,7 @@ func verbOf(req *http.Request, named bool) string {
 // write reports whether the request may change something.
 func (r requestInfo) write() bool {
 	switch r.verb {
-	case VerbCreate, VerbUpdate, VerbPatch, VerbApply, VerbDelete, VerbDeleteCollection:
+	case verbCreate, verbUpdate, verbPatch, verbApply, verbDelete, verbDeleteCollection:
 		return true
 	}
 	return false
@@ -112,8 +112,8 @@ type Call struct {
 	Seq int
 	// External is true for a call of a managed step's Client.
 	External bool
-	// Verb is the API verb (the Verb constants) or, for an external call,
-	// the operation (managed.OpCreate and the others).
+	// Verb is the API verb (see Rule.Verbs) or, for an external call,
+	// the operation ("create" and the others).
 	Verb string
 	// Group is the API group of the resource; empty for the core group and
 	// external calls.

@@ -14,17 +14,17 @@ func TestParseRequest(t *testing.T) {
 		want                             requestInfo
 		ok                               bool
 	}{
-		{"GET", "/api/v1/namespaces/ns/configmaps/cm", "", "", requestInfo{verb: VerbGet, resource: "configmaps", namespace: "ns", name: "cm"}, true},
-		{"GET", "/api/v1/namespaces/ns/configmaps", "", "", requestInfo{verb: VerbList, resource: "configmaps", namespace: "ns"}, true},
-		{"GET", "/api/v1/configmaps", "watch=true", "", requestInfo{verb: VerbWatch, resource: "configmaps"}, true},
-		{"POST", "/apis/test.bosun.dev/v1/namespaces/ns/widgets", "", "", requestInfo{verb: VerbCreate, group: "test.bosun.dev", resource: "widgets", namespace: "ns"}, true},
-		{"PUT", "/apis/test.bosun.dev/v1/namespaces/ns/widgets/w/status", "", "", requestInfo{verb: VerbUpdate, group: "test.bosun.dev", resource: "widgets", subresource: "status", namespace: "ns", name: "w"}, true},
-		{"PATCH", "/apis/apps/v1/namespaces/ns/deployments/d", "", "application/apply-patch+yaml", requestInfo{verb: VerbApply, group: "apps", resource: "deployments", namespace: "ns", name: "d"}, true},
-		{"PATCH", "/apis/apps/v1/namespaces/ns/deployments/d", "", "application/merge-patch+json", requestInfo{verb: VerbPatch, group: "apps", resource: "deployments", namespace: "ns", name: "d"}, true},
-		{"DELETE", "/api/v1/namespaces/ns/secrets/s", "", "", requestInfo{verb: VerbDelete, resource: "secrets", namespace: "ns", name: "s"}, true},
-		{"DELETE", "/api/v1/namespaces/ns/secrets", "", "", requestInfo{verb: VerbDeleteCollection, resource: "secrets", namespace: "ns"}, true},
-		{"GET", "/api/v1/namespaces/ns", "", "", requestInfo{verb: VerbGet, resource: "namespaces", name: "ns"}, true},
-		{"PUT", "/api/v1/namespaces/ns/finalize", "", "", requestInfo{verb: VerbUpdate, resource: "namespaces", name: "ns", subresource: "finalize"}, true},
+		{"GET", "/api/v1/namespaces/ns/configmaps/cm", "", "", requestInfo{verb: verbGet, resource: "configmaps", namespace: "ns", name: "cm"}, true},
+		{"GET", "/api/v1/namespaces/ns/configmaps", "", "", requestInfo{verb: verbList, resource: "configmaps", namespace: "ns"}, true},
+		{"GET", "/api/v1/configmaps", "watch=true", "", requestInfo{verb: verbWatch, resource: "configmaps"}, true},
+		{"POST", "/apis/test.bosun.dev/v1/namespaces/ns/widgets", "", "", requestInfo{verb: verbCreate, group: "test.bosun.dev", resource: "widgets", namespace: "ns"}, true},
+		{"PUT", "/apis/test.bosun.dev/v1/namespaces/ns/widgets/w/status", "", "", requestInfo{verb: verbUpdate, group: "test.bosun.dev", resource: "widgets", subresource: "status", namespace: "ns", name: "w"}, true},
+		{"PATCH", "/apis/apps/v1/namespaces/ns/deployments/d", "", "application/apply-patch+yaml", requestInfo{verb: verbApply, group: "apps", resource: "deployments", namespace: "ns", name: "d"}, true},
+		{"PATCH", "/apis/apps/v1/namespaces/ns/deployments/d", "", "application/merge-patch+json", requestInfo{verb: verbPatch, group: "apps", resource: "deployments", namespace: "ns", name: "d"}, true},
+		{"DELETE", "/api/v1/namespaces/ns/secrets/s", "", "", requestInfo{verb: verbDelete, resource: "secrets", namespace: "ns", name: "s"}, true},
+		{"DELETE", "/api/v1/namespaces/ns/secrets", "", "", requestInfo{verb: verbDeleteCollection, resource: "secrets", namespace: "ns"}, true},
+		{"GET", "/api/v1/namespaces/ns", "", "", requestInfo{verb: verbGet, resource: "namespaces", name: "ns"}, true},
+		{"PUT", "/api/v1/namespaces/ns/finalize", "", "", requestInfo{verb: verbUpdate, resource: "namespaces", name: "ns", subresource: "finalize"}, true},
 		{"GET", "/version", "", "", requestInfo{}, false},
 		{"GET", "/apis/apps", "", "", requestInfo{}, false},
 	}
@@ -49,8 +49,8 @@ func TestParseRequest(t *testing.T) {
 }
 
 func TestRuleMatches(t *testing.T) {
-	write := requestInfo{verb: VerbPatch, resource: "widgets", subresource: "status"}
-	read := requestInfo{verb: VerbGet, resource: "widgets"}
+	write := requestInfo{verb: verbPatch, resource: "widgets", subresource: "status"}
+	read := requestInfo{verb: verbGet, resource: "widgets"}
 	tests := []struct {
 		name string
 		rule Rule
@@ -59,8 +59,8 @@ func TestRuleMatches(t *testing.T) {
 	}{
 		{"writes by default", Rule{Fault: Conflict}, write, true},
 		{"not reads by default", Rule{Fault: Conflict}, read, false},
-		{"reads when named", Rule{Fault: InternalError, Verbs: []string{VerbGet}}, read, true},
-		{"a lost answer never for a read", Rule{Fault: ResponseLost, Verbs: []string{VerbGet}}, read, false},
+		{"reads when named", Rule{Fault: InternalError, Verbs: []string{verbGet}}, read, true},
+		{"a lost answer never for a read", Rule{Fault: ResponseLost, Verbs: []string{verbGet}}, read, false},
 		{"subresource named", Rule{Fault: Conflict, Resources: []string{"widgets/status"}}, write, true},
 		{"other resource", Rule{Fault: Conflict, Resources: []string{"widgets"}}, write, false},
 	}

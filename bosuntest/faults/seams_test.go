@@ -128,12 +128,12 @@ func TestSlowExternal(t *testing.T) {
 	slow := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: faults.Plan{SlowExternal: time.Hour}}, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	if err := slow.External().BeforeCall(ctx, managed.ExternalCall{Op: managed.OpObserve}); !errors.Is(err, context.DeadlineExceeded) {
+	if err := slow.External().BeforeCall(ctx, managed.ExternalCall{Op: "observe"}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a call whose deadline comes first: %v, want context.DeadlineExceeded", err)
 	}
 	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: faults.Plan{SlowExternal: 200 * time.Millisecond}}, nil)
 	start := time.Now()
-	if err := p.External().BeforeCall(t.Context(), managed.ExternalCall{Op: managed.OpObserve}); err != nil {
+	if err := p.External().BeforeCall(t.Context(), managed.ExternalCall{Op: "observe"}); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took < 200*time.Millisecond {

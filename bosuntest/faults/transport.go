@@ -17,10 +17,10 @@ import (
 // ErrCrashed is the error every call of a process gets once it has died.
 var ErrCrashed = errors.New("faults: the process has crashed")
 
-// ErrResponseLost is (wrapped in) the error of a call that took effect and
+// errResponseLost is (wrapped in) the error of a call that took effect and
 // whose answer the kit threw away. It wraps io.ErrUnexpectedEOF, which is
 // what a connection that breaks mid-answer gives.
-var ErrResponseLost = fmt.Errorf("faults: the connection broke before the answer arrived: %w", io.ErrUnexpectedEOF)
+var errResponseLost = fmt.Errorf("faults: the connection broke before the answer arrived: %w", io.ErrUnexpectedEOF)
 
 // conflictMessage is the API server's message for a write with a stale
 // resourceVersion.
@@ -43,7 +43,7 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok {
 		return rt.next.RoundTrip(req)
 	}
-	if info.verb == VerbWatch && (p.plan.Watch.active() || p.plan.Stale.Lag > 0) {
+	if info.verb == verbWatch && (p.plan.Watch.active() || p.plan.Stale.Lag > 0) {
 		// The kit reads watch events, which it can only do in JSON.
 		req = req.Clone(req.Context())
 		req.Header.Set("Accept", "application/json")
@@ -55,13 +55,13 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	var precondition types.UID
-	if recorded && info.verb == VerbDelete {
+	if recorded && info.verb == verbDelete {
 		if precondition, err = uidPrecondition(req); err != nil {
 			return nil, err
 		}
 	}
 	if recorded {
-		p.foreignWrite(req, info)
+		p.foreign.write(req, info, p.plan.Foreign, p.plan.Seed)
 	}
 	resp, err = rt.next.RoundTrip(req)
 	call := Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name, Precondition: precondition}
@@ -84,9 +84,9 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	if info.verb == VerbWatch && resp.StatusCode == http.StatusOK {
+	if info.verb == verbWatch && resp.StatusCode == http.StatusOK {
 		initial := req.URL.Query().Get("sendInitialEvents") == "true"
-		resp.Body = p.watchBody(info, initial, resp.Body)
+		resp.Body = watchBody(p, info, initial, resp.Body)
 		return resp, nil
 	}
 	if !recorded {
@@ -115,14 +115,14 @@ func (rt *transport) answered(resp *http.Response, call Call, fault Fault) (*htt
 		call.Err = http.StatusText(resp.StatusCode)
 	}
 	if fault == ResponseLost {
-		call.Fault, call.Err = ResponseLost, ErrResponseLost.Error()
+		call.Fault, call.Err = ResponseLost, errResponseLost.Error()
 		p.record(call)
-		return nil, ErrResponseLost
+		return nil, errResponseLost
 	}
 	if p.record(call) {
 		if p.plan.Crash.During {
 			p.Crash()
-			return nil, ErrResponseLost
+			return nil, errResponseLost
 		}
 		p.Crash()
 	}
@@ -155,7 +155,7 @@ func uidPrecondition(req *http.Request) (types.UID, error) {
 func (rt *transport) intercept(req *http.Request, info requestInfo, recorded bool) (Fault, *http.Response, error) {
 	p := rt.p
 	call := Call{Verb: info.verb, Group: info.group, Resource: info.resourcePath(), Namespace: info.namespace, Name: info.name}
-	if err := p.connect(req.Context()); err != nil {
+	if err := p.net.connect(req.Context(), p.deadCh); err != nil {
 		if recorded {
 			call.Err = err.Error()
 			p.record(call)

@@ -46,9 +46,9 @@ type pending struct {
 	listing bool
 }
 
-// watchBody returns the body the watcher reads in place of body: the same
-// events, with the plan's watch faults and stale reads applied.
-func (p *Process) watchBody(info requestInfo, initial bool, body io.ReadCloser) io.ReadCloser {
+// watchBody returns the body the watcher of p reads in place of body: the
+// same events, with the plan's watch faults and stale reads applied.
+func watchBody(p *Process, info requestInfo, initial bool, body io.ReadCloser) io.ReadCloser {
 	faults := p.plan.Watch
 	if !faults.matches(info.resource) {
 		faults = WatchFaults{}
@@ -84,11 +84,11 @@ func (b *gatedBody) Read(buf []byte) (int, error) {
 	if b.p.dead() {
 		return 0, ErrCrashed
 	}
-	if err := b.p.hangIfCut(b.epoch); err != nil {
+	if err := b.p.net.hangIfCut(b.epoch, b.p.deadCh); err != nil {
 		return 0, err
 	}
 	n, err := b.ReadCloser.Read(buf)
-	if cerr := b.p.hangIfCut(b.epoch); cerr != nil {
+	if cerr := b.p.net.hangIfCut(b.epoch, b.p.deadCh); cerr != nil {
 		// What arrived during the partition never reached the watcher.
 		return 0, cerr
 	}
@@ -135,7 +135,7 @@ func (w *watchFilter) wait(next *pending) time.Duration {
 	stale := time.Until(next.arrived.Add(w.p.plan.Stale.maxAge()))
 	if stale > 0 && !next.late {
 		next.late = true
-		w.p.countStale()
+		w.p.stale.Add(1)
 	}
 	return max(wait, stale)
 }
@@ -167,7 +167,7 @@ func (w *watchFilter) read() {
 		api := ev.Type == "ADDED" || ev.Type == "MODIFIED" || ev.Type == "DELETED"
 		if api && !w.initial && w.faults.Drop > 0 &&
 			chance(w.p.plan.Seed, "watch", key, m.UID, m.ResourceVersion, ev.Type, strconv.Itoa(n)) < w.faults.Drop {
-			w.p.countDropped()
+			w.p.dropped.Add(1)
 			continue
 		}
 		frame := append(append([]byte{}, raw...), '\n')
@@ -176,7 +176,7 @@ func (w *watchFilter) read() {
 			for _, q := range w.queue {
 				if !q.skip && q.key == key && q.typ == "MODIFIED" {
 					q.skip = true
-					w.p.countCoalesced()
+					w.p.coalesced.Add(1)
 				}
 			}
 		}
@@ -263,7 +263,7 @@ func (w *watchFilter) deliver() {
 		case <-due:
 		case <-w.wake:
 		case <-relist:
-			w.p.countRelist()
+			w.p.relists.Add(1)
 			_, _ = w.out.Write(goneEvent)
 			_ = w.out.Close()
 			return

@@ -12,18 +12,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// DefaultInterval is the pause between two reads of the API server by
+// defaultInterval is the pause between two reads of the API server by
 // Converged and Gone, unless Interval says otherwise.
-const DefaultInterval = 100 * time.Millisecond
+const defaultInterval = 100 * time.Millisecond
 
 // Errors a caller can tell apart with errors.Is.
 var (
-	// ErrNotConverged is wrapped by the error of Converged when the bound
+	// errNotConverged is wrapped by the error of Converged when the bound
 	// passed with objects not converged.
-	ErrNotConverged = errors.New("not converged")
-	// ErrNotGone is wrapped by the error of Gone when the bound passed with
+	errNotConverged = errors.New("not converged")
+	// errNotGone is wrapped by the error of Gone when the bound passed with
 	// objects still on the API server.
-	ErrNotGone = errors.New("not gone")
+	errNotGone = errors.New("not gone")
 )
 
 // Check tells whether one object is converged: nil when it is, an error
@@ -43,7 +43,7 @@ type settings struct {
 }
 
 func newSettings(opts []Option) settings {
-	s := settings{check: CheckReady, count: -1, interval: DefaultInterval}
+	s := settings{check: CheckReady, count: -1, interval: defaultInterval}
 	for _, opt := range opts {
 		opt(&s)
 	}
@@ -72,7 +72,7 @@ func Count(n int) Option {
 }
 
 // Interval makes Converged and Gone pause d between reads instead of
-// DefaultInterval.
+// 100ms.
 func Interval(d time.Duration) Option {
 	return func(s *settings) { s.interval = d }
 }
@@ -100,8 +100,8 @@ func (c Convergence) String() string {
 // *unstructured.UnstructuredList, so any kind, custom resources included,
 // can be checked.
 //
-// On success the error is nil. Otherwise it wraps ErrNotConverged (or the
-// context's error) and names each object not converged at the last read,
+// On success the error is nil. Otherwise it says "not converged" (or
+// wraps the context's error) and names each object not converged at the last read,
 // with its Ready condition and what the check said; a List call that
 // failed on the last read is named too. The Convergence is filled either
 // way.
@@ -147,7 +147,7 @@ func Converged(ctx context.Context, c client.Client, list client.ObjectList, bou
 		// The caller's context ended before the bound.
 		return res, fmt.Errorf("oracle: %w: %s", cause, joinLines(heading, lines))
 	}
-	return res, fmt.Errorf("oracle: objects %w: %s", ErrNotConverged, joinLines(heading, lines))
+	return res, fmt.Errorf("oracle: objects %w: %s", errNotConverged, joinLines(heading, lines))
 }
 
 // cutShort reports whether a read that failed now may have failed for the

@@ -2,8 +2,7 @@
 // that a test can assert them after any run: a plain one, or one where
 // package bosuntest/faults crashed managers and injected faults. Each
 // oracle returns nil when its property holds and otherwise an error that
-// names every object, write, log line or resource that breaks it, wrapping
-// a sentinel of this package for errors.Is.
+// names every object, write, log line or resource that breaks it.
 //
 // # Convergence
 //
@@ -32,7 +31,7 @@
 //
 // NoConflictErrors reports the error lines of a bosuntest.LogRecorder that
 // are about a 409 Conflict, by the error's type (apierrors.IsConflict,
-// through wrapping) or by the API server's message (ConflictMessage). A
+// through wrapping) or by the API server's message ("the object has been modified"). A
 // conflict is a reason to requeue, never an error line.
 //
 // # Secrets
@@ -42,20 +41,21 @@
 // namespaces (core/v1 and events.k8s.io/v1: message, note, reason, action)
 // and in the status, annotations and labels of objects of given kinds in
 // those namespaces. NoSecretsInLogs does the log part alone. Empty values
-// are ignored and values shorter than MinSecretLength refused, since they
+// are ignored and values shorter than 6 bytes refused, since they
 // would be found by chance. The error names each place a value was found
 // and shows of the value only its first 2 characters and "…".
 //
 // # External resources
 //
-// A test describes what an operator made outside Kubernetes as a list of
-// External, each with an ID and the Owner it was marked with (the owning
-// object's UID or key; empty when unmarked), usually from an Inventory
-// function it writes for that system. NoDuplicates reports owners with more
-// than one resource; OnePer wants exactly one per given owner and nothing
-// else; NoneFor reports resources left for owners that were deleted;
-// NoUnmarked reports resources with no owner mark, which no one will ever
-// delete. Duplicates counts the extra resources, for a figure.
+// A test describes what an operator made outside Kubernetes as Externals,
+// a list of External, each with an ID and the Owner it was marked with
+// (the owning object's UID or key; empty when unmarked), usually from an
+// Inventory function it writes for that system. Their methods check them:
+// NoDuplicates reports owners with more than one resource; OnePer wants
+// exactly one per given owner and nothing else; NoneFor reports resources
+// left for owners that were deleted; NoUnmarked reports resources with no
+// owner mark, which no one will ever delete. Duplicates counts the extra
+// resources, for a figure.
 //
 // # Deletion
 //
@@ -79,4 +79,6 @@
 //	if err := oracle.NoConflictErrors(logs.Entries()); err != nil {
 //		t.Error(err)
 //	}
+//
+// Maturity: stable. Every example's battery checks with it.
 package oracle

@@ -19,9 +19,9 @@ import (
 // An inventory of an external system, as a test reads it after a run with
 // crashes: the operator made two databases for one object, and one that it
 // never marked.
-func ExampleOnePer() {
-	inventory := oracle.Inventory(func(context.Context) ([]oracle.External, error) {
-		return []oracle.External{
+func ExampleExternals_OnePer() {
+	inventory := oracle.Inventory(func(context.Context) (oracle.Externals, error) {
+		return oracle.Externals{
 			{ID: "db-1", Owner: "uid-a"},
 			{ID: "db-2", Owner: "uid-b"},
 			{ID: "db-3", Owner: "uid-b"},
@@ -33,18 +33,22 @@ func ExampleOnePer() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("duplicates:", oracle.Duplicates(ext))
-	fmt.Println(oracle.NoDuplicates(ext))
-	err = oracle.OnePer(ext, []string{"uid-a", "uid-b", "uid-c"})
-	fmt.Println(errors.Is(err, oracle.ErrMissing), errors.Is(err, oracle.ErrDuplicates), errors.Is(err, oracle.ErrExtra))
-	fmt.Println(oracle.NoUnmarked(ext))
+	fmt.Println("duplicates:", ext.Duplicates())
+	fmt.Println(ext.NoDuplicates())
+	fmt.Println(ext.OnePer([]string{"uid-a", "uid-b", "uid-c"}))
+	fmt.Println(ext.NoUnmarked())
 	// After uid-a's object is deleted, its database must go too.
-	fmt.Println(oracle.NoneFor(ext, []string{"uid-a"}))
+	fmt.Println(ext.NoneFor([]string{"uid-a"}))
 	// Output:
 	// duplicates: 1
 	// oracle: owners with more than one external resource:
 	// 	owner "uid-b": 2 resources ["db-2" "db-3"]
-	// true true true
+	// oracle: not one external resource per owner: owners without an external resource:
+	// 	"uid-c"
+	// owners with more than one external resource:
+	// 	owner "uid-b": 2 resources ["db-2" "db-3"]
+	// external resources of no expected owner:
+	// 	resource "db-4": unmarked
 	// oracle: external resources leaked without an owner mark:
 	// 	resource "db-4": unmarked
 	// oracle: external resources leaked for deleted owners:

@@ -8,18 +8,18 @@ import (
 	"strings"
 )
 
-// Errors of the external resource oracles, told apart with errors.Is. The
-// error of OnePer may wrap several.
+// Errors of the external resource checks. The error of OnePer may wrap
+// several.
 var (
-	// ErrDuplicates: an owner has more than one external resource.
-	ErrDuplicates = errors.New("owners with more than one external resource")
-	// ErrMissing: an owner has no external resource.
-	ErrMissing = errors.New("owners without an external resource")
-	// ErrExtra: a resource belongs to none of the expected owners.
-	ErrExtra = errors.New("external resources of no expected owner")
-	// ErrLeaked: resources are left for owners that are gone, or carry no
+	// errDuplicates: an owner has more than one external resource.
+	errDuplicates = errors.New("owners with more than one external resource")
+	// errMissing: an owner has no external resource.
+	errMissing = errors.New("owners without an external resource")
+	// errExtra: a resource belongs to none of the expected owners.
+	errExtra = errors.New("external resources of no expected owner")
+	// errLeaked: resources are left for owners that are gone, or carry no
 	// owner mark.
-	ErrLeaked = errors.New("external resources leaked")
+	errLeaked = errors.New("external resources leaked")
 )
 
 // External is one resource in a system outside Kubernetes (a database, a
@@ -33,12 +33,18 @@ type External struct {
 	Owner string
 }
 
-// Inventory lists the resources of an external system, for the oracles
-// below. A test writes one for the system its operator manages.
-type Inventory func(ctx context.Context) ([]External, error)
+// Externals are the resources an external system holds, as a test lists
+// them there (usually through an Inventory), and the checks of what an
+// operator made of them: NoDuplicates, OnePer, NoneFor, NoUnmarked, and
+// the count Duplicates.
+type Externals []External
+
+// Inventory lists the resources of an external system, for the checks of
+// Externals. A test writes one for the system its operator manages.
+type Inventory func(ctx context.Context) (Externals, error)
 
 // byOwner groups the IDs of ext by owner, unmarked ones under "".
-func byOwner(ext []External) map[string][]string {
+func byOwner(ext Externals) map[string][]string {
 	m := map[string][]string{}
 	for _, e := range ext {
 		m[e.Owner] = append(m[e.Owner], e.ID)
@@ -49,7 +55,7 @@ func byOwner(ext []External) map[string][]string {
 // Duplicates returns how many marked resources of ext are more than one
 // for their owner: zero when no owner has two. It is the figure behind
 // NoDuplicates.
-func Duplicates(ext []External) int {
+func (ext Externals) Duplicates() int {
 	n := 0
 	for owner, ids := range byOwner(ext) {
 		if owner != "" && len(ids) > 1 {
@@ -60,9 +66,8 @@ func Duplicates(ext []External) int {
 }
 
 // NoDuplicates reports every owner with more than one resource in ext, and
-// their IDs. Unmarked resources are not counted (see NoUnmarked). The
-// error wraps ErrDuplicates.
-func NoDuplicates(ext []External) error {
+// their IDs. Unmarked resources are not counted (see NoUnmarked).
+func (ext Externals) NoDuplicates() error {
 	var lines []string
 	for owner, ids := range byOwner(ext) {
 		if owner != "" && len(ids) > 1 {
@@ -72,16 +77,15 @@ func NoDuplicates(ext []External) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	return fmt.Errorf("oracle: %w:%s", ErrDuplicates, indent(lines))
+	return fmt.Errorf("oracle: %w:%s", errDuplicates, indent(lines))
 }
 
 // OnePer reports unless each of owners has exactly one resource in ext and
-// ext holds nothing else. Its error names owners with none (wrapping
-// ErrMissing), owners with more than one (ErrDuplicates), and resources of
-// other owners or unmarked (ErrExtra). An inventory that also holds
-// resources the test does not care about should be filtered first. An
-// empty owner in owners is refused.
-func OnePer(ext []External, owners []string) error {
+// ext holds nothing else. Its error names owners with none, owners with
+// more than one, and resources of other owners or unmarked. An inventory
+// that also holds resources the test does not care about should be
+// filtered first. An empty owner in owners is refused.
+func (ext Externals) OnePer(owners []string) error {
 	want, err := ownerSet(owners)
 	if err != nil {
 		return err
@@ -106,13 +110,13 @@ func OnePer(ext []External, owners []string) error {
 	}
 	var errs []error
 	if len(missing) > 0 {
-		errs = append(errs, fmt.Errorf("%w:%s", ErrMissing, indent(missing)))
+		errs = append(errs, fmt.Errorf("%w:%s", errMissing, indent(missing)))
 	}
 	if len(dups) > 0 {
-		errs = append(errs, fmt.Errorf("%w:%s", ErrDuplicates, indent(dups)))
+		errs = append(errs, fmt.Errorf("%w:%s", errDuplicates, indent(dups)))
 	}
 	if len(extra) > 0 {
-		errs = append(errs, fmt.Errorf("%w:%s", ErrExtra, indent(extra)))
+		errs = append(errs, fmt.Errorf("%w:%s", errExtra, indent(extra)))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -123,8 +127,8 @@ func OnePer(ext []External, owners []string) error {
 // NoneFor reports every resource of ext that belongs to one of owners: the
 // owners are gone, so their resources should be too. Unmarked resources
 // are not reported; NoUnmarked does that. An empty owner in owners is
-// refused. The error wraps ErrLeaked.
-func NoneFor(ext []External, owners []string) error {
+// refused.
+func (ext Externals) NoneFor(owners []string) error {
 	gone, err := ownerSet(owners)
 	if err != nil {
 		return err
@@ -138,14 +142,14 @@ func NoneFor(ext []External, owners []string) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	return fmt.Errorf("oracle: %w for deleted owners:%s", ErrLeaked, indent(lines))
+	return fmt.Errorf("oracle: %w for deleted owners:%s", errLeaked, indent(lines))
 }
 
 // NoUnmarked reports every resource of ext that carries no owner mark: an
 // operator that marks what it makes leaves such a resource only when it
 // made it and lost track before marking it, so nothing will ever delete
-// it. The error wraps ErrLeaked.
-func NoUnmarked(ext []External) error {
+// it.
+func (ext Externals) NoUnmarked() error {
 	var lines []string
 	for _, e := range ext {
 		if e.Owner == "" {
@@ -155,7 +159,7 @@ func NoUnmarked(ext []External) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	return fmt.Errorf("oracle: %w without an owner mark:%s", ErrLeaked, indent(lines))
+	return fmt.Errorf("oracle: %w without an owner mark:%s", errLeaked, indent(lines))
 }
 
 // ownerSet returns owners as a set, refusing an empty one.

@@ -52,18 +52,18 @@ func unwanted(t *testing.T, err error, not []string) {
 func TestNoDuplicates(t *testing.T) {
 	tests := []struct {
 		name   string
-		ext    []oracle.External
+		ext    oracle.Externals
 		wantN  int
 		want   []string
 		wantIs []error
 		not    []string
 	}{
 		{name: "empty"},
-		{name: "one each", ext: []oracle.External{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "b"}}},
-		{name: "unmarked are not duplicates", ext: []oracle.External{{ID: "r1"}, {ID: "r2"}, {ID: "r3", Owner: "a"}}},
+		{name: "one each", ext: oracle.Externals{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "b"}}},
+		{name: "unmarked are not duplicates", ext: oracle.Externals{{ID: "r1"}, {ID: "r2"}, {ID: "r3", Owner: "a"}}},
 		{
 			name:   "two for one owner",
-			ext:    []oracle.External{{ID: "r2", Owner: "a"}, {ID: "r1", Owner: "a"}, {ID: "r3", Owner: "b"}},
+			ext:    oracle.Externals{{ID: "r2", Owner: "a"}, {ID: "r1", Owner: "a"}, {ID: "r3", Owner: "b"}},
 			wantN:  1,
 			wantIs: []error{oracle.ErrDuplicates},
 			want:   []string{`owner "a": 2 resources ["r1" "r2"]`},
@@ -71,7 +71,7 @@ func TestNoDuplicates(t *testing.T) {
 		},
 		{
 			name:   "several owners",
-			ext:    []oracle.External{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "a"}, {ID: "r3", Owner: "a"}, {ID: "r4", Owner: "b"}, {ID: "r5", Owner: "b"}},
+			ext:    oracle.Externals{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "a"}, {ID: "r3", Owner: "a"}, {ID: "r4", Owner: "b"}, {ID: "r5", Owner: "b"}},
 			wantN:  3,
 			wantIs: []error{oracle.ErrDuplicates},
 			want:   []string{`owner "a": 3 resources ["r1" "r2" "r3"]`, `owner "b": 2 resources ["r4" "r5"]`},
@@ -79,10 +79,10 @@ func TestNoDuplicates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := oracle.NoDuplicates(tt.ext)
+			err := tt.ext.NoDuplicates()
 			checkErr(t, err, tt.wantIs, tt.want)
 			unwanted(t, err, tt.not)
-			if got := oracle.Duplicates(tt.ext); got != tt.wantN {
+			if got := tt.ext.Duplicates(); got != tt.wantN {
 				t.Errorf("Duplicates = %d, want %d", got, tt.wantN)
 			}
 		})
@@ -92,18 +92,18 @@ func TestNoDuplicates(t *testing.T) {
 func TestOnePer(t *testing.T) {
 	tests := []struct {
 		name   string
-		ext    []oracle.External
+		ext    oracle.Externals
 		owners []string
 		want   []string
 		wantIs []error
 		not    []error
 	}{
 		{name: "nothing expected, nothing there"},
-		{name: "one each", ext: []oracle.External{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "b"}}, owners: []string{"a", "b"}},
-		{name: "owner listed twice", ext: []oracle.External{{ID: "r1", Owner: "a"}}, owners: []string{"a", "a"}},
+		{name: "one each", ext: oracle.Externals{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "b"}}, owners: []string{"a", "b"}},
+		{name: "owner listed twice", ext: oracle.Externals{{ID: "r1", Owner: "a"}}, owners: []string{"a", "a"}},
 		{
 			name:   "missing",
-			ext:    []oracle.External{{ID: "r1", Owner: "a"}},
+			ext:    oracle.Externals{{ID: "r1", Owner: "a"}},
 			owners: []string{"a", "b", "c"},
 			wantIs: []error{oracle.ErrMissing},
 			want:   []string{`"b"`, `"c"`},
@@ -111,7 +111,7 @@ func TestOnePer(t *testing.T) {
 		},
 		{
 			name:   "duplicate",
-			ext:    []oracle.External{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "a"}},
+			ext:    oracle.Externals{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "a"}},
 			owners: []string{"a"},
 			wantIs: []error{oracle.ErrDuplicates},
 			want:   []string{`owner "a": 2 resources ["r1" "r2"]`},
@@ -119,7 +119,7 @@ func TestOnePer(t *testing.T) {
 		},
 		{
 			name:   "extra owner and unmarked",
-			ext:    []oracle.External{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "z"}, {ID: "r3"}},
+			ext:    oracle.Externals{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "z"}, {ID: "r3"}},
 			owners: []string{"a"},
 			wantIs: []error{oracle.ErrExtra},
 			want:   []string{`resource "r2": owner "z"`, `resource "r3": unmarked`},
@@ -127,7 +127,7 @@ func TestOnePer(t *testing.T) {
 		},
 		{
 			name:   "all at once",
-			ext:    []oracle.External{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "a"}, {ID: "r3", Owner: "z"}},
+			ext:    oracle.Externals{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "a"}, {ID: "r3", Owner: "z"}},
 			owners: []string{"a", "b"},
 			wantIs: []error{oracle.ErrMissing, oracle.ErrDuplicates, oracle.ErrExtra},
 			want:   []string{`"b"`, `owner "a": 2 resources`, `resource "r3": owner "z"`},
@@ -140,7 +140,7 @@ func TestOnePer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := oracle.OnePer(tt.ext, tt.owners)
+			err := tt.ext.OnePer(tt.owners)
 			checkErr(t, err, tt.wantIs, tt.want)
 			for _, target := range tt.not {
 				if errors.Is(err, target) {
@@ -152,7 +152,7 @@ func TestOnePer(t *testing.T) {
 }
 
 func TestNoneForAndNoUnmarked(t *testing.T) {
-	ext := []oracle.External{
+	ext := oracle.Externals{
 		{ID: "r1", Owner: "live"},
 		{ID: "r2", Owner: "deleted"},
 		{ID: "r3", Owner: "deleted"},
@@ -167,22 +167,22 @@ func TestNoneForAndNoUnmarked(t *testing.T) {
 	}{
 		{
 			name:   "none for deleted owner",
-			check:  func() error { return oracle.NoneFor(ext, []string{"deleted"}) },
+			check:  func() error { return ext.NoneFor([]string{"deleted"}) },
 			wantIs: []error{oracle.ErrLeaked},
 			want:   []string{`resource "r2": owner "deleted"`, `resource "r3": owner "deleted"`},
 			not:    []string{"r1", "r4"},
 		},
-		{name: "none for owners with nothing", check: func() error { return oracle.NoneFor(ext, []string{"other"}) }},
-		{name: "none for no owners", check: func() error { return oracle.NoneFor(ext, nil) }},
-		{name: "empty owner refused", check: func() error { return oracle.NoneFor(ext, []string{""}) }, want: []string{"owner 0 is empty"}},
+		{name: "none for owners with nothing", check: func() error { return ext.NoneFor([]string{"other"}) }},
+		{name: "none for no owners", check: func() error { return ext.NoneFor(nil) }},
+		{name: "empty owner refused", check: func() error { return ext.NoneFor([]string{""}) }, want: []string{"owner 0 is empty"}},
 		{
 			name:   "unmarked",
-			check:  func() error { return oracle.NoUnmarked(ext) },
+			check:  func() error { return ext.NoUnmarked() },
 			wantIs: []error{oracle.ErrLeaked},
 			want:   []string{`resource "r4": unmarked`},
 			not:    []string{"r1", "r2", "r3"},
 		},
-		{name: "all marked", check: func() error { return oracle.NoUnmarked(ext[:3]) }},
+		{name: "all marked", check: func() error { return ext[:3].NoUnmarked() }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,7 +194,7 @@ func TestNoneForAndNoUnmarked(t *testing.T) {
 }
 
 func TestOnePerMessage(t *testing.T) {
-	err := oracle.OnePer([]oracle.External{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "a"}, {ID: "r3"}}, []string{"a", "b"})
+	err := oracle.Externals{{ID: "r1", Owner: "a"}, {ID: "r2", Owner: "a"}, {ID: "r3"}}.OnePer([]string{"a", "b"})
 	want := `oracle: not one external resource per owner: owners without an external resource:
 	"b"
 owners with more than one external resource:

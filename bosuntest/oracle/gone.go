@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ErrOrphans is wrapped by the error of NoOrphans.
-var ErrOrphans = errors.New("objects still owned by deleted owners")
+// errOrphans is wrapped by the error of NoOrphans.
+var errOrphans = errors.New("objects still owned by deleted owners")
 
 // Gone reads each of objs from the API server with c until none is left,
 // or bound passes, or ctx ends. An object is gone when the API server
@@ -21,8 +21,8 @@ var ErrOrphans = errors.New("objects still owned by deleted owners")
 // UID than obj's (the object was deleted and a new one made). Only the
 // Interval option applies.
 //
-// The error is nil when all are gone. Otherwise it wraps ErrNotGone (or
-// ctx's error) and names each object still there, with its finalizers,
+// The error is nil when all are gone. Otherwise it says "not gone" (or
+// wraps ctx's error) and names each object still there, with its finalizers,
 // whether it is being deleted at all, and its Ready condition.
 func Gone(ctx context.Context, c client.Client, objs []client.Object, bound time.Duration, opts ...Option) error {
 	s := newSettings(opts)
@@ -50,7 +50,7 @@ func Gone(ctx context.Context, c client.Client, objs []client.Object, bound time
 	if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) {
 		return fmt.Errorf("oracle: %w: %s", cause, joinLines(heading, lines))
 	}
-	return fmt.Errorf("oracle: objects %w: %s", ErrNotGone, joinLines(heading, lines))
+	return fmt.Errorf("oracle: objects %w: %s", errNotGone, joinLines(heading, lines))
 }
 
 // stillThere reads each of objs and returns those still on the API server.
@@ -106,7 +106,7 @@ func presence(obj client.Object) string {
 // deleted count as still there.
 //
 // It reads once; wrap it in bosuntest.Eventually to wait. The error is nil
-// when there is no such object; otherwise it wraps ErrOrphans and names
+// when there is no such object; otherwise it names
 // each, with the owner it points to. Calling it with no lists is refused.
 func NoOrphans(ctx context.Context, c client.Client, namespace string, owners []types.UID, lists ...client.ObjectList) error {
 	if len(lists) == 0 {
@@ -141,5 +141,5 @@ func NoOrphans(ctx context.Context, c client.Client, namespace string, owners []
 	if len(lines) == 0 {
 		return nil
 	}
-	return fmt.Errorf("oracle: %w:%s", ErrOrphans, indent(lines))
+	return fmt.Errorf("oracle: %w:%s", errOrphans, indent(lines))
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 )
 
-// ErrNotQuiet is wrapped by the error of Quiet when writes were made
+// errNotQuiet is wrapped by the error of Quiet when writes were made
 // during the quiet period.
-var ErrNotQuiet = errors.New("writes during the quiet period")
+var errNotQuiet = errors.New("writes during the quiet period")
 
 // WriteLog is anything that records the API writes of the operator under
 // test, in the order they were made. *bosuntest.WriteCounter is one; the
@@ -21,24 +21,15 @@ type WriteLog interface {
 	Writes() []bosuntest.Write
 }
 
-// WriteLogFunc adapts a function to WriteLog.
-type WriteLogFunc func() []bosuntest.Write
-
-// Writes implements WriteLog by calling f.
-func (f WriteLogFunc) Writes() []bosuntest.Write { return f() }
-
-var (
-	_ WriteLog = (*bosuntest.WriteCounter)(nil)
-	_ WriteLog = WriteLogFunc(nil)
-)
+var _ WriteLog = (*bosuntest.WriteCounter)(nil)
 
 // Quiet waits period and returns the writes log recorded during it: those
 // after the ones it held when Quiet was called. Writes of Events (of either
 // API group) and of Leases are left out, since recording events and
 // renewing a leader lease are what an idle operator does; bosuntest.Write
 // carries no group, so any kind named Event or Lease is left out. The error
-// is nil when no other write was made; otherwise it wraps ErrNotQuiet and
-// lists them. If ctx ends first, Quiet returns the writes made so far and
+// is nil when no other write was made; otherwise it lists
+// them. If ctx ends first, Quiet returns the writes made so far and
 // ctx's error.
 //
 // Call it once the objects have converged (see Converged): an operator
@@ -74,5 +65,5 @@ func Quiet(ctx context.Context, log WriteLog, period time.Duration) ([]bosuntest
 	for i, w := range writes {
 		lines[i] = w.String()
 	}
-	return writes, fmt.Errorf("oracle: %w (%d in %s):\n\t%s", ErrNotQuiet, len(writes), period, joinOrdered(lines))
+	return writes, fmt.Errorf("oracle: %w (%d in %s):\n\t%s", errNotQuiet, len(writes), period, joinOrdered(lines))
 }

@@ -20,21 +20,21 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 )
 
-// MinSecretLength is the length, in bytes, under which NoSecrets refuses a
+// minSecretLength is the length, in bytes, under which NoSecrets refuses a
 // secret value: a shorter one could turn up anywhere by chance.
-const MinSecretLength = 6
+const minSecretLength = 6
 
 // Errors of NoSecrets, told apart with errors.Is.
 var (
-	// ErrSecretFound is wrapped by the error of NoSecrets when a secret
+	// errSecretFound is wrapped by the error of NoSecrets when a secret
 	// value, or its base64 encoding, was found.
-	ErrSecretFound = errors.New("secret values found")
-	// ErrShortSecret is wrapped when a secret value is shorter than
-	// MinSecretLength.
-	ErrShortSecret = errors.New("secret value too short to look for")
-	// ErrNoSecrets is wrapped when every secret value given is empty, so
+	errSecretFound = errors.New("secret values found")
+	// errShortSecret is wrapped when a secret value is shorter than
+	// minSecretLength.
+	errShortSecret = errors.New("secret value too short to look for")
+	// errNoSecrets is wrapped when every secret value given is empty, so
 	// there is nothing to look for.
-	ErrNoSecrets = errors.New("no secret values to look for")
+	errNoSecrets = errors.New("no secret values to look for")
 )
 
 // Scope says where NoSecrets looks.
@@ -56,13 +56,12 @@ type Scope struct {
 
 // NoSecrets looks for each of secrets, and for its base64 encoding, in the
 // places in says, reading Events and objects from the API server with c.
-// Empty secrets are ignored; a shorter one than MinSecretLength is refused
-// (ErrShortSecret), as is a call with none left (ErrNoSecrets), or with
+// Empty secrets are ignored; a shorter one than 6 bytes is refused, as
+// is a call with none left, or with
 // Lists and no Namespaces. The base64 forms looked for are the standard and
 // the URL alphabets, with or without padding, of the value on its own.
 //
-// The error is nil when nothing was found. Otherwise it wraps
-// ErrSecretFound and names every place a value was found, showing of the
+// The error is nil when nothing was found. Otherwise it names every place a value was found, showing of the
 // value only its first 2 characters followed by "…"; the message never
 // holds a whole secret, even where a place's name would.
 func NoSecrets(ctx context.Context, c client.Client, secrets []string, in Scope) error {
@@ -122,8 +121,8 @@ func newFinder(secrets []string) (*finder, error) {
 		if s == "" {
 			continue
 		}
-		if len(s) < MinSecretLength {
-			return nil, fmt.Errorf("oracle: secret %d is %d bytes long, under %d: %w", i, len(s), MinSecretLength, ErrShortSecret)
+		if len(s) < minSecretLength {
+			return nil, fmt.Errorf("oracle: secret %d is %d bytes long, under %d: %w", i, len(s), minSecretLength, errShortSecret)
 		}
 		label := fmt.Sprintf("secret %q", hint(s))
 		f.needles = append(f.needles, needle{text: s, label: label})
@@ -139,7 +138,7 @@ func newFinder(secrets []string) (*finder, error) {
 		}
 	}
 	if len(f.needles) == 0 {
-		return nil, fmt.Errorf("oracle: %w", ErrNoSecrets)
+		return nil, fmt.Errorf("oracle: %w", errNoSecrets)
 	}
 	return f, nil
 }
@@ -183,7 +182,7 @@ func (f *finder) err() error {
 	for l := range f.found {
 		lines = append(lines, l)
 	}
-	return fmt.Errorf("oracle: %w in %s:%s", ErrSecretFound, count(len(lines), "place"), indent(lines))
+	return fmt.Errorf("oracle: %w in %s:%s", errSecretFound, count(len(lines), "place"), indent(lines))
 }
 
 // logs searches log lines.

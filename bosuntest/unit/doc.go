@@ -19,4 +19,7 @@
 //
 // The helpers take a bosuntest.TB, which both *testing.T and Ginkgo's
 // GinkgoT() satisfy; Run, which makes subtests, takes a *testing.T.
+//
+// Maturity: stable. The unit tests of every example and of the scaffold's
+// generated operator use it.
 package unit

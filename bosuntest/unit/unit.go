@@ -144,7 +144,7 @@ func Reconcile[T client.Object](t bosuntest.TB, scheme *runtime.Scheme, r *bosun
 		WithRESTMapper(testrestmapper.TestOnlyStaticRESTMapper(scheme)).
 		WithStatusSubresource(c.Object.DeepCopyObject().(client.Object)).
 		WithInterceptorFuncs(c.Interceptor)
-	indexes, err := bosun.FieldIndexes(r, scheme)
+	indexes, err := r.FieldIndexes(scheme)
 	if err != nil {
 		t.Fatalf("unit: %v", err)
 	}

@@ -182,12 +182,8 @@ func stateLabel(s *dsl.StateSpec) string {
 		label += "[]"
 	}
 	label += s.Kind.Name
-	sels := make([]string, len(s.State.Selectors))
-	for i, sel := range s.State.Selectors {
-		sels[i] = sel.String()
-	}
-	if len(sels) > 0 {
-		label += ": " + strings.Join(sels, ", ")
+	if len(s.Selectors) > 0 {
+		label += ": " + strings.Join(s.Selectors, ", ")
 	}
 	return label
 }

@@ -72,7 +72,7 @@ only a kube-controller-manager it lacks.`,
 			controlplane.KubernetesVersion, controlplane.EtcdVersion, controlplane.KubernetesVersion),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := controlplane.EnsureBinaries(cmd.Context(), cmd.ErrOrStderr())
+			dir, err := controlplane.Binaries(cmd.Context(), controlplane.Options{Progress: cmd.ErrOrStderr(), ControllerManager: true})
 			if err != nil {
 				return err
 			}

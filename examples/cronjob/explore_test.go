@@ -14,7 +14,7 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
 )

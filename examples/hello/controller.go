@@ -114,15 +114,15 @@ func (r *GreetingReconciler) Workflow(g *hellov1.Greeting) flow.Action {
 	s := &greetingRun{c: r.Client, live: live, g: g, status: *g.Status.DeepCopy()}
 	if !g.DeletionTimestamp.IsZero() {
 		return flow.If(controllerutil.ContainsFinalizer(g, Finalizer),
-			flow.Sequential(s.deleteConfigMap(), s.removeFinalizer()))
+			flow.Sequence(s.deleteConfigMap(), s.removeFinalizer()))
 	}
-	return flow.Sequential(
+	return flow.Sequence(
 		s.addFinalizer(),
 		// The status patch runs even when rendering or applying stopped the
 		// inner sequence, so an invalid template is reported; it writes only
 		// what the inner actions changed.
 		flow.OrderedJoin(
-			flow.Sequential(s.render(), s.applyConfigMap(), s.markReady()),
+			flow.Sequence(s.render(), s.applyConfigMap(), s.markReady()),
 			s.patchStatus(),
 		),
 	)

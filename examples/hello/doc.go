@@ -5,11 +5,11 @@
 // The controller is plain controller-runtime; its reconcile body is a flow
 // workflow. For a live Greeting it runs
 //
-//	Sequential(add finalizer, OrderedJoin(Sequential(render greeting, apply configmap, mark ready), patch status))
+//	Sequence(add finalizer, OrderedJoin(Sequence(render greeting, apply configmap, mark ready), patch status))
 //
 // and for a Greeting being deleted
 //
-//	Sequential(delete configmap, remove finalizer)
+//	Sequence(delete configmap, remove finalizer)
 //
 // The finalizer is committed before the ConfigMap is first written, so a
 // deleted Greeting always gets the chance to remove its ConfigMap; the

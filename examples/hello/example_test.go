@@ -44,8 +44,8 @@ func ExampleGreetingReconciler_Workflow() {
 	gone.Finalizers = []string{hello.Finalizer}
 	fmt.Println(flow.Describe(r.Workflow(gone)))
 	// Output:
-	// Sequential(add finalizer, OrderedJoin(Sequential(render greeting, apply configmap, mark ready), patch status))
-	// If(true, Sequential(delete configmap, remove finalizer))
+	// Sequence(add finalizer, OrderedJoin(Sequence(render greeting, apply configmap, mark ready), patch status))
+	// If(true, Sequence(delete configmap, remove finalizer))
 }
 
 // Samples are the Greetings that `bosun demo` creates.

@@ -62,10 +62,7 @@ func batteryOperator(srv *pgserver.Server) faults.Operator {
 				WaitInterval: time.Second,
 				Managed: []managed.Option{
 					managed.WithCallHook(p.External()),
-					managed.WithMinPollInterval(time.Second),
-					managed.WithPollInterval(time.Second),
-					managed.WithShortInterval(200 * time.Millisecond),
-					managed.WithCreationGracePeriod(2 * time.Second),
+					managed.WithTiming(managed.Timing{Poll: time.Second, MinPoll: time.Second, Short: 200 * time.Millisecond, CreationGrace: 2 * time.Second}),
 				},
 			}
 			if err := faults.Shard(bosun.ControllerManagedBy[*pgv1.Role](mgr), p).Complete(NewRoleReconciler(opts)); err != nil {
@@ -225,7 +222,7 @@ type inventory struct {
 
 // externals returns the inventory as oracle.External, with IDs
 // "role/<name>" and "database/<name>".
-func (inv inventory) externals() []oracle.External {
+func (inv inventory) externals() oracle.Externals {
 	var out []oracle.External
 	for _, r := range inv.roles {
 		out = append(out, oracle.External{ID: "role/" + r.name, Owner: r.owner})
@@ -303,7 +300,7 @@ func uids(objs []client.Object) []string {
 }
 
 // converged checks the server and the connection Secrets: one role or
-// database per object and nothing else under their names (oracle.OnePer,
+// database per object and nothing else under their names (oracle.Externals.OnePer,
 // which also refuses an unmarked one or one marked for an earlier object
 // of the same name), each with the spec's options; each Role's Secret
 // holds the role's name, the server's address and a password that the
@@ -317,7 +314,7 @@ func (b battery) converged(ctx context.Context, c client.Client, ns string, objs
 	if err != nil {
 		return err
 	}
-	if err := oracle.OnePer(inv.externals(), uids(objs)); err != nil {
+	if err := inv.externals().OnePer(uids(objs)); err != nil {
 		return err
 	}
 	if ns == "" && len(objs) > 0 {

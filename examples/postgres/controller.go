@@ -34,7 +34,7 @@ const (
 )
 
 // Names of the managed steps, which label their metrics
-// (managed.MetricDriftCorrections and the others) and the engine's.
+// ("bosun_managed_drift_corrections_total" and the others) and the engine's.
 const (
 	// RoleStepName is the name of the Role controller's managed step.
 	RoleStepName = "role"
@@ -44,8 +44,8 @@ const (
 )
 
 // ConditionRoleReady is the condition type by which a Database reports
-// whether its owner Role is Ready: False with ref.ReasonNotFound or
-// ref.ReasonNotReady until it is, which the engine copies into Ready.
+// whether its owner Role is Ready: False with "ReferenceNotFound" or
+// "ReferenceNotReady" until it is, which the engine copies into Ready.
 const ConditionRoleReady = "RoleReady"
 
 // DefaultWaitInterval is how often a Database waiting for its Role looks
@@ -224,8 +224,8 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 }
 
 // ownerRole resolves the Database's spec.owner to its Role through package
-// ref: it owns ConditionRoleReady, False with ref.ReasonNotFound or
-// ref.ReasonNotReady (copied into Ready) while the Role is missing, not
+// ref: it owns ConditionRoleReady, False with "ReferenceNotFound" or
+// "ReferenceNotReady" (copied into Ready) while the Role is missing, not
 // Ready for its generation or has no PostgreSQL role recorded yet, and
 // ends the pass until a change of the Role (or the recheck interval)
 // brings the next one. It sets up the field index and the watch of Roles
@@ -252,7 +252,7 @@ func ownerRole(recheck time.Duration) *ref.Step[*pgv1.Database, *pgv1.Role] {
 func checkSpec() bosun.StepFunc[*pgv1.Database] {
 	return bosun.NewStep("spec", func(_ context.Context, req *bosun.Pass[*pgv1.Database]) (ctrl.Result, error) {
 		if err := validateDatabaseSpec(req.Object); err != nil {
-			return ctrl.Result{}, &conditions.Error{Type: managed.DefaultConditionSynced, Reason: managed.ReasonInvalidSpec, Severity: conditions.SeverityError, Err: err}
+			return ctrl.Result{}, &conditions.Error{Type: "Synced", Reason: "InvalidSpec", Severity: conditions.SeverityError, Err: err}
 		}
 		return flow.Continue()
 	})
@@ -271,7 +271,7 @@ func recordOwner(owner *ref.Step[*pgv1.Database, *pgv1.Role]) bosun.StepFunc[*pg
 		}
 		name := managed.ExternalName(role)
 		if err := validateOwnerRole(req.Object, name); err != nil {
-			return ctrl.Result{}, &conditions.Error{Type: ConditionRoleReady, Reason: managed.ReasonInvalidSpec, Severity: conditions.SeverityError, Err: err}
+			return ctrl.Result{}, &conditions.Error{Type: ConditionRoleReady, Reason: "InvalidSpec", Severity: conditions.SeverityError, Err: err}
 		}
 		req.Object.Status.OwnerRole = name
 		return flow.Continue()

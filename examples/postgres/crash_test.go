@@ -36,7 +36,7 @@ type outcomeBlocker struct {
 
 // recordsOutcome reports whether a write carries a create outcome.
 func recordsOutcome(s string) bool {
-	return strings.Contains(s, managed.AnnotationCreateSucceeded) || strings.Contains(s, managed.AnnotationCreateFailed)
+	return strings.Contains(s, "bosun.dev/external-create-succeeded") || strings.Contains(s, "bosun.dev/external-create-failed")
 }
 
 // block counts a failed write of the object name.
@@ -143,10 +143,7 @@ func TestCreateCrashWindow(t *testing.T) {
 	// after a lost outcome would create again.
 	lag := &laggingRoles{lag: 2 * time.Second, created: map[string]time.Time{}}
 	e := runRoles(t, lag.connector(srv.DSN("postgres")), blocker.wrap,
-		managed.WithMinPollInterval(time.Second),
-		managed.WithPollInterval(5*time.Second),
-		managed.WithShortInterval(200*time.Millisecond),
-		managed.WithCreationGracePeriod(4*time.Second),
+		managed.WithTiming(managed.Timing{Poll: 5 * time.Second, MinPoll: time.Second, Short: 200 * time.Millisecond, CreationGrace: 4 * time.Second}),
 		managed.WithOutcomeRetry(2, 10*time.Millisecond),
 	)
 	ctx := t.Context()
@@ -162,7 +159,7 @@ func TestCreateCrashWindow(t *testing.T) {
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, r); err != nil {
 			return nil, err
 		}
-		if s := conditions.Find(r.Status.Conditions, managed.DefaultConditionSynced); s != nil && s.Reason == managed.ReasonCreateIncomplete {
+		if s := conditions.Find(r.Status.Conditions, "Synced"); s != nil && s.Reason == "CreateIncomplete" {
 			return r, nil
 		}
 		if err := hasConditions(r.Status.Conditions, r.Generation, readyTrue, syncedTrue); err != nil {
@@ -188,7 +185,7 @@ func TestCreateCrashWindow(t *testing.T) {
 				r, err = settled(ctx, name)
 				return err
 			}, bosuntest.Timeout(time.Minute))
-			if s := conditions.Find(r.Status.Conditions, managed.DefaultConditionSynced); s.Reason == managed.ReasonCreateIncomplete {
+			if s := conditions.Find(r.Status.Conditions, "Synced"); s.Reason == "CreateIncomplete" {
 				t.Errorf("%s stopped with CreateIncomplete (%q), want it to adopt the role: its name is deterministic", name, s.Message)
 				continue
 			}
@@ -197,7 +194,7 @@ func TestCreateCrashWindow(t *testing.T) {
 			if _, ok := r.Annotations[managed.AnnotationCreatePending]; !ok {
 				t.Errorf("%s: annotations %v lack %s", name, r.Annotations, managed.AnnotationCreatePending)
 			}
-			if _, ok := r.Annotations[managed.AnnotationCreateSucceeded]; ok {
+			if _, ok := r.Annotations["bosun.dev/external-create-succeeded"]; ok {
 				t.Errorf("%s: the create outcome was recorded despite the interceptor", name)
 			}
 			if blocker.count(name) == 0 {
@@ -322,9 +319,7 @@ func TestEventuallyConsistentObserve(t *testing.T) {
 	srv := server(t)
 	lag := &laggingRoles{lag: 5 * time.Second, created: map[string]time.Time{}}
 	e := runRoles(t, lag.connector(srv.DSN("postgres")), nil,
-		managed.WithMinPollInterval(time.Second),
-		managed.WithPollInterval(time.Second),
-		managed.WithShortInterval(500*time.Millisecond),
+		managed.WithTiming(managed.Timing{Poll: time.Second, MinPoll: time.Second, Short: 500 * time.Millisecond}),
 	)
 	ctx := t.Context()
 	name := "lagging-" + runSuffix()
@@ -338,7 +333,7 @@ func TestEventuallyConsistentObserve(t *testing.T) {
 	}
 	key := client.ObjectKeyFromObject(role)
 	// While the client hides the new role, the Role waits as Creating.
-	waitFor(t, e.c, key, role, condition{conditions.TypeReady, metav1.ConditionFalse, managed.ReasonCreating})
+	waitFor(t, e.c, key, role, condition{conditions.TypeReady, metav1.ConditionFalse, "Creating"})
 	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
 
 	if n := lag.hiddenCount(); n < 3 {

@@ -26,7 +26,7 @@ import (
 
 var (
 	readyTrue  = condition{conditions.TypeReady, metav1.ConditionTrue, conditions.ReasonSucceeded}
-	syncedTrue = condition{managed.DefaultConditionSynced, metav1.ConditionTrue, managed.ReasonReconcileSuccess}
+	syncedTrue = condition{"Synced", metav1.ConditionTrue, "ReconcileSuccess"}
 )
 
 // roleState is a role as pg_roles shows it.
@@ -54,7 +54,7 @@ func readRole(t *testing.T, e env, name string) *roleState {
 func TestRoleLifecycle(t *testing.T) {
 	e := start(t, nil)
 	ctx := t.Context()
-	timings := []string{managed.MetricFirstReconcile, managed.MetricTimeToReady, managed.MetricDeletion}
+	timings := []string{"bosun_managed_first_reconcile_seconds", "bosun_managed_ready_seconds", "bosun_managed_deletion_seconds"}
 	before := map[string]float64{}
 	for _, m := range timings {
 		before[m] = metricValue(t, m, RoleStepName)
@@ -157,7 +157,7 @@ func TestRoleLifecycle(t *testing.T) {
 		return nil
 	}, bosuntest.Timeout(30*time.Second))
 	if got := driftCorrections(t, RoleStepName); got <= drifts {
-		t.Errorf("%s{step=%q} = %v after a corrected drift, want more than %v", managed.MetricDriftCorrections, RoleStepName, got, drifts)
+		t.Errorf("%s{step=%q} = %v after a corrected drift, want more than %v", "bosun_managed_drift_corrections_total", RoleStepName, got, drifts)
 	}
 
 	// Delete drops the role and removes the Secret with the Role.
@@ -242,7 +242,7 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 	}
 	dbKey := client.ObjectKeyFromObject(db)
 	dbName := externalName(db)
-	waitFor(t, e.c, dbKey, db, condition{conditions.TypeReady, metav1.ConditionFalse, ref.ReasonNotFound})
+	waitFor(t, e.c, dbKey, db, condition{conditions.TypeReady, metav1.ConditionFalse, "ReferenceNotFound"})
 	if db.Spec.Encoding != DefaultEncoding {
 		t.Errorf("spec.encoding = %q, want the default %q", db.Spec.Encoding, DefaultEncoding)
 	}
@@ -287,7 +287,7 @@ func TestDatabaseWaitsForRole(t *testing.T) {
 		return nil
 	}, bosuntest.Timeout(30*time.Second))
 	if got := driftCorrections(t, DatabaseStepName); got <= drifts {
-		t.Errorf("%s{step=%q} = %v after a corrected drift, want more than %v", managed.MetricDriftCorrections, DatabaseStepName, got, drifts)
+		t.Errorf("%s{step=%q} = %v after a corrected drift, want more than %v", "bosun_managed_drift_corrections_total", DatabaseStepName, got, drifts)
 	}
 
 	// Update: the Database moves to another Role.
@@ -383,8 +383,8 @@ func TestInvalidNamesNeverReachSQL(t *testing.T) {
 	}
 
 	invalid := []condition{
-		{managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec},
-		{conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec},
+		{"Synced", metav1.ConditionFalse, "InvalidSpec"},
+		{conditions.TypeReady, metav1.ConditionFalse, "InvalidSpec"},
 	}
 	names := []string{strings.Repeat("r", 70), "has.dot", "1digit", `x"; DROP ROLE postgres; --`, "o'wner", "semi;colon"}
 	var objs []client.Object
@@ -546,7 +546,7 @@ func TestServerDown(t *testing.T) {
 		t.Fatalf("create role: %v", err)
 	}
 	key := client.ObjectKeyFromObject(role)
-	waitFor(t, e.c, key, role, condition{managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonConnectFailed})
+	waitFor(t, e.c, key, role, condition{"Synced", metav1.ConditionFalse, "ConnectFailed"})
 	// While the server stays down, the retries back off, not a hot loop:
 	// controller-runtime's backoff (5 ms, doubling) puts 635 ms or more
 	// between a failed pass and the seventh after it; the test asks for
@@ -612,7 +612,7 @@ func TestObserveOnly(t *testing.T) {
 	// Observing is the whole job under observe-only: a pass that observes
 	// the role is a success, and Ready follows what is observed, a role
 	// that exists.
-	syncedTrue := condition{managed.DefaultConditionSynced, metav1.ConditionTrue, managed.ReasonReconcileSuccess}
+	syncedTrue := condition{"Synced", metav1.ConditionTrue, "ReconcileSuccess"}
 	waitFor(t, e.c, key, role, readyTrue, syncedTrue)
 	// Observing reports the role in the status, and leaves the spec as
 	// the user wrote it.

@@ -91,9 +91,7 @@ func start(t *testing.T, wrap func(client.Client) client.Client) env {
 			DSN:          srv.DSN("postgres"),
 			WaitInterval: time.Second,
 			Managed: []managed.Option{
-				managed.WithMinPollInterval(time.Second),
-				managed.WithPollInterval(time.Second),
-				managed.WithShortInterval(time.Second),
+				managed.WithTiming(managed.Timing{Poll: time.Second, MinPoll: time.Second, Short: time.Second}),
 			},
 		})
 	})
@@ -237,11 +235,11 @@ func metricValue(t *testing.T, name, step string) float64 {
 	return 0
 }
 
-// driftCorrections returns the value of managed.MetricDriftCorrections for
+// driftCorrections returns the value of "bosun_managed_drift_corrections_total" for
 // the step called step.
 func driftCorrections(t *testing.T, step string) float64 {
 	t.Helper()
-	return metricValue(t, managed.MetricDriftCorrections, step)
+	return metricValue(t, "bosun_managed_drift_corrections_total", step)
 }
 
 // waitPolledAgain waits until each of names (as PostgreSQL knows them) is

@@ -118,7 +118,7 @@ func deleteAndWait(t *testing.T, e env, objs ...client.Object) {
 	}
 }
 
-var conflict = condition{conditions.TypeReady, metav1.ConditionFalse, managed.ReasonExternalConflict}
+var conflict = condition{conditions.TypeReady, metav1.ConditionFalse, "ExternalResourceConflict"}
 
 // TestSameNamesInTwoNamespacesGetTwoDatabases makes a Role "shop-owner"
 // and a Database "shop" in each of two namespaces: PostgreSQL gets two
@@ -300,8 +300,8 @@ func TestHandSetExternalNameAdopts(t *testing.T) {
 func TestReservedNamesAreInvalidSpec(t *testing.T) {
 	e := start(t, nil)
 	invalid := []condition{
-		{managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec},
-		{conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec},
+		{"Synced", metav1.ConditionFalse, "InvalidSpec"},
+		{conditions.TypeReady, metav1.ConditionFalse, "InvalidSpec"},
 	}
 	roleNames := []string{"postgres", "pg_monitor", "public", "current_user", "none"}
 	dbNames := []string{"postgres", "template0", "template1", "pg_reserved"}

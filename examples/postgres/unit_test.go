@@ -75,7 +75,7 @@ func TestValidateInvalidSpec(t *testing.T) {
 	managed.SetExternalName(d, "db")
 	err := validateDatabase(d)
 	reason, sev, _ := conditions.FromError(err)
-	if diff := cmp.Diff([]string{managed.ReasonInvalidSpec, string(conditions.SeverityError)}, []string{reason, string(sev)}); diff != "" {
+	if diff := cmp.Diff([]string{"InvalidSpec", string(conditions.SeverityError)}, []string{reason, string(sev)}); diff != "" {
 		t.Errorf("reason, severity (-want +got):\n%s", diff)
 	}
 	r := &pgv1.Role{}
@@ -121,8 +121,8 @@ func TestValidateNames(t *testing.T) {
 				if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 					t.Errorf("%s: %v, want %v", what, err, tt.wantErr)
 				}
-				if reason, _, _ := conditions.FromError(err); err != nil && reason != managed.ReasonInvalidSpec {
-					t.Errorf("%s: reason %s, want %s", what, reason, managed.ReasonInvalidSpec)
+				if reason, _, _ := conditions.FromError(err); err != nil && reason != "InvalidSpec" {
+					t.Errorf("%s: reason %s, want %s", what, reason, "InvalidSpec")
 				}
 			}
 		})
@@ -344,8 +344,8 @@ func TestUnitRole(t *testing.T) {
 			ExpectWrites: []string{"patch Role shop/app", "patch status Role shop/app"},
 			ExpectEvents: []string{`Normal Claimed claimed by finalizer "postgres.bosun.dev/role"`, "Warning InvalidSpec " + connecting + message},
 			ExpectConditions: []metav1.Condition{
-				cond(managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec, connecting+message),
-				cond(conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, connecting+message),
+				cond("Synced", metav1.ConditionFalse, "InvalidSpec", connecting+message),
+				cond(conditions.TypeReady, metav1.ConditionFalse, "InvalidSpec", connecting+message),
 			},
 			Check: isTerminal[*pgv1.Role](true),
 		}
@@ -376,8 +376,8 @@ func TestUnitRole(t *testing.T) {
 			ExpectErr:    connecting + "connecting to postgresql at 127.0.0.1:1: ",
 			ExpectWrites: []string{"patch Role shop/app", "patch status Role shop/app"},
 			ExpectConditions: []metav1.Condition{
-				{Type: managed.DefaultConditionSynced, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
-				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
+				{Type: "Synced", Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
 			},
 			Check: isTerminal[*pgv1.Role](false),
 		},
@@ -396,7 +396,7 @@ func TestUnitRole(t *testing.T) {
 			ExpectErr:    connecting + "connecting to postgresql at 127.0.0.1:1: ",
 			ExpectWrites: []string{"patch status Role shop/app"},
 			ExpectConditions: []metav1.Condition{
-				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
 			},
 			ExpectObjects: []client.Object{&pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "app", Finalizers: []string{RoleFinalizer}}}},
 		},
@@ -437,7 +437,7 @@ func TestUnitDatabase(t *testing.T) {
 			ExpectEvents: []string{claimed},
 			ExpectConditions: []metav1.Condition{
 				cond(ConditionRoleReady, metav1.ConditionFalse, reason, message),
-				cond(managed.DefaultConditionSynced, metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
+				cond("Synced", metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
 				cond(conditions.TypeReady, metav1.ConditionFalse, reason, message),
 			},
 		}
@@ -452,8 +452,8 @@ func TestUnitDatabase(t *testing.T) {
 			ExpectEvents: []string{claimed, "Warning InvalidSpec " + message},
 			ExpectConditions: []metav1.Condition{
 				cond(ConditionRoleReady, metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
-				cond(managed.DefaultConditionSynced, metav1.ConditionFalse, managed.ReasonInvalidSpec, message),
-				cond(conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, message),
+				cond("Synced", metav1.ConditionFalse, "InvalidSpec", message),
+				cond(conditions.TypeReady, metav1.ConditionFalse, "InvalidSpec", message),
 			},
 			Check: isTerminal[*pgv1.Database](true),
 		}
@@ -461,12 +461,12 @@ func TestUnitDatabase(t *testing.T) {
 	serverError := apierrors.NewInternalError(errors.New("etcd is down"))
 
 	unit.Run(t, unit.Scheme(t, AddToScheme), func() *bosun.Reconciler[*pgv1.Database] { return NewDatabaseReconciler(Options{DSN: unreachable}) },
-		waiting("a missing owner Role is waited for", ref.ReasonNotFound, `Role "shop/app" does not exist`),
-		waiting("an owner Role not Ready is waited for", ref.ReasonNotReady, `Role "shop/app" is not ready: its Ready condition is not True`,
+		waiting("a missing owner Role is waited for", "ReferenceNotFound", `Role "shop/app" does not exist`),
+		waiting("an owner Role not Ready is waited for", "ReferenceNotReady", `Role "shop/app" is not ready: its Ready condition is not True`,
 			owner(metav1.ConditionFalse, 2, "shop__app")),
-		waiting("an owner Role Ready for an older generation is waited for", ref.ReasonNotReady, `Role "shop/app" is not ready: it has not been reconciled yet`,
+		waiting("an owner Role Ready for an older generation is waited for", "ReferenceNotReady", `Role "shop/app" is not ready: it has not been reconciled yet`,
 			owner(metav1.ConditionTrue, 1, "shop__app")),
-		waiting("an owner Role without an external name is waited for", ref.ReasonNotReady, `Role "shop/app" is not ready: it has not been reconciled yet`,
+		waiting("an owner Role without an external name is waited for", "ReferenceNotReady", `Role "shop/app" is not ready: it has not been reconciled yet`,
 			owner(metav1.ConditionTrue, 2, "")),
 		unit.Case[*pgv1.Database]{
 			Name:   "an owner Role that cannot be read fails the pass",
@@ -482,7 +482,7 @@ func TestUnitDatabase(t *testing.T) {
 			ExpectWrites: claimAndStatus,
 			ExpectEvents: []string{claimed, "Warning ReferenceReadFailed reading Role shop/app: Internal error occurred: etcd is down"},
 			ExpectConditions: []metav1.Condition{
-				cond(conditions.TypeReady, metav1.ConditionFalse, ref.ReasonReadFailed, "reading Role shop/app: Internal error occurred: etcd is down"),
+				cond(conditions.TypeReady, metav1.ConditionFalse, "ReferenceReadFailed", "reading Role shop/app: Internal error occurred: etcd is down"),
 			},
 			Check: isTerminal[*pgv1.Database](false),
 		},
@@ -496,8 +496,8 @@ func TestUnitDatabase(t *testing.T) {
 			ExpectWrites: claimAndStatus,
 			ExpectEvents: []string{claimed, "Warning InvalidSpec the role of Role app: " + reservedMessage},
 			ExpectConditions: []metav1.Condition{
-				cond(conditions.TypeReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, "the role of Role app: "+reservedMessage),
-				cond(ConditionRoleReady, metav1.ConditionFalse, managed.ReasonInvalidSpec, "the role of Role app: "+reservedMessage),
+				cond(conditions.TypeReady, metav1.ConditionFalse, "InvalidSpec", "the role of Role app: "+reservedMessage),
+				cond(ConditionRoleReady, metav1.ConditionFalse, "InvalidSpec", "the role of Role app: "+reservedMessage),
 			},
 			Check: isTerminal[*pgv1.Database](true),
 		},
@@ -516,9 +516,9 @@ func TestUnitDatabase(t *testing.T) {
 			ExpectErr:    connecting + "connecting to postgresql at 127.0.0.1:1: ",
 			ExpectWrites: claimAndStatus,
 			ExpectConditions: []metav1.Condition{
-				cond(ConditionRoleReady, metav1.ConditionTrue, ref.ReasonResolved, `resolved to Role "shop/app"`),
-				{Type: managed.DefaultConditionSynced, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
-				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: managed.ReasonConnectFailed},
+				cond(ConditionRoleReady, metav1.ConditionTrue, "Resolved", `resolved to Role "shop/app"`),
+				{Type: "Synced", Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
 			},
 			Check: func(t bosuntest.TB, out *unit.Outcome[*pgv1.Database]) {
 				isTerminal[*pgv1.Database](false)(t, out)

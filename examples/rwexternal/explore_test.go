@@ -12,7 +12,7 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 	rwv1 "github.com/bosunkit/bosun/examples/rwexternal/api/v1alpha1"
 )
 

@@ -74,7 +74,7 @@ func TestSecretWatches(t *testing.T) {
 	if err := AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	indexes, err := bosun.FieldIndexes(NewReconciler(), s)
+	indexes, err := NewReconciler().FieldIndexes(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +500,7 @@ func TestReconcile(t *testing.T) {
 			Object:       claimed(nil),
 			Given:        []client.Object{inputSecret(inputData), outputSecret("rw", nil)},
 			Interceptor:  failSecrets(apierrors.NewConflict(corev1.Resource("secrets"), "rw-output", errors.New("changed")), "update"),
-			ExpectResult: ctrl.Result{RequeueAfter: bosun.ConflictRequeueDelay},
+			ExpectResult: ctrl.Result{RequeueAfter: 100 * time.Millisecond},
 			ExpectWrites: []string{"update Secret ns/rw-output"},
 			Check: func(t bosuntest.TB, out *unit.Outcome[*rwv1.RWExternal]) {
 				if len(out.Events) > 0 {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
 )
 

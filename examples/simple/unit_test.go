@@ -174,7 +174,7 @@ func TestReconcile(t *testing.T) {
 			Name:         "a status write refused with a conflict is a quiet requeue",
 			Object:       simple(simplev1.SimpleSpec{Dividend: 17, Divisor: 5}, stale),
 			Interceptor:  statusFails(apierrors.NewConflict(simplev1.GroupVersion.WithResource("simples").GroupResource(), "s", errors.New("changed"))),
-			ExpectResult: ctrl.Result{RequeueAfter: bosun.ConflictRequeueDelay},
+			ExpectResult: ctrl.Result{RequeueAfter: 100 * time.Millisecond},
 			ExpectWrites: statusWrite,
 			Check:        wantStatus(ptr(99), ptr(98), 0),
 		},

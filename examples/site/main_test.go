@@ -237,8 +237,8 @@ type cond struct {
 var (
 	ready = map[string]cond{
 		conditions.TypeReady:           {metav1.ConditionTrue, conditions.ReasonSucceeded},
-		sitev1.ConditionConfigMapReady: {metav1.ConditionTrue, children.ReasonReady},
-		sitev1.ConditionServiceReady:   {metav1.ConditionTrue, children.ReasonReady},
+		sitev1.ConditionConfigMapReady: {metav1.ConditionTrue, "Ready"},
+		sitev1.ConditionServiceReady:   {metav1.ConditionTrue, "Ready"},
 	}
 	themeNotFound = map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, sitev1.ReasonThemeNotFound}}
 	invalidTheme  = map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, sitev1.ReasonInvalidTheme}}
@@ -368,7 +368,7 @@ func (l *passLog) of(name string) []bosun.PassReport {
 // ownChild reports whether t is the event of a child of the Site site,
 // through the Owns watch on the children's kinds.
 func ownChild(t bosun.Trigger, site string) bool {
-	if t.Kind != bosun.TriggerWatch || t.Source != "Owns" {
+	if t.Kind != "Watch" || t.Source != "Owns" {
 		return false
 	}
 	return t.Object.Name == site || strings.HasPrefix(t.Object.Name, site+"-")

@@ -288,8 +288,8 @@ func TestReconcile(t *testing.T) {
 			ExpectWrites: []string{"apply ConfigMap web/docs-index", "apply ConfigMap web/docs-guide", "apply Service web/docs", "patch status Site web/docs"},
 			ExpectEvents: []string{"Normal ChildrenChanged set site: created 3, updated 0, deleted 0"},
 			ExpectConditions: []metav1.Condition{
-				cond("ConfigMapReady", metav1.ConditionTrue, children.ReasonReady, "2 ConfigMap ready"),
-				cond("ServiceReady", metav1.ConditionTrue, children.ReasonReady, "1 Service ready"),
+				cond("ConfigMapReady", metav1.ConditionTrue, "Ready", "2 ConfigMap ready"),
+				cond("ServiceReady", metav1.ConditionTrue, "Ready", "1 Service ready"),
 				cond(conditions.TypeReady, metav1.ConditionTrue, conditions.ReasonSucceeded, ""),
 			},
 			ExpectObjects: []client.Object{
@@ -322,7 +322,7 @@ func TestReconcile(t *testing.T) {
 			ExpectWrites: []string{"apply ConfigMap web/docs-index", "delete ConfigMap web/docs-guide", "patch status Site web/docs"},
 			ExpectEvents: []string{"Normal ChildrenChanged set site: created 0, updated 1, deleted 1"},
 			ExpectConditions: []metav1.Condition{
-				{Type: "ConfigMapReady", Status: metav1.ConditionTrue, Reason: children.ReasonReady, Message: "1 ConfigMap ready", ObservedGeneration: 2},
+				{Type: "ConfigMapReady", Status: metav1.ConditionTrue, Reason: "Ready", Message: "1 ConfigMap ready", ObservedGeneration: 2},
 				{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 2},
 			},
 			ExpectObjects: []client.Object{page("index", render("index", "", "index")), service()},
@@ -359,7 +359,7 @@ func TestReconcile(t *testing.T) {
 			ExpectErr:        "applying ConfigMap web/docs-index: Internal error occurred: etcd is down",
 			ExpectWrites:     []string{"apply ConfigMap web/docs-index", "patch status Site web/docs"},
 			ExpectEvents:     []string{"Warning ApplyFailed applying ConfigMap web/docs-index: Internal error occurred: etcd is down"},
-			ExpectConditions: refused(children.ReasonApplyFailed, "applying ConfigMap web/docs-index: Internal error occurred: etcd is down"),
+			ExpectConditions: refused("ApplyFailed", "applying ConfigMap web/docs-index: Internal error occurred: etcd is down"),
 			ExpectGone:       made,
 			Check:            wantStatus(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 2}, false),
 		},
@@ -370,7 +370,7 @@ func TestReconcile(t *testing.T) {
 				field.ErrorList{field.TooLong(field.NewPath("data"), "", 1)})),
 			ExpectErr:        "applying ConfigMap web/docs-index",
 			ExpectWrites:     []string{"apply ConfigMap web/docs-index", "patch status Site web/docs"},
-			ExpectConditions: refused(children.ReasonInvalidChildren, ""),
+			ExpectConditions: refused("InvalidChildren", ""),
 			ExpectGone:       made,
 			Check:            wantStatus(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 2}, true),
 		},

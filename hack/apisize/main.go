@@ -6,7 +6,7 @@
 // Tests, generated files and the internal/, examples/, cmd/, hack/ and
 // bench/ trees are not library code and are not counted.
 //
-//	go run ./hack/apisize [-root DIR] [-strict]
+//	go run ./hack/apisize [-root DIR] [-strict] [-names PKG]
 //
 // It prints a report and exits 0; with -strict it exits 1 when a goal is
 // not met. `make verify` runs it as a report.
@@ -49,12 +49,22 @@ func run(args []string, out io.Writer) error {
 	fl := flag.NewFlagSet("apisize", flag.ContinueOnError)
 	root := fl.String("root", ".", "the module's root directory")
 	strict := fl.Bool("strict", false, "exit 1 when a goal is not met")
+	names := fl.String("names", "", "list the exported names of this package (\"bosun\" for the root) and exit")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
 	a, err := measure(*root)
 	if err != nil {
 		return err
+	}
+	if *names != "" {
+		p := a.pkgs[*names]
+		if p == nil {
+			return fmt.Errorf("no library package %q", *names)
+		}
+		slices.Sort(p.list)
+		fmt.Fprintln(out, strings.Join(p.list, "\n"))
+		return nil
 	}
 	missed := a.report(out)
 	if *strict && missed > 0 {
@@ -66,6 +76,8 @@ func run(args []string, out io.Writer) error {
 // pkgSize is what one package exports.
 type pkgSize struct {
 	names, methods, fields int
+	// list holds each exported top-level name as "kind name".
+	list []string
 }
 
 // longFunc is a library function over the goal's length.
@@ -175,6 +187,7 @@ func (a *api) funcDecl(fset *token.FileSet, p *pkgSize, dir, rel string, d *ast.
 	if d.Recv == nil {
 		if d.Name.IsExported() {
 			p.names++
+			p.list = append(p.list, "func "+d.Name.Name)
 		}
 		return
 	}
@@ -201,6 +214,7 @@ func (a *api) spec(p *pkgSize, dir string, s ast.Spec) {
 			return
 		}
 		p.names++
+		p.list = append(p.list, "type "+s.Name.Name)
 		switch t := s.Type.(type) {
 		case *ast.StructType:
 			n := exportedNames(t.Fields)
@@ -215,6 +229,7 @@ func (a *api) spec(p *pkgSize, dir string, s ast.Spec) {
 		for _, n := range s.Names {
 			if n.IsExported() {
 				p.names++
+				p.list = append(p.list, "value "+n.Name)
 			}
 		}
 	}

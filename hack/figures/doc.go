@@ -7,7 +7,7 @@
 // <!-- figures:end --> of the doc with the command, the machine (CPU model
 // and count, memory, operating system, Go version), the date (UTC) and the
 // table of the figures recorded in FIGURES (see package
-// bosuntest/figures). A doc without the markers gets a section
+// internal/figures). A doc without the markers gets a section
 // "Figures of the battery" holding them at its end. -failed "WHAT" says in
 // the doc that WHAT failed during the run.
 //

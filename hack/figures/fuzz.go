@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // badPositionMessage is how the fuzz targets of dsl and gen say that an

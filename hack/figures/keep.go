@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // goalSuffix is how Figure.String ends a figure that has a goal.

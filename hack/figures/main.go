@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 func main() {

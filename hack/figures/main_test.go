@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 var runTime = time.Date(2026, 3, 4, 23, 30, 0, 0, time.FixedZone("UTC-2", -2*60*60))

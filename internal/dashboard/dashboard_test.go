@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/managed"
 )
 
 // kind says how a dashboard may query a metric.
@@ -38,12 +37,12 @@ var controllerRuntime = map[string]kind{
 
 // bosunMetrics are bosun's exported metric names.
 var bosunMetrics = map[string]kind{
-	bosun.MetricStepDuration:       histogram,
-	bosun.MetricStepErrors:         plain,
-	managed.MetricFirstReconcile:   histogram,
-	managed.MetricTimeToReady:      histogram,
-	managed.MetricDeletion:         histogram,
-	managed.MetricDriftCorrections: plain,
+	"bosun_step_duration_seconds":           histogram,
+	"bosun_step_errors_total":               plain,
+	"bosun_managed_first_reconcile_seconds": histogram,
+	"bosun_managed_ready_seconds":           histogram,
+	"bosun_managed_deletion_seconds":        histogram,
+	"bosun_managed_drift_corrections_total": plain,
 }
 
 // model is the part of a Grafana dashboard JSON model the test reads.

@@ -352,7 +352,7 @@ func TestSectionModule(t *testing.T) {
 	// a first build is not charged to the pasted module's test timeout.
 	// The pasted module then finds them on its own, in the user cache or
 	// through KUBEBUILDER_ASSETS, like any module.
-	if _, err := controlplane.Binaries(t.Context(), os.Stderr); err != nil {
+	if _, err := controlplane.Binaries(t.Context(), controlplane.Options{Progress: os.Stderr}); err != nil {
 		t.Fatalf("control plane binaries: %v", err)
 	}
 

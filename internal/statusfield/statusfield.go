@@ -12,6 +12,10 @@ package statusfield
 import (
 	"reflect"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // pathKey names a field of the Status of a struct type; an empty name is
@@ -152,4 +156,35 @@ func ObservedGeneration(obj any) (int64, bool) {
 		return 0, false
 	}
 	return f.Int(), true
+}
+
+// Rollback calls fn and, when it returns an error or panics, puts the
+// status of obj back as it was before the call. The status is the field
+// named Status of a typed object, or "status" of an unstructured one; an
+// object without one is left as fn left it.
+func Rollback(obj client.Object, fn func() error) (err error) {
+	saved := obj.DeepCopyObject()
+	done := false
+	defer func() {
+		if !done || err != nil {
+			restore(obj, saved)
+		}
+	}()
+	err = fn()
+	done = true
+	return err
+}
+
+// restore copies the status of saved, a deep copy of obj, back into obj.
+func restore(obj client.Object, saved runtime.Object) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		s := saved.(*unstructured.Unstructured)
+		if st, found := s.Object["status"]; found {
+			u.Object["status"] = st
+		} else {
+			delete(u.Object, "status")
+		}
+		return
+	}
+	Copy(obj, saved)
 }

@@ -24,9 +24,6 @@ const (
 	OutcomeStarted Outcome = "Started"
 )
 
-// DefaultLength is how many entries the managed step keeps by default.
-const DefaultLength = 10
-
 // MaxMessageLength is the longest Entry.Message; Append cuts longer ones.
 const MaxMessageLength = 512
 

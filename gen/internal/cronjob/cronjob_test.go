@@ -299,7 +299,7 @@ func TestActionsRunImplBetweenHooks(t *testing.T) {
 	impl := hookedRecorder{r}
 	m := cronjob.NewCronJobControllerManager(cronjob.NewCronJobControllerManagerState(f.client, f.target), impl, r.logger(), namedHook(r, "a"), namedHook(r, "b"))
 
-	res, err := flow.Sequential(m.ListActiveJobsAndUpdateStatus(), m.RunNextScheduledJob()).Run(context.Background())
+	res, err := flow.Sequence(m.ListActiveJobsAndUpdateStatus(), m.RunNextScheduledJob()).Run(context.Background())
 	if err != nil || res.RequeueAfter != 42 {
 		t.Fatalf("Run = %+v, %v; want RequeueAfter 42 and no error", res, err)
 	}

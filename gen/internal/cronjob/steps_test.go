@@ -638,7 +638,7 @@ func TestFieldIndexesOfSteps(t *testing.T) {
 			j := &journal{}
 			r := unit.Steps(tt.steps(j.steps(), j.steps())...)
 			for call := 1; call <= 2; call++ {
-				indexes, err := bosun.FieldIndexes(r, scheme(t))
+				indexes, err := r.FieldIndexes(scheme(t))
 				if err != nil {
 					t.Fatalf("FieldIndexes call %d: %v", call, err)
 				}

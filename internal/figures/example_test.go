@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bosunkit/bosun/bosuntest/figures"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // Figures appended to a file, as Record does when BOSUN_FIGURES names it,

@@ -25,4 +25,7 @@
 // with Size:
 //
 //	objects := figures.Size(5, 200) // 5 in make test, 200 in make reliability
+//
+// Maturity: experimental. It is internal to bosun, and its file format
+// follows what hack/figures needs.
 package figures

@@ -1,4 +1,4 @@
-package bosun
+package handlers
 
 import (
 	"context"
@@ -21,39 +21,40 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/register"
 )
 
-// PhaseRemove is the phase label of the metrics of the handlers a
-// HandlerSet runs for objects that are gone (HandlerSet.OnRemove).
-const PhaseRemove Phase = "remove"
+// phaseRemove is the phase label of the metrics of the handlers a Set
+// runs for objects that are gone (Set.OnRemove).
+const phaseRemove = "remove"
 
-// HandlersStep is the name of the step that runs the OnChange handlers of
-// a HandlerSet, in order; no handler may take it.
-const HandlersStep = "handlers"
+// stepName is the name of the engine step that runs the OnChange handlers
+// of a Set, in order; no handler may take it.
+const stepName = "handlers"
 
-// ErrHandlersStarted is wrapped by the error of OnChange, OnRemove and
-// Configure once the controller of the HandlerSet is built, when the
-// manager has started.
-var ErrHandlersStarted = errors.New("the handlers already run")
+// ErrStarted is wrapped by the error of OnChange, OnRemove and Configure
+// once the controller of the Set is built, when the manager has started.
+var ErrStarted = errors.New("the handlers already run")
 
-// ChangeFunc handles an object of a HandlerSet's kind that exists: it
-// runs as a step of the engine (see Step), so it changes p.Object and the
+// ChangeFunc handles an object of a Set's kind that exists: it
+// runs as a step of the engine (see bosun.Step), so it changes p.Object and the
 // engine writes what changed once every handler ran.
-type ChangeFunc[T client.Object] func(ctx context.Context, p *Pass[T]) (ctrl.Result, error)
+type ChangeFunc[T client.Object] func(ctx context.Context, p *bosun.Pass[T]) (ctrl.Result, error)
 
-// RemoveFunc handles the key of an object of a HandlerSet's kind that is
+// RemoveFunc handles the key of an object of a Set's kind that is
 // gone.
 type RemoveFunc func(ctx context.Context, key client.ObjectKey) error
 
-// HandlerSet is the registry of the named handlers of one kind on one
+// Set is the registry of the named handlers of one kind on one
 // manager, run by one controller: independent pieces of an operator,
 // from different packages if need be, that each react to the objects of
-// a kind without a controller each. Get it with Handlers.
+// a kind without a controller each. Make it with New.
 //
 // On each request for an object that exists, the OnChange handlers run as
 // steps of one engine Reconciler, in the order they were registered, all
-// of them even when some fail (as OrderedJoin runs steps): their errors
+// of them even when some fail (as bosun.OrderedJoin runs steps): their errors
 // are joined, each prefixed with its handler's name, and the shortest
 // requeue wins. Each handler logs with the key "handler", and has the
 // engine's step metrics under its name (phase "do").
@@ -72,26 +73,26 @@ type RemoveFunc func(ctx context.Context, key client.ObjectKey) error
 // not exist; an object deleted while no replica ran is never seen. They
 // must be idempotent: a handler that succeeded runs again when another
 // one failed, and a key may reach more than one replica. To act before an
-// object is gone, write a Cleaner step on a Reconciler instead.
+// object is gone, write a bosun.Cleaner step on a Reconciler instead.
 //
 // Register every handler before the manager starts: the controller is
 // built when it starts, with the handlers registered by then.
-type HandlerSet[T client.Object] struct {
+type Set[T client.Object] struct {
 	mgr  ctrl.Manager
 	gvk  schema.GroupVersionKind
 	name string
 
-	mu       sync.Mutex
-	err      error
-	changes  []namedChange[T]
-	removes  []namedRemove
-	configs  []func(b *Builder[T], r *Reconciler[T])
-	names    map[string]bool
-	rmNames  map[string]bool
-	started  bool
-	enqueuer *Enqueuer
-	// forget takes the set out of the registry when its manager stops.
-	forget func()
+	mu      sync.Mutex
+	err     error
+	changes []namedChange[T]
+	removes []namedRemove
+	configs []func(b *bosun.Builder[T], r *bosun.Reconciler[T])
+	names   map[string]bool
+	rmNames map[string]bool
+	started bool
+	// builder is the Builder of the set's controller, made with the set so
+	// that its Enqueuer can be handed out before the controller is built.
+	builder *bosun.Builder[T]
 }
 
 type namedChange[T client.Object] struct {
@@ -104,74 +105,36 @@ type namedRemove struct {
 	fn   RemoveFunc
 }
 
-// setKey identifies a HandlerSet: a manager, by its cache, and a kind.
-type setKey struct {
-	manager any
-	gvk     schema.GroupVersionKind
-}
-
-var (
-	setsMu sync.Mutex
-	sets   = map[setKey]any{}
-)
-
-// Handlers returns the HandlerSet of T's kind on mgr. The first call for a
-// manager and a kind makes it, and registers with mgr the runnable that
-// builds its controller when the manager starts; later calls, from any
-// package, return the same set, so their handlers share that controller.
-// A manager is known by its cache: a wrapper of mgr that keeps its cache
-// gets the same set.
+// New returns a new Set of T's kind on mgr, and registers with mgr the
+// runnable that builds its controller when the manager starts. Make one
+// Set per kind and hand it to every part of the operator that adds
+// handlers for that kind, so that one controller runs them all; two Sets
+// of one kind on one manager make two controllers of the same name, which
+// the manager refuses when it starts.
 //
 // The controller is named after the kind ("widget.test.bosun.dev-handlers",
 // "configmap-handlers"); its options, predicates, watches, the WhenServed
-// gate and the fields of its Reconciler (DefaultPolicy,
-// IgnoreNamespacePolicy, Instance...) are set with Configure.
+// gate and the fields of its Reconciler (DefaultPolicy, Instance, its
+// Name...) are set with Configure.
 //
 // A kind the manager's scheme does not know is an error of every
 // registration.
-func Handlers[T client.Object](mgr ctrl.Manager) *HandlerSet[T] {
+func New[T client.Object](mgr ctrl.Manager) *Set[T] {
 	if mgr == nil {
-		return &HandlerSet[T]{err: errors.New("bosun: Handlers: manager is nil")}
+		return &Set[T]{err: errors.New("bosun: handlers: manager is nil")}
 	}
 	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(client.Object)
 	gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme())
 	if err != nil {
-		return &HandlerSet[T]{err: fmt.Errorf("bosun: Handlers: finding the kind of %T: %w", obj, err)}
+		return &Set[T]{err: fmt.Errorf("bosun: handlers: finding the kind of %T: %w", obj, err)}
 	}
-	var id any = mgr
-	if c := mgr.GetCache(); c != nil && reflect.ValueOf(c).Comparable() {
-		id = c
-	}
-	if !reflect.ValueOf(id).Comparable() {
-		return newHandlerSet[T](mgr, gvk)
-	}
-	key := setKey{manager: id, gvk: gvk}
-	setsMu.Lock()
-	defer setsMu.Unlock()
-	if s, ok := sets[key]; ok {
-		if hs, ok := s.(*HandlerSet[T]); ok {
-			return hs
-		}
-		return &HandlerSet[T]{err: fmt.Errorf("bosun: Handlers: the handlers of %s are for %T, not %T", gvk, s, obj)}
-	}
-	hs := newHandlerSet[T](mgr, gvk)
-	sets[key] = hs
-	hs.forget = func() {
-		setsMu.Lock()
-		defer setsMu.Unlock()
-		delete(sets, key)
-	}
-	return hs
-}
-
-// newHandlerSet makes the set of gvk on mgr and registers its runnable.
-func newHandlerSet[T client.Object](mgr ctrl.Manager, gvk schema.GroupVersionKind) *HandlerSet[T] {
-	hs := &HandlerSet[T]{
+	hs := &Set[T]{
 		mgr:     mgr,
 		gvk:     gvk,
 		name:    strings.ToLower(gvk.GroupKind().String()) + "-handlers",
 		names:   map[string]bool{},
 		rmNames: map[string]bool{},
+		builder: bosun.ControllerManagedBy[T](mgr),
 	}
 	if err := mgr.Add(handlerRunnable(hs.start)); err != nil {
 		hs.err = fmt.Errorf("bosun: handlers of %s: %w", gvk.GroupKind(), err)
@@ -180,23 +143,23 @@ func newHandlerSet[T client.Object](mgr ctrl.Manager, gvk schema.GroupVersionKin
 }
 
 // Name returns the name of the set's controller.
-func (h *HandlerSet[T]) Name() string { return h.name }
+func (h *Set[T]) Name() string { return h.name }
 
 // register runs add under the set's lock after the checks every
 // registration shares.
-func (h *HandlerSet[T]) register(what string, isNil bool, add func() error) error {
+func (h *Set[T]) register(what string, isNil bool, add func() error) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
 	case h.err != nil:
 		return h.err
 	case h.started:
-		return fmt.Errorf("bosun: handlers of %s: registering %s: %w; register before the manager starts", h.gvk.GroupKind(), what, ErrHandlersStarted)
+		return fmt.Errorf("bosun: handlers of %s: registering %s: %w; register before the manager starts", h.gvk.GroupKind(), what, ErrStarted)
 	case isNil:
-		return fmt.Errorf("bosun: handlers of %s: %w: %s is nil", h.gvk.GroupKind(), ErrInvalidConfig, what)
+		return fmt.Errorf("bosun: handlers of %s: %w: %s is nil", h.gvk.GroupKind(), bosun.ErrInvalidConfig, what)
 	}
 	if err := add(); err != nil {
-		return fmt.Errorf("bosun: handlers of %s: %w: %w", h.gvk.GroupKind(), ErrInvalidConfig, err)
+		return fmt.Errorf("bosun: handlers of %s: %w: %w", h.gvk.GroupKind(), bosun.ErrInvalidConfig, err)
 	}
 	return nil
 }
@@ -204,8 +167,8 @@ func (h *HandlerSet[T]) register(what string, isNil bool, add func() error) erro
 // OnChange registers fn, named name, to run on every request for an
 // object of the kind that exists, after the handlers registered before
 // it. name must be unique among the set's OnChange handlers and not
-// HandlersStep; it names the handler in logs, metrics and errors.
-func (h *HandlerSet[T]) OnChange(name string, fn ChangeFunc[T]) error {
+// stepName; it names the handler in logs, metrics and errors.
+func (h *Set[T]) OnChange(name string, fn ChangeFunc[T]) error {
 	return h.register(fmt.Sprintf("OnChange handler %q", name), fn == nil, func() error {
 		if err := checkHandlerName(name, h.names); err != nil {
 			return err
@@ -218,10 +181,10 @@ func (h *HandlerSet[T]) OnChange(name string, fn ChangeFunc[T]) error {
 
 // OnRemove registers fn, named name, to run with the key of every request
 // whose object is gone, neither in the cache nor on the API server (see
-// HandlerSet), after the handlers registered before it.
+// Set), after the handlers registered before it.
 // name must be unique among the set's OnRemove handlers; it names the
 // handler in logs, metrics and errors.
-func (h *HandlerSet[T]) OnRemove(name string, fn RemoveFunc) error {
+func (h *Set[T]) OnRemove(name string, fn RemoveFunc) error {
 	return h.register(fmt.Sprintf("OnRemove handler %q", name), fn == nil, func() error {
 		if err := checkHandlerName(name, h.rmNames); err != nil {
 			return err
@@ -238,29 +201,27 @@ func (h *HandlerSet[T]) OnRemove(name string, fn RemoveFunc) error {
 // the controller's, the Builder's Named being the same; its Steps hold the
 // step that runs the OnChange handlers, and fn may add others).
 // The functions run in the order they were registered.
-func (h *HandlerSet[T]) Configure(fn func(b *Builder[T], r *Reconciler[T])) error {
+func (h *Set[T]) Configure(fn func(b *bosun.Builder[T], r *bosun.Reconciler[T])) error {
 	return h.register("a configuration", fn == nil, func() error {
 		h.configs = append(h.configs, fn)
 		return nil
 	})
 }
 
-// Enqueuer returns the Enqueuer of the set's controller, made on the first
-// call (see Builder.Enqueuer).
-func (h *HandlerSet[T]) Enqueuer() *Enqueuer {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.enqueuer == nil {
-		h.enqueuer = newEnqueuer()
+// Enqueuer returns the Enqueuer of the set's controller (see
+// bosun.Builder.Enqueuer).
+func (h *Set[T]) Enqueuer() *bosun.Enqueuer {
+	if h.builder == nil {
+		return nil
 	}
-	return h.enqueuer
+	return h.builder.Enqueuer()
 }
 
 func checkHandlerName(name string, taken map[string]bool) error {
 	switch {
 	case name == "":
 		return errors.New("a handler has an empty name")
-	case name == HandlersStep:
+	case name == stepName:
 		return fmt.Errorf("handler name %q is the engine's step that runs the handlers", name)
 	case taken[name]:
 		return fmt.Errorf("two handlers are named %q", name)
@@ -270,47 +231,43 @@ func checkHandlerName(name string, taken map[string]bool) error {
 
 // start builds the set's controller with the handlers registered so far,
 // when the manager starts, and forgets the set when it stops.
-func (h *HandlerSet[T]) start(ctx context.Context) error {
+func (h *Set[T]) start(ctx context.Context) error {
 	h.mu.Lock()
 	h.started = true
 	changes, removes, configs := slices.Clone(h.changes), slices.Clone(h.removes), slices.Clone(h.configs)
-	enq := h.enqueuer
 	h.mu.Unlock()
-	if h.forget != nil {
-		defer h.forget()
-	}
 
-	r := &Reconciler[T]{Name: h.name}
+	r := &bosun.Reconciler[T]{Name: h.name}
 	if len(changes) > 0 {
-		steps := make([]Step[T], len(changes))
+		steps := make([]bosun.Step[T], len(changes))
 		for i, c := range changes {
 			steps[i] = handlerStep[T](c)
 		}
-		r.Steps = []Step[T]{OrderedJoin(steps...).Named(HandlersStep)}
+		r.Steps = []bosun.Step[T]{bosun.OrderedJoin(steps...).Named(stepName)}
 	} else {
 		// Present objects are left alone; the engine still wants a step.
-		r.Steps = []Step[T]{NewStep[T](HandlersStep, nil)}
+		r.Steps = []bosun.Step[T]{bosun.NewStep[T](stepName, nil)}
 	}
-	b := ControllerManagedBy[T](h.mgr).Named(h.name)
-	b.enq = enq
+	b := h.builder
+	// The handlers' reconciler is the innermost wrapper of the engine, so
+	// that the wrappers of the configurations (shard.Member.Wrap) see the
+	// OnRemove handlers' requests too.
+	var rms *removers
+	b.WrapReconciler(func(inner reconcile.Reconciler) reconcile.Reconciler {
+		return &handlerReconciler[T]{r: r, gvk: h.gvk, engine: inner, changes: len(changes) > 0, removers: rms}
+	})
 	for _, fn := range configs {
 		fn(b, r)
 	}
-	// One name for the controller, the engine and the metrics, whichever
-	// of the two a configuration changed.
-	if b.name != h.name && r.Name == h.name {
-		r.Name = b.name
-	}
+	// One name for the controller, the engine and the metrics: the
+	// Reconciler's.
 	if r.Name == "" {
 		r.Name = h.name
 	}
-	b.name = r.Name
-	removers, err := newRemovers(r.Metrics, r.Name, removes)
+	b.Named(r.Name)
+	rms, err := newRemovers(r.Options.Metrics, r.Name, removes)
 	if err != nil {
 		return fmt.Errorf("bosun: handlers of %s: %w", h.gvk.GroupKind(), err)
-	}
-	b.wrap = func(inner reconcile.Reconciler) reconcile.Reconciler {
-		return &handlerReconciler[T]{r: r, gvk: h.gvk, engine: inner, changes: len(changes) > 0, removers: removers}
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("bosun: handlers of %s: %w", h.gvk.GroupKind(), err)
@@ -319,7 +276,7 @@ func (h *HandlerSet[T]) start(ctx context.Context) error {
 	return nil
 }
 
-// handlerRunnable adapts the start of a HandlerSet to a manager runnable
+// handlerRunnable adapts the start of a Set to a manager runnable
 // that every replica runs: the controller it builds waits for the
 // leadership itself.
 type handlerRunnable func(ctx context.Context) error
@@ -341,7 +298,7 @@ type handlerStep[T client.Object] namedChange[T]
 
 func (s handlerStep[T]) Name() string { return s.name }
 
-func (s handlerStep[T]) Do(ctx context.Context, p *Pass[T]) (ctrl.Result, error) {
+func (s handlerStep[T]) Do(ctx context.Context, p *bosun.Pass[T]) (ctrl.Result, error) {
 	log := p.Log
 	p.Log = log.WithValues("handler", s.name)
 	defer func() { p.Log = log }()
@@ -360,14 +317,14 @@ type removers struct {
 }
 
 func newRemovers(reg prometheus.Registerer, controller string, list []namedRemove) (*removers, error) {
-	c, err := stepCollectorsIn(registererOrDefault(reg))
+	c, err := register.Steps(reg)
 	if err != nil {
 		return nil, err
 	}
 	rs := &removers{list: list}
 	for _, h := range list {
-		rs.duration = append(rs.duration, c.duration.WithLabelValues(controller, h.name, string(PhaseRemove)))
-		rs.errors = append(rs.errors, c.errors.WithLabelValues(controller, h.name, string(PhaseRemove)))
+		rs.duration = append(rs.duration, c.Duration.WithLabelValues(controller, h.name, phaseRemove))
+		rs.errors = append(rs.errors, c.Errors.WithLabelValues(controller, h.name, phaseRemove))
 	}
 	return rs, nil
 }
@@ -403,7 +360,7 @@ func callRemove(ctx context.Context, h namedRemove, key client.ObjectKey) (err e
 // handlerReconciler runs the OnRemove handlers for objects that are gone,
 // and the engine, with the OnChange handlers, for those in the cache.
 type handlerReconciler[T client.Object] struct {
-	r        *Reconciler[T]
+	r        *bosun.Reconciler[T]
 	gvk      schema.GroupVersionKind
 	engine   reconcile.Reconciler
 	changes  bool

@@ -1,0 +1,153 @@
+package managed
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+)
+
+// observer is the first stage of a pass: it reads the policies, connects,
+// polls a long operation under way and observes, and gathers the facts
+// the decision needs.
+type observer[T client.Object] struct{ *Step[T] }
+
+// observed is what the observe stage of Do hands on.
+type observed[T client.Object] struct {
+	facts facts
+	// cl is the connected client; done disconnects it.
+	cl   ExternalClient[T]
+	done func()
+	// target is the copy of the object Observe worked on, name the
+	// external name it carries, obs what Observe reported.
+	target T
+	name   string
+	obs    Observation
+}
+
+// observe is Do's observe stage. It returns nil, with the pass's result,
+// when the pass ends before a decision: a bad policy or Secret name, a
+// failed Connect or Observe, or a long operation still running.
+func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T]) (*observed[T], ctrl.Result, error) {
+	o.log.restore(req)
+	obj := req.Object
+	now := o.cfg.now()
+	o.rec.noteFirstReconcile(req, now)
+	pol, err := o.policies(obj)
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	if err := o.secret.checkName(obj); err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	cl, done, err := o.calls.connect(ctx, req)
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	if wait, res, err := o.ops.poll(ctx, req, cl); wait {
+		done()
+		return nil, res, err
+	}
+	m := o.memory.get(obj.GetUID())
+	ann := recorded(obj, m)
+	// Observe works on a copy: the status it writes is kept unless the
+	// resource is another object's; the spec it fills in only if the
+	// resource proves to be the object's and the policies allow
+	// LateInitialize.
+	target := o.named(obj)
+	obs, err := o.calls.observe(ctx, req, cl, target)
+	if err != nil {
+		done()
+		return nil, ctrl.Result{}, err
+	}
+	p := &observed[T]{cl: cl, done: done, target: target, name: ExternalName(target), obs: obs}
+	p.facts = o.facts(obj, now, ann, pol, m)
+	p.facts.obs = &p.obs
+	return p, ctrl.Result{}, nil
+}
+
+// facts returns the facts about obj that both Do and Cleanup decide from.
+func (o observer[T]) facts(obj T, now time.Time, ann map[string]string, pol Policies, m memo) facts {
+	return facts{
+		now: now, gen: obj.GetGeneration(), identity: Identity(obj), ann: ann, named: ExternalName(obj) != "",
+		providerNames: o.cfg.providerNames, grace: o.cfg.grace, short: o.cfg.short, pol: pol, memo: m,
+	}
+}
+
+// cleanupFacts returns the facts Cleanup decides from before it observes.
+// A deletion order that does not parse is kept in the facts: it counts
+// only when the decision reaches it.
+func (o observer[T]) cleanupFacts(req *bosun.Pass[T]) (facts, error) {
+	obj := req.Object
+	pol, err := o.policies(obj)
+	if err != nil {
+		return facts{}, err
+	}
+	del, err := o.deletionPolicy(obj)
+	if err != nil {
+		return facts{}, err
+	}
+	m := o.memory.get(obj.GetUID())
+	f := o.facts(obj, o.cfg.now(), recorded(obj, m), pol, m)
+	order, err := o.deletionOrder(obj)
+	f.orphan, f.last, f.orderErr = del == DeletionOrphan, order == DeletionOrderLast, err
+	f.finalizers, f.controller, f.deletingLast = len(obj.GetFinalizers()), req.Controller, deletingLast(obj)
+	return f, nil
+}
+
+// policies returns the management policies of obj.
+func (o observer[T]) policies(obj T) (Policies, error) {
+	v, ok := obj.GetAnnotations()[AnnotationManagementPolicies]
+	if !ok {
+		return o.cfg.policies, nil
+	}
+	p, err := ParsePolicies(v)
+	if err != nil {
+		return Policies{}, invalidPolicy(o.cfg.synced, fmt.Errorf("annotation %s: %w", AnnotationManagementPolicies, err))
+	}
+	return p, nil
+}
+
+// deletionPolicy returns the deletion policy of obj.
+func (o observer[T]) deletionPolicy(obj T) (DeletionPolicy, error) {
+	v, ok := obj.GetAnnotations()[AnnotationDeletionPolicy]
+	if !ok {
+		return o.cfg.deletion, nil
+	}
+	p, err := ParseDeletionPolicy(v)
+	if err != nil {
+		return "", invalidPolicy(o.cfg.synced, fmt.Errorf("annotation %s: %w", AnnotationDeletionPolicy, err))
+	}
+	return p, nil
+}
+
+// deletionOrder returns the deletion order of obj.
+func (o observer[T]) deletionOrder(obj T) (DeletionOrder, error) {
+	v, ok := obj.GetAnnotations()[AnnotationDeletionOrder]
+	if !ok {
+		return o.cfg.order, nil
+	}
+	d, err := ParseDeletionOrder(v)
+	if err != nil {
+		return "", invalidPolicy(o.cfg.synced, fmt.Errorf("annotation %s: %w", AnnotationDeletionOrder, err))
+	}
+	return d, nil
+}
+
+// named returns a copy of obj that carries the external name the step uses
+// for it: the recorded one or, when the step chooses names, a new one. A
+// chosen name is not put on obj here: it is committed with the pending mark
+// of a create, or with the object once the resource under it proved to be
+// the object's. So a recorded name without a pending mark is one the user
+// set.
+func (o observer[T]) named(obj T) T {
+	t := obj.DeepCopyObject().(T)
+	if ExternalName(t) == "" && !o.cfg.providerNames {
+		SetExternalName(t, o.cfg.nameFn(t))
+	}
+	return t
+}

@@ -1,0 +1,196 @@
+package managed
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/statusfield"
+)
+
+// recorder is the last stage of a pass: it records what the pass found
+// and did in the step's conditions, turns failures into errors about
+// Synced, and says when to look again.
+type recorder[T client.Object] struct{ *Step[T] }
+
+// synced records a pass over a resource that is the object's: it
+// publishes details, sets Available from the observation and Synced from
+// the decision, and returns when to look again (again, while an update
+// is under way).
+func (r recorder[T]) synced(ctx context.Context, req *bosun.Pass[T], o *observed[T], d decision, details ConnectionDetails, again time.Duration) (ctrl.Result, error) {
+	wctx, cancel := r.write.durable(ctx)
+	defer cancel()
+	if err := r.secret.publish(wctx, req, details); err != nil {
+		return ctrl.Result{}, err
+	}
+	obj := req.Object
+	r.setAvailability(req, obj, o.obs.Available, o.facts.now, true)
+	switch {
+	case d.action == actUpdate || d.action == actUpdateWait:
+		// Synced again once an observation finds the resource up to date.
+		r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, reasonUpdating,
+			fmt.Sprintf("updating %s to the spec: %s", describe(o.name), o.obs.Diff))
+		return ctrl.Result{RequeueAfter: again}, nil
+	case d.action == actObserveOnly:
+		r.setSynced(obj, "the external resource differs from the spec, and the management policies do not allow Update")
+	default:
+		r.setSynced(obj, "")
+	}
+	if !o.obs.Available {
+		return ctrl.Result{RequeueAfter: r.cfg.short}, nil
+	}
+	return ctrl.Result{RequeueAfter: r.poll(req)}, nil
+}
+
+// creationWindow records a resource not found within the creation grace
+// period: the external system may not show it yet.
+func (r recorder[T]) creationWindow(req *bosun.Pass[T], name string) ctrl.Result {
+	req.Log.V(1).Info("external resource not found within the creation grace period, looking again", "externalName", name)
+	r.setCondition(req.Object, r.cfg.available, metav1.ConditionFalse, reasonCreating,
+		"waiting for the external system to show the resource it created")
+	r.setSynced(req.Object, "")
+	return ctrl.Result{RequeueAfter: r.cfg.short}
+}
+
+// notFound records a missing resource that the policies pol do not allow
+// to create. Observing a resource that is not there is not a success, in
+// observe-only as in any other policy.
+func (r recorder[T]) notFound(req *bosun.Pass[T], name string, pol Policies) ctrl.Result {
+	obj := req.Object
+	msg := fmt.Sprintf("%s does not exist, and the management policies (%s) do not allow Create", describe(name), pol)
+	if pol.observing() {
+		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonExternalNotFound, msg)
+	} else {
+		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the external resource does not exist")
+	}
+	r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, reasonExternalNotFound, msg)
+	return ctrl.Result{RequeueAfter: r.poll(req)}
+}
+
+// notOurs returns the conflict to report about the resource name, which
+// obs describes and which is not obj's (see owned).
+func (r recorder[T]) notOurs(obj T, name string, obs Observation) error {
+	if obs.Owner != "" {
+		return r.conflict(fmt.Errorf("%s is marked as another object's: this object leaves it alone; "+
+			"give this object another external name (annotation %s, or the operator's naming), or remove the other object's resource",
+			describe(name), AnnotationExternalName))
+	}
+	return r.conflict(fmt.Errorf("%s exists and was not created for this object: to adopt it, set annotation %s to %q by hand; "+
+		"otherwise give this object another external name", describe(name), AnnotationExternalName, name))
+}
+
+// conflict is the error of a resource that is not the object's.
+func (r recorder[T]) conflict(err error) error {
+	return &conditions.Error{Type: r.cfg.synced, Reason: reasonExternalConflict, Severity: conditions.SeverityWarning, Err: err}
+}
+
+// incomplete is the error of an object whose create may have leaked.
+func (r recorder[T]) incomplete(obj T) error {
+	err := fmt.Errorf("a create of the external resource started at %s and its outcome was never recorded, so a resource may exist "+
+		"that the operator cannot find: check the external system for a resource made for %s %s/%s at that time, delete it "+
+		"(or record its name in annotation %s), then remove annotation %s to let the operator go on",
+		obj.GetAnnotations()[AnnotationCreatePending], kindOf(obj), obj.GetNamespace(), obj.GetName(), AnnotationExternalName, AnnotationCreatePending)
+	return &conditions.Error{Type: r.cfg.synced, Reason: reasonCreateIncomplete, Severity: conditions.SeverityError, Err: err}
+}
+
+// fail turns err into an error about the Synced condition. An error that
+// carries a reason keeps it, and its severity; others get reason.
+func (r recorder[T]) fail(reason string, err error) error {
+	if apierrors.IsConflict(err) {
+		return err
+	}
+	got, sev, _ := conditions.FromError(err)
+	if got != conditions.ReasonError {
+		reason = got
+	}
+	return &conditions.Error{Type: r.cfg.synced, Reason: reason, Severity: sev, Err: err}
+}
+
+// poll returns the jittered poll interval of the request's object.
+func (r recorder[T]) poll(req *bosun.Pass[T]) time.Duration {
+	d, bad := pollInterval(req.Object.GetAnnotations(), r.cfg.poll, r.cfg.minPoll)
+	if bad {
+		req.Log.V(1).Info("ignoring an invalid poll interval annotation", "annotation", AnnotationPollInterval, "value", req.Object.GetAnnotations()[AnnotationPollInterval])
+	}
+	return jitter(d, pollJitter, r.cfg.rand())
+}
+
+// setCondition sets a condition of obj, when its type keeps conditions.
+func (r recorder[T]) setCondition(obj T, typ string, status metav1.ConditionStatus, reason, msg string) {
+	co, ok := any(obj).(conditions.Object)
+	if !ok {
+		return
+	}
+	conds := co.GetConditions()
+	conditions.Set(&conds, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration(),
+	}, metav1.NewTime(r.cfg.now()))
+	co.SetConditions(conds)
+}
+
+// setSynced marks the pass a success, with note as the message if any.
+func (r recorder[T]) setSynced(obj T, note string) {
+	if note == "" {
+		note = "the external resource is reconciled"
+	}
+	r.setCondition(obj, r.cfg.synced, metav1.ConditionTrue, reasonReconcileSuccess, note)
+}
+
+// setPaused marks Synced False with conditions.ReasonReconcilePaused: the
+// step changes nothing, by choice. Ready does not count it.
+func (r recorder[T]) setPaused(obj T, why string) {
+	r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, conditions.ReasonReconcilePaused, why)
+}
+
+// setAvailability sets the Available condition from an observation of an
+// existing resource. Which reason a resource that is not available gets
+// comes from the object's annotations, never from the condition itself:
+// reasonCreating while the step's own create of it has never been seen
+// available (no annotationFirstAvailable), reasonUnavailable otherwise.
+// The first time the resource is available, and mark allows it (the pass
+// may write the object's metadata), the step records
+// annotationFirstAvailable and the time to Ready.
+func (r recorder[T]) setAvailability(req *bosun.Pass[T], obj T, available bool, now time.Time, mark bool) {
+	ann := obj.GetAnnotations()
+	_, seen := ann[annotationFirstAvailable]
+	if available {
+		if !seen && mark {
+			setAnnotations(obj, map[string]string{annotationFirstAvailable: formatTime(now)})
+			r.meters.of(req).ready.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
+		}
+		r.setCondition(obj, r.cfg.available, metav1.ConditionTrue, reasonAvailable, "the external resource is available")
+		return
+	}
+	if !seen && createdHere(ann) {
+		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonCreating, "the external resource exists and is not available yet")
+		return
+	}
+	r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the external resource exists and is not available")
+}
+
+// noteFirstReconcile records the time to first reconcile when the engine
+// has never finished a pass over the object (status.observedGeneration is
+// unset; for types without it, when the object has no external name yet).
+func (r recorder[T]) noteFirstReconcile(req *bosun.Pass[T], now time.Time) {
+	obj := req.Object
+	g, ok := statusfield.ObservedGeneration(obj)
+	if ok && g == 0 || !ok && ExternalName(obj) == "" {
+		r.meters.of(req).first.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
+	}
+}
+
+// kindOf returns the kind of obj for messages: its TypeMeta kind, else its
+// Go type.
+func kindOf(obj client.Object) string {
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	return fmt.Sprintf("%T", obj)
+}
