@@ -85,6 +85,30 @@ type Builder[T client.Object] struct {
 	logCtor  func(*reconcile.Request) logr.Logger
 }
 
+// Setuper is a Step that sets up what it needs before the controller
+// starts: watches of the objects it reads or makes, field indexes.
+// Builder.Complete (and Build) calls SetupWithBuilder on every step of the
+// reconciler's tree, composites' steps included, in step order, after the
+// reconciler is validated. What each step registers adds to what the
+// others and the caller did (Owns and IndexField ignore repeats), so the
+// order of the calls does not matter.
+type Setuper[T client.Object] interface {
+	SetupWithBuilder(b *Builder[T]) error
+}
+
+// SetupFunc adapts a function to Setuper, for setup that belongs to no
+// step of its own: give it to a step with WithSetup. Package watch's
+// Referenced returns one.
+type SetupFunc[T client.Object] func(b *Builder[T]) error
+
+// SetupWithBuilder calls the function. A nil SetupFunc does nothing.
+func (f SetupFunc[T]) SetupWithBuilder(b *Builder[T]) error {
+	if f == nil {
+		return nil
+	}
+	return f(b)
+}
+
 // ControllerManagedBy returns a Builder for a controller of objects of type
 // T, run by mgr.
 func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
@@ -263,19 +287,15 @@ func (b *Builder[T]) IndexField(obj client.Object, field string, extract client.
 	return b
 }
 
-// registerIndex adds ix to mgr's cache unless it has it already.
+// registerIndex adds ix to mgr's cache unless it has it already: the
+// cache itself knows its indexes, and refuses one it has with an "indexer
+// conflict", which here means that another step or controller of the
+// manager asked for the same index first.
 func registerIndex(ctx context.Context, mgr ctrl.Manager, ix FieldIndex) error {
-	indexer := mgr.GetFieldIndexer()
-	key := indexKey{indexer: indexer, gvk: ix.gvk, field: ix.Field}
-	indexesMu.Lock()
-	defer indexesMu.Unlock()
-	if indexes[key] {
-		return nil
-	}
-	if err := indexer.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
+	err := mgr.GetFieldIndexer().IndexField(ctx, ix.Object, ix.Field, ix.Extract)
+	if err != nil && !strings.Contains(err.Error(), "indexer conflict") {
 		return fmt.Errorf("indexing %s of %s: %w", ix.Field, ix.gvk.Kind, err)
 	}
-	indexes[key] = true
 	return nil
 }
 
@@ -310,13 +330,8 @@ type FieldIndex struct {
 	gvk schema.GroupVersionKind
 }
 
-// FieldIndexes returns the field indexes that the steps of r, composites'
-// steps included, register with IndexField when they are set up (see
-// Setuper), once per kind and field, without a manager: for an in-memory
-// client that must answer the field selectors the steps list by, as the
-// one of package bosuntest/unit does. scheme names the kinds. The watches
-// the steps would add are left out, and Builder.Manager is nil for them.
-func (r *Reconciler[T]) FieldIndexes(scheme *runtime.Scheme) ([]FieldIndex, error) {
+// fieldIndexes finds the field indexes of r (see Reconciler.FieldIndexes).
+func fieldIndexes[T client.Object](r *Reconciler[T], scheme *runtime.Scheme) ([]FieldIndex, error) {
 	p := &prepared[T]{}
 	if err := p.walk(r.Steps); err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
@@ -334,19 +349,6 @@ func (r *Reconciler[T]) FieldIndexes(scheme *runtime.Scheme) ([]FieldIndex, erro
 	}
 	return b.collected, nil
 }
-
-// indexKey names one field index of one manager's cache.
-type indexKey struct {
-	indexer client.FieldIndexer
-	gvk     schema.GroupVersionKind
-	field   string
-}
-
-// indexes are the field indexes IndexField registered, per manager.
-var (
-	indexesMu sync.Mutex
-	indexes   = map[indexKey]bool{}
-)
 
 // Named sets the controller's name. Without it the Reconciler's Name is used;
 // a Reconciler without a Name takes this one.

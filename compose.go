@@ -210,3 +210,7 @@ func compositeName[T client.Object](kind string, steps []Step[T]) string {
 	}
 	return kind + "(" + strings.Join(names, ",") + ")"
 }
+
+// maxDepth bounds how deep composites may nest, so that a composite that
+// contains itself is refused instead of walked forever.
+const maxDepth = 64

@@ -57,14 +57,10 @@ type GraphStep struct {
 	Steps []GraphStep
 }
 
-// Graph describes the reconciler: its name, its finalizer and its steps,
-// composites' steps included. It reads only the configuration, so it works
-// before the manager starts and without a Client; it runs no step, and
-// does not validate the reconciler: a nil step is named "<nil>", and a
-// step tree deeper than Validate accepts (a composite that contains itself)
-// is cut at that depth.
-func (r *Reconciler[T]) Graph() Graph {
-	return Graph{Name: r.Name, Finalizer: r.Finalizer, Steps: graphSteps(r.Steps, 0)}
+// graphOf describes the reconciler named name with finalizer and steps (see
+// Reconciler.Graph).
+func graphOf[T client.Object](name, finalizer string, steps []Step[T]) Graph {
+	return Graph{Name: name, Finalizer: finalizer, Steps: graphSteps(steps, 0)}
 }
 
 // graphSteps describes steps, depth levels down the step tree.

@@ -1,10 +1,13 @@
 package bosun
 
 import (
+	"context"
+	"fmt"
+	"reflect"
 	"slices"
-	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,45 +19,6 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 )
 
-// ownWrite is what the engine remembers of the versions of one object its
-// last pass wrote, so that the watch events those writes cause do not
-// start a pass of their own.
-//
-// Every write of the engine is guarded by the resourceVersion it read, so
-// a version it wrote holds exactly what the pass left in the object:
-// nothing else changed in between. A pass run for that version would see
-// what the pass that wrote it saw; when that pass settled (see settled),
-// it would find nothing to do. Any other change makes another version,
-// whose event is not dropped.
-//
-// The event of a write may reach the controller before the write's answer
-// does, when the version it made is not known yet. An event that comes
-// while a write is on its way is held back as early; when the answer
-// names its version, it was the write's own. An early event that turns out
-// to be someone else's was a change the pass may not have seen: the
-// object is requeued at once when the pass ends, as the event would have
-// done, whatever the pass returned (an error included, even a terminal
-// one: the change may be the fix of what failed).
-type ownWrite struct {
-	mu sync.Mutex
-	// versions are the resourceVersions the writes made, oldest first:
-	// those of the pass that made the entry, after those of the settled
-	// pass before it whose events may still be on their way.
-	versions []string
-	// open is true while the pass that writes them runs.
-	open bool
-	// sending counts the writes on their way.
-	sending int
-	// early are the versions of the events dropped while a write was on
-	// its way, not yet known as the pass's own.
-	early []string
-	// dropped is set when an event was dropped while the pass was open.
-	dropped bool
-	// gone is set when the entry is no longer the object's: its pass did
-	// not settle, or the object is gone. Its events are let through.
-	gone bool
-}
-
 // ownWriteRequeue is the delay of the requeue that stands in for the
 // dropped events of a pass that did not settle: next to nothing, as the
 // event would have been.
@@ -63,19 +27,18 @@ const ownWriteRequeue = time.Nanosecond
 // tracksOwnWrites reports whether the engine drops the events of its own
 // writes: a Builder set the predicate that does it, and
 // ReconcileOwnWrites does not turn it off.
-func (r *Reconciler[T]) tracksOwnWrites() bool {
-	return !r.Options.ReconcileOwnWrites && !r.forGVK.Empty()
+func (o ownWrites[T]) tracks() bool {
+	return !o.Options.ReconcileOwnWrites && !o.forGVK.Empty()
 }
 
 // beginOwnWrite records that a write of the pass is on its way.
-func (ps *passState[T]) beginOwnWrite() {
-	r := ps.r
-	if !r.tracksOwnWrites() {
+func (o ownWrites[T]) begin(ps *passState[T]) {
+	if !o.tracks() {
 		return
 	}
 	if ps.own == nil {
 		w := &ownWrite{open: true}
-		if v, ok := r.own.Load(ps.key); ok {
+		if v, ok := o.own.Load(ps.key); ok {
 			prev := v.(*ownWrite)
 			prev.mu.Lock()
 			if !prev.open {
@@ -84,7 +47,7 @@ func (ps *passState[T]) beginOwnWrite() {
 			prev.mu.Unlock()
 		}
 		ps.own = w
-		r.own.Store(ps.key, w)
+		o.own.Store(ps.key, w)
 	}
 	ps.own.mu.Lock()
 	ps.own.sending++
@@ -93,7 +56,7 @@ func (ps *passState[T]) beginOwnWrite() {
 
 // endOwnWrite records that the write on its way made version rv; empty
 // when it failed or changed nothing.
-func (ps *passState[T]) endOwnWrite(rv string) {
+func (o ownWrites[T]) end(ps *passState[T], rv string) {
 	w := ps.own
 	if w == nil {
 		return
@@ -114,12 +77,12 @@ func (ps *passState[T]) endOwnWrite(rv string) {
 // dropped while the pass ran, the object is requeued at once in their
 // stead, as they would have done; so it is, settled or not, when an event
 // dropped while a write was on its way was not the write's own.
-func (ps *passState[T]) closeOwnWrites(res ctrl.Result, err error) ctrl.Result {
+func (o ownWrites[T]) close(ps *passState[T], res ctrl.Result, err error) ctrl.Result {
 	w := ps.own
 	if w == nil {
 		return res
 	}
-	settled := ps.settled(err)
+	settled := o.settled(ps, err)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.open = false
@@ -127,11 +90,11 @@ func (ps *passState[T]) closeOwnWrites(res ctrl.Result, err error) ctrl.Result {
 	w.early = nil
 	if !settled {
 		w.gone = true
-		ps.r.own.CompareAndDelete(ps.key, w)
+		o.own.CompareAndDelete(ps.key, w)
 	}
 	switch {
 	case err == nil && (foreign || !settled && w.dropped):
-		ps.r.book.note(ps.key, ps.r.forUpdate(ps.key))
+		o.book.note(ps.key, o.forUpdate(ps.key))
 		res.RequeueAfter = ownWriteRequeue
 		res.Priority = nil
 	case foreign:
@@ -139,7 +102,7 @@ func (ps *passState[T]) closeOwnWrites(res ctrl.Result, err error) ctrl.Result {
 		// terminal error is never retried, another one only after the
 		// backoff. The change that came during the write was not this
 		// pass's, and it gets the pass its event would have brought.
-		ps.r.book.enqueue(ps.key, ps.r.forUpdate(ps.key))
+		o.book.enqueue(ps.key, o.forUpdate(ps.key))
 	}
 	return res
 }
@@ -149,7 +112,7 @@ func (ps *passState[T]) closeOwnWrites(res ctrl.Result, err error) ctrl.Result {
 // object is not being deleted, and it reports Ready=True for its current
 // generation. Objects without conditions never settle: nothing tells the
 // engine that their pass got to the end of the work.
-func (ps *passState[T]) settled(err error) bool {
+func (o ownWrites[T]) settled(ps *passState[T], err error) bool {
 	obj := ps.req.Object
 	if err != nil || ps.conflicted || !obj.GetDeletionTimestamp().IsZero() {
 		return false
@@ -163,14 +126,14 @@ func (ps *passState[T]) settled(err error) bool {
 }
 
 // forUpdate is the trigger of an update event of the object key.
-func (r *Reconciler[T]) forUpdate(key types.NamespacedName) Trigger {
-	return Trigger{Kind: triggerWatch, Source: triggerSourceFor, Event: triggerUpdate, GVK: r.forGVK, Object: key}
+func (o ownWrites[T]) forUpdate(key types.NamespacedName) Trigger {
+	return Trigger{Kind: triggerWatch, Source: triggerSourceFor, Event: triggerUpdate, GVK: o.forGVK, Object: key}
 }
 
 // forgetOwnWrites drops what is remembered of the writes to key, whose
 // object is gone.
-func (r *Reconciler[T]) forgetOwnWrites(key types.NamespacedName) {
-	if v, ok := r.own.LoadAndDelete(key); ok {
+func (o ownWrites[T]) forget(key types.NamespacedName) {
+	if v, ok := o.own.LoadAndDelete(key); ok {
 		w := v.(*ownWrite)
 		w.mu.Lock()
 		w.gone = true
@@ -181,16 +144,16 @@ func (r *Reconciler[T]) forgetOwnWrites(key types.NamespacedName) {
 // ownWriteEvent reports whether e, an update of the reconciled kind, is
 // the event of a version the engine wrote, which then starts no pass. A
 // resync (the same version again) is never one.
-func (r *Reconciler[T]) ownWriteEvent(e event.UpdateEvent) bool {
-	if r.Options.ReconcileOwnWrites || e.ObjectNew == nil || e.ObjectOld == nil {
+func (o ownWrites[T]) event(e event.UpdateEvent) bool {
+	if o.Options.ReconcileOwnWrites || e.ObjectNew == nil || e.ObjectOld == nil {
 		return false
 	}
 	rv := e.ObjectNew.GetResourceVersion()
-	if rv == e.ObjectOld.GetResourceVersion() || !r.isForKind(e.ObjectNew) {
+	if rv == e.ObjectOld.GetResourceVersion() || !o.isForKind(e.ObjectNew) {
 		return false
 	}
 	key := client.ObjectKeyFromObject(e.ObjectNew)
-	v, ok := r.own.Load(key)
+	v, ok := o.own.Load(key)
 	if !ok {
 		return false
 	}
@@ -207,7 +170,7 @@ func (r *Reconciler[T]) ownWriteEvent(e event.UpdateEvent) bool {
 	case i >= 0 && i == len(w.versions)-1:
 		// The last version's event has come: none of the others can.
 		w.gone = true
-		r.own.CompareAndDelete(key, w)
+		o.own.CompareAndDelete(key, w)
 	case i >= 0:
 	case w.open && w.sending > 0:
 		// Perhaps the write's own, ahead of its answer.
@@ -216,9 +179,9 @@ func (r *Reconciler[T]) ownWriteEvent(e event.UpdateEvent) bool {
 	default:
 		return false
 	}
-	r.book.dropCandidate(key, r.forUpdate(key))
-	if r.prep != nil && r.prep.metrics != nil {
-		r.prep.metrics.ownWriteSkipped.Inc()
+	o.book.dropCandidate(key, o.forUpdate(key))
+	if o.prep != nil && o.prep.metrics != nil {
+		o.prep.metrics.ownWriteSkipped.Inc()
 	}
 	return true
 }
@@ -226,12 +189,12 @@ func (r *Reconciler[T]) ownWriteEvent(e event.UpdateEvent) bool {
 // isForKind reports whether obj, from an event the controller watches, is
 // of the reconciled kind: a T, or its metadata when the Builder's For asked
 // for metadata only.
-func (r *Reconciler[T]) isForKind(obj client.Object) bool {
+func (o ownWrites[T]) isForKind(obj client.Object) bool {
 	if _, ok := obj.(T); ok {
 		return true
 	}
 	pm, ok := obj.(*metav1.PartialObjectMetadata)
-	return ok && pm.GroupVersionKind() == r.forGVK
+	return ok && pm.GroupVersionKind() == o.forGVK
 }
 
 // ownWritePredicate drops the events of the reconciled kind that the
@@ -251,13 +214,116 @@ func newOwnWritePredicate[T client.Object](r *Reconciler[T], gvk schema.GroupVer
 	return ownWritePredicate[T]{r: r}
 }
 
-func (p ownWritePredicate[T]) Update(e event.UpdateEvent) bool { return !p.r.ownWriteEvent(e) }
+func (p ownWritePredicate[T]) Update(e event.UpdateEvent) bool { return !p.r.ownWrites().event(e) }
 
 // Delete forgets what the engine remembers of the object, which has gone
 // from the cache, and passes the event.
 func (p ownWritePredicate[T]) Delete(e event.DeleteEvent) bool {
-	if e.Object != nil && p.r.isForKind(e.Object) {
+	if e.Object != nil && p.r.ownWrites().isForKind(e.Object) {
 		p.r.forgetGone(e.Object)
 	}
 	return true
+}
+
+// past returns obj, the object as the cache holds it, unless the
+// cache still holds a version this reconciler wrote over: then, within
+// StaleCacheLimit, wait is true (the watch event of the newer version
+// reconciles the object again); after it, the object is read from the API
+// server, and carried are the versions the cache may still hand out.
+func (o ownWrites[T]) past(ctx context.Context, key types.NamespacedName, obj T) (_ T, carried []string, wait bool, _ error) {
+	log := ctrl.LoggerFrom(ctx)
+	memo, stale := o.stale(key, obj.GetResourceVersion())
+	if !stale {
+		return obj, nil, false, nil
+	}
+	if time.Since(memo.behindSince) < o.staleCacheLimit() {
+		log.V(1).Info("cache behind own writes, waiting for it")
+		return obj, nil, true, nil
+	}
+	live, ok, err := o.readLive(ctx, key, memo)
+	if err != nil || !ok {
+		return obj, nil, true, err
+	}
+	log.V(1).Info("cache behind own writes for too long, reading from the API server",
+		"behindFor", time.Since(memo.behindSince).Round(time.Millisecond))
+	return live, memo.versions, false, nil
+}
+
+// remember records, after a pass of key, the versions it wrote
+// over (overwritten) with those carried from an earlier pass, so that a
+// pass over a cache that still holds one of them waits for the cache.
+func (o ownWrites[T]) remember(key types.NamespacedName, carried, overwritten []string) {
+	if len(overwritten) > 0 {
+		o.written.Store(key, &writeMemo{versions: lastVersions(slices.Concat(carried, overwritten))})
+	} else if len(carried) > 0 {
+		// Nothing written, but the cache is still behind: the next pass
+		// reads from the API server again at once.
+		o.written.Store(key, &writeMemo{versions: carried, behindSince: time.Now().Add(-o.staleCacheLimit())})
+	}
+}
+
+// writeMemo is what the engine remembers of its last writes to an object
+// until the cache shows a newer version: the versions they replaced, and
+// since when the cache has been found holding one of them.
+type writeMemo struct {
+	versions    []string
+	behindSince time.Time
+}
+
+// staleCacheLimit is StaleCacheLimit or its default.
+func (o ownWrites[T]) staleCacheLimit() time.Duration {
+	if o.Options.StaleCacheLimit > 0 {
+		return o.Options.StaleCacheLimit
+	}
+	return defaultStaleCacheLimit
+}
+
+// maxMemoVersions bounds the versions a writeMemo keeps while passes read
+// from the API server and add theirs to those the cache may still return.
+const maxMemoVersions = 64
+
+// lastVersions keeps the newest maxMemoVersions of versions.
+func lastVersions(versions []string) []string {
+	if len(versions) > maxMemoVersions {
+		versions = versions[len(versions)-maxMemoVersions:]
+	}
+	return versions
+}
+
+// stale reports whether rv is a version of the object that the last pass of
+// this reconciler wrote over, with what is remembered of that pass, and
+// forgets the pass when rv is not one of them. The first time it finds the
+// cache behind it notes the time.
+func (o ownWrites[T]) stale(key types.NamespacedName, rv string) (*writeMemo, bool) {
+	v, ok := o.written.Load(key)
+	if !ok {
+		return nil, false
+	}
+	memo := v.(*writeMemo)
+	if !slices.Contains(memo.versions, rv) {
+		o.written.CompareAndDelete(key, v)
+		return nil, false
+	}
+	if memo.behindSince.IsZero() {
+		noted := &writeMemo{versions: memo.versions, behindSince: time.Now()}
+		if o.written.CompareAndSwap(key, v, noted) {
+			memo = noted
+		}
+	}
+	return memo, true
+}
+
+// readLive reads the object from the API server for a pass that has
+// waited StaleCacheLimit for the cache. It reports false, and no error,
+// when what it read is still a version the engine wrote over (an APIReader
+// that is itself a cache) or the object is gone, which the cache will tell.
+func (o ownWrites[T]) readLive(ctx context.Context, key types.NamespacedName, memo *writeMemo) (T, bool, error) {
+	live := reflect.New(o.prep.objType).Interface().(T)
+	if err := o.prep.apiReader.Get(ctx, key, live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return live, false, nil
+		}
+		return live, false, fmt.Errorf("loading %s from the API server: %w", key, err)
+	}
+	return live, !slices.Contains(memo.versions, live.GetResourceVersion()), nil
 }

@@ -148,7 +148,7 @@ type Reconciler[T client.Object] struct {
 	// Options are the settings most reconcilers leave at their defaults.
 	Options Options
 
-		// book holds why keys entered the controller's queue; set by Build.
+	// book holds why keys entered the controller's queue; set by Build.
 	book *triggerBook
 	// observation is the manager's; set by Build.
 	observation *Observation
@@ -295,10 +295,6 @@ func (r *Reconciler[T]) prepare() (*prepared[T], error) {
 	return p, nil
 }
 
-// maxDepth bounds how deep composites may nest, so that a composite that
-// contains itself is refused instead of walked forever.
-const maxDepth = 64
-
 // walk records the steps of the tree rooted at steps, depth first, with
 // their names.
 // index checks the steps' names and the conditions they own, and notes
@@ -444,12 +440,30 @@ type discardRecorder struct{}
 
 func (discardRecorder) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
 
+// Graph describes the reconciler: its name, its finalizer and its steps,
+// composites' steps included. It reads only the configuration, so it works
+// before the manager starts and without a Client; it runs no step, and
+// does not validate the reconciler: a nil step is named "<nil>", and a
+// step tree deeper than Validate accepts (a composite that contains itself)
+// is cut at that depth.
+func (r *Reconciler[T]) Graph() Graph { return graphOf(r.Name, r.Finalizer, r.Steps) }
+
+// FieldIndexes returns the field indexes that the steps of r, composites'
+// steps included, register with IndexField when they are set up (see
+// Setuper), once per kind and field, without a manager: for an in-memory
+// client that must answer the field selectors the steps list by, as the
+// one of package bosuntest/unit does. scheme names the kinds. The watches
+// the steps would add are left out, and Builder.Manager is nil for them.
+func (r *Reconciler[T]) FieldIndexes(scheme *runtime.Scheme) ([]FieldIndex, error) {
+	return fieldIndexes(r, scheme)
+}
+
 // Reconcile runs the lifecycle for one request. See Reconciler.
 func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.Result, error) {
 	if err := r.Validate(); err != nil {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	po := &passObs{trigger: r.book.take(creq.NamespacedName), tracer: r.tracer()}
+	po := &passObs{trigger: r.book.take(creq.NamespacedName), tracer: tracerFor(r.Options.TracerProvider, &r.tracers)}
 	observed := len(r.Options.Observers) > 0 || r.observation.active()
 	var start time.Time
 	if observed {
@@ -466,7 +480,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, creq ctrl.Request) (ctrl.
 		sc := span.SpanContext()
 		ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("traceID", sc.TraceID().String(), "spanID", sc.SpanID().String()))
 	}
-	res, err := r.reconcileObject(ctx, creq, po)
+	res, err := runPass(ctx, r, creq, po)
 	r.noteRequeue(creq.NamespacedName, po, res, err)
 	var traceID string
 	if span != nil {
@@ -527,45 +541,128 @@ func (r *Reconciler[T]) noteRequeue(key types.NamespacedName, po *passObs, res c
 	}
 }
 
-// pastOwnWrites returns obj, the object as the cache holds it, unless the
-// cache still holds a version this reconciler wrote over: then, within
-// StaleCacheLimit, wait is true (the watch event of the newer version
-// reconciles the object again); after it, the object is read from the API
-// server, and carried are the versions the cache may still hand out.
-func (r *Reconciler[T]) pastOwnWrites(ctx context.Context, key types.NamespacedName, obj T) (_ T, carried []string, wait bool, _ error) {
-	log := ctrl.LoggerFrom(ctx)
-	memo, stale := r.stale(key, obj.GetResourceVersion())
-	if !stale {
-		return obj, nil, false, nil
-	}
-	if time.Since(memo.behindSince) < r.staleCacheLimit() {
-		log.V(1).Info("cache behind own writes, waiting for it")
-		return obj, nil, true, nil
-	}
-	live, ok, err := r.readLive(ctx, key, memo)
-	if err != nil || !ok {
-		return obj, nil, true, err
-	}
-	log.V(1).Info("cache behind own writes for too long, reading from the API server",
-		"behindFor", time.Since(memo.behindSince).Round(time.Millisecond))
-	return live, memo.versions, false, nil
+// ownWrites is the reconciler's record of its own writes (ownwrites.go).
+func (r *Reconciler[T]) ownWrites() ownWrites[T] { return ownWrites[T]{r} }
+
+// forgetObject drops what the engine remembers of the object key, which is
+// gone or has left the cache: deleted, or, in a cache that holds a share
+// of the objects (a label selector, as with sharding), no longer in it.
+// It runs on the request of an object not found and on the delete event
+// of the object, which the engine sees even when something between the
+// queue and the engine drops the request.
+func (r *Reconciler[T]) forgetObject(key types.NamespacedName) {
+	r.skipSeen.Delete(key)
+	r.foreign.Delete(key)
+	r.written.Delete(key)
+	r.ownWrites().forget(key)
 }
 
-// rememberOwnWrites records, after a pass of key, the versions it wrote
-// over (overwritten) with those carried from an earlier pass, so that a
-// pass over a cache that still holds one of them waits for the cache.
-func (r *Reconciler[T]) rememberOwnWrites(key types.NamespacedName, carried, overwritten []string) {
-	if len(overwritten) > 0 {
-		r.written.Store(key, &writeMemo{versions: lastVersions(slices.Concat(carried, overwritten))})
-	} else if len(carried) > 0 {
-		// Nothing written, but the cache is still behind: the next pass
-		// reads from the API server again at once.
-		r.written.Store(key, &writeMemo{versions: carried, behindSince: time.Now().Add(-r.staleCacheLimit())})
-	}
+// forgetGone forgets the object obj, whose delete event came, and notes
+// its UID for gone.For: a pass that was running then forgets the object
+// again when it ends. A pass that starts later, of an object back in the
+// cache, keeps what it records.
+func (r *Reconciler[T]) forgetGone(obj client.Object) {
+	r.forgotten.Add(obj.GetUID(), time.Now())
+	r.forgetObject(client.ObjectKeyFromObject(obj))
 }
 
-// reconcileObject runs the pass of Reconcile.
-func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, po *passObs) (ctrl.Result, error) {
+// The state of a pass and its stages. Reconcile loads the object (runPass)
+// and makes a passState; the stages are methods of the types below, each
+// in a file of its own, in the order a pass runs them:
+//
+//   - claim.go: claimStage, the claim: ownership, policy, and the commit
+//     of the finalizer before any step acts;
+//   - run.go: passState, the steps: Do, Cleanup or Observe, every Post,
+//     and the conditions;
+//   - save.go: saveStage, the commit of what changed, metadata and spec
+//     then status, and the report of a failed engine write;
+//   - ownwrites.go: ownWrites, the record of the engine's own writes, whose
+//     events start no pass and which a later pass waits past.
+
+// passState is the state of one reconcile.
+type passState[T client.Object] struct {
+	r   *Reconciler[T]
+	p   *prepared[T]
+	req *Pass[T]
+	key types.NamespacedName
+	// overwritten are the resource versions this pass's writes replaced
+	// with newer ones.
+	overwritten []string
+	// claimErr is the error of a Claimer, which stopped the claim.
+	claimErr error
+	// conflicted is set when a write was refused with 409 Conflict: the
+	// pass is retried soon, and is not a poll.
+	conflicted bool
+	// resynced is set when the pass's requeue is the periodic resync.
+	resynced bool
+	// own records the versions this pass's writes made; nil until one
+	// does.
+	own *ownWrite
+}
+
+// claimStage is the claim of a pass: ownership, policy and the claim's
+// commit. passState.run calls it before any step acts.
+type claimStage[T client.Object] struct{ *passState[T] }
+
+// saveStage is the last stage of a pass: it commits what the steps changed
+// in the object's metadata and spec, then its status, each only when it
+// changed, every write guarded by the resourceVersion the pass read
+// (write), and reports a failure of the engine's own writes
+// (writeFailed).
+type saveStage[T client.Object] struct{ *passState[T] }
+
+// ownWrites is the engine's record of its own writes to the objects of a
+// Reconciler, the fourth stage of a pass: the versions each pass's writes
+// made (so that their watch events start no pass; see ownWrite) and the
+// versions they wrote over (so that a pass over a cache still behind them
+// waits for it, or reads from the API server; see writeMemo). It is a view
+// of the Reconciler, which holds the records.
+type ownWrites[T client.Object] struct{ *Reconciler[T] }
+
+// ownWrite is what the engine remembers of the versions of one object its
+// last pass wrote, so that the watch events those writes cause do not
+// start a pass of their own.
+//
+// Every write of the engine is guarded by the resourceVersion it read, so
+// a version it wrote holds exactly what the pass left in the object:
+// nothing else changed in between. A pass run for that version would see
+// what the pass that wrote it saw; when that pass settled (see settled),
+// it would find nothing to do. Any other change makes another version,
+// whose event is not dropped.
+//
+// The event of a write may reach the controller before the write's answer
+// does, when the version it made is not known yet. An event that comes
+// while a write is on its way is held back as early; when the answer
+// names its version, it was the write's own. An early event that turns out
+// to be someone else's was a change the pass may not have seen: the
+// object is requeued at once when the pass ends, as the event would have
+// done, whatever the pass returned (an error included, even a terminal
+// one: the change may be the fix of what failed).
+type ownWrite struct {
+	mu sync.Mutex
+	// versions are the resourceVersions the writes made, oldest first:
+	// those of the pass that made the entry, after those of the settled
+	// pass before it whose events may still be on their way.
+	versions []string
+	// open is true while the pass that writes them runs.
+	open bool
+	// sending counts the writes on their way.
+	sending int
+	// early are the versions of the events dropped while a write was on
+	// its way, not yet known as the pass's own.
+	early []string
+	// dropped is set when an event was dropped while the pass was open.
+	dropped bool
+	// gone is set when the entry is no longer the object's: its pass did
+	// not settle, or the object is gone. Its events are let through.
+	gone bool
+}
+
+// runPass runs the pass of Reconcile: it loads the object from the cache
+// (or, when the cache is still behind the engine's own writes for too
+// long, from the API server), makes the Pass, runs it (run.go) and ends
+// the record of its own writes (ownwrites.go).
+func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.Request, po *passObs) (ctrl.Result, error) {
 	started := time.Now()
 	p := r.prep
 	log := ctrl.LoggerFrom(ctx)
@@ -586,7 +683,7 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 	if log.V(1).Enabled() {
 		log.V(1).Info("pass triggered", "trigger", po.trigger.String())
 	}
-	obj, carried, wait, err := r.pastOwnWrites(ctx, creq.NamespacedName, obj)
+	obj, carried, wait, err := r.ownWrites().past(ctx, creq.NamespacedName, obj)
 	if wait || err != nil {
 		return ctrl.Result{RequeueAfter: staleCacheRetry}, err
 	}
@@ -605,12 +702,12 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 		steps:      po.steps,
 	}
 	ps := &passState[T]{r: r, p: p, req: req, key: creq.NamespacedName}
-	req.write = ps.write
+	req.write = ps.saving().write
 	res, err := ps.run(ctx)
-	res = ps.closeOwnWrites(res, err)
+	res = r.ownWrites().close(ps, res, err)
 	po.resynced = ps.resynced
 	po.object = req.Object
-	r.rememberOwnWrites(creq.NamespacedName, carried, ps.overwritten)
+	r.ownWrites().remember(creq.NamespacedName, carried, ps.overwritten)
 	if at, left := r.forgotten.Went(obj.GetUID(), time.Now()); left && !at.Before(started) {
 		// The object left the cache while this pass ran: what the pass
 		// recorded would stay for good.
@@ -626,92 +723,4 @@ func (r *Reconciler[T]) reconcileObject(ctx context.Context, creq ctrl.Request, 
 		res.Priority = ptr.To(handler.LowPriority)
 	}
 	return res, err
-}
-
-// forgetObject drops what the engine remembers of the object key, which is
-// gone or has left the cache: deleted, or, in a cache that holds a share
-// of the objects (a label selector, as with sharding), no longer in it.
-// It runs on the request of an object not found and on the delete event
-// of the object, which the engine sees even when something between the
-// queue and the engine drops the request.
-func (r *Reconciler[T]) forgetObject(key types.NamespacedName) {
-	r.skipSeen.Delete(key)
-	r.foreign.Delete(key)
-	r.written.Delete(key)
-	r.forgetOwnWrites(key)
-}
-
-// forgetGone forgets the object obj, whose delete event came, and notes
-// its UID for gone.For: a pass that was running then forgets the object
-// again when it ends. A pass that starts later, of an object back in the
-// cache, keeps what it records.
-func (r *Reconciler[T]) forgetGone(obj client.Object) {
-	r.forgotten.Add(obj.GetUID(), time.Now())
-	r.forgetObject(client.ObjectKeyFromObject(obj))
-}
-
-// writeMemo is what the engine remembers of its last writes to an object
-// until the cache shows a newer version: the versions they replaced, and
-// since when the cache has been found holding one of them.
-type writeMemo struct {
-	versions    []string
-	behindSince time.Time
-}
-
-// staleCacheLimit is StaleCacheLimit or its default.
-func (r *Reconciler[T]) staleCacheLimit() time.Duration {
-	if r.Options.StaleCacheLimit > 0 {
-		return r.Options.StaleCacheLimit
-	}
-	return defaultStaleCacheLimit
-}
-
-// maxMemoVersions bounds the versions a writeMemo keeps while passes read
-// from the API server and add theirs to those the cache may still return.
-const maxMemoVersions = 64
-
-// lastVersions keeps the newest maxMemoVersions of versions.
-func lastVersions(versions []string) []string {
-	if len(versions) > maxMemoVersions {
-		versions = versions[len(versions)-maxMemoVersions:]
-	}
-	return versions
-}
-
-// stale reports whether rv is a version of the object that the last pass of
-// this reconciler wrote over, with what is remembered of that pass, and
-// forgets the pass when rv is not one of them. The first time it finds the
-// cache behind it notes the time.
-func (r *Reconciler[T]) stale(key types.NamespacedName, rv string) (*writeMemo, bool) {
-	v, ok := r.written.Load(key)
-	if !ok {
-		return nil, false
-	}
-	memo := v.(*writeMemo)
-	if !slices.Contains(memo.versions, rv) {
-		r.written.CompareAndDelete(key, v)
-		return nil, false
-	}
-	if memo.behindSince.IsZero() {
-		noted := &writeMemo{versions: memo.versions, behindSince: time.Now()}
-		if r.written.CompareAndSwap(key, v, noted) {
-			memo = noted
-		}
-	}
-	return memo, true
-}
-
-// readLive reads the object from the API server for a pass that has
-// waited StaleCacheLimit for the cache. It reports false, and no error,
-// when what it read is still a version the engine wrote over (an APIReader
-// that is itself a cache) or the object is gone, which the cache will tell.
-func (r *Reconciler[T]) readLive(ctx context.Context, key types.NamespacedName, memo *writeMemo) (T, bool, error) {
-	live := reflect.New(r.prep.objType).Interface().(T)
-	if err := r.prep.apiReader.Get(ctx, key, live); err != nil {
-		if apierrors.IsNotFound(err) {
-			return live, false, nil
-		}
-		return live, false, fmt.Errorf("loading %s from the API server: %w", key, err)
-	}
-	return live, !slices.Contains(memo.versions, live.GetResourceVersion()), nil
 }

@@ -39,7 +39,7 @@ func (e *mainWriteError) Unwrap() error { return e.err }
 //
 // The reporters' conditions and Ready start again from what is stored, so
 // a failure that repeats writes nothing new.
-func (ps *passState[T]) writeFailed(ctx context.Context, w engineWrite, werr error) (ctrl.Result, error) {
+func (ps saveStage[T]) writeFailed(ctx context.Context, w engineWrite, werr error) (ctrl.Result, error) {
 	obj := ps.req.Object
 	ps.req.Log.Error(werr, "engine write failed", "write", string(w))
 	changed := true
@@ -96,7 +96,7 @@ func (ps *passState[T]) writeFailed(ctx context.Context, w engineWrite, werr err
 }
 
 // saveStatus writes the status subresource alone, when it changed.
-func (ps *passState[T]) saveStatus(ctx context.Context) error {
+func (ps saveStage[T]) saveStatus(ctx context.Context) error {
 	_, status, err := ps.diff()
 	if err != nil || status == nil {
 		return err
@@ -106,7 +106,7 @@ func (ps *passState[T]) saveStatus(ctx context.Context) error {
 
 // release writes the object without our finalizer; the object may be gone
 // afterwards, which is success.
-func (ps *passState[T]) release(ctx context.Context, policy Policy, res ctrl.Result, err error) (ctrl.Result, error) {
+func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Result, err error) (ctrl.Result, error) {
 	if serr := ps.patchMain(ctx); serr != nil {
 		switch {
 		case apierrors.IsConflict(serr):
@@ -127,7 +127,7 @@ func (ps *passState[T]) release(ctx context.Context, policy Policy, res ctrl.Res
 
 // patchMain writes the changes to metadata and spec (everything but status),
 // guarded by the resourceVersion the object was read with.
-func (ps *passState[T]) patchMain(ctx context.Context) error {
+func (ps saveStage[T]) patchMain(ctx context.Context) error {
 	main, _, err := ps.diff()
 	if err != nil || main == nil {
 		return err
@@ -137,7 +137,7 @@ func (ps *passState[T]) patchMain(ctx context.Context) error {
 
 // save writes what changed: metadata and spec first, then the status
 // subresource. gone reports that the object no longer exists.
-func (ps *passState[T]) save(ctx context.Context) (gone bool, err error) {
+func (ps saveStage[T]) save(ctx context.Context) (gone bool, err error) {
 	main, status, err := ps.diff()
 	if err != nil {
 		return false, err
@@ -166,7 +166,7 @@ func (ps *passState[T]) save(ctx context.Context) (gone bool, err error) {
 
 // sendStatus writes status to the status subresource, guarded by the
 // object's resourceVersion.
-func (ps *passState[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
+func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
 	rv := ps.req.Object.GetResourceVersion()
 	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
 	if err != nil {
@@ -180,7 +180,7 @@ func (ps *passState[T]) sendStatus(ctx context.Context, status json.RawMessage) 
 	return nil
 }
 
-func (ps *passState[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
+func (ps saveStage[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
 	rv := ps.req.Original.GetResourceVersion()
 	body, err := withResourceVersion(main, rv)
 	if err != nil {
@@ -201,22 +201,22 @@ func (ps *passState[T]) sendMain(ctx context.Context, main map[string]json.RawMe
 // schema, or equal to what was stored) leaves the version as it was; the
 // cache is then not behind, and rv must not be taken for a stale copy.
 // The watch events of the write are told from others (see ownWrite).
-func (ps *passState[T]) write(rv string, after client.Object, send func() error) error {
-	ps.beginOwnWrite()
+func (ps saveStage[T]) write(rv string, after client.Object, send func() error) error {
+	ps.r.ownWrites().begin(ps.passState)
 	err := send()
 	made := ""
 	if err == nil && after.GetResourceVersion() != rv {
 		ps.overwritten = append(ps.overwritten, rv)
 		made = after.GetResourceVersion()
 	}
-	ps.endOwnWrite(made)
+	ps.r.ownWrites().end(ps.passState, made)
 	return err
 }
 
 // diff computes the JSON merge patch from Original to Object and splits it
 // into the part for the object (nil if empty) and the status (nil if
 // unchanged).
-func (ps *passState[T]) diff() (main map[string]json.RawMessage, status json.RawMessage, err error) {
+func (ps saveStage[T]) diff() (main map[string]json.RawMessage, status json.RawMessage, err error) {
 	// Fast path: Object started as a deep copy of Original, so an untouched
 	// object is deeply equal to it. When only the status differs, as after
 	// most passes, the patch is computed from the statuses alone. Anything
@@ -317,3 +317,11 @@ func statusOnlyDiff(before, after client.Object) (same bool, status json.RawMess
 
 // jsonObject reports whether data encodes a JSON object.
 func jsonObject(data []byte) bool { return len(data) > 0 && data[0] == '{' }
+
+// boundMessages cuts every message in conds to what the API server
+// accepts (conditions.Bound), so the status write cannot exceed its limits.
+func boundMessages(conds []metav1.Condition) {
+	for i := range conds {
+		conds[i].Message = conditions.Bound(conds[i].Message)
+	}
+}

@@ -91,30 +91,6 @@ type Observer[T client.Object] interface {
 	Observe(ctx context.Context, req *Pass[T]) (ctrl.Result, error)
 }
 
-// Setuper is a Step that sets up what it needs before the controller
-// starts: watches of the objects it reads or makes, field indexes.
-// Builder.Complete (and Build) calls SetupWithBuilder on every step of the
-// reconciler's tree, composites' steps included, in step order, after the
-// reconciler is validated. What each step registers adds to what the
-// others and the caller did (Owns and IndexField ignore repeats), so the
-// order of the calls does not matter.
-type Setuper[T client.Object] interface {
-	SetupWithBuilder(b *Builder[T]) error
-}
-
-// SetupFunc adapts a function to Setuper, for setup that belongs to no
-// step of its own: give it to a step with WithSetup. Package watch's
-// Referenced returns one.
-type SetupFunc[T client.Object] func(b *Builder[T]) error
-
-// SetupWithBuilder calls the function. A nil SetupFunc does nothing.
-func (f SetupFunc[T]) SetupWithBuilder(b *Builder[T]) error {
-	if f == nil {
-		return nil
-	}
-	return f(b)
-}
-
 // Named is a Step with a name of its own. Other steps are named after their Go
 // type. Names appear in logs, metrics and errors, and must be unique within a
 // reconciler.

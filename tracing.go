@@ -2,6 +2,7 @@ package bosun
 
 import (
 	"errors"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -50,21 +51,21 @@ type tracerCache struct {
 	t  trace.Tracer
 }
 
-// tracer returns the tracer of the passes, or nil when tracing is off:
-// no TracerProvider and no global one set.
-func (r *Reconciler[T]) tracer() trace.Tracer {
-	tp := r.Options.TracerProvider
+// tracerFor returns the tracer of the passes of a reconciler whose
+// Options.TracerProvider is tp, or nil when tracing is off: no
+// TracerProvider and no global one set. cache keeps the tracer made last.
+func tracerFor(tp trace.TracerProvider, cache *atomic.Pointer[tracerCache]) trace.Tracer {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 		if tp == defaultTracerProvider {
 			return nil
 		}
 	}
-	if c := r.tracers.Load(); c != nil && c.tp == tp {
+	if c := cache.Load(); c != nil && c.tp == tp {
 		return c.t
 	}
 	t := tp.Tracer(tracerName)
-	r.tracers.Store(&tracerCache{tp: tp, t: t})
+	cache.Store(&tracerCache{tp: tp, t: t})
 	return t
 }
 

@@ -21,6 +21,13 @@
 //   - resource out of date: updates it;
 //   - otherwise: nothing, and looks again after the poll interval.
 //
+// A pass is a pipeline: observe (observe.go: the policies, Connect, a long
+// operation under way, Observe), decide (decide.go: a pure function of
+// what was observed, the annotations and the policies to one action),
+// act (act.go for Do, cleanup.go for Cleanup) and record (record.go: the
+// conditions and when to look again). A reader follows one pass through
+// those files.
+//
 // When the object is deleted, Cleanup deletes the resource and keeps the
 // finalizer until Observe no longer finds it. The deletion policy orphan
 // (WithDeletionPolicy, or annotation AnnotationDeletionPolicy) leaves it in
@@ -406,14 +413,15 @@
 // # Protecting the external system
 //
 // Each converged object costs a Connect and an Observe per poll interval
-// (Timing.Poll, at least Timing.MinPoll, spread by ±10%): a
-// thousand objects polled every minute are some 33 calls a second. A
-// Limiter bounds the rate at which calls start and how many run at once,
-// whatever the number of objects and workers: WithLimiter(NewLimiter(limits)) gives a step
-// one of its own, and one Limiter given to several steps is shared between the steps and
-// controllers that talk to the same system. Calls wait for it on their
-// worker, so a controller at its limit reconciles no faster than the
-// limit allows, and the wait shows in bosun_managed_call_limit_wait_seconds.
+// (Timing.Poll, at least Timing.MinPoll, spread by ±10%): a thousand
+// objects polled every minute are some 33 calls a second. A Limiter
+// bounds the rate at which calls start and how many run at once, whatever
+// the number of objects and workers: WithLimiter(NewLimiter(limits))
+// gives a step one of its own, and one Limiter given to several steps is
+// shared by the steps and controllers that talk to the same system. Calls
+// wait for it on their worker, so a controller at its limit reconciles no
+// faster than the limit allows, and the wait shows in
+// bosun_managed_call_limit_wait_seconds.
 //
 // # Reasons, events, metrics and operations
 //

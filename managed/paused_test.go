@@ -65,7 +65,7 @@ func TestWriteFailedSetsSynced(t *testing.T) {
 
 	synced := conditions.Find(b.Status.Conditions, defaultConditionSynced)
 	got := []any{synced.Status, synced.Reason, synced.ObservedGeneration, strings.Contains(synced.Message, "Not Valid!")}
-	if diff := cmp.Diff([]any{metav1.ConditionFalse, bosun.WriteSave.Reason(), int64(3), true}, got); diff != "" {
+	if diff := cmp.Diff([]any{metav1.ConditionFalse, "SaveFailed", int64(3), true}, got); diff != "" {
 		t.Errorf("Synced (-want +got):\n%s\nmessage %q", diff, synced.Message)
 	}
 	if diff := cmp.Diff(avail, *conditions.Find(b.Status.Conditions, defaultConditionAvailable)); diff != "" {
@@ -86,8 +86,8 @@ func TestRefusedLateInitialisationIsReported(t *testing.T) {
 	})
 	e.create("odd", 1, "", annotated(AnnotationExternalName, name))
 	b := e.wait("odd", map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, bosun.WriteSave.Reason()},
-		defaultConditionSynced: {metav1.ConditionFalse, bosun.WriteSave.Reason()},
+		conditions.TypeReady:   {metav1.ConditionFalse, "SaveFailed"},
+		defaultConditionSynced: {metav1.ConditionFalse, "SaveFailed"},
 	})
 	if msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message; !strings.Contains(msg, "spec.region") {
 		t.Errorf("Synced message %q does not name the refused field", msg)

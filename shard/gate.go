@@ -27,9 +27,9 @@ const (
 	// drop: the object is leaving this member, or the member is stopping;
 	// the request is dropped.
 	drop
-	// wait: the member's Lease is not current; the request comes back
+	// hold: the member's Lease is not current; the request comes back
 	// after a renewal period.
-	wait
+	hold
 )
 
 // String names the verdict, for tests and logs.
@@ -39,7 +39,7 @@ func (v verdict) String() string {
 		return "admit"
 	case drop:
 		return "drop"
-	case wait:
+	case hold:
 		return "wait"
 	}
 	return "unknown"
@@ -187,7 +187,7 @@ func (g *gate) begin(key types.NamespacedName) (verdict, context.Context) {
 		mine, err := g.confirm(key)
 		switch {
 		case err != nil:
-			return wait, nil
+			return hold, nil
 		case !mine:
 			return drop, nil
 		}
@@ -216,7 +216,7 @@ func (g *gate) decide(key types.NamespacedName) (v verdict, right context.Contex
 		delete(g.draining, key)
 	}
 	if !g.currentLocked() {
-		return wait, nil, false
+		return hold, nil, false
 	}
 	// An object the cache does not hold gets its pass: it finds nothing
 	// to work on, or the object gone. One the cache holds as assigned in
@@ -320,7 +320,7 @@ func (m *Member) Wrap(r reconcile.Reconciler) reconcile.Reconciler {
 		switch v {
 		case drop:
 			return reconcile.Result{}, nil
-		case wait:
+		case hold:
 			return reconcile.Result{RequeueAfter: m.opts.RenewPeriod}, nil
 		}
 		defer m.gate.end(req.NamespacedName)
@@ -353,12 +353,12 @@ func (g *gate) newQueue(next func(string, workqueue.TypedRateLimiter[reconcile.R
 }
 
 // pass decides on item, just taken from q: true when its pass runs; else
-// item is done with, and comes back after retry when the gate says wait.
+// item is done with, and comes back after retry when the gate says hold.
 func (g *gate) pass(q workqueue.TypedRateLimitingInterface[reconcile.Request], item reconcile.Request, retry time.Duration) bool {
 	switch v, _ := g.begin(item.NamespacedName); v {
 	case admit:
 		return true
-	case wait:
+	case hold:
 		q.AddAfter(item, retry)
 	default:
 		q.Forget(item)

@@ -27,14 +27,14 @@ func TestGateBegin(t *testing.T) {
 		wantLeaving bool
 	}{
 		{name: "current Lease", renewed: 0, want: admit},
-		{name: "no Lease yet", renewed: -1, want: wait},
-		{name: "Lease past the renew deadline", renewed: 3 * time.Second, want: wait},
+		{name: "no Lease yet", renewed: -1, want: hold},
+		{name: "Lease past the renew deadline", renewed: 3 * time.Second, want: hold},
 		{name: "stopping", renewed: 0, stopping: true, want: drop},
 		{name: "leaving", renewed: 0, leaving: true, want: drop, wantLeaving: true},
 		// The object left and came back; the cache's event reached the
 		// controller before the drainer saw it back.
 		{name: "leaving, back in the cache", renewed: 0, leaving: true, back: true, want: admit},
-		{name: "back in the cache, Lease not current", renewed: 3 * time.Second, leaving: true, back: true, want: wait},
+		{name: "back in the cache, Lease not current", renewed: 3 * time.Second, leaving: true, back: true, want: hold},
 		{name: "back in the cache, stopping", renewed: 0, stopping: true, leaving: true, back: true, want: drop, wantLeaving: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,7 +193,7 @@ func TestGateRightLapses(t *testing.T) {
 	if g.extend(time.Now(), "") {
 		t.Error("a renewal after the lapse extended the right; want a new one (resume)")
 	}
-	if v, _ := g.begin(key); v != wait {
+	if v, _ := g.begin(key); v != hold {
 		t.Errorf("begin after the lapse = %v, want wait", v)
 	}
 }

@@ -36,6 +36,7 @@ const (
 	goalTotalNames    = 500
 	goalReconcilerFld = 10
 	goalFuncLines     = 80
+	goalMutualFiles   = 5
 )
 
 func main() {
@@ -96,6 +97,8 @@ type api struct {
 	typeMethods  map[string]int
 	methodFiles  map[string]map[string]bool
 	long         []longFunc
+	// files are the parsed files of each package, for the file graph.
+	files map[string]map[string]*ast.File
 }
 
 // skipDir reports whether the directory rel holds no library code.
@@ -114,7 +117,7 @@ func skipDir(rel string) bool {
 
 // measure walks the module under root.
 func measure(root string) (*api, error) {
-	a := &api{pkgs: map[string]*pkgSize{}, structFields: map[string]int{}, typeMethods: map[string]int{}, methodFiles: map[string]map[string]bool{}}
+	a := &api{pkgs: map[string]*pkgSize{}, structFields: map[string]int{}, typeMethods: map[string]int{}, methodFiles: map[string]map[string]bool{}, files: map[string]map[string]*ast.File{}}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -134,7 +137,7 @@ func measure(root string) (*api, error) {
 			return nil
 		}
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 		if err != nil {
 			return fmt.Errorf("parse %s: %w", rel, err)
 		}
@@ -146,6 +149,10 @@ func measure(root string) (*api, error) {
 			dir = rootPkg
 		}
 		a.file(fset, dir, filepath.ToSlash(rel), f)
+		if a.files[dir] == nil {
+			a.files[dir] = map[string]*ast.File{}
+		}
+		a.files[dir][filepath.Base(rel)] = f
 		return nil
 	})
 	if err != nil {
@@ -311,9 +318,20 @@ func (a *api) report(out io.Writer) int {
 	goal("fields of bosun.Reconciler", a.structFields[rootPkg+".Reconciler"], goalReconcilerFld)
 	goal("types whose methods span several files", len(spread), 0)
 	goal(fmt.Sprintf("library functions over %d lines", goalFuncLines), len(a.long), 0)
+	mutual := a.mutualFiles()
+	rootMutual := 0
+	for _, m := range mutual {
+		if strings.HasPrefix(m, rootPkg+":") {
+			rootMutual++
+		}
+	}
+	goal("root file pairs that use each other", rootMutual, goalMutualFiles)
 	fmt.Fprintf(out, "methods of bosun.Builder: %d\n", a.typeMethods[rootPkg+".Builder"])
 	if len(spread) > 0 {
 		fmt.Fprintf(out, "\ntypes whose methods span several files:\n  %s\n", strings.Join(spread, "\n  "))
+	}
+	if len(mutual) > 0 {
+		fmt.Fprintf(out, "\nfile pairs that use each other, in every package (one of the two uses runs back up the reading order):\n  %s\n", strings.Join(mutual, "\n  "))
 	}
 	if len(a.long) > 0 {
 		fmt.Fprintf(out, "\nlibrary functions over %d lines:\n", goalFuncLines)
@@ -323,4 +341,52 @@ func (a *api) report(out io.Writer) int {
 		}
 	}
 	return missed
+}
+
+// mutualFiles lists the pairs of files of one package that each use a
+// top-level name the other declares: whichever order a reader takes them
+// in, one of the two refers back up. Names are resolved as the parser
+// resolves them: a name bound in the file (a local, a parameter) is not a
+// use of the package's.
+func (a *api) mutualFiles() []string {
+	var out []string
+	for dir, files := range a.files {
+		declared := map[string]string{}
+		for name, f := range files {
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Recv == nil {
+						declared[d.Name.Name] = name
+					}
+				case *ast.GenDecl:
+					for _, s := range d.Specs {
+						switch s := s.(type) {
+						case *ast.TypeSpec:
+							declared[s.Name.Name] = name
+						case *ast.ValueSpec:
+							for _, n := range s.Names {
+								declared[n.Name] = name
+							}
+						}
+					}
+				}
+			}
+		}
+		uses := map[[2]string]bool{}
+		for name, f := range files {
+			for _, id := range f.Unresolved {
+				if other, ok := declared[id.Name]; ok && other != name {
+					uses[[2]string{name, other}] = true
+				}
+			}
+		}
+		for u := range uses {
+			if u[0] < u[1] && uses[[2]string{u[1], u[0]}] {
+				out = append(out, fmt.Sprintf("%s: %s <-> %s", dir, u[0], u[1]))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

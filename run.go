@@ -10,9 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -20,33 +18,18 @@ import (
 	"github.com/bosunkit/bosun/flow"
 )
 
-// passState is the state of one reconcile.
-type passState[T client.Object] struct {
-	r   *Reconciler[T]
-	p   *prepared[T]
-	req *Pass[T]
-	key types.NamespacedName
-	// overwritten are the resource versions this pass's writes replaced
-	// with newer ones.
-	overwritten []string
-	// claimErr is the error of a Claimer, which stopped the claim.
-	claimErr error
-	// conflicted is set when a write was refused with 409 Conflict: the
-	// pass is retried soon, and is not a poll.
-	conflicted bool
-	// resynced is set when the pass's requeue is the periodic resync.
-	resynced bool
-	// own records the versions this pass's writes made; nil until one
-	// does.
-	own *ownWrite
-}
-
 // conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
 func (ps *passState[T]) conflictRequeue(during string) ctrl.Result {
 	ps.conflicted = true
 	ps.req.Log.V(1).Info("conflict, requeueing", "during", during)
 	return ctrl.Result{RequeueAfter: conflictRequeueDelay}
 }
+
+// claiming is the pass's claim stage (claim.go).
+func (ps *passState[T]) claiming() claimStage[T] { return claimStage[T]{ps} }
+
+// saving is the pass's commit-and-save stage (save.go).
+func (ps *passState[T]) saving() saveStage[T] { return saveStage[T]{ps} }
 
 func (ps *passState[T]) event(eventtype, reason, action, note string, args ...any) {
 	ps.p.recorder.Eventf(ps.req.Object, nil, eventtype, reason, action, note, args...)
@@ -58,22 +41,22 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 
 	// Ownership, first: another instance's object gets no writes and no
 	// events beyond the one warning, whatever its policy.
-	if ps.ownedElsewhere() {
+	if ps.claiming().ownedElsewhere() {
 		return ctrl.Result{}, nil
 	}
 
 	// Policy.
-	policy, err := ps.policy(ctx)
+	policy, err := ps.claiming().policy(ctx)
 	if err != nil {
 		if errors.Is(err, errUnknownPolicy) {
-			return ps.invalidPolicy(ctx, err)
+			return ps.claiming().invalidPolicy(ctx, err)
 		}
 		return ctrl.Result{}, err
 	}
 	req.Policy = policy
 	req.Log = req.Log.WithValues("policy", string(policy))
 	ctx = logr.NewContext(ctx, req.Log)
-	ps.noteSkip(policy)
+	ps.claiming().noteSkip(policy)
 
 	deleting := req.Deleting()
 	ours := r.Finalizer != "" && controllerutil.ContainsFinalizer(obj, r.Finalizer)
@@ -86,7 +69,7 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 
 	// Claim before act.
 	if !deleting && policy != PolicySkip {
-		if done, res, err := ps.claim(ctx); done {
+		if done, res, err := ps.claiming().claim(ctx); done {
 			return res, err
 		}
 	}
@@ -102,7 +85,7 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	}
 
 	if released {
-		return ps.release(ctx, policy, res, err)
+		return ps.saving().release(ctx, policy, res, err)
 	}
 	if resyncErr != nil {
 		res, err = flow.JoinResults(flow.Outcome{Result: res, Err: err}, flow.Outcome{Err: resyncErr})
@@ -125,12 +108,12 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 	}
 
 	// Save.
-	if done, serr := ps.save(ctx); serr != nil {
+	if done, serr := ps.saving().save(ctx); serr != nil {
 		if apierrors.IsConflict(serr) {
 			return ps.conflictRequeue("save"), nil
 		}
 		if mw := (*mainWriteError)(nil); errors.As(serr, &mw) {
-			return ps.writeFailed(ctx, writeSave, mw.err)
+			return ps.saving().writeFailed(ctx, writeSave, mw.err)
 		}
 		return ctrl.Result{}, serr
 	} else if done {
@@ -151,38 +134,6 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 		ps.resynced = res.RequeueAfter != before
 	}
 	return res, err
-}
-
-// ownedElsewhere reports whether the object belongs to another operator
-// instance (AnnotationOperatorInstance), warning once per owner.
-func (ps *passState[T]) ownedElsewhere() bool {
-	r := ps.r
-	if r.Instance == "" {
-		return false
-	}
-	owner := ps.req.Object.GetAnnotations()[AnnotationOperatorInstance]
-	if owner == "" || owner == r.Instance {
-		r.foreign.Delete(ps.key)
-		return false
-	}
-	if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
-		ps.event(corev1.EventTypeWarning, eventOwnedElsewhere, "Reconcile",
-			"object belongs to operator instance %q, not %q", owner, r.Instance)
-	}
-	ps.req.Log.V(1).Info("object owned by another instance", "instance", owner)
-	return true
-}
-
-// noteSkip emits the Event of the skip policy once, when the object comes
-// under it.
-func (ps *passState[T]) noteSkip(policy Policy) {
-	if policy != PolicySkip {
-		ps.r.skipSeen.Delete(ps.key)
-		return
-	}
-	if _, seen := ps.r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
-		ps.event(corev1.EventTypeNormal, eventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
-	}
 }
 
 // act runs what the pass does under policy: nothing after a refused
@@ -212,141 +163,6 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 		res, err = ps.do(ctx)
 	}
 	return res, err, false
-}
-
-// policy returns the policy of the object: its annotation, else its
-// Namespace's (unless IgnoreNamespacePolicy), else the default. An empty annotation counts as not set.
-func (ps *passState[T]) policy(ctx context.Context) (Policy, error) {
-	if v := ps.req.Object.GetAnnotations()[AnnotationReconcilePolicy]; v != "" {
-		return ParsePolicy(v)
-	}
-	if nsName := ps.req.Object.GetNamespace(); nsName != "" && !ps.r.Options.IgnoreNamespacePolicy {
-		// Only the annotations are needed: read the metadata, which the
-		// manager's cache keeps in an informer of its own (see the
-		// builder's watch of Namespaces).
-		ns := namespaceMetadata()
-		if err := ps.r.Client.Get(ctx, types.NamespacedName{Name: nsName}, ns); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return "", fmt.Errorf("reading the policy of namespace %s: %w", nsName, err)
-			}
-		} else if v := ns.Annotations[AnnotationReconcilePolicy]; v != "" {
-			return ParsePolicy(v)
-		}
-	}
-	return ps.p.defaultPol, nil
-}
-
-// invalidPolicy reports an unknown policy value in Ready and does nothing
-// else; the object is reconciled again when it changes.
-func (ps *passState[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Result, error) {
-	obj := ps.req.Object
-	co, ok := any(obj).(conditions.Object)
-	if !ok {
-		// Nowhere to report it but the log; a change of the object or of
-		// its namespace brings it back.
-		ps.req.Log.Error(perr, "invalid reconcile policy")
-		return ctrl.Result{}, nil
-	}
-	conds := co.GetConditions()
-	gen := obj.GetGeneration()
-	changed := conditions.Set(&conds, metav1.Condition{
-		Type:               conditions.TypeReady,
-		Status:             metav1.ConditionFalse,
-		Reason:             conditions.ReasonInvalidPolicy,
-		Message:            perr.Error(),
-		ObservedGeneration: gen,
-	}, metav1.Now())
-	conditions.StampGeneration(conds, gen)
-	co.SetConditions(conds)
-	if _, err := ps.save(ctx); err != nil {
-		if apierrors.IsConflict(err) {
-			return ps.conflictRequeue("save"), nil
-		}
-		return ctrl.Result{}, err
-	}
-	if changed {
-		ps.event(corev1.EventTypeWarning, conditions.ReasonInvalidPolicy, "Reconcile", "%s", perr.Error())
-	}
-	ps.req.Log.V(1).Info("invalid reconcile policy", "error", perr.Error())
-	return ctrl.Result{}, nil
-}
-
-// claim commits the finalizer and the instance annotation, when they are
-// missing, before any step acts. done means the reconcile ends with res and
-// err.
-func (ps *passState[T]) claim(ctx context.Context) (done bool, res ctrl.Result, err error) {
-	r, req := ps.r, ps.req
-	needFinalizer := ps.p.claims() && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
-	needInstance := r.Instance != "" && req.Object.GetAnnotations()[AnnotationOperatorInstance] == ""
-	if !needFinalizer && !needInstance {
-		return false, ctrl.Result{}, nil
-	}
-	claimed := req.Object.DeepCopyObject().(T)
-	if len(ps.p.claimers) > 0 {
-		loaded := req.Object
-		req.Object = claimed
-		err := ps.runClaimers(ctx)
-		req.Object = loaded
-		if err != nil {
-			ps.claimErr = err
-			return false, ctrl.Result{}, nil
-		}
-	}
-	if needFinalizer {
-		controllerutil.AddFinalizer(claimed, r.Finalizer)
-	}
-	if needInstance {
-		ann := claimed.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[AnnotationOperatorInstance] = r.Instance
-		claimed.SetAnnotations(ann)
-	}
-	patch := client.MergeFromWithOptions(req.Object, client.MergeFromWithOptimisticLock{})
-	rv := req.Object.GetResourceVersion()
-	if err := ps.write(rv, claimed, func() error { return r.Client.Patch(ctx, claimed, patch) }); err != nil {
-		switch {
-		case apierrors.IsConflict(err):
-			return true, ps.conflictRequeue("claim"), nil
-		case apierrors.IsNotFound(err):
-			return true, ctrl.Result{}, nil
-		default:
-			res, err := ps.writeFailed(ctx, writeClaim, fmt.Errorf("claiming: %w", err))
-			return true, res, err
-		}
-	}
-	req.Object = claimed
-	req.Original = claimed.DeepCopyObject().(T)
-	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)
-	ps.event(corev1.EventTypeNormal, eventClaimed, "Claim", "claimed by %s", ps.claimant(needFinalizer, needInstance))
-	return false, ctrl.Result{}, nil
-}
-
-// runClaimers runs the Claim of every Claimer in step order on req.Object,
-// stopping at the first error.
-func (ps *passState[T]) runClaimers(ctx context.Context) error {
-	for _, i := range ps.p.claimers {
-		c := ps.p.steps[i].(Claimer[T])
-		_, err := ps.req.call(ctx, ps.p.names[i], phaseClaim, func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
-			return ctrl.Result{}, c.Claim(ctx, req)
-		})
-		if err != nil {
-			return fmt.Errorf("claiming: step %s: %w", ps.p.names[i], err)
-		}
-	}
-	return nil
-}
-
-func (ps *passState[T]) claimant(finalizer, instance bool) string {
-	switch {
-	case finalizer && instance:
-		return fmt.Sprintf("operator instance %q with finalizer %q", ps.r.Instance, ps.r.Finalizer)
-	case instance:
-		return fmt.Sprintf("operator instance %q", ps.r.Instance)
-	default:
-		return fmt.Sprintf("finalizer %q", ps.r.Finalizer)
-	}
 }
 
 // do runs the Do of every step in order, stopping at the first that
@@ -473,12 +289,4 @@ func (ps *passState[T]) paused(ready metav1.Condition) metav1.Condition {
 		ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: observed, not changed: %s", PolicySkip, ready.Message))
 	}
 	return ready
-}
-
-// boundMessages cuts every message in conds to what the API server
-// accepts (conditions.Bound), so the status write cannot exceed its limits.
-func boundMessages(conds []metav1.Condition) {
-	for i := range conds {
-		conds[i].Message = conditions.Bound(conds[i].Message)
-	}
 }

@@ -1,0 +1,183 @@
+package bosun
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/bosunkit/bosun/conditions"
+)
+
+// ownedElsewhere reports whether the object belongs to another operator
+// instance (AnnotationOperatorInstance), warning once per owner.
+func (ps claimStage[T]) ownedElsewhere() bool {
+	r := ps.r
+	if r.Instance == "" {
+		return false
+	}
+	owner := ps.req.Object.GetAnnotations()[AnnotationOperatorInstance]
+	if owner == "" || owner == r.Instance {
+		r.foreign.Delete(ps.key)
+		return false
+	}
+	if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
+		ps.event(corev1.EventTypeWarning, eventOwnedElsewhere, "Reconcile",
+			"object belongs to operator instance %q, not %q", owner, r.Instance)
+	}
+	ps.req.Log.V(1).Info("object owned by another instance", "instance", owner)
+	return true
+}
+
+// noteSkip emits the Event of the skip policy once, when the object comes
+// under it.
+func (ps claimStage[T]) noteSkip(policy Policy) {
+	if policy != PolicySkip {
+		ps.r.skipSeen.Delete(ps.key)
+		return
+	}
+	if _, seen := ps.r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
+		ps.event(corev1.EventTypeNormal, eventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
+	}
+}
+
+// policy returns the policy of the object: its annotation, else its
+// Namespace's (unless IgnoreNamespacePolicy), else the default. An empty annotation counts as not set.
+func (ps claimStage[T]) policy(ctx context.Context) (Policy, error) {
+	if v := ps.req.Object.GetAnnotations()[AnnotationReconcilePolicy]; v != "" {
+		return ParsePolicy(v)
+	}
+	if nsName := ps.req.Object.GetNamespace(); nsName != "" && !ps.r.Options.IgnoreNamespacePolicy {
+		// Only the annotations are needed: read the metadata, which the
+		// manager's cache keeps in an informer of its own (see the
+		// builder's watch of Namespaces).
+		ns := namespaceMetadata()
+		if err := ps.r.Client.Get(ctx, types.NamespacedName{Name: nsName}, ns); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return "", fmt.Errorf("reading the policy of namespace %s: %w", nsName, err)
+			}
+		} else if v := ns.Annotations[AnnotationReconcilePolicy]; v != "" {
+			return ParsePolicy(v)
+		}
+	}
+	return ps.p.defaultPol, nil
+}
+
+// invalidPolicy reports an unknown policy value in Ready and does nothing
+// else; the object is reconciled again when it changes.
+func (ps claimStage[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Result, error) {
+	obj := ps.req.Object
+	co, ok := any(obj).(conditions.Object)
+	if !ok {
+		// Nowhere to report it but the log; a change of the object or of
+		// its namespace brings it back.
+		ps.req.Log.Error(perr, "invalid reconcile policy")
+		return ctrl.Result{}, nil
+	}
+	conds := co.GetConditions()
+	gen := obj.GetGeneration()
+	changed := conditions.Set(&conds, metav1.Condition{
+		Type:               conditions.TypeReady,
+		Status:             metav1.ConditionFalse,
+		Reason:             conditions.ReasonInvalidPolicy,
+		Message:            perr.Error(),
+		ObservedGeneration: gen,
+	}, metav1.Now())
+	conditions.StampGeneration(conds, gen)
+	co.SetConditions(conds)
+	if _, err := ps.saving().save(ctx); err != nil {
+		if apierrors.IsConflict(err) {
+			return ps.conflictRequeue("save"), nil
+		}
+		return ctrl.Result{}, err
+	}
+	if changed {
+		ps.event(corev1.EventTypeWarning, conditions.ReasonInvalidPolicy, "Reconcile", "%s", perr.Error())
+	}
+	ps.req.Log.V(1).Info("invalid reconcile policy", "error", perr.Error())
+	return ctrl.Result{}, nil
+}
+
+// claim commits the finalizer and the instance annotation, when they are
+// missing, before any step acts. done means the reconcile ends with res and
+// err.
+func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, err error) {
+	r, req := ps.r, ps.req
+	needFinalizer := ps.p.claims() && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
+	needInstance := r.Instance != "" && req.Object.GetAnnotations()[AnnotationOperatorInstance] == ""
+	if !needFinalizer && !needInstance {
+		return false, ctrl.Result{}, nil
+	}
+	claimed := req.Object.DeepCopyObject().(T)
+	if len(ps.p.claimers) > 0 {
+		loaded := req.Object
+		req.Object = claimed
+		err := ps.runClaimers(ctx)
+		req.Object = loaded
+		if err != nil {
+			ps.claimErr = err
+			return false, ctrl.Result{}, nil
+		}
+	}
+	if needFinalizer {
+		controllerutil.AddFinalizer(claimed, r.Finalizer)
+	}
+	if needInstance {
+		ann := claimed.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[AnnotationOperatorInstance] = r.Instance
+		claimed.SetAnnotations(ann)
+	}
+	patch := client.MergeFromWithOptions(req.Object, client.MergeFromWithOptimisticLock{})
+	rv := req.Object.GetResourceVersion()
+	if err := ps.saving().write(rv, claimed, func() error { return r.Client.Patch(ctx, claimed, patch) }); err != nil {
+		switch {
+		case apierrors.IsConflict(err):
+			return true, ps.conflictRequeue("claim"), nil
+		case apierrors.IsNotFound(err):
+			return true, ctrl.Result{}, nil
+		default:
+			res, err := ps.saving().writeFailed(ctx, writeClaim, fmt.Errorf("claiming: %w", err))
+			return true, res, err
+		}
+	}
+	req.Object = claimed
+	req.Original = claimed.DeepCopyObject().(T)
+	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)
+	ps.event(corev1.EventTypeNormal, eventClaimed, "Claim", "claimed by %s", ps.claimant(needFinalizer, needInstance))
+	return false, ctrl.Result{}, nil
+}
+
+// runClaimers runs the Claim of every Claimer in step order on req.Object,
+// stopping at the first error.
+func (ps claimStage[T]) runClaimers(ctx context.Context) error {
+	for _, i := range ps.p.claimers {
+		c := ps.p.steps[i].(Claimer[T])
+		_, err := ps.req.call(ctx, ps.p.names[i], phaseClaim, func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
+			return ctrl.Result{}, c.Claim(ctx, req)
+		})
+		if err != nil {
+			return fmt.Errorf("claiming: step %s: %w", ps.p.names[i], err)
+		}
+	}
+	return nil
+}
+
+func (ps claimStage[T]) claimant(finalizer, instance bool) string {
+	switch {
+	case finalizer && instance:
+		return fmt.Sprintf("operator instance %q with finalizer %q", ps.r.Instance, ps.r.Finalizer)
+	case instance:
+		return fmt.Sprintf("operator instance %q", ps.r.Instance)
+	default:
+		return fmt.Sprintf("finalizer %q", ps.r.Finalizer)
+	}
+}
