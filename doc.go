@@ -42,19 +42,16 @@
 // # Optional APIs, handlers, and requests from outside
 //
 // A kind the API server does not serve (its CRD is not installed) is
-// refused at setup with errKindNotServed, unless the Builder is told
+// refused at setup with an error that names it, unless the Builder is told
 // WhenServed: the controller is then checked and its steps set up as
 // usual, and it is built and started once discovery shows the kind, so
 // one operator binary can ship controllers for optional APIs.
 //
-// Handlers returns the HandlerSet of a kind on a manager, the same to
-// every caller: independent named handlers (OnChange, run as steps of one
-// engine Reconciler in registration order, all of them even when some
-// fail; OnRemove, called with the key of an object that is gone, for
-// operators that hold no finalizer) share one controller, each named in
-// logs, errors and metrics.
+// Package handlers is a thin layer over the engine in wrangler's style:
+// independent named OnChange and OnRemove handlers of one kind share one
+// controller, its OnChange handlers run as steps of one Reconciler.
 //
-// An Enqueuer (Builder.Enqueuer, HandlerSet.Enqueuer) puts keys into a
+// An Enqueuer (Builder.Enqueuer) puts keys into a
 // controller's queue from any code, at once or after a delay, through
 // controller-runtime's channel source; it never blocks, and keeps what it
 // is given until the controller starts.
@@ -67,7 +64,7 @@
 // Ready, and no Do runs until it passes.
 //
 // Reconciler.Resync reconciles every object again after a period, spread
-// by ResyncJitter, when nothing asked for a pass sooner; the annotation
+// by Options.ResyncJitter, when nothing asked for a pass sooner; the annotation
 // bosun.dev/resync-interval sets it per object ("0" for never). A pass
 // that wrote nothing and asks to run again later (a resync, a step's poll)
 // goes back to the queue at low priority, so that polls of objects that
@@ -119,4 +116,79 @@
 // `bosun gen` writes the markers for T and its status, for what the states
 // of a document read, for what its actions declare they write (`writes
 // Kind(verbs)`), and these two of the engine's own.
+//
+// # The stages of a pass, and where to read them
+//
+// One pass, from the request to the status write, in the files that hold
+// each stage (reconciler.go declares the state of a pass and the types of
+// its stages; each stage's methods are in its own file):
+//
+//	Reconcile (reconciler.go)        trigger, trace span, observers
+//	  runPass (reconciler.go)        load T from the cache; past the engine's own writes
+//	  | claim.go                     owned by another instance? policy; Claimers;
+//	  |                              commit the finalizer (the claim)
+//	  | run.go                       Do of the steps, or Cleanup in reverse, or Observe;
+//	  |                              every Post; conditions: Ready, observedGeneration
+//	  | save.go                      patch metadata and spec, then status, each only if
+//	  |                              changed; report a failed engine write
+//	  | ownwrites.go                 the versions the pass wrote: their events start no
+//	  v                              pass; a later pass waits for the cache to pass them
+//	result -> controller-runtime (flow.Final)
+//
+// The Pass a step sees is in pass.go, the Step contract and its optional
+// interfaces in step.go, the composites in compose.go, the Builder in
+// builder.go.
+//
+// # One vocabulary with package flow
+//
+// The composites of steps are the combinators of package flow under the
+// same names, with the same arguments in the same order, over steps in
+// place of actions:
+//
+//	flow (actions, one workflow per pass)   bosun (steps, one tree per reconciler)
+//	flow.Sequence(a, b)                     bosun.Sequence(s, t)
+//	flow.Join / OrderedJoin / ParallelJoin  bosun.Join / OrderedJoin / ParallelJoin
+//	flow.If(cond, a)                        bosun.If(pred, s)   (pred is asked each pass)
+//	flow.Retry(limit, interval, a)          bosun.Retry(limit, interval, s)
+//	flow.Timeout(d, a)                      bosun.Timeout(d, s)
+//
+// A step runs a flow workflow inside its Do when the work is decided per
+// pass; the engine's composites are for the fixed shape of a reconciler,
+// which the engine looks into (Cleanup, Post, conditions, setup).
+//
+// # The names the engine writes
+//
+// Events, with the reason as recorded (events.k8s.io, type Normal unless
+// said):
+//
+//	Claimed           the engine committed its finalizer or instance claim
+//	CleanedUp         every Cleanup finished and the finalizer was released
+//	Detached          the object was let go under detach-on-delete or skip
+//	ReconcileSkipped  the object came under the skip policy
+//	OwnedByOtherInstance
+//	                  Warning: the object belongs to another operator instance
+//	ClaimFailed, ReleaseFailed, SaveFailed
+//	                  Warning: an engine write of the object failed
+//
+// Condition reasons of Ready besides the steps' own: those of package
+// conditions, ClaimFailed, ReleaseFailed, SaveFailed, and
+// InvalidResyncInterval for an unreadable bosun.dev/resync-interval.
+//
+// Metrics, in Options.Metrics (controller-runtime's registry by default):
+//
+//	bosun_step_duration_seconds           histogram; controller, step, phase
+//	bosun_step_errors_total               counter; controller, step, phase
+//	bosun_own_write_events_skipped_total  counter; controller
+//
+// The phase label is "claim", "do", "observe", "cleanup" or "post"
+// ("remove" for the OnRemove handlers of package handlers). Trace spans
+// (tracer "github.com/bosunkit/bosun") carry bosun.controller,
+// bosun.object, bosun.trigger, bosun.trigger.kind, bosun.result,
+// bosun.requeue_after_seconds, bosun.step and bosun.phase; a pass's
+// Trigger.Kind is "Watch", "Requeue", "Resync", "Requested", "Enqueued"
+// or "Unknown". docs/METRICS.md and docs/TRACING.md say more.
+//
+// Maturity: stable. The engine's lifecycle and the names above are what
+// the examples and the test kit are built on; changes are listed in
+// CHANGELOG.md.
 package bosun

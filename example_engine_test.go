@@ -2,10 +2,8 @@ package bosun_test
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,7 +20,7 @@ func ExampleBuilder_WhenServed() {
 			Steps: []bosun.Step[*testapi.Gadget]{twins{}},
 		}
 		return bosun.ControllerManagedBy[*testapi.Gadget](mgr).
-			WhenServed(bosun.GateBackoff(time.Second, time.Minute)).
+			WhenServed().
 			Complete(r)
 	}
 	_ = setup

@@ -73,8 +73,9 @@ func (g *gateRunnable) NeedLeaderElection() bool { return false }
 func (g *gateRunnable) Start(ctx context.Context) error {
 	waiting := false
 	lastErr := ""
+	// Past the cap the backoff stops growing and keeps waiting longest.
 	backoff := wait.Backoff{Duration: g.gate.first, Factor: 2, Cap: g.gate.longest, Steps: math.MaxInt32}
-	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
+	err := backoff.DelayFunc().Until(ctx, true, true, func(context.Context) (bool, error) {
 		ok, err := g.allServed()
 		switch {
 		case ok:

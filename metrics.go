@@ -32,7 +32,7 @@ const (
 var phases = []phase{phaseDo, phaseCleanup, phasePost, phaseObserve, phaseClaim}
 
 // The engine's metric names (see the table in the package doc). The engine
-// registers them in Reconciler.Metrics (by default controller-runtime's
+// registers them in Options.Metrics (by default controller-runtime's
 // metrics.Registry, which the manager serves), once per registry, and
 // labels every series with the reconciler's Name ("controller").
 const (

@@ -78,9 +78,9 @@ func TestMetricsPerRegistry(t *testing.T) {
 	seen := map[string]string{}
 	names := map[prometheus.Registerer]string{regA: "A", regB: "B", metrics.Registry: "controller-runtime"}
 	reconcilers := []*bosun.Reconciler[*testapi.Widget]{
-		{Name: "alpha", Metrics: regA, Steps: []widgetStep{bosun.NewStep("ok", ok)}},
-		{Name: "beta", Metrics: regB, Steps: []widgetStep{bosun.NewStep("ok", ok), bosun.NewStep("bad", bad)}},
-		{Name: "gamma", Metrics: regB, Steps: []widgetStep{bosun.NewStep("ok", ok)}},
+		{Name: "alpha", Options: bosun.Options{Metrics: regA}, Steps: []widgetStep{bosun.NewStep("ok", ok)}},
+		{Name: "beta", Options: bosun.Options{Metrics: regB}, Steps: []widgetStep{bosun.NewStep("ok", ok), bosun.NewStep("bad", bad)}},
+		{Name: "gamma", Options: bosun.Options{Metrics: regB}, Steps: []widgetStep{bosun.NewStep("ok", ok)}},
 	}
 	for _, r := range reconcilers {
 		r.Steps = append([]widgetStep{bosun.NewStep("registry", func(_ context.Context, p *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
@@ -161,7 +161,7 @@ func TestMetricsRegistryConflict(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(tc.taken)
 			r := &bosun.Reconciler[*testapi.Widget]{
-				Name: "conflict", Metrics: reg, Client: fakeClient(t, nil),
+				Name: "conflict", Options: bosun.Options{Metrics: reg}, Client: fakeClient(t, nil),
 				Steps: []widgetStep{bosun.NewStep[*testapi.Widget]("ok", nil)},
 			}
 			err := r.Validate()
@@ -178,7 +178,7 @@ func TestMetricsSameRegistryTwice(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	for range 2 {
 		r := &bosun.Reconciler[*testapi.Widget]{
-			Name: "twice", Metrics: reg, Client: fakeClient(t, nil, fakeWidget("w", nil, false, nil)),
+			Name: "twice", Options: bosun.Options{Metrics: reg}, Client: fakeClient(t, nil, fakeWidget("w", nil, false, nil)),
 			Steps: []widgetStep{bosun.NewStep[*testapi.Widget]("ok", nil)},
 		}
 		if _, _, err := reconcileWidget(t, r, r.Client, "w"); err != nil {

@@ -2,7 +2,6 @@ package bosun
 
 import (
 	"context"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -155,7 +154,9 @@ type ReconcilerInfo struct {
 
 // Observation holds what is shared between the reconcilers set up on one
 // manager and the tools that watch them (a debug page): the observers of
-// every pass, and the reconcilers themselves.
+// every pass, and the reconcilers themselves. It lives on the manager:
+// Attach makes a manager that carries it, and ObservationOf finds it
+// there. The zero value is ready to use.
 type Observation struct {
 	mu sync.Mutex
 	// observers is replaced, never changed, so that passes read it
@@ -164,28 +165,44 @@ type Observation struct {
 	reconcilers []ReconcilerInfo
 }
 
-// observations maps a manager to its Observation.
-var observations sync.Map // a manager's cache -> *Observation
+// Attach returns mgr carrying o: every Reconciler that a Builder
+// completes on the returned manager reports its passes to o's observers
+// (added before or after the reconciler was set up) and is listed by
+// Reconcilers. Package operator attaches one to the managers it makes, and
+// package bosuntest to those of RunManager. A wrapper of the returned
+// manager keeps o when it has a method Observation() *Observation that
+// returns ObservationOf of the manager it wraps, as bosuntest's
+// ManagerWithClient and ManagerWithLogger do.
+func (o *Observation) Attach(mgr ctrl.Manager) ctrl.Manager {
+	return observedManager{Manager: mgr, observation: o}
+}
 
-// ObservationOf returns the Observation of mgr, made on first use. Every
-// Reconciler that a Builder completes on mgr reports its passes to the
-// observers added to it (before or after the reconciler was set up) and is
-// listed by Reconcilers.
-//
-// A manager is known by its cache, so that a wrapper of a manager that
-// hands out the same cache (a test's manager with another client) shares
-// its Observation.
+// observedManager is a manager that carries an Observation.
+type observedManager struct {
+	ctrl.Manager
+	observation *Observation
+}
+
+// Observation returns the manager's Observation.
+func (m observedManager) Observation() *Observation { return m.observation }
+
+// ObservationOf returns the Observation mgr carries (see Attach), or nil
+// when it carries none: the reconcilers set up on such a manager report
+// their passes only to their own Options.Observers.
 func ObservationOf(mgr ctrl.Manager) *Observation {
-	var key any = mgr.GetHTTPClient()
-	if c := mgr.GetCache(); c != nil && reflect.ValueOf(c).Kind() == reflect.Pointer {
-		key = c
+	if m, ok := mgr.(interface{ Observation() *Observation }); ok {
+		return m.Observation()
 	}
-	v, _ := observations.LoadOrStore(key, &Observation{})
-	return v.(*Observation)
+	return nil
 }
 
 // AddObserver adds an observer of every pass of the manager's reconcilers.
+// It panics on a nil Observation (ObservationOf of a manager that carries
+// none), whose observers would never be told of a pass.
 func (o *Observation) AddObserver(obs PassObserver) {
+	if o == nil {
+		panic("bosun: AddObserver on a nil Observation: attach one to the manager with Observation.Attach")
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var obss []PassObserver
@@ -208,6 +225,9 @@ func (o *Observation) active() bool {
 // Reconcilers returns the reconcilers set up on the manager, in the order
 // they were set up.
 func (o *Observation) Reconcilers() []ReconcilerInfo {
+	if o == nil {
+		return nil
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return append([]ReconcilerInfo(nil), o.reconcilers...)
@@ -215,6 +235,9 @@ func (o *Observation) Reconcilers() []ReconcilerInfo {
 
 // addReconciler lists a reconciler set up on the manager.
 func (o *Observation) addReconciler(info ReconcilerInfo) {
+	if o == nil {
+		return
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.reconcilers = append(o.reconcilers, info)

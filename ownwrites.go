@@ -198,7 +198,7 @@ func (o ownWrites[T]) isForKind(obj client.Object) bool {
 }
 
 // ownWritePredicate drops the events of the reconciled kind that the
-// engine's own writes caused (see Reconciler.ReconcileOwnWrites), and
+// engine's own writes caused (see Options.ReconcileOwnWrites), and
 // forgets what the engine remembers of an object when its delete event
 // comes (see Reconciler.forgetObject). It is
 // one of the controller's event filters, since the options of For set its

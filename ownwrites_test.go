@@ -277,7 +277,7 @@ func TestChangeDuringOwnWriteIsNeverLost(t *testing.T) {
 	f := newFixture(t)
 	reg := prometheus.NewRegistry()
 	r := newReconciler("own-writes-fix", newJournal(), false)
-	r.Metrics = reg
+	r.Options.Metrics = reg
 	skipped := func() float64 {
 		mfs, err := reg.Gather()
 		if err != nil {

@@ -180,7 +180,7 @@ func (r *Pass[T]) call(ctx context.Context, name string, phase phase, fn func(co
 }
 
 // Metrics returns the registerer of the reconciler running the pass
-// (Reconciler.Metrics, or controller-runtime's metrics.Registry when that
+// (Options.Metrics, or controller-runtime's metrics.Registry when that
 // is nil). Steps that keep metrics of their own register them there, once
 // per registry (a prometheus.AlreadyRegisteredError tells them to use the
 // collector found), and label them with Controller.

@@ -60,7 +60,7 @@ var ErrNotControlled = errors.New("object is not controlled by the reconciled ob
 const staleCacheRetry = time.Second
 
 // defaultStaleCacheLimit is how long the engine waits, unless
-// Reconciler.StaleCacheLimit says otherwise, for a cache that still holds a
+// Options.StaleCacheLimit says otherwise, for a cache that still holds a
 // version it wrote over. After that it reads the object from the API
 // server (Reconciler.APIReader) and runs the pass on what it finds there,
 // and does so on every pass until the cache catches up: a watch that lost

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,8 +139,8 @@ func TestPassTriggers(t *testing.T) {
 	})
 	child := &configMapChild{}
 	r := &bosun.Reconciler[*testapi.Widget]{
-		Name:      "triggers",
-		Steps:     []bosun.Step[*testapi.Widget]{child},
+		Name:    "triggers",
+		Steps:   []bosun.Step[*testapi.Widget]{child},
 		Options: bosun.Options{Observers: []bosun.PassObserver{log}},
 	}
 	bosuntest.RunManager(t, f.cp, func(mgr ctrl.Manager) error {
@@ -266,6 +267,9 @@ func TestObservationOfManager(t *testing.T) {
 		inNamespace := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == f.ns }))
 		return bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, inNamespace).Complete(newReconciler("observed", j, false))
 	})
+	if obs == nil {
+		t.Fatal("ObservationOf(the manager of RunManager) = nil, want the Observation it carries")
+	}
 	infos := obs.Reconcilers()
 	if len(infos) != 1 || infos[0].Name != "observed" || infos[0].GVK != testapi.GroupVersion.WithKind("Widget") {
 		t.Fatalf("Reconcilers() = %+v, want the one named observed, of Widgets", infos)
@@ -283,4 +287,30 @@ func TestObservationOfManager(t *testing.T) {
 		}
 		return fmt.Errorf("no report of a pass that ran steps yet")
 	})
+}
+
+// TestObservationLivesOnTheManager: a manager carries the Observation
+// Attach gave it, through bosuntest's wrappers too; a manager given none
+// has none, and a nil Observation refuses observers with a message.
+func TestObservationLivesOnTheManager(t *testing.T) {
+	plain := struct{ ctrl.Manager }{}
+	if got := bosun.ObservationOf(plain); got != nil {
+		t.Errorf("ObservationOf(a plain manager) = %p, want nil", got)
+	}
+	obs := new(bosun.Observation)
+	mgr := obs.Attach(plain)
+	wrapped := bosuntest.ManagerWithClient(bosuntest.ManagerWithLogger(mgr, logr.Discard()), nil)
+	got := []*bosun.Observation{bosun.ObservationOf(mgr), bosun.ObservationOf(wrapped), bosun.ObservationOf(new(bosun.Observation).Attach(plain))}
+	if got[0] != obs || got[1] != obs || got[2] == obs {
+		t.Errorf("ObservationOf: attached %p, wrapped %p, another manager %p; want %p, %p and another", got[0], got[1], got[2], obs, obs)
+	}
+	if r := bosun.ObservationOf(plain).Reconcilers(); r != nil {
+		t.Errorf("Reconcilers of a nil Observation = %v, want nil", r)
+	}
+	defer func() {
+		if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), "Observation.Attach") {
+			t.Errorf("AddObserver on nil: recovered %v, want a panic naming Observation.Attach", v)
+		}
+	}()
+	bosun.ObservationOf(plain).AddObserver(bosun.PassObserverFunc(func(context.Context, bosun.PassReport) {}))
 }

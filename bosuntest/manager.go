@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/controlplane"
 )
 
@@ -95,6 +96,9 @@ func RunManagerWith(t TB, cp *controlplane.ControlPlane, opts ManagerOptions, se
 	if err != nil {
 		t.Fatalf("bosuntest: creating manager: %v", err)
 	}
+	// The manager carries an Observation, as an operator's does, so that
+	// a test can watch the passes of its reconcilers.
+	mgr = new(bosun.Observation).Attach(mgr)
 	if setup != nil {
 		if err := setup(mgr); err != nil {
 			t.Fatalf("bosuntest: setting up manager: %v", err)

@@ -4,6 +4,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
 )
 
 // ManagerWithClient returns mgr as seen by code that takes its client from
@@ -16,7 +18,8 @@ import (
 //		return (&MyReconciler{}).SetupWithManager(mgr)
 //	})
 //
-// The manager's own machinery, such as its caches, is unaffected.
+// The manager's own machinery, such as its caches, is unaffected, and so
+// is the Observation it carries (bosun.ObservationOf).
 func ManagerWithClient(mgr ctrl.Manager, c client.Client) ctrl.Manager {
 	return clientManager{Manager: mgr, client: c}
 }
@@ -29,6 +32,9 @@ type clientManager struct {
 
 // GetClient returns the replacement client.
 func (m clientManager) GetClient() client.Client { return m.client }
+
+// Observation returns the Observation of the wrapped manager.
+func (m clientManager) Observation() *bosun.Observation { return bosun.ObservationOf(m.Manager) }
 
 // ManagerWithLogger returns mgr as seen by code that takes its logger from
 // GetLogger: such code gets l instead. Controllers built with
@@ -50,3 +56,6 @@ type loggerManager struct {
 
 // GetLogger returns the replacement logger.
 func (m loggerManager) GetLogger() logr.Logger { return m.logger }
+
+// Observation returns the Observation of the wrapped manager.
+func (m loggerManager) Observation() *bosun.Observation { return bosun.ObservationOf(m.Manager) }

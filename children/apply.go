@@ -24,14 +24,14 @@ import (
 // taking it over, and otherwise it creates the child.
 const createOnly = "18446744073709551615"
 
-// apply applies, with server-side apply as the step's field owner and
+// applyChildren applies, with server-side apply as the step's field owner and
 // forcing ownership, the children of the pass that are missing or differ
 // from the live ones. An apply only ever writes the object the pass read:
 // that of a missing child only creates it (see createOnly), and that of a
 // live child carries its UID, which fails on an object made under the
-// same name since (see taken). What each apply returns becomes the
+// same name since (see reportTaken). What each apply returns becomes the
 // child's live form, for its readiness, and is remembered for cacheGrace.
-func (s *Step[T]) apply(ctx context.Context, req *bosun.Pass[T], p *pass) error {
+func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass) error {
 	owner := s.fieldOwner(req)
 	for _, c := range p.children {
 		if !c.change {
@@ -45,7 +45,7 @@ func (s *Step[T]) apply(ctx context.Context, req *bosun.Pass[T], p *pass) error 
 		}
 		if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership); err != nil {
 			if replaced(err) {
-				if err := s.taken(ctx, req, p, c, err); err != nil {
+				if err := reportTaken(ctx, s, req, p, c, err); err != nil {
 					return err
 				}
 				continue
@@ -92,7 +92,7 @@ func replaced(err error) bool {
 	return false
 }
 
-// taken handles the child c whose apply failed with applyErr because the
+// reportTaken handles the child c whose apply failed with applyErr because the
 // object of its name is not the one the pass read (see replaced). It reads
 // the object from the API server: one the set may not write (check) is a
 // blocker of the pass, and its error is returned (reasonChildExists, as
@@ -101,7 +101,7 @@ func replaced(err error) bool {
 // another replica) or one WithAdoption takes over is not written in this
 // pass, which looks again after cacheRetry; and when there is none, the
 // pass is retried quietly, as after any 409 Conflict.
-func (s *Step[T]) taken(ctx context.Context, req *bosun.Pass[T], p *pass, c *child, applyErr error) error {
+func reportTaken[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, c *child, applyErr error) error {
 	reader := req.APIReader
 	if reader == nil {
 		reader = req.Client
@@ -116,7 +116,7 @@ func (s *Step[T]) taken(ctx context.Context, req *bosun.Pass[T], p *pass, c *chi
 		}
 		return fmt.Errorf("applying %s: %w", c.ref, applyErr)
 	}
-	if err := s.check(req, c, live, false); err != nil {
+	if err := checkLive(s, req, c, live, false); err != nil {
 		p.block(c, live, true)
 		return err
 	}

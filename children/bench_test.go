@@ -50,7 +50,7 @@ func convergedRequest(b *testing.B, step *Step[*testapi.Widget]) *bosun.Pass[*te
 	empty := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).Build()
 	req := &bosun.Pass[*testapi.Widget]{Controller: "bench", Object: w, Client: empty}
 	p := &pass{}
-	if err := step.prepare(context.Background(), req, p); err != nil {
+	if err := preparePass(context.Background(), step, req, p); err != nil {
 		b.Fatal(err)
 	}
 	var live []client.Object

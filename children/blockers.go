@@ -38,22 +38,22 @@ func (p *pass) block(c *child, live client.Object, unseen bool) {
 // let their sets converge, which their backoff would otherwise delay (or,
 // for a reasonChildConflict, which is not retried, put off until the
 // parent changes).
-func (s *Step[T]) blockerHandler(gvk schema.GroupVersionKind) handler.EventHandler {
+func blockerHandler[T client.Object](s *Step[T], gvk schema.GroupVersionKind) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 		return s.mem.blocked(blocker{gvk: gvk, key: client.ObjectKeyFromObject(obj)})
 	})
 }
 
-// poller returns the source that, every blockerPoll, drops the writes
+// blockerPoller returns the source that, every blockerPoll, drops the writes
 // remembered for longer than cacheGrace and enqueues the parents of the
 // blockers the cache does not hold that r, the API server, shows changed
 // or gone (see pollBlockers).
-func (s *Step[T]) poller(r client.Reader) source.Source {
+func blockerPoller[T client.Object](s *Step[T], r client.Reader) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		go func() {
 			_ = wait.PollUntilContextCancel(ctx, blockerPoll, false, func(ctx context.Context) (bool, error) {
 				s.mem.expire()
-				for _, req := range s.pollBlockers(ctx, r) {
+				for _, req := range pollBlockers(ctx, s, r) {
 					q.Add(req)
 				}
 				return false, nil
@@ -68,7 +68,7 @@ func (s *Step[T]) poller(r client.Reader) source.Source {
 // returns the parents of those that changed since their pass saw them or
 // are gone, once per change (see memory.polled). A blocker that cannot be
 // read is looked up again next time.
-func (s *Step[T]) pollBlockers(ctx context.Context, r client.Reader) []reconcile.Request {
+func pollBlockers[T client.Object](ctx context.Context, s *Step[T], r client.Reader) []reconcile.Request {
 	var reqs []reconcile.Request
 	versions := map[blocker]string{}
 	for _, u := range s.mem.unseen() {

@@ -24,7 +24,7 @@ import (
 // callDesired calls the DesiredFunc, recovering a panic into a
 // *flow.PanicError, so that Plan, which runs outside the engine, reports
 // it as an error like Do does.
-func (s *Step[T]) callDesired(ctx context.Context, req *bosun.Pass[T]) (objs []client.Object, err error) {
+func callDesired[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T]) (objs []client.Object, err error) {
 	if s.desired == nil {
 		return nil, nil
 	}
@@ -36,10 +36,10 @@ func (s *Step[T]) callDesired(ctx context.Context, req *bosun.Pass[T]) (objs []c
 	return s.desired(ctx, req)
 }
 
-// stamp checks the desired child obj (the i-th) and returns it in the form
+// stampChild checks the desired child obj (the i-th) and returns it in the form
 // to apply: its namespace filled in, the set's labels, the owner reference
 // or annotations, and the hash.
-func (s *Step[T]) stamp(req *bosun.Pass[T], obj client.Object, i int, ks []kind, parentGVK schema.GroupVersionKind) (*child, error) {
+func stampChild[T client.Object](s *Step[T], req *bosun.Pass[T], obj client.Object, i int, ks []kind, parentGVK schema.GroupVersionKind) (*child, error) {
 	invalid := func(format string, args ...any) error {
 		return conditions.Terminal(reasonInvalidChildren, fmt.Errorf(format, args...))
 	}
@@ -83,7 +83,7 @@ func (s *Step[T]) stamp(req *bosun.Pass[T], obj client.Object, i int, ks []kind,
 		u.SetNamespace(parent.GetNamespace())
 	}
 	ref := Ref{Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
-	if err := s.own(u, ref, parent, parentGVK); err != nil {
+	if err := ownChild(s, u, ref, parent, parentGVK); err != nil {
 		return nil, err
 	}
 	hash, err := hashOf(u)
@@ -99,11 +99,11 @@ func (s *Step[T]) stamp(req *bosun.Pass[T], obj client.Object, i int, ks []kind,
 	return &child{kind: k, ref: ref, applied: u}, nil
 }
 
-// own marks the child u as the set's and the parent's: the set's labels,
+// ownChild marks the child u as the set's and the parent's: the set's labels,
 // and the owner reference to the parent or, for an unowned step, the
 // parent's key in annotations. An owned child outside the parent's
 // namespace is refused.
-func (s *Step[T]) own(u *unstructured.Unstructured, ref Ref, parent client.Object, parentGVK schema.GroupVersionKind) error {
+func ownChild[T client.Object](s *Step[T], u *unstructured.Unstructured, ref Ref, parent client.Object, parentGVK schema.GroupVersionKind) error {
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}

@@ -13,14 +13,14 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 )
 
-// observe finds the live child c: member if it is a member of the set,
+// observeMember finds the live child c: member if it is a member of the set,
 // else read from the cache (an object the set does not hold yet). A child
 // the cache does not show is looked up on the API server before it is
 // created, so an object the cache has not seen yet is not applied over.
 // It returns nil when the child does not exist, and the error of check
 // when it exists but is not the set's to write; the object is then a
 // blocker of the pass (see pass.block).
-func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], p *pass, c *child, member client.Object) (client.Object, error) {
+func observeMember[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, c *child, member client.Object) (client.Object, error) {
 	live, unseen := member, false
 	if live == nil {
 		key := client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}
@@ -41,26 +41,26 @@ func (s *Step[T]) observe(ctx context.Context, req *bosun.Pass[T], p *pass, c *c
 			return nil, fmt.Errorf("reading %s: %w", c.ref, err)
 		}
 	}
-	if err := s.check(req, c, live, member != nil); err != nil {
+	if err := checkLive(s, req, c, live, member != nil); err != nil {
 		p.block(c, live, unseen)
 		return nil, err
 	}
 	return live, nil
 }
 
-// check returns an error when live, the object with the name of the
+// checkLive returns an error when live, the object with the name of the
 // desired child c, is not the set's to write: controlled by another
 // object or labelled for another set or parent (reasonChildConflict), or,
 // without WithAdoption, made by someone else (reasonChildExists). member
 // tells that live is a member of the set, as listed from the cache.
-func (s *Step[T]) check(req *bosun.Pass[T], c *child, live client.Object, member bool) error {
+func checkLive[T client.Object](s *Step[T], req *bosun.Pass[T], c *child, live client.Object, member bool) error {
 	if ctl := metav1.GetControllerOf(live); ctl != nil && ctl.UID != req.Object.GetUID() {
 		return conditions.Terminal(reasonChildConflict, fmt.Errorf("%s exists and is controlled by %s %s", c.ref, ctl.Kind, ctl.Name))
 	}
 	if l := live.GetLabels(); l[LabelSet] != "" && (l[LabelSet] != s.name || l[LabelOwner] != string(req.Object.GetUID())) {
 		return conditions.Terminal(reasonChildConflict, fmt.Errorf("%s exists and belongs to set %q of another object", c.ref, l[LabelSet]))
 	}
-	if !member && !s.ours(req, live) && !s.cfg.adopt {
+	if !member && !isOurs(s, req, live) && !s.cfg.adopt {
 		return &conditions.Error{
 			Type:     c.kind.condition,
 			Reason:   reasonChildExists,
@@ -72,13 +72,13 @@ func (s *Step[T]) check(req *bosun.Pass[T], c *child, live client.Object, member
 	return nil
 }
 
-// ours reports whether live, an object with the name of a desired child
+// isOurs reports whether live, an object with the name of a desired child
 // that is not among the members listed from the cache, was made by this
 // set for the parent of req: it carries the set's labels for the parent (a
 // child the cache does not show yet), or, for an owned child that lost its
 // labels, has the parent as its controller. An unowned child without the
 // labels cannot be told from anyone else's.
-func (s *Step[T]) ours(req *bosun.Pass[T], live client.Object) bool {
+func isOurs[T client.Object](s *Step[T], req *bosun.Pass[T], live client.Object) bool {
 	uid := req.Object.GetUID()
 	if l := live.GetLabels(); l[LabelSet] == s.name && l[LabelOwner] == string(uid) {
 		return true
@@ -90,18 +90,18 @@ func (s *Step[T]) ours(req *bosun.Pass[T], live client.Object) bool {
 	return ctl != nil && ctl.UID == uid
 }
 
-// members lists, from the cache, the children of kind k that carry the
+// listMembers lists, from the cache, the children of kind k that carry the
 // set's labels for the parent of req.
-func (s *Step[T]) members(ctx context.Context, req *bosun.Pass[T], k *kind) ([]client.Object, error) {
-	return s.membersFrom(ctx, req.Client, req, k)
+func listMembers[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], k *kind) ([]client.Object, error) {
+	return listMembersFrom(ctx, s, req.Client, req, k)
 }
 
-// membersFrom lists, through r, the children of kind k that carry the
+// listMembersFrom lists, through r, the children of kind k that carry the
 // set's labels for the parent of req. An object with those labels that
 // something else controls was not created by the set: it is left out, so
 // it is never pruned or deleted, and a desired child of its name is a
 // conflict.
-func (s *Step[T]) membersFrom(ctx context.Context, r client.Reader, req *bosun.Pass[T], k *kind) ([]client.Object, error) {
+func listMembersFrom[T client.Object](ctx context.Context, s *Step[T], r client.Reader, req *bosun.Pass[T], k *kind) ([]client.Object, error) {
 	list, err := k.newList(req.Client.Scheme())
 	if err != nil {
 		return nil, err

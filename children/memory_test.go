@@ -202,7 +202,7 @@ func TestPollBlockersWakesOncePerChange(t *testing.T) {
 	step.mem.setBlockers(w, map[blocker]blockState{b: {resourceVersion: theirs.ResourceVersion, unseen: true}})
 	poll := func() []string {
 		var out []string
-		for _, r := range step.pollBlockers(t.Context(), server) {
+		for _, r := range pollBlockers(t.Context(), step, server) {
 			out = append(out, r.Name)
 		}
 		return out

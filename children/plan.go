@@ -69,26 +69,15 @@ type pass struct {
 	blockers map[blocker]blockState
 }
 
-// Plan works out what Do would do for req, reading from the cache (and,
-// for a desired child the cache does not show, from the API server), and
-// does nothing: a dry run.
-func (s *Step[T]) Plan(ctx context.Context, req *bosun.Pass[T]) (Plan, error) {
-	p := &pass{}
-	if err := s.prepare(ctx, req, p); err != nil {
-		return Plan{}, err
-	}
-	return p.plan, nil
-}
-
-// prepare reads the desired children, stamps them, compares them with the
+// preparePass reads the desired children, stamps them, compares them with the
 // live ones and finds the members to prune, into p.
-func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) error {
+func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass) error {
 	scheme := req.Client.Scheme()
 	ks, err := s.kinds(scheme)
 	if err != nil {
 		return conditions.Terminal(reasonInvalidChildren, err)
 	}
-	desired, err := s.callDesired(ctx, req)
+	desired, err := callDesired(ctx, s, req)
 	if err != nil {
 		return fmt.Errorf("computing the desired children: %w", err)
 	}
@@ -103,7 +92,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 	members := map[string]client.Object{}
 	var order []string
 	for i := range ks {
-		ms, err := s.members(ctx, req, &ks[i])
+		ms, err := listMembers(ctx, s, req, &ks[i])
 		if err != nil {
 			return err
 		}
@@ -115,7 +104,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 	}
 	wanted := map[string]bool{}
 	for i, obj := range desired {
-		c, err := s.stamp(req, obj, i, ks, parentGVK)
+		c, err := stampChild(s, req, obj, i, ks, parentGVK)
 		if err != nil {
 			return err
 		}
@@ -124,10 +113,10 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 			return conditions.Terminal(reasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
 		}
 		wanted[c.id] = true
-		if err := s.compare(ctx, req, p, c, members[c.id]); err != nil {
+		if err := compareLive(ctx, s, req, p, c, members[c.id]); err != nil {
 			return err
 		}
-		if err := s.recall(ctx, req, p, c); err != nil {
+		if err := recallApplied(ctx, s, req, p, c); err != nil {
 			return err
 		}
 		p.children = append(p.children, c)
@@ -140,7 +129,7 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 	}
 	for _, id := range order {
 		if !wanted[id] {
-			s.unwanted(parent, p, members[id])
+			markUnwanted(s, parent, p, members[id])
 		}
 	}
 	for _, l := range []*[]Ref{&p.plan.Create, &p.plan.Update, &p.plan.Delete} {
@@ -149,11 +138,11 @@ func (s *Step[T]) prepare(ctx context.Context, req *bosun.Pass[T], p *pass) erro
 	return nil
 }
 
-// recall checks a child c that compare found to need an apply against
+// recallApplied checks a child c that compare found to need an apply against
 // the step's memory of its last apply of c as desired: applied within
 // cacheGrace, the cache has not caught up and the pass waits for it;
 // applied earlier, the child is read from the API server (confirmLive).
-func (s *Step[T]) recall(ctx context.Context, req *bosun.Pass[T], p *pass, c *child) error {
+func recallApplied[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, c *child) error {
 	if !c.change {
 		return nil
 	}
@@ -165,15 +154,15 @@ func (s *Step[T]) recall(ctx context.Context, req *bosun.Pass[T], p *pass, c *ch
 		c.change, c.live = false, w.live
 		p.lagging = true
 	case ok:
-		return s.confirmLive(ctx, req, c)
+		return confirmLive(ctx, s, req, c)
 	}
 	return nil
 }
 
-// unwanted sorts a member m of the set that is no longer desired into p:
+// markUnwanted sorts a member m of the set that is no longer desired into p:
 // kept (AnnotationPrune "false"), already going, deleted just now (the
 // cache has not caught up), or to prune.
-func (s *Step[T]) unwanted(parent client.Object, p *pass, m client.Object) {
+func markUnwanted[T client.Object](s *Step[T], parent client.Object, p *pass, m client.Object) {
 	switch {
 	case !m.GetDeletionTimestamp().IsZero():
 	case m.GetAnnotations()[AnnotationPrune] == "false":
@@ -192,7 +181,7 @@ func (s *Step[T]) unwanted(parent client.Object, p *pass, m client.Object) {
 // taken for drift until its next relist. When the child on the API server
 // is as desired, it is not applied again. Without an APIReader the cache
 // is believed.
-func (s *Step[T]) confirmLive(ctx context.Context, req *bosun.Pass[T], c *child) error {
+func confirmLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], c *child) error {
 	if req.APIReader == nil {
 		return nil
 	}
@@ -214,12 +203,12 @@ func (s *Step[T]) confirmLive(ctx context.Context, req *bosun.Pass[T], c *child)
 	return nil
 }
 
-// compare finds the live child c (see observe) and decides whether it
+// compareLive finds the live child c (see observeMember) and decides whether it
 // must be applied: when it is missing, or has drifted from the applied
 // form (see drifted). A child found up to date is forgotten from the
 // recent writes: the cache has caught up with it.
-func (s *Step[T]) compare(ctx context.Context, req *bosun.Pass[T], p *pass, c *child, member client.Object) error {
-	live, err := s.observe(ctx, req, p, c, member)
+func compareLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, c *child, member client.Object) error {
+	live, err := observeMember(ctx, s, req, p, c, member)
 	if err != nil {
 		return err
 	}

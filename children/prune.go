@@ -13,11 +13,11 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 )
 
-// prune deletes the members of the set the pass found no longer desired,
+// pruneChildren deletes the members of the set the pass found no longer desired,
 // and remembers each deletion for cacheGrace. The members
-// annotated AnnotationPrune "false" were set aside by prepare: they are
+// annotated AnnotationPrune "false" were set aside by preparePass: they are
 // only logged.
-func (s *Step[T]) prune(ctx context.Context, req *bosun.Pass[T], p *pass) error {
+func pruneChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass) error {
 	for _, obj := range p.prune {
 		if err := deleteChild(ctx, req.Client, obj); err != nil {
 			return conditions.Warning(reasonApplyFailed, err)
@@ -47,7 +47,7 @@ func (s *UnownedStep[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.
 	}
 	left := 0
 	for i := range ks {
-		members, err := s.membersFrom(ctx, reader, req, &ks[i])
+		members, err := listMembersFrom(ctx, s.Step, reader, req, &ks[i])
 		if err != nil {
 			return ctrl.Result{}, err
 		}

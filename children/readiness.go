@@ -94,7 +94,7 @@ func builtIn(obj client.Object) bool {
 }
 
 // conditionReady judges obj by the Ready condition of its status (see
-// DefaultReadiness): ready when it is True for the object's generation, or
+// defaultReady): ready when it is True for the object's generation, or
 // when the status has no conditions at all.
 func conditionReady(obj client.Object) (bool, string) {
 	content, err := contentOf(obj)

@@ -6,14 +6,15 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
 )
 
-// report sets the condition of each declared kind from the readiness of
+// reportKinds sets the condition of each declared kind from the readiness of
 // its desired children.
-func (s *Step[T]) report(req *bosun.Pass[T], p *pass) {
+func reportKinds[T client.Object](s *Step[T], req *bosun.Pass[T], p *pass) {
 	co, ok := any(req.Object).(conditions.Object)
 	if !ok {
 		return

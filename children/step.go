@@ -216,21 +216,22 @@ func (s *Step[T]) kinds(scheme *runtime.Scheme) ([]kind, error) {
 	return ks, nil
 }
 
-// Do carries out a pass: it works out the plan (prepare), applies the
-// desired children that are missing or differ (apply), deletes the members
-// no longer desired (prune), and reports each kind's health (report).
+// Do carries out a pass: it works out the plan (preparePass), applies
+// the desired children that are missing or differ (applyChildren), deletes
+// the members no longer desired (pruneChildren), and reports each kind's
+// health (reportKinds).
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	p := &pass{}
 	// What blocks a child in this pass wakes the parent when it changes
 	// or goes, until the parent's next pass.
 	defer func() { s.mem.setBlockers(req.Object, p.blockers) }()
-	if err := s.prepare(ctx, req, p); err != nil {
+	if err := preparePass(ctx, s, req, p); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := s.apply(ctx, req, p); err != nil {
+	if err := applyChildren(ctx, s, req, p); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := s.prune(ctx, req, p); err != nil {
+	if err := pruneChildren(ctx, s, req, p); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !p.plan.Empty() {
@@ -238,13 +239,38 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, eventChildrenChanged, "Apply",
 			"set %s: created %d, updated %d, deleted %d", s.name, len(p.plan.Create), len(p.plan.Update), len(p.plan.Delete))
 	}
-	s.report(req, p)
+	reportKinds(s, req, p)
 	if p.lagging {
 		req.Log.V(1).Info("cache behind the children's writes, looking again", "set", s.name)
 		return ctrl.Result{RequeueAfter: cacheRetry}, nil
 	}
 	return ctrl.Result{}, nil
 }
+
+// Plan works out what Do would do for req, reading from the cache (and,
+// for a desired child the cache does not show, from the API server), and
+// does nothing: a dry run.
+func (s *Step[T]) Plan(ctx context.Context, req *bosun.Pass[T]) (Plan, error) {
+	p := &pass{}
+	if err := preparePass(ctx, s, req, p); err != nil {
+		return Plan{}, err
+	}
+	return p.plan, nil
+}
+
+// SetupWithBuilder registers the declared kinds with b, as
+// bosun.Builder.Complete asks every step to: Owns for owned children, for
+// unowned ones a watch that maps a child's owner annotations back to its
+// parent. Events on children pass the predicates of WithPredicates, if
+// any, first. It also registers what lets the step heal and forget: a
+// watch of each kind that wakes the parents whose children an object
+// blocks (reasons ChildExists, ChildConflict) when it changes or goes,
+// with the same predicates; a source that looks up, every few seconds on
+// the API server, the blocking objects the cache does not hold (see
+// CacheSetsOnly); and a watch of the parents' kind that forgets what the
+// step remembers of a parent when it is deleted or leaves the cache. It
+// fails when a kind is not in the manager's scheme.
+func (s *Step[T]) SetupWithBuilder(b *bosun.Builder[T]) error { return setupWatches(s, b) }
 
 // fieldOwner returns the field manager of the step's applies for req: the
 // one set with WithFieldOwner, else the reconciler's name, else "bosun".

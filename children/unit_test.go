@@ -221,7 +221,7 @@ func TestReportMessageIsBounded(t *testing.T) {
 	}
 	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", Generation: 1}}
 	req := &bosun.Pass[*testapi.Widget]{Object: w, Client: fake.NewClientBuilder().WithScheme(scheme).Build()}
-	step.report(req, p)
+	reportKinds(step, req, p)
 	c := conditions.Find(w.Status.Conditions, "ConfigMapReady")
 	if c == nil {
 		t.Fatal("no ConfigMapReady condition")

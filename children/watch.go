@@ -16,19 +16,8 @@ import (
 	"github.com/bosunkit/bosun"
 )
 
-// SetupWithBuilder registers the declared kinds with b, as
-// bosun.Builder.Complete asks every step to: Owns for owned children, for
-// unowned ones a watch that maps a child's owner annotations back to its
-// parent. Events on children pass the predicates of WithPredicates, if
-// any, first. It also registers what lets the step heal and forget: a
-// watch of each kind that wakes the parents whose children an object
-// blocks (reasonChildExists, reasonChildConflict) when it changes or goes,
-// with the same predicates; a source that looks up, every few seconds on
-// the API server, the blocking objects the cache does not hold (see
-// CacheSetsOnly); and a watch of the parents' kind that forgets what the
-// step remembers of a parent when it is deleted or leaves the cache. It
-// fails when a kind is not in the manager's scheme.
-func (s *Step[T]) SetupWithBuilder(b *bosun.Builder[T]) error {
+// setupWatches is Step.SetupWithBuilder.
+func setupWatches[T client.Object](s *Step[T], b *bosun.Builder[T]) error {
 	ks, err := s.kinds(b.Scheme())
 	if err != nil {
 		return fmt.Errorf("children step %q: %w", s.name, err)
@@ -36,17 +25,17 @@ func (s *Step[T]) SetupWithBuilder(b *bosun.Builder[T]) error {
 	filter := builder.WithPredicates(s.cfg.preds...)
 	for _, k := range ks {
 		if s.unowned {
-			b.Watches(k.Object, s.ownerHandler(), filter)
+			b.Watches(k.Object, ownerHandler(s), filter)
 		} else {
 			b.Owns(k.Object, filter)
 		}
-		b.Watches(k.Object, s.blockerHandler(k.gvk), filter)
+		b.Watches(k.Object, blockerHandler(s, k.gvk), filter)
 	}
 	if parent, ok := newParent[T](); ok {
 		b.Watches(parent, s.mem.forgetOnDelete())
 	}
 	if mgr := b.Manager(); mgr != nil {
-		b.WatchesRawSource(s.poller(mgr.GetAPIReader()))
+		b.WatchesRawSource(blockerPoller(s, mgr.GetAPIReader()))
 	}
 	return nil
 }
@@ -73,7 +62,7 @@ func newParent[T client.Object]() (T, bool) {
 
 // ownerHandler enqueues the parent named by the owner annotations of a
 // child of this set.
-func (s *Step[T]) ownerHandler() handler.EventHandler {
+func ownerHandler[T client.Object](s *Step[T]) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 		if obj.GetLabels()[LabelSet] != s.name {
 			return nil

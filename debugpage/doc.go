@@ -8,6 +8,7 @@
 // (Options) and an http.Handler that shows it as HTML, or as JSON with
 // ?format=json. It serves everything under Path; mount it there:
 //
+//	mgr = new(bosun.Observation).Attach(mgr) // what the page observes lives on the manager
 //	page := debugpage.Register(mgr)
 //	mux.Handle(debugpage.Path, page)
 //

@@ -40,7 +40,9 @@ func New(opts Options) *Page {
 }
 
 // Register returns a Page, with the default bounds, observing the
-// reconcilers set up on mgr, before or after the call.
+// reconcilers set up on mgr, before or after the call. mgr must carry an
+// Observation (bosun.Observation.Attach; the managers of package operator
+// and of bosuntest.RunManager do).
 func Register(mgr ctrl.Manager) *Page {
 	p := New(Options{})
 	p.Observe(bosun.ObservationOf(mgr))

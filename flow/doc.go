@@ -15,6 +15,11 @@
 // Shared runs an action at most once per workflow run however many branches use it.
 // Sequence, the joins and Retry stop early when the context is done.
 //
+// These are the words of the bosun engine too: bosun.Sequence, Join, OrderedJoin,
+// ParallelJoin, If, Retry(limit, interval, step) and Timeout(d, step) arrange a
+// reconciler's steps with these combinators, taking the same arguments in the same
+// order, steps in place of actions.
+//
 // Constructors check their arguments: a nil action, a non-positive timeout or retry
 // limit, a negative retry interval, a nil predicate or a nil hook is a programming
 // error, and the constructor panics with a *BuildError naming the combinator and the
@@ -66,4 +71,7 @@
 //		),
 //	).Run(ctx)
 //	return flow.Final(res, err)
+//
+// Maturity: stable. The combinators and the rules of outcomes are the base of the
+// engine and of generated code; changes are listed in CHANGELOG.md.
 package flow

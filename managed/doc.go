@@ -404,7 +404,7 @@
 // bosun_managed_deletion_seconds, bosun_managed_drift_corrections_total, and for every call of the
 // external system bosun_managed_external_calls_total, bosun_managed_external_call_duration_seconds,
 // bosun_managed_external_calls_in_flight and bosun_managed_call_limit_wait_seconds, in the registry of
-// the reconciler that runs it (bosun.Reconciler.Metrics, by default
+// the reconciler that runs it (bosun.Options.Metrics, by default
 // controller-runtime's metrics registry), labelled with the reconciler's
 // name ("controller") and the step's ("step"). The calls per object and
 // poll, and the load the polls put on the external system, follow from

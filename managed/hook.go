@@ -54,7 +54,3 @@ type CallHook interface {
 	BeforeCall(ctx context.Context, call ExternalCall) error
 	AfterCall(ctx context.Context, call ExternalCall, err error) error
 }
-
-// WithCallHook sets the hook that sees every call of the ExternalClient. Nil, the
-// default, means none.
-func WithCallHook(h CallHook) Option { return func(c *config) { c.hook = h } }

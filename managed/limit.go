@@ -101,10 +101,3 @@ func (l *Limiter) pace(ctx context.Context) (waited time.Duration, err error) {
 func waitError(cause error) error {
 	return fmt.Errorf("%w: %s", ErrCallLimitWait, cause.Error())
 }
-
-// WithLimiter makes the step's calls wait for l, which other steps may
-// share: one Limiter per external system keeps the calls of every
-// controller that talks to it within its limits, and
-// WithLimiter(NewLimiter(limits)) gives a step one of its own. Nil, the
-// default, sets no limit.
-func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }

@@ -12,7 +12,7 @@ import (
 )
 
 // Metric names. The step registers them, once per registry, in the
-// registry of the reconciler that runs it (bosun.Reconciler.Metrics, by
+// registry of the reconciler that runs it (bosun.Options.Metrics, by
 // default controller-runtime's metrics.Registry; see bosun.Pass.Metrics),
 // and labels every series with the reconciler's name ("controller") and
 // the step's name ("step").

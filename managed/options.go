@@ -246,3 +246,14 @@ func (c *config) fill() {
 		c.nameFn = NameFromNamespacedName
 	}
 }
+
+// WithCallHook sets the hook that sees every call of the ExternalClient. Nil, the
+// default, means none.
+func WithCallHook(h CallHook) Option { return func(c *config) { c.hook = h } }
+
+// WithLimiter makes the step's calls wait for l, which other steps may
+// share: one Limiter per external system keeps the calls of every
+// controller that talks to it within its limits, and
+// WithLimiter(NewLimiter(limits)) gives a step one of its own. Nil, the
+// default, sets no limit.
+func WithLimiter(l *Limiter) Option { return func(c *config) { c.limiter = l } }

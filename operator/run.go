@@ -201,8 +201,12 @@ func (o Options) newManager(cfg *rest.Config, scheme *runtime.Scheme, flags Flag
 	if err != nil {
 		return nil, fmt.Errorf("operator %q: making the manager: %w", o.Name, err)
 	}
+	// The manager carries an Observation, which the debug page and any
+	// observer the setup adds watch.
+	obs := new(bosun.Observation)
+	mgr = obs.Attach(mgr)
 	if page != nil {
-		page.Observe(bosun.ObservationOf(mgr))
+		page.Observe(obs)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("operator %q: %w", o.Name, err)

@@ -2,13 +2,11 @@ package shard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -20,64 +18,6 @@ import (
 
 // errBusy: a pass of an object asked to leave still runs.
 var errBusy = errors.New("a pass of the object is running")
-
-// patchLabels sets (or, for an empty value, removes) labels of the object
-// key of the ring's kind, and its annotations in annotations, guarded by
-// resourceVersion rv: a write based on an older view of the object fails
-// with 409 Conflict.
-func (m *Member) patchLabels(ctx context.Context, key types.NamespacedName, rv string, set, annotations map[string]string) error {
-	meta := map[string]any{"resourceVersion": rv, "labels": nullEmpty(set)}
-	if len(annotations) > 0 {
-		meta["annotations"] = nullEmpty(annotations)
-	}
-	body, err := json.Marshal(map[string]any{"metadata": meta})
-	if err != nil {
-		return fmt.Errorf("encoding the labels of %s: %w", key, err)
-	}
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(m.gvk)
-	obj.Namespace, obj.Name = key.Namespace, key.Name
-	if err := m.mgr.GetClient().Patch(ctx, obj, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return fmt.Errorf("labelling %s %s: %w", m.gvk.Kind, key, err)
-	}
-	return nil
-}
-
-// nullEmpty returns kv for a merge patch: an empty value removes its key.
-func nullEmpty(kv map[string]string) map[string]any {
-	out := map[string]any{}
-	for k, v := range kv {
-		if v == "" {
-			out[k] = nil
-		} else {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// newObject returns an empty object of the ring's kind, of the type the
-// manager's cache holds it as.
-func (m *Member) newObject() client.Object {
-	obj := m.opts.Object.DeepCopyObject().(client.Object)
-	obj.SetNamespace("")
-	obj.SetName("")
-	return obj
-}
-
-// isDrain reports whether o is an object of this member that it is asked
-// to let go.
-func (m *Member) isDrain(o client.Object) bool {
-	l := o.GetLabels()
-	return l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] != ""
-}
-
-// leavingInCache reports whether the manager's cache holds key as an
-// object of this member asked to leave.
-func (m *Member) leavingInCache(key types.NamespacedName) bool {
-	obj, ok := m.cached(key)
-	return ok && m.isDrain(obj)
-}
 
 // drainer lets go of the objects this member is asked to: it stops their
 // passes, and once none runs removes their shard and drain labels, which

@@ -40,7 +40,7 @@ func (v verdict) String() string {
 	case drop:
 		return "drop"
 	case hold:
-		return "wait"
+		return "hold"
 	}
 	return "unknown"
 }
@@ -299,36 +299,6 @@ func (g *gate) idle() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.inflight) == 0
-}
-
-// Wrap returns r restricted to this member: a pass runs only while the
-// member's Lease is current (renewed within RenewDeadline) and the object
-// has not been asked to leave, and the member lets an object go only once
-// its running pass has ended. The context of a pass is cancelled, with
-// cause ErrLeaseLost, when the member's right lapses: RenewDeadline after
-// its last renewal, LeaseDuration - RenewDeadline before the sharder may
-// give the object away (see the package documentation). A request
-// refused for a Lease not current comes back after RenewPeriod; one
-// refused because the object is leaving, or is no longer the member's on
-// the API server after a lapse, is dropped. Use it, or ControllerOptions,
-// in every controller of the ring's kind, with Predicate and
-// NeedLeaderElection false; with bosun's Builder, through its
-// WrapReconciler.
-func (m *Member) Wrap(r reconcile.Reconciler) reconcile.Reconciler {
-	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		v, right := m.gate.begin(req.NamespacedName)
-		switch v {
-		case drop:
-			return reconcile.Result{}, nil
-		case hold:
-			return reconcile.Result{RequeueAfter: m.opts.RenewPeriod}, nil
-		}
-		defer m.gate.end(req.NamespacedName)
-		ctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		defer context.AfterFunc(right, func() { cancel(context.Cause(right)) })()
-		return r.Reconcile(ctx, req)
-	})
 }
 
 // newQueue returns a constructor of controller queues, made by next (nil:

@@ -133,7 +133,7 @@ func TestGateConfirmsAfterALapse(t *testing.T) {
 		{name: "assigned in an earlier tenure", cached: true, tenure: "t1", server: errGone, want: []string{"read", "drop", "read", "drop"}},
 		{name: "the member's on the server", cached: true, want: []string{"read", "admit", "admit"}},
 		{name: "another member's on the server", cached: true, server: errGone, want: []string{"read", "drop", "read", "drop"}},
-		{name: "server down", cached: true, server: errDown, want: []string{"read", "wait", "read", "wait"}},
+		{name: "server down", cached: true, server: errDown, want: []string{"read", "hold", "read", "hold"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

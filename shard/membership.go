@@ -178,7 +178,7 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	// away, and the cache may not show it yet: from now on it cannot.
 	lctx, cancel := context.WithTimeout(ctx, m.opts.LeaseDuration)
 	defer cancel()
-	owned, err := m.owned(lctx)
+	owned, err := ms.owned(lctx)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,8 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 }
 
 // owned lists, from the API server, the objects labelled for this member.
-func (m *Member) owned(ctx context.Context) (map[types.NamespacedName]bool, error) {
+func (ms *membership) owned(ctx context.Context) (map[types.NamespacedName]bool, error) {
+	m := ms.m
 	namespaces := m.opts.ObjectNamespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Label keys. An object's shard label names the member that reconciles
@@ -348,6 +350,94 @@ func (m *Member) ControllerOptions(opts controller.Options) controller.Options {
 	opts.NeedLeaderElection = ptr.To(false)
 	opts.NewQueue = m.gate.newQueue(opts.NewQueue, ptr.Deref(opts.UsePriorityQueue, true), m.opts.RenewPeriod)
 	return opts
+}
+
+// Wrap returns r restricted to this member: a pass runs only while the
+// member's Lease is current (renewed within RenewDeadline) and the object
+// has not been asked to leave, and the member lets an object go only once
+// its running pass has ended. The context of a pass is cancelled, with
+// cause ErrLeaseLost, when the member's right lapses: RenewDeadline after
+// its last renewal, LeaseDuration - RenewDeadline before the sharder may
+// give the object away (see the package documentation). A request
+// refused for a Lease not current comes back after RenewPeriod; one
+// refused because the object is leaving, or is no longer the member's on
+// the API server after a lapse, is dropped. Use it, or ControllerOptions,
+// in every controller of the ring's kind, with Predicate and
+// NeedLeaderElection false; with bosun's Builder, through its
+// WrapReconciler.
+func (m *Member) Wrap(r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		v, right := m.gate.begin(req.NamespacedName)
+		switch v {
+		case drop:
+			return reconcile.Result{}, nil
+		case hold:
+			return reconcile.Result{RequeueAfter: m.opts.RenewPeriod}, nil
+		}
+		defer m.gate.end(req.NamespacedName)
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(right, func() { cancel(context.Cause(right)) })()
+		return r.Reconcile(ctx, req)
+	})
+}
+
+// patchLabels sets (or, for an empty value, removes) labels of the object
+// key of the ring's kind, and its annotations in annotations, guarded by
+// resourceVersion rv: a write based on an older view of the object fails
+// with 409 Conflict.
+func (m *Member) patchLabels(ctx context.Context, key types.NamespacedName, rv string, set, annotations map[string]string) error {
+	meta := map[string]any{"resourceVersion": rv, "labels": nullEmpty(set)}
+	if len(annotations) > 0 {
+		meta["annotations"] = nullEmpty(annotations)
+	}
+	body, err := json.Marshal(map[string]any{"metadata": meta})
+	if err != nil {
+		return fmt.Errorf("encoding the labels of %s: %w", key, err)
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(m.gvk)
+	obj.Namespace, obj.Name = key.Namespace, key.Name
+	if err := m.mgr.GetClient().Patch(ctx, obj, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("labelling %s %s: %w", m.gvk.Kind, key, err)
+	}
+	return nil
+}
+
+// nullEmpty returns kv for a merge patch: an empty value removes its key.
+func nullEmpty(kv map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range kv {
+		if v == "" {
+			out[k] = nil
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// newObject returns an empty object of the ring's kind, of the type the
+// manager's cache holds it as.
+func (m *Member) newObject() client.Object {
+	obj := m.opts.Object.DeepCopyObject().(client.Object)
+	obj.SetNamespace("")
+	obj.SetName("")
+	return obj
+}
+
+// isDrain reports whether o is an object of this member that it is asked
+// to let go.
+func (m *Member) isDrain(o client.Object) bool {
+	l := o.GetLabels()
+	return l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] != ""
+}
+
+// leavingInCache reports whether the manager's cache holds key as an
+// object of this member asked to leave.
+func (m *Member) leavingInCache(key types.NamespacedName) bool {
+	obj, ok := m.cached(key)
+	return ok && m.isDrain(obj)
 }
 
 // key returns the ring key of an object.

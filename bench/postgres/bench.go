@@ -233,7 +233,7 @@ func (b *bench) manager(ns, app string, limits managed.Limits, reg *prometheus.R
 		managed.WithTiming(managed.Timing{Poll: b.cfg.poll, MinPoll: b.cfg.poll}),
 		managed.WithLimiter(managed.NewLimiter(limits)),
 	}})
-	r.Metrics = reg
+	r.Options.Metrics = reg
 	err = bosun.ControllerManagedBy[*pgv1.Role](mgr).WithOptions(controller.Options{MaxConcurrentReconciles: b.cfg.workers}).Complete(r)
 	return mgr, err
 }

@@ -258,7 +258,9 @@ func (e *explorer) reached(step bool, spec map[string]any) {
 // server refused the spec as invalid.
 func (e *explorer) write(ctx context.Context, obj *unstructured.Unstructured, spec map[string]any) (bool, error) {
 	admitted := false
-	err := wait.ExponentialBackoffWithContext(ctx, conflictBackoff, func(ctx context.Context) (bool, error) {
+	// Past the cap the backoff stops growing and keeps waiting its cap:
+	// Until, unlike ExponentialBackoffWithContext, never runs out of steps.
+	err := conflictBackoff.DelayFunc().Until(ctx, true, true, func(ctx context.Context) (bool, error) {
 		if err := e.t.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return false, err
 		}

@@ -87,8 +87,8 @@ type Operator struct {
 	// fault; zero means one minute.
 	Bound time.Duration
 	// PerObject is the time each object adds to Bound in the rows that
-	// make many objects at once; zero means 200ms. An operator
-	// whose objects each cost a slow external call needs more.
+	// make many objects at once; zero means 200ms. An operator whose
+	// objects each cost a slow external call needs more.
 	PerObject time.Duration
 }
 

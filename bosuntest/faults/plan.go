@@ -58,9 +58,8 @@ type Rule struct {
 	// Verbs are the verbs the rule matches, as the Kubernetes API names
 	// them: "get", "list", "watch", "create", "update", "patch",
 	// "delete", "deletecollection", and "apply" for a server-side
-	// apply patch. Empty
-	// matches every write: create, update, patch, apply, delete and
-	// deletecollection.
+	// apply patch. Empty matches every write: create, update, patch,
+	// apply, delete and deletecollection.
 	Verbs []string
 }
 

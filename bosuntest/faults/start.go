@@ -156,6 +156,7 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
+	mgr = new(bosun.Observation).Attach(mgr)
 	p.mgr = mgr
 	for _, m := range p.members {
 		if err := m.SetupWithManager(mgr); err != nil {

@@ -28,7 +28,6 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/managed"
-	"github.com/bosunkit/bosun/ref"
 )
 
 func TestValidIdentifier(t *testing.T) {

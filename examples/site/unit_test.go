@@ -24,7 +24,6 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
-	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	sitev1 "github.com/bosunkit/bosun/examples/site/api/v1alpha1"
 )

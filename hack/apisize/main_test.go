@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // write lays files out under a new directory and returns it.
@@ -49,10 +50,11 @@ func TestMeasure(t *testing.T) {
 	}
 	want := map[string]pkgSize{
 		// Reconciler, X, I; Run, M, N; A, B.
-		"bosun": {names: 3, methods: 3, fields: 2},
-		"sub":   {names: 1},
+		"bosun": {names: 3, methods: 3, fields: 2, list: []string{"type Reconciler", "value X", "type I"}},
+		"sub":   {names: 1, list: []string{"func Long"}},
 	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(pkgSize{})); diff != "" {
+	sortLists := cmpopts.SortSlices(func(x, y string) bool { return x < y })
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(pkgSize{}), sortLists); diff != "" {
 		t.Errorf("sizes (-want +got):\n%s", diff)
 	}
 	if len(a.long) != 1 || a.long[0].name != "Long" || a.long[0].lines != 82 {
@@ -86,5 +88,42 @@ func TestRunStrict(t *testing.T) {
 	}
 	if err := run([]string{"-root", t.TempDir()}, &out); err == nil {
 		t.Error("run on an empty tree = nil, want an error")
+	}
+}
+
+func TestMutualFiles(t *testing.T) {
+	root := write(t, map[string]string{
+		// a.go and b.go use each other; c.go only uses a.go; a local
+		// named like a package-level name is no use of it.
+		"a.go": "package bosun\n\nvar A = B\n",
+		"b.go": "package bosun\n\nvar B = 1\n\nfunc F() int { return A }\n",
+		"c.go": "package bosun\n\nfunc G() int { B := 2; return A + B }\n",
+		"d.go": "package bosun\n\nfunc H() int { return G() }\n",
+	})
+	a, err := measure(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"bosun: a.go <-> b.go"}, a.mutualFiles()); diff != "" {
+		t.Errorf("mutual files (-want +got):\n%s", diff)
+	}
+	var out bytes.Buffer
+	a.report(&out)
+	if want := "goal: root file pairs that use each other              1 (<= 5) met"; !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+}
+
+func TestNames(t *testing.T) {
+	root := write(t, map[string]string{"a.go": "package bosun\n\ntype R struct{}\n\nfunc New() R { return R{} }\n\nconst C, d = 1, 2\n"})
+	var out bytes.Buffer
+	if err := run([]string{"-root", root, "-names", "bosun"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("func New\ntype R\nvalue C\n", out.String()); diff != "" {
+		t.Errorf("-names (-want +got):\n%s", diff)
+	}
+	if err := run([]string{"-root", root, "-names", "nope"}, &out); err == nil {
+		t.Error("-names of an unknown package = nil, want an error")
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/bosunkit/bosun"
 )
 
 // kind says how a dashboard may query a metric.
