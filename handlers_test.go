@@ -25,9 +25,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/handlers"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/handlers"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/shard"
 )

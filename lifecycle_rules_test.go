@@ -54,7 +54,7 @@ func TestEnvCleanupReverseOrderKeepsForeignFinalizer(t *testing.T) {
 	pending.Store(true)
 	r := &bosun.Reconciler[*testapi.Widget]{
 		Name:      "env-cleanup",
-		Options: bosun.Options{Observers: []bosun.PassObserver{log}},
+		Options:   bosun.Options{Observers: []bosun.PassObserver{log}},
 		Finalizer: testFinalizer,
 		Steps: []bosun.Step[*testapi.Widget]{
 			&traced{name: "a", tr: tr},

@@ -417,10 +417,10 @@ func TestTwoInstancesReconcileDisjointObjects(t *testing.T) {
 	for _, inst := range []string{"a", "b"} {
 		logs[inst] = &passLog{}
 		r := &bosun.Reconciler[*testapi.Widget]{
-			Name:      "instance-" + inst,
-			Instance:  inst,
-			Steps:     []bosun.Step[*testapi.Widget]{&divide{j: j, instance: inst}},
-			Options: bosun.Options{Observers: []bosun.PassObserver{logs[inst]}},
+			Name:     "instance-" + inst,
+			Instance: inst,
+			Steps:    []bosun.Step[*testapi.Widget]{&divide{j: j, instance: inst}},
+			Options:  bosun.Options{Observers: []bosun.PassObserver{logs[inst]}},
 		}
 		f.run(r, runOptions{})
 	}

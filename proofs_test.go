@@ -316,8 +316,8 @@ func TestSkipObserveErrorBacksOff(t *testing.T) {
 	log := &passLog{}
 	writes := &bosuntest.WriteCounter{}
 	f.run(&bosun.Reconciler[*testapi.Widget]{
-		Name:      "skip-observe-error",
-		Steps:     []bosun.Step[*testapi.Widget]{p},
+		Name:    "skip-observe-error",
+		Steps:   []bosun.Step[*testapi.Widget]{p},
 		Options: bosun.Options{Observers: []bosun.PassObserver{log}},
 	}, runOptions{client: writes.Wrap})
 	f.create("clock", 1, 1, nil)

@@ -19,4 +19,3 @@ func NewStatusStep[T client.Object](name string, fn func(ctx context.Context, ob
 		return ctrl.Result{}, statusfield.Rollback(req.Object, func() error { return fn(ctx, req.Object) })
 	})
 }
-

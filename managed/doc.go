@@ -349,7 +349,7 @@
 // copy's spec is taken and the engine commits it with the rest of the
 // object; otherwise the changes to the spec are dropped. A spec the API server refuses
 // is reported by the engine, and by the step in Synced, with reason
-// SaveFailed (bosun.WriteSave, through WriteFailed).
+// SaveFailed (through WriteFailed).
 //
 // # Change log
 //

@@ -116,7 +116,7 @@ func Scheme(t bosuntest.TB, adds ...func(*runtime.Scheme) error) *runtime.Scheme
 // Reconcile runs one pass of r on c.Object, against an in-memory client
 // made with scheme (which must know T and the kinds of c.Given) that holds
 // c.Object and c.Given, and has the field indexes r's steps set up (see
-// bosun.FieldIndexes). Its RESTMapper knows every kind of scheme, as
+// bosun.Reconciler.FieldIndexes). Its RESTMapper knows every kind of scheme, as
 // namespaced but for the built-in cluster-scoped kinds (Namespace, Node,
 // ClusterRole...). It sets r's Client, APIReader and Recorder. It does
 // not check c's expectations; Run does.

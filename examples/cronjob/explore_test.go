@@ -14,9 +14,9 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/internal/figures"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // exploreSchedule is the schedule of the explored CronJobs: once a year.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/internal/figures"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // TestBatteryExplore drives the Greeting controller through sequences of

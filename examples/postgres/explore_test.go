@@ -15,9 +15,9 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/internal/figures"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // TestBatteryExplore drives the PostgreSQL operator, set up as

@@ -12,8 +12,8 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/internal/figures"
 	rwv1 "github.com/bosunkit/bosun/examples/rwexternal/api/v1alpha1"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // TestBatteryExplore drives the RWExternal controller through sequences of

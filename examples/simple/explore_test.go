@@ -5,8 +5,8 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/internal/figures"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // TestBatteryExplore drives the Simple controller through sequences of spec

@@ -10,9 +10,9 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
-	"github.com/bosunkit/bosun/internal/figures"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	sitev1 "github.com/bosunkit/bosun/examples/site/api/v1alpha1"
+	"github.com/bosunkit/bosun/internal/figures"
 )
 
 // TestBatteryExplore drives the Site controller through sequences of spec
