@@ -233,7 +233,7 @@ func (s GraphStep) label() string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(string(p))
+		b.WriteString(p)
 	}
 	if len(s.Conditions) > 0 {
 		b.WriteString("; conditions ")

@@ -97,8 +97,8 @@ func newMetricSet(reg prometheus.Registerer, controller string, stepNames []stri
 		var pm [numPhases]phaseMetrics
 		for _, ph := range phases {
 			pm[phaseIndex(ph)] = phaseMetrics{
-				duration: c.Duration.WithLabelValues(controller, name, string(ph)),
-				errors:   c.Errors.WithLabelValues(controller, name, string(ph)),
+				duration: c.Duration.WithLabelValues(controller, name, ph),
+				errors:   c.Errors.WithLabelValues(controller, name, ph),
 			}
 		}
 		m.steps[name] = &pm

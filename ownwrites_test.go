@@ -29,7 +29,7 @@ import (
 func (l *passLog) triggers(name string) []string {
 	var out []string
 	for _, r := range l.since(name, 0) {
-		t := string(r.Trigger.Kind)
+		t := r.Trigger.Kind
 		if r.Trigger.Event != "" {
 			t += " " + r.Trigger.Event
 		}

@@ -156,17 +156,17 @@ func (r *Pass[T]) call(ctx context.Context, name string, phase phase, fn func(co
 	start := time.Now()
 	var span trace.Span
 	if r.tracer != nil {
-		ctx, span = r.tracer.Start(ctx, string(phase)+" "+name, trace.WithAttributes(
+		ctx, span = r.tracer.Start(ctx, phase+" "+name, trace.WithAttributes(
 			attribute.String(attrController, r.Controller),
 			attribute.String(attrStep, name),
-			attribute.String(attrPhase, string(phase)),
+			attribute.String(attrPhase, phase),
 		))
 	}
 	slot := r.steps.begin(name, phase, start)
 	defer func() {
 		if v := recover(); v != nil {
 			pe := &flow.PanicError{Action: name, Value: v, Stack: debug.Stack()}
-			r.Log.Error(pe, "step panicked", "step", name, "phase", string(phase), "stack", string(pe.Stack))
+			r.Log.Error(pe, "step panicked", "step", name, "phase", phase, "stack", string(pe.Stack))
 			res, err = ctrl.Result{}, pe
 		}
 		d := time.Since(start)

@@ -56,11 +56,7 @@ func drawStep(b *strings.Builder, s bosun.GraphStep, depth, y int) int {
 	x := gap + depth*indent
 	w := svgWidth - 2*x
 	label := s.Name
-	var phases []string
-	for _, p := range s.Phases {
-		phases = append(phases, string(p))
-	}
-	detail := strings.Join(phases, " · ")
+	detail := strings.Join(s.Phases, " · ")
 	if len(s.Conditions) > 0 {
 		detail += " — owns " + strings.Join(s.Conditions, ", ")
 	}

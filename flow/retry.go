@@ -45,6 +45,11 @@ func newRetry(name string, limit int, interval time.Duration, a Action) *retryAc
 
 func (r *retryAction) Description() string { return r.description(r) }
 
+// Run tries r.a.
+//
+// apisize:own-wait: the pause is a timer of its own rather than one of
+// k8s.io/apimachinery's wait loops, whose closure and timer allocate; a
+// workflow without hooks runs without allocations (TestNoHooksNoAllocations).
 func (r *retryAction) Run(ctx context.Context) (reconcile.Result, error) {
 	if r.shared {
 		ctx = ensureRunScope(ctx)

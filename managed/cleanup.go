@@ -82,7 +82,7 @@ func (c cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl Externa
 		return ctrl.Result{}, c.gone(ctx, req, f.now)
 	case actLeftInPlace:
 		req.Log.Info("leaving in place an external resource that is not this object's", "externalName", name)
-		req.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, eventLeftInPlace, "Delete", "%s", c.rec.notOurs(obj, name, *f.obs).Error())
+		req.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, eventLeftInPlace, "Delete", "%s", c.rec.notOurs(name, *f.obs).Error())
 		return ctrl.Result{}, c.gone(ctx, req, f.now)
 	}
 	keepStatus(obj, target)

@@ -32,13 +32,13 @@ func (r recorder[T]) synced(ctx context.Context, req *bosun.Pass[T], o *observed
 	}
 	obj := req.Object
 	r.setAvailability(req, obj, o.obs.Available, o.facts.now, true)
-	switch {
-	case d.action == actUpdate || d.action == actUpdateWait:
+	switch d.action {
+	case actUpdate, actUpdateWait:
 		// Synced again once an observation finds the resource up to date.
 		r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, reasonUpdating,
 			fmt.Sprintf("updating %s to the spec: %s", describe(o.name), o.obs.Diff))
 		return ctrl.Result{RequeueAfter: again}, nil
-	case d.action == actObserveOnly:
+	case actObserveOnly:
 		r.setSynced(obj, "the external resource differs from the spec, and the management policies do not allow Update")
 	default:
 		r.setSynced(obj, "")
@@ -75,8 +75,8 @@ func (r recorder[T]) notFound(req *bosun.Pass[T], name string, pol Policies) ctr
 }
 
 // notOurs returns the conflict to report about the resource name, which
-// obs describes and which is not obj's (see owned).
-func (r recorder[T]) notOurs(obj T, name string, obs Observation) error {
+// obs describes and which is not the object's (see owned).
+func (r recorder[T]) notOurs(name string, obs Observation) error {
 	if obs.Owner != "" {
 		return r.conflict(fmt.Errorf("%s is marked as another object's: this object leaves it alone; "+
 			"give this object another external name (annotation %s, or the operator's naming), or remove the other object's resource",

@@ -146,7 +146,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		return s.act.create(ctx, req, o.cl, o.name)
 	case actConflict:
 		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the resource under the external name is not this object's")
-		return ctrl.Result{}, s.rec.notOurs(obj, o.name, o.obs)
+		return ctrl.Result{}, s.rec.notOurs(o.name, o.obs)
 	}
 	s.act.adopt(req, o.target, o.name, d.lateInit)
 	details, again, err := s.act.sync(ctx, req, o, d)
@@ -187,7 +187,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the external resource does not exist")
 	case obs.Owner != "" && obs.Owner != Identity(obj):
 		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the resource under the external name is not this object's")
-		return ctrl.Result{}, s.rec.notOurs(obj, ExternalName(target), obs)
+		return ctrl.Result{}, s.rec.notOurs(ExternalName(target), obs)
 	default:
 		// The status Observe wrote is kept; the spec never is.
 		keepStatus(obj, target)

@@ -314,7 +314,7 @@ func TestOurs(t *testing.T) {
 				t.Errorf("owned = %t, want %t", got, tt.want)
 			}
 			if !got {
-				if reason, _, _ := conditions.FromError(s.rec.notOurs(b, "x", obs)); reason != reasonExternalConflict {
+				if reason, _, _ := conditions.FromError(s.rec.notOurs("x", obs)); reason != reasonExternalConflict {
 					t.Errorf("reason %q, want %q", reason, reasonExternalConflict)
 				}
 			}

@@ -208,6 +208,10 @@ func (w *watchFilter) signal() {
 
 // deliver writes queued events to the watcher once they have been held
 // long enough, and ends the stream with 410 Gone when a relist is due.
+//
+// apisize:own-wait: it is an event loop woken by new events, the end of
+// the list and the relist as well as by the hold of the next event, not a
+// poll.
 func (w *watchFilter) deliver() {
 	defer func() { _ = w.upstream.Close() }()
 	var relist <-chan time.Time

@@ -97,6 +97,11 @@ type api struct {
 	typeMethods  map[string]int
 	methodFiles  map[string]map[string]bool
 	long         []longFunc
+	// ownWaits are library functions with a loop that waits on a timer of
+	// its own (time.Sleep, After, NewTimer, NewTicker, Tick) rather than
+	// through k8s.io/apimachinery/pkg/util/wait, unless their doc says why
+	// with the word "apisize:own-wait".
+	ownWaits []string
 	// files are the parsed files of each package, for the file graph.
 	files map[string]map[string]*ast.File
 }
@@ -185,6 +190,9 @@ func (a *api) file(fset *token.FileSet, dir, rel string, f *ast.File) {
 
 // funcDecl counts a function or method, and notes it when it is long.
 func (a *api) funcDecl(fset *token.FileSet, p *pkgSize, dir, rel string, d *ast.FuncDecl) {
+	if d.Body != nil && loopWaits(d.Body) && (d.Doc == nil || !strings.Contains(d.Doc.Text(), "apisize:own-wait")) {
+		a.ownWaits = append(a.ownWaits, fmt.Sprintf("%s:%d %s", rel, fset.Position(d.Pos()).Line, d.Name.Name))
+	}
 	if d.Body != nil {
 		start := fset.Position(d.Pos()).Line
 		if n := fset.Position(d.End()).Line - start + 1; n > goalFuncLines {
@@ -319,6 +327,7 @@ func (a *api) report(out io.Writer) int {
 	goal("types whose methods span several files", len(spread), 0)
 	goal(fmt.Sprintf("library functions over %d lines", goalFuncLines), len(a.long), 0)
 	mutual := a.mutualFiles()
+	goal("loops that wait on a timer of their own", len(a.ownWaits), 0)
 	rootMutual := 0
 	for _, m := range mutual {
 		if strings.HasPrefix(m, rootPkg+":") {
@@ -329,6 +338,10 @@ func (a *api) report(out io.Writer) int {
 	fmt.Fprintf(out, "methods of bosun.Builder: %d\n", a.typeMethods[rootPkg+".Builder"])
 	if len(spread) > 0 {
 		fmt.Fprintf(out, "\ntypes whose methods span several files:\n  %s\n", strings.Join(spread, "\n  "))
+	}
+	if len(a.ownWaits) > 0 {
+		slices.Sort(a.ownWaits)
+		fmt.Fprintf(out, "\nloops that wait on a timer of their own (use k8s.io/apimachinery/pkg/util/wait, or say why with apisize:own-wait):\n  %s\n", strings.Join(a.ownWaits, "\n  "))
 	}
 	if len(mutual) > 0 {
 		fmt.Fprintf(out, "\nfile pairs that use each other, in every package (one of the two uses runs back up the reading order):\n  %s\n", strings.Join(mutual, "\n  "))
@@ -389,4 +402,41 @@ func (a *api) mutualFiles() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// loopWaits reports whether body has a loop that waits on a timer of its
+// own: a for or range loop that calls time.Sleep, After, NewTimer,
+// NewTicker or Tick.
+func loopWaits(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		var loop *ast.BlockStmt
+		switch l := n.(type) {
+		case *ast.ForStmt:
+			loop = l.Body
+		case *ast.RangeStmt:
+			loop = l.Body
+		default:
+			return !found
+		}
+		ast.Inspect(loop, func(m ast.Node) bool {
+			c, ok := m.(*ast.CallExpr)
+			if !ok {
+				return !found
+			}
+			sel, ok := c.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "time" {
+				switch sel.Sel.Name {
+				case "Sleep", "After", "NewTimer", "NewTicker", "Tick":
+					found = true
+				}
+			}
+			return !found
+		})
+		return !found
+	})
+	return found
 }

@@ -127,3 +127,18 @@ func TestNames(t *testing.T) {
 		t.Error("-names of an unknown package = nil, want an error")
 	}
 }
+
+func TestOwnWaits(t *testing.T) {
+	root := write(t, map[string]string{
+		"a.go": "package bosun\n\nimport \"time\"\n\nfunc Poll() {\n\tfor {\n\t\ttime.Sleep(time.Second)\n\t}\n}\n\n" +
+			"// Paced waits between tries.\n//\n// apisize:own-wait: it must not allocate.\nfunc Paced() {\n\tfor range 3 {\n\t\t<-time.After(time.Second)\n\t}\n}\n\n" +
+			"func Once() { time.Sleep(time.Second) }\n",
+	})
+	a, err := measure(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a.go:5 Poll"}, a.ownWaits); diff != "" {
+		t.Errorf("own waits (-want +got):\n%s", diff)
+	}
+}
