@@ -194,5 +194,6 @@
 //
 //	// +kubebuilder:rbac:groups=example.com,resources=widgets/finalizers,verbs=update
 //
-// Maturity: stable. Every example runs on it, under envtest suites.
+// Maturity: stable. Its apply, pruning and readiness are proven under envtest
+// suites and the fault battery (the site example runs on it).
 package children
