@@ -16,7 +16,7 @@ import (
 
 // Enqueuer puts requests into a controller's work queue from outside its
 // watches: a timer, a webhook, a message from a system outside
-// Kubernetes. Get one from Builder.Enqueuer (or HandlerSet.Enqueuer)
+// Kubernetes. Get one from Builder.Enqueuer (or handlers.Set.Enqueuer)
 // before Complete; use it from anywhere, at any time.
 //
 // An Enqueuer never blocks and is safe for concurrent use. Keys enqueued

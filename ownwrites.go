@@ -24,14 +24,14 @@ import (
 // event would have been.
 const ownWriteRequeue = time.Nanosecond
 
-// tracksOwnWrites reports whether the engine drops the events of its own
+// tracks reports whether the engine drops the events of its own
 // writes: a Builder set the predicate that does it, and
 // ReconcileOwnWrites does not turn it off.
 func (o ownWrites[T]) tracks() bool {
 	return !o.Options.ReconcileOwnWrites && !o.forGVK.Empty()
 }
 
-// beginOwnWrite records that a write of the pass is on its way.
+// begin records that a write of the pass is on its way.
 func (o ownWrites[T]) begin(ps *passState[T]) {
 	if !o.tracks() {
 		return
@@ -54,7 +54,7 @@ func (o ownWrites[T]) begin(ps *passState[T]) {
 	ps.own.mu.Unlock()
 }
 
-// endOwnWrite records that the write on its way made version rv; empty
+// end records that the write on its way made version rv; empty
 // when it failed or changed nothing.
 func (o ownWrites[T]) end(ps *passState[T], rv string) {
 	w := ps.own
@@ -71,7 +71,7 @@ func (o ownWrites[T]) end(ps *passState[T], rv string) {
 	w.early = slices.DeleteFunc(w.early, func(v string) bool { return v == rv })
 }
 
-// closeOwnWrites ends the pass's record of its writes. When the pass
+// close ends the pass's record of its writes. When the pass
 // settled, the events of its versions that are still to come are
 // dropped. When it did not, they are let through, and if some were
 // dropped while the pass ran, the object is requeued at once in their
@@ -130,7 +130,7 @@ func (o ownWrites[T]) forUpdate(key types.NamespacedName) Trigger {
 	return Trigger{Kind: triggerWatch, Source: triggerSourceFor, Event: triggerUpdate, GVK: o.forGVK, Object: key}
 }
 
-// forgetOwnWrites drops what is remembered of the writes to key, whose
+// forget drops what is remembered of the writes to key, whose
 // object is gone.
 func (o ownWrites[T]) forget(key types.NamespacedName) {
 	if v, ok := o.own.LoadAndDelete(key); ok {
@@ -141,7 +141,7 @@ func (o ownWrites[T]) forget(key types.NamespacedName) {
 	}
 }
 
-// ownWriteEvent reports whether e, an update of the reconciled kind, is
+// event reports whether e, an update of the reconciled kind, is
 // the event of a version the engine wrote, which then starts no pass. A
 // resync (the same version again) is never one.
 func (o ownWrites[T]) event(e event.UpdateEvent) bool {

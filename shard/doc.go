@@ -106,7 +106,7 @@
 // the member's objects leave it only through a drain it acknowledges, so
 // what the list, the tenure and the reads say stays true. Requests of
 // objects the cache does not hold pass: the pass finds nothing (package
-// bosun's HandlerSet reads the API server before it takes an object for
+// handlers' Set reads the API server before it takes an object for
 // deleted). So the cost of a lapse is one list, and one read for each
 // object of an earlier tenure that the list missed.
 //
