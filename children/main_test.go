@@ -26,10 +26,14 @@ import (
 
 // shared is the control plane, with the Widget CRD installed, that the
 // envtest tests of this package share. It runs kube-controller-manager's
-// garbage collector and namespace controller for the tests of gc_test.go.
+// garbage collector and namespace controller for the tests of gc_test.go,
+// and no Deployment controller: these tests write a Deployment's status
+// themselves to say when it is available (examples/memcached runs the
+// children step with the real one and simulated nodes).
 var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
 	opts, err := testapi.ControlPlaneOptions()
 	opts.ControllerManager = true
+	opts.Controllers = []string{controlplane.GarbageCollectorController, controlplane.NamespaceController}
 	return opts, err
 }}
 

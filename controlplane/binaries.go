@@ -20,6 +20,9 @@ const (
 	KubernetesVersion = "v1.37.0"
 	// EtcdVersion is the version of the etcd that Binaries builds.
 	EtcdVersion = "v3.7.0"
+	// KwokVersion is the version of kwok that Binaries builds for
+	// Options.Nodes.
+	KwokVersion = "v0.8.0"
 
 	// assetsEnv names the environment variable that points at a directory
 	// already holding kube-apiserver and etcd. When it is set, Binaries builds
@@ -42,17 +45,15 @@ const (
 	// controllerManagerBinary is the file name of the kube-controller-manager
 	// binary.
 	controllerManagerBinary = "kube-controller-manager"
+	// schedulerBinary is the file name of the kube-scheduler binary.
+	schedulerBinary = "kube-scheduler"
+	// kwokBinary is the file name of the kwok binary.
+	kwokBinary = "kwok"
 )
 
 // markerFile is written into a cache directory once both binaries are in
 // place. A directory without it is an unfinished build and is never used.
 const markerFile = ".complete"
-
-// controllerManagerMarker is written into a cache directory once
-// kube-controller-manager is in place. It is separate from markerFile because
-// kube-controller-manager is built on first need, after the others, into a
-// directory that may already be in use.
-const controllerManagerMarker = ".complete-" + controllerManagerBinary
 
 var (
 	// ErrMissingBinary is returned (wrapped) when a directory given through
@@ -73,53 +74,88 @@ const lockPollInterval = 200 * time.Millisecond
 // binaryNames lists the files every binaries directory holds.
 var binaryNames = []string{apiServerBinary, etcdBinary}
 
-// Binaries finds or builds the binaries Start runs for opts, kube-apiserver
-// and etcd, and kube-controller-manager when opts.ControllerManager is set,
-// and returns the directory of kube-apiserver and etcd. Only opts.Progress,
-// which receives progress lines and may be nil, and opts.ControllerManager
-// matter. `bosun controlplane` runs it with ControllerManager set ahead of a
-// test run, so that no test has to build a binary within its timeout; it
-// then also tells opts.Progress where kube-controller-manager is when that
-// is another directory.
+// Binaries finds or builds the binaries Start runs for opts and returns the
+// directory of kube-apiserver and etcd: those two always,
+// kube-controller-manager when opts.ControllerManager is set, and
+// kube-scheduler and kwok when opts.Nodes is more than zero. Only
+// opts.Progress, which receives progress lines and may be nil,
+// opts.ControllerManager and opts.Nodes matter. `bosun controlplane` runs it
+// asking for all of them ahead of a test run, so that no test has to build a
+// binary within its timeout; it then also tells opts.Progress where each
+// other binary is when that is another directory.
 //
 // If KUBEBUILDER_ASSETS is set, that directory is returned after checking
 // that kube-apiserver and etcd are in it; an error wrapping ErrMissingBinary
-// names any that is not. kube-controller-manager is taken from there too if
-// it is there.
+// names any that is not. The other binaries are taken from there too if they
+// are there.
 //
 // Otherwise the binaries are built from Go modules the first time they are
-// needed, which takes about five minutes on two cores and needs the Go module
-// proxy (or a module cache that holds the modules), and kept in the cache
-// directory (see the package documentation) for every later call.
-// kube-controller-manager is built into the same directory, with a
-// completion marker of its own, the first time it is asked for: a cache that
-// already holds kube-apiserver and etcd is used as it is. Several processes
-// may call Binaries at once: one builds while the others wait for it, and a
-// build that was interrupted is never used.
+// needed, which takes about five minutes on two cores for kube-apiserver and
+// etcd and needs the Go module proxy (or a module cache that holds the
+// modules), and kept in the cache directory (see the package documentation)
+// for every later call. Each other binary is built into the same directory,
+// with a completion marker of its own, the first time it is asked for: a
+// cache that already holds kube-apiserver and etcd is used as it is. Several
+// processes may call Binaries at once: one builds while the others wait for
+// it, and a build that was interrupted is never used.
 func Binaries(ctx context.Context, opts Options) (string, error) {
-	dir, kcm, err := binaries(ctx, opts)
+	bins, err := binaries(ctx, opts)
 	if err != nil {
 		return "", err
 	}
-	if kcm != "" && filepath.Dir(kcm) != dir && opts.Progress != nil {
-		_, _ = fmt.Fprintf(opts.Progress, "%s is %s\n", controllerManagerBinary, kcm)
-	}
-	return dir, nil
-}
-
-// binaries is Binaries that also returns the path of kube-controller-manager
-// when opts.ControllerManager is set.
-func binaries(ctx context.Context, opts Options) (dir, kcm string, err error) {
-	r := newReporter(opts.Progress)
-	if dir, err = apiServerDir(ctx, r); err != nil {
-		return "", "", err
-	}
-	if opts.ControllerManager {
-		if kcm, err = controllerManagerPath(ctx, buildFunc(goBuildControllerManager), r); err != nil {
-			return "", "", err
+	for _, p := range []string{bins.controllerManager, bins.scheduler, bins.kwok} {
+		if p != "" && filepath.Dir(p) != bins.dir && opts.Progress != nil {
+			_, _ = fmt.Fprintf(opts.Progress, "%s is %s\n", filepath.Base(p), p)
 		}
 	}
-	return dir, kcm, nil
+	return bins.dir, nil
+}
+
+// binaryPaths says where the binaries of a control plane are.
+type binaryPaths struct {
+	// dir holds kube-apiserver and etcd.
+	dir string
+	// controllerManager, scheduler and kwok are the paths of those
+	// binaries, or empty when the options do not ask for them.
+	controllerManager, scheduler, kwok string
+}
+
+// extras returns the extra binaries that a control plane started with opts
+// runs.
+func extras(opts Options) []extraBinary {
+	var out []extraBinary
+	if opts.ControllerManager {
+		out = append(out, controllerManagerBuild)
+	}
+	if opts.Nodes > 0 {
+		out = append(out, schedulerBuild, kwokBuild)
+	}
+	return out
+}
+
+// binaries is Binaries returning the path of every binary.
+func binaries(ctx context.Context, opts Options) (binaryPaths, error) {
+	r := newReporter(opts.Progress)
+	var bins binaryPaths
+	var err error
+	if bins.dir, err = apiServerDir(ctx, r); err != nil {
+		return binaryPaths{}, err
+	}
+	for _, b := range extras(opts) {
+		p, err := b.path(ctx, r)
+		if err != nil {
+			return binaryPaths{}, err
+		}
+		switch b.name {
+		case controllerManagerBinary:
+			bins.controllerManager = p
+		case schedulerBinary:
+			bins.scheduler = p
+		case kwokBinary:
+			bins.kwok = p
+		}
+	}
+	return bins, nil
 }
 
 // apiServerDir returns a directory holding kube-apiserver and etcd: that of
@@ -140,11 +176,12 @@ func apiServerDir(ctx context.Context, r *reporter) (string, error) {
 
 // BinariesReady reports whether Binaries(ctx, opts) would return without
 // building: KUBEBUILDER_ASSETS or the cache directory holds kube-apiserver
-// and etcd, and, when opts.ControllerManager is set, one of them holds
-// kube-controller-manager.
+// and etcd, and one of them each other binary that opts asks for.
 func BinariesReady(opts Options) bool {
-	if opts.ControllerManager && !controllerManagerReady() {
-		return false
+	for _, b := range extras(opts) {
+		if !b.ready() {
+			return false
+		}
 	}
 	if dir, ok := os.LookupEnv(assetsEnv); ok && dir != "" {
 		return checkBinaries(dir) == nil
@@ -278,15 +315,17 @@ func removeStaging(dir, prefix string) error {
 
 // replaceUnfinished clears the way for staging to be renamed to dir: it
 // deletes an unfinished dir, the remains of an interrupted build, first
-// moving a finished kube-controller-manager out of it into staging. Such a
-// directory holds one when kube-controller-manager was built before
-// kube-apiserver and etcd (KUBEBUILDER_ASSETS lacked only
-// kube-controller-manager).
+// moving each finished extra binary out of it into staging. Such a
+// directory holds one when that binary was built before kube-apiserver and
+// etcd (KUBEBUILDER_ASSETS lacked only it).
 func replaceUnfinished(dir, staging string) error {
-	if controllerManagerComplete(dir) {
-		for _, name := range []string{controllerManagerBinary, controllerManagerMarker} {
+	for _, b := range []extraBinary{controllerManagerBuild, schedulerBuild, kwokBuild} {
+		if !b.complete(dir) {
+			continue
+		}
+		for _, name := range []string{b.name, b.marker()} {
 			if err := os.Rename(filepath.Join(dir, name), filepath.Join(staging, name)); err != nil {
-				return fmt.Errorf("keeping the %s already built: %w", controllerManagerBinary, err)
+				return fmt.Errorf("keeping the %s already built: %w", b.name, err)
 			}
 		}
 	}

@@ -2,10 +2,7 @@ package controlplane
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -17,8 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Names of the kube-controller-manager controllers that Start runs when
-// Options.ControllerManager is set.
+// Names of two kube-controller-manager controllers, for Options.Controllers
+// and RunningControllers. Any name kube-controller-manager's --controllers
+// flag takes works in Options.Controllers.
 const (
 	// GarbageCollectorController deletes the objects whose owners are gone
 	// and carries out foreground and orphan deletion.
@@ -34,43 +32,78 @@ const (
 // it.
 const controllersAnnotation = "controlplane.bosun.dev/controllers"
 
-// controllerManagerControllers are the controllers Start runs.
-var controllerManagerControllers = []string{GarbageCollectorController, NamespaceController}
+// DefaultControllers returns the kube-controller-manager controllers that
+// Start runs when Options.ControllerManager is set and Options.Controllers
+// is nil: what the objects of most operators need to behave as in a real
+// cluster.
+//
+//	garbage-collector-controller     dependents of deleted owners go; foreground and orphan deletion
+//	namespace-controller             a deleted namespace is emptied and removed
+//	deployment-controller            Deployments make ReplicaSets, roll, report status
+//	replicaset-controller            ReplicaSets make pods
+//	statefulset-controller           StatefulSets make pods in order
+//	daemonset-controller             DaemonSets make a pod per node
+//	job-controller                   Jobs make pods and complete or fail
+//	cronjob-controller               CronJobs make Jobs
+//	ttl-after-finished-controller    finished Jobs go after ttlSecondsAfterFinished
+//	endpointslice-controller         Services get EndpointSlices of their ready pods
+//	serviceaccount-controller        each namespace gets its default ServiceAccount
+//	serviceaccount-token-controller  service account token Secrets are filled in
+//
+// Pods stay Pending unless Options.Nodes runs nodes for them.
+func DefaultControllers() []string {
+	return []string{
+		GarbageCollectorController,
+		NamespaceController,
+		"deployment-controller",
+		"replicaset-controller",
+		"statefulset-controller",
+		"daemonset-controller",
+		"job-controller",
+		"cronjob-controller",
+		"ttl-after-finished-controller",
+		"endpointslice-controller",
+		"serviceaccount-controller",
+		"serviceaccount-token-controller",
+	}
+}
 
-// probePollInterval is how often Start looks whether the garbage collector
-// has deleted its probe.
+// controllersOf returns the controllers a control plane started with opts
+// runs.
+func controllersOf(opts Options) []string {
+	if opts.Controllers != nil {
+		return opts.Controllers
+	}
+	return DefaultControllers()
+}
+
+// probePollInterval is how often Start looks whether its probes are done.
 const probePollInterval = 100 * time.Millisecond
 
-// controllerManager is a running kube-controller-manager.
-type controllerManager struct {
-	cmd *exec.Cmd
-	// dir is the temporary directory holding its kubeconfig.
-	dir string
-	log *outputLog
-	// exited is closed once the process has exited; waitErr then says
-	// how.
-	exited  chan struct{}
-	waitErr error
-	// stopTimeout bounds how long it may take to stop after being asked.
-	stopTimeout time.Duration
+// controllerManagerArgs returns the arguments of kube-controller-manager for
+// a control plane started with opts: it connects with kubeconfig, runs the
+// controllers of opts, and signs service account tokens with the API
+// server's key saKey, publishing caFile as the cluster's CA.
+func controllerManagerArgs(opts Options, kubeconfig, saKey, caFile string) []string {
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--controllers=" + strings.Join(controllersOf(opts), ","),
+		// One process, nobody to elect against; a lost lease would only
+		// make it exit on a busy machine.
+		"--leader-elect=false",
+		// No health, metrics or debug endpoints: nothing reads them.
+		"--secure-port=0",
+		"--service-account-private-key-file=" + saKey,
+		"--root-ca-file=" + caFile,
+	}
 }
 
-// controllerManagerHint tells what to do when kube-controller-manager does
-// not start.
-func controllerManagerHint(startTimeout time.Duration) string {
-	return fmt.Sprintf("the output above usually says what went wrong; if it was only slow (a busy machine), "+
-		"raise Options.StartTimeout (now %s); Options.Output receives all of it. "+
-		"A %s in the directory %s names is used instead of the one built into the cache; "+
-		"remove it to go back to the built one, or leave Options.ControllerManager unset to run none.",
-		startTimeout, controllerManagerBinary, assetsEnv)
-}
-
-// waitReady returns once the garbage collector has deleted a probe: a
-// ConfigMap in kube-system whose owner does not exist. The garbage collector
-// deletes it only after it has found every resource and synced its caches,
-// so it then works for every object of the control plane. waitReady fails
-// if the process exits first or ctx ends.
-func (m *controllerManager) waitReady(ctx context.Context, c client.Client) error {
+// waitGarbageCollector returns once the garbage collector has deleted a
+// probe: a ConfigMap in kube-system whose owner does not exist. The garbage
+// collector deletes it only after it has found every resource and synced
+// its caches, so it then works for every object of the control plane. It
+// fails if p exits first or ctx ends.
+func waitGarbageCollector(ctx context.Context, c client.Client, p *process) error {
 	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		Namespace:    metav1.NamespaceSystem,
 		GenerateName: "bosun-garbage-collector-probe-",
@@ -85,62 +118,51 @@ func (m *controllerManager) waitReady(ctx context.Context, c client.Client) erro
 		return fmt.Errorf("creating the garbage collector's probe: %w", err)
 	}
 	key := client.ObjectKeyFromObject(probe)
-	var failed error
-	err := wait.PollUntilContextCancel(ctx, probePollInterval, false, func(ctx context.Context) (bool, error) {
-		select {
-		case <-m.exited:
-			failed = fmt.Errorf("it exited before it was ready: %w", m.waitErr)
-			return false, failed
-		default:
-		}
+	err := pollProcess(ctx, p, func(ctx context.Context) (bool, error) {
 		err := c.Get(ctx, key, &corev1.ConfigMap{})
 		switch {
 		case apierrors.IsNotFound(err):
 			return true, nil
-		case err != nil && ctx.Err() == nil:
-			failed = fmt.Errorf("reading the garbage collector's probe: %w", err)
-			return false, failed
+		case err != nil:
+			return false, fmt.Errorf("reading the garbage collector's probe: %w", err)
 		}
 		return false, nil
 	})
-	switch {
-	case failed != nil:
-		return failed
-	case err != nil:
+	if err != nil {
 		return fmt.Errorf("its garbage collector did not delete the probe ConfigMap %s, whose owner does not exist: %w", key, err)
 	}
 	return nil
 }
 
-// stop ends kube-controller-manager, politely first, and removes its
-// directory. It returns an error if the process had ended on its own before.
-func (m *controllerManager) stop() error {
-	var crashed error
-	select {
-	case <-m.exited:
-		crashed = fmt.Errorf("%s exited while the control plane was running: %w\n\nlast lines of its output:\n%s",
-			controllerManagerBinary, m.waitErr, m.log.tail())
-	default:
-		_ = terminate(m.cmd.Process)
-		select {
-		case <-m.exited:
-		case <-time.After(m.stopTimeout):
-			_ = m.cmd.Process.Kill()
-			<-m.exited
+// pollProcess calls done every probePollInterval until it reports true, it
+// fails, p exits or ctx ends. Errors of done while ctx is
+// ending are taken for the end of ctx.
+func pollProcess(ctx context.Context, p *process, done func(context.Context) (bool, error)) error {
+	var failed error
+	err := wait.PollUntilContextCancel(ctx, probePollInterval, false, func(ctx context.Context) (bool, error) {
+		if p.exitErr() != nil {
+			failed = fmt.Errorf("%s exited before it was ready: %w", p.name, p.waitErr)
+			return false, failed
 		}
+		ok, err := done(ctx)
+		if err != nil && ctx.Err() == nil {
+			failed = err
+			return false, err
+		}
+		return ok, nil
+	})
+	if failed != nil {
+		return failed
 	}
-	if err := os.RemoveAll(m.dir); err != nil {
-		return errors.Join(crashed, fmt.Errorf("removing the directory of %s: %w", controllerManagerBinary, err))
-	}
-	return crashed
+	return err
 }
 
-// recordControllers writes controllersAnnotation on the kube-system
-// namespace.
-func recordControllers(ctx context.Context, c client.Client) error {
+// recordControllers writes controllers into controllersAnnotation on the
+// kube-system namespace.
+func recordControllers(ctx context.Context, c client.Client, controllers []string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceSystem}}
 	patch := client.RawPatch(client.Merge.Type(), fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`,
-		controllersAnnotation, strings.Join(controllerManagerControllers, ",")))
+		controllersAnnotation, strings.Join(controllers, ",")))
 	if err := c.Patch(ctx, ns, patch); err != nil {
 		return fmt.Errorf("recording the running controllers on namespace %s: %w", metav1.NamespaceSystem, err)
 	}
@@ -149,8 +171,9 @@ func recordControllers(ctx context.Context, c client.Client) error {
 
 // RunningControllers returns the names of the kube-controller-manager
 // controllers that run against the API server c reads from, as Start
-// recorded them in controllersAnnotation (GarbageCollectorController and
-// NamespaceController when Options.ControllerManager is set), or none. A
+// recorded them in controllersAnnotation (DefaultControllers, unless
+// Options.Controllers said otherwise, when Options.ControllerManager is
+// set), or none. A
 // caller that may not read the kube-system namespace gets the API server's
 // error.
 func RunningControllers(ctx context.Context, c client.Reader) ([]string, error) {

@@ -96,7 +96,7 @@ func TestControllerManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{controlplane.GarbageCollectorController, controlplane.NamespaceController}, got); diff != "" {
+	if diff := cmp.Diff(controlplane.DefaultControllers(), got); diff != "" {
 		t.Errorf("RunningControllers (-want +got):\n%s", diff)
 	}
 

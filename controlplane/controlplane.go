@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -65,15 +64,32 @@ type Options struct {
 	// (see Start), and service-cluster-ip-range ("10.96.0.0/16").
 	APIServerFlags map[string][]string
 	// ControllerManager runs kube-controller-manager against the API server
-	// with two of its controllers, GarbageCollectorController and
-	// NamespaceController, so that objects whose owners are deleted are
-	// collected, foreground and orphan deletion finish, and deleted
-	// namespaces are emptied and removed. It runs as the administrator and
-	// serves no endpoint. Start returns once the garbage collector works,
-	// and records the controllers on the kube-system namespace (see
-	// RunningControllers). The binary comes from Binaries, which
-	// builds it on first use. Without it nothing collects garbage.
+	// with Controllers, by default DefaultControllers: garbage collection,
+	// namespace deletion and the workload controllers (Deployments,
+	// ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, EndpointSlices,
+	// service accounts). It runs as the administrator and serves no
+	// endpoint. Start returns once its garbage collector works, and records
+	// the controllers on the kube-system namespace (see
+	// RunningControllers). The binary comes from Binaries, which builds it
+	// on first use. Without it nothing collects garbage and no workload
+	// controller runs.
 	ControllerManager bool
+	// Controllers names the kube-controller-manager controllers to run, as
+	// its --controllers flag takes them; nil means DefaultControllers.
+	// Start waits for the garbage collector, so it must be among them.
+	Controllers []string
+	// Nodes is how many simulated nodes to run pods on: kube-scheduler
+	// places pods onto them and kwok moves the pods through their life
+	// without a kubelet or containers. A pod becomes Running and Ready as
+	// soon as it is placed, a Job's pod then succeeds, and a pod labelled
+	// PodExitCodeLabel fails with that exit code; a deleted pod goes at
+	// once. The nodes are named bosun-node-0, bosun-node-1, ...; each
+	// offers 1000 CPUs, 1Ti of memory and 10000 pods, and carries a
+	// topology.kubernetes.io/zone label of zone-0, zone-1 or zone-2 in
+	// turn. Start returns once a probe pod has become Ready. Zero runs no
+	// nodes: pods stay Pending. The binaries come from Binaries, which
+	// builds them on first use.
+	Nodes int
 	// StartTimeout bounds how long each of kube-apiserver, etcd and
 	// kube-controller-manager may take to become ready, and how long
 	// installed CRDs may take to be served. Zero means two minutes:
@@ -86,8 +102,8 @@ type Options struct {
 }
 
 // ControlPlane is a running kube-apiserver and etcd, and
-// kube-controller-manager if Options.ControllerManager asked for it,
-// started by Start.
+// kube-controller-manager, kube-scheduler and kwok if Options asked for
+// them, started by Start.
 type ControlPlane struct {
 	// Config connects to the API server as an administrator (a member of
 	// system:masters).
@@ -101,8 +117,12 @@ type ControlPlane struct {
 	// CRDs are the CRDs that Start installed.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 
-	env      *envtest.Environment
-	kcm      *controllerManager
+	env *envtest.Environment
+	// procs are the processes started besides kube-apiserver and etcd, in
+	// the order they started; procDir holds their kubeconfig and
+	// configuration.
+	procs    []*process
+	procDir  string
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -161,10 +181,17 @@ func OptionsFor(addToScheme func(*runtime.Scheme) error, crds func() ([]*apiexte
 // update on the owner's finalizers subresource, for example update on
 // "widgets/finalizers" for a Widget owner.
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
-	dir, kcmPath, err := binaries(ctx, opts)
+	if opts.Nodes < 0 {
+		return nil, fmt.Errorf("starting control plane: Options.Nodes is %d, want zero or more", opts.Nodes)
+	}
+	if opts.ControllerManager && !slices.Contains(controllersOf(opts), GarbageCollectorController) {
+		return nil, fmt.Errorf("starting control plane: Options.Controllers lacks %s, which Start waits for", GarbageCollectorController)
+	}
+	bins, err := binaries(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	dir := bins.dir
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("starting control plane: %w", err)
 	}
@@ -226,11 +253,9 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		CRDs:      env.CRDs,
 		env:       env,
 	}
-	if opts.ControllerManager {
-		if cp.kcm, err = cp.startControllerManager(kcmPath, opts, startTimeout); err != nil {
-			_ = env.Stop()
-			return nil, err
-		}
+	if err := cp.startProcesses(bins, opts, startTimeout); err != nil {
+		_ = cp.Stop()
+		return nil, err
 	}
 	return cp, nil
 }
@@ -239,16 +264,21 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 // with opts may take to stop.
 func stopTimeoutOf(opts Options) time.Duration { return cmp.Or(opts.StopTimeout, defaultStopTimeout) }
 
-// Stop stops kube-controller-manager, if it runs, then kube-apiserver and
-// etcd, and removes their data. It reports an error, too, if
-// kube-controller-manager had exited on its own before. Calling it again
-// returns the first result.
+// Stop stops kwok, kube-scheduler and kube-controller-manager, those that
+// run, then kube-apiserver and etcd, and removes their data. It reports an
+// error, too, if one of the first three had exited on its own before.
+// Calling it again returns the first result.
 func (c *ControlPlane) Stop() error {
 	c.stopOnce.Do(func() {
 		var errs []error
-		if c.kcm != nil {
-			if err := c.kcm.stop(); err != nil {
+		for _, p := range slices.Backward(c.procs) {
+			if err := p.stop(); err != nil {
 				errs = append(errs, err)
+			}
+		}
+		if c.procDir != "" {
+			if err := os.RemoveAll(c.procDir); err != nil {
+				errs = append(errs, fmt.Errorf("removing the directory of the control plane's processes: %w", err))
 			}
 		}
 		if err := c.env.Stop(); err != nil {
@@ -310,65 +340,73 @@ func (c *ControlPlane) AddUser(name string, groups ...string) (*rest.Config, err
 	return u.Config(), nil
 }
 
-// startControllerManager runs the kube-controller-manager binary path
-// against c's API server, as the administrator, and returns once its garbage
-// collector works, at most startTimeout later. It runs only the controllers
-// of controllerManagerControllers, without leader election and without
-// serving anything.
-func (c *ControlPlane) startControllerManager(path string, opts Options, startTimeout time.Duration) (*controllerManager, error) {
-	dir, err := os.MkdirTemp("", "bosun-kube-controller-manager-")
+// startProcesses starts the processes of bins that opts asks for, as the
+// administrator: kube-controller-manager, kube-scheduler and kwok, all at
+// once, then makes the simulated nodes and returns once each process works
+// (the garbage collector has deleted a probe, a probe pod became Ready), at
+// most startTimeout later.
+func (c *ControlPlane) startProcesses(bins binaryPaths, opts Options, startTimeout time.Duration) error {
+	if !opts.ControllerManager && opts.Nodes == 0 {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "bosun-controlplane-")
 	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", controllerManagerBinary, err)
+		return fmt.Errorf("starting the control plane's processes: %w", err)
 	}
+	c.procDir = dir
 	kubeconfig := filepath.Join(dir, "kubeconfig")
+	caFile := filepath.Join(dir, "ca.crt")
+	kwokConfig := filepath.Join(dir, "kwok.yaml")
 	if err := c.WriteKubeconfig(kubeconfig); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting %s: %w", controllerManagerBinary, err)
+		return fmt.Errorf("starting the control plane's processes: %w", err)
 	}
-	m := &controllerManager{
-		dir:         dir,
-		log:         &outputLog{max: 20},
-		exited:      make(chan struct{}),
-		stopTimeout: stopTimeoutOf(opts),
-	}
-	var out io.Writer = m.log
-	if opts.Output != nil {
-		out = io.MultiWriter(opts.Output, m.log)
-	}
-	m.cmd = exec.Command(path,
-		"--kubeconfig="+kubeconfig,
-		"--controllers="+strings.Join(controllerManagerControllers, ","),
-		// One process, nobody to elect against; a lost lease would only
-		// make it exit on a busy machine.
-		"--leader-elect=false",
-		// No health, metrics or debug endpoints: nothing reads them.
-		"--secure-port=0",
-	)
-	m.cmd.Stdout, m.cmd.Stderr = out, out
-	m.cmd.SysProcAttr = sysProcAttr()
-	if err := m.cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting %s %s: %w\n\nhow to fix: %s", controllerManagerBinary, path, err, controllerManagerHint(startTimeout))
-	}
-	go func() {
-		err := m.cmd.Wait()
-		if err == nil {
-			err = errors.New("exit status 0")
+	for path, text := range map[string][]byte{caFile: c.Config.CAData, kwokConfig: []byte(kwokStages)} {
+		if err := os.WriteFile(path, text, 0o600); err != nil {
+			return fmt.Errorf("starting the control plane's processes: %w", err)
 		}
-		m.waitErr = err
-		close(m.exited)
-	}()
+	}
+	start := func(name, path string, args []string) (*process, error) {
+		p, err := startProcess(name, path, args, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%w\n\nhow to fix: %s", err, startHint(name, startTimeout))
+		}
+		c.procs = append(c.procs, p)
+		return p, nil
+	}
+	var kcm, scheduler, kwok *process
+	if opts.ControllerManager {
+		saKey := filepath.Join(c.env.ControlPlane.APIServer.CertDir, "sa-signer.key")
+		if kcm, err = start(controllerManagerBinary, bins.controllerManager, controllerManagerArgs(opts, kubeconfig, saKey, caFile)); err != nil {
+			return err
+		}
+	}
+	if opts.Nodes > 0 {
+		if scheduler, err = start(schedulerBinary, bins.scheduler, schedulerArgs(kubeconfig)); err != nil {
+			return err
+		}
+		if kwok, err = start(kwokBinary, bins.kwok, kwokArgs(kubeconfig, kwokConfig)); err != nil {
+			return err
+		}
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	if err := m.waitReady(ctx, c.Client); err != nil {
-		_ = m.stop()
-		return nil, fmt.Errorf("starting %s %s: %w\n\nlast lines of %s's output:\n%s\n\nhow to fix: %s",
-			controllerManagerBinary, path, err, controllerManagerBinary, m.log.tail(), controllerManagerHint(startTimeout))
+	if opts.Nodes > 0 {
+		if err := startNodes(ctx, c.Client, opts.Nodes, kwok); err != nil {
+			return kwok.failed(err, startHint(kwokBinary, startTimeout))
+		}
+		if err := waitPodsRun(ctx, c.Client, scheduler, kwok); err != nil {
+			return kwok.failed(fmt.Errorf("%w\n\nlast lines of %s's output:\n%s", err, schedulerBinary, scheduler.log.tail()),
+				startHint(kwokBinary, startTimeout))
+		}
 	}
-	if err := recordControllers(ctx, c.Client); err != nil {
-		_ = m.stop()
-		return nil, fmt.Errorf("starting %s: %w", controllerManagerBinary, err)
+	if kcm != nil {
+		if err := waitGarbageCollector(ctx, c.Client, kcm); err != nil {
+			return kcm.failed(err, startHint(controllerManagerBinary, startTimeout))
+		}
+		if err := recordControllers(ctx, c.Client, controllersOf(opts)); err != nil {
+			return fmt.Errorf("starting %s: %w", controllerManagerBinary, err)
+		}
 	}
-	return m, nil
+	return nil
 }

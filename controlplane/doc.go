@@ -1,22 +1,25 @@
 // Package controlplane builds and starts the Kubernetes control plane that
-// bosun's tests and `bosun demo` run against: a real kube-apiserver and etcd,
-// driven by controller-runtime's envtest, and on request a
-// kube-controller-manager running the garbage collector and the namespace
-// controller.
+// bosun's tests, `bosun dev` and `bosun demo` run against: a real
+// kube-apiserver and etcd, driven by controller-runtime's envtest, and on
+// request kube-controller-manager with the workload controllers and garbage
+// collection, and simulated nodes on which pods run without a kubelet.
 //
 // # Binaries
 //
-// No binaries are downloaded. Binaries builds kube-apiserver KubernetesVersion
-// and etcd EtcdVersion from their Go modules, pinned by the go.mod and go.sum
-// of bosun's hack/controlplane module (carried inside this package, so the
-// build also works where bosun is only a dependency). The first build takes
-// several minutes and needs the Go module proxy or a module cache that holds
-// the modules; the result is kept per user, by version, in a cache
-// directory. With Options.ControllerManager, Binaries also builds
-// kube-controller-manager, from the same modules, the first time it is asked
-// for, into the same directory with a marker of its own, so a cache made
-// before it existed is kept and only the new binary is added (a few minutes
-// on two cores, most of it shared with kube-apiserver in Go's build cache):
+// No binaries are downloaded. Binaries builds kube-apiserver,
+// kube-controller-manager and kube-scheduler KubernetesVersion and etcd
+// EtcdVersion from their Go modules, pinned by the go.mod and go.sum of
+// bosun's hack/controlplane module, and kwok KwokVersion from
+// sigs.k8s.io/kwok, pinned by hack/kwok (both carried inside this package,
+// so the build also works where bosun is only a dependency). The first
+// build of kube-apiserver and etcd takes 5 to 10 minutes on two cores and
+// needs the Go module proxy or a module cache that holds the modules; each
+// other binary is built the first time a control plane asks for it (a few
+// minutes on two cores, most of the Kubernetes part shared with
+// kube-apiserver in Go's build cache; kwok about 3 minutes). Every build
+// says what it builds and how long it usually takes on Options.Progress,
+// and every 15 seconds that it is still at it. The results are kept per
+// user, by version, in a cache directory:
 //
 //	$BOSUN_CONTROLPLANE_CACHE, else os.UserCacheDir()/bosun/controlplane
 //	├── kube-apiserver-v1.37.0-etcd-v3.7.0/        finished build
@@ -24,18 +27,20 @@
 //	│   ├── etcd
 //	│   ├── .complete                             written last
 //	│   ├── kube-controller-manager               built on first need
-//	│   └── .complete-kube-controller-manager     written after it
+//	│   ├── .complete-kube-controller-manager     written after it, with its version
+//	│   ├── kube-scheduler, kwok                  likewise, each with its marker
 //	└── kube-apiserver-v1.37.0-etcd-v3.7.0.lock    taken while building
 //
 // Processes that ask at once take turns on the lock: one builds, the others
 // wait for it and reuse its result. A build happens in a staging directory
 // and is moved into place only when it is complete, so an interrupted build
-// is never used. Setting KUBEBUILDER_ASSETS to a directory holding
-// kube-apiserver and etcd skips building them; kube-controller-manager is
-// taken from there too if it is there, and built into the cache otherwise.
-// `bosun controlplane` builds all three ahead of a test run (Binaries with
-// Options.ControllerManager); BinariesReady tells whether a Start would
-// build. All are built without the race detector and with CGO_ENABLED=0.
+// is never used; a marker naming another version (kwok moved on) is
+// rebuilt. Setting KUBEBUILDER_ASSETS to a directory holding
+// kube-apiserver and etcd skips building them; each other binary is taken
+// from there too if it is there, and built into the cache otherwise.
+// `bosun controlplane` (make controlplane) builds them all ahead of a test
+// run; BinariesReady tells whether a Start would build. All are built
+// without the race detector and with CGO_ENABLED=0.
 //
 // # Starting
 //
@@ -46,17 +51,31 @@
 // blockOwnerDeletion on an owner reference needs update on the owner's
 // finalizers subresource, as in a production cluster.
 //
-// By default there is no kube-controller-manager: nothing collects garbage,
-// finishes deleting namespaces or runs pods. Options.ControllerManager adds
-// one that runs only the garbage collector (GarbageCollectorController) and
-// the namespace controller (NamespaceController), as the administrator,
-// without leader election and serving nothing. Then the dependents of a
-// deleted owner are deleted, foreground and orphan deletion finish, and a
-// deleted namespace is emptied and removed. Start waits until the garbage
-// collector has deleted a probe object, a matter of a second or two, and
-// records the controllers on the kube-system namespace, in the annotation
-// controlplane.bosun.dev/controllers, where RunningControllers finds them. Still nothing runs pods or fills in the
-// status of Deployments and Jobs.
+// By default that is all: nothing collects garbage, finishes deleting
+// namespaces or runs pods. Two options make it a cluster in which most
+// operators can be seen working:
+//
+//   - Options.ControllerManager runs kube-controller-manager with
+//     DefaultControllers (or Options.Controllers): the garbage collector and
+//     namespace controller, the Deployment, ReplicaSet, StatefulSet,
+//     DaemonSet, Job, CronJob and TTL-after-finished controllers, the
+//     EndpointSlice controller and the service account controllers. Start
+//     waits until the garbage collector has deleted a probe object and
+//     records the controllers on the kube-system namespace, in the
+//     annotation controlplane.bosun.dev/controllers, where
+//     RunningControllers finds them.
+//   - Options.Nodes runs that many simulated nodes. kube-scheduler, the
+//     real one, places pods on them (so node selectors, affinity, taints and
+//     topology spread behave as in a cluster), and kwok moves each placed
+//     pod through its life: Running and Ready at once, a Job's pod then
+//     Succeeded, a pod labelled PodExitCodeLabel Failed with that exit code,
+//     a deleted pod gone at once. No container runs; pods get addresses from
+//     10.244.0.0/16 that nothing listens on. Start waits until a probe pod
+//     has become Ready.
+//
+// Both run as the administrator, without leader election and serving
+// nothing. Once built, they add about a second to Start; see
+// docs/BENCHMARKS.md for the figures.
 //
 // Package bosuntest wraps Start for tests.
 //

@@ -44,7 +44,7 @@ func goBuild(ctx context.Context, out string, r *reporter) error {
 	r.printf("building kube-apiserver %s and etcd %s from Go modules (first use; about 5 to 10 minutes on 2 cores)\n",
 		KubernetesVersion, EtcdVersion)
 	start := time.Now()
-	n, err := runGoBuild(ctx, out, r, buildFixHint, apiServerPackage, etcdPackage)
+	n, err := runGoBuild(ctx, out, r, apiServerModule, buildFixHint, apiServerPackage, etcdPackage)
 	if err != nil {
 		return err
 	}
@@ -55,26 +55,55 @@ func goBuild(ctx context.Context, out string, r *reporter) error {
 	return nil
 }
 
-// goBuildControllerManager is the buildFunc controllerManagerPath uses: it
-// builds kube-controller-manager into out.
-func goBuildControllerManager(ctx context.Context, out string, r *reporter) error {
-	r.printf("building %s %s from Go modules (first use; about 3 minutes on 2 cores after kube-apiserver, 10 without)\n",
-		controllerManagerBinary, KubernetesVersion)
-	start := time.Now()
-	n, err := runGoBuild(ctx, out, r, controllerManagerFixHint, controllerManagerPackage)
-	if err != nil {
-		return err
-	}
-	r.printf("built %s in %s (%d packages compiled)\n", controllerManagerBinary, time.Since(start).Round(time.Second), n)
-	return nil
+// goModule is a Go module, by the text of its go.mod and go.sum, in which
+// binaries are built.
+type goModule struct {
+	// dir names the module's directory in bosun's repository, for messages.
+	dir          string
+	goMod, goSum string
+	// ldflags are the linker flags of its builds.
+	ldflags string
 }
 
-// runGoBuild writes the go.mod and go.sum of hack/controlplane into a module
-// directory inside out and runs `go build` there for the main packages pkgs,
+// The modules Binaries builds in: hack/controlplane pins Kubernetes and etcd,
+// hack/kwok pins kwok, which needs other versions of the Kubernetes
+// libraries than the control plane's.
+var (
+	apiServerModule = goModule{dir: "hack/controlplane", goMod: buildGoMod, goSum: buildGoSum, ldflags: versionLDFlags}
+	kwokModule      = goModule{dir: "hack/kwok", goMod: kwokGoMod, goSum: kwokGoSum,
+		ldflags: "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=" + strings.TrimPrefix(KwokVersion, "v")}
+)
+
+// buildTimes says how long the first build of each extra binary usually
+// takes, for the line that announces it.
+var buildTimes = map[string]string{
+	controllerManagerBinary: "about 3 minutes on 2 cores after kube-apiserver, 10 without",
+	schedulerBinary:         "under a minute on 2 cores after kube-controller-manager, 10 without",
+	kwokBinary:              "about 3 minutes on 2 cores",
+}
+
+// goBuildExtra returns the buildFunc of an extraBinary: it builds the main
+// package pkg of mod into out, where the binary is named name.
+func goBuildExtra(name, version, pkg string, mod goModule) buildFunc {
+	return func(ctx context.Context, out string, r *reporter) error {
+		r.printf("building %s %s from Go modules (first use; %s)\n", name, version, buildTimes[name])
+		start := time.Now()
+		hint := func(env []string) string { return extraFixHint(env, name, pkg, mod) }
+		n, err := runGoBuild(ctx, out, r, mod, hint, pkg)
+		if err != nil {
+			return err
+		}
+		r.printf("built %s in %s (%d packages compiled)\n", name, time.Since(start).Round(time.Second), n)
+		return nil
+	}
+}
+
+// runGoBuild writes the go.mod and go.sum of mod into a module directory
+// inside out and runs `go build` there for the main packages pkgs,
 // writing their binaries into out. It reports progress to r while go runs,
 // and returns how many packages go compiled. A failure quotes go's last
 // lines and hint(the build's environment).
-func runGoBuild(ctx context.Context, out string, r *reporter, hint func(env []string) string, pkgs ...string) (int, error) {
+func runGoBuild(ctx context.Context, out string, r *reporter, module goModule, hint func(env []string) string, pkgs ...string) (int, error) {
 	goTool, err := findGo()
 	if err != nil {
 		return 0, err
@@ -84,14 +113,14 @@ func runGoBuild(ctx context.Context, out string, r *reporter, hint func(env []st
 		return 0, fmt.Errorf("creating build module: %w", err)
 	}
 	defer os.RemoveAll(mod) // scratch space inside the staging directory
-	for name, text := range map[string]string{"go.mod": buildGoMod, "go.sum": buildGoSum} {
+	for name, text := range map[string]string{"go.mod": module.goMod, "go.sum": module.goSum} {
 		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
 			return 0, fmt.Errorf("writing build module: %w", err)
 		}
 	}
 
 	out = filepath.Clean(out)
-	args := append([]string{"build", "-v", "-ldflags", versionLDFlags, "-o", out + string(filepath.Separator)}, pkgs...)
+	args := append([]string{"build", "-v", "-ldflags", module.ldflags, "-o", out + string(filepath.Separator)}, pkgs...)
 	cmd := exec.CommandContext(ctx, goTool, args...)
 	cmd.Dir = mod
 	cmd.Env = buildEnv(os.Environ())
@@ -151,12 +180,13 @@ func buildFixHint(env []string) string {
 		proxy, assetsEnv, apiServerPackage, etcdPackage)
 }
 
-// controllerManagerFixHint is buildFixHint for kube-controller-manager.
-func controllerManagerFixHint(env []string) string {
-	return fmt.Sprintf("how to fix: the first build downloads the Kubernetes modules, so it needs the Go module proxy "+
+// extraFixHint is buildFixHint for the extra binary name, built from the
+// main package pkg of mod.
+func extraFixHint(env []string, name, pkg string, mod goModule) string {
+	return fmt.Sprintf("how to fix: the first build downloads its modules, so it needs the Go module proxy "+
 		"(GOPROXY is %s) or a module cache (GOMODCACHE) that already holds them; check the network and the Go proxy settings and try again. "+
-		"Or put a %s binary into the directory %s names (for example built with `CGO_ENABLED=0 go build -o DIR/ %s` in bosun's hack/controlplane).",
-		goProxy(env), controllerManagerBinary, assetsEnv, controllerManagerPackage)
+		"Or put a %s binary into the directory %s names (for example built with `CGO_ENABLED=0 go build -o DIR/ %s` in bosun's %s).",
+		goProxy(env), name, assetsEnv, pkg, mod.dir)
 }
 
 // goProxy returns the GOPROXY setting of env, for messages.

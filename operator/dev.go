@@ -20,6 +20,9 @@ import (
 // the package doc says).
 const devNamespace = "default"
 
+// devNodes is how many simulated nodes --dev runs with --dev-workloads.
+const devNodes = 2
+
 // devEnv is the embedded control plane of --dev.
 type devEnv struct {
 	cp   *controlplane.ControlPlane
@@ -30,6 +33,11 @@ type devEnv struct {
 // writes the kubeconfig.
 func startDev(ctx context.Context, opts Options, flags Flags, scheme *runtime.Scheme, out io.Writer) (*devEnv, error) {
 	cpOpts := controlplane.Options{Scheme: scheme, Progress: os.Stderr}
+	what := "kube-apiserver and etcd"
+	if flags.DevWorkloads {
+		cpOpts.ControllerManager, cpOpts.Nodes = true, devNodes
+		what = fmt.Sprintf("kube-apiserver, etcd, kube-controller-manager, kube-scheduler and %d simulated nodes", devNodes)
+	}
 	if opts.CRDs != nil {
 		crds, err := opts.CRDs()
 		if err != nil {
@@ -37,7 +45,7 @@ func startDev(ctx context.Context, opts Options, flags Flags, scheme *runtime.Sc
 		}
 		cpOpts.CRDs = crds
 	}
-	fmt.Fprintln(out, "starting an embedded control plane")
+	fmt.Fprintf(out, "starting an embedded control plane: %s\n", what)
 	cp, err := controlplane.Start(ctx, cpOpts)
 	if err != nil {
 		return nil, fmt.Errorf("operator %q: --dev: %w", opts.Name, err)

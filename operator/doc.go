@@ -33,6 +33,7 @@
 //	--zap-devel, --zap-log-level, --zap-encoder, --zap-stacktrace-level, --zap-time-encoding
 //	--version                    print what the binary was built from and exit
 //	--dev                        run against an embedded control plane (see below)
+//	--dev-workloads              with --dev, run workload controllers and nodes too (default true)
 //
 // On a clean stop (SIGTERM) the leader releases its Lease, so a standby
 // takes over at once instead of after the lease duration; a second signal
@@ -48,6 +49,9 @@
 //
 // With --dev the operator starts kube-apiserver and etcd on this machine
 // (package controlplane, which builds them from Go modules on first use),
+// and with them kube-controller-manager (garbage collection and the
+// workload controllers), kube-scheduler and 2 simulated nodes on which pods
+// become Running and Ready (--dev-workloads=false leaves those three out),
 // installs Options.CRDs, creates Options.Samples in the namespace "default",
 // writes a kubeconfig for kubectl (--dev-kubeconfig, default
 // bin/dev.kubeconfig), and runs until Ctrl-C, when it stops the control

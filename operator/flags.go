@@ -67,6 +67,11 @@ type Flags struct {
 	// DevKubeconfig is where Dev writes its kubeconfig; DefaultFlags
 	// gives "bin/dev.kubeconfig".
 	DevKubeconfig string
+	// DevWorkloads makes Dev's control plane a cluster that runs pods:
+	// kube-controller-manager with its workload controllers and garbage
+	// collector, and devNodes simulated nodes (see package controlplane).
+	// DefaultFlags gives true.
+	DevWorkloads bool
 	// DebugPage serves the debug page of package debugpage on the metrics
 	// server, under /debug/bosun/.
 	DebugPage bool
@@ -85,6 +90,7 @@ func DefaultFlags() Flags {
 		RetryPeriod:             defaultRetryPeriod,
 		GracefulShutdownTimeout: defaultGracefulShutdownTimeout,
 		DevKubeconfig:           defaultDevKubeconfig,
+		DevWorkloads:            true,
 	}
 }
 
@@ -116,6 +122,9 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Dev, "dev", f.Dev,
 		"Start an embedded control plane, install the CRDs and samples, write a kubeconfig and run against it until Ctrl-C.")
 	fs.StringVar(&f.DevKubeconfig, "dev-kubeconfig", f.DevKubeconfig, "Where --dev writes the kubeconfig of its control plane.")
+	fs.BoolVar(&f.DevWorkloads, "dev-workloads", f.DevWorkloads,
+		"With --dev, also run kube-controller-manager (garbage collection, Deployments, Jobs and the other workload controllers), "+
+			"kube-scheduler and 2 simulated nodes, so that pods run and become Ready; false starts only kube-apiserver and etcd.")
 	fs.BoolVar(&f.DebugPage, "debug-page", f.DebugPage,
 		"Serve a page of the reconcilers and their recent passes at /debug/bosun/ on the metrics server, behind the same protection as /metrics.")
 	f.Zap.BindFlags(fs)

@@ -49,6 +49,14 @@ func TestFlagsParse(t *testing.T) {
 				return []any{o.Metrics.SecureServing, o.Metrics.FilterProvider == nil}, []any{false, true}
 			},
 		},
+		"dev runs workloads by default": {
+			args:  []string{"--dev"},
+			check: func(f operator.Flags) (any, any) { return []any{f.Dev, f.DevWorkloads}, []any{true, true} },
+		},
+		"dev without workloads": {
+			args:  []string{"--dev", "--dev-workloads=false"},
+			check: func(f operator.Flags) (any, any) { return f.DevWorkloads, false },
+		},
 		"zap flags": {
 			args:  []string{"--zap-devel"},
 			check: func(f operator.Flags) (any, any) { return f.Zap.Development, true },

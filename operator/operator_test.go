@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -303,10 +304,23 @@ func TestRunDev(t *testing.T) {
 	}, bosuntest.Timeout(5*time.Minute))
 	sample := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sample"}}
 	bosuntest.Eventually(t, func(ctx context.Context) error { return ready(ctx, c, sample, 42) })
+	// --dev-workloads is on by default: the workload controllers and two
+	// simulated nodes run.
+	nodes := &corev1.NodeList{}
+	if err := c.List(t.Context(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	running, err := controlplane.RunningControllers(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 2 || !slices.Contains(running, "deployment-controller") {
+		t.Errorf("--dev runs %d nodes and the controllers %v; want 2 and the workload controllers", len(nodes.Items), running)
+	}
 	if err := r.stop(time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"kubeconfig: ", "created sample", "stopping the control plane"} {
+	for _, want := range []string{"kubeconfig: ", "created sample", "stopping the control plane", "2 simulated nodes"} {
 		if !strings.Contains(r.out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, r.out.String())
 		}

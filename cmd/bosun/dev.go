@@ -13,16 +13,21 @@ import (
 )
 
 func newDevCommand() *cobra.Command {
-	return &cobra.Command{
+	workloads := true
+	cmd := &cobra.Command{
 		Use:   "dev [dir] [-- operator flags]",
 		Short: "Run an operator module on an embedded control plane until Ctrl-C",
 		Long: `Builds the operator of the module in dir (default: the current directory)
-and runs it with --dev: kube-apiserver and etcd start on this machine (built
-from Go modules on first use), its CRDs and samples are installed, a
+and runs it with --dev: kube-apiserver and etcd start on this machine, with
+kube-controller-manager (garbage collection, Deployments, Jobs and the other
+workload controllers), kube-scheduler and 2 simulated nodes on which pods
+become Running and Ready (all built from Go modules on first use, which says
+what it builds and how long it takes); its CRDs and samples are installed, a
 kubeconfig is written for kubectl (bin/dev.kubeconfig) and printed, and it
-runs until Ctrl-C, which stops the control plane too. Flags after -- go to
-the operator.`,
+runs until Ctrl-C, which stops the control plane too. --workloads=false
+starts only kube-apiserver and etcd. Flags after -- go to the operator.`,
 		Example: `  bosun dev
+  bosun dev --workloads=false
   bosun dev -- --zap-log-level=debug --debug-page`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,7 +59,7 @@ the operator.`,
 			if err := build.Run(); err != nil {
 				return fmt.Errorf("building the operator in %s: %w", dir, err)
 			}
-			run := exec.Command(manager, append([]string{"--dev"}, args...)...)
+			run := exec.Command(manager, append([]string{"--dev", fmt.Sprintf("--dev-workloads=%t", workloads)}, args...)...)
 			run.Dir = dir
 			run.Stdin, run.Stdout, run.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
 			// Ctrl-C and SIGTERM go on to the operator, which stops its
@@ -85,4 +90,7 @@ the operator.`,
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&workloads, "workloads", workloads,
+		"run kube-controller-manager, kube-scheduler and simulated nodes besides kube-apiserver and etcd, so that the operator's pods run")
+	return cmd
 }

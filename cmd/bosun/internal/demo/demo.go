@@ -55,7 +55,16 @@ type Options struct {
 	// Logger is handed to the manager and the controllers.
 	// The zero value discards their logs.
 	Logger logr.Logger
+	// NoWorkloads starts only kube-apiserver and etcd. By default the
+	// control plane also runs kube-controller-manager with its workload
+	// controllers and garbage collector, kube-scheduler and WorkloadNodes
+	// simulated nodes, so that the examples' Deployments and Jobs run pods.
+	NoWorkloads bool
 }
+
+// WorkloadNodes is how many simulated nodes Run starts unless
+// Options.NoWorkloads is set.
+const WorkloadNodes = 2
 
 // Run starts a control plane, runs every example's controllers in one
 // manager, creates the samples and reports their progress. It stops the
@@ -85,9 +94,14 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 
 	out := opts.Out
-	fmt.Fprintf(out, "starting control plane (kube-apiserver %s, etcd %s)\n",
-		controlplane.KubernetesVersion, controlplane.EtcdVersion)
-	cp, err := controlplane.Start(ctx, controlplane.Options{Scheme: scheme, CRDs: crds, Progress: out})
+	cpOpts := controlplane.Options{Scheme: scheme, CRDs: crds, Progress: out}
+	what := fmt.Sprintf("kube-apiserver %s, etcd %s", controlplane.KubernetesVersion, controlplane.EtcdVersion)
+	if !opts.NoWorkloads {
+		cpOpts.ControllerManager, cpOpts.Nodes = true, WorkloadNodes
+		what += fmt.Sprintf(", kube-controller-manager, kube-scheduler, %d simulated nodes", WorkloadNodes)
+	}
+	fmt.Fprintf(out, "starting control plane (%s)\n", what)
+	cp, err := controlplane.Start(ctx, cpOpts)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}

@@ -25,6 +25,13 @@ func fakeControllerManagerBuild(builds *atomic.Int32) buildFunc {
 	}
 }
 
+// withBuild returns kube-controller-manager's extraBinary built by build.
+func withBuild(build buildFunc) extraBinary {
+	b := controllerManagerBuild
+	b.build = build
+	return b
+}
+
 // snapshot returns the name, size and modification time of every file in dir.
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -58,12 +65,12 @@ func TestEnsureControllerManagerKeepsExistingBuild(t *testing.T) {
 
 	var builds atomic.Int32
 	progress := newSignalWriter("ready in")
-	if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(progress)); err != nil {
+	if err := withBuild(fakeControllerManagerBuild(&builds)).ensure(context.Background(), dir, newReporter(progress)); err != nil {
 		t.Fatalf("ensureControllerManager: %v", err)
 	}
-	if !complete(dir) || !controllerManagerComplete(dir) {
+	if !complete(dir) || !controllerManagerBuild.complete(dir) {
 		t.Fatalf("after the build: kube-apiserver and etcd complete %v, kube-controller-manager complete %v; want both",
-			complete(dir), controllerManagerComplete(dir))
+			complete(dir), controllerManagerBuild.complete(dir))
 	}
 	after := snapshot(t, dir)
 	for name, was := range before {
@@ -77,10 +84,10 @@ func TestEnsureControllerManagerKeepsExistingBuild(t *testing.T) {
 			added = append(added, name)
 		}
 	}
-	if diff := cmp.Diff([]string{controllerManagerMarker, controllerManagerBinary}, sorted(added)); diff != "" {
+	if diff := cmp.Diff([]string{controllerManagerBuild.marker(), controllerManagerBinary}, sorted(added)); diff != "" {
 		t.Errorf("files added to the cache directory (-want +got):\n%s", diff)
 	}
-	marker, err := os.ReadFile(filepath.Join(dir, controllerManagerMarker))
+	marker, err := os.ReadFile(filepath.Join(dir, controllerManagerBuild.marker()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +102,7 @@ func TestEnsureControllerManagerKeepsExistingBuild(t *testing.T) {
 		t.Errorf("staging directories left behind: %v, %v", leftovers, err)
 	}
 
-	if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(nil)); err != nil {
+	if err := withBuild(fakeControllerManagerBuild(&builds)).ensure(context.Background(), dir, newReporter(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if got := builds.Load(); got != 1 {
@@ -131,12 +138,12 @@ func TestEnsureControllerManagerOneBuildsOthersWait(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		errs[0] = ensureControllerManager(context.Background(), dir, build, newReporter(io.Discard))
+		errs[0] = withBuild(build).ensure(context.Background(), dir, newReporter(io.Discard))
 	}()
 	<-started
 	go func() {
 		defer wg.Done()
-		errs[1] = ensureControllerManager(context.Background(), dir, build, newReporter(waiter))
+		errs[1] = withBuild(build).ensure(context.Background(), dir, newReporter(waiter))
 	}()
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -186,7 +193,7 @@ func TestEnsureControllerManagerFailedBuildIsNeverUsed(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := snapshot(t, dir)
-			err := ensureControllerManager(context.Background(), dir, tt.build, newReporter(nil))
+			err := withBuild(tt.build).ensure(context.Background(), dir, newReporter(nil))
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("ensureControllerManager error = %v, want %v", err, tt.wantErr)
 			}
@@ -198,11 +205,11 @@ func TestEnsureControllerManagerFailedBuildIsNeverUsed(t *testing.T) {
 				t.Errorf("staging directories left behind: %v", leftovers)
 			}
 			var builds atomic.Int32
-			if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(nil)); err != nil {
+			if err := withBuild(fakeControllerManagerBuild(&builds)).ensure(context.Background(), dir, newReporter(nil)); err != nil {
 				t.Fatalf("ensureControllerManager after the failure: %v", err)
 			}
-			if builds.Load() != 1 || !controllerManagerComplete(dir) {
-				t.Errorf("after a failure the next call built %d times, complete %v; want 1, true", builds.Load(), controllerManagerComplete(dir))
+			if builds.Load() != 1 || !controllerManagerBuild.complete(dir) {
+				t.Errorf("after a failure the next call built %d times, complete %v; want 1, true", builds.Load(), controllerManagerBuild.complete(dir))
 			}
 		})
 	}
@@ -215,11 +222,11 @@ func TestEnsureControllerManagerFailedBuildIsNeverUsed(t *testing.T) {
 func TestBuildKeepsControllerManagerBuiltFirst(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), cacheKey)
 	var builds atomic.Int32
-	if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(nil)); err != nil {
+	if err := withBuild(fakeControllerManagerBuild(&builds)).ensure(context.Background(), dir, newReporter(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if complete(dir) || !controllerManagerComplete(dir) {
-		t.Fatalf("complete %v, kube-controller-manager complete %v; want false, true", complete(dir), controllerManagerComplete(dir))
+	if complete(dir) || !controllerManagerBuild.complete(dir) {
+		t.Fatalf("complete %v, kube-controller-manager complete %v; want false, true", complete(dir), controllerManagerBuild.complete(dir))
 	}
 	core := func(ctx context.Context, out string, r *reporter) error {
 		return writeFakeBinaries(out, binaryNames...)
@@ -227,10 +234,10 @@ func TestBuildKeepsControllerManagerBuiltFirst(t *testing.T) {
 	if _, err := ensureBuilt(context.Background(), dir, core, newReporter(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if !complete(dir) || !controllerManagerComplete(dir) {
-		t.Errorf("complete %v, kube-controller-manager complete %v; want both", complete(dir), controllerManagerComplete(dir))
+	if !complete(dir) || !controllerManagerBuild.complete(dir) {
+		t.Errorf("complete %v, kube-controller-manager complete %v; want both", complete(dir), controllerManagerBuild.complete(dir))
 	}
-	if err := ensureControllerManager(context.Background(), dir, fakeControllerManagerBuild(&builds), newReporter(nil)); err != nil {
+	if err := withBuild(fakeControllerManagerBuild(&builds)).ensure(context.Background(), dir, newReporter(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if got := builds.Load(); got != 1 {
@@ -268,11 +275,11 @@ func TestControllerManagerPath(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := controllerManagerReady(); got != tt.fromAssets {
+			if got := controllerManagerBuild.ready(); got != tt.fromAssets {
 				t.Errorf("controllerManagerReady before = %v, want %v", got, tt.fromAssets)
 			}
 			var builds atomic.Int32
-			got, err := controllerManagerPath(context.Background(), fakeControllerManagerBuild(&builds), newReporter(nil))
+			got, err := withBuild(fakeControllerManagerBuild(&builds)).path(context.Background(), newReporter(nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -283,7 +290,7 @@ func TestControllerManagerPath(t *testing.T) {
 			if got != want || builds.Load() != wantBuilds {
 				t.Errorf("controllerManagerPath = %q after %d builds, want %q after %d", got, builds.Load(), want, wantBuilds)
 			}
-			if !controllerManagerReady() {
+			if !controllerManagerBuild.ready() {
 				t.Error("controllerManagerReady after controllerManagerPath = false")
 			}
 		})
@@ -301,7 +308,7 @@ func TestGoBuildControllerManagerFailureExplainsFix(t *testing.T) {
 	t.Setenv("GOMODCACHE", t.TempDir())
 	out := t.TempDir()
 	progress := newSignalWriter("building " + controllerManagerBinary)
-	err := goBuildControllerManager(context.Background(), out, newReporter(progress))
+	err := controllerManagerBuild.build(context.Background(), out, newReporter(progress))
 	if !errors.Is(err, ErrBuild) {
 		t.Fatalf("goBuildControllerManager error = %v, want ErrBuild", err)
 	}
@@ -313,5 +320,36 @@ func TestGoBuildControllerManagerFailureExplainsFix(t *testing.T) {
 	}
 	if !strings.Contains(progress.String(), "building "+controllerManagerBinary+" "+KubernetesVersion) {
 		t.Errorf("progress = %q, want the build announcement", progress.String())
+	}
+}
+
+// TestExtraBinaryOfAnotherVersionIsRebuilt finds a kwok built at another
+// version in the cache: it is not taken for the current one, and the next
+// call builds it again and records the new version.
+func TestExtraBinaryOfAnotherVersionIsRebuilt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), cacheKey)
+	var builds atomic.Int32
+	b := kwokBuild
+	b.build = func(ctx context.Context, out string, r *reporter) error {
+		builds.Add(1)
+		return writeFakeBinaries(out, kwokBinary)
+	}
+	old := b
+	old.version = "v0.0.1"
+	if err := old.ensure(context.Background(), dir, newReporter(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if b.complete(dir) {
+		t.Fatal("a kwok built at another version counts as complete")
+	}
+	if err := b.ensure(context.Background(), dir, newReporter(nil)); err != nil {
+		t.Fatal(err)
+	}
+	marker, err := os.ReadFile(filepath.Join(dir, b.marker()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(marker), "kwok "+KwokVersion+"\n"; got != want || builds.Load() != 2 || !b.complete(dir) {
+		t.Errorf("after the rebuild: marker %q (want %q), %d builds (want 2), complete %v", got, want, builds.Load(), b.complete(dir))
 	}
 }
