@@ -62,8 +62,9 @@ func warnIfBuildMayTimeOut(t TB, d deadliner, opts controlplane.Options) {
 // Shared is one control plane for all the tests of a package. The first test
 // that asks for it starts it, so tests that need none (unit tests, fuzz
 // workers) never pay for it; Main stops it after the last test. A package
-// whose tests need garbage collection or namespace deletion sets
-// controlplane.Options.ControllerManager in Options.
+// whose tests need garbage collection, namespace deletion or the workload
+// controllers sets controlplane.Options.ControllerManager in Options, and
+// one whose tests need pods to run sets controlplane.Options.Nodes.
 //
 //	var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
 //		return controlplane.Options{CRDPaths: []string{"../config/crd"}}, nil

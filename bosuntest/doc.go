@@ -38,16 +38,26 @@
 // By default the control plane runs no kube-controller-manager: nothing
 // collects garbage or finishes deleting namespaces, so Namespace leaves its
 // namespaces behind and they go away with the control plane. A package whose
-// tests need those two sets controlplane.Options.ControllerManager in the
-// options of its Shared (or of Start): kube-controller-manager then runs the
-// garbage collector, which deletes the objects whose owners are gone and
-// carries out foreground and orphan deletion, and the namespace controller,
-// and Namespace deletes its namespace when the test ends, without waiting
-// for it to go. It costs a few seconds at start and some CPU, so only the
-// packages that test garbage collection or namespace deletion turn it on.
-// No other controller runs: nothing runs the pods of Jobs and Deployments
-// or fills in their status. Tests should check the objects a controller
-// writes, not what the rest of Kubernetes would do with them.
+// tests need more sets it in the options of its Shared (or of Start):
+//
+//   - controlplane.Options.ControllerManager runs kube-controller-manager
+//     with the garbage collector, which deletes the objects whose owners are
+//     gone and carries out foreground and orphan deletion, the namespace
+//     controller, so that Namespace deletes its namespace when the test ends
+//     (without waiting for it to go), and the workload controllers:
+//     Deployments make ReplicaSets and pods, Jobs make pods and complete,
+//     and each fills in its status. Options.Controllers runs fewer, for
+//     tests that write such status themselves.
+//   - controlplane.Options.Nodes runs simulated nodes (kube-scheduler and
+//     kwok): pods are placed, become Running and Ready, a Job's pods
+//     succeed, and a pod labelled controlplane.PodExitCodeLabel fails.
+//     Together they let a test check an operator's Ready with real pod
+//     counts and its children's cascading delete.
+//
+// They cost about a second at start and some CPU, so only the packages
+// whose tests need them turn them on. Without them, tests should check the
+// objects a controller writes, not what the rest of Kubernetes would do
+// with them.
 //
 // The API server enables the OwnerReferencesPermissionEnforcement admission
 // plugin, so a controller run with RunManagerAs may set blockOwnerDeletion
