@@ -7,8 +7,10 @@ import (
 	"log"
 	"os"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/bosunkit/bosun/controlplane"
 )
@@ -95,4 +97,38 @@ func ExampleOptions_controllerManager() {
 	}
 	// The namespace goes within seconds; without ControllerManager it
 	// would stay Terminating.
+}
+
+// With Nodes set as well, pods run: a Deployment's pods are placed on the
+// simulated nodes and become Ready, and the Deployment reports them, as in a
+// cluster. A Job's pods succeed unless their template carries
+// PodExitCodeLabel.
+func ExampleOptions_nodes() {
+	ctx := context.Background()
+	cp, err := controlplane.Start(ctx, controlplane.Options{ControllerManager: true, Nodes: 2, Progress: os.Stderr})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			log.Print(err)
+		}
+	}()
+
+	labels := map[string]string{"app": "web"}
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+			},
+		},
+	}
+	if err := cp.Client.Create(ctx, deploy); err != nil {
+		log.Fatal(err)
+	}
+	// Within a second or two deploy.Status.ReadyReplicas is 3.
 }
