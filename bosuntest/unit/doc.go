@@ -9,7 +9,9 @@
 // engine, claim and save included, and returns the Outcome; Run runs a
 // table of cases as subtests and checks each case's expectations. Steps
 // makes a reconciler of a few steps, so a single step is tested through
-// the engine too.
+// the engine too. ChildOf marks an object as a child that a children step
+// (package children) made, for the world a case starts from or for what
+// it expects.
 //
 // The in-memory client is controller-runtime's fake client: it has no
 // admission, no defaulting and no garbage collection, so tests of how an

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest/unit"
+	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
@@ -47,4 +50,27 @@ func ExampleRun() {
 		)
 	}
 	_ = testDouble
+}
+
+// A child that an earlier pass of a children step made, given to the
+// pass: the step knows it for a member of its set, so it prunes it once
+// it is no longer desired.
+func ExampleChildOf() {
+	t := &testing.T{} // in a test, the test's own t
+	s := scheme(t)
+	none := func(context.Context, *bosun.Pass[*testapi.Widget]) ([]client.Object, error) { return nil, nil }
+	step := children.NewStep("parts", none, []children.Kind{children.Of(&corev1.ConfigMap{})})
+
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", UID: "0a1b"}}
+	old := unit.ChildOf(t, s, w, "parts", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "part-0"}})
+	fmt.Println(old.Namespace, old.Labels[children.LabelSet], old.OwnerReferences[0].Kind, old.OwnerReferences[0].Name)
+
+	out := unit.Reconcile(t, s, unit.Steps[*testapi.Widget](step), unit.Case[*testapi.Widget]{Object: w, Given: []client.Object{old}})
+	for _, write := range out.Writes {
+		fmt.Println(write)
+	}
+	// Output:
+	// ns parts Widget w
+	// delete ConfigMap ns/part-0
+	// patch status Widget ns/w
 }

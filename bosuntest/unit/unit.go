@@ -59,7 +59,7 @@ type Case[T client.Object] struct {
 	// error.
 	ExpectErr string
 	// ExpectConditions are conditions Object must have after the pass, in
-	// any order, compared on type, status and reason, and on message and
+	// any order, compared on type and status, and on reason, message and
 	// observed generation when they are set here. Others may be present.
 	ExpectConditions []metav1.Condition
 	// ExpectWrites are every write of the pass, in order, as
@@ -258,13 +258,13 @@ func conditionProblems[T client.Object](want []metav1.Condition, obj T) []string
 	for _, w := range want {
 		g := conditions.Find(got, w.Type)
 		if g == nil {
-			problems = append(problems, fmt.Sprintf("%s: missing, want %s/%s", w.Type, w.Status, w.Reason))
+			problems = append(problems, fmt.Sprintf("%s: missing, want %s", w.Type, statusReason(w)))
 			continue
 		}
 		line := fmt.Sprintf("%s: %s/%s %q (generation %d)", w.Type, g.Status, g.Reason, g.Message, g.ObservedGeneration)
 		switch {
-		case g.Status != w.Status || g.Reason != w.Reason:
-			problems = append(problems, fmt.Sprintf("%s, want %s/%s", line, w.Status, w.Reason))
+		case g.Status != w.Status || w.Reason != "" && g.Reason != w.Reason:
+			problems = append(problems, fmt.Sprintf("%s, want %s", line, statusReason(w)))
 		case w.Message != "" && g.Message != w.Message:
 			problems = append(problems, fmt.Sprintf("%s, want message %q", line, w.Message))
 		case w.ObservedGeneration != 0 && g.ObservedGeneration != w.ObservedGeneration:
@@ -273,6 +273,15 @@ func conditionProblems[T client.Object](want []metav1.Condition, obj T) []string
 	}
 	sort.Strings(problems)
 	return problems
+}
+
+// statusReason prints the status of an expected condition, and its reason
+// when it gives one.
+func statusReason(c metav1.Condition) string {
+	if c.Reason == "" {
+		return string(c.Status)
+	}
+	return string(c.Status) + "/" + c.Reason
 }
 
 // serverSet are the metadata fields an expected object does not compare.

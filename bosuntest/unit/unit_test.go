@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -192,5 +193,39 @@ func TestExpectNoEvents(t *testing.T) {
 	unit.Check(rec, c, out)
 	if all := strings.Join(rec.errs, "\n"); !strings.Contains(all, "events (-want +got)") || !strings.Contains(all, "Normal Noise hello") {
 		t.Errorf("Check did not report the event; it reported:\n%s", all)
+	}
+}
+
+// TestExpectConditionsReason: an expected condition without a reason
+// matches whatever reason the pass gave; one with a reason must match it.
+func TestExpectConditionsReason(t *testing.T) {
+	c := unit.Case[*testapi.Widget]{Name: "published", Object: widget()}
+	out := unit.Reconcile(t, scheme(t), unit.Steps[*testapi.Widget](publish{}), c)
+	for _, tc := range []struct {
+		name string
+		want metav1.Condition
+		errs []string // empty: no error
+	}{
+		{"no reason", metav1.Condition{Type: "Published", Status: metav1.ConditionTrue}, nil},
+		{"the reason", metav1.Condition{Type: "Published", Status: metav1.ConditionTrue, Reason: "Done"}, nil},
+		{"another reason", metav1.Condition{Type: "Published", Status: metav1.ConditionTrue, Reason: "Other"},
+			[]string{`Published: True/Done "" (generation 1), want True/Other`}},
+		{"another status, no reason", metav1.Condition{Type: "Published", Status: metav1.ConditionFalse},
+			[]string{`Published: True/Done "" (generation 1), want False`}},
+		{"missing, no reason", metav1.Condition{Type: "Other", Status: metav1.ConditionTrue},
+			[]string{"Other: missing, want True"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.ExpectConditions = []metav1.Condition{tc.want}
+			rec := &recorder{TB: t}
+			unit.Check(rec, c, out)
+			var got []string
+			for _, e := range rec.errs {
+				got = append(got, strings.TrimSpace(strings.TrimPrefix(e, "conditions:\n")))
+			}
+			if diff := cmp.Diff(tc.errs, got); diff != "" {
+				t.Errorf("Check reported (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -68,8 +68,8 @@ controller-gen). 'bosun dev' runs the operator on a local control plane.`,
 				return fmt.Errorf("%w: this bosun was built from a checkout and has no released version: "+
 					"pass --bosun-version, or --bosun-replace with the checkout's directory", scaffold.ErrInvalid)
 			}
-			if first.Kind == "" && (first.Group != "" || first.DSL || first.ShortName != "") {
-				return fmt.Errorf("%w: --group, --short-name and --dsl describe the first kind: give --kind too", scaffold.ErrInvalid)
+			if first.Kind == "" && (first.Group != "" || first.DSL || first.ShortName != "" || len(first.Owns) > 0) {
+				return fmt.Errorf("%w: --group, --short-name, --owns and --dsl describe the first kind: give --kind too", scaffold.ErrInvalid)
 			}
 			if err := os.MkdirAll(abs, 0o755); err != nil {
 				return err
@@ -109,7 +109,8 @@ controller-gen). 'bosun dev' runs the operator on a local control plane.`,
 	cmd.Flags().StringVar(&first.Kind, "kind", "", "also add this first kind, as 'bosun create api' does")
 	cmd.Flags().StringVar(&first.Group, "group", "", "the API group of --kind, before the domain (default: the operator's name without dashes)")
 	cmd.Flags().StringVar(&first.Version, "version", "v1", "the API version of --kind")
-	cmd.Flags().StringVar(&first.ShortName, "short-name", "", "the short name of --kind for kubectl (default: its first letter and consonants)")
+	cmd.Flags().StringVar(&first.ShortName, "short-name", "", "the short name of --kind for kubectl (default: the first syllable of each word of the kind)")
+	cmd.Flags().StringSliceVar(&first.Owns, "owns", nil, "the kinds of the children the controller of --kind keeps, as 'bosun create api --owns' (default ConfigMap)")
 	cmd.Flags().BoolVar(&first.DSL, "dsl", false, "declare the controller of --kind in a .bosun document")
 	cmd.Flags().BoolVar(&skipGenerate, "skip-generate", false, "only write the files; 'go mod tidy && make generate manifests' completes them")
 	return cmd

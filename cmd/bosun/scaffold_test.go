@@ -49,9 +49,11 @@ func runIn(t *testing.T, dir, name string, args ...string) string {
 // (and --bosun-replace, so that the new module uses this checkout): bosun
 // init with a first kind, then bosun create api adds a second one declared
 // in a .bosun document; the new module builds, vets and passes its own unit
-// and envtest tests, make generate manifests changes nothing, its
-// config/default renders, and bosun dev runs it on an embedded control
-// plane where both samples become Ready, until Ctrl-C.
+// and envtest tests, requires none of the modules only bosun's other
+// commands and examples use, make generate manifests changes nothing, its
+// config/default renders through make install.yaml (and the bosun it
+// builds), and bosun dev runs it on an embedded control plane where both
+// samples become Ready, until Ctrl-C.
 func TestScaffoldEndToEnd(t *testing.T) {
 	checkout, err := filepath.Abs("../..")
 	if err != nil {
@@ -77,6 +79,7 @@ func TestScaffoldEndToEnd(t *testing.T) {
 			t.Errorf("the scaffold lacks %s: %v", want, err)
 		}
 	}
+	checkLean(t, mod)
 	runIn(t, mod, "go", "build", "./...")
 	runIn(t, mod, "go", "vet", "./...")
 	out := runIn(t, mod, "go", "test", "-count=1", "-v", "./...")
@@ -94,9 +97,14 @@ func TestScaffoldEndToEnd(t *testing.T) {
 		t.Errorf("make generate manifests changed the scaffold (-scaffolded +regenerated):\n%s", diff)
 	}
 
-	// The deployable manifests render, through the module's own bosun
-	// (go tool bosun, as make install.yaml runs it).
-	installYAML := runIn(t, mod, "go", "tool", "bosun", "manifests", "config/default")
+	// The deployable manifests render, through the bosun of go.mod that
+	// make builds into bin/bosun.
+	runIn(t, mod, "make", "install.yaml")
+	raw, err := os.ReadFile(filepath.Join(mod, "bin", "install.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	installYAML := string(raw)
 	for _, want := range []string{"kind: Deployment", "namespace: shop-system", "name: widgets.shop.example.com",
 		"name: gadgets.shop.example.com", "- gadgets/finalizers", "image: shop:dev", "runAsNonRoot: true"} {
 		if !strings.Contains(installYAML, want) {
@@ -183,6 +191,91 @@ func TestScaffoldEndToEnd(t *testing.T) {
 	}
 }
 
+// unused are modules that only the bosun command (bosun image) and the
+// examples (postgres, cronjob) use: a new operator must not require them.
+var unused = []string{"github.com/jackc/pgx", "github.com/google/go-containerregistry", "github.com/robfig/cron"}
+
+// checkLean fails t when the go.mod or go.sum of the module in dir names
+// one of the unused modules.
+func checkLean(t *testing.T, dir string) {
+	t.Helper()
+	for _, name := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range unused {
+			if strings.Contains(string(b), m) {
+				why := runIn(t, dir, "go", "mod", "why", "-m", m)
+				t.Errorf("the new module's %s names %s, which it does not use:\n%s", name, m, why)
+			}
+		}
+	}
+}
+
+// TestScaffoldGoModLean: go mod tidy in a new operator module requires
+// what the operator imports, not what the bosun command or the examples
+// import (pgx, go-containerregistry, cron).
+func TestScaffoldGoModLean(t *testing.T) {
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(t.TempDir(), "shop")
+	if err := execute([]string{"init", "--repo", "github.com/me/shop", "--bosun-replace", checkout, "--kind", "Widget", "--skip-generate", mod}); err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, mod, "go", "mod", "tidy")
+	checkLean(t, mod)
+}
+
+// TestScaffoldOwns scaffolds an operator whose kinds own, between them,
+// every kind bosun create api --owns accepts, and runs the module's unit
+// and envtest tests: each kind gets its children, Ready follows them (a
+// Deployment's and a StatefulSet's ready pods, which status.readyReplicas
+// reports), a workload scaled by hand is put back, and a deleted kind's
+// children are garbage-collected. The envtest tests of kinds owning
+// workloads run kube-controller-manager and simulated nodes
+// (controlplane.Options.ControllerManager and Nodes).
+func TestScaffoldOwns(t *testing.T) {
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	bosun := filepath.Join(tmp, "bosun")
+	runIn(t, ".", "go", "build", "-o", bosun, ".")
+	runIn(t, tmp, bosun, "init", "--repo", "github.com/me/cache", "--bosun-replace", checkout, "--kind", "Memcached", "--owns", "Deployment,Service", "cache")
+	mod := filepath.Join(tmp, "cache")
+	kinds := map[string][]string{
+		"Memcached": {"Deployment", "Service"},
+		"Web":       {"StatefulSet", "Service"},
+		"Agent":     {"DaemonSet"},
+		"Task":      {"Job"},
+		"Vault":     {"Secret", "ConfigMap"},
+	}
+	for _, kind := range []string{"Web", "Agent", "Task", "Vault"} {
+		args := []string{"create", "api", "--group", "cache", "--kind", kind}
+		for _, o := range kinds[kind] {
+			args = append(args, "--owns", o)
+		}
+		runIn(t, mod, bosun, args...)
+	}
+	checkLean(t, mod)
+	runIn(t, mod, "go", "vet", "./...")
+	out := runIn(t, mod, "go", "test", "-count=1", "-v", "./internal/controller/")
+	for kind := range kinds {
+		for _, test := range []string{"Test" + kind + "Steps", "Test" + kind + "OnAPIServer"} {
+			if !strings.Contains(out, "--- PASS: "+test+" ") {
+				t.Errorf("go test in the new module did not pass %s", test)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Logf("go test:\n%s", out)
+	}
+}
+
 // readTree returns the files of the module in dir, but for bin/, by their
 // slash-separated paths.
 func readTree(t *testing.T, dir string) map[string]string {
@@ -234,6 +327,9 @@ func TestScaffoldCommandErrors(t *testing.T) {
 		{"bad group", []string{"init", "--repo", "example.com/x", "--name", "x", "--kind", "Shop", "--group", "a.b", "--bosun-version", "v0.1.0", t.TempDir()}, scaffold.ErrInvalid},
 		{"bad domain", []string{"init", "--repo", "example.com/x", "--domain", "Example", "--bosun-version", "v0.1.0", t.TempDir()}, scaffold.ErrInvalid},
 		{"dsl without kind", []string{"init", "--repo", "example.com/x", "--dsl", "--bosun-version", "v0.1.0", t.TempDir()}, scaffold.ErrInvalid},
+		{"owns without kind", []string{"init", "--repo", "example.com/x", "--owns", "Deployment", "--bosun-version", "v0.1.0", t.TempDir()}, scaffold.ErrInvalid},
+		{"owns an unknown kind", []string{"create", "api", "--group", "p", "--kind", "Order", "--owns", "Deployment,Pod", "--dir", proj, "--skip-generate"}, scaffold.ErrInvalid},
+		{"owns two workloads", []string{"create", "api", "--group", "p", "--kind", "Order", "--owns", "Job", "--owns", "DaemonSet", "--dir", proj, "--skip-generate"}, scaffold.ErrInvalid},
 		{"not a project", []string{"create", "api", "--group", "shop", "--kind", "Shop", "--dir", t.TempDir()}, scaffold.ErrNotProject},
 		{"duplicate kind", []string{"create", "api", "--group", "p", "--kind", "Shop", "--dir", proj, "--skip-generate"}, scaffold.ErrKindExists},
 		{"bad kind", []string{"create", "api", "--group", "p", "--kind", "shop-x", "--dir", proj, "--skip-generate"}, scaffold.ErrInvalid},

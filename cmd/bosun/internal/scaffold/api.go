@@ -22,11 +22,16 @@ type API struct {
 	// Kind is the kind, in CamelCase.
 	Kind string
 	// ShortName is the kind's short name for kubectl; empty makes one of
-	// the kind's consonants.
+	// the first syllable of each word of the kind (see shortName).
 	ShortName string
 	// DSL writes the controller's states and actions as a .bosun document,
 	// which go generate turns into Go, instead of a Go step.
 	DSL bool
+	// Owns are the kinds of the children the controller keeps, one of
+	// each, through a children step (package children): any of Ownable,
+	// in any case. Empty means a ConfigMap. Not with DSL, whose document
+	// declares what the controller keeps.
+	Owns []string
 }
 
 var (
@@ -70,10 +75,16 @@ func CreateAPI(dir string, a API) error {
 		return fmt.Errorf("%w: --kind %q must be CamelCase letters and digits starting with a capital, such as Shop", ErrInvalid, a.Kind)
 	case a.ShortName != "" && !shortNameRE.MatchString(a.ShortName):
 		return fmt.Errorf("%w: --short-name %q must be lower-case letters and digits", ErrInvalid, a.ShortName)
+	case a.DSL && len(a.Owns) > 0:
+		return fmt.Errorf("%w: --owns is for a controller of Go steps; with --dsl, declare the children in the .bosun document", ErrInvalid)
+	}
+	owns, err := owned(a.Owns)
+	if err != nil {
+		return err
 	}
 	lower := strings.ToLower(a.Kind)
 	if a.ShortName == "" {
-		a.ShortName = shortName(lower)
+		a.ShortName = shortName(a.Kind)
 	}
 	if err := checkNew(dir, p, a, lower); err != nil {
 		return err
@@ -90,18 +101,31 @@ func CreateAPI(dir string, a API) error {
 		"Lower": lower, "Plural": plural, "Alias": alias,
 		"ShortName": a.ShortName, "Categories": categories,
 	}
-	controller := file{tmpl: "api/controller.go", path: filepath.Join("internal", "controller", lower+"_controller.go")}
+	if a.DSL {
+		owns = nil
+	}
+	for k, v := range ownData(owns) {
+		data[k] = v
+	}
+	if a.DSL {
+		// The document keeps a ConfigMap holding spec.message.
+		data["Message"] = true
+	}
+	controller := filepath.Join("internal", "controller", lower)
 	files := []file{
 		{tmpl: "api/groupversion_info.go", path: filepath.Join("api", a.Version, "groupversion_info.go"), once: true},
 		{tmpl: "api/types.go", path: filepath.Join("api", a.Version, lower+"_types.go")},
 		{tmpl: "api/sample.yaml", path: filepath.Join("config", "samples", a.Group+"_"+a.Version+"_"+lower+".yaml")},
-		controller,
-		{tmpl: "api/controller_test.go", path: filepath.Join("internal", "controller", lower+"_controller_test.go")},
-		{tmpl: "api/envtest_test.go", path: filepath.Join("internal", "controller", lower+"_envtest_test.go")},
+		{tmpl: "api/controller.go", path: controller + "_controller.go"},
+		{tmpl: "api/sample_test.go", path: controller + "_sample_test.go"},
+		{tmpl: "api/controller_test.go", path: controller + "_controller_test.go"},
+		{tmpl: "api/envtest_test.go", path: controller + "_envtest_test.go"},
 	}
 	if a.DSL {
 		files[3].tmpl = "api/controller_dsl.go"
-		files = append(files, file{tmpl: "api/kind.bosun", path: filepath.Join("internal", "controller", lower+".bosun")})
+		files[5].tmpl = "api/controller_dsl_test.go"
+		files[6].tmpl = "api/envtest_dsl_test.go"
+		files = append(files, file{tmpl: "api/kind.bosun", path: controller + ".bosun"})
 	}
 	if err := render(dir, files, data); err != nil {
 		return err
@@ -152,19 +176,73 @@ func crdFile(group, domain, plural string) string {
 	return group + "." + domain + "_" + plural + ".yaml"
 }
 
-// shortName makes a short name of a lower-case kind from its first letter
-// and its other consonants, or none when that is not shorter.
-func shortName(lower string) string {
+// shortName makes the default short name of a kind: the first syllable of
+// each of its words, lower-cased, such as memc for Memcached, widg for
+// Widget and redfail for RedisFailover; a syllable is the letters up to
+// the first vowels and the consonants after them. It is none when that is
+// not shorter than the kind, or when kubectl knows it for a built-in kind.
+func shortName(kind string) string {
 	var b strings.Builder
-	for i, r := range lower {
-		if i == 0 || !strings.ContainsRune("aeiou", r) {
-			b.WriteRune(r)
+	for _, w := range words(kind) {
+		b.WriteString(syllable(strings.ToLower(w)))
+	}
+	s := b.String()
+	if len(s) < 2 || len(s) >= len(kind) || builtinShortNames[s] {
+		return ""
+	}
+	return s
+}
+
+// words splits a CamelCase kind into its words: an upper-case letter
+// starts one, unless it follows another and no lower-case letter follows
+// it (DBCluster is DB and Cluster).
+func words(kind string) []string {
+	var out []string
+	start := 0
+	for i := 1; i < len(kind); i++ {
+		upper := isUpper(kind[i])
+		switch {
+		case upper && !isUpper(kind[i-1]):
+		case upper && i+1 < len(kind) && isLower(kind[i+1]):
+		default:
+			continue
+		}
+		out = append(out, kind[start:i])
+		start = i
+	}
+	return append(out, kind[start:])
+}
+
+// syllable returns the first syllable of a lower-case word: its letters up
+// to its first vowels (y counts as one after the first letter) and the
+// consonants after them, or the word when no vowel follows those.
+func syllable(w string) string {
+	vowel := func(i int) bool { return strings.IndexByte("aeiou", w[i]) >= 0 || i > 0 && w[i] == 'y' }
+	i := 0
+	for i < len(w) && !vowel(i) {
+		i++
+	}
+	for i < len(w) && vowel(i) {
+		i++
+	}
+	for j := i; j < len(w); j++ {
+		if vowel(j) {
+			return w[:j]
 		}
 	}
-	if s := b.String(); len(s) >= 2 && len(s) < len(lower) {
-		return s
-	}
-	return ""
+	return w
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// builtinShortNames are short names kubectl knows for built-in kinds; a
+// kind's default short name is none of them.
+var builtinShortNames = map[string]bool{
+	"cm": true, "cs": true, "csr": true, "crd": true, "crds": true, "deploy": true, "ds": true, "ep": true,
+	"ev": true, "hpa": true, "ing": true, "limits": true, "netpol": true, "no": true, "ns": true, "pc": true,
+	"pdb": true, "po": true, "pv": true, "pvc": true, "quota": true, "rc": true, "rs": true, "sa": true,
+	"sc": true, "sts": true, "svc": true, "cj": true, "ingclass": true, "vac": true,
 }
 
 // pluralize makes the resource name of a lower-case kind, as bosun gen

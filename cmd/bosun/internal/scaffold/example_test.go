@@ -60,4 +60,5 @@ func Example() {
 	// internal/controller/widget_controller.go
 	// internal/controller/widget_controller_test.go
 	// internal/controller/widget_envtest_test.go
+	// internal/controller/widget_sample_test.go
 }

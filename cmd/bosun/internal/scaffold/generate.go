@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -31,12 +33,22 @@ func GenerateCommands() [][]string {
 
 // Generate brings the generated files of the project in dir up to date, by
 // running GenerateCommands there; their output goes to out. The first run
-// on a machine downloads and builds controller-gen.
+// on a machine downloads and builds controller-gen. go generate finds the
+// bosun of the documents' go:generate lines on PATH, with the directory of
+// the running program first: the bosun that wrote the files generates
+// their code, where make generate runs bin/bosun.
 func Generate(ctx context.Context, dir string, out io.Writer) error {
+	path := os.Getenv("PATH")
+	if exe, err := os.Executable(); err == nil {
+		path = filepath.Dir(exe) + string(os.PathListSeparator) + path
+	}
 	for _, args := range GenerateCommands() {
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Dir = dir
 		cmd.Stdout, cmd.Stderr = out, out
+		if args[1] == "generate" {
+			cmd.Env = append(os.Environ(), "PATH="+path)
+		}
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s in %s: %w", strings.Join(args, " "), dir, err)
 		}

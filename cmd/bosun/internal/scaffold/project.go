@@ -61,6 +61,8 @@ func Init(dir string, p Project, o InitOptions) error {
 		"Name": p.Name, "Repo": p.Repo, "Domain": p.Domain,
 		"BosunVersion": o.BosunVersion, "BosunReplace": o.BosunReplace, "GoVersion": o.GoVersion,
 		"ControllerGen": ControllerGen, "Group": DefaultGroup(p.Name),
+		// What the Makefile asks go list -m of the bosun module.
+		"GoListReplace": "{{with .Replace}}{{.Dir}}{{end}}", "GoListVersion": "{{.Version}}",
 	}
 	return render(dir, []file{
 		{tmpl: "init/go.mod", path: "go.mod"},
