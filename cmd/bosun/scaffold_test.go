@@ -16,8 +16,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/zap/zapcore"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -66,7 +71,8 @@ func TestScaffoldEndToEnd(t *testing.T) {
 	bosun := filepath.Join(tmp, "bosun")
 	runIn(t, ".", "go", "build", "-o", bosun, ".")
 
-	runIn(t, tmp, bosun, "init", "--domain", "example.com", "--repo", "github.com/me/shop", "--kind", "Widget", "--bosun-replace", checkout, "shop")
+	runIn(t, tmp, bosun, "init", "--domain", "example.com", "--repo", "github.com/me/shop", "--kind", "Widget", "--owns", "Deployment",
+		"--bosun-replace", checkout, "shop")
 	mod := filepath.Join(tmp, "shop")
 	runIn(t, mod, bosun, "create", "api", "--group", "shop", "--version", "v1", "--kind", "Gadget", "--dsl")
 	for _, want := range []string{"cmd/main.go", "api/v1/widget_types.go", "api/v1/gadget_types.go", "api/v1/zz_generated.deepcopy.go",
@@ -173,6 +179,8 @@ func TestScaffoldEndToEnd(t *testing.T) {
 		}, bosuntest.Timeout(2*time.Minute))
 	}
 
+	devWorkloads(t, c)
+
 	stopped = true
 	if err := dev.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -189,6 +197,96 @@ func TestScaffoldEndToEnd(t *testing.T) {
 	if !strings.Contains(devOut.String(), "stopping the control plane") {
 		t.Errorf("bosun dev did not stop its control plane:\n%s", devOut.String())
 	}
+}
+
+// devWorkloads checks, under bosun dev, what the Widget sample that owns a
+// Deployment shows on the workload controllers and simulated nodes: its
+// pods run and it reports them ready, a change of spec.size rolls the
+// Deployment, and deleting it takes the Deployment, its ReplicaSets and its
+// pods with it through the garbage collector.
+func devWorkloads(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := t.Context()
+	sample := &unstructured.Unstructured{}
+	sample.SetGroupVersionKind(schema.GroupVersionKind{Group: "shop.example.com", Version: "v1", Kind: "Widget"})
+	key := client.ObjectKey{Namespace: "default", Name: "widget-sample"}
+	owned := func(ctx context.Context) (*appsv1.Deployment, error) {
+		list := &appsv1.DeploymentList{}
+		if err := c.List(ctx, list, client.InNamespace(key.Namespace)); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			if metav1.IsControlledBy(&list.Items[i], sample) {
+				return &list.Items[i], nil
+			}
+		}
+		return nil, fmt.Errorf("no Deployment of %s among %d", key, len(list.Items))
+	}
+	// readyAt waits until the sample and its Deployment report size ready
+	// pods, and that many pods run.
+	readyAt := func(size int64) {
+		t.Helper()
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			if err := c.Get(ctx, key, sample); err != nil {
+				return err
+			}
+			ready, _, _ := unstructured.NestedInt64(sample.Object, "status", "readyReplicas")
+			d, err := owned(ctx)
+			if err != nil {
+				return err
+			}
+			pods := &corev1.PodList{}
+			if err := c.List(ctx, pods, client.InNamespace(key.Namespace), client.MatchingLabels(d.Spec.Selector.MatchLabels)); err != nil {
+				return err
+			}
+			running := 0
+			for _, p := range pods.Items {
+				if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+					running++
+				}
+			}
+			if ready != size || d.Status.ReadyReplicas != int32(size) || running != int(size) {
+				return fmt.Errorf("status.readyReplicas %d, the Deployment's %d, %d pods running; want %d", ready, d.Status.ReadyReplicas, running, size)
+			}
+			return nil
+		}, bosuntest.Timeout(2*time.Minute))
+	}
+	if err := c.Get(ctx, key, sample); err != nil {
+		t.Fatal(err)
+	}
+	size, _, _ := unstructured.NestedInt64(sample.Object, "spec", "size")
+	if size < 1 {
+		t.Fatalf("the Widget sample asks for %d pods, want some", size)
+	}
+	readyAt(size)
+
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"size":%d}}`, size+1))
+	if err := c.Patch(ctx, sample, patch); err != nil {
+		t.Fatal(err)
+	}
+	readyAt(size + 1)
+
+	d, err := owned(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, sample); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Deployment %s is still there after its Widget was deleted (%v)", d.Name, err)
+		}
+		pods := &corev1.PodList{}
+		if err := c.List(ctx, pods, client.InNamespace(key.Namespace), client.MatchingLabels(d.Spec.Selector.MatchLabels)); err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d pods of the deleted Widget remain", len(pods.Items))
+		}
+		return nil
+	}, bosuntest.Timeout(2*time.Minute))
 }
 
 // unused are modules that only the bosun command (bosun image) and the
