@@ -4,12 +4,13 @@
 // (--dev-workloads=false: kube-apiserver and etcd) with the fuller one
 // (the default: kube-controller-manager, kube-scheduler and simulated
 // nodes as well), and times each run from the start of the process to the
-// first object of its CRDs whose Ready condition is True. It prints each
+// first object of its CRDs whose Ready condition is True. Then it times
+// controlplane.Start alone, bare and fuller, to its return. It prints each
 // run, the median of each kind and their difference. The binaries of the
 // control plane must be built before (make controlplane); their first
 // build is not part of the figure.
 //
-//	go run ./bench/dev                                   # the hello example, 3 rounds
+//	go run ./bench/dev                                   # the hello example, 5 rounds
 //	go run ./bench/dev -main ./examples/memcached/cmd    # an operator whose samples need pods
 //
 // `make bench-dev` runs it. No test asserts a timing.
@@ -27,21 +28,25 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/bosunkit/bosun/controlplane"
 )
 
 func main() {
 	mainPkg := flag.String("main", "./examples/hello/cmd", "the operator's main package")
-	rounds := flag.Int("rounds", 3, "runs of each kind")
+	rounds := flag.Int("rounds", 5, "runs of each kind")
 	timeout := flag.Duration("timeout", 3*time.Minute, "how long one run may take to a Ready sample")
 	flag.Parse()
+	// controller-runtime's client logs through this global logger.
+	ctrllog.SetLogger(logr.Discard())
 	if err := run(context.Background(), os.Stdout, *mainPkg, *rounds, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/dev:", err)
 		os.Exit(1)
@@ -75,11 +80,39 @@ func run(ctx context.Context, out io.Writer, mainPkg string, rounds int, timeout
 			fmt.Fprintf(out, "  round %d  %-32s %6.2fs\n", i+1, label(workloads), d.Seconds())
 		}
 	}
+	report(out, times)
+
+	fmt.Fprintf(out, "controlplane.Start alone, to its return, %d rounds\n", rounds)
+	starts := map[bool][]time.Duration{}
+	for i := range rounds {
+		for _, workloads := range []bool{false, true} {
+			opts := controlplane.Options{}
+			if workloads {
+				opts.ControllerManager, opts.Nodes = true, 2
+			}
+			begin := time.Now()
+			cp, err := controlplane.Start(ctx, opts)
+			if err != nil {
+				return err
+			}
+			d := time.Since(begin)
+			if err := cp.Stop(); err != nil {
+				return err
+			}
+			starts[workloads] = append(starts[workloads], d)
+			fmt.Fprintf(out, "  round %d  %-32s %6.2fs\n", i+1, label(workloads), d.Seconds())
+		}
+	}
+	report(out, starts)
+	return nil
+}
+
+// report prints the median of each kind of run and their difference.
+func report(out io.Writer, times map[bool][]time.Duration) {
 	bare, full := median(times[false]), median(times[true])
 	fmt.Fprintf(out, "median  %-32s %6.2fs\n", label(false), bare.Seconds())
 	fmt.Fprintf(out, "median  %-32s %6.2fs\n", label(true), full.Seconds())
 	fmt.Fprintf(out, "the workloads add %.2fs (ratio %.2f)\n", (full - bare).Seconds(), full.Seconds()/bare.Seconds())
-	return nil
 }
 
 func label(workloads bool) string {
