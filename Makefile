@@ -26,7 +26,8 @@ test: lint vet controlplane postgres chromium
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) fuzz
 
-## controlplane: build kube-apiserver, etcd and kube-controller-manager from Go modules into the user cache (once).
+## controlplane: build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok from Go modules into the
+##   user cache (once; 10 to 15 minutes on 2 cores the first time, each build saying how long it usually takes).
 .PHONY: controlplane
 controlplane:
 	$(GO) run ./cmd/bosun controlplane
@@ -59,7 +60,7 @@ chromium:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	fi
 
-EXAMPLES := cronjob hello postgres rwexternal simple site
+EXAMPLES := cronjob hello memcached postgres rwexternal simple site
 
 # The org.opencontainers.image.version label of the images `make image` builds.
 IMAGE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -143,6 +144,12 @@ bench-e2e: controlplane
 .PHONY: bench-postgres
 bench-postgres: controlplane postgres
 	$(GO) run ./bench/postgres $(BENCH_POSTGRES_FLAGS)
+
+## bench-dev: what the workload controllers and simulated nodes add to bosun dev and to the control plane's
+##   start: docs/BENCHMARKS.md "bosun dev" (about 2 minutes; BENCH_DEV_FLAGS adds flags, such as -rounds 9).
+.PHONY: bench-dev
+bench-dev: controlplane
+	$(GO) run ./bench/dev $(BENCH_DEV_FLAGS)
 
 ## bench: the Go benchmarks recorded in docs/BENCHMARKS.md.
 .PHONY: bench

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,6 +14,7 @@ import (
 	"github.com/bosunkit/bosun/cmd/bosun/internal/demo"
 	"github.com/bosunkit/bosun/examples/cronjob"
 	"github.com/bosunkit/bosun/examples/hello"
+	"github.com/bosunkit/bosun/examples/memcached"
 	"github.com/bosunkit/bosun/examples/postgres"
 	"github.com/bosunkit/bosun/examples/postgres/pgserver"
 	"github.com/bosunkit/bosun/examples/rwexternal"
@@ -68,6 +70,17 @@ func examples() []demo.Example {
 			Samples:     site.Samples,
 			Children: []schema.GroupVersionKind{
 				corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+				corev1.SchemeGroupVersion.WithKind("Service"),
+			},
+		},
+		{
+			Name:        "memcached",
+			AddToScheme: memcached.AddToScheme,
+			CRDs:        memcached.CRDs,
+			Setup:       memcached.SetupWithManager,
+			Samples:     memcached.Samples,
+			Children: []schema.GroupVersionKind{
+				appsv1.SchemeGroupVersion.WithKind("Deployment"),
 				corev1.SchemeGroupVersion.WithKind("Service"),
 			},
 		},

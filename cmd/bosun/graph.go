@@ -16,6 +16,7 @@ import (
 	"github.com/bosunkit/bosun/examples/cronjob"
 	"github.com/bosunkit/bosun/examples/hello"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
+	"github.com/bosunkit/bosun/examples/memcached"
 	"github.com/bosunkit/bosun/examples/postgres"
 	"github.com/bosunkit/bosun/examples/rwexternal"
 	"github.com/bosunkit/bosun/examples/simple"
@@ -198,6 +199,7 @@ func exampleGraphs() map[string]func() []drawable {
 		"rwexternal": func() []drawable { return []drawable{rwexternal.NewReconciler().Graph()} },
 		"cronjob":    func() []drawable { return []drawable{cronjob.NewReconciler(cronjob.Options{}).Graph()} },
 		"site":       func() []drawable { return []drawable{site.NewReconciler().Graph()} },
+		"memcached":  func() []drawable { return []drawable{memcached.NewReconciler().Graph()} },
 		"postgres": func() []drawable {
 			return []drawable{
 				postgres.NewRoleReconciler(postgres.Options{}).Graph(),

@@ -276,7 +276,7 @@ func devWorkloads(t *testing.T, c client.Client) {
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		err := c.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the Deployment %s is still there after its Widget was deleted (%v)", d.Name, err)
+			return fmt.Errorf("the Deployment %s is still there after its Widget was deleted (%w)", d.Name, err)
 		}
 		pods := &corev1.PodList{}
 		if err := c.List(ctx, pods, client.InNamespace(key.Namespace), client.MatchingLabels(d.Spec.Selector.MatchLabels)); err != nil {

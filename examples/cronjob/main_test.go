@@ -28,10 +28,14 @@ import (
 // envtest tests of this package share. Each test runs its own manager and
 // works in a namespace of its own. It runs the garbage collector, as a
 // cluster does: the children of a CronJob go with it, since the operator
-// sets owner references and no finalizer.
+// sets owner references and no finalizer. It runs no Job controller and
+// no nodes: a Job stays as the operator made it until a test finishes it
+// by hand (env.finish), so that the tests decide when each run ends.
+// jobs_test.go runs the real Job controller on a control plane of its own.
 var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
 	opts, err := controlplane.OptionsFor(AddToScheme, CRDs)()
 	opts.ControllerManager = true
+	opts.Controllers = []string{controlplane.GarbageCollectorController, controlplane.NamespaceController}
 	return opts, err
 }}
 
@@ -55,7 +59,12 @@ type env struct {
 // nil, registers the controller instead of SetupWithManager.
 func start(t *testing.T, setup func(mgr ctrl.Manager, opts Options) error) *env {
 	t.Helper()
-	cp := shared.ControlPlane(t)
+	return startOn(t, shared.ControlPlane(t), setup)
+}
+
+// startOn is start on the control plane cp.
+func startOn(t *testing.T, cp *controlplane.ControlPlane, setup func(mgr ctrl.Manager, opts Options) error) *env {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Now())
 	if setup == nil {
 		setup = SetupWithManager

@@ -36,7 +36,7 @@ import (
 	"github.com/bosunkit/bosun/operator"
 )
 
-var examples = []string{"cronjob", "hello", "postgres", "rwexternal", "simple", "site"}
+var examples = []string{"cronjob", "hello", "memcached", "postgres", "rwexternal", "simple", "site"}
 
 func defaultDir(example string) string {
 	return filepath.Join("..", "..", "examples", example, "config", "default")
@@ -418,6 +418,14 @@ func checkAccess(t *testing.T, cp *controlplane.ControlPlane, example string) {
 		kind("hello.bosun.dev", "greetings")
 		allowed = append(allowed, access{"", "configmaps", "", "create", "default"}, access{"", "configmaps", "", "delete", "default"})
 		denied = append(denied, engine, access{"", "secrets", "", "list", "default"}, access{"", "secrets", "", "get", own})
+	case "memcached":
+		kind("cache.example.bosun.dev", "memcacheds")
+		allowed = append(allowed, engine, access{"", "pods", "", "list", ""}, access{"", "pods", "", "watch", ""},
+			access{"apps", "deployments", "", "create", "default"}, access{"apps", "deployments", "", "patch", "default"},
+			access{"", "services", "", "create", "default"}, access{"", "services", "", "delete", "default"})
+		denied = slices.DeleteFunc(denied, func(a access) bool { return a.resource == "pods" })
+		denied = append(denied, access{"", "pods", "", "delete", "default"}, access{"apps", "deployments", "", "update", "default"},
+			access{"", "secrets", "", "get", own}, access{"", "configmaps", "", "get", "default"})
 	case "postgres":
 		kind("postgres.bosun.dev", "roles")
 		kind("postgres.bosun.dev", "databases")
