@@ -238,21 +238,8 @@ func TestControllerManager(t *testing.T) {
 // at once, through KUBEBUILDER_ASSETS: Start fails, quoting its output and
 // saying how to fix it.
 func TestControllerManagerStartFailure(t *testing.T) {
-	real, err := controlplane.Binaries(t.Context(), controlplane.Options{Progress: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets := t.TempDir()
-	for _, name := range []string{"kube-apiserver", "etcd"} {
-		if err := os.Symlink(filepath.Join(real, name), filepath.Join(assets, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	script := "#!/bin/sh\necho 'E1123 fake kube-controller-manager: cannot start' >&2\nexit 3\n"
-	if err := os.WriteFile(filepath.Join(assets, "kube-controller-manager"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KUBEBUILDER_ASSETS", assets)
+	assets := assetsWithFailing(t, controlplane.Options{}, "kube-controller-manager",
+		"echo 'E1123 fake kube-controller-manager: cannot start' >&2\nexit 3")
 
 	cp, err := controlplane.Start(t.Context(), controlplane.Options{ControllerManager: true})
 	if err == nil {
@@ -272,6 +259,33 @@ func TestControllerManagerStartFailure(t *testing.T) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
 		}
 	}
+}
+
+// assetsWithFailing points KUBEBUILDER_ASSETS, for the rest of t, at a new
+// directory that holds the real binaries a control plane started with opts
+// runs, and in place of the binary name a shell script of body, which
+// exits at once. It returns the directory.
+func assetsWithFailing(t *testing.T, opts controlplane.Options, name, body string) string {
+	t.Helper()
+	opts.Progress = os.Stderr
+	real, err := controlplane.Binaries(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets := t.TempDir()
+	for _, bin := range []string{"kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler", "kwok"} {
+		if _, err := os.Stat(filepath.Join(real, bin)); bin == name || err != nil {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(real, bin), filepath.Join(assets, bin)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(assets, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBEBUILDER_ASSETS", assets)
+	return assets
 }
 
 // servicesBeyondASlash24 checks that the default Service range holds more

@@ -192,21 +192,7 @@ func TestStartRejectsBadNodeOptions(t *testing.T) {
 // KUBEBUILDER_ASSETS: Start fails, quoting its output and saying how to fix
 // it.
 func TestNodesStartFailure(t *testing.T) {
-	real, err := controlplane.Binaries(t.Context(), controlplane.Options{Progress: os.Stderr, Nodes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	assets := t.TempDir()
-	for _, name := range []string{"kube-apiserver", "etcd", "kube-scheduler"} {
-		if err := os.Symlink(filepath.Join(real, name), filepath.Join(assets, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	script := "#!/bin/sh\necho 'fake kwok: no stages' >&2\nexit 4\n"
-	if err := os.WriteFile(filepath.Join(assets, "kwok"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KUBEBUILDER_ASSETS", assets)
+	assets := assetsWithFailing(t, controlplane.Options{Nodes: 1}, "kwok", "echo 'fake kwok: no stages' >&2\nexit 4")
 
 	cp, err := controlplane.Start(t.Context(), controlplane.Options{Nodes: 1})
 	if err == nil {
