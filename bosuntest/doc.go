@@ -54,7 +54,7 @@
 //     Together they let a test check an operator's Ready with real pod
 //     counts and its children's cascading delete.
 //
-// They cost about a second at start and some CPU, so only the packages
+// They cost about half a second at start and some CPU, so only the packages
 // whose tests need them turn them on. Without them, tests should check the
 // objects a controller writes, not what the rest of Kubernetes would do
 // with them.

@@ -74,7 +74,7 @@
 //     has become Ready.
 //
 // Both run as the administrator, without leader election and serving
-// nothing. Once built, they add about a second to Start; see
+// nothing. Once built, they add about half a second to Start; see
 // docs/BENCHMARKS.md for the figures.
 //
 // Package bosuntest wraps Start for tests.
