@@ -46,6 +46,16 @@
 // the Deployment's ReplicaSets and pods after them. The reconciler has no
 // finalizer.
 //
+// The API server validates a Memcached before the operator sees it, with
+// no webhook: besides the bounds of the OpenAPI schema, CEL rules in the
+// CRD (written as XValidation markers on the Go types) keep spec.port from
+// changing once set (a transition rule on oldSelf; the Service's clients
+// know the port, so a new port means a new Memcached) and require
+// spec.image to name a tag or a digest. Rules a cluster wants on top,
+// which need no code either, fit a ValidatingAdmissionPolicy: the one in
+// config/policy, applied on its own, asks for at least two servers in
+// namespaces labelled environment=production.
+//
 // The entry points used by tests and by `bosun demo` are AddToScheme, CRDs,
 // SetupWithManager and Samples. The API types live in package v1alpha1
 // under api/, the generated CRD manifest in config/crd, the ClusterRole

@@ -20,7 +20,9 @@ import (
 // spec changes read off its CRD: sizes from none to ten, ports at their
 // bounds, and the removal of the image and the port (which the API server
 // defaults again); the image has a pattern, of which the generator makes
-// no values. On each change the controller settles with the pods running,
+// no values. The generator does not read the CRD's CEL rules: the API
+// server refuses the changes of the port, which is immutable, and the
+// exploration goes on without them. On each change the controller settles with the pods running,
 // a pass that finds nothing new writes nothing, no step takes more than 10
 // passes, no error is logged behind a Ready True, and each Memcached goes
 // once deleted, its Deployment and Service with it (through the garbage

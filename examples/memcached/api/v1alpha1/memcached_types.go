@@ -57,17 +57,24 @@ type MemcachedSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10
 	Size int32 `json:"size"`
-	// Image is the container image of the servers, without whitespace.
+	// Image is the container image of the servers, without whitespace,
+	// pinned by a tag or a digest: a bare name would run whatever the
+	// registry calls latest at the time a pod starts, so that two servers
+	// of one Memcached could run different versions.
 	//
 	// +optional
 	// +kubebuilder:default="memcached:1.6.26-alpine3.19"
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^\S+$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[^@]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$')",message="image must name a tag or a digest, such as memcached:1.6 or memcached@sha256:<64 hex digits>"
 	Image string `json:"image,omitempty"`
 	// Port is the port the servers listen on, and the port of the Service.
+	// It cannot change once set: clients know the Memcached by its Service
+	// and port, so a new port is a new Memcached.
 	//
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="port is immutable; delete and recreate the Memcached to change it"
 	// +kubebuilder:default=11211
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
