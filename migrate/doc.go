@@ -1,0 +1,61 @@
+// Package migrate rewrites the stored objects of a CustomResourceDefinition
+// at its current storage version, and then trims the CRD's
+// status.storedVersions to that version.
+//
+// When a CRD's storage version changes, objects already in etcd stay encoded
+// at the old version until something writes them again, and the CRD keeps
+// listing the old version in status.storedVersions; the old version cannot
+// be dropped from spec.versions until it is gone from there. A Migrator
+// closes that gap for one CRD: it lists the objects of the kind in pages,
+// sends each back unchanged with an update, and finally patches
+// status.storedVersions.
+//
+// # Why an unchanged update is enough
+//
+// kube-apiserver skips the etcd write of an update only when the newly
+// encoded bytes equal the stored ones. An object stored at the old version
+// carries the old apiVersion in its stored bytes, so an update that changes
+// nothing else still differs and is written, now at the storage version,
+// with a new resourceVersion. An object already stored at the storage
+// version is left alone (its resourceVersion does not move). The tests check
+// both.
+//
+// # Resuming
+//
+// Progress is recorded on the CRD itself, in the annotation
+// ProgressAnnotation, as JSON holding the target storage version and the
+// continue token of the next page; it is written after every page. A new
+// Migrator (after a crash or a change of leader) starts from that page when
+// the target is still the storage version, and from the beginning
+// otherwise. A continue token expires with etcd compaction (minutes); when
+// the API server answers 410 Gone the migration starts over, which costs
+// writes but is still correct. The annotation is removed when the migration
+// ends. Keeping the record on the CRD needs no extra object or permission
+// beyond patching CRDs, and it disappears with the CRD.
+//
+// # Running
+//
+// Migrator is a manager.Runnable that runs only on the leader. Start
+// migrates once, then checks the CRD again every Options.Interval until its
+// context ends. Migrate runs one migration to its end and returns, for
+// callers (and tests) that want it done synchronously.
+//
+// Writes are limited to Options.RateLimit per second. A conflict gets the
+// object again and retries; an object deleted meanwhile is skipped.
+//
+// # Metrics
+//
+// Registered on Options.Metrics, by default controller-runtime's
+// metrics.Registry, labelled with the CRD's name ("crd"):
+//
+//	bosun_migrate_objects_total  counter  objects rewritten
+//	bosun_migrate_errors_total   counter  failed migration attempts
+//	bosun_migrate_running        gauge    1 while a migration runs, else 0
+//
+// The client given to New should read from the API server, not a cache
+// (client.New, not the manager's client), so pages and re-reads are fresh.
+// It needs list, get and update on the kind, and get and patch on the CRD
+// and its status.
+//
+// Maturity: experimental.
+package migrate
