@@ -2,7 +2,10 @@ package bosuntest
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -12,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/controlplane"
@@ -35,7 +39,9 @@ const (
 // from its Start fails the test.
 //
 // The manager uses cp.Config and cp.Scheme, serves neither metrics nor health
-// probes, allows several controllers of the same name (so each test may
+// probes, serves webhooks that setup registers (see package webhook) where
+// cp's webhook configurations and conversions call them (one manager per
+// control plane may), allows several controllers of the same name (so each test may
 // register its own), and logs to t.Log up to LogVerbosity. setup may be nil.
 func RunManager(t TB, cp *controlplane.ControlPlane, setup func(mgr ctrl.Manager) error) ctrl.Manager {
 	t.Helper()
@@ -83,6 +89,8 @@ func RunManagerWith(t TB, cp *controlplane.ControlPlane, opts ManagerOptions, se
 		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
 		GracefulShutdownTimeout: ptr.To(shutdownTimeout),
 	}
+	hooks := &webhookServer{Server: webhook.NewServer(cp.WebhookServer)}
+	mopts.WebhookServer = hooks
 	if len(opts.Namespaces) > 0 {
 		mopts.Cache.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range opts.Namespaces {
@@ -137,6 +145,11 @@ func RunManagerWith(t TB, cp *controlplane.ControlPlane, opts ManagerOptions, se
 			t.Fatalf("bosuntest: manager caches did not sync within %s", cacheSyncTimeout)
 		}
 	}
+	if hooks.registered.Load() {
+		if err := hooks.waitServing(syncCtx); err != nil {
+			t.Fatalf("bosuntest: the manager's webhook server did not start: %v", err)
+		}
+	}
 	return mgr
 }
 
@@ -177,4 +190,34 @@ func (s *testSink) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+}
+
+// webhookServer is a manager's webhook server that knows whether a webhook
+// was registered with it, so that RunManager waits for it to serve only
+// then.
+type webhookServer struct {
+	webhook.Server
+	registered atomic.Bool
+}
+
+// Register implements webhook.Server.
+func (s *webhookServer) Register(path string, hook http.Handler) {
+	s.registered.Store(true)
+	s.Server.Register(path, hook)
+}
+
+// waitServing waits until the server answers TLS connections.
+func (s *webhookServer) waitServing(ctx context.Context) error {
+	check := s.StartedChecker()
+	for {
+		err := check(nil)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last check: %w)", ctx.Err(), err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 const (
@@ -50,6 +51,16 @@ type Options struct {
 	// CRDPaths are files or directories of CRD manifests (YAML or JSON) to
 	// install like CRDs. A path that does not exist is an error.
 	CRDPaths []string
+	// Webhooks are admission webhook configurations
+	// (*admissionregistrationv1.MutatingWebhookConfiguration and
+	// *admissionregistrationv1.ValidatingWebhookConfiguration, as
+	// DecodeWebhooks reads them from controller-gen's manifests) to install
+	// before Start returns. Each webhook's client configuration is pointed
+	// at ControlPlane.WebhookServer and trusts its certificate, whatever
+	// Service it names. The CRDs of kinds that are convertible in Scheme (a
+	// hub and its spokes) get a conversion webhook at the same server's
+	// /convert, with or without Webhooks.
+	Webhooks []client.Object
 	// Progress receives progress lines while the binaries are built on first
 	// use (see Binaries). Nil discards them.
 	Progress io.Writer
@@ -116,6 +127,13 @@ type ControlPlane struct {
 	BinaryDir string
 	// CRDs are the CRDs that Start installed.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// WebhookServer are the options of the webhook server that the
+	// installed webhook configurations and conversion webhooks call: a
+	// local address and a directory holding a serving certificate
+	// (tls.crt, tls.key) they trust. Give them to the manager that serves
+	// the webhooks (ctrl.Options.WebhookServer = webhook.NewServer(...));
+	// bosuntest's managers and `bosun dev` do.
+	WebhookServer webhook.Options
 
 	env *envtest.Environment
 	// procs are the processes started besides kube-apiserver and etcd, in
@@ -217,6 +235,9 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		ControlPlaneStopTimeout:  stopTimeoutOf(opts),
 		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: startTimeout},
 	}
+	if err := setWebhooks(&env.WebhookInstallOptions, opts.Webhooks, startTimeout); err != nil {
+		return nil, err
+	}
 	env.ControlPlane.Etcd = &envtest.Etcd{Out: etcdOut, Err: etcdOut}
 	api := env.ControlPlane.GetAPIServer()
 	api.Out, api.Err = apiOut, apiOut
@@ -252,6 +273,11 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		BinaryDir: dir,
 		CRDs:      env.CRDs,
 		env:       env,
+		WebhookServer: webhook.Options{
+			Host:    env.WebhookInstallOptions.LocalServingHost,
+			Port:    env.WebhookInstallOptions.LocalServingPort,
+			CertDir: env.WebhookInstallOptions.LocalServingCertDir,
+		},
 	}
 	if err := cp.startProcesses(bins, opts, startTimeout); err != nil {
 		_ = cp.Stop()
