@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/bosunkit/bosun/controlplane"
@@ -45,6 +47,13 @@ func startDev(ctx context.Context, opts Options, flags Flags, scheme *runtime.Sc
 		}
 		cpOpts.CRDs = crds
 	}
+	if opts.Webhooks != nil {
+		hooks, err := opts.Webhooks()
+		if err != nil {
+			return nil, fmt.Errorf("operator %q: --dev: reading the webhook configurations: %w", opts.Name, err)
+		}
+		cpOpts.Webhooks = hooks
+	}
 	fmt.Fprintf(out, "starting an embedded control plane: %s\n", what)
 	cp, err := controlplane.Start(ctx, cpOpts)
 	if err != nil {
@@ -67,9 +76,15 @@ func startDev(ctx context.Context, opts Options, flags Flags, scheme *runtime.Sc
 }
 
 // samplesRunnable creates the samples once the manager runs, so that the
-// controllers see them arrive.
-func (d *devEnv) samplesRunnable(opts Options, out io.Writer) manager.Runnable {
+// controllers see them arrive, and, when the operator has webhooks, once
+// its webhook server answers, so that they are defaulted and validated.
+func (d *devEnv) samplesRunnable(opts Options, out io.Writer, mgr manager.Manager) manager.Runnable {
 	return manager.RunnableFunc(func(ctx context.Context) error {
+		if opts.Webhooks != nil {
+			if err := waitServing(ctx, mgr.GetWebhookServer().StartedChecker()); err != nil {
+				return fmt.Errorf("operator %q: --dev: waiting for the webhook server: %w", opts.Name, err)
+			}
+		}
 		if opts.Prepare != nil {
 			if err := opts.Prepare(ctx, d.cp.Client, devNamespace); err != nil {
 				return fmt.Errorf("operator %q: --dev: preparing the samples: %w", opts.Name, err)
@@ -104,4 +119,20 @@ func (d *devEnv) stop(out io.Writer) {
 			fmt.Fprintf(out, "stopping the control plane: %v\n", err)
 		}
 	})
+}
+
+// waitServing polls check, a webhook server's StartedChecker, until it
+// passes or ctx ends.
+func waitServing(ctx context.Context, check healthz.Checker) error {
+	for {
+		err := check(nil)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last check: %w)", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

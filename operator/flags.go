@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bosunkit/bosun"
@@ -25,6 +26,9 @@ const (
 	defaultRenewDeadline           = 10 * time.Second
 	defaultRetryPeriod             = 2 * time.Second
 	defaultDevKubeconfig           = "bin/dev.kubeconfig"
+	defaultWebhookPort             = 9443
+	defaultWebhookCertName         = "tls.crt"
+	defaultWebhookCertKey          = "tls.key"
 )
 
 // Flags are the settings of an operator process that its command line
@@ -37,7 +41,8 @@ type Flags struct {
 	// SecureMetrics serves metrics over HTTPS behind Kubernetes
 	// authentication and authorization; true in DefaultFlags.
 	SecureMetrics bool
-	// EnableHTTP2 allows HTTP/2 on the metrics server; false by default.
+	// EnableHTTP2 allows HTTP/2 on the metrics and webhook servers; false by
+	// default.
 	EnableHTTP2 bool
 	// ProbeAddr is the address of /healthz and /readyz; DefaultFlags
 	// gives ":8081".
@@ -59,6 +64,22 @@ type Flags struct {
 	// GracefulShutdownTimeout is how long runnables may take to stop
 	// after SIGTERM; DefaultFlags gives 30s.
 	GracefulShutdownTimeout time.Duration
+	// WebhookPort is the port the webhook server listens on; DefaultFlags
+	// gives 9443. The server runs only when the operator registers a
+	// webhook.
+	WebhookPort int
+	// WebhookCertPath is the directory holding the webhook server's
+	// certificate and key (a mounted Secret); empty means
+	// controller-runtime's default, <temp dir>/k8s-webhook-server/serving-certs.
+	// The server reloads them when they change, so a rotated certificate
+	// needs no restart.
+	WebhookCertPath string
+	// WebhookCertName and WebhookCertKey name the certificate and key files
+	// in WebhookCertPath; DefaultFlags gives tls.crt and tls.key, the keys
+	// of a kubernetes.io/tls Secret.
+	WebhookCertName string
+	// WebhookCertKey: see WebhookCertName.
+	WebhookCertKey string
 	// Version prints the build information and exits.
 	Version bool
 	// Dev runs the operator against an embedded control plane, writing
@@ -91,6 +112,9 @@ func DefaultFlags() Flags {
 		GracefulShutdownTimeout: defaultGracefulShutdownTimeout,
 		DevKubeconfig:           defaultDevKubeconfig,
 		DevWorkloads:            true,
+		WebhookPort:             defaultWebhookPort,
+		WebhookCertName:         defaultWebhookCertName,
+		WebhookCertKey:          defaultWebhookCertKey,
 	}
 }
 
@@ -101,7 +125,7 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 	fs.BoolVar(&f.SecureMetrics, "metrics-secure", f.SecureMetrics,
 		"Serve metrics over HTTPS, to callers the Kubernetes API authenticates and authorizes for the /metrics URL.")
 	fs.BoolVar(&f.EnableHTTP2, "enable-http2", f.EnableHTTP2,
-		"Allow HTTP/2 on the metrics server; off by default against HTTP/2 stream resets (CVE-2023-44487).")
+		"Allow HTTP/2 on the metrics and webhook servers; off by default against HTTP/2 stream resets (CVE-2023-44487).")
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", f.ProbeAddr,
 		`The address /healthz and /readyz bind to. "0" turns them off.`)
 	fs.BoolVar(&f.LeaderElect, "leader-elect", f.LeaderElect,
@@ -118,6 +142,12 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 		"How often candidates try to acquire or renew the Lease.")
 	fs.DurationVar(&f.GracefulShutdownTimeout, "graceful-shutdown-timeout", f.GracefulShutdownTimeout,
 		"How long controllers and servers may take to stop after SIGTERM before the process exits anyway.")
+	fs.IntVar(&f.WebhookPort, "webhook-port", f.WebhookPort,
+		"The port the webhook server listens on, when the operator has webhooks.")
+	fs.StringVar(&f.WebhookCertPath, "webhook-cert-path", f.WebhookCertPath,
+		"The directory of the webhook server's certificate and key, such as a mounted Secret; empty means controller-runtime's default. Rotated files are reloaded.")
+	fs.StringVar(&f.WebhookCertName, "webhook-cert-name", f.WebhookCertName, "The webhook certificate's file name in --webhook-cert-path.")
+	fs.StringVar(&f.WebhookCertKey, "webhook-cert-key", f.WebhookCertKey, "The webhook key's file name in --webhook-cert-path.")
 	fs.BoolVar(&f.Version, "version", f.Version, "Print what the binary was built from and exit.")
 	fs.BoolVar(&f.Dev, "dev", f.Dev,
 		"Start an embedded control plane, install the CRDs and samples, write a kubeconfig and run against it until Ctrl-C.")
@@ -141,6 +171,8 @@ func (f *Flags) Validate() error {
 		return fmt.Errorf("--leader-election-retry-period (%s) must be positive", f.RetryPeriod)
 	case f.GracefulShutdownTimeout < 0:
 		return fmt.Errorf("--graceful-shutdown-timeout (%s) must not be negative", f.GracefulShutdownTimeout)
+	case f.WebhookPort <= 0 || f.WebhookPort > 65535:
+		return fmt.Errorf("--webhook-port (%d) must be a port number, 1 to 65535", f.WebhookPort)
 	case f.DebugPage && (f.MetricsAddr == "" || f.MetricsAddr == "0"):
 		return errors.New("--debug-page is served on the metrics server: set --metrics-bind-address too")
 	}
@@ -168,6 +200,12 @@ func (f *Flags) ManagerOptions(name string) ctrl.Options {
 	if id == "" {
 		id = name + ".bosun.dev"
 	}
+	hooks := withTLSOpts(webhook.Options{
+		Port:     f.WebhookPort,
+		CertDir:  f.WebhookCertPath,
+		CertName: f.WebhookCertName,
+		KeyName:  f.WebhookCertKey,
+	}, *f)
 	lease, renew, retry, grace := f.LeaseDuration, f.RenewDeadline, f.RetryPeriod, f.GracefulShutdownTimeout
 	opts := ctrl.Options{
 		Metrics:                       metrics,
@@ -180,7 +218,17 @@ func (f *Flags) ManagerOptions(name string) ctrl.Options {
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
 		GracefulShutdownTimeout:       &grace,
+		WebhookServer:                 webhook.NewServer(hooks),
 	}
 	bosun.LeanCache(&opts.Cache)
 	return opts
+}
+
+// withTLSOpts returns o serving HTTP/1.1 only unless f enables HTTP/2, as
+// the metrics server does.
+func withTLSOpts(o webhook.Options, f Flags) webhook.Options {
+	if !f.EnableHTTP2 {
+		o.TLSOpts = append(o.TLSOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	return o
 }

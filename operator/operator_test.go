@@ -23,8 +23,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -37,6 +39,7 @@ import (
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/operator"
+	"github.com/bosunkit/bosun/webhook"
 )
 
 var shared = bosuntest.Shared{Options: testapi.ControlPlaneOptions}
@@ -440,4 +443,102 @@ func TestMainDevSecondSignal(t *testing.T) {
 	if err := c.List(t.Context(), &ns); err == nil {
 		t.Errorf("the control plane still answers after the process exited")
 	}
+}
+
+// withWebhooks adds to opts a Widget webhook that defaults spec.mode to
+// fast and refuses a negative divisor, and its configurations.
+func withWebhooks(opts operator.Options) operator.Options {
+	setup := opts.Setup
+	opts.Setup = func(mgr ctrl.Manager) error {
+		if err := setup(mgr); err != nil {
+			return err
+		}
+		return (&webhook.Kind[*testapi.Widget]{
+			Default: func(_ context.Context, w *testapi.Widget) error {
+				if w.Spec.Mode == "" {
+					w.Spec.Mode = "fast"
+				}
+				return nil
+			},
+			Validate: func(_ context.Context, _, w *testapi.Widget) (webhook.Warnings, field.ErrorList) {
+				if w.Spec.Divisor < 0 {
+					return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "divisor"), w.Spec.Divisor, "must not be negative")}
+				}
+				return nil, nil
+			},
+		}).SetupWithManager(mgr)
+	}
+	opts.Webhooks = func() ([]client.Object, error) { return testapi.WidgetWebhooks(), nil }
+	return opts
+}
+
+// admitted checks that c's API server calls the webhooks of withWebhooks:
+// a new Widget is defaulted and a negative divisor refused.
+func admitted(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "admitted"}}
+	if err := c.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	if w.Spec.Mode != "fast" {
+		t.Errorf("spec.mode = %q after create, want the default fast", w.Spec.Mode)
+	}
+	bad := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refused"}, Spec: testapi.WidgetSpec{Divisor: -1}}
+	if err := c.Create(t.Context(), bad); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.divisor") {
+		t.Errorf("create with a negative divisor: %v, want 422 naming spec.divisor", err)
+	}
+}
+
+// TestRunDevServesWebhooks runs an operator with webhooks under --dev: the
+// configurations are installed and trusted with no step from the user, the
+// sample is defaulted on its way in, and bad input is refused.
+func TestRunDevServesWebhooks(t *testing.T) {
+	flags := operator.DefaultFlags()
+	flags.Dev, flags.DevWorkloads = true, false
+	flags.ProbeAddr = "0"
+	flags.DevKubeconfig = filepath.Join(t.TempDir(), "dev", "kubeconfig")
+	start(t, withWebhooks(widgets("devhooks", "")), flags)
+
+	var c client.Client
+	bosuntest.Eventually(t, func(context.Context) error {
+		if _, err := os.Stat(flags.DevKubeconfig); err != nil {
+			return err
+		}
+		cfg, err := clientConfig(flags.DevKubeconfig)
+		if err != nil {
+			return err
+		}
+		c, err = client.New(cfg, client.Options{Scheme: scheme(t)})
+		return err
+	}, bosuntest.Timeout(5*time.Minute))
+	sample := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sample"}}
+	bosuntest.Eventually(t, func(ctx context.Context) error { return ready(ctx, c, sample, 42) })
+	if sample.Spec.Mode != "fast" {
+		t.Errorf("the sample's spec.mode is %q, want fast from the defaulting webhook", sample.Spec.Mode)
+	}
+	admitted(t, c, "default")
+}
+
+// TestRunWebhookFlags runs an operator as deployed: the webhook server
+// listens on --webhook-port with the certificate in --webhook-cert-path,
+// which the cluster's configurations trust, and /readyz waits for it.
+func TestRunWebhookFlags(t *testing.T) {
+	opts, err := testapi.ControlPlaneOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Webhooks = testapi.WidgetWebhooks()
+	cp := bosuntest.Start(t, opts)
+	useKubeconfig(t, cp)
+	ns := bosuntest.Namespace(t, cp.Client)
+
+	flags := operator.DefaultFlags()
+	flags.ProbeAddr = freeAddr(t)
+	flags.WebhookPort = cp.WebhookServer.Port
+	flags.WebhookCertPath = cp.WebhookServer.CertDir
+	start(t, withWebhooks(widgets("hooks", ns)), flags)
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		return get200(ctx, "http://"+flags.ProbeAddr+"/readyz/webhooks")
+	})
+	admitted(t, cp.Client, ns)
 }

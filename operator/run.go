@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/debugpage"
@@ -41,6 +42,13 @@ type Options struct {
 	// CRDs are the operator's CustomResourceDefinitions, which --dev
 	// installs. Nil means --dev installs none.
 	CRDs func() ([]*apiextensionsv1.CustomResourceDefinition, error)
+	// Webhooks, when set, returns the operator's admission webhook
+	// configurations (controller-gen's config/webhook manifests, see
+	// controlplane.DecodeWebhooks), which --dev installs pointing at the
+	// operator's webhook server with a certificate it trusts. Setting it
+	// also adds the webhook server to /readyz. Register the webhooks
+	// themselves in Setup (package webhook).
+	Webhooks func() ([]client.Object, error)
 	// Prepare, when set, makes what the samples need (a Secret they
 	// read, say) in the namespace --dev creates them in, before them.
 	Prepare func(ctx context.Context, c client.Client, namespace string) error
@@ -151,12 +159,18 @@ func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce 
 		cfg = c
 	}
 
-	mgr, err := opts.newManager(cfg, scheme, flags)
+	mopts := flags.ManagerOptions(opts.Name)
+	if dev != nil {
+		// The control plane's configurations call a local server with a
+		// certificate of its own.
+		mopts.WebhookServer = webhook.NewServer(withTLSOpts(dev.cp.WebhookServer, flags))
+	}
+	mgr, err := opts.newManager(cfg, scheme, mopts, flags)
 	if err != nil {
 		return err
 	}
 	if dev != nil {
-		if err := mgr.Add(dev.samplesRunnable(opts, out)); err != nil {
+		if err := mgr.Add(dev.samplesRunnable(opts, out, mgr)); err != nil {
 			return fmt.Errorf("operator %q: %w", opts.Name, err)
 		}
 	}
@@ -183,8 +197,7 @@ func (o Options) scheme() (*runtime.Scheme, error) {
 // newManager makes the operator's manager on the cluster of cfg, with the
 // options of flags and o.Manager, the debug page when flags ask for it,
 // the health and readiness checks, and the operator's controllers.
-func (o Options) newManager(cfg *rest.Config, scheme *runtime.Scheme, flags Flags) (ctrl.Manager, error) {
-	mopts := flags.ManagerOptions(o.Name)
+func (o Options) newManager(cfg *rest.Config, scheme *runtime.Scheme, mopts ctrl.Options, flags Flags) (ctrl.Manager, error) {
 	mopts.Scheme = scheme
 	if o.Manager != nil {
 		o.Manager(&mopts)
@@ -213,6 +226,11 @@ func (o Options) newManager(cfg *rest.Config, scheme *runtime.Scheme, flags Flag
 	}
 	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr)); err != nil {
 		return nil, fmt.Errorf("operator %q: %w", o.Name, err)
+	}
+	if o.Webhooks != nil {
+		if err := mgr.AddReadyzCheck("webhooks", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return nil, fmt.Errorf("operator %q: %w", o.Name, err)
+		}
 	}
 	if err := o.Setup(mgr); err != nil {
 		return nil, fmt.Errorf("operator %q: setting up its controllers: %w", o.Name, err)

@@ -26,7 +26,11 @@ func (c converter) ConvertObject(_ context.Context, src, dst runtime.Object) (er
 		}
 		if err != nil {
 			err = fmt.Errorf("converting %s %s from %s to %s: %w", from.Kind, ref(src), from.GroupVersion(), to.GroupVersion(), err)
+			return
 		}
+		// A conversion function that assigns a whole struct also clears
+		// apiVersion and kind, which the API server needs back.
+		dst.GetObjectKind().SetGroupVersionKind(to)
 	}()
 	srcHub, srcIsHub := src.(crconversion.Hub)
 	dstHub, dstIsHub := dst.(crconversion.Hub)

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -22,57 +22,29 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/internal/testapi/versioned"
+	gadgetv1 "github.com/bosunkit/bosun/internal/testapi/versioned/v1"
+	gadgetv2 "github.com/bosunkit/bosun/internal/testapi/versioned/v2"
 	"github.com/bosunkit/bosun/webhook"
+	"github.com/google/go-cmp/cmp"
 )
 
 var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
 	opts, err := testapi.ControlPlaneOptions()
-	opts.Webhooks = widgetWebhooks()
-	return opts, err
+	if err != nil {
+		return opts, err
+	}
+	opts.Webhooks = testapi.WidgetWebhooks()
+	for _, add := range []func(*runtime.Scheme) error{gadgetv1.AddToScheme, gadgetv2.AddToScheme} {
+		if err := add(opts.Scheme); err != nil {
+			return opts, err
+		}
+	}
+	opts.CRDs = append(opts.CRDs, versioned.CRD())
+	return opts, nil
 }}
 
 func TestMain(m *testing.M) { shared.Main(m) }
-
-// widgetWebhooks returns the configurations controller-gen would write for
-// Widget's webhooks from bosun's scaffolded markers: create and update,
-// failure policy Fail, no side effects, and not called for objects being
-// deleted.
-func widgetWebhooks() []client.Object {
-	rules := []admissionregistrationv1.RuleWithOperations{{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-		Rule: admissionregistrationv1.Rule{
-			APIGroups: []string{"test.bosun.dev"}, APIVersions: []string{"v1"}, Resources: []string{"widgets"},
-		},
-	}}
-	clientConfig := func(path string) admissionregistrationv1.WebhookClientConfig {
-		return admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
-			Namespace: "system", Name: "webhook-service", Path: ptr.To(path),
-		}}
-	}
-	notDeleting := []admissionregistrationv1.MatchCondition{{
-		Name: "not-being-deleted", Expression: "!has(object.metadata.deletionTimestamp)",
-	}}
-	none := admissionregistrationv1.SideEffectClassNone
-	fail := admissionregistrationv1.Fail
-	return []client.Object{
-		&admissionregistrationv1.MutatingWebhookConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: "mutating-webhook-configuration"},
-			Webhooks: []admissionregistrationv1.MutatingWebhook{{
-				Name: "mwidget-v1.test.bosun.dev", ClientConfig: clientConfig("/mutate-test-bosun-dev-v1-widget"),
-				Rules: rules, SideEffects: &none, FailurePolicy: &fail, MatchConditions: notDeleting,
-				AdmissionReviewVersions: []string{"v1"},
-			}},
-		},
-		&admissionregistrationv1.ValidatingWebhookConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: "validating-webhook-configuration"},
-			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-				Name: "vwidget-v1.test.bosun.dev", ClientConfig: clientConfig("/validate-test-bosun-dev-v1-widget"),
-				Rules: rules, SideEffects: &none, FailurePolicy: &fail, MatchConditions: notDeleting,
-				AdmissionReviewVersions: []string{"v1"},
-			}},
-		},
-	}
-}
 
 // calls records what the webhooks of widgetKind saw.
 type calls struct {
@@ -344,8 +316,66 @@ func TestSetupErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "sets none of Default, Validate and ValidateDelete") {
 		t.Errorf("SetupWithManager of an empty Kind: %v, want an error naming what to set", err)
 	}
+	err = (&webhook.Kind[*gadgetv1.Gadget]{}).SetupWithManager(mgr)
+	if err == nil || !strings.Contains(err.Error(), "spoke version; register the webhooks of a kind on its hub") {
+		t.Errorf("SetupWithManager of a spoke: %v, want an error pointing at the hub", err)
+	}
 	err = (&webhook.Kind[*testapi.Gadget]{Default: func(context.Context, *testapi.Gadget) error { return nil }}).SetupWithManager(mgr)
 	if err == nil || !strings.Contains(err.Error(), "Gadget") {
 		t.Errorf("SetupWithManager of a kind missing from the scheme: %v, want an error naming it", err)
+	}
+}
+
+// TestConversion serves the conversion of Gadget between its hub (v2) and
+// spoke (v1, the stored version) and reads objects at both versions, then
+// shows that a conversion that fails answers an error naming the object and
+// both versions.
+func TestConversion(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	bosuntest.RunManager(t, cp, (&webhook.Kind[*gadgetv2.Gadget]{}).SetupWithManager)
+	ctx := t.Context()
+	c := cp.Client
+	ns := bosuntest.Namespace(t, c)
+
+	hub := &gadgetv2.Gadget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hub"},
+		Spec: gadgetv2.GadgetSpec{
+			Replicas: ptr.To[int32](3),
+			Ports:    []gadgetv2.Port{{Name: "http", Port: 80}},
+			Schedule: &gadgetv2.Schedule{Cron: "*/5 * * * *", TimeZone: ptr.To("UTC")},
+		},
+	}
+	if err := c.Create(ctx, hub); err != nil {
+		t.Fatalf("create at v2, stored at v1: %v", err)
+	}
+	spoke := &gadgetv1.Gadget{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(hub), spoke); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]gadgetv1.Port{{Name: "http", Number: 80}}, spoke.Spec.Ports); diff != "" {
+		t.Errorf("v1 ports (-want +got):\n%s", diff)
+	}
+	back := &gadgetv2.Gadget{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(hub), back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(hub.Spec, back.Spec); diff != "" {
+		t.Errorf("v2 spec after a trip through the stored v1 (-want +got):\n%s", diff)
+	}
+
+	broken := &gadgetv1.Gadget{ObjectMeta: metav1.ObjectMeta{
+		Namespace: ns, Name: "broken",
+		Annotations: map[string]string{versioned.ScheduleAnnotation: "not json"},
+	}}
+	if err := c.Create(ctx, broken); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Get(ctx, client.ObjectKeyFromObject(broken), &gadgetv2.Gadget{})
+	want := fmt.Sprintf("converting Gadget %s/broken from convert.test.bosun.dev/v1 to convert.test.bosun.dev/v2", ns)
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), versioned.ScheduleAnnotation) {
+		t.Fatalf("reading at v2 an object that cannot convert: %v, want 500 containing %q and the annotation", err, want)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(broken), &gadgetv1.Gadget{}); err != nil {
+		t.Errorf("reading it at its stored version: %v", err)
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"sigs.k8s.io/randfill"
 
 	"github.com/bosunkit/bosun/bosuntest/conversion"
-	v1 "github.com/bosunkit/bosun/bosuntest/conversion/internal/testapi/v1"
-	v2 "github.com/bosunkit/bosun/bosuntest/conversion/internal/testapi/v2"
+	v1 "github.com/bosunkit/bosun/internal/testapi/versioned/v1"
+	v2 "github.com/bosunkit/bosun/internal/testapi/versioned/v2"
 )
 
 // The v2 Gadget is the hub and v1 a spoke; each has a field the other

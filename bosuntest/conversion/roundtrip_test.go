@@ -17,9 +17,9 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/conversion"
-	"github.com/bosunkit/bosun/bosuntest/conversion/internal/testapi"
-	v1 "github.com/bosunkit/bosun/bosuntest/conversion/internal/testapi/v1"
-	v2 "github.com/bosunkit/bosun/bosuntest/conversion/internal/testapi/v2"
+	testapi "github.com/bosunkit/bosun/internal/testapi/versioned"
+	v1 "github.com/bosunkit/bosun/internal/testapi/versioned/v1"
+	v2 "github.com/bosunkit/bosun/internal/testapi/versioned/v2"
 )
 
 // dropsColor is a v1 Gadget whose ConvertTo forgets to keep Color, the

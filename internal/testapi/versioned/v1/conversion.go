@@ -6,8 +6,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
-	"github.com/bosunkit/bosun/bosuntest/conversion/internal/testapi"
-	v2 "github.com/bosunkit/bosun/bosuntest/conversion/internal/testapi/v2"
+	testapi "github.com/bosunkit/bosun/internal/testapi/versioned"
+	v2 "github.com/bosunkit/bosun/internal/testapi/versioned/v2"
 )
 
 // ConvertTo converts g to the hub, keeping Color in an annotation of the hub.
