@@ -77,6 +77,17 @@
 // nothing. Once built, they add about half a second to Start; see
 // docs/BENCHMARKS.md for the figures.
 //
+// # Webhooks
+//
+// Options.Webhooks installs admission webhook configurations
+// (DecodeWebhooks reads controller-gen's manifests), each rewritten to call
+// ControlPlane.WebhookServer: a local address with a serving certificate
+// made for this control plane and trusted by its API server. The CRD of a
+// kind that is convertible in Options.Scheme (a hub and its spokes) gets its
+// conversion webhook pointed at /convert on the same server. Serve them
+// from a manager whose webhook server takes those options, as bosuntest's
+// managers and `bosun dev` do.
+//
 // Package bosuntest wraps Start for tests.
 //
 // Maturity: stable. Every envtest suite of bosun runs on it.

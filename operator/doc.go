@@ -28,7 +28,10 @@
 //	--leader-election-namespace  namespace of the Lease (default: the one the operator runs in)
 //	--leader-election-lease-duration, --leader-election-renew-deadline, --leader-election-retry-period
 //	--graceful-shutdown-timeout  how long runnables may take to stop after SIGTERM (default 30s)
-//	--enable-http2               serve metrics over HTTP/2 (default false, see CVE-2023-44487)
+//	--enable-http2               serve metrics and webhooks over HTTP/2 (default false, see CVE-2023-44487)
+//	--webhook-port               port of the webhook server, when the operator has webhooks (default 9443)
+//	--webhook-cert-path          directory of the webhook server's certificate (a mounted Secret); rotated files are reloaded
+//	--webhook-cert-name, --webhook-cert-key  the files in it (default tls.crt, tls.key)
 //	--kubeconfig                 the cluster (controller-runtime's flag; else in-cluster, else ~/.kube/config)
 //	--zap-devel, --zap-log-level, --zap-encoder, --zap-stacktrace-level, --zap-time-encoding
 //	--version                    print what the binary was built from and exit
@@ -42,8 +45,9 @@
 // # Readiness
 //
 // /healthz answers once the process runs; /readyz once the manager's
-// caches have synced, so a rolling update waits for a replica that can
-// reconcile.
+// caches have synced and, when Options.Webhooks is set, its webhook server
+// answers, so a rolling update waits for a replica that can reconcile and
+// admit.
 //
 // # Development mode
 //
@@ -52,7 +56,10 @@
 // and with them kube-controller-manager (garbage collection and the
 // workload controllers), kube-scheduler and 2 simulated nodes on which pods
 // become Running and Ready (--dev-workloads=false leaves those three out),
-// installs Options.CRDs, creates Options.Samples in the namespace "default",
+// installs Options.CRDs and Options.Webhooks (pointed at the operator's
+// webhook server, with a certificate the control plane trusts: see
+// docs/WEBHOOKS.md), creates Options.Samples in the namespace "default"
+// once the webhooks answer,
 // writes a kubeconfig for kubectl (--dev-kubeconfig, default
 // bin/dev.kubeconfig), and runs until Ctrl-C, when it stops the control
 // plane. No cluster is needed.
