@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -81,25 +82,7 @@ func RunManagerWith(t TB, cp *controlplane.ControlPlane, opts ManagerOptions, se
 		}
 	}
 	logger, quiet := TestLogger(t)
-	mopts := ctrl.Options{
-		Scheme:                  cp.Scheme,
-		Logger:                  logger,
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:  "0",
-		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
-		GracefulShutdownTimeout: ptr.To(shutdownTimeout),
-	}
-	hooks := &webhookServer{Server: webhook.NewServer(cp.WebhookServer)}
-	mopts.WebhookServer = hooks
-	if len(opts.Namespaces) > 0 {
-		mopts.Cache.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range opts.Namespaces {
-			mopts.Cache.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
-	if opts.Configure != nil {
-		opts.Configure(&mopts)
-	}
+	mopts, hooks := managerOptions(cp, opts, logger)
 	mgr, err := ctrl.NewManager(cfg, mopts)
 	if err != nil {
 		t.Fatalf("bosuntest: creating manager: %v", err)
@@ -151,6 +134,31 @@ func RunManagerWith(t TB, cp *controlplane.ControlPlane, opts ManagerOptions, se
 		}
 	}
 	return mgr
+}
+
+// managerOptions returns the options of a manager of RunManagerWith, and
+// its webhook server.
+func managerOptions(cp *controlplane.ControlPlane, opts ManagerOptions, logger logr.Logger) (ctrl.Options, *webhookServer) {
+	mopts := ctrl.Options{
+		Scheme:                  cp.Scheme,
+		Logger:                  logger,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
+		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
+		GracefulShutdownTimeout: ptr.To(shutdownTimeout),
+	}
+	hooks := &webhookServer{Server: webhook.NewServer(cp.WebhookServer)}
+	mopts.WebhookServer = hooks
+	if len(opts.Namespaces) > 0 {
+		mopts.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			mopts.Cache.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	if opts.Configure != nil {
+		opts.Configure(&mopts)
+	}
+	return mopts, hooks
 }
 
 // TestLogger returns a logger that writes to t.Log up to LogVerbosity, as
@@ -209,15 +217,13 @@ func (s *webhookServer) Register(path string, hook http.Handler) {
 // waitServing waits until the server answers TLS connections.
 func (s *webhookServer) waitServing(ctx context.Context) error {
 	check := s.StartedChecker()
-	for {
-		err := check(nil)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last check: %w)", ctx.Err(), err)
-		case <-time.After(20 * time.Millisecond):
-		}
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+		last = check(nil)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last check: %w)", err, last)
 	}
+	return nil
 }

@@ -224,32 +224,9 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if opts.Output != nil {
 		apiOut, etcdOut = io.MultiWriter(opts.Output, apiLog), io.MultiWriter(opts.Output, etcdLog)
 	}
-	env := &envtest.Environment{
-		Scheme:                   scheme,
-		CRDs:                     opts.CRDs,
-		CRDDirectoryPaths:        opts.CRDPaths,
-		ErrorIfCRDPathMissing:    true,
-		BinaryAssetsDirectory:    dir,
-		UseExistingCluster:       ptr.To(false),
-		ControlPlaneStartTimeout: startTimeout,
-		ControlPlaneStopTimeout:  stopTimeoutOf(opts),
-		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: startTimeout},
-	}
-	if err := setWebhooks(&env.WebhookInstallOptions, opts.Webhooks, startTimeout); err != nil {
+	env, err := newEnv(opts, dir, scheme, startTimeout, apiOut, etcdOut)
+	if err != nil {
 		return nil, err
-	}
-	env.ControlPlane.Etcd = &envtest.Etcd{Out: etcdOut, Err: etcdOut}
-	api := env.ControlPlane.GetAPIServer()
-	api.Out, api.Err = apiOut, apiOut
-	api.Configure().Set("enable-admission-plugins", admissionPlugins...)
-	api.Configure().Set("service-cluster-ip-range", serviceClusterIPRange)
-	flags := make([]string, 0, len(opts.APIServerFlags))
-	for name := range opts.APIServerFlags {
-		flags = append(flags, name)
-	}
-	sort.Strings(flags)
-	for _, name := range flags {
-		api.Configure().Set(name, opts.APIServerFlags[name]...)
 	}
 
 	cfg, err := env.Start()
@@ -284,6 +261,39 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		return nil, err
 	}
 	return cp, nil
+}
+
+// newEnv returns the envtest environment of a control plane started with
+// opts from the binaries in dir.
+func newEnv(opts Options, dir string, scheme *runtime.Scheme, startTimeout time.Duration, apiOut, etcdOut io.Writer) (*envtest.Environment, error) {
+	env := &envtest.Environment{
+		Scheme:                   scheme,
+		CRDs:                     opts.CRDs,
+		CRDDirectoryPaths:        opts.CRDPaths,
+		ErrorIfCRDPathMissing:    true,
+		BinaryAssetsDirectory:    dir,
+		UseExistingCluster:       ptr.To(false),
+		ControlPlaneStartTimeout: startTimeout,
+		ControlPlaneStopTimeout:  stopTimeoutOf(opts),
+		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: startTimeout},
+	}
+	if err := setWebhooks(&env.WebhookInstallOptions, opts.Webhooks, startTimeout); err != nil {
+		return nil, err
+	}
+	env.ControlPlane.Etcd = &envtest.Etcd{Out: etcdOut, Err: etcdOut}
+	api := env.ControlPlane.GetAPIServer()
+	api.Out, api.Err = apiOut, apiOut
+	api.Configure().Set("enable-admission-plugins", admissionPlugins...)
+	api.Configure().Set("service-cluster-ip-range", serviceClusterIPRange)
+	flags := make([]string, 0, len(opts.APIServerFlags))
+	for name := range opts.APIServerFlags {
+		flags = append(flags, name)
+	}
+	sort.Strings(flags)
+	for _, name := range flags {
+		api.Configure().Set(name, opts.APIServerFlags[name]...)
+	}
+	return env, nil
 }
 
 // stopTimeoutOf returns how long each process of a control plane started

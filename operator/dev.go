@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -124,15 +125,13 @@ func (d *devEnv) stop(out io.Writer) {
 // waitServing polls check, a webhook server's StartedChecker, until it
 // passes or ctx ends.
 func waitServing(ctx context.Context, check healthz.Checker) error {
-	for {
-		err := check(nil)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last check: %w)", ctx.Err(), err)
-		case <-time.After(50 * time.Millisecond):
-		}
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		last = check(nil)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last check: %w)", err, last)
 	}
+	return nil
 }
