@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/webhook"
 )
 
 // shared is the control plane of this package's tests, started by the first
@@ -117,5 +120,51 @@ func TestStart(t *testing.T) {
 	err := cp.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "probe"}, &corev1.ConfigMap{})
 	if err == nil || apierrors.IsNotFound(err) {
 		t.Errorf("the control plane still answers after its test ended: %v", err)
+	}
+}
+
+// TestSharedWebhooks shows a shared control plane's webhooks served from
+// its start to its Stop, with no manager of the test's own: a Widget
+// written with the control plane's client is defaulted, and a refused one
+// names its field.
+func TestSharedWebhooks(t *testing.T) {
+	s := &bosuntest.Shared{
+		Options: func() (controlplane.Options, error) {
+			opts, err := testapi.ControlPlaneOptions()
+			opts.Webhooks = testapi.WidgetWebhooks()
+			return opts, err
+		},
+		Webhooks: (&webhook.Kind[*testapi.Widget]{
+			Default: func(_ context.Context, w *testapi.Widget) error {
+				if w.Spec.Mode == "" {
+					w.Spec.Mode = "slow"
+				}
+				return nil
+			},
+			Validate: func(_ context.Context, _, w *testapi.Widget) (webhook.Warnings, field.ErrorList) {
+				if w.Spec.Value < 0 {
+					return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "value"), w.Spec.Value, "must not be negative")}
+				}
+				return nil, nil
+			},
+		}).SetupWithManager,
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	cp := s.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}}
+	if err := cp.Client.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	if w.Spec.Mode != "slow" {
+		t.Errorf("spec.mode = %q, want slow from the shared webhook", w.Spec.Mode)
+	}
+	bad := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad"}, Spec: testapi.WidgetSpec{Value: -1}}
+	if err := cp.Client.Create(t.Context(), bad); !apierrors.IsInvalid(err) {
+		t.Errorf("create of a negative value: %v, want 422", err)
 	}
 }

@@ -2,6 +2,7 @@ package bosuntest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/bosunkit/bosun/controlplane"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 // buildAllowance is how long a first build of the control plane binaries may
@@ -80,11 +84,21 @@ type Shared struct {
 	// Options returns the options to start the control plane with. It is
 	// called once, on first use; nil means the zero Options.
 	Options func() (controlplane.Options, error)
+	// Webhooks, when set, registers the webhooks (package webhook) that a
+	// manager of its own serves at the control plane's webhook server from
+	// its start until Stop, whatever managers the tests run: with
+	// controlplane.Options.Webhooks of failure policy Fail, a write of the
+	// kind between two tests, or by the garbage collector, still needs an
+	// answer, and a kind of several versions needs its conversions. The
+	// tests' own managers then must not register the same webhooks.
+	Webhooks func(ctrl.Manager) error
 
 	mu      sync.Mutex
 	started bool
 	cp      *controlplane.ControlPlane
 	err     error
+	// stopHooks stops the manager serving Webhooks.
+	stopHooks func() error
 }
 
 // ControlPlane returns the shared control plane, starting it on first use.
@@ -122,7 +136,46 @@ func (s *Shared) start(t TB) (*controlplane.ControlPlane, error) {
 	}
 	// The control plane outlives any one test, so it is not tied to a
 	// test's context; Stop ends it.
-	return controlplane.Start(context.Background(), opts)
+	cp, err := controlplane.Start(context.Background(), opts)
+	if err != nil || s.Webhooks == nil {
+		return cp, err
+	}
+	if s.stopHooks, err = serveWebhooks(cp, s.Webhooks); err != nil {
+		return nil, errors.Join(fmt.Errorf("serving the webhooks: %w", err), cp.Stop())
+	}
+	return cp, nil
+}
+
+// serveWebhooks runs a manager on cp that serves the webhooks register
+// registers, until the returned function stops it, and waits until they
+// answer.
+func serveWebhooks(cp *controlplane.ControlPlane, register func(ctrl.Manager) error) (func() error, error) {
+	hooks := &webhookServer{Server: webhook.NewServer(cp.WebhookServer)}
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme:                 cp.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer:          hooks,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := register(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stop := sync.OnceValue(func() error {
+		cancel()
+		return <-done
+	})
+	waitCtx, cancelWait := context.WithTimeout(ctx, cacheSyncTimeout)
+	defer cancelWait()
+	if err := hooks.waitServing(waitCtx); err != nil {
+		return nil, errors.Join(err, stop())
+	}
+	return stop, nil
 }
 
 // Stop stops the control plane if it was started. It is safe to call more
@@ -133,9 +186,16 @@ func (s *Shared) Stop() error {
 	if s.cp == nil {
 		return nil
 	}
-	err := s.cp.Stop()
+	var errs []error
+	if s.stopHooks != nil {
+		if err := s.stopHooks(); err != nil {
+			errs = append(errs, fmt.Errorf("the webhook server: %w", err))
+		}
+		s.stopHooks = nil
+	}
+	errs = append(errs, s.cp.Stop())
 	s.cp = nil
-	return err
+	return errors.Join(errs...)
 }
 
 // Main is for TestMain: it runs the package's tests, stops the control plane
