@@ -49,6 +49,27 @@
 // a test can record with a flow.Trace which actions a reconcile ran and
 // draw the run over the workflow (TestReconcileTrace). The entry points used by tests and by
 // `bosun demo` are AddToScheme, CRDs, SetupWithManager and Samples.
+//
+// # Webhooks, a second version, and storage migration
+//
+// The kind has two versions: v1 (package api/v1), the hub, which the API
+// server stores and the controller reconciles, and v2 (package api/v2),
+// whose schedule is five named fields; v2 converts to and from v1 without
+// losing anything, keeping what one version cannot say in an annotation of
+// the other (see cronjobv2.CronJob.ConvertFrom). SetupWebhookWithManager
+// registers the kind's webhooks on v1 (webhook.go): defaulting of the
+// concurrency policy, suspend and the history limits, validation of the
+// schedule with the controller's own cron parser, and the conversion. The
+// name's limit of 52 characters is a CEL rule of the CRD instead, which the
+// API server checks without calling anyone. Webhooks returns the admission
+// webhook configurations that controller-gen generates from the markers in
+// webhook.go (package config/webhook); config/default deploys them with
+// their Service and a cert-manager certificate.
+//
+// SetupMigrationWithManager adds the storage version migration (package
+// migrate): the day v2 becomes the storage version, the leader rewrites
+// every stored CronJob at v2 and trims the CRD's status.storedVersions.
+// cmd/main.go registers all three with the controller.
 package cronjob
 
 //go:generate go run github.com/bosunkit/bosun/cmd/bosun gen cronjob.bosun

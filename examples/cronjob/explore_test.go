@@ -24,10 +24,11 @@ const exploreSchedule = "0 0 1 1 *"
 
 // TestBatteryExplore drives the CronJob controller through sequences of
 // spec changes read off its CRD: the concurrency policy, the history
-// limits, the starting deadline and suspend at their bounds and removed,
-// invalid schedules, and the hundreds of fields of the Job template. On
-// each change the controller settles (an invalid schedule is Ready False,
-// InvalidSchedule), a pass that finds nothing new writes nothing, no step
+// limits, the starting deadline and suspend at their bounds and removed
+// (the defaulting webhook puts a removed one back at its default), invalid
+// schedules (which the validating webhook refuses, and the exploration
+// skips), and the hundreds of fields of the Job template. On each change
+// the controller settles, a pass that finds nothing new writes nothing, no step
 // takes more than 10 passes, no error is logged behind a Ready True, and
 // each CronJob goes once deleted, its Job with it (through the garbage
 // collector).

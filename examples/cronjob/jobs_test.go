@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -37,13 +38,19 @@ const jobTimeout = time.Minute
 // runs move lastScheduleTime, never lastSuccessfulTime, and leave the
 // successful Jobs alone.
 func TestJobsRunOnRealControllers(t *testing.T) {
-	opts, err := controlplane.OptionsFor(AddToScheme, CRDs)()
+	opts, err := webhookOptions()
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.ControllerManager = true
 	opts.Nodes = 2
-	e := startOn(t, bosuntest.Start(t, opts), nil)
+	// The one manager of this control plane serves the webhooks too.
+	e := startOn(t, bosuntest.Start(t, opts), func(mgr ctrl.Manager, opts Options) error {
+		if err := SetupWebhookWithManager(mgr); err != nil {
+			return err
+		}
+		return SetupWithManager(mgr, opts)
+	})
 
 	cj := e.create("real", every5, func(cj *cronjobv1.CronJob) {
 		cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](2)

@@ -24,20 +24,43 @@ import (
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
 )
 
-// shared is the control plane, with the CronJob CRD installed, that the
-// envtest tests of this package share. Each test runs its own manager and
-// works in a namespace of its own. It runs the garbage collector, as a
-// cluster does: the children of a CronJob go with it, since the operator
-// sets owner references and no finalizer. It runs no Job controller and
-// no nodes: a Job stays as the operator made it until a test finishes it
-// by hand (env.finish), so that the tests decide when each run ends.
-// jobs_test.go runs the real Job controller on a control plane of its own.
-var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
+// shared is the control plane, with the CronJob CRD and the webhook
+// configurations installed, that the envtest tests of this package share;
+// each test runs its own manager and works in a namespace of its own. A
+// manager of the control plane's own serves the webhooks from its start to
+// the end of TestMain: with failure policy Fail every write of a CronJob
+// needs them, between tests too, and the garbage collector and the
+// namespace controller list CronJobs at v2 (the version discovery prefers),
+// which needs the conversion. It runs the garbage collector, as a cluster
+// does: the children of a CronJob go with it, since the operator sets owner
+// references and no finalizer. It runs no Job controller and no nodes: a
+// Job stays as the operator made it until a test finishes it by hand
+// (env.finish), so that the tests decide when each run ends. jobs_test.go
+// runs the real Job controller on a control plane of its own.
+var shared = bosuntest.Shared{
+	Options: func() (controlplane.Options, error) {
+		opts, err := webhookOptions()
+		opts.ControllerManager = true
+		opts.Controllers = []string{controlplane.GarbageCollectorController, controlplane.NamespaceController}
+		return opts, err
+	},
+	Webhooks: SetupWebhookWithManager,
+}
+
+// webhookOptions are the options of a control plane with the CronJob CRD
+// and the operator's admission webhook configurations installed. The CRD
+// converts through the webhook server too, since the scheme holds both
+// versions. A manager of the control plane must serve the webhooks
+// (SetupWebhookWithManager) before a CronJob can be written: the
+// configurations' failure policy is Fail.
+func webhookOptions() (controlplane.Options, error) {
 	opts, err := controlplane.OptionsFor(AddToScheme, CRDs)()
-	opts.ControllerManager = true
-	opts.Controllers = []string{controlplane.GarbageCollectorController, controlplane.NamespaceController}
+	if err != nil {
+		return opts, err
+	}
+	opts.Webhooks, err = Webhooks()
 	return opts, err
-}}
+}
 
 func TestMain(m *testing.M) { shared.Main(m) }
 

@@ -15,15 +15,17 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/controlplane"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
 	"github.com/bosunkit/bosun/examples/cronjob/config/rbac"
 )
 
-// TestGeneratedRole pins the rules controller-gen derives from the markers,
-// all of which bosun gen writes: reads for the Job state and the target,
-// update on the target's finalizers for the Jobs' blockOwnerDeletion, the
-// Job writes the document's actions declare (create, delete), namespaces and
-// events for the engine; nothing else.
+// TestGeneratedRole pins the rules controller-gen derives from the markers
+// bosun gen writes: reads for the Job state and the target, update on the
+// target's finalizers for the Jobs' blockOwnerDeletion, the Job writes the
+// document's actions declare (create, delete), namespaces and events for
+// the engine; and from those of the storage version migration: get and
+// patch of the CronJob CRD, by name, and patch of its status; nothing else.
 func TestGeneratedRole(t *testing.T) {
 	role, err := rbac.ClusterRole()
 	if err != nil {
@@ -31,6 +33,8 @@ func TestGeneratedRole(t *testing.T) {
 	}
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, ResourceNames: []string{CRDName}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions/status"}, ResourceNames: []string{CRDName}, Verbs: []string{"patch"}},
 		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "delete", "get", "list", "watch"}},
 		{APIGroups: []string{"cronjob.bosun.dev"}, Resources: []string{"cronjobs"}, Verbs: []string{"get", "list", "patch", "update", "watch"}},
 		{APIGroups: []string{"cronjob.bosun.dev"}, Resources: []string{"cronjobs/finalizers"}, Verbs: []string{"update"}},
@@ -48,6 +52,16 @@ func TestGeneratedRole(t *testing.T) {
 func runAs(t *testing.T, user string, rules []rbacv1.PolicyRule) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
+	bindRole(t, cp, user, rules)
+	clk := clocktesting.NewFakeClock(time.Now())
+	bosuntest.RunManagerAs(t, cp, user, func(mgr ctrl.Manager) error { return SetupWithManager(mgr, Options{Clock: clk}) })
+	return &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), clock: clk}
+}
+
+// bindRole binds rules, under a ClusterRole of its own, to user on cp,
+// until the test ends.
+func bindRole(t *testing.T, cp *controlplane.ControlPlane, user string, rules []rbacv1.PolicyRule) {
+	t.Helper()
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: user},
@@ -64,9 +78,6 @@ func runAs(t *testing.T, user string, rules []rbacv1.PolicyRule) *env {
 		_ = cp.Client.Delete(context.Background(), binding)
 		_ = cp.Client.Delete(context.Background(), role)
 	})
-	clk := clocktesting.NewFakeClock(time.Now())
-	bosuntest.RunManagerAs(t, cp, user, func(mgr ctrl.Manager) error { return SetupWithManager(mgr, Options{Clock: clk}) })
-	return &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), clock: clk}
 }
 
 // TestRunsWithGeneratedRole runs the controller as a user that holds only

@@ -9,18 +9,25 @@ import (
 
 	"github.com/bosunkit/bosun/controlplane"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
+	cronjobv2 "github.com/bosunkit/bosun/examples/cronjob/api/v2"
 	"github.com/bosunkit/bosun/examples/cronjob/config/crd"
 )
 
 // AddToScheme adds to s the built-in Kubernetes types (Jobs, and Namespace,
-// which the engine reads for the reconcile policy) and the
-// cronjob.bosun.dev/v1 types.
+// which the engine reads for the reconcile policy) and both versions of the
+// cronjob.bosun.dev types: v1, the hub, and v2, which converts to it. With
+// both in a scheme, CronJobs are convertible there: the manager's webhook
+// server serves their conversion (SetupWebhookWithManager), and a control
+// plane started with the scheme points the CRD's conversion at it.
 func AddToScheme(s *runtime.Scheme) error {
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return fmt.Errorf("cronjob: add built-in types to scheme: %w", err)
 	}
 	if err := cronjobv1.AddToScheme(s); err != nil {
 		return fmt.Errorf("cronjob: add %s types to scheme: %w", cronjobv1.GroupVersion, err)
+	}
+	if err := cronjobv2.AddToScheme(s); err != nil {
+		return fmt.Errorf("cronjob: add %s types to scheme: %w", cronjobv2.GroupVersion, err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,7 +62,7 @@ type deployment struct {
 }
 
 func wantDeployment(example string) deployment {
-	return deployment{
+	d := deployment{
 		Replicas:                      2,
 		ServiceAccount:                example + "-controller-manager",
 		TerminationGracePeriodSeconds: 40,
@@ -77,6 +79,11 @@ func wantDeployment(example string) deployment {
 		AllowPrivilegeEscalation:      false,
 		CapabilitiesDropped:           []corev1.Capability{"ALL"},
 	}
+	if example == "cronjob" {
+		// It serves webhooks, with the certificate cert-manager writes.
+		d.Args = append(d.Args, "--webhook-cert-path=/tmp/k8s-webhook-server/serving-certs")
+	}
+	return d
 }
 
 // deploymentOf projects d onto what the tests check.
@@ -186,6 +193,17 @@ func TestBuildExamples(t *testing.T) {
 				"Service " + ns + "/" + ex + "-controller-manager-metrics",
 				"ServiceAccount " + ns + "/" + ex + "-controller-manager",
 			}
+			if ex == "cronjob" {
+				// Its webhooks, their Service and certificate.
+				want = append(want,
+					"Certificate "+ns+"/"+ex+"-serving-cert",
+					"Issuer "+ns+"/"+ex+"-selfsigned-issuer",
+					"MutatingWebhookConfiguration /"+ex+"-mutating-webhook-configuration",
+					"Service "+ns+"/"+ex+"-webhook-service",
+					"ValidatingWebhookConfiguration /"+ex+"-validating-webhook-configuration",
+				)
+				slices.Sort(want)
+			}
 			if diff := cmp.Diff(want, names); diff != "" {
 				t.Errorf("objects besides the CRDs (-want +got):\n%s", diff)
 			}
@@ -283,7 +301,7 @@ func TestApplyAndRunAsServiceAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cp := bosuntest.Start(t, controlplane.Options{Scheme: scheme})
+	cp := bosuntest.Start(t, controlplane.Options{Scheme: scheme, CRDs: certManagerStandIns()})
 	ctx := t.Context()
 	for _, ex := range examples {
 		_, objs, err := manifests.Build(defaultDir(ex))
@@ -328,6 +346,32 @@ func TestApplyAndRunAsServiceAccount(t *testing.T) {
 			},
 		}, hello.Samples)
 	})
+}
+
+// certManagerStandIns returns CRDs for the cert-manager kinds the cronjob
+// example's manifests hold, Issuer and Certificate, which keep whatever
+// they are given: enough for the manifests to apply where cert-manager is
+// not installed (nothing issues the certificate).
+func certManagerStandIns() []*apiextensionsv1.CustomResourceDefinition {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, kind := range []string{"Issuer", "Certificate"} {
+		plural := strings.ToLower(kind) + "s"
+		crds = append(crds, &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: plural + ".cert-manager.io"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: "cert-manager.io",
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: kind, ListKind: kind + "List", Plural: plural, Singular: strings.ToLower(kind)},
+				Scope: apiextensionsv1.NamespaceScoped,
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+					Name: "v1", Served: true, Storage: true,
+					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+						Type: "object", XPreserveUnknownFields: ptr.To(true),
+					}},
+				}},
+			},
+		})
+	}
+	return crds
 }
 
 // checkPodSecurity: the namespace of dep enforces the restricted Pod

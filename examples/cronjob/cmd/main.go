@@ -1,6 +1,7 @@
 // Command cronjob runs the cronjob example operator: in a cluster from its
 // Deployment (see ../config), against the cluster of a kubeconfig, or with
-// --dev against an embedded control plane with its samples. Run it with
+// --dev against an embedded control plane with its samples, its webhook
+// configurations installed and pointed at its webhook server. Run it with
 // --help for the flags; package operator describes them.
 package main
 
@@ -16,9 +17,16 @@ func main() {
 		Name:        "cronjob",
 		AddToScheme: cronjob.AddToScheme,
 		CRDs:        cronjob.CRDs,
+		Webhooks:    cronjob.Webhooks,
 		Samples:     cronjob.Samples,
 		Setup: func(mgr ctrl.Manager) error {
-			return cronjob.SetupWithManager(mgr, cronjob.Options{})
+			if err := cronjob.SetupWithManager(mgr, cronjob.Options{}); err != nil {
+				return err
+			}
+			if err := cronjob.SetupWebhookWithManager(mgr); err != nil {
+				return err
+			}
+			return cronjob.SetupMigrationWithManager(mgr)
 		},
 	})
 }

@@ -23,7 +23,9 @@ const (
 	ReplaceConcurrent ConcurrencyPolicy = "Replace"
 )
 
-// Defaults of the history limits, used when a limit is not set.
+// Defaults of the history limits. The operator's defaulting webhook writes
+// them into a CronJob that leaves a limit out, and the controller uses them
+// for one that has none (a CronJob stored before the webhook existed).
 const (
 	// DefaultSuccessfulJobsHistoryLimit is how many successful Jobs are kept
 	// when SuccessfulJobsHistoryLimit is not set.
@@ -38,22 +40,24 @@ type CronJobSpec struct {
 	// Schedule is the cron schedule of the runs: five fields (minute, hour,
 	// day of month, month, day of week), a descriptor such as "@hourly", or
 	// "@every 90m". Times are in the operator's time zone unless the
-	// schedule starts with "CRON_TZ=<zone> ".
+	// schedule starts with "CRON_TZ=<zone> ". The validating webhook refuses
+	// a schedule the operator's cron parser does not read.
 	//
 	// +kubebuilder:validation:MinLength=1
 	Schedule string `json:"schedule"`
 
 	// Suspend, when true, stops new runs; active Jobs go on. Runs missed
-	// while suspended count as missed when the CronJob is resumed.
+	// while suspended count as missed when the CronJob is resumed. The
+	// defaulting webhook sets it to false when it is left out.
 	//
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
 
 	// ConcurrencyPolicy tells what happens when a run is due while earlier
-	// Jobs are still active: Allow, Forbid or Replace.
+	// Jobs are still active: Allow, Forbid or Replace. The defaulting
+	// webhook sets Allow when it is left out.
 	//
 	// +optional
-	// +kubebuilder:default=Allow
 	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
 
 	// StartingDeadlineSeconds is how late, in seconds, a run may still start.
@@ -68,18 +72,18 @@ type CronJobSpec struct {
 	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
 
 	// SuccessfulJobsHistoryLimit is how many successful Jobs are kept; older
-	// ones are deleted.
+	// ones are deleted. The defaulting webhook sets
+	// DefaultSuccessfulJobsHistoryLimit when it is left out.
 	//
 	// +optional
-	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=0
 	SuccessfulJobsHistoryLimit *int32 `json:"successfulJobsHistoryLimit,omitempty"`
 
 	// FailedJobsHistoryLimit is how many failed Jobs are kept; older ones are
-	// deleted.
+	// deleted. The defaulting webhook sets DefaultFailedJobsHistoryLimit when
+	// it is left out.
 	//
 	// +optional
-	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	FailedJobsHistoryLimit *int32 `json:"failedJobsHistoryLimit,omitempty"`
 }
@@ -122,10 +126,15 @@ type CronJobStatus struct {
 
 // CronJob runs a Job on a cron schedule.
 //
+// v1 is the hub of the kind's versions (see Hub) and the version the API
+// server stores: the operator reconciles v1 CronJobs, and the webhooks
+// default and validate CronJobs of every version as v1 objects.
+//
 // +kubebuilder:object:root=true
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=bcj,categories=bosun
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="name must be at most 52 characters, so that Job names fit in 63"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="metadata.name must be at most 52 characters, so that the names of its Jobs fit in 63"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Last Schedule",type=date,JSONPath=`.status.lastScheduleTime`

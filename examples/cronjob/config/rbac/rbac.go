@@ -1,8 +1,10 @@
-// Package rbac holds the ClusterRole of the CronJob controller. controller-gen
+// Package rbac holds the ClusterRole of the cronjob operator. controller-gen
 // writes it from the RBAC markers `bosun gen` puts into
 // zz_generated.cronjob.go: for what the document's states read, what its
 // actions' writes clauses say they write, the CronJob and its status, and
-// what the engine needs. The controller has no markers of its own.
+// what the engine needs. The controller has no markers of its own; the
+// storage version migration's (migration.go) grant get and patch of the
+// CronJob CRD alone.
 package rbac
 
 import (
