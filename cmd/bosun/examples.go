@@ -55,8 +55,12 @@ func examples() []demo.Example {
 			Name:        "cronjob",
 			AddToScheme: cronjob.AddToScheme,
 			CRDs:        cronjob.CRDs,
+			Webhooks:    cronjob.Webhooks,
 			Setup: func(mgr ctrl.Manager) error {
-				return cronjob.SetupWithManager(mgr, cronjob.Options{})
+				if err := cronjob.SetupWithManager(mgr, cronjob.Options{}); err != nil {
+					return err
+				}
+				return cronjob.SetupWebhookWithManager(mgr)
 			},
 			Samples:  cronjob.Samples,
 			Children: []schema.GroupVersionKind{batchv1.SchemeGroupVersion.WithKind("Job")},

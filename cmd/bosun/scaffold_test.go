@@ -53,12 +53,17 @@ func runIn(t *testing.T, dir, name string, args ...string) string {
 // as a new user does, with the commands of README.md and docs/SCAFFOLD.md
 // (and --bosun-replace, so that the new module uses this checkout): bosun
 // init with a first kind, then bosun create api adds a second one declared
-// in a .bosun document; the new module builds, vets and passes its own unit
-// and envtest tests, requires none of the modules only bosun's other
-// commands and examples use, make generate manifests changes nothing, its
-// config/default renders through make install.yaml (and the bosun it
-// builds), and bosun dev runs it on an embedded control plane where both
-// samples become Ready, until Ctrl-C.
+// in a .bosun document and a second version of the first, and bosun create
+// webhook gives the first a defaulting and a validating webhook, then, run
+// again, the conversion between its versions, and the second a validating
+// one; the new module builds, vets and passes its own unit, conversion and
+// envtest tests (webhooks included), requires none of the modules only
+// bosun's other commands and examples use, make generate manifests changes
+// nothing, its config/default renders through make install.yaml (and the
+// bosun it builds) with the webhook configurations, the certificate and
+// the CRD's conversion webhook, and bosun dev runs it on an embedded
+// control plane where both samples become Ready, the webhooks refuse and
+// the conversion serves, until Ctrl-C.
 func TestScaffoldEndToEnd(t *testing.T) {
 	checkout, err := filepath.Abs("../..")
 	if err != nil {
@@ -75,14 +80,32 @@ func TestScaffoldEndToEnd(t *testing.T) {
 		"--bosun-replace", checkout, "shop")
 	mod := filepath.Join(tmp, "shop")
 	runIn(t, mod, bosun, "create", "api", "--group", "shop", "--version", "v1", "--kind", "Gadget", "--dsl")
+	// The generators run once, at the last command.
+	runIn(t, mod, bosun, "create", "api", "--group", "shop", "--version", "v2", "--kind", "Widget", "--skip-generate")
+	runIn(t, mod, bosun, "create", "webhook", "--group", "shop", "--version", "v1", "--kind", "Widget", "--defaulting", "--programmatic-validation", "--skip-generate")
+	runIn(t, mod, bosun, "create", "webhook", "--kind", "Gadget", "--programmatic-validation", "--skip-generate")
+	runIn(t, mod, bosun, "create", "webhook", "--group", "shop", "--version", "v1", "--kind", "Widget", "--conversion")
 	for _, want := range []string{"cmd/main.go", "api/v1/widget_types.go", "api/v1/gadget_types.go", "api/v1/zz_generated.deepcopy.go",
 		"internal/controller/widget_controller.go", "internal/controller/widget_controller_test.go", "internal/controller/widget_envtest_test.go",
 		"internal/controller/gadget.bosun", "internal/controller/zz_generated.gadget.go", "internal/controller/gadget_controller.go",
 		"config/crd/shop.example.com_widgets.yaml", "config/crd/shop.example.com_gadgets.yaml",
 		"config/samples/shop_v1_widget.yaml", "config/samples/shop_v1_gadget.yaml", "config/rbac/role.yaml",
-		"config/manager/manager.yaml", "config/default/kustomization.yaml", "Makefile", "go.sum"} {
+		"config/manager/manager.yaml", "config/default/kustomization.yaml", "Makefile", "go.sum",
+		"api/v1/widget_conversion.go", "api/v2/widget_types.go", "api/v2/widget_conversion.go", "api/v2/widget_conversion_test.go",
+		"api/v2/zz_generated.deepcopy.go", "internal/controller/widget_webhook.go", "internal/controller/widget_webhook_test.go",
+		"internal/controller/gadget_webhook.go", "config/webhook/manifests.yaml", "config/webhook/service.yaml", "config/webhook/webhook.go",
+		"config/certmanager/certificate.yaml", "config/crd/patches/conversion_widgets.yaml"} {
 		if _, err := os.Stat(filepath.Join(mod, want)); err != nil {
 			t.Errorf("the scaffold lacks %s: %v", want, err)
+		}
+	}
+	crd, err := os.ReadFile(filepath.Join(mod, "config", "crd", "shop.example.com_widgets.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"    name: v1\n", "    name: v2\n", "storage: true", "storage: false", "rule: size(self.metadata.name) <= 63"} {
+		if !strings.Contains(string(crd), want) {
+			t.Errorf("the Widget CRD lacks %q", want)
 		}
 	}
 	checkLean(t, mod)
@@ -90,7 +113,10 @@ func TestScaffoldEndToEnd(t *testing.T) {
 	runIn(t, mod, "go", "vet", "./...")
 	out := runIn(t, mod, "go", "test", "-count=1", "-v", "./...")
 	for _, want := range []string{"--- PASS: TestWidgetSteps", "--- PASS: TestWidgetOnAPIServer", "--- PASS: TestGadgetSteps",
-		"--- PASS: TestGadgetOnAPIServer", "ok  \tgithub.com/me/shop/internal/controller"} {
+		"--- PASS: TestGadgetOnAPIServer", "ok  \tgithub.com/me/shop/internal/controller",
+		"--- PASS: TestWidgetWebhooks/defaults_spec.image", "--- PASS: TestWidgetWebhooks/refuses_a_wrong_spec.image_with_a_field_error",
+		"--- PASS: TestWidgetWebhooks/converts_between_the_versions", "--- PASS: TestGadgetWebhooks/refuses_a_wrong_spec.message_with_a_field_error",
+		"--- PASS: TestWidgetConversion", "ok  \tgithub.com/me/shop/api/v2"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("go test in the new module did not print %q:\n%s", want, out)
 		}
@@ -112,7 +138,13 @@ func TestScaffoldEndToEnd(t *testing.T) {
 	}
 	installYAML := string(raw)
 	for _, want := range []string{"kind: Deployment", "namespace: shop-system", "name: widgets.shop.example.com",
-		"name: gadgets.shop.example.com", "- gadgets/finalizers", "image: shop:dev", "runAsNonRoot: true"} {
+		"name: gadgets.shop.example.com", "- gadgets/finalizers", "image: shop:dev", "runAsNonRoot: true",
+		// The webhooks, their certificate, and the conversion webhook of the
+		// Widget CRD.
+		"kind: MutatingWebhookConfiguration", "kind: ValidatingWebhookConfiguration", "path: /mutate-shop-example-com-v1-widget",
+		"path: /validate-shop-example-com-v1-gadget", "name: shop-webhook-service", "kind: Certificate", "kind: Issuer",
+		"- shop-webhook-service.shop-system.svc\n", "secretName: webhook-server-cert", "--webhook-cert-path=",
+		"cert-manager.io/inject-ca-from: shop-system/shop-serving-cert", "strategy: Webhook", "path: /convert"} {
 		if !strings.Contains(installYAML, want) {
 			t.Errorf("the rendered config/default lacks %q", want)
 		}
@@ -179,6 +211,7 @@ func TestScaffoldEndToEnd(t *testing.T) {
 		}, bosuntest.Timeout(2*time.Minute))
 	}
 
+	devWebhooks(t, c)
 	devWorkloads(t, c)
 
 	stopped = true
@@ -196,6 +229,30 @@ func TestScaffoldEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(devOut.String(), "stopping the control plane") {
 		t.Errorf("bosun dev did not stop its control plane:\n%s", devOut.String())
+	}
+}
+
+// devWebhooks checks, under bosun dev, that the API server calls the
+// operator's webhooks: a Widget with an image tagged latest is refused by
+// the validating webhook, and the Widget sample reads at v2 through the
+// conversion webhook.
+func devWebhooks(t *testing.T, c client.Client) {
+	t.Helper()
+	bad := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "shop.example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"namespace": "default", "name": "latest"},
+		"spec":     map[string]any{"size": int64(1), "image": "registry.k8s.io/pause:latest"},
+	}}
+	if err := c.Create(t.Context(), bad); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.image") {
+		t.Errorf("creating a Widget of image latest under bosun dev: %v, want 422 naming spec.image", err)
+	}
+	v2 := &unstructured.Unstructured{}
+	v2.SetGroupVersionKind(schema.GroupVersionKind{Group: "shop.example.com", Version: "v2", Kind: "Widget"})
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "widget-sample"}, v2); err != nil {
+		t.Fatalf("reading the Widget sample at v2 under bosun dev: %v", err)
+	}
+	if image, _, _ := unstructured.NestedString(v2.Object, "spec", "image"); image == "" {
+		t.Errorf("the Widget sample read at v2 has no spec.image: %v", v2.Object)
 	}
 }
 
@@ -334,7 +391,8 @@ func TestScaffoldGoModLean(t *testing.T) {
 // reports), a workload scaled by hand is put back, and a deleted kind's
 // children are garbage-collected. The envtest tests of kinds owning
 // workloads run kube-controller-manager and simulated nodes
-// (controlplane.Options.ControllerManager and Nodes).
+// (controlplane.Options.ControllerManager and Nodes). The kind with a
+// Service gets webhooks, which default and validate its spec.port.
 func TestScaffoldOwns(t *testing.T) {
 	checkout, err := filepath.Abs("../..")
 	if err != nil {
@@ -357,8 +415,12 @@ func TestScaffoldOwns(t *testing.T) {
 		for _, o := range kinds[kind] {
 			args = append(args, "--owns", o)
 		}
+		args = append(args, "--skip-generate")
 		runIn(t, mod, bosun, args...)
 	}
+	// The webhooks of a kind with a Service are about spec.port (the end
+	// to end test has those about spec.image and spec.message).
+	runIn(t, mod, bosun, "create", "webhook", "--kind", "Memcached", "--defaulting", "--programmatic-validation")
 	checkLean(t, mod)
 	runIn(t, mod, "go", "vet", "./...")
 	out := runIn(t, mod, "go", "test", "-count=1", "-v", "./internal/controller/")
@@ -367,6 +429,11 @@ func TestScaffoldOwns(t *testing.T) {
 			if !strings.Contains(out, "--- PASS: "+test+" ") {
 				t.Errorf("go test in the new module did not pass %s", test)
 			}
+		}
+	}
+	for _, test := range []string{"TestMemcachedWebhooks/defaults_spec.port", "TestMemcachedWebhooks/refuses_a_change_of_spec.port_with_a_field_error"} {
+		if !strings.Contains(out, "--- PASS: "+test+" ") {
+			t.Errorf("go test in the new module did not pass %s", test)
 		}
 	}
 	if t.Failed() {
@@ -414,6 +481,9 @@ func TestScaffoldCommandErrors(t *testing.T) {
 	if err := execute([]string{"init", "--repo", "example.com/p", "--name", "p", "--bosun-version", "v0.1.0", "--kind", "Shop", "--skip-generate", proj}); err != nil {
 		t.Fatal(err)
 	}
+	if err := execute([]string{"create", "webhook", "--kind", "Shop", "--defaulting", "--dir", proj, "--skip-generate"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -432,6 +502,12 @@ func TestScaffoldCommandErrors(t *testing.T) {
 		{"duplicate kind", []string{"create", "api", "--group", "p", "--kind", "Shop", "--dir", proj, "--skip-generate"}, scaffold.ErrKindExists},
 		{"bad kind", []string{"create", "api", "--group", "p", "--kind", "shop-x", "--dir", proj, "--skip-generate"}, scaffold.ErrInvalid},
 		{"bad version", []string{"create", "api", "--group", "p", "--kind", "Order", "--version", "1", "--dir", proj}, scaffold.ErrInvalid},
+		{"webhook of nothing", []string{"create", "webhook", "--kind", "Shop", "--dir", proj, "--skip-generate"}, scaffold.ErrInvalid},
+		{"webhook of no kind", []string{"create", "webhook", "--kind", "Order", "--defaulting", "--dir", proj, "--skip-generate"}, scaffold.ErrInvalid},
+		{"conversion of one version", []string{"create", "webhook", "--kind", "Shop", "--conversion", "--dir", proj, "--skip-generate"}, scaffold.ErrInvalid},
+		{"webhook of another version", []string{"create", "webhook", "--kind", "Shop", "--version", "v2", "--programmatic-validation", "--dir", proj, "--skip-generate"}, scaffold.ErrInvalid},
+		{"webhook twice", []string{"create", "webhook", "--kind", "Shop", "--defaulting", "--dir", proj, "--skip-generate"}, scaffold.ErrWebhookExists},
+		{"webhook outside a project", []string{"create", "webhook", "--kind", "Shop", "--defaulting", "--dir", t.TempDir()}, scaffold.ErrNotProject},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := execute(tc.args)

@@ -20,10 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/bosunkit/bosun/controlplane"
 )
@@ -79,6 +81,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return fmt.Errorf("demo: registering core types: %w", err)
 	}
 	var crds []*apiextensionsv1.CustomResourceDefinition
+	var hooks []client.Object
 	for _, ex := range opts.Examples {
 		if err := ex.validate(); err != nil {
 			return fmt.Errorf("demo: %w", err)
@@ -91,10 +94,17 @@ func Run(ctx context.Context, opts Options) (err error) {
 			return fmt.Errorf("demo: example %q: loading CRDs: %w", ex.Name, err)
 		}
 		crds = append(crds, defs...)
+		if ex.Webhooks != nil {
+			objs, err := ex.Webhooks()
+			if err != nil {
+				return fmt.Errorf("demo: example %q: loading webhook configurations: %w", ex.Name, err)
+			}
+			hooks = append(hooks, objs...)
+		}
 	}
 
 	out := opts.Out
-	cpOpts := controlplane.Options{Scheme: scheme, CRDs: crds, Progress: out}
+	cpOpts := controlplane.Options{Scheme: scheme, CRDs: crds, Webhooks: hooks, Progress: out}
 	what := fmt.Sprintf("kube-apiserver %s, etcd %s", controlplane.KubernetesVersion, controlplane.EtcdVersion)
 	if !opts.NoWorkloads {
 		cpOpts.ControllerManager, cpOpts.Nodes = true, WorkloadNodes
@@ -195,25 +205,39 @@ func startManager(ctx context.Context, cp *controlplane.ControlPlane, scheme *ru
 		Logger:                 opts.Logger,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		WebhookServer:          webhook.NewServer(cp.WebhookServer),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demo: creating manager: %w", err)
 	}
+	serving := false
 	for _, ex := range opts.Examples {
 		if err := ex.Setup(mgr); err != nil {
 			return nil, fmt.Errorf("demo: example %q: setting up controllers: %w", ex.Name, err)
 		}
+		serving = serving || ex.Webhooks != nil
 	}
 	mgrCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mgrCtx) }()
-	return func() error {
+	stop := func() error {
 		cancel()
 		if err := <-done; err != nil {
 			return fmt.Errorf("demo: manager: %w", err)
 		}
 		return nil
-	}, nil
+	}
+	if serving {
+		// The samples go through the webhooks: wait until they answer.
+		check := mgr.GetWebhookServer().StartedChecker()
+		err := wait.PollUntilContextTimeout(mgrCtx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			return check(nil) == nil, nil
+		})
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("demo: the webhook server did not start: %w", err), stop())
+		}
+	}
+	return stop, nil
 }
 
 // sample is one created object and the example it belongs to.

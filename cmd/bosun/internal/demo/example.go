@@ -26,8 +26,13 @@ type Example struct {
 	// progress lines to out. The demo calls the returned stop when it ends,
 	// after the manager has stopped.
 	Start func(ctx context.Context, out io.Writer) (stop func() error, err error)
-	// Setup adds the example's controllers to the manager.
+	// Setup adds the example's controllers, and its webhooks if it has
+	// Webhooks, to the manager.
 	Setup func(ctrl.Manager) error
+	// Webhooks, if set, returns the example's admission webhook
+	// configurations, which the demo installs pointed at the manager's
+	// webhook server; the samples are created once it answers.
+	Webhooks func() ([]client.Object, error)
 	// Prepare, if set, runs once the demo namespace exists and before the
 	// samples are created, to make what the samples need but the demo should
 	// not wait for, such as the input Secrets they read.

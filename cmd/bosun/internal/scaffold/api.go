@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -61,6 +62,14 @@ func ReadProject(dir string) (Project, error) {
 // cmd/main.go and the kustomizations of config/crd and config/samples.
 // The deep copies, the CRD, the role and, with DSL, the code of the
 // document are generated afterwards: see Generate.
+//
+// For a kind the project has in other versions, it adds a version instead:
+// api/<version>/ with types of the same spec and status as the hub's,
+// their conversion to and from the hub and a round-trip test; the hub (the
+// kind's first version) gets a Hub method and becomes the version stored.
+// The kind keeps its one controller, on the hub. Its versions are
+// converted by the conversion webhook that CreateWebhook adds with
+// Conversion.
 func CreateAPI(dir string, a API) error {
 	p, err := ReadProject(dir)
 	if err != nil {
@@ -83,11 +92,21 @@ func CreateAPI(dir string, a API) error {
 		return err
 	}
 	lower := strings.ToLower(a.Kind)
+	versions, err := Versions(dir, a.Kind)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(versions, a.Version) {
+		return fmt.Errorf("%w: %s is in api/%s/%s_types.go already", ErrKindExists, a.Kind, a.Version, lower)
+	}
+	if err := checkGroup(dir, p, a); err != nil {
+		return err
+	}
+	if len(versions) > 0 {
+		return createVersion(dir, p, a, lower, versions)
+	}
 	if a.ShortName == "" {
 		a.ShortName = shortName(a.Kind)
-	}
-	if err := checkNew(dir, p, a, lower); err != nil {
-		return err
 	}
 	plural := pluralize(lower)
 	alias := a.Group + a.Version
@@ -111,6 +130,7 @@ func CreateAPI(dir string, a API) error {
 		// The document keeps a ConfigMap holding spec.message.
 		data["Message"] = true
 	}
+	data["NameMax"] = nameMax(lower, owns)
 	controller := filepath.Join("internal", "controller", lower)
 	files := []file{
 		{tmpl: "api/groupversion_info.go", path: filepath.Join("api", a.Version, "groupversion_info.go"), once: true},
@@ -146,16 +166,8 @@ func CreateAPI(dir string, a API) error {
 	return nil
 }
 
-// checkNew refuses a kind the project has already, in any version, and a
-// group other than the one api/<version> holds.
-func checkNew(dir string, p Project, a API, lower string) error {
-	existing, err := fs.Glob(os.DirFS(dir), "api/*/"+lower+"_types.go")
-	if err != nil {
-		return fmt.Errorf("scaffold: %w", err)
-	}
-	if len(existing) > 0 {
-		return fmt.Errorf("%w: %s is in %s: bosun create api adds new kinds, not versions of a kind", ErrKindExists, a.Kind, existing[0])
-	}
+// checkGroup refuses a group other than the one api/<version> holds.
+func checkGroup(dir string, p Project, a API) error {
 	gv := filepath.Join(dir, "api", a.Version, "groupversion_info.go")
 	raw, err := os.ReadFile(gv)
 	switch {

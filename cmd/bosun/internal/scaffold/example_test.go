@@ -62,3 +62,49 @@ func Example() {
 	// internal/controller/widget_envtest_test.go
 	// internal/controller/widget_sample_test.go
 }
+
+// The webhooks of a kind, as `bosun create webhook --kind Widget
+// --defaulting --programmatic-validation` writes them before it runs the
+// generators, which write config/webhook/manifests.yaml from the markers.
+func ExampleCreateWebhook() {
+	dir, err := os.MkdirTemp("", "shop")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+
+	p := scaffold.Project{Name: "shop", Repo: "github.com/me/shop", Domain: "example.com"}
+	if err := scaffold.Init(dir, p, scaffold.InitOptions{BosunVersion: "v0.3.0", GoVersion: "1.26.0"}); err != nil {
+		panic(err)
+	}
+	if err := scaffold.CreateAPI(dir, scaffold.API{Group: "shop", Version: "v1", Kind: "Widget"}); err != nil {
+		panic(err)
+	}
+	before := map[string]bool{}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		before[path] = true
+		return err
+	})
+	if err := scaffold.CreateWebhook(dir, scaffold.Webhook{Kind: "Widget", Defaulting: true, Validation: true}); err != nil {
+		panic(err)
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !before[path] {
+			rel, _ := filepath.Rel(dir, path)
+			fmt.Println(filepath.ToSlash(rel))
+		}
+		return err
+	})
+	// Output:
+	// config/certmanager/certificate.yaml
+	// config/certmanager/issuer.yaml
+	// config/certmanager/kustomization.yaml
+	// config/certmanager/kustomizeconfig.yaml
+	// config/default/webhook_manager_args_patch.yaml
+	// config/default/webhook_manager_patch.yaml
+	// config/webhook/kustomization.yaml
+	// config/webhook/service.yaml
+	// config/webhook/webhook.go
+	// internal/controller/widget_webhook.go
+	// internal/controller/widget_webhook_test.go
+}

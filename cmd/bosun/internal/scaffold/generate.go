@@ -24,9 +24,12 @@ func GenerateCommands() [][]string {
 		// documents, which reads the types.
 		{"go", "run", ControllerGen, "object", "paths=./..."},
 		{"go", "generate", "./..."},
-		// make manifests: the CRDs and the role, from the markers.
-		{"go", "run", ControllerGen, "crd", "rbac:roleName=manager-role", "paths=./...",
-			"output:crd:artifacts:config=config/crd", "output:rbac:artifacts:config=config/rbac"},
+		// make manifests: the CRDs, the role and the webhook
+		// configurations (none until bosun create webhook), from the
+		// markers.
+		{"go", "run", ControllerGen, "crd", "rbac:roleName=manager-role", "webhook", "paths=./...",
+			"output:crd:artifacts:config=config/crd", "output:rbac:artifacts:config=config/rbac",
+			"output:webhook:artifacts:config=config/webhook"},
 		{"go", "mod", "tidy"},
 	}
 }

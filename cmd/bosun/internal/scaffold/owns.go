@@ -117,3 +117,27 @@ func ownData(kinds []ownKind) map[string]any {
 		"Apps": imports["appsv1"], "Batch": imports["batchv1"],
 	}
 }
+
+// nameMax is the longest name a kind named lower may have so that the
+// names and labels its children take from it are valid: each child is
+// named <name>-<lower>, a ConfigMap's or Deployment's name a DNS subdomain
+// (253 characters), a Service's a DNS label (63); the pods of a workload
+// carry the label app.kubernetes.io/instance=<name> (63), a Job's the
+// label job-name=<child name> (63), a StatefulSet's the label
+// controller-revision-hash=<child name>-<hash of up to 10 characters>
+// (63).
+func nameMax(lower string, kinds []ownKind) int {
+	child := len("-" + lower)
+	limit := 253 - child
+	for _, k := range kinds {
+		switch {
+		case k.Kind == "StatefulSet":
+			limit = min(limit, 63-len("-0123456789")-child)
+		case k.Kind == "Service" || k.Kind == "Job":
+			limit = min(limit, 63-child)
+		case k.Workload:
+			limit = min(limit, 63)
+		}
+	}
+	return limit
+}

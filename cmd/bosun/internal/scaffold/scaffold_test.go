@@ -71,8 +71,9 @@ func TestInit(t *testing.T) {
 		{"go.mod", []string{"module github.com/me/shop\n", "go 1.26.0\n", "require github.com/bosunkit/bosun v0.3.0\n"}},
 		{"PROJECT", []string{"name: shop\n", "repo: github.com/me/shop\n", "domain: example.com\n"}},
 		{"cmd/main.go", []string{"operator.Main(operator.Options{", `Name:        "shop"`, "CRDs:        crd.CRDs", "Samples:     samples.Objects",
-			"// +bosun:scaffold:imports", "// +bosun:scaffold:scheme", "// +bosun:scaffold:setup"}},
+			"// +bosun:scaffold:imports", "// +bosun:scaffold:scheme", "// +bosun:scaffold:setup", "// +bosun:scaffold:options\n\t})"}},
 		{"Makefile", []string{"CONTROLLER_GEN ?= $(GO) run " + ControllerGen, "object paths=./...", "$(GO) generate ./...", "rbac:roleName=manager-role",
+			"rbac:roleName=manager-role webhook paths=./...", "output:webhook:artifacts:config=config/webhook",
 			"\ngenerate: bosun\n", "\nmanifests:", "\ntest:", "\nrun:", "\ndev:", "\nbuild:", "$(GO) run ./cmd --dev",
 			"BOSUN ?= $(CURDIR)/bin/bosun\n", "\nbosun:\n", "\nimage: bosun\n", "\ninstall.yaml: bosun\n",
 			"$(GO) list -m -f '{{with .Replace}}{{.Dir}}{{end}}' github.com/bosunkit/bosun",
@@ -90,7 +91,7 @@ func TestInit(t *testing.T) {
 		{"config/rbac/leader_election_role_binding.yaml", []string{"kind: RoleBinding"}},
 		{"config/manager/manager.yaml", []string{"kind: Deployment", "--leader-elect", "livenessProbe:", "readinessProbe:", "path: /healthz",
 			"path: /readyz", "resources:", "runAsNonRoot: true", "readOnlyRootFilesystem: true", "image: shop:dev"}},
-		{"config/default/kustomization.yaml", []string{"namespace: shop-system", "namePrefix: shop-", "- ../crd", "- ../rbac", "- ../manager"}},
+		{"config/default/kustomization.yaml", []string{"namespace: shop-system", "namePrefix: shop-", "- ../crd", "- ../rbac", "- ../manager\n# +bosun:scaffold:resources\n"}},
 		{".gitignore", []string{"/bin/"}},
 		{"README.md", []string{"# shop", "bosun dev", "bosun create api --group shop", "--owns Deployment,Service", "After a change of the types"}},
 	} {
@@ -155,6 +156,7 @@ func TestCreateAPI(t *testing.T) {
 					"type Widget struct", "type WidgetList struct", "Conditions []metav1.Condition",
 					"+kubebuilder:subresource:status",
 					"+kubebuilder:resource:path=widgets,scope=Namespaced,categories=bosun;shop,shortName=widg",
+					`+kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 246",message="must be at most 246 characters`,
 					"Message string `json:\"message\"`",
 					`+kubebuilder:printcolumn:name="Ready"`, `+kubebuilder:printcolumn:name="Reason"`, `+kubebuilder:printcolumn:name="Age"`,
 				},
@@ -186,7 +188,7 @@ func TestCreateAPI(t *testing.T) {
 			name: "owns a Deployment and a Service",
 			api:  API{Group: "cache", Version: "v1alpha1", Kind: "Memcached", Owns: []string{"service", "Deployment"}},
 			want: map[string][]string{
-				"api/v1alpha1/memcached_types.go": {"shortName=memc",
+				"api/v1alpha1/memcached_types.go": {"shortName=memc", `rule="size(self.metadata.name) <= 53"`,
 					"Size int32 `json:\"size\"`", "Image string `json:\"image\"`", "Port int32 `json:\"port\"`",
 					"ReadyReplicas int32 `json:\"readyReplicas,omitempty\"`", `+kubebuilder:printcolumn:name="Ready Replicas"`},
 				"config/samples/cache_v1alpha1_memcached.yaml": {"  size: 2\n", "  image: ", "  port: 8080\n"},
@@ -321,8 +323,14 @@ func TestDeterministic(t *testing.T) {
 	var trees []map[string]string
 	for range 2 {
 		dir := newProject(t)
-		for _, a := range []API{{Group: "shop", Version: "v1", Kind: "Widget"}, {Group: "shop", Version: "v1", Kind: "Gadget", DSL: true}} {
+		for _, a := range []API{{Group: "shop", Version: "v1", Kind: "Widget"}, {Group: "shop", Version: "v1", Kind: "Gadget", DSL: true},
+			{Group: "shop", Version: "v2", Kind: "Widget"}} {
 			if err := CreateAPI(dir, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, w := range []Webhook{{Kind: "Widget", Defaulting: true, Conversion: true}, {Kind: "Gadget", Validation: true}} {
+			if err := CreateWebhook(dir, w); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -367,7 +375,7 @@ func TestErrors(t *testing.T) {
 			}
 			return CreateAPI(dir, API{Group: "shop", Version: "v1", Kind: "Widget"})
 		}, ErrKindExists},
-		{"kind in another version", func(dir string) error {
+		{"new version with dsl", func(dir string) error {
 			if err := Init(dir, shop, release); err != nil {
 				return err
 			}
@@ -375,6 +383,39 @@ func TestErrors(t *testing.T) {
 				return err
 			}
 			return CreateAPI(dir, API{Group: "shop", Version: "v2", Kind: "Widget", DSL: true})
+		}, ErrInvalid},
+		{"new version with owns", func(dir string) error {
+			if err := createIn(dir, API{Group: "shop", Version: "v1", Kind: "Widget"}); err != nil {
+				return err
+			}
+			return CreateAPI(dir, API{Group: "shop", Version: "v2", Kind: "Widget", Owns: []string{"Secret"}})
+		}, ErrInvalid},
+		{"new version in another group", func(dir string) error {
+			if err := createIn(dir, API{Group: "shop", Version: "v1", Kind: "Widget"}); err != nil {
+				return err
+			}
+			return CreateAPI(dir, API{Group: "batch", Version: "v2", Kind: "Widget"})
+		}, ErrInvalid},
+		{"versions without a hub", func(dir string) error {
+			if err := createIn(dir, API{Group: "shop", Version: "v1", Kind: "Widget"}); err != nil {
+				return err
+			}
+			if err := CreateAPI(dir, API{Group: "shop", Version: "v2", Kind: "Widget"}); err != nil {
+				return err
+			}
+			if err := os.Remove(filepath.Join(dir, "api", "v1", "widget_conversion.go")); err != nil {
+				return err
+			}
+			return CreateAPI(dir, API{Group: "shop", Version: "v3", Kind: "Widget"})
+		}, ErrInvalid},
+		{"a version twice", func(dir string) error {
+			if err := createIn(dir, API{Group: "shop", Version: "v1", Kind: "Widget"}); err != nil {
+				return err
+			}
+			if err := CreateAPI(dir, API{Group: "shop", Version: "v2", Kind: "Widget"}); err != nil {
+				return err
+			}
+			return CreateAPI(dir, API{Group: "shop", Version: "v2", Kind: "Widget"})
 		}, ErrKindExists},
 		{"another group in a version", func(dir string) error {
 			if err := Init(dir, shop, release); err != nil {
@@ -513,7 +554,7 @@ func TestGenerateCommands(t *testing.T) {
 		"go mod tidy",
 		"go run " + ControllerGen + " object paths=./...",
 		"go generate ./...",
-		"go run " + ControllerGen + " crd rbac:roleName=manager-role paths=./... output:crd:artifacts:config=config/crd output:rbac:artifacts:config=config/rbac",
+		"go run " + ControllerGen + " crd rbac:roleName=manager-role webhook paths=./... output:crd:artifacts:config=config/crd output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook",
 		"go mod tidy",
 	}
 	if diff := cmp.Diff(want, lines); diff != "" {
