@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bosunkit/bosun/controlplane"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/bosunkit/bosun/controlplane"
 )
 
 // buildAllowance is how long a first build of the control plane binaries may

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/bosunkit/bosun/controlplane"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/bosunkit/bosun/controlplane"
 )
 
 func TestDecodeWebhooks(t *testing.T) {

@@ -19,6 +19,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
@@ -26,7 +28,6 @@ import (
 	gadgetv1 "github.com/bosunkit/bosun/internal/testapi/versioned/v1"
 	gadgetv2 "github.com/bosunkit/bosun/internal/testapi/versioned/v2"
 	"github.com/bosunkit/bosun/webhook"
-	"github.com/google/go-cmp/cmp"
 )
 
 var shared = bosuntest.Shared{Options: func() (controlplane.Options, error) {
@@ -268,7 +269,7 @@ func TestWebhookDownDoesNotWedgeDeletion(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("widget still there: %v", err)
+		return fmt.Errorf("widget still there: %w", err)
 	})
 }
 

@@ -34,13 +34,13 @@ var _ conversion.Convertible = (*CronJob)(nil)
 // it was, and the annotation goes. When the line does not give the fields
 // back (see V2ScheduleAnnotation), they are kept in V2ScheduleAnnotation on
 // the v1 CronJob. Everything else is copied.
-func (src *CronJob) ConvertTo(dstRaw conversion.Hub) error {
+func (cj *CronJob) ConvertTo(dstRaw conversion.Hub) error {
 	dst, ok := dstRaw.(*cronjobv1.CronJob)
 	if !ok {
 		return fmt.Errorf("converting a v2 CronJob to %T: want a v1 CronJob", dstRaw)
 	}
-	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
-	sched := src.Spec.Schedule
+	dst.ObjectMeta = *cj.ObjectMeta.DeepCopy()
+	sched := cj.Spec.Schedule
 	line := sched.String()
 	if kept, ok := dst.Annotations[V1ScheduleAnnotation]; ok {
 		delete(dst.Annotations, V1ScheduleAnnotation)
@@ -52,11 +52,11 @@ func (src *CronJob) ConvertTo(dstRaw conversion.Hub) error {
 	if !sameSchedule(splitSchedule(line), sched) {
 		kept, err := json.Marshal(sched)
 		if err != nil {
-			return fmt.Errorf("converting CronJob %s to v1: keeping the schedule: %w", src.Name, err)
+			return fmt.Errorf("converting CronJob %s to v1: keeping the schedule: %w", cj.Name, err)
 		}
 		setAnnotation(&dst.ObjectMeta, V2ScheduleAnnotation, string(kept))
 	}
-	spec := src.Spec.DeepCopy()
+	spec := cj.Spec.DeepCopy()
 	dst.Spec = cronjobv1.CronJobSpec{
 		Schedule:                   line,
 		Suspend:                    spec.Suspend,
@@ -66,7 +66,7 @@ func (src *CronJob) ConvertTo(dstRaw conversion.Hub) error {
 		SuccessfulJobsHistoryLimit: spec.SuccessfulJobsHistoryLimit,
 		FailedJobsHistoryLimit:     spec.FailedJobsHistoryLimit,
 	}
-	dst.Status = cronjobv1.CronJobStatus(*src.Status.DeepCopy())
+	dst.Status = cronjobv1.CronJobStatus(*cj.Status.DeepCopy())
 	return nil
 }
 
@@ -83,26 +83,26 @@ func (src *CronJob) ConvertTo(dstRaw conversion.Hub) error {
 //
 // To change, at v2, a schedule kept in V1ScheduleAnnotation, set at least
 // one field: fields that no longer match the kept schedule win over it.
-func (dst *CronJob) ConvertFrom(srcRaw conversion.Hub) error {
+func (cj *CronJob) ConvertFrom(srcRaw conversion.Hub) error {
 	src, ok := srcRaw.(*cronjobv1.CronJob)
 	if !ok {
 		return fmt.Errorf("converting %T to a v2 CronJob: want a v1 CronJob", srcRaw)
 	}
-	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
+	cj.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	line := src.Spec.Schedule
 	sched := splitSchedule(line)
-	if kept, ok := dst.Annotations[V2ScheduleAnnotation]; ok {
-		delete(dst.Annotations, V2ScheduleAnnotation)
+	if kept, ok := cj.Annotations[V2ScheduleAnnotation]; ok {
+		delete(cj.Annotations, V2ScheduleAnnotation)
 		var fields CronSchedule
 		if json.Unmarshal([]byte(kept), &fields) == nil && fields.String() == line {
 			sched = fields
 		}
 	}
 	if sched.String() != line {
-		setAnnotation(&dst.ObjectMeta, V1ScheduleAnnotation, line)
+		setAnnotation(&cj.ObjectMeta, V1ScheduleAnnotation, line)
 	}
 	spec := src.Spec.DeepCopy()
-	dst.Spec = CronJobSpec{
+	cj.Spec = CronJobSpec{
 		Schedule:                   sched,
 		Suspend:                    spec.Suspend,
 		ConcurrencyPolicy:          ConcurrencyPolicy(spec.ConcurrencyPolicy),
@@ -111,7 +111,7 @@ func (dst *CronJob) ConvertFrom(srcRaw conversion.Hub) error {
 		SuccessfulJobsHistoryLimit: spec.SuccessfulJobsHistoryLimit,
 		FailedJobsHistoryLimit:     spec.FailedJobsHistoryLimit,
 	}
-	dst.Status = CronJobStatus(*src.Status.DeepCopy())
+	cj.Status = CronJobStatus(*src.Status.DeepCopy())
 	return nil
 }
 

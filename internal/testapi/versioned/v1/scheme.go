@@ -27,7 +27,7 @@ type GadgetList struct {
 // DeepCopyObject implements runtime.Object.
 func (l *GadgetList) DeepCopyObject() runtime.Object {
 	out := &GadgetList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	l.DeepCopyInto(&out.ListMeta)
 	for i := range l.Items {
 		out.Items = append(out.Items, *l.Items[i].DeepCopy())
 	}
