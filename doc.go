@@ -90,6 +90,18 @@
 // steps' conditions keep their last values. A ReconcileSkipped event is
 // recorded each time an object comes under the skip policy.
 //
+// # Ready, and kstatus
+//
+// Ready summarises the steps' conditions, and is never True while the pass
+// did not run every step: when a step asks to come back (a RequeueAfter)
+// before the steps after it ran, Ready is False with reason Progressing and
+// names the step, whatever those steps reported for an older generation.
+// A requeue from the last step (a poll, the next run of a schedule) keeps
+// Ready as the steps report it. Options.KStatus adds the kstatus
+// conditions Reconciling and Stalled, so that Flux, Argo CD and
+// `kubectl wait` judge bosun objects as they judge built-in ones (see
+// package conditions and docs/OPERATIONS.md).
+//
 // # Writes that fail, and writes that change nothing
 //
 // A 409 Conflict on any write is a quiet requeue. Any other failure of the

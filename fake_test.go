@@ -251,6 +251,7 @@ func TestOutcomes(t *testing.T) {
 			wantErr:   "boom",
 		},
 		{
+			// Ready cannot be True: b has not run for this generation.
 			name: "requeue is passed on and status saved",
 			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
 				return []bosun.Step[*testapi.Widget]{
@@ -259,6 +260,18 @@ func TestOutcomes(t *testing.T) {
 				}
 			},
 			wantCalls: []string{"a.do", "a.post", "b.post"},
+			wantReady: `False/Progressing: step "a" asked to come back before 1 later step(s) ran`,
+			wantRes:   ctrl.Result{RequeueAfter: 5 * time.Second},
+		},
+		{
+			name: "a requeue of the last step keeps Ready",
+			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
+				return []bosun.Step[*testapi.Widget]{
+					&traced{name: "a", tr: tr},
+					&traced{name: "b", tr: tr, do: func() (ctrl.Result, error) { return flow.RequeueAfter(5 * time.Second) }},
+				}
+			},
+			wantCalls: []string{"a.do", "b.do", "a.post", "b.post"},
 			wantReady: "True/Succeeded: ",
 			wantRes:   ctrl.Result{RequeueAfter: 5 * time.Second},
 		},

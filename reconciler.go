@@ -209,6 +209,14 @@ type Options struct {
 	// Observers are told of every pass (see PassObserver), besides the
 	// observers of the manager's Observation (see ObservationOf).
 	Observers []PassObserver
+	// KStatus keeps the conditions of the kstatus convention besides Ready,
+	// so that Flux, Argo CD and kubectl's status readers judge the objects
+	// right: Reconciling True (with Ready's reason and message) while Ready
+	// is False for a reason that will pass (a step not done, an error being
+	// retried), Stalled True after a terminal error, and neither while the
+	// object is Ready or paused. The kind needs status.observedGeneration
+	// too, which the engine stamps.
+	KStatus bool
 	// TracerProvider makes the OpenTelemetry spans of the passes: one per
 	// pass, with a child per step. Nil means otel's global provider once a
 	// program has set one (otel.SetTracerProvider, as package operator does
@@ -595,6 +603,11 @@ type passState[T client.Object] struct {
 	conflicted bool
 	// resynced is set when the pass's requeue is the periodic resync.
 	resynced bool
+	// reached is the index of the last step whose Do ran this pass.
+	reached int
+	// early, when set, says which step asked to come back before the steps
+	// after it ran: Ready cannot be True then.
+	early string
 	// own records the versions this pass's writes made; nil until one
 	// does.
 	own *ownWrite

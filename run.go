@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -170,9 +171,17 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 func (ps *passState[T]) do(ctx context.Context) (ctrl.Result, error) {
 	actions := make([]flow.Action, len(ps.r.Steps))
 	for i, s := range ps.r.Steps {
-		actions[i] = ps.req.Action(s)
+		act := ps.req.Action(s)
+		actions[i] = flow.New(act.Description(), func(ctx context.Context) (ctrl.Result, error) {
+			ps.reached = i
+			return act.Run(ctx)
+		})
 	}
-	return flow.Run(ctx, flow.Sequence(actions...))
+	res, err := flow.Run(ctx, flow.Sequence(actions...))
+	if err == nil && flow.Interrupts(res, nil) && ps.reached < len(actions)-1 {
+		ps.early = fmt.Sprintf("step %q asked to come back before %d later step(s) ran", StepName(ps.r.Steps[ps.reached]), len(actions)-1-ps.reached)
+	}
+	return res, err
 }
 
 // observe runs every Observer in step order, stopping at the first that
@@ -261,14 +270,41 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		if ps.req.Policy == PolicySkip {
 			ready = ps.paused(ready)
 		}
+		if ps.early != "" && ready.Status == metav1.ConditionTrue {
+			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonProgressing, ps.early
+		}
 	}
 	changed := conditions.Set(&conds, ready, now)
+	if ps.r.Options.KStatus {
+		ps.setKStatus(&conds, ready, err, now)
+	}
 	conditions.StampGeneration(conds, gen)
 	// Steps may have written conditions without conditions.Set.
 	boundMessages(conds)
 	co.SetConditions(conds)
 	conditions.SetObservedGeneration(obj, gen)
 	return err != nil && changed
+}
+
+// setKStatus keeps the kstatus conditions in conds for Ready ready and the
+// pass's error err (see Options.KStatus).
+func (ps *passState[T]) setKStatus(conds *[]metav1.Condition, ready metav1.Condition, err error, now metav1.Time) {
+	_, severity, _ := conditions.FromError(err)
+	var on, off string
+	switch {
+	case ready.Status == metav1.ConditionTrue, ps.req.Policy == PolicySkip:
+		meta.RemoveStatusCondition(conds, conditions.TypeReconciling)
+		meta.RemoveStatusCondition(conds, conditions.TypeStalled)
+		return
+	case err != nil && severity == conditions.SeverityError:
+		on, off = conditions.TypeStalled, conditions.TypeReconciling
+	default:
+		on, off = conditions.TypeReconciling, conditions.TypeStalled
+	}
+	meta.RemoveStatusCondition(conds, off)
+	conditions.Set(conds, metav1.Condition{
+		Type: on, Status: metav1.ConditionTrue, Reason: ready.Reason, Message: ready.Message, ObservedGeneration: ready.ObservedGeneration,
+	}, now)
 }
 
 // paused returns ready, the summary of the steps' conditions, as the skip

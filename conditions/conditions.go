@@ -11,6 +11,19 @@ import (
 // TypeReady is the condition type that summarises all the others.
 const TypeReady = "Ready"
 
+// The condition types of the kstatus convention, which Flux, Argo CD and
+// kubectl's status readers judge an object by, and which the engine keeps
+// when bosun.Options.KStatus asks for them. Both are abnormal-true: present
+// and True only while the object is not settled.
+const (
+	// TypeReconciling is True while the controller works towards the
+	// spec: a step is not done yet, or an error is being retried.
+	TypeReconciling = "Reconciling"
+	// TypeStalled is True when the controller has stopped trying until
+	// the object changes: a terminal error.
+	TypeStalled = "Stalled"
+)
+
 // Reasons the engine writes into conditions.
 const (
 	// ReasonInitializing marks a condition that is Unknown because the object has not
@@ -34,6 +47,10 @@ const (
 	// gives it to Ready itself under the skip policy when no step observes the
 	// object, since no health is known then.
 	ReasonReconcilePaused = "ReconcilePaused"
+	// ReasonProgressing is the reason of Ready=False when a step asked to
+	// come back later before the steps after it ran: what they report is
+	// not known for this generation yet.
+	ReasonProgressing = "Progressing"
 )
 
 // reasonNotReady is the reason Summarize gives when the worst condition has an

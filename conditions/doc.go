@@ -23,6 +23,15 @@
 // first one in the given order wins a tie. SetObservedGeneration stamps
 // Status.ObservedGeneration on the object when its type has such a field.
 //
+// # kstatus
+//
+// TypeReconciling and TypeStalled are the conditions of the kstatus
+// convention (sigs.k8s.io/cli-utils/pkg/kstatus), by which Flux, Argo CD and
+// kubectl's status readers judge any object. The engine keeps them when
+// bosun.Options.KStatus asks: Reconciling True while Ready is False for a
+// reason that passes by itself, Stalled True after a terminal error, and
+// neither once Ready is True or the object is paused.
+//
 // # Errors with a reason
 //
 // A step reports a failure it understands with Terminal or Warning (or their f
@@ -48,6 +57,7 @@
 //	| Panic           | ReasonPanic           | Ready is False after a step panicked                                         |
 //	| InvalidPolicy   | ReasonInvalidPolicy   | a policy annotation holds a value the engine does not know                   |
 //	| ReconcilePaused | ReasonReconcilePaused | the object is paused (the skip reconcile policy)                              |
+//	| Progressing     | ReasonProgressing     | Ready is False: a step asked to come back before the steps after it ran      |
 //	| NotReady        |                       | Summarize's reason when the worst condition has an empty one                 |
 //
 // Maturity: stable. It follows the Kubernetes API conventions for conditions.
