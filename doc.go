@@ -102,6 +102,16 @@
 // `kubectl wait` judge bosun objects as they judge built-in ones (see
 // package conditions and docs/OPERATIONS.md).
 //
+// # Deletions that cannot hang unnoticed
+//
+// With Options.DeletionDeadline, a cleanup that has not finished that long
+// after the deletion was asked shows: DeletionBlocked True with the step,
+// its error or wait, and the time of the request; one Warning event; the
+// metric bosun_deletion_blocked_total. The engine keeps retrying and never
+// releases the finalizer on its own; an administrator does, on purpose,
+// with AnnotationReleaseFinalizer ("true": one more cleanup, then release;
+// "orphan": release without cleanup), which a Warning event records.
+//
 // # Writes that fail, and writes that change nothing
 //
 // A 409 Conflict on any write is a quiet requeue. Any other failure of the
@@ -181,16 +191,22 @@
 //	                  Warning: the object belongs to another operator instance
 //	ClaimFailed, ReleaseFailed, SaveFailed
 //	                  Warning: an engine write of the object failed
+//	DeletionBlocked   Warning: the cleanup passed Options.DeletionDeadline
+//	FinalizerReleased Warning: AnnotationReleaseFinalizer released the finalizer
 //
 // Condition reasons of Ready besides the steps' own: those of package
-// conditions, ClaimFailed, ReleaseFailed, SaveFailed, and
-// InvalidResyncInterval for an unreadable bosun.dev/resync-interval.
+// conditions, ClaimFailed, ReleaseFailed, SaveFailed,
+// InvalidResyncInterval for an unreadable bosun.dev/resync-interval, and
+// InvalidReleaseFinalizer for an AnnotationReleaseFinalizer it does not
+// know. DeletionBlocked (conditions.TypeDeletionBlocked) has the reason of
+// the cleanup's error, or CleanupPending while a cleanup waits.
 //
 // Metrics, in Options.Metrics (controller-runtime's registry by default):
 //
 //	bosun_step_duration_seconds           histogram; controller, step, phase
 //	bosun_step_errors_total               counter; controller, step, phase
 //	bosun_own_write_events_skipped_total  counter; controller
+//	bosun_deletion_blocked_total          counter; controller
 //
 // The phase label is "claim", "do", "observe", "cleanup" or "post"
 // ("remove" for the OnRemove handlers of package handlers). Trace spans

@@ -38,6 +38,9 @@ const (
 	EventClaimed                = eventClaimed
 	EventCleanedUp              = eventCleanedUp
 	EventDetached               = eventDetached
+	EventDeletionBlocked        = eventDeletionBlocked
+	EventFinalizerReleased      = eventFinalizerReleased
+	MetricDeletionBlocked       = metricDeletionBlocked
 	EventOwnedElsewhere         = eventOwnedElsewhere
 	EventSkipped                = eventSkipped
 	ReasonInvalidResyncInterval = reasonInvalidResyncInterval

@@ -39,6 +39,7 @@ const (
 	metricStepDuration     = register.MetricStepDuration
 	metricStepErrors       = register.MetricStepErrors
 	metricOwnWritesSkipped = register.MetricOwnWritesSkipped
+	metricDeletionBlocked  = register.MetricDeletionBlocked
 )
 
 // registererOrDefault returns reg, or controller-runtime's metrics.Registry
@@ -64,6 +65,8 @@ type metricSet struct {
 	steps map[string]*[numPhases]phaseMetrics
 	// ownWriteSkipped counts the events of the engine's writes it dropped.
 	ownWriteSkipped prometheus.Counter
+	// deletionBlocked counts the deletions that passed the deadline.
+	deletionBlocked prometheus.Counter
 }
 
 const numPhases = 5
@@ -92,7 +95,7 @@ func newMetricSet(reg prometheus.Registerer, controller string, stepNames []stri
 	if err != nil {
 		return nil, err
 	}
-	m := &metricSet{reg: reg, steps: make(map[string]*[numPhases]phaseMetrics, len(stepNames)), ownWriteSkipped: c.OwnWrites.WithLabelValues(controller)}
+	m := &metricSet{reg: reg, steps: make(map[string]*[numPhases]phaseMetrics, len(stepNames)), ownWriteSkipped: c.OwnWrites.WithLabelValues(controller), deletionBlocked: c.Blocked.WithLabelValues(controller)}
 	for _, name := range stepNames {
 		var pm [numPhases]phaseMetrics
 		for _, ph := range phases {

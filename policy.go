@@ -13,6 +13,14 @@ const (
 	AnnotationReconcilePolicy = "bosun.dev/reconcile-policy"
 	// AnnotationOperatorInstance names the operator instance that owns an object.
 	AnnotationOperatorInstance = "bosun.dev/operator-instance"
+	// AnnotationReleaseFinalizer on an object being deleted releases the
+	// engine's finalizer on purpose, with a Warning event that says so:
+	// "true" runs the cleanup once more and releases the finalizer
+	// whatever its outcome; "orphan" releases it without cleanup, leaving
+	// what the cleanup would delete. For a deletion that a cleanup blocks
+	// (see Options.DeletionDeadline); the engine never releases it on its
+	// own.
+	AnnotationReleaseFinalizer = "bosun.dev/release-finalizer"
 )
 
 // Policy says how far the engine may act on an object.

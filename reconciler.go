@@ -48,7 +48,16 @@ const (
 	eventSkipped = "ReconcileSkipped"
 	// eventOwnedElsewhere: another operator instance owns the object.
 	eventOwnedElsewhere = "OwnedByOtherInstance"
+	// eventDeletionBlocked: Warning, the deletion passed the deadline.
+	eventDeletionBlocked = "DeletionBlocked"
+	// eventFinalizerReleased: Warning, AnnotationReleaseFinalizer released
+	// the finalizer.
+	eventFinalizerReleased = "FinalizerReleased"
 )
+
+// reasonCleanupPending is DeletionBlocked's reason when the cleanup waits
+// rather than fails.
+const reasonCleanupPending = "CleanupPending"
 
 // ErrNotControlled is wrapped by the error of a state getter whose object
 // is not controlled by the object being reconciled, where the state asks for
@@ -209,6 +218,15 @@ type Options struct {
 	// Observers are told of every pass (see PassObserver), besides the
 	// observers of the manager's Observation (see ObservationOf).
 	Observers []PassObserver
+	// DeletionDeadline, when positive, is how long the cleanup of an object
+	// being deleted may take before the engine reports it blocked: the
+	// condition DeletionBlocked True (conditions.TypeDeletionBlocked), with
+	// what blocks it (the step and its error or wait) and since when, a
+	// Warning event DeletionBlocked, and the metric
+	// bosun_deletion_blocked_total. The cleanup goes on being retried, and
+	// the finalizer stays until it finishes or an administrator sets
+	// AnnotationReleaseFinalizer. Zero reports nothing.
+	DeletionDeadline time.Duration
 	// KStatus keeps the conditions of the kstatus convention besides Ready,
 	// so that Flux, Argo CD and kubectl's status readers judge the objects
 	// right: Reconciling True (with Ready's reason and message) while Ready
@@ -608,6 +626,13 @@ type passState[T client.Object] struct {
 	// early, when set, says which step asked to come back before the steps
 	// after it ran: Ready cannot be True then.
 	early string
+	// waiting is the name of the step whose Cleanup stopped the cleanup.
+	waiting string
+	// blocked, when set, says why the deletion passed its deadline.
+	blocked string
+	// released, when set, says how AnnotationReleaseFinalizer released
+	// the finalizer.
+	released string
 	// own records the versions this pass's writes made; nil until one
 	// does.
 	own *ownWrite

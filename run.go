@@ -148,12 +148,15 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 		// The claim was refused: nothing acts.
 		return ctrl.Result{}, ps.claimErr, false
 	case deleting && policy == PolicyManage:
+		if how, ok := obj.GetAnnotations()[AnnotationReleaseFinalizer]; ok {
+			return ps.releaseOnRequest(ctx, how)
+		}
 		res, err = ps.cleanup(ctx)
 		if !flow.Interrupts(res, err) {
 			controllerutil.RemoveFinalizer(obj, fin)
 			released = true
 		}
-		return res, err, released
+		return ps.deadline(res, err), err, released
 	case deleting:
 		// Detach (or skip): nothing is undone, the object is let go.
 		controllerutil.RemoveFinalizer(obj, fin)
@@ -210,10 +213,67 @@ func (ps *passState[T]) cleanup(ctx context.Context) (ctrl.Result, error) {
 		}
 		res, err := ps.req.call(ctx, ps.p.names[i], phaseCleanup, c.Cleanup)
 		if flow.Interrupts(res, err) {
+			ps.waiting = ps.p.names[i]
 			return res, err
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// releaseOnRequest releases the finalizer of an object being deleted as
+// AnnotationReleaseFinalizer asks: "true" after one more cleanup, whatever
+// its outcome, "orphan" without one. Any other value is a terminal error
+// that names the two.
+func (ps *passState[T]) releaseOnRequest(ctx context.Context, how string) (ctrl.Result, error, bool) {
+	switch how {
+	case "orphan":
+		ps.released = "without cleanup: what it would delete is left behind"
+	case "true":
+		res, err := ps.cleanup(ctx)
+		ps.released = "after a last cleanup, which finished"
+		if flow.Interrupts(res, err) {
+			ps.released = "after a last cleanup, which had not finished: " + ps.describeWait(res, err) + "; what it did not delete is left behind"
+		}
+	default:
+		return ctrl.Result{}, conditions.Terminalf("InvalidReleaseFinalizer",
+			"annotation %s is %q: want \"true\" (clean up once more, then release the finalizer) or \"orphan\" (release it without cleanup)",
+			AnnotationReleaseFinalizer, how), false
+	}
+	controllerutil.RemoveFinalizer(ps.req.Object, ps.r.Finalizer)
+	return ctrl.Result{}, nil, true
+}
+
+// deadline checks a cleanup that has not finished against
+// Options.DeletionDeadline: past it, it records what blocks the deletion
+// for the conditions; before it, it makes the pass come back by the
+// deadline, so that a blocked deletion shows on time.
+func (ps *passState[T]) deadline(res ctrl.Result, err error) ctrl.Result {
+	d := ps.r.Options.DeletionDeadline
+	if d <= 0 || !flow.Interrupts(res, err) || ps.req.Object.GetDeletionTimestamp() == nil {
+		return res
+	}
+	asked := ps.req.Object.GetDeletionTimestamp().Time
+	since := time.Since(asked)
+	if since < d {
+		if left := d - since; err == nil && (res.RequeueAfter <= 0 || res.RequeueAfter > left) {
+			res.RequeueAfter = left
+		}
+		return res
+	}
+	ps.blocked = fmt.Sprintf("the cleanup has not finished %s after the deletion was asked (at %s): %s; "+
+		"to release the finalizer anyway, annotate the object %s=true (clean up once more) or %s=orphan (leave what the cleanup would delete)",
+		since.Truncate(time.Second), asked.UTC().Format(time.RFC3339), ps.describeWait(res, err), AnnotationReleaseFinalizer, AnnotationReleaseFinalizer)
+	return res
+}
+
+// describeWait says why the cleanup stopped: the step and its error, or
+// that it asked to come back.
+func (ps *passState[T]) describeWait(res ctrl.Result, err error) string {
+	if err != nil {
+		_, _, msg := conditions.FromError(err)
+		return fmt.Sprintf("step %q failed: %s", ps.waiting, msg)
+	}
+	return fmt.Sprintf("step %q is waiting (asked to come back in %s)", ps.waiting, res.RequeueAfter)
 }
 
 // post runs every Post in step order and joins their errors.
@@ -275,6 +335,7 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		}
 	}
 	changed := conditions.Set(&conds, ready, now)
+	ps.setDeletionBlocked(&conds, err, gen, now)
 	if ps.r.Options.KStatus {
 		ps.setKStatus(&conds, ready, err, now)
 	}
@@ -284,6 +345,30 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 	co.SetConditions(conds)
 	conditions.SetObservedGeneration(obj, gen)
 	return err != nil && changed
+}
+
+// setDeletionBlocked sets DeletionBlocked True when the deletion passed its
+// deadline in this pass, with a Warning event and the metric the first time,
+// and removes it otherwise.
+func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, err error, gen int64, now metav1.Time) {
+	if ps.blocked == "" {
+		meta.RemoveStatusCondition(conds, conditions.TypeDeletionBlocked)
+		return
+	}
+	reason := reasonCleanupPending
+	if err != nil {
+		reason, _, _ = conditions.FromError(err)
+	}
+	was := conditions.Find(*conds, conditions.TypeDeletionBlocked)
+	conditions.Set(conds, metav1.Condition{
+		Type: conditions.TypeDeletionBlocked, Status: metav1.ConditionTrue, Reason: reason, Message: ps.blocked, ObservedGeneration: gen,
+	}, now)
+	if was == nil || was.Status != metav1.ConditionTrue {
+		ps.event(corev1.EventTypeWarning, eventDeletionBlocked, "Cleanup", "%s", ps.blocked)
+		if ps.req.metrics != nil {
+			ps.req.metrics.deletionBlocked.Inc()
+		}
+	}
 }
 
 // setKStatus keeps the kstatus conditions in conds for Ready ready and the

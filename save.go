@@ -120,6 +120,12 @@ func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Resu
 	if policy != PolicyManage {
 		reason, note = eventDetached, "released finalizer %q without cleanup"
 	}
+	if ps.released != "" {
+		ps.event(corev1.EventTypeWarning, eventFinalizerReleased, "Cleanup", "released finalizer %q as annotation %s=%s asked, %s",
+			ps.r.Finalizer, AnnotationReleaseFinalizer, ps.req.Object.GetAnnotations()[AnnotationReleaseFinalizer], ps.released)
+		ps.req.Log.Info("released finalizer on request", "finalizer", ps.r.Finalizer, "how", ps.released)
+		return flow.Final(res, err)
+	}
 	ps.event(corev1.EventTypeNormal, reason, "Cleanup", note, ps.r.Finalizer)
 	ps.req.Log.V(1).Info("released finalizer", "finalizer", ps.r.Finalizer)
 	return flow.Final(res, err)

@@ -24,6 +24,12 @@ const (
 	TypeStalled = "Stalled"
 )
 
+// TypeDeletionBlocked is True while the deletion of an object has passed
+// its reconciler's deletion deadline with the cleanup not finished; its
+// message says what blocks it and since when, and how to release the
+// finalizer on purpose. The engine keeps it (bosun.Options.DeletionDeadline).
+const TypeDeletionBlocked = "DeletionBlocked"
+
 // Reasons the engine writes into conditions.
 const (
 	// ReasonInitializing marks a condition that is Unknown because the object has not

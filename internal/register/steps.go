@@ -17,6 +17,10 @@ const (
 	// MetricOwnWritesSkipped counts the watch events of the engine's own
 	// writes that started no pass, labelled controller.
 	MetricOwnWritesSkipped = "bosun_own_write_events_skipped_total"
+	// MetricDeletionBlocked counts the objects whose deletion passed the
+	// reconciler's deletion deadline with its cleanup not finished,
+	// labelled controller.
+	MetricDeletionBlocked = "bosun_deletion_blocked_total"
 )
 
 // StepCollectors are the engine's collectors as registered in one registry.
@@ -24,6 +28,7 @@ type StepCollectors struct {
 	Duration  *prometheus.HistogramVec
 	Errors    *prometheus.CounterVec
 	OwnWrites *prometheus.CounterVec
+	Blocked   *prometheus.CounterVec
 }
 
 // Steps registers the engine's collectors in reg (nil: controller-runtime's
@@ -56,5 +61,12 @@ func Steps(reg prometheus.Registerer) (*StepCollectors, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &StepCollectors{Duration: duration, Errors: errs, OwnWrites: own}, nil
+	blocked, err := Once(reg, "bosun metrics", prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricDeletionBlocked,
+		Help: "Objects whose deletion passed the deletion deadline with their cleanup not finished.",
+	}, []string{"controller"}))
+	if err != nil {
+		return nil, err
+	}
+	return &StepCollectors{Duration: duration, Errors: errs, OwnWrites: own, Blocked: blocked}, nil
 }
