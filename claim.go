@@ -51,7 +51,7 @@ func (ps claimStage[T]) noteSkip(policy Policy) {
 // Namespace's (unless IgnoreNamespacePolicy), else the default. An empty annotation counts as not set.
 func (ps claimStage[T]) policy(ctx context.Context) (Policy, error) {
 	if v := ps.req.Object.GetAnnotations()[AnnotationReconcilePolicy]; v != "" {
-		return ParsePolicy(v)
+		return parsePolicy(v)
 	}
 	if nsName := ps.req.Object.GetNamespace(); nsName != "" && !ps.r.Options.IgnoreNamespacePolicy {
 		// Only the annotations are needed: read the metadata, which the
@@ -63,7 +63,7 @@ func (ps claimStage[T]) policy(ctx context.Context) (Policy, error) {
 				return "", fmt.Errorf("reading the policy of namespace %s: %w", nsName, err)
 			}
 		} else if v := ns.Annotations[AnnotationReconcilePolicy]; v != "" {
-			return ParsePolicy(v)
+			return parsePolicy(v)
 		}
 	}
 	return ps.p.defaultPol, nil

@@ -23,6 +23,9 @@ func RememberedObjects[T client.Object](r *Reconciler[T]) int {
 	return len(keys)
 }
 
+// ParsePolicy is parsePolicy, for the tests.
+var ParsePolicy = parsePolicy
+
 // Names the engine keeps to itself, for the tests of package bosun_test.
 const (
 	AttrController              = attrController

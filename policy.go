@@ -42,17 +42,17 @@ const (
 	PolicyDetachOnDelete Policy = "detach-on-delete"
 )
 
-// errUnknownPolicy is wrapped by the error ParsePolicy returns for a value that
+// errUnknownPolicy is wrapped by the error parsePolicy returns for a value that
 // is not a known policy.
 var errUnknownPolicy = errors.New("unknown reconcile policy")
 
-// ParsePolicy returns the Policy named by s. The empty string is not a policy;
+// parsePolicy returns the Policy named by s. The empty string is not a policy;
 // callers fall back to their default for it.
 //
 // Like every policy value of bosun (see package managed's management and
 // deletion policies), it is read without regard to case or surrounding
 // blanks.
-func ParsePolicy(s string) (Policy, error) {
+func parsePolicy(s string) (Policy, error) {
 	switch p := Policy(strings.ToLower(strings.TrimSpace(s))); p {
 	case PolicyManage, PolicySkip, PolicyDetachOnDelete:
 		return p, nil

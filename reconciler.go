@@ -397,7 +397,7 @@ func (r *Reconciler[T]) checkOptions(p *prepared[T], invalid func(string, ...any
 		return invalid("ResyncJitter %g is not between 0 and 1", r.Options.ResyncJitter)
 	}
 	if r.DefaultPolicy != "" {
-		pol, err := ParsePolicy(string(r.DefaultPolicy))
+		pol, err := parsePolicy(string(r.DefaultPolicy))
 		if err != nil {
 			return invalid("DefaultPolicy: %v", err)
 		}
