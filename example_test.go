@@ -82,16 +82,6 @@ func ExampleNewKey() {
 	// 42 true
 }
 
-func ExampleParsePolicy() {
-	for _, s := range []string{"skip", "sometimes"} {
-		p, err := bosun.ParsePolicy(s)
-		fmt.Printf("%q %v\n", p, err)
-	}
-	// Output:
-	// "skip" <nil>
-	// "" unknown reconcile policy "sometimes": want "manage", "skip" or "detach-on-delete"
-}
-
 // ControllerManagedBy registers a reconciler with a manager, filling in its
 // clients and event recorder and checking its configuration first.
 func ExampleControllerManagedBy() {
