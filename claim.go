@@ -3,6 +3,7 @@ package bosun
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -111,11 +112,13 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 	r, req := ps.r, ps.req
 	needFinalizer := ps.p.claims() && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
 	needInstance := r.Instance != "" && req.Object.GetAnnotations()[AnnotationOperatorInstance] == ""
-	if !needFinalizer && !needInstance {
+	// A finalizer of an earlier release is replaced in the same write.
+	renaming := ps.p.claims() && ps.hasFormer()
+	if !needFinalizer && !needInstance && !renaming {
 		return false, ctrl.Result{}, nil
 	}
 	claimed := req.Object.DeepCopyObject().(T)
-	if len(ps.p.claimers) > 0 {
+	if len(ps.p.claimers) > 0 && (needFinalizer || needInstance) {
 		loaded := req.Object
 		req.Object = claimed
 		err := ps.runClaimers(ctx)
@@ -125,7 +128,10 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 			return false, ctrl.Result{}, nil
 		}
 	}
-	if needFinalizer {
+	if needFinalizer || renaming {
+		for _, f := range r.Options.FormerFinalizers {
+			controllerutil.RemoveFinalizer(claimed, f)
+		}
 		controllerutil.AddFinalizer(claimed, r.Finalizer)
 	}
 	if needInstance {
@@ -151,8 +157,12 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 	}
 	req.Object = claimed
 	req.Original = claimed.DeepCopyObject().(T)
-	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance)
-	ps.event(corev1.EventTypeNormal, eventClaimed, "Claim", "claimed by %s", ps.claimant(needFinalizer, needInstance))
+	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance, "renamed", renaming)
+	note := ps.claimant(needFinalizer || renaming, needInstance)
+	if renaming {
+		note += fmt.Sprintf(", in place of the finalizer of an earlier release (%s)", strings.Join(r.Options.FormerFinalizers, ", "))
+	}
+	ps.event(corev1.EventTypeNormal, eventClaimed, "Claim", "claimed by %s", note)
 	return false, ctrl.Result{}, nil
 }
 

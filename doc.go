@@ -112,6 +112,14 @@
 // with AnnotationReleaseFinalizer ("true": one more cleanup, then release;
 // "orphan": release without cleanup), which a Warning event records.
 //
+// # Renaming the finalizer
+//
+// Options.FormerFinalizers are names the engine used before Finalizer: it
+// cleans up and releases objects that carry them, and replaces them with
+// Finalizer in the claim's write of a live object. Two releases rename a
+// finalizer so that a rollback always knows the name objects carry (see
+// docs/OPERATIONS.md).
+//
 // # Writes that fail, and writes that change nothing
 //
 // A 409 Conflict on any write is a quiet requeue. Any other failure of the

@@ -218,6 +218,18 @@ type Options struct {
 	// Observers are told of every pass (see PassObserver), besides the
 	// observers of the manager's Observation (see ObservationOf).
 	Observers []PassObserver
+	// FormerFinalizers are finalizer names the engine used before
+	// Reconciler.Finalizer, which it honours as its own: an object being
+	// deleted that carries one is cleaned up and has all of them removed,
+	// and a live object has them replaced with Finalizer in its next pass,
+	// in the claim's one write. Renaming a finalizer takes two releases so
+	// that a rollback always finds objects it can delete: the first keeps
+	// the old name in Finalizer and lists the new one here (it honours the
+	// new name, and puts the old one back where it finds the new); the
+	// second makes the new name Finalizer and
+	// lists the old one here, and migrates the objects. See
+	// docs/OPERATIONS.md.
+	FormerFinalizers []string
 	// DeletionDeadline, when positive, is how long the cleanup of an object
 	// being deleted may take before the engine reports it blocked: the
 	// condition DeletionBlocked True (conditions.TypeDeletionBlocked), with
@@ -385,6 +397,14 @@ func (r *Reconciler[T]) checkOptions(p *prepared[T], invalid func(string, ...any
 		}
 		if err := checkFinalizer(r.Finalizer); err != nil {
 			return invalid("Finalizer %q (needed by step %q): %v", r.Finalizer, needer, err)
+		}
+	}
+	for _, f := range r.Options.FormerFinalizers {
+		if err := checkFinalizer(f); err != nil {
+			return invalid("FormerFinalizers: %q: %v", f, err)
+		}
+		if f == r.Finalizer {
+			return invalid("FormerFinalizers lists Finalizer %q itself", f)
 		}
 	}
 	if r.Resync < 0 {

@@ -60,7 +60,7 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	ps.claiming().noteSkip(policy)
 
 	deleting := req.Deleting()
-	ours := r.Finalizer != "" && controllerutil.ContainsFinalizer(obj, r.Finalizer)
+	ours := r.Finalizer != "" && (controllerutil.ContainsFinalizer(obj, r.Finalizer) || ps.hasFormer())
 	if deleting && !ours {
 		// Nothing of ours to release: the object goes away without us.
 		return ctrl.Result{}, nil
@@ -142,7 +142,7 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 // finalizer was removed), Observe under the skip policy, the steps
 // otherwise.
 func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (res ctrl.Result, err error, released bool) {
-	obj, fin := ps.req.Object, ps.r.Finalizer
+	obj := ps.req.Object
 	switch {
 	case ps.claimErr != nil:
 		// The claim was refused: nothing acts.
@@ -153,13 +153,13 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 		}
 		res, err = ps.cleanup(ctx)
 		if !flow.Interrupts(res, err) {
-			controllerutil.RemoveFinalizer(obj, fin)
+			ps.removeFinalizers()
 			released = true
 		}
 		return ps.deadline(res, err), err, released
 	case deleting:
 		// Detach (or skip): nothing is undone, the object is let go.
-		controllerutil.RemoveFinalizer(obj, fin)
+		ps.removeFinalizers()
 		return ctrl.Result{}, nil, true
 	case policy == PolicySkip:
 		res, err = ps.observe(ctx)
@@ -239,8 +239,28 @@ func (ps *passState[T]) releaseOnRequest(ctx context.Context, how string) (ctrl.
 			"annotation %s is %q: want \"true\" (clean up once more, then release the finalizer) or \"orphan\" (release it without cleanup)",
 			AnnotationReleaseFinalizer, how), false
 	}
-	controllerutil.RemoveFinalizer(ps.req.Object, ps.r.Finalizer)
+	ps.removeFinalizers()
 	return ctrl.Result{}, nil, true
+}
+
+// hasFormer reports whether the object carries one of
+// Options.FormerFinalizers.
+func (ps *passState[T]) hasFormer() bool {
+	for _, f := range ps.r.Options.FormerFinalizers {
+		if controllerutil.ContainsFinalizer(ps.req.Object, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// removeFinalizers takes the engine's finalizer, and those it used before,
+// off the object.
+func (ps *passState[T]) removeFinalizers() {
+	controllerutil.RemoveFinalizer(ps.req.Object, ps.r.Finalizer)
+	for _, f := range ps.r.Options.FormerFinalizers {
+		controllerutil.RemoveFinalizer(ps.req.Object, f)
+	}
 }
 
 // deadline checks a cleanup that has not finished against
