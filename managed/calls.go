@@ -117,6 +117,10 @@ func describe(name string) string {
 // callExternal runs fn, the call op of the ExternalClient for obj, as
 // limitedCall does, between the hooks of the step.
 func callExternal[T client.Object, R any](ctx context.Context, s *Step[T], req *bosun.Pass[T], op string, obj T, fn func(ctx context.Context) (R, error)) (R, error) {
+	if planned(ctx, s, op, obj) {
+		var zero R
+		return zero, nil
+	}
 	h := s.cfg.hook
 	if h == nil {
 		return limitedCall(ctx, s, req, op, fn)

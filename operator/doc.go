@@ -37,6 +37,7 @@
 //	--version                    print what the binary was built from and exit
 //	--dev                        run against an embedded control plane (see below)
 //	--dev-workloads              with --dev, run workload controllers and nodes too (default true)
+//	--plan                       print what one pass over every object would change, change nothing, exit (see below)
 //
 // On a clean stop (SIGTERM) the leader releases its Lease, so a standby
 // takes over at once instead of after the lease duration; a second signal
@@ -63,6 +64,26 @@
 // writes a kubeconfig for kubectl (--dev-kubeconfig, default
 // bin/dev.kubeconfig), and runs until Ctrl-C, when it stops the control
 // plane. No cluster is needed.
+//
+// # Plan mode
+//
+// With --plan the operator changes nothing and reports what it would
+// change: the upgrade-impact report to read before rolling out a new
+// version. Run the new version's binary against the cluster
+// (`go run ./cmd --plan --kubeconfig ~/.kube/config`). Its client sends
+// every write with dryRun=All, so the API server validates, defaults and
+// admits it without storing it; the managed steps call their external
+// systems' Connect and Observe but record Create, Update and Delete
+// instead of calling them; events are dropped; leader election, metrics,
+// probes and the webhook server are off. Once every object of the
+// operator's kinds present when the caches synced has had a pass, it
+// prints, per object, the creates (their fields), the updates, patches and
+// applies (the fields that would change, read from the live object and
+// the server's dry-run answer, without resourceVersion, managedFields and
+// the like), the deletes and the external calls of that first pass, and
+// exits: 0 when every pass succeeded, 1 when one failed (the report says
+// which) or the plan was stopped first. Writes a pass would make only
+// after an earlier write took effect (a second pass) are not in the plan.
 //
 // # Tracing
 //

@@ -93,6 +93,13 @@ type Flags struct {
 	// collector, and devNodes simulated nodes (see package controlplane).
 	// DefaultFlags gives true.
 	DevWorkloads bool
+	// Plan runs the operator once over the cluster without changing it:
+	// every write goes to the API server with dryRun=All, the managed
+	// steps' external creates, updates and deletes are recorded, not
+	// made, and once every object of the operator's kinds has had a
+	// pass, Run prints what each would change and returns. Leader
+	// election, metrics, probes and the webhook server are off.
+	Plan bool
 	// DebugPage serves the debug page of package debugpage on the metrics
 	// server, under /debug/bosun/.
 	DebugPage bool
@@ -155,6 +162,8 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 	fs.BoolVar(&f.DevWorkloads, "dev-workloads", f.DevWorkloads,
 		"With --dev, also run kube-controller-manager (garbage collection, Deployments, Jobs and the other workload controllers), "+
 			"kube-scheduler and 2 simulated nodes, so that pods run and become Ready; false starts only kube-apiserver and etcd.")
+	fs.BoolVar(&f.Plan, "plan", f.Plan,
+		"Run one pass over every object of the operator's kinds with every write sent as a dry run and no external resource changed, print what each object's pass would change, and exit.")
 	fs.BoolVar(&f.DebugPage, "debug-page", f.DebugPage,
 		"Serve a page of the reconcilers and their recent passes at /debug/bosun/ on the metrics server, behind the same protection as /metrics.")
 	f.Zap.BindFlags(fs)
@@ -173,6 +182,8 @@ func (f *Flags) Validate() error {
 		return fmt.Errorf("--graceful-shutdown-timeout (%s) must not be negative", f.GracefulShutdownTimeout)
 	case f.WebhookPort <= 0 || f.WebhookPort > 65535:
 		return fmt.Errorf("--webhook-port (%d) must be a port number, 1 to 65535", f.WebhookPort)
+	case f.Plan && f.Dev:
+		return errors.New("--plan reports on a cluster that exists: it cannot run with --dev")
 	case f.DebugPage && (f.MetricsAddr == "" || f.MetricsAddr == "0"):
 		return errors.New("--debug-page is served on the metrics server: set --metrics-bind-address too")
 	}

@@ -97,8 +97,8 @@ var ErrFlags = errors.New("invalid flags")
 // Run runs the operator with flags until ctx ends, then stops it within
 // flags.GracefulShutdownTimeout. It connects to the cluster of the
 // --kubeconfig flag, in-cluster configuration or ~/.kube/config, unless
-// flags.Dev starts an embedded control plane. out receives what --version
-// and --dev print.
+// flags.Dev starts an embedded control plane. out receives what --version,
+// --dev and --plan print.
 func Run(ctx context.Context, opts Options, flags Flags, out io.Writer) error {
 	return run(ctx, opts, flags, out, nil)
 }
@@ -160,6 +160,9 @@ func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce 
 	}
 
 	mopts := flags.ManagerOptions(opts.Name)
+	if flags.Plan {
+		return runPlan(ctx, opts, flags, cfg, scheme, mopts, out)
+	}
 	if dev != nil {
 		// The control plane's configurations call a local server with a
 		// certificate of its own.

@@ -1,0 +1,237 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// Client returns c sending every write with dryRun=All and recording in r
+// what it would change. live reads the objects as the API server holds them
+// before each write (a client without a cache); reads go to c.
+func (r *Recorder) Client(c client.Client, live client.Reader) client.Client {
+	return &recordingClient{Client: c, rec: r, live: live}
+}
+
+// recordingClient is the client of Recorder.Client.
+type recordingClient struct {
+	client.Client
+	rec  *Recorder
+	live client.Reader
+}
+
+var _ client.Client = (*recordingClient)(nil)
+
+func (c *recordingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	sent, err := c.toMap(obj)
+	if err != nil {
+		return err
+	}
+	if err := c.Client.Create(ctx, obj, append(opts, client.DryRunAll)...); err != nil {
+		return err
+	}
+	c.rec.add(ctx, Write{Verb: "create", Object: c.name(obj, sent), Fields: fields(sent)})
+	return nil
+}
+
+func (c *recordingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	return c.changed(ctx, "update", "", obj, func() error { return c.Client.Update(ctx, obj, append(opts, client.DryRunAll)...) })
+}
+
+func (c *recordingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	return c.changed(ctx, "patch", "", obj, func() error { return c.Client.Patch(ctx, obj, patch, append(opts, client.DryRunAll)...) })
+}
+
+func (c *recordingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	if err := c.Client.Delete(ctx, obj, append(opts, client.DryRunAll)...); err != nil {
+		return err
+	}
+	c.rec.add(ctx, Write{Verb: "delete", Object: c.name(obj, nil)})
+	return nil
+}
+
+func (c *recordingClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	if err := c.Client.DeleteAllOf(ctx, obj, append(opts, client.DryRunAll)...); err != nil {
+		return err
+	}
+	o := &client.DeleteAllOfOptions{}
+	o.ApplyOptions(opts)
+	what := c.name(obj, nil)
+	if o.LabelSelector != nil {
+		what += " with labels " + o.LabelSelector.String()
+	}
+	c.rec.add(ctx, Write{Verb: "delete all of", Object: what})
+	return nil
+}
+
+func (c *recordingClient) Apply(ctx context.Context, ac runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	sent, err := jsonMap(ac)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: sent}
+	before := &unstructured.Unstructured{}
+	before.SetGroupVersionKind(u.GroupVersionKind())
+	err = c.live.Get(ctx, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, before)
+	missing := apierrors.IsNotFound(err)
+	if err != nil && !missing {
+		return err
+	}
+	if err := c.Client.Apply(ctx, ac, append(opts, client.DryRunAll)...); err != nil {
+		return err
+	}
+	name := u.GetKind() + " " + ref(u.GetNamespace(), u.GetName())
+	if missing {
+		c.rec.add(ctx, Write{Verb: "create", Object: name, Fields: fields(sent)})
+		return nil
+	}
+	after, err := jsonMap(ac)
+	if err != nil {
+		return err
+	}
+	if d := diff(before.Object, after); len(d) > 0 {
+		c.rec.add(ctx, Write{Verb: "apply", Object: name, Fields: d})
+	}
+	return nil
+}
+
+func (c *recordingClient) Status() client.SubResourceWriter { return c.SubResource("status") }
+
+func (c *recordingClient) SubResource(sub string) client.SubResourceClient {
+	return &recordingSubResource{SubResourceClient: c.Client.SubResource(sub), c: c, sub: sub}
+}
+
+// recordingSubResource is the subresource client of a recordingClient.
+type recordingSubResource struct {
+	client.SubResourceClient
+	c   *recordingClient
+	sub string
+}
+
+func (s *recordingSubResource) Create(ctx context.Context, obj, subResource client.Object, opts ...client.SubResourceCreateOption) error {
+	if err := s.SubResourceClient.Create(ctx, obj, subResource, append(opts, client.DryRunAll)...); err != nil {
+		return err
+	}
+	s.c.rec.add(ctx, Write{Verb: "create " + s.sub, Object: s.c.name(obj, nil)})
+	return nil
+}
+
+func (s *recordingSubResource) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	return s.c.changed(ctx, "update", s.sub, obj, func() error {
+		return s.SubResourceClient.Update(ctx, obj, append(opts, client.DryRunAll)...)
+	})
+}
+
+func (s *recordingSubResource) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	return s.c.changed(ctx, "patch", s.sub, obj, func() error {
+		return s.SubResourceClient.Patch(ctx, obj, patch, append(opts, client.DryRunAll)...)
+	})
+}
+
+func (s *recordingSubResource) Apply(ctx context.Context, ac runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	if err := s.SubResourceClient.Apply(ctx, ac, append(opts, client.DryRunAll)...); err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%T", ac)
+	if m, err := jsonMap(ac); err == nil {
+		u := &unstructured.Unstructured{Object: m}
+		what = u.GetKind() + " " + ref(u.GetNamespace(), u.GetName())
+	}
+	s.c.rec.add(ctx, Write{Verb: "apply " + s.sub, Object: what})
+	return nil
+}
+
+// changed runs write, a dry-run write of obj (of its subresource sub, when
+// not empty), and records the fields it would change, read from the live
+// object before and from the server's answer, which write leaves in obj.
+func (c *recordingClient) changed(ctx context.Context, verb, sub string, obj client.Object, write func() error) error {
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil {
+		return err
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	err = c.live.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	missing := apierrors.IsNotFound(err)
+	if err != nil && !missing {
+		return err
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	if sub != "" {
+		verb += " " + sub
+	}
+	after, err := c.toMap(obj)
+	if err != nil {
+		return err
+	}
+	if missing {
+		c.rec.add(ctx, Write{Verb: "create", Object: c.name(obj, after), Fields: fields(after)})
+		return nil
+	}
+	before, err := c.normal(obj, live.Object)
+	if err != nil {
+		return err
+	}
+	if d := diff(before, after); len(d) > 0 {
+		c.rec.add(ctx, Write{Verb: verb, Object: c.name(obj, after), Fields: d})
+	}
+	return nil
+}
+
+// toMap returns obj as a map.
+func (c *recordingClient) toMap(obj client.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.DeepCopy().Object, nil
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+}
+
+// normal returns m, an object read as unstructured, in the form toMap
+// gives obj's type: through the Go type when obj has one, so that both
+// sides of a diff show the same zero values.
+func (c *recordingClient) normal(obj client.Object, m map[string]any) (map[string]any, error) {
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return m, nil
+	}
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil {
+		return nil, err
+	}
+	typed, err := c.Scheme().New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, typed); err != nil {
+		return nil, err
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+}
+
+// name names obj as "Kind namespace/name".
+func (c *recordingClient) name(obj client.Object, m map[string]any) string {
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if gvk, err := apiutil.GVKForObject(obj, c.Scheme()); err == nil {
+		kind = gvk.Kind
+	}
+	if k, ok := m["kind"].(string); ok && kind == "" {
+		kind = k
+	}
+	return kind + " " + ref(obj.GetNamespace(), obj.GetName())
+}
+
+func jsonMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	return m, json.Unmarshal(b, &m)
+}

@@ -1,0 +1,17 @@
+// Package plan records what an operator would write without writing it,
+// for the plan mode of package operator (--plan).
+//
+// A Recorder hands out a client (Client) that sends every write to the API
+// server with dryRun=All and notes what it would change: the object of a
+// create, the fields a patch, update or apply would change (the live object
+// read before the write against the server's dry-run answer, without
+// metadata the server keeps for itself), and deletes. Package managed asks
+// From whether its context carries a Recorder and, when it does, records
+// the Create, Update and Delete of an external resource (External) instead
+// of calling them.
+//
+// Writes are told apart by the controller-runtime reconcile ID of their
+// context; ObservePass, a bosun.PassObserver, files those of a pass under
+// the object the pass reconciled. Only the first pass of each object is
+// kept: later ones would repeat it on a cluster where nothing changed.
+package plan

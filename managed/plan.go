@@ -1,0 +1,23 @@
+package managed
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/internal/plan"
+)
+
+// planned reports whether the call op for obj is one that the plan mode
+// of package operator records instead of making: a Create, Update or
+// Delete, when ctx carries a plan. The step then goes on as if the call
+// had succeeded with an empty answer; Connect, Observe and the polls of
+// long operations, which only read, are made as usual.
+func planned[T client.Object](ctx context.Context, s *Step[T], op string, obj T) bool {
+	rec := plan.From(ctx)
+	if rec == nil || op != opCreate && op != opUpdate && op != opDelete {
+		return false
+	}
+	rec.External(ctx, s.cfg.name, op, ExternalName(obj))
+	return true
+}

@@ -1,0 +1,223 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/internal/plan"
+)
+
+// planPoll is how often a plan looks whether every object has had its pass.
+const planPoll = 100 * time.Millisecond
+
+// planRun is one run of the operator under --plan.
+type planRun struct {
+	rec *plan.Recorder
+	// keys are the objects present when the caches synced, set by wait.
+	keys []plan.Key
+	// listed is closed once keys is set.
+	listed chan struct{}
+}
+
+// runPlan runs the operator of opts under --plan on the cluster of cfg
+// and prints the plan to out.
+func runPlan(ctx context.Context, opts Options, flags Flags, cfg *rest.Config, scheme *runtime.Scheme, mopts ctrl.Options, out io.Writer) error {
+	p, opts := newPlanRun(opts)
+	mgr, err := opts.newManager(cfg, scheme, mopts, flags)
+	if err != nil {
+		return err
+	}
+	return p.run(ctx, opts, mgr, out)
+}
+
+// newPlanRun returns a plan and opts changed for it: a client that sends
+// every write as a dry run and records it, a context that tells the
+// managed steps to record their external writes, no events, no leader
+// election, metrics, probes or webhook server.
+func newPlanRun(opts Options) (*planRun, Options) {
+	p := &planRun{rec: plan.NewRecorder(), listed: make(chan struct{})}
+	adjust := opts.Manager
+	opts.Manager = func(o *ctrl.Options) {
+		if adjust != nil {
+			adjust(o)
+		}
+		p.managerOptions(o)
+	}
+	setup := opts.Setup
+	opts.Setup = func(mgr ctrl.Manager) error { return setup(planManager{mgr}) }
+	return p, opts
+}
+
+// managerOptions turns o into the options of a manager that changes
+// nothing.
+func (p *planRun) managerOptions(o *ctrl.Options) {
+	newClient := o.NewClient
+	if newClient == nil {
+		newClient = client.New
+	}
+	o.NewClient = func(cfg *rest.Config, co client.Options) (client.Client, error) {
+		c, err := newClient(cfg, co)
+		if err != nil {
+			return nil, err
+		}
+		live, err := client.New(cfg, client.Options{Scheme: co.Scheme, Mapper: co.Mapper, HTTPClient: co.HTTPClient})
+		if err != nil {
+			return nil, err
+		}
+		return p.rec.Client(c, live), nil
+	}
+	base := o.BaseContext
+	o.BaseContext = func() context.Context {
+		ctx := context.Background()
+		if base != nil {
+			ctx = base()
+		}
+		return plan.Into(ctx, p.rec)
+	}
+	o.LeaderElection = false
+	o.HealthProbeBindAddress = "0"
+	o.Metrics.BindAddress = "0"
+	if o.WebhookServer != nil {
+		o.WebhookServer = idleWebhooks{o.WebhookServer}
+	}
+}
+
+// run runs mgr until every object of the operator's kinds present when
+// its caches synced has had a pass, or ctx ends, and prints the plan.
+func (p *planRun) run(ctx context.Context, opts Options, mgr ctrl.Manager, out io.Writer) error {
+	bosun.ObservationOf(mgr).AddObserver(p.rec)
+	mctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var waitErr error
+	if err := mgr.Add(manager.RunnableFunc(func(rctx context.Context) error {
+		waitErr = p.wait(rctx, mgr)
+		stop()
+		return nil
+	})); err != nil {
+		return fmt.Errorf("operator %q: %w", opts.Name, err)
+	}
+	if err := mgr.Start(mctx); err != nil {
+		return fmt.Errorf("operator %q: %w", opts.Name, err)
+	}
+	select {
+	case <-p.listed:
+	default:
+		return fmt.Errorf("operator %q: --plan: stopped before the caches synced", opts.Name)
+	}
+	missing, failed := p.rec.Report(out, p.keys)
+	switch {
+	case waitErr != nil:
+		return fmt.Errorf("operator %q: --plan: %w", opts.Name, waitErr)
+	case missing > 0:
+		return fmt.Errorf("operator %q: --plan: stopped before %d objects had a pass", opts.Name, missing)
+	case failed > 0:
+		return fmt.Errorf("operator %q: --plan: the passes of %d objects failed", opts.Name, failed)
+	}
+	return nil
+}
+
+// wait lists the objects of the reconcilers' kinds once the caches have
+// synced, and waits until each has had a pass or is gone.
+func (p *planRun) wait(ctx context.Context, mgr ctrl.Manager) error {
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return errors.New("the caches did not sync")
+	}
+	c, scheme := mgr.GetClient(), mgr.GetScheme()
+	for _, r := range bosun.ObservationOf(mgr).Reconcilers() {
+		list, err := scheme.New(r.GVK.GroupVersion().WithKind(r.GVK.Kind + "List"))
+		if err != nil {
+			return fmt.Errorf("listing the objects of %s: %w", r.Name, err)
+		}
+		if err := c.List(ctx, list.(client.ObjectList)); err != nil {
+			return fmt.Errorf("listing the objects of %s: %w", r.Name, err)
+		}
+		if err := meta.EachListItem(list, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			p.keys = append(p.keys, plan.Key{Controller: r.Name, Kind: r.GVK.Kind, Object: client.ObjectKeyFromObject(obj)})
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	close(p.listed)
+	return wait.PollUntilContextCancel(ctx, planPoll, true, func(ctx context.Context) (bool, error) {
+		kept := p.keys[:0:0]
+		done := true
+		for _, k := range p.keys {
+			if !p.rec.Passed(k) {
+				gone, err := p.gone(ctx, mgr, k)
+				if err != nil {
+					return false, err
+				}
+				if gone {
+					continue
+				}
+				done = false
+			}
+			kept = append(kept, k)
+		}
+		p.keys = kept
+		return done, nil
+	})
+}
+
+// gone reports whether the object of k has left the cache.
+func (p *planRun) gone(ctx context.Context, mgr ctrl.Manager, k plan.Key) (bool, error) {
+	for _, r := range bosun.ObservationOf(mgr).Reconcilers() {
+		if r.Name != k.Controller {
+			continue
+		}
+		o, err := mgr.GetScheme().New(r.GVK)
+		if err != nil {
+			return false, err
+		}
+		err = mgr.GetClient().Get(ctx, types.NamespacedName(k.Object), o.(client.Object))
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	return true, nil
+}
+
+// planManager is the manager the operator's Setup sees under --plan: its
+// event recorders drop every event.
+type planManager struct{ ctrl.Manager }
+
+// Observation keeps the manager's bosun.Observation visible through the
+// wrapper.
+func (m planManager) Observation() *bosun.Observation { return bosun.ObservationOf(m.Manager) }
+
+func (planManager) GetEventRecorder(string) recorder.EventRecorder { return dropEvents{} }
+
+func (planManager) GetEventRecorderFor(string) record.EventRecorder { return &record.FakeRecorder{} }
+
+// dropEvents is an event recorder that records nothing.
+type dropEvents struct{}
+
+func (dropEvents) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
+func (dropEvents) AnnotatedEventf(_, _ runtime.Object, _ map[string]string, _, _, _, _ string, _ ...any) {
+}
+
+// idleWebhooks is a webhook server that takes registrations and serves
+// nothing, so that a plan needs no certificate and opens no port.
+type idleWebhooks struct{ webhook.Server }
+
+func (idleWebhooks) Start(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
+}
