@@ -10,5 +10,5 @@
 // +versionName=v1
 package testapi
 
-//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object paths=./...
-//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 crd paths=./... output:crd:artifacts:config=crd
+//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object paths=.
+//go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 crd paths=. output:crd:artifacts:config=crd
