@@ -6,6 +6,8 @@
 //	bosun demo [--once] [--timeout 2m] [-v]                     run the example operators on an embedded control plane
 //	bosun controlplane                                          build (once) and print the directory of kube-apiserver and etcd
 //	bosun graph [--format mermaid|dot] FILE.bosun | --example NAME  draw a document's decls or an example's reconcilers
+//	bosun explain KIND/NAME [-n NS] [--debug-url URL]            say why an object is not Ready (exit 0 Ready, 1 not)
+//	bosun plan [--pkg ./cmd] -- FLAGS                           run a new build once with every write a dry run; print what it would change
 //	bosun version [--short]                                     print what this binary was built from
 package main
 

@@ -21,6 +21,8 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newGenCommand(), newCheckCommand(), newFmtCommand(), newDemoCommand(), newControlPlaneCommand(), newVersionCommand(), newGraphCommand(), newInitCommand(), newCreateCommand(), newDevCommand(), newManifestsCommand(), newImageCommand())
+	root.AddCommand(newExplainCommand())
+	root.AddCommand(newPlanCommand())
 	return root
 }
 
