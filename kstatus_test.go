@@ -77,8 +77,8 @@ func TestKStatus(t *testing.T) {
 	}
 	f.run(r, runOptions{})
 	ctx := t.Context()
-	w := f.create("w", 6, 2, nil)
-	w = f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	f.create("w", 6, 2, nil)
+	w := f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
 	got, conds := kstatusOf(t, w)
 	if got != status.CurrentStatus || len(conds) != 0 {
 		t.Errorf("Ready widget: kstatus %s with %v, want Current and no Reconciling or Stalled", got, conds)

@@ -188,7 +188,7 @@ func (p *planRun) gone(ctx context.Context, mgr ctrl.Manager, k plan.Key) (bool,
 		if err != nil {
 			return false, err
 		}
-		err = mgr.GetClient().Get(ctx, types.NamespacedName(k.Object), o.(client.Object))
+		err = mgr.GetClient().Get(ctx, k.Object, o.(client.Object))
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	}
 	return true, nil
