@@ -3,7 +3,6 @@ package cronjob
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
@@ -68,9 +66,8 @@ type Options struct {
 // which the engine saves. Its clients and recorder are filled in by
 // SetupWithManager, or by the caller.
 func NewReconciler(opts Options) *bosun.Reconciler[*cronjobv1.CronJob] {
-	clk := cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{})
 	steps := NewCronJobControllerManagerSteps(func(req *bosun.Pass[*cronjobv1.CronJob], _ *CronJobControllerManagerState) CronJobControllerManagerImpl {
-		return &actions{req: req, clock: clk}
+		return &actions{req, cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{})}
 	}, opts.Hooks...)
 	return &bosun.Reconciler[*cronjobv1.CronJob]{Name: ControllerName, Steps: []bosun.Step[*cronjobv1.CronJob]{bosun.Join(
 		steps.ListActiveJobsAndUpdateStatus(),
@@ -86,22 +83,28 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	return bosun.ControllerManagedBy[*cronjobv1.CronJob](mgr).Complete(NewReconciler(opts))
 }
 
-// actions implements the actions for one reconcile of req.Object.
+// actions implements the actions for one reconcile of the pass's object.
 type actions struct {
-	req   *bosun.Pass[*cronjobv1.CronJob]
+	*bosun.Pass[*cronjobv1.CronJob]
 	clock clock.PassiveClock
 }
 
 // ListActiveJobsAndUpdateStatus records in the status the unfinished Jobs,
-// the latest scheduled time and the latest successful completion; the times
-// never move back.
+// oldest first, the latest scheduled time and the latest successful
+// completion; the times never move back.
 func (a *actions) ListActiveJobsAndUpdateStatus(_ context.Context, _ logr.Logger, jobs []batchv1.Job) (ctrl.Result, error) {
-	st := &a.req.Object.Status
-	st.Active = refs(jobsIn(jobs, running))
+	st := &a.Object.Status
+	st.Active = nil
+	for _, j := range jobsIn(jobs, running) {
+		st.Active = append(st.Active, corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID})
+	}
 	for _, j := range jobs {
-		st.LastScheduleTime = later(st.LastScheduleTime, scheduledAt(&j))
-		if finished(&j) == batchv1.JobComplete {
-			st.LastSuccessfulTime = later(st.LastSuccessfulTime, ptr.Deref(j.Status.CompletionTime, metav1.Time{}).Time)
+		if t, _ := time.Parse(time.RFC3339, j.Annotations[ScheduledAtAnnotation]); t.After(ptr.Deref(st.LastScheduleTime, metav1.Time{}).Time) {
+			st.LastScheduleTime = &metav1.Time{Time: t}
+		}
+		// A Job has a completion time once it succeeded, and only then.
+		if t := ptr.Deref(j.Status.CompletionTime, metav1.Time{}); t.After(ptr.Deref(st.LastSuccessfulTime, metav1.Time{}).Time) {
+			st.LastSuccessfulTime = &t
 		}
 	}
 	return ctrl.Result{}, nil
@@ -110,85 +113,74 @@ func (a *actions) ListActiveJobsAndUpdateStatus(_ context.Context, _ logr.Logger
 // CleanUpOldJobsExceedsHistoryLimits deletes the oldest finished Jobs beyond
 // the history limits, with their Pods.
 func (a *actions) CleanUpOldJobsExceedsHistoryLimits(ctx context.Context, log logr.Logger, jobs []batchv1.Job) (ctrl.Result, error) {
-	spec := a.req.Object.Spec
-	var errs []error
-	for _, j := range slices.Concat(
-		beyond(jobsIn(jobs, batchv1.JobComplete), ptr.Deref(spec.SuccessfulJobsHistoryLimit, cronjobv1.DefaultSuccessfulJobsHistoryLimit)),
-		beyond(jobsIn(jobs, batchv1.JobFailed), ptr.Deref(spec.FailedJobsHistoryLimit, cronjobv1.DefaultFailedJobsHistoryLimit))) {
-		errs = append(errs, a.deleteJob(ctx, log, &j, "old"))
-	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return ctrl.Result{}, a.deleteJobs(ctx, log, "old", slices.Concat(
+		beyond(jobsIn(jobs, batchv1.JobComplete), ptr.Deref(a.Object.Spec.SuccessfulJobsHistoryLimit, cronjobv1.DefaultSuccessfulJobsHistoryLimit)),
+		beyond(jobsIn(jobs, batchv1.JobFailed), ptr.Deref(a.Object.Spec.FailedJobsHistoryLimit, cronjobv1.DefaultFailedJobsHistoryLimit))))
 }
 
 // RunNextScheduledJob starts the latest missed run, as the concurrency
 // policy allows, and asks to be requeued at the next scheduled time. The
 // Jobs it goes by are read from the API server: the cache may not show yet
 // a Job started moments ago, and taking its word would start a run twice.
-// A Job that holds the run's name and is not this CronJob's is never taken
-// for the run.
+// They make the status, with what the action does to them. A Job that
+// holds the run's name and is not this CronJob's is never taken for the
+// run.
 func (a *actions) RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctrl.Result, error) {
-	cj, st, now := a.req.Object, &a.req.Object.Status, a.clock.Now()
-	runs, err := ScheduledRuns(cj.Spec.Schedule, ptr.Deref(st.LastScheduleTime, cj.CreationTimestamp).Time, now, cj.Spec.StartingDeadlineSeconds)
+	cj := a.Object
+	runs, err := ScheduledRuns(cj.Spec.Schedule, ptr.Deref(cj.Status.LastScheduleTime, cj.CreationTimestamp).Time, a.clock.Now(), cj.Spec.StartingDeadlineSeconds)
 	res := ctrl.Result{RequeueAfter: runs.Wait}
 	if err != nil || runs.Missed.IsZero() {
 		return res, err
 	}
 	var list batchv1.JobList
-	if err := a.req.APIReader.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingLabels{LabelCronJob: cj.Name}); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing the jobs of %s: %w", cj.Name, err)
+	if err := a.APIReader.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingLabels{LabelCronJob: cj.Name}); err != nil {
+		return res, fmt.Errorf("listing the jobs of %s: %w", cj.Name, err)
 	}
 	live := slices.DeleteFunc(list.Items, func(j batchv1.Job) bool { return !metav1.IsControlledBy(&j, cj) })
-	active := jobsIn(live, running)
-	defer func() { st.Active = refs(active) }()
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: cj.Namespace, Name: fmt.Sprintf("%s-%d", cj.Name, runs.Missed.Unix()),
-			Labels:          labels.Merge(cj.Spec.JobTemplate.Labels, labels.Set{LabelCronJob: cj.Name}),
-			Annotations:     labels.Merge(cj.Spec.JobTemplate.Annotations, labels.Set{ScheduledAtAnnotation: runs.Missed.UTC().Format(time.RFC3339)}),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cj, cronjobv1.GroupVersion.WithKind("CronJob"))},
-		},
-		Spec: *cj.Spec.JobTemplate.Spec.DeepCopy(),
-	}
-	switch policy := cj.Spec.ConcurrencyPolicy; {
-	case slices.ContainsFunc(live, func(j batchv1.Job) bool { return j.Name == job.Name }):
-		// An earlier pass started the run and did not get to record it.
-		st.LastScheduleTime = later(st.LastScheduleTime, runs.Missed)
+	defer func() { _, _ = a.ListActiveJobsAndUpdateStatus(ctx, log, live) }()
+	job := &batchv1.Job{Spec: *cj.Spec.JobTemplate.Spec.DeepCopy(), ObjectMeta: metav1.ObjectMeta{
+		Namespace: cj.Namespace, Name: fmt.Sprintf("%s-%d", cj.Name, runs.Missed.Unix()),
+		Labels:          labels.Merge(cj.Spec.JobTemplate.Labels, labels.Set{LabelCronJob: cj.Name}),
+		Annotations:     labels.Merge(cj.Spec.JobTemplate.Annotations, labels.Set{ScheduledAtAnnotation: runs.Missed.UTC().Format(time.RFC3339)}),
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cj, cronjobv1.GroupVersion.WithKind("CronJob"))},
+	}}
+	switch active := jobsIn(live, running); {
+	case slices.ContainsFunc(live, func(j batchv1.Job) bool { return j.Name == job.Name }),
+		len(active) > 0 && cj.Spec.ConcurrencyPolicy == cronjobv1.ForbidConcurrent:
+		// The run has a Job already (an earlier pass started it and did not
+		// get to record it, which the status does now), or it waits for the
+		// active Jobs to finish.
 		return res, nil
-	case len(active) > 0 && policy == cronjobv1.ForbidConcurrent:
-		log.V(1).Info("run postponed while jobs are active", "scheduledAt", runs.Missed, "active", len(active))
-		return res, nil
-	case policy == cronjobv1.ReplaceConcurrent:
-		for _, j := range active {
-			if err := a.deleteJob(ctx, log, &j, "replaced"); err != nil {
-				return ctrl.Result{}, err
-			}
+	case cj.Spec.ConcurrencyPolicy == cronjobv1.ReplaceConcurrent:
+		if err := a.deleteJobs(ctx, log, "replaced", active); err != nil {
+			return res, err
 		}
-		active = nil
+		live = slices.DeleteFunc(live, func(j batchv1.Job) bool { return finished(&j) == running })
 	}
-	if err := a.req.Client.Create(ctx, job); apierrors.IsAlreadyExists(err) {
-		return ctrl.Result{}, conditions.Warningf(ReasonJobNameTaken,
+	if err := a.Client.Create(ctx, job); client.IgnoreAlreadyExists(err) != nil {
+		return res, fmt.Errorf("create job %s: %w", job.Name, err)
+	} else if err != nil {
+		return res, conditions.Warningf(ReasonJobNameTaken,
 			"the run scheduled at %s is not started: job %s exists and is not one of this CronJob's Jobs; delete or rename it to let the run start",
 			job.Annotations[ScheduledAtAnnotation], job.Name)
-	} else if err != nil {
-		return ctrl.Result{}, fmt.Errorf("create job %s: %w", job.Name, err)
 	}
-	log.Info("created job", "job", job.Name, "scheduledAt", runs.Missed)
-	a.req.Recorder.Eventf(cj, job, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "created job %s", job.Name)
+	a.Recorder.Eventf(cj, job, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "created job %s", job.Name)
 	// The run is active from now on, not only once the Job's watch event
 	// reaches the cache.
-	active = append(active, *job)
-	st.LastScheduleTime = later(st.LastScheduleTime, runs.Missed)
+	live = append(live, *job)
 	return res, nil
 }
 
-// deleteJob deletes j, if it is still there, and its Pods in the
-// background, and logs why.
-func (a *actions) deleteJob(ctx context.Context, log logr.Logger, j *batchv1.Job, why string) error {
-	err := a.req.Client.Delete(ctx, j, client.Preconditions{UID: &j.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("delete job %s: %w", j.Name, err)
+// deleteJobs deletes jobs, those still there, with their Pods in the
+// background, and logs why. It stops at the first that fails: the next pass
+// tries again.
+func (a *actions) deleteJobs(ctx context.Context, log logr.Logger, why string, jobs []batchv1.Job) error {
+	for _, j := range jobs {
+		log.Info("deleting job", "job", j.Name, "why", why)
+		if err := a.Client.Delete(ctx, &j, client.Preconditions{UID: &j.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete job %s: %w", j.Name, err)
+		}
 	}
-	log.Info("deleted job", "job", j.Name, "why", why)
 	return nil
 }
 
@@ -206,41 +198,17 @@ func finished(j *batchv1.Job) batchv1.JobConditionType {
 	return running
 }
 
-// jobsIn returns the jobs whose state (see finished) is state.
+// jobsIn returns the jobs whose state (see finished) is state, oldest
+// first: a Job's name ends in the Unix time of its run (ten digits from
+// 2001 to 2286), so the order of the names is the order of the runs.
 func jobsIn(jobs []batchv1.Job, state batchv1.JobConditionType) []batchv1.Job {
-	return slices.DeleteFunc(slices.Clone(jobs), func(j batchv1.Job) bool { return finished(&j) != state })
+	sorted := slices.SortedFunc(slices.Values(jobs), func(x, y batchv1.Job) int { return cmp.Compare(x.Name, y.Name) })
+	return slices.DeleteFunc(sorted, func(j batchv1.Job) bool { return finished(&j) != state })
 }
 
-// refs returns the status.active entries of jobs, sorted by name.
-func refs(jobs []batchv1.Job) (out []corev1.ObjectReference) {
-	for _, j := range jobs {
-		out = append(out, corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID})
-	}
-	slices.SortFunc(out, func(x, y corev1.ObjectReference) int { return cmp.Compare(x.Name, y.Name) })
-	return out
-}
-
-// scheduledAt returns the scheduled time of j from its annotation; zero
-// when the annotation is missing or malformed.
-func scheduledAt(j *batchv1.Job) time.Time {
-	t, _ := time.Parse(time.RFC3339, j.Annotations[ScheduledAtAnnotation])
-	return t
-}
-
-// beyond returns the oldest of jobs, by scheduled time, past the newest keep
-// of them.
-func beyond(jobs []batchv1.Job, keep int32) []batchv1.Job {
-	slices.SortFunc(jobs, func(x, y batchv1.Job) int { return scheduledAt(&x).Compare(scheduledAt(&y)) })
-	return jobs[:max(len(jobs)-int(keep), 0)]
-}
-
-// later returns t as a metav1.Time when it is after cur, and cur otherwise.
-func later(cur *metav1.Time, t time.Time) *metav1.Time {
-	if t.IsZero() || cur != nil && !t.After(cur.Time) {
-		return cur
-	}
-	return &metav1.Time{Time: t.UTC()}
-}
+// beyond returns the oldest of jobs, which are sorted oldest first, past
+// the newest keep of them.
+func beyond(jobs []batchv1.Job, keep int32) []batchv1.Job { return jobs[:max(len(jobs)-int(keep), 0)] }
 
 // Runs is what a schedule asks for at one moment.
 type Runs struct {
@@ -266,7 +234,7 @@ type Runs struct {
 // are too late and not considered at all; a time exactly that late is still
 // in time. More than MaxMissedRuns missed runs give a terminal error with
 // ReasonTooManyMissedRuns.
-func ScheduledRuns(schedule string, since, now time.Time, startingDeadline *int64) (Runs, error) {
+func ScheduledRuns(schedule string, since, now time.Time, startingDeadline *int64) (runs Runs, err error) {
 	sched, err := cron.ParseStandard(schedule)
 	if err != nil {
 		return Runs{}, conditions.Terminalf(ReasonInvalidSchedule, "invalid schedule %q: %w", schedule, err)
@@ -274,11 +242,8 @@ func ScheduledRuns(schedule string, since, now time.Time, startingDeadline *int6
 	earliest := since
 	if startingDeadline != nil {
 		// Just before the deadline, so that a run exactly at it is in time.
-		if d := now.Add(-time.Duration(*startingDeadline)*time.Second - time.Nanosecond); d.After(earliest) {
-			earliest = d
-		}
+		earliest = slices.MaxFunc([]time.Time{since, now.Add(-time.Duration(*startingDeadline)*time.Second - time.Nanosecond)}, time.Time.Compare)
 	}
-	var runs Runs
 	for t, missed := sched.Next(earliest), 1; !t.IsZero() && !t.After(now); t, missed = sched.Next(t), missed+1 {
 		if missed > MaxMissedRuns {
 			return Runs{}, conditions.Terminalf(ReasonTooManyMissedRuns, "too many missed runs: more than %d since %s; set startingDeadlineSeconds to skip old runs",

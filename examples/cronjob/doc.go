@@ -31,9 +31,10 @@
 // A due run goes by the Jobs the API server lists, not the cache's: the
 // cache may not show yet a Job started moments ago (after a relist, under
 // load, or started by a process that died before recording the run). That
-// is one read per run, never one per reconcile. A run whose Job exists
-// already is recorded, not started again; Replace never deletes it; and a
-// Job the run creates is active in the status from that pass on.
+// is one read per run, never one per reconcile, and the status of that pass
+// is made from it, by the same code as from the cache: a run whose Job
+// exists already is recorded, not started again; Replace never deletes it;
+// and a Job the run creates is active in the status from that pass on.
 //
 // The engine saves the status once at the end and keeps the Ready
 // condition: a schedule that does not parse makes it False with reason
@@ -47,8 +48,9 @@
 // The time comes from a clock.PassiveClock (Options.Clock), so tests drive
 // the schedule with a fake clock; Options.Hooks run around every action, so
 // a test can record with a flow.Trace which actions a reconcile ran and
-// draw the run over the workflow (TestReconcileTrace). The entry points used by tests and by
-// `bosun demo` are AddToScheme, CRDs, SetupWithManager and Samples.
+// draw the run over the workflow (TestReconcileTrace). The entry points
+// used by tests and by `bosun demo` are AddToScheme, CRDs,
+// SetupWithManager and Samples.
 //
 // # Webhooks, a second version, and storage migration
 //
