@@ -17,7 +17,9 @@
 //     when it is missing, its hash differs, or a field the desired object
 //     sets has another value (drift, read with the child's managedFields);
 //     the apply of a missing child can only create it, and that of a live
-//     one carries its UID, so that it lands on no other object;
+//     one carries its UID, so that it lands on no other object; a kind
+//     with a MaxUnavailable has its changes rolled out a few children at a
+//     time (see Rolling updates);
 //   - deletes (prunes) the members of the set, of every declared kind, that
 //     are no longer desired, except those annotated AnnotationPrune "false";
 //   - sets one condition per kind, "<Kind>Ready" by default, from the kind's
@@ -116,6 +118,45 @@
 // exists. Kind.Readiness replaces the check of one kind (Present, for one,
 // makes a custom resource ready as soon as it exists).
 //
+// # Rolling updates
+//
+// A change of the parent that changes many children of a kind (one
+// Deployment per zone, N workers) reaches them all in one pass by
+// default. Kind.MaxUnavailable paces it: a pass updates a ready child
+// only while fewer than MaxUnavailable children of the kind are not
+// ready, counting the ones it updates, in the order the DesiredFunc
+// returns them, and holds the rest back (Plan.Held). The events of the
+// updated children bring the next passes; once they are ready by the
+// kind's Readiness, the next ones go. Meanwhile the kind's condition,
+// and Ready, are False with the reason RollingUpdate and a message such as
+// "2 of 5 Deployment updated, 2 waiting, 1 in progress: zone-c: 0 of 2
+// replicas available"; Ready is True once every child is updated and
+// ready. A child that never becomes ready holds the roll-out there, and
+// the message names it with what its readiness check says (for a
+// Deployment past its progress deadline, that it makes no progress).
+//
+// The budget counts every child of the kind that is not ready, whatever
+// the cause: a roll-out takes no child down while MaxUnavailable others
+// are down. Some changes are not held back, since holding them cannot
+// keep anything available: creates (a new child takes nothing away, and
+// the first pass of a parent makes all its children at once; until ready
+// they take up the budget), prunes (the parent no longer wants the
+// child), the update of a child that is not ready (it serves nothing now,
+// and the fix of a change that broke it must reach it first) and the
+// repair of drift, a child changed behind the step's back since the step
+// applied it (told from a change of the parent by the hash annotation):
+// it is put back at once as always, and takes up the budget for the rest
+// of the pass, since the repair may take it down. A child changed by hand
+// before its turn in a roll-out keeps the edit until its turn. The
+// roll-out moves on the events of the children: predicates
+// (WithPredicates) must let their status changes through. It is only as
+// careful as the kind's Readiness: a check that cannot tell the status of
+// an older spec from that of the current one (a custom resource whose
+// controller sets no observedGeneration) lets it run ahead. It costs no
+// write beyond those of the changes themselves, one apply per changed
+// child and a status write of the parent when the progress shown changes,
+// and a converged set still costs none.
+//
 // # Watches
 //
 // A Step wires its own watches: bosun.Builder.Complete calls its
@@ -180,6 +221,7 @@
 //	| InvalidChildren | the desired children cannot be applied as they are: an undeclared kind, a duplicate, a namespace the step may not use |
 //	| ChildConflict   | a desired child is controlled by another object, or labelled for another set or parent; not retried until it changes |
 //	| ChildExists     | the name of a desired child is taken by an object the set did not create; retried, and healed when that object goes |
+//	| RollingUpdate   | changes of children of the kind wait for others to be ready (Kind.MaxUnavailable) |
 //	| ApplyFailed     | an apply or delete of a child failed                                      |
 //	| ChildrenChanged | the event (Normal, action Apply) of a pass that created, updated or deleted children |
 //

@@ -27,6 +27,20 @@ type Kind struct {
 	// children of the kind. Empty means the kind's name followed by
 	// "Ready", such as "DeploymentReady".
 	Condition string
+	// MaxUnavailable, when above zero, rolls a change of the desired
+	// children of the kind out a few at a time: a pass updates a live
+	// child that is ready only while fewer than MaxUnavailable children
+	// of the kind are not ready, in the order the DesiredFunc returns
+	// them, and the others wait for a later pass (Plan.Held), which the
+	// events of the children bring as they become ready. Meanwhile the
+	// kind's condition is False with the reason RollingUpdate and counts
+	// the children updated, waiting and in progress. A child that is not
+	// ready counts whatever the cause, and is updated at once, as is a
+	// child to create or one changed by hand since the step applied it
+	// (drift); children no longer desired are pruned at once. Zero, the
+	// default, changes every child at once. See "Rolling updates" in the
+	// package documentation.
+	MaxUnavailable int
 }
 
 // Of declares the kind of obj with the default readiness check and
@@ -63,6 +77,9 @@ func resolve(kinds []Kind, scheme *runtime.Scheme) ([]kind, error) {
 			return nil, fmt.Errorf("kind %s is declared twice", gvk.Kind)
 		}
 		seen[gvk] = true
+		if k.MaxUnavailable < 0 {
+			return nil, fmt.Errorf("kind %s: MaxUnavailable is %d, want 0 (no limit) or more", gvk.Kind, k.MaxUnavailable)
+		}
 		r := kind{Kind: k, gvk: gvk, condition: conditionType(k), ready: k.Readiness}
 		if conds[r.condition] {
 			return nil, fmt.Errorf("kinds share the condition type %q", r.condition)

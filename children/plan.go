@@ -40,9 +40,14 @@ type Plan struct {
 	Create []Ref
 	Update []Ref
 	Delete []Ref
+	// Held lists the desired children that differ from the live ones and
+	// that the pass leaves for a later one, to keep the children of their
+	// kind that are not ready within Kind.MaxUnavailable.
+	Held []Ref
 }
 
-// Empty reports whether the plan changes nothing.
+// Empty reports whether the plan changes nothing. A plan that only holds
+// children back (Held) changes nothing in this pass.
 func (p Plan) Empty() bool { return len(p.Create)+len(p.Update)+len(p.Delete) == 0 }
 
 // child is one desired child in a pass.
@@ -52,7 +57,11 @@ type child struct {
 	applied *unstructured.Unstructured // the form to apply, stamped
 	live    client.Object              // nil when missing
 	change  bool
-	id      string // unique within the pass: kind, namespace and name
+	// held is set when the child differs from the live one but waits
+	// for a later pass, under its kind's MaxUnavailable (change is then
+	// false).
+	held bool
+	id   string // unique within the pass: kind, namespace and name
 }
 
 // pass is what a pass works out before it changes anything.
@@ -70,7 +79,8 @@ type pass struct {
 }
 
 // preparePass reads the desired children, stamps them, compares them with the
-// live ones and finds the members to prune, into p.
+// live ones, holds back the changes their kinds' MaxUnavailable leaves for
+// later passes (holdBack) and finds the members to prune, into p.
 func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass) error {
 	scheme := req.Client.Scheme()
 	ks, err := s.kinds(scheme)
@@ -120,7 +130,12 @@ func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 			return err
 		}
 		p.children = append(p.children, c)
+	}
+	holdBack(ks, p)
+	for _, c := range p.children {
 		switch {
+		case c.held:
+			p.plan.Held = append(p.plan.Held, c.ref)
 		case c.live == nil:
 			p.plan.Create = append(p.plan.Create, c.ref)
 		case c.change:
@@ -132,7 +147,7 @@ func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 			markUnwanted(s, parent, p, members[id])
 		}
 	}
-	for _, l := range []*[]Ref{&p.plan.Create, &p.plan.Update, &p.plan.Delete} {
+	for _, l := range []*[]Ref{&p.plan.Create, &p.plan.Update, &p.plan.Delete, &p.plan.Held} {
 		sort.Slice(*l, func(i, j int) bool { return (*l)[i].String() < (*l)[j].String() })
 	}
 	return nil

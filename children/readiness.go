@@ -25,7 +25,8 @@ func Present(client.Object) (ready bool, message string) { return true, "" }
 // their Ready condition, and finds any other kind present:
 //
 //   - Deployment: the controller saw the current generation, and every
-//     desired replica is updated and available;
+//     desired replica is updated and available (the message tells when
+//     its Progressing condition is False: the roll-out has stopped);
 //   - StatefulSet: the current generation is seen, and every replica is
 //     ready and at the update revision;
 //   - DaemonSet: the current generation is seen, and every scheduled pod is
@@ -164,15 +165,28 @@ func replicasOf(p *int32) int32 {
 
 func deploymentReady(d *appsv1.Deployment) (bool, string) {
 	want := replicasOf(d.Spec.Replicas)
+	var msg string
 	switch {
 	case d.Status.ObservedGeneration < d.Generation:
 		return false, "the deployment controller has not seen the latest spec"
 	case d.Status.UpdatedReplicas < want:
-		return false, fmt.Sprintf("%d of %d replicas updated", d.Status.UpdatedReplicas, want)
+		msg = fmt.Sprintf("%d of %d replicas updated", d.Status.UpdatedReplicas, want)
 	case d.Status.AvailableReplicas < want:
-		return false, fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, want)
+		msg = fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, want)
+	default:
+		return true, ""
 	}
-	return true, ""
+	// A roll-out past its progressDeadlineSeconds will not end by itself:
+	// say so.
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
+			msg += ", no progress (" + c.Reason + ")"
+			if c.Message != "" {
+				msg += ": " + c.Message
+			}
+		}
+	}
+	return false, msg
 }
 
 func statefulSetReady(s *appsv1.StatefulSet) (bool, string) {

@@ -13,7 +13,7 @@ import (
 )
 
 // reportKinds sets the condition of each declared kind from the readiness of
-// its desired children.
+// its desired children (see kindCondition).
 func reportKinds[T client.Object](s *Step[T], req *bosun.Pass[T], p *pass) {
 	co, ok := any(req.Object).(conditions.Object)
 	if !ok {
@@ -23,18 +23,33 @@ func reportKinds[T client.Object](s *Step[T], req *bosun.Pass[T], p *pass) {
 	conds := co.GetConditions()
 	now := metav1.Now()
 	for i := range ks {
-		k := &ks[i]
-		var notReady []string
-		total := 0
-		for _, c := range p.children {
-			if c.kind.gvk != k.gvk {
-				continue
-			}
-			total++
-			if c.live == nil {
-				notReady = append(notReady, c.ref.Name+": not created")
-				continue
-			}
+		cond := kindCondition(&ks[i], p.children)
+		cond.ObservedGeneration = req.Object.GetGeneration()
+		conditions.Set(&conds, cond, now)
+	}
+	co.SetConditions(conds)
+}
+
+// kindCondition returns the condition of kind k over the desired children
+// of a pass (those of other kinds are skipped): False with the reason
+// RollingUpdate while some are held back by k's MaxUnavailable, counting
+// the updated (ready), waiting (held) and in progress (not ready) ones;
+// else False with the reason NotReady while some are missing or not
+// ready; else True.
+func kindCondition(k *kind, children []*child) metav1.Condition {
+	var notReady []string
+	total, held := 0, 0
+	for _, c := range children {
+		if c.kind.gvk != k.gvk {
+			continue
+		}
+		total++
+		switch {
+		case c.held:
+			held++
+		case c.live == nil:
+			notReady = append(notReady, c.ref.Name+": not created")
+		default:
 			if ready, msg := k.ready(c.live); !ready {
 				if msg == "" {
 					msg = "not ready"
@@ -42,20 +57,25 @@ func reportKinds[T client.Object](s *Step[T], req *bosun.Pass[T], p *pass) {
 				notReady = append(notReady, c.ref.Name+": "+msg)
 			}
 		}
-		cond := metav1.Condition{Type: k.condition, Status: metav1.ConditionTrue, Reason: reasonReady, ObservedGeneration: req.Object.GetGeneration()}
-		switch {
-		case len(notReady) > 0:
-			sort.Strings(notReady)
-			cond.Status, cond.Reason = metav1.ConditionFalse, reasonNotReady
-			cond.Message = fmt.Sprintf("%d of %d %s not ready: %s", len(notReady), total, k.gvk.Kind, listSome(notReady, maxListed))
-		case total == 0:
-			cond.Message = "no " + k.gvk.Kind + " desired"
-		default:
-			cond.Message = fmt.Sprintf("%d %s ready", total, k.gvk.Kind)
-		}
-		conditions.Set(&conds, cond, now)
 	}
-	co.SetConditions(conds)
+	sort.Strings(notReady)
+	cond := metav1.Condition{Type: k.condition, Status: metav1.ConditionTrue, Reason: reasonReady}
+	switch {
+	case held > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasonRollingUpdate
+		cond.Message = fmt.Sprintf("%d of %d %s updated, %d waiting, %d in progress", total-held-len(notReady), total, k.gvk.Kind, held, len(notReady))
+		if len(notReady) > 0 {
+			cond.Message += ": " + listSome(notReady, maxListed)
+		}
+	case len(notReady) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasonNotReady
+		cond.Message = fmt.Sprintf("%d of %d %s not ready: %s", len(notReady), total, k.gvk.Kind, listSome(notReady, maxListed))
+	case total == 0:
+		cond.Message = "no " + k.gvk.Kind + " desired"
+	default:
+		cond.Message = fmt.Sprintf("%d %s ready", total, k.gvk.Kind)
+	}
+	return cond
 }
 
 // maxListed is how many children a condition message names at most.

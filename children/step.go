@@ -217,7 +217,8 @@ func (s *Step[T]) kinds(scheme *runtime.Scheme) ([]kind, error) {
 }
 
 // Do carries out a pass: it works out the plan (preparePass), applies
-// the desired children that are missing or differ (applyChildren), deletes
+// the desired children that are missing or differ, but those held back by
+// their kind's MaxUnavailable (applyChildren), deletes
 // the members no longer desired (pruneChildren), and reports each kind's
 // health (reportKinds).
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
@@ -234,6 +235,9 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	if err := pruneChildren(ctx, s, req, p); err != nil {
 		return ctrl.Result{}, err
 	}
+	if len(p.plan.Held) > 0 {
+		req.Log.V(1).Info("rolling update holds children back until others are ready", "set", s.name, "held", len(p.plan.Held))
+	}
 	if !p.plan.Empty() {
 		req.Log.Info("children changed", "set", s.name, "created", len(p.plan.Create), "updated", len(p.plan.Update), "deleted", len(p.plan.Delete))
 		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, eventChildrenChanged, "Apply",
@@ -249,7 +253,9 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 
 // Plan works out what Do would do for req, reading from the cache (and,
 // for a desired child the cache does not show, from the API server), and
-// does nothing: a dry run.
+// does nothing: a dry run. Under a kind's MaxUnavailable, Update lists
+// the children the pass would update now and Held those it would leave
+// for later passes.
 func (s *Step[T]) Plan(ctx context.Context, req *bosun.Pass[T]) (Plan, error) {
 	p := &pass{}
 	if err := preparePass(ctx, s, req, p); err != nil {
