@@ -86,7 +86,7 @@ func resolve(kinds []Kind, scheme *runtime.Scheme) ([]kind, error) {
 		}
 		conds[r.condition] = true
 		if r.ready == nil {
-			r.ready = defaultReady
+			r.ready = DefaultReadiness
 		}
 		out = append(out, r)
 	}

@@ -20,9 +20,10 @@ import (
 // custom resource ready as soon as it exists, whatever its conditions say.
 func Present(client.Object) (ready bool, message string) { return true, "" }
 
-// defaultReady, the readiness of a Kind without one, checks the kinds it
-// knows, judges custom resources by
-// their Ready condition, and finds any other kind present:
+// DefaultReadiness is the readiness of a Kind without one; a Readiness of
+// your own may call it and add its checks. It checks the kinds it knows,
+// judges custom resources by their Ready condition, and finds any other
+// kind present:
 //
 //   - Deployment: the controller saw the current generation, and every
 //     desired replica is updated and available (the message tells when
@@ -46,7 +47,7 @@ func Present(client.Object) (ready bool, message string) { return true, "" }
 //
 // Built-in kinds it does not know (ConfigMap, HorizontalPodAutoscaler...)
 // are ready when they exist, whatever their conditions.
-func defaultReady(obj client.Object) (bool, string) {
+func DefaultReadiness(obj client.Object) (bool, string) {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
 		return deploymentReady(o)
@@ -95,7 +96,7 @@ func builtIn(obj client.Object) bool {
 }
 
 // conditionReady judges obj by the Ready condition of its status (see
-// defaultReady): ready when it is True for the object's generation, or
+// DefaultReadiness): ready when it is True for the object's generation, or
 // when the status has no conditions at all.
 func conditionReady(obj client.Object) (bool, string) {
 	content, err := contentOf(obj)

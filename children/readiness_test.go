@@ -19,7 +19,7 @@ import (
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
-// TestCustomResourceReadiness checks defaultReady on kinds it does not
+// TestCustomResourceReadiness checks DefaultReadiness on kinds it does not
 // know: custom resources by their Ready condition and its generation,
 // built-in kinds by their presence.
 func TestCustomResourceReadiness(t *testing.T) {
@@ -79,7 +79,7 @@ func TestCustomResourceReadiness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ok, msg := defaultReady(tt.obj)
+			ok, msg := DefaultReadiness(tt.obj)
 			if diff := cmp.Diff(tt.want, result{ok, msg}); diff != "" {
 				t.Errorf("readiness (-want +got):\n%s", diff)
 			}
@@ -193,26 +193,26 @@ func TestDefaultReadyFollowsGenerations(t *testing.T) {
 			map[string]any{"type": "Ready", "status": "True", "reason": "Reconciled", "observedGeneration": int64(1)},
 		}},
 	}}
-	ready, msg := defaultReady(gadget)
+	ready, msg := DefaultReadiness(gadget)
 	if ready || msg != "Ready is True for generation 1, not yet for generation 2" {
-		t.Errorf("defaultReady = %t %q, want false %q", ready, msg, "Ready is True for generation 1, not yet for generation 2")
+		t.Errorf("DefaultReadiness = %t %q, want false %q", ready, msg, "Ready is True for generation 1, not yet for generation 2")
 	}
 
 	// Its controller sees generation 2 and finds a problem.
 	_ = unstructured.SetNestedSlice(gadget.Object, []any{
 		map[string]any{"type": "Ready", "status": "False", "reason": "QuotaExceeded", "message": "no room for 3 gadgets", "observedGeneration": int64(2)},
 	}, "status", "conditions")
-	ready, msg = defaultReady(gadget)
+	ready, msg = DefaultReadiness(gadget)
 	if ready || msg != "Ready is False (QuotaExceeded): no room for 3 gadgets" {
-		t.Errorf("defaultReady = %t %q, want false %q", ready, msg, "Ready is False (QuotaExceeded): no room for 3 gadgets")
+		t.Errorf("DefaultReadiness = %t %q, want false %q", ready, msg, "Ready is False (QuotaExceeded): no room for 3 gadgets")
 	}
 
 	// And solves it.
 	_ = unstructured.SetNestedSlice(gadget.Object, []any{
 		map[string]any{"type": "Ready", "status": "True", "reason": "Reconciled", "observedGeneration": int64(2)},
 	}, "status", "conditions")
-	ready, msg = defaultReady(gadget)
+	ready, msg = DefaultReadiness(gadget)
 	if !ready || msg != "" {
-		t.Errorf("defaultReady = %t %q, want true %q", ready, msg, "")
+		t.Errorf("DefaultReadiness = %t %q, want true %q", ready, msg, "")
 	}
 }

@@ -258,7 +258,7 @@ func (u *unready) wrap(c client.Client) client.Client {
 			}
 			var down []string
 			for i := range list.Items {
-				if ready, _ := defaultReady(&list.Items[i]); !ready {
+				if ready, _ := DefaultReadiness(&list.Items[i]); !ready {
 					down = append(down, list.Items[i].Name)
 				}
 			}

@@ -142,7 +142,7 @@ func TestDefaultReadiness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, msg := defaultReady(tt.obj)
+			got, msg := DefaultReadiness(tt.obj)
 			if got != tt.want {
 				t.Errorf("ready = %t (%q), want %t", got, msg, tt.want)
 			}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
@@ -223,13 +224,14 @@ func (g *gatherer) podsOf(ctx context.Context, w *unstructured.Unstructured) str
 	return podSummary(pods)
 }
 
-// judge tells whether child is ready and, when it is not, what it waits
-// for. Built-in kinds are judged by their status, as package children
-// judges them; custom resources by their Ready condition; any other kind
-// is ready when it exists.
+// judge tells whether child is ready, as package children judges it
+// (children.DefaultReadiness, so explain and the children step never
+// disagree), and describes its state: for the kinds it knows, what their
+// status says (replicas, pods, phase), whether ready or not; for others,
+// what makes them not ready.
 func judge(child *unstructured.Unstructured) (ready bool, status string) {
 	gvk := child.GroupVersionKind()
-	var typed any
+	var typed client.Object
 	switch gvk.GroupKind() {
 	case deploymentKind:
 		typed = &appsv1.Deployment{}
@@ -249,34 +251,29 @@ func judge(child *unstructured.Unstructured) (ready bool, status string) {
 		if clientgoscheme.Scheme.Recognizes(gvk) {
 			return true, ""
 		}
-		return customStatus(child)
+		_, status = customStatus(child)
+		ready, _ = children.DefaultReadiness(child)
+		return ready, status
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(child.Object, typed); err != nil {
 		return false, "cannot read its status: " + err.Error()
 	}
+	ready, why := children.DefaultReadiness(typed)
 	switch o := typed.(type) {
 	case *appsv1.Deployment:
-		return deploymentStatus(o)
+		_, status = deploymentStatus(o)
 	case *appsv1.StatefulSet:
-		return statefulSetStatus(o)
+		_, status = statefulSetStatus(o)
 	case *appsv1.DaemonSet:
-		return daemonSetStatus(o)
+		_, status = daemonSetStatus(o)
 	case *batchv1.Job:
-		return jobStatus(o)
+		_, status = jobStatus(o)
 	case *corev1.Pod:
-		return podStatus(o)
-	case *corev1.Service:
-		if o.Spec.Type == corev1.ServiceTypeLoadBalancer && len(o.Status.LoadBalancer.Ingress) == 0 {
-			return false, "no load balancer address yet"
-		}
-		return true, ""
-	case *corev1.PersistentVolumeClaim:
-		if o.Status.Phase != corev1.ClaimBound {
-			return false, fmt.Sprintf("%s, not Bound", cmp.Or(string(o.Status.Phase), "no phase"))
-		}
-		return true, ""
+		_, status = podStatus(o)
+	default:
+		status = why
 	}
-	return true, ""
+	return ready, status
 }
 
 // unseen says that a workload controller has not seen the latest spec.

@@ -200,7 +200,7 @@ func TestJudge(t *testing.T) {
 					ObjectMeta: meta(1), Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
 				})
 			},
-			want: verdict{false, "Pending, not Bound"},
+			want: verdict{false, `phase is "Pending", not Bound`},
 		},
 		{
 			name: "config map",
