@@ -293,18 +293,7 @@ func TestRunDev(t *testing.T) {
 	flags.DevKubeconfig = filepath.Join(t.TempDir(), "dev", "kubeconfig")
 	r := start(t, widgets("dev", ""), flags)
 
-	var c client.Client
-	bosuntest.Eventually(t, func(context.Context) error {
-		if _, err := os.Stat(flags.DevKubeconfig); err != nil {
-			return err
-		}
-		cfg, err := clientConfig(flags.DevKubeconfig)
-		if err != nil {
-			return err
-		}
-		c, err = client.New(cfg, client.Options{Scheme: scheme(t)})
-		return err
-	}, bosuntest.Timeout(5*time.Minute))
+	c := devClient(t, flags)
 	sample := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sample"}}
 	bosuntest.Eventually(t, func(ctx context.Context) error { return ready(ctx, c, sample, 42) })
 	// --dev-workloads is on by default: the workload controllers and two
@@ -499,18 +488,7 @@ func TestRunDevServesWebhooks(t *testing.T) {
 	flags.DevKubeconfig = filepath.Join(t.TempDir(), "dev", "kubeconfig")
 	start(t, withWebhooks(widgets("devhooks", "")), flags)
 
-	var c client.Client
-	bosuntest.Eventually(t, func(context.Context) error {
-		if _, err := os.Stat(flags.DevKubeconfig); err != nil {
-			return err
-		}
-		cfg, err := clientConfig(flags.DevKubeconfig)
-		if err != nil {
-			return err
-		}
-		c, err = client.New(cfg, client.Options{Scheme: scheme(t)})
-		return err
-	}, bosuntest.Timeout(5*time.Minute))
+	c := devClient(t, flags)
 	sample := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sample"}}
 	bosuntest.Eventually(t, func(ctx context.Context) error { return ready(ctx, c, sample, 42) })
 	if sample.Spec.Mode != "fast" {
@@ -541,4 +519,23 @@ func TestRunWebhookFlags(t *testing.T) {
 		return get200(ctx, "http://"+flags.ProbeAddr+"/readyz/webhooks")
 	})
 	admitted(t, cp.Client, ns)
+}
+
+// devClient waits for the kubeconfig --dev writes and returns a client of
+// its control plane.
+func devClient(t *testing.T, flags operator.Flags) client.Client {
+	t.Helper()
+	var c client.Client
+	bosuntest.Eventually(t, func(context.Context) error {
+		if _, err := os.Stat(flags.DevKubeconfig); err != nil {
+			return err
+		}
+		cfg, err := clientConfig(flags.DevKubeconfig)
+		if err != nil {
+			return err
+		}
+		c, err = client.New(cfg, client.Options{Scheme: scheme(t)})
+		return err
+	}, bosuntest.Timeout(5*time.Minute))
+	return c
 }
