@@ -145,7 +145,11 @@
 //
 // `bosun gen` writes the markers for T and its status, for what the states
 // of a document read, for what its actions declare they write (`writes
-// Kind(verbs)`), and these two of the engine's own.
+// Kind(verbs)`), and these two of the engine's own. For Go steps,
+// Reconciler.PolicyRules derives the rules: the engine's, and those each
+// step declares with a PolicyRules method (the children step declares its
+// kinds); a test that compares them with the role controller-gen writes
+// keeps the markers at least privilege (examples/memcached does).
 //
 // # The stages of a pass, and where to read them
 //

@@ -7,10 +7,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/bosunkit/bosun"
@@ -198,6 +201,36 @@ func conditionType(k Kind) string {
 		return u.GetKind() + "Ready"
 	}
 	return reflect.TypeOf(k.Object).Elem().Name() + "Ready"
+}
+
+// PolicyRules returns the RBAC rules the step needs (see
+// bosun.Reconciler.PolicyRules): get, list, watch, create, patch and delete
+// on every declared kind (the cache, reads of the API server before a
+// create, server-side apply, pruning) and, for children owned by the
+// parent, update on the parent's finalizers subresource, which an owner
+// reference with blockOwnerDeletion needs.
+func (s *Step[T]) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	ks, err := s.kinds(scheme)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]rbacv1.PolicyRule, 0, len(ks)+1)
+	for _, k := range ks {
+		res, _ := meta.UnsafeGuessKindToResource(k.gvk)
+		rules = append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{k.gvk.Group}, Resources: []string{res.Resource},
+			Verbs: []string{"get", "list", "watch", "create", "patch", "delete"},
+		})
+	}
+	if !s.unowned {
+		parent, err := apiutil.GVKForObject(reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T), scheme)
+		if err != nil {
+			return nil, err
+		}
+		res, _ := meta.UnsafeGuessKindToResource(parent)
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{parent.Group}, Resources: []string{res.Resource + "/finalizers"}, Verbs: []string{"update"}})
+	}
+	return rules, nil
 }
 
 // kinds returns the declared kinds resolved against scheme, once per

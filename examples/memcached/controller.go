@@ -8,10 +8,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -180,6 +182,12 @@ var (
 	_ bosun.Observer[*cachev1.Memcached] = reportPods{}
 	_ bosun.Setuper[*cachev1.Memcached]  = reportPods{}
 )
+
+// PolicyRules declares what the step reads beyond the engine's and the
+// children step's: pods (see bosun.Reconciler.PolicyRules).
+func (reportPods) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}}}, nil
+}
 
 // SetupWithBuilder makes a pod that carries LabelMemcached reconcile the
 // Memcached it names when it comes, goes, starts being deleted or changes

@@ -2,11 +2,14 @@ package memcached
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	cachev1 "github.com/bosunkit/bosun/examples/memcached/api/v1alpha1"
@@ -37,16 +40,63 @@ func TestGeneratedRole(t *testing.T) {
 	}
 }
 
-// TestRunsWithGeneratedRole runs the controller as a user that holds only
-// the generated ClusterRole: a Memcached becomes Ready with its pods
-// listed and follows a change of its size, so the markers grant all it
-// needs.
-func TestRunsWithGeneratedRole(t *testing.T) {
+// triples returns rules as sorted, unique "group/resource verb" lines.
+func triples(rules []rbacv1.PolicyRule) []string {
+	var out []string
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					out = append(out, g+"/"+res+" "+v)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestRoleIsDerived checks that the rules the reconciler derives from its
+// steps (bosun.Reconciler.PolicyRules: the engine's, the children step's
+// and reportPods's declared reads of pods) are exactly those the markers
+// make controller-gen write: neither grants what the other does not.
+func TestRoleIsDerived(t *testing.T) {
 	role, err := rbac.ClusterRole()
 	if err != nil {
 		t.Fatal(err)
 	}
-	const user = "memcached-controller-generated"
+	derived, err := NewReconciler().PolicyRules(testScheme(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(triples(role.Rules), triples(derived)); diff != "" {
+		t.Errorf("derived rules against the generated role (-generated +derived):\n%s", diff)
+	}
+}
+
+// TestRunsWithGeneratedRole runs the controller as a user that holds only
+// the generated ClusterRole, and as one that holds only the rules the
+// reconciler derives: a Memcached becomes Ready with its pods listed and
+// follows a change of its size, so each grants all it needs.
+func TestRunsWithGeneratedRole(t *testing.T) {
+	generated, err := rbac.ClusterRole()
+	if err != nil {
+		t.Fatal(err)
+	}
+	derived, err := NewReconciler().PolicyRules(testScheme(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rules := range map[string][]rbacv1.PolicyRule{"generated": generated.Rules, "derived": derived} {
+		t.Run(name, func(t *testing.T) { runAs(t, "memcached-controller-"+name, rules) })
+	}
+}
+
+// runAs runs the controller as user, bound to a ClusterRole of rules,
+// through a Memcached's creation and a change of its size.
+func runAs(t *testing.T, user string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{Rules: rules}
 	cp := shared.ControlPlane(t)
 	ctx := t.Context()
 	bound := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: role.Rules}
@@ -69,8 +119,22 @@ func TestRunsWithGeneratedRole(t *testing.T) {
 	e := newEnv(t, cp)
 	e.mgr = bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{User: user, Configure: LimitPodCache}, e.setup)
 
-	e.create("rbac", 1)
-	e.waitReady("rbac", 1, cachev1.DefaultImage)
-	e.patch("rbac", func(m *cachev1.Memcached) { m.Spec.Size = 2 })
-	e.waitReady("rbac", 2, cachev1.DefaultImage)
+	name := "rbac-" + user[len("memcached-controller-"):]
+	e.create(name, 1)
+	e.waitReady(name, 1, cachev1.DefaultImage)
+	e.patch(name, func(m *cachev1.Memcached) { m.Spec.Size = 2 })
+	e.waitReady(name, 2, cachev1.DefaultImage)
+}
+
+// testScheme returns a scheme of the built-in kinds and the Memcached API.
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
