@@ -3,13 +3,18 @@ package managed
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/bosunkit/bosun"
 )
@@ -102,6 +107,28 @@ func (s *Step[T]) SetupWithBuilder(b *bosun.Builder[T]) error {
 	}
 	watchLeaving(b, &s.memory)
 	return nil
+}
+
+// PolicyRules returns the RBAC rules the step needs beyond the engine's
+// (see bosun.Reconciler.PolicyRules): with a connection Secret, get, list,
+// watch, create, update and delete on Secrets (the Secret is read from the
+// cache and the API server, made, repaired and removed), and update on the
+// object's finalizers subresource, which the Secret's owner reference with
+// blockOwnerDeletion needs. The external system's own credentials are the
+// Connector's business.
+func (s *Step[T]) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	if s.cfg.secretName == nil {
+		return nil, nil
+	}
+	gvk, err := apiutil.GVKForObject(reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T), scheme)
+	if err != nil {
+		return nil, err
+	}
+	res, _ := meta.UnsafeGuessKindToResource(gvk)
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
+		{APIGroups: []string{gvk.Group}, Resources: []string{res.Resource + "/finalizers"}, Verbs: []string{"update"}},
+	}, nil
 }
 
 // Name returns the step's name (see WithName).

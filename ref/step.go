@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -232,6 +234,18 @@ func structPointer[V any]() error {
 // newObject returns a new, empty V; V is a pointer to a struct type.
 func newObject[V client.Object]() V {
 	return reflect.New(reflect.TypeFor[V]().Elem()).Interface().(V)
+}
+
+// PolicyRules returns the RBAC rules the step needs beyond the engine's
+// (see bosun.Reconciler.PolicyRules): get, list and watch on the
+// referenced kind, which it reads through the cache and watches.
+func (s *Step[T, R]) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	gvk, err := apiutil.GVKForObject(reflect.New(reflect.TypeFor[R]().Elem()).Interface().(R), scheme)
+	if err != nil {
+		return nil, err
+	}
+	res, _ := meta.UnsafeGuessKindToResource(gvk)
+	return []rbacv1.PolicyRule{{APIGroups: []string{gvk.Group}, Resources: []string{res.Resource}, Verbs: []string{"get", "list", "watch"}}}, nil
 }
 
 // Name returns the step's name.

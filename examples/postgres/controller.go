@@ -210,8 +210,7 @@ func SetupDatabaseWithManager(mgr ctrl.Manager, opts Options) error {
 // +kubebuilder:rbac:groups=postgres.bosun.dev,resources=roles/finalizers,verbs=update
 // +kubebuilder:rbac:groups=postgres.bosun.dev,resources=databases,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=postgres.bosun.dev,resources=databases/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=postgres.bosun.dev,resources=databases/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

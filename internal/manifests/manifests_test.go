@@ -226,9 +226,13 @@ func TestBuildExamples(t *testing.T) {
 			}
 			for _, crd := range crds {
 				plural, group, _ := strings.Cut(crd, ".")
-				for _, want := range []struct{ resource, verb string }{
-					{plural, "watch"}, {plural, "patch"}, {plural + "/status", "patch"}, {plural + "/finalizers", "update"},
-				} {
+				wants := []struct{ resource, verb string }{{plural, "watch"}, {plural, "patch"}, {plural + "/status", "patch"}}
+				if plural != "databases" {
+					// Only kinds that own objects need the finalizers
+					// subresource (blockOwnerDeletion); a Database owns none.
+					wants = append(wants, struct{ resource, verb string }{plural + "/finalizers", "update"})
+				}
+				for _, want := range wants {
 					if !grants(&role, group, want.resource, want.verb) {
 						t.Errorf("the ClusterRole does not grant %s of %s.%s", want.verb, want.resource, group)
 					}
@@ -445,8 +449,14 @@ func checkAccess(t *testing.T, cp *controlplane.ControlPlane, example string) {
 			access{group, plural, "", "watch", ""},
 			access{group, plural, "", "patch", "default"},
 			access{group, plural, "status", "patch", "default"},
-			access{group, plural, "finalizers", "update", "default"},
 		)
+		// The finalizers subresource is for owner references with
+		// blockOwnerDeletion: only kinds that own something need it.
+		if plural != "databases" {
+			allowed = append(allowed, access{group, plural, "finalizers", "update", "default"})
+		} else {
+			denied = append(denied, access{group, plural, "finalizers", "update", "default"})
+		}
 		denied = append(denied,
 			access{group, plural, "", "create", "default"},
 			access{group, plural, "", "delete", "default"},
@@ -474,7 +484,7 @@ func checkAccess(t *testing.T, cp *controlplane.ControlPlane, example string) {
 		kind("postgres.bosun.dev", "roles")
 		kind("postgres.bosun.dev", "databases")
 		allowed = append(allowed, engine, access{"", "secrets", "", "create", "default"}, access{"", "secrets", "", "update", "default"})
-		denied = append(denied, access{"", "configmaps", "", "get", "default"})
+		denied = append(denied, access{"", "configmaps", "", "get", "default"}, access{"", "secrets", "", "patch", "default"})
 	case "rwexternal":
 		kind("rwexternal.bosun.dev", "rwexternals")
 		allowed = append(allowed, engine, access{"", "secrets", "", "create", "default"})
