@@ -251,7 +251,7 @@ func judge(child *unstructured.Unstructured) (ready bool, status string) {
 		if clientgoscheme.Scheme.Recognizes(gvk) {
 			return true, ""
 		}
-		_, status = customStatus(child)
+		status = customStatus(child)
 		ready, _ = children.DefaultReadiness(child)
 		return ready, status
 	}
@@ -261,15 +261,15 @@ func judge(child *unstructured.Unstructured) (ready bool, status string) {
 	ready, why := children.DefaultReadiness(typed)
 	switch o := typed.(type) {
 	case *appsv1.Deployment:
-		_, status = deploymentStatus(o)
+		status = deploymentStatus(o)
 	case *appsv1.StatefulSet:
-		_, status = statefulSetStatus(o)
+		status = statefulSetStatus(o)
 	case *appsv1.DaemonSet:
-		_, status = daemonSetStatus(o)
+		status = daemonSetStatus(o)
 	case *batchv1.Job:
-		_, status = jobStatus(o)
+		status = jobStatus(o)
 	case *corev1.Pod:
-		_, status = podStatus(o)
+		status = podStatus(o)
 	default:
 		status = why
 	}
@@ -281,7 +281,7 @@ func unseen(controller string, generation int64) string {
 	return fmt.Sprintf("generation %d not yet seen by the %s controller", generation, controller)
 }
 
-func deploymentStatus(d *appsv1.Deployment) (bool, string) {
+func deploymentStatus(d *appsv1.Deployment) string {
 	want, st := ptr.Deref(d.Spec.Replicas, 1), d.Status
 	parts := []string{fmt.Sprintf("%d/%d replicas ready", st.ReadyReplicas, want)}
 	if st.UpdatedReplicas < want {
@@ -290,8 +290,7 @@ func deploymentStatus(d *appsv1.Deployment) (bool, string) {
 	if st.AvailableReplicas < want && st.AvailableReplicas != st.ReadyReplicas {
 		parts = append(parts, fmt.Sprintf("%d/%d available", st.AvailableReplicas, want))
 	}
-	seen := st.ObservedGeneration >= d.Generation
-	if !seen {
+	if st.ObservedGeneration < d.Generation {
 		parts = append(parts, unseen("deployment", d.Generation))
 	}
 	for _, c := range st.Conditions {
@@ -300,58 +299,55 @@ func deploymentStatus(d *appsv1.Deployment) (bool, string) {
 			parts = append(parts, conditionText(string(c.Type), string(c.Status), c.Reason, c.Message))
 		}
 	}
-	return seen && st.UpdatedReplicas >= want && st.AvailableReplicas >= want, strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
 }
 
-func statefulSetStatus(s *appsv1.StatefulSet) (bool, string) {
+func statefulSetStatus(s *appsv1.StatefulSet) string {
 	want, st := ptr.Deref(s.Spec.Replicas, 1), s.Status
 	parts := []string{fmt.Sprintf("%d/%d replicas ready", st.ReadyReplicas, want)}
-	seen := st.ObservedGeneration >= s.Generation
-	if !seen {
+	if st.ObservedGeneration < s.Generation {
 		parts = append(parts, unseen("statefulset", s.Generation))
 	}
-	rolling := st.UpdateRevision != "" && st.CurrentRevision != st.UpdateRevision
-	if rolling {
+	if st.UpdateRevision != "" && st.CurrentRevision != st.UpdateRevision {
 		parts = append(parts, fmt.Sprintf("rolling update under way, %d/%d updated", st.UpdatedReplicas, want))
 	}
-	return seen && st.ReadyReplicas >= want && !rolling, strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
 }
 
-func daemonSetStatus(d *appsv1.DaemonSet) (bool, string) {
+func daemonSetStatus(d *appsv1.DaemonSet) string {
 	want, st := d.Status.DesiredNumberScheduled, d.Status
 	parts := []string{fmt.Sprintf("%d/%d pods ready", st.NumberReady, want)}
 	if st.UpdatedNumberScheduled < want {
 		parts = append(parts, fmt.Sprintf("%d/%d updated", st.UpdatedNumberScheduled, want))
 	}
-	seen := st.ObservedGeneration >= d.Generation
-	if !seen {
+	if st.ObservedGeneration < d.Generation {
 		parts = append(parts, unseen("daemonset", d.Generation))
 	}
-	return seen && st.UpdatedNumberScheduled >= want && st.NumberAvailable >= want, strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
 }
 
-func jobStatus(j *batchv1.Job) (bool, string) {
+func jobStatus(j *batchv1.Job) string {
 	for _, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
 		}
 		switch c.Type {
 		case batchv1.JobComplete:
-			return true, ""
+			return ""
 		case batchv1.JobFailed:
-			return false, conditionText("failed", "", c.Reason, c.Message)
+			return conditionText("failed", "", c.Reason, c.Message)
 		}
 	}
 	if ptr.Deref(j.Spec.Suspend, false) {
-		return false, "suspended"
+		return "suspended"
 	}
 	st := j.Status
-	return false, fmt.Sprintf("not complete: %d active, %d succeeded, %d failed", st.Active, st.Succeeded, st.Failed)
+	return fmt.Sprintf("not complete: %d active, %d succeeded, %d failed", st.Active, st.Succeeded, st.Failed)
 }
 
-func podStatus(p *corev1.Pod) (bool, string) {
+func podStatus(p *corev1.Pod) string {
 	if podReady(p) {
-		return true, ""
+		return ""
 	}
 	status := cmp.Or(string(p.Status.Phase), "no phase")
 	if p.Status.Phase == corev1.PodRunning {
@@ -360,7 +356,7 @@ func podStatus(p *corev1.Pod) (bool, string) {
 	if why := podProblem(p); why != "" {
 		status += ": " + why
 	}
-	return false, status
+	return status
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -445,29 +441,30 @@ func podSummary(pods []corev1.Pod) string {
 	return out
 }
 
-// customStatus judges a custom resource by its Ready condition, as package
-// children does: ready when it is True for the current generation, or
-// when the status has no conditions at all.
-func customStatus(u *unstructured.Unstructured) (bool, string) {
+// customStatus says what keeps a custom resource from being ready by its
+// Ready condition (children.DefaultReadiness gives the verdict): nothing
+// when Ready is True for the current generation, or when the status has no
+// conditions at all.
+func customStatus(u *unstructured.Unstructured) string {
 	conds := conditionsOf(u)
 	if len(conds) == 0 {
-		return true, ""
+		return ""
 	}
 	ready := conditions.Find(conds, conditions.TypeReady)
 	if ready == nil {
-		return false, "no Ready condition yet"
+		return "no Ready condition yet"
 	}
 	if ready.Status != metav1.ConditionTrue {
-		return false, conditionText(ready.Type, string(ready.Status), ready.Reason, ready.Message)
+		return conditionText(ready.Type, string(ready.Status), ready.Reason, ready.Message)
 	}
 	observed := ready.ObservedGeneration
 	if observed == 0 {
 		observed, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	}
 	if observed != 0 && observed < u.GetGeneration() {
-		return false, fmt.Sprintf("Ready True for generation %d, not yet for generation %d", observed, u.GetGeneration())
+		return fmt.Sprintf("Ready True for generation %d, not yet for generation %d", observed, u.GetGeneration())
 	}
-	return true, ""
+	return ""
 }
 
 // conditionText writes a condition in one line: "Ready False (Reason):
