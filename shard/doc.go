@@ -130,6 +130,43 @@
 // (ByNamespace): with the same members, every ring gives a namespace to
 // the same member.
 //
+// # Canaries
+//
+// A new version of an operator can run beside the current one in the same
+// ring and take a chosen share of the objects first. Each member names its
+// build in Options.Version (its Lease carries the label
+// shard.bosun.dev/version). A Canary, written with Canary.Write or `bosun
+// canary set`, names the new version and its share: a percent of the
+// objects, chosen by a hash of their ring key into a hundred buckets that
+// does not depend on the members (raising the percent only adds objects),
+// and the objects a label selector matches. The sharder then hashes the
+// objects the canary chooses onto the live members of its version only,
+// and the rest onto the other members; when one side has no live member,
+// the other takes its objects, so that every object has a member while any
+// lives. Objects move between the versions as between any two members,
+// through a drain, so no object is ever reconciled by two versions at
+// once. Promoting the canary is a percent of 100; aborting is a percent of
+// 0 and no selector, which hands every object back while the canary's
+// replicas still run; the zero Canary deletes the record, after which
+// every member takes an even share, whatever its version. Write the canary
+// before the new version's replicas start: without one they take an even
+// share at once.
+//
+// The record is a Lease named <ring>.canary in the members' namespace,
+// labelled with the ring, so that the role that keeps the members' Leases
+// reads it; its annotations canary.shard.bosun.dev/version, percent and
+// selector may be edited by hand as well. A record that cannot be read
+// (a percent that is no number, a selector that does not parse) is logged
+// and ignored: the sharder keeps the rollout it had.
+//
+// To compare the versions, every member counts its passes (how many, how
+// many failed, their total duration; a pass failed when it returned an
+// error, or, behind ControllerOptions' queue, when the controller retried
+// it with backoff) in the metrics bosun_shard_passes_total and
+// bosun_shard_pass_duration_seconds, labelled with its version, and on its
+// Lease at each renewal (the annotation shard.bosun.dev/passes), which
+// `bosun canary status` sums by version without Prometheus.
+//
 // # Labels, annotations and metrics
 //
 // The sharder and the members write these; an operator may select objects
@@ -142,6 +179,9 @@
 //	| tenure.shard.bosun.dev/<ring>       | an object         | acquire time of its member's Lease (RFC 3339)  |
 //	| shard.bosun.dev/ring                | a Lease, label    | the ring's name                                |
 //	| shard.bosun.dev/evicted             | a Lease           | when the sharder evicted the member (RFC 3339) |
+//	| shard.bosun.dev/version             | a Lease, label    | the member's Options.Version                   |
+//	| shard.bosun.dev/passes              | a Lease           | the member's passes, errors and seconds (JSON) |
+//	| canary.shard.bosun.dev/version, percent, selector | the Lease <ring>.canary | the Canary in force |
 //
 // The metrics are registered with controller-runtime's metrics.Registry,
 // which the manager serves:
@@ -153,6 +193,8 @@
 //	| bosun_shard_moves_total          | counter | ring, kind   | the sharder's changes of an object's member, by kind: "assign" (it had none), "drain" (a live member is asked to let it go), "takeover" (its member is gone) |
 //	| bosun_shard_drains_total         | counter | ring, member | objects a member let go when asked                |
 //	| bosun_shard_drain_timeouts_total | counter | ring, member | objects a member did not let go within Options.DrainTimeout, for which the sharder evicted it |
+//	| bosun_shard_passes_total         | counter | ring, version, result | passes a member ran, by its version and "success" or "error" |
+//	| bosun_shard_pass_duration_seconds | histogram | ring, version | duration of a member's passes, by its version |
 //
 // # Prior art
 //

@@ -9,6 +9,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/bosunkit/bosun"
@@ -84,4 +85,26 @@ func Example() {
 	_ = run // run(ctrl.SetupSignalHandler()) in main
 	fmt.Println(member.ShardLabel(), member.DrainLabel())
 	// Output: shard.bosun.dev/widgets drain.shard.bosun.dev/widgets
+}
+
+// Roll version v1.5.0 of an operator out to a tenth of the Widgets, then
+// to all of them. Its replicas run with Options.Version "v1.5.0"; the
+// others keep the rest until the promotion.
+func ExampleCanary() {
+	ctx := context.Background()
+	c, err := client.New(ctrl.GetConfigOrDie(), client.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	canary := shard.Canary{Version: "v1.5.0", Percent: 10}
+	if err := canary.Write(ctx, c, "widgets-system", "widgets"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// ... compare the versions: bosun canary status widgets -n widgets-system
+	canary.Percent = 100
+	if err := canary.Write(ctx, c, "widgets-system", "widgets"); err != nil {
+		fmt.Println(err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/fairqueue"
+	"github.com/bosunkit/bosun/internal/rollout"
 )
 
 // ErrLeaseLost is the cause of the cancellation of a pass's context when
@@ -92,6 +93,13 @@ type gate struct {
 	// draining holds the objects asked to leave, with when they were
 	// marked; they start no pass until seen back.
 	draining map[types.NamespacedName]time.Time
+	// started holds when the first running pass of an object began, and
+	// failed the objects whose running pass failed; stats counts the
+	// passes that ended, and observe, when set, is told of each.
+	started map[types.NamespacedName]time.Time
+	failed  map[types.NamespacedName]bool
+	stats   rollout.Stats
+	observe func(d time.Duration, failed bool)
 }
 
 func newGate(renewDeadline time.Duration) *gate {
@@ -100,6 +108,8 @@ func newGate(renewDeadline time.Duration) *gate {
 		confirmed:     map[types.NamespacedName]bool{},
 		inflight:      map[types.NamespacedName]int{},
 		draining:      map[types.NamespacedName]time.Time{},
+		started:       map[types.NamespacedName]time.Time{},
+		failed:        map[types.NamespacedName]bool{},
 	}
 }
 
@@ -233,7 +243,9 @@ func (g *gate) decide(key types.NamespacedName) (v verdict, right context.Contex
 			return admit, g.right, true
 		}
 	}
-	g.inflight[key]++
+	if g.inflight[key]++; g.inflight[key] == 1 {
+		g.started[key] = time.Now()
+	}
 	return admit, g.right, false
 }
 
@@ -245,13 +257,49 @@ func (g *gate) unconfirm(key types.NamespacedName) {
 	delete(g.confirmed, key)
 }
 
-// end counts the end of an admitted pass of key.
-func (g *gate) end(key types.NamespacedName) {
+// fail marks the running pass of key as failed.
+func (g *gate) fail(key types.NamespacedName) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.inflight[key]--; g.inflight[key] <= 0 {
-		delete(g.inflight, key)
+	if g.inflight[key] > 0 {
+		g.failed[key] = true
 	}
+}
+
+// end counts the end of an admitted pass of key, and once none of key
+// runs, the pass in stats.
+func (g *gate) end(key types.NamespacedName) {
+	g.mu.Lock()
+	if g.inflight[key]--; g.inflight[key] > 0 {
+		g.mu.Unlock()
+		return
+	}
+	delete(g.inflight, key)
+	start, ok := g.started[key]
+	d, failed := time.Since(start), g.failed[key]
+	delete(g.started, key)
+	delete(g.failed, key)
+	if !ok {
+		g.mu.Unlock()
+		return
+	}
+	g.stats.Passes++
+	g.stats.Seconds += d.Seconds()
+	if failed {
+		g.stats.Errors++
+	}
+	observe := g.observe
+	g.mu.Unlock()
+	if observe != nil {
+		observe(d, failed)
+	}
+}
+
+// passes returns the passes that ended since the member started.
+func (g *gate) passes() rollout.Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stats
 }
 
 // drain marks key as leaving and reports whether no pass of it runs.
@@ -353,6 +401,12 @@ func (q *gatedQueue) Get() (reconcile.Request, bool) {
 	}
 }
 
+// AddRateLimited is how a controller retries a pass that failed.
+func (q *gatedQueue) AddRateLimited(item reconcile.Request) {
+	q.g.fail(item.NamespacedName)
+	q.TypedRateLimitingInterface.AddRateLimited(item)
+}
+
 func (q *gatedQueue) Done(item reconcile.Request) {
 	q.g.end(item.NamespacedName)
 	q.TypedRateLimitingInterface.Done(item)
@@ -377,6 +431,23 @@ func (q *gatedPriorityQueue) GetWithPriority() (reconcile.Request, int, bool) {
 			return item, prio, shutdown
 		}
 	}
+}
+
+// AddWithOpts, rate limited, is how a controller retries a pass that
+// failed.
+func (q *gatedPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	if o.RateLimited {
+		for _, item := range items {
+			q.g.fail(item.NamespacedName)
+		}
+	}
+	q.PriorityQueue.AddWithOpts(o, items...)
+}
+
+// AddRateLimited is AddWithOpts, rate limited.
+func (q *gatedPriorityQueue) AddRateLimited(item reconcile.Request) {
+	q.g.fail(item.NamespacedName)
+	q.PriorityQueue.AddRateLimited(item)
 }
 
 func (q *gatedPriorityQueue) Done(item reconcile.Request) {

@@ -14,6 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/bosunkit/bosun/internal/rollout"
 )
 
 // idlePoll is how often a stopping member looks whether its passes have
@@ -33,13 +35,7 @@ func LeaseName(ring, identity string) string { return ring + "-" + identity }
 
 // alive reports whether lease, a member's Lease, is current at now: it
 // has a holder and was renewed within its duration.
-func alive(lease *coordinationv1.Lease, now time.Time) bool {
-	s := lease.Spec
-	if s.RenewTime == nil || s.LeaseDurationSeconds == nil || s.HolderIdentity == nil || *s.HolderIdentity == "" || lease.DeletionTimestamp != nil {
-		return false
-	}
-	return now.Before(s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second))
-}
+func alive(lease *coordinationv1.Lease, now time.Time) bool { return rollout.Alive(lease, now) }
 
 // errEvicted: the sharder evicted the member, which lets its Lease expire.
 var errEvicted = errors.New("the member was evicted")
@@ -132,12 +128,13 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		lease = coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Namespace: m.opts.Namespace, Name: name, Labels: map[string]string{labelRing: m.opts.Ring}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: m.opts.Namespace, Name: name},
 			Spec: coordinationv1.LeaseSpec{
 				HolderIdentity: ptr.To(m.opts.Identity), LeaseDurationSeconds: ptr.To(seconds),
 				AcquireTime: &renewTime, RenewTime: &renewTime,
 			},
 		}
+		ms.describe(&lease)
 		if err := c.Create(rctx, &lease); err != nil {
 			return fmt.Errorf("creating lease %s: %w", name, err)
 		}
@@ -155,12 +152,7 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 		if !alive(&lease, now) {
 			lease.Spec.AcquireTime = &renewTime
 		}
-		if lease.Labels[labelRing] != m.opts.Ring {
-			if lease.Labels == nil {
-				lease.Labels = map[string]string{}
-			}
-			lease.Labels[labelRing] = m.opts.Ring
-		}
+		ms.describe(&lease)
 		lease.Spec.RenewTime = &renewTime
 		lease.Spec.HolderIdentity = ptr.To(m.opts.Identity)
 		lease.Spec.LeaseDurationSeconds = ptr.To(seconds)
@@ -184,6 +176,26 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	}
 	m.gate.resume(now, owned, tenure)
 	return nil
+}
+
+// describe labels lease, the member's, with the ring and the member's
+// version, and annotates it with the member's pass counts, which `bosun
+// canary status` compares by version.
+func (ms *membership) describe(lease *coordinationv1.Lease) {
+	m := ms.m
+	if lease.Labels == nil {
+		lease.Labels = map[string]string{}
+	}
+	lease.Labels[labelRing] = m.opts.Ring
+	if m.opts.Version != "" {
+		lease.Labels[rollout.LabelVersion] = m.opts.Version
+	} else {
+		delete(lease.Labels, rollout.LabelVersion)
+	}
+	if lease.Annotations == nil {
+		lease.Annotations = map[string]string{}
+	}
+	lease.Annotations[rollout.AnnotationPasses] = m.gate.passes().Encode()
 }
 
 // owned lists, from the API server, the objects labelled for this member.

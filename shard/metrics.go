@@ -26,6 +26,19 @@ const (
 	// within the drain timeout, for which the sharder evicted it (labels
 	// ring, member).
 	metricDrainTimeouts = "bosun_shard_drain_timeouts_total"
+	// metricPasses counts the passes a member ran (labels ring, version,
+	// result: "success" or "error"), so that a canary's errors compare
+	// with those of the version it replaces.
+	metricPasses = "bosun_shard_passes_total"
+	// metricPassDuration is the duration of a member's passes (labels
+	// ring, version).
+	metricPassDuration = "bosun_shard_pass_duration_seconds"
+)
+
+// Results of metricPasses.
+const (
+	resultSuccess = "success"
+	resultError   = "error"
 )
 
 // Kinds of metricMoves.
@@ -51,8 +64,15 @@ var (
 	drainTimeoutsCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: metricDrainTimeouts, Help: "Objects a member of a shard ring did not let go within the drain timeout, for which the sharder evicted it.",
 	}, []string{"ring", "member"})
+	passesCounter = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricPasses, Help: "Passes run by the members of a shard ring, by version and result.",
+	}, []string{"ring", "version", "result"})
+	passDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: metricPassDuration, Help: "Duration of the passes run by the members of a shard ring, by version.",
+		Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+	}, []string{"ring", "version"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(membersGauge, objectsGauge, movesCounter, drainsCounter, drainTimeoutsCounter)
+	metrics.Registry.MustRegister(membersGauge, objectsGauge, movesCounter, drainsCounter, drainTimeoutsCounter, passesCounter, passDuration)
 }

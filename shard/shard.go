@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -25,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/internal/rollout"
 )
 
 // Label keys. An object's shard label names the member that reconciles
@@ -35,7 +38,7 @@ const (
 	// DrainPrefix, followed by the ring's name, is the drain label.
 	DrainPrefix = "drain.shard.bosun.dev/"
 	// labelRing is the label of the members' Leases: the ring's name.
-	labelRing = "shard.bosun.dev/ring"
+	labelRing = rollout.LabelRing
 	// tenurePrefix, followed by the ring's name, is an annotation the
 	// sharder puts on an object with its member's label: the acquire time
 	// of the member's Lease (RFC 3339), which starts anew each time the
@@ -116,6 +119,11 @@ type Options struct {
 	// namespaces, as the manager's cache of an operator that watches only
 	// them. Empty means every namespace.
 	ObjectNamespaces []string
+	// Version is the build this member runs, such as "v1.4.0", a label
+	// value. A Canary chooses its members by it, and the member's pass
+	// metrics carry it. Empty is a version as well: that of the members
+	// that name none.
+	Version string
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -133,6 +141,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Namespace == "" {
 		errs = append(errs, errors.New("the Namespace is empty"))
+	}
+	if msgs := validation.IsValidLabelValue(o.Version); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("the Version %q is not a label value: %s", o.Version, strings.Join(msgs, "; ")))
 	}
 	if o.Object == nil {
 		errs = append(errs, errors.New("the Object is nil"))
@@ -200,6 +211,15 @@ func New(opts Options) (*Member, error) {
 		gate:       newGate(opts.RenewDeadline),
 	}
 	m.gate.isBack = m.backInCache
+	passes := map[bool]prometheus.Counter{
+		false: passesCounter.WithLabelValues(opts.Ring, opts.Version, resultSuccess),
+		true:  passesCounter.WithLabelValues(opts.Ring, opts.Version, resultError),
+	}
+	duration := passDuration.WithLabelValues(opts.Ring, opts.Version)
+	m.gate.observe = func(d time.Duration, failed bool) {
+		passes[failed].Inc()
+		duration.Observe(d.Seconds())
+	}
 	m.gate.cached = m.inCache
 	m.gate.confirm = m.onServer
 	return m, nil
@@ -378,7 +398,11 @@ func (m *Member) Wrap(r reconcile.Reconciler) reconcile.Reconciler {
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		defer context.AfterFunc(right, func() { cancel(context.Cause(right)) })()
-		return r.Reconcile(ctx, req)
+		res, err := r.Reconcile(ctx, req)
+		if err != nil {
+			m.gate.fail(req.NamespacedName)
+		}
+		return res, err
 	})
 }
 

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -22,6 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bosunkit/bosun/internal/rollout"
 )
 
 // sharderWorkers is how many objects the sharder labels at once. A
@@ -44,6 +47,15 @@ type sharder struct {
 	mu      sync.Mutex
 	members []string
 	ring    Ring
+	// versions holds the version of each live member; canary is the
+	// rollout in force (nil: none), with the rings of the members of its
+	// version and of the others (see owner).
+	versions map[string]string
+	canary   *rollout.Spec
+	chooser  rollout.Chooser
+	rings    [2]Ring
+	// invalid is the error of the canary record last refused, logged once.
+	invalid string
 	// drainSeen is when this sharder first saw the drain of an object
 	// whose drain label holds no time; timedOut, the drain start of the
 	// objects whose drain timed out, counted once each.
@@ -220,23 +232,30 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 	}
 	now := time.Now()
 	var members []string
+	versions := map[string]string{}
+	s.mu.Lock()
+	canary := s.canary
+	s.mu.Unlock()
 	for i := range leases.Items {
-		if l := &leases.Items[i]; alive(l, now) {
+		l := &leases.Items[i]
+		if l.Name == rollout.LeaseName(m.opts.Ring) {
+			canary = s.readCanary(l, canary)
+			continue
+		}
+		if alive(l, now) {
 			members = append(members, *l.Spec.HolderIdentity)
+			versions[*l.Spec.HolderIdentity] = l.Labels[rollout.LabelVersion]
 			if end := l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second); next.IsZero() || end.Before(next) {
 				next = end
 			}
 		}
 	}
+	if !slices.ContainsFunc(leases.Items, func(l coordinationv1.Lease) bool { return l.Name == rollout.LeaseName(m.opts.Ring) }) {
+		canary = nil
+	}
 	slices.Sort(members)
 	members = slices.Compact(members)
-	s.mu.Lock()
-	same := s.ring.points != nil && slices.Equal(members, s.members)
-	if !same {
-		s.members = members
-		s.ring = NewRing(members, m.opts.Tokens)
-	}
-	s.mu.Unlock()
+	same := s.reshape(members, versions, canary)
 	membersGauge.WithLabelValues(m.opts.Ring).Set(float64(len(members)))
 
 	objects := &metav1.PartialObjectMetadataList{}
@@ -274,6 +293,71 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 		m.mgr.GetLogger().Info("ring members changed", "ring", m.opts.Ring, "members", members, "objects", len(objects.Items))
 	}
 	return next, nil
+}
+
+// readCanary reads the canary record lease; a record it cannot use
+// leaves the rollout as it was (old), and is logged once.
+func (s *sharder) readCanary(lease *coordinationv1.Lease, old *rollout.Spec) *rollout.Spec {
+	spec, err := rollout.Parse(lease.Annotations)
+	if err != nil {
+		if msg := err.Error(); msg != s.invalid {
+			s.invalid = msg
+			s.m.mgr.GetLogger().Error(err, "ignoring an invalid canary record; the rollout stays as it was", "ring", s.m.opts.Ring, "lease", lease.Name)
+		}
+		return old
+	}
+	s.invalid = ""
+	return &spec
+}
+
+// reshape makes the rings of the live members, of their versions and of
+// the canary in force, and reports whether they were the same already.
+func (s *sharder) reshape(members []string, versions map[string]string, canary *rollout.Spec) (same bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sameCanary := (canary == nil) == (s.canary == nil) && (canary == nil || *canary == *s.canary)
+	if s.ring.points != nil && slices.Equal(members, s.members) && maps.Equal(versions, s.versions) && sameCanary {
+		return true
+	}
+	s.members, s.versions, s.canary = members, versions, canary
+	s.ring = NewRing(members, s.m.opts.Tokens)
+	s.rings = [2]Ring{}
+	if canary != nil {
+		var pools [2][]string
+		for _, member := range members {
+			in := 0
+			if versions[member] == canary.Version {
+				in = 1
+			}
+			pools[in] = append(pools[in], member)
+		}
+		s.rings = [2]Ring{NewRing(pools[0], s.m.opts.Tokens), NewRing(pools[1], s.m.opts.Tokens)}
+		// Parse validated the selector.
+		s.chooser, _ = rollout.NewChooser(*canary)
+	}
+	if canary != nil {
+		s.m.mgr.GetLogger().Info("canary in force", "ring", s.m.opts.Ring, "version", canary.Version, "percent", canary.Percent, "selector", canary.Selector)
+	}
+	return false
+}
+
+// ownerLocked returns the member that the object of ring key key and
+// labels lbls belongs to; s.mu is held. With a canary in force, the
+// members of its version take the objects it chooses, the others the
+// rest; when the members of one side are all gone, the other side takes
+// their objects, so that every object has a member while any lives.
+func (s *sharder) ownerLocked(key string, lbls map[string]string) string {
+	if s.canary == nil {
+		return s.ring.Owner(key)
+	}
+	side := 0
+	if s.chooser.Takes(key, lbls) {
+		side = 1
+	}
+	if owner := s.rings[side].Owner(key); owner != "" {
+		return owner
+	}
+	return s.rings[1-side].Owner(key)
 }
 
 // awaitDrain looks again at the drain of key, started as its label value
@@ -417,7 +501,7 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 	}
 	have, draining := obj.Labels[m.shardLabel], obj.Labels[m.drainLabel] != ""
 	s.mu.Lock()
-	want := s.ring.Owner(m.key(key.Namespace, key.Name))
+	want := s.ownerLocked(m.key(key.Namespace, key.Name), obj.Labels)
 	live := slices.Contains(s.members, have)
 	if !draining {
 		delete(s.drainSeen, key)

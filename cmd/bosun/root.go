@@ -23,6 +23,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newGenCommand(), newCheckCommand(), newFmtCommand(), newDemoCommand(), newControlPlaneCommand(), newVersionCommand(), newGraphCommand(), newInitCommand(), newCreateCommand(), newDevCommand(), newManifestsCommand(), newImageCommand())
 	root.AddCommand(newExplainCommand())
 	root.AddCommand(newPlanCommand())
+	root.AddCommand(newCanaryCommand())
 	return root
 }
 
