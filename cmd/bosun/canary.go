@@ -99,29 +99,24 @@ percent only adds objects) and the objects SELECTOR matches.`,
 }
 
 func canaryPromoteCommand() *cobra.Command {
-	var f canaryFlags
-	cmd := &cobra.Command{
-		Use:   "promote RING",
-		Short: "Give the canary's version every object of the ring",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return writeCanary(cmd, f, args[0], shard.Canary{}, func(c *shard.Canary) { c.Percent, c.Selector = 100, "" })
-		},
-	}
-	f.bind(cmd)
-	return cmd
+	return canaryShareCommand("promote RING", "Give the canary's version every object of the ring", "", 100)
 }
 
 func canaryAbortCommand() *cobra.Command {
+	return canaryShareCommand("abort RING", "Hand every object of the canary back to the current version",
+		`Keeps the canary's version recorded with a share of none, so that its
+replicas, while they run, take no object; remove them, then end the rollout.`, 0)
+}
+
+// canaryShareCommand returns a command that gives the canary in force
+// percent of the objects and no selector.
+func canaryShareCommand(use, short, long string, percent int) *cobra.Command {
 	var f canaryFlags
 	cmd := &cobra.Command{
-		Use:   "abort RING",
-		Short: "Hand every object of the canary back to the current version",
-		Long: `Keeps the canary's version recorded with a share of none, so that its
-replicas, while they run, take no object; remove them, then end the rollout.`,
+		Use: use, Short: short, Long: long,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return writeCanary(cmd, f, args[0], shard.Canary{}, func(c *shard.Canary) { c.Percent, c.Selector = 0, "" })
+			return writeCanary(cmd, f, args[0], shard.Canary{}, func(c *shard.Canary) { c.Percent, c.Selector = percent, "" })
 		},
 	}
 	f.bind(cmd)

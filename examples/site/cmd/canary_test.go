@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -58,27 +57,8 @@ func TestCanaryRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func(v, identity string) *replica {
-		r := &replica{stderr: &lockedBuffer{}}
-		r.cmd = exec.Command(bins[v],
-			"--kubeconfig", kubeconfig,
-			"--leader-elect", "--leader-election-namespace", ns, "--leader-election-id", "site-canary",
-			"--leader-election-lease-duration", leaseDuration.String(),
-			"--leader-election-renew-deadline", renewDeadline.String(),
-			"--leader-election-retry-period", retryPeriod.String(),
-			"--shard-ring", ring, "--shard-identity", identity, "--shard-namespace", ns,
-			"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
-		r.cmd.Stderr = r.stderr
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = r.cmd.Process.Signal(syscall.SIGTERM)
-			_ = r.cmd.Wait()
-			if t.Failed() {
-				t.Logf("replica %s stderr (last 3000 bytes):\n%s", identity, tail(r.stderr.String(), 3000))
-			}
-		})
-		return r
+		return startReplica(t, bins[v], kubeconfig, "--leader-election-namespace", ns, "--leader-election-id", "site-canary",
+			"--shard-ring", ring, "--shard-identity", identity, "--shard-namespace", ns)
 	}
 	start("v1", "old")
 	start("v2", "new")

@@ -67,26 +67,7 @@ func TestHighAvailability(t *testing.T) {
 	}
 
 	start := func() *replica {
-		r := &replica{stderr: &lockedBuffer{}}
-		r.cmd = exec.Command(bin,
-			"--kubeconfig", kubeconfig,
-			"--leader-elect", "--leader-election-namespace", ns, "--leader-election-id", "site-ha",
-			"--leader-election-lease-duration", leaseDuration.String(),
-			"--leader-election-renew-deadline", renewDeadline.String(),
-			"--leader-election-retry-period", retryPeriod.String(),
-			"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
-		r.cmd.Stderr = r.stderr
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = r.cmd.Process.Signal(syscall.SIGTERM)
-			_ = r.cmd.Wait()
-			if t.Failed() {
-				t.Logf("replica %d stderr (last 3000 bytes):\n%s", r.cmd.Process.Pid, tail(r.stderr.String(), 3000))
-			}
-		})
-		return r
+		return startReplica(t, bin, kubeconfig, "--leader-election-namespace", ns, "--leader-election-id", "site-ha")
 	}
 	a, b := start(), start()
 	var leader, standby *replica
@@ -173,6 +154,34 @@ func TestHighAvailability(t *testing.T) {
 	if tr := lease.Spec.LeaseTransitions; tr == nil || *tr < 1 {
 		t.Errorf("lease transitions %v; want at least 1", tr)
 	}
+}
+
+// startReplica runs a replica of the site operator, the binary bin,
+// against the cluster of kubeconfig with leader election on the test's
+// timings and the flags args; the test's end stops it, and shows its
+// stderr if the test failed.
+func startReplica(t *testing.T, bin, kubeconfig string, args ...string) *replica {
+	t.Helper()
+	r := &replica{stderr: &lockedBuffer{}}
+	r.cmd = exec.Command(bin, append([]string{
+		"--kubeconfig", kubeconfig, "--leader-elect",
+		"--leader-election-lease-duration", leaseDuration.String(),
+		"--leader-election-renew-deadline", renewDeadline.String(),
+		"--leader-election-retry-period", retryPeriod.String(),
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+	}, args...)...)
+	r.cmd.Stderr = r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		_ = r.cmd.Wait()
+		if t.Failed() {
+			t.Logf("replica %d %v stderr (last 3000 bytes):\n%s", r.cmd.Process.Pid, args, tail(r.stderr.String(), 3000))
+		}
+	})
+	return r
 }
 
 // countChildren counts the ConfigMaps and Services in ns that a Site
