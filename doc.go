@@ -23,6 +23,16 @@
 // Retry); the engine looks inside them, so every step of the tree is
 // treated as one listed in Steps: one list, one kind of unit.
 //
+// A step that makes children one by one, rather than keeping a set of them
+// (package children), uses two methods of the Pass. CreateChild creates an
+// object controlled by the pass's object, with a SuccessfulCreate event,
+// and takes an object of the same name that the pass's object controls for
+// one made already, so that a child named for what it is for is made once
+// however often passes are cut short; an object of another owner under
+// that name makes Ready False with reason <Kind>NameTaken. ListChildren
+// lists the objects of a kind that the pass's object controls, through the
+// cache or, before such a create, from the API server.
+//
 // NewStatusStep makes a step of a function that computes the object's
 // status; when it fails, its status edits are discarded (the Status field is put back as it was), so
 // a half-computed status is never saved. Package children keeps an object's
@@ -205,13 +215,16 @@
 //	                  Warning: an engine write of the object failed
 //	DeletionBlocked   Warning: the cleanup passed Options.DeletionDeadline
 //	FinalizerReleased Warning: AnnotationReleaseFinalizer released the finalizer
+//	SuccessfulCreate  Pass.CreateChild created a child
 //
 // Condition reasons of Ready besides the steps' own: those of package
 // conditions, ClaimFailed, ReleaseFailed, SaveFailed,
 // InvalidResyncInterval for an unreadable bosun.dev/resync-interval, and
 // InvalidReleaseFinalizer for an AnnotationReleaseFinalizer it does not
-// know. DeletionBlocked (conditions.TypeDeletionBlocked) has the reason of
-// the cleanup's error, or CleanupPending while a cleanup waits.
+// know, and <Kind>NameTaken (JobNameTaken, ConfigMapNameTaken...) when the
+// name of a child that Pass.CreateChild makes is held by an object of
+// another owner. DeletionBlocked (conditions.TypeDeletionBlocked) has the
+// reason of the cleanup's error, or CleanupPending while a cleanup waits.
 //
 // Metrics, in Options.Metrics (controller-runtime's registry by default):
 //

@@ -5,18 +5,29 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/statusfield"
 )
@@ -136,6 +147,93 @@ func (r *Pass[T]) advance(stored T) {
 // Deleting reports whether the object is being deleted.
 func (r *Pass[T]) Deleting() bool {
 	return !r.Object.GetDeletionTimestamp().IsZero()
+}
+
+// The names CreateChild writes.
+const (
+	// eventSuccessfulCreate: CreateChild created a child (the reason
+	// Kubernetes' own controllers record for the objects they create).
+	eventSuccessfulCreate = "SuccessfulCreate"
+	// reasonNameTakenSuffix follows the child's kind in the reason of
+	// CreateChild's error for a name held by an object of another owner.
+	reasonNameTakenSuffix = "NameTaken"
+)
+
+// CreateChild creates obj as a child of the pass's object. It puts obj in
+// the object's namespace when obj names none, makes the object obj's
+// controller (an owner reference with controller and blockOwnerDeletion
+// set), creates obj through Client with Controller as the field owner, and
+// records a Normal event SuccessfulCreate, "created <kind> <name>" with the
+// kind in lower case, about the object.
+//
+// A child whose name says what it is for (the run of a schedule, the
+// backup of a day) is made once however the passes go: when an object of
+// that name exists already, CreateChild reads it through APIReader into
+// obj, so a cache that does not show it yet makes no difference. If the
+// pass's object controls it, an earlier pass made it (perhaps one that
+// died before it recorded so): CreateChild returns nil, with no event, and
+// obj is the child as stored. If not, the name is held by an object of
+// another owner, which is left as it is: the error is a conditions.Warning
+// with the reason <Kind>NameTaken ("JobNameTaken" for a Job) that names
+// it, so Ready says why the child is missing and the pass is retried with
+// backoff. Any other failure is returned wrapped, with the kind and the
+// name.
+func (r *Pass[T]) CreateChild(ctx context.Context, obj client.Object) error {
+	scheme := r.Client.Scheme()
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return fmt.Errorf("create child %s: %w", obj.GetName(), err)
+	}
+	kind := strings.ToLower(gvk.Kind)
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(r.Object.GetNamespace())
+	}
+	if err := controllerutil.SetControllerReference(r.Object, obj, scheme); err != nil {
+		return fmt.Errorf("create %s %s: %w", kind, obj.GetName(), err)
+	}
+	err = r.Client.Create(ctx, obj, client.FieldOwner(r.Controller))
+	switch {
+	case err == nil:
+		r.Recorder.Eventf(r.Object, obj, corev1.EventTypeNormal, eventSuccessfulCreate, "Create", "created %s %s", kind, obj.GetName())
+		return nil
+	case !apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("create %s %s: %w", kind, obj.GetName(), err)
+	}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return fmt.Errorf("create %s %s: it exists, and reading it failed: %w", kind, obj.GetName(), err)
+	}
+	if !metav1.IsControlledBy(obj, r.Object) {
+		owner, _ := apiutil.GVKForObject(r.Object, scheme)
+		return conditions.Warningf(gvk.Kind+reasonNameTakenSuffix, "%s %s exists and is not controlled by this %s; delete or rename it",
+			kind, obj.GetName(), owner.Kind)
+	}
+	return nil
+}
+
+// ListChildren lists into list, through reader, the objects of the list's
+// kind that the pass's object controls, in the object's namespace (in
+// every namespace for a cluster-scoped object) and selected by opts; the
+// others are left out of list. With Client as the reader it lists the
+// cache. With APIReader it lists the API server, which a step does before
+// it decides what to create or delete among children that a pass may have
+// made moments ago, which the cache may not show yet.
+func (r *Pass[T]) ListChildren(ctx context.Context, reader client.Reader, list client.ObjectList, opts ...client.ListOption) error {
+	opts = append([]client.ListOption{client.InNamespace(r.Object.GetNamespace())}, opts...)
+	if err := reader.List(ctx, list, opts...); err != nil {
+		return fmt.Errorf("listing the children of %s: %w", klog.KObj(r.Object), err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return fmt.Errorf("listing the children of %s: %w", klog.KObj(r.Object), err)
+	}
+	items = slices.DeleteFunc(items, func(item runtime.Object) bool {
+		obj, ok := item.(metav1.Object)
+		return !ok || !metav1.IsControlledBy(obj, r.Object)
+	})
+	if err := meta.SetList(list, items); err != nil {
+		return fmt.Errorf("listing the children of %s: %w", klog.KObj(r.Object), err)
+	}
+	return nil
 }
 
 // Action returns a flow.Action, described by the step's name, that runs

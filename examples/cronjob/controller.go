@@ -39,7 +39,8 @@ const (
 	// MaxMissedRuns runs were missed.
 	ReasonTooManyMissedRuns = "TooManyMissedRuns"
 	// ReasonJobNameTaken is the reason of Ready=False when the name of the
-	// Job of a due run is held by a Job this CronJob does not control: the
+	// Job of a due run is held by a Job this CronJob does not control (the
+	// reason bosun.Pass.CreateChild gives a Job whose name is taken): the
 	// run is not started, nor counted as started, until that Job is gone.
 	ReasonJobNameTaken = "JobNameTaken"
 	// MaxMissedRuns is the most runs ScheduledRuns accepts to have been
@@ -124,7 +125,7 @@ func (a *actions) CleanUpOldJobsExceedsHistoryLimits(ctx context.Context, log lo
 // a Job started moments ago, and taking its word would start a run twice.
 // They make the status, with what the action does to them. A Job that
 // holds the run's name and is not this CronJob's is never taken for the
-// run.
+// run: CreateChild reports it with ReasonJobNameTaken.
 func (a *actions) RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctrl.Result, error) {
 	cj := a.Object
 	runs, err := ScheduledRuns(cj.Spec.Schedule, ptr.Deref(cj.Status.LastScheduleTime, cj.CreationTimestamp).Time, a.clock.Now(), cj.Spec.StartingDeadlineSeconds)
@@ -132,20 +133,18 @@ func (a *actions) RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctr
 	if err != nil || runs.Missed.IsZero() {
 		return res, err
 	}
-	var list batchv1.JobList
-	if err := a.APIReader.List(ctx, &list, client.InNamespace(cj.Namespace), client.MatchingLabels{LabelCronJob: cj.Name}); err != nil {
-		return res, fmt.Errorf("listing the jobs of %s: %w", cj.Name, err)
+	var live batchv1.JobList
+	if err := a.ListChildren(ctx, a.APIReader, &live, client.MatchingLabels{LabelCronJob: cj.Name}); err != nil {
+		return res, err
 	}
-	live := slices.DeleteFunc(list.Items, func(j batchv1.Job) bool { return !metav1.IsControlledBy(&j, cj) })
-	defer func() { _, _ = a.ListActiveJobsAndUpdateStatus(ctx, log, live) }()
+	defer func() { _, _ = a.ListActiveJobsAndUpdateStatus(ctx, log, live.Items) }()
 	job := &batchv1.Job{Spec: *cj.Spec.JobTemplate.Spec.DeepCopy(), ObjectMeta: metav1.ObjectMeta{
-		Namespace: cj.Namespace, Name: fmt.Sprintf("%s-%d", cj.Name, runs.Missed.Unix()),
-		Labels:          labels.Merge(cj.Spec.JobTemplate.Labels, labels.Set{LabelCronJob: cj.Name}),
-		Annotations:     labels.Merge(cj.Spec.JobTemplate.Annotations, labels.Set{ScheduledAtAnnotation: runs.Missed.UTC().Format(time.RFC3339)}),
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cj, cronjobv1.GroupVersion.WithKind("CronJob"))},
+		Name:        fmt.Sprintf("%s-%d", cj.Name, runs.Missed.Unix()),
+		Labels:      labels.Merge(cj.Spec.JobTemplate.Labels, labels.Set{LabelCronJob: cj.Name}),
+		Annotations: labels.Merge(cj.Spec.JobTemplate.Annotations, labels.Set{ScheduledAtAnnotation: runs.Missed.UTC().Format(time.RFC3339)}),
 	}}
-	switch active := jobsIn(live, running); {
-	case slices.ContainsFunc(live, func(j batchv1.Job) bool { return j.Name == job.Name }),
+	switch active := jobsIn(live.Items, running); {
+	case slices.ContainsFunc(live.Items, func(j batchv1.Job) bool { return j.Name == job.Name }),
 		len(active) > 0 && cj.Spec.ConcurrencyPolicy == cronjobv1.ForbidConcurrent:
 		// The run has a Job already (an earlier pass started it and did not
 		// get to record it, which the status does now), or it waits for the
@@ -155,19 +154,14 @@ func (a *actions) RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctr
 		if err := a.deleteJobs(ctx, log, "replaced", active); err != nil {
 			return res, err
 		}
-		live = slices.DeleteFunc(live, func(j batchv1.Job) bool { return finished(&j) == running })
+		live.Items = slices.DeleteFunc(live.Items, func(j batchv1.Job) bool { return finished(&j) == running })
 	}
-	if err := a.Client.Create(ctx, job); client.IgnoreAlreadyExists(err) != nil {
-		return res, fmt.Errorf("create job %s: %w", job.Name, err)
-	} else if err != nil {
-		return res, conditions.Warningf(ReasonJobNameTaken,
-			"the run scheduled at %s is not started: job %s exists and is not one of this CronJob's Jobs; delete or rename it to let the run start",
-			job.Annotations[ScheduledAtAnnotation], job.Name)
+	if err := a.CreateChild(ctx, job); err != nil {
+		return res, err
 	}
-	a.Recorder.Eventf(cj, job, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "created job %s", job.Name)
 	// The run is active from now on, not only once the Job's watch event
 	// reaches the cache.
-	live = append(live, *job)
+	live.Items = append(live.Items, *job)
 	return res, nil
 }
 

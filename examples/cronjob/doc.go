@@ -28,13 +28,16 @@
 //	                                    concurrency policy allows, and requeues
 //	                                    for the next scheduled time
 //
-// A due run goes by the Jobs the API server lists, not the cache's: the
-// cache may not show yet a Job started moments ago (after a relist, under
-// load, or started by a process that died before recording the run). That
-// is one read per run, never one per reconcile, and the status of that pass
-// is made from it, by the same code as from the cache: a run whose Job
-// exists already is recorded, not started again; Replace never deletes it;
-// and a Job the run creates is active in the status from that pass on.
+// A due run goes by the Jobs the API server lists (bosun.Pass.ListChildren
+// through the APIReader), not the cache's: the cache may not show yet a Job
+// started moments ago (after a relist, under load, or started by a process
+// that died before recording the run). That is one read per run, never one
+// per reconcile, and the status of that pass is made from it, by the same
+// code as from the cache: a run whose Job exists already is recorded, not
+// started again; Replace never deletes it; and a Job the run creates is
+// active in the status from that pass on. The Job is made by
+// bosun.Pass.CreateChild, which makes the CronJob its controller and
+// records the SuccessfulCreate event.
 //
 // The engine saves the status once at the end and keeps the Ready
 // condition: a schedule that does not parse makes it False with reason
@@ -42,8 +45,8 @@
 // CronJob changes. A Job that holds the name of a due run and is not
 // controlled by the CronJob is never taken for the run: the run is not
 // started nor counted (lastScheduleTime stays), Ready is False with reason
-// JobNameTaken naming the Job, a Warning event says so once, and the run
-// starts once that Job is gone.
+// JobNameTaken (CreateChild's reason for a Job) naming the Job, a Warning
+// event says so once, and the run starts once that Job is gone.
 //
 // The time comes from a clock.PassiveClock (Options.Clock), so tests drive
 // the schedule with a fake clock; Options.Hooks run around every action, so

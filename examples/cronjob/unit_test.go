@@ -268,9 +268,9 @@ func TestReconcile(t *testing.T) {
 			Object:           cronJob(),
 			Given:            []client.Object{job(11, "", true)},
 			ExpectWrites:     []string{"create Job ns/" + ref(11).Name, "patch status CronJob ns/c"},
-			ExpectErr:        "job " + ref(11).Name + " exists and is not one of this CronJob's Jobs",
+			ExpectErr:        "job " + ref(11).Name + " exists and is not controlled by this CronJob",
 			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: ReasonJobNameTaken}},
-			ExpectEvents:     []string{"Warning JobNameTaken the run scheduled at 2030-01-01T11:00:00Z is not started: job " + ref(11).Name + " exists and is not one of this CronJob's Jobs; delete or rename it to let the run start"},
+			ExpectEvents:     []string{"Warning JobNameTaken job " + ref(11).Name + " exists and is not controlled by this CronJob; delete or rename it"},
 			Check:            expectStatus(cronjobv1.CronJobStatus{}),
 		},
 		unit.Case[*cronjobv1.CronJob]{
