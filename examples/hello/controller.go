@@ -8,13 +8,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -59,13 +63,57 @@ type GreetingReconciler struct {
 }
 
 // What the controller may do, from which controller-gen writes
-// config/rbac/role.yaml.
+// config/rbac/role.yaml: what GreetingReconciler.PolicyRules declares.
 //
-// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/status,verbs=patch
 // +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
+
+// PolicyRules returns the RBAC rules the reconciler needs, declared as the
+// steps of a bosun.Reconciler declare theirs (see
+// bosun.Reconciler.PolicyRules): on Greetings, get, list and watch (the
+// cache) and patch (the finalizer); patch on their status; update on their
+// finalizers subresource, which the API server asks of whoever sets
+// blockOwnerDeletion on an owner reference to a Greeting, as the
+// ConfigMap's controller reference does; and on ConfigMaps get, list and
+// watch (the cache and the API reader), create, update and delete. The
+// reconciler runs without the engine, so it reads no Namespaces and records
+// no events. scheme names both kinds.
+func (r *GreetingReconciler) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	greetings, err := resourceOf(scheme, &hellov1.Greeting{})
+	if err != nil {
+		return nil, err
+	}
+	configMaps, err := resourceOf(scheme, &corev1.ConfigMap{})
+	if err != nil {
+		return nil, err
+	}
+	rule := func(gr schema.GroupResource, subresource string, verbs ...string) rbacv1.PolicyRule {
+		res := gr.Resource
+		if subresource != "" {
+			res += "/" + subresource
+		}
+		return rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: []string{res}, Verbs: verbs}
+	}
+	return []rbacv1.PolicyRule{
+		rule(greetings, "", "get", "list", "watch", "patch"),
+		rule(greetings, "status", "patch"),
+		rule(greetings, "finalizers", "update"),
+		rule(configMaps, "", "get", "list", "watch", "create", "update", "delete"),
+	}, nil
+}
+
+// resourceOf returns the group and resource of obj's kind, as scheme names
+// it: the kind's lower-case plural (meta.UnsafeGuessKindToResource).
+func resourceOf(scheme *runtime.Scheme, obj client.Object) (schema.GroupResource, error) {
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return schema.GroupResource{}, fmt.Errorf("hello: greeting reconciler: %w", err)
+	}
+	res, _ := meta.UnsafeGuessKindToResource(gvk)
+	return res.GroupResource(), nil
+}
 
 // SetupWithManager registers the reconciler with mgr as the controller
 // named ControllerName, watching Greetings and the ConfigMaps they control.

@@ -1,19 +1,15 @@
 package memcached
 
 import (
-	"context"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	cachev1 "github.com/bosunkit/bosun/examples/memcached/api/v1alpha1"
-	"github.com/bosunkit/bosun/examples/memcached/config/rbac"
+	"github.com/bosunkit/bosun/internal/rbaccheck"
 )
 
 // TestGeneratedRole pins the rules controller-gen derives from the
@@ -21,10 +17,7 @@ import (
 // status and their finalizers (for the children's blockOwnerDeletion),
 // namespaces and events for the engine, nothing else.
 func TestGeneratedRole(t *testing.T) {
-	role, err := rbac.ClusterRole()
-	if err != nil {
-		t.Fatal(err)
-	}
+	role := rbaccheck.Role(t, rbaccheck.RoleFile)
 	rw := []string{"create", "delete", "get", "list", "patch", "watch"}
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"namespaces", "pods"}, Verbs: []string{"get", "list", "watch"}},
@@ -40,38 +33,16 @@ func TestGeneratedRole(t *testing.T) {
 	}
 }
 
-// triples returns rules as sorted, unique "group/resource verb" lines.
-func triples(rules []rbacv1.PolicyRule) []string {
-	var out []string
-	for _, r := range rules {
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				for _, v := range r.Verbs {
-					out = append(out, g+"/"+res+" "+v)
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // TestRoleIsDerived checks that the rules the reconciler derives from its
 // steps (bosun.Reconciler.PolicyRules: the engine's, the children step's
 // and reportPods's declared reads of pods) are exactly those the markers
 // make controller-gen write: neither grants what the other does not.
 func TestRoleIsDerived(t *testing.T) {
-	role, err := rbac.ClusterRole()
-	if err != nil {
-		t.Fatal(err)
-	}
 	derived, err := NewReconciler().PolicyRules(testScheme(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(triples(role.Rules), triples(derived)); diff != "" {
-		t.Errorf("derived rules against the generated role (-generated +derived):\n%s", diff)
-	}
+	rbaccheck.Compare(t, rbaccheck.Role(t, rbaccheck.RoleFile).Rules, derived)
 }
 
 // TestRunsWithGeneratedRole runs the controller as a user that holds only
@@ -79,10 +50,7 @@ func TestRoleIsDerived(t *testing.T) {
 // reconciler derives: a Memcached becomes Ready with its pods listed and
 // follows a change of its size, so each grants all it needs.
 func TestRunsWithGeneratedRole(t *testing.T) {
-	generated, err := rbac.ClusterRole()
-	if err != nil {
-		t.Fatal(err)
-	}
+	generated := rbaccheck.Role(t, rbaccheck.RoleFile)
 	derived, err := NewReconciler().PolicyRules(testScheme(t))
 	if err != nil {
 		t.Fatal(err)
@@ -92,32 +60,13 @@ func TestRunsWithGeneratedRole(t *testing.T) {
 	}
 }
 
-// runAs runs the controller as user, bound to a ClusterRole of rules,
-// through a Memcached's creation and a change of its size.
+// runAs runs the controller as user, a user that holds rules and nothing
+// else, through a Memcached's creation and a change of its size.
 func runAs(t *testing.T, user string, rules []rbacv1.PolicyRule) {
 	t.Helper()
-	role := &rbacv1.ClusterRole{Rules: rules}
 	cp := shared.ControlPlane(t)
-	ctx := t.Context()
-	bound := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: role.Rules}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	if err := cp.Client.Create(ctx, bound); err != nil {
-		t.Fatalf("creating cluster role: %v", err)
-	}
-	if err := cp.Client.Create(ctx, binding); err != nil {
-		t.Fatalf("creating cluster role binding: %v", err)
-	}
-	t.Cleanup(func() {
-		// t.Context() is done by now.
-		_ = cp.Client.Delete(context.Background(), binding)
-		_ = cp.Client.Delete(context.Background(), bound)
-	})
 	e := newEnv(t, cp)
-	e.mgr = bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{User: user, Configure: LimitPodCache}, e.setup)
+	e.mgr = rbaccheck.RunAs(t, cp, user, rules, bosuntest.ManagerOptions{Configure: LimitPodCache}, e.setup)
 
 	name := "rbac-" + user[len("memcached-controller-"):]
 	e.create(name, 1)
@@ -130,9 +79,6 @@ func runAs(t *testing.T, user string, rules []rbacv1.PolicyRule) {
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
 	if err := AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,12 +86,16 @@ func NewReconciler() *bosun.Reconciler[*rwv1.RWExternal] {
 }
 
 // What the controller may do, from which controller-gen writes
-// config/rbac/role.yaml.
+// config/rbac/role.yaml: what the engine needs (see
+// bosun.Reconciler.PolicyRules), RWExternals and their status, namespaces
+// for the reconcile policy, and events; and the Secrets the steps read,
+// watch, create, update and delete (see their PolicyRules). The output
+// Secret names its RWExternal in an annotation, not an owner reference, so
+// no update on the RWExternals' finalizers subresource.
 //
 // +kubebuilder:rbac:groups=rwexternal.bosun.dev,resources=rwexternals,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=rwexternal.bosun.dev,resources=rwexternals/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=rwexternal.bosun.dev,resources=rwexternals/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -143,6 +149,13 @@ func (readInput) SetupWithBuilder(b *bosun.Builder[*rwv1.RWExternal]) error {
 
 // Conditions returns the condition the step owns.
 func (readInput) Conditions() []string { return []string{rwv1.ConditionInputReady} }
+
+// PolicyRules declares what the step needs beyond the engine's (see
+// bosun.Reconciler.PolicyRules): get, list and watch on Secrets, which it
+// reads through the cache and watches.
+func (readInput) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}}, nil
+}
 
 // Do reads the input.
 func (readInput) Do(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, error) {
@@ -201,6 +214,18 @@ func outputOwner(_ context.Context, s client.Object) []reconcile.Request {
 
 // Conditions returns the condition the step owns.
 func (writeOutput) Conditions() []string { return []string{rwv1.ConditionOutputReady} }
+
+// PolicyRules declares what the step needs beyond the engine's (see
+// bosun.Reconciler.PolicyRules): get, list and watch on Secrets, which it
+// reads through the cache and the API server and watches, and create,
+// update and delete, with which it writes the output Secret and removes
+// it.
+func (writeOutput) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	return []rbacv1.PolicyRule{{
+		APIGroups: []string{""}, Resources: []string{"secrets"},
+		Verbs: []string{"get", "list", "watch", "create", "update", "delete"},
+	}}, nil
+}
 
 // ownedBy reports whether s is the output Secret of rw.
 func ownedBy(s *corev1.Secret, rw *rwv1.RWExternal) bool {

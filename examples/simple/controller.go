@@ -67,11 +67,13 @@ func NewReconciler() *bosun.Reconciler[*simplev1.Simple] {
 }
 
 // What the controller may do, from which controller-gen writes
-// config/rbac/role.yaml.
+// config/rbac/role.yaml: what the engine needs (see
+// bosun.Reconciler.PolicyRules), Simples and their status, namespaces for
+// the reconcile policy, and events. The steps read and write nothing else,
+// and a Simple owns nothing, so no update on its finalizers subresource.
 //
 // +kubebuilder:rbac:groups=simple.bosun.dev,resources=simples,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=simple.bosun.dev,resources=simples/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=simple.bosun.dev,resources=simples/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -18,12 +20,13 @@ import (
 	"github.com/bosunkit/bosun/watch"
 )
 
-// What the controller uses: Sites and their status (the engine loads,
-// claims and saves them); update on the Sites' finalizers, which the API
-// server asks of whoever sets blockOwnerDeletion on an owner reference to a
-// Site, as the children step does; the children, applied with server-side
-// apply and pruned; theme Secrets, only read; and what the engine needs (see
-// package bosun): namespaces for the reconcile policy, and events.
+// What the controller uses, as bosun.Reconciler.PolicyRules derives it:
+// Sites and their status (the engine loads, claims and saves them); update
+// on the Sites' finalizers, which the API server asks of whoever sets
+// blockOwnerDeletion on an owner reference to a Site, as the children step
+// does; the children, applied with server-side apply and pruned; theme
+// Secrets, only read; and what the engine needs (see package bosun):
+// namespaces for the reconcile policy, and events.
 //
 // +kubebuilder:rbac:groups=site.bosun.dev,resources=sites,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=site.bosun.dev,resources=sites/status,verbs=get;update;patch
@@ -149,12 +152,42 @@ func themeSecrets(s *sitev1.Site) []string { return []string{s.Spec.ThemeSecret}
 // wires its own watches: the children's kinds, so that a child changed or
 // deleted behind the operator's back is put back, and Secrets, so that a
 // change of a theme Secret re-renders the pages of every Site that names
-// it (found through the ThemeSecretIndex field index). The reconciler's
-// clients and recorder are filled in by SetupWithManager, or by the caller.
+// it (found through the ThemeSecretIndex field index). Besides the
+// children's kinds, the step declares reading Secrets (see
+// themedChildren), so that the reconciler's PolicyRules name them. The
+// reconciler's clients and recorder are filled in by SetupWithManager, or
+// by the caller.
 func NewReconciler() *bosun.Reconciler[*sitev1.Site] {
 	r := children.Generating(ControllerName, Kinds(), Generate)
-	r.Steps[0] = bosun.WithSetup(r.Steps[0], watch.Referenced(&corev1.Secret{}, ThemeSecretIndex, themeSecrets))
+	r.Steps[0] = themedChildren{r.Steps[0].(*children.Step[*sitev1.Site])}
 	return r
+}
+
+// themedChildren is the children step of children.Generating with what
+// Generate reads besides the children: theme Secrets. It watches them and
+// declares reading them; the rest is the children step's.
+type themedChildren struct {
+	*children.Step[*sitev1.Site]
+}
+
+// SetupWithBuilder sets up the children step, and watches Secrets through
+// the ThemeSecretIndex field index (see watch.Referenced).
+func (s themedChildren) SetupWithBuilder(b *bosun.Builder[*sitev1.Site]) error {
+	if err := s.Step.SetupWithBuilder(b); err != nil {
+		return err
+	}
+	return watch.Referenced(&corev1.Secret{}, ThemeSecretIndex, themeSecrets).SetupWithBuilder(b)
+}
+
+// PolicyRules returns the children step's rules (see
+// bosun.Reconciler.PolicyRules) and get, list and watch on Secrets, which
+// Generate reads through the cache and SetupWithBuilder watches.
+func (s themedChildren) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	rules, err := s.Step.PolicyRules(scheme)
+	if err != nil {
+		return nil, err
+	}
+	return append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}), nil
 }
 
 // SetupWithManager registers NewReconciler's reconciler with mgr. The

@@ -2,15 +2,20 @@ package site
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/oracle"
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	sitev1 "github.com/bosunkit/bosun/examples/site/api/v1alpha1"
-	"github.com/bosunkit/bosun/examples/site/config/rbac"
+	"github.com/bosunkit/bosun/internal/rbaccheck"
 )
 
 // TestGeneratedRole pins the rules controller-gen derives from the
@@ -18,10 +23,7 @@ import (
 // status and their finalizers (for the children's blockOwnerDeletion),
 // namespaces and events for the engine, nothing else.
 func TestGeneratedRole(t *testing.T) {
-	role, err := rbac.ClusterRole()
-	if err != nil {
-		t.Fatal(err)
-	}
+	role := rbaccheck.Role(t, rbaccheck.RoleFile)
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "services"}, Verbs: []string{"create", "delete", "get", "list", "patch", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"namespaces", "secrets"}, Verbs: []string{"get", "list", "watch"}},
@@ -35,36 +37,28 @@ func TestGeneratedRole(t *testing.T) {
 	}
 }
 
-// TestRunsWithGeneratedRole runs the controller as a user that holds only
-// the generated ClusterRole: a themed Site becomes Ready, follows a change
-// of its theme and prunes a page, so the markers grant all it needs.
-func TestRunsWithGeneratedRole(t *testing.T) {
-	role, err := rbac.ClusterRole()
+// TestRoleIsDerived checks that the rules the reconciler derives from its
+// step (bosun.Reconciler.PolicyRules: the engine's, the children step's,
+// and the theme Secrets themedChildren declares) are exactly those the
+// markers make controller-gen write.
+func TestRoleIsDerived(t *testing.T) {
+	derived, err := NewReconciler().PolicyRules(unit.Scheme(t, AddToScheme))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const user = "site-controller-generated"
+	rbaccheck.Compare(t, rbaccheck.Role(t, rbaccheck.RoleFile).Rules, derived)
+}
+
+// TestRunsWithGeneratedRole runs the controller as a user that holds only
+// the generated ClusterRole, which grants what the derived rules do (see
+// TestRoleIsDerived): a themed Site becomes Ready, follows a change of its
+// theme and prunes a page, and once deleted goes with its children (which
+// the garbage collector removes), so the markers grant all it needs.
+func TestRunsWithGeneratedRole(t *testing.T) {
 	cp := shared.ControlPlane(t)
-	ctx := t.Context()
-	bound := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: role.Rules}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	if err := cp.Client.Create(ctx, bound); err != nil {
-		t.Fatalf("creating cluster role: %v", err)
-	}
-	if err := cp.Client.Create(ctx, binding); err != nil {
-		t.Fatalf("creating cluster role binding: %v", err)
-	}
-	t.Cleanup(func() {
-		// t.Context() is done by now.
-		_ = cp.Client.Delete(context.Background(), binding)
-		_ = cp.Client.Delete(context.Background(), bound)
-	})
 	e := newEnv(t, cp)
-	bosuntest.RunManagerAs(t, cp, user, e.setup)
+	e.mgr = rbaccheck.RunAs(t, cp, "site-controller-generated", rbaccheck.Role(t, rbaccheck.RoleFile).Rules,
+		bosuntest.ManagerOptions{}, e.setup)
 
 	const before, after = "h1 { color: red; }", "h1 { color: green; }"
 	e.setTheme("theme", map[string]string{sitev1.ThemeKey: before})
@@ -74,6 +68,16 @@ func TestRunsWithGeneratedRole(t *testing.T) {
 
 	e.setTheme("theme", map[string]string{sitev1.ThemeKey: after})
 	e.patchSite("rbac", func(s *sitev1.Site) { s.Spec.Pages = []string{"index"} })
-	e.waitConditions("rbac", ready)
+	s := e.waitConditions("rbac", ready)
 	e.waitPages("rbac", pagesOf("RBAC", after, "index"))
+
+	if err := e.c.Delete(t.Context(), s); err != nil {
+		t.Fatalf("delete site: %v", err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), &sitev1.Site{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get site: %w, want NotFound", err)
+		}
+		return oracle.NoOrphans(ctx, e.c, e.ns, oracle.UIDs([]client.Object{s}), &corev1.ConfigMapList{}, &corev1.ServiceList{})
+	})
 }
