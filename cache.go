@@ -1,10 +1,15 @@
 package bosun
 
 import (
+	"unique"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/bosunkit/bosun/conditions"
 )
 
 // LeanCache trims what a manager's cache keeps of every object to what
@@ -29,8 +34,88 @@ import (
 // filled in from elements merged into it. A controller that reads the
 // managedFields of other objects from the cache must not use it (or must
 // read around the cache, with the manager's APIReader).
+//
+// It also shares the strings that many objects hold alike: each object
+// decoded from the API server has its own copy of its namespace, its
+// label and annotation keys and short values, its owner references' API
+// versions and kinds, its API version and kind, its finalizers and its conditions' types, statuses
+// and reasons; the cache keeps one copy of each (Go's package unique),
+// which takes a further tenth or so off a cache of small objects. Strings
+// are immutable, so nothing a controller does with them can tell.
 func LeanCache(o *cache.Options) {
-	o.DefaultTransform = stripManagedFields(o.DefaultTransform)
+	o.DefaultTransform = shareStrings(stripManagedFields(o.DefaultTransform))
+}
+
+// shareLimit is the longest string shareStrings shares: longer ones (a
+// message, a blob in an annotation) are seldom held by two objects.
+const shareLimit = 64
+
+// share returns the canonical copy of s, or s itself when it is long.
+func share(s string) string {
+	if s == "" || len(s) > shareLimit {
+		return s
+	}
+	return unique.Make(s).Value()
+}
+
+// shareMap replaces the keys and short values of m with their canonical
+// copies, in place.
+func shareMap(m map[string]string) {
+	for k, v := range m {
+		// Setting an existing key keeps the map's own copy of it: the
+		// entry must be made anew to hold the shared one.
+		delete(m, k)
+		m[share(k)] = share(v)
+	}
+}
+
+// shareStrings returns a transform that runs then, when set, and replaces
+// the strings that objects commonly hold alike with shared copies (see
+// LeanCache).
+func shareStrings(then toolscache.TransformFunc) toolscache.TransformFunc {
+	return func(in any) (any, error) {
+		if then != nil {
+			out, err := then(in)
+			if err != nil {
+				return nil, err
+			}
+			in = out
+		}
+		obj, err := meta.Accessor(in)
+		if err != nil {
+			return in, nil
+		}
+		if ro, ok := in.(runtime.Object); ok {
+			if tm, ok := ro.GetObjectKind().(*metav1.TypeMeta); ok {
+				tm.APIVersion, tm.Kind = share(tm.APIVersion), share(tm.Kind)
+			}
+		}
+		obj.SetNamespace(share(obj.GetNamespace()))
+		shareMap(obj.GetLabels())
+		shareMap(obj.GetAnnotations())
+		if fs := obj.GetFinalizers(); len(fs) > 0 {
+			for i := range fs {
+				fs[i] = share(fs[i])
+			}
+			obj.SetFinalizers(fs)
+		}
+		if refs := obj.GetOwnerReferences(); len(refs) > 0 {
+			for i := range refs {
+				refs[i].APIVersion, refs[i].Kind = share(refs[i].APIVersion), share(refs[i].Kind)
+			}
+			obj.SetOwnerReferences(refs)
+		}
+		if co, ok := in.(conditions.Object); ok {
+			if conds := co.GetConditions(); len(conds) > 0 {
+				for i := range conds {
+					c := &conds[i]
+					c.Type, c.Status, c.Reason, c.Message = share(c.Type), metav1.ConditionStatus(share(string(c.Status))), share(c.Reason), share(c.Message)
+				}
+				co.SetConditions(conds)
+			}
+		}
+		return in, nil
+	}
 }
 
 // setLabel marks the children of a set (children.LabelSet).

@@ -2,8 +2,11 @@ package bosun_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -115,5 +118,90 @@ func TestLeanCacheTransform(t *testing.T) {
 				t.Errorf("managedFields (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLeanCacheSharesStrings checks that the transform of LeanCache gives
+// two objects decoded apart one copy of the strings they hold alike, and
+// changes no value: the objects compare equal to what they were.
+func TestLeanCacheSharesStrings(t *testing.T) {
+	t.Parallel()
+	decode := func(name string) *testapi.Widget {
+		t.Helper()
+		// Decoded from JSON, as a cache gets it: every string its own copy.
+		body := `{"apiVersion":"test.bosun.dev/v1","kind":"Widget","metadata":{"name":"` + name + `","namespace":"shop",` +
+			`"labels":{"app.kubernetes.io/name":"web","tier":"front"},"annotations":{"note":"` + strings.Repeat("x", 100) + `"},` +
+			`"finalizers":["test.bosun.dev/cleanup"],"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"u1"}]},` +
+			`"status":{"conditions":[{"type":"Ready","status":"True","reason":"Succeeded","message":"all good","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`
+		var w testapi.Widget
+		if err := json.Unmarshal([]byte(body), &w); err != nil {
+			t.Fatal(err)
+		}
+		return &w
+	}
+	var o cache.Options
+	bosun.LeanCache(&o)
+	a, b := decode("a"), decode("b")
+	wantA, wantB := a.DeepCopy(), b.DeepCopy()
+	for _, w := range []*testapi.Widget{a, b} {
+		if _, err := o.DefaultTransform(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(wantA, a); diff != "" {
+		t.Errorf("the transform changed a (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantB, b); diff != "" {
+		t.Errorf("the transform changed b (-want +got):\n%s", diff)
+	}
+	labelKey := func(w *testapi.Widget, k string) string {
+		for key := range w.Labels {
+			if key == k {
+				return key
+			}
+		}
+		return ""
+	}
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	for _, c := range []struct {
+		what string
+		x, y string
+		want bool
+	}{
+		{"apiVersion", a.APIVersion, b.APIVersion, true},
+		{"kind", a.Kind, b.Kind, true},
+		{"namespace", a.Namespace, b.Namespace, true},
+		{"a label key", labelKey(a, "app.kubernetes.io/name"), labelKey(b, "app.kubernetes.io/name"), true},
+		{"a label value", a.Labels["tier"], b.Labels["tier"], true},
+		{"a finalizer", a.Finalizers[0], b.Finalizers[0], true},
+		{"an owner's kind", a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind, true},
+		{"a condition's type", a.Status.Conditions[0].Type, b.Status.Conditions[0].Type, true},
+		{"a condition's reason", a.Status.Conditions[0].Reason, b.Status.Conditions[0].Reason, true},
+		{"a condition's message", a.Status.Conditions[0].Message, b.Status.Conditions[0].Message, true},
+		{"a long annotation value", a.Annotations["note"], b.Annotations["note"], false},
+	} {
+		if got := same(c.x, c.y); got != c.want {
+			t.Errorf("%s shared: %v, want %v", c.what, got, c.want)
+		}
+	}
+}
+
+// BenchmarkLeanCacheTransform measures the transform of LeanCache on a
+// Widget as a watch event brings it: managedFields to drop, and strings
+// to share.
+func BenchmarkLeanCacheTransform(b *testing.B) {
+	var o cache.Options
+	bosun.LeanCache(&o)
+	in := &testapi.Widget{
+		ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "shop", Labels: map[string]string{"app": "web"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "bosun"}}},
+		Status: testapi.WidgetStatus{Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Succeeded"}, {Type: "Computed", Status: "True", Reason: "Divided"}}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		w := in.DeepCopy()
+		if _, err := o.DefaultTransform(w); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -101,6 +101,10 @@ type passRecord struct {
 // runChild runs one arm until its standard input closes, answering each
 // line "stats" or "heap" read there with a JSON stats line.
 func runChild(args []string) error {
+	if os.Getenv(profileEnv) != "" {
+		// A heap profile that sees small objects one by one.
+		runtime.MemProfileRate = 64
+	}
 	fs := flag.NewFlagSet("child", flag.ContinueOnError)
 	var c childConfig
 	var ns string
@@ -214,6 +218,9 @@ func runChild(args []string) error {
 		}
 		if in.Text() == "heap" {
 			s.Heap = liveHeap()
+			if dir := os.Getenv(profileEnv); dir != "" {
+				writeHeapProfile(dir, c)
+			}
 		}
 		if cachedCount != nil {
 			s.Cached = cachedCount()
@@ -431,6 +438,17 @@ func cpuTime() time.Duration {
 		return -1
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// writeHeapProfile writes the child's heap profile to dir, as
+// <arm>-<n>-<pid>.heap.pprof, next to its CPU profile.
+func writeHeapProfile(dir string, c childConfig) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d-%d.heap.pprof", c.arm, c.n, os.Getpid())))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = pprof.Lookup("heap").WriteTo(f, 0)
 }
 
 // liveHeap is the heap in use after a full collection.
