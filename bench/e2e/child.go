@@ -101,10 +101,6 @@ type passRecord struct {
 // runChild runs one arm until its standard input closes, answering each
 // line "stats" or "heap" read there with a JSON stats line.
 func runChild(args []string) error {
-	if os.Getenv(profileEnv) != "" {
-		// A heap profile that sees small objects one by one.
-		runtime.MemProfileRate = 64
-	}
 	fs := flag.NewFlagSet("child", flag.ContinueOnError)
 	var c childConfig
 	var ns string
@@ -120,6 +116,15 @@ func runChild(args []string) error {
 		return err
 	}
 	c.namespaces = strings.Split(ns, ",")
+	switch c.arm {
+	case armCacheBosun, armCacheCR, armCacheConfigMaps, armCacheSets:
+		if os.Getenv(profileEnv) != "" {
+			// A heap profile that sees small objects one by one; the
+			// controller arms keep the default rate, which costs them
+			// no CPU to speak of.
+			runtime.MemProfileRate = 64
+		}
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", c.kubeconfig, err)
