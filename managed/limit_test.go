@@ -105,7 +105,8 @@ func TestLimiterWaitEnds(t *testing.T) {
 // a cloud whose every call takes 20 ms, polled every 300 ms, with a limit
 // of 40 calls a second and two passes connected at once: every Bucket
 // converges, the cloud never serves more than two calls at once nor more
-// than 41 starts (the rate and its burst of one) in any second, and the
+// than 41 starts (the rate and its burst of one) in any second, give or
+// take the delay of its notes on a loaded machine, and the
 // step's metrics count the calls and the waits.
 func TestCallLimit(t *testing.T) {
 	cl := newCloud()
@@ -144,8 +145,13 @@ func TestCallLimit(t *testing.T) {
 		}
 		busiest = max(busiest, k-i)
 	}
-	if busiest > 41 {
-		t.Errorf("%d calls started within one second, want at most 41", busiest)
+	// The cloud notes a start when the call reaches it, a scheduling delay
+	// after the limiter let it go: on a loaded machine a late note of one
+	// call brings it nearer to the next ones, which can put one or two
+	// more notes in a second than the limiter let through. A limiter that
+	// did not hold the rate would put dozens more.
+	if busiest > 41+2 {
+		t.Errorf("%d calls started within one second, want at most 41 (and 2 for the delay of the notes)", busiest)
 	}
 
 	families, err := metrics.Registry.Gather()
