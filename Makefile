@@ -145,6 +145,13 @@ bench-e2e: controlplane
 bench-postgres: controlplane postgres
 	$(GO) run ./bench/postgres $(BENCH_POSTGRES_FLAGS)
 
+## bench-polling: the managed step's polls of 1,000 Ready Roles of the postgres example, started again one by one,
+##   spread, with batches and with notifications: docs/BENCHMARKS.md "Managed polling at scale" (about 5 minutes;
+##   BENCH_POLLING_FLAGS adds flags, such as -n 200 -poll 5s).
+.PHONY: bench-polling
+bench-polling: controlplane postgres
+	$(GO) run ./bench/polling $(BENCH_POLLING_FLAGS)
+
 ## bench-dev: what the workload controllers and simulated nodes add to bosun dev and to the control plane's
 ##   start: docs/BENCHMARKS.md "bosun dev" (about 2 minutes; BENCH_DEV_FLAGS adds flags, such as -rounds 9).
 .PHONY: bench-dev

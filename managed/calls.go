@@ -79,6 +79,7 @@ func (s caller[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalCli
 		leave()
 		return nil, nil, s.rec.fail(reasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
 	}
+	s.learn(cl)
 	done := func() {
 		defer leave()
 		d, ok := cl.(Disconnecter)
@@ -93,6 +94,20 @@ func (s caller[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalCli
 		}
 	}
 	return cl, done, nil
+}
+
+// learn notes what the step's pacing needs to know of its clients,
+// from cl: whether they observe in batches, and the credential keys they
+// name.
+func (s caller[T]) learn(cl ExternalClient[T]) {
+	ps := &s.memory.polls
+	if _, ok := cl.(BatchObserver[T]); ok && !ps.batching.Load() {
+		ps.batching.Store(true)
+	}
+	if rep, ok := cl.(CredentialRepairer[T]); ok && ps.keys.Load() == nil {
+		keys := rep.CredentialKeys()
+		ps.keys.Store(&keys)
+	}
 }
 
 // observe calls Observe for obj.

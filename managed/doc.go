@@ -15,14 +15,16 @@
 // # The step
 //
 // NewStep returns a Step to put in a bosun.Reconciler (which then needs a
-// Finalizer). Every pass connects and observes, then:
+// Finalizer). Every pass observes (connects and calls Observe, or takes
+// what a batch observed; see Pacing the polls), then:
 //
 //   - resource missing: creates it, guarded against leaks (below);
 //   - resource out of date: updates it;
 //   - otherwise: nothing, and looks again after the poll interval.
 //
-// A pass is a pipeline: observe (observe.go: the policies, Connect, a long
-// operation under way, Observe), decide (decide.go: a pure function of
+// A pass is a pipeline: pace (pace.go: whether and how the pass observes,
+// batch.go for batch rounds), observe (observe.go: the policies, Connect,
+// a long operation under way, Observe), decide (decide.go: a pure function of
 // what was observed, the annotations and the policies to one action),
 // act (act.go for Do, cleanup.go for Cleanup) and record (record.go: the
 // conditions and when to look again). A reader follows one pass through
@@ -126,9 +128,13 @@
 // Available means the resource exists and can be used, whatever the step
 // is doing to it. Every condition observes the object's generation.
 //
-// Conditions only inform: the step never reads them to decide what to do.
-// What it decides from is kept where a hand-edited condition cannot reach
-// it: the annotations below (the leak guard, the delete fence,
+// Conditions only inform: the step never reads them to decide what to do
+// to the resource. Pacing reads Synced and Available to tell which objects
+// are in line (see Pacing the polls), and the most a hand-edited condition
+// can do there is put an observation off by up to one poll interval, or
+// let a batch's observation stand for the pass's own. What the step decides
+// from is kept where a hand-edited condition cannot reach it: the
+// annotations below (the leak guard, the delete fence,
 // bosun.dev/external-first-available, which tells Creating from
 // Unavailable), status.observedGeneration (drift, counted in
 // bosun_managed_drift_corrections_total, is a difference found in a generation the
@@ -304,7 +310,10 @@
 // (Timing.Poll), overridden per object by AnnotationPollInterval,
 // never below Timing.MinPoll, and spread by ±10%. An
 // annotation that does not parse as a positive Go duration is ignored. A
-// change of the object brings a pass at once, through the watch.
+// change of the object brings a pass at once, through the watch. After a
+// start of the process, the first observation of a resource already in
+// line is put off to a moment within the poll interval (see Pacing the
+// polls).
 //
 // The step's own writes to the object bring passes at once too, so none
 // of its calls that change the external system is repeated on the
@@ -316,6 +325,90 @@
 // waits for a new generation), and the passes in between return the same
 // error, which changes nothing on the object, so that controller-runtime's
 // backoff applies.
+//
+// # Pacing the polls
+//
+// Each pass of Do first decides whether and how it observes (pace.go).
+// An object is settled when the step's last pass found its resource in
+// line with the object's current generation and available, with nothing
+// under way: Synced True with ReconcileSuccess and Available True, both
+// for the current generation; status.observedGeneration the generation;
+// no long operation and no create without a recorded outcome; the object
+// not being deleted; and its connection Secret, if any, in the cache,
+// controlled by the object, with every credential key the clients name. An
+// object that is not settled is observed on its own, at once, on every
+// pass: a new object, a new generation, a failure, an update or a
+// deletion under way.
+//
+// Spread after a start. A process that starts runs a pass of every object
+// at once. The first pass, in this process, of a settled object calls
+// nothing: it puts the object's first observation off to a moment drawn
+// evenly from the spread window (Timing.Spread; by default the object's
+// poll interval) and ends with a RequeueAfter to that moment. The external
+// system so sees the objects observed at the steady rate of the polls, a
+// poll interval's worth spread over the interval, rather than every object
+// at the start. The passes before that moment (the watch events of the
+// start, of the connection Secrets) call nothing either, unless the
+// object changed (its resourceVersion differs), stopped being settled or
+// was woken: those observe at once. Objects a process takes over from
+// another replica (package shard) are spread the same way. A negative
+// Timing.Spread observes every object on its first pass.
+//
+// This leaves no drift unrepaired for longer than about one poll interval
+// after a start: the put-off observation comes within the spread window,
+// one poll interval by default, and the polls follow at the poll interval;
+// a change of the object while the process runs is handled at once, since
+// it changes the resourceVersion or the generation. What is found only at
+// the put-off observation is what happened while no process ran: drift of
+// the resource, and changes of the annotations (a management policy, an
+// external name set by hand for adoption) that no watch event told this
+// process of.
+//
+// Batches. When the Connector, or the clients it returns, implement
+// BatchObserver (the step learns of its clients at their first Connect), a
+// pass of a settled object whose poll is due, within the batch window
+// (Timing.Batch, a tenth of the poll interval by default), or whose
+// put-off first observation is due, takes a batch's observation. When no
+// round has observed the object lately, the pass runs one, one at a time
+// per step: it gathers its own object and every settled object whose poll
+// is due before the batch window ends, as the manager's cache holds them,
+// connects once with its own object (unless the Connector is the
+// BatchObserver), calls ObserveBatch once and keeps each observation for
+// its object's pass; the passes of the others, coming at their polls
+// within the window, take theirs without a call. With polls spread over
+// the interval, a step makes about (poll interval / batch window) rounds
+// per poll interval, ten by default, of two calls each, whatever the
+// number of objects; an observation is at most two batch windows old when
+// a pass takes it.
+//
+// A pass takes a batch's observation only when all of these hold, and
+// observes on its own otherwise: the object is settled and not woken; a
+// round observed it within two batch windows; the object the round
+// observed is equal, in every field, to the one the pass holds (nothing
+// changed it since, not even an earlier step of the pass); and the
+// decision on that observation is to do nothing (the resource exists, is
+// the object's, is up to date and available, and nothing is
+// late-initialised). So an Observe of the pass's own still precedes every
+// Create, Update and Delete (a round that finds the resource missing,
+// differing or another's hands the pass to an Observe of its own, whose
+// decision counts), and happens for every object that is not settled, a
+// woken object, a stale or missing batch observation, the polls before
+// the step has learned that its clients batch, and every object while
+// rounds fail: a failed round is logged, and none runs for a batch window,
+// in which the passes observe one by one. Cleanup, and Observe under the
+// skip policy, always observe on their own. A pass that takes a batch's
+// observation keeps the status ObserveBatch wrote and publishes the
+// connection details, as after an Observe.
+//
+// Waking. Step.Wake asks for a pass of one object at once, through the
+// controller's bosun.Enqueuer, and marks it, so that the pass observes on
+// its own, whatever its spread or its batch. An external system that tells
+// of changes (a notification, a webhook, a message) calls it, and drift
+// is repaired within seconds; the polls go on at their interval for the
+// changes nobody tells of. A pass a user asks for with the annotation
+// bosun.AnnotationReconcileRequestedAt observes on its own the same way.
+// The PostgreSQL example operator (examples/postgres) wakes its steps from
+// LISTEN/NOTIFY.
 //
 // # The resource's observed state
 //
@@ -387,7 +480,9 @@
 // Some of what the step decides from is not on the object: the failures
 // it backs off from (a failed Create, Update, Delete or
 // RepairCredentials), the last Update of a generation not yet shown, and
-// the change-log entries not yet seen saved. It keeps them in the
+// the change-log entries not yet seen saved; and, for pacing, whether
+// this process has run a pass of the object, when its next observation is
+// due and what a batch round observed of it. It keeps them in the
 // process, per object UID, and forgets them
 // when the object's Cleanup is done, and when the object leaves the
 // manager's cache: deleted (whichever way: with a Cleanup, orphaned, or
@@ -414,7 +509,10 @@
 //
 // Each converged object costs a Connect and an Observe per poll interval
 // (Timing.Poll, at least Timing.MinPoll, spread by ±10%): a thousand
-// objects polled every minute are some 33 calls a second. A Limiter
+// objects polled every minute are some 33 calls a second. A BatchObserver
+// turns them into about twenty calls per poll interval, whatever the
+// number of objects, and the spread after a start keeps a restart from
+// observing them all at once (see Pacing the polls). A Limiter
 // bounds the rate at which calls start and how many run at once, whatever
 // the number of objects and workers: WithLimiter(NewLimiter(limits))
 // gives a step one of its own, and one Limiter given to several steps is
@@ -477,7 +575,8 @@
 //
 // The operations, as ExternalCall.Op and the metrics' operation label name
 // them: "observe", "create", "update", "delete", "repair credentials",
-// "poll operation", and, for the metrics and the Limiter only, "connect".
+// "poll operation", "observe batch" (BatchObserver.ObserveBatch, for many
+// objects at once), and, for the metrics and the Limiter only, "connect".
 //
 // The annotations the step writes for itself (read them, never write them
 // but as said):

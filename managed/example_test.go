@@ -3,6 +3,7 @@ package managed_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -85,4 +86,47 @@ func ExampleNameFromNamespacedName() {
 	// team-a.logs
 	// team-b.logs
 	// logs
+}
+
+// batchBuckets is a client of a store that reads many buckets at once: it
+// implements BatchObserver besides ExternalClient.
+type batchBuckets struct {
+	managed.ExternalClientFuncs[*v1.Bucket]
+	sizes map[string]int64
+}
+
+// ObserveBatch observes every bucket of bs with one read of the store.
+func (c batchBuckets) ObserveBatch(_ context.Context, bs []*v1.Bucket) ([]managed.Observation, error) {
+	out := make([]managed.Observation, len(bs))
+	for i, b := range bs {
+		size, ok := c.sizes[managed.ExternalName(b)]
+		out[i] = managed.Observation{Exists: ok, UpToDate: size == b.Spec.Size, Available: ok}
+	}
+	return out, nil
+}
+
+// A client that is a BatchObserver lets the step observe the buckets whose
+// polls are due together in one call per round; Timing.Batch sets how far
+// ahead a round looks, and Timing.Spread the window over which a process
+// that starts spreads its first observations.
+func ExampleBatchObserver() {
+	store := batchBuckets{sizes: map[string]int64{"team-a.logs": 5, "team-a.data": 7}}
+	connector := managed.ConnectorFunc[*v1.Bucket](func(context.Context, *v1.Bucket) (managed.ExternalClient[*v1.Bucket], error) {
+		return store, nil
+	})
+	step := managed.NewStep[*v1.Bucket](connector, managed.WithTiming(managed.Timing{Poll: time.Minute, Batch: 10 * time.Second}))
+	bs := []*v1.Bucket{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "logs", Annotations: map[string]string{managed.AnnotationExternalName: "team-a.logs"}}, Spec: v1.BucketSpec{Size: 5}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "data", Annotations: map[string]string{managed.AnnotationExternalName: "team-a.data"}}, Spec: v1.BucketSpec{Size: 8}},
+	}
+	var _ managed.BatchObserver[*v1.Bucket] = store
+	obs, _ := store.ObserveBatch(context.Background(), bs)
+	for i, o := range obs {
+		fmt.Printf("%s: exists=%t upToDate=%t\n", bs[i].Name, o.Exists, o.UpToDate)
+	}
+	fmt.Println(step.Name())
+	// Output:
+	// logs: exists=true upToDate=true
+	// data: exists=true upToDate=false
+	// managed
 }

@@ -14,6 +14,9 @@ const (
 	opDelete            = "delete"
 	opRepairCredentials = "repair credentials"
 	opPollOperation     = "poll operation"
+	// opObserveBatch is a call of BatchObserver.ObserveBatch, for many
+	// objects at once.
+	opObserveBatch = "observe batch"
 	// opConnect is the call of the Connector, which CallHook does not
 	// see; metrics and the Limiter count it.
 	opConnect = "connect"
@@ -24,11 +27,12 @@ type ExternalCall struct {
 	// Step is the step's name (WithName).
 	Step string
 	// Op names the operation: "observe", "create", "update", "delete",
-	// "repair credentials" or "poll operation" (see the package
-	// documentation).
+	// "repair credentials", "poll operation" or "observe batch" (see the
+	// package documentation).
 	Op string
 	// Namespace and Name identify the object the call is for, UID which
-	// incarnation of it.
+	// incarnation of it; all three are empty for "observe batch", a call
+	// for many objects.
 	Namespace, Name string
 	UID             types.UID
 	// ExternalName is the object's external name when the call starts; it
@@ -37,8 +41,10 @@ type ExternalCall struct {
 }
 
 // Mutating reports whether the call may change the external system: every
-// operation but Observe and PollOperation.
-func (c ExternalCall) Mutating() bool { return c.Op != opObserve && c.Op != opPollOperation }
+// operation but Observe, PollOperation and ObserveBatch.
+func (c ExternalCall) Mutating() bool {
+	return c.Op != opObserve && c.Op != opPollOperation && c.Op != opObserveBatch
+}
 
 // CallHook sees every call the step makes of its ExternalClient (not Connect or
 // Disconnect). BeforeCall runs first: a non-nil error is what the call

@@ -31,10 +31,11 @@ type Limits struct {
 // step bounds its calls alone.
 //
 // Every call of the Connector and the ExternalClient counts against the
-// rate: Connect, Observe, Create, Update, Delete, RepairCredentials and
-// PollOperation, but not Disconnect, which frees what Connect took. A
-// pass takes a slot of the concurrency before it connects and gives it
-// back once it has disconnected. Waits do not count against the call
+// rate: Connect, Observe, Create, Update, Delete, RepairCredentials,
+// PollOperation and ObserveBatch, but not Disconnect, which frees what
+// Connect took. A pass takes a slot of the concurrency before it connects
+// and gives it back once it has disconnected; a batch round holds one
+// while it runs. Waits do not count against the call
 // timeout; they end with the pass's context, and a call that never
 // started fails with ErrCallLimitWait, which never leaves the outcome of
 // a Create unknown.

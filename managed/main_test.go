@@ -86,10 +86,17 @@ type cloudOp struct {
 type cloud struct {
 	mu      sync.Mutex
 	buckets map[string]*cloudBucket
-	// creates, updates, deletes and repairs count the calls per object
-	// UID; observes counts every Observe.
-	creates, updates, deletes, repairs map[string]int
-	observes                           int
+	// creates, updates, deletes, repairs and observesOf count the calls
+	// per object UID; observes counts every Observe.
+	creates, updates, deletes, repairs, observesOf map[string]int
+	observes                                       int
+	// batch makes the cloud's clients BatchObservers; batches counts their
+	// ObserveBatch calls, batchedOf the observations they made per object
+	// UID, and failBatch, if set, is returned by every ObserveBatch.
+	batch     bool
+	batches   int
+	batchedOf map[string]int
+	failBatch error
 	// made counts the buckets Create ever made.
 	made int
 	// failCreate, if set, is returned by every Create.
@@ -168,7 +175,7 @@ func newCloud() *cloud {
 	return &cloud{
 		buckets: map[string]*cloudBucket{},
 		creates: map[string]int{}, updates: map[string]int{}, deletes: map[string]int{}, repairs: map[string]int{},
-		ops: map[string]*cloudOp{}, polls: map[string]int{},
+		observesOf: map[string]int{}, batchedOf: map[string]int{}, ops: map[string]*cloudOp{}, polls: map[string]int{},
 	}
 }
 
@@ -280,8 +287,11 @@ func (c *cloud) Connect(context.Context, *v1.Bucket) (ExternalClient[*v1.Bucket]
 	defer c.enter()()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.noRepair {
+	switch {
+	case c.noRepair:
 		return cloudClient{c}, nil
+	case c.batch:
+		return batchingClient{repairingClient{cloudClient{c}}}, nil
 	}
 	return repairingClient{cloudClient{c}}, nil
 }
@@ -292,9 +302,18 @@ var errNegativeSize = errors.New("size must not be negative")
 
 func (cc cloudClient) Observe(ctx context.Context, obj *v1.Bucket) (Observation, error) {
 	c := cc.c
-	defer c.enter()()
 	c.mu.Lock()
 	c.observes++
+	c.observesOf[string(obj.UID)]++
+	c.mu.Unlock()
+	return cc.look(ctx, obj)
+}
+
+// look observes the bucket of obj, for Observe and ObserveBatch.
+func (cc cloudClient) look(ctx context.Context, obj *v1.Bucket) (Observation, error) {
+	c := cc.c
+	defer c.enter()()
+	c.mu.Lock()
 	if c.hang[obj.Name] {
 		c.mu.Unlock()
 		<-ctx.Done()
@@ -488,6 +507,35 @@ func (rc repairingClient) RepairCredentials(_ context.Context, obj *v1.Bucket) (
 	c.seq++
 	b.password = fmt.Sprintf("pw-%s-r%d", name, c.seq)
 	return ConnectionDetails{"password": []byte(b.password)}, nil
+}
+
+// batchingClient is a repairingClient that observes many buckets in one
+// call.
+type batchingClient struct{ repairingClient }
+
+var _ BatchObserver[*v1.Bucket] = batchingClient{}
+
+func (bc batchingClient) ObserveBatch(ctx context.Context, objs []*v1.Bucket) ([]Observation, error) {
+	c := bc.c
+	c.mu.Lock()
+	c.batches++
+	err := c.failBatch
+	if err == nil {
+		for _, obj := range objs {
+			c.batchedOf[string(obj.UID)]++
+		}
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Observation, len(objs))
+	for i, obj := range objs {
+		if out[i], err = bc.look(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // env is one test's controller, cloud, client and namespace.

@@ -75,6 +75,8 @@ type memory struct {
 	// forgotten holds the objects that went lately: a pass of one still
 	// running then leaves nothing.
 	forgotten gone.Set
+	// polls paces the observations of the objects.
+	polls polls
 }
 
 // get returns the memo of uid, empty when there is none.
@@ -106,6 +108,7 @@ func (m *memory) change(uid types.UID, fn func(*memo)) {
 func (m *memory) forget(uid types.UID) {
 	m.forgotten.Add(uid, time.Now())
 	m.m.Delete(uid)
+	m.polls.forget(uid)
 }
 
 // forgetLeaving returns the handler of a watch of the reconciled objects

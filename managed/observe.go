@@ -19,7 +19,8 @@ type observer[T client.Object] struct{ *Step[T] }
 // observed is what the observe stage of Do hands on.
 type observed[T client.Object] struct {
 	facts facts
-	// cl is the connected client; done disconnects it.
+	// cl is the connected client, nil when the observation came from a
+	// batch round; done disconnects it.
 	cl   ExternalClient[T]
 	done func()
 	// target is the copy of the object Observe worked on, name the
@@ -31,8 +32,10 @@ type observed[T client.Object] struct {
 
 // observe is Do's observe stage. It returns nil, with the pass's result,
 // when the pass ends before a decision: a bad policy or Secret name, a
-// failed Connect or Observe, or a long operation still running.
-func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T]) (*observed[T], ctrl.Result, error) {
+// failed Connect or Observe, or a long operation still running. With
+// batch (paceBatch), it takes a batch round's observation when that
+// finds nothing to do (fromBatch), and observes on its own otherwise.
+func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T], batch bool) (*observed[T], ctrl.Result, error) {
 	o.log.restore(req)
 	obj := req.Object
 	now := o.cfg.now()
@@ -43,6 +46,11 @@ func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T]) (*observed
 	}
 	if err := o.secret.checkName(obj); err != nil {
 		return nil, ctrl.Result{}, err
+	}
+	if batch {
+		if p := o.fromBatch(ctx, req, now, pol); p != nil {
+			return p, ctrl.Result{}, nil
+		}
 	}
 	cl, done, err := o.calls.connect(ctx, req)
 	if err != nil {
@@ -68,6 +76,32 @@ func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T]) (*observed
 	p.facts = o.facts(obj, now, ann, pol, m)
 	p.facts.obs = &p.obs
 	return p, ctrl.Result{}, nil
+}
+
+// fromBatch returns what a batch round observed of the pass's object, as
+// the observe stage hands it on, when the decision on it is to do nothing
+// (actReport, without late initialisation) and the resource is
+// available: the pass then calls nothing, and its client is nil. It
+// returns nil when the pass must observe on its own: no round observed the
+// object (see batcher.observation), or what the round found calls for
+// something (a resource missing, out of date, not the object's, not
+// available), which the pass acts on only after an Observe of its own.
+func (o observer[T]) fromBatch(ctx context.Context, req *bosun.Pass[T], now time.Time, pol Policies) *observed[T] {
+	e := o.batch.observation(ctx, req)
+	if e == nil {
+		return nil
+	}
+	obj := req.Object
+	target := e.out.DeepCopyObject().(T)
+	p := &observed[T]{done: func() {}, target: target, name: ExternalName(target), obs: e.obs}
+	m := o.memory.get(obj.GetUID())
+	p.facts = o.facts(obj, now, recorded(obj, m), pol, m)
+	p.facts.obs = &p.obs
+	if d := decide(p.facts); d.action != actReport || d.lateInit || !p.obs.Available {
+		req.Log.V(1).Info("a batch found something to do, observing on its own", "externalName", p.name)
+		return nil
+	}
+	return p
 }
 
 // facts returns the facts about obj that both Do and Cleanup decide from.

@@ -51,8 +51,13 @@ type config struct {
 	recordTimeout   time.Duration
 	hook            CallHook
 	limiter         *Limiter
-	now             func() time.Time
-	rand            func() float64
+	// spread is the window over which first observations are spread
+	// (Timing.Spread): zero for each object's poll interval, below zero
+	// for none. batch is Timing.Batch.
+	spread time.Duration
+	batch  time.Duration
+	now    func() time.Time
+	rand   func() float64
 }
 
 // defaults returns the configuration of a step without options.
@@ -203,6 +208,18 @@ type Timing struct {
 	// rollout), only after this timeout, so that a stop in the middle of a
 	// create does not lose them.
 	Record time.Duration
+	// Spread is the window over which the step spreads its first
+	// observations, in this process, of resources already in line with
+	// their objects (see the package documentation), so that a process
+	// that starts does not observe them all at once: by default each
+	// object's poll interval. Unlike the other fields, a negative Spread
+	// means something: the step then observes every object on its first
+	// pass.
+	Spread time.Duration
+	// Batch is, with a BatchObserver, how far ahead of their polls the
+	// resources are observed in one batch, and so about how old a batch's
+	// observation may be when a pass uses it (default a tenth of Poll).
+	Batch time.Duration
 }
 
 // WithTiming sets the step's intervals and timeouts: the fields of t that
@@ -215,11 +232,14 @@ func WithTiming(t Timing) Option {
 			v   time.Duration
 		}{
 			{&c.poll, t.Poll}, {&c.minPoll, t.MinPoll}, {&c.short, t.Short}, {&c.grace, t.CreationGrace},
-			{&c.callTimeout, t.Call}, {&c.recordTimeout, t.Record},
+			{&c.callTimeout, t.Call}, {&c.recordTimeout, t.Record}, {&c.spread, t.Spread}, {&c.batch, t.Batch},
 		} {
 			if p.v > 0 {
 				*p.dst = p.v
 			}
+		}
+		if t.Spread < 0 {
+			c.spread = -1
 		}
 	}
 }
@@ -238,6 +258,9 @@ func (c *config) fill() {
 	}
 	if c.outcomeAttempts < 1 {
 		c.outcomeAttempts = 1
+	}
+	if c.batch <= 0 {
+		c.batch = c.poll / 10
 	}
 	if c.changeLogLength < 1 {
 		c.changeLogLength = d.changeLogLength

@@ -46,7 +46,9 @@ func (r recorder[T]) synced(ctx context.Context, req *bosun.Pass[T], o *observed
 	if !o.obs.Available {
 		return ctrl.Result{RequeueAfter: r.cfg.short}, nil
 	}
-	return ctrl.Result{RequeueAfter: r.poll(req)}, nil
+	poll := r.poll(req)
+	r.memory.polls.schedule(obj.GetUID(), client.ObjectKeyFromObject(obj), o.facts.now.Add(poll))
+	return ctrl.Result{RequeueAfter: poll}, nil
 }
 
 // creationWindow records a resource not found within the creation grace

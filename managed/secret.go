@@ -174,6 +174,34 @@ func (s secrets[T]) missingIn(ctx context.Context, r client.Reader, obj T, secre
 	return missing, nil
 }
 
+// intact reports whether the connection Secret of the pass's object, when
+// it has one, is in the manager's cache, controlled by the object, with
+// every credential key the step's clients name (as learned at a
+// Connect): a pass that calls nothing (a first observation put off, a
+// batch round's observation taken) would not repair it.
+func (s secrets[T]) intact(ctx context.Context, req *bosun.Pass[T]) bool {
+	if s.cfg.secretName == nil {
+		return true
+	}
+	obj := req.Object
+	name := s.cfg.secretName(obj)
+	if name == "" {
+		return true
+	}
+	sec := &corev1.Secret{}
+	if err := req.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, sec); err != nil || !metav1.IsControlledBy(sec, obj) {
+		return false
+	}
+	if keys := s.memory.polls.keys.Load(); keys != nil {
+		for _, k := range *keys {
+			if len(sec.Data[k]) == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // checkName reports, as an invalid spec, a connection Secret name that no
 // Secret can have: the details could never be published, and each pass
 // would make the resource, or set new credentials on it, in vain.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -36,11 +37,12 @@ import (
 // while something is in progress), which in a flow.Sequence ends the
 // steps after it: put it last, or arrange the steps with flow.Join.
 //
-// A pass goes through four stages, each a small type of its own file:
-// observe (observer, with caller and poller for the external calls),
-// decide (the pure functions decide and decideCleanup), act (actor and
-// cleaner) and record (recorder for the conditions and the result,
-// writer, secrets and changes for what is written).
+// A pass goes through five stages, each a small type of its own file:
+// pace (pacer, and batcher for batch rounds), observe (observer, with
+// caller and poller for the external calls), decide (the pure functions
+// decide and decideCleanup), act (actor and cleaner) and record (recorder
+// for the conditions and the result, writer, secrets and changes for what
+// is written).
 type Step[T client.Object] struct {
 	connector Connector[T]
 	cfg       config
@@ -54,6 +56,8 @@ type Step[T client.Object] struct {
 	memory memory
 
 	// The stages, each a view of the step.
+	pace   pacer[T]
+	batch  batcher[T]
 	obs    observer[T]
 	calls  caller[T]
 	ops    poller[T]
@@ -90,6 +94,11 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	}
 	cfg.fill()
 	s := &Step[T]{connector: c, cfg: cfg}
+	s.memory.polls.gone = &s.memory.forgotten
+	if _, ok := c.(BatchObserver[T]); ok {
+		s.memory.polls.batching.Store(true)
+	}
+	s.pace, s.batch = pacer[T]{s}, batcher[T]{s}
 	s.obs, s.calls, s.ops = observer[T]{s}, caller[T]{s}, poller[T]{s}
 	s.act, s.del = actor[T]{s}, cleaner[T]{s}
 	s.rec, s.write, s.secret, s.log, s.meters = recorder[T]{s}, writer[T]{s}, secrets[T]{s}, changes[T]{s}, meters[T]{s}
@@ -100,13 +109,34 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 // control, when the step publishes them; and watches the objects for the
 // moment they leave the manager's cache (deleted, or handed to another
 // replica), to forget what the step remembers of them. That watch adds
-// nothing to the queue.
+// nothing to the queue. It also takes the controller's bosun.Enqueuer,
+// through which Wake reaches the queue.
 func (s *Step[T]) SetupWithBuilder(b *bosun.Builder[T]) error {
 	if s.cfg.secretName != nil {
 		b.Owns(&corev1.Secret{})
 	}
 	watchLeaving(b, &s.memory)
+	s.memory.polls.enq.Store(b.Enqueuer())
 	return nil
+}
+
+// Wake asks for a pass of the object key as soon as a worker is free, one
+// that observes its external resource afresh: whenever its poll is due,
+// and whatever a batch round observed of it. An external system that can
+// tell when a resource changed (a notification, a webhook, a message)
+// calls it, so that drift is repaired within seconds rather than at the
+// next poll; the polls go on at their interval, for the changes nobody
+// tells of.
+// It is safe to call from any goroutine, before or after the manager
+// starts. It reaches the queue once the step is set up with a
+// bosun.Builder (SetupWithBuilder); a key the controller does not have
+// costs a pass that finds nothing, and several Wakes of one key before its
+// pass make one pass.
+func (s *Step[T]) Wake(key client.ObjectKey) {
+	s.memory.polls.wake(key, time.Now())
+	if e := s.memory.polls.enq.Load(); e != nil {
+		e.Enqueue(key)
+	}
 }
 
 // PolicyRules returns the RBAC rules the step needs beyond the engine's
@@ -142,13 +172,20 @@ func (s *Step[T]) Name() string { return s.cfg.name }
 func (s *Step[T]) Conditions() []string { return []string{s.cfg.synced, s.cfg.available} }
 
 // Do connects, observes, and creates, updates or leaves the external
-// resource alone as the management policies allow: it observes (observer),
-// decides (decide) and acts (actor), and records the outcome (recorder).
+// resource alone as the management policies allow: it paces (pacer),
+// observes (observer), decides (decide) and acts (actor), and records the
+// outcome (recorder). Pacing may end the pass before anything is called,
+// or let it take a batch round's observation (see the package
+// documentation).
 // A resource under the external name that is not the object's (see the
 // package documentation) is left alone, and reported in Synced with reason
 // ExternalResourceConflict.
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
-	o, res, err := s.obs.observe(ctx, req)
+	pace, res, end := s.pace.pace(ctx, req)
+	if end {
+		return res, nil
+	}
+	o, res, err := s.obs.observe(ctx, req, pace == paceBatch)
 	if o == nil {
 		return res, err
 	}

@@ -68,6 +68,15 @@ type Options struct {
 	// WaitInterval is how often a Database waiting for its Role looks
 	// again; zero means DefaultWaitInterval.
 	WaitInterval time.Duration
+	// BatchObserve makes the controllers' clients managed.BatchObservers:
+	// the Roles (the Databases) whose polls are due together are observed
+	// with one query of pg_roles (of pg_database), rather than each with a
+	// connection and a query of its own.
+	BatchObserve bool
+	// Listen makes the controllers LISTEN on RoleChannel and
+	// DatabaseChannel, and observe at once the role or database a
+	// notification names (see ListenRoles).
+	Listen bool
 }
 
 // ErrNoDSN is returned by the setup functions when Options.DSN is empty.
@@ -92,7 +101,12 @@ func connect(ctx context.Context, dsn string) (*pgx.Conn, *pgx.ConnConfig, error
 // pass. A Role with an invalid or reserved name never causes a connection;
 // when it is deleted, it is let go at once, since nothing was ever made
 // under that name.
-func RoleConnector(dsn string) managed.Connector[*pgv1.Role] {
+func RoleConnector(dsn string) managed.Connector[*pgv1.Role] { return roleConnector(dsn, false) }
+
+// roleConnector is RoleConnector, whose clients are also
+// managed.BatchObservers with batch: one query of pg_roles observes the
+// roles of many Roles.
+func roleConnector(dsn string, batch bool) managed.Connector[*pgv1.Role] {
 	return managed.ConnectorFunc[*pgv1.Role](func(ctx context.Context, r *pgv1.Role) (managed.ExternalClient[*pgv1.Role], error) {
 		if deleting(r) {
 			if err := validateRoleName(r); err != nil {
@@ -105,7 +119,11 @@ func RoleConnector(dsn string) managed.Connector[*pgv1.Role] {
 		if err != nil {
 			return nil, err
 		}
-		return &roleClient{conn: conn, host: cfg.Host, port: cfg.Port}, nil
+		c := &roleClient{conn: conn, host: cfg.Host, port: cfg.Port}
+		if batch {
+			return batchRoleClient{c}, nil
+		}
+		return c, nil
 	})
 }
 
@@ -113,6 +131,13 @@ func RoleConnector(dsn string) managed.Connector[*pgv1.Role] {
 // RoleConnector. Its clients take the owner role from status.ownerRole,
 // which the Database controller's first step resolves.
 func DatabaseConnector(dsn string) managed.Connector[*pgv1.Database] {
+	return databaseConnector(dsn, false)
+}
+
+// databaseConnector is DatabaseConnector, whose clients are also
+// managed.BatchObservers with batch: one query of pg_database observes
+// the databases of many Databases.
+func databaseConnector(dsn string, batch bool) managed.Connector[*pgv1.Database] {
 	return managed.ConnectorFunc[*pgv1.Database](func(ctx context.Context, d *pgv1.Database) (managed.ExternalClient[*pgv1.Database], error) {
 		if deleting(d) {
 			if err := validateDatabaseName(d); err != nil {
@@ -125,6 +150,9 @@ func DatabaseConnector(dsn string) managed.Connector[*pgv1.Database] {
 		if err != nil {
 			return nil, err
 		}
+		if batch {
+			return batchDatabaseClient{&databaseClient{conn: conn}}, nil
+		}
 		return &databaseClient{conn: conn}, nil
 	})
 }
@@ -134,7 +162,7 @@ func DatabaseConnector(dsn string) managed.Connector[*pgv1.Database] {
 // name, with its connection details in the Secret
 // spec.connectionSecretName names.
 func NewRoleReconciler(opts Options) *bosun.Reconciler[*pgv1.Role] {
-	return newRoleReconciler(RoleConnector(opts.DSN), opts)
+	return newRoleReconciler(roleConnector(opts.DSN, opts.BatchObserve), opts)
 }
 
 // newRoleReconciler is NewRoleReconciler with another connector, for tests
@@ -169,7 +197,7 @@ func NewDatabaseReconciler(opts Options) *bosun.Reconciler[*pgv1.Database] {
 			checkSpec(),
 			owner,
 			recordOwner(owner),
-			managed.NewStep(DatabaseConnector(opts.DSN), mopts...),
+			managed.NewStep(databaseConnector(opts.DSN, opts.BatchObserve), mopts...),
 		},
 		Finalizer: DatabaseFinalizer,
 	}
@@ -177,27 +205,36 @@ func NewDatabaseReconciler(opts Options) *bosun.Reconciler[*pgv1.Database] {
 
 // SetupRoleWithManager registers the Role controller with mgr; its managed
 // step watches the connection Secrets. The manager's scheme must hold the
-// types of AddToScheme.
+// types of AddToScheme. With Options.Listen it also listens for
+// notifications of changed roles (ListenRoles).
 func SetupRoleWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.DSN == "" {
 		return ErrNoDSN
 	}
-	err := bosun.ControllerManagedBy[*pgv1.Role](mgr).Complete(NewRoleReconciler(opts))
-	if err != nil {
+	r := NewRoleReconciler(opts)
+	if err := bosun.ControllerManagedBy[*pgv1.Role](mgr).Complete(r); err != nil {
 		return fmt.Errorf("postgres: role controller: %w", err)
+	}
+	if opts.Listen {
+		return ListenRoles(mgr, r, opts.DSN)
 	}
 	return nil
 }
 
 // SetupDatabaseWithManager registers the Database controller with mgr; its
 // owner Role step makes a change of a Role wake the Databases it owns.
+// With Options.Listen it also listens for notifications of changed
+// databases (ListenDatabases).
 func SetupDatabaseWithManager(mgr ctrl.Manager, opts Options) error {
 	if opts.DSN == "" {
 		return ErrNoDSN
 	}
-	err := bosun.ControllerManagedBy[*pgv1.Database](mgr).Complete(NewDatabaseReconciler(opts))
-	if err != nil {
+	r := NewDatabaseReconciler(opts)
+	if err := bosun.ControllerManagedBy[*pgv1.Database](mgr).Complete(r); err != nil {
 		return fmt.Errorf("postgres: database controller: %w", err)
+	}
+	if opts.Listen {
+		return ListenDatabases(mgr, r, opts.DSN)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,9 +30,14 @@ type databaseClient struct {
 	conn *pgx.Conn
 }
 
+// batchDatabaseClient is a databaseClient that also observes many
+// databases in one query (managed.BatchObserver).
+type batchDatabaseClient struct{ *databaseClient }
+
 var (
 	_ managed.ExternalClient[*pgv1.Database] = (*databaseClient)(nil)
 	_ managed.Disconnecter                   = (*databaseClient)(nil)
+	_ managed.BatchObserver[*pgv1.Database]  = batchDatabaseClient{}
 )
 
 // encoding returns the encoding the spec asks for.
@@ -136,31 +142,92 @@ func (c *databaseClient) Observe(ctx context.Context, d *pgv1.Database) (managed
 	if err != nil {
 		return managed.Observation{}, err
 	}
+	return observeDatabase(d, s, found), nil
+}
+
+// ObserveBatch reads the databases of dbs, their owners, encodings, owner
+// marks and sizes, in one query of pg_database, and reports each in its
+// Database's status.atProvider, as Observe does.
+func (c batchDatabaseClient) ObserveBatch(ctx context.Context, dbs []*pgv1.Database) ([]managed.Observation, error) {
+	names := make([]string, len(dbs))
+	for i, d := range dbs {
+		names[i] = managed.ExternalName(d)
+	}
+	found, err := c.readAll(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]managed.Observation, len(dbs))
+	for i, d := range dbs {
+		s, ok := found[names[i]]
+		out[i] = observeDatabase(d, s, ok)
+	}
+	return out, nil
+}
+
+// observeDatabase returns the observation of d's database, s as read when
+// found, and reports it in d's status.atProvider.
+func observeDatabase(d *pgv1.Database, s observedDatabase, found bool) managed.Observation {
 	if !found {
 		d.Status.AtProvider = nil
-		return managed.Observation{}, nil
+		return managed.Observation{}
 	}
 	d.Status.AtProvider = s.atProvider()
 	diff := s.diff(d)
-	return managed.Observation{Exists: true, UpToDate: len(diff) == 0, Available: true, Diff: strings.Join(diff, "; "), Owner: s.mark}, nil
+	return managed.Observation{Exists: true, UpToDate: len(diff) == 0, Available: true, Diff: strings.Join(diff, "; "), Owner: s.mark}
+}
+
+// databaseColumns are the columns of pg_database, aliased d, that read and
+// readAll read of a database, in the order scanDatabase scans them.
+const databaseColumns = "d.oid, pg_catalog.pg_get_userbyid(d.datdba), pg_catalog.pg_encoding_to_char(d.encoding), " +
+	"coalesce(pg_catalog.shobj_description(d.oid, 'pg_database'), ''), pg_catalog.pg_database_size(d.oid)"
+
+// scanDatabase scans a row of databaseColumns, after the columns of
+// before.
+func scanDatabase(row pgx.Row, before ...any) (observedDatabase, error) {
+	var s observedDatabase
+	var comment string
+	dest := append(slices.Clip(before), &s.oid, &s.owner, &s.encoding, &comment, &s.size)
+	if err := row.Scan(dest...); err != nil {
+		return observedDatabase{}, err
+	}
+	s.mark = ownerOf(comment)
+	return s, nil
 }
 
 // read reads the database name; found is false when it does not exist.
 func (c *databaseClient) read(ctx context.Context, name string) (s observedDatabase, found bool, err error) {
-	var comment string
-	err = c.conn.QueryRow(ctx,
-		"SELECT d.oid, pg_catalog.pg_get_userbyid(d.datdba), pg_catalog.pg_encoding_to_char(d.encoding), "+
-			"coalesce(pg_catalog.shobj_description(d.oid, 'pg_database'), ''), pg_catalog.pg_database_size(d.oid) "+
-			"FROM pg_catalog.pg_database d WHERE d.datname = $1",
-		name).Scan(&s.oid, &s.owner, &s.encoding, &comment, &s.size)
+	s, err = scanDatabase(c.conn.QueryRow(ctx, "SELECT "+databaseColumns+" FROM pg_catalog.pg_database d WHERE d.datname = $1", name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return observedDatabase{}, false, nil
 	}
 	if err != nil {
 		return observedDatabase{}, false, fmt.Errorf("reading database: %w", err)
 	}
-	s.mark = ownerOf(comment)
 	return s, true, nil
+}
+
+// readAll reads the databases names in one query, by name; a database
+// that does not exist is not in the result.
+func (c *databaseClient) readAll(ctx context.Context, names []string) (map[string]observedDatabase, error) {
+	rows, err := c.conn.Query(ctx, "SELECT d.datname, "+databaseColumns+" FROM pg_catalog.pg_database d WHERE d.datname = ANY($1)", names)
+	if err != nil {
+		return nil, fmt.Errorf("reading databases: %w", err)
+	}
+	defer rows.Close()
+	found := make(map[string]observedDatabase, len(names))
+	for rows.Next() {
+		var name string
+		s, err := scanDatabase(rows, &name)
+		if err != nil {
+			return nil, fmt.Errorf("reading databases: %w", err)
+		}
+		found[name] = s
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading databases: %w", err)
+	}
+	return found, nil
 }
 
 // Create creates the database from template0, owned by the owner role,

@@ -96,6 +96,27 @@
 // step's change log: the last creates, updates, drops and new passwords,
 // with the controller, time, generation and outcome of each.
 //
+// # Polls, batches and notifications
+//
+// The managed steps poll every Ready Role and Database (every minute by
+// default), each poll a connection and a query of its own. With
+// Options.BatchObserve the clients are managed.BatchObservers: the Roles
+// whose polls are due together are observed with one query of pg_roles
+// (WHERE rolname = ANY($1)), the Databases with one of pg_database, and a
+// poll that finds nothing to do costs no connection of its own; a role or
+// database a batch finds changed is read again on its own before the
+// operator alters it. The operator's command turns it on
+// (--postgres-batch-observe).
+//
+// PostgreSQL tells nobody when a role or database changes: event
+// triggers do not fire for the objects shared by the whole server (roles,
+// databases, tablespaces), and the system catalogs take no triggers. So
+// the operator cannot learn of a change by itself sooner than its next
+// poll. With Options.Listen (--postgres-listen) it LISTENs on RoleChannel
+// and DatabaseChannel, and a notification that names a role or database,
+// sent by whoever changed it in the same transaction, makes the operator
+// observe and repair it at once (ListenRoles).
+//
 // SetupRoleWithManager and SetupDatabaseWithManager register the two
 // controllers; Options carries the server's DSN.
 package postgres

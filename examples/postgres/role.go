@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,10 +35,15 @@ type roleClient struct {
 	port uint16
 }
 
+// batchRoleClient is a roleClient that also observes many roles in one
+// query (managed.BatchObserver).
+type batchRoleClient struct{ *roleClient }
+
 var (
 	_ managed.ExternalClient[*pgv1.Role]     = (*roleClient)(nil)
 	_ managed.Disconnecter                   = (*roleClient)(nil)
 	_ managed.CredentialRepairer[*pgv1.Role] = (*roleClient)(nil)
+	_ managed.BatchObserver[*pgv1.Role]      = batchRoleClient{}
 )
 
 // connectionLimit returns the connection limit the spec asks for, -1 for
@@ -95,24 +101,59 @@ type observedRole struct {
 	at pgv1.RoleObservation
 }
 
-// read reads the role name; found is false when it does not exist.
-func (c *roleClient) read(ctx context.Context, name string) (s observedRole, found bool, err error) {
+// roleColumns are the columns of pg_roles, aliased r, that read and
+// readAll read of a role, in the order scanRole scans them.
+const roleColumns = "r.oid, r.rolcanlogin, r.rolconnlimit, r.rolsuper, r.rolcreatedb, r.rolcreaterole, r.rolinherit, r.rolreplication, r.rolbypassrls, " +
+	"coalesce(pg_catalog.shobj_description(r.oid, 'pg_authid'), '')"
+
+// scanRole scans a row of roleColumns, after the columns of before.
+func scanRole(row pgx.Row, before ...any) (observedRole, error) {
+	var s observedRole
 	var comment string
 	var oid uint32
 	a := &s.at
-	err = c.conn.QueryRow(ctx,
-		"SELECT r.oid, r.rolcanlogin, r.rolconnlimit, r.rolsuper, r.rolcreatedb, r.rolcreaterole, r.rolinherit, r.rolreplication, r.rolbypassrls, "+
-			"coalesce(pg_catalog.shobj_description(r.oid, 'pg_authid'), '') FROM pg_catalog.pg_roles r WHERE r.rolname = $1",
-		name).Scan(&oid, &s.login, &s.limit, &a.Superuser, &a.CreateDB, &a.CreateRole, &a.Inherit, &a.Replication, &a.BypassRLS, &comment)
+	dest := append(slices.Clip(before), &oid, &s.login, &s.limit, &a.Superuser, &a.CreateDB, &a.CreateRole, &a.Inherit, &a.Replication, &a.BypassRLS, &comment)
+	if err := row.Scan(dest...); err != nil {
+		return observedRole{}, err
+	}
+	a.OID, a.Login, a.ConnectionLimit = int64(oid), s.login, s.limit
+	s.owner = ownerOf(comment)
+	return s, nil
+}
+
+// read reads the role name; found is false when it does not exist.
+func (c *roleClient) read(ctx context.Context, name string) (s observedRole, found bool, err error) {
+	s, err = scanRole(c.conn.QueryRow(ctx, "SELECT "+roleColumns+" FROM pg_catalog.pg_roles r WHERE r.rolname = $1", name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return observedRole{}, false, nil
 	}
 	if err != nil {
 		return observedRole{}, false, fmt.Errorf("reading role: %w", err)
 	}
-	a.OID, a.Login, a.ConnectionLimit = int64(oid), s.login, s.limit
-	s.owner = ownerOf(comment)
 	return s, true, nil
+}
+
+// readAll reads the roles names in one query, by name; a role that does
+// not exist is not in the result.
+func (c *roleClient) readAll(ctx context.Context, names []string) (map[string]observedRole, error) {
+	rows, err := c.conn.Query(ctx, "SELECT r.rolname, "+roleColumns+" FROM pg_catalog.pg_roles r WHERE r.rolname = ANY($1)", names)
+	if err != nil {
+		return nil, fmt.Errorf("reading roles: %w", err)
+	}
+	defer rows.Close()
+	found := make(map[string]observedRole, len(names))
+	for rows.Next() {
+		var name string
+		s, err := scanRole(rows, &name)
+		if err != nil {
+			return nil, fmt.Errorf("reading roles: %w", err)
+		}
+		found[name] = s
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading roles: %w", err)
+	}
+	return found, nil
 }
 
 // optionsDiff describes how s differs from the options r asks for.
@@ -135,9 +176,35 @@ func (c *roleClient) Observe(ctx context.Context, r *pgv1.Role) (managed.Observa
 	if err != nil {
 		return managed.Observation{}, err
 	}
+	return c.observation(r, name, s, found), nil
+}
+
+// ObserveBatch reads the roles of roles and their owner marks in one
+// query of pg_roles, and reports each in its Role's status.atProvider, as
+// Observe does.
+func (c batchRoleClient) ObserveBatch(ctx context.Context, roles []*pgv1.Role) ([]managed.Observation, error) {
+	names := make([]string, len(roles))
+	for i, r := range roles {
+		names[i] = managed.ExternalName(r)
+	}
+	found, err := c.readAll(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]managed.Observation, len(roles))
+	for i, r := range roles {
+		s, ok := found[names[i]]
+		out[i] = c.observation(r, names[i], s, ok)
+	}
+	return out, nil
+}
+
+// observation returns the observation of the role name, s as read when
+// found, and reports it in r's status.atProvider.
+func (c *roleClient) observation(r *pgv1.Role, name string, s observedRole, found bool) managed.Observation {
 	if !found {
 		r.Status.AtProvider = nil
-		return managed.Observation{}, nil
+		return managed.Observation{}
 	}
 	r.Status.AtProvider = &s.at
 	diff := optionsDiff(s, r)
@@ -151,7 +218,7 @@ func (c *roleClient) Observe(ctx context.Context, r *pgv1.Role) (managed.Observa
 		ConnectionDetails: c.details(name),
 		Diff:              strings.Join(diff, "; "),
 		Owner:             s.owner,
-	}, nil
+	}
 }
 
 // Create creates the role with a new password, of which PostgreSQL gets

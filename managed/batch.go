@@ -1,0 +1,198 @@
+package managed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+)
+
+// BatchObserver is implemented by an ExternalClient, or by a Connector,
+// that observes many resources of its kind in one call of the external
+// system, as one catalog query reads every role of a database server.
+// The step then observes together the resources of the objects whose
+// polls are due within the batch window (Timing.Batch), in one call per
+// round, and a pass whose object a round observed lately takes that
+// observation in place of a Connect and an Observe of its own (the package
+// documentation says when a pass still observes on its own).
+//
+// ObserveBatch observes the resource of each of objs as Observe would
+// observe it alone, under the same obligations: it changes nothing
+// outside, writes what it read of each resource into that object's status
+// (and may fill unset fields of its spec, reporting LateInitialized), and
+// returns one Observation per object, in the order of objs. objs are
+// copies that carry their external names. An error fails the whole
+// round: its passes then observe one by one. A Connector that implements
+// it is called without Connect, and opens and releases what it needs; a
+// client that does is connected for the round with the object of the
+// pass that runs it, and disconnected after.
+type BatchObserver[T client.Object] interface {
+	ObserveBatch(ctx context.Context, objs []T) ([]Observation, error)
+}
+
+// batcher is the stage that runs batch rounds and hands their
+// observations to the passes.
+type batcher[T client.Object] struct{ *Step[T] }
+
+// observation returns what a batch round observed of the pass's object,
+// running a round first when none has lately, or nil when the pass must
+// observe on its own: the round failed, or the object the round observed
+// is not, in every field, the one the pass holds (it changed since, or an
+// earlier step of the pass changed it). The observation is taken: a later
+// pass does not use it again.
+func (b batcher[T]) observation(ctx context.Context, req *bosun.Pass[T]) *batched {
+	uid := req.Object.GetUID()
+	in := b.obs.named(req.Object)
+	if e := b.take(uid, in); e != nil {
+		return e
+	}
+	b.run(ctx, req)
+	return b.take(uid, in)
+}
+
+// take takes the batch observation of uid, and returns it when it is
+// younger than twice the batch window and was made of an object equal to
+// in.
+func (b batcher[T]) take(uid types.UID, in T) *batched {
+	ps := &b.memory.polls
+	ps.mu.Lock()
+	var e *batched
+	if st := ps.objs[uid]; st != nil {
+		e, st.batch = st.batch, nil
+	}
+	ps.mu.Unlock()
+	if e == nil || b.cfg.now().Sub(e.at) > 2*b.cfg.batch || !equality.Semantic.DeepEqual(e.in, client.Object(in)) {
+		return nil
+	}
+	return e
+}
+
+// run runs a batch round for the pass req, unless another round observed
+// its object meanwhile or the last round failed within a batch window. The
+// round observes the pass's object and every other object in line with
+// its resource (settled) whose poll is due within the batch window, as the
+// manager's cache holds them now, in one call of the BatchObserver. A
+// failure is logged: the passes observe one by one until a batch window
+// has gone by.
+func (b batcher[T]) run(ctx context.Context, req *bosun.Pass[T]) {
+	ps := &b.memory.polls
+	ps.round.Lock()
+	defer ps.round.Unlock()
+	now := b.cfg.now()
+	uid := req.Object.GetUID()
+	ps.mu.Lock()
+	st, failed := ps.objs[uid], ps.failed
+	fresh := st != nil && st.batch != nil && now.Sub(st.batch.at) <= b.cfg.batch
+	ps.mu.Unlock()
+	if fresh || now.Before(failed.Add(b.cfg.batch)) {
+		return
+	}
+	ins := b.gather(ctx, req, now)
+	outs := make([]T, len(ins))
+	for i, in := range ins {
+		outs[i] = in.DeepCopyObject().(T)
+	}
+	obs, err := b.calls.observeBatch(ctx, req, outs)
+	if err != nil {
+		req.Log.Error(err, "observing in a batch failed; each pass observes on its own for a while", "objects", len(ins))
+		ps.mu.Lock()
+		ps.failed = now
+		ps.mu.Unlock()
+		return
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for i, in := range ins {
+		if st := ps.objs[in.GetUID()]; st != nil {
+			st.batch = &batched{at: now, in: in, out: outs[i], obs: obs[i]}
+		}
+	}
+}
+
+// gather returns, named, the pass's object and the other objects whose
+// polls are due by now and the batch window, as the manager's cache holds
+// them, leaving out those no longer settled.
+func (b batcher[T]) gather(ctx context.Context, req *bosun.Pass[T], now time.Time) []T {
+	ps := &b.memory.polls
+	own := req.Object.GetUID()
+	type due struct {
+		uid types.UID
+		key types.NamespacedName
+	}
+	var keys []due
+	ps.mu.Lock()
+	for uid, st := range ps.objs {
+		if uid != own && !st.due.IsZero() && !st.due.After(now.Add(b.cfg.batch)) &&
+			(st.batch == nil || now.Sub(st.batch.at) > b.cfg.batch) {
+			keys = append(keys, due{uid, st.key})
+		}
+	}
+	ps.mu.Unlock()
+	objs := []T{b.obs.named(req.Object)}
+	for _, k := range keys {
+		obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+		if err := req.Client.Get(ctx, k.key, obj); err != nil || obj.GetUID() != k.uid || !settled(obj, b.cfg.synced, b.cfg.available) {
+			continue
+		}
+		objs = append(objs, b.obs.named(obj))
+	}
+	return objs
+}
+
+// errNotBatchObserver is the error of a round whose client turned out not
+// to be a BatchObserver.
+var errNotBatchObserver = errors.New("the connected client is not a BatchObserver")
+
+// observeBatch observes objs in one call of the BatchObserver, the
+// Connector's, or else that of a client connected for the pass req, within
+// the step's hook, limits and deadline, counted in its metrics as
+// "observe batch".
+func (s caller[T]) observeBatch(ctx context.Context, req *bosun.Pass[T], objs []T) ([]Observation, error) {
+	bo, ok := s.connector.(BatchObserver[T])
+	var done func()
+	if ok {
+		leave, waited, err := s.cfg.limiter.enter(ctx)
+		if s.cfg.limiter.limited() {
+			s.meters.of(req).wait.Observe(waited.Seconds())
+		}
+		if err != nil {
+			return nil, err
+		}
+		done = leave
+	} else {
+		cl, d, err := s.connect(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		done = d
+		if bo, ok = cl.(BatchObserver[T]); !ok {
+			done()
+			return nil, errNotBatchObserver
+		}
+	}
+	defer done()
+	call := ExternalCall{Step: s.cfg.name, Op: opObserveBatch}
+	h := s.cfg.hook
+	if h != nil {
+		if err := h.BeforeCall(ctx, call); err != nil {
+			return nil, err
+		}
+	}
+	obs, err := limitedCall(ctx, s.Step, req, opObserveBatch, func(ctx context.Context) ([]Observation, error) {
+		return bo.ObserveBatch(ctx, objs)
+	})
+	if h != nil {
+		err = h.AfterCall(ctx, call, err)
+	}
+	if err == nil && len(obs) != len(objs) {
+		err = fmt.Errorf("ObserveBatch returned %d observations for %d objects", len(obs), len(objs))
+	}
+	return obs, err
+}
