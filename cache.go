@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/bosunkit/bosun/conditions"
@@ -38,12 +37,27 @@ import (
 // It also shares the strings that many objects hold alike: each object
 // decoded from the API server has its own copy of its namespace, its
 // label and annotation keys and short values, its owner references' API
-// versions and kinds, its API version and kind, its finalizers and its conditions' types, statuses
-// and reasons; the cache keeps one copy of each (Go's package unique),
+// versions and kinds, its API version and kind, its finalizers and its
+// conditions' types, statuses and reasons; the cache keeps one copy of
+// each (Go's package unique),
 // which takes a further tenth or so off a cache of small objects. Strings
 // are immutable, so nothing a controller does with them can tell.
 func LeanCache(o *cache.Options) {
-	o.DefaultTransform = shareStrings(stripManagedFields(o.DefaultTransform))
+	then := o.DefaultTransform
+	o.DefaultTransform = func(in any) (any, error) {
+		if then != nil {
+			out, err := then(in)
+			if err != nil {
+				return nil, err
+			}
+			in = out
+		}
+		if obj, err := meta.Accessor(in); err == nil {
+			stripManagedFields(obj)
+			shareStrings(in, obj)
+		}
+		return in, nil
+	}
 }
 
 // shareLimit is the longest string shareStrings shares: longer ones (a
@@ -69,85 +83,58 @@ func shareMap(m map[string]string) {
 	}
 }
 
-// shareStrings returns a transform that runs then, when set, and replaces
-// the strings that objects commonly hold alike with shared copies (see
-// LeanCache).
-func shareStrings(then toolscache.TransformFunc) toolscache.TransformFunc {
-	return func(in any) (any, error) {
-		if then != nil {
-			out, err := then(in)
-			if err != nil {
-				return nil, err
+// shareStrings replaces the strings of in, whose metadata is obj, that
+// objects commonly hold alike with shared copies (see LeanCache).
+func shareStrings(in any, obj metav1.Object) {
+	if ro, ok := in.(runtime.Object); ok {
+		if tm, ok := ro.GetObjectKind().(*metav1.TypeMeta); ok {
+			tm.APIVersion, tm.Kind = share(tm.APIVersion), share(tm.Kind)
+		}
+	}
+	obj.SetNamespace(share(obj.GetNamespace()))
+	shareMap(obj.GetLabels())
+	shareMap(obj.GetAnnotations())
+	if fs := obj.GetFinalizers(); len(fs) > 0 {
+		for i := range fs {
+			fs[i] = share(fs[i])
+		}
+		obj.SetFinalizers(fs)
+	}
+	if refs := obj.GetOwnerReferences(); len(refs) > 0 {
+		for i := range refs {
+			refs[i].APIVersion, refs[i].Kind = share(refs[i].APIVersion), share(refs[i].Kind)
+		}
+		obj.SetOwnerReferences(refs)
+	}
+	if co, ok := in.(conditions.Object); ok {
+		if conds := co.GetConditions(); len(conds) > 0 {
+			for i := range conds {
+				c := &conds[i]
+				c.Type, c.Status, c.Reason, c.Message = share(c.Type), metav1.ConditionStatus(share(string(c.Status))), share(c.Reason), share(c.Message)
 			}
-			in = out
+			co.SetConditions(conds)
 		}
-		obj, err := meta.Accessor(in)
-		if err != nil {
-			return in, nil
-		}
-		if ro, ok := in.(runtime.Object); ok {
-			if tm, ok := ro.GetObjectKind().(*metav1.TypeMeta); ok {
-				tm.APIVersion, tm.Kind = share(tm.APIVersion), share(tm.Kind)
-			}
-		}
-		obj.SetNamespace(share(obj.GetNamespace()))
-		shareMap(obj.GetLabels())
-		shareMap(obj.GetAnnotations())
-		if fs := obj.GetFinalizers(); len(fs) > 0 {
-			for i := range fs {
-				fs[i] = share(fs[i])
-			}
-			obj.SetFinalizers(fs)
-		}
-		if refs := obj.GetOwnerReferences(); len(refs) > 0 {
-			for i := range refs {
-				refs[i].APIVersion, refs[i].Kind = share(refs[i].APIVersion), share(refs[i].Kind)
-			}
-			obj.SetOwnerReferences(refs)
-		}
-		if co, ok := in.(conditions.Object); ok {
-			if conds := co.GetConditions(); len(conds) > 0 {
-				for i := range conds {
-					c := &conds[i]
-					c.Type, c.Status, c.Reason, c.Message = share(c.Type), metav1.ConditionStatus(share(string(c.Status))), share(c.Reason), share(c.Message)
-				}
-				co.SetConditions(conds)
-			}
-		}
-		return in, nil
 	}
 }
 
 // setLabel marks the children of a set (children.LabelSet).
 const setLabel = "bosun.dev/set"
 
-// stripManagedFields returns a transform that runs then, when set, and
-// drops the managedFields of the object it returns, but for the entries
+// stripManagedFields drops the managedFields of obj, but for the entries
 // of the children of a set that are not of a subresource.
-func stripManagedFields(then toolscache.TransformFunc) toolscache.TransformFunc {
-	return func(in any) (any, error) {
-		if then != nil {
-			out, err := then(in)
-			if err != nil {
-				return nil, err
-			}
-			in = out
-		}
-		obj, err := meta.Accessor(in)
-		if err != nil || obj.GetManagedFields() == nil {
-			return in, nil
-		}
-		if _, child := obj.GetLabels()[setLabel]; !child {
-			obj.SetManagedFields(nil)
-			return in, nil
-		}
-		var kept []metav1.ManagedFieldsEntry
-		for _, e := range obj.GetManagedFields() {
-			if e.Subresource == "" {
-				kept = append(kept, e)
-			}
-		}
-		obj.SetManagedFields(kept)
-		return in, nil
+func stripManagedFields(obj metav1.Object) {
+	if obj.GetManagedFields() == nil {
+		return
 	}
+	if _, child := obj.GetLabels()[setLabel]; !child {
+		obj.SetManagedFields(nil)
+		return
+	}
+	var kept []metav1.ManagedFieldsEntry
+	for _, e := range obj.GetManagedFields() {
+		if e.Subresource == "" {
+			kept = append(kept, e)
+		}
+	}
+	obj.SetManagedFields(kept)
 }
