@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -28,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bench/internal/extcalls"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/examples/postgres"
@@ -72,14 +71,6 @@ type result struct {
 	unrepaired int
 }
 
-func total(m map[string]float64) float64 {
-	var t float64
-	for _, v := range m {
-		t += v
-	}
-	return t
-}
-
 // bench holds what the arms share.
 type bench struct {
 	cfg config
@@ -120,7 +111,7 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]result, error) {
 			return results, fmt.Errorf("%s: %w", a.name, err)
 		}
 		fmt.Fprintf(out, "%s: restart %.0f calls %v, busiest second %.0f; idle %.0f calls in %s %v, busiest second %.0f; %d roles repaired in %v, %d not\n",
-			a.name, total(r.restart), r.restart, r.busiest, total(r.idle), r.window.Round(time.Millisecond), r.idle, r.idleBusiest,
+			a.name, extcalls.Total(r.restart), r.restart, r.busiest, extcalls.Total(r.idle), r.window.Round(time.Millisecond), r.idle, r.idleBusiest,
 			len(r.repairs), median(r.repairs), r.unrepaired)
 		results = append(results, r)
 	}
@@ -144,7 +135,7 @@ func (b *bench) converge(ctx context.Context) error {
 	b.names = make([]string, b.cfg.n)
 	b.roles = make([]string, b.cfg.n)
 	start := time.Now()
-	err = parallel(ctx, b.cfg.n, func(i int) error {
+	err = extcalls.Parallel(ctx, b.cfg.n, func(i int) error {
 		name := fmt.Sprintf("role-%05d", i)
 		b.names[i], b.roles[i] = name, postgres.SQLName(b.ns, name)
 		return b.cp.Client.Create(ctx, &pgv1.Role{
@@ -230,7 +221,7 @@ func (b *bench) measure(ctx context.Context, a arm) (result, error) {
 	r.restart = s.callsBetween(0, p)
 	r.busiest = s.busiest(0, p)
 	for i := range r.tenths {
-		r.tenths[i] = total(s.callsBetween(time.Duration(i)*p/10, time.Duration(i+1)*p/10))
+		r.tenths[i] = extcalls.Total(s.callsBetween(time.Duration(i)*p/10, time.Duration(i+1)*p/10))
 	}
 	idleEnd := 2*p + time.Duration(b.cfg.idle)*p
 	if err := wait(ctx, done, time.Until(s.t0.Add(idleEnd))); err != nil {
@@ -349,7 +340,7 @@ func sample(reg *prometheus.Registry) *sampler {
 	s := &sampler{reg: reg, t0: time.Now()}
 	s.wg.Go(func() {
 		for !s.stopped.Load() {
-			c, err := callsByOp(reg)
+			c, err := extcalls.ByOp(reg)
 			if err != nil {
 				c = nil
 			}
@@ -398,45 +389,9 @@ func (s *sampler) callsBetween(from, to time.Duration) map[string]float64 {
 func (s *sampler) busiest(from, to time.Duration) float64 {
 	var most float64
 	for d := from; d+time.Second <= to; d += 100 * time.Millisecond {
-		most = max(most, total(s.callsBetween(d, d+time.Second)))
+		most = max(most, extcalls.Total(s.callsBetween(d, d+time.Second)))
 	}
 	return most
-}
-
-// callsByOp returns the external calls counted in reg, by operation.
-func callsByOp(reg *prometheus.Registry) (map[string]float64, error) {
-	families, err := reg.Gather()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != "bosun_managed_external_calls_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "operation" {
-					out[l.GetValue()] += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return out, nil
-}
-
-// parallel runs fn for 0..n-1, eight at a time, and returns the first
-// error.
-func parallel(ctx context.Context, n int, fn func(i int) error) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for i := range n {
-		if ctx.Err() != nil {
-			break
-		}
-		g.Go(func() error { return fn(i) })
-	}
-	return g.Wait()
 }
 
 // median returns the median of ds, zero for none.
@@ -465,7 +420,9 @@ func summary(w io.Writer, cfg config, rs []result) {
 		fmt.Fprintf(w, "| %s | %s |\n", label, strings.Join(cells, " | "))
 	}
 	n := float64(cfg.n)
-	row("restart: calls in the first poll interval", func(r result) string { return fmt.Sprintf("%.0f (%s)", total(r.restart), perOp(r.restart, 1)) })
+	row("restart: calls in the first poll interval", func(r result) string {
+		return fmt.Sprintf("%.0f (%s)", extcalls.Total(r.restart), extcalls.PerOp(r.restart, 1, 0))
+	})
 	row("restart: most calls in one second", func(r result) string { return fmt.Sprintf("%.0f", r.busiest) })
 	row("restart: calls in each tenth of the first poll interval", func(r result) string {
 		parts := make([]string, len(r.tenths))
@@ -477,11 +434,11 @@ func summary(w io.Writer, cfg config, rs []result) {
 	row("idle: most calls in one second", func(r result) string { return fmt.Sprintf("%.0f", r.idleBusiest) })
 	row(fmt.Sprintf("idle: calls per Role per poll (every %s)", cfg.poll), func(r result) string {
 		polls := n * r.window.Seconds() / cfg.poll.Seconds()
-		return fmt.Sprintf("%.3f (%s)", total(r.idle)/polls, perOp(r.idle, polls))
+		return fmt.Sprintf("%.3f (%s)", extcalls.Total(r.idle)/polls, extcalls.PerOp(r.idle, polls, 3))
 	})
 	row("idle: calls per Role per hour, at a one-minute poll", func(r result) string {
 		polls := n * r.window.Seconds() / cfg.poll.Seconds()
-		return fmt.Sprintf("%.1f", total(r.idle)/polls*60)
+		return fmt.Sprintf("%.1f", extcalls.Total(r.idle)/polls*60)
 	})
 	row(fmt.Sprintf("drift: time to repair a changed role, median and most (s; %d roles)", cfg.drift), func(r result) string {
 		s := fmt.Sprintf("%.1f, %.1f", median(r.repairs).Seconds(), slices.Max(append([]time.Duration{0}, r.repairs...)).Seconds())
@@ -490,17 +447,4 @@ func summary(w io.Writer, cfg config, rs []result) {
 		}
 		return s
 	})
-}
-
-// perOp formats calls by operation, divided by d.
-func perOp(calls map[string]float64, d float64) string {
-	var parts []string
-	for _, op := range slices.Sorted(maps.Keys(calls)) {
-		if d == 1 {
-			parts = append(parts, fmt.Sprintf("%s %.0f", op, calls[op]))
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s %.3f", op, calls[op]/d))
-	}
-	return strings.Join(parts, ", ")
 }

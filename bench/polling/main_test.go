@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bosunkit/bosun/bench/internal/extcalls"
 )
 
 // TestShortRun runs the bench on a few Roles, as `make bench-polling` runs
@@ -33,7 +35,7 @@ func TestShortRun(t *testing.T) {
 			t.Errorf("%s: no batch calls while idle (%v)", r.arm.name, r.idle)
 		}
 	}
-	if one, batch := total(results[0].idle), total(results[2].idle); batch >= one {
+	if one, batch := extcalls.Total(results[0].idle), extcalls.Total(results[2].idle); batch >= one {
 		t.Errorf("idle calls %v with batches, %v one by one: want fewer with batches", batch, one)
 	}
 	for _, row := range []string{"restart: calls in the first poll interval", "restart: most calls in one second", "each tenth",

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -28,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bench/internal/extcalls"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/examples/postgres"
@@ -66,14 +64,6 @@ type result struct {
 	waited float64
 }
 
-func total(m map[string]float64) float64 {
-	var t float64
-	for _, v := range m {
-		t += v
-	}
-	return t
-}
-
 // run starts a control plane and a PostgreSQL server and measures both
 // arms, writing the report to out.
 func run(ctx context.Context, cfg config, out io.Writer) (report, error) {
@@ -107,7 +97,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (report, error) {
 			return rep, fmt.Errorf("%s: %w", arm.name, err)
 		}
 		fmt.Fprintf(out, "%s: %d Roles Ready in %s, %.0f calls %v; steady: %.0f calls in %s %v, %.0f sessions, %.0f transactions; busiest second %.0f calls, %d connections at most, %.1fs waited\n",
-			r.name, r.n, r.converge.Round(time.Millisecond), total(r.convergeCalls), r.convergeCalls, total(r.steadyCalls), r.window.Round(time.Millisecond),
+			r.name, r.n, r.converge.Round(time.Millisecond), extcalls.Total(r.convergeCalls), r.convergeCalls, extcalls.Total(r.steadyCalls), r.window.Round(time.Millisecond),
 			r.steadyCalls, r.sessions, r.transactions, r.busiest, r.connections, r.waited)
 		rep.arms = append(rep.arms, r)
 	}
@@ -158,7 +148,7 @@ func (b *bench) arm(ctx context.Context, name string, limits managed.Limits) (re
 	defer obs.stop()
 
 	start := time.Now()
-	if err := parallel(ctx, b.cfg.n, func(i int) error {
+	if err := extcalls.Parallel(ctx, b.cfg.n, func(i int) error {
 		name := fmt.Sprintf("role-%05d", i)
 		return b.cp.Client.Create(ctx, &pgv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name},
@@ -171,7 +161,7 @@ func (b *bench) arm(ctx context.Context, name string, limits managed.Limits) (re
 		return r, err
 	}
 	r.converge = time.Since(start)
-	if r.convergeCalls, err = callsByOp(reg); err != nil {
+	if r.convergeCalls, err = extcalls.ByOp(reg); err != nil {
 		return r, err
 	}
 
@@ -186,7 +176,7 @@ func (b *bench) arm(ctx context.Context, name string, limits managed.Limits) (re
 		return r, ctx.Err()
 	case <-time.After(time.Duration(b.cfg.polls) * b.cfg.poll):
 	}
-	after, err := callsByOp(reg)
+	after, err := extcalls.ByOp(reg)
 	if err != nil {
 		return r, err
 	}
@@ -282,28 +272,6 @@ func (b *bench) waitReady(ctx context.Context, ns string, done <-chan error) err
 	}
 }
 
-// callsByOp returns the external calls counted in reg, by operation.
-func callsByOp(reg *prometheus.Registry) (map[string]float64, error) {
-	families, err := reg.Gather()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != "bosun_managed_external_calls_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "operation" {
-					out[l.GetValue()] += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return out, nil
-}
-
 // waitedSeconds returns the seconds calls waited for their limit, in reg.
 func waitedSeconds(reg *prometheus.Registry) (float64, error) {
 	families, err := reg.Gather()
@@ -346,9 +314,9 @@ func (b *bench) observe(ctx context.Context, app string, reg *prometheus.Registr
 	o := &observer{conn: conn}
 	o.wg.Go(func() {
 		for !o.stopped.Load() {
-			if c, err := callsByOp(reg); err == nil {
+			if c, err := extcalls.ByOp(reg); err == nil {
 				o.mu.Lock()
-				o.calls = append(o.calls, total(c))
+				o.calls = append(o.calls, extcalls.Total(c))
 				o.mu.Unlock()
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -415,20 +383,6 @@ func (o *observer) peaks() (busiest float64, connections int) {
 	return busiest, o.connections
 }
 
-// parallel runs fn for 0..n-1, eight at a time, and returns the first
-// error.
-func parallel(ctx context.Context, n int, fn func(i int) error) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for i := range n {
-		if ctx.Err() != nil {
-			break
-		}
-		g.Go(func() error { return fn(i) })
-	}
-	return g.Wait()
-}
-
 // summary prints the table of docs/BENCHMARKS.md.
 func summary(w io.Writer, cfg config, rep report) {
 	fmt.Fprintln(w)
@@ -449,14 +403,14 @@ func summary(w io.Writer, cfg config, rep report) {
 	})
 	row(fmt.Sprintf("time to %d Roles Ready (s)", cfg.n), func(r result) string { return fmt.Sprintf("%.1f", r.converge.Seconds()) })
 	row("external calls per Role to converge", func(r result) string {
-		return fmt.Sprintf("%.2f (%s)", total(r.convergeCalls)/float64(r.n), perOp(r.convergeCalls, float64(r.n)))
+		return fmt.Sprintf("%.2f (%s)", extcalls.Total(r.convergeCalls)/float64(r.n), extcalls.PerOp(r.convergeCalls, float64(r.n), 2))
 	})
 	row("external calls per Role per poll, converged", func(r result) string {
 		polls := float64(r.n) * r.window.Seconds() / cfg.poll.Seconds()
-		return fmt.Sprintf("%.2f (%s)", total(r.steadyCalls)/polls, perOp(r.steadyCalls, polls))
+		return fmt.Sprintf("%.2f (%s)", extcalls.Total(r.steadyCalls)/polls, extcalls.PerOp(r.steadyCalls, polls, 2))
 	})
 	row(fmt.Sprintf("poll load: calls per second (poll every %s)", cfg.poll), func(r result) string {
-		return fmt.Sprintf("%.1f", total(r.steadyCalls)/r.window.Seconds())
+		return fmt.Sprintf("%.1f", extcalls.Total(r.steadyCalls)/r.window.Seconds())
 	})
 	row("poll load: server sessions, transactions per second", func(r result) string {
 		return fmt.Sprintf("%.1f, %.1f", r.sessions/r.window.Seconds(), r.transactions/r.window.Seconds())
@@ -472,13 +426,4 @@ func names(rep report) []string {
 		out[i] = r.name
 	}
 	return out
-}
-
-// perOp formats calls by operation, divided by d.
-func perOp(calls map[string]float64, d float64) string {
-	var parts []string
-	for _, op := range slices.Sorted(maps.Keys(calls)) {
-		parts = append(parts, fmt.Sprintf("%s %.2f", op, calls[op]/d))
-	}
-	return strings.Join(parts, ", ")
 }
