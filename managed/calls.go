@@ -174,3 +174,54 @@ func limitedCall[T client.Object, R any](ctx context.Context, s *Step[T], req *b
 	m.calls.WithLabelValues(op, result).Inc()
 	return r, err
 }
+
+// errNotBatchObserver is the error of a round whose client turned out not
+// to be a BatchObserver.
+var errNotBatchObserver = errors.New("the connected client is not a BatchObserver")
+
+// observeBatch observes objs in one call of the BatchObserver, the
+// Connector's, or else that of a client connected for the pass req, within
+// the step's hook, limits and deadline, counted in its metrics as
+// "observe batch".
+func (s caller[T]) observeBatch(ctx context.Context, req *bosun.Pass[T], objs []T) ([]Observation, error) {
+	bo, ok := s.connector.(BatchObserver[T])
+	var done func()
+	if ok {
+		leave, waited, err := s.cfg.limiter.enter(ctx)
+		if s.cfg.limiter.limited() {
+			s.meters.of(req).wait.Observe(waited.Seconds())
+		}
+		if err != nil {
+			return nil, err
+		}
+		done = leave
+	} else {
+		cl, d, err := s.connect(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		done = d
+		if bo, ok = cl.(BatchObserver[T]); !ok {
+			done()
+			return nil, errNotBatchObserver
+		}
+	}
+	defer done()
+	call := ExternalCall{Step: s.cfg.name, Op: opObserveBatch}
+	h := s.cfg.hook
+	if h != nil {
+		if err := h.BeforeCall(ctx, call); err != nil {
+			return nil, err
+		}
+	}
+	obs, err := limitedCall(ctx, s.Step, req, opObserveBatch, func(ctx context.Context) ([]Observation, error) {
+		return bo.ObserveBatch(ctx, objs)
+	})
+	if h != nil {
+		err = h.AfterCall(ctx, call, err)
+	}
+	if err == nil && len(obs) != len(objs) {
+		err = fmt.Errorf("ObserveBatch returned %d observations for %d objects", len(obs), len(objs))
+	}
+	return obs, err
+}
