@@ -2,6 +2,7 @@ package bosun
 
 import (
 	"unique"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,10 +77,18 @@ func share(s string) string {
 // copies, in place.
 func shareMap(m map[string]string) {
 	for k, v := range m {
+		sk, sv := share(k), share(v)
+		if unsafe.StringData(sk) == unsafe.StringData(k) {
+			if unsafe.StringData(sv) != unsafe.StringData(v) {
+				m[k] = sv
+			}
+			continue
+		}
 		// Setting an existing key keeps the map's own copy of it: the
-		// entry must be made anew to hold the shared one.
+		// entry must be made anew to hold the shared one. The iteration
+		// may come to it again, holding the shared key by then.
 		delete(m, k)
-		m[share(k)] = share(v)
+		m[sk] = sv
 	}
 }
 
