@@ -40,6 +40,7 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/internal/rollout"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/shard"
 )
@@ -663,7 +664,7 @@ func TestMembership(t *testing.T) {
 			if l.Name != shard.LeaseName(r.name, ptr.Deref(l.Spec.HolderIdentity, "")) {
 				return nil, fmt.Errorf("lease %s is held by %q", l.Name, ptr.Deref(l.Spec.HolderIdentity, ""))
 			}
-			out[*l.Spec.HolderIdentity] = shard.Alive(l, time.Now())
+			out[*l.Spec.HolderIdentity] = rollout.Alive(l, time.Now())
 		}
 		return out, nil
 	}

@@ -33,10 +33,6 @@ func tenureOf(lease *coordinationv1.Lease) string {
 // LeaseName is the name of the Lease of member identity in ring.
 func LeaseName(ring, identity string) string { return ring + "-" + identity }
 
-// alive reports whether lease, a member's Lease, is current at now: it
-// has a holder and was renewed within its duration.
-func alive(lease *coordinationv1.Lease, now time.Time) bool { return rollout.Alive(lease, now) }
-
 // errEvicted: the sharder evicted the member, which lets its Lease expire.
 var errEvicted = errors.New("the member was evicted")
 
@@ -144,12 +140,12 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 		if lease.Annotations[annotationEvicted] != "" {
 			// Back once the Lease has expired, and the sharder has had a
 			// renew period to move the member's objects.
-			if alive(&lease, now.Add(-m.opts.RenewPeriod)) {
+			if rollout.Alive(&lease, now.Add(-m.opts.RenewPeriod)) {
 				return errEvicted
 			}
 			delete(lease.Annotations, annotationEvicted)
 		}
-		if !alive(&lease, now) {
+		if !rollout.Alive(&lease, now) {
 			lease.Spec.AcquireTime = &renewTime
 		}
 		ms.describe(&lease)

@@ -233,25 +233,25 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 	now := time.Now()
 	var members []string
 	versions := map[string]string{}
-	s.mu.Lock()
-	canary := s.canary
-	s.mu.Unlock()
+	// No record, no canary; a record that cannot be used keeps the one in
+	// force.
+	var canary *rollout.Spec
 	for i := range leases.Items {
 		l := &leases.Items[i]
 		if l.Name == rollout.LeaseName(m.opts.Ring) {
-			canary = s.readCanary(l, canary)
+			s.mu.Lock()
+			old := s.canary
+			s.mu.Unlock()
+			canary = s.readCanary(l, old)
 			continue
 		}
-		if alive(l, now) {
+		if rollout.Alive(l, now) {
 			members = append(members, *l.Spec.HolderIdentity)
 			versions[*l.Spec.HolderIdentity] = l.Labels[rollout.LabelVersion]
 			if end := l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second); next.IsZero() || end.Before(next) {
 				next = end
 			}
 		}
-	}
-	if !slices.ContainsFunc(leases.Items, func(l coordinationv1.Lease) bool { return l.Name == rollout.LeaseName(m.opts.Ring) }) {
-		canary = nil
 	}
 	slices.Sort(members)
 	members = slices.Compact(members)
@@ -443,7 +443,7 @@ func (s *sharder) lease(ctx context.Context, member string) (*coordinationv1.Lea
 	if err := s.c.Get(ctx, key, &lease); err != nil {
 		return nil, false
 	}
-	return &lease, alive(&lease, time.Now())
+	return &lease, rollout.Alive(&lease, time.Now())
 }
 
 // closeLease makes sure that the expired Lease of member, whose objects

@@ -3,8 +3,7 @@ package postgres
 import (
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/internal/rbaccheck"
 )
 
@@ -13,10 +12,7 @@ import (
 // step's connection Secret and the reference to the owner Role) are
 // exactly those the markers make controller-gen write.
 func TestRoleIsDerived(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
+	s := unit.Scheme(t, AddToScheme)
 	roles, err := NewRoleReconciler(Options{}).PolicyRules(s)
 	if err != nil {
 		t.Fatal(err)

@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	rwv1 "github.com/bosunkit/bosun/examples/rwexternal/api/v1alpha1"
 	"github.com/bosunkit/bosun/internal/rbaccheck"
 )
@@ -17,10 +17,7 @@ import (
 // reads and writeOutput reads and writes) are exactly those the markers
 // make controller-gen write.
 func TestRoleIsDerived(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
+	s := unit.Scheme(t, AddToScheme)
 	derived, err := NewReconciler().PolicyRules(s)
 	if err != nil {
 		t.Fatal(err)

@@ -8,10 +8,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/unit"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
 	"github.com/bosunkit/bosun/internal/rbaccheck"
 )
@@ -21,10 +21,7 @@ import (
 // or writes another kind) are exactly those the markers make
 // controller-gen write.
 func TestRoleIsDerived(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
+	s := unit.Scheme(t, AddToScheme)
 	derived, err := NewReconciler().PolicyRules(s)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,0 @@
-package shard
-
-// Alive exposes alive to the tests of package shard_test.
-var Alive = alive
