@@ -2,6 +2,7 @@ package bosun_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/testapi"
@@ -146,4 +148,59 @@ func TestNoKStatusByDefault(t *testing.T) {
 	if _, conds := kstatusOf(t, w); len(conds) != 0 {
 		t.Errorf("conditions %v without Options.KStatus", conds)
 	}
+}
+
+// holdGate asks to come back later, before the steps after it run, while
+// the Widget carries the label hold: a step waiting on something of its
+// own (a cache to show its write) on a Widget whose spec did not change.
+type holdGate struct{}
+
+func (holdGate) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+	if req.Object.Labels["hold"] != "" {
+		return flow.RequeueAfter(time.Hour)
+	}
+	return ctrl.Result{}, nil
+}
+
+// TestEarlyReturnKeepsReady: a pass that a step ends early on a Widget
+// already Ready for its generation leaves Ready True and writes nothing; a
+// new generation ended early the same way is Progressing.
+func TestEarlyReturnKeepsReady(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var counter bosuntest.ReconcileCounter
+	f.run(&bosun.Reconciler[*testapi.Widget]{Name: "earlyready", Steps: []bosun.Step[*testapi.Widget]{holdGate{}, quotient{}}}, runOptions{counter: &counter})
+	ctx := t.Context()
+	f.create("w", 6, 2, nil)
+	w := f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+
+	patch := client.MergeFrom(w.DeepCopy())
+	w.Labels = map[string]string{"hold": "true"}
+	since := time.Now()
+	if err := f.c.Patch(ctx, w, patch); err != nil {
+		t.Fatal(err)
+	}
+	held := w.ResourceVersion
+	key := client.ObjectKeyFromObject(w)
+	bosuntest.Eventually(t, func(context.Context) error {
+		if n := counter.CountSince(key, since); n == 0 {
+			return errors.New("no pass since the label was set")
+		}
+		return nil
+	})
+	got, err := f.get(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ResourceVersion != held {
+		t.Errorf("the early pass wrote the Widget: resourceVersion %s, want %s; Ready %v", got.ResourceVersion, held, conditions.Find(got.Status.Conditions, conditions.TypeReady))
+	}
+	f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+
+	patch = client.MergeFrom(got.DeepCopy())
+	got.Spec.Value = 9
+	if err := f.c.Patch(ctx, got, patch); err != nil {
+		t.Fatal(err)
+	}
+	f.waitReady("w", metav1.ConditionFalse, conditions.ReasonProgressing)
 }

@@ -350,7 +350,7 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		if ps.req.Policy == PolicySkip {
 			ready = ps.paused(ready)
 		}
-		if ps.early != "" && ready.Status == metav1.ConditionTrue {
+		if ps.early != "" && ready.Status == metav1.ConditionTrue && !readyAt(conds, gen) {
 			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonProgressing, ps.early
 		}
 	}
@@ -365,6 +365,18 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 	co.SetConditions(conds)
 	conditions.SetObservedGeneration(obj, gen)
 	return err != nil && changed
+}
+
+// readyAt reports whether conds hold Ready True for generation gen: an
+// earlier pass ran every step for this generation and found the object
+// ready. A later pass that a step ends early (waiting for a cache to show
+// its own write, polling) found nothing wrong in the steps it ran and
+// leaves that verdict alone, instead of flipping Ready to False and back
+// with two status writes; a new generation is Progressing until every
+// step has run for it.
+func readyAt(conds []metav1.Condition, gen int64) bool {
+	c := conditions.Find(conds, conditions.TypeReady)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == gen
 }
 
 // setDeletionBlocked sets DeletionBlocked True when the deletion passed its

@@ -57,7 +57,8 @@
 //	| Panic           | ReasonPanic           | Ready is False after a step panicked                                         |
 //	| InvalidPolicy   | ReasonInvalidPolicy   | a policy annotation holds a value the engine does not know                   |
 //	| ReconcilePaused | ReasonReconcilePaused | the object is paused (the skip reconcile policy)                              |
-//	| Progressing     | ReasonProgressing     | Ready is False: a step asked to come back before the steps after it ran      |
+//	| Progressing     | ReasonProgressing     | Ready is False: a step asked to come back before the steps after it ran for  |
+//	|                 |                       | a generation not yet Ready                                                   |
 //	| NotReady        |                       | Summarize's reason when the worst condition has an empty one                 |
 //
 // Maturity: stable. It follows the Kubernetes API conventions for conditions.
