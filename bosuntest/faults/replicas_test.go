@@ -114,6 +114,13 @@ func TestStaleReadsAndTimeTravel(t *testing.T) {
 			t.Errorf("deleted the new Widget's external resource: %s", c)
 		}
 	}
+	// The kit reads whom a write wrote from its answer, also from the
+	// metadata alone (protobuf) that status writes are answered with.
+	for _, c := range p.Calls() {
+		if c.Resource == "widgets/status" && c.TookEffect() && c.UID == "" {
+			t.Errorf("a status write names no object: %s", c)
+		}
+	}
 	if err := cp.Client.Get(t.Context(), client.ObjectKeyFromObject(cm), &corev1.ConfigMap{}); apierrors.IsNotFound(err) {
 		t.Error("the new Widget's ConfigMap is gone")
 	}
