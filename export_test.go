@@ -48,6 +48,7 @@ const (
 	EventSkipped                = eventSkipped
 	ReasonInvalidResyncInterval = reasonInvalidResyncInterval
 	StaleCacheRetry             = staleCacheRetry
+	RetryPriority               = retryPriority
 	ConflictRequeueDelay        = conflictRequeueDelay
 )
 

@@ -228,6 +228,7 @@ func TestOutcomes(t *testing.T) {
 			wantCalls: []string{"a.do", "a.post", "b.post"},
 			wantReady: "False/ReconcileError: boom",
 			wantErr:   "boom",
+			wantRes:   ctrl.Result{Priority: ptr.To(bosun.RetryPriority)},
 		},
 		{
 			name: "terminal error",
@@ -249,6 +250,7 @@ func TestOutcomes(t *testing.T) {
 			wantCalls: []string{"a.do", "a.post"},
 			wantReady: "False/ReconcileError: boom",
 			wantErr:   "boom",
+			wantRes:   ctrl.Result{Priority: ptr.To(bosun.RetryPriority)},
 		},
 		{
 			// Ready cannot be True: b has not run for this generation.
@@ -298,6 +300,7 @@ func TestOutcomes(t *testing.T) {
 			wantCalls: []string{"a.do", "b.do", "a.post", "b.post"},
 			wantReady: "False/Panic: ",
 			wantErr:   "oops",
+			wantRes:   ctrl.Result{Priority: ptr.To(bosun.RetryPriority)},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -661,8 +664,9 @@ func TestStaleCacheReadsLiveAfterLimit(t *testing.T) {
 
 // TestPollsRequeueAtLowPriority: a pass that writes nothing and asks to run
 // again later is a poll, requeued at low priority so that it cannot starve
-// the objects a restarted controller has yet to reconcile; a pass that
-// wrote, one that failed, and a priority a step chose keep theirs.
+// the objects a restarted controller has yet to reconcile; a failed pass
+// is retried below that, behind every fresher piece of work; a pass that
+// wrote, a terminal error and a priority a step chose keep theirs.
 func TestPollsRequeueAtLowPriority(t *testing.T) {
 	low := ptr.To(handler.LowPriority)
 	for _, tc := range []struct {
@@ -692,6 +696,12 @@ func TestPollsRequeueAtLowPriority(t *testing.T) {
 		{
 			name:    "error",
 			do:      func() (ctrl.Result, error) { return ctrl.Result{}, errors.New("boom") },
+			next:    ctrl.Result{Priority: ptr.To(bosun.RetryPriority)},
+			nextErr: true,
+		},
+		{
+			name:    "terminal error",
+			do:      func() (ctrl.Result, error) { return ctrl.Result{}, conditions.Terminal("BadSpec", errors.New("boom")) },
 			next:    ctrl.Result{},
 			nextErr: true,
 		},

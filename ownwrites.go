@@ -72,8 +72,11 @@ func (o ownWrites[T]) end(ps *passState[T], rv string) {
 }
 
 // close ends the pass's record of its writes. When the pass
-// settled, the events of its versions that are still to come are
-// dropped. When it did not, they are let through, and if some were
+// settled, or failed, the events of its versions that are still to come
+// are dropped: a failed pass is retried when the rate limiter says (a
+// terminal error only after a change), and the event of its own status
+// write would bring that retry at once, past the backoff. When the pass
+// neither settled nor failed, they are let through, and if some were
 // dropped while the pass ran, the object is requeued at once in their
 // stead, as they would have done; so it is, settled or not, when an event
 // dropped while a write was on its way was not the write's own.
@@ -88,7 +91,7 @@ func (o ownWrites[T]) close(ps *passState[T], res ctrl.Result, err error) ctrl.R
 	w.open = false
 	foreign := len(w.early) > 0
 	w.early = nil
-	if !settled {
+	if !settled && err == nil {
 		w.gone = true
 		o.own.CompareAndDelete(ps.key, w)
 	}

@@ -67,6 +67,15 @@ const reasonCleanupPending = "CleanupPending"
 // one that is.
 var ErrNotControlled = errors.New("object is not controlled by the reconciled object")
 
+// retryPriority is the queue priority of the retry of a failed pass: below
+// handler.LowPriority, at which the queue adds the objects a starting
+// controller lists and the engine returns polls. A failing object's
+// retries wait while fresher work is ready (a change, an object not
+// reconciled yet, a poll that is due), so a batch of broken objects does
+// not slow the healthy ones; its backoff still grows as the rate limiter
+// says. A controller that is never idle retries when it catches up.
+const retryPriority = 2 * handler.LowPriority
+
 // staleCacheRetry is how long the engine waits before looking again at an
 // object whose cached version is older than its own last write.
 const staleCacheRetry = time.Second
@@ -841,6 +850,9 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 		// objects a restarted controller lists at low priority and has
 		// not reconciled yet.
 		res.Priority = ptr.To(handler.LowPriority)
+	}
+	if err != nil && res.Priority == nil && !errors.Is(err, reconcile.TerminalError(nil)) {
+		res.Priority = ptr.To(retryPriority)
 	}
 	return res, err
 }
