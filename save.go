@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
@@ -172,32 +171,15 @@ func (ps saveStage[T]) save(ctx context.Context) (gone bool, err error) {
 }
 
 // sendStatus writes status to the status subresource, guarded by the
-// object's resourceVersion. The server's answer is read as metadata alone
-// (a PartialObjectMetadata, which the API server encodes and the client
-// decodes at a fraction of the cost of the whole object): the status
-// write is the pass's last, and of the answer the engine needs only the
-// new resourceVersion, which it sets on Object.
+// object's resourceVersion.
 func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
-	obj := ps.req.Object
-	rv := obj.GetResourceVersion()
+	rv := ps.req.Object.GetResourceVersion()
 	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
 	if err != nil {
 		return err
 	}
-	gvk, err := apiutil.GVKForObject(obj, ps.r.Client.Scheme())
-	if err != nil {
-		return fmt.Errorf("writing status: %w", err)
-	}
-	answer := &metav1.PartialObjectMetadata{}
-	answer.SetGroupVersionKind(gvk)
-	answer.SetNamespace(obj.GetNamespace())
-	answer.SetName(obj.GetName())
-	if err := ps.write(rv, obj, func() error {
-		if err := ps.r.Client.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, body)); err != nil {
-			return err
-		}
-		obj.SetResourceVersion(answer.GetResourceVersion())
-		return nil
+	if err := ps.write(rv, ps.req.Object, func() error {
+		return ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body))
 	}); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}

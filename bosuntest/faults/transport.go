@@ -11,8 +11,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -264,31 +262,9 @@ func errText(resp *http.Response, err error) string {
 	return ""
 }
 
-// metaProtobuf decodes the protobuf answers of metadata requests (a
-// PartialObjectMetadata, as the engine asks for when it writes a status).
-var metaProtobuf = func() runtime.Decoder {
-	s := runtime.NewScheme()
-	if err := metav1.AddMetaToScheme(s); err != nil {
-		panic(err)
-	}
-	return protobuf.NewSerializer(s, s)
-}()
-
-// identityOf reads metadata.uid and the owners' UIDs from a JSON object or
-// a protobuf PartialObjectMetadata; empty for anything else.
+// identityOf reads metadata.uid and the owners' UIDs from a JSON object;
+// empty for anything else.
 func identityOf(body []byte) (types.UID, []types.UID) {
-	if bytes.HasPrefix(body, []byte("k8s\x00")) {
-		obj, _, err := metaProtobuf.Decode(body, nil, nil)
-		m, ok := obj.(metav1.Object)
-		if err != nil || !ok {
-			return "", nil
-		}
-		var owners []types.UID
-		for _, o := range m.GetOwnerReferences() {
-			owners = append(owners, o.UID)
-		}
-		return m.GetUID(), owners
-	}
 	var obj struct {
 		Metadata struct {
 			UID             types.UID `json:"uid"`

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -130,23 +129,8 @@ func (s *recordingSubResource) Update(ctx context.Context, obj client.Object, op
 }
 
 func (s *recordingSubResource) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	target := obj
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		// The engine reads the answer of its status write as metadata;
-		// the plan needs the whole object the write would leave.
-		typed, err := s.c.Scheme().New(m.GroupVersionKind())
-		if err != nil {
-			return err
-		}
-		if target, ok = typed.(client.Object); !ok {
-			return fmt.Errorf("plan: %s is not an object", m.GroupVersionKind())
-		}
-		target.SetNamespace(m.Namespace)
-		target.SetName(m.Name)
-		defer func() { m.SetResourceVersion(target.GetResourceVersion()) }()
-	}
-	return s.c.changed(ctx, "patch", s.sub, target, func() error {
-		return s.SubResourceClient.Patch(ctx, target, patch, append(opts, client.DryRunAll)...)
+	return s.c.changed(ctx, "patch", s.sub, obj, func() error {
+		return s.SubResourceClient.Patch(ctx, obj, patch, append(opts, client.DryRunAll)...)
 	})
 }
 
