@@ -21,6 +21,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -58,27 +59,10 @@ func TestFairQueueByNamespace(t *testing.T) {
 	ctx := t.Context()
 	busy, small := fairNamespace(t, cp.Client, "fair-a-"), fairNamespace(t, cp.Client, "fair-z-")
 	const nBusy, nSmall = 400, 5
-	for i := range nBusy + nSmall {
-		ns, name := busy, fmt.Sprintf("b%03d", i)
-		if i >= nBusy {
-			ns, name = small, fmt.Sprintf("s%d", i-nBusy)
-		}
-		if err := cp.Client.Create(ctx, &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: testapi.WidgetSpec{Value: 1, Divisor: 1}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storeWidgets(ctx, t, cp.Client, busy, "b", nBusy, 1)
+	storeWidgets(ctx, t, cp.Client, small, "s", nSmall, 1)
 	step := &slowStep{seen: map[string]bool{}}
-	r := &bosun.Reconciler[*testapi.Widget]{Name: "fair", Steps: []bosun.Step[*testapi.Widget]{step}}
-	mine := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		ns := o.GetNamespace()
-		if ns == "" {
-			ns = o.GetName()
-		}
-		return ns == busy || ns == small
-	})
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		return bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(mine).Complete(r)
-	})
+	runIn(t, cp, &bosun.Reconciler[*testapi.Widget]{Name: "fair", Steps: []bosun.Step[*testapi.Widget]{step}}, controller.Options{}, busy, small)
 	bosuntest.Eventually(t, func(context.Context) error {
 		step.mu.Lock()
 		defer step.mu.Unlock()
@@ -103,6 +87,34 @@ func TestFairQueueByNamespace(t *testing.T) {
 	if !slices.Contains(step.order, busy) {
 		t.Error("the busy namespace had no pass")
 	}
+}
+
+// storeWidgets creates n Widgets in ns, named prefix and a number, of
+// value 1 and the divisor.
+func storeWidgets(ctx context.Context, t *testing.T, c client.Client, ns, prefix string, n int, divisor int64) {
+	t.Helper()
+	for i := range n {
+		w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s%03d", prefix, i)}, Spec: testapi.WidgetSpec{Value: 1, Divisor: divisor}}
+		if err := c.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runIn runs r with the controller options opts on the objects of the
+// namespaces alone.
+func runIn(t *testing.T, cp *controlplane.ControlPlane, r *bosun.Reconciler[*testapi.Widget], opts controller.Options, namespaces ...string) {
+	t.Helper()
+	mine := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		ns := o.GetNamespace()
+		if ns == "" {
+			ns = o.GetName()
+		}
+		return slices.Contains(namespaces, ns)
+	})
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(mine).WithOptions(opts).Complete(r)
+	})
 }
 
 // fairNamespace creates a namespace whose name starts with prefix.
@@ -147,30 +159,13 @@ func TestRetriesWaitForFreshWork(t *testing.T) {
 	ctx := t.Context()
 	failing, healthy := fairNamespace(t, cp.Client, "retry-a-"), fairNamespace(t, cp.Client, "retry-b-")
 	const nFailing, nHealthy = 5, 60
-	for i := range nFailing + nHealthy {
-		ns, name, divisor := healthy, fmt.Sprintf("h%02d", i-nFailing), int64(1)
-		if i < nFailing {
-			ns, name, divisor = failing, fmt.Sprintf("f%d", i), 0
-		}
-		if err := cp.Client.Create(ctx, &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: testapi.WidgetSpec{Value: 1, Divisor: divisor}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storeWidgets(ctx, t, cp.Client, failing, "f", nFailing, 0)
+	storeWidgets(ctx, t, cp.Client, healthy, "h", nHealthy, 1)
 	step := &orderStep{}
-	r := &bosun.Reconciler[*testapi.Widget]{Name: "retries", Steps: []bosun.Step[*testapi.Widget]{step}}
-	mine := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		ns := o.GetNamespace()
-		if ns == "" {
-			ns = o.GetName()
-		}
-		return ns == failing || ns == healthy
-	})
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		return bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(mine).WithOptions(controller.Options{
-			MaxConcurrentReconciles: 1,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Millisecond),
-		}).Complete(r)
-	})
+	runIn(t, cp, &bosun.Reconciler[*testapi.Widget]{Name: "retries", Steps: []bosun.Step[*testapi.Widget]{step}}, controller.Options{
+		MaxConcurrentReconciles: 1,
+		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Millisecond),
+	}, failing, healthy)
 	firstPasses := func() (healthyDone int, retriesBefore int) {
 		step.mu.Lock()
 		defer step.mu.Unlock()
