@@ -114,8 +114,8 @@ func TestStaleReadsAndTimeTravel(t *testing.T) {
 			t.Errorf("deleted the new Widget's external resource: %s", c)
 		}
 	}
-	// The kit reads whom a write wrote from its answer, also from the
-	// metadata alone (protobuf) that status writes are answered with.
+	// The kit reads whom a write wrote from its answer, status writes
+	// included.
 	for _, c := range p.Calls() {
 		if c.Resource == "widgets/status" && c.TookEffect() && c.UID == "" {
 			t.Errorf("a status write names no object: %s", c)
