@@ -70,6 +70,17 @@ func (g *generator) funcs(t *template.Template) template.FuncMap {
 		"where": where,
 		"quote": strconv.Quote,
 		"join":  strings.Join,
+		// stepRules returns the RBAC rules a decl's steps declare.
+		"stepRules": stepRules,
+		// quoteAll returns strings as the elements of a Go []string
+		// literal.
+		"quoteAll": func(ss []string) string {
+			q := make([]string, len(ss))
+			for i, s := range ss {
+				q[i] = strconv.Quote(s)
+			}
+			return strings.Join(q, ", ")
+		},
 	}
 }
 
@@ -362,7 +373,16 @@ var rbacVerbs = []string{"get", "list", "watch", "create", "update", "patch", "d
 // their actions write with the verbs the document gives, the targets, and
 // what the engine that runs the generated steps needs, one per group and
 // resource, sorted by group and resource.
-func (g *generator) rbacRules() []rbacRule {
+func (g *generator) rbacRules() []rbacRule { return rbacRulesOf(g.decls, true) }
+
+// stepRules returns the RBAC rules the steps of d declare: those of
+// rbacRules for d's states, writes and the finalizers of its target; the
+// engine adds its own for the target, its status, Namespaces and events.
+func stepRules(d *declInfo) []rbacRule { return rbacRulesOf([]*declInfo{d}, false) }
+
+// rbacRulesOf returns the RBAC rules of decls (see rbacRules), with those
+// the engine needs when engine is set.
+func rbacRulesOf(decls []*declInfo, engine bool) []rbacRule {
 	type key struct{ group, resource string }
 	verbs := make(map[key]map[string]bool)
 	add := func(group, resource string, vs ...string) {
@@ -374,10 +394,12 @@ func (g *generator) rbacRules() []rbacRule {
 			verbs[k][v] = true
 		}
 	}
-	for _, d := range g.decls {
+	for _, d := range decls {
 		t := d.Target
-		add(t.Group, resourceName(t.Kind), "get", "list", "watch", "update", "patch")
-		add(t.Group, resourceName(t.Kind)+"/status", "get", "update", "patch")
+		if engine {
+			add(t.Group, resourceName(t.Kind), "get", "list", "watch", "update", "patch")
+			add(t.Group, resourceName(t.Kind)+"/status", "get", "update", "patch")
+		}
 		// The API server's OwnerReferencesPermissionEnforcement admission
 		// asks for it of a controller that sets blockOwnerDeletion on the
 		// owner references of the target's children.
@@ -391,7 +413,7 @@ func (g *generator) rbacRules() []rbacRule {
 			}
 		}
 	}
-	if len(g.decls) > 0 {
+	if engine && len(decls) > 0 {
 		// The engine that runs the generated steps reads the reconcile
 		// policy of the target's Namespace through the cache and records
 		// events (see package bosun).

@@ -87,6 +87,7 @@ func ExampleGenerate() {
 	// func (st frontendManagerStep) Name() string { return st.name }
 	// func (st frontendManagerStep) Do(ctx context.Context, req *bosun.Pass[*appsv1.Deployment]) (ctrl.Result, error)
 	// func (st frontendManagerStep) SetupWithBuilder(b *bosun.Builder[*appsv1.Deployment]) error
+	// func (st frontendManagerStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error)
 }
 
 // GoTypes answers dsl.Check's questions about Go types by loading packages

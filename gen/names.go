@@ -32,6 +32,8 @@ var fixedImports = map[string]string{
 	"slices":                                       "slices",
 	"sync":                                         "sync",
 	"github.com/go-logr/logr":                      "logr",
+	"k8s.io/api/rbac/v1":                           "rbacv1",
+	"k8s.io/apimachinery/pkg/runtime":              "runtime",
 	"k8s.io/apimachinery/pkg/api/errors":           "apierrors",
 	"k8s.io/apimachinery/pkg/apis/meta/v1":         "metav1",
 	"k8s.io/apimachinery/pkg/labels":               "labels",

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -108,6 +111,23 @@ func New(c client.Client, opts Options) (*Migrator, error) {
 		opts:    opts,
 		limiter: rate.NewLimiter(rate.Limit(opts.RateLimit), 1),
 		m:       m,
+	}, nil
+}
+
+// PolicyRules returns the RBAC rules the migration needs: get and patch
+// of its CRD and patch of the CRD's status, by name, and get, list and
+// update of the CRD's objects. An operator's --role collects them (see
+// package operator).
+func (m *Migrator) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	plural, group, ok := strings.Cut(m.opts.CRD, ".")
+	if !ok {
+		return nil, fmt.Errorf("migrate %s: the CRD's name is not <plural>.<group>", m.opts.CRD)
+	}
+	crds, names := []string{apiextensionsv1.GroupName}, []string{m.opts.CRD}
+	return []rbacv1.PolicyRule{
+		{APIGroups: crds, Resources: []string{"customresourcedefinitions"}, ResourceNames: names, Verbs: []string{"get", "patch"}},
+		{APIGroups: crds, Resources: []string{"customresourcedefinitions/status"}, ResourceNames: names, Verbs: []string{"patch"}},
+		{APIGroups: []string{group}, Resources: []string{plural}, Verbs: []string{"get", "list", "update"}},
 	}, nil
 }
 

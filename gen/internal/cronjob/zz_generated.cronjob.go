@@ -11,7 +11,9 @@ import (
 
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -458,4 +460,16 @@ func (st cronJobControllerManagerStep) Do(ctx context.Context, req *bosun.Pass[*
 // once per builder.
 func (st cronJobControllerManagerStep) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Target]) error {
 	return st.steps.SetupWithBuilder(b)
+}
+
+// PolicyRules returns the RBAC rules the actions of CronJobControllerManager
+// need: reads of the kinds its states read, the writes its actions declare and
+// update of the finalizers of CronJob (for the owner references of its
+// children); the engine adds its own (see bosun.Reconciler.PolicyRules). The
+// markers above grant them too.
+func (st cronJobControllerManagerStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"cronjob.bosun.dev"}, Resources: []string{"targets/finalizers"}, Verbs: []string{"update"}},
+	}, nil
 }

@@ -11,7 +11,9 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -405,4 +407,16 @@ func (st nodeManagerStep) Do(ctx context.Context, req *bosun.Pass[*cronjobv1.Tar
 // builder.
 func (st nodeManagerStep) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Target]) error {
 	return st.steps.SetupWithBuilder(b)
+}
+
+// PolicyRules returns the RBAC rules the actions of NodeManager need: reads of
+// the kinds its states read, the writes its actions declare and update of the
+// finalizers of Schedule (for the owner references of its children); the
+// engine adds its own (see bosun.Reconciler.PolicyRules). The markers above
+// grant them too.
+func (st nodeManagerStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"cronjob.bosun.dev"}, Resources: []string{"targets/finalizers"}, Verbs: []string{"update"}},
+	}, nil
 }

@@ -12,8 +12,10 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -404,4 +406,17 @@ func (st frontendManagerStep) Do(ctx context.Context, req *bosun.Pass[*appsv1.De
 // builder.
 func (st frontendManagerStep) SetupWithBuilder(b *bosun.Builder[*appsv1.Deployment]) error {
 	return st.steps.SetupWithBuilder(b)
+}
+
+// PolicyRules returns the RBAC rules the actions of FrontendManager need:
+// reads of the kinds its states read, the writes its actions declare and
+// update of the finalizers of Deployment (for the owner references of its
+// children); the engine adds its own (see bosun.Reconciler.PolicyRules). The
+// markers above grant them too.
+func (st frontendManagerStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments/finalizers"}, Verbs: []string{"update"}},
+	}, nil
 }

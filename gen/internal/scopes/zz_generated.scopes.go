@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -750,6 +751,20 @@ func (st placementManagerStep) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Targ
 	return st.steps.SetupWithBuilder(b)
 }
 
+// PolicyRules returns the RBAC rules the actions of PlacementManager need:
+// reads of the kinds its states read, the writes its actions declare and
+// update of the finalizers of Schedule (for the owner references of its
+// children); the engine adds its own (see bosun.Reconciler.PolicyRules). The
+// markers above grant them too.
+func (st placementManagerStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
+		{APIGroups: []string{"cronjob.bosun.dev"}, Resources: []string{"targets/finalizers"}, Verbs: []string{"update"}},
+	}, nil
+}
+
 // Names of the actions of NodeAgent.
 const (
 	// NodeAgentSync is the name of the action Sync of NodeAgent.
@@ -1261,4 +1276,20 @@ func (st nodeAgentStep) Do(ctx context.Context, req *bosun.Pass[*corev1.Node]) (
 // builder.
 func (st nodeAgentStep) SetupWithBuilder(b *bosun.Builder[*corev1.Node]) error {
 	return st.steps.SetupWithBuilder(b)
+}
+
+// PolicyRules returns the RBAC rules the actions of NodeAgent need: reads of
+// the kinds its states read, the writes its actions declare and update of the
+// finalizers of Node (for the owner references of its children); the engine
+// adds its own (see bosun.Reconciler.PolicyRules). The markers above grant
+// them too.
+func (st nodeAgentStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"patch"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes/finalizers"}, Verbs: []string{"update"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"get", "list", "watch", "create", "delete", "deletecollection"}},
+	}, nil
 }
