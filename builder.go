@@ -642,7 +642,7 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
 	}
 	b.ctrl = c
-	r.observation.addReconciler(ReconcilerInfo{Name: r.Name, GVK: gvkOf(forObj, b.mgr.GetScheme()), Graph: r.Graph})
+	r.observation.addReconciler(ReconcilerInfo{Name: r.Name, GVK: gvkOf(forObj, b.mgr.GetScheme()), Graph: r.Graph, PolicyRules: r.PolicyRules})
 	return c, nil
 }
 

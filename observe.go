@@ -7,7 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -150,6 +152,9 @@ type ReconcilerInfo struct {
 	GVK schema.GroupVersionKind
 	// Graph draws its steps.
 	Graph func() Graph
+	// PolicyRules derives the RBAC rules it needs (see
+	// Reconciler.PolicyRules).
+	PolicyRules func(*runtime.Scheme) ([]rbacv1.PolicyRule, error)
 }
 
 // Observation holds what is shared between the reconcilers set up on one

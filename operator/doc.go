@@ -38,6 +38,7 @@
 //	--dev                        run against an embedded control plane (see below)
 //	--dev-workloads              with --dev, run workload controllers and nodes too (default true)
 //	--plan                       print what one pass over every object would change, change nothing, exit (see below)
+//	--role                       print the ClusterRole the controllers' steps declare and exit (see below)
 //
 // On a clean stop (SIGTERM) the leader releases its Lease, so a standby
 // takes over at once instead of after the lease duration; a second signal
@@ -84,6 +85,25 @@
 // exits: 0 when every pass succeeded, 1 when one failed (the report says
 // which) or the plan was stopped first. Writes a pass would make only
 // after an earlier write took effect (a second pass) are not in the plan.
+//
+// # The role from the steps
+//
+// With --role the operator prints the least-privilege ClusterRole of its
+// controllers and exits, without a cluster: it sets the controllers up on a
+// manager that never starts (Setup runs; flags Setup requires must be
+// given), asks each bosun reconciler for its rules
+// (bosun.Reconciler.PolicyRules: the engine's and those its steps declare,
+// the steps `bosun gen` writes included) and each runnable Setup adds that
+// declares its own with a PolicyRules method (a migrate.Migrator, say), and
+// prints them merged, named manager-role and laid out as controller-gen
+// writes config/rbac/role.yaml, so that
+//
+//	go run ./cmd --role > config/rbac/role.yaml
+//
+// writes the role from the code instead of from markers, or a test
+// compares the two. A controller-runtime reconciler set up without the
+// engine is not seen: its role comes from its markers, and --role fails
+// when Setup sets up no bosun reconciler.
 //
 // # Tracing
 //

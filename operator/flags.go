@@ -100,6 +100,11 @@ type Flags struct {
 	// pass, Run prints what each would change and returns. Leader
 	// election, metrics, probes and the webhook server are off.
 	Plan bool
+	// Role prints the ClusterRole that the operator's bosun reconcilers
+	// derive from their steps (bosun.Reconciler.PolicyRules), named
+	// manager-role and laid out as controller-gen writes
+	// config/rbac/role.yaml, and returns without connecting to a cluster.
+	Role bool
 	// DebugPage serves the debug page of package debugpage on the metrics
 	// server, under /debug/bosun/.
 	DebugPage bool
@@ -164,6 +169,8 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 			"kube-scheduler and 2 simulated nodes, so that pods run and become Ready; false starts only kube-apiserver and etcd.")
 	fs.BoolVar(&f.Plan, "plan", f.Plan,
 		"Run one pass over every object of the operator's kinds with every write sent as a dry run and no external resource changed, print what each object's pass would change, and exit.")
+	fs.BoolVar(&f.Role, "role", f.Role,
+		"Print the least-privilege ClusterRole the controllers' steps declare (as config/rbac/role.yaml) and exit, without connecting to a cluster.")
 	fs.BoolVar(&f.DebugPage, "debug-page", f.DebugPage,
 		"Serve a page of the reconcilers and their recent passes at /debug/bosun/ on the metrics server, behind the same protection as /metrics.")
 	f.Zap.BindFlags(fs)

@@ -98,7 +98,7 @@ var ErrFlags = errors.New("invalid flags")
 // flags.GracefulShutdownTimeout. It connects to the cluster of the
 // --kubeconfig flag, in-cluster configuration or ~/.kube/config, unless
 // flags.Dev starts an embedded control plane. out receives what --version,
-// --dev and --plan print.
+// --role, --dev and --plan print.
 func Run(ctx context.Context, opts Options, flags Flags, out io.Writer) error {
 	return run(ctx, opts, flags, out, nil)
 }
@@ -112,6 +112,9 @@ func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce 
 	if flags.Version {
 		fmt.Fprint(out, version.Get().Lines())
 		return nil
+	}
+	if flags.Role {
+		return printRole(opts, out)
 	}
 	if err := flags.Validate(); err != nil {
 		return fmt.Errorf("operator %q: %w: %w", opts.Name, ErrFlags, err)

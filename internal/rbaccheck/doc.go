@@ -9,7 +9,8 @@
 // TestRoleIsDerived, that its derived rules and its generated role grant
 // the same, and, in TestRunsWithGeneratedRole, that the generated role
 // grants all the controller needs through a whole lifecycle on a real API
-// server:
+// server; and, in its cmd package's TestRoleFlag, that the operator's
+// --role prints that role byte for byte (PrintsRole):
 //
 //	func TestRoleIsDerived(t *testing.T) {
 //		derived, err := NewReconciler().PolicyRules(scheme)

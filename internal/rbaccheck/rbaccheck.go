@@ -1,6 +1,7 @@
 package rbaccheck
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/operator"
 )
 
 // RoleFile is where controller-gen writes an example's ClusterRole,
@@ -65,6 +67,27 @@ func Compare(t testing.TB, generated, derived []rbacv1.PolicyRule) {
 	t.Helper()
 	if diff := cmp.Diff(Triples(generated), Triples(derived)); diff != "" {
 		t.Errorf("derived rules against the generated role (-generated +derived):\n%s", diff)
+	}
+}
+
+// PrintsRole fails the test unless the operator of opts, run with --role,
+// prints exactly the role controller-gen wrote to path from the markers:
+// the same rules in the same layout, byte for byte, so that the role could
+// as well be written with `go run ./cmd --role > config/rbac/role.yaml`.
+func PrintsRole(t testing.TB, opts operator.Options, path string) {
+	t.Helper()
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading the generated role: %v", err)
+	}
+	flags := operator.DefaultFlags()
+	flags.Role = true
+	var got bytes.Buffer
+	if err := operator.Run(t.Context(), opts, flags, &got); err != nil {
+		t.Fatalf("--role: %v", err)
+	}
+	if diff := cmp.Diff(string(want), got.String()); diff != "" {
+		t.Errorf("--role against %s (-generated +printed):\n%s", path, diff)
 	}
 }
 

@@ -12,8 +12,11 @@ import (
 	"github.com/bosunkit/bosun/operator"
 )
 
-func main() {
-	operator.Main(operator.Options{
+func main() { operator.Main(options()) }
+
+// options describe the operator to operator.Main, and to its tests.
+func options() operator.Options {
+	return operator.Options{
 		Name:        "cronjob",
 		AddToScheme: cronjob.AddToScheme,
 		CRDs:        cronjob.CRDs,
@@ -28,5 +31,5 @@ func main() {
 			}
 			return cronjob.SetupMigrationWithManager(mgr)
 		},
-	})
+	}
 }

@@ -10,8 +10,11 @@ import (
 	"github.com/bosunkit/bosun/operator"
 )
 
-func main() {
-	operator.Main(operator.Options{
+func main() { operator.Main(options()) }
+
+// options describe the operator to operator.Main, and to its tests.
+func options() operator.Options {
+	return operator.Options{
 		Name:        "memcached",
 		AddToScheme: memcached.AddToScheme,
 		CRDs:        memcached.CRDs,
@@ -19,5 +22,5 @@ func main() {
 		Setup:       memcached.SetupWithManager,
 		// Cache only the pods of Memcacheds, not every pod of the cluster.
 		Manager: memcached.LimitPodCache,
-	})
+	}
 }

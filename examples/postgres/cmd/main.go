@@ -15,13 +15,19 @@ import (
 	"github.com/bosunkit/bosun/operator"
 )
 
-func main() {
-	dsn := flag.String("postgres-dsn", "", "The PostgreSQL server to manage, as a connection URL or key=value string (required).")
-	rate := flag.Float64("postgres-calls-per-second", 0, "How many calls of the server both controllers may start per second together; 0 means no limit.")
-	concurrency := flag.Int("postgres-max-connections", 0, "How many connections to the server both controllers may hold at once; 0 means one per worker.")
-	batch := flag.Bool("postgres-batch-observe", true, "Observe the roles (databases) whose polls are due together with one query of pg_roles (pg_database).")
-	listen := flag.Bool("postgres-listen", false, "LISTEN on bosun_role_changed and bosun_database_changed, and observe at once the role or database a notification names.")
-	operator.Main(operator.Options{
+var (
+	dsn         = flag.String("postgres-dsn", "", "The PostgreSQL server to manage, as a connection URL or key=value string (required).")
+	rate        = flag.Float64("postgres-calls-per-second", 0, "How many calls of the server both controllers may start per second together; 0 means no limit.")
+	concurrency = flag.Int("postgres-max-connections", 0, "How many connections to the server both controllers may hold at once; 0 means one per worker.")
+	batch       = flag.Bool("postgres-batch-observe", true, "Observe the roles (databases) whose polls are due together with one query of pg_roles (pg_database).")
+	listen      = flag.Bool("postgres-listen", false, "LISTEN on bosun_role_changed and bosun_database_changed, and observe at once the role or database a notification names.")
+)
+
+func main() { operator.Main(options()) }
+
+// options describe the operator to operator.Main, and to its tests.
+func options() operator.Options {
+	return operator.Options{
 		Name:        "postgres",
 		AddToScheme: postgres.AddToScheme,
 		CRDs:        postgres.CRDs,
@@ -37,5 +43,5 @@ func main() {
 				Managed: []managed.Option{managed.WithLimiter(limiter)},
 			})
 		},
-	})
+	}
 }

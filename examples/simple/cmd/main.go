@@ -11,8 +11,11 @@ import (
 	"github.com/bosunkit/bosun/operator"
 )
 
-func main() {
-	operator.Main(operator.Options{
+func main() { operator.Main(options()) }
+
+// options describe the operator to operator.Main, and to its tests.
+func options() operator.Options {
+	return operator.Options{
 		Name:        "simple",
 		AddToScheme: simple.AddToScheme,
 		CRDs:        simple.CRDs,
@@ -20,5 +23,5 @@ func main() {
 		Setup: func(mgr ctrl.Manager) error {
 			return simple.SetupWithManager(mgr)
 		},
-	})
+	}
 }

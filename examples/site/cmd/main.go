@@ -29,13 +29,19 @@ import (
 // version is this build's version in its shard ring.
 var version = ""
 
-func main() {
-	ring := flag.String("shard-ring", "", "share the Sites with the other replicas of this shard ring (empty: this replica reconciles them all)")
-	identity := flag.String("shard-identity", os.Getenv("POD_NAME"), "this replica's name in the ring (default: $POD_NAME)")
-	namespace := flag.String("shard-namespace", os.Getenv("POD_NAMESPACE"), "the namespace of the ring's Leases (default: $POD_NAMESPACE)")
+var (
+	shardRing      = flag.String("shard-ring", "", "share the Sites with the other replicas of this shard ring (empty: this replica reconciles them all)")
+	shardIdentity  = flag.String("shard-identity", os.Getenv("POD_NAME"), "this replica's name in the ring (default: $POD_NAME)")
+	shardNamespace = flag.String("shard-namespace", os.Getenv("POD_NAMESPACE"), "the namespace of the ring's Leases (default: $POD_NAMESPACE)")
+)
+
+func main() { operator.Main(options()) }
+
+// options describe the operator to operator.Main, and to its tests.
+func options() operator.Options {
 	var member *shard.Member
 	var memberErr error
-	operator.Main(operator.Options{
+	return operator.Options{
 		Name:        "site",
 		AddToScheme: site.AddToScheme,
 		CRDs:        site.CRDs,
@@ -43,10 +49,10 @@ func main() {
 		Samples:     site.Samples,
 		// Called once the flags are parsed, before the manager is made.
 		Manager: func(o *ctrl.Options) {
-			if *ring == "" {
+			if *shardRing == "" {
 				return
 			}
-			member, memberErr = shard.New(shard.Options{Ring: *ring, Identity: *identity, Namespace: *namespace, Object: &sitev1.Site{}, Version: version})
+			member, memberErr = shard.New(shard.Options{Ring: *shardRing, Identity: *shardIdentity, Namespace: *shardNamespace, Object: &sitev1.Site{}, Version: version})
 			if memberErr == nil {
 				member.ConfigureCache(&o.Cache)
 			}
@@ -67,5 +73,5 @@ func main() {
 				WrapReconciler(member.Wrap).
 				Complete(site.NewReconciler())
 		},
-	})
+	}
 }

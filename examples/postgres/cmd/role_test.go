@@ -1,0 +1,16 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/bosunkit/bosun/internal/rbaccheck"
+)
+
+// TestRoleFlag checks that --role prints the role in ../config/rbac, which
+// controller-gen writes from the markers: the rules the steps declare are
+// the rules the markers grant, in the same file.
+func TestRoleFlag(t *testing.T) {
+	// The role does not depend on the server; Setup only asks for one.
+	*dsn = "postgres://role.invalid/postgres"
+	rbaccheck.PrintsRole(t, options(), "../"+rbaccheck.RoleFile)
+}
