@@ -129,6 +129,16 @@ func TestScaffoldEndToEnd(t *testing.T) {
 		t.Errorf("make generate manifests changed the scaffold (-scaffolded +regenerated):\n%s", diff)
 	}
 
+	// The role the markers give is the one the steps declare: --role
+	// prints it byte for byte.
+	role, err := os.ReadFile(filepath.Join(mod, "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(role), runIn(t, mod, "go", "run", "./cmd", "--role")); diff != "" {
+		t.Errorf("--role against the role the markers give (-markers +printed):\n%s", diff)
+	}
+
 	// The deployable manifests render, through the bosun of go.mod that
 	// make builds into bin/bosun.
 	runIn(t, mod, "make", "install.yaml")
