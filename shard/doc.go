@@ -8,7 +8,8 @@
 // LeaseName(ring, identity) in a namespace, labelled shard.bosun.dev/ring=ring, and
 // renews it every Options.RenewPeriod. A member is alive while its Lease
 // is. A member that stops cleanly waits for its running passes,
-// then deletes its Lease, so that its objects move at once; one that
+// then deletes its Lease (closes it, with Options.Standby), so that its
+// objects move at once; one that
 // crashes keeps them until its Lease expires (Options.LeaseDuration).
 //
 // # Assignment
@@ -44,6 +45,47 @@
 // risk of a second replica reconciling the objects of one that is only
 // slow. If the member that crashed was also the leader, the sharder starts
 // on the next leader once the manager's leader election has moved.
+//
+// # Standbys
+//
+// Relabelling a crashed member's objects costs one label patch each, which
+// on a busy API server takes seconds for a thousand objects. With
+// Options.Standby the sharder also gives every object a standby: the
+// member the object would belong to if its member were gone (the next
+// member on the ring, or of the canary's side), named in the label
+// standby.shard.bosun.dev/<ring>. The object carries a presence label
+// <ring>.in.shard.bosun.dev/<member> for its member and for its standby,
+// and each member caches the objects that carry its own: about twice its
+// share. When the sharder closes the expired Lease of a member (see
+// Handover), it records the tenure it closed on the Lease (the annotation
+// shard.bosun.dev/closed). Each standby watches the ring's Leases; when it
+// reads a closed tenure, it lists from the API server the objects labelled
+// for that member with itself as standby, assigned in that tenure or
+// before, counts them as its own and hands their requests to the ring's
+// controllers through the source Takeovers, which the controllers must
+// watch (with bosun's Builder, WatchesRawSource). The standbys reconcile
+// them from the moment the Lease is closed, before any label has moved;
+// the sharder then labels them for their standbys, which keep them. A
+// member that stops cleanly closes its own Lease, instead of deleting it,
+// so its standbys take over at once.
+//
+// Why no object is reconciled twice: the sharder changes the standby of a
+// member's object only while the member is alive, holding a lock per member
+// that closing the member's Lease takes too, so that once a tenure is
+// closed no standby of its objects changes; the standby's list, taken after
+// it read the closure, therefore names exactly the objects it may take. A
+// member that comes back after its tenure was closed finds the closed
+// tenure on its Lease and takes none of the objects assigned in it (its
+// list of its objects, its reads and its cache leave them out), and the
+// sharder labels them for their standby, if alive, or back for the member
+// in its new tenure. A standby that is gone as well has its own Lease
+// closed before the object moves on. Only the sharder closes Leases, so
+// the takeover waits for it: when the crashed member also led, the
+// standbys take over once the next leader's sharder runs.
+//
+// Set Standby alike on every member of a ring: the members' caches select
+// their objects by the presence labels that only a sharder with Standby
+// writes.
 //
 // # Drains not acknowledged
 //
@@ -114,13 +156,15 @@
 //
 // Make the Member before the manager: ConfigureCache limits the manager's
 // cache of the kind to this member's objects (CacheOptions), so each
-// replica holds its share, not the cluster. SetupWithManager adds the
+// replica holds its share, not the cluster (with Options.Standby, the
+// objects it is the standby of as well). SetupWithManager adds the
 // Lease, the drain and the sharder; the manager needs leader election for
 // the sharder (every replica with the same LeaderElectionID). The ring's
 // controllers run on every replica, with the member's Predicate on their
 // For, and either ControllerOptions (a controller queue that hands out
 // only what the member may work on, for bosun's builder and
-// controller-runtime's alike) or Wrap around the reconciler.
+// controller-runtime's alike) or Wrap around the reconciler, and, with
+// Options.Standby, Takeovers among their sources.
 //
 // A member's cache holds only its share of the ring's kind, and every
 // controller of the manager reads that cache: a controller that reads
@@ -177,6 +221,9 @@
 //	| shard.bosun.dev/<ring> (LabelPrefix) | an object, label  | the member that reconciles it                  |
 //	| drain.shard.bosun.dev/<ring> (DrainPrefix) | an object, label | Unix seconds at which its drain began    |
 //	| tenure.shard.bosun.dev/<ring>       | an object         | acquire time of its member's Lease (RFC 3339)  |
+//	| standby.shard.bosun.dev/<ring>      | an object, label  | its standby (Options.Standby)                  |
+//	| <ring>.in.shard.bosun.dev/<member>  | an object, label  | "true": member caches it (Options.Standby)     |
+//	| shard.bosun.dev/closed              | a Lease           | the member's last tenure the sharder closed    |
 //	| shard.bosun.dev/ring                | a Lease, label    | the ring's name                                |
 //	| shard.bosun.dev/evicted             | a Lease           | when the sharder evicted the member (RFC 3339) |
 //	| shard.bosun.dev/version             | a Lease, label    | the member's Options.Version                   |

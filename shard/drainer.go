@@ -115,7 +115,12 @@ func (d *drainer) letGo(ctx context.Context, key types.NamespacedName) error {
 	if !m.gate.drain(key) {
 		return errBusy
 	}
-	if err := m.patchLabels(ctx, key, obj.GetResourceVersion(), map[string]string{m.shardLabel: "", m.drainLabel: ""}, map[string]string{m.tenureKey: ""}); err != nil {
+	unset := map[string]string{m.shardLabel: "", m.drainLabel: ""}
+	if m.opts.Standby {
+		// Out of this member's cache, unless it is the standby too.
+		unset[m.presence] = ""
+	}
+	if err := m.patchLabels(ctx, key, obj.GetResourceVersion(), unset, map[string]string{m.tenureKey: ""}); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	m.gate.unconfirm(key)

@@ -262,8 +262,8 @@ type replica struct {
 	member *shard.Member
 	cancel context.CancelFunc
 	done   chan struct{}
-	// crashed makes the manager's client fail to delete Leases, as a
-	// process that dies cannot release its Lease.
+	// crashed makes the manager's client fail to delete or update Leases,
+	// as a process that dies cannot release its Lease.
 	crashed *atomic.Bool
 }
 
@@ -360,6 +360,14 @@ func (r *ring) startWith(name string, ro replicaOptions) *replica {
 					return errors.New("crashed")
 				}
 				return c.Delete(ctx, obj, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				// With Options.Standby a member closes its Lease rather
+				// than deleting it.
+				if _, ok := obj.(*coordinationv1.Lease); ok && crashed.Load() {
+					return errors.New("crashed")
+				}
+				return c.Update(ctx, obj, opts...)
 			},
 			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 				if ro.patch != nil {

@@ -76,6 +76,8 @@ func Example() {
 		}
 		if err := bosun.ControllerManagedBy[*testapi.Widget](mgr).
 			For(nil, builder.WithPredicates(member.Predicate())).
+			// The objects taken over as their standby (Options.Standby).
+			WatchesRawSource(member.Takeovers()).
 			WithOptions(member.ControllerOptions(controller.Options{})).
 			Complete(r); err != nil {
 			return err

@@ -249,6 +249,39 @@ func (g *gate) decide(key types.NamespacedName) (v verdict, right context.Contex
 	return admit, g.right, false
 }
 
+// currentRight returns the member's right if it is in force, else nil.
+func (g *gate) currentRight() context.Context {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.currentLocked() {
+		return nil
+	}
+	return g.right
+}
+
+// takeOver counts keys, objects this member takes over as their standby,
+// as its own under right, if right is still in force: their passes need
+// no further check until the right lapses.
+func (g *gate) takeOver(right context.Context, keys []types.NamespacedName) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.right != right || !g.currentLocked() {
+		return false
+	}
+	for _, k := range keys {
+		g.confirmed[k] = true
+	}
+	return true
+}
+
+// takenOver reports whether key counts as this member's under its right
+// in force: labelled for it, or taken over as its standby.
+func (g *gate) takenOver(key types.NamespacedName) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.right != nil && g.confirmed[key]
+}
+
 // unconfirm forgets that key was seen labelled for this member: it left
 // the member's cache.
 func (g *gate) unconfirm(key types.NamespacedName) {

@@ -9,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -28,6 +29,23 @@ func tenureOf(lease *coordinationv1.Lease) string {
 		return ""
 	}
 	return lease.Spec.AcquireTime.UTC().Format(time.RFC3339Nano)
+}
+
+// tenureEnded reports whether tenure, the tenure an object was assigned
+// in (tenurePrefix), is closed, the last tenure the sharder closed
+// being closed (annotationClosed): it is that one or an earlier one. An
+// object that names no tenure, or one that does not parse, counts as
+// assigned before any.
+func tenureEnded(tenure, closed string) bool {
+	if closed == "" {
+		return false
+	}
+	c, err := time.Parse(time.RFC3339Nano, closed)
+	if err != nil {
+		return false
+	}
+	t, err := time.Parse(time.RFC3339Nano, tenure)
+	return err != nil || !t.After(c)
 }
 
 // LeaseName is the name of the Lease of member identity in ring.
@@ -98,11 +116,35 @@ func (ms *membership) release(ctx context.Context, c client.Client) {
 	}
 	m.gate.revoke()
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: m.opts.Namespace, Name: LeaseName(m.opts.Ring, m.opts.Identity)}}
-	if err := c.Delete(ctx, lease); err != nil && !apierrors.IsNotFound(err) {
+	if m.opts.Standby {
+		// Closed rather than deleted: the standbys take the objects over
+		// at once, and the member, back, finds the tenure closed.
+		if err := ms.close(ctx, c, lease); err != nil {
+			log.Error(err, "releasing the member's lease")
+			return
+		}
+	} else if err := c.Delete(ctx, lease); err != nil && !apierrors.IsNotFound(err) {
 		log.Error(err, "releasing the member's lease")
 		return
 	}
 	log.Info("released the member's lease")
+}
+
+// close closes the member's own Lease, as the sharder closes an expired
+// one: no holder, and its tenure recorded as closed.
+func (ms *membership) close(ctx context.Context, c client.Client, lease *coordinationv1.Lease) error {
+	if err := ms.m.mgr.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(lease), lease); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if ptr.Deref(lease.Spec.HolderIdentity, "") != ms.m.opts.Identity {
+		return nil
+	}
+	lease.Spec.HolderIdentity = nil
+	if lease.Annotations == nil {
+		lease.Annotations = map[string]string{}
+	}
+	lease.Annotations[annotationClosed] = tenureOf(lease)
+	return c.Update(ctx, lease)
 }
 
 // renew creates or renews the member's Lease. It reads the Lease from
@@ -137,6 +179,9 @@ func (ms *membership) renew(ctx context.Context, c client.Client) error {
 	case err != nil:
 		return fmt.Errorf("reading lease %s: %w", name, err)
 	default:
+		if closed := lease.Annotations[annotationClosed]; closed != "" {
+			m.closed.Store(&closed)
+		}
 		if lease.Annotations[annotationEvicted] != "" {
 			// Back once the Lease has expired, and the sharder has had a
 			// renew period to move the member's objects.
@@ -194,29 +239,47 @@ func (ms *membership) describe(lease *coordinationv1.Lease) {
 	lease.Annotations[rollout.AnnotationPasses] = m.gate.passes().Encode()
 }
 
-// owned lists, from the API server, the objects labelled for this member.
+// owned lists, from the API server, the objects labelled for this member,
+// but for those of a tenure the sharder closed that their standby may
+// have taken over (Options.Standby).
 func (ms *membership) owned(ctx context.Context) (map[types.NamespacedName]bool, error) {
 	m := ms.m
+	out := map[types.NamespacedName]bool{}
+	err := m.listFromServer(ctx, m.Selector(), func(o *metav1.PartialObjectMetadata) {
+		if !m.endedHere(o.Annotations[m.tenureKey]) {
+			out[client.ObjectKeyFromObject(o)] = true
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the objects of the member: %w", err)
+	}
+	return out, nil
+}
+
+// listFromServer lists, from the API server, the metadata of the objects
+// of the ring's kind that selector selects, in Options.ObjectNamespaces
+// (every namespace when empty), a page at a time, and calls each with
+// every one.
+func (m *Member) listFromServer(ctx context.Context, selector labels.Selector, each func(*metav1.PartialObjectMetadata)) error {
 	namespaces := m.opts.ObjectNamespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	out := map[types.NamespacedName]bool{}
 	for _, ns := range namespaces {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(m.gvk.GroupVersion().WithKind(m.gvk.Kind + "List"))
 		for {
-			if err := m.mgr.GetAPIReader().List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: m.Selector()},
+			if err := m.mgr.GetAPIReader().List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector},
 				client.Limit(500), client.Continue(list.Continue)); err != nil {
-				return nil, fmt.Errorf("listing the %s objects of the member: %w", m.gvk.Kind, err)
+				return fmt.Errorf("listing %s objects: %w", m.gvk.Kind, err)
 			}
 			for i := range list.Items {
-				out[client.ObjectKeyFromObject(&list.Items[i])] = true
+				each(&list.Items[i])
 			}
 			if list.Continue == "" {
 				break
 			}
 		}
 	}
-	return out, nil
+	return nil
 }

@@ -74,6 +74,31 @@ func (r Ring) Owner(key string) string {
 	return r.points[i].member
 }
 
+// ownerExcept returns the member that key would belong to if except were
+// not on the ring: the member of the first point at or after the key's
+// hash that is not except's. Empty when no other member is on the ring.
+func (r Ring) ownerExcept(key, except string) string {
+	if len(r.points) == 0 {
+		return ""
+	}
+	h := hash(key)
+	i, _ := slices.BinarySearchFunc(r.points, h, func(p point, h uint64) int {
+		switch {
+		case p.hash < h:
+			return -1
+		case p.hash > h:
+			return 1
+		}
+		return 0
+	})
+	for n := range len(r.points) {
+		if p := r.points[(i+n)%len(r.points)]; p.member != except {
+			return p.member
+		}
+	}
+	return ""
+}
+
 // hash is the 64-bit FNV-1a hash of s, with its bits mixed so that keys
 // that differ in their last characters land far apart.
 func hash(s string) uint64 {

@@ -165,6 +165,7 @@ func TestNewValidates(t *testing.T) {
 		{name: "no namespace", opts: shard.Options{Ring: "w", Identity: "r-0", Object: widget()}},
 		{name: "no object", opts: shard.Options{Ring: "w", Identity: "r-0", Namespace: "ns"}},
 		{name: "deadline past lease", opts: shard.Options{Ring: "w", Identity: "r-0", Namespace: "ns", Object: widget(), LeaseDuration: 3e9, RenewDeadline: 4e9}},
+		{name: "standby", opts: shard.Options{Ring: "w", Identity: "r-0", Namespace: "ns", Object: widget(), Standby: true}, ok: true},
 		{name: "drain timeout", opts: shard.Options{Ring: "w", Identity: "r-0", Namespace: "ns", Object: widget(), DrainTimeout: 3e10}, ok: true},
 		{name: "negative drain timeout", opts: shard.Options{Ring: "w", Identity: "r-0", Namespace: "ns", Object: widget(), DrainTimeout: -1}},
 		{name: "period past deadline", opts: shard.Options{Ring: "w", Identity: "r-0", Namespace: "ns", Object: widget(), LeaseDuration: 3e9, RenewDeadline: 2e9, RenewPeriod: 2e9}},

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,8 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -26,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/bosunkit/bosun/internal/rollout"
 )
@@ -51,6 +55,22 @@ const (
 	// which the sharder evicted the member for a drain it did not
 	// acknowledge within Options.DrainTimeout.
 	annotationEvicted = "shard.bosun.dev/evicted"
+	// standbyPrefix, followed by the ring's name, is the label that names
+	// the standby of an object (Options.Standby): the member that takes it
+	// over the moment the sharder closes its member's expired Lease.
+	standbyPrefix = "standby.shard.bosun.dev/"
+	// presenceInfix: with Options.Standby, an object carries the label
+	// <ring>.in.shard.bosun.dev/<member> for its member and its standby,
+	// which select it for their caches.
+	presenceInfix = ".in.shard.bosun.dev/"
+	// annotationClosed, on a member's Lease, is the last tenure of the
+	// member that the sharder closed (see closeLease): the objects assigned
+	// in it, or before, are no longer the member's once their standby
+	// may have taken them over.
+	annotationClosed = "shard.bosun.dev/closed"
+	// presenceValue is the value of a presence label, which caches select
+	// by its key alone.
+	presenceValue = "true"
 )
 
 // Defaults of Options, those of controller-runtime's leader election.
@@ -124,6 +144,14 @@ type Options struct {
 	// metrics carry it. Empty is a version as well: that of the members
 	// that name none.
 	Version string
+	// Standby gives every object a standby besides its member: the member
+	// that would take it if its member were gone, which caches it too and
+	// takes it over the moment the sharder closes the expired Lease of its
+	// member, before any label moves (see Standbys in the package
+	// documentation). Each member caches about twice its share. Set it
+	// alike on every member of a ring, and wire Takeovers into the ring's
+	// controllers.
+	Standby bool
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -141,6 +169,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Namespace == "" {
 		errs = append(errs, errors.New("the Namespace is empty"))
+	}
+	if o.Standby && o.Identity != "" {
+		if msgs := validation.IsQualifiedName(presenceKey(o.Ring, o.Identity)); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("with Standby, the Identity %q does not make a label key: %s", o.Identity, strings.Join(msgs, "; ")))
+		}
 	}
 	if msgs := validation.IsValidLabelValue(o.Version); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("the Version %q is not a label value: %s", o.Version, strings.Join(msgs, "; ")))
@@ -191,6 +224,13 @@ type Member struct {
 	drainLabel string
 	tenureKey  string
 	gate       *gate
+	// standbyLabel and presence are the labels of Options.Standby; closed
+	// is the tenure of this member that the sharder closed last, as its
+	// Lease said at the last renewal.
+	standbyLabel string
+	presence     string
+	closed       atomic.Pointer[string]
+	standby      *standby
 
 	// gvk and mgr are set by SetupWithManager.
 	gvk schema.GroupVersionKind
@@ -209,6 +249,12 @@ func New(opts Options) (*Member, error) {
 		drainLabel: DrainPrefix + opts.Ring,
 		tenureKey:  tenurePrefix + opts.Ring,
 		gate:       newGate(opts.RenewDeadline),
+
+		standbyLabel: standbyPrefix + opts.Ring,
+		presence:     presenceKey(opts.Ring, opts.Identity),
+	}
+	if opts.Standby {
+		m.standby = &standby{m: m}
 	}
 	m.gate.isBack = m.backInCache
 	passes := map[bool]prometheus.Counter{
@@ -232,7 +278,13 @@ func (m *Member) inCache(key types.NamespacedName) (bool, string) {
 	if !ok || obj.GetLabels()[m.shardLabel] != m.opts.Identity {
 		return false, ""
 	}
-	return true, obj.GetAnnotations()[m.tenureKey]
+	tenure := obj.GetAnnotations()[m.tenureKey]
+	if m.endedHere(tenure) {
+		// The gate reads it from the API server, which says the same
+		// until the sharder labels it again.
+		return true, ""
+	}
+	return true, tenure
 }
 
 // onServer reads key from the API server and reports whether it is
@@ -251,8 +303,22 @@ func (m *Member) onServer(key types.NamespacedName) (bool, error) {
 		}
 		return false, fmt.Errorf("reading %s %s: %w", m.gvk.Kind, key, err)
 	}
-	return obj.Labels[m.shardLabel] == m.opts.Identity, nil
+	return obj.Labels[m.shardLabel] == m.opts.Identity && !m.endedHere(obj.Annotations[m.tenureKey]), nil
 }
+
+// endedHere reports whether the tenure of this member in which an object
+// was assigned to it, from its tenure annotation, has been closed by the
+// sharder while the object has a standby that may have taken it over
+// (Options.Standby): it is no longer this member's until the sharder
+// labels it again.
+func (m *Member) endedHere(tenure string) bool {
+	closed := m.closed.Load()
+	return m.opts.Standby && closed != nil && tenureEnded(tenure, *closed)
+}
+
+// presenceKey is the label that puts an object in the cache of member of
+// ring, with Options.Standby.
+func presenceKey(ring, member string) string { return ring + presenceInfix + member }
 
 // cached returns key from the manager's cache; false when the cache does
 // not hold it.
@@ -295,10 +361,24 @@ func (m *Member) Selector() labels.Selector {
 }
 
 // CacheOptions returns the cache options of the ring's kind for this
-// member: only the objects labelled for it. ConfigureCache puts them in a
-// manager's cache options.
+// member: only the objects labelled for it, and with Options.Standby those
+// it is the standby of. ConfigureCache puts them in a manager's cache
+// options.
 func (m *Member) CacheOptions() cache.ByObject {
-	return cache.ByObject{Label: m.Selector()}
+	return cache.ByObject{Label: m.cacheSelector()}
+}
+
+// cacheSelector selects the objects this member caches.
+func (m *Member) cacheSelector() labels.Selector {
+	if !m.opts.Standby {
+		return m.Selector()
+	}
+	req, err := labels.NewRequirement(m.presence, selection.Exists, nil)
+	if err != nil {
+		// New validated the ring and the identity, which make the key.
+		panic(fmt.Sprintf("shard: the presence label %q: %v", m.presence, err))
+	}
+	return labels.NewSelector().Add(*req)
 }
 
 // ConfigureCache limits the cache of the ring's kind in o to this member's
@@ -311,7 +391,7 @@ func (m *Member) ConfigureCache(o *cache.Options) {
 	}
 	for obj, by := range o.ByObject {
 		if sameType(obj, m.opts.Object) {
-			by.Label = m.Selector()
+			by.Label = m.cacheSelector()
 			o.ByObject[obj] = by
 			return
 		}
@@ -335,7 +415,11 @@ func (m *Member) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("shard: ring %q: finding the kind of %T: %w", m.opts.Ring, m.opts.Object, err)
 	}
 	m.gvk, m.mgr = gvk, mgr
-	for _, r := range []manager.Runnable{&membership{m: m}, &drainer{m: m}, &sharder{m: m}} {
+	runnables := []manager.Runnable{&membership{m: m}, &drainer{m: m}, &sharder{m: m}}
+	if m.standby != nil {
+		runnables = append(runnables, m.standby)
+	}
+	for _, r := range runnables {
 		if err := mgr.Add(r); err != nil {
 			return fmt.Errorf("shard: ring %q: %w", m.opts.Ring, err)
 		}
@@ -344,11 +428,29 @@ func (m *Member) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Predicate passes the events of this member's objects that it has not
-// been asked to let go. Give it to the For of the ring's controller.
+// been asked to let go, and with Options.Standby those of the objects it
+// took over as their standby. Give it to the For of the ring's controller.
 func (m *Member) Predicate() predicate.Predicate {
 	return predicate.NewPredicateFuncs(func(o client.Object) bool {
 		l := o.GetLabels()
-		return l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] == ""
+		if l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] == "" {
+			return true
+		}
+		return m.opts.Standby && m.gate.takenOver(client.ObjectKeyFromObject(o))
+	})
+}
+
+// Takeovers returns the source of the requests of the objects this member
+// takes over as their standby (Options.Standby), the moment the sharder
+// closes the expired Lease of their member: add it to the ring's
+// controller (with bosun's Builder, WatchesRawSource). Without
+// Options.Standby it sends nothing.
+func (m *Member) Takeovers() source.TypedSource[reconcile.Request] {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		if m.standby != nil {
+			m.standby.addQueue(ctx, q)
+		}
+		return nil
 	})
 }
 

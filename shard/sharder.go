@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,6 +68,17 @@ type sharder struct {
 	// closed holds, by member, the resourceVersion of the expired Lease
 	// the sharder closed (closeLease).
 	closed map[string]string
+	// locks holds a *sync.RWMutex per member: closeLease holds it, and a
+	// change of the standby of the member's objects (Options.Standby)
+	// holds it for reading, so that no standby changes once the sharder
+	// has closed the member's tenure.
+	locks sync.Map
+}
+
+// memberLock returns the lock of member (see sharder.locks).
+func (s *sharder) memberLock(member string) *sync.RWMutex {
+	l, _ := s.locks.LoadOrStore(member, new(sync.RWMutex))
+	return l.(*sync.RWMutex)
 }
 
 var _ manager.LeaderElectionRunnable = (*sharder)(nil)
@@ -360,6 +372,23 @@ func (s *sharder) ownerLocked(key string, lbls map[string]string) string {
 	return s.rings[1-side].Owner(key)
 }
 
+// standbyLocked returns the standby of the object of ring key key and
+// labels lbls whose member is owner: the member it would belong to if
+// owner were gone (see ownerLocked); s.mu is held.
+func (s *sharder) standbyLocked(key string, lbls map[string]string, owner string) string {
+	if s.canary == nil {
+		return s.ring.ownerExcept(key, owner)
+	}
+	side := 0
+	if s.chooser.Takes(key, lbls) {
+		side = 1
+	}
+	if sb := s.rings[side].ownerExcept(key, owner); sb != "" {
+		return sb
+	}
+	return s.rings[1-side].ownerExcept(key, owner)
+}
+
 // awaitDrain looks again at the drain of key, started as its label value
 // says, when the drain timeout is due; once it is past, it evicts member,
 // the live member that has not let the object go.
@@ -450,10 +479,15 @@ func (s *sharder) lease(ctx context.Context, member string) (*coordinationv1.Lea
 // the sharder is about to take, cannot be renewed by a request already on
 // its way: it clears the Lease's holder, guarded by its resourceVersion,
 // so that a renewal based on the expired Lease fails with 409 Conflict
-// and the member's next renewal starts a new tenure. It reads the Lease
+// and the member's next renewal starts a new tenure. It records the
+// tenure it closed in annotationClosed, on which the standbys take the
+// member's objects over (Options.Standby). It reads the Lease
 // again for each object, and reports false when it is alive again: a
 // member that renewed meanwhile keeps its objects.
 func (s *sharder) closeLease(ctx context.Context, member string) (bool, error) {
+	lock := s.memberLock(member)
+	lock.Lock()
+	defer lock.Unlock()
 	lease, alive := s.lease(ctx, member)
 	switch {
 	case lease == nil, ptr.Deref(lease.Spec.HolderIdentity, "") == "":
@@ -469,6 +503,12 @@ func (s *sharder) closeLease(ctx context.Context, member string) (bool, error) {
 		return true, nil
 	}
 	lease.Spec.HolderIdentity = nil
+	// The standbys of the member's objects of this tenure take them over
+	// once they read it (Options.Standby).
+	if lease.Annotations == nil {
+		lease.Annotations = map[string]string{}
+	}
+	lease.Annotations[annotationClosed] = tenureOf(lease)
 	if err := s.m.mgr.GetClient().Update(ctx, lease); err != nil {
 		return false, fmt.Errorf("closing the lease of member %s: %w", member, err)
 	}
@@ -512,18 +552,25 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 		// No live member: the objects stay where they are.
 		return nil
 	}
+	if m.opts.Standby && have != "" && live && s.ended(ctx, have, obj) {
+		return s.afterClosed(ctx, key, obj, have)
+	}
 	var (
 		set, annotations map[string]string
 		kind             string
 	)
 	switch {
 	case have == want && !draining:
+		if m.opts.Standby {
+			return s.keepStandby(ctx, key, obj, have)
+		}
 		return nil
 	case have == want:
 		set = map[string]string{m.drainLabel: ""}
 	case have == "":
 		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, moveAssign
 		annotations = map[string]string{m.tenureKey: s.tenure(ctx, want)}
+		s.placeStandby(set, key, obj, want)
 	case !live:
 		switch closed, err := s.closeLease(ctx, have); {
 		case err != nil:
@@ -533,8 +580,18 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 			// its objects move through a drain once the ring has it.
 			return nil
 		}
-		set, kind = map[string]string{m.shardLabel: want, m.drainLabel: ""}, moveTakeover
-		annotations = map[string]string{m.tenureKey: s.tenure(ctx, want)}
+		to := want
+		if sb := obj.Labels[m.standbyLabel]; m.opts.Standby && sb != "" && sb != have {
+			// The standby took the object over when the Lease was
+			// closed, unless it is gone too.
+			var err error
+			if to, err = s.standbyOr(ctx, sb, want); err != nil || to == "" {
+				return err
+			}
+		}
+		set, kind = map[string]string{m.shardLabel: to, m.drainLabel: ""}, moveTakeover
+		annotations = map[string]string{m.tenureKey: s.tenure(ctx, to)}
+		s.placeStandby(set, key, obj, to)
 	case !draining:
 		set, kind = map[string]string{m.drainLabel: strconv.FormatInt(time.Now().Unix(), 10)}, moveDrain
 	default:
@@ -550,4 +607,108 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 		movesCounter.WithLabelValues(m.opts.Ring, kind).Inc()
 	}
 	return nil
+}
+
+// ended reports whether the tenure in which obj was assigned to member
+// has been closed (see tenureEnded), as member's Lease in the sharder's
+// cache says.
+func (s *sharder) ended(ctx context.Context, member string, obj client.Object) bool {
+	lease, _ := s.lease(ctx, member)
+	return lease != nil && tenureEnded(obj.GetAnnotations()[s.m.tenureKey], lease.Annotations[annotationClosed])
+}
+
+// standbyOr returns sb, the standby of an object whose member's tenure
+// was closed, if it is alive; else it closes sb's Lease in turn and
+// returns want. Empty when sb is alive again after the last look.
+func (s *sharder) standbyOr(ctx context.Context, sb, want string) (string, error) {
+	if _, alive := s.lease(ctx, sb); alive {
+		return sb, nil
+	}
+	switch closed, err := s.closeLease(ctx, sb); {
+	case err != nil:
+		return "", err
+	case !closed:
+		return "", nil
+	}
+	return want, nil
+}
+
+// afterClosed labels an object whose member is alive again after the
+// sharder closed the tenure it got the object in (Options.Standby): its
+// standby may have taken it over meanwhile, so it goes to the standby if
+// alive; else back to the member, in its new tenure.
+func (s *sharder) afterClosed(ctx context.Context, key types.NamespacedName, obj *metav1.PartialObjectMetadata, have string) error {
+	m := s.m
+	to, kind := have, ""
+	if sb := obj.Labels[m.standbyLabel]; sb != "" && sb != have {
+		var err error
+		if to, err = s.standbyOr(ctx, sb, have); err != nil || to == "" {
+			return err
+		}
+		if to == sb {
+			kind = moveTakeover
+		}
+	}
+	set := map[string]string{m.shardLabel: to, m.drainLabel: ""}
+	s.placeStandby(set, key, obj, to)
+	if err := m.patchLabels(ctx, key, obj.ResourceVersion, set, map[string]string{m.tenureKey: s.tenure(ctx, to)}); err != nil {
+		return err
+	}
+	if kind != "" {
+		movesCounter.WithLabelValues(m.opts.Ring, kind).Inc()
+	}
+	return nil
+}
+
+// placeStandby adds to set, the labels an object assigned to owner gets,
+// those of Options.Standby: its standby and the presence labels of the
+// two, and the removal of any other presence label.
+func (s *sharder) placeStandby(set map[string]string, key types.NamespacedName, obj *metav1.PartialObjectMetadata, owner string) {
+	m := s.m
+	if !m.opts.Standby {
+		return
+	}
+	s.mu.Lock()
+	sb := s.standbyLocked(m.key(key.Namespace, key.Name), obj.Labels, owner)
+	s.mu.Unlock()
+	set[m.standbyLabel] = sb
+	keep := map[string]bool{presenceKey(m.opts.Ring, owner): true}
+	if sb != "" {
+		keep[presenceKey(m.opts.Ring, sb)] = true
+	}
+	for k := range obj.Labels {
+		if strings.HasPrefix(k, m.opts.Ring+presenceInfix) && !keep[k] {
+			set[k] = ""
+		}
+	}
+	for k := range keep {
+		set[k] = presenceValue
+	}
+}
+
+// keepStandby gives an object of the live member owner the standby the
+// ring gives it now, with the presence labels, if it has another. It
+// changes nothing once the sharder has closed owner's tenure: the
+// standby may be taking the object over.
+func (s *sharder) keepStandby(ctx context.Context, key types.NamespacedName, obj *metav1.PartialObjectMetadata, owner string) error {
+	m := s.m
+	set := map[string]string{}
+	s.placeStandby(set, key, obj, owner)
+	for k, v := range set {
+		if cur, ok := obj.Labels[k]; (v == "" && !ok) || (v != "" && cur == v) {
+			delete(set, k)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	lock := s.memberLock(owner)
+	lock.RLock()
+	defer lock.RUnlock()
+	if _, alive := s.lease(ctx, owner); !alive || s.ended(ctx, owner, obj) {
+		// The next look at the object hands it over instead.
+		s.q.AddAfter(key, s.m.opts.RenewPeriod)
+		return nil
+	}
+	return m.patchLabels(ctx, key, obj.ResourceVersion, set, nil)
 }

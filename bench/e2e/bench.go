@@ -817,7 +817,7 @@ func (b *bench) startChild(ctx context.Context, c childConfig) (*child, error) {
 	args := []string{
 		"-arm", c.arm, "-kubeconfig", b.kubeconfig, "-namespaces", strings.Join(c.namespaces, ","),
 		"-workers", strconv.Itoa(max(c.workers, 1)), "-n", strconv.Itoa(c.n), "-sync-period", c.syncPeriod.String(),
-		"-identity", c.identity, "-lease", c.lease.String(),
+		"-identity", c.identity, "-lease", c.lease.String(), "-standby=" + strconv.FormatBool(c.standby),
 	}
 	cmd := exec.CommandContext(ctx, b.cfg.exe, args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1", "GOMAXPROCS="+os.Getenv("GOMAXPROCS"))

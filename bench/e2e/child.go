@@ -66,6 +66,8 @@ type childConfig struct {
 	// of its Leases.
 	identity string
 	lease    time.Duration
+	// standby sets shard.Options.Standby.
+	standby bool
 }
 
 // stats is what a child reports when asked.
@@ -112,6 +114,7 @@ func runChild(args []string) error {
 	fs.DurationVar(&c.syncPeriod, "sync-period", 0, "")
 	fs.StringVar(&c.identity, "identity", "", "")
 	fs.DurationVar(&c.lease, "lease", 0, "")
+	fs.BoolVar(&c.standby, "standby", false, "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

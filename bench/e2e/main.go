@@ -98,6 +98,8 @@ type config struct {
 	kills []string
 	// shardLease is the Lease duration of the sharded runs.
 	shardLease time.Duration
+	// shardStandby runs the sharded replicas with shard.Options.Standby.
+	shardStandby bool
 	// rows are the groups of rows to measure: converge (with the
 	// latency, idle, restart and resync rows), fail, fair, heap and shard.
 	rows map[string]bool
@@ -168,6 +170,7 @@ func (c *config) bind(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.DurationVar(&c.shardLease, "shard-lease", c.shardLease, "Lease duration of the sharded runs (renewed every quarter of it)")
+	fs.BoolVar(&c.shardStandby, "shard-standby", c.shardStandby, "give every object of the sharded runs a standby that takes it over when its replica's Lease is closed (shard.Options.Standby)")
 	fs.Func("heap", "comma-separated cache sizes of the heap row (default 10000,100000)", func(s string) error {
 		v, err := ints(s)
 		c.heapSizes = v

@@ -93,8 +93,9 @@ func TestShortRun(t *testing.T) {
 		if r.overlaps != 0 {
 			t.Errorf("%d replicas: %d objects reconciled by two replicas at once, want none", r.replicas, r.overlaps)
 		}
-		if r.replicas > 1 && (r.relabelled <= 0 || r.expired <= 0 || r.handover <= 0) {
-			t.Errorf("%d replicas: Lease expired after %s, relabelled after %s, Ready after %s; want all measured", r.replicas, r.expired, r.relabelled, r.handover)
+		if r.replicas > 1 && (r.relabelled <= 0 || r.expired <= 0 || r.handover <= 0 || r.taken <= 0) {
+			t.Errorf("%d replicas: Lease expired after %s, relabelled after %s, taken over after %s, Ready after %s; want all measured",
+				r.replicas, r.expired, r.relabelled, r.taken, r.handover)
 		}
 		if sum(r.cached) != r.n {
 			t.Errorf("%d replicas: caches hold %v objects, want %d in all", r.replicas, r.cached, r.n)

@@ -159,23 +159,24 @@ func shardSummary(w io.Writer, shards []shardResult) {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| replicas | replica killed mid-change | objects | time to all Ready (s) | objects cached per replica | live heap per replica (MiB) | its Lease expired after (s) | its objects all relabelled after (s) | of which after the expiry (s) | all Ready for the change after (s) | passes per object | objects reconciled by two replicas at once |")
-	fmt.Fprintln(w, "| ---: | --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| replicas | replica killed mid-change | objects | time to all Ready (s) | objects cached per replica | live heap per replica (MiB) | its Lease expired after (s) | its objects all relabelled after (s) | of which after the expiry (s) | each of its objects reconciled by another replica after (s) | all Ready for the change after (s) | passes per object | objects reconciled by two replicas at once |")
+	fmt.Fprintln(w, "| ---: | --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range shards {
 		heaps := make([]string, len(r.heaps))
 		for i, h := range r.heaps {
 			heaps[i] = fmt.Sprintf("%.1f", float64(h)/(1<<20))
 		}
-		expired, relabelled, after, handover := "-", "-", "-", "-"
+		expired, relabelled, after, taken, handover := "-", "-", "-", "-", "-"
 		if r.handover > 0 {
 			expired, relabelled = fmt.Sprintf("%.2f", r.expired.Seconds()), fmt.Sprintf("%.2f", r.relabelled.Seconds())
 			after, handover = fmt.Sprintf("%.2f", r.afterExpiry.Seconds()), fmt.Sprintf("%.2f", r.handover.Seconds())
+			taken = fmt.Sprintf("%.2f", r.taken.Seconds())
 		}
 		killed := r.killed
 		if killed == "" {
 			killed = "-"
 		}
-		fmt.Fprintf(w, "| %d | %s | %d | %.2f | %v | %s | %s | %s | %s | %s | %.2f | %d |\n", r.replicas, killed, r.n, r.all.Seconds(), r.cached, strings.Join(heaps, ", "),
-			expired, relabelled, after, handover, float64(r.passes)/float64(r.n), r.overlaps)
+		fmt.Fprintf(w, "| %d | %s | %d | %.2f | %v | %s | %s | %s | %s | %s | %s | %.2f | %d |\n", r.replicas, killed, r.n, r.all.Seconds(), r.cached, strings.Join(heaps, ", "),
+			expired, relabelled, after, taken, handover, float64(r.passes)/float64(r.n), r.overlaps)
 	}
 }

@@ -58,7 +58,7 @@ func newShardManager(cfg *rest.Config, c childConfig, log *passLog) (ctrl.Manage
 	}
 	member, err := shard.New(shard.Options{
 		Ring: "bench", Identity: c.identity, Namespace: ns, Object: &testapi.Widget{},
-		LeaseDuration: lease, RenewPeriod: lease / 4, ObjectNamespaces: []string{ns},
+		LeaseDuration: lease, RenewPeriod: lease / 4, ObjectNamespaces: []string{ns}, Standby: c.standby,
 	})
 	if err != nil {
 		return nil, err
@@ -96,6 +96,7 @@ func newShardManager(cfg *rest.Config, c childConfig, log *passLog) (ctrl.Manage
 	}
 	err = bosun.ControllerManagedBy[*testapi.Widget](mgr).
 		For(nil, builder.WithPredicates(member.Predicate())).
+		WatchesRawSource(member.Takeovers()).
 		WithOptions(member.ControllerOptions(controller.Options{MaxConcurrentReconciles: c.workers})).
 		Complete(r)
 	return mgr, err
@@ -120,6 +121,9 @@ type shardResult struct {
 	// afterExpiry the time from there to the last relabel; handover the
 	// time from the kill to every object Ready for its change.
 	relabelled, expired, afterExpiry, handover time.Duration
+	// taken is the time from the kill to a pass, by another replica, of
+	// every object the killed replica held.
+	taken time.Duration
 	// passes counts the passes of all replicas; overlaps the objects
 	// whose passes by two replicas overlapped in time.
 	passes, overlaps int
@@ -152,9 +156,9 @@ func (b *bench) sharding(ctx context.Context) ([]shardResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%d replicas: %w", k, err)
 		}
-		fmt.Fprintf(b.out, "shard replicas=%d kill=%s n=%d all=%s cached=%v heaps=%v relabelled=%s expired=%s after-expiry=%s handover=%s passes/object=%.2f overlaps=%d\n",
-			k, run.kill, n, r.all.Round(time.Millisecond), r.cached, mibs(r.heaps), r.relabelled.Round(time.Millisecond), r.expired.Round(time.Millisecond),
-			r.afterExpiry.Round(time.Millisecond), r.handover.Round(time.Millisecond),
+		fmt.Fprintf(b.out, "shard standby=%v replicas=%d kill=%s n=%d all=%s cached=%v heaps=%v relabelled=%s expired=%s after-expiry=%s taken=%s handover=%s passes/object=%.2f overlaps=%d\n",
+			b.cfg.shardStandby, k, run.kill, n, r.all.Round(time.Millisecond), r.cached, mibs(r.heaps), r.relabelled.Round(time.Millisecond), r.expired.Round(time.Millisecond),
+			r.afterExpiry.Round(time.Millisecond), r.taken.Round(time.Millisecond), r.handover.Round(time.Millisecond),
 			float64(r.passes)/float64(n), r.overlaps)
 		out = append(out, r)
 	}
@@ -179,7 +183,7 @@ func (b *bench) shardRun(ctx context.Context, n, k int, kill string) (shardResul
 	children := make([]*child, k)
 	start := time.Now()
 	for i := range k {
-		c, err := b.startChild(ctx, childConfig{arm: armShard, namespaces: []string{ns}, workers: b.cfg.workers, identity: fmt.Sprintf("r%d", i), lease: b.cfg.shardLease})
+		c, err := b.startChild(ctx, childConfig{arm: armShard, namespaces: []string{ns}, workers: b.cfg.workers, identity: fmt.Sprintf("r%d", i), lease: b.cfg.shardLease, standby: b.cfg.shardStandby})
 		if err != nil {
 			return r, err
 		}
@@ -211,6 +215,7 @@ func (b *bench) shardRun(ctx context.Context, n, k int, kill string) (shardResul
 		r.heaps, r.cached = append(r.heaps, s.Heap), append(r.cached, s.Cached)
 	}
 	var passes [][]passRecord
+	var killed time.Time
 	if k > 1 {
 		// Change every object, and kill a replica while the changes go
 		// in: the leader, or the last replica that does not lead.
@@ -239,7 +244,7 @@ func (b *bench) shardRun(ctx context.Context, n, k int, kill string) (shardResul
 			return r, err
 		}
 		passes = append(passes, s.Passes)
-		killed := time.Now()
+		killed = time.Now()
 		if err := victim.cmd.Process.Kill(); err != nil {
 			return r, err
 		}
@@ -287,7 +292,51 @@ func (b *bench) shardRun(ctx context.Context, n, k int, kill string) (shardResul
 		passes = append(passes, s.Passes)
 	}
 	r.passes, r.overlaps = overlaps(passes)
+	if k > 1 {
+		r.taken = takenAfter(passes, killed)
+	}
 	return r, nil
+}
+
+// takenAfter returns the time from killed to a pass by another replica of
+// every object whose last pass before killed was by the killed replica,
+// whose passes come first in byReplica.
+func takenAfter(byReplica [][]passRecord, killed time.Time) time.Duration {
+	at := killed.UnixNano()
+	type last struct {
+		replica int
+		start   int64
+	}
+	before := map[string]last{}
+	for i, ps := range byReplica {
+		for _, p := range ps {
+			if l, ok := before[p.Object]; p.Start < at && (!ok || p.Start > l.start) {
+				before[p.Object] = last{i, p.Start}
+			}
+		}
+	}
+	first := map[string]int64{}
+	for _, ps := range byReplica[1:] {
+		for _, p := range ps {
+			if l, ok := before[p.Object]; ok && l.replica == 0 && p.Start >= at {
+				if f, ok := first[p.Object]; !ok || p.Start < f {
+					first[p.Object] = p.Start
+				}
+			}
+		}
+	}
+	var worst int64
+	for obj, l := range before {
+		if l.replica != 0 {
+			continue
+		}
+		f, ok := first[obj]
+		if !ok {
+			return -1
+		}
+		worst = max(worst, f-at)
+	}
+	return time.Duration(worst)
 }
 
 // pickVictim returns the index of the replica to kill: the leader when

@@ -5,7 +5,9 @@
 //
 // With --shard-ring, the replica is a member of a shard ring (package
 // shard): the replicas share the Sites, each reconciling its own, and a
-// canary rollout (`bosun canary`) can give a new build a share of them.
+// canary rollout (`bosun canary`) can give a new build a share of them;
+// --shard-standby gives every Site a standby replica that takes it over
+// the moment the sharder closes the Lease of a replica that died.
 // The build's version, the member's shard.Options.Version, is set at link
 // time: go build -ldflags "-X main.version=v2".
 package main
@@ -33,6 +35,7 @@ var (
 	shardRing      = flag.String("shard-ring", "", "share the Sites with the other replicas of this shard ring (empty: this replica reconciles them all)")
 	shardIdentity  = flag.String("shard-identity", os.Getenv("POD_NAME"), "this replica's name in the ring (default: $POD_NAME)")
 	shardNamespace = flag.String("shard-namespace", os.Getenv("POD_NAMESPACE"), "the namespace of the ring's Leases (default: $POD_NAMESPACE)")
+	shardStandby   = flag.Bool("shard-standby", false, "give every Site a standby replica that takes it over the moment its replica's Lease is closed; each replica caches about twice its share (set it alike on every replica)")
 )
 
 func main() { operator.Main(options()) }
@@ -52,7 +55,7 @@ func options() operator.Options {
 			if *shardRing == "" {
 				return
 			}
-			member, memberErr = shard.New(shard.Options{Ring: *shardRing, Identity: *shardIdentity, Namespace: *shardNamespace, Object: &sitev1.Site{}, Version: version})
+			member, memberErr = shard.New(shard.Options{Ring: *shardRing, Identity: *shardIdentity, Namespace: *shardNamespace, Object: &sitev1.Site{}, Version: version, Standby: *shardStandby})
 			if memberErr == nil {
 				member.ConfigureCache(&o.Cache)
 			}
@@ -69,6 +72,7 @@ func options() operator.Options {
 			}
 			return bosun.ControllerManagedBy[*sitev1.Site](mgr).
 				For(nil, builder.WithPredicates(member.Predicate())).
+				WatchesRawSource(member.Takeovers()).
 				WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 				WrapReconciler(member.Wrap).
 				Complete(site.NewReconciler())

@@ -1,0 +1,200 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/internal/rollout"
+)
+
+// standby takes over, for a member with Options.Standby, the objects it is
+// the standby of, the moment the sharder closes the Lease of their member
+// (closeLease writes annotationClosed): it lists them from the API server,
+// counts them as its own under its right in force (gate.takeOver) and
+// hands their requests to the controllers' queues (Takeovers). Once the
+// sharder has closed a tenure of a member, it neither changes the standby
+// of that member's objects of the tenure nor gives them to anyone else
+// than their standby, so the list says for good which are this member's.
+type standby struct {
+	m *Member
+
+	mu     sync.Mutex
+	queues []workqueue.TypedRateLimitingInterface[reconcile.Request]
+	// right is the right the takeovers in taken were made under; taken
+	// holds, by member, the closed tenure already taken over.
+	right context.Context
+	taken map[string]string
+}
+
+var _ manager.LeaderElectionRunnable = (*standby)(nil)
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every
+// member is a standby.
+func (*standby) NeedLeaderElection() bool { return false }
+
+// addQueue adds a controller's queue, which receives the requests of the
+// objects taken over from now until ctx ends.
+func (sb *standby) addQueue(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	sb.mu.Lock()
+	sb.queues = append(sb.queues, q)
+	sb.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		sb.mu.Lock()
+		defer sb.mu.Unlock()
+		for i, o := range sb.queues {
+			if o == q {
+				sb.queues = append(sb.queues[:i], sb.queues[i+1:]...)
+				break
+			}
+		}
+	}()
+}
+
+// Start implements manager.Runnable: it watches the ring's Leases, in a
+// cache of its own, and looks for closed tenures at each change and every
+// renew period (a right that begins anew takes over again).
+func (sb *standby) Start(ctx context.Context) error {
+	m := sb.m
+	c, err := cache.New(m.mgr.GetConfig(), cache.Options{
+		Scheme:           m.mgr.GetScheme(),
+		Mapper:           m.mgr.GetRESTMapper(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&coordinationv1.Lease{}: {
+				Namespaces: map[string]cache.Config{m.opts.Namespace: {}},
+				Label:      labels.SelectorFromSet(labels.Set{labelRing: m.opts.Ring}),
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("shard: ring %q: the standby's cache: %w", m.opts.Ring, err)
+	}
+	changed := make(chan struct{}, 1)
+	poke := func(any) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	inf, err := c.GetInformer(ctx, &coordinationv1.Lease{})
+	if err != nil {
+		return fmt.Errorf("shard: ring %q: watching the ring's leases: %w", m.opts.Ring, err)
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: poke, UpdateFunc: func(_, o any) { poke(o) },
+	}); err != nil {
+		return fmt.Errorf("shard: ring %q: watching the ring's leases: %w", m.opts.Ring, err)
+	}
+	go func() {
+		if err := c.Start(ctx); err != nil {
+			m.mgr.GetLogger().Error(err, "running the standby's cache", "ring", m.opts.Ring)
+		}
+	}()
+	c.WaitForCacheSync(ctx)
+	log := m.mgr.GetLogger().WithValues("ring", m.opts.Ring, "member", m.opts.Identity)
+	tick := m.opts.RenewPeriod
+	for {
+		if err := sb.scan(ctx, c); err != nil && ctx.Err() == nil {
+			log.Error(err, "taking over the objects of a closed member")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		case <-time.After(tick):
+		}
+	}
+}
+
+// scan takes over the objects of every tenure the sharder closed that this
+// member has not taken over under its right in force.
+func (sb *standby) scan(ctx context.Context, c cache.Cache) error {
+	m := sb.m
+	right := m.gate.currentRight()
+	if right == nil {
+		return nil
+	}
+	sb.mu.Lock()
+	if sb.right != right {
+		sb.right, sb.taken = right, map[string]string{}
+	}
+	sb.mu.Unlock()
+	var leases coordinationv1.LeaseList
+	if err := c.List(ctx, &leases, client.InNamespace(m.opts.Namespace)); err != nil {
+		return fmt.Errorf("listing the leases: %w", err)
+	}
+	prefix := LeaseName(m.opts.Ring, "")
+	for i := range leases.Items {
+		l := &leases.Items[i]
+		member, ok := strings.CutPrefix(l.Name, prefix)
+		closed := l.Annotations[annotationClosed]
+		if !ok || member == m.opts.Identity || closed == "" || l.Name == rollout.LeaseName(m.opts.Ring) {
+			continue
+		}
+		sb.mu.Lock()
+		done := sb.taken[member] == closed
+		sb.mu.Unlock()
+		if done {
+			continue
+		}
+		n, err := sb.takeOver(ctx, right, member, closed)
+		if err != nil {
+			return err
+		}
+		sb.mu.Lock()
+		if sb.right == right {
+			sb.taken[member] = closed
+		}
+		sb.mu.Unlock()
+		if n > 0 {
+			m.mgr.GetLogger().Info("took over the objects of a closed member as their standby", "ring", m.opts.Ring, "member", m.opts.Identity,
+				"closedMember", member, "objects", n)
+		}
+	}
+	return nil
+}
+
+// takeOver lists, from the API server, the objects labelled for member
+// with this member as their standby, assigned in member's closed tenure or
+// before, takes them over under right and queues their requests. It
+// returns how many it took over.
+func (sb *standby) takeOver(ctx context.Context, right context.Context, member, closed string) (int, error) {
+	m := sb.m
+	selector := labels.SelectorFromSet(labels.Set{m.shardLabel: member, m.standbyLabel: m.opts.Identity})
+	var keys []types.NamespacedName
+	err := m.listFromServer(ctx, selector, func(o *metav1.PartialObjectMetadata) {
+		if tenureEnded(o.Annotations[m.tenureKey], closed) {
+			keys = append(keys, client.ObjectKeyFromObject(o))
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("listing the objects of member %s: %w", member, err)
+	}
+	if len(keys) == 0 || !m.gate.takeOver(right, keys) {
+		return 0, nil
+	}
+	sb.mu.Lock()
+	queues := append([]workqueue.TypedRateLimitingInterface[reconcile.Request](nil), sb.queues...)
+	sb.mu.Unlock()
+	for _, q := range queues {
+		for _, k := range keys {
+			q.Add(reconcile.Request{NamespacedName: k})
+		}
+	}
+	return len(keys), nil
+}

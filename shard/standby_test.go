@@ -1,0 +1,220 @@
+package shard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/shard"
+)
+
+// seenPass is a pass of an object and the member its label named then.
+type seenPass struct {
+	member, labelled string
+	start            time.Time
+}
+
+// ownerLog records, for each pass, the member the object's label named
+// when the pass read it.
+type ownerLog struct {
+	mu     sync.Mutex
+	passes map[types.NamespacedName][]seenPass
+}
+
+func (l *ownerLog) record(key types.NamespacedName, p seenPass) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.passes == nil {
+		l.passes = map[types.NamespacedName][]seenPass{}
+	}
+	l.passes[key] = append(l.passes[key], p)
+}
+
+// saw reports whether member has run a pass of key since since that found
+// it labelled for labelled.
+func (l *ownerLog) saw(key types.NamespacedName, member, labelled string, since time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range l.passes[key] {
+		if p.member == member && p.labelled == labelled && !p.start.Before(since) {
+			return true
+		}
+	}
+	return false
+}
+
+// ran returns the members that ran a pass of key since since.
+func (l *ownerLog) ran(key types.NamespacedName, since time.Time) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, p := range l.passes[key] {
+		if !p.start.Before(since) {
+			out = append(out, p.member)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// setupStandby registers setupPlain's controller with the member's
+// takeovers wired in, recording in seen the label each pass found.
+func (r *ring) setupStandby(seen *ownerLog) func(ctrl.Manager, *shard.Member, string) error {
+	return func(mgr ctrl.Manager, m *shard.Member, name string) error {
+		c := mgr.GetClient()
+		rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			p := pass{member: name, start: time.Now()}
+			var w testapi.Widget
+			if err := c.Get(ctx, req.NamespacedName, &w); err != nil {
+				return reconcile.Result{}, client.IgnoreNotFound(err)
+			}
+			seen.record(req.NamespacedName, seenPass{member: name, labelled: w.Labels[m.ShardLabel()], start: p.start})
+			defer func() { p.end = time.Now(); r.j.record(req.NamespacedName, p) }()
+			work(req.NamespacedName)
+			return reconcile.Result{RequeueAfter: requeue}, nil
+		})
+		return ctrl.NewControllerManagedBy(mgr).Named("widgets-"+name).
+			For(&testapi.Widget{}, builder.WithPredicates(m.Predicate())).
+			WatchesRawSource(m.Takeovers()).
+			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: workers}).
+			Complete(m.Wrap(rec))
+	}
+}
+
+// TestStandbyTakesOver runs a ring of three members with Options.Standby
+// and crashes one while the sharder can write no label: each object of
+// the crashed member gets a pass by its standby, which finds it still
+// labelled for the crashed member, once its Lease has expired. The member
+// comes back before the labels move and takes none of those objects; once
+// the sharder can write again, they are labelled for their standbys, and
+// the ring settles with the member back. No object is ever reconciled by
+// two members at once.
+func TestStandbyTakesOver(t *testing.T) {
+	r := newRing(t)
+	r.createWidgets(objects)
+	start := time.Now()
+	seen := &ownerLog{}
+	var frozen atomic.Bool
+	opts := replicaOptions{shard: func(o *shard.Options) { o.Standby = true }, setup: r.setupStandby(seen)}
+	sharderOpts := opts
+	sharderOpts.patch = func(obj client.Object, _ client.Patch) error {
+		if _, ok := obj.(*metav1.PartialObjectMetadata); ok && frozen.Load() {
+			return errors.New("the test keeps the sharder from writing labels")
+		}
+		return nil
+	}
+	s0 := r.startWith("s0", sharderOpts)
+	waitElected(t, s0)
+	r.startWith("s1", opts)
+	s2 := r.startWith("s2", opts)
+	members := []string{"s0", "s1", "s2"}
+	shares := r.converge(members, start)
+	t.Logf("3 members: %v", shares)
+
+	// Every object has a standby, another member, and the labels that put
+	// it in the caches of both.
+	standbyLabel := "standby.shard.bosun.dev/" + r.name
+	presence := func(member string) string { return r.name + ".in.shard.bosun.dev/" + member }
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		byMember, _, err := r.labelled(ctx)
+		if err != nil {
+			return err
+		}
+		for owner, ws := range byMember {
+			for _, w := range ws {
+				sb := w.Labels[standbyLabel]
+				if sb == owner || !slices.Contains(members, sb) {
+					return fmt.Errorf("%s of %s has the standby %q", w.Name, owner, sb)
+				}
+				for _, m := range members {
+					if _, ok := w.Labels[presence(m)]; ok != (m == owner || m == sb) {
+						return fmt.Errorf("%s of %s, standby %s: presence label of %s %v", w.Name, owner, sb, m, ok)
+					}
+				}
+			}
+		}
+		return nil
+	})
+
+	held, _, err := r.labelled(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := held["s2"]
+	frozen.Store(true)
+	killed := time.Now()
+	s2.kill()
+	bosuntest.Eventually(t, func(context.Context) error {
+		for _, w := range crashed {
+			if sb := w.Labels[standbyLabel]; !seen.saw(client.ObjectKeyFromObject(&w), sb, "s2", killed) {
+				return fmt.Errorf("%s, of s2, has had no pass by its standby %s", w.Name, sb)
+			}
+		}
+		return nil
+	}, bosuntest.Timeout(time.Minute), bosuntest.Interval(20*time.Millisecond))
+	took := time.Since(killed)
+	t.Logf("s2 crashed; its %d objects were taken over by their standbys in %s (Lease duration %s)", len(crashed), took.Round(time.Millisecond), leaseDuration)
+
+	// s2 comes back while its objects are still labelled for it: they are
+	// its standbys' now.
+	back := time.Now()
+	r.startWith("s2", opts)
+	var lease coordinationv1.Lease
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := r.cp.Client.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: shard.LeaseName(r.name, "s2")}, &lease); err != nil {
+			return err
+		}
+		if ptr.Deref(lease.Spec.HolderIdentity, "") != "s2" || !lease.Spec.RenewTime.After(back) {
+			return errors.New("s2 has not renewed its Lease since it came back")
+		}
+		return nil
+	})
+	// A few of the standbys' own passes (every requeue) later, s2 has run
+	// none of them.
+	since := time.Now()
+	bosuntest.Eventually(t, func(context.Context) error {
+		for _, w := range crashed {
+			if sb := w.Labels[standbyLabel]; !seen.saw(client.ObjectKeyFromObject(&w), sb, "s2", since) {
+				return fmt.Errorf("%s has had no pass by its standby %s since s2 came back", w.Name, sb)
+			}
+		}
+		return nil
+	}, bosuntest.Timeout(time.Minute))
+	for _, w := range crashed {
+		if ran := seen.ran(client.ObjectKeyFromObject(&w), back); slices.Contains(ran, "s2") {
+			t.Errorf("%s, taken over by %s, had a pass by s2 after it came back: %v", w.Name, w.Labels[standbyLabel], ran)
+		}
+	}
+	now, _, err := r.labelled(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(now["s2"]) < len(crashed) {
+		t.Errorf("the sharder, kept from writing labels, moved %d objects of s2", len(crashed)-len(now["s2"]))
+	}
+
+	// The sharder writes again: the labels follow the standbys, and the
+	// ring settles with s2 back.
+	frozen.Store(false)
+	shares = r.converge(members, back)
+	t.Logf("settled: %v", shares)
+	checkNoOverlap(t, r.j)
+}
