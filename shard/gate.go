@@ -70,6 +70,11 @@ type gate struct {
 	// member, and the tenure the object was assigned in (tenurePrefix).
 	// Nil: always, in no tenure.
 	cached func(key types.NamespacedName) (bool, string)
+	// foreign reports whether the cache holds key as another member's
+	// object, which this member caches as its standby (Options.Standby):
+	// a request of it, from a watch of another kind or a pass's requeue,
+	// is dropped unless the member took the object over. Nil: never.
+	foreign func(key types.NamespacedName) bool
 	// confirm reads key from the API server and reports whether it is
 	// labelled for this member; an object not found is not. Nil: every
 	// object is.
@@ -232,6 +237,9 @@ func (g *gate) decide(key types.NamespacedName) (v verdict, right context.Contex
 	// to work on, or the object gone. One the cache holds as assigned in
 	// the current tenure cannot be left from before a lapse.
 	if g.confirm != nil && !g.confirmed[key] {
+		if g.foreign != nil && g.foreign(key) {
+			return drop, nil, false
+		}
 		mine, tenure := true, ""
 		if g.cached != nil {
 			mine, tenure = g.cached(key)

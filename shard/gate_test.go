@@ -165,6 +165,41 @@ func TestGateConfirmsAfterALapse(t *testing.T) {
 	}
 }
 
+// TestGateStandby checks the requests of an object this member caches as
+// the standby of another (Options.Standby): dropped, unless the member
+// took the object over under its right in force; and dropped again once
+// a new right begins, until it takes the object over anew.
+func TestGateStandby(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	g := newGate(2 * time.Second)
+	g.cached = func(types.NamespacedName) (bool, string) { return false, "" }
+	g.confirm = func(types.NamespacedName) (bool, error) { return false, nil }
+	g.foreign = func(types.NamespacedName) bool { return true }
+	var got []string
+	pass := func() {
+		v, _ := g.begin(key)
+		got = append(got, v.String())
+		if v == admit {
+			g.end(key)
+		}
+	}
+	g.resume(time.Now(), nil, "t1")
+	pass()
+	if !g.takeOver(g.currentRight(), []types.NamespacedName{key}) || !g.takenOver(key) {
+		t.Fatal("the object was not taken over under the right in force")
+	}
+	pass()
+	old := g.currentRight()
+	g.resume(time.Now(), nil, "t1")
+	if g.takenOver(key) || g.takeOver(old, []types.NamespacedName{key}) {
+		t.Error("a takeover under an ended right still counts")
+	}
+	pass()
+	if diff := cmp.Diff([]string{"drop", "admit", "drop"}, got); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+}
+
 // errGone stands for an object labelled for another member on the server.
 var errGone = errors.New("gone")
 

@@ -268,6 +268,9 @@ func New(opts Options) (*Member, error) {
 	}
 	m.gate.cached = m.inCache
 	m.gate.confirm = m.onServer
+	if opts.Standby {
+		m.gate.foreign = m.foreignInCache
+	}
 	return m, nil
 }
 
@@ -333,6 +336,14 @@ func (m *Member) cached(key types.NamespacedName) (client.Object, bool) {
 		return nil, false
 	}
 	return obj, true
+}
+
+// foreignInCache reports whether the manager's cache holds key labelled
+// for another member, or for none: an object this member is the standby
+// of (Options.Standby).
+func (m *Member) foreignInCache(key types.NamespacedName) bool {
+	obj, ok := m.cached(key)
+	return ok && obj.GetLabels()[m.shardLabel] != m.opts.Identity
 }
 
 // backInCache reports whether the manager's cache holds key labelled for
