@@ -32,10 +32,10 @@ func tenureOf(lease *coordinationv1.Lease) string {
 }
 
 // tenureEnded reports whether tenure, the tenure an object was assigned
-// in (tenurePrefix), is closed, the last tenure the sharder closed
-// being closed (annotationClosed): it is that one or an earlier one. An
-// object that names no tenure, or one that does not parse, counts as
-// assigned before any.
+// in (tenurePrefix), has ended for good: it is closed, the last tenure of
+// the member that the sharder closed (annotationClosed), or an earlier
+// one. An object that names no tenure, or one that does not parse, counts
+// as assigned before any.
 func tenureEnded(tenure, closed string) bool {
 	if closed == "" {
 		return false
