@@ -100,6 +100,9 @@ type config struct {
 	shardLease time.Duration
 	// shardStandby runs the sharded replicas with shard.Options.Standby.
 	shardStandby bool
+	// shardIdle kills the replica of a sharded run once every object is
+	// Ready, with no change going in, instead of mid-change.
+	shardIdle bool
 	// rows are the groups of rows to measure: converge (with the
 	// latency, idle, restart and resync rows), fail, fair, heap and shard.
 	rows map[string]bool
@@ -171,6 +174,7 @@ func (c *config) bind(fs *flag.FlagSet) {
 	})
 	fs.DurationVar(&c.shardLease, "shard-lease", c.shardLease, "Lease duration of the sharded runs (renewed every quarter of it)")
 	fs.BoolVar(&c.shardStandby, "shard-standby", c.shardStandby, "give every object of the sharded runs a standby that takes it over when its replica's Lease is closed (shard.Options.Standby)")
+	fs.BoolVar(&c.shardIdle, "shard-idle", c.shardIdle, "kill the replica of the sharded runs once every object is Ready, with no change going in")
 	fs.Func("heap", "comma-separated cache sizes of the heap row (default 10000,100000)", func(s string) error {
 		v, err := ints(s)
 		c.heapSizes = v

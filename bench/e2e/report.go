@@ -167,10 +167,12 @@ func shardSummary(w io.Writer, shards []shardResult) {
 			heaps[i] = fmt.Sprintf("%.1f", float64(h)/(1<<20))
 		}
 		expired, relabelled, after, taken, handover := "-", "-", "-", "-", "-"
-		if r.handover > 0 {
+		if r.relabelled > 0 {
 			expired, relabelled = fmt.Sprintf("%.2f", r.expired.Seconds()), fmt.Sprintf("%.2f", r.relabelled.Seconds())
-			after, handover = fmt.Sprintf("%.2f", r.afterExpiry.Seconds()), fmt.Sprintf("%.2f", r.handover.Seconds())
-			taken = fmt.Sprintf("%.2f", r.taken.Seconds())
+			after, taken = fmt.Sprintf("%.2f", r.afterExpiry.Seconds()), fmt.Sprintf("%.2f", r.taken.Seconds())
+		}
+		if r.handover > 0 {
+			handover = fmt.Sprintf("%.2f", r.handover.Seconds())
 		}
 		killed := r.killed
 		if killed == "" {

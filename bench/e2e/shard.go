@@ -122,8 +122,9 @@ type shardResult struct {
 	// time from the kill to every object Ready for its change.
 	relabelled, expired, afterExpiry, handover time.Duration
 	// taken is the time from the kill to a pass, by another replica, of
-	// every object the killed replica held.
-	taken time.Duration
+	// every object the killed replica held; takenFirst to the first such
+	// pass.
+	taken, takenFirst time.Duration
 	// passes counts the passes of all replicas; overlaps the objects
 	// whose passes by two replicas overlapped in time.
 	passes, overlaps int
@@ -156,9 +157,9 @@ func (b *bench) sharding(ctx context.Context) ([]shardResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%d replicas: %w", k, err)
 		}
-		fmt.Fprintf(b.out, "shard standby=%v replicas=%d kill=%s n=%d all=%s cached=%v heaps=%v relabelled=%s expired=%s after-expiry=%s taken=%s handover=%s passes/object=%.2f overlaps=%d\n",
-			b.cfg.shardStandby, k, run.kill, n, r.all.Round(time.Millisecond), r.cached, mibs(r.heaps), r.relabelled.Round(time.Millisecond), r.expired.Round(time.Millisecond),
-			r.afterExpiry.Round(time.Millisecond), r.taken.Round(time.Millisecond), r.handover.Round(time.Millisecond),
+		fmt.Fprintf(b.out, "shard standby=%v idle=%v replicas=%d kill=%s n=%d all=%s cached=%v heaps=%v relabelled=%s expired=%s after-expiry=%s taken-first=%s taken=%s handover=%s passes/object=%.2f overlaps=%d\n",
+			b.cfg.shardStandby, b.cfg.shardIdle, k, run.kill, n, r.all.Round(time.Millisecond), r.cached, mibs(r.heaps), r.relabelled.Round(time.Millisecond), r.expired.Round(time.Millisecond),
+			r.afterExpiry.Round(time.Millisecond), r.takenFirst.Round(time.Millisecond), r.taken.Round(time.Millisecond), r.handover.Round(time.Millisecond),
 			float64(r.passes)/float64(n), r.overlaps)
 		out = append(out, r)
 	}
@@ -227,17 +228,21 @@ func (b *bench) shardRun(ctx context.Context, n, k int, kill string) (shardResul
 		children = append(children[:v:v], children[v+1:]...)
 		changed := make(chan error, 1)
 		var sent atomic.Int64
-		go func() {
-			changed <- parallel(ctx, n, func(i int) error {
-				obj := &testapi.Widget{}
-				obj.Namespace, obj.Name = ns, objectName(i)
-				sent.Add(1)
-				// A value no object has: every object gets a new generation.
-				return b.cl.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"value":-1}}`)))
-			})
-		}()
-		for sent.Load() < int64(n/4) {
-			time.Sleep(5 * time.Millisecond)
+		if b.cfg.shardIdle {
+			changed <- nil
+		} else {
+			go func() {
+				changed <- parallel(ctx, n, func(i int) error {
+					obj := &testapi.Widget{}
+					obj.Namespace, obj.Name = ns, objectName(i)
+					sent.Add(1)
+					// A value no object has: every object gets a new generation.
+					return b.cl.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"value":-1}}`)))
+				})
+			}()
+			for sent.Load() < int64(n/4) {
+				time.Sleep(5 * time.Millisecond)
+			}
 		}
 		s, err := victim.stats("passes")
 		if err != nil {
@@ -277,11 +282,19 @@ func (b *bench) shardRun(ctx context.Context, n, k int, kill string) (shardResul
 		if err := <-changed; err != nil {
 			return r, err
 		}
-		if err := w.waitReady(ctx, names, 2, children[0]); err != nil {
-			return r, err
-		}
-		for _, name := range names {
-			r.handover = max(r.handover, w.readyAt(name, 2).Sub(killed))
+		if b.cfg.shardIdle {
+			// Every object of the killed replica has had a pass by another
+			// once the pass logs say so.
+			if err := waitTaken(ctx, children, passes[0], killed); err != nil {
+				return r, err
+			}
+		} else {
+			if err := w.waitReady(ctx, names, 2, children[0]); err != nil {
+				return r, err
+			}
+			for _, name := range names {
+				r.handover = max(r.handover, w.readyAt(name, 2).Sub(killed))
+			}
 		}
 	}
 	for _, c := range children {
@@ -293,15 +306,39 @@ func (b *bench) shardRun(ctx context.Context, n, k int, kill string) (shardResul
 	}
 	r.passes, r.overlaps = overlaps(passes)
 	if k > 1 {
-		r.taken = takenAfter(passes, killed)
+		r.takenFirst, r.taken = takenAfter(passes, killed)
 	}
 	return r, nil
 }
 
-// takenAfter returns the time from killed to a pass by another replica of
-// every object whose last pass before killed was by the killed replica,
-// whose passes come first in byReplica.
-func takenAfter(byReplica [][]passRecord, killed time.Time) time.Duration {
+// waitTaken waits until every object whose last pass before killed was in
+// victim, the killed replica's passes, has had a pass by one of children.
+func waitTaken(ctx context.Context, children []*child, victim []passRecord, killed time.Time) error {
+	for {
+		logs := [][]passRecord{victim}
+		for _, c := range children {
+			s, err := c.stats("passes")
+			if err != nil {
+				return err
+			}
+			logs = append(logs, s.Passes)
+		}
+		if _, all := takenAfter(logs, killed); all > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// takenAfter returns the times from killed to the first pass by another
+// replica of an object whose last pass before killed was by the killed
+// replica, whose passes come first in byReplica, and to such a pass of
+// every one of them (-1 when one had none).
+func takenAfter(byReplica [][]passRecord, killed time.Time) (first, all time.Duration) {
 	at := killed.UnixNano()
 	type last struct {
 		replica int
@@ -315,28 +352,31 @@ func takenAfter(byReplica [][]passRecord, killed time.Time) time.Duration {
 			}
 		}
 	}
-	first := map[string]int64{}
+	firstOf := map[string]int64{}
 	for _, ps := range byReplica[1:] {
 		for _, p := range ps {
 			if l, ok := before[p.Object]; ok && l.replica == 0 && p.Start >= at {
-				if f, ok := first[p.Object]; !ok || p.Start < f {
-					first[p.Object] = p.Start
+				if f, ok := firstOf[p.Object]; !ok || p.Start < f {
+					firstOf[p.Object] = p.Start
 				}
 			}
 		}
 	}
-	var worst int64
+	earliest, worst := int64(-1), int64(0)
 	for obj, l := range before {
 		if l.replica != 0 {
 			continue
 		}
-		f, ok := first[obj]
+		f, ok := firstOf[obj]
 		if !ok {
-			return -1
+			return -1, -1
+		}
+		if earliest < 0 || f-at < earliest {
+			earliest = f - at
 		}
 		worst = max(worst, f-at)
 	}
-	return time.Duration(worst)
+	return time.Duration(earliest), time.Duration(worst)
 }
 
 // pickVictim returns the index of the replica to kill: the leader when
