@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -441,14 +443,71 @@ func (m *Member) SetupWithManager(mgr ctrl.Manager) error {
 // Predicate passes the events of this member's objects that it has not
 // been asked to let go, and with Options.Standby those of the objects it
 // took over as their standby. Give it to the For of the ring's controller.
+//
+// With Options.Standby it also drops the updates that only move the
+// ring's own labels of an object this member kept through them: a new
+// standby, or the label of an object it had taken over catching up.
 func (m *Member) Predicate() predicate.Predicate {
-	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+	mine := func(o client.Object) bool {
 		l := o.GetLabels()
 		if l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] == "" {
 			return true
 		}
 		return m.opts.Standby && m.gate.takenOver(client.ObjectKeyFromObject(o))
-	})
+	}
+	p := predicate.NewPredicateFuncs(mine)
+	if !m.opts.Standby {
+		return p
+	}
+	p.UpdateFunc = func(e event.UpdateEvent) bool {
+		return mine(e.ObjectNew) && !(mine(e.ObjectOld) && m.ringLabelsOnly(e.ObjectOld, e.ObjectNew))
+	}
+	return p
+}
+
+// ringLabelsOnly reports whether before and after, two versions of an
+// object, differ in the labels and annotations the ring writes (its shard,
+// drain, standby and presence labels, its tenure annotation) and in
+// nothing else.
+func (m *Member) ringLabelsOnly(before, after client.Object) bool {
+	if before.GetGeneration() != after.GetGeneration() {
+		return false
+	}
+	ours := func(k string) bool {
+		return k == m.shardLabel || k == m.drainLabel || k == m.standbyLabel || k == m.tenureKey ||
+			strings.HasPrefix(k, m.opts.Ring+presenceInfix)
+	}
+	changed := false
+	for _, pair := range [][2]map[string]string{{before.GetLabels(), after.GetLabels()}, {before.GetAnnotations(), after.GetAnnotations()}} {
+		for k, v := range pair[0] {
+			if w, ok := pair[1][k]; !ok || w != v {
+				if !ours(k) {
+					return false
+				}
+				changed = true
+			}
+		}
+		for k := range pair[1] {
+			if _, ok := pair[0][k]; !ok {
+				if !ours(k) {
+					return false
+				}
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		// A change elsewhere: status, say.
+		return false
+	}
+	o, n := before.DeepCopyObject().(client.Object), after.DeepCopyObject().(client.Object)
+	for _, obj := range []client.Object{o, n} {
+		obj.SetLabels(nil)
+		obj.SetAnnotations(nil)
+		obj.SetResourceVersion("")
+		obj.SetManagedFields(nil)
+	}
+	return equality.Semantic.DeepEqual(o, n)
 }
 
 // Takeovers returns the source of the requests of the objects this member

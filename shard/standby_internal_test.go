@@ -3,6 +3,11 @@ package shard
 import (
 	"fmt"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/bosunkit/bosun/internal/testapi"
 )
 
 // TestOwnerExcept checks that a key's standby is the member it would
@@ -51,5 +56,56 @@ func TestTenureEnded(t *testing.T) {
 		if got := tenureEnded(tc.tenure, tc.closed); got != tc.want {
 			t.Errorf("tenureEnded(%q, %q) = %v, want %v", tc.tenure, tc.closed, got, tc.want)
 		}
+	}
+}
+
+// TestStandbyPredicate checks which updates of an object the member of a
+// ring with standbys reconciles: not those that only move the ring's own
+// labels of an object it keeps, every other.
+func TestStandbyPredicate(t *testing.T) {
+	m, err := New(Options{Ring: "w", Identity: "a", Namespace: "ns", Object: &testapi.Widget{}, Standby: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := func() *testapi.Widget {
+		return &testapi.Widget{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns", Name: "x", Generation: 1, ResourceVersion: "1",
+			Labels:      map[string]string{"shard.bosun.dev/w": "a", "standby.shard.bosun.dev/w": "b", "w.in.shard.bosun.dev/a": "true", "w.in.shard.bosun.dev/b": "true", "app": "x"},
+			Annotations: map[string]string{"tenure.shard.bosun.dev/w": "t1"},
+		}}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(before, after *testapi.Widget)
+		want   bool
+	}{
+		{"a new standby", func(_, a *testapi.Widget) {
+			a.Labels["standby.shard.bosun.dev/w"] = "c"
+			delete(a.Labels, "w.in.shard.bosun.dev/b")
+			a.Labels["w.in.shard.bosun.dev/c"] = "true"
+		}, false},
+		{"assigned to the member", func(b, _ *testapi.Widget) { b.Labels["shard.bosun.dev/w"] = "b" }, true},
+		{"a drain ends", func(b, _ *testapi.Widget) { b.Labels["drain.shard.bosun.dev/w"] = "1700000000" }, true},
+		{"a drain begins", func(_, a *testapi.Widget) { a.Labels["drain.shard.bosun.dev/w"] = "1700000000" }, false},
+		{"a new spec", func(_, a *testapi.Widget) { a.Generation, a.Spec.Value = 2, 3 }, true},
+		{"a new status", func(_, a *testapi.Widget) { a.Status.Result = 3 }, true},
+		{"a label of the user with a new standby", func(_, a *testapi.Widget) {
+			a.Labels["standby.shard.bosun.dev/w"] = "c"
+			a.Labels["app"] = "y"
+		}, true},
+		{"a new standby with a new status", func(_, a *testapi.Widget) {
+			a.Labels["standby.shard.bosun.dev/w"] = "c"
+			a.Status.Result = 3
+		}, true},
+		{"a new tenure", func(_, a *testapi.Widget) { a.Annotations["tenure.shard.bosun.dev/w"] = "t2" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, after := base(), base()
+			after.ResourceVersion = "2"
+			tc.change(before, after)
+			if got := m.Predicate().Update(event.UpdateEvent{ObjectOld: before, ObjectNew: after}); got != tc.want {
+				t.Errorf("Update = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
