@@ -417,22 +417,30 @@ func (r *ring) startWith(name string, ro replicaOptions) *replica {
 // behind the member's Wrap, reads the Widget and records its pass; a
 // request of a Widget not in the cache is no pass of it.
 func (r *ring) setupPlain(mgr ctrl.Manager, m *shard.Member, name string) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("widgets-"+name).
+		For(&testapi.Widget{}, builder.WithPredicates(m.Predicate())).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: workers}).
+		Complete(m.Wrap(r.plain(mgr, name, nil)))
+}
+
+// plain is setupPlain's reconciler; seen, when set, is told of the Widget
+// each pass found.
+func (r *ring) plain(mgr ctrl.Manager, name string, seen func(*testapi.Widget, time.Time)) reconcile.Reconciler {
 	c := mgr.GetClient()
-	rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		p := pass{member: name, start: time.Now()}
 		var w testapi.Widget
 		if err := c.Get(ctx, req.NamespacedName, &w); err != nil {
 			// Not in the cache: nothing to work on, no pass of the object.
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}
+		if seen != nil {
+			seen(&w, p.start)
+		}
 		defer func() { p.end = time.Now(); r.j.record(req.NamespacedName, p) }()
 		work(req.NamespacedName)
 		return reconcile.Result{RequeueAfter: requeue}, nil
 	})
-	return ctrl.NewControllerManagedBy(mgr).Named("widgets-"+name).
-		For(&testapi.Widget{}, builder.WithPredicates(m.Predicate())).
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: workers}).
-		Complete(m.Wrap(rec))
 }
 
 // setupEngine registers a bosun controller, with the member's

@@ -58,6 +58,12 @@ func (r Ring) Owner(key string) string {
 	if len(r.points) == 0 {
 		return ""
 	}
+	return r.points[r.first(key)].member
+}
+
+// first returns the index of the first point at or after the hash of
+// key, around the circle; the ring has points.
+func (r Ring) first(key string) int {
 	h := hash(key)
 	i, _ := slices.BinarySearchFunc(r.points, h, func(p point, h uint64) int {
 		switch {
@@ -71,7 +77,7 @@ func (r Ring) Owner(key string) string {
 	if i == len(r.points) {
 		i = 0
 	}
-	return r.points[i].member
+	return i
 }
 
 // ownerExcept returns the member that key would belong to if except were
@@ -81,16 +87,7 @@ func (r Ring) ownerExcept(key, except string) string {
 	if len(r.points) == 0 {
 		return ""
 	}
-	h := hash(key)
-	i, _ := slices.BinarySearchFunc(r.points, h, func(p point, h uint64) int {
-		switch {
-		case p.hash < h:
-			return -1
-		case p.hash > h:
-			return 1
-		}
-		return 0
-	})
+	i := r.first(key)
 	for n := range len(r.points) {
 		if p := r.points[(i+n)%len(r.points)]; p.member != except {
 			return p.member

@@ -460,7 +460,12 @@ func (m *Member) Predicate() predicate.Predicate {
 		return p
 	}
 	p.UpdateFunc = func(e event.UpdateEvent) bool {
-		return mine(e.ObjectNew) && !(mine(e.ObjectOld) && m.ringLabelsOnly(e.ObjectOld, e.ObjectNew))
+		if !mine(e.ObjectNew) {
+			return false
+		}
+		// Kept through a change of the ring's labels only: nothing to do.
+		kept := mine(e.ObjectOld) && m.ringLabelsOnly(e.ObjectOld, e.ObjectNew)
+		return !kept
 	}
 	return p
 }
@@ -634,6 +639,15 @@ func (m *Member) isDrain(o client.Object) bool {
 func (m *Member) leavingInCache(key types.NamespacedName) bool {
 	obj, ok := m.cached(key)
 	return ok && m.isDrain(obj)
+}
+
+// leases is the cache configuration of the ring's Leases: those of its
+// namespace labelled with the ring.
+func (m *Member) leases() cache.ByObject {
+	return cache.ByObject{
+		Namespaces: map[string]cache.Config{m.opts.Namespace: {}},
+		Label:      labels.SelectorFromSet(labels.Set{labelRing: m.opts.Ring}),
+	}
 }
 
 // key returns the ring key of an object.

@@ -13,7 +13,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -142,12 +141,7 @@ func (s *sharder) startCache(ctx context.Context) error {
 		Mapper: m.mgr.GetRESTMapper(),
 		// The sharder reads labels and Lease specs only.
 		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&coordinationv1.Lease{}: {
-				Namespaces: map[string]cache.Config{m.opts.Namespace: {}},
-				Label:      labels.SelectorFromSet(labels.Set{labelRing: m.opts.Ring}),
-			},
-		},
+		ByObject:         map[client.Object]cache.ByObject{&coordinationv1.Lease{}: m.leases()},
 	}
 	if len(m.opts.ObjectNamespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

@@ -74,12 +74,7 @@ func (sb *standby) Start(ctx context.Context) error {
 		Scheme:           m.mgr.GetScheme(),
 		Mapper:           m.mgr.GetRESTMapper(),
 		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&coordinationv1.Lease{}: {
-				Namespaces: map[string]cache.Config{m.opts.Namespace: {}},
-				Label:      labels.SelectorFromSet(labels.Set{labelRing: m.opts.Ring}),
-			},
-		},
+		ByObject:         map[client.Object]cache.ByObject{&coordinationv1.Lease{}: m.leases()},
 	})
 	if err != nil {
 		return fmt.Errorf("shard: ring %q: the standby's cache: %w", m.opts.Ring, err)

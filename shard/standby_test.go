@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/internal/testapi"
@@ -79,17 +78,8 @@ func (l *ownerLog) ran(key types.NamespacedName, since time.Time) []string {
 // takeovers wired in, recording in seen the label each pass found.
 func (r *ring) setupStandby(seen *ownerLog) func(ctrl.Manager, *shard.Member, string) error {
 	return func(mgr ctrl.Manager, m *shard.Member, name string) error {
-		c := mgr.GetClient()
-		rec := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			p := pass{member: name, start: time.Now()}
-			var w testapi.Widget
-			if err := c.Get(ctx, req.NamespacedName, &w); err != nil {
-				return reconcile.Result{}, client.IgnoreNotFound(err)
-			}
-			seen.record(req.NamespacedName, seenPass{member: name, labelled: w.Labels[m.ShardLabel()], start: p.start})
-			defer func() { p.end = time.Now(); r.j.record(req.NamespacedName, p) }()
-			work(req.NamespacedName)
-			return reconcile.Result{RequeueAfter: requeue}, nil
+		rec := r.plain(mgr, name, func(w *testapi.Widget, start time.Time) {
+			seen.record(client.ObjectKeyFromObject(w), seenPass{member: name, labelled: w.Labels[m.ShardLabel()], start: start})
 		})
 		return ctrl.NewControllerManagedBy(mgr).Named("widgets-"+name).
 			For(&testapi.Widget{}, builder.WithPredicates(m.Predicate())).
