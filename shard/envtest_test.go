@@ -448,12 +448,24 @@ func (r *ring) plain(mgr ctrl.Manager, name string, seen func(*testapi.Widget, t
 // observer records each whole pass that ran the step, the engine's writes
 // included.
 func (r *ring) setupEngine(mgr ctrl.Manager, m *shard.Member, name string) error {
+	return bosun.ControllerManagedBy[*testapi.Widget](mgr).
+		For(nil, builder.WithPredicates(m.Predicate())).
+		WithOptions(m.ControllerOptions(controller.Options{MaxConcurrentReconciles: workers})).
+		Complete(r.engine(name, nil))
+}
+
+// engine is setupEngine's reconciler; seen, when set, is told of the
+// Widget each pass's step found.
+func (r *ring) engine(name string, seen func(*testapi.Widget, time.Time)) *bosun.Reconciler[*testapi.Widget] {
 	work := bosun.NewStep("work", func(_ context.Context, p *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+		if seen != nil {
+			seen(p.Object, time.Now())
+		}
 		work(client.ObjectKeyFromObject(p.Object))
 		p.Object.Status.Result = p.Object.Spec.Value / max(p.Object.Spec.Divisor, 1)
 		return ctrl.Result{RequeueAfter: requeue}, nil
 	})
-	rec := &bosun.Reconciler[*testapi.Widget]{
+	return &bosun.Reconciler[*testapi.Widget]{
 		Name:  "widgets-" + name,
 		Steps: []bosun.Step[*testapi.Widget]{work},
 		Options: bosun.Options{IgnoreNamespacePolicy: true, Observers: []bosun.PassObserver{bosun.PassObserverFunc(func(_ context.Context, rep bosun.PassReport) {
@@ -464,10 +476,6 @@ func (r *ring) setupEngine(mgr ctrl.Manager, m *shard.Member, name string) error
 			}
 		})}},
 	}
-	return bosun.ControllerManagedBy[*testapi.Widget](mgr).
-		For(nil, builder.WithPredicates(m.Predicate())).
-		WithOptions(m.ControllerOptions(controller.Options{MaxConcurrentReconciles: workers})).
-		Complete(rec)
 }
 
 // labelled returns the Widgets of the ring's namespace by the member

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/shard"
@@ -74,18 +75,26 @@ func (l *ownerLog) ran(key types.NamespacedName, since time.Time) []string {
 	return slices.Compact(out)
 }
 
-// setupStandby registers setupPlain's controller with the member's
-// takeovers wired in, recording in seen the label each pass found.
-func (r *ring) setupStandby(seen *ownerLog) func(ctrl.Manager, *shard.Member, string) error {
+// setupStandby registers setupPlain's controller (setupEngine's, with
+// engine) with the member's takeovers wired in, recording in seen the
+// label each pass found.
+func (r *ring) setupStandby(seen *ownerLog, engine bool) func(ctrl.Manager, *shard.Member, string) error {
 	return func(mgr ctrl.Manager, m *shard.Member, name string) error {
-		rec := r.plain(mgr, name, func(w *testapi.Widget, start time.Time) {
+		record := func(w *testapi.Widget, start time.Time) {
 			seen.record(client.ObjectKeyFromObject(w), seenPass{member: name, labelled: w.Labels[m.ShardLabel()], start: start})
-		})
+		}
+		if engine {
+			return bosun.ControllerManagedBy[*testapi.Widget](mgr).
+				For(nil, builder.WithPredicates(m.Predicate())).
+				WatchesRawSource(m.Takeovers()).
+				WithOptions(m.ControllerOptions(controller.Options{MaxConcurrentReconciles: workers})).
+				Complete(r.engine(name, record))
+		}
 		return ctrl.NewControllerManagedBy(mgr).Named("widgets-"+name).
 			For(&testapi.Widget{}, builder.WithPredicates(m.Predicate())).
 			WatchesRawSource(m.Takeovers()).
 			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: workers}).
-			Complete(m.Wrap(rec))
+			Complete(m.Wrap(r.plain(mgr, name, record)))
 	}
 }
 
@@ -96,14 +105,21 @@ func (r *ring) setupStandby(seen *ownerLog) func(ctrl.Manager, *shard.Member, st
 // comes back before the labels move and takes none of those objects; once
 // the sharder can write again, they are labelled for their standbys, and
 // the ring settles with the member back. No object is ever reconciled by
-// two members at once.
+// two members at once. It runs with a controller-runtime reconciler
+// behind Member.Wrap and with bosun's engine behind the queue of
+// Member.ControllerOptions.
 func TestStandbyTakesOver(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { testStandbyTakesOver(t, false) })
+	t.Run("engine", func(t *testing.T) { testStandbyTakesOver(t, true) })
+}
+
+func testStandbyTakesOver(t *testing.T, engine bool) {
 	r := newRing(t)
 	r.createWidgets(objects)
 	start := time.Now()
 	seen := &ownerLog{}
 	var frozen atomic.Bool
-	opts := replicaOptions{shard: func(o *shard.Options) { o.Standby = true }, setup: r.setupStandby(seen)}
+	opts := replicaOptions{shard: func(o *shard.Options) { o.Standby = true }, setup: r.setupStandby(seen, engine)}
 	sharderOpts := opts
 	sharderOpts.patch = func(obj client.Object, _ client.Patch) error {
 		if _, ok := obj.(*metav1.PartialObjectMetadata); ok && frozen.Load() {
