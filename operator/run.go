@@ -116,6 +116,13 @@ func run(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce 
 	if flags.Role {
 		return printRole(opts, out)
 	}
+	return runManager(ctx, opts, flags, out, onForce)
+}
+
+// runManager is run for an operator that reconciles: it checks the flags,
+// sets up logging and tracing, finds the cluster (or starts the --dev
+// control plane) and runs the manager, or the plan.
+func runManager(ctx context.Context, opts Options, flags Flags, out io.Writer, onForce func(func())) error {
 	if err := flags.Validate(); err != nil {
 		return fmt.Errorf("operator %q: %w: %w", opts.Name, ErrFlags, err)
 	}
