@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -82,7 +83,10 @@ func startExplainCluster(t *testing.T) *explainCluster {
 		t.Fatal(err)
 	}
 	page := debugpage.New(debugpage.Options{})
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+	// The manager logs its errors only: the explanations are what a
+	// failure must show.
+	quiet := func(o *ctrl.Options) { o.Logger = logr.New(errorsOnly{o.Logger.GetSink()}) }
+	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Configure: quiet}, func(mgr ctrl.Manager) error {
 		page.Observe(bosun.ObservationOf(mgr))
 		if err := simple.SetupWithManager(mgr); err != nil {
 			return err
@@ -103,6 +107,18 @@ func startExplainCluster(t *testing.T) *explainCluster {
 	t.Cleanup(srv.Close)
 	return &explainCluster{cp: cp, kubeconfig: kubeconfig, debugURL: srv.URL}
 }
+
+// errorsOnly is a log sink that drops every info line and keeps the
+// errors.
+type errorsOnly struct{ logr.LogSink }
+
+func (errorsOnly) Enabled(int) bool { return false }
+
+func (s errorsOnly) WithValues(kv ...any) logr.LogSink {
+	return errorsOnly{s.LogSink.WithValues(kv...)}
+}
+
+func (s errorsOnly) WithName(name string) logr.LogSink { return errorsOnly{s.LogSink.WithName(name)} }
 
 // explain runs `bosun explain` in process against the cluster, with args
 // and -n ns.
@@ -338,7 +354,7 @@ func TestExplain(t *testing.T) {
 		s := &simplev1.Simple{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s"}, Spec: simplev1.SimpleSpec{Dividend: 4, Divisor: 2}}
 		explainCreate(t, c.cp.Client, s)
 		explainWaitCondition(t, c.cp.Client, s, conditions.TypeReady, metav1.ConditionTrue, conditions.ReasonSucceeded)
-		closed := explainClosedAddress(t)
+		closed := explainHangUpAddress(t)
 		stdout, stderr, err := c.explain(t, ns, "simple/s", "--debug-url", "http://"+closed)
 		if err != nil {
 			t.Fatalf("bosun explain: %v\n%s", err, stderr)
@@ -384,18 +400,26 @@ func TestExplain(t *testing.T) {
 	})
 }
 
-// explainClosedAddress returns a local address where nothing listens.
-func explainClosedAddress(t *testing.T) string {
+// explainHangUpAddress returns the address of a local listener that
+// closes every connection it accepts, a debug page that does not answer.
+// It keeps its port while the test runs, so nothing else can take it.
+func explainHangUpAddress(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = conn.Close()
+		}
+	}()
+	return l.Addr().String()
 }
 
 // TestExplainUsage: a command line that cannot be run is refused with
