@@ -41,6 +41,7 @@ import (
 type Builder[T client.Object] struct {
 	mgr     ctrl.Manager
 	inner   *builder.Builder
+	early   *earlyStart
 	forSet  bool
 	forOpts []builder.ForOption
 	forObj  T
@@ -111,8 +112,25 @@ func (f SetupFunc[T]) SetupWithBuilder(b *Builder[T]) error {
 
 // ControllerManagedBy returns a Builder for a controller of objects of type
 // T, run by mgr.
+//
+// Unlike controller-runtime's, the controller's workers do not wait for
+// every informer it watches to list: requests come as each informer lists,
+// and a read from the cache waits for the informer it reads from. With a
+// cache over several namespaces (cache.Options.DefaultNamespaces) the
+// objects of a small namespace are reconciled while a busy one's are still
+// being listed. An informer that has not listed within the controller's
+// CacheSyncTimeout still stops the controller with an error.
 func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
-	return &Builder[T]{mgr: mgr, inner: ctrl.NewControllerManagedBy(mgr), owned: map[schema.GroupVersionKind]bool{}, book: newTriggerBook()}
+	b := &Builder[T]{mgr: mgr, owned: map[schema.GroupVersionKind]bool{}, book: newTriggerBook()}
+	if mgr == nil {
+		b.inner = ctrl.NewControllerManagedBy(mgr)
+		return b
+	}
+	// The controller's watches come from a cache that does not hold the
+	// workers until every informer has listed (see earlyStart).
+	b.early = newEarlyStart(mgr)
+	b.inner = ctrl.NewControllerManagedBy(b.early)
+	return b
 }
 
 // Manager returns the manager the controller is set up with, for code that
@@ -637,6 +655,7 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	for _, w := range b.wrappers {
 		rec = w(rec)
 	}
+	b.early.setTimeout(b.ctrlOpts.CacheSyncTimeout)
 	c, err := inner.Build(rec)
 	if err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -282,4 +284,21 @@ func newReconciler(name string, j *journal, cleans bool) *bosun.Reconciler[*test
 		r.Finalizer = testFinalizer
 	}
 	return r
+}
+
+// bindRole gives user the rules in the fixture's namespace: a Role named
+// operator and its RoleBinding.
+func (f *fixture) bindRole(user string, rules ...rbacv1.PolicyRule) {
+	f.t.Helper()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "operator"}, Rules: rules}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "operator"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "operator"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := f.c.Create(f.t.Context(), obj); err != nil {
+			f.t.Fatal(err)
+		}
+	}
 }

@@ -231,25 +231,12 @@ func TestRoleOnlyOperator(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	user := "role-only-" + f.ns
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "operator"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{testapi.GroupVersion.Group}, Resources: []string{"widgets"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
-			{APIGroups: []string{testapi.GroupVersion.Group}, Resources: []string{"widgets/status", "widgets/finalizers"}, Verbs: []string{"update", "patch"}},
-			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-		},
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "operator"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "operator"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-	}
-	for _, obj := range []client.Object{role, binding} {
-		if err := f.c.Create(t.Context(), obj); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.bindRole(user,
+		rbacv1.PolicyRule{APIGroups: []string{testapi.GroupVersion.Group}, Resources: []string{"widgets"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		rbacv1.PolicyRule{APIGroups: []string{testapi.GroupVersion.Group}, Resources: []string{"widgets/status", "widgets/finalizers"}, Verbs: []string{"update", "patch"}},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		rbacv1.PolicyRule{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	)
 	r := newReconciler("role-only", newJournal(), true)
 	r.Options.IgnoreNamespacePolicy = true
 	bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{User: user, Namespaces: []string{f.ns}}, func(mgr ctrl.Manager) error {

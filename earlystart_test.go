@@ -1,0 +1,112 @@
+package bosun_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// TestNamespaceDoesNotWaitForAnother runs a controller over two
+// namespaces as a user who may list Widgets in one of them only, so that
+// the other namespace's informer never lists. The objects of the first are
+// reconciled all the same: the workers do not wait for every informer to
+// list, each request waits for what it reads. After CacheSyncTimeout the
+// controller stops with an error, as controller-runtime's does.
+func TestNamespaceDoesNotWaitForAnother(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	closed := bosuntest.Namespace(t, f.c)
+	user := "early-" + f.ns
+	f.bindRole(user,
+		rbacv1.PolicyRule{APIGroups: []string{testapi.GroupVersion.Group}, Resources: []string{"widgets"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		rbacv1.PolicyRule{APIGroups: []string{testapi.GroupVersion.Group}, Resources: []string{"widgets/status"}, Verbs: []string{"update", "patch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	)
+	cfg, err := f.cp.AddUser(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// start runs the controller; stopped reports whether the manager
+	// stopped, and with what.
+	start := func(t *testing.T, name string, syncTimeout time.Duration) (stopped func() (bool, error)) {
+		logger, quiet := bosuntest.TestLogger(t)
+		mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+			Scheme:                 f.cp.Scheme,
+			Logger:                 logger,
+			Metrics:                metricsserver.Options{BindAddress: "0"},
+			HealthProbeBindAddress: "0",
+			Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+			Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{f.ns: {}, closed: {}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newReconciler(name, newJournal(), false)
+		r.Options.IgnoreNamespacePolicy = true
+		if err := bosun.ControllerManagedBy[*testapi.Widget](mgr).
+			WithOptions(controller.Options{CacheSyncTimeout: syncTimeout}).
+			Complete(r); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		var startErr error
+		go func() {
+			defer close(done)
+			startErr = mgr.Start(ctx)
+		}()
+		t.Cleanup(func() {
+			cancel()
+			<-done
+			quiet()
+		})
+		return func() (bool, error) {
+			select {
+			case <-done:
+				return true, startErr
+			default:
+				return false, nil
+			}
+		}
+	}
+
+	t.Run("reconciles the namespace it can list", func(t *testing.T) {
+		start(t, "early-start", time.Hour)
+		sf := *f
+		sf.t = t
+		sf.create("open", 6, 3, nil)
+		sf.waitReady("open", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	})
+
+	t.Run("fails when a namespace never lists", func(t *testing.T) {
+		stopped := start(t, "early-timeout", 2*time.Second)
+		var err error
+		bosuntest.Eventually(t, func(context.Context) error {
+			var ok bool
+			if ok, err = stopped(); !ok {
+				return errors.New("the manager still runs")
+			}
+			return nil
+		}, bosuntest.Timeout(time.Minute))
+		if err == nil || !strings.Contains(err.Error(), "timed out waiting for the cache") {
+			t.Errorf("the manager stopped with %v, want a cache that did not sync", err)
+		}
+	})
+}
