@@ -2,6 +2,7 @@ package bosun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -175,8 +176,7 @@ func (w *syncWatched) Start(ctx context.Context) error {
 		return err
 	case err := <-w.cache.failed:
 		cancel()
-		<-done
-		return err
+		return errors.Join(err, <-done)
 	}
 }
 

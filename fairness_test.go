@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,10 +129,24 @@ func fairNamespace(t *testing.T, c client.Client, prefix string) string {
 }
 
 // orderStep fails the Widgets with a zero divisor and records every pass,
-// in order.
+// in order; as the reconciler's event recorder, it also records every
+// Warning event among them, as "event ns/name".
 type orderStep struct {
 	mu     sync.Mutex
 	passes []string
+}
+
+func (s *orderStep) Eventf(regarding, _ runtime.Object, eventtype, _, _, _ string, _ ...any) {
+	if eventtype != corev1.EventTypeWarning {
+		return
+	}
+	obj, ok := regarding.(client.Object)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.passes = append(s.passes, "event "+obj.GetNamespace()+"/"+obj.GetName())
 }
 
 func (*orderStep) Name() string { return "order" }
@@ -151,8 +166,10 @@ func (s *orderStep) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctr
 // healthy ones: with 5 failing objects in one namespace and 60 healthy
 // ones in another stored before the controller starts, one worker and a
 // rate limiter that makes every retry due after a millisecond, no failing
-// object has a second pass before every healthy one had its first. The
-// fair queue alone would give the failing namespace every other turn.
+// object has a second pass, and none has its Warning event recorded (an
+// API write), before every healthy one had its first pass; then each has
+// its one event. The fair queue alone would give the failing namespace
+// every other turn.
 func TestRetriesWaitForFreshWork(t *testing.T) {
 	t.Parallel()
 	cp := shared.ControlPlane(t)
@@ -162,15 +179,22 @@ func TestRetriesWaitForFreshWork(t *testing.T) {
 	storeWidgets(ctx, t, cp.Client, failing, "f", nFailing, 0)
 	storeWidgets(ctx, t, cp.Client, healthy, "h", nHealthy, 1)
 	step := &orderStep{}
-	runIn(t, cp, &bosun.Reconciler[*testapi.Widget]{Name: "retries", Steps: []bosun.Step[*testapi.Widget]{step}}, controller.Options{
+	runIn(t, cp, &bosun.Reconciler[*testapi.Widget]{Name: "retries", Steps: []bosun.Step[*testapi.Widget]{step}, Recorder: step}, controller.Options{
 		MaxConcurrentReconciles: 1,
 		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Millisecond),
 	}, failing, healthy)
-	firstPasses := func() (healthyDone int, retriesBefore int) {
+	firstPasses := func() (healthyDone, retriesBefore, eventsBefore, events int) {
 		step.mu.Lock()
 		defer step.mu.Unlock()
 		seen := map[string]bool{}
 		for _, key := range step.passes {
+			if strings.HasPrefix(key, "event ") {
+				events++
+				if healthyDone < nHealthy {
+					eventsBefore++
+				}
+				continue
+			}
 			if strings.HasPrefix(key, healthy+"/") {
 				if !seen[key] {
 					healthyDone++
@@ -180,15 +204,22 @@ func TestRetriesWaitForFreshWork(t *testing.T) {
 			}
 			seen[key] = true
 		}
-		return healthyDone, retriesBefore
+		return healthyDone, retriesBefore, eventsBefore, events
 	}
 	bosuntest.Eventually(t, func(context.Context) error {
-		if n, _ := firstPasses(); n < nHealthy {
-			return fmt.Errorf("%d healthy objects had a pass, want %d", n, nHealthy)
+		if n, _, _, events := firstPasses(); n < nHealthy || events < nFailing {
+			return fmt.Errorf("%d healthy objects had a pass, want %d; %d Warning events, want %d", n, nHealthy, events, nFailing)
 		}
 		return nil
 	}, bosuntest.Timeout(2*time.Minute))
-	if _, retries := firstPasses(); retries > 0 {
+	_, retries, eventsBefore, events := firstPasses()
+	if retries > 0 {
 		t.Errorf("failing objects were retried %d times before every healthy object had its first pass, want none", retries)
+	}
+	if eventsBefore > 0 {
+		t.Errorf("%d Warning events were recorded before every healthy object had its first pass, want none", eventsBefore)
+	}
+	if events != nFailing {
+		t.Errorf("%d Warning events, want one per failing object (%d)", events, nFailing)
 	}
 }

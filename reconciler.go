@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -182,6 +183,7 @@ type Reconciler[T client.Object] struct {
 	foreign  sync.Map // types.NamespacedName -> string: owner warned about
 	written  sync.Map // types.NamespacedName -> []string: versions our last pass wrote over
 	own      sync.Map // types.NamespacedName -> *ownWrite: versions our last pass wrote
+	owed     sync.Map // types.NamespacedName -> owedEvent: a failed pass's event, for its retry
 	// forgotten holds the objects that left the cache lately (see
 	// forgetGone).
 	forgotten gone.Set
@@ -671,6 +673,7 @@ func (r *Reconciler[T]) forgetObject(key types.NamespacedName) {
 	r.skipSeen.Delete(key)
 	r.foreign.Delete(key)
 	r.written.Delete(key)
+	r.owed.Delete(key)
 	r.ownWrites().forget(key)
 }
 
@@ -806,6 +809,11 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 		return ctrl.Result{}, fmt.Errorf("loading %s: %w", creq.NamespacedName, err)
 	}
 	po.object = obj
+	if owed, ok := r.owed.LoadAndDelete(creq.NamespacedName); ok {
+		// The event of the failed pass before this one (see passState.finish).
+		e := owed.(owedEvent)
+		p.recorder.Eventf(obj, nil, corev1.EventTypeWarning, e.reason, "Reconcile", "%s", e.note)
+	}
 	if po.trigger.Kind == triggerWatch && po.trigger.Source == triggerSourceFor && po.trigger.Event == triggerUpdate && requestPending(obj) {
 		po.trigger.Kind = triggerRequested
 	}

@@ -120,14 +120,24 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 	} else if done {
 		return ctrl.Result{}, nil
 	}
+	terminal := errors.Is(err, reconcile.TerminalError(nil))
 	if newError {
 		reason, _, msg := conditions.FromError(err)
-		ps.event(corev1.EventTypeWarning, reason, "Reconcile", "%s", msg)
+		if terminal || severity == conditions.SeverityError || !ps.r.book.busy() {
+			ps.event(corev1.EventTypeWarning, reason, "Reconcile", "%s", msg)
+		} else {
+			// With other work queued, a retried error's Warning event
+			// waits for the retry, which takes a worker only when no
+			// fresher work waits: during a burst, the failing objects'
+			// events are not API writes the healthy objects wait behind.
+			// The next pass of the object, whatever brings it, records it.
+			ps.r.owed.Store(ps.key, owedEvent{reason: reason, note: msg})
+		}
 	}
-
-	if err != nil && severity == conditions.SeverityError && !errors.Is(err, reconcile.TerminalError(nil)) {
+	if err != nil && severity == conditions.SeverityError && !terminal {
 		err = reconcile.TerminalError(err)
 	}
+
 	res, err = flow.Final(res, err)
 	if err == nil && !deleting {
 		before := res.RequeueAfter
@@ -443,3 +453,7 @@ func (ps *passState[T]) paused(ready metav1.Condition) metav1.Condition {
 	}
 	return ready
 }
+
+// owedEvent is the Warning event of a failed pass, recorded by the next
+// pass of the object.
+type owedEvent struct{ reason, note string }

@@ -174,6 +174,16 @@ func (b *triggerBook) wrapQueue(q workqueue.TypedRateLimitingInterface[reconcile
 	return w
 }
 
+// busy reports whether the controller's queue holds other requests than
+// the ones its workers hold.
+func (b *triggerBook) busy() bool {
+	if b == nil {
+		return false
+	}
+	q := b.queue.Load()
+	return q != nil && (*q).Len() > 0
+}
+
 // enqueue adds key to the controller's queue at once with the trigger t,
 // whatever its pass in progress returns: the queue hands it out again
 // when that pass is done. It reports false when the controller has no
