@@ -30,7 +30,8 @@ const defaultCacheSyncTimeout = 2 * time.Minute
 // requests come only from objects an informer has listed. What the
 // controller-runtime wait also gives, a controller that fails when a kind
 // cannot be listed within CacheSyncTimeout, stays: earlyStart watches each
-// informer for as long, and stops the controller with the same error.
+// informer for as long, and stops the controller with an error when one
+// has not listed by then.
 type earlyStart struct {
 	manager.Manager
 	cache *earlyCache
