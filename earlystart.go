@@ -39,7 +39,7 @@ type earlyStart struct {
 
 // newEarlyStart wraps mgr for the controller builder.
 func newEarlyStart(mgr manager.Manager) *earlyStart {
-	return &earlyStart{Manager: mgr, cache: &earlyCache{Cache: mgr.GetCache(), failed: make(chan error, 1)}}
+	return &earlyStart{Manager: mgr, cache: &earlyCache{Cache: mgr.GetCache(), timeout: defaultCacheSyncTimeout, failed: make(chan error, 1)}}
 }
 
 // GetCache returns the cache whose informers do not hold the workers.
@@ -88,9 +88,6 @@ func (c *earlyCache) GetInformer(ctx context.Context, obj client.Object, opts ..
 	c.mu.Lock()
 	timeout := c.timeout
 	c.mu.Unlock()
-	if timeout == 0 {
-		timeout = defaultCacheSyncTimeout
-	}
 	go func() {
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
