@@ -43,7 +43,14 @@ import (
 // each (Go's package unique),
 // which takes a further tenth or so off a cache of small objects. Strings
 // are immutable, so nothing a controller does with them can tell.
+//
+// Its informers build their namespace index only when they are asked for
+// the objects of one namespace while they hold objects of another: an
+// informer of a cache over given namespaces (DefaultNamespaces) holds one
+// namespace only, and answers such a list from all it holds. It wraps any
+// NewInformer o already has.
 func LeanCache(o *cache.Options) {
+	o.NewInformer = lazyNamespaces(o.NewInformer)
 	then := o.DefaultTransform
 	o.DefaultTransform = func(in any) (any, error) {
 		if then != nil {

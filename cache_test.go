@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -204,4 +206,59 @@ func BenchmarkLeanCacheTransform(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestLeanCacheListsByNamespace checks that a lean cache lists the objects
+// of a namespace, with or without a label selector, whether it watches
+// the whole cluster or given namespaces (whose informers keep no
+// namespace index).
+func TestLeanCacheListsByNamespace(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	other := bosuntest.Namespace(t, f.c)
+	want := map[string][]string{f.ns: {"a1", "a2", "a3"}, other: {"b1", "b2"}}
+	for ns, names := range want {
+		for i, name := range names {
+			w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: testapi.WidgetSpec{Value: 1, Divisor: 1}}
+			if i == 0 {
+				w.Labels = map[string]string{"first": "yes"}
+			}
+			if err := f.c.Create(t.Context(), w); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, namespaces := range [][]string{nil, {f.ns, other}} {
+		mgr := bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Namespaces: namespaces, Configure: func(o *ctrl.Options) {
+			bosun.LeanCache(&o.Cache)
+		}}, func(ctrl.Manager) error { return nil })
+		for ns, names := range want {
+			bosuntest.Eventually(t, func(ctx context.Context) error {
+				var all, first testapi.WidgetList
+				if err := mgr.GetClient().List(ctx, &all, client.InNamespace(ns)); err != nil {
+					return err
+				}
+				if err := mgr.GetClient().List(ctx, &first, client.InNamespace(ns), client.MatchingLabels{"first": "yes"}); err != nil {
+					return err
+				}
+				if diff := cmp.Diff(names, widgetNames(all.Items)); diff != "" {
+					return fmt.Errorf("cache over %v, namespace %s (-want +got):\n%s", namespaces, ns, diff)
+				}
+				if diff := cmp.Diff(names[:1], widgetNames(first.Items)); diff != "" {
+					return fmt.Errorf("cache over %v, namespace %s, first only (-want +got):\n%s", namespaces, ns, diff)
+				}
+				return nil
+			})
+		}
+	}
+}
+
+// widgetNames returns the sorted names of ws.
+func widgetNames(ws []testapi.Widget) []string {
+	out := make([]string, 0, len(ws))
+	for i := range ws {
+		out = append(out, ws[i].Name)
+	}
+	slices.Sort(out)
+	return out
 }
