@@ -58,8 +58,10 @@
 // and each member caches the objects that carry its own: about twice its
 // share. When the sharder closes the expired Lease of a member (see
 // Handover), it records the tenure it closed on the Lease (the annotation
-// shard.bosun.dev/closed). Each standby watches the ring's Leases; when it
-// reads a closed tenure, it lists from the API server the objects labelled
+// shard.bosun.dev/closed). Each standby watches the ring's Leases and
+// closes an expired one itself, the same way, without waiting for the
+// sharder, which the member that died may have run. When it reads a
+// closed tenure, it lists from the API server the objects labelled
 // for that member with itself as standby, assigned in that tenure or
 // before, counts them as its own and hands their requests to the ring's
 // controllers through the source Takeovers, which the controllers must
@@ -67,21 +69,28 @@
 // them from the moment the Lease is closed, before any label has moved;
 // the sharder then labels them for their standbys, which keep them. A
 // member that stops cleanly closes its own Lease, instead of deleting it,
-// so its standbys take over at once.
+// so its standbys take over a fence later.
 //
 // Why no object is reconciled twice: the sharder changes the standby of a
 // member's object only while the member is alive, holding a lock per member
-// that closing the member's Lease takes too, so that once a tenure is
-// closed no standby of its objects changes; the standby's list, taken after
-// it read the closure, therefore names exactly the objects it may take. A
+// that its own closing of the member's Lease takes too, and with a patch
+// that must land before the Lease expires and within a fence (a renew
+// period, at least half a second, at most LeaseDuration - RenewDeadline)
+// or not at all; a standby closes a Lease only once it has expired, and
+// lists the objects of a Lease its member closed as it stopped only once
+// the fence has passed since. So once a tenure is closed no standby of its
+// objects changes, and the standby's list names exactly the objects it
+// may take. Like the Leases themselves, this counts on clocks that agree
+// to well within the fence. A
 // member that comes back after its tenure was closed finds the closed
 // tenure on its Lease and takes none of the objects assigned in it (its
 // list of its objects, its reads and its cache leave them out), and the
 // sharder labels them for their standby, if alive, or back for the member
 // in its new tenure. A standby that is gone as well has its own Lease
-// closed before the object moves on. Only the sharder closes Leases, so
-// the takeover waits for it: when the crashed member also led, the
-// standbys take over once the next leader's sharder runs.
+// closed before the object moves on. The takeover does not wait for the
+// sharder: when the crashed member also led, its standbys take its
+// objects over at its Lease's expiry, and the next leader's sharder
+// moves the labels once it runs.
 //
 // Set Standby alike on every member of a ring: the members' caches select
 // their objects by the presence labels that only a sharder with Standby

@@ -328,6 +328,8 @@ type replicaOptions struct {
 	patch func(obj client.Object, patch client.Patch) error
 	// setup registers the replica's controllers; nil means setupPlain.
 	setup func(mgr ctrl.Manager, m *shard.Member, name string) error
+	// manager, when set, changes the manager's options last.
+	manager func(*ctrl.Options)
 }
 
 // startWith runs a replica, the member name of the ring, as opts say.
@@ -380,6 +382,9 @@ func (r *ring) startWith(name string, ro replicaOptions) *replica {
 		}), nil
 	}
 	m.ConfigureCache(&opts.Cache)
+	if ro.manager != nil {
+		ro.manager(&opts)
+	}
 	cfg := ro.config
 	if cfg == nil {
 		cfg = r.cp.Config

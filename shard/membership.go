@@ -31,6 +31,15 @@ func tenureOf(lease *coordinationv1.Lease) string {
 	return lease.Spec.AcquireTime.UTC().Format(time.RFC3339Nano)
 }
 
+// leaseExpiry is when lease expires unless renewed: its renew time and
+// duration (zero when it has neither).
+func leaseExpiry(lease *coordinationv1.Lease) time.Time {
+	if lease.Spec.RenewTime == nil || lease.Spec.LeaseDurationSeconds == nil {
+		return time.Time{}
+	}
+	return lease.Spec.RenewTime.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second)
+}
+
 // tenureEnded reports whether tenure, the tenure an object was assigned
 // in (tenurePrefix), has ended for good: it is closed, the last tenure of
 // the member that the sharder closed (annotationClosed), or an earlier
@@ -131,7 +140,10 @@ func (ms *membership) release(ctx context.Context, c client.Client) {
 }
 
 // close closes the member's own Lease, as the sharder closes an expired
-// one: no holder, and its tenure recorded as closed.
+// one: no holder, and its tenure recorded as closed. Its renew time
+// becomes the time of the closing, from which the standbys wait
+// Options.standbyFence for the sharder's patches of standbys still on
+// their way (see standby.scan).
 func (ms *membership) close(ctx context.Context, c client.Client, lease *coordinationv1.Lease) error {
 	if err := ms.m.mgr.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(lease), lease); err != nil {
 		return client.IgnoreNotFound(err)
@@ -140,6 +152,7 @@ func (ms *membership) close(ctx context.Context, c client.Client, lease *coordin
 		return nil
 	}
 	lease.Spec.HolderIdentity = nil
+	lease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(time.Now()))
 	if lease.Annotations == nil {
 		lease.Annotations = map[string]string{}
 	}

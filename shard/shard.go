@@ -148,9 +148,9 @@ type Options struct {
 	Version string
 	// Standby gives every object a standby besides its member: the member
 	// that would take it if its member were gone, which caches it too and
-	// takes it over the moment the sharder closes the expired Lease of its
-	// member, before any label moves (see Standbys in the package
-	// documentation). Each member caches about twice its share. Set it
+	// takes it over the moment the Lease of its member is closed, once
+	// expired or by the member as it stops, before any label moves (see
+	// Standbys in the package documentation). Each member caches about twice its share. Set it
 	// alike on every member of a ring, and wire Takeovers into the ring's
 	// controllers.
 	Standby bool
@@ -214,6 +214,16 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("shard: %w: %w", ErrInvalidOptions, err)
 	}
 	return o, nil
+}
+
+// standbyFence is how long a patch of the sharder that changes the
+// standby of a live member's object may take (keepStandby), and so how
+// long after a member closed its own Lease its standbys wait before they
+// list the objects that are theirs (standby.scan): a renew period, at
+// least half a second, at most the time between RenewDeadline and the
+// Lease's expiry.
+func (o Options) standbyFence() time.Duration {
+	return min(max(o.RenewPeriod, 500*time.Millisecond), o.LeaseDuration-o.RenewDeadline)
 }
 
 // Member is one replica of a ring. Make it with New before the manager,

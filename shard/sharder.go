@@ -699,10 +699,21 @@ func (s *sharder) keepStandby(ctx context.Context, key types.NamespacedName, obj
 	lock := s.memberLock(owner)
 	lock.RLock()
 	defer lock.RUnlock()
-	if _, alive := s.lease(ctx, owner); !alive || s.ended(ctx, owner, obj) {
+	lease, alive := s.lease(ctx, owner)
+	if !alive || s.ended(ctx, owner, obj) {
 		// The next look at the object hands it over instead.
 		s.q.AddAfter(key, s.m.opts.RenewPeriod)
 		return nil
 	}
-	return m.patchLabels(ctx, key, obj.ResourceVersion, set, nil)
+	// The member may close its Lease as it stops, and once the Lease has
+	// expired a standby may close it, neither holding the lock: the patch
+	// lands before the Lease expires and within the fence after which the
+	// standbys read a closing member's objects, or not at all.
+	deadline := time.Now().Add(m.opts.standbyFence())
+	if exp := leaseExpiry(lease); exp.Before(deadline) {
+		deadline = exp
+	}
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return m.patchLabels(pctx, key, obj.ResourceVersion, set, nil)
 }

@@ -8,11 +8,13 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -22,8 +24,9 @@ import (
 )
 
 // standby takes over, for a member with Options.Standby, the objects it is
-// the standby of, the moment the sharder closes the Lease of their member
-// (closeLease writes annotationClosed): it lists them from the API server,
+// the standby of, the moment the Lease of their member is closed (the
+// annotationClosed the sharder, the member itself or a standby writes):
+// it lists them from the API server,
 // counts them as its own under its right in force (gate.takeOver) and
 // hands their requests to the controllers' queues (Takeovers). Once the
 // sharder has closed a tenure of a member, it neither changes the standby
@@ -102,27 +105,47 @@ func (sb *standby) Start(ctx context.Context) error {
 	}()
 	c.WaitForCacheSync(ctx)
 	log := m.mgr.GetLogger().WithValues("ring", m.opts.Ring, "member", m.opts.Identity)
-	tick := m.opts.RenewPeriod
+	wake := time.NewTimer(m.opts.RenewPeriod)
+	defer wake.Stop()
 	for {
-		if err := sb.scan(ctx, c); err != nil && ctx.Err() == nil {
+		next, err := sb.scan(ctx, c)
+		if err != nil && ctx.Err() == nil {
 			log.Error(err, "taking over the objects of a closed member")
 		}
+		// Look again when a Lease is due to expire or a fence to end, and
+		// at least every renew period.
+		wait := m.opts.RenewPeriod
+		if !next.IsZero() {
+			wait = min(wait, max(time.Until(next)+time.Millisecond, 0))
+		}
+		wake.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
-		case <-time.After(tick):
+		case <-wake.C:
 		}
 	}
 }
 
-// scan takes over the objects of every tenure the sharder closed that this
-// member has not taken over under its right in force.
-func (sb *standby) scan(ctx context.Context, c cache.Cache) error {
+// scan takes over the objects of every tenure of another member that is
+// closed and that this member has not taken over under its right in
+// force. It closes the Lease of a member that has expired itself, as the
+// sharder does, so that the takeover does not wait for the sharder, which
+// the member that died may have run. It returns when to look again: the
+// first expiry of a live member's Lease, or the end of a fence.
+//
+// The sharder changes the standby of a member's object only while the
+// member's Lease is alive, with a patch that must land before the Lease
+// expires and within Options.standbyFence (keepStandby). A Lease closed
+// after it expired therefore names the objects' standbys for good, and
+// one that its member closed as it stopped does so once the fence has
+// passed since: the list of the objects is taken only then.
+func (sb *standby) scan(ctx context.Context, c cache.Cache) (next time.Time, err error) {
 	m := sb.m
 	right := m.gate.currentRight()
 	if right == nil {
-		return nil
+		return next, nil
 	}
 	sb.mu.Lock()
 	if sb.right != right {
@@ -131,15 +154,41 @@ func (sb *standby) scan(ctx context.Context, c cache.Cache) error {
 	sb.mu.Unlock()
 	var leases coordinationv1.LeaseList
 	if err := c.List(ctx, &leases, client.InNamespace(m.opts.Namespace)); err != nil {
-		return fmt.Errorf("listing the leases: %w", err)
+		return next, fmt.Errorf("listing the leases: %w", err)
+	}
+	later := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
 	}
 	prefix := LeaseName(m.opts.Ring, "")
+	now := time.Now()
 	for i := range leases.Items {
 		l := &leases.Items[i]
 		member, ok := strings.CutPrefix(l.Name, prefix)
-		closed := l.Annotations[annotationClosed]
-		if !ok || member == m.opts.Identity || closed == "" || l.Name == rollout.LeaseName(m.opts.Ring) {
+		if !ok || member == m.opts.Identity || l.Name == rollout.LeaseName(m.opts.Ring) {
 			continue
+		}
+		closed := l.Annotations[annotationClosed]
+		if closed == "" {
+			switch {
+			case ptr.Deref(l.Spec.HolderIdentity, "") == "":
+				continue
+			case rollout.Alive(l, now):
+				later(leaseExpiry(l))
+				continue
+			}
+			if closed, err = sb.closeExpired(ctx, l); err != nil {
+				return next, err
+			}
+			if closed == "" {
+				continue
+			}
+		} else if l.Spec.RenewTime != nil {
+			if fence := l.Spec.RenewTime.Add(m.opts.standbyFence()); now.Before(fence) {
+				later(fence)
+				continue
+			}
 		}
 		sb.mu.Lock()
 		done := sb.taken[member] == closed
@@ -149,7 +198,7 @@ func (sb *standby) scan(ctx context.Context, c cache.Cache) error {
 		}
 		n, err := sb.takeOver(ctx, right, member, closed)
 		if err != nil {
-			return err
+			return next, err
 		}
 		sb.mu.Lock()
 		if sb.right == right {
@@ -161,7 +210,30 @@ func (sb *standby) scan(ctx context.Context, c cache.Cache) error {
 				"closedMember", member, "objects", n)
 		}
 	}
-	return nil
+	return next, nil
+}
+
+// closeExpired closes lease, a member's that has expired, as the sharder
+// does (closeLease), guarded by the resourceVersion read: a renewal or a
+// closing by another since then makes it return no tenure and leaves the
+// Lease to the next look. It returns the tenure it closed.
+func (sb *standby) closeExpired(ctx context.Context, lease *coordinationv1.Lease) (string, error) {
+	m := sb.m
+	lease = lease.DeepCopy()
+	tenure := tenureOf(lease)
+	lease.Spec.HolderIdentity = nil
+	if lease.Annotations == nil {
+		lease.Annotations = map[string]string{}
+	}
+	lease.Annotations[annotationClosed] = tenure
+	switch err := m.mgr.GetClient().Update(ctx, lease); {
+	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("closing the expired lease %s: %w", lease.Name, err)
+	}
+	m.mgr.GetLogger().Info("closed the expired lease of a member", "ring", m.opts.Ring, "member", m.opts.Identity, "lease", lease.Name)
+	return tenure, nil
 }
 
 // takeOver lists, from the API server, the objects labelled for member

@@ -14,6 +14,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/shard"
 )
@@ -137,28 +139,8 @@ func testStandbyTakesOver(t *testing.T, engine bool) {
 
 	// Every object has a standby, another member, and the labels that put
 	// it in the caches of both.
+	r.waitStandbys(members)
 	standbyLabel := "standby.shard.bosun.dev/" + r.name
-	presence := func(member string) string { return r.name + ".in.shard.bosun.dev/" + member }
-	bosuntest.Eventually(t, func(ctx context.Context) error {
-		byMember, _, err := r.labelled(ctx)
-		if err != nil {
-			return err
-		}
-		for owner, ws := range byMember {
-			for _, w := range ws {
-				sb := w.Labels[standbyLabel]
-				if sb == owner || !slices.Contains(members, sb) {
-					return fmt.Errorf("%s of %s has the standby %q", w.Name, owner, sb)
-				}
-				for _, m := range members {
-					if _, ok := w.Labels[presence(m)]; ok != (m == owner || m == sb) {
-						return fmt.Errorf("%s of %s, standby %s: presence label of %s %v", w.Name, owner, sb, m, ok)
-					}
-				}
-			}
-		}
-		return nil
-	})
 
 	held, _, err := r.labelled(t.Context())
 	if err != nil {
@@ -222,5 +204,102 @@ func testStandbyTakesOver(t *testing.T, engine bool) {
 	frozen.Store(false)
 	shares = r.converge(members, back)
 	t.Logf("settled: %v", shares)
+	checkNoOverlap(t, r.j)
+}
+
+// waitStandbys waits until every object has a standby, another of
+// members, and the presence labels that put it in the caches of both.
+func (r *ring) waitStandbys(members []string) {
+	r.t.Helper()
+	standbyLabel := "standby.shard.bosun.dev/" + r.name
+	presence := func(member string) string { return r.name + ".in.shard.bosun.dev/" + member }
+	bosuntest.Eventually(r.t, func(ctx context.Context) error {
+		byMember, _, err := r.labelled(ctx)
+		if err != nil {
+			return err
+		}
+		for owner, ws := range byMember {
+			for _, w := range ws {
+				sb := w.Labels[standbyLabel]
+				if sb == owner || !slices.Contains(members, sb) {
+					return fmt.Errorf("%s of %s has the standby %q", w.Name, owner, sb)
+				}
+				for _, m := range members {
+					if _, ok := w.Labels[presence(m)]; ok != (m == owner || m == sb) {
+						return fmt.Errorf("%s of %s, standby %s: presence label of %s %v", w.Name, owner, sb, m, ok)
+					}
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// TestStandbyTakesOverFromDeadLeader crashes the member that runs the
+// sharder, in a ring whose other members can never lead: no sharder is
+// left to close its Lease, and its standbys close it themselves once it
+// has expired, and take its objects over. No object is ever reconciled by
+// two members at once.
+func TestStandbyTakesOverFromDeadLeader(t *testing.T) {
+	r := newRing(t)
+	r.createWidgets(objects)
+	start := time.Now()
+	seen := &ownerLog{}
+	opts := replicaOptions{shard: func(o *shard.Options) { o.Standby = true }, setup: r.setupStandby(seen, false)}
+	s0 := r.startWith("s0", opts)
+	waitElected(t, s0)
+	// The others' leader election reaches no API server: they never lead.
+	noLeader := opts
+	noLeader.manager = func(o *ctrl.Options) {
+		cfg := rest.CopyConfig(r.cp.Config)
+		cfg.Host = "https://127.0.0.1:1"
+		o.LeaderElectionConfig = cfg
+		// The manager adds the Lease's types to its scheme when given a
+		// leader election config: a scheme of its own, not the one the
+		// running replicas read.
+		o.Scheme = controlplane.NewScheme()
+		if err := testapi.AddToScheme(o.Scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.startWith("s1", noLeader)
+	r.startWith("s2", noLeader)
+	members := []string{"s0", "s1", "s2"}
+	shares := r.converge(members, start)
+	t.Logf("3 members: %v", shares)
+	r.waitStandbys(members)
+	standbyLabel := "standby.shard.bosun.dev/" + r.name
+
+	held, _, err := r.labelled(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := held["s0"]
+	killed := time.Now()
+	s0.kill()
+	bosuntest.Eventually(t, func(context.Context) error {
+		for _, w := range crashed {
+			if sb := w.Labels[standbyLabel]; !seen.saw(client.ObjectKeyFromObject(&w), sb, "s0", killed) {
+				return fmt.Errorf("%s, of s0, has had no pass by its standby %s", w.Name, sb)
+			}
+		}
+		return nil
+	}, bosuntest.Timeout(time.Minute), bosuntest.Interval(20*time.Millisecond))
+	t.Logf("s0, the leader, crashed; its %d objects were taken over by their standbys in %s (Lease duration %s)",
+		len(crashed), time.Since(killed).Round(time.Millisecond), leaseDuration)
+	var lease coordinationv1.Lease
+	if err := r.cp.Client.Get(t.Context(), client.ObjectKey{Namespace: r.ns, Name: shard.LeaseName(r.name, "s0")}, &lease); err != nil {
+		t.Fatal(err)
+	}
+	if h := ptr.Deref(lease.Spec.HolderIdentity, ""); h != "" || lease.Annotations["shard.bosun.dev/closed"] == "" {
+		t.Errorf("s0's Lease: holder %q, annotations %v; want it closed", h, lease.Annotations)
+	}
+	for _, rep := range []string{"s1", "s2"} {
+		for _, w := range held[rep] {
+			if ran := seen.ran(client.ObjectKeyFromObject(&w), killed); slices.Contains(ran, "s0") {
+				t.Errorf("%s of %s had a pass by s0 after it crashed", w.Name, rep)
+			}
+		}
+	}
 	checkNoOverlap(t, r.j)
 }
