@@ -11,6 +11,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -207,8 +208,22 @@ func testPassCancelledBeforeLeaseExpires(t *testing.T, setup func(*blocked) func
 		return nil
 	}, bosuntest.Timeout(time.Minute))
 	// Made once both members are alive, the objects are shared out at
-	// once, without a drain, which the blocked passes would hold up.
-	r.createWidgets(workers)
+	// once, without a drain, which the blocked passes would hold up. The
+	// last is named to hash onto r1, which would otherwise get none of
+	// them in one run of 256.
+	r.createWidgets(workers - 1)
+	onR1 := shard.NewRing([]string{"r0", "r1"}, 0)
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("r1-%d", i)
+		if onR1.Owner(shard.ByName(r.ns, name)) != "r1" {
+			continue
+		}
+		w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name}, Spec: testapi.WidgetSpec{Value: 1, Divisor: 1}}
+		if err := r.cp.Client.Create(t.Context(), w); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		byMember, _, err := r.labelled(ctx)
 		if err != nil {
