@@ -78,7 +78,7 @@ func (x *lazyNamespaceIndex) build() {
 // inNamespace returns every object the store holds when they are all in
 // namespace, and false when one is not (or its namespace cannot be read).
 func (x *lazyNamespaceIndex) inNamespace(namespace string) ([]any, bool) {
-	items := x.Indexer.List()
+	items := x.List()
 	for _, item := range items {
 		o, err := meta.Accessor(item)
 		if err != nil || o.GetNamespace() != namespace {
