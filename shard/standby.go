@@ -184,11 +184,9 @@ func (sb *standby) scan(ctx context.Context, c cache.Cache) (next time.Time, err
 			if closed == "" {
 				continue
 			}
-		} else if l.Spec.RenewTime != nil {
-			if fence := l.Spec.RenewTime.Add(m.opts.standbyFence()); now.Before(fence) {
-				later(fence)
-				continue
-			}
+		} else if from := takeoverFrom(l, m.opts.standbyFence()); now.Before(from) {
+			later(from)
+			continue
 		}
 		sb.mu.Lock()
 		done := sb.taken[member] == closed
@@ -211,6 +209,23 @@ func (sb *standby) scan(ctx context.Context, c cache.Cache) (next time.Time, err
 		}
 	}
 	return next, nil
+}
+
+// takeoverFrom returns when the standbys may list the objects of lease, a
+// closed Lease: fence after its renew time, which a member that closes its
+// Lease as it stops sets to that moment, and which is long past for a
+// Lease closed once it had expired; fence after its acquire time, when
+// its member has come back since, in a tenure that began after the
+// closing. Zero when the Lease has neither.
+func takeoverFrom(lease *coordinationv1.Lease, fence time.Duration) time.Time {
+	since := lease.Spec.RenewTime
+	if ptr.Deref(lease.Spec.HolderIdentity, "") != "" {
+		since = lease.Spec.AcquireTime
+	}
+	if since == nil {
+		return time.Time{}
+	}
+	return since.Add(fence)
 }
 
 // closeExpired closes lease, a member's that has expired, as the sharder

@@ -3,6 +3,10 @@ package shard
 import (
 	"fmt"
 	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -105,6 +109,48 @@ func TestStandbyPredicate(t *testing.T) {
 			tc.change(before, after)
 			if got := m.Predicate().Update(event.UpdateEvent{ObjectOld: before, ObjectNew: after}); got != tc.want {
 				t.Errorf("Update = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTakeoverFrom checks when the standbys may list the objects of a
+// closed Lease: a fence after the closing of a member that stopped, at
+// once for one closed after it expired, a fence after the return of a
+// member that came back.
+func TestTakeoverFrom(t *testing.T) {
+	at := func(s string) *metav1.MicroTime {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ptr.To(metav1.NewMicroTime(tm))
+	}
+	const fence = time.Second
+	for _, tc := range []struct {
+		name   string
+		holder string
+		renew  *metav1.MicroTime
+		acq    *metav1.MicroTime
+		want   string
+	}{
+		{name: "closed as it stopped", renew: at("2026-11-26T10:00:30Z"), acq: at("2026-11-26T10:00:00Z"), want: "2026-11-26T10:00:31Z"},
+		{name: "closed once expired", renew: at("2026-11-26T09:00:00Z"), acq: at("2026-11-26T08:00:00Z"), want: "2026-11-26T09:00:01Z"},
+		{name: "back since", holder: "a", renew: at("2026-11-26T10:05:00Z"), acq: at("2026-11-26T10:01:00Z"), want: "2026-11-26T10:01:01Z"},
+		{name: "no times", want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lease := &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: tc.renew, AcquireTime: tc.acq}}
+			if tc.holder != "" {
+				lease.Spec.HolderIdentity = ptr.To(tc.holder)
+			}
+			got := takeoverFrom(lease, fence)
+			var want time.Time
+			if tc.want != "" {
+				want = at(tc.want).Time
+			}
+			if !got.Equal(want) {
+				t.Errorf("takeoverFrom = %s, want %s", got, want)
 			}
 		})
 	}
