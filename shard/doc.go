@@ -69,19 +69,19 @@
 // them from the moment the Lease is closed, before any label has moved;
 // the sharder then labels them for their standbys, which keep them. A
 // member that stops cleanly closes its own Lease, instead of deleting it,
-// so its standbys take over a fence later.
+// so its standbys take over within two renew periods.
 //
 // Why no object is reconciled twice: the sharder changes the standby of a
 // member's object only while the member is alive, holding a lock per member
 // that its own closing of the member's Lease takes too, and with a patch
-// that must land before the Lease expires and within a fence (a renew
-// period, at least half a second, at most LeaseDuration - RenewDeadline)
-// or not at all; a standby closes a Lease only once it has expired, and
-// lists the objects of a Lease its member closed as it stopped only once
-// the fence has passed since. So once a tenure is closed no standby of its
-// objects changes, and the standby's list names exactly the objects it
-// may take. Like the Leases themselves, this counts on clocks that agree
-// to well within the fence. A
+// that must land, or not at all, before the Lease expires and within a
+// fence from the renewal its cache shows (two renew periods, or one and
+// half a second if that is longer); a standby closes a Lease only once it
+// has expired, and lists the objects of a Lease its member closed as it
+// stopped only once the fence has passed since the member's last renewal.
+// So once a tenure is closed no standby of its objects changes, and the
+// standby's list names exactly the objects it may take. Like the Leases
+// themselves, this counts on clocks that agree to well within the fence. A
 // member that comes back after its tenure was closed finds the closed
 // tenure on its Lease and takes none of the objects assigned in it (its
 // list of its objects, its reads and its cache leave them out), and the

@@ -140,10 +140,9 @@ func (ms *membership) release(ctx context.Context, c client.Client) {
 }
 
 // close closes the member's own Lease, as the sharder closes an expired
-// one: no holder, and its tenure recorded as closed. Its renew time
-// becomes the time of the closing, from which the standbys wait
-// Options.standbyFence for the sharder's patches of standbys still on
-// their way (see standby.scan).
+// one: no holder, and its tenure recorded as closed. Its renew time stays
+// that of the last renewal, from which the standbys wait for the
+// sharder's patches of standbys still on their way (takeoverFrom).
 func (ms *membership) close(ctx context.Context, c client.Client, lease *coordinationv1.Lease) error {
 	if err := ms.m.mgr.GetAPIReader().Get(ctx, client.ObjectKeyFromObject(lease), lease); err != nil {
 		return client.IgnoreNotFound(err)
@@ -152,7 +151,6 @@ func (ms *membership) close(ctx context.Context, c client.Client, lease *coordin
 		return nil
 	}
 	lease.Spec.HolderIdentity = nil
-	lease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(time.Now()))
 	if lease.Annotations == nil {
 		lease.Annotations = map[string]string{}
 	}

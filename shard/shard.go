@@ -150,9 +150,9 @@ type Options struct {
 	// that would take it if its member were gone, which caches it too and
 	// takes it over the moment the Lease of its member is closed, once
 	// expired or by the member as it stops, before any label moves (see
-	// Standbys in the package documentation). Each member caches about twice its share. Set it
-	// alike on every member of a ring, and wire Takeovers into the ring's
-	// controllers.
+	// Standbys in the package documentation). Each member caches about
+	// twice its share. Set it alike on every member of a ring, and wire
+	// Takeovers into the ring's controllers.
 	Standby bool
 }
 
@@ -216,14 +216,16 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// standbyFence is how long a patch of the sharder that changes the
-// standby of a live member's object may take (keepStandby), and so how
-// long after a member closed its own Lease its standbys wait before they
-// list the objects that are theirs (standby.scan): a renew period, at
-// least half a second, at most the time between RenewDeadline and the
-// Lease's expiry.
+// standbyFence bounds, from the renew time of a live member's Lease as
+// the sharder's cache shows it, the moment by which a patch of the
+// sharder that changes the standby of the member's object must land
+// (keepStandby); the standbys of a member that closed its Lease as it
+// stopped list its objects only once the fence has passed since its last
+// renewal (takeoverFrom). A renew period, so that a copy of the Lease as
+// old as that leaves time for a patch, plus another or half a second,
+// whichever is longer, and no longer than the Lease lasts.
 func (o Options) standbyFence() time.Duration {
-	return min(max(o.RenewPeriod, 500*time.Millisecond), o.LeaseDuration-o.RenewDeadline)
+	return min(o.RenewPeriod+max(o.RenewPeriod, 500*time.Millisecond), o.LeaseDuration)
 }
 
 // Member is one replica of a ring. Make it with New before the manager,

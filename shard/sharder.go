@@ -706,10 +706,11 @@ func (s *sharder) keepStandby(ctx context.Context, key types.NamespacedName, obj
 		return nil
 	}
 	// The member may close its Lease as it stops, and once the Lease has
-	// expired a standby may close it, neither holding the lock: the patch
-	// lands before the Lease expires and within the fence after which the
-	// standbys read a closing member's objects, or not at all.
-	deadline := time.Now().Add(m.opts.standbyFence())
+	// expired a standby may close it, neither holding the lock, and the
+	// cache may not show it yet: the patch lands within the fence from
+	// the renewal the cache shows, which is no later than the member's
+	// last, and before the Lease expires, or not at all (takeoverFrom).
+	deadline := lease.Spec.RenewTime.Add(m.opts.standbyFence())
 	if exp := leaseExpiry(lease); exp.Before(deadline) {
 		deadline = exp
 	}

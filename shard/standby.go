@@ -137,10 +137,11 @@ func (sb *standby) Start(ctx context.Context) error {
 //
 // The sharder changes the standby of a member's object only while the
 // member's Lease is alive, with a patch that must land before the Lease
-// expires and within Options.standbyFence (keepStandby). A Lease closed
-// after it expired therefore names the objects' standbys for good, and
-// one that its member closed as it stopped does so once the fence has
-// passed since: the list of the objects is taken only then.
+// expires and within Options.standbyFence of the member's renewal
+// (keepStandby). A Lease closed after it expired therefore names the
+// objects' standbys for good, and one that its member closed as it
+// stopped does so once the fence has passed since its last renewal: the
+// list of the objects is taken only then (takeoverFrom).
 func (sb *standby) scan(ctx context.Context, c cache.Cache) (next time.Time, err error) {
 	m := sb.m
 	right := m.gate.currentRight()
@@ -212,11 +213,13 @@ func (sb *standby) scan(ctx context.Context, c cache.Cache) (next time.Time, err
 }
 
 // takeoverFrom returns when the standbys may list the objects of lease, a
-// closed Lease: fence after its renew time, which a member that closes its
-// Lease as it stops sets to that moment, and which is long past for a
-// Lease closed once it had expired; fence after its acquire time, when
-// its member has come back since, in a tenure that began after the
-// closing. Zero when the Lease has neither.
+// closed Lease: the fence (Options.standbyFence) after its renew time,
+// the member's last renewal, by when every patch of the sharder that
+// changed a standby of its objects has landed or failed (keepStandby);
+// long past for a Lease closed once it had expired, at most a fence away
+// for one its member closed as it stopped. When the member has come back
+// since, the fence after its acquire time, in a tenure that began after
+// the closing. Zero when the Lease has neither.
 func takeoverFrom(lease *coordinationv1.Lease, fence time.Duration) time.Time {
 	since := lease.Spec.RenewTime
 	if ptr.Deref(lease.Spec.HolderIdentity, "") != "" {

@@ -115,8 +115,8 @@ func TestStandbyPredicate(t *testing.T) {
 }
 
 // TestTakeoverFrom checks when the standbys may list the objects of a
-// closed Lease: a fence after the closing of a member that stopped, at
-// once for one closed after it expired, a fence after the return of a
+// closed Lease: a fence after the last renewal of a member that stopped,
+// at once for one closed after it expired, a fence after the return of a
 // member that came back.
 func TestTakeoverFrom(t *testing.T) {
 	at := func(s string) *metav1.MicroTime {

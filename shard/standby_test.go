@@ -303,3 +303,40 @@ func TestStandbyTakesOverFromDeadLeader(t *testing.T) {
 	}
 	checkNoOverlap(t, r.j)
 }
+
+// TestStandbyCleanStopBesideAJoin stops a member with standbys cleanly
+// while another joins, so that the sharder changes the standbys of the
+// stopping member's objects as it closes its Lease: the standbys take its
+// objects over and the ring settles on the members left, and no object is
+// ever reconciled by two members at once.
+func TestStandbyCleanStopBesideAJoin(t *testing.T) {
+	r := newRing(t)
+	r.createWidgets(objects)
+	start := time.Now()
+	seen := &ownerLog{}
+	opts := replicaOptions{shard: func(o *shard.Options) { o.Standby = true }, setup: r.setupStandby(seen, false)}
+	s0 := r.startWith("s0", opts)
+	waitElected(t, s0)
+	r.startWith("s1", opts)
+	s2 := r.startWith("s2", opts)
+	members := []string{"s0", "s1", "s2"}
+	r.converge(members, start)
+	r.waitStandbys(members)
+	held, _, err := r.labelled(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	r.startWith("s3", opts)
+	s2.stop()
+	members = []string{"s0", "s1", "s3"}
+	shares := r.converge(members, stopped)
+	r.waitStandbys(members)
+	t.Logf("s2 stopped as s3 joined: %v; s2 held %d", shares, len(held["s2"]))
+	for _, w := range held["s2"] {
+		if ran := seen.ran(client.ObjectKeyFromObject(&w), stopped); len(ran) == 0 {
+			t.Errorf("%s, of s2, had no pass after s2 stopped", w.Name)
+		}
+	}
+	checkNoOverlap(t, r.j)
+}
