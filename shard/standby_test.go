@@ -142,24 +142,9 @@ func testStandbyTakesOver(t *testing.T, engine bool) {
 	r.waitStandbys(members)
 	standbyLabel := "standby.shard.bosun.dev/" + r.name
 
-	held, _, err := r.labelled(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	crashed := held["s2"]
 	frozen.Store(true)
-	killed := time.Now()
-	s2.kill()
-	bosuntest.Eventually(t, func(context.Context) error {
-		for _, w := range crashed {
-			if sb := w.Labels[standbyLabel]; !seen.saw(client.ObjectKeyFromObject(&w), sb, "s2", killed) {
-				return fmt.Errorf("%s, of s2, has had no pass by its standby %s", w.Name, sb)
-			}
-		}
-		return nil
-	}, bosuntest.Timeout(time.Minute), bosuntest.Interval(20*time.Millisecond))
-	took := time.Since(killed)
-	t.Logf("s2 crashed; its %d objects were taken over by their standbys in %s (Lease duration %s)", len(crashed), took.Round(time.Millisecond), leaseDuration)
+	held, _ := r.crashAwaitStandbys(seen, s2)
+	crashed := held["s2"]
 
 	// s2 comes back while its objects are still labelled for it: they are
 	// its standbys' now.
@@ -241,13 +226,7 @@ func (r *ring) waitStandbys(members []string) {
 // has expired, and take its objects over. No object is ever reconciled by
 // two members at once.
 func TestStandbyTakesOverFromDeadLeader(t *testing.T) {
-	r := newRing(t)
-	r.createWidgets(objects)
-	start := time.Now()
-	seen := &ownerLog{}
-	opts := replicaOptions{shard: func(o *shard.Options) { o.Standby = true }, setup: r.setupStandby(seen, false)}
-	s0 := r.startWith("s0", opts)
-	waitElected(t, s0)
+	r, seen, opts, s0 := startStandbyRing(t)
 	// The others' leader election reaches no API server: they never lead.
 	noLeader := opts
 	noLeader.manager = func(o *ctrl.Options) {
@@ -265,28 +244,10 @@ func TestStandbyTakesOverFromDeadLeader(t *testing.T) {
 	r.startWith("s1", noLeader)
 	r.startWith("s2", noLeader)
 	members := []string{"s0", "s1", "s2"}
-	shares := r.converge(members, start)
+	shares := r.converge(members, time.Time{})
 	t.Logf("3 members: %v", shares)
 	r.waitStandbys(members)
-	standbyLabel := "standby.shard.bosun.dev/" + r.name
-
-	held, _, err := r.labelled(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	crashed := held["s0"]
-	killed := time.Now()
-	s0.kill()
-	bosuntest.Eventually(t, func(context.Context) error {
-		for _, w := range crashed {
-			if sb := w.Labels[standbyLabel]; !seen.saw(client.ObjectKeyFromObject(&w), sb, "s0", killed) {
-				return fmt.Errorf("%s, of s0, has had no pass by its standby %s", w.Name, sb)
-			}
-		}
-		return nil
-	}, bosuntest.Timeout(time.Minute), bosuntest.Interval(20*time.Millisecond))
-	t.Logf("s0, the leader, crashed; its %d objects were taken over by their standbys in %s (Lease duration %s)",
-		len(crashed), time.Since(killed).Round(time.Millisecond), leaseDuration)
+	held, killed := r.crashAwaitStandbys(seen, s0)
 	var lease coordinationv1.Lease
 	if err := r.cp.Client.Get(t.Context(), client.ObjectKey{Namespace: r.ns, Name: shard.LeaseName(r.name, "s0")}, &lease); err != nil {
 		t.Fatal(err)
@@ -310,17 +271,11 @@ func TestStandbyTakesOverFromDeadLeader(t *testing.T) {
 // objects over and the ring settles on the members left, and no object is
 // ever reconciled by two members at once.
 func TestStandbyCleanStopBesideAJoin(t *testing.T) {
-	r := newRing(t)
-	r.createWidgets(objects)
-	start := time.Now()
-	seen := &ownerLog{}
-	opts := replicaOptions{shard: func(o *shard.Options) { o.Standby = true }, setup: r.setupStandby(seen, false)}
-	s0 := r.startWith("s0", opts)
-	waitElected(t, s0)
+	r, seen, opts, _ := startStandbyRing(t)
 	r.startWith("s1", opts)
 	s2 := r.startWith("s2", opts)
 	members := []string{"s0", "s1", "s2"}
-	r.converge(members, start)
+	r.converge(members, time.Time{})
 	r.waitStandbys(members)
 	held, _, err := r.labelled(t.Context())
 	if err != nil {
@@ -339,4 +294,44 @@ func TestStandbyCleanStopBesideAJoin(t *testing.T) {
 		}
 	}
 	checkNoOverlap(t, r.j)
+}
+
+// crashAwaitStandbys crashes rep and waits until each object it held has
+// had a pass by its standby that found it still labelled for rep. It
+// returns the objects each member held before, and when rep crashed.
+func (r *ring) crashAwaitStandbys(seen *ownerLog, rep *replica) (map[string][]testapi.Widget, time.Time) {
+	t := r.t
+	t.Helper()
+	standbyLabel := "standby.shard.bosun.dev/" + r.name
+	held, _, err := r.labelled(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := held[rep.name]
+	killed := time.Now()
+	rep.kill()
+	bosuntest.Eventually(t, func(context.Context) error {
+		for _, w := range crashed {
+			if sb := w.Labels[standbyLabel]; !seen.saw(client.ObjectKeyFromObject(&w), sb, rep.name, killed) {
+				return fmt.Errorf("%s, of %s, has had no pass by its standby %s", w.Name, rep.name, sb)
+			}
+		}
+		return nil
+	}, bosuntest.Timeout(time.Minute), bosuntest.Interval(20*time.Millisecond))
+	t.Logf("%s crashed; its %d objects were taken over by their standbys in %s (Lease duration %s)",
+		rep.name, len(crashed), time.Since(killed).Round(time.Millisecond), leaseDuration)
+	return held, killed
+}
+
+// startStandbyRing makes a ring of objects Widgets whose members have
+// standbys and run setupStandby's controller-runtime reconciler, recording
+// in seen, and starts its first member, s0, once it leads.
+func startStandbyRing(t *testing.T) (r *ring, seen *ownerLog, opts replicaOptions, s0 *replica) {
+	r = newRing(t)
+	r.createWidgets(objects)
+	seen = &ownerLog{}
+	opts = replicaOptions{shard: func(o *shard.Options) { o.Standby = true }, setup: r.setupStandby(seen, false)}
+	s0 = r.startWith("s0", opts)
+	waitElected(t, s0)
+	return r, seen, opts, s0
 }
