@@ -270,7 +270,7 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 		return next, fmt.Errorf("listing the %s objects: %w", m.gvk.Kind, err)
 	}
 	counts := map[string]int{}
-	var later []types.NamespacedName
+	var later, takenOver []types.NamespacedName
 	for i := range objects.Items {
 		o := &objects.Items[i]
 		counts[o.Labels[m.shardLabel]]++
@@ -278,16 +278,25 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 			continue
 		}
 		// The objects of no live member first: nothing reconciles them
-		// until they are labelled. The others move through a drain, and
-		// their member goes on with them meanwhile.
-		if key := client.ObjectKeyFromObject(o); slices.Contains(members, o.Labels[m.shardLabel]) {
+		// until they are labelled, unless their standby is alive and
+		// takes them over (Options.Standby): their labels only catch up,
+		// a renew period later, so that the patches do not compete with
+		// the standbys' first passes. The others move through a drain,
+		// and their member goes on with them meanwhile.
+		switch key := client.ObjectKeyFromObject(o); {
+		case slices.Contains(members, o.Labels[m.shardLabel]):
 			later = append(later, key)
-		} else {
+		case m.opts.Standby && o.Labels[m.shardLabel] != "" && slices.Contains(members, o.Labels[m.standbyLabel]):
+			takenOver = append(takenOver, key)
+		default:
 			s.q.Add(key)
 		}
 	}
 	for _, key := range later {
 		s.q.Add(key)
+	}
+	for _, key := range takenOver {
+		s.q.AddAfter(key, m.opts.RenewPeriod)
 	}
 	objectsGauge.DeletePartialMatch(prometheus.Labels{"ring": m.opts.Ring})
 	for member, n := range counts {
