@@ -279,10 +279,9 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 		}
 		// The objects of no live member first: nothing reconciles them
 		// until they are labelled, unless their standby is alive and
-		// takes them over (Options.Standby): their labels only catch up,
-		// a renew period later, so that the patches do not compete with
-		// the standbys' first passes. The others move through a drain,
-		// and their member goes on with them meanwhile.
+		// takes them over (Options.Standby): their labels only catch up.
+		// The others move through a drain, and their member goes on with
+		// them meanwhile.
 		switch key := client.ObjectKeyFromObject(o); {
 		case slices.Contains(members, o.Labels[m.shardLabel]):
 			later = append(later, key)
@@ -292,11 +291,15 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 			s.q.Add(key)
 		}
 	}
-	for _, key := range later {
-		s.q.Add(key)
+	// While standbys take objects over, the patches wait a renew period,
+	// so as not to hold up the standbys' lists and first passes at the
+	// API server: the objects are in work, and the live members' go on.
+	var wait time.Duration
+	if len(takenOver) > 0 {
+		wait = m.opts.RenewPeriod
 	}
-	for _, key := range takenOver {
-		s.q.AddAfter(key, m.opts.RenewPeriod)
+	for _, key := range append(later, takenOver...) {
+		s.q.AddAfter(key, wait)
 	}
 	objectsGauge.DeletePartialMatch(prometheus.Labels{"ring": m.opts.Ring})
 	for member, n := range counts {
