@@ -67,7 +67,10 @@
 // controllers through the source Takeovers, which the controllers must
 // watch (with bosun's Builder, WatchesRawSource). The standbys reconcile
 // them from the moment the Lease is closed, before any label has moved;
-// the sharder then labels them for their standbys, which keep them. A
+// the sharder then labels them for their standbys, which keep them. While
+// standbys take a dead member's objects over, the sharder holds its label
+// patches back a renew period, so that they do not queue the standbys'
+// lists and first passes at the API server. A
 // member that stops cleanly closes its own Lease, instead of deleting it,
 // so its standbys take over within two renew periods.
 //
