@@ -270,36 +270,11 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 		return next, fmt.Errorf("listing the %s objects: %w", m.gvk.Kind, err)
 	}
 	counts := map[string]int{}
-	var later, takenOver []types.NamespacedName
 	for i := range objects.Items {
-		o := &objects.Items[i]
-		counts[o.Labels[m.shardLabel]]++
-		if same {
-			continue
-		}
-		// The objects of no live member first: nothing reconciles them
-		// until they are labelled, unless their standby is alive and
-		// takes them over (Options.Standby): their labels only catch up.
-		// The others move through a drain, and their member goes on with
-		// them meanwhile.
-		switch key := client.ObjectKeyFromObject(o); {
-		case slices.Contains(members, o.Labels[m.shardLabel]):
-			later = append(later, key)
-		case m.opts.Standby && o.Labels[m.shardLabel] != "" && slices.Contains(members, o.Labels[m.standbyLabel]):
-			takenOver = append(takenOver, key)
-		default:
-			s.q.Add(key)
-		}
+		counts[objects.Items[i].Labels[m.shardLabel]]++
 	}
-	// While standbys take objects over, the patches wait a renew period,
-	// so as not to hold up the standbys' lists and first passes at the
-	// API server: the objects are in work, and the live members' go on.
-	var wait time.Duration
-	if len(takenOver) > 0 {
-		wait = m.opts.RenewPeriod
-	}
-	for _, key := range append(later, takenOver...) {
-		s.q.AddAfter(key, wait)
+	if !same {
+		s.reassign(objects.Items, members)
 	}
 	objectsGauge.DeletePartialMatch(prometheus.Labels{"ring": m.opts.Ring})
 	for member, n := range counts {
@@ -311,6 +286,37 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 		m.mgr.GetLogger().Info("ring members changed", "ring", m.opts.Ring, "members", members, "objects", len(objects.Items))
 	}
 	return next, nil
+}
+
+// reassign queues every object of objects for assign after a change of
+// the live members. The objects of no live member come first: nothing
+// reconciles them until they are labelled, unless their standby is alive
+// and takes them over (Options.Standby): their labels only catch up. The
+// others move through a drain, and their member goes on with them
+// meanwhile. While standbys take objects over, the patches wait a renew
+// period, so as not to hold up the standbys' lists and first passes at
+// the API server: the objects are in work, and the live members' go on.
+func (s *sharder) reassign(objects []metav1.PartialObjectMetadata, members []string) {
+	m := s.m
+	var later, takenOver []types.NamespacedName
+	for i := range objects {
+		o := &objects[i]
+		switch key := client.ObjectKeyFromObject(o); {
+		case slices.Contains(members, o.Labels[m.shardLabel]):
+			later = append(later, key)
+		case m.opts.Standby && o.Labels[m.shardLabel] != "" && slices.Contains(members, o.Labels[m.standbyLabel]):
+			takenOver = append(takenOver, key)
+		default:
+			s.q.Add(key)
+		}
+	}
+	var wait time.Duration
+	if len(takenOver) > 0 {
+		wait = m.opts.RenewPeriod
+	}
+	for _, key := range append(later, takenOver...) {
+		s.q.AddAfter(key, wait)
+	}
 }
 
 // readCanary reads the canary record lease; a record it cannot use
