@@ -150,12 +150,21 @@ func (ms *membership) close(ctx context.Context, c client.Client, lease *coordin
 	if ptr.Deref(lease.Spec.HolderIdentity, "") != ms.m.opts.Identity {
 		return nil
 	}
+	closeTenure(lease)
+	return c.Update(ctx, lease)
+}
+
+// closeTenure closes lease's tenure in place: it clears the holder and
+// records the tenure in annotationClosed, which it returns. The caller
+// writes the Lease.
+func closeTenure(lease *coordinationv1.Lease) string {
+	tenure := tenureOf(lease)
 	lease.Spec.HolderIdentity = nil
 	if lease.Annotations == nil {
 		lease.Annotations = map[string]string{}
 	}
-	lease.Annotations[annotationClosed] = tenureOf(lease)
-	return c.Update(ctx, lease)
+	lease.Annotations[annotationClosed] = tenure
+	return tenure
 }
 
 // renew creates or renews the member's Lease. It reads the Lease from

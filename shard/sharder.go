@@ -254,7 +254,7 @@ func (s *sharder) refresh(ctx context.Context) (next time.Time, err error) {
 		if rollout.Alive(l, now) {
 			members = append(members, *l.Spec.HolderIdentity)
 			versions[*l.Spec.HolderIdentity] = l.Labels[rollout.LabelVersion]
-			if end := l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second); next.IsZero() || end.Before(next) {
+			if end := leaseExpiry(l); next.IsZero() || end.Before(next) {
 				next = end
 			}
 		}
@@ -514,13 +514,9 @@ func (s *sharder) closeLease(ctx context.Context, member string) (bool, error) {
 	if done {
 		return true, nil
 	}
-	lease.Spec.HolderIdentity = nil
 	// The standbys of the member's objects of this tenure take them over
 	// once they read it (Options.Standby).
-	if lease.Annotations == nil {
-		lease.Annotations = map[string]string{}
-	}
-	lease.Annotations[annotationClosed] = tenureOf(lease)
+	closeTenure(lease)
 	if err := s.m.mgr.GetClient().Update(ctx, lease); err != nil {
 		return false, fmt.Errorf("closing the lease of member %s: %w", member, err)
 	}

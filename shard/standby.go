@@ -238,12 +238,7 @@ func takeoverFrom(lease *coordinationv1.Lease, fence time.Duration) time.Time {
 func (sb *standby) closeExpired(ctx context.Context, lease *coordinationv1.Lease) (string, error) {
 	m := sb.m
 	lease = lease.DeepCopy()
-	tenure := tenureOf(lease)
-	lease.Spec.HolderIdentity = nil
-	if lease.Annotations == nil {
-		lease.Annotations = map[string]string{}
-	}
-	lease.Annotations[annotationClosed] = tenure
+	tenure := closeTenure(lease)
 	switch err := m.mgr.GetClient().Update(ctx, lease); {
 	case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 		return "", nil
