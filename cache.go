@@ -50,6 +50,9 @@ import (
 // namespace only, and answers such a list from all it holds. It wraps any
 // NewInformer o already has.
 func LeanCache(o *cache.Options) {
+	if o.HTTPClient != nil {
+		o.HTTPClient = trimmingClient(o.HTTPClient)
+	}
 	o.NewInformer = lazyNamespaces(o.NewInformer)
 	then := o.DefaultTransform
 	o.DefaultTransform = func(in any) (any, error) {

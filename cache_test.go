@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,6 +66,62 @@ func TestLeanCache(t *testing.T) {
 	case <-transformed:
 	default:
 		t.Error("the transform set before LeanCache did not run")
+	}
+}
+
+// TestLeanCacheTrimsBeforeDecoding checks that a lean cache made in the
+// manager's NewCache, whose options carry the manager's HTTP client,
+// receives objects without managedFields from the API server: a transform
+// that runs before LeanCache's sees none on a Widget, and sees them on a
+// child of a set, which keeps them.
+func TestLeanCacheTrimsBeforeDecoding(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var mu sync.Mutex
+	arrived := map[string]int{} // name: most managedFields entries decoded
+	mgr := bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Configure: func(o *ctrl.Options) {
+		o.NewCache = func(cfg *rest.Config, co cache.Options) (cache.Cache, error) {
+			if co.HTTPClient == nil {
+				return nil, errors.New("the manager passed no HTTP client")
+			}
+			co.DefaultTransform = func(in any) (any, error) {
+				if obj, ok := in.(client.Object); ok {
+					mu.Lock()
+					arrived[obj.GetName()] = max(arrived[obj.GetName()], len(obj.GetManagedFields()))
+					mu.Unlock()
+				}
+				return in, nil
+			}
+			bosun.LeanCache(&co)
+			return cache.New(cfg, co)
+		}
+	}}, func(ctrl.Manager) error { return nil })
+	f.create("trimmed", 1, 1, nil)
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "child", Labels: map[string]string{"bosun.dev/set": "s"}}}
+	if err := f.c.Create(t.Context(), child); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		var w testapi.Widget
+		if err := mgr.GetClient().Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "trimmed"}, &w); err != nil {
+			return err
+		}
+		var cm corev1.ConfigMap
+		if err := mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(child), &cm); err != nil {
+			return err
+		}
+		if len(cm.ManagedFields) == 0 {
+			return errors.New("the cached child has no managedFields")
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if n := arrived["trimmed"]; n != 0 {
+		t.Errorf("the Widget arrived with %d managedFields entries; want them dropped before decoding", n)
+	}
+	if n := arrived["child"]; n == 0 {
+		t.Error("the child of a set arrived without managedFields; want them kept")
 	}
 }
 

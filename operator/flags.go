@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -198,8 +200,9 @@ func (f *Flags) Validate() error {
 }
 
 // ManagerOptions returns the manager options the flags choose for the
-// operator called name, with a lean cache (bosun.LeanCache: the cache
-// keeps managedFields only for the children of sets). Options the flags do not cover are left zero
+// operator called name, with a lean cache (NewCache applies
+// bosun.LeanCache: the cache keeps managedFields only for the children of
+// sets, and drops them from what it reads before decoding it). Options the flags do not cover are left zero
 // for the caller to fill.
 func (f *Flags) ManagerOptions(name string) ctrl.Options {
 	var tlsOpts []func(*tls.Config)
@@ -238,8 +241,16 @@ func (f *Flags) ManagerOptions(name string) ctrl.Options {
 		GracefulShutdownTimeout:       &grace,
 		WebhookServer:                 webhook.NewServer(hooks),
 	}
-	bosun.LeanCache(&opts.Cache)
+	opts.NewCache = newLeanCache
 	return opts
+}
+
+// newLeanCache makes the manager's cache with bosun.LeanCache applied to
+// the options the manager passes, which carry its HTTP client: the cache
+// then drops managedFields from the answers it reads before decoding them.
+func newLeanCache(cfg *rest.Config, o cache.Options) (cache.Cache, error) {
+	bosun.LeanCache(&o)
+	return cache.New(cfg, o)
 }
 
 // withTLSOpts returns o serving HTTP/1.1 only unless f enables HTTP/2, as

@@ -268,8 +268,7 @@ func newManager(cfg *rest.Config, c childConfig) (mgr ctrl.Manager, cacheOnly bo
 		opts.Cache.SyncPeriod = &c.syncPeriod
 	}
 	if c.arm != armHand && c.arm != armCacheCR {
-		// bosun's default, as package operator sets it.
-		bosun.LeanCache(&opts.Cache)
+		leanCache(&opts)
 	}
 	if c.arm == armCacheSets {
 		children.CacheSetsOnly(&opts.Cache, &corev1.ConfigMap{})
@@ -291,6 +290,16 @@ func newManager(cfg *rest.Config, c childConfig) (mgr ctrl.Manager, cacheOnly bo
 		err = fmt.Errorf("unknown arm %q", c.arm)
 	}
 	return mgr, false, err
+}
+
+// leanCache gives opts bosun's default cache as package operator does:
+// bosun.LeanCache applied in NewCache, to the options that carry the
+// manager's HTTP client.
+func leanCache(opts *ctrl.Options) {
+	opts.NewCache = func(cfg *rest.Config, o cache.Options) (cache.Cache, error) {
+		bosun.LeanCache(&o)
+		return cache.New(cfg, o)
+	}
 }
 
 // divide is the work of the bosun arm: status.result is value / divisor,

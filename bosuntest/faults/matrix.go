@@ -14,8 +14,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -284,7 +286,14 @@ func (c *cell) manager() func(*ctrl.Options) {
 	case fourWorkers:
 		return func(o *ctrl.Options) { o.Controller.MaxConcurrentReconciles = 4 }
 	case leanCache:
-		return func(o *ctrl.Options) { bosun.LeanCache(&o.Cache) }
+		return func(o *ctrl.Options) {
+			// As package operator makes it: in NewCache, where the
+			// options carry the manager's HTTP client.
+			o.NewCache = func(cfg *rest.Config, co cache.Options) (cache.Cache, error) {
+				bosun.LeanCache(&co)
+				return cache.New(cfg, co)
+			}
+		}
 	case plainQueue:
 		return func(o *ctrl.Options) { o.Controller.UsePriorityQueue = ptr.To(false) }
 	}
