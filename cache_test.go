@@ -15,14 +15,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/internal/trim"
 )
 
 // TestLeanCache checks that a manager whose cache options went through
@@ -122,6 +125,57 @@ func TestLeanCacheTrimsBeforeDecoding(t *testing.T) {
 	}
 	if n := arrived["child"]; n == 0 {
 		t.Error("the child of a set arrived without managedFields; want them kept")
+	}
+}
+
+// TestEngineWriteAnswersTrimmed checks that the engine marks its status
+// write for trimming: through a client whose HTTP client trims marked
+// answers (as package operator makes it), the object the write returns has
+// no managedFields, where an unmarked write through the same client gets
+// them back.
+func TestEngineWriteAnswersTrimmed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var mu sync.Mutex
+	answered := map[string][]int{} // name: managedFields entries of each status write's answer
+	opts := bosuntest.ManagerOptions{Namespaces: []string{f.ns}, Configure: func(o *ctrl.Options) {
+		o.NewClient = func(cfg *rest.Config, co client.Options) (client.Client, error) {
+			co.HTTPClient = trim.Marked(co.HTTPClient)
+			c, err := client.NewWithWatch(cfg, co)
+			if err != nil {
+				return nil, err
+			}
+			return interceptor.NewClient(c, interceptor.Funcs{
+				SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+					err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+					if err == nil {
+						mu.Lock()
+						answered[obj.GetName()] = append(answered[obj.GetName()], len(obj.GetManagedFields()))
+						mu.Unlock()
+					}
+					return err
+				},
+			}), nil
+		}
+	}}
+	mgr := bosuntest.RunManagerWith(t, f.cp, opts, func(mgr ctrl.Manager) error {
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}).Complete(newReconciler("trimmed-answers", newJournal(), false))
+	})
+	f.create("engine", 6, 3, nil)
+	f.waitReady("engine", metav1.ConditionTrue, "Succeeded")
+
+	f.create("unmarked", 1, 1, nil)
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "unmarked"}}
+	if err := mgr.GetClient().Status().Patch(t.Context(), w, client.RawPatch(types.MergePatchType, []byte(`{"status":{"result":7}}`))); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]int{0}, answered["engine"]); diff != "" {
+		t.Errorf("managedFields entries in the answers to the engine's status writes (-want +got):\n%s", diff)
+	}
+	if got := answered["unmarked"]; len(got) != 1 || got[0] == 0 {
+		t.Errorf("managedFields entries in the answer to an unmarked write: %v, want some", got)
 	}
 }
 

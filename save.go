@@ -1,13 +1,12 @@
 package bosun
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
-
-	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +19,7 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/statusfield"
+	"github.com/bosunkit/bosun/internal/trim"
 )
 
 // mainWriteError is a failed write of the object's metadata and spec in
@@ -171,7 +171,8 @@ func (ps saveStage[T]) save(ctx context.Context) (gone bool, err error) {
 }
 
 // sendStatus writes status to the status subresource, guarded by the
-// object's resourceVersion.
+// object's resourceVersion. Its answer may come without managedFields
+// (trim.Mark), as the object of the pass came from a lean cache.
 func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
 	rv := ps.req.Object.GetResourceVersion()
 	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
@@ -179,13 +180,16 @@ func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) e
 		return err
 	}
 	if err := ps.write(rv, ps.req.Object, func() error {
-		return ps.r.Client.Status().Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body))
+		return ps.r.Client.Status().Patch(trim.Mark(ctx), ps.req.Object, client.RawPatch(types.MergePatchType, body))
 	}); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
 	return nil
 }
 
+// sendMain writes main to the object, guarded by Original's
+// resourceVersion; its answer may come without managedFields, as
+// sendStatus's.
 func (ps saveStage[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
 	rv := ps.req.Original.GetResourceVersion()
 	body, err := withResourceVersion(main, rv)
@@ -193,7 +197,7 @@ func (ps saveStage[T]) sendMain(ctx context.Context, main map[string]json.RawMes
 		return err
 	}
 	if err := ps.write(rv, ps.req.Object, func() error {
-		return ps.r.Client.Patch(ctx, ps.req.Object, client.RawPatch(types.MergePatchType, body))
+		return ps.r.Client.Patch(trim.Mark(ctx), ps.req.Object, client.RawPatch(types.MergePatchType, body))
 	}); err != nil {
 		return fmt.Errorf("writing object: %w", err)
 	}
@@ -311,7 +315,7 @@ func statusOnlyDiff(before, after client.Object) (same bool, status json.RawMess
 		// how to write it.
 		return false, nil, nil
 	}
-	patch, err := jsonpatch.CreateMergePatch(oldJSON, newJSON)
+	patch, err := mergePatch(oldJSON, newJSON)
 	if err != nil {
 		return false, nil, fmt.Errorf("computing changes: %w", err)
 	}
@@ -319,6 +323,49 @@ func statusOnlyDiff(before, after client.Object) (same bool, status json.RawMess
 		return true, nil, nil
 	}
 	return true, patch, nil
+}
+
+// mergePatch returns the JSON merge patch (RFC 7386) from the JSON object
+// before to the JSON object after, both encoded by encoding/json from
+// values of one Go type. Such an encoding is canonical (struct fields in
+// one order, map keys sorted), so a member is unchanged when its bytes
+// are, and only the objects whose bytes differ are taken apart: a fraction
+// of the work of decoding both documents whole.
+func mergePatch(before, after []byte) ([]byte, error) {
+	if string(before) == "{}" && json.Valid(after) {
+		// Every member is new: the patch is after itself.
+		return after, nil
+	}
+	var b, a map[string]json.RawMessage
+	if err := json.Unmarshal(before, &b); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(after, &a); err != nil {
+		return nil, err
+	}
+	patch := make(map[string]json.RawMessage)
+	for k, av := range a {
+		bv, ok := b[k]
+		switch {
+		case ok && bytes.Equal(bv, av):
+		case ok && jsonObject(bv) && jsonObject(av):
+			sub, err := mergePatch(bv, av)
+			if err != nil {
+				return nil, err
+			}
+			if len(sub) > 2 { // not "{}"
+				patch[k] = sub
+			}
+		default:
+			patch[k] = av
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			patch[k] = json.RawMessage("null")
+		}
+	}
+	return json.Marshal(patch)
 }
 
 // jsonObject reports whether data encodes a JSON object.

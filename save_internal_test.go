@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,11 +80,92 @@ func TestStatusOnlyDiff(t *testing.T) {
 			if err := json.Unmarshal(data, &parts); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(string(parts["status"]), string(status)); diff != "" {
+			var whole, own any
+			if err := json.Unmarshal(parts["status"], &whole); err != nil && parts["status"] != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(status, &own); err != nil && status != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(whole, own); diff != "" {
 				t.Errorf("status patch (-whole object's +statuses'):\n%s", diff)
 			}
 		})
 	}
+}
+
+// TestMergePatch checks mergePatch against json-patch's CreateMergePatch:
+// the same patch, and one that takes before to after.
+func TestMergePatch(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, before, after string }{
+		{"equal", `{"a":1,"b":{"c":[1,2]}}`, `{"a":1,"b":{"c":[1,2]}}`},
+		{"from empty", `{}`, `{"a":1,"b":{"c":"d"},"e":[{"f":null}]}`},
+		{"to empty", `{"a":1,"b":{"c":"d"}}`, `{}`},
+		{"a member changed", `{"a":1,"b":2}`, `{"a":1,"b":3}`},
+		{"nested", `{"a":{"b":{"c":1,"d":2},"e":3}}`, `{"a":{"b":{"c":1,"d":4},"e":3}}`},
+		{"nested member removed", `{"a":{"b":1,"c":2}}`, `{"a":{"b":1}}`},
+		{"list changed", `{"a":[{"t":"x","s":"1"}]}`, `{"a":[{"t":"x","s":"2"}]}`},
+		{"object to scalar", `{"a":{"b":1}}`, `{"a":"b"}`},
+		{"scalar to object", `{"a":null}`, `{"a":{"b":1}}`},
+		{"to null", `{"a":{"b":1}}`, `{"a":null}`},
+		{"escaped", `{"m":"\u003cb\u003e"}`, `{"m":"\u003ci\u003e","k\"q":true}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := mergePatch([]byte(tc.before), []byte(tc.after))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := jsonpatch.CreateMergePatch([]byte(tc.before), []byte(tc.after))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(decodeJSON(t, want), decodeJSON(t, got)); diff != "" {
+				t.Errorf("patch (-CreateMergePatch +mergePatch):\n%s", diff)
+			}
+			applied, err := jsonpatch.MergePatch([]byte(tc.before), got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(decodeJSON(t, []byte(tc.after)), decodeJSON(t, applied)); diff != "" {
+				t.Errorf("before with the patch applied (-after +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := mergePatch([]byte(`{"a":`), []byte(`{}`)); err == nil {
+		t.Error("mergePatch took a document that is not JSON")
+	}
+}
+
+// decodeJSON decodes a JSON document, dropping the members whose value is
+// null: a merge patch and the document it makes treat them as absent.
+func decodeJSON(t *testing.T, data []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("decoding %s: %v", data, err)
+	}
+	var drop func(any) any
+	drop = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if e == nil {
+					delete(v, k)
+					continue
+				}
+				v[k] = drop(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = drop(e)
+			}
+		}
+		return v
+	}
+	return drop(v)
 }
 
 // TestStatusOnlyDiffFallsBack checks the objects whose status the diff

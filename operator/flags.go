@@ -10,12 +10,14 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/internal/trim"
 )
 
 // Defaults of the flags, as in kubebuilder's scaffold where it has them;
@@ -202,7 +204,8 @@ func (f *Flags) Validate() error {
 // ManagerOptions returns the manager options the flags choose for the
 // operator called name, with a lean cache (NewCache applies
 // bosun.LeanCache: the cache keeps managedFields only for the children of
-// sets, and drops them from what it reads before decoding it). Options the flags do not cover are left zero
+// sets, and drops them from what it reads before decoding it) and a client
+// that drops them from the answers to the engine's own writes (NewClient). Options the flags do not cover are left zero
 // for the caller to fill.
 func (f *Flags) ManagerOptions(name string) ctrl.Options {
 	var tlsOpts []func(*tls.Config)
@@ -241,8 +244,18 @@ func (f *Flags) ManagerOptions(name string) ctrl.Options {
 		GracefulShutdownTimeout:       &grace,
 		WebhookServer:                 webhook.NewServer(hooks),
 	}
-	opts.NewCache = newLeanCache
+	opts.NewCache, opts.NewClient = newLeanCache, newClient
 	return opts
+}
+
+// newClient makes the manager's client with an HTTP client that trims the
+// answers to the engine's own writes as the lean cache trims what it reads
+// (package internal/trim): the engine holds the objects of that cache.
+func newClient(cfg *rest.Config, o client.Options) (client.Client, error) {
+	if o.HTTPClient != nil {
+		o.HTTPClient = trim.Marked(o.HTTPClient)
+	}
+	return client.New(cfg, o)
 }
 
 // newLeanCache makes the manager's cache with bosun.LeanCache applied to

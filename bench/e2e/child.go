@@ -34,6 +34,7 @@ import (
 	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/operator"
 )
 
 // The arms: the controllers the bench compares, each run in a process of
@@ -292,14 +293,13 @@ func newManager(cfg *rest.Config, c childConfig) (mgr ctrl.Manager, cacheOnly bo
 	return mgr, false, err
 }
 
-// leanCache gives opts bosun's default cache as package operator does:
-// bosun.LeanCache applied in NewCache, to the options that carry the
-// manager's HTTP client.
+// leanCache gives opts bosun's default cache and client, as package
+// operator makes them: bosun.LeanCache applied in NewCache, to the options
+// that carry the manager's HTTP client, and a client that trims the
+// answers to the engine's writes.
 func leanCache(opts *ctrl.Options) {
-	opts.NewCache = func(cfg *rest.Config, o cache.Options) (cache.Cache, error) {
-		bosun.LeanCache(&o)
-		return cache.New(cfg, o)
-	}
+	lean := new(operator.Flags).ManagerOptions("bench")
+	opts.NewCache, opts.NewClient = lean.NewCache, lean.NewClient
 }
 
 // divide is the work of the bosun arm: status.result is value / divisor,

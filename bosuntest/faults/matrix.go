@@ -14,17 +14,15 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
-	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
+	"github.com/bosunkit/bosun/operator"
 	"github.com/bosunkit/bosun/shard"
 )
 
@@ -288,11 +286,10 @@ func (c *cell) manager() func(*ctrl.Options) {
 	case leanCache:
 		return func(o *ctrl.Options) {
 			// As package operator makes it: in NewCache, where the
-			// options carry the manager's HTTP client.
-			o.NewCache = func(cfg *rest.Config, co cache.Options) (cache.Cache, error) {
-				bosun.LeanCache(&co)
-				return cache.New(cfg, co)
-			}
+			// options carry the manager's HTTP client, with the client
+			// that trims the answers to the engine's writes.
+			lean := new(operator.Flags).ManagerOptions("faults")
+			o.NewCache, o.NewClient = lean.NewCache, lean.NewClient
 		}
 	case plainQueue:
 		return func(o *ctrl.Options) { o.Controller.UsePriorityQueue = ptr.To(false) }

@@ -1,4 +1,4 @@
-package bosun
+package trim
 
 import (
 	"bytes"
@@ -145,48 +145,71 @@ func TestTrimReaderPassesLongValues(t *testing.T) {
 	}
 }
 
-// TestTrimmingClient trims the JSON answers to GET requests only.
-func TestTrimmingClient(t *testing.T) {
+// TestClients checks which answers Reads and Marked trim: Reads those to
+// GET requests, Marked those to requests made with a context from Mark.
+func TestClients(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", req.URL.Query().Get("type"))
+		if req.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
 		_, _ = io.WriteString(w, wireWidget)
 	}))
 	defer srv.Close()
-	c := trimmingClient(srv.Client())
-	if again := trimmingClient(c); again != c {
-		t.Errorf("trimmingClient wrapped its own client again")
+	reads, marked := Reads(srv.Client()), Marked(srv.Client())
+	if again := Reads(reads); again != reads {
+		t.Errorf("Reads wrapped its own client again")
+	}
+	if again := Marked(marked); again != marked {
+		t.Errorf("Marked wrapped its own client again")
+	}
+	if both := Marked(reads); both == reads {
+		t.Errorf("Marked took a client of Reads for its own")
 	}
 	tests := []struct {
+		name                string
+		c                   *http.Client
 		method, contentType string
+		mark                bool
 		want                string
 	}{
-		{http.MethodGet, "application/json", wireTrimmed},
-		{http.MethodGet, "application/json;stream=watch", wireTrimmed},
-		{http.MethodGet, "application/yaml", wireWidget},
-		{http.MethodPatch, "application/json", wireWidget},
+		{"reads: get", reads, http.MethodGet, "application/json", false, wireTrimmed},
+		{"reads: watch", reads, http.MethodGet, "application/json;stream=watch", false, wireTrimmed},
+		{"reads: yaml", reads, http.MethodGet, "application/yaml", false, wireWidget},
+		{"reads: patch", reads, http.MethodPatch, "application/json", true, wireWidget},
+		{"marked: patch", marked, http.MethodPatch, "application/json", true, wireTrimmed},
+		{"marked: created", marked, http.MethodPost, "application/json", true, wireTrimmed},
+		{"marked: unmarked patch", marked, http.MethodPatch, "application/json", false, wireWidget},
+		{"marked: unmarked get", marked, http.MethodGet, "application/json", false, wireWidget},
 	}
 	for _, tt := range tests {
-		req, err := http.NewRequest(tt.method, srv.URL+"?type="+url.QueryEscape(tt.contentType), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", tt.method, tt.contentType, err)
-		}
-		got, err := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(tt.want, string(got)); diff != "" {
-			t.Errorf("%s %s (-want +got):\n%s", tt.method, tt.contentType, diff)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			if tt.mark {
+				ctx = Mark(ctx)
+			}
+			req, err := http.NewRequestWithContext(ctx, tt.method, srv.URL+"?type="+url.QueryEscape(tt.contentType), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := tt.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+				t.Errorf("answer (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
 // FuzzTrimValue checks that trimming takes nothing but the managedFields
-// LeanCache drops: decoded, a trimmed value and the value it came from are
+// a bosun.LeanCache drops: decoded, a trimmed value and the value it came from are
 // the same once those are dropped from both, and a trimmed JSON value is
 // still JSON.
 func FuzzTrimValue(f *testing.F) {
@@ -214,7 +237,7 @@ func FuzzTrimValue(f *testing.F) {
 }
 
 // dropFields decodes a JSON value and drops the managedFields that
-// trimValue may cut, as LeanCache does.
+// trimValue may cut, as a bosun.LeanCache does.
 func dropFields(t *testing.T, b []byte) any {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -236,7 +259,7 @@ func dropFields(t *testing.T, b []byte) any {
 			return
 		}
 		if labels, ok := md["labels"].(map[string]any); ok {
-			if _, child := labels[setLabel]; child {
+			if _, child := labels[KeepLabel]; child {
 				return
 			}
 		}

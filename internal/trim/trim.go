@@ -1,19 +1,48 @@
-package bosun
+package trim
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 )
 
-// trimmingClient returns a copy of c whose GET answers in JSON come with
-// metadata.managedFields left out of every object they carry, but the
-// objects labelled setLabel (see LeanCache), before anything decodes them.
-// The copy shares c's transport, and so its connections.
-func trimmingClient(c *http.Client) *http.Client {
-	if _, ok := c.Transport.(*trimTransport); ok {
+// KeepLabel marks the objects whose managedFields are kept: the children
+// of a set (children.LabelSet), whose step reads some of them.
+const KeepLabel = "bosun.dev/set"
+
+// Reads returns a copy of c that trims the JSON answers to every GET
+// request, as the list and watch requests of a cache are: a small custom
+// resource's managedFields are about half its JSON and more than half the
+// CPU of decoding it. The copy shares c's transport, and so its
+// connections.
+func Reads(c *http.Client) *http.Client { return wrap(c, true) }
+
+// Marked returns a copy of c that trims the JSON answers to the requests
+// made with a context from Mark, whatever their method, and passes every
+// other answer as it came.
+func Marked(c *http.Client) *http.Client { return wrap(c, false) }
+
+// markKey is the context key of Mark.
+type markKey struct{}
+
+// Mark returns ctx with a mark that asks a Marked client to trim the
+// answers to the requests made with it.
+func Mark(ctx context.Context) context.Context { return context.WithValue(ctx, markKey{}, true) }
+
+// marked reports whether ctx carries Mark's mark.
+func marked(ctx context.Context) bool {
+	v, _ := ctx.Value(markKey{}).(bool)
+	return v
+}
+
+// wrap returns a copy of c whose transport trims the answers to GET
+// requests (reads) or to marked requests. A client wrap made for the same
+// answers is returned as it is.
+func wrap(c *http.Client, reads bool) *http.Client {
+	if t, ok := c.Transport.(*transport); ok && t.reads == reads {
 		return c
 	}
 	base := c.Transport
@@ -21,21 +50,25 @@ func trimmingClient(c *http.Client) *http.Client {
 		base = http.DefaultTransport
 	}
 	cc := *c
-	cc.Transport = &trimTransport{base: base}
+	cc.Transport = &transport{base: base, reads: reads}
 	return &cc
 }
 
-// trimTransport drops managedFields from the answers to the list and watch
-// requests of a cache (see trimReader): a small custom resource's
-// managedFields are about half its JSON and more than half the CPU of
-// decoding it, and LeanCache drops them from the decoded object anyway.
-type trimTransport struct{ base http.RoundTripper }
+// transport trims the answers to GET requests (reads) or to marked
+// requests (see trimReader).
+type transport struct {
+	base  http.RoundTripper
+	reads bool
+}
 
 // RoundTrip sends req through the base transport and trims the answer.
-func (t *trimTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || resp.Body == nil || !isJSON(resp.Header.Get("Content-Type")) {
+	if err != nil || resp.Body == nil || resp.StatusCode < 200 || resp.StatusCode > 299 || !isJSON(resp.Header.Get("Content-Type")) {
 		return resp, err
+	}
+	if t.reads && req.Method != http.MethodGet || !t.reads && !marked(req.Context()) {
+		return resp, nil
 	}
 	resp.Body = &trimReader{body: resp.Body}
 	resp.ContentLength = -1
@@ -45,10 +78,10 @@ func (t *trimTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // WrappedRoundTripper returns the base transport, for client-go's
 // transport helpers that look through wrappers.
-func (t *trimTransport) WrappedRoundTripper() http.RoundTripper { return t.base }
+func (t *transport) WrappedRoundTripper() http.RoundTripper { return t.base }
 
 // CloseIdleConnections closes the base transport's idle connections.
-func (t *trimTransport) CloseIdleConnections() {
+func (t *transport) CloseIdleConnections() {
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
@@ -210,9 +243,8 @@ func (e *valueEnd) scan(b []byte) (int, bool) {
 
 // trimValue appends v to dst without the managedFields of the objects it
 // carries: v's own (a single object), its items' (a list) or its object's
-// (a watch event). The managedFields of an object labelled setLabel are
-// kept: LeanCache keeps some of them. A value trimValue cannot read is
-// appended whole.
+// (a watch event). The managedFields of an object labelled KeepLabel are
+// kept. A value trimValue cannot read is appended whole.
 func trimValue(dst, v []byte) []byte {
 	p := &jsonParser{b: v}
 	if err := p.top(); err != nil || len(p.cuts) == 0 {
@@ -288,7 +320,7 @@ func (p *jsonParser) metadata() error {
 		case bytes.Equal(key, []byte("labels")) && p.peek('{'):
 			return p.members(func(label []byte, _ int) error {
 				// A key with an escape may spell the label: keep the fields.
-				if bytes.Equal(label, []byte(setLabel)) || bytes.IndexByte(label, '\\') >= 0 {
+				if bytes.Equal(label, []byte(KeepLabel)) || bytes.IndexByte(label, '\\') >= 0 {
 					child = true
 				}
 				return p.skip()
