@@ -88,6 +88,7 @@ fuzz:
 	GO=$(GO) hack/fuzz.sh ./flow FuzzJoinOrder $(FUZZ_TIME)
 	GO=$(GO) hack/fuzz.sh ./examples/hello FuzzRender $(FUZZ_TIME)
 	GO=$(GO) hack/fuzz.sh ./dsl FuzzParse $(DSL_FUZZ_TIME)
+	GO=$(GO) hack/fuzz.sh ./internal/trim FuzzTrimValue $(FUZZ_TIME)
 
 # `make reliability` keeps the figures file and the fuzzing outputs of its last run here.
 RELIABILITY_DIR := $(BIN)/reliability

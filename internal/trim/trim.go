@@ -205,40 +205,54 @@ func (r *trimReader) next() bool {
 // valueEnd finds where the JSON value at the start of a buffer ends,
 // carrying on from where the last scan stopped as the buffer grows.
 type valueEnd struct {
-	at     int // bytes scanned
-	depth  int
-	inStr  bool
-	escape bool
+	at    int // bytes scanned
+	depth int
+	inStr bool
 }
 
 // scan returns the length of the value at the start of b, and false when b
-// does not hold all of it yet.
+// does not hold all of it yet. b holds the value from its start on each
+// call, so a quote is told from an escaped one by the backslashes before
+// it.
 func (e *valueEnd) scan(b []byte) (int, bool) {
-	for ; e.at < len(b); e.at++ {
-		c := b[e.at]
-		switch {
-		case e.escape:
-			e.escape = false
-		case e.inStr:
-			switch c {
-			case '\\':
-				e.escape = true
-			case '"':
+	for e.at < len(b) {
+		if e.inStr {
+			q := bytes.IndexByte(b[e.at:], '"')
+			if q < 0 {
+				e.at = len(b)
+				return 0, false
+			}
+			e.at += q + 1
+			if !escaped(b, e.at-1) {
 				e.inStr = false
 			}
-		case c == '"':
+			continue
+		}
+		switch b[e.at] {
+		case '"':
 			e.inStr = true
-		case c == '{' || c == '[':
+		case '{', '[':
 			e.depth++
-		case c == '}' || c == ']':
+		case '}', ']':
 			e.depth--
 			if e.depth <= 0 {
 				e.at++
 				return e.at, true
 			}
 		}
+		e.at++
 	}
 	return 0, false
+}
+
+// escaped reports whether the quote at b[i] is escaped: an odd number of
+// backslashes comes right before it.
+func escaped(b []byte, i int) bool {
+	n := 0
+	for i--; i >= 0 && b[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 // trimValue appends v to dst without the managedFields of the objects it

@@ -68,8 +68,11 @@ func TestTrimValue(t *testing.T) {
 func TestTrimReader(t *testing.T) {
 	event := `{"type":"MODIFIED","object":` + wireWidget + "}\n"
 	trimmed := `{"type":"MODIFIED","object":` + wireTrimmed + "}\n"
-	stream := strings.Repeat(event, 5)
-	want := strings.Repeat(trimmed, 5)
+	// Quotes and braces in strings, after escaped backslashes or not.
+	odd := `{"type":"ADDED","object":{"metadata":{"managedFields":[{"m":"\\\\"},{"m":"}\\\"{"}],"name":"\\\\\\\\"}}}` + "\n"
+	oddTrimmed := `{"type":"ADDED","object":{"metadata":{"name":"\\\\\\\\"}}}` + "\n"
+	stream := strings.Repeat(event+odd, 3)
+	want := strings.Repeat(trimmed+oddTrimmed, 3)
 	readers := map[string]func(io.Reader) io.Reader{
 		"whole":        func(r io.Reader) io.Reader { return r },
 		"one byte":     iotest.OneByteReader,
@@ -232,6 +235,14 @@ func FuzzTrimValue(f *testing.F) {
 		}
 		if diff := cmp.Diff(dropFields(t, in), dropFields(t, out)); diff != "" {
 			t.Fatalf("trimming %s changed more than managedFields (-in +out):\n%s", in, diff)
+		}
+		// Read a byte at a time, as a stream, the value comes out the same.
+		read, err := io.ReadAll(&trimReader{body: io.NopCloser(iotest.OneByteReader(bytes.NewReader(in)))})
+		if err != nil || !json.Valid(read) {
+			t.Fatalf("reading %s through trimReader: %q, %v", in, read, err)
+		}
+		if diff := cmp.Diff(dropFields(t, in), dropFields(t, read)); diff != "" {
+			t.Fatalf("reading %s through trimReader changed more than managedFields (-in +out):\n%s", in, diff)
 		}
 	})
 }
