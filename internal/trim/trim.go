@@ -372,17 +372,11 @@ type trimmedMember struct {
 // first), with the parser at the member's value, which member must read,
 // and memberStart where the member's key begins.
 func (p *jsonParser) members(member func(key []byte, comma int) error) error {
-	p.i = skipSpace(p.b, p.i)
-	if !p.peek('{') {
-		return errNotJSON
+	empty, err := p.open('{', '}')
+	if err != nil || empty {
+		return err
 	}
-	p.i = skipSpace(p.b, p.i+1)
-	if p.peek('}') {
-		p.i++
-		return nil
-	}
-	comma := -1
-	for {
+	for comma := -1; ; {
 		start := p.i
 		key, err := p.str()
 		if err != nil {
@@ -397,16 +391,9 @@ func (p *jsonParser) members(member func(key []byte, comma int) error) error {
 		if err := member(key, comma); err != nil {
 			return err
 		}
-		p.i = skipSpace(p.b, p.i)
-		switch {
-		case p.peek(','):
-			comma = p.i
-			p.i = skipSpace(p.b, p.i+1)
-		case p.peek('}'):
-			p.i++
-			return nil
-		default:
-			return errNotJSON
+		comma = skipSpace(p.b, p.i)
+		if more, err := p.next('}'); err != nil || !more {
+			return err
 		}
 	}
 }
@@ -414,29 +401,48 @@ func (p *jsonParser) members(member func(key []byte, comma int) error) error {
 // elements reads an array, calling element with the parser at each
 // element, which element must read.
 func (p *jsonParser) elements(element func() error) error {
-	if !p.peek('[') {
-		return errNotJSON
-	}
-	p.i = skipSpace(p.b, p.i+1)
-	if p.peek(']') {
-		p.i++
-		return nil
+	empty, err := p.open('[', ']')
+	if err != nil || empty {
+		return err
 	}
 	for {
 		if err := element(); err != nil {
 			return err
 		}
-		p.i = skipSpace(p.b, p.i)
-		switch {
-		case p.peek(','):
-			p.i = skipSpace(p.b, p.i+1)
-		case p.peek(']'):
-			p.i++
-			return nil
-		default:
-			return errNotJSON
+		if more, err := p.next(']'); err != nil || !more {
+			return err
 		}
 	}
+}
+
+// open reads the bracket c that opens an object or an array, and reports
+// whether end, the bracket that closes it, follows at once.
+func (p *jsonParser) open(c, end byte) (empty bool, err error) {
+	p.i = skipSpace(p.b, p.i)
+	if !p.peek(c) {
+		return false, errNotJSON
+	}
+	p.i = skipSpace(p.b, p.i+1)
+	if p.peek(end) {
+		p.i++
+		return true, nil
+	}
+	return false, nil
+}
+
+// next reads what follows a member or an element: a comma, reporting that
+// another follows, or end, the closing bracket.
+func (p *jsonParser) next(end byte) (more bool, err error) {
+	p.i = skipSpace(p.b, p.i)
+	switch {
+	case p.peek(','):
+		p.i = skipSpace(p.b, p.i+1)
+		return true, nil
+	case p.peek(end):
+		p.i++
+		return false, nil
+	}
+	return false, errNotJSON
 }
 
 // str reads a string and returns its bytes between the quotes.
