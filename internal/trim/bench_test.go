@@ -35,7 +35,7 @@ func BenchmarkWatchDecode(b *testing.B) {
 		b.SetBytes(int64(len(stream)))
 		for b.Loop() {
 			r := body(io.NopCloser(bytes.NewReader(stream)))
-			frames := info.StreamSerializer.Framer.NewFrameReader(r)
+			frames := info.StreamSerializer.NewFrameReader(r)
 			dec := restwatch.NewDecoder(streaming.NewDecoder(frames, info.StreamSerializer.Serializer), info.Serializer)
 			for range events {
 				_, obj, err := dec.Decode()
