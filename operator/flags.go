@@ -205,8 +205,8 @@ func (f *Flags) Validate() error {
 // operator called name, with a lean cache (NewCache applies
 // bosun.LeanCache: the cache keeps managedFields only for the children of
 // sets, and drops them from what it reads before decoding it) and a client
-// that drops them from the answers to the engine's own writes (NewClient). Options the flags do not cover are left zero
-// for the caller to fill.
+// that drops them from the answers to the engine's own writes (NewClient).
+// Options the flags do not cover are left zero for the caller to fill.
 func (f *Flags) ManagerOptions(name string) ctrl.Options {
 	var tlsOpts []func(*tls.Config)
 	if !f.EnableHTTP2 {
