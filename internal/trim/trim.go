@@ -100,6 +100,14 @@ func isJSON(contentType string) bool {
 // does the rest of the answer.
 const maxTrimmed = 32 << 20
 
+// minRead is the least room trimReader reads into, and idleBuffer the
+// most it keeps between values: one of each per watch of a cache, which
+// may hold hundreds.
+const (
+	minRead    = 4 << 10
+	idleBuffer = 64 << 10
+)
+
 // trimReader reads a stream of JSON values (one object, or a watch
 // stream's events) and gives each on as soon as it is whole, with the
 // managedFields of the objects in it cut (trimValue). Anything it does not
@@ -124,6 +132,9 @@ func (r *trimReader) Read(p []byte) (int, error) {
 			return n, nil
 		}
 		r.out, r.off = r.out[:0], 0
+		if cap(r.out) > idleBuffer {
+			r.out = nil
+		}
 		if r.next() {
 			continue
 		}
@@ -144,12 +155,17 @@ func (r *trimReader) Close() error { return r.body.Close() }
 // fill reads what the body has into buf, after what is not given on yet.
 func (r *trimReader) fill() {
 	pending := len(r.buf) - r.lo
-	if r.lo > 0 {
+	switch {
+	case pending == 0 && cap(r.buf) > idleBuffer:
+		// A long value has gone through: a watch that stays open for
+		// hours does not keep its buffer.
+		r.buf, r.lo = nil, 0
+	case r.lo > 0:
 		copy(r.buf, r.buf[r.lo:])
 		r.buf, r.lo = r.buf[:pending], 0
 	}
-	if cap(r.buf)-pending < 16<<10 {
-		grown := make([]byte, pending, 2*cap(r.buf)+32<<10)
+	if cap(r.buf)-pending < minRead {
+		grown := make([]byte, pending, 2*cap(r.buf)+minRead)
 		copy(grown, r.buf)
 		r.buf = grown
 	}

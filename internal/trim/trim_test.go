@@ -115,6 +115,31 @@ func TestTrimReaderGivesEachEventOn(t *testing.T) {
 	_ = pw.Close()
 }
 
+// TestTrimReaderLetsLongBuffersGo reads a long value and then a short one
+// from a stream that stays open: the buffers the long one needed are not
+// kept for the rest of the watch.
+func TestTrimReaderLetsLongBuffersGo(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	r := &trimReader{body: pr}
+	long := `{"kind":"WidgetList","items":[` + strings.Repeat(wireWidget+",", 200) + wireWidget + "]}\n"
+	short := `{"type":"ADDED","object":` + wireWidget + "}\n"
+	go func() {
+		_, _ = io.WriteString(pw, long)
+		_, _ = io.WriteString(pw, short)
+	}()
+	dec := json.NewDecoder(r)
+	for _, name := range []string{"long", "short"} {
+		var v map[string]any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("decoding the %s value: %v", name, err)
+		}
+	}
+	if cap(r.buf) > idleBuffer || cap(r.out) > idleBuffer {
+		t.Errorf("after a %d-byte value, trimReader keeps %d and %d bytes; want at most %d each", len(long), cap(r.buf), cap(r.out), idleBuffer)
+	}
+}
+
 // TestTrimReaderPassesOtherStreams gives on a stream that is not a series
 // of objects as it came.
 func TestTrimReaderPassesOtherStreams(t *testing.T) {
