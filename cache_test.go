@@ -100,7 +100,7 @@ func TestLeanCacheTrimsBeforeDecoding(t *testing.T) {
 		}
 	}}, func(ctrl.Manager) error { return nil })
 	f.create("trimmed", 1, 1, nil)
-	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "child", Labels: map[string]string{"bosun.dev/set": "s"}}}
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "child", Labels: map[string]string{trim.KeepLabel: "s"}}}
 	if err := f.c.Create(t.Context(), child); err != nil {
 		t.Fatal(err)
 	}

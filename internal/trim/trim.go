@@ -64,10 +64,10 @@ type transport struct {
 // RoundTrip sends req through the base transport and trims the answer.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || resp.Body == nil || resp.StatusCode < 200 || resp.StatusCode > 299 || !isJSON(resp.Header.Get("Content-Type")) {
+	if err != nil || t.reads && req.Method != http.MethodGet || !t.reads && !marked(req.Context()) {
 		return resp, err
 	}
-	if t.reads && req.Method != http.MethodGet || !t.reads && !marked(req.Context()) {
+	if resp.Body == nil || resp.StatusCode < 200 || resp.StatusCode > 299 || !isJSON(resp.Header.Get("Content-Type")) {
 		return resp, nil
 	}
 	resp.Body = &trimReader{body: resp.Body}
