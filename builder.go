@@ -272,7 +272,10 @@ func (b *Builder[T]) WithEventFilter(p predicate.Predicate) *Builder[T] {
 // WithLogConstructor sets how the logger of each reconcile is made, as
 // builder.Builder.WithLogConstructor does, whether it is called before or
 // after WithOptions. The engine adds its own keys (the policy, the trace
-// ids) to that logger.
+// ids) to that logger. The keys added after fn (the reconcile ID, the
+// engine's) reach its sink only when a line is logged, once per logger;
+// without fn the logger has the keys controller-runtime's builder gives,
+// all of them handed over that way.
 func (b *Builder[T]) WithLogConstructor(fn func(*reconcile.Request) logr.Logger) *Builder[T] {
 	b.logCtor = fn
 	return b
@@ -392,12 +395,15 @@ func (b *Builder[T]) WithOptions(opts controller.Options) *Builder[T] {
 
 // controllerOptions returns the options of the controller: those of
 // WithOptions and WithLogConstructor, with a queue that records the
-// triggers of its keys.
-func (b *Builder[T]) controllerOptions() controller.Options {
+// triggers of its keys, and a logger per reconcile that encodes its keys
+// only when a line is logged (lazyLogConstructor); gvk is the kind of
+// the controller's objects.
+func (b *Builder[T]) controllerOptions(name string, gvk schema.GroupVersionKind) controller.Options {
 	opts := b.ctrlOpts
 	if b.logCtor != nil {
 		opts.LogConstructor = b.logCtor
 	}
+	opts.LogConstructor = lazyLogConstructor(b.mgr, name, gvk, opts.LogConstructor)
 	newQueue := opts.NewQueue
 	if newQueue == nil {
 		defaults := b.mgr.GetControllerOptions()
@@ -644,8 +650,9 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	if b.enq != nil {
 		inner = inner.WatchesRawSource(b.book.wrapSource(b.enq.source(), Trigger{Kind: triggerEnqueued}))
 	}
-	inner = inner.WithOptions(b.controllerOptions()).WithEventFilter(b.candidates(forObj, namespaced))
-	if gvk, err := apiutil.GVKForObject(forObj, b.mgr.GetScheme()); err == nil {
+	gvk, gvkErr := apiutil.GVKForObject(forObj, b.mgr.GetScheme())
+	inner = inner.WithOptions(b.controllerOptions(b.controllerName(r), gvk)).WithEventFilter(b.candidates(forObj, namespaced))
+	if gvkErr == nil {
 		// After the candidates, so that a dropped event's is forgotten.
 		inner = inner.WithEventFilter(newOwnWritePredicate(r, gvk))
 	}

@@ -1,12 +1,14 @@
 package bosun
 
 import (
+	"sync"
 	"unique"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/bosunkit/bosun/conditions"
@@ -62,9 +64,16 @@ import (
 // informer of a cache over given namespaces (DefaultNamespaces) holds one
 // namespace only, and answers such a list from all it holds. It wraps any
 // NewInformer o already has.
+//
+// Its reads look up the scope of each kind and version in o's Mapper once
+// rather than on every read (a cache over several namespaces asks it for
+// every Get and List, which took 4% of a controller's CPU).
 func LeanCache(o *cache.Options) {
 	if o.HTTPClient != nil {
 		o.HTTPClient = trim.Reads(o.HTTPClient)
+	}
+	if o.Mapper != nil {
+		o.Mapper = &rememberingMapper{RESTMapper: o.Mapper}
 	}
 	o.NewInformer = lazyNamespaces(o.NewInformer)
 	then := o.DefaultTransform
@@ -82,6 +91,35 @@ func LeanCache(o *cache.Options) {
 		}
 		return in, nil
 	}
+}
+
+// rememberingMapper is a RESTMapper that keeps the mapping of each kind
+// asked for in one given version: a kind's scope and resource do not
+// change while it is served in that version. Other lookups, and failed
+// ones, go to the RESTMapper each time.
+type rememberingMapper struct {
+	meta.RESTMapper
+	mappings sync.Map // schema.GroupVersionKind to *meta.RESTMapping
+}
+
+// RESTMapping returns a copy of the mapping kept for gk in versions[0],
+// asking the RESTMapper on first use.
+func (m *rememberingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	if len(versions) != 1 || versions[0] == "" {
+		return m.RESTMapper.RESTMapping(gk, versions...)
+	}
+	gvk := gk.WithVersion(versions[0])
+	if v, ok := m.mappings.Load(gvk); ok {
+		mapping := *v.(*meta.RESTMapping)
+		return &mapping, nil
+	}
+	mapping, err := m.RESTMapper.RESTMapping(gk, versions...)
+	if err != nil {
+		return nil, err
+	}
+	kept := *mapping
+	m.mappings.Store(gvk, &kept)
+	return mapping, nil
 }
 
 // shareLimit is the longest string shareStrings shares: longer ones (a

@@ -14,7 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -196,6 +198,105 @@ func TestLeanCacheKeepsTransformErrors(t *testing.T) {
 	if err != nil || out != obj || obj.ManagedFields != nil {
 		t.Errorf("transform = %v, %v; want the object without managedFields", out, err)
 	}
+}
+
+// countingMapper counts the lookups of RESTMapping.
+type countingMapper struct {
+	meta.RESTMapper
+	calls int
+}
+
+func (m *countingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	m.calls++
+	return m.RESTMapper.RESTMapping(gk, versions...)
+}
+
+// TestLeanCacheRemembersMappings checks that the mapper of LeanCache's
+// options asks the one it wraps once per kind and version, and each time
+// for anything else.
+func TestLeanCacheRemembersMappings(t *testing.T) {
+	widget := schema.GroupVersionKind{Group: "example.bosun.dev", Version: "v1", Kind: "Widget"}
+	gadget := schema.GroupVersionKind{Group: "example.bosun.dev", Version: "v1", Kind: "Gadget"}
+	tests := []struct {
+		name string
+		// look looks up mappings through m and returns the scopes found,
+		// or the error.
+		look      func(m meta.RESTMapper, add func(schema.GroupVersionKind)) []string
+		wantCalls int
+		want      []string
+	}{{
+		name: "one kind and version, looked up three times",
+		look: func(m meta.RESTMapper, _ func(schema.GroupVersionKind)) []string {
+			var out []string
+			for range 3 {
+				out = append(out, scopeOf(m.RESTMapping(widget.GroupKind(), widget.Version)))
+			}
+			return out
+		},
+		wantCalls: 1,
+		want:      []string{"namespace", "namespace", "namespace"},
+	}, {
+		name: "a kind not found yet is asked for again",
+		look: func(m meta.RESTMapper, add func(schema.GroupVersionKind)) []string {
+			out := []string{scopeOf(m.RESTMapping(gadget.GroupKind(), gadget.Version))}
+			add(gadget)
+			out = append(out, scopeOf(m.RESTMapping(gadget.GroupKind(), gadget.Version)))
+			return append(out, scopeOf(m.RESTMapping(gadget.GroupKind(), gadget.Version)))
+		},
+		wantCalls: 2,
+		want:      []string{"no match", "namespace", "namespace"},
+	}, {
+		name: "no version or several: asked each time",
+		look: func(m meta.RESTMapper, _ func(schema.GroupVersionKind)) []string {
+			return []string{
+				scopeOf(m.RESTMapping(widget.GroupKind())),
+				scopeOf(m.RESTMapping(widget.GroupKind())),
+				scopeOf(m.RESTMapping(widget.GroupKind(), "v1", "v2")),
+				scopeOf(m.RESTMapping(widget.GroupKind(), "v1", "v2")),
+			}
+		},
+		wantCalls: 4,
+		want:      []string{"namespace", "namespace", "namespace", "namespace"},
+	}, {
+		name: "a changed answer does not change the one kept",
+		look: func(m meta.RESTMapper, _ func(schema.GroupVersionKind)) []string {
+			first, err := m.RESTMapping(widget.GroupKind(), widget.Version)
+			if err != nil {
+				return []string{err.Error()}
+			}
+			first.Scope = meta.RESTScopeRoot
+			return []string{scopeOf(m.RESTMapping(widget.GroupKind(), widget.Version))}
+		},
+		wantCalls: 1,
+		want:      []string{"namespace"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inner := meta.NewDefaultRESTMapper([]schema.GroupVersion{widget.GroupVersion()})
+			inner.Add(widget, meta.RESTScopeNamespace)
+			counting := &countingMapper{RESTMapper: inner}
+			o := cache.Options{Mapper: counting}
+			bosun.LeanCache(&o)
+			got := tt.look(o.Mapper, func(gvk schema.GroupVersionKind) { inner.Add(gvk, meta.RESTScopeNamespace) })
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("scopes (-want +got):\n%s", diff)
+			}
+			if counting.calls != tt.wantCalls {
+				t.Errorf("the wrapped mapper asked %d times, want %d", counting.calls, tt.wantCalls)
+			}
+		})
+	}
+}
+
+// scopeOf returns the scope of a mapping, or "no match".
+func scopeOf(m *meta.RESTMapping, err error) string {
+	if meta.IsNoMatchError(err) {
+		return "no match"
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return string(m.Scope.Name())
 }
 
 // TestLeanCacheTransform checks what the transform of LeanCache keeps of

@@ -500,14 +500,15 @@ func TestConflictsAreSilentRequeues(t *testing.T) {
 			t.Errorf("error log mentions a conflict: %s", e)
 		}
 	}
-	// The engine's log lines carry the request's identity.
+	// The engine's log lines carry the request's identity, with the keys
+	// of controller-runtime's builder.
 	claimedLines := 0
 	for _, e := range logs.Entries() {
 		if e.Message != "claimed" {
 			continue
 		}
 		claimedLines++
-		for _, key := range []string{"controller", "namespace", "name", "reconcileID", "policy"} {
+		for _, key := range []string{"controller", "controllerGroup", "controllerKind", "Widget", "namespace", "name", "reconcileID", "policy"} {
 			if _, ok := e.Value(key); !ok {
 				t.Errorf("log line %s has no %s", e, key)
 			}
