@@ -114,4 +114,16 @@ func (s *lazySink) WithCallDepth(depth int) logr.LogSink {
 	return &lazySink{base: cd.WithCallDepth(depth), values: s.values}
 }
 
-var _ logr.CallDepthLogSink = (*lazySink)(nil)
+// GetCallStackHelper is base's, for sinks that report a test helper's
+// caller (testr).
+func (s *lazySink) GetCallStackHelper() func() {
+	if h, ok := s.base.(logr.CallStackHelperLogSink); ok {
+		return h.GetCallStackHelper()
+	}
+	return func() {}
+}
+
+var (
+	_ logr.CallDepthLogSink       = (*lazySink)(nil)
+	_ logr.CallStackHelperLogSink = (*lazySink)(nil)
+)
