@@ -34,8 +34,14 @@
 // sharder closes the expired Lease: it clears its holder, guarded by its
 // resourceVersion, so that a renewal already on its way fails with 409
 // Conflict, and the member's next renewal starts a new tenure (see
-// Leases and passes). It reads the Lease again before each such object,
-// and leaves the object to a drain if the member came back meanwhile.
+// Leases and passes), and records the tenure it closed on the Lease (the
+// annotation shard.bosun.dev/closed). It reads the Lease again before
+// each such object, and leaves the object to a drain if the member came
+// back meanwhile. A label patch decided just before the member came back
+// may still be on its way when the member, back, lists its objects: so
+// the member takes none of the objects assigned in the closed tenure (its
+// list of its objects, its reads and its cache leave them out), and the
+// sharder labels those still its own in its new tenure.
 //
 // The sharder wakes at the moment the first Lease of a live member is due
 // to expire, not at its next periodic look, and relabels the objects of
@@ -135,9 +141,14 @@
 // notice the cancellation and end before the sharder may give its object
 // away, and what the clocks of the replicas may differ by: a member cut
 // off from the API server stops working before its objects move. The
-// guarantee assumes both, and that a label patch of the sharder, decided
-// on a closed Lease, reaches the API server before the member, back, has
-// renewed its Lease and listed its objects (see below).
+// guarantee assumes both. After a Lease expired it does not depend on how
+// fast the sharder's label patches reach the API server (the closed
+// tenure covers those on their way). A member that stops cleanly deletes
+// its Lease, which then records no tenure: started again while patches
+// of the sharder moving its objects were still on their way, its list
+// could name some of them. It counts on a restart taking longer than
+// those patches; with Options.Standby the member closes its Lease
+// instead, and the closed tenure covers this too.
 // A controller queue made by ControllerOptions cannot reach the context
 // of the passes it hands out: there a lapse stops new passes only, and a
 // running pass must bound its own work within the margin. So wire Wrap:
@@ -154,7 +165,9 @@
 // assigned it in the member's current tenure (the annotation
 // tenure.shard.bosun.dev/<ring>, the acquire time of the member's Lease, which starts
 // anew whenever the member renews a Lease that had expired: the sharder
-// moves a member's objects without it only then). Any other gets its
+// moves a member's objects without it only then, once it has closed the
+// tenure they were assigned in, and the member leaves those out until the
+// sharder labels them again; see Handover). Any other gets its
 // first pass only once a read of it from the API server says it is the
 // member's, and its request is dropped otherwise. From the renewal on,
 // the member's objects leave it only through a drain it acknowledges, so

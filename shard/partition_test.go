@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -307,3 +309,116 @@ func TestUnacknowledgedDrainHandsOver(t *testing.T) {
 	}
 	checkNoOverlap(t, r.j)
 }
+
+// TestReturnLeavesOutClosedTenure cuts a member off for longer than its
+// Lease and holds back one of the sharder's patches that move its objects
+// to the other member; the member comes back while that patch is on its
+// way. The object is still labelled for the member on the API server, but
+// in the tenure the sharder closed: the member must not reconcile it,
+// since the sharder has already given it away. Once the patch lands, the
+// objects are shared out again with no object reconciled by both.
+func TestReturnLeavesOutClosedTenure(t *testing.T) {
+	r := newRing(t)
+	r.createWidgets(40)
+	toR0 := []byte(`"` + shard.LabelPrefix + r.name + `":"r0"`)
+	var (
+		holding  atomic.Bool
+		held     atomic.Pointer[string] // the object whose move is held back
+		heldOnce sync.Once
+		isHeld   = make(chan struct{})
+		release  = make(chan struct{})
+	)
+	start := time.Now()
+	r0 := r.startWith("r0", replicaOptions{patch: func(obj client.Object, p client.Patch) error {
+		data, err := p.Data(obj)
+		if err != nil || !holding.Load() || !bytes.Contains(data, toR0) {
+			return nil
+		}
+		name := obj.GetName()
+		first := false
+		heldOnce.Do(func() { held.Store(&name); first = true; close(isHeld) })
+		if first {
+			select {
+			case <-release:
+			case <-t.Context().Done():
+			}
+		}
+		return nil
+	}})
+	waitElected(t, r0)
+	// The member's reads of the held object from the API server, after
+	// it came back: how it checks an object its list left out.
+	var healed atomic.Pointer[time.Time]
+	readBack := make(chan struct{}, 1)
+	p := newPartition(t, r.cp.Config)
+	cfg := p.config(r.cp.Config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if name := held.Load(); name != nil && healed.Load() != nil && req.Method == http.MethodGet &&
+				strings.HasSuffix(req.URL.Path, "/widgets/"+*name) {
+				select {
+				case readBack <- struct{}{}:
+				default:
+				}
+			}
+			return rt.RoundTrip(req)
+		})
+	}
+	r.startWith("r1", replicaOptions{config: cfg})
+	r.converge([]string{"r0", "r1"}, start)
+
+	holding.Store(true)
+	p.cut(refuse)
+	bosuntest.Eventually(t, func(context.Context) error {
+		select {
+		case <-isHeld:
+			return nil
+		default:
+			return errors.New("the sharder has not moved an object of r1 yet")
+		}
+	}, bosuntest.Timeout(time.Minute))
+	name := *held.Load()
+	key := client.ObjectKey{Namespace: r.ns, Name: name}
+	// Every other object of r1 has moved: the held one is all r1 has on
+	// the API server, labelled in the tenure the sharder closed.
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		byMember, _, err := r.labelled(ctx)
+		if err != nil {
+			return err
+		}
+		if ws := byMember["r1"]; len(ws) != 1 || ws[0].Name != name {
+			return fmt.Errorf("%d Widgets labelled r1, want only %s", len(ws), name)
+		}
+		return nil
+	})
+
+	now := time.Now()
+	healed.Store(&now)
+	p.cut(forward)
+	// r1 renews its Lease and decides on the object: it either reads it
+	// from the API server (and leaves it), or reconciles it.
+	bosuntest.Eventually(t, func(context.Context) error {
+		select {
+		case <-readBack:
+			return nil
+		default:
+		}
+		if r.j.reconciledBy(key, "r1", now) {
+			return nil
+		}
+		return fmt.Errorf("r1 has neither read nor reconciled %s since it came back", name)
+	}, bosuntest.Timeout(time.Minute))
+	if n := r.j.count(key, "r1", now); n > 0 {
+		t.Errorf("r1, back, reconciled %s %d times while the sharder's move of it to r0 was on its way", name, n)
+	}
+	close(release)
+
+	shares := r.converge([]string{"r0", "r1"}, time.Now(), bosuntest.Timeout(2*time.Minute))
+	t.Logf("r1 back; shared out again: %v", shares)
+	checkNoOverlap(t, r.j)
+}
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -325,12 +325,14 @@ func (m *Member) onServer(key types.NamespacedName) (bool, error) {
 
 // endedHere reports whether the tenure of this member in which an object
 // was assigned to it, from its tenure annotation, has been closed by the
-// sharder while the object has a standby that may have taken it over
-// (Options.Standby): it is no longer this member's until the sharder
-// labels it again.
+// sharder: the object is no longer this member's until the sharder labels
+// it again. A label patch of the sharder decided on the closed Lease may
+// still be on its way (to another member, or with Options.Standby to the
+// standby that took the object over), so the member, back, takes none of
+// them.
 func (m *Member) endedHere(tenure string) bool {
 	closed := m.closed.Load()
-	return m.opts.Standby && closed != nil && tenureEnded(tenure, *closed)
+	return closed != nil && tenureEnded(tenure, *closed)
 }
 
 // presenceKey is the label that puts an object in the cache of member of

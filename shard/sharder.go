@@ -560,7 +560,7 @@ func (s *sharder) assign(ctx context.Context, key types.NamespacedName) error {
 		// No live member: the objects stay where they are.
 		return nil
 	}
-	if m.opts.Standby && have != "" && live && s.ended(ctx, have, obj) {
+	if have != "" && live && s.ended(ctx, have, obj) {
 		return s.afterClosed(ctx, key, obj, have)
 	}
 	var (
@@ -642,9 +642,9 @@ func (s *sharder) standbyOr(ctx context.Context, sb, want string) (string, error
 }
 
 // afterClosed labels an object whose member is alive again after the
-// sharder closed the tenure it got the object in (Options.Standby): its
-// standby may have taken it over meanwhile, so it goes to the standby if
-// alive; else back to the member, in its new tenure.
+// sharder closed the tenure it got the object in: with Options.Standby
+// its standby may have taken it over meanwhile, so it goes to the standby
+// if alive; else back to the member, in its new tenure.
 func (s *sharder) afterClosed(ctx context.Context, key types.NamespacedName, obj *metav1.PartialObjectMetadata, have string) error {
 	m := s.m
 	to, kind := have, ""
