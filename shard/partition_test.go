@@ -322,11 +322,9 @@ func TestReturnLeavesOutClosedTenure(t *testing.T) {
 	r.createWidgets(40)
 	toR0 := []byte(`"` + shard.LabelPrefix + r.name + `":"r0"`)
 	var (
-		holding  atomic.Bool
-		held     atomic.Pointer[string] // the object whose move is held back
-		heldOnce sync.Once
-		isHeld   = make(chan struct{})
-		release  = make(chan struct{})
+		holding atomic.Bool
+		held    atomic.Pointer[string] // the object whose move is held back
+		release = make(chan struct{})
 	)
 	start := time.Now()
 	r0 := r.startWith("r0", replicaOptions{patch: func(obj client.Object, p client.Patch) error {
@@ -334,10 +332,7 @@ func TestReturnLeavesOutClosedTenure(t *testing.T) {
 		if err != nil || !holding.Load() || !bytes.Contains(data, toR0) {
 			return nil
 		}
-		name := obj.GetName()
-		first := false
-		heldOnce.Do(func() { held.Store(&name); first = true; close(isHeld) })
-		if first {
+		if name := obj.GetName(); held.CompareAndSwap(nil, &name) {
 			select {
 			case <-release:
 			case <-t.Context().Done():
@@ -348,18 +343,14 @@ func TestReturnLeavesOutClosedTenure(t *testing.T) {
 	waitElected(t, r0)
 	// The member's reads of the held object from the API server, after
 	// it came back: how it checks an object its list left out.
-	var healed atomic.Pointer[time.Time]
-	readBack := make(chan struct{}, 1)
+	var healed, readBack atomic.Bool
 	p := newPartition(t, r.cp.Config)
 	cfg := p.config(r.cp.Config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			if name := held.Load(); name != nil && healed.Load() != nil && req.Method == http.MethodGet &&
+			if name := held.Load(); name != nil && healed.Load() && req.Method == http.MethodGet &&
 				strings.HasSuffix(req.URL.Path, "/widgets/"+*name) {
-				select {
-				case readBack <- struct{}{}:
-				default:
-				}
+				readBack.Store(true)
 			}
 			return rt.RoundTrip(req)
 		})
@@ -370,12 +361,10 @@ func TestReturnLeavesOutClosedTenure(t *testing.T) {
 	holding.Store(true)
 	p.cut(refuse)
 	bosuntest.Eventually(t, func(context.Context) error {
-		select {
-		case <-isHeld:
-			return nil
-		default:
+		if held.Load() == nil {
 			return errors.New("the sharder has not moved an object of r1 yet")
 		}
+		return nil
 	}, bosuntest.Timeout(time.Minute))
 	name := *held.Load()
 	key := client.ObjectKey{Namespace: r.ns, Name: name}
@@ -393,17 +382,12 @@ func TestReturnLeavesOutClosedTenure(t *testing.T) {
 	})
 
 	now := time.Now()
-	healed.Store(&now)
+	healed.Store(true)
 	p.cut(forward)
 	// r1 renews its Lease and decides on the object: it either reads it
 	// from the API server (and leaves it), or reconciles it.
 	bosuntest.Eventually(t, func(context.Context) error {
-		select {
-		case <-readBack:
-			return nil
-		default:
-		}
-		if r.j.reconciledBy(key, "r1", now) {
+		if readBack.Load() || r.j.reconciledBy(key, "r1", now) {
 			return nil
 		}
 		return fmt.Errorf("r1 has neither read nor reconciled %s since it came back", name)
