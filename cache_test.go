@@ -132,18 +132,23 @@ func TestLeanCacheTrimsBeforeDecoding(t *testing.T) {
 
 // TestEngineWriteAnswersTrimmed checks that the engine marks its status
 // write for trimming: through a client whose HTTP client trims marked
-// answers (as package operator makes it), the object the write returns has
-// no managedFields, where an unmarked write through the same client gets
-// them back.
+// answers (as package operator makes it), the write's answer carries the
+// version it made alone (no managedFields, no status), where an unmarked
+// write through the same client gets the whole object back.
 func TestEngineWriteAnswersTrimmed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	var mu sync.Mutex
-	// The managedFields entries of each status write's answer: the
-	// engine's by object name, the test's own write apart (the engine
-	// writes the status of that object too, in an order of its own).
-	answered := map[string][]int{}
-	var ours []int
+	// What each status write's answer held: the engine's by object name,
+	// the test's own write apart (the engine writes the status of that
+	// object too, in an order of its own).
+	type answer struct {
+		Fields  int    // managedFields entries
+		Status  bool   // the status came back
+		Version string // resourceVersion
+	}
+	answered := map[string][]answer{}
+	var ours []answer
 	type ownWrite struct{}
 	opts := bosuntest.ManagerOptions{Namespaces: []string{f.ns}, Configure: func(o *ctrl.Options) {
 		o.NewClient = func(cfg *rest.Config, co client.Options) (client.Client, error) {
@@ -156,11 +161,12 @@ func TestEngineWriteAnswersTrimmed(t *testing.T) {
 				SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 					err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 					if err == nil {
+						a := answer{Fields: len(obj.GetManagedFields()), Status: len(obj.(*testapi.Widget).Status.Conditions) > 0, Version: obj.GetResourceVersion()}
 						mu.Lock()
 						if ctx.Value(ownWrite{}) != nil {
-							ours = append(ours, len(obj.GetManagedFields()))
+							ours = append(ours, a)
 						} else {
-							answered[obj.GetName()] = append(answered[obj.GetName()], len(obj.GetManagedFields()))
+							answered[obj.GetName()] = append(answered[obj.GetName()], a)
 						}
 						mu.Unlock()
 					}
@@ -173,7 +179,7 @@ func TestEngineWriteAnswersTrimmed(t *testing.T) {
 		return bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}).Complete(newReconciler("trimmed-answers", newJournal(), false))
 	})
 	f.create("engine", 6, 3, nil)
-	f.waitReady("engine", metav1.ConditionTrue, "Succeeded")
+	stored := f.waitReady("engine", metav1.ConditionTrue, "Succeeded")
 
 	f.create("unmarked", 1, 1, nil)
 	f.waitReady("unmarked", metav1.ConditionTrue, "Succeeded")
@@ -184,19 +190,21 @@ func TestEngineWriteAnswersTrimmed(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if diff := cmp.Diff([]int{0}, answered["engine"]); diff != "" {
-		t.Errorf("managedFields entries in the answers to the engine's status writes (-want +got):\n%s", diff)
+	// The engine's status write is answered with the version it made
+	// alone: no managedFields, no status.
+	if diff := cmp.Diff([]answer{{Version: stored.ResourceVersion}}, answered["engine"]); diff != "" {
+		t.Errorf("the answers to the engine's status writes (-want +got):\n%s", diff)
 	}
 	if len(answered["unmarked"]) == 0 {
 		t.Error("the engine wrote no status of the second object")
 	}
-	for _, n := range answered["unmarked"] {
-		if n != 0 {
-			t.Errorf("the engine's status write of the second object was answered with %d managedFields entries, want 0", n)
+	for _, a := range answered["unmarked"] {
+		if a.Fields != 0 || a.Status || a.Version == "" {
+			t.Errorf("the engine's status write of the second object was answered with %+v, want its version alone", a)
 		}
 	}
-	if got := ours; len(got) != 1 || got[0] == 0 {
-		t.Errorf("managedFields entries in the answer to an unmarked write: %v, want some", got)
+	if got := ours; len(got) != 1 || got[0].Fields == 0 || !got[0].Status {
+		t.Errorf("the answer to an unmarked write: %+v, want the whole object", got)
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/operator"
 )
 
 // shared is the control plane, with the Widget CRD, that the envtest tests of
@@ -59,6 +60,16 @@ type runOptions struct {
 	// counter counts reconciles; the controller is then registered directly
 	// with controller-runtime.
 	counter *bosuntest.ReconcileCounter
+	// configure, when set, changes the manager's options (asOperator).
+	configure func(*ctrl.Options)
+}
+
+// asOperator gives a manager's options the cache and client of package
+// operator's managers: bosun.LeanCache, and a client that trims the answers
+// to the engine's writes.
+func asOperator(o *ctrl.Options) {
+	lean := new(operator.Flags).ManagerOptions("test")
+	o.NewCache, o.NewClient = lean.NewCache, lean.NewClient
 }
 
 // run starts a manager with r, watching only the fixture's namespace.
@@ -67,7 +78,7 @@ func (f *fixture) run(r *bosun.Reconciler[*testapi.Widget], opts runOptions) {
 	inNamespace := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == f.ns
 	}))
-	bosuntest.RunManager(f.t, f.cp, func(mgr ctrl.Manager) error {
+	bosuntest.RunManagerWith(f.t, f.cp, bosuntest.ManagerOptions{Configure: opts.configure}, func(mgr ctrl.Manager) error {
 		if opts.client != nil {
 			mgr = bosuntest.ManagerWithClient(mgr, opts.client(mgr.GetClient()))
 		}

@@ -171,16 +171,34 @@ func (ps saveStage[T]) save(ctx context.Context) (gone bool, err error) {
 }
 
 // sendStatus writes status to the status subresource, guarded by the
-// object's resourceVersion. Its answer may come without managedFields
-// (trim.Mark), as the object of the pass came from a lean cache.
+// object's resourceVersion. Such a write changes nothing the pass holds
+// but the version: the API server keeps the metadata of the version the
+// pass read, and the status is the one sent (less what its schema prunes
+// or defaults). So the answer goes into an object of its own, which a
+// trimming client cuts down to the version (trim.VersionOnly): the pass
+// takes the version from it, and decodes no copy of what it sent. From a
+// client that does not cut it, the pass takes the whole answer.
 func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
-	rv := ps.req.Object.GetResourceVersion()
+	obj := ps.req.Object
+	rv := obj.GetResourceVersion()
 	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
 	if err != nil {
 		return err
 	}
-	if err := ps.write(rv, ps.req.Object, func() error {
-		return ps.r.Client.Status().Patch(trim.Mark(ctx), ps.req.Object, client.RawPatch(types.MergePatchType, body))
+	answer := reflect.New(ps.p.objType).Interface().(T)
+	answer.SetNamespace(obj.GetNamespace())
+	answer.SetName(obj.GetName())
+	ctx, cut := trim.VersionOnly(ctx)
+	if err := ps.write(rv, obj, func() error {
+		if err := ps.r.Client.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, body)); err != nil {
+			return err
+		}
+		if cut.Load() {
+			obj.SetResourceVersion(answer.GetResourceVersion())
+		} else {
+			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(answer).Elem())
+		}
+		return nil
 	}); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
@@ -188,8 +206,9 @@ func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) e
 }
 
 // sendMain writes main to the object, guarded by Original's
-// resourceVersion; its answer may come without managedFields, as
-// sendStatus's.
+// resourceVersion; its answer, taken whole into the pass's object, may
+// come without managedFields (trim.Mark), as the object came from a lean
+// cache.
 func (ps saveStage[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
 	rv := ps.req.Original.GetResourceVersion()
 	body, err := withResourceVersion(main, rv)
@@ -205,7 +224,8 @@ func (ps saveStage[T]) sendMain(ctx context.Context, main map[string]json.RawMes
 }
 
 // write makes one write of the object by the pass: send, guarded by
-// version rv, which leaves the object the server returned in after. It
+// version rv, which leaves in after the object the server returned, or
+// its version (sendStatus). It
 // notes that the write replaced rv, when it did: after then has another
 // version. A write the server took for a no-op (every change pruned by the
 // schema, or equal to what was stored) leaves the version as it was; the

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/bosunkit/bosun/internal/trim"
 )
 
 // Client returns c sending every write with dryRun=All and recording in r
@@ -41,11 +43,13 @@ func (c *recordingClient) Create(ctx context.Context, obj client.Object, opts ..
 }
 
 func (c *recordingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	return c.changed(ctx, "update", "", obj, func() error { return c.Client.Update(ctx, obj, append(opts, client.DryRunAll)...) })
+	return c.changed(ctx, "update", "", obj, func(ctx context.Context) error { return c.Client.Update(ctx, obj, append(opts, client.DryRunAll)...) })
 }
 
 func (c *recordingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	return c.changed(ctx, "patch", "", obj, func() error { return c.Client.Patch(ctx, obj, patch, append(opts, client.DryRunAll)...) })
+	return c.changed(ctx, "patch", "", obj, func(ctx context.Context) error {
+		return c.Client.Patch(ctx, obj, patch, append(opts, client.DryRunAll)...)
+	})
 }
 
 func (c *recordingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
@@ -123,13 +127,13 @@ func (s *recordingSubResource) Create(ctx context.Context, obj, subResource clie
 }
 
 func (s *recordingSubResource) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	return s.c.changed(ctx, "update", s.sub, obj, func() error {
+	return s.c.changed(ctx, "update", s.sub, obj, func(ctx context.Context) error {
 		return s.SubResourceClient.Update(ctx, obj, append(opts, client.DryRunAll)...)
 	})
 }
 
 func (s *recordingSubResource) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	return s.c.changed(ctx, "patch", s.sub, obj, func() error {
+	return s.c.changed(ctx, "patch", s.sub, obj, func(ctx context.Context) error {
 		return s.SubResourceClient.Patch(ctx, obj, patch, append(opts, client.DryRunAll)...)
 	})
 }
@@ -147,10 +151,12 @@ func (s *recordingSubResource) Apply(ctx context.Context, ac runtime.ApplyConfig
 	return nil
 }
 
-// changed runs write, a dry-run write of obj (of its subresource sub, when
+// changed runs write with ctx, a dry-run write of obj (of its subresource sub, when
 // not empty), and records the fields it would change, read from the live
-// object before and from the server's answer, which write leaves in obj.
-func (c *recordingClient) changed(ctx context.Context, verb, sub string, obj client.Object, write func() error) error {
+// object before and from the server's answer, which write leaves in obj:
+// the whole answer, which the engine's status write would otherwise have
+// cut down to the version it makes (trim.VersionOnly).
+func (c *recordingClient) changed(ctx context.Context, verb, sub string, obj client.Object, write func(context.Context) error) error {
 	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 	if err != nil {
 		return err
@@ -162,7 +168,7 @@ func (c *recordingClient) changed(ctx context.Context, verb, sub string, obj cli
 	if err != nil && !missing {
 		return err
 	}
-	if err := write(); err != nil {
+	if err := write(trim.Whole(ctx)); err != nil {
 		return err
 	}
 	if sub != "" {
