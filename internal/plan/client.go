@@ -151,11 +151,12 @@ func (s *recordingSubResource) Apply(ctx context.Context, ac runtime.ApplyConfig
 	return nil
 }
 
-// changed runs write with ctx, a dry-run write of obj (of its subresource sub, when
-// not empty), and records the fields it would change, read from the live
-// object before and from the server's answer, which write leaves in obj:
-// the whole answer, which the engine's status write would otherwise have
-// cut down to the version it makes (trim.VersionOnly).
+// changed runs write, a dry-run write of obj (of its subresource sub, when
+// not empty) with the context it is given, and records the fields it
+// would change, read from the live object before and from the server's
+// answer, which write leaves in obj: the whole answer, which the engine's
+// status write would otherwise have cut down to its version
+// (trim.VersionOnly).
 func (c *recordingClient) changed(ctx context.Context, verb, sub string, obj client.Object, write func(context.Context) error) error {
 	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 	if err != nil {

@@ -49,12 +49,12 @@ func Mark(ctx context.Context) context.Context {
 // VersionOnly returns ctx with a mark that asks a Marked client to cut the
 // answer to the request made with it (one object) down to its apiVersion,
 // kind, name, namespace, uid and resourceVersion, and a flag the client
-// sets when it did. A client that does not trim, or an answer the cut does not
-// understand, leaves the flag unset and the answer whole. The answer to a
-// write of the status subresource guarded by a resourceVersion differs
-// from what the writer sent only in its version (and in what the API
-// server prunes or defaults), so a writer that keeps what it sent needs
-// no more of it.
+// sets when it did. A client that does not trim, or an answer the cut
+// does not understand, leaves the flag unset and the answer whole. The
+// answer to a write of the status subresource guarded by a
+// resourceVersion differs from what the writer sent only in its version
+// (and in what the API server prunes or defaults), so a writer that keeps
+// what it sent needs no more of it.
 func VersionOnly(ctx context.Context) (context.Context, *atomic.Bool) {
 	cut := new(atomic.Bool)
 	return context.WithValue(ctx, markKey{}, &mark{versionOnly: cut}), cut
