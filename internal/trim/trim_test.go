@@ -324,7 +324,8 @@ func FuzzTrimValue(f *testing.F) {
 			t.Fatalf("reading %s through trimReader changed more than managedFields (-in +out):\n%s", in, diff)
 		}
 		// Cut down to its version, an object keeps its apiVersion, kind
-		// and resourceVersion as a decoder reads them, and nothing else.
+		// and the metadata of versionKeys as a decoder reads them, and
+		// nothing else.
 		cut, ok := versionValue(nil, in)
 		if !ok {
 			if !bytes.Equal(cut, in) {
