@@ -62,7 +62,8 @@ followed by .group. Only the kubeconfig, discovery and the API server's
 generic endpoints are used, so any cluster that serves the operator's CRDs
 will do. Over https, the debug page gets the kubeconfig's bearer token, as
 the metrics server's authentication wants, and the certificate of a
-loopback address (a port-forward) is not verified.
+loopback address (a port-forward) is not verified. The token goes to that
+host only: a redirect to another host or to http is refused.
 
 Exit status: 0 when the object is Ready (True, for its current generation),
 1 when it is not or when it cannot be read, 2 on a usage error.`,

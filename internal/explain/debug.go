@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -128,9 +129,16 @@ func getJSON(ctx context.Context, client *http.Client, u *url.URL, q url.Values,
 // unverified, since the metrics server serves a self-signed one unless
 // given another and a port-forward ends there. Over http it sends no
 // credentials.
+//
+// The client stays on u's scheme and host: it refuses a redirect off them,
+// and sends the credentials to https on u's host only, whatever the request.
+// The transport that client-go builds from cfg sets the Authorization header
+// on every request it carries, a redirect's included, so the redirect to
+// plain http or to another host that http.Client follows by default would
+// get the token.
 func debugClient(u *url.URL, cfg *rest.Config) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	client := &http.Client{Transport: tr, Timeout: debugTimeout}
+	client := &http.Client{Transport: tr, Timeout: debugTimeout, CheckRedirect: sameOrigin(u)}
 	if u.Scheme != "https" {
 		return client, nil
 	}
@@ -144,8 +152,41 @@ func debugClient(u *url.URL, cfg *rest.Config) (*http.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the credentials of the kubeconfig: %w", err)
 	}
-	client.Transport = rt
+	client.Transport = &credentialsFor{host: u.Host, authed: rt, bare: tr}
 	return client, nil
+}
+
+// errOffOrigin: the debug page redirected to another scheme or host.
+var errOffOrigin = errors.New("the debug page is read from the scheme and host asked for only, which carry the kubeconfig's credentials")
+
+// sameOrigin returns the redirect policy of a client of the page at u: a
+// redirect is followed on u's scheme and host only, ten at most as
+// http.Client's own policy.
+func sameOrigin(u *url.URL) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != u.Scheme || req.URL.Host != u.Host {
+			return fmt.Errorf("refusing a redirect from %s://%s to %s://%s: %w", u.Scheme, u.Host, req.URL.Scheme, req.URL.Host, errOffOrigin)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// credentialsFor sends a request through authed, which adds the
+// kubeconfig's credentials, when it goes to host over https, and through
+// bare otherwise.
+type credentialsFor struct {
+	host         string
+	authed, bare http.RoundTripper
+}
+
+func (c *credentialsFor) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme == "https" && req.URL.Host == c.host {
+		return c.authed.RoundTrip(req)
+	}
+	return c.bare.RoundTrip(req)
 }
 
 // loopback reports whether host names this machine.

@@ -45,7 +45,8 @@ type Options struct {
 	DebugURL string
 	// HTTPClient reads the debug page. Nil means a client of Gather's own:
 	// it gives up after five seconds, sends Config's credentials (a bearer
-	// token, as the metrics server's authentication wants) over https only,
+	// token, as the metrics server's authentication wants) over https to
+	// the page's host only, follows no redirect off that scheme and host,
 	// and accepts an unverified certificate from a loopback address only,
 	// where a port-forward ends and the metrics server's self-signed
 	// certificate is met.
