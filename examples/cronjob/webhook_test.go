@@ -188,9 +188,10 @@ func TestValidation(t *testing.T) {
 
 	t.Run("name", func(t *testing.T) {
 		long := strings.Repeat("n", 53)
-		// The rule is the CRD's, at its root: the API server names no field
-		// in the cause, the message does.
-		wantInvalid(t, c.Create(t.Context(), newCronJob(ns, long, every5)), "", "metadata.name must be at most 52 characters")
+		// The rule is the CRD's, at its root, with fieldPath .metadata: the
+		// cause names metadata (the CRD's schema declares no metadata.name
+		// for a fieldPath to name), the message metadata.name.
+		wantInvalid(t, c.Create(t.Context(), newCronJob(ns, long, every5)), "metadata", "metadata.name must be at most 52 characters")
 		if err := c.Create(t.Context(), newCronJob(ns, long[:52], every5)); err != nil {
 			t.Errorf("create with a name of 52 characters: %v", err)
 		}

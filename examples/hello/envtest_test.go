@@ -251,7 +251,7 @@ func TestGreetingValidation(t *testing.T) {
 		changed := ok.DeepCopy()
 		changed.Spec.ConfigMapName = name
 		err := cp.Client.Patch(ctx, changed, client.MergeFrom(ok))
-		checkInvalid(t, err, "spec", "configMapName is immutable")
+		checkInvalid(t, err, "spec.configMapName", "configMapName is immutable")
 	}
 	plain := &hellov1.Greeting{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"}, Spec: hellov1.GreetingSpec{Name: "x"}}
 	if err := cp.Client.Create(ctx, plain); err != nil {
@@ -259,7 +259,7 @@ func TestGreetingValidation(t *testing.T) {
 	}
 	added := plain.DeepCopy()
 	added.Spec.ConfigMapName = "added"
-	checkInvalid(t, cp.Client.Patch(ctx, added, client.MergeFrom(plain)), "spec", "configMapName is immutable")
+	checkInvalid(t, cp.Client.Patch(ctx, added, client.MergeFrom(plain)), "spec.configMapName", "configMapName is immutable")
 }
 
 // checkInvalid checks that err is an Invalid error with a cause on field

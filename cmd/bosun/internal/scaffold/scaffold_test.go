@@ -156,7 +156,7 @@ func TestCreateAPI(t *testing.T) {
 					"type Widget struct", "type WidgetList struct", "Conditions []metav1.Condition",
 					"+kubebuilder:subresource:status",
 					"+kubebuilder:resource:path=widgets,scope=Namespaced,categories=bosun;shop,shortName=widg",
-					`+kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 246",message="must be at most 246 characters`,
+					`+kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 246",message="metadata.name must be at most 246 characters`, `fieldPath=".metadata"`,
 					"Message string `json:\"message\"`",
 					`+kubebuilder:printcolumn:name="Ready"`, `+kubebuilder:printcolumn:name="Reason"`, `+kubebuilder:printcolumn:name="Age"`,
 				},

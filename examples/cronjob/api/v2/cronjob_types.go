@@ -159,7 +159,7 @@ type CronJobStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=bcj,categories=bosun
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="metadata.name must be at most 52 characters, so that the names of its Jobs fit in 63"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="metadata.name must be at most 52 characters, so that the names of its Jobs fit in 63",fieldPath=".metadata"
 // +kubebuilder:printcolumn:name="Minute",type=string,JSONPath=`.spec.schedule.minute`
 // +kubebuilder:printcolumn:name="Hour",type=string,JSONPath=`.spec.schedule.hour`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`

@@ -35,7 +35,7 @@ const ConfigMapKey = "greeting"
 
 // GreetingSpec is the desired state of a Greeting.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.configMapName) == has(oldSelf.configMapName) && (!has(self.configMapName) || self.configMapName == oldSelf.configMapName)",message="configMapName is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.configMapName) == has(oldSelf.configMapName) && (!has(self.configMapName) || self.configMapName == oldSelf.configMapName)",message="configMapName is immutable",fieldPath=".configMapName"
 type GreetingSpec struct {
 	// Name is who to greet.
 	//

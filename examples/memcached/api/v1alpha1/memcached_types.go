@@ -118,7 +118,7 @@ type MemcachedStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=mc,categories=bosun
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name of a Memcached names its Service: at most 63 lower-case letters, digits and '-', starting with a letter and ending with a letter or digit"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name of a Memcached names its Service: at most 63 lower-case letters, digits and '-', starting with a letter and ending with a letter or digit",fieldPath=".metadata"
 // +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
 // +kubebuilder:printcolumn:name="Ready Pods",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,priority=1

@@ -49,7 +49,7 @@ const OutputSuffix = "-output"
 
 // RWExternalSpec is the desired state of an RWExternal.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.outputSecret) == has(oldSelf.outputSecret) && (!has(self.outputSecret) || self.outputSecret == oldSelf.outputSecret)",message="outputSecret is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.outputSecret) == has(oldSelf.outputSecret) && (!has(self.outputSecret) || self.outputSecret == oldSelf.outputSecret)",message="outputSecret is immutable",fieldPath=".outputSecret"
 type RWExternalSpec struct {
 	// InputSecret is the name of the Secret, in the RWExternal's namespace,
 	// that the operator reads.
@@ -100,7 +100,7 @@ type RWExternalStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=rwx,categories=bosun
-// +kubebuilder:validation:XValidation:rule="has(self.spec.outputSecret) || self.metadata.name.size() <= 246",message="names longer than 246 characters need spec.outputSecret"
+// +kubebuilder:validation:XValidation:rule="has(self.spec.outputSecret) || self.metadata.name.size() <= 246",message="names longer than 246 characters need spec.outputSecret",fieldPath=".spec.outputSecret",reason="FieldValueRequired"
 // +kubebuilder:printcolumn:name="Input",type=string,JSONPath=`.spec.inputSecret`
 // +kubebuilder:printcolumn:name="Output",type=string,JSONPath=`.status.outputSecret`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

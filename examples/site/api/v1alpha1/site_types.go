@@ -98,7 +98,7 @@ type SiteStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=ws,categories=bosun
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name of a Site names its Service: at most 63 lower-case letters, digits and '-', starting with a letter and ending with a letter or digit"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name of a Site names its Service: at most 63 lower-case letters, digits and '-', starting with a letter and ending with a letter or digit",fieldPath=".metadata"
 // +kubebuilder:printcolumn:name="Title",type=string,JSONPath=`.spec.title`
 // +kubebuilder:printcolumn:name="Pages",type=integer,JSONPath=`.status.pages`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
