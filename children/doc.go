@@ -178,6 +178,9 @@
 // share as deleted), and the deletes once they are older than five
 // seconds. A parent whose Go type does not tell its kind (unstructured) is not watched for that: its writes go
 // with time, and what blocks its children with its next pass, if any.
+// Within those five seconds, a child the cache shows missing, or as it
+// was before the step's apply, is read from the API server all the same:
+// one deleted since is made again at once, and never reported ready.
 //
 // # Caching
 //

@@ -16,7 +16,9 @@ import (
 // observeMember finds the live child c: member if it is a member of the set,
 // else read from the cache (an object the set does not hold yet). A child
 // the cache does not show is looked up on the API server before it is
-// created, so an object the cache has not seen yet is not applied over.
+// created, so an object the cache has not seen yet is not applied over;
+// one missing there too was deleted, whatever the step remembers of
+// applying it.
 // It returns nil when the child does not exist, and the error of check
 // when it exists but is not the set's to write; the object is then a
 // blocker of the pass (see pass.block).
@@ -29,9 +31,17 @@ func observeMember[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		if apierrors.IsNotFound(err) && req.APIReader != nil {
 			live = c.kind.newObject()
 			err = req.APIReader.Get(ctx, key, live)
-			if err == nil {
+			switch {
+			case err == nil:
 				unseen = true
 				req.Log.V(1).Info("child not in the cache yet, read from the API server", "child", c.ref.String())
+			case apierrors.IsNotFound(err):
+				// Gone on the API server too: an apply the step
+				// remembers was of a child deleted since, not one the
+				// cache has yet to show (see recallApplied). It is
+				// created again in this pass, and not judged from the
+				// apply's answer.
+				s.mem.forgetApply(req.Object, c.id)
 			}
 		}
 		if apierrors.IsNotFound(err) {

@@ -152,8 +152,24 @@ func (m *memory) lastApply(parent client.Object, childKey, hash string) (write, 
 	return w, m.clock().Sub(w.at), true
 }
 
+// answered reports whether obj is the answer the step remembers of its
+// apply of the child with childKey for parent: a pass that judges the
+// child from it (the cache showing the child as it was before the apply,
+// within cacheGrace) holds that very object.
+func (m *memory) answered(parent client.Object, childKey string, obj client.Object) bool {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pm := m.get(key, uid, false)
+	if pm == nil {
+		return false
+	}
+	w, ok := pm.applied[childKey]
+	return ok && w.live != nil && w.live == obj
+}
+
 // forgetApply drops the apply of the child with childKey for parent: the
-// cache shows it.
+// cache shows it, or the API server shows it gone.
 func (m *memory) forgetApply(parent client.Object, childKey string) {
 	key, uid := parentKey(parent)
 	m.mu.Lock()

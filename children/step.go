@@ -249,7 +249,9 @@ func (s *Step[T]) kinds(scheme *runtime.Scheme) ([]kind, error) {
 	return ks, nil
 }
 
-// Do carries out a pass: it works out the plan (preparePass), applies
+// Do carries out a pass: it works out the plan (preparePass), reads from
+// the API server the children the cache shows behind the step's own
+// applies (confirmRecalled), applies
 // the desired children that are missing or differ, but those held back by
 // their kind's MaxUnavailable (applyChildren), deletes
 // the members no longer desired (pruneChildren), and reports each kind's
@@ -260,6 +262,9 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	// or goes, until the parent's next pass.
 	defer func() { s.mem.setBlockers(req.Object, p.blockers) }()
 	if err := preparePass(ctx, s, req, p); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := confirmRecalled(ctx, s, req, p); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := applyChildren(ctx, s, req, p); err != nil {
@@ -285,13 +290,17 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 }
 
 // Plan works out what Do would do for req, reading from the cache (and,
-// for a desired child the cache does not show, from the API server), and
+// for a desired child the cache does not show, or shows as it was before
+// the step's apply of it lately, from the API server), and
 // does nothing: a dry run. Under a kind's MaxUnavailable, Update lists
 // the children the pass would update now and Held those it would leave
 // for later passes.
 func (s *Step[T]) Plan(ctx context.Context, req *bosun.Pass[T]) (Plan, error) {
 	p := &pass{}
 	if err := preparePass(ctx, s, req, p); err != nil {
+		return Plan{}, err
+	}
+	if err := confirmRecalled(ctx, s, req, p); err != nil {
 		return Plan{}, err
 	}
 	return p.plan, nil
