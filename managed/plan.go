@@ -9,13 +9,14 @@ import (
 )
 
 // planned reports whether the call op for obj is one that the plan mode
-// of package operator records instead of making: a Create, Update or
-// Delete, when ctx carries a plan. The step then goes on as if the call
-// had succeeded with an empty answer; Connect, Observe and the polls of
-// long operations, which only read, are made as usual.
+// of package operator records instead of making: a Create, Update, Delete
+// or RepairCredentials (which would set new credentials on the resource),
+// when ctx carries a plan. The step then goes on as if the call had
+// succeeded with an empty answer; Connect, Observe and the polls of long
+// operations, which only read, are made as usual.
 func planned[T client.Object](ctx context.Context, s *Step[T], op string, obj T) bool {
 	rec := plan.From(ctx)
-	if rec == nil || op != opCreate && op != opUpdate && op != opDelete {
+	if rec == nil || op != opCreate && op != opUpdate && op != opDelete && op != opRepairCredentials {
 		return false
 	}
 	rec.External(ctx, s.cfg.name, op, ExternalName(obj))

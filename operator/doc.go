@@ -74,17 +74,21 @@
 // (`go run ./cmd --plan --kubeconfig ~/.kube/config`). Its client sends
 // every write with dryRun=All, so the API server validates, defaults and
 // admits it without storing it; the managed steps call their external
-// systems' Connect and Observe but record Create, Update and Delete
-// instead of calling them; events are dropped; leader election, metrics,
-// probes and the webhook server are off. Once every object of the
-// operator's kinds present when the caches synced has had a pass, it
-// prints, per object, the creates (their fields), the updates, patches and
-// applies (the fields that would change, read from the live object and
-// the server's dry-run answer, without resourceVersion, managedFields and
-// the like), the deletes and the external calls of that first pass, and
-// exits: 0 when every pass succeeded, 1 when one failed (the report says
-// which) or the plan was stopped first. Writes a pass would make only
-// after an earlier write took effect (a second pass) are not in the plan.
+// systems' Connect and Observe but record Create, Update, Delete and
+// RepairCredentials instead of calling them; events are dropped; leader
+// election, metrics, probes and the webhook server are off. Once every
+// object of the operator's kinds present when the caches synced has had a
+// pass, it prints, per object, the creates (their fields), the updates,
+// patches and applies (the fields that would change, read from the live
+// object and the server's dry-run answer, without resourceVersion,
+// managedFields and the like), the deletes and the external calls of that
+// first pass, and exits: 0 when every pass succeeded, 1 when one failed
+// (the report says which) or the plan was stopped first. Writes a pass
+// would make only after an earlier write took effect (a second pass) are
+// not in the plan. The plan never prints the values of Secrets' data and
+// stringData, nor of the fields Options.Sensitive names: it names the keys
+// that would be added, changed or removed, with "(sensitive value)" for
+// each value.
 //
 // # The role from the steps
 //

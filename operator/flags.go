@@ -99,10 +99,11 @@ type Flags struct {
 	DevWorkloads bool
 	// Plan runs the operator once over the cluster without changing it:
 	// every write goes to the API server with dryRun=All, the managed
-	// steps' external creates, updates and deletes are recorded, not
-	// made, and once every object of the operator's kinds has had a
-	// pass, Run prints what each would change and returns. Leader
-	// election, metrics, probes and the webhook server are off.
+	// steps' external creates, updates, deletes and credential repairs
+	// are recorded, not made, and once every object of the operator's
+	// kinds has had a pass, Run prints what each would change and
+	// returns. Leader election, metrics, probes and the webhook server
+	// are off.
 	Plan bool
 	// Role prints the ClusterRole that the operator's bosun reconcilers
 	// derive from their steps (bosun.Reconciler.PolicyRules), named

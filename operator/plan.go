@@ -47,11 +47,13 @@ func runPlan(ctx context.Context, opts Options, flags Flags, cfg *rest.Config, s
 }
 
 // newPlanRun returns a plan and opts changed for it: a client that sends
-// every write as a dry run and records it, a context that tells the
-// managed steps to record their external writes, no events, no leader
-// election, metrics, probes or webhook server.
+// every write as a dry run and records it, without the values of the
+// fields of opts.Sensitive (checked by Options.validate), a context that
+// tells the managed steps to record their external writes, no events, no
+// leader election, metrics, probes or webhook server.
 func newPlanRun(opts Options) (*planRun, Options) {
-	p := &planRun{rec: plan.NewRecorder(), listed: make(chan struct{})}
+	sensitive, _ := plan.NewSensitive(opts.Sensitive)
+	p := &planRun{rec: plan.NewRecorder(sensitive), listed: make(chan struct{})}
 	adjust := opts.Manager
 	opts.Manager = func(o *ctrl.Options) {
 		if adjust != nil {

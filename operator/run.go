@@ -15,6 +15,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/debugpage"
+	"github.com/bosunkit/bosun/internal/plan"
 	"github.com/bosunkit/bosun/version"
 )
 
@@ -59,6 +61,18 @@ type Options struct {
 	// before the manager is made: a cache's namespaces or a controller
 	// setting the flags do not cover.
 	Manager func(*ctrl.Options)
+	// Sensitive names, per kind, the fields whose values --plan never
+	// prints, besides the data and stringData of Secrets, which it never
+	// prints either: for such a field the plan says that it would change,
+	// and of a map which keys would be added, changed or removed, with
+	// "(sensitive value)" in place of every value, old and new (and in
+	// place of the digest package children keeps in an annotation of a
+	// child of such a kind). A field is
+	// named by its path as the plan prints it, without list indexes: a
+	// list on the way stands for each of its elements ("spec.password",
+	// "spec.users.password", `metadata.annotations["example.com/token"]`).
+	// A kind is matched in every version of its group.
+	Sensitive map[schema.GroupKind][]string
 }
 
 func (o Options) validate() error {
@@ -69,6 +83,9 @@ func (o Options) validate() error {
 		return fmt.Errorf("operator %q: Options.AddToScheme is nil", o.Name)
 	case o.Setup == nil:
 		return fmt.Errorf("operator %q: Options.Setup is nil", o.Name)
+	}
+	if _, err := plan.NewSensitive(o.Sensitive); err != nil {
+		return fmt.Errorf("operator %q: Options.Sensitive: %w", o.Name, err)
 	}
 	return nil
 }

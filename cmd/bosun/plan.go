@@ -26,11 +26,12 @@ which is the same as
   go run ./cmd --plan --kubeconfig ~/.kube/config
 
 Under --plan every write goes to the API server as a dry run and no external
-resource is created, updated or deleted; once every object of the
-operator's kinds has had a pass, the operator prints, per object, the
-children it would create, the fields it would change, what it would delete
-and the external calls it would make, and exits: 0 when every pass
-succeeded, 1 otherwise. Run it with the new version checked out, against
+resource is created, updated, deleted or given new credentials; once every
+object of the operator's kinds has had a pass, the operator prints, per
+object, the children it would create, the fields it would change, what it
+would delete and the external calls it would make, and exits: 0 when every
+pass succeeded, 1 otherwise. The values of Secrets, and of the fields the
+operator marks sensitive, are printed as "(sensitive value)". Run it with the new version checked out, against
 the cluster the old one manages, before rolling the new one out. The
 operator needs the read permissions of its deployment in that cluster, and
 dry-run writes are authorised as real ones.`,

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -38,7 +39,7 @@ func (c *recordingClient) Create(ctx context.Context, obj client.Object, opts ..
 	if err := c.Client.Create(ctx, obj, append(opts, client.DryRunAll)...); err != nil {
 		return err
 	}
-	c.rec.add(ctx, Write{Verb: "create", Object: c.name(obj, sent), Fields: fields(sent)})
+	c.rec.add(ctx, Write{Verb: "create", Object: c.name(obj, sent), Fields: fields(c.rec.sensitive.hide(c.kind(obj), sent))})
 	return nil
 }
 
@@ -91,15 +92,16 @@ func (c *recordingClient) Apply(ctx context.Context, ac runtime.ApplyConfigurati
 		return err
 	}
 	name := u.GetKind() + " " + ref(u.GetNamespace(), u.GetName())
+	gk := u.GroupVersionKind().GroupKind()
 	if missing {
-		c.rec.add(ctx, Write{Verb: "create", Object: name, Fields: fields(sent)})
+		c.rec.add(ctx, Write{Verb: "create", Object: name, Fields: fields(c.rec.sensitive.hide(gk, sent))})
 		return nil
 	}
 	after, err := jsonMap(ac)
 	if err != nil {
 		return err
 	}
-	if d := diff(before.Object, after); len(d) > 0 {
+	if d := diff(c.rec.sensitive.hide(gk, before.Object), c.rec.sensitive.hide(gk, after)); len(d) > 0 {
 		c.rec.add(ctx, Write{Verb: "apply", Object: name, Fields: d})
 	}
 	return nil
@@ -179,15 +181,16 @@ func (c *recordingClient) changed(ctx context.Context, verb, sub string, obj cli
 	if err != nil {
 		return err
 	}
+	gk := gvk.GroupKind()
 	if missing {
-		c.rec.add(ctx, Write{Verb: "create", Object: c.name(obj, after), Fields: fields(after)})
+		c.rec.add(ctx, Write{Verb: "create", Object: c.name(obj, after), Fields: fields(c.rec.sensitive.hide(gk, after))})
 		return nil
 	}
 	before, err := c.normal(obj, live.Object)
 	if err != nil {
 		return err
 	}
-	if d := diff(before, after); len(d) > 0 {
+	if d := diff(c.rec.sensitive.hide(gk, before), c.rec.sensitive.hide(gk, after)); len(d) > 0 {
 		c.rec.add(ctx, Write{Verb: verb, Object: c.name(obj, after), Fields: d})
 	}
 	return nil
@@ -220,6 +223,14 @@ func (c *recordingClient) normal(obj client.Object, m map[string]any) (map[strin
 		return nil, err
 	}
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+}
+
+// kind returns the kind of obj, from the scheme when it knows obj's type.
+func (c *recordingClient) kind(obj client.Object) schema.GroupKind {
+	if gvk, err := apiutil.GVKForObject(obj, c.Scheme()); err == nil {
+		return gvk.GroupKind()
+	}
+	return obj.GetObjectKind().GroupVersionKind().GroupKind()
 }
 
 // name names obj as "Kind namespace/name".

@@ -126,8 +126,11 @@ func empty(v any) bool {
 }
 
 func show(v any) string {
-	if v == nil {
+	switch v := v.(type) {
+	case nil:
 		return "<none>"
+	case hidden:
+		return v.String()
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -18,14 +18,16 @@ import (
 type Write struct {
 	// Verb is what the write does: "create", "update", "patch", "apply",
 	// "delete", "delete all of", with " status" (or the subresource) for a
-	// write of a subresource; "external create", "external update" or
-	// "external delete" for a call of a managed step.
+	// write of a subresource; "external create", "external update",
+	// "external delete" or "external repair credentials" for a call of a
+	// managed step.
 	Verb string
 	// Object names what is written: "ConfigMap ns/name", or, for an
 	// external resource, its external name and the step.
 	Object string
 	// Fields are the fields of a create ("path: value") and the changes of
-	// the other writes ("path: old -> new").
+	// the other writes ("path: old -> new"), each value of a sensitive
+	// field shown as "(sensitive value)".
 	Fields []string
 }
 
@@ -49,6 +51,9 @@ type Outcome struct {
 // Recorder collects the writes of the passes of one plan. The zero value
 // is not usable: call NewRecorder.
 type Recorder struct {
+	// sensitive are the fields whose values the plan does not print.
+	sensitive Sensitive
+
 	mu sync.Mutex
 	// pending holds the writes of passes that have not ended, by reconcile ID.
 	pending map[types.UID][]Write
@@ -63,9 +68,10 @@ type passKey struct {
 	object     types.NamespacedName
 }
 
-// NewRecorder returns an empty Recorder.
-func NewRecorder() *Recorder {
-	return &Recorder{pending: map[types.UID][]Write{}, done: map[passKey]Outcome{}}
+// NewRecorder returns an empty Recorder that prints the fields of
+// sensitive, and those of Secrets, without their values.
+func NewRecorder(sensitive Sensitive) *Recorder {
+	return &Recorder{sensitive: sensitive, pending: map[types.UID][]Write{}, done: map[passKey]Outcome{}}
 }
 
 var _ bosun.PassObserver = (*Recorder)(nil)
@@ -96,8 +102,8 @@ func (r *Recorder) add(ctx context.Context, w Write) {
 }
 
 // External records a call of a managed step that plan mode does not make:
-// op ("create", "update" or "delete") of the external resource name for the
-// object namespace/name, by the step called step.
+// op ("create", "update", "delete" or "repair credentials") of the external
+// resource name, by the step called step.
 func (r *Recorder) External(ctx context.Context, step, op, name string) {
 	if name == "" {
 		name = "(not named yet)"
