@@ -83,13 +83,19 @@ func (ps claimStage[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Res
 	}
 	conds := co.GetConditions()
 	gen := obj.GetGeneration()
-	changed := conditions.Set(&conds, metav1.Condition{
+	now := metav1.Now()
+	ready := metav1.Condition{
 		Type:               conditions.TypeReady,
 		Status:             metav1.ConditionFalse,
 		Reason:             conditions.ReasonInvalidPolicy,
 		Message:            perr.Error(),
 		ObservedGeneration: gen,
-	}, metav1.Now())
+	}
+	changed := conditions.Set(&conds, ready, now)
+	if ps.r.Options.KStatus {
+		// Nothing happens until the policy changes: stalled.
+		setKStatus(&conds, ready, false, true, now)
+	}
 	conditions.StampGeneration(conds, gen)
 	co.SetConditions(conds)
 	if _, err := ps.saving().save(ctx); err != nil {

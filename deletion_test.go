@@ -81,7 +81,7 @@ func TestDeletionDeadline(t *testing.T) {
 	}
 	for _, name := range []string{"orphaned", "retried", "bogus"} {
 		c := f.waitDeletionBlocked(name)
-		for _, want := range []string{"refusingCleanup", "refuses the delete", "after the deletion was asked (at ", "bosun.dev/release-finalizer=orphan"} {
+		for _, want := range []string{"refusingCleanup", "refuses the delete", "of the deletion (asked at ", "bosun.dev/release-finalizer=orphan"} {
 			if !strings.Contains(c.Message, want) {
 				t.Errorf("%s: DeletionBlocked message %q lacks %q", name, c.Message, want)
 			}

@@ -79,13 +79,15 @@ func (o ownWrites[T]) end(ps *passState[T], rv string) {
 // neither settled nor failed, they are let through, and if some were
 // dropped while the pass ran, the object is requeued at once in their
 // stead, as they would have done; so it is, settled or not, when an event
-// dropped while a write was on its way was not the write's own.
+// dropped while a write was on its way was not the write's own, and when
+// the answer of the pass's write held changes the pass did not send (a
+// mutating webhook's): the steps must see them.
 func (o ownWrites[T]) close(ps *passState[T], res ctrl.Result, err error) ctrl.Result {
 	w := ps.own
 	if w == nil {
 		return res
 	}
-	settled := o.settled(ps, err)
+	settled := o.settled(ps, err) && !ps.mutated
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.open = false
@@ -96,7 +98,7 @@ func (o ownWrites[T]) close(ps *passState[T], res ctrl.Result, err error) ctrl.R
 		o.own.CompareAndDelete(ps.key, w)
 	}
 	switch {
-	case err == nil && (foreign || !settled && w.dropped):
+	case err == nil && (foreign || ps.mutated || !settled && w.dropped):
 		o.book.note(ps.key, o.forUpdate(ps.key))
 		res.RequeueAfter = ownWriteRequeue
 		res.Priority = nil

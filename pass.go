@@ -77,7 +77,17 @@ type Pass[T client.Object] struct {
 	// write, when set, makes each write of the object by the pass (see
 	// passState.write).
 	write func(rv string, after client.Object, send func() error) error
+	// lastCleanup is set for the Cleanup that AnnotationReleaseFinalizer
+	// asks for before the finalizer goes.
+	lastCleanup bool
 }
+
+// LastCleanup reports whether this pass runs the last Cleanup before the
+// engine releases the finalizer whatever it returns, as
+// AnnotationReleaseFinalizer "true" asks. A step that paces its external
+// calls (a backoff after refused deletes, a wait between polls) makes
+// them now: nothing will call it again.
+func (p *Pass[T]) LastCleanup() bool { return p.lastCleanup }
 
 // Commit writes the changes made so far to the object's metadata and spec
 // (everything but its status) at once, guarded by the resourceVersion of

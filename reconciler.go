@@ -213,7 +213,10 @@ type Options struct {
 	// watch events of its own writes: drop them when the pass that wrote
 	// settled. Every engine write is guarded by the resourceVersion the
 	// pass read, so the version a write makes holds what the pass left and
-	// nothing else. When the pass succeeded and left the object Ready=True
+	// nothing else, unless a mutating webhook changed it on the way: the
+	// engine compares the answer of its write of metadata and spec with
+	// what it sent, and a pass whose write came back changed does not
+	// settle (the next pass sees the webhook's change). When the pass succeeded and left the object Ready=True
 	// for its generation, a pass over that version would find nothing to
 	// do, and the event of the write starts none: one pass per change,
 	// where a hand-written controller makes two. Events of any other
@@ -722,11 +725,15 @@ type passState[T client.Object] struct {
 	early string
 	// waiting is the name of the step whose Cleanup stopped the cleanup.
 	waiting string
-	// blocked, when set, says why the deletion passed its deadline.
-	blocked string
+	// blocked, when set, says why the deletion passed its deadline, and
+	// blockedReason is DeletionBlocked's reason.
+	blocked, blockedReason string
 	// released, when set, says how AnnotationReleaseFinalizer released
 	// the finalizer.
 	released string
+	// mutated is set when the answer of the pass's write of metadata and
+	// spec held changes the pass did not send (a mutating webhook's).
+	mutated bool
 	// own records the versions this pass's writes made; nil until one
 	// does.
 	own *ownWrite
@@ -757,7 +764,9 @@ type ownWrites[T client.Object] struct{ *Reconciler[T] }
 //
 // Every write of the engine is guarded by the resourceVersion it read, so
 // a version it wrote holds exactly what the pass left in the object:
-// nothing else changed in between. A pass run for that version would see
+// nothing else changed in between, but what a mutating webhook added to
+// the write, which the engine looks for in the answer (see
+// changedOnTheWay; the answer of a status write is not checked). A pass run for that version would see
 // what the pass that wrote it saw; when that pass settled (see settled),
 // it would find nothing to do. Any other change makes another version,
 // whose event is not dropped.

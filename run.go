@@ -158,15 +158,25 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 		// The claim was refused: nothing acts.
 		return ctrl.Result{}, ps.claimErr, false
 	case deleting && policy == PolicyManage:
-		if how, ok := obj.GetAnnotations()[AnnotationReleaseFinalizer]; ok {
+		how, asked := obj.GetAnnotations()[AnnotationReleaseFinalizer]
+		if asked && (how == releaseAfterCleanup || how == releaseOrphan) {
 			return ps.releaseOnRequest(ctx, how)
 		}
 		res, err = ps.cleanup(ctx)
 		if !flow.Interrupts(res, err) {
 			ps.removeFinalizers()
-			released = true
+			return res, err, true
 		}
-		return ps.deadline(res, err), err, released
+		res = ps.deadline(res, err)
+		if asked {
+			// A value that asks for nothing known is reported, and the
+			// cleanup goes on as if it were not there: a typo must not
+			// stop it, nor hide that the deletion is blocked.
+			err = errors.Join(conditions.Warningf(conditions.ReasonInvalidReleaseFinalizer,
+				"annotation %s is %q: want %q (clean up once more, then release the finalizer) or %q (release it without cleanup)",
+				AnnotationReleaseFinalizer, how, releaseAfterCleanup, releaseOrphan), err)
+		}
+		return res, err, false
 	case deleting:
 		// Detach (or skip): nothing is undone, the object is let go.
 		ps.removeFinalizers()
@@ -230,24 +240,25 @@ func (ps *passState[T]) cleanup(ctx context.Context) (ctrl.Result, error) {
 	return ctrl.Result{}, nil
 }
 
+// The values of AnnotationReleaseFinalizer.
+const (
+	releaseAfterCleanup = "true"
+	releaseOrphan       = "orphan"
+)
+
 // releaseOnRequest releases the finalizer of an object being deleted as
-// AnnotationReleaseFinalizer asks: "true" after one more cleanup, whatever
-// its outcome, "orphan" without one. Any other value is a terminal error
-// that names the two.
+// AnnotationReleaseFinalizer asks: releaseAfterCleanup after one more
+// cleanup, whatever its outcome, releaseOrphan without one.
 func (ps *passState[T]) releaseOnRequest(ctx context.Context, how string) (ctrl.Result, error, bool) {
-	switch how {
-	case "orphan":
+	if how == releaseOrphan {
 		ps.released = "without cleanup: what it would delete is left behind"
-	case "true":
+	} else {
+		ps.req.lastCleanup = true
 		res, err := ps.cleanup(ctx)
 		ps.released = "after a last cleanup, which finished"
 		if flow.Interrupts(res, err) {
-			ps.released = "after a last cleanup, which had not finished: " + ps.describeWait(res, err) + "; what it did not delete is left behind"
+			ps.released = "after a last cleanup, which had not finished: " + ps.describeWait(err) + "; what it did not delete is left behind"
 		}
-	default:
-		return ctrl.Result{}, conditions.Terminalf("InvalidReleaseFinalizer",
-			"annotation %s is %q: want \"true\" (clean up once more, then release the finalizer) or \"orphan\" (release it without cleanup)",
-			AnnotationReleaseFinalizer, how), false
 	}
 	ps.removeFinalizers()
 	return ctrl.Result{}, nil, true
@@ -276,34 +287,47 @@ func (ps *passState[T]) removeFinalizers() {
 // deadline checks a cleanup that has not finished against
 // Options.DeletionDeadline: past it, it records what blocks the deletion
 // for the conditions; before it, it makes the pass come back by the
-// deadline, so that a blocked deletion shows on time.
+// deadline, so that a blocked deletion shows on time whatever the cleanup
+// returned: through res when it asked to wait, through the queue when it
+// failed (the error's backoff may be longer than what is left).
+//
+// What it records depends on nothing that changes from one pass to the
+// next but the cleanup's outcome, so that a deletion blocked for the same
+// reason is written once.
 func (ps *passState[T]) deadline(res ctrl.Result, err error) ctrl.Result {
 	d := ps.r.Options.DeletionDeadline
 	if d <= 0 || !flow.Interrupts(res, err) || ps.req.Object.GetDeletionTimestamp() == nil {
 		return res
 	}
 	asked := ps.req.Object.GetDeletionTimestamp().Time
-	since := time.Since(asked)
-	if since < d {
-		if left := d - since; err == nil && (res.RequeueAfter <= 0 || res.RequeueAfter > left) {
+	if left := d - time.Since(asked); left > 0 {
+		switch {
+		case err != nil:
+			ps.r.book.enqueueAfter(ps.key, left)
+		case res.RequeueAfter <= 0 || res.RequeueAfter > left:
 			res.RequeueAfter = left
 		}
 		return res
 	}
-	ps.blocked = fmt.Sprintf("the cleanup has not finished %s after the deletion was asked (at %s): %s; "+
-		"to release the finalizer anyway, annotate the object %s=true (clean up once more) or %s=orphan (leave what the cleanup would delete)",
-		since.Truncate(time.Second), asked.UTC().Format(time.RFC3339), ps.describeWait(res, err), AnnotationReleaseFinalizer, AnnotationReleaseFinalizer)
+	ps.blockedReason = reasonCleanupPending
+	if err != nil {
+		ps.blockedReason, _, _ = conditions.FromError(err)
+	}
+	ps.blocked = fmt.Sprintf("the cleanup has not finished within %s of the deletion (asked at %s): %s; "+
+		"to release the finalizer anyway, annotate the object %s=%s (clean up once more) or %s=%s (leave what the cleanup would delete)",
+		d, asked.UTC().Format(time.RFC3339), ps.describeWait(err),
+		AnnotationReleaseFinalizer, releaseAfterCleanup, AnnotationReleaseFinalizer, releaseOrphan)
 	return res
 }
 
 // describeWait says why the cleanup stopped: the step and its error, or
 // that it asked to come back.
-func (ps *passState[T]) describeWait(res ctrl.Result, err error) string {
+func (ps *passState[T]) describeWait(err error) string {
 	if err != nil {
 		_, _, msg := conditions.FromError(err)
 		return fmt.Sprintf("step %q failed: %s", ps.waiting, msg)
 	}
-	return fmt.Sprintf("step %q is waiting (asked to come back in %s)", ps.waiting, res.RequeueAfter)
+	return fmt.Sprintf("step %q is waiting", ps.waiting)
 }
 
 // post runs every Post in step order and joins their errors.
@@ -365,9 +389,10 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		}
 	}
 	changed := conditions.Set(&conds, ready, now)
-	ps.setDeletionBlocked(&conds, err, gen, now)
+	ps.setDeletionBlocked(&conds, gen, now)
 	if ps.r.Options.KStatus {
-		ps.setKStatus(&conds, ready, err, now)
+		_, severity, _ := conditions.FromError(err)
+		setKStatus(&conds, ready, ps.req.Policy == PolicySkip, err != nil && severity == conditions.SeverityError, now)
 	}
 	conditions.StampGeneration(conds, gen)
 	// Steps may have written conditions without conditions.Set.
@@ -392,18 +417,14 @@ func readyAt(conds []metav1.Condition, gen int64) bool {
 // setDeletionBlocked sets DeletionBlocked True when the deletion passed its
 // deadline in this pass, with a Warning event and the metric the first time,
 // and removes it otherwise.
-func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, err error, gen int64, now metav1.Time) {
+func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, gen int64, now metav1.Time) {
 	if ps.blocked == "" {
 		meta.RemoveStatusCondition(conds, conditions.TypeDeletionBlocked)
 		return
 	}
-	reason := reasonCleanupPending
-	if err != nil {
-		reason, _, _ = conditions.FromError(err)
-	}
 	was := conditions.Find(*conds, conditions.TypeDeletionBlocked)
 	conditions.Set(conds, metav1.Condition{
-		Type: conditions.TypeDeletionBlocked, Status: metav1.ConditionTrue, Reason: reason, Message: ps.blocked, ObservedGeneration: gen,
+		Type: conditions.TypeDeletionBlocked, Status: metav1.ConditionTrue, Reason: ps.blockedReason, Message: ps.blocked, ObservedGeneration: gen,
 	}, now)
 	if was == nil || was.Status != metav1.ConditionTrue {
 		ps.event(corev1.EventTypeWarning, eventDeletionBlocked, "Cleanup", "%s", ps.blocked)
@@ -413,17 +434,18 @@ func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, err error,
 	}
 }
 
-// setKStatus keeps the kstatus conditions in conds for Ready ready and the
-// pass's error err (see Options.KStatus).
-func (ps *passState[T]) setKStatus(conds *[]metav1.Condition, ready metav1.Condition, err error, now metav1.Time) {
-	_, severity, _ := conditions.FromError(err)
+// setKStatus keeps the kstatus conditions in conds for Ready ready (see
+// Options.KStatus): none while the object is Ready or paused, Stalled
+// when the failure is terminal (stalled), Reconciling otherwise. Every
+// path of the engine that sets Ready calls it when Options.KStatus is set.
+func setKStatus(conds *[]metav1.Condition, ready metav1.Condition, paused, stalled bool, now metav1.Time) {
 	var on, off string
 	switch {
-	case ready.Status == metav1.ConditionTrue, ps.req.Policy == PolicySkip:
+	case ready.Status == metav1.ConditionTrue, paused:
 		meta.RemoveStatusCondition(conds, conditions.TypeReconciling)
 		meta.RemoveStatusCondition(conds, conditions.TypeStalled)
 		return
-	case err != nil && severity == conditions.SeverityError:
+	case stalled:
 		on, off = conditions.TypeStalled, conditions.TypeReconciling
 	default:
 		on, off = conditions.TypeReconciling, conditions.TypeStalled

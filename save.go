@@ -5,12 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,9 +79,16 @@ func (ps saveStage[T]) writeFailed(ctx context.Context, w engineWrite, werr erro
 		}
 		conds = co.GetConditions()
 		gen := obj.GetGeneration()
-		changed = conditions.Set(&conds, metav1.Condition{
+		now := metav1.Now()
+		ready := metav1.Condition{
 			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: w.reason(), Message: werr.Error(), ObservedGeneration: gen,
-		}, metav1.Now())
+		}
+		changed = conditions.Set(&conds, ready, now)
+		if ps.r.Options.KStatus {
+			// An object the API server refuses as invalid waits for a
+			// change of its own: stalled. Any other failure is retried.
+			setKStatus(&conds, ready, false, apierrors.IsInvalid(werr), now)
+		}
 		boundMessages(conds)
 		co.SetConditions(conds)
 		if err := ps.saveStatus(ctx); err != nil {
@@ -116,6 +128,7 @@ func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Resu
 			return ps.writeFailed(ctx, writeRelease, serr)
 		}
 	}
+	ps.settleReleased(ctx, policy)
 	reason, note := eventCleanedUp, "cleaned up and released finalizer %q"
 	if policy != PolicyManage {
 		reason, note = eventDetached, "released finalizer %q without cleanup"
@@ -129,6 +142,42 @@ func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Resu
 	ps.event(corev1.EventTypeNormal, reason, "Cleanup", note, ps.r.Finalizer)
 	ps.req.Log.V(1).Info("released finalizer", "finalizer", ps.r.Finalizer)
 	return flow.Final(res, err)
+}
+
+// settleReleased clears the engine's deletion conditions of an object
+// whose finalizer the pass released and that other finalizers still hold:
+// DeletionBlocked and the kstatus conditions go, and Ready says the engine
+// is done with it (conditions.ReasonFinalizerReleased). Without this write
+// the object would go on blaming the engine's cleanup until the others
+// let go, since no later pass writes to an object with none of the
+// engine's finalizers. A failure is logged: the object is on its way out.
+func (ps saveStage[T]) settleReleased(ctx context.Context, policy Policy) {
+	obj := ps.req.Object
+	co, ok := any(obj).(conditions.Object)
+	if !ok || len(obj.GetFinalizers()) == 0 || obj.GetDeletionTimestamp() == nil {
+		return
+	}
+	conds := co.GetConditions()
+	meta.RemoveStatusCondition(&conds, conditions.TypeDeletionBlocked)
+	meta.RemoveStatusCondition(&conds, conditions.TypeReconciling)
+	meta.RemoveStatusCondition(&conds, conditions.TypeStalled)
+	how := "its cleanup finished"
+	switch {
+	case policy != PolicyManage:
+		how = fmt.Sprintf("the reconcile policy %q runs no cleanup", policy)
+	case ps.released != "":
+		how = fmt.Sprintf("annotation %s released it %s", AnnotationReleaseFinalizer, ps.released)
+	}
+	conditions.Set(&conds, metav1.Condition{
+		Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonFinalizerReleased,
+		Message:            fmt.Sprintf("finalizer %q released: %s; the object waits for its other finalizers", ps.r.Finalizer, how),
+		ObservedGeneration: obj.GetGeneration(),
+	}, metav1.Now())
+	boundMessages(conds)
+	co.SetConditions(conds)
+	if err := ps.saveStatus(ctx); err != nil && !apierrors.IsNotFound(err) {
+		ps.req.Log.Error(err, "clearing the deletion conditions of a released object failed")
+	}
 }
 
 // patchMain writes the changes to metadata and spec (everything but status),
@@ -215,12 +264,47 @@ func (ps saveStage[T]) sendMain(ctx context.Context, main map[string]json.RawMes
 	if err != nil {
 		return err
 	}
+	sent := ps.req.Object.DeepCopyObject().(client.Object)
 	if err := ps.write(rv, ps.req.Object, func() error {
 		return ps.r.Client.Patch(trim.Mark(ctx), ps.req.Object, client.RawPatch(types.MergePatchType, body))
 	}); err != nil {
 		return fmt.Errorf("writing object: %w", err)
 	}
+	if changed, err := changedOnTheWay(sent, ps.req.Object); err != nil || changed {
+		// A mutating webhook (or the API server's defaulting) changed what
+		// the pass sent: the version the write made holds more than the
+		// pass left, and the steps have not seen it. The pass does not
+		// settle, so a pass over that version follows (ownWrites.close).
+		ps.mutated = true
+		ps.req.Log.V(1).Info("the object came back from the engine's write with changes the pass did not make")
+	}
 	return nil
+}
+
+// changedOnTheWay reports whether got, the API server's answer to a write
+// of sent, differs from it in what an object's writers set: its labels,
+// annotations, finalizers and owner references, and every field outside
+// metadata and status (the spec). What the server keeps of its own (the
+// version, generation, managed fields, timestamps) is left out.
+func changedOnTheWay(sent, got client.Object) (bool, error) {
+	if !maps.Equal(sent.GetLabels(), got.GetLabels()) || !maps.Equal(sent.GetAnnotations(), got.GetAnnotations()) ||
+		!slices.Equal(sent.GetFinalizers(), got.GetFinalizers()) ||
+		!equality.Semantic.DeepEqual(sent.GetOwnerReferences(), got.GetOwnerReferences()) {
+		return true, nil
+	}
+	a, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sent)
+	if err != nil {
+		return false, fmt.Errorf("comparing the answer of a write: %w", err)
+	}
+	b, err := runtime.DefaultUnstructuredConverter.ToUnstructured(got)
+	if err != nil {
+		return false, fmt.Errorf("comparing the answer of a write: %w", err)
+	}
+	for _, k := range []string{"metadata", "status", "apiVersion", "kind"} {
+		delete(a, k)
+		delete(b, k)
+	}
+	return !equality.Semantic.DeepEqual(a, b), nil
 }
 
 // write makes one write of the object by the pass: send, guarded by

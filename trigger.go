@@ -201,6 +201,19 @@ func (b *triggerBook) enqueue(key types.NamespacedName, t Trigger) bool {
 	return true
 }
 
+// enqueueAfter adds key to the controller's queue once d has passed, as a
+// requeue of the engine's, whatever its pass in progress returns. It does
+// nothing when the controller has no queue yet (a Reconciler set up
+// without ControllerManagedBy).
+func (b *triggerBook) enqueueAfter(key types.NamespacedName, d time.Duration) {
+	if b == nil {
+		return
+	}
+	if q := b.queue.Load(); q != nil {
+		(*q).AddAfter(reconcile.Request{NamespacedName: key}, d)
+	}
+}
+
 // confirmingQueue is a controller's queue that confirms candidates on Add,
 // the call handlers make. AddAfter and AddRateLimited are the engine's
 // requeues, which it records itself.

@@ -57,6 +57,16 @@ const (
 	// come back later before the steps after it ran: what they report is
 	// not known for this generation yet.
 	ReasonProgressing = "Progressing"
+	// ReasonInvalidReleaseFinalizer is the reason of Ready=False when the
+	// annotation bosun.dev/release-finalizer holds a value the engine does
+	// not know. The cleanup goes on being retried meanwhile.
+	ReasonInvalidReleaseFinalizer = "InvalidReleaseFinalizer"
+	// ReasonFinalizerReleased is the reason of Ready=False on an object
+	// being deleted that the engine has let go (its cleanup finished, or
+	// bosun.dev/release-finalizer released it) while other finalizers
+	// still hold it. The engine removes DeletionBlocked, and the kstatus
+	// conditions, in the same write.
+	ReasonFinalizerReleased = "FinalizerReleased"
 )
 
 // reasonNotReady is the reason Summarize gives when the worst condition has an

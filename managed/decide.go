@@ -133,6 +133,10 @@ type facts struct {
 	finalizers   int
 	controller   string
 	deletingLast []string
+	// lastCleanup reports the last Cleanup before the engine releases
+	// the finalizer (bosun.Pass.LastCleanup): Delete is asked for now,
+	// whatever its backoff or wait says.
+	lastCleanup bool
 }
 
 // decide returns what Do does about a resource it has observed.
@@ -221,7 +225,7 @@ func decideCleanup(f facts) decision {
 	if obs.Exists && !owned(obs, f.identity, claimOf(f.ann), f.pol) {
 		return decision{action: actLeftInPlace}
 	}
-	if w := deleteWait(f.ann, f.memo.delete, f.now, f.short); w > 0 {
+	if w := deleteWait(f.ann, f.memo.delete, f.now, f.short); w > 0 && !f.lastCleanup {
 		if f.memo.delete != nil {
 			return decision{action: actDeleteBackoff}
 		}

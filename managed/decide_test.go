@@ -143,6 +143,10 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// lastCleanup marks the facts of the last Cleanup before the finalizer
+// goes (bosun.Pass.LastCleanup).
+func lastCleanup(f *facts) { f.lastCleanup = true }
+
 // TestDecideCleanup checks every branch of decideCleanup, Cleanup's
 // decision, before and after it observes.
 func TestDecideCleanup(t *testing.T) {
@@ -190,6 +194,10 @@ func TestDecideCleanup(t *testing.T) {
 		{"ours, delete failed lately: its backoff",
 			baseFacts(obsOurs, created, deleting(time.Second), withMemo(memo{delete: &attempt{at: decideNow.Add(-time.Second), n: 1, err: errors.New("x")}})),
 			decision{action: actDeleteBackoff}},
+		{"ours, delete failed lately, last cleanup: delete",
+			baseFacts(obsOurs, created, deleting(time.Second), withMemo(memo{delete: &attempt{at: decideNow.Add(-time.Second), n: 1, err: errors.New("x")}}), lastCleanup),
+			decision{action: actDelete}},
+		{"ours, delete asked lately, last cleanup: delete", baseFacts(obsOurs, created, deleting(time.Second), lastCleanup), decision{action: actDelete}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

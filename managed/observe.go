@@ -130,6 +130,7 @@ func (o observer[T]) cleanupFacts(req *bosun.Pass[T]) (facts, error) {
 	order, err := o.deletionOrder(obj)
 	f.orphan, f.last, f.orderErr = del == DeletionOrphan, order == DeletionOrderLast, err
 	f.finalizers, f.controller, f.deletingLast = len(obj.GetFinalizers()), req.Controller, deletingLast(obj)
+	f.lastCleanup = req.LastCleanup()
 	return f, nil
 }
 
