@@ -196,9 +196,11 @@ generate:
 apisize:
 	$(GO) run ./hack/apisize
 
-## verify: regenerate and fail when a generated file differs from the committed one; report the API's size.
+## verify: regenerate and fail when a generated file differs from the committed one; report the API's size;
+##   fail when docs/*.md cite a test that does not exist (hack/promises).
 .PHONY: verify
 verify: generate apisize
+	$(GO) run ./hack/promises
 	@unformatted=$$($(GO) run ./cmd/bosun fmt -l .) || exit 1; \
 	if [ -n "$$unformatted" ]; then \
 		echo ".bosun documents are not in canonical form; run '$(GO) run ./cmd/bosun fmt -w .' and commit:"; \
