@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
@@ -102,40 +105,96 @@ func TestNeverAdoptsAnotherObjectsResource(t *testing.T) {
 	a.wait("shop", converged)
 }
 
-// TestUnmarkedResourceIsAdoptedOnlyWhenAsked checks that a bucket made
-// outside the operator, with no owner mark, is not adopted under the name
-// the step chose; that setting the external-name annotation by hand adopts
-// it, and Update marks it as the object's; and that switching an object
-// from observe-only to full management adopts the bucket it was observing.
-func TestUnmarkedResourceIsAdoptedOnlyWhenAsked(t *testing.T) {
+// TestUnmarkedResourceIsAdoptedOnlyWhereGranted puts objects on buckets made
+// outside the operator, with no owner mark: one under the name the step
+// chooses, one named by hand, one named by hand with a forged record of a
+// create, one observe-only, and one named by hand that is deleted at once.
+// Without a grant none is adopted: each is Synced and Ready False with
+// ReasonAdoptionNotGranted, no name is recorded for the one under the
+// chosen name, no bucket is updated, repaired or deleted, no connection
+// Secret is written, and the deleted object leaves its bucket. Once an
+// administrator annotates the Namespace, the hand-named ones are adopted and
+// re-marked by Update, the observe-only one is observed and then adopted
+// when it switches to full management, and the one under the chosen name,
+// which nobody asked to adopt, is a conflict until its name is set by hand.
+func TestUnmarkedResourceIsAdoptedOnlyWhereGranted(t *testing.T) {
 	cl := newCloud()
 	e := start(t, cl, nil)
 	legacy, watched := e.ns+".legacy", e.ns+".watched"
+	buckets := []string{legacy, watched, "outside-1", "outside-2", "outside-3"}
 	cl.set(func(c *cloud) {
-		for _, n := range []string{legacy, watched} {
+		for _, n := range buckets {
 			c.buckets[n] = &cloudBucket{size: 9, region: defaultRegion, password: "old", created: time.Now().Add(-time.Hour)}
 		}
 	})
-
-	e.create("legacy", 1, "", nil)
-	bl := e.wait("legacy", conflicted)
-	if ExternalName(bl) != "" {
-		t.Errorf("external name %q recorded for a bucket the step did not adopt", ExternalName(bl))
-	}
-	if got, _ := cl.bucket(legacy); got.size != 9 || got.owner != "" {
-		t.Errorf("legacy bucket %+v, want it untouched", got)
+	longAgo := formatTime(time.Now().Add(-time.Hour))
+	notGranted := map[string]cond{
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonAdoptionNotGranted},
+		defaultConditionSynced: {metav1.ConditionFalse, ReasonAdoptionNotGranted},
 	}
 
-	// The user names the bucket by hand: that is asking for adoption.
+	e.create("legacy", 1, "legacy-conn", nil)
+	e.create("named", 1, "named-conn", annotated(AnnotationExternalName, "outside-1"))
+	e.create("forged", 1, "forged-conn", annotated(AnnotationExternalName, "outside-2",
+		AnnotationCreatePending, longAgo, annotationCreateSucceeded, longAgo))
+	e.create("watched", 1, "watched-conn", annotated(AnnotationManagementPolicies, string(policyObserve)))
+	e.create("leaver", 1, "leaver-conn", annotated(AnnotationExternalName, "outside-3"))
+	for _, n := range []string{"legacy", "named", "forged", "watched", "leaver"} {
+		b := e.wait(n, notGranted)
+		msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message
+		if !strings.Contains(msg, AnnotationAdoptExternal) || !strings.Contains(msg, e.ns) {
+			t.Errorf("%s: Synced message %q does not say which annotation on which Namespace grants adoption", n, msg)
+		}
+		if b.Status.AtProvider != nil {
+			t.Errorf("%s: status.atProvider %+v taken from a bucket that is not its own", n, b.Status.AtProvider)
+		}
+	}
+	if got := ExternalName(e.get("legacy")); got != "" {
+		t.Errorf("external name %q recorded for a bucket the step did not adopt", got)
+	}
+	e.delete("leaver")
+	e.waitGone("leaver")
+	for _, n := range buckets {
+		if got, ok := cl.bucket(n); !ok || got.size != 9 || got.owner != "" || got.deleted {
+			t.Errorf("bucket %s without a grant: %+v (exists %t), want it untouched", n, got, ok)
+		}
+	}
+	for _, n := range []string{"legacy-conn", "named-conn", "forged-conn", "watched-conn", "leaver-conn"} {
+		if _, err := e.secret(t.Context(), n); !apierrors.IsNotFound(err) {
+			t.Errorf("connection secret %s: %v, want NotFound", n, err)
+		}
+	}
+	cl.set(func(c *cloud) {
+		if n := sum(c.creates) + sum(c.updates) + sum(c.deletes) + sum(c.repairs); n != 0 {
+			t.Errorf("%d creates, updates, deletes and repairs without a grant, want none", n)
+		}
+	})
+
+	// The administrator grants adoption to the namespace.
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		ns := &corev1.Namespace{}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: e.ns}, ns); err != nil {
+			return err
+		}
+		ns.Annotations = map[string]string{AnnotationAdoptExternal: "true"}
+		return e.c.Update(ctx, ns)
+	})
+	for _, c := range []struct{ object, bucket string }{{"named", "outside-1"}, {"forged", "outside-2"}} {
+		b := e.wait(c.object, converged)
+		if got, _ := cl.bucket(c.bucket); got.size != 1 || got.owner != Identity(b) {
+			t.Errorf("bucket %s after the grant: size %d owner %q, want 1 and %q", c.bucket, got.size, got.owner, Identity(b))
+		}
+	}
+	// Nobody asked to adopt legacy's bucket: a conflict until they do.
+	e.wait("legacy", conflicted)
 	e.change("legacy", func(b *v1.Bucket) { SetExternalName(b, legacy) })
-	bl = e.wait("legacy", converged)
+	bl := e.wait("legacy", converged)
 	if got, _ := cl.bucket(legacy); got.size != 1 || got.owner != Identity(bl) {
 		t.Errorf("legacy bucket after adoption: size %d owner %q, want 1 and %q", got.size, got.owner, Identity(bl))
 	}
 
-	// Observing an unmarked bucket is always allowed; switching to full
-	// management afterwards adopts it.
-	e.create("watched", 1, "", annotated(AnnotationManagementPolicies, string(policyObserve)))
+	// Observing an unmarked bucket is allowed once granted; switching to
+	// full management afterwards adopts it.
 	e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
 		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
@@ -151,8 +210,32 @@ func TestUnmarkedResourceIsAdoptedOnlyWhenAsked(t *testing.T) {
 		return nil
 	})
 	e.wait("watched", converged)
+	if got, _ := cl.bucket("outside-3"); got.owner != "" || got.size != 9 {
+		t.Errorf("bucket outside-3 of the deleted object: %+v, want it untouched", got)
+	}
 	if c, _, d := cl.counts(); c+d != 0 {
 		t.Errorf("%d creates and %d deletes, want none", c, d)
+	}
+}
+
+// TestAdoptionGrantedByOption checks that WithAdoptionGranted grants every
+// object adoption, with no annotation on its Namespace: a hand-set name
+// adopts an unmarked bucket, and deleting the object deletes it.
+func TestAdoptionGrantedByOption(t *testing.T) {
+	cl := newCloud()
+	e := start(t, cl, nil, WithAdoptionGranted())
+	cl.set(func(c *cloud) {
+		c.buckets["outside"] = &cloudBucket{size: 9, region: defaultRegion, password: "old", created: time.Now().Add(-time.Hour)}
+	})
+	e.create("named", 1, "", annotated(AnnotationExternalName, "outside"))
+	b := e.wait("named", converged)
+	if got, _ := cl.bucket("outside"); got.size != 1 || got.owner != Identity(b) {
+		t.Errorf("bucket after adoption: size %d owner %q, want 1 and %q", got.size, got.owner, Identity(b))
+	}
+	e.delete("named")
+	e.waitGone("named")
+	if _, ok := cl.bucket("outside"); ok {
+		t.Error("the adopted bucket is still there after its object was deleted")
 	}
 }
 

@@ -13,9 +13,10 @@ const (
 	// AnnotationExternalName holds the name of the external resource. The
 	// step records a name it chose only together with
 	// AnnotationCreatePending, so a name here without that mark was set by
-	// hand, and asks the step to adopt the resource under it (see the
-	// package documentation). A name the step chose never changes; one the
-	// external system assigns (WithProviderNames) is replaced when the
+	// hand, and asks the step to adopt the resource under it, which it
+	// does only where adoption is granted (AnnotationAdoptExternal, see
+	// the package documentation). A name the step chose never changes; one
+	// the external system assigns (WithProviderNames) is replaced when the
 	// resource it names is gone and the step creates another.
 	AnnotationExternalName = "bosun.dev/external-name"
 	// AnnotationCreatePending holds the time (RFC 3339) at which the step
@@ -70,6 +71,17 @@ const (
 	// "immediate" or "last" (see DeletionOrder).
 	AnnotationDeletionOrder = "bosun.dev/deletion-order"
 )
+
+// AnnotationAdoptExternal, set to "true" on a Namespace, grants the
+// objects in it adoption: their managed steps may take over an existing
+// external resource that carries no owner mark and that they did not
+// create, when the object's AnnotationExternalName names it by hand (or
+// its management policies only observe). It is for administrators: a user
+// who may edit objects in a namespace, but not the Namespace itself,
+// cannot grant it. Without it (or WithAdoptionGranted), such a resource
+// is never managed, observed or deleted; the object reports Synced and
+// Ready False with ReasonAdoptionNotGranted. Other values grant nothing.
+const AnnotationAdoptExternal = "bosun.dev/adopt-external"
 
 // ExternalName returns the name of obj's external resource, from
 // AnnotationExternalName; empty when it is not set yet.

@@ -68,6 +68,9 @@ func (c cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, e
 		return ctrl.Result{}, err
 	}
 	f.obs = &obs
+	if f.granted, err = c.obs.grant(ctx, req, f, obs); err != nil {
+		return ctrl.Result{}, err
+	}
 	return c.observed(ctx, req, cl, target, decideCleanup(f), f)
 }
 
@@ -82,7 +85,7 @@ func (c cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl Externa
 		return ctrl.Result{}, c.gone(ctx, req, f.now)
 	case actLeftInPlace:
 		req.Log.Info("leaving in place an external resource that is not this object's", "externalName", name)
-		req.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, eventLeftInPlace, "Delete", "%s", c.rec.notOurs(name, *f.obs).Error())
+		req.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, eventLeftInPlace, "Delete", "%s", c.rec.notOurs(obj, name, *f.obs, f.granted).Error())
 		return ctrl.Result{}, c.gone(ctx, req, f.now)
 	}
 	keepStatus(obj, target)

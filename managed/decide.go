@@ -37,6 +37,10 @@ const (
 	// actConflict: the resource under the external name is not the
 	// object's: leave it alone and report the conflict.
 	actConflict
+	// actNotGranted: the resource under the external name carries no
+	// owner mark, the step did not create it, and adoption is not
+	// granted: leave it alone and say so.
+	actNotGranted
 	// actCreate: the resource is missing: create it.
 	actCreate
 	// actCreateWait: a create happened within the creation grace period:
@@ -79,7 +83,7 @@ const (
 
 // String names the action, for test failures.
 func (a action) String() string {
-	names := [...]string{"report", "observe-only", "update", "update-wait", "update-backoff", "conflict",
+	names := [...]string{"report", "observe-only", "update", "update-wait", "update-backoff", "conflict", "not-granted",
 		"create", "create-wait", "create-backoff", "create-incomplete", "not-found",
 		"observe", "leave", "bad-order", "wait-finalizers", "gone", "left-in-place", "delete", "delete-wait", "delete-backoff"}
 	if int(a) < len(names) {
@@ -111,8 +115,15 @@ type facts struct {
 	// ann are the object's annotations as the leak guard and the claim
 	// read them (see recorded).
 	ann map[string]string
-	// named reports that the object records an external name.
-	named bool
+	// named reports that the object records an external name; chosen
+	// that the name is the one the step chooses for the object (recorded
+	// or not yet), which with names the external system assigns it never
+	// is.
+	named, chosen bool
+	// granted reports that the object may adopt (see
+	// AnnotationAdoptExternal). The observe stage reads it only when the
+	// decision needs it (see needsGrant).
+	granted bool
 	// providerNames, grace and short are the step's configuration.
 	providerNames bool
 	grace, short  time.Duration
@@ -145,8 +156,8 @@ func decide(f facts) decision {
 	if !obs.Exists {
 		return decision{action: decideMissing(f)}
 	}
-	if !owned(obs, f.identity, claimOf(f.ann), f.pol) {
-		return decision{action: actConflict}
+	if !f.owns(obs) {
+		return decision{action: refused(obs, f.granted)}
 	}
 	d := decision{lateInit: obs.LateInitialized && f.pol.LateInitialize}
 	switch {
@@ -222,7 +233,7 @@ func decideCleanup(f facts) decision {
 	if !obs.Exists && (g != guardWait || fenced) {
 		return decision{action: actGone}
 	}
-	if obs.Exists && !owned(obs, f.identity, claimOf(f.ann), f.pol) {
+	if obs.Exists && !f.owns(obs) {
 		return decision{action: actLeftInPlace}
 	}
 	if w := deleteWait(f.ann, f.memo.delete, f.now, f.short); w > 0 && !f.lastCleanup {
@@ -239,35 +250,78 @@ func decideCleanup(f facts) decision {
 //
 //   - a resource marked with the object's identity is the object's;
 //   - one marked with another identity never is;
-//   - an unmarked one is the object's when the step created it (or may
-//     have, in the crash window), when the user asked for adoption, and
-//     when the policies only observe (observing is always allowed).
+//   - an unmarked one is the object's when the step recorded that it
+//     created it (or may have, in the crash window) under the name it
+//     chose for the object;
+//   - otherwise, only where adoption is granted: when the step recorded a
+//     create under a name set by hand, when the user asked for adoption,
+//     and when the policies only observe.
+//
+// The object's annotations, which its users may write, are the step's
+// record of a create: under a name of the step's choosing they reach no
+// resource beyond the object's own name, and under any other name they
+// count only where adoption is granted.
 func owned(obs Observation, identity string, c claim, pol Policies) bool {
 	switch {
 	case obs.Owner == identity:
 		return true
 	case obs.Owner != "":
 		return false
+	case c.created && c.chosen:
+		return true
 	default:
-		return c.created || c.asked || pol.observing()
+		return c.granted && (c.created || c.asked || pol.observing())
 	}
 }
 
+// refused returns what Do does about an existing resource obs describes
+// that is not the object's: an unmarked one, where adoption is not
+// granted, waits for a grant; any other is a conflict.
+func refused(obs Observation, granted bool) action {
+	if obs.Owner == "" && !granted {
+		return actNotGranted
+	}
+	return actConflict
+}
+
 // claim is what the step knows, at the start of a pass, about how the
-// object came to its external name.
+// object came to its external name, and whether it may adopt.
 type claim struct {
 	// created: the step created the resource, or may have (a create was
 	// started and its outcome never recorded).
 	created bool
+	// chosen: the external name is the one the step chooses for the
+	// object.
+	chosen bool
 	// asked: the user asked for adoption: the external name was set by
 	// hand (the step records a name it chose only with a pending create).
 	asked bool
+	// granted: adoption is granted to the object.
+	granted bool
 }
 
-// claimOf reads the claim from the object's annotations.
-func claimOf(ann map[string]string) claim {
-	_, pending := ann[AnnotationCreatePending]
-	return claim{created: createdHere(ann), asked: ann[AnnotationExternalName] != "" && !pending}
+// claim reads the claim from the facts.
+func (f facts) claim() claim {
+	_, pending := f.ann[AnnotationCreatePending]
+	return claim{
+		created: createdHere(f.ann), chosen: f.chosen, granted: f.granted,
+		asked: f.ann[AnnotationExternalName] != "" && !pending,
+	}
+}
+
+// owns reports whether the existing resource obs describes is the
+// object's (see owned).
+func (f facts) owns(obs Observation) bool { return owned(obs, f.identity, f.claim(), f.pol) }
+
+// needsGrant reports whether the decision on what obs describes turns on
+// whether adoption is granted: an unmarked resource that the step's own
+// record does not make the object's.
+func (f facts) needsGrant(obs Observation) bool {
+	if !obs.Exists || obs.Owner != "" {
+		return false
+	}
+	c := f.claim()
+	return !c.created || !c.chosen
 }
 
 // createdHere reports whether the annotations record a create of the

@@ -19,7 +19,7 @@ func decideAt(d time.Duration) string { return formatTime(decideNow.Add(d)) }
 // for none), changed by the given functions.
 func baseFacts(o *Observation, change ...func(*facts)) facts {
 	f := facts{
-		now: decideNow, gen: 2, identity: "uid-1", named: true,
+		now: decideNow, gen: 2, identity: "uid-1", named: true, chosen: true,
 		ann:   map[string]string{AnnotationExternalName: "bkt"},
 		grace: defaultCreationGracePeriod, short: defaultShortInterval,
 		pol: AllPolicies(), obs: o,
@@ -56,7 +56,10 @@ func withPol(p Policies) func(*facts) { return func(f *facts) { f.pol = p } }
 func withMemo(m memo) func(*facts) { return func(f *facts) { f.memo = m } }
 
 var (
-	providerNames = func(f *facts) { f.providerNames = true }
+	providerNames = func(f *facts) { f.providerNames, f.chosen = true, false }
+	// handSet marks the name as set by hand, not the step's choice.
+	handSet = func(f *facts) { f.chosen = false }
+	granted = func(f *facts) { f.granted = true }
 	// created marks the object's resource as made by the step an hour ago.
 	created = withAnn(AnnotationExternalName, "bkt", AnnotationCreatePending, decideAt(-time.Hour-time.Second), annotationCreateSucceeded, decideAt(-time.Hour))
 )
@@ -100,17 +103,27 @@ func TestDecide(t *testing.T) {
 		// The resource is there and not the object's.
 		{"marked as another's: conflict", baseFacts(obsAnother, created), decision{action: actConflict}},
 		{"marked as another's, observe-only: conflict", baseFacts(obsAnother, created, withPol(ObserveOnly())), decision{action: actConflict}},
-		{"unmarked, chosen name never recorded: conflict",
-			baseFacts(obsUnmarked, withAnn(), func(f *facts) { f.named = false }), decision{action: actConflict}},
-		{"unmarked, last create failed: conflict",
+		{"unmarked, chosen name never recorded: not granted",
+			baseFacts(obsUnmarked, withAnn(), func(f *facts) { f.named = false }), decision{action: actNotGranted}},
+		{"unmarked, chosen name never recorded, granted: conflict",
+			baseFacts(obsUnmarked, withAnn(), func(f *facts) { f.named = false }, granted), decision{action: actConflict}},
+		{"unmarked, last create failed: not granted",
 			baseFacts(obsUnmarked, withAnn(AnnotationExternalName, "bkt", AnnotationCreatePending, decideAt(-time.Hour), annotationCreateFailed, decideAt(-time.Minute))),
+			decision{action: actNotGranted}},
+		{"unmarked, last create failed, granted: conflict",
+			baseFacts(obsUnmarked, withAnn(AnnotationExternalName, "bkt", AnnotationCreatePending, decideAt(-time.Hour), annotationCreateFailed, decideAt(-time.Minute)), granted),
 			decision{action: actConflict}},
+		{"unmarked, name set by hand: not granted", baseFacts(obsUnmarked, handSet), decision{action: actNotGranted}},
+		{"unmarked, created under a name set by hand: not granted", baseFacts(obsUnmarked, created, handSet), decision{action: actNotGranted}},
+		{"unmarked, created under a name the system assigned: not granted", baseFacts(obsUnmarked, created, providerNames), decision{action: actNotGranted}},
+		{"unmarked, observe-only: not granted", baseFacts(obsUnmarked, withAnn(), withPol(ObserveOnly())), decision{action: actNotGranted}},
 
 		// The resource is the object's.
 		{"ours, up to date: report", baseFacts(obsOurs, created), decision{action: actReport}},
 		{"unmarked, created here: report", baseFacts(obsUnmarked, created), decision{action: actReport}},
-		{"unmarked, name set by hand: report", baseFacts(obsUnmarked), decision{action: actReport}},
-		{"unmarked, observe-only: report", baseFacts(obsUnmarked, withAnn(), withPol(ObserveOnly())), decision{action: actReport}},
+		{"unmarked, name set by hand, granted: report", baseFacts(obsUnmarked, handSet, granted), decision{action: actReport}},
+		{"unmarked, created under a name set by hand, granted: report", baseFacts(obsUnmarked, created, handSet, granted), decision{action: actReport}},
+		{"unmarked, observe-only, granted: report", baseFacts(obsUnmarked, withAnn(), withPol(ObserveOnly()), granted), decision{action: actReport}},
 		{"late-initialised: report, take the spec", baseFacts(obsLateInit, created), decision{action: actReport, lateInit: true}},
 		{"late-initialised, LateInitialize not allowed: report, drop the spec",
 			baseFacts(obsLateInit, created, withPol(Policies{Create: true, Update: true, Delete: true})), decision{action: actReport}},
@@ -188,6 +201,10 @@ func TestDecideCleanup(t *testing.T) {
 		{"another's: leave it in place", baseFacts(obsAnother, created), decision{action: actLeftInPlace}},
 		{"unmarked, not created here: leave it in place",
 			baseFacts(obsUnmarked, withAnn(), func(f *facts) { f.named = true }), decision{action: actLeftInPlace}},
+		{"unmarked, name set by hand: leave it in place", baseFacts(obsUnmarked, handSet), decision{action: actLeftInPlace}},
+		{"unmarked, created under a name set by hand: leave it in place", baseFacts(obsUnmarked, created, handSet), decision{action: actLeftInPlace}},
+		{"unmarked, name set by hand, granted: delete", baseFacts(obsUnmarked, handSet, granted), decision{action: actDelete}},
+		{"unmarked, created under the chosen name: delete", baseFacts(obsUnmarked, created), decision{action: actDelete}},
 		{"ours: delete", baseFacts(obsOurs, created), decision{action: actDelete}},
 		{"ours, delete asked lately: wait", baseFacts(obsOurs, created, deleting(time.Second)), decision{action: actDeleteWait, wait: 4 * time.Second}},
 		{"ours, delete asked long ago: delete again", baseFacts(obsOurs, created, deleting(time.Minute)), decision{action: actDelete}},

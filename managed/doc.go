@@ -93,7 +93,9 @@
 // policy goes further and writes nothing but the status.
 //
 // Under observe-only policies (none of Create, Update and Delete),
-// observing is the whole job, as in Crossplane: a pass that observes the
+// observing is the whole job, as in Crossplane (and observing a resource
+// made outside the operator is adoption, which must be granted; see
+// Adoption and conflicts): a pass that observes the
 // resource is a success, Synced True with ReconcileSuccess (its
 // message says when the resource differs from the spec and may not be
 // updated), and one that finds no resource is not, Synced and Available
@@ -113,7 +115,9 @@
 // under the skip reconcile policy, False with ExternalNotFound when
 // the resource is missing and may not be created, False with
 // WaitingForFinalizers while a deletion waits for other finalizers
-// (above), False with Updating (and the
+// (above), False with ReasonAdoptionNotGranted while an unmarked resource
+// it did not create holds the name and adoption is not granted, False
+// with Updating (and the
 // Observation's Diff in the message) from the pass that calls Update, for
 // a spec change or drift, until a pass observes the resource up to date,
 // and False with the reason of the error otherwise (CreateFailed, InvalidSpec, CreateIncomplete,
@@ -159,7 +163,7 @@
 // A name the step chooses is committed only with the pending mark of a
 // create (below), or, under observe-only policies, once the resource is
 // found. So a name in the annotation without AnnotationCreatePending was
-// set by hand.
+// set by hand, and asks for adoption (below).
 //
 // # Adoption and conflicts
 //
@@ -173,11 +177,35 @@
 //     the UID) is the object's; one marked with another identity never is,
 //     whatever the annotations say.
 //   - A resource without a mark is the object's when the step created it
-//     (a success is its last recorded create outcome, or a create is
-//     pending: the crash window below), when the user asked for adoption
-//     by setting AnnotationExternalName by hand, or when the policies only
-//     observe (observing is always allowed, and a name recorded then counts
+//     under the name it chose for the object (a success is its last
+//     recorded create outcome, or a create is pending: the crash window
+//     below).
+//   - Any other resource without a mark is taken over (adopted) only where
+//     adoption is granted, and then when the user asked for it by setting
+//     AnnotationExternalName by hand, when the step created it under such a
+//     name, or when the policies only observe (a name recorded then counts
 //     as asked for when the object later switches to full management).
+//
+// Adoption is granted by an administrator, never by the object's users:
+// annotation AnnotationAdoptExternal, "true", on the object's Namespace,
+// which users who may only edit objects in it cannot set; or, for every
+// object of the step, the operator's option WithAdoptionGranted (for a
+// cluster-scoped kind, the only grant). The reason is that the object's
+// annotations, the name and the step's record of its creates alike, are
+// written by whoever may edit the object: without the grant a user could
+// name any resource of the external system (a role made by hand, a
+// database of another team's) and have the step take it over, lock out
+// its owner with new credentials published to the user, and delete it
+// with the object. With the grant withheld the record reaches only the
+// name the step would choose for the object itself, and a resource made
+// outside the operator is never managed, observed or deleted: Synced and
+// Ready are False with ReasonAdoptionNotGranted and a message naming the
+// external name and the Namespace to grant, nothing is taken from the
+// resource, and the step looks again at the poll interval, so that a
+// grant takes effect within one. With names the external system assigns
+// (WithProviderNames) the step cannot tell a recorded name from one set by
+// hand: an unmarked resource then needs the grant too, so such an
+// ExternalClient should keep owner marks.
 //
 // Any other resource under the name is left alone: no Update, no Delete, no
 // late initialisation from it, none of its connection details published.
@@ -185,13 +213,14 @@
 // naming the external name (never a secret), retried with backoff; when the
 // object is deleted the step releases it without deleting the resource. To
 // resolve a conflict, give the object another external name, or remove the
-// other resource; to take over an unmarked resource, set the annotation to
-// its name. An adopted resource gets the object's mark from the ExternalClient's
+// other resource; to take over an unmarked resource where adoption is
+// granted, set the annotation to its name. An adopted resource gets the object's mark from the ExternalClient's
 // Update (Observe reports UpToDate false while the mark is not the
 // object's). A resource marked for another object, even one that no longer
 // exists, is never taken over: clear its mark in the external system first.
-// Operators that serve several tenants should keep the default names, and
-// keep users who must not adopt resources from setting the annotation.
+// Operators that serve several tenants should keep the default names,
+// which keep each namespace's resources apart, and grant adoption only to
+// the namespaces whose users may take over resources made outside.
 //
 // # The leak guard
 //
@@ -205,7 +234,8 @@
 // newer than both outcomes knows a create may have happened unrecorded:
 // with deterministic names it waits out the creation grace period and then
 // trusts Observe (a resource that is there is the object's, marked or not,
-// and adopted); with names the external system assigns it does the same
+// and adopted, under a name the step chose; under one set by hand, where
+// adoption is granted); with names the external system assigns it does the same
 // when the name was saved, and otherwise stops with
 // Synced False, reason CreateIncomplete, and a message saying what
 // to check and which annotation to remove. A name the external system
@@ -538,6 +568,7 @@
 //	| WaitingForFinalizers     | S False: deletion order last, other finalizers hold the object          |
 //	| CreateIncomplete         | S False: a create may have leaked; a human must check (the leak guard)  |
 //	| ExternalResourceConflict | S False: the resource under the external name is not the object's       |
+//	| AdoptionNotGranted       | S False: unmarked, not created by the step, and adoption not granted    |
 //	| InvalidSpec              | S False: the spec cannot be made into a resource (InvalidSpec)          |
 //	| InvalidPolicy            | S False: a policy annotation holds an unknown value                     |
 //	| ConnectFailed            | S False: the Connector failed                                           |

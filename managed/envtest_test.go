@@ -145,7 +145,8 @@ func TestConvergedIsQuiet(t *testing.T) {
 // ExternalNotFound); and that Ready follows what is observed.
 func TestObserveOnly(t *testing.T) {
 	cl := newCloud()
-	e := start(t, cl, nil)
+	// Observing a bucket made outside the operator is adoption.
+	e := start(t, cl, nil, WithAdoptionGranted())
 	e.create("watched", 5, "", annotated(AnnotationManagementPolicies, string(policyObserve)))
 	b := e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionFalse, reasonExternalNotFound},

@@ -3,8 +3,12 @@ package managed
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -75,7 +79,38 @@ func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T], batch bool
 	p := &observed[T]{cl: cl, done: done, target: target, name: ExternalName(target), obs: obs}
 	p.facts = o.facts(obj, now, ann, pol, m)
 	p.facts.obs = &p.obs
+	if p.facts.granted, err = o.grant(ctx, req, p.facts, obs); err != nil {
+		done()
+		return nil, ctrl.Result{}, err
+	}
 	return p, ctrl.Result{}, nil
+}
+
+// grant returns whether adoption is granted to the pass's object, when
+// the decision on obs needs it (see facts.needsGrant), and false
+// otherwise: WithAdoptionGranted, or AnnotationAdoptExternal "true" on the
+// object's Namespace, whose metadata it reads from the manager's cache (as
+// the engine does for the reconcile policy).
+func (o observer[T]) grant(ctx context.Context, req *bosun.Pass[T], f facts, obs Observation) (bool, error) {
+	if !f.needsGrant(obs) {
+		return false, nil
+	}
+	if o.cfg.adoptAll {
+		return true, nil
+	}
+	name := req.Object.GetNamespace()
+	if name == "" {
+		return false, nil
+	}
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := req.Client.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, o.rec.fail(reasonObserveFailed, fmt.Errorf("reading the adoption grant of namespace %s: %w", name, err))
+	}
+	return strings.EqualFold(strings.TrimSpace(ns.Annotations[AnnotationAdoptExternal]), "true"), nil
 }
 
 // fromBatch returns what a batch round observed of the pass's object, as
@@ -108,6 +143,7 @@ func (o observer[T]) fromBatch(ctx context.Context, req *bosun.Pass[T], now time
 func (o observer[T]) facts(obj T, now time.Time, ann map[string]string, pol Policies, m memo) facts {
 	return facts{
 		now: now, gen: obj.GetGeneration(), identity: Identity(obj), ann: ann, named: ExternalName(obj) != "",
+		chosen:        !o.cfg.providerNames && (ExternalName(obj) == "" || ExternalName(obj) == o.cfg.nameFn(obj)),
 		providerNames: o.cfg.providerNames, grace: o.cfg.grace, short: o.cfg.short, pol: pol, memo: m,
 	}
 }

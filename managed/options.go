@@ -51,6 +51,8 @@ type config struct {
 	recordTimeout   time.Duration
 	hook            CallHook
 	limiter         *Limiter
+	// adoptAll grants every object adoption (WithAdoptionGranted).
+	adoptAll bool
 	// spread is the window over which first observations are spread
 	// (Timing.Spread): zero for each object's poll interval, below zero
 	// for none. batch is Timing.Batch.
@@ -159,6 +161,15 @@ func WithConnectionSecret[T client.Object](name func(T) string) Option {
 		}
 	}
 }
+
+// WithAdoptionGranted grants adoption to every object of the step,
+// whatever its Namespace says (see AnnotationAdoptExternal): a hand-set
+// AnnotationExternalName then adopts an unmarked resource the step did not
+// create. It is for operators whose users may all take over such
+// resources (one team, or a cluster-scoped kind only administrators
+// create); an operator that serves several tenants should leave the grant
+// to the Namespace annotation.
+func WithAdoptionGranted() Option { return func(c *config) { c.adoptAll = true } }
 
 // WithOutcomeRetry sets how often the step tries to record the outcome of a
 // Create (default 5) and the backoff before the second try, doubled for

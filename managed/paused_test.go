@@ -19,7 +19,8 @@ import (
 // is observed.
 func TestSkipPolicyIsPaused(t *testing.T) {
 	cl := newCloud()
-	e := start(t, cl, nil)
+	// Observing a bucket made outside the operator is adoption.
+	e := start(t, cl, nil, WithAdoptionGranted())
 	e.create("skipped", 1, "", annotated(bosun.AnnotationReconcilePolicy, string(bosun.PolicySkip)))
 	b := e.wait("skipped", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionFalse, reasonUnavailable},
@@ -79,7 +80,7 @@ func TestWriteFailedSetsSynced(t *testing.T) {
 // until the user sets a region.
 func TestRefusedLateInitialisationIsReported(t *testing.T) {
 	cl := newCloud()
-	e := start(t, cl, nil)
+	e := start(t, cl, nil, WithAdoptionGranted())
 	name := e.ns + ".odd"
 	cl.set(func(c *cloud) {
 		c.buckets[name] = &cloudBucket{size: 1, region: "Not Valid!", created: time.Now().Add(-time.Hour)}

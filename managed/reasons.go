@@ -80,6 +80,15 @@ const (
 	reasonPollFailed = "PollOperationFailed"
 )
 
+// ReasonAdoptionNotGranted is the reason of Synced (and so Ready) False
+// when a resource exists under the external name that carries no owner
+// mark and that the step did not create, and adoption is not granted to
+// the object (AnnotationAdoptExternal on its Namespace, or
+// WithAdoptionGranted). The step leaves the resource alone: it neither
+// changes, deletes nor reports it, and looks again at the poll interval,
+// so a grant takes effect within one.
+const ReasonAdoptionNotGranted = "AdoptionNotGranted"
+
 // Event reasons the step records.
 const (
 	// eventCreated: the step created the external resource.

@@ -2,6 +2,7 @@ package managed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,15 +78,43 @@ func (r recorder[T]) notFound(req *bosun.Pass[T], name string, pol Policies) ctr
 }
 
 // notOurs returns the conflict to report about the resource name, which
-// obs describes and which is not the object's (see owned).
-func (r recorder[T]) notOurs(name string, obs Observation) error {
-	if obs.Owner != "" {
+// obs describes and which is not obj's (see owned); granted tells whether
+// adoption is granted to obj.
+func (r recorder[T]) notOurs(obj T, name string, obs Observation, granted bool) error {
+	switch {
+	case obs.Owner != "":
 		return r.conflict(fmt.Errorf("%s is marked as another object's: this object leaves it alone; "+
 			"give this object another external name (annotation %s, or the operator's naming), or remove the other object's resource",
 			describe(name), AnnotationExternalName))
+	case !granted:
+		return &conditions.Error{Type: r.cfg.synced, Reason: ReasonAdoptionNotGranted, Severity: conditions.SeverityWarning, Err: errors.New(notGrantedMessage(obj, name))}
 	}
 	return r.conflict(fmt.Errorf("%s exists and was not created for this object: to adopt it, set annotation %s to %q by hand; "+
 		"otherwise give this object another external name", describe(name), AnnotationExternalName, name))
+}
+
+// notGranted records an unmarked resource under the external name that
+// the step did not create, where adoption is not granted: Synced False
+// with ReasonAdoptionNotGranted, Available False, nothing of the resource
+// taken, and a look again at the poll interval, which a grant needs to
+// take effect.
+func (r recorder[T]) notGranted(req *bosun.Pass[T], name string) ctrl.Result {
+	obj := req.Object
+	req.Log.V(1).Info("leaving alone an unmarked external resource: adoption not granted", "externalName", name)
+	r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the resource under the external name is not this object's")
+	r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, ReasonAdoptionNotGranted, notGrantedMessage(obj, name))
+	return ctrl.Result{RequeueAfter: r.poll(req)}
+}
+
+// notGrantedMessage says that the resource name is left alone because
+// adoption is not granted to obj, and who may grant it.
+func notGrantedMessage(obj client.Object, name string) string {
+	grant := "the operator grants it (WithAdoptionGranted)"
+	if ns := obj.GetNamespace(); ns != "" {
+		grant = fmt.Sprintf("an administrator grants it to namespace %s with annotation %s: \"true\" on the Namespace", ns, AnnotationAdoptExternal)
+	}
+	return fmt.Sprintf("%s exists, carries no owner mark and was not created for this object, which leaves it alone: "+
+		"adopting it needs a grant, and %s; otherwise give this object another external name", describe(name), grant)
 }
 
 // conflict is the error of a resource that is not the object's.

@@ -140,25 +140,31 @@ func (s *Step[T]) Wake(key client.ObjectKey) {
 }
 
 // PolicyRules returns the RBAC rules the step needs beyond the engine's
-// (see bosun.Reconciler.PolicyRules): with a connection Secret, get, list,
+// (see bosun.Reconciler.PolicyRules): get, list and watch on Namespaces,
+// whose adoption grant it reads (AnnotationAdoptExternal; none with
+// WithAdoptionGranted); with a connection Secret, get, list,
 // watch, create, update and delete on Secrets (the Secret is read from the
 // cache and the API server, made, repaired and removed), and update on the
 // object's finalizers subresource, which the Secret's owner reference with
 // blockOwnerDeletion needs. The external system's own credentials are the
 // Connector's business.
 func (s *Step[T]) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	var rules []rbacv1.PolicyRule
+	if !s.cfg.adoptAll {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}})
+	}
 	if s.cfg.secretName == nil {
-		return nil, nil
+		return rules, nil
 	}
 	gvk, err := apiutil.GVKForObject(reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T), scheme)
 	if err != nil {
 		return nil, err
 	}
 	res, _ := meta.UnsafeGuessKindToResource(gvk)
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
-		{APIGroups: []string{gvk.Group}, Resources: []string{res.Resource + "/finalizers"}, Verbs: []string{"update"}},
-	}, nil
+	return append(rules,
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
+		rbacv1.PolicyRule{APIGroups: []string{gvk.Group}, Resources: []string{res.Resource + "/finalizers"}, Verbs: []string{"update"}},
+	), nil
 }
 
 // Name returns the step's name (see WithName).
@@ -179,7 +185,8 @@ func (s *Step[T]) Conditions() []string { return []string{s.cfg.synced, s.cfg.av
 // documentation).
 // A resource under the external name that is not the object's (see the
 // package documentation) is left alone, and reported in Synced with reason
-// ExternalResourceConflict.
+// ExternalResourceConflict, or ReasonAdoptionNotGranted for an unmarked
+// one where adoption is not granted.
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	pace, res, end := s.pace.pace(ctx, req)
 	if end {
@@ -210,7 +217,9 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		return s.act.create(ctx, req, o.cl, o.name)
 	case actConflict:
 		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the resource under the external name is not this object's")
-		return ctrl.Result{}, s.rec.notOurs(o.name, o.obs)
+		return ctrl.Result{}, s.rec.notOurs(obj, o.name, o.obs, o.facts.granted)
+	case actNotGranted:
+		return s.rec.notGranted(req, o.name), nil
 	}
 	s.act.adopt(req, o.target, o.name, d.lateInit)
 	details, again, err := s.act.sync(ctx, req, o, d)
@@ -245,13 +254,22 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// Observing is all the skip policy does, so the resource is the
+	// object's as it is to observe-only policies.
+	m := s.memory.get(obj.GetUID())
+	f := s.obs.facts(obj, now, recorded(obj, m), ObserveOnly(), m)
+	if f.granted, err = s.obs.grant(ctx, req, f, obs); err != nil {
+		return ctrl.Result{}, err
+	}
 	switch {
 	case !obs.Exists:
 		keepStatus(obj, target)
 		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the external resource does not exist")
-	case obs.Owner != "" && obs.Owner != Identity(obj):
+	case !f.owns(obs) && refused(obs, f.granted) == actNotGranted:
+		return s.rec.notGranted(req, ExternalName(target)), nil
+	case !f.owns(obs):
 		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the resource under the external name is not this object's")
-		return ctrl.Result{}, s.rec.notOurs(ExternalName(target), obs)
+		return ctrl.Result{}, s.rec.notOurs(obj, ExternalName(target), obs, f.granted)
 	default:
 		// The status Observe wrote is kept; the spec never is.
 		keepStatus(obj, target)

@@ -278,45 +278,63 @@ func TestFailKeepsReasonAndSeverity(t *testing.T) {
 }
 
 // TestOurs checks which existing resources the step takes for the object's
-// own, by owner mark, create record, hand-set name and policies.
+// own, by owner mark, create record, whether the step chose the name,
+// hand-set name, adoption grant and policies; and the reason it gives for
+// the others.
 func TestOurs(t *testing.T) {
 	s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket]())
-	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: types.UID("uid-b")}}
+	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: types.UID("uid-b")}}
 	at := func(sec int) string { return formatTime(time.Date(2030, 1, 1, 0, 0, sec, 0, time.UTC)) }
+	created := map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateSucceeded: at(2)}
+	handSet := map[string]string{AnnotationExternalName: "x"}
+	const chosen, granted = true, true
 	tests := []struct {
-		name  string
-		owner string
-		ann   map[string]string
-		pol   Policies
-		want  bool
+		name    string
+		owner   string
+		ann     map[string]string
+		chosen  bool
+		granted bool
+		pol     Policies
+		want    bool
+		// reason is the reason given when the resource is not the
+		// object's.
+		reason string
 	}{
-		{"marked ours", "uid-b", nil, AllPolicies(), true},
-		{"marked ours, user named", "uid-b", map[string]string{AnnotationExternalName: "x"}, AllPolicies(), true},
-		{"marked another's", "uid-a", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateSucceeded: at(2)}, AllPolicies(), false},
-		{"marked another's, user named", "uid-a", map[string]string{AnnotationExternalName: "x"}, AllPolicies(), false},
-		{"marked another's, observe-only", "uid-a", nil, ObserveOnly(), false},
-		{"unmarked, nothing recorded", "", nil, AllPolicies(), false},
-		{"unmarked, created", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateSucceeded: at(2)}, AllPolicies(), true},
-		{"unmarked, crash window", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), annotationCreateSucceeded: at(2)}, AllPolicies(), true},
-		{"unmarked, last create failed", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateFailed: at(2)}, AllPolicies(), false},
-		{"unmarked, failed after an older success", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), annotationCreateSucceeded: at(2), annotationCreateFailed: at(4)}, AllPolicies(), false},
-		{"unmarked, user named", "", map[string]string{AnnotationExternalName: "x"}, AllPolicies(), true},
-		{"unmarked, observe-only", "", nil, ObserveOnly(), true},
-		{"unmarked, observe and late-initialise", "", nil, Policies{LateInitialize: true}, true},
-		{"unmarked, observe and update", "", nil, Policies{Update: true}, false},
+		{"marked ours", "uid-b", nil, chosen, !granted, AllPolicies(), true, ""},
+		{"marked ours, user named", "uid-b", handSet, !chosen, !granted, AllPolicies(), true, ""},
+		{"marked another's", "uid-a", created, chosen, granted, AllPolicies(), false, reasonExternalConflict},
+		{"marked another's, user named", "uid-a", handSet, !chosen, granted, AllPolicies(), false, reasonExternalConflict},
+		{"marked another's, observe-only", "uid-a", nil, chosen, granted, ObserveOnly(), false, reasonExternalConflict},
+		{"unmarked, nothing recorded", "", nil, chosen, !granted, AllPolicies(), false, ReasonAdoptionNotGranted},
+		{"unmarked, nothing recorded, granted", "", nil, chosen, granted, AllPolicies(), false, reasonExternalConflict},
+		{"unmarked, created under the chosen name", "", created, chosen, !granted, AllPolicies(), true, ""},
+		{"unmarked, created under a hand-set name", "", created, !chosen, !granted, AllPolicies(), false, ReasonAdoptionNotGranted},
+		{"unmarked, created under a hand-set name, granted", "", created, !chosen, granted, AllPolicies(), true, ""},
+		{"unmarked, crash window", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), annotationCreateSucceeded: at(2)}, chosen, !granted, AllPolicies(), true, ""},
+		{"unmarked, last create failed", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateFailed: at(2)}, chosen, granted, AllPolicies(), false, reasonExternalConflict},
+		{"unmarked, failed after an older success", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), annotationCreateSucceeded: at(2), annotationCreateFailed: at(4)}, chosen, !granted, AllPolicies(), false, ReasonAdoptionNotGranted},
+		{"unmarked, user named", "", handSet, !chosen, !granted, AllPolicies(), false, ReasonAdoptionNotGranted},
+		{"unmarked, user named, granted", "", handSet, !chosen, granted, AllPolicies(), true, ""},
+		{"unmarked, observe-only", "", nil, chosen, !granted, ObserveOnly(), false, ReasonAdoptionNotGranted},
+		{"unmarked, observe-only, granted", "", nil, chosen, granted, ObserveOnly(), true, ""},
+		{"unmarked, observe and late-initialise, granted", "", nil, chosen, granted, Policies{LateInitialize: true}, true, ""},
+		{"unmarked, observe and update, granted", "", nil, chosen, granted, Policies{Update: true}, false, reasonExternalConflict},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b.Annotations = tt.ann
 			obs := Observation{Exists: true, Owner: tt.owner}
-			got := owned(obs, Identity(b), claimOf(tt.ann), tt.pol)
-			if got != tt.want {
-				t.Errorf("owned = %t, want %t", got, tt.want)
-			}
+			f := facts{identity: Identity(b), ann: tt.ann, chosen: tt.chosen, granted: tt.granted, pol: tt.pol}
+			got := f.owns(obs)
+			reason := ""
 			if !got {
-				if reason, _, _ := conditions.FromError(s.rec.notOurs("x", obs)); reason != reasonExternalConflict {
-					t.Errorf("reason %q, want %q", reason, reasonExternalConflict)
-				}
+				reason, _, _ = conditions.FromError(s.rec.notOurs(b, "x", obs, tt.granted))
+			}
+			if diff := cmp.Diff([]any{tt.want, tt.reason}, []any{got, reason}); diff != "" {
+				t.Errorf("owned and reason (-want +got):\n%s", diff)
+			}
+			if need := f.needsGrant(obs); need != (tt.owner == "" && !(f.claim().created && tt.chosen)) {
+				t.Errorf("needsGrant = %t", need)
 			}
 		})
 	}

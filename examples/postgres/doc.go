@@ -39,21 +39,32 @@
 // ON DATABASE; a role gets it in the transaction that creates it), and
 // Observe reports the mark to the managed step (Observation.Owner). The
 // step never alters, drops or publishes credentials of a role or database
-// marked for another object, nor of an unmarked one it did not create:
-// such an object is Synced and Ready False with reason
-// ExternalResourceConflict, and deleting it leaves the resource in place.
+// marked for another object (Synced and Ready False with reason
+// ExternalResourceConflict), nor of an unmarked one it did not create
+// (reason managed.ReasonAdoptionNotGranted), and deleting the object
+// leaves such a resource in place.
 //
-// To adopt an existing, unmarked role or database, set the annotation
-// bosun.dev/external-name to its name by hand. The operator then brings it
-// in line with the spec and marks it (Observe reports the mark missing, and
-// Update writes it), and deleting the object drops it like one it created.
+// A user who may create Roles in a namespace can write any annotation on
+// them, so naming an existing role in bosun.dev/external-name adopts it
+// only where an administrator has granted adoption to the namespace:
+//
+//	kubectl annotate namespace legacy-apps bosun.dev/adopt-external=true
+//
+// There, setting the annotation to the name of an existing, unmarked role
+// or database adopts it. The operator then brings it in line with the
+// spec and marks it (Observe reports the mark missing, and Update writes
+// it), and deleting the object drops it like one it created.
 // A resource marked for another object, even one that no longer exists, is
 // never adopted: clear its comment first. Adopting a role with
 // spec.connectionSecretName gives it a new password, since the old one
 // cannot be read back. Under observe-only management (annotation
 // bosun.dev/management-policies: observe) nothing is marked, altered or
 // dropped; Synced is True once the role or database is observed, and
-// False with reason ExternalNotFound while it does not exist.
+// False with reason ExternalNotFound while it does not exist; observing a
+// role or database made outside the operator needs the grant as well.
+// Elsewhere an object only ever stands for a role or database the
+// operator created for it: under the name of the section above, or under
+// a name set by hand that nothing held yet.
 //
 // The mark is a comment because roles and databases have no other
 // free-form property without an extension (security labels need a label

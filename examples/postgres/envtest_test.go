@@ -587,11 +587,14 @@ func TestServerDown(t *testing.T) {
 }
 
 // TestObserveOnly points an observe-only Role at a role made outside the
-// operator, with other options than its spec: the operator reports it and
-// sends PostgreSQL nothing but reads, even when the Role is deleted.
+// operator, with other options than its spec, in a namespace granted
+// adoption: the operator reports it and sends PostgreSQL nothing but
+// reads, even when the Role is deleted.
 func TestObserveOnly(t *testing.T) {
 	e := start(t, nil)
 	ctx := t.Context()
+	// Observing a role made outside the operator is adoption.
+	grantAdoption(t, e)
 	role := &pgv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "watched", Annotations: map[string]string{
 			managed.AnnotationManagementPolicies: managed.ObserveOnly().String(),

@@ -1,12 +1,14 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -118,7 +120,10 @@ func deleteAndWait(t *testing.T, e env, objs ...client.Object) {
 	}
 }
 
-var conflict = condition{conditions.TypeReady, metav1.ConditionFalse, "ExternalResourceConflict"}
+var (
+	conflict   = condition{conditions.TypeReady, metav1.ConditionFalse, "ExternalResourceConflict"}
+	notGranted = condition{conditions.TypeReady, metav1.ConditionFalse, managed.ReasonAdoptionNotGranted}
+)
 
 // TestSameNamesInTwoNamespacesGetTwoDatabases makes a Role "shop-owner"
 // and a Database "shop" in each of two namespaces: PostgreSQL gets two
@@ -170,9 +175,10 @@ func TestSameNamesInTwoNamespacesGetTwoDatabases(t *testing.T) {
 // TestResourceNotTheObjectsIsLeftAlone puts objects on roles and databases
 // made directly with SQL: unmarked ones under the names the objects would
 // get, and ones marked for another object under names set by hand (which
-// asks for adoption). None is adopted: each object is Ready False with
-// reason ExternalResourceConflict, no statement but reads reaches the
-// server for them, and deleting the objects leaves them as they were.
+// asks for adoption). None is adopted: the objects on unmarked ones are
+// Ready False with reason AdoptionNotGranted, those on marked ones with
+// ExternalResourceConflict, no statement but reads reaches the server for
+// them, and deleting the objects leaves them as they were.
 func TestResourceNotTheObjectsIsLeftAlone(t *testing.T) {
 	e := start(t, nil)
 	suffix := runSuffix()
@@ -200,7 +206,10 @@ func TestResourceNotTheObjectsIsLeftAlone(t *testing.T) {
 
 	create(t, e, unmarkedRole, markedRole, owner, unmarkedDB, markedDB)
 	waitFor(t, e.c, client.ObjectKeyFromObject(owner), owner, readyTrue, syncedTrue)
-	for _, o := range []conditions.Object{unmarkedRole, markedRole, unmarkedDB, markedDB} {
+	for _, o := range []conditions.Object{unmarkedRole, unmarkedDB} {
+		waitFor(t, e.c, client.ObjectKeyFromObject(o), o, notGranted)
+	}
+	for _, o := range []conditions.Object{markedRole, markedDB} {
 		waitFor(t, e.c, client.ObjectKeyFromObject(o), o, conflict)
 	}
 	deleteAndWait(t, e, unmarkedRole, markedRole, unmarkedDB, markedDB, owner)
@@ -235,11 +244,14 @@ func TestResourceNotTheObjectsIsLeftAlone(t *testing.T) {
 	}
 }
 
-// TestHandSetExternalNameAdopts sets the external names of a Role and a
-// Database by hand to an unmarked role and database made with SQL: both are
-// adopted, brought in line with the spec and marked with their object's
-// UID (one COMMENT each), and deleting the objects drops them.
-func TestHandSetExternalNameAdopts(t *testing.T) {
+// TestHandSetExternalNameAdoptsWhereGranted sets the external names of a
+// Role and a Database by hand to an unmarked role and database made with
+// SQL. Without a grant neither is adopted: both are Ready False with reason
+// AdoptionNotGranted and no statement but reads names them. Once an
+// administrator annotates the Namespace with bosun.dev/adopt-external, both
+// are adopted, brought in line with the spec and marked with their
+// object's UID (one COMMENT each), and deleting the objects drops them.
+func TestHandSetExternalNameAdoptsWhereGranted(t *testing.T) {
 	e := start(t, nil)
 	suffix := runSuffix()
 	roleName, dbName := "legacy_role_"+suffix, "legacy_db_"+suffix
@@ -257,6 +269,14 @@ func TestHandSetExternalNameAdopts(t *testing.T) {
 		Spec:       pgv1.DatabaseSpec{Owner: "adopter"},
 	}
 	create(t, e, role, db)
+	waitFor(t, e.c, client.ObjectKeyFromObject(role), role, notGranted)
+	for _, name := range []string{roleName, dbName} {
+		if w := writesSince(t, e, from, name); len(w) != 0 {
+			t.Errorf("%s was adopted without a grant: %q", name, w)
+		}
+	}
+
+	grantAdoption(t, e)
 	waitFor(t, e.c, client.ObjectKeyFromObject(role), role, readyTrue, syncedTrue)
 	waitFor(t, e.c, client.ObjectKeyFromObject(db), db, readyTrue, syncedTrue)
 
@@ -291,6 +311,23 @@ func TestHandSetExternalNameAdopts(t *testing.T) {
 	if got := readRole(t, e, roleName); got != nil {
 		t.Errorf("adopted role %s still there after delete: %+v", roleName, got)
 	}
+}
+
+// grantAdoption annotates the test's Namespace with
+// bosun.dev/adopt-external: "true", as an administrator grants adoption.
+func grantAdoption(t *testing.T, e env) {
+	t.Helper()
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		ns := &corev1.Namespace{}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: e.ns}, ns); err != nil {
+			return err
+		}
+		if ns.Annotations == nil {
+			ns.Annotations = map[string]string{}
+		}
+		ns.Annotations[managed.AnnotationAdoptExternal] = "true"
+		return e.c.Update(ctx, ns)
+	})
 }
 
 // TestReservedNamesAreInvalidSpec sets external names by hand to names
