@@ -460,9 +460,14 @@
 // # Connection details and late initialisation
 //
 // With WithConnectionSecret, the details from Observe, Create and Update
-// go to a Secret named by the object's spec, owned by the object, written
-// only when its data changes and deleted with the object (by the step, or
+// go to a Secret named by the object's spec, owned by the object, labelled
+// LabelConnectionSecret, written only when its data changes (or it lacks
+// the label) and deleted with the object (by the step, or
 // by Kubernetes' garbage collector for a Secret the step no longer names).
+// The step watches the Secrets its objects control, which by default
+// caches every Secret of the cluster; CacheConnectionSecretsOnly limits
+// the manager's cache to the labelled ones (a tenth of the heap beside
+// 2,000 unrelated Secrets, see docs/BENCHMARKS.md).
 // Its owner reference sets blockOwnerDeletion, for which an API server with
 // the OwnerReferencesPermissionEnforcement admission plugin asks for update
 // on the object's finalizers subresource. They never appear

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/managed"
@@ -129,4 +130,17 @@ func ExampleBatchObserver() {
 	// logs: exists=true upToDate=true
 	// data: exists=true upToDate=false
 	// managed
+}
+
+// A manager whose only Secrets are connection Secrets caches those and no
+// other Secret of the cluster.
+func ExampleCacheConnectionSecretsOnly() {
+	opts := ctrl.Options{}
+	bosun.LeanCache(&opts.Cache)
+	managed.CacheConnectionSecretsOnly(&opts.Cache)
+	for obj, by := range opts.Cache.ByObject {
+		fmt.Printf("%T: %s\n", obj, by.Label)
+	}
+	// Output:
+	// *v1.Secret: bosun.dev/connection-secret
 }

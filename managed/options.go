@@ -145,8 +145,10 @@ func WithChangeLogLength(n int) Option { return func(c *config) { c.changeLogLen
 // WithConnectionSecret publishes connection details to the Secret, in the
 // object's namespace, that name returns for the object (usually a field of
 // its spec). An empty name publishes nothing. The Secret is created owned by
-// the object (a controller reference), updated only when its data would
-// change, and deleted with the object. Values are added to what the Secret
+// the object (a controller reference) and labelled LabelConnectionSecret,
+// updated only when its data would change or it lacks the label, and
+// deleted with the object (see CacheConnectionSecretsOnly for the cache
+// its watch needs). Values are added to what the Secret
 // holds, never removed, so a password that only Create reveals stays.
 //
 // The operator needs get, list, watch, create, update and delete on Secrets.

@@ -51,9 +51,12 @@ func withDetails(data map[string][]byte, details ConnectionDetails) (map[string]
 type secrets[T client.Object] struct{ *Step[T] }
 
 // publish writes details to the connection Secret, if one is configured:
-// it creates the Secret owned by the object, or adds the details to it when
-// they change something. The details never reach logs, events or
-// conditions; errors name the Secret only.
+// it creates the Secret owned by the object and labelled
+// LabelConnectionSecret, or adds the details to it when they change
+// something, and the label when it lacks it. The details never reach
+// logs, events or conditions; errors name the Secret only. A Secret the
+// cache does not hold (CacheConnectionSecretsOnly, and a Secret without
+// the label) is found on the API server when creating it fails.
 func (s secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details ConnectionDetails) error {
 	if s.cfg.secretName == nil {
 		return nil
@@ -68,7 +71,7 @@ func (s secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details Con
 	err := req.Client.Get(ctx, key, sec)
 	if apierrors.IsNotFound(err) {
 		sec = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{LabelConnectionSecret: "true"}},
 			Type:       corev1.SecretTypeOpaque,
 		}
 		sec.Data, _ = withDetails(nil, details)
@@ -94,11 +97,17 @@ func (s secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details Con
 		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("connection secret %s exists and is not controlled by this object", name))
 	}
 	data, changed := withDetails(sec.Data, details)
-	if !changed {
+	if !changed && labelled(sec) {
 		return nil
 	}
 	sec = sec.DeepCopy()
 	sec.Data = data
+	if !labelled(sec) {
+		if sec.Labels == nil {
+			sec.Labels = map[string]string{}
+		}
+		sec.Labels[LabelConnectionSecret] = "true"
+	}
 	if err := req.Client.Update(ctx, sec); err != nil {
 		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("updating connection secret %s: %w", name, err))
 	}
@@ -175,10 +184,11 @@ func (s secrets[T]) missingIn(ctx context.Context, r client.Reader, obj T, secre
 }
 
 // intact reports whether the connection Secret of the pass's object, when
-// it has one, is in the manager's cache, controlled by the object, with
-// every credential key the step's clients name (as learned at a
-// Connect): a pass that calls nothing (a first observation put off, a
-// batch round's observation taken) would not repair it.
+// it has one, is in the manager's cache, controlled by the object and
+// labelled LabelConnectionSecret, with every credential key the step's
+// clients name (as learned at a Connect): a pass that calls nothing (a
+// first observation put off, a batch round's observation taken) would not
+// repair it, nor label it.
 func (s secrets[T]) intact(ctx context.Context, req *bosun.Pass[T]) bool {
 	if s.cfg.secretName == nil {
 		return true
@@ -189,7 +199,7 @@ func (s secrets[T]) intact(ctx context.Context, req *bosun.Pass[T]) bool {
 		return true
 	}
 	sec := &corev1.Secret{}
-	if err := req.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, sec); err != nil || !metav1.IsControlledBy(sec, obj) {
+	if err := req.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, sec); err != nil || !metav1.IsControlledBy(sec, obj) || !labelled(sec) {
 		return false
 	}
 	if keys := s.memory.polls.keys.Load(); keys != nil {

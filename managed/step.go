@@ -27,7 +27,8 @@ import (
 //
 // With a connection Secret (WithConnectionSecret), the step sets up a watch
 // of the Secrets the objects control (Builder.Owns), so that a Secret
-// deleted or changed by hand is written again. It also watches the objects
+// deleted or changed by hand is written again; CacheConnectionSecretsOnly
+// keeps that watch from caching every other Secret. It also watches the objects
 // themselves, adding nothing to the queue, to forget what it remembers of
 // those that leave the manager's cache (see the package documentation).
 //
