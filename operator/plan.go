@@ -33,13 +33,16 @@ type planRun struct {
 	keys []plan.Key
 	// listed is closed once keys is set.
 	listed chan struct{}
+	// guard makes dry runs of the writes of every other client built
+	// from the manager's config.
+	guard dryRunGuard
 }
 
 // runPlan runs the operator of opts under --plan on the cluster of cfg
 // and prints the plan to out.
 func runPlan(ctx context.Context, opts Options, flags Flags, cfg *rest.Config, scheme *runtime.Scheme, mopts ctrl.Options, out io.Writer) error {
 	p, opts := newPlanRun(opts)
-	mgr, err := opts.newManager(cfg, scheme, mopts, flags)
+	mgr, err := opts.newManager(p.guard.config(cfg), scheme, mopts, flags)
 	if err != nil {
 		return err
 	}
@@ -50,7 +53,10 @@ func runPlan(ctx context.Context, opts Options, flags Flags, cfg *rest.Config, s
 // every write as a dry run and records it, without the values of the
 // fields of opts.Sensitive (checked by Options.validate), a context that
 // tells the managed steps to record their external writes, no events, no
-// leader election, metrics, probes or webhook server.
+// leader election, metrics, probes or webhook server; a rest.Config whose
+// every write is a dry run (dryRunGuard), so that a client the operator
+// builds of its own changes nothing either; and the whole of each sharded
+// kind in the cache (unshard).
 func newPlanRun(opts Options) (*planRun, Options) {
 	sensitive, _ := plan.NewSensitive(opts.Sensitive)
 	p := &planRun{rec: plan.NewRecorder(sensitive), listed: make(chan struct{})}
@@ -92,6 +98,8 @@ func (p *planRun) managerOptions(o *ctrl.Options) {
 		}
 		return plan.Into(ctx, p.rec)
 	}
+	// Every member's share of a sharded kind: the plan covers them all.
+	unshard(&o.Cache)
 	o.LeaderElection = false
 	o.HealthProbeBindAddress = "0"
 	o.Metrics.BindAddress = "0"
@@ -123,6 +131,7 @@ func (p *planRun) run(ctx context.Context, opts Options, mgr ctrl.Manager, out i
 		return fmt.Errorf("operator %q: --plan: stopped before the caches synced", opts.Name)
 	}
 	missing, failed := p.rec.Report(out, p.keys)
+	p.guard.report(out)
 	switch {
 	case waitErr != nil:
 		return fmt.Errorf("operator %q: --plan: %w", opts.Name, waitErr)
@@ -202,6 +211,9 @@ type planManager struct{ ctrl.Manager }
 // Observation keeps the manager's bosun.Observation visible through the
 // wrapper.
 func (m planManager) Observation() *bosun.Observation { return bosun.ObservationOf(m.Manager) }
+
+// PlanRun marks the manager of a --plan run (see plan.Running).
+func (planManager) PlanRun() {}
 
 func (planManager) GetEventRecorder(string) recorder.EventRecorder { return dropEvents{} }
 

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/bosunkit/bosun/internal/plan"
 	"github.com/bosunkit/bosun/internal/rollout"
 )
 
@@ -249,6 +250,10 @@ type Member struct {
 	// gvk and mgr are set by SetupWithManager.
 	gvk schema.GroupVersionKind
 	mgr ctrl.Manager
+	// planning is set by SetupWithManager on the manager of a --plan run
+	// (package operator): the member then holds no Lease and passes every
+	// object, so that the plan covers the whole kind.
+	planning atomic.Bool
 }
 
 // New returns a member of a ring, or an error wrapping ErrInvalidOptions.
@@ -432,7 +437,10 @@ func sameType(a, b client.Object) bool { return reflect.TypeOf(a) == reflect.Typ
 // SetupWithManager adds to mgr the member's Lease, the drain of the
 // objects it is asked to let go, and the sharder, which only the winner
 // of mgr's leader election runs. It fails when the ring's kind is not in
-// mgr's scheme.
+// mgr's scheme. On the manager of a --plan run (package operator) it adds
+// none of them, and the member's Predicate, Wrap and ControllerOptions
+// pass every object: the plan covers the whole kind. Call it before
+// ControllerOptions' queue is made (before the controller is built).
 func (m *Member) SetupWithManager(mgr ctrl.Manager) error {
 	if mgr == nil {
 		return fmt.Errorf("shard: ring %q: %w: the manager is nil", m.opts.Ring, ErrInvalidOptions)
@@ -442,6 +450,13 @@ func (m *Member) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("shard: ring %q: finding the kind of %T: %w", m.opts.Ring, m.opts.Object, err)
 	}
 	m.gvk, m.mgr = gvk, mgr
+	if plan.Running(mgr) {
+		// A plan's Lease would be a dry run, which holds nothing: the
+		// member takes every object, and starts no Lease, drain or
+		// sharder. Package operator's plan widens the cache to match.
+		m.planning.Store(true)
+		return nil
+	}
 	runnables := []manager.Runnable{&membership{m: m}, &drainer{m: m}, &sharder{m: m}}
 	if m.standby != nil {
 		runnables = append(runnables, m.standby)
@@ -463,6 +478,9 @@ func (m *Member) SetupWithManager(mgr ctrl.Manager) error {
 // standby, or the label of an object it had taken over catching up.
 func (m *Member) Predicate() predicate.Predicate {
 	mine := func(o client.Object) bool {
+		if m.planning.Load() {
+			return true
+		}
 		l := o.GetLabels()
 		if l[m.shardLabel] == m.opts.Identity && l[m.drainLabel] == "" {
 			return true
@@ -559,7 +577,16 @@ func (m *Member) Takeovers() source.TypedSource[reconcile.Request] {
 // NeedLeaderElection false.
 func (m *Member) ControllerOptions(opts controller.Options) controller.Options {
 	opts.NeedLeaderElection = ptr.To(false)
-	opts.NewQueue = m.gate.newQueue(opts.NewQueue, ptr.Deref(opts.UsePriorityQueue, true), m.opts.RenewPeriod)
+	plain, gated := opts.NewQueue, m.gate.newQueue(opts.NewQueue, ptr.Deref(opts.UsePriorityQueue, true), m.opts.RenewPeriod)
+	opts.NewQueue = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+		if m.planning.Load() && plain != nil {
+			return plain(name, rl)
+		}
+		if m.planning.Load() {
+			return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
+		}
+		return gated(name, rl)
+	}
 	return opts
 }
 
@@ -578,6 +605,9 @@ func (m *Member) ControllerOptions(opts controller.Options) controller.Options {
 // WrapReconciler.
 func (m *Member) Wrap(r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		if m.planning.Load() {
+			return r.Reconcile(ctx, req)
+		}
 		v, right := m.gate.begin(req.NamespacedName)
 		switch v {
 		case drop:

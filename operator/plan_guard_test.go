@@ -1,0 +1,94 @@
+package operator_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// TestPlanGuardsClientsOfTheOperator runs, under --plan, an operator that
+// adds to its manager a runnable that writes through clients of its own,
+// one controller-runtime client built from the manager's rest.Config and
+// one client-go clientset (as a storage migration or a leader runnable
+// would): nothing reaches the cluster, and the plan counts those writes.
+func TestPlanGuardsClientsOfTheOperator(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	useKubeconfig(t, cp)
+	ns := bosuntest.Namespace(t, cp.Client)
+	ctx := t.Context()
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}, Spec: testapi.WidgetSpec{Value: 1}}
+	if err := cp.Client.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(ctx, t, cp.Client, ns)
+
+	opts := stepsOperator("guarded", ns, greetings("hello", false))
+	setup := opts.Setup
+	wrote := make(chan error, 1)
+	opts.Setup = func(mgr ctrl.Manager) error {
+		if err := setup(mgr); err != nil {
+			return err
+		}
+		own, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), HTTPClient: mgr.GetHTTPClient()})
+		if err != nil {
+			return err
+		}
+		cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "by-a-runnable"}, Data: map[string]string{"k": "v"}}
+			err := own.Create(ctx, cm)
+			if err == nil {
+				patch := client.MergeFrom(w.DeepCopy())
+				changed := w.DeepCopy()
+				changed.Annotations = map[string]string{"written": "by a runnable"}
+				err = own.Patch(ctx, changed, patch)
+			}
+			if err == nil {
+				_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "by-a-clientset"}}, metav1.CreateOptions{})
+			}
+			if err == nil {
+				err = cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+			}
+			wrote <- err
+			<-ctx.Done()
+			return nil
+		}))
+	}
+	report := runPlan(t, opts)
+	if err := <-wrote; err != nil {
+		t.Errorf("the runnable's writes: %v, want them answered as dry runs", err)
+	}
+	if !strings.Contains(report, "writes of other clients of the operator, sent as dry runs: 4") {
+		t.Errorf("the plan does not count the runnable's 4 writes:\n%s", report)
+	}
+	for _, name := range []string{"by-a-runnable", "by-a-clientset"} {
+		err := cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.ConfigMap{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("ConfigMap %s: %v, want it never created", name, err)
+		}
+	}
+	var got corev1.Namespace
+	if err := cp.Client.Get(ctx, client.ObjectKey{Name: ns}, &got); err != nil || got.DeletionTimestamp != nil {
+		t.Errorf("namespace %s: %v, deleting %v; want it untouched", ns, err, got.DeletionTimestamp)
+	}
+	after := snapshot(ctx, t, cp.Client, ns)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("--plan changed %s: %s -> %s", k, v, after[k])
+		}
+	}
+}
