@@ -20,17 +20,18 @@ import (
 )
 
 // tenant returns a client that acts as a user who may, in namespace ns,
-// create Roles and read Secrets, and nothing else: the API server
-// impersonates the user for the control plane's administrator, and a Role
-// bound to the user in ns grants the rest.
-func tenant(t *testing.T, e env, ns string) client.Client {
+// read Secrets and do to Roles what verbs name ("create" when none), and
+// nothing else: the API server impersonates the user for the control
+// plane's administrator, and a Role bound to the user in ns grants the
+// rest.
+func tenant(t *testing.T, e env, ns string, verbs ...string) client.Client {
 	t.Helper()
 	cp := shared.ControlPlane(t)
 	user := "tenant-of-" + ns
 	rules := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{pgv1.GroupVersion.Group}, Resources: []string{"roles"}, Verbs: []string{"create"}},
+			{APIGroups: []string{pgv1.GroupVersion.Group}, Resources: []string{"roles"}, Verbs: append([]string{"create"}, verbs...)},
 			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}},
 		},
 	}
