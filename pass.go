@@ -87,7 +87,7 @@ type Pass[T client.Object] struct {
 // AnnotationReleaseFinalizer "true" asks. A step that paces its external
 // calls (a backoff after refused deletes, a wait between polls) makes
 // them now: nothing will call it again.
-func (p *Pass[T]) LastCleanup() bool { return p.lastCleanup }
+func (r *Pass[T]) LastCleanup() bool { return r.lastCleanup }
 
 // Commit writes the changes made so far to the object's metadata and spec
 // (everything but its status) at once, guarded by the resourceVersion of

@@ -60,7 +60,10 @@ func TestPlanOfAShardedOperator(t *testing.T) {
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the live member: %v", err)
+			}
 		case <-time.After(time.Minute):
 			t.Error("the live member still runs a minute after its context ended")
 		}
