@@ -59,6 +59,18 @@ func (c switchCleanup) waitCalls(t *testing.T, n int32) {
 	})
 }
 
+// runCleanup runs a reconciler named name whose one step is c, with the
+// test finalizer and opts.
+func (f *fixture) runCleanup(name string, c switchCleanup, opts bosun.Options, ro runOptions) {
+	f.t.Helper()
+	f.run(&bosun.Reconciler[*testapi.Widget]{
+		Name:      name,
+		Finalizer: testFinalizer,
+		Steps:     []bosun.Step[*testapi.Widget]{c},
+		Options:   opts,
+	}, ro)
+}
+
 // deleteReady creates the Widget name with finalizers fins besides the
 // engine's, waits for it to be Ready and deletes it.
 func (f *fixture) deleteReady(name string, fins ...string) {
@@ -103,12 +115,7 @@ func TestBlockedDeletionIsWrittenOnce(t *testing.T) {
 	f := newFixture(t)
 	c := newSwitchCleanup()
 	writes := &bosuntest.WriteCounter{}
-	f.run(&bosun.Reconciler[*testapi.Widget]{
-		Name:      "blocked-quiet",
-		Finalizer: testFinalizer,
-		Steps:     []bosun.Step[*testapi.Widget]{c},
-		Options:   bosun.Options{DeletionDeadline: time.Second},
-	}, runOptions{client: writes.Wrap})
+	f.runCleanup("blocked-quiet", c, bosun.Options{DeletionDeadline: time.Second}, runOptions{client: writes.Wrap})
 	f.deleteReady("w")
 	f.waitDeletionBlocked("w")
 	writes.Reset()
@@ -131,12 +138,7 @@ func TestFailingCleanupIsBlockedOnTime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	const deadline = 6 * time.Second
-	f.run(&bosun.Reconciler[*testapi.Widget]{
-		Name:      "blocked-on-time",
-		Finalizer: testFinalizer,
-		Steps:     []bosun.Step[*testapi.Widget]{newSwitchCleanup()},
-		Options:   bosun.Options{DeletionDeadline: deadline},
-	}, runOptions{})
+	f.runCleanup("blocked-on-time", newSwitchCleanup(), bosun.Options{DeletionDeadline: deadline}, runOptions{})
 	f.deleteReady("w")
 	c := f.waitDeletionBlocked("w")
 	w, err := f.get(t.Context(), "w")
@@ -159,12 +161,7 @@ func TestReleasedFinalizerClearsDeletionBlocked(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	c := newSwitchCleanup()
-	f.run(&bosun.Reconciler[*testapi.Widget]{
-		Name:      "released-clears",
-		Finalizer: testFinalizer,
-		Steps:     []bosun.Step[*testapi.Widget]{c},
-		Options:   bosun.Options{DeletionDeadline: time.Second, KStatus: true},
-	}, runOptions{})
+	f.runCleanup("released-clears", c, bosun.Options{DeletionDeadline: time.Second, KStatus: true}, runOptions{})
 	const other = "test.bosun.dev/other-controller"
 	f.deleteReady("w", other)
 	f.waitDeletionBlocked("w")
@@ -219,12 +216,7 @@ func TestMistypedReleaseAnnotationKeepsCleaningUp(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	c := newSwitchCleanup()
-	f.run(&bosun.Reconciler[*testapi.Widget]{
-		Name:      "mistyped-release",
-		Finalizer: testFinalizer,
-		Steps:     []bosun.Step[*testapi.Widget]{c},
-		Options:   bosun.Options{DeletionDeadline: time.Second},
-	}, runOptions{})
+	f.runCleanup("mistyped-release", c, bosun.Options{DeletionDeadline: time.Second}, runOptions{})
 	f.deleteReady("w")
 	f.waitDeletionBlocked("w")
 	f.annotateWidget("w", bosun.AnnotationReleaseFinalizer, "True")
