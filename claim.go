@@ -150,7 +150,7 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 	}
 	patch := client.MergeFromWithOptions(req.Object, client.MergeFromWithOptimisticLock{})
 	rv := req.Object.GetResourceVersion()
-	if err := ps.saving().write(rv, claimed, func() error { return r.Client.Patch(ctx, claimed, patch) }); err != nil {
+	if err := ps.saving().write(rv, nil, claimed, func() error { return r.Client.Patch(ctx, claimed, patch) }); err != nil {
 		switch {
 		case apierrors.IsConflict(err):
 			return true, ps.conflictRequeue("claim"), nil

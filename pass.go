@@ -76,7 +76,7 @@ type Pass[T client.Object] struct {
 	steps *stepLog
 	// write, when set, makes each write of the object by the pass (see
 	// passState.write).
-	write func(rv string, after client.Object, send func() error) error
+	write func(rv string, sent, after client.Object, send func() error) error
 	// lastCleanup is set for the Cleanup that AnnotationReleaseFinalizer
 	// asks for before the finalizer goes.
 	lastCleanup bool
@@ -121,7 +121,7 @@ func (r *Pass[T]) Commit(ctx context.Context) error {
 	written := r.Original.DeepCopyObject().(T)
 	send := func() error { return r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, body)) }
 	if r.write != nil {
-		err = r.write(rv, written, send)
+		err = r.write(rv, r.Object, written, send)
 	} else {
 		err = send()
 	}

@@ -731,6 +731,9 @@ type passState[T client.Object] struct {
 	// released, when set, says how AnnotationReleaseFinalizer released
 	// the finalizer.
 	released string
+	// invalidRelease, when set, says that AnnotationReleaseFinalizer
+	// holds a value the engine does not know; Ready reports it.
+	invalidRelease string
 	// mutated is set when the answer of the pass's write of metadata and
 	// spec held changes the pass did not send (a mutating webhook's).
 	mutated bool

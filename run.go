@@ -63,7 +63,10 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	ours := r.Finalizer != "" && (controllerutil.ContainsFinalizer(obj, r.Finalizer) || ps.hasFormer())
 	if deleting && !ours {
 		// Nothing of ours to release: the object goes away without us.
-		return ctrl.Result{}, nil
+		// What the engine said of the deletion while its finalizer held
+		// the object goes, if the pass that released it could not
+		// write that.
+		return ps.saving().settleLeft(ctx)
 	}
 
 	resync, resyncErr := resyncInterval(obj, r.Resync)
@@ -169,12 +172,12 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 		}
 		res = ps.deadline(res, err)
 		if asked {
-			// A value that asks for nothing known is reported, and the
-			// cleanup goes on as if it were not there: a typo must not
-			// stop it, nor hide that the deletion is blocked.
-			err = errors.Join(conditions.Warningf(conditions.ReasonInvalidReleaseFinalizer,
-				"annotation %s is %q: want %q (clean up once more, then release the finalizer) or %q (release it without cleanup)",
-				AnnotationReleaseFinalizer, how, releaseAfterCleanup, releaseOrphan), err)
+			// A value that asks for nothing known is reported in Ready,
+			// and the cleanup goes on as if it were not there, at its own
+			// pace: a typo must not stop it, speed it up, nor hide that
+			// the deletion is blocked.
+			ps.invalidRelease = fmt.Sprintf("annotation %s is %q: want %q (clean up once more, then release the finalizer) or %q (release it without cleanup)",
+				AnnotationReleaseFinalizer, how, releaseAfterCleanup, releaseOrphan)
 		}
 		return res, err, false
 	case deleting:
@@ -387,6 +390,13 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		if ps.early != "" && ready.Status == metav1.ConditionTrue && !readyAt(conds, gen) {
 			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonProgressing, ps.early
 		}
+	}
+	if ps.invalidRelease != "" {
+		msg := ps.invalidRelease
+		if err != nil {
+			msg += "; " + ready.Message
+		}
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonInvalidReleaseFinalizer, conditions.Bound(msg)
 	}
 	changed := conditions.Set(&conds, ready, now)
 	ps.setDeletionBlocked(&conds, gen, now)

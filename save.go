@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -145,22 +144,15 @@ func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Resu
 }
 
 // settleReleased clears the engine's deletion conditions of an object
-// whose finalizer the pass released and that other finalizers still hold:
-// DeletionBlocked and the kstatus conditions go, and Ready says the engine
-// is done with it (conditions.ReasonFinalizerReleased). Without this write
-// the object would go on blaming the engine's cleanup until the others
-// let go, since no later pass writes to an object with none of the
-// engine's finalizers. A failure is logged: the object is on its way out.
+// whose finalizer the pass released and that other finalizers still hold
+// (see letGo). Without this write the object would go on blaming the
+// engine's cleanup until the others let go. A failure is logged: the next
+// event of the object brings a pass that tries again (settleLeft).
 func (ps saveStage[T]) settleReleased(ctx context.Context, policy Policy) {
 	obj := ps.req.Object
-	co, ok := any(obj).(conditions.Object)
-	if !ok || len(obj.GetFinalizers()) == 0 || obj.GetDeletionTimestamp() == nil {
+	if len(obj.GetFinalizers()) == 0 || obj.GetDeletionTimestamp() == nil {
 		return
 	}
-	conds := co.GetConditions()
-	meta.RemoveStatusCondition(&conds, conditions.TypeDeletionBlocked)
-	meta.RemoveStatusCondition(&conds, conditions.TypeReconciling)
-	meta.RemoveStatusCondition(&conds, conditions.TypeStalled)
 	how := "its cleanup finished"
 	switch {
 	case policy != PolicyManage:
@@ -168,6 +160,49 @@ func (ps saveStage[T]) settleReleased(ctx context.Context, policy Policy) {
 	case ps.released != "":
 		how = fmt.Sprintf("annotation %s released it %s", AnnotationReleaseFinalizer, ps.released)
 	}
+	if !ps.letGo(how) {
+		return
+	}
+	if err := ps.saveStatus(ctx); err != nil && !apierrors.IsNotFound(err) {
+		ps.req.Log.V(1).Info("clearing the deletion conditions of a released object failed; the next pass tries again", "error", err.Error())
+	}
+}
+
+// settleLeft ends the pass of an object being deleted that holds none of
+// the engine's finalizers: it clears the engine's deletion conditions if
+// the pass that released the finalizer could not (a conflict, a stop), and
+// otherwise writes nothing.
+func (ps saveStage[T]) settleLeft(ctx context.Context) (ctrl.Result, error) {
+	co, ok := any(ps.req.Object).(conditions.Object)
+	if !ok || conditions.Find(co.GetConditions(), conditions.TypeDeletionBlocked) == nil {
+		return ctrl.Result{}, nil
+	}
+	ps.letGo("the engine's finalizer is gone")
+	if err := ps.saveStatus(ctx); err != nil {
+		if apierrors.IsConflict(err) {
+			return ps.conflictRequeue("status of a released object"), nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// letGo removes DeletionBlocked and the kstatus conditions from the
+// object and makes Ready say the engine let it go (how) while other
+// finalizers hold it (conditions.ReasonFinalizerReleased). It reports
+// false for an object without conditions.
+func (ps saveStage[T]) letGo(how string) bool {
+	obj := ps.req.Object
+	co, ok := any(obj).(conditions.Object)
+	if !ok {
+		return false
+	}
+	conds := co.GetConditions()
+	meta.RemoveStatusCondition(&conds, conditions.TypeDeletionBlocked)
+	meta.RemoveStatusCondition(&conds, conditions.TypeReconciling)
+	meta.RemoveStatusCondition(&conds, conditions.TypeStalled)
 	conditions.Set(&conds, metav1.Condition{
 		Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonFinalizerReleased,
 		Message:            fmt.Sprintf("finalizer %q released: %s; the object waits for its other finalizers", ps.r.Finalizer, how),
@@ -175,9 +210,7 @@ func (ps saveStage[T]) settleReleased(ctx context.Context, policy Policy) {
 	}, metav1.Now())
 	boundMessages(conds)
 	co.SetConditions(conds)
-	if err := ps.saveStatus(ctx); err != nil && !apierrors.IsNotFound(err) {
-		ps.req.Log.Error(err, "clearing the deletion conditions of a released object failed")
-	}
+	return true
 }
 
 // patchMain writes the changes to metadata and spec (everything but status),
@@ -238,7 +271,7 @@ func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) e
 	answer.SetNamespace(obj.GetNamespace())
 	answer.SetName(obj.GetName())
 	ctx, cut := trim.VersionOnly(ctx)
-	if err := ps.write(rv, obj, func() error {
+	if err := ps.write(rv, nil, obj, func() error {
 		if err := ps.r.Client.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, body)); err != nil {
 			return err
 		}
@@ -264,47 +297,92 @@ func (ps saveStage[T]) sendMain(ctx context.Context, main map[string]json.RawMes
 	if err != nil {
 		return err
 	}
-	sent := ps.req.Object.DeepCopyObject().(client.Object)
-	if err := ps.write(rv, ps.req.Object, func() error {
+	var sent client.Object
+	if ps.r.ownWrites().tracks() {
+		sent = ps.req.Object.DeepCopyObject().(client.Object)
+	}
+	if err := ps.write(rv, sent, ps.req.Object, func() error {
 		return ps.r.Client.Patch(trim.Mark(ctx), ps.req.Object, client.RawPatch(types.MergePatchType, body))
 	}); err != nil {
 		return fmt.Errorf("writing object: %w", err)
-	}
-	if changed, err := changedOnTheWay(sent, ps.req.Object); err != nil || changed {
-		// A mutating webhook (or the API server's defaulting) changed what
-		// the pass sent: the version the write made holds more than the
-		// pass left, and the steps have not seen it. The pass does not
-		// settle, so a pass over that version follows (ownWrites.close).
-		ps.mutated = true
-		ps.req.Log.V(1).Info("the object came back from the engine's write with changes the pass did not make")
 	}
 	return nil
 }
 
 // changedOnTheWay reports whether got, the API server's answer to a write
-// of sent, differs from it in what an object's writers set: its labels,
-// annotations, finalizers and owner references, and every field outside
-// metadata and status (the spec). What the server keeps of its own (the
-// version, generation, managed fields, timestamps) is left out.
-func changedOnTheWay(sent, got client.Object) (bool, error) {
-	if !maps.Equal(sent.GetLabels(), got.GetLabels()) || !maps.Equal(sent.GetAnnotations(), got.GetAnnotations()) ||
-		!slices.Equal(sent.GetFinalizers(), got.GetFinalizers()) ||
-		!equality.Semantic.DeepEqual(sent.GetOwnerReferences(), got.GetOwnerReferences()) {
+// of sent over orig (the object as the pass read it), holds a change the
+// pass did not make and has not seen: in a label, annotation, finalizer,
+// owner reference or field outside metadata and status that the pass
+// left as it was in orig, got differs from what was sent (a mutating
+// webhook's addition). A field the pass itself changed and the server
+// changed back or dropped (a schema that prunes it, a default) does not
+// count: another pass would only write it again. What the server keeps of
+// its own (the version, generation, managed fields, timestamps) is left
+// out.
+func changedOnTheWay(orig, sent, got client.Object) (bool, error) {
+	if mapChanged(orig.GetLabels(), sent.GetLabels(), got.GetLabels()) ||
+		mapChanged(orig.GetAnnotations(), sent.GetAnnotations(), got.GetAnnotations()) ||
+		slices.Equal(orig.GetFinalizers(), sent.GetFinalizers()) && !slices.Equal(sent.GetFinalizers(), got.GetFinalizers()) ||
+		equality.Semantic.DeepEqual(orig.GetOwnerReferences(), sent.GetOwnerReferences()) &&
+			!equality.Semantic.DeepEqual(sent.GetOwnerReferences(), got.GetOwnerReferences()) {
 		return true, nil
 	}
-	a, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sent)
-	if err != nil {
-		return false, fmt.Errorf("comparing the answer of a write: %w", err)
+	var docs [3]map[string]any
+	for i, obj := range []client.Object{orig, sent, got} {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return false, fmt.Errorf("comparing the answer of a write: %w", err)
+		}
+		for _, k := range []string{"metadata", "status", "apiVersion", "kind"} {
+			delete(u, k)
+		}
+		docs[i] = u
 	}
-	b, err := runtime.DefaultUnstructuredConverter.ToUnstructured(got)
-	if err != nil {
-		return false, fmt.Errorf("comparing the answer of a write: %w", err)
+	return valueChanged(docs[0], docs[1], docs[2]), nil
+}
+
+// mapChanged reports whether got differs from sent at a key where sent
+// is as orig was.
+func mapChanged(orig, sent, got map[string]string) bool {
+	for _, m := range []map[string]string{sent, got} {
+		for k := range m {
+			o, inOrig := orig[k]
+			s, inSent := sent[k]
+			if inOrig == inSent && o == s {
+				if g, inGot := got[k]; inGot != inSent || g != s {
+					return true
+				}
+			}
+		}
 	}
-	for _, k := range []string{"metadata", "status", "apiVersion", "kind"} {
-		delete(a, k)
-		delete(b, k)
+	return false
+}
+
+// valueChanged is mapChanged for decoded JSON values: got differs from sent
+// somewhere sent is as orig was.
+func valueChanged(orig, sent, got any) bool {
+	if equality.Semantic.DeepEqual(sent, got) {
+		return false
 	}
-	return !equality.Semantic.DeepEqual(a, b), nil
+	if equality.Semantic.DeepEqual(orig, sent) {
+		return true
+	}
+	o, _ := orig.(map[string]any)
+	s, okS := sent.(map[string]any)
+	g, okG := got.(map[string]any)
+	if !okS || !okG {
+		// The pass changed this value, a list or a scalar, and the server
+		// gave back another: its own change, undone.
+		return false
+	}
+	for _, m := range []map[string]any{s, g} {
+		for k := range m {
+			if valueChanged(o[k], s[k], g[k]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // write makes one write of the object by the pass: send, guarded by
@@ -314,8 +392,11 @@ func changedOnTheWay(sent, got client.Object) (bool, error) {
 // version. A write the server took for a no-op (every change pruned by the
 // schema, or equal to what was stored) leaves the version as it was; the
 // cache is then not behind, and rv must not be taken for a stale copy.
-// The watch events of the write are told from others (see ownWrite).
-func (ps saveStage[T]) write(rv string, after client.Object, send func() error) error {
+// The watch events of the write are told from others (see ownWrite). sent,
+// when not nil, is the object the write sent (its metadata and spec), which
+// the answer is checked against (changedOnTheWay).
+func (ps saveStage[T]) write(rv string, sent, after client.Object, send func() error) error {
+	orig := ps.req.Original
 	ps.r.ownWrites().begin(ps.passState)
 	err := send()
 	made := ""
@@ -324,6 +405,16 @@ func (ps saveStage[T]) write(rv string, after client.Object, send func() error) 
 		made = after.GetResourceVersion()
 	}
 	ps.r.ownWrites().end(ps.passState, made)
+	if made != "" && sent != nil {
+		if changed, cerr := changedOnTheWay(orig, sent, after); cerr != nil || changed {
+			// A mutating webhook changed what the pass sent: the version
+			// the write made holds more than the pass left, and the steps
+			// have not seen it. The pass does not settle, so a pass over
+			// that version follows (ownWrites.close).
+			ps.mutated = true
+			ps.req.Log.V(1).Info("the object came back from the engine's write with changes the pass did not make")
+		}
+	}
 	return err
 }
 

@@ -81,17 +81,17 @@ func (t dryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return t.next.RoundTrip(req)
 	}
-	q := req.URL.Query()
-	if slices.Contains(q["dryRun"], "All") {
-		return t.next.RoundTrip(req)
-	}
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	if slices.Contains(connectSubresources, parts[len(parts)-1]) {
+	if connects(req.URL.Path) {
 		t.guard.note(&t.guard.refused, req.Method, req.URL.Path)
 		return nil, fmt.Errorf("--plan: %s %s refused: the API server has no dry run for it", req.Method, req.URL.Path)
 	}
+	q := req.URL.Query()
+	hasBody := req.Method == http.MethodDelete && req.Body != nil && req.Body != http.NoBody
+	if slices.Contains(q["dryRun"], "All") && !hasBody {
+		return t.next.RoundTrip(req)
+	}
 	req = req.Clone(req.Context())
-	if req.Method == http.MethodDelete && req.Body != nil && req.Body != http.NoBody {
+	if hasBody {
 		// The API server reads a delete's options from its body when it
 		// has one, and the query then counts for nothing.
 		if err := dryRunBody(req); err != nil {
@@ -99,10 +99,33 @@ func (t dryRunTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, fmt.Errorf("--plan: %s %s refused: %w", req.Method, req.URL.Path, err)
 		}
 	}
+	if slices.Contains(q["dryRun"], "All") {
+		// The plan's own delete, its body now saying so too.
+		return t.next.RoundTrip(req)
+	}
 	t.guard.note(&t.guard.forced, req.Method, req.URL.Path)
 	q.Set("dryRun", "All")
 	req.URL.RawQuery = q.Encode()
 	return t.next.RoundTrip(req)
+}
+
+// connects reports whether path, of a request to the API server, names a
+// subresource that opens a stream to a container or passes the request on
+// (connectSubresources), at any depth: /api/v1/nodes/n/proxy/metrics too.
+func connects(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return false
+	}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		parts = parts[2:]
+	}
+	return len(parts) >= 3 && slices.Contains(connectSubresources, parts[2])
 }
 
 // dryRunBody sets dryRun ["All"] in the DeleteOptions that are the body
