@@ -32,7 +32,10 @@ func TestSeamReviewPlanGuardRefusesProxyWithAPath(t *testing.T) {
 		next := &seamRecorder{}
 		tr := dryRunTransport{next: next, guard: &g}
 		req, _ := http.NewRequest(http.MethodPost, "https://api.example"+path, strings.NewReader(`{"name":"alice"}`))
-		_, err := tr.RoundTrip(req)
+		resp, err := tr.RoundTrip(req)
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
 		if err == nil || len(next.got) > 0 {
 			t.Errorf("POST %s under --plan: reached the API server (err %v, sent %d), which proxies it to the application as a real write; want it refused like POST .../proxy", path, err, len(next.got))
 		}
@@ -50,9 +53,11 @@ func TestSeamReviewPlanGuardDeleteWithBodyAndQuery(t *testing.T) {
 	tr := dryRunTransport{next: next, guard: &g}
 	req, _ := http.NewRequest(http.MethodDelete, "https://api.example/api/v1/namespaces/db/configmaps/c?dryRun=All",
 		strings.NewReader(`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground"}`))
-	if _, err := tr.RoundTrip(req); err != nil {
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
 		return // refused: nothing deleted
 	}
+	_ = resp.Body.Close()
 	if len(next.got) != 1 {
 		t.Fatalf("sent %d requests", len(next.got))
 	}
