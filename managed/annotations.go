@@ -72,7 +72,7 @@ const (
 	AnnotationDeletionOrder = "bosun.dev/deletion-order"
 )
 
-// AnnotationAdoptExternal, set to "true" on a Namespace, grants the
+// AnnotationAdoptExternal grants, set to "true" on a Namespace, the
 // objects in it adoption: their managed steps may take over an existing
 // external resource that carries no owner mark and that they did not
 // create, when the object's AnnotationExternalName names it by hand (or

@@ -333,7 +333,7 @@ func TestOurs(t *testing.T) {
 			if diff := cmp.Diff([]any{tt.want, tt.reason}, []any{got, reason}); diff != "" {
 				t.Errorf("owned and reason (-want +got):\n%s", diff)
 			}
-			if need := f.needsGrant(obs); need != (tt.owner == "" && !(f.claim().created && tt.chosen)) {
+			if need := f.needsGrant(obs); need != (tt.owner == "" && (!f.claim().created || !tt.chosen)) {
 				t.Errorf("needsGrant = %t", need)
 			}
 		})

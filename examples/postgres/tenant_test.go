@@ -54,7 +54,7 @@ func tenant(t *testing.T, e env, ns string, verbs ...string) client.Client {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("reading a secret as %s: %v, want NotFound", user, err)
+		return fmt.Errorf("reading a secret as %s: %w, want NotFound", user, err)
 	})
 	return c
 }
