@@ -715,6 +715,7 @@ func (b *battery) recordCell(t *testing.T, sizes matrixSizes, f feature, x matri
 		kv = append(kv, "idle", r.costs["idle"].String(), Cost{}.String())
 		kv = append(kv, "polls per object per period", fmt.Sprintf("%.1f", r.reads), strconv.Itoa(b.op.Budget.Poll))
 	}
+	kv = append(kv, r.extra...)
 	b.record(t, rowMatrix+": "+string(f)+" x "+string(x), kv...)
 }
 
@@ -742,6 +743,13 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	c.crashPending = x == crashMidWrite
 	bystander := c.bystander(ctx)
 	c.startReplicas()
+	if (f == kstatusOn || x == blockedCleanup) && !c.configured() {
+		t.Skipf("%s: the operator's Setup does not pass its reconcilers' options to Process.Configure (no bosun reconciler)", f)
+	}
+	var kw *kstatusWatch
+	if f == kstatusOn {
+		kw = c.watchKStatus()
+	}
 	n := sizes.Objects
 	start := time.Now()
 	objs, err := b.create(ctx, b.cp.Client, c.ns, n)
@@ -779,7 +787,19 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	if f == threeShards {
 		c.leave()
 	}
-	c.deleteAll(objs, measure)
+	if x == blockedCleanup {
+		c.blockedDelete(objs)
+	} else {
+		c.deleteAll(objs, measure)
+	}
+	if kw != nil {
+		versions, err := kw.check()
+		if err != nil {
+			t.Error(err)
+		}
+		c.result.extra = append(c.result.extra, "versions judged by kstatus", strconv.Itoa(versions), "")
+		c.result.oracles++
+	}
 	c.checkBystander(ctx, bystander)
 	c.result.injected = c.injected()
 	return c.result

@@ -12,9 +12,12 @@ import (
 type externalHook struct{ p *Process }
 
 // BeforeCall implements managed.CallHook.
-func (h externalHook) BeforeCall(ctx context.Context, _ managed.ExternalCall) error {
+func (h externalHook) BeforeCall(ctx context.Context, c managed.ExternalCall) error {
 	if h.p.dead() {
 		return ErrCrashed
+	}
+	if c.Op == "delete" && h.p.failDeletes.Load() {
+		return ErrDeleteRefused
 	}
 	if d := h.p.plan.SlowExternal; d > 0 {
 		timer := time.NewTimer(d)

@@ -59,10 +59,16 @@ const (
 	// threeShards is a ring that changes: two members, a third joins once
 	// the objects converged, and one leaves before they are deleted.
 	threeShards feature = "3 shard members, joins and leaves"
+	// kstatusOn is one process whose bosun reconcilers keep the kstatus
+	// conditions (bosun.Options.KStatus): every version of the objects
+	// the API server stores is judged with cli-utils' kstatus, which must
+	// never call an object Current unless it is Ready for its generation,
+	// never Failed, and Current once converged.
+	kstatusOn feature = "kstatus conditions"
 )
 
 // features are every feature, in the matrix's order.
-var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards}
+var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn}
 
 // matrixFault is a fault the matrix runs under each feature.
 type matrixFault string
@@ -97,10 +103,18 @@ const (
 	// before 30% of the operator's writes of it; the annotation must
 	// survive.
 	foreignWrite matrixFault = "foreign writes"
+	// blockedCleanup fails every delete of the operator's processes (API
+	// and external) from the objects' deletion until each object a
+	// finalizer holds shows DeletionBlocked (bosun.Options.DeletionDeadline
+	// set to Deadline) and stayed unwritten for Quiet; then lets deletes
+	// through and releases half the objects with
+	// bosun.dev/release-finalizer "true". Operators whose Setup does not
+	// call Process.Configure skip it.
+	blockedCleanup matrixFault = "cleanup blocked past the deadline"
 )
 
 // matrixFaults are every fault, in the matrix's order.
-var matrixFaults = []matrixFault{noFault, crashMidWrite, apiErrors, watchEvents, staleCache, networkPartition, slowExternal, foreignWrite}
+var matrixFaults = []matrixFault{noFault, crashMidWrite, apiErrors, watchEvents, staleCache, networkPartition, slowExternal, foreignWrite, blockedCleanup}
 
 // Cost is what an operation may cost per object: API writes (Events and
 // Leases aside) and calls that change an external system.
@@ -143,6 +157,9 @@ type matrixSizes struct {
 	// Relist is the relist period of watchEvents; Slow the delay of
 	// slowExternal.
 	Relist, Slow time.Duration
+	// Deadline is the deletion deadline of blockedCleanup, and Margin
+	// how late after it DeletionBlocked may show on a busy machine.
+	Deadline, Margin time.Duration
 	// All runs every cell; otherwise each feature runs without a fault,
 	// each fault runs on one replica, and one more fault per feature
 	// (varying with the operator's name) runs under it.
@@ -152,8 +169,10 @@ type matrixSizes struct {
 // shortMatrix is what `make test` runs; fullMatrix what `make
 // reliability` runs.
 var (
-	shortMatrix = matrixSizes{Objects: 2, Quiet: time.Second, Relist: 5 * time.Second, Slow: 500 * time.Millisecond}
-	fullMatrix  = matrixSizes{Objects: 10, Quiet: 10 * time.Second, Relist: 30 * time.Second, Slow: 5 * time.Second, All: true}
+	shortMatrix = matrixSizes{Objects: 2, Quiet: time.Second, Relist: 5 * time.Second, Slow: 500 * time.Millisecond,
+		Deadline: 2 * time.Second, Margin: 5 * time.Second}
+	fullMatrix = matrixSizes{Objects: 10, Quiet: 10 * time.Second, Relist: 30 * time.Second, Slow: 5 * time.Second,
+		Deadline: 10 * time.Second, Margin: 5 * time.Second, All: true}
 )
 
 // cells returns the cells the sizes run for the operator called name.
@@ -179,7 +198,8 @@ type cellResult struct {
 	oracles  int
 	injected string
 	costs    map[string]Cost
-	reads    float64 // external reads per object per poll period
+	reads    float64  // external reads per object per poll period
+	extra    []string // figures of the operations features: name, value, goal
 }
 
 // perObject formats a total cost per object.
@@ -252,7 +272,7 @@ func (c *cell) plan(first bool) Plan {
 // start starts a process of the cell with its feature's options.
 func (c *cell) start(first bool) *Process {
 	name := "r" + strconv.Itoa(len(c.procs))
-	opts := Options{Name: name, Namespace: c.ns, Plan: c.plan(first), Logs: c.logs, Manager: c.manager()}
+	opts := Options{Name: name, Namespace: c.ns, Plan: c.plan(first), Logs: c.logs, Manager: c.manager(), Engine: c.engineOptions()}
 	switch c.f {
 	case leaderFailover:
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
@@ -335,7 +355,10 @@ func (c *cell) converge(objs []client.Object, what string, measure bool, op stri
 		if c.crashPending && c.procs[0].dead() {
 			c.replaceCrashed()
 		}
-		return c.b.converged(ctx, c.b.cp.Client, c.ns, objs)
+		if err := c.b.converged(ctx, c.b.cp.Client, c.ns, objs); err != nil || c.f != kstatusOn {
+			return err
+		}
+		return c.kstatusCurrent(ctx, objs)
 	})
 	if err != nil {
 		c.t.Fatalf("not converged %s within %s: %v", what, bound, err)

@@ -134,6 +134,7 @@ func setup(st *store) func(mgr ctrl.Manager, p *faults.Process) error {
 					managed.WithTiming(managed.Timing{Poll: time.Second, MinPoll: time.Second, Short: 200 * time.Millisecond, CreationGrace: time.Second})),
 			},
 		}
+		p.Configure(&r.Options)
 		return faults.Shard(bosun.ControllerManagedBy[*testapi.Widget](mgr), p).Owns(&corev1.ConfigMap{}).Complete(r)
 	}
 }

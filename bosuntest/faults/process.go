@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/managed"
 	"github.com/bosunkit/bosun/shard"
@@ -39,6 +40,10 @@ type Process struct {
 	silence func() // nil outside tests
 	logger  logr.Logger
 	err     error
+
+	engine      func(*bosun.Options)
+	configured  atomic.Bool
+	failDeletes atomic.Bool
 
 	members []*shard.Member
 	rings   []shard.Options // the options of each member, defaults filled in
@@ -145,6 +150,9 @@ func (p *Process) record(c Call) bool {
 
 // decide returns the fault the plan's rules inject into a request, if any.
 func (p *Process) decide(info requestInfo) Fault {
+	if p.failDeletes.Load() && (info.verb == verbDelete || info.verb == verbDeleteCollection) && !info.bookkeeping() {
+		return InternalError
+	}
 	if len(p.plan.Rules) == 0 {
 		return ""
 	}
@@ -286,6 +294,30 @@ func (p *Process) String() string { return fmt.Sprintf("faults.Process(%s)", p.n
 // towards the plan's crash point, and fails every call once the process
 // has died.
 func (p *Process) External() managed.CallHook { return externalHook{p} }
+
+// Configure changes the options of one of the operator's bosun reconcilers
+// as Options.Engine says. An operator's Setup calls it on every
+// reconciler it builds, before the reconciler is completed:
+//
+//	r := NewReconciler()
+//	p.Configure(&r.Options)
+//	return faults.Shard(bosun.ControllerManagedBy[*v1.Widget](mgr), p).Complete(r)
+//
+// The matrix runs the cells of its engine features (kstatus conditions, a
+// deletion deadline) only on operators whose Setup calls it.
+func (p *Process) Configure(o *bosun.Options) {
+	p.configured.Store(true)
+	if p.engine != nil {
+		p.engine(o)
+	}
+}
+
+// FailDeletes makes every delete the process asks for fail until it is
+// called with false: deletes of API objects are answered 500 without
+// reaching the API server, and the managed steps' external deletes fail
+// with ErrDeleteRefused. It stands for a cleanup that cannot finish: an
+// external system that refuses deletes, a webhook that blocks them.
+func (p *Process) FailDeletes(fail bool) { p.failDeletes.Store(fail) }
 
 // Partition cuts the process off from the API server, as a network
 // partition would, until Heal: its requests fail after a second, as a

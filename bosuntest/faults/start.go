@@ -82,6 +82,11 @@ type Options struct {
 	// sharded by namespace (shard.ByNamespace), which puts them on one
 	// member: a member's cache holds only its share of each kind.
 	Shard []shard.Options
+	// Engine, when set, changes the options of the operator's bosun
+	// reconcilers: Setup passes each reconciler's Options to
+	// Process.Configure, which calls Engine on them. The matrix uses it to
+	// run its cells with the kstatus conditions and a deletion deadline.
+	Engine func(*bosun.Options)
 }
 
 // Start makes a manager on cp whose traffic passes through the kit under
@@ -125,6 +130,7 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 		silence: quiet,
 		name:    opts.Name,
 		plan:    opts.Plan,
+		engine:  opts.Engine,
 		now:     time.Now,
 		deadCh:  make(chan struct{}),
 		done:    make(chan struct{}),

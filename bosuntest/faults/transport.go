@@ -17,6 +17,10 @@ import (
 // ErrCrashed is the error every call of a process gets once it has died.
 var ErrCrashed = errors.New("faults: the process has crashed")
 
+// ErrDeleteRefused is what an external delete returns while
+// Process.FailDeletes holds deletes back.
+var ErrDeleteRefused = errors.New("faults: the external system refuses deletes")
+
 // errResponseLost is (wrapped in) the error of a call that took effect and
 // whose answer the kit threw away. It wraps io.ErrUnexpectedEOF, which is
 // what a connection that breaks mid-answer gives.

@@ -37,7 +37,9 @@ func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name: "cronjob",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
-			return faults.Shard(bosun.ControllerManagedBy[*cronjobv1.CronJob](mgr), p).Complete(NewReconciler(Options{}))
+			r := NewReconciler(Options{})
+			p.Configure(&r.Options)
+			return faults.Shard(bosun.ControllerManagedBy[*cronjobv1.CronJob](mgr), p).Complete(r)
 		},
 		Object: batteryCronJob,
 		// A longer starting deadline: nothing to redo, but the CronJob must

@@ -31,7 +31,9 @@ func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name: "memcached",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
-			return faults.Shard(bosun.ControllerManagedBy[*cachev1.Memcached](mgr), p).Complete(NewReconciler())
+			r := NewReconciler()
+			p.Configure(&r.Options)
+			return faults.Shard(bosun.ControllerManagedBy[*cachev1.Memcached](mgr), p).Complete(r)
 		},
 		Object: batteryMemcached,
 		// One server more: the Deployment scales, the status follows.

@@ -65,10 +65,13 @@ func batteryOperator(srv *pgserver.Server) faults.Operator {
 					managed.WithTiming(managed.Timing{Poll: time.Second, MinPoll: time.Second, Short: 200 * time.Millisecond, CreationGrace: 2 * time.Second}),
 				},
 			}
-			if err := faults.Shard(bosun.ControllerManagedBy[*pgv1.Role](mgr), p).Complete(NewRoleReconciler(opts)); err != nil {
+			roles, dbs := NewRoleReconciler(opts), NewDatabaseReconciler(opts)
+			p.Configure(&roles.Options)
+			p.Configure(&dbs.Options)
+			if err := faults.Shard(bosun.ControllerManagedBy[*pgv1.Role](mgr), p).Complete(roles); err != nil {
 				return err
 			}
-			return faults.Shard(bosun.ControllerManagedBy[*pgv1.Database](mgr), p).Complete(NewDatabaseReconciler(opts))
+			return faults.Shard(bosun.ControllerManagedBy[*pgv1.Database](mgr), p).Complete(dbs)
 		},
 		// A Database must see its owner Role in its manager's cache, which
 		// holds only the member's share of Roles: both kinds are sharded

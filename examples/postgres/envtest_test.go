@@ -451,10 +451,11 @@ func TestConvergedIsQuiet(t *testing.T) {
 	// Several polls of each, however long they take.
 	waitPasses(t, e, RoleControllerName, role.Name, 3)
 	waitPasses(t, e, DatabaseControllerName, db.Name, 3)
-	// Only this test's objects: Roles that other tests of the process
-	// left behind in their namespaces are reconciled by this controller
-	// too (a known interference with TestBattery's leftovers, followed in
-	// the note).
+	// Only this test's objects: the controller reconciles every
+	// namespace, and other tests of the process leave objects behind (the
+	// battery's owner Roles, made against PostgreSQL servers of their own),
+	// which are new to this operator, not converged: writing them is
+	// right.
 	var mine []bosuntest.Write
 	for _, w := range writes.Writes() {
 		if w.Namespace == e.ns {

@@ -35,7 +35,9 @@ func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name: "rwexternal",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
-			return faults.Shard(bosun.ControllerManagedBy[*rwv1.RWExternal](mgr), p).Complete(NewReconciler())
+			r := NewReconciler()
+			p.Configure(&r.Options)
+			return faults.Shard(bosun.ControllerManagedBy[*rwv1.RWExternal](mgr), p).Complete(r)
 		},
 		Object: batteryObject,
 		// The other input: the output must follow it.

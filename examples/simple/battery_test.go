@@ -24,7 +24,9 @@ func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name: "simple",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
-			return faults.Shard(bosun.ControllerManagedBy[*simplev1.Simple](mgr), p).Complete(NewReconciler())
+			r := NewReconciler()
+			p.Configure(&r.Options)
+			return faults.Shard(bosun.ControllerManagedBy[*simplev1.Simple](mgr), p).Complete(r)
 		},
 		Object:    batteryObject,
 		Converged: batteryConverged,

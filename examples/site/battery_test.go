@@ -38,7 +38,9 @@ func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
 		Name: "site",
 		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
-			return faults.Shard(bosun.ControllerManagedBy[*sitev1.Site](mgr), p).Complete(NewReconciler())
+			r := NewReconciler()
+			p.Configure(&r.Options)
+			return faults.Shard(bosun.ControllerManagedBy[*sitev1.Site](mgr), p).Complete(r)
 		},
 		Object: batterySite,
 		// A new title: every page must follow it.
