@@ -743,7 +743,7 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	c.crashPending = x == crashMidWrite
 	bystander := c.bystander(ctx)
 	c.startReplicas()
-	if (f == kstatusOn || x == blockedCleanup) && !c.configured() {
+	if (f == kstatusOn || f == planned || x == blockedCleanup) && !c.configured() {
 		t.Skipf("%s: the operator's Setup does not pass its reconcilers' options to Process.Configure (no bosun reconciler)", f)
 	}
 	var kw *kstatusWatch
@@ -777,7 +777,9 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	if x == networkPartition {
 		c.alive()[0].Partition()
 	}
-	if err := b.change(ctx, objs); err != nil {
+	if f == planned {
+		c.planChange(objs)
+	} else if err := b.change(ctx, objs); err != nil {
 		t.Fatal(err)
 	}
 	c.afterChange(objs)

@@ -65,10 +65,16 @@ const (
 	// never call an object Current unless it is Ready for its generation,
 	// never Failed, and Current once converged.
 	kstatusOn feature = "kstatus conditions"
+	// planned is two shard members that are stopped once the objects
+	// converged; the spec change is then made while none runs, and the
+	// operator is run under --plan (package operator) before the members
+	// start again: the plan must cover every object, foretell a change of
+	// each, and change nothing, on the API server or outside.
+	planned feature = "--plan of the change, 2 shard members"
 )
 
 // features are every feature, in the matrix's order.
-var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn}
+var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned}
 
 // matrixFault is a fault the matrix runs under each feature.
 type matrixFault string
@@ -228,7 +234,7 @@ type cell struct {
 func (c *cell) startReplicas() {
 	replicas := 1
 	switch c.f {
-	case leaderFailover, twoShards, threeShards:
+	case leaderFailover, twoShards, threeShards, planned:
 		replicas = 2
 	}
 	for i := range replicas {
@@ -276,7 +282,7 @@ func (c *cell) start(first bool) *Process {
 	switch c.f {
 	case leaderFailover:
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
-	case twoShards, threeShards:
+	case twoShards, threeShards, planned:
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
 		opts.Shard = c.rings()
 	}
@@ -612,7 +618,7 @@ func (c *cell) checkSettled(ctx context.Context, objs []client.Object) {
 		}
 	}
 	c.result.oracles++
-	if c.f == twoShards || c.f == threeShards {
+	if c.f == twoShards || c.f == threeShards || c.f == planned {
 		// A member that became alive after the objects were made takes
 		// its share through drains, whose acknowledgements are writes of
 		// the ring, not of the converged objects: quiet is counted once

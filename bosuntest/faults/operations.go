@@ -4,9 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +30,7 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/operator"
 )
 
 // engineOptions returns the engine options of the cell's feature and
@@ -324,4 +335,159 @@ func (c *cell) waitCleaned(objs []client.Object) {
 		c.t.Fatalf("not cleaned up within %s: %v", bound, err)
 	}
 	c.result.oracles++
+}
+
+// planChange stops the cell's processes, changes the objects' specs and
+// runs the operator under --plan (package operator, as its command runs
+// it) beside what the stopped members left (their shard labels): the plan
+// must cover every object of the operator's kinds, foretell a change of
+// each changed object, make no real write to the API server or the
+// external system, and leave every object of the namespace as it was.
+// Then it starts the processes again.
+func (c *cell) planChange(objs []client.Object) {
+	t := c.t
+	ctx := t.Context()
+	for _, p := range c.alive() {
+		p.Stop()
+	}
+	if err := c.b.change(ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+	before, err := c.snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := t.TempDir() + "/kubeconfig"
+	if err := c.b.cp.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig)
+	planner := &Process{name: "plan", now: time.Now, deadCh: make(chan struct{}), done: make(chan struct{})}
+	scheme := c.b.cp.Scheme
+	flags := operator.DefaultFlags()
+	flags.Plan = true
+	flags.Zap.DestWriter = io.Discard
+	var out strings.Builder
+	err = operator.Run(ctx, operator.Options{
+		Name: "faults-plan",
+		AddToScheme: func(s *runtime.Scheme) error {
+			for gvk, typ := range scheme.AllKnownTypes() {
+				if !s.Recognizes(gvk) {
+					s.AddKnownTypeWithName(gvk, reflect.New(typ).Interface().(runtime.Object))
+				}
+			}
+			return nil
+		},
+		Manager: func(o *ctrl.Options) {
+			o.Cache.DefaultNamespaces = map[string]cache.Config{c.ns: {}}
+			o.Controller.SkipNameValidation = ptr.To(true)
+		},
+		Setup: func(mgr ctrl.Manager) error { return c.b.op.Setup(mgr, planner) },
+	}, flags, &out)
+	report := out.String()
+	if err != nil {
+		t.Fatalf("--plan: %v\n%s", err, report)
+	}
+	c.result.oracles++
+	for _, o := range objs {
+		if err := plannedChange(report, c.ns, o.GetName()); err != nil {
+			t.Errorf("--plan: %v\n%s", err, report)
+		}
+	}
+	c.result.oracles++
+	after, err := c.snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("--plan changed objects on the server (-before +after):\n%s", diff)
+	}
+	for _, call := range planner.Calls() {
+		if call.TookEffect() {
+			t.Errorf("--plan made a real external change: %s", call)
+		}
+	}
+	c.result.oracles++
+	summary, _, _ := strings.Cut(report, "\n")
+	if len(before) < len(objs) {
+		t.Errorf("--plan: the snapshot of the namespace holds %d objects, fewer than the %d made", len(before), len(objs))
+	}
+	c.result.extra = append(c.result.extra,
+		"plan of the change", summary, fmt.Sprintf("every one of %d objects would change", len(objs)),
+		"objects of the namespace unchanged by the plan", fmt.Sprintf("%d/%d", unchanged(before, after), len(before)), "all")
+	c.startReplicas()
+}
+
+// planned checks the plan's section of the object called name: it had a
+// pass that succeeded and would change something.
+func plannedChange(report, ns, name string) error {
+	lines := strings.Split(report, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, " ") || !strings.Contains(l, " "+ns+"/"+name+" (controller ") {
+			continue
+		}
+		var body []string
+		for _, b := range lines[i+1:] {
+			if !strings.HasPrefix(b, " ") {
+				break
+			}
+			body = append(body, strings.TrimSpace(b))
+		}
+		switch {
+		case len(body) == 0:
+			return fmt.Errorf("%s: an empty section", name)
+		case body[0] == "no change":
+			return fmt.Errorf("%s: no change foretold, but its spec changed", name)
+		case strings.HasPrefix(body[0], "no pass ran"), strings.HasPrefix(body[0], "the pass failed"):
+			return fmt.Errorf("%s: %s", name, body[0])
+		}
+		return nil
+	}
+	return fmt.Errorf("%s is not in the plan", name)
+}
+
+// snapshot returns the resourceVersion of every object in the cell's
+// namespace, of every kind the API server lists there, Events aside.
+func (c *cell) snapshot(ctx context.Context) (map[string]string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(c.b.cp.Config)
+	if err != nil {
+		return nil, err
+	}
+	lists, err := dc.ServerPreferredNamespacedResources()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range l.APIResources {
+			if r.Name == "events" || !slices.Contains(r.Verbs, "list") || strings.Contains(r.Name, "/") {
+				continue
+			}
+			list := &metav1.PartialObjectMetadataList{}
+			list.SetGroupVersionKind(gv.WithKind(r.Kind + "List"))
+			if err := c.b.cp.Client.List(ctx, list, client.InNamespace(c.ns)); err != nil {
+				return nil, fmt.Errorf("listing %s: %w", r.Name, err)
+			}
+			for _, o := range list.Items {
+				out[r.Kind+" "+o.Name] = o.ResourceVersion
+			}
+		}
+	}
+	return out, nil
+}
+
+// unchanged counts the objects of before that after holds at the same
+// version.
+func unchanged(before, after map[string]string) int {
+	n := 0
+	for k, v := range before {
+		if after[k] == v {
+			n++
+		}
+	}
+	return n
 }
