@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -831,4 +834,23 @@ func (b *battery) change(ctx context.Context, objs []client.Object) error {
 		}
 	}
 	return nil
+}
+
+func (b *battery) kinds(ns string) ([]schema.GroupVersionKind, error) {
+	var out []schema.GroupVersionKind
+	for _, l := range b.op.Lists {
+		gvk, err := apiutil.GVKForObject(l, b.cp.Scheme)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gvk.GroupVersion().WithKind(strings.TrimSuffix(gvk.Kind, "List")))
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	gvk, err := apiutil.GVKForObject(b.op.Object(ns, 0), b.cp.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	return []schema.GroupVersionKind{gvk}, nil
 }

@@ -2,8 +2,12 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,12 +18,22 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	"github.com/bosunkit/bosun/operator"
@@ -871,4 +885,295 @@ func plainOnly(procs []*Process) bool {
 		}
 	}
 	return true
+}
+
+func (c *cell) engineOptions() func(*bosun.Options) {
+	if c.f != kstatusOn && c.x != blockedCleanup {
+		return nil
+	}
+	return func(o *bosun.Options) {
+		if c.f == kstatusOn {
+			o.KStatus = true
+		}
+		if c.x == blockedCleanup {
+			o.DeletionDeadline = c.sizes.Deadline
+		}
+	}
+}
+
+func (c *cell) configured() bool {
+	for _, p := range c.procs {
+		if p.configured.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cell) watchKStatus() *kstatusWatch {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &kstatusWatch{stops: []func(){cancel}}
+	c.t.Cleanup(w.stop)
+	wc, err := client.NewWithWatch(c.b.cp.Config, client.Options{Scheme: c.b.cp.Scheme})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	kinds, err := c.b.kinds(c.ns)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, gvk := range kinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		wi, err := wc.Watch(ctx, list, client.InNamespace(c.ns))
+		if err != nil {
+			c.t.Fatalf("watching %s: %v", gvk.Kind, err)
+		}
+		w.stops = append(w.stops, wi.Stop)
+		go w.judge(wi.ResultChan())
+	}
+	return w
+}
+
+func (c *cell) kstatusCurrent(ctx context.Context, objs []client.Object) error {
+	var errs []error
+	for _, o := range objs {
+		gvk, err := apiutil.GVKForObject(o, c.b.cp.Scheme)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if err := c.b.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
+			return err
+		}
+		res, err := status.Compute(u)
+		if err != nil {
+			return err
+		}
+		if res.Status != status.CurrentStatus {
+			errs = append(errs, fmt.Errorf("%s: kstatus %s (%s)", o.GetName(), res.Status, res.Message))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *cell) blockedDelete(objs []client.Object) {
+	t := c.t
+	ctx := t.Context()
+	for _, p := range c.alive() {
+		p.FailDeletes(true)
+	}
+	if err := deleteAll(ctx, c.b.cp.Client, objs); err != nil {
+		t.Fatal(err)
+	}
+	held := c.waitBlocked(objs)
+	if len(held) == 0 {
+		// Nothing held them: their children go with the garbage collector.
+		c.waitCleaned(objs)
+		return
+	}
+
+	// Blocked and unchanged: not written. Failing deletes do not count,
+	// as they change nothing.
+	before := c.counts()
+	timer := time.NewTimer(c.sizes.Quiet)
+	select {
+	case <-ctx.Done():
+		timer.Stop()
+		t.Fatal(ctx.Err())
+	case <-timer.C:
+	}
+	written := c.counts().minus(before)
+	if written != (Cost{}) {
+		t.Errorf("blocked deletions written while nothing changed: %s in %s", written, c.sizes.Quiet)
+	}
+	c.result.extra = append(c.result.extra, "writes while blocked", written.String(), Cost{}.String())
+	c.result.oracles++
+
+	// The deletes go through again; half the objects are released by
+	// the annotation, whose one more cleanup must still delete.
+	for _, p := range c.alive() {
+		p.FailDeletes(false)
+	}
+	released := 0
+	for i, o := range held {
+		if i%2 == 1 {
+			continue
+		}
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true"}}}`, bosun.AnnotationReleaseFinalizer)
+		if err := c.b.cp.Client.Patch(ctx, o, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+		released++
+	}
+	c.result.extra = append(c.result.extra, "released by the annotation", fmt.Sprintf("%d/%d", released, len(held)), "")
+	c.waitCleaned(objs)
+}
+
+func (c *cell) waitBlocked(objs []client.Object) []client.Object {
+	t := c.t
+	deadline := c.sizes.Deadline
+	bound := deadline + c.b.bound()
+	var held []client.Object
+	err := poll(t.Context(), bound, func(ctx context.Context) error {
+		held = held[:0]
+		var waiting []string
+		for _, o := range objs {
+			cur, _ := o.DeepCopyObject().(client.Object)
+			if err := c.b.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+				if client.IgnoreNotFound(err) != nil {
+					return err
+				}
+				continue
+			}
+			held = append(held, cur)
+			if blocked(cur) == nil {
+				waiting = append(waiting, o.GetName())
+			}
+		}
+		if len(waiting) > 0 {
+			return fmt.Errorf("not reported blocked: %v", waiting)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("DeletionBlocked not shown within %s of a deadline of %s: %v", bound, deadline, err)
+	}
+	c.result.oracles++
+	late := time.Duration(0)
+	for _, o := range held {
+		cond := blocked(o)
+		after := cond.LastTransitionTime.Sub(o.GetDeletionTimestamp().Time)
+		late = max(late, after)
+		// Both times are stored to the second.
+		if after > deadline+c.sizes.Margin {
+			t.Errorf("%s: DeletionBlocked shown %s after the deletion, deadline %s", o.GetName(), after, deadline)
+		}
+		if !strings.Contains(cond.Message, "within") {
+			t.Errorf("%s: DeletionBlocked says %q, which does not name the deadline", o.GetName(), cond.Message)
+		}
+	}
+	c.result.extra = append(c.result.extra,
+		"objects held by a finalizer", fmt.Sprintf("%d/%d", len(held), len(objs)), "",
+		"DeletionBlocked shown after the deletion", late.String(), fmt.Sprintf("deadline %s", deadline))
+	if len(held) > 0 {
+		c.result.oracles++
+	}
+	return held
+}
+
+func (c *cell) waitCleaned(objs []client.Object) {
+	ctx := c.t.Context()
+	bound := c.b.bound() + time.Duration(len(objs))*250*time.Millisecond
+	if err := poll(ctx, bound, func(ctx context.Context) error { return c.b.cleaned(ctx, c.b.cp.Client, c.ns, objs) }); err != nil {
+		c.t.Fatalf("not cleaned up within %s: %v", bound, err)
+	}
+	c.result.oracles++
+}
+
+func (c *cell) planChange(objs []client.Object) {
+	t := c.t
+	ctx := t.Context()
+	for _, p := range c.alive() {
+		p.Stop()
+	}
+	if err := c.b.change(ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+	before, err := c.snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := t.TempDir() + "/kubeconfig"
+	if err := c.b.cp.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig)
+	planner := &Process{name: "plan", now: time.Now, deadCh: make(chan struct{}), done: make(chan struct{})}
+	scheme := c.b.cp.Scheme
+	flags := operator.DefaultFlags()
+	flags.Plan = true
+	flags.Zap.DestWriter = io.Discard
+	var out strings.Builder
+	err = operator.Run(ctx, operator.Options{
+		Name: "faults-plan",
+		AddToScheme: func(s *runtime.Scheme) error {
+			for gvk, typ := range scheme.AllKnownTypes() {
+				if !s.Recognizes(gvk) {
+					s.AddKnownTypeWithName(gvk, reflect.New(typ).Interface().(runtime.Object))
+				}
+			}
+			return nil
+		},
+		Manager: func(o *ctrl.Options) {
+			o.Cache.DefaultNamespaces = map[string]cache.Config{c.ns: {}}
+			o.Controller.SkipNameValidation = ptr.To(true)
+		},
+		Setup: func(mgr ctrl.Manager) error { return c.b.op.Setup(mgr, planner) },
+	}, flags, &out)
+	report := out.String()
+	if err != nil {
+		t.Fatalf("--plan: %v\n%s", err, report)
+	}
+	c.result.oracles++
+	for _, o := range objs {
+		if err := plannedChange(report, c.ns, o.GetName()); err != nil {
+			t.Errorf("--plan: %v\n%s", err, report)
+		}
+	}
+	c.result.oracles++
+	after, err := c.snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("--plan changed objects on the server (-before +after):\n%s", diff)
+	}
+	for _, call := range planner.Calls() {
+		if call.TookEffect() {
+			t.Errorf("--plan made a real external change: %s", call)
+		}
+	}
+	c.result.oracles++
+	summary, _, _ := strings.Cut(report, "\n")
+	if len(before) < len(objs) {
+		t.Errorf("--plan: the snapshot of the namespace holds %d objects, fewer than the %d made", len(before), len(objs))
+	}
+	c.result.extra = append(c.result.extra,
+		"plan of the change", summary, fmt.Sprintf("every one of %d objects would change", len(objs)),
+		"objects of the namespace unchanged by the plan", fmt.Sprintf("%d/%d", unchanged(before, after), len(before)), "all")
+	c.startReplicas()
+}
+
+func (c *cell) snapshot(ctx context.Context) (map[string]string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(c.b.cp.Config)
+	if err != nil {
+		return nil, err
+	}
+	lists, err := dc.ServerPreferredNamespacedResources()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range l.APIResources {
+			if r.Name == "events" || !slices.Contains(r.Verbs, "list") || strings.Contains(r.Name, "/") {
+				continue
+			}
+			list := &metav1.PartialObjectMetadataList{}
+			list.SetGroupVersionKind(gv.WithKind(r.Kind + "List"))
+			if err := c.b.cp.Client.List(ctx, list, client.InNamespace(c.ns)); err != nil {
+				return nil, fmt.Errorf("listing %s: %w", r.Name, err)
+			}
+			for _, o := range list.Items {
+				out[r.Kind+" "+o.Name] = o.ResourceVersion
+			}
+		}
+	}
+	return out, nil
 }
