@@ -738,8 +738,9 @@ func (b *battery) budgetOf(op string) Cost {
 func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFault) cellResult {
 	ctx := t.Context()
 	c := &cell{b: b, t: t, sizes: sizes, f: f, x: x,
-		ns:   bosuntest.Namespace(t, b.cp.Client),
-		logs: &bosuntest.LogRecorder{MaxLevel: bosuntest.LogVerbosity}}
+		ns:      bosuntest.Namespace(t, b.cp.Client),
+		logs:    &bosuntest.LogRecorder{MaxLevel: bosuntest.LogVerbosity},
+		version: "v1", versions: map[string]string{}}
 	if f == tracingOn {
 		c.spans = traceFor(t)
 	}
@@ -776,6 +777,9 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 		c.join()
 		c.converge(objs, "after a member joined", false, "", nil)
 	}
+	if f == canaryRollout {
+		c.startCanary()
+	}
 	before := c.counts()
 	if x == networkPartition {
 		c.alive()[0].Partition()
@@ -788,6 +792,10 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	c.afterChange(objs)
 	c.converge(objs, "after the spec change", measure, "change", &before)
 	c.result.took = time.Since(start)
+	if f == canaryRollout {
+		c.waitOnVersion("v2")
+		c.abortCanary(objs)
+	}
 	c.checkSettled(ctx, objs)
 	if f == threeShards {
 		c.leave()

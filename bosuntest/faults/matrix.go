@@ -85,10 +85,17 @@ const (
 	// start again: the plan must cover every object, foretell a change of
 	// each, and change nothing, on the API server or outside.
 	planned feature = "--plan of the change, 2 shard members"
+	// canaryRollout is two shard members of version v1; once the objects
+	// converged, a canary (shard.Canary) gives half of them to v2 and a
+	// member of v2 starts; the canary is promoted to all the objects
+	// right after the spec change, then aborted and the spec changed
+	// again: no object is reconciled by two versions at once, no change
+	// is lost, and the objects end on the members of v1.
+	canaryRollout feature = "canary rollout, promoted and aborted"
 )
 
 // features are every feature, in the matrix's order.
-var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned}
+var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned, canaryRollout}
 
 // matrixFault is a fault the matrix runs under each feature.
 type matrixFault string
@@ -239,6 +246,10 @@ type cell struct {
 	procs  []*Process // every process started, in order
 	spans  *spanCount
 	result cellResult
+	// version is the version of the processes the canary feature starts
+	// next, versions the version of each process by name.
+	version  string
+	versions map[string]string
 	// crashPending is set while the first process of crashMidWrite may
 	// still crash and need replacing.
 	crashPending bool
@@ -248,7 +259,7 @@ type cell struct {
 func (c *cell) startReplicas() {
 	replicas := 1
 	switch c.f {
-	case leaderFailover, twoShards, threeShards, planned:
+	case leaderFailover, twoShards, threeShards, planned, canaryRollout:
 		replicas = 2
 	}
 	for i := range replicas {
@@ -296,9 +307,15 @@ func (c *cell) start(first bool) *Process {
 	switch c.f {
 	case leaderFailover:
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
-	case twoShards, threeShards, planned:
+	case twoShards, threeShards, planned, canaryRollout:
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
 		opts.Shard = c.rings()
+		if c.f == canaryRollout {
+			for i := range opts.Shard {
+				opts.Shard[i].Version = c.version
+			}
+			c.versions[name] = c.version
+		}
 	}
 	logger, quiet := bosuntest.TestLogger(c.t)
 	p, err := run(context.Background(), c.b.cp, opts, logger, quiet, c.b.op.Setup)
@@ -421,6 +438,9 @@ func (c *cell) afterChange(objs []client.Object) {
 	if c.f == leaderFailover {
 		c.failover()
 	}
+	if c.f == canaryRollout {
+		c.writeCanary(shard.Canary{Version: "v2", Percent: 100})
+	}
 	if c.x == networkPartition {
 		c.heal(objs)
 	}
@@ -517,21 +537,45 @@ func (c *cell) waitAssigned() {
 		members = append(members, p.Name())
 	}
 	for _, r := range c.rings() {
-		c.waitRing(r, members)
+		ring := shard.NewRing(members, r.Tokens)
+		key := r.Key
+		if key == nil {
+			key = shard.ByName
+		}
+		c.waitRing(r, fmt.Sprint(members), func(o metav1.PartialObjectMetadata, member string) error {
+			if want := ring.Owner(key(o.GetNamespace(), o.GetName())); member != want {
+				return fmt.Errorf("%s is labelled %q, want %q", o.GetName(), member, want)
+			}
+			return nil
+		})
 	}
 }
 
-// waitRing waits until the objects of one ring are where waitAssigned
-// wants them.
-func (c *cell) waitRing(r shard.Options, members []string) {
+// waitOnVersion waits until every object of every ring is held by a live
+// member of version, none draining: where a canary's promotion (v2) or
+// abort (v1) puts them.
+func (c *cell) waitOnVersion(version string) {
+	alive := map[string]bool{}
+	for _, p := range c.alive() {
+		alive[p.Name()] = c.versions[p.Name()] == version
+	}
+	for _, r := range c.rings() {
+		c.waitRing(r, "the members of "+version, func(o metav1.PartialObjectMetadata, member string) error {
+			if !alive[member] {
+				return fmt.Errorf("%s is labelled %q, not a live member of %s", o.GetName(), member, version)
+			}
+			return nil
+		})
+	}
+}
+
+// waitRing waits until no object of one ring is draining and want
+// accepts the member each is labelled for; where names the wanted
+// members in the failure.
+func (c *cell) waitRing(r shard.Options, where string, want func(o metav1.PartialObjectMetadata, member string) error) {
 	ctx := c.t.Context()
-	ring := shard.NewRing(members, r.Tokens)
 	label := shard.LabelPrefix + r.Ring
 	drain := shard.DrainPrefix + r.Ring
-	key := r.Key
-	if key == nil {
-		key = shard.ByName
-	}
 	gvk, err := apiutil.GVKForObject(r.Object, c.b.cp.Scheme)
 	if err != nil {
 		c.t.Fatal(err)
@@ -546,15 +590,18 @@ func (c *cell) waitRing(r shard.Options, members []string) {
 			return err
 		}
 		for _, o := range list.Items {
-			want := ring.Owner(key(o.GetNamespace(), o.GetName()))
-			if l := o.GetLabels(); l[label] != want || l[drain] != "" {
-				return fmt.Errorf("%s is labelled %q (draining %q), want %q", o.GetName(), l[label], l[drain], want)
+			l := o.GetLabels()
+			if l[drain] != "" {
+				return fmt.Errorf("%s is draining from %q", o.GetName(), l[drain])
+			}
+			if err := want(o, l[label]); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		c.t.Fatalf("the ring did not settle on %v: %v", members, err)
+		c.t.Fatalf("the ring did not settle on %s: %v", where, err)
 	}
 }
 
@@ -632,7 +679,10 @@ func (c *cell) checkSettled(ctx context.Context, objs []client.Object) {
 		}
 	}
 	c.result.oracles++
-	if c.f == twoShards || c.f == threeShards || c.f == planned {
+	switch c.f {
+	case canaryRollout:
+		c.waitOnVersion("v1")
+	case twoShards, threeShards, planned:
 		// A member that became alive after the objects were made takes
 		// its share through drains, whose acknowledgements are writes of
 		// the ring, not of the converged objects: quiet is counted once
@@ -1176,4 +1226,32 @@ func (c *cell) snapshot(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// startCanary gives half the objects to a canary of version v2 and starts
+// a member of it.
+func (c *cell) startCanary() {
+	c.writeCanary(shard.Canary{Version: "v2", Percent: 50})
+	c.version = "v2"
+	c.start(false)
+}
+
+// writeCanary records the rollout of every ring of the cell.
+func (c *cell) writeCanary(cn shard.Canary) {
+	for _, r := range c.rings() {
+		if err := cn.Write(c.t.Context(), c.b.cp.Client, c.ns, r.Ring); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+// abortCanary hands every object back to v1 and changes the specs again
+// while they move.
+func (c *cell) abortCanary(objs []client.Object) {
+	c.writeCanary(shard.Canary{Version: "v2", Percent: 0})
+	if err := c.b.change(c.t.Context(), objs); err != nil {
+		c.t.Fatal(err)
+	}
+	c.converge(objs, "after the abort and a second spec change", false, "", nil)
+	c.waitOnVersion("v1")
 }
