@@ -722,15 +722,7 @@ func (c *cell) checkQuiet(ctx context.Context, n int) {
 	}
 	idle := c.counts().minus(before)
 	if idle != (Cost{}) {
-		var calls []string
-		for _, p := range c.alive() {
-			for _, call := range p.Calls() {
-				if call.At.After(time.Now().Add(-c.sizes.Quiet)) && call.TookEffect() {
-					calls = append(calls, p.Name()+": "+call.String())
-				}
-			}
-		}
-		c.t.Errorf("not quiet once converged: %s in %s: %s", idle, c.sizes.Quiet, strings.Join(calls, "; "))
+		c.t.Errorf("not quiet once converged: %s in %s: %s", idle, c.sizes.Quiet, c.callsSince(time.Now().Add(-c.sizes.Quiet)))
 	}
 	c.result.oracles++
 	polls := c.reads() - reads
@@ -1026,7 +1018,7 @@ func (c *cell) blockedDelete(objs []client.Object) {
 
 	// Blocked and unchanged: not written. Failing deletes do not count,
 	// as they change nothing.
-	before := c.counts()
+	before, since := c.counts(), time.Now()
 	timer := time.NewTimer(c.sizes.Quiet)
 	select {
 	case <-ctx.Done():
@@ -1036,7 +1028,7 @@ func (c *cell) blockedDelete(objs []client.Object) {
 	}
 	written := c.counts().minus(before)
 	if written != (Cost{}) {
-		t.Errorf("blocked deletions written while nothing changed: %s in %s", written, c.sizes.Quiet)
+		t.Errorf("blocked deletions written while nothing changed: %s in %s: %s", written, c.sizes.Quiet, c.callsSince(since))
 	}
 	c.result.extra = append(c.result.extra, "writes while blocked", written.String(), Cost{}.String())
 	c.result.oracles++
@@ -1128,6 +1120,10 @@ func (c *cell) planChange(objs []client.Object) {
 	for _, p := range c.alive() {
 		p.Stop()
 	}
+	gens := make([]int64, len(objs))
+	for i, o := range objs {
+		gens[i] = o.GetGeneration()
+	}
 	if err := c.b.change(ctx, objs); err != nil {
 		t.Fatal(err)
 	}
@@ -1167,8 +1163,8 @@ func (c *cell) planChange(objs []client.Object) {
 		t.Fatalf("--plan: %v\n%s", err, report)
 	}
 	c.result.oracles++
-	for _, o := range objs {
-		if err := plannedChange(report, c.ns, o.GetName()); err != nil {
+	for i, o := range objs {
+		if err := plannedChange(report, c.ns, o.GetName(), o.GetGeneration() != gens[i]); err != nil {
 			t.Errorf("--plan: %v\n%s", err, report)
 		}
 	}
@@ -1254,4 +1250,18 @@ func (c *cell) abortCanary(objs []client.Object) {
 	}
 	c.converge(objs, "after the abort and a second spec change", false, "", nil)
 	c.waitOnVersion("v1")
+}
+
+// callsSince lists the calls of the live processes that took effect
+// since t.
+func (c *cell) callsSince(t time.Time) string {
+	var calls []string
+	for _, p := range c.alive() {
+		for _, call := range p.Calls() {
+			if call.At.After(t) && call.TookEffect() {
+				calls = append(calls, p.Name()+": "+call.String())
+			}
+		}
+	}
+	return strings.Join(calls, "; ")
 }

@@ -135,9 +135,10 @@ func blocked(o client.Object) *metav1.Condition {
 // each changed object, make no real write to the API server or the
 // external system, and leave every object of the namespace as it was.
 // Then it starts the processes again.
-// planned checks the plan's section of the object called name: it had a
-// pass that succeeded and would change something.
-func plannedChange(report, ns, name string) error {
+// plannedChange checks the plan's section of the object called name: it
+// had a pass that succeeded, and, when its spec changed, would change
+// something.
+func plannedChange(report, ns, name string, changed bool) error {
 	lines := strings.Split(report, "\n")
 	for i, l := range lines {
 		if strings.HasPrefix(l, " ") || !strings.Contains(l, " "+ns+"/"+name+" (controller ") {
@@ -153,7 +154,7 @@ func plannedChange(report, ns, name string) error {
 		switch {
 		case len(body) == 0:
 			return fmt.Errorf("%s: an empty section", name)
-		case body[0] == "no change":
+		case body[0] == "no change" && changed:
 			return fmt.Errorf("%s: no change foretold, but its spec changed", name)
 		case strings.HasPrefix(body[0], "no pass ran"), strings.HasPrefix(body[0], "the pass failed"):
 			return fmt.Errorf("%s: %s", name, body[0])
