@@ -38,7 +38,10 @@
 // Migrator is a manager.Runnable that runs only on the leader. Start
 // migrates once, then checks the CRD again every Options.Interval until its
 // context ends. Migrate runs one migration to its end and returns, for
-// callers (and tests) that want it done synchronously.
+// callers (and tests) that want it done synchronously. Under an operator's
+// --plan (package operator) Start is not called: the plan calls Migrate
+// once, with every write a dry run, and waits for it, so that its report
+// lists the rewrites and the trim the migration would make.
 //
 // Writes are limited to Options.RateLimit per second. A conflict gets the
 // object again and retries; an object deleted meanwhile is skipped.

@@ -76,9 +76,16 @@
 // admits it without storing it; the managed steps call their external
 // systems' Connect and Observe but record Create, Update, Delete and
 // RepairCredentials instead of calling them; events are dropped; leader
-// election, metrics, probes and the webhook server are off. Once every
+// election, metrics, probes and the webhook server are off. Every other
+// client built from the manager's rest.Config or HTTP client sends its
+// writes as dry runs too (those the API server cannot dry-run, such as
+// exec, are refused), and the report lists them. A runnable Setup adds
+// that has a method Migrate(context.Context) error (a migrate.Migrator, a
+// storage version migration) is not started: the plan calls its Migrate
+// once, beside the passes, and waits for it, so that the report holds the
+// migration's writes; a migration that fails fails the plan. Once every
 // object of the operator's kinds present when the caches synced has had a
-// pass, it prints, per object, the creates (their fields), the updates,
+// pass and every migration has ended, it prints, per object, the creates (their fields), the updates,
 // patches and applies (the fields that would change, read from the live
 // object and the server's dry-run answer, without resourceVersion,
 // managedFields and the like), the deletes and the external calls of that

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,19 @@ type planRun struct {
 	// guard makes dry runs of the writes of every other client built
 	// from the manager's config.
 	guard dryRunGuard
+	// migrations are the migrations Setup added (see planManager.Add),
+	// which the plan runs once each; failed holds the errors of those
+	// that failed, set by wait.
+	migrations []migration
+	failed     []error
+}
+
+// migration is a runnable with a round of work of its own to run, as a
+// migrate.Migrator has: a storage version migration whose writes belong
+// in the plan.
+type migration interface {
+	manager.Runnable
+	Migrate(ctx context.Context) error
 }
 
 // runPlan runs the operator of opts under --plan on the cluster of cfg
@@ -68,7 +82,7 @@ func newPlanRun(opts Options) (*planRun, Options) {
 		p.managerOptions(o)
 	}
 	setup := opts.Setup
-	opts.Setup = func(mgr ctrl.Manager) error { return setup(planManager{mgr}) }
+	opts.Setup = func(mgr ctrl.Manager) error { return setup(planManager{Manager: mgr, plan: p}) }
 	return p, opts
 }
 
@@ -132,9 +146,14 @@ func (p *planRun) run(ctx context.Context, opts Options, mgr ctrl.Manager, out i
 	}
 	missing, failed := p.rec.Report(out, p.keys)
 	p.guard.report(out)
+	for _, err := range p.failed {
+		fmt.Fprintf(out, "a migration failed: %v\n", err)
+	}
 	switch {
 	case waitErr != nil:
 		return fmt.Errorf("operator %q: --plan: %w", opts.Name, waitErr)
+	case len(p.failed) > 0:
+		return fmt.Errorf("operator %q: --plan: %w", opts.Name, errors.Join(p.failed...))
 	case missing > 0:
 		return fmt.Errorf("operator %q: --plan: stopped before %d objects had a pass", opts.Name, missing)
 	case failed > 0:
@@ -144,11 +163,39 @@ func (p *planRun) run(ctx context.Context, opts Options, mgr ctrl.Manager, out i
 }
 
 // wait lists the objects of the reconcilers' kinds once the caches have
-// synced, and waits until each has had a pass or is gone.
+// synced, runs each migration once meanwhile, and waits until each object
+// has had a pass or is gone and each migration has ended.
 func (p *planRun) wait(ctx context.Context, mgr ctrl.Manager) error {
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return errors.New("the caches did not sync")
 	}
+	migrated := p.migrate(ctx)
+	err := p.waitPasses(ctx, mgr)
+	migrated()
+	return err
+}
+
+// migrate runs the migrations, each once, in the background, and returns
+// a function that waits for their end and records their errors.
+func (p *planRun) migrate(ctx context.Context) (wait func()) {
+	errs := make([]error, len(p.migrations))
+	var wg sync.WaitGroup
+	for i, m := range p.migrations {
+		wg.Go(func() { errs[i] = m.Migrate(ctx) })
+	}
+	return func() {
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				p.failed = append(p.failed, err)
+			}
+		}
+	}
+}
+
+// waitPasses lists the objects of the reconcilers' kinds and waits until
+// each has had a pass or is gone.
+func (p *planRun) waitPasses(ctx context.Context, mgr ctrl.Manager) error {
 	c, scheme := mgr.GetClient(), mgr.GetScheme()
 	for _, r := range bosun.ObservationOf(mgr).Reconcilers() {
 		list, err := scheme.New(r.GVK.GroupVersion().WithKind(r.GVK.Kind + "List"))
@@ -205,8 +252,24 @@ func (p *planRun) gone(ctx context.Context, mgr ctrl.Manager, k plan.Key) (bool,
 }
 
 // planManager is the manager the operator's Setup sees under --plan: its
-// event recorders drop every event.
-type planManager struct{ ctrl.Manager }
+// event recorders drop every event, and it keeps the migrations Setup
+// adds for the plan to run.
+type planManager struct {
+	ctrl.Manager
+	plan *planRun
+}
+
+// Add keeps a migration (a runnable with a Migrate method, as a
+// migrate.Migrator) for the plan, which runs it once beside the passes
+// and waits for it, so that its writes are in the report; any other
+// runnable goes to the manager.
+func (m planManager) Add(r manager.Runnable) error {
+	if mig, ok := r.(migration); ok {
+		m.plan.migrations = append(m.plan.migrations, mig)
+		return nil
+	}
+	return m.Manager.Add(r)
+}
 
 // Observation keeps the manager's bosun.Observation visible through the
 // wrapper.
