@@ -69,13 +69,18 @@
 // RunBattery runs every row of the reliability battery on an Operator:
 // crashes at every write, API faults, stale reads, dropped events, scale
 // and quiescence, leader failover, and a matrix of every fault under every
-// Feature (one replica, workers, the lean cache, the plain queue, tracing,
-// leader failover, two and three shard members), each cell checking every
+// feature (one replica, workers, the lean cache, the plain queue, tracing,
+// leader failover, two and three shard members, the kstatus conditions,
+// --plan of the change, a canary rollout), each cell checking every
 // promise: convergence after a creation and a spec change, no duplicate,
 // no undone foreign change, no object reconciled by two processes at
 // once, nothing written outside the namespace, quiet once converged, no
 // secret where it must not be, nothing left once deleted; and the
-// operator's cost Budget per create, change, delete and poll.
+// operator's cost Budget per create, change, delete and poll. One of its
+// faults is a cleanup blocked past the deletion deadline (FailDeletes).
+// An operator's Setup passes each bosun reconciler's Options to
+// Process.Configure, through which the cells set engine options (the
+// kstatus conditions, the deletion deadline).
 //
 // The kit reads API traffic in JSON, so a process's clients use JSON, not
 // protobuf. Stale reads and watch faults apply to the kinds the manager
