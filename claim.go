@@ -118,8 +118,9 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 	r, req := ps.r, ps.req
 	needFinalizer := ps.p.claims() && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
 	needInstance := r.Instance != "" && req.Object.GetAnnotations()[AnnotationOperatorInstance] == ""
-	// A finalizer of an earlier release is replaced in the same write.
-	renaming := ps.p.claims() && ps.hasFormer()
+	// A finalizer of an earlier release is replaced in the same write,
+	// or, by a release that needs none, dropped.
+	renaming := ps.hasFormer()
 	if !needFinalizer && !needInstance && !renaming {
 		return false, ctrl.Result{}, nil
 	}
@@ -138,7 +139,9 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 		for _, f := range r.Options.FormerFinalizers {
 			controllerutil.RemoveFinalizer(claimed, f)
 		}
-		controllerutil.AddFinalizer(claimed, r.Finalizer)
+		if ps.p.claims() {
+			controllerutil.AddFinalizer(claimed, r.Finalizer)
+		}
 	}
 	if needInstance {
 		ann := claimed.GetAnnotations()
@@ -164,7 +167,13 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 	req.Object = claimed
 	req.Original = claimed.DeepCopyObject().(T)
 	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance, "renamed", renaming)
-	note := ps.claimant(needFinalizer || renaming, needInstance)
+	if !needFinalizer && !needInstance && !ps.p.claims() {
+		// Nothing claimed: the earlier release's finalizer went.
+		ps.event(corev1.EventTypeNormal, eventClaimed, "Claim", "dropped the finalizer of an earlier release (%s), which this one does not need",
+			strings.Join(r.Options.FormerFinalizers, ", "))
+		return false, ctrl.Result{}, nil
+	}
+	note := ps.claimant(needFinalizer || (renaming && ps.p.claims()), needInstance)
 	if renaming {
 		note += fmt.Sprintf(", in place of the finalizer of an earlier release (%s)", strings.Join(r.Options.FormerFinalizers, ", "))
 	}

@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/bosuntest/oracle"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -114,4 +116,58 @@ func TestFinalizerRename(t *testing.T) {
 		gone(t, "b")
 		finalizers(t, "c", oldName)
 	})
+}
+
+// TestFormerFinalizerOfAReleaseWithoutOne checks a release that needs no
+// finalizer any more (its cleanup left to owner references) and lists the
+// old one in FormerFinalizers: a live object loses the old name in one
+// write, and a deleted object that still carries it goes.
+func TestFormerFinalizerOfAReleaseWithoutOne(t *testing.T) {
+	const oldName = "test.bosun.dev/cleanup"
+	f := newFixture(t)
+	// Both objects carry the old name, as the release before left them;
+	// "gone" is deleted before the new release runs.
+	for _, name := range []string{"live", "gone"} {
+		w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name, Finalizers: []string{oldName}}, Spec: testapi.WidgetSpec{Value: 1}}
+		if err := f.c.Create(t.Context(), w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone, err := f.get(t.Context(), "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.Delete(t.Context(), gone); err != nil {
+		t.Fatal(err)
+	}
+	writes := &bosuntest.WriteCounter{}
+	f.run(&bosun.Reconciler[*testapi.Widget]{
+		Name: "dropped",
+		Steps: []bosun.Step[*testapi.Widget]{bosun.NewStatusStep("value", func(_ context.Context, w *testapi.Widget) error {
+			w.Status.Result = w.Spec.Value
+			return nil
+		})},
+		Options: bosun.Options{FormerFinalizers: []string{oldName}},
+	}, runOptions{client: writes.Wrap})
+	f.waitGone("gone")
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		w, err := f.get(ctx, "live")
+		if err != nil {
+			return err
+		}
+		if len(w.Finalizers) != 0 {
+			return fmt.Errorf("finalizers of live: %v", w.Finalizers)
+		}
+		return oracle.CheckReady(w)
+	})
+	// One write drops the name, one writes the status.
+	var got []string
+	for _, w := range writes.Writes() {
+		if w.Name == "live" {
+			got = append(got, w.Op())
+		}
+	}
+	if diff := cmp.Diff([]string{"patch Widget", "patch status Widget"}, got); diff != "" {
+		t.Errorf("writes of live (-want +got):\n%s", diff)
+	}
 }

@@ -244,8 +244,11 @@ type Options struct {
 	// the old name in Finalizer and lists the new one here (it honours the
 	// new name, and puts the old one back where it finds the new); the
 	// second makes the new name Finalizer and
-	// lists the old one here, and migrates the objects. See
-	// docs/OPERATIONS.md.
+	// lists the old one here, and migrates the objects. A release that
+	// needs no finalizer any more (Finalizer empty, its cleanup left to
+	// owner references) lists the old name too: the engine drops it from
+	// each live object in one write, and lets a deleted object go without
+	// a cleanup. See docs/OPERATIONS.md.
 	FormerFinalizers []string
 	// DeletionDeadline, when positive, is how long the cleanup of an object
 	// being deleted may take before the engine reports it blocked: the

@@ -60,7 +60,9 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	ps.claiming().noteSkip(policy)
 
 	deleting := req.Deleting()
-	ours := r.Finalizer != "" && (controllerutil.ContainsFinalizer(obj, r.Finalizer) || ps.hasFormer())
+	// An earlier release's finalizer is the engine's to release, even
+	// when this release needs none of its own.
+	ours := (r.Finalizer != "" && controllerutil.ContainsFinalizer(obj, r.Finalizer)) || ps.hasFormer()
 	if deleting && !ours {
 		// Nothing of ours to release: the object goes away without us.
 		// What the engine said of the deletion while its finalizer held

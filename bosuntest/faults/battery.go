@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
@@ -195,8 +196,9 @@ func (b *battery) record(t *testing.T, row string, kv ...string) {
 	}
 }
 
-// create makes n objects of the operator in ns.
-func (b *battery) create(ctx context.Context, c client.Client, ns string, n int) ([]client.Object, error) {
+// create makes n objects of the operator in ns, each passed to the
+// tweaks first.
+func (b *battery) create(ctx context.Context, c client.Client, ns string, n int, tweaks ...func(client.Object)) ([]client.Object, error) {
 	if b.op.Prepare != nil {
 		if err := b.op.Prepare(ctx, c, ns); err != nil {
 			return nil, fmt.Errorf("preparing namespace %s: %w", ns, err)
@@ -205,6 +207,9 @@ func (b *battery) create(ctx context.Context, c client.Client, ns string, n int)
 	objs := make([]client.Object, 0, n)
 	for i := range n {
 		o := b.op.Object(ns, i)
+		for _, tweak := range tweaks {
+			tweak(o)
+		}
 		if err := c.Create(ctx, o); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", o.GetName(), err)
 		}
@@ -711,7 +716,7 @@ func (b *battery) recordCell(t *testing.T, sizes matrixSizes, f feature, x matri
 	}
 	for _, op := range []string{"create", "change", "delete"} {
 		if c, ok := r.costs[op]; ok {
-			kv = append(kv, op+" per object", perObject(c, sizes.Objects), b.budgetOf(op).String())
+			kv = append(kv, op+" per object", perObject(c, sizes.Objects), b.budgetIn(f, op).String())
 		}
 	}
 	if r.costs != nil {
@@ -720,6 +725,18 @@ func (b *battery) recordCell(t *testing.T, sizes matrixSizes, f feature, x matri
 	}
 	kv = append(kv, r.extra...)
 	b.record(t, rowMatrix+": "+string(f)+" x "+string(x), kv...)
+}
+
+// budgetIn returns the operator's budget of an operation in a cell of
+// feature f: under formerFinalizer, a creation may cost one write more,
+// in which a release without a finalizer of its own drops the earlier
+// release's (one with a finalizer replaces it in the claim's write).
+func (b *battery) budgetIn(f feature, op string) Cost {
+	c := b.budgetOf(op)
+	if f == formerFinalizer && op == "create" {
+		c.Writes++
+	}
+	return c
 }
 
 // budgetOf returns the operator's budget of an operation.
@@ -747,7 +764,7 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	c.crashPending = x == crashMidWrite
 	bystander := c.bystander(ctx)
 	c.startReplicas()
-	if (f == kstatusOn || f == planned || x == blockedCleanup) && !c.configured() {
+	if (f == kstatusOn || f == planned || f == formerFinalizer || x == blockedCleanup) && !c.configured() {
 		t.Skipf("%s: the operator's Setup does not pass its reconcilers' options to Process.Configure (no bosun reconciler)", f)
 	}
 	var kw *kstatusWatch
@@ -756,18 +773,26 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	}
 	n := sizes.Objects
 	start := time.Now()
-	objs, err := b.create(ctx, b.cp.Client, c.ns, n)
+	var tweaks []func(client.Object)
+	if f == formerFinalizer {
+		// As the release before left them.
+		tweaks = append(tweaks, func(o client.Object) { controllerutil.AddFinalizer(o, formerName) })
+	}
+	objs, err := b.create(ctx, b.cp.Client, c.ns, n, tweaks...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The fault-free cell of one replica checks every budget; a slow
 	// external system must not make an operator repeat its external
 	// changes either, so its cells check their budgets of external calls.
-	measure := (f == oneReplica && x == noFault) || x == slowExternal
+	measure := ((f == oneReplica || f == formerFinalizer) && x == noFault) || x == slowExternal
 	if measure {
 		c.result.costs = map[string]Cost{}
 	}
 	c.converge(objs, "created", measure, "create", nil)
+	if f == formerFinalizer {
+		c.checkFormerGone(objs)
+	}
 	if c.crashPending {
 		// The first process made fewer than three writes: kill it now.
 		c.procs[0].Crash()

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -92,10 +93,20 @@ const (
 	// again: no object is reconciled by two versions at once, no change
 	// is lost, and the objects end on the members of v1.
 	canaryRollout feature = "canary rollout, promoted and aborted"
+	// formerFinalizer is one process whose bosun reconcilers list
+	// formerName in bosun.Options.FormerFinalizers, and objects made
+	// carrying it, as the release before left them: the name must be gone
+	// from every converged object (replaced in the claim's write by an
+	// operator with a finalizer, dropped by one without), at no more cost
+	// than one write per object, and no object may be stranded.
+	formerFinalizer feature = "objects of an earlier release's finalizer"
 )
 
+// formerName is the finalizer of the earlier release of formerFinalizer.
+const formerName = "faults.bosun.dev/earlier-release"
+
 // features are every feature, in the matrix's order.
-var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned, canaryRollout}
+var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned, canaryRollout, formerFinalizer}
 
 // matrixFault is a fault the matrix runs under each feature.
 type matrixFault string
@@ -765,7 +776,7 @@ func (c *cell) deleteAll(objs []client.Object, measure bool) {
 		c.waitIdle()
 		c.measured("delete", before)
 		for _, op := range []string{"create", "change", "delete"} {
-			got, budget := c.result.costs[op], c.b.budgetOf(op)
+			got, budget := c.result.costs[op], c.b.budgetIn(c.f, op)
 			if c.x == slowExternal {
 				got.Writes, budget.Writes = 0, 0
 			}
@@ -930,7 +941,7 @@ func plainOnly(procs []*Process) bool {
 }
 
 func (c *cell) engineOptions() func(*bosun.Options) {
-	if c.f != kstatusOn && c.x != blockedCleanup {
+	if c.f != kstatusOn && c.f != formerFinalizer && c.x != blockedCleanup {
 		return nil
 	}
 	return func(o *bosun.Options) {
@@ -939,6 +950,9 @@ func (c *cell) engineOptions() func(*bosun.Options) {
 		}
 		if c.x == blockedCleanup {
 			o.DeletionDeadline = c.sizes.Deadline
+		}
+		if c.f == formerFinalizer {
+			o.FormerFinalizers = append(o.FormerFinalizers, formerName)
 		}
 	}
 }
@@ -1264,4 +1278,20 @@ func (c *cell) callsSince(t time.Time) string {
 		}
 	}
 	return strings.Join(calls, "; ")
+}
+
+// checkFormerGone checks that no converged object still carries the
+// earlier release's finalizer.
+func (c *cell) checkFormerGone(objs []client.Object) {
+	ctx := c.t.Context()
+	for _, o := range objs {
+		cur, _ := o.DeepCopyObject().(client.Object)
+		if err := c.b.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+			c.t.Fatal(err)
+		}
+		if controllerutil.ContainsFinalizer(cur, formerName) {
+			c.t.Errorf("%s converged still carrying the earlier release's finalizer: %v", o.GetName(), cur.GetFinalizers())
+		}
+	}
+	c.result.oracles++
 }
