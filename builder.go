@@ -658,6 +658,9 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	}
 	r.book = b.book
 	r.observation = ObservationOf(b.mgr)
+	if r.observation != nil {
+		r.managerBuild = r.observation.Build
+	}
 	var rec reconcile.Reconciler = r
 	for _, w := range b.wrappers {
 		rec = w(rec)

@@ -112,8 +112,9 @@ func (ps claimStage[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Res
 }
 
 // claim commits the finalizer and the instance annotation, when they are
-// missing, before any step acts. done means the reconcile ends with res and
-// err.
+// missing, before any step acts; AnnotationReconciledBy rides on that
+// write when it names another build. done means the reconcile ends with
+// res and err.
 func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, err error) {
 	r, req := ps.r, ps.req
 	needFinalizer := ps.p.claims() && !controllerutil.ContainsFinalizer(req.Object, r.Finalizer)
@@ -143,6 +144,8 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 			controllerutil.AddFinalizer(claimed, r.Finalizer)
 		}
 	}
+	// The steps run next: the build that runs them rides on this write.
+	ps.markBuild(claimed)
 	if needInstance {
 		ann := claimed.GetAnnotations()
 		if ann == nil {

@@ -130,6 +130,15 @@
 // finalizer so that a rollback always knows the name objects carry (see
 // docs/OPERATIONS.md).
 //
+// # Which build reconciled an object
+//
+// Options.Build (or the Build of the manager's Observation, which package
+// operator sets from the binary's version) names the operator's build. The
+// engine records it in AnnotationReconciledBy after a pass that ran the
+// steps for the live object, only when the annotation names another build,
+// in the claim's or the save's write when there is one: an upgrade costs one
+// write per object, and shows object by object (`bosun explain` prints it).
+//
 // # Writes that fail, and writes that change nothing
 //
 // A 409 Conflict on any write is a quiet requeue. Any other failure of the

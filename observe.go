@@ -163,6 +163,14 @@ type ReconcilerInfo struct {
 // Attach makes a manager that carries it, and ObservationOf finds it
 // there. The zero value is ready to use.
 type Observation struct {
+	// Build names the build of the operator the manager runs, which the
+	// reconcilers set up on it record on their objects unless their own
+	// Options.Build says otherwise (see Options.Build). Package operator
+	// sets it from the binary's version; an operator that knows its
+	// version otherwise (set at link time, say) sets it in its setup,
+	// before its controllers: a Builder reads it when it completes.
+	Build string
+
 	mu sync.Mutex
 	// observers is replaced, never changed, so that passes read it
 	// without a lock.

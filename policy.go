@@ -21,6 +21,13 @@ const (
 	// (see Options.DeletionDeadline); the engine never releases it on its
 	// own.
 	AnnotationReleaseFinalizer = "bosun.dev/release-finalizer"
+	// AnnotationReconciledBy names the build of the operator that last
+	// reconciled the object (Options.Build), so that an upgrade's progress
+	// and the objects a misbehaving build touched can be traced. The
+	// engine writes it after a pass that ran the steps for the live
+	// object, and only when it names another build: one write per object
+	// per build.
+	AnnotationReconciledBy = "bosun.dev/reconciled-by"
 )
 
 // Policy says how far the engine may act on an object.

@@ -190,6 +190,8 @@ type Reconciler[T client.Object] struct {
 	// forGVK is the reconciled kind, set by Build with the predicate that
 	// drops the events of the engine's own writes.
 	forGVK schema.GroupVersionKind
+	// managerBuild is the Build of the manager's Observation, set by Build.
+	managerBuild string
 }
 
 // Options are the settings of a Reconciler that most leave at their
@@ -267,6 +269,21 @@ type Options struct {
 	// object is Ready or paused. The kind needs status.observedGeneration
 	// too, which the engine stamps.
 	KStatus bool
+	// Build names the build of the operator, such as its version
+	// ("v1.4.2"), which the engine records in AnnotationReconciledBy on
+	// each object it reconciles. Empty means the Build of the manager's
+	// Observation, which package operator sets from the binary's version;
+	// when that is empty too, the engine records nothing (and leaves an
+	// annotation an earlier build wrote as it is).
+	//
+	// The annotation is written after a pass that ran the steps for the
+	// live object, whatever their outcome (not under PolicySkip, not while
+	// the object is being deleted), and only when it names another build:
+	// on an object's first pass in the claim's write, else in the save's
+	// write of metadata and spec, with the steps' changes when they made
+	// some. An upgrade costs one write per object, and an object the build
+	// already marked none.
+	Build string
 	// TracerProvider makes the OpenTelemetry spans of the passes: one per
 	// pass, with a child per step. Nil means otel's global provider once a
 	// program has set one (otel.SetTracerProvider, as package operator does

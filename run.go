@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -111,6 +112,11 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 	var severity conditions.Severity
 	if err != nil {
 		_, severity, _ = conditions.FromError(err)
+	}
+
+	if !deleting && ps.req.Policy != PolicySkip && ps.claimErr == nil {
+		// The steps ran for the live object: their build is recorded.
+		ps.markBuild(ps.req.Object)
 	}
 
 	// Save.
@@ -486,6 +492,25 @@ func (ps *passState[T]) paused(ready metav1.Condition) metav1.Condition {
 		ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: observed, not changed: %s", PolicySkip, ready.Message))
 	}
 	return ready
+}
+
+// markBuild records the operator's build (Options.Build, else the
+// manager's) in AnnotationReconciledBy on obj when the annotation names
+// another; the caller writes obj.
+func (ps *passState[T]) markBuild(obj client.Object) {
+	build := ps.r.Options.Build
+	if build == "" {
+		build = ps.r.managerBuild
+	}
+	ann := obj.GetAnnotations()
+	if build == "" || ann[AnnotationReconciledBy] == build {
+		return
+	}
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AnnotationReconciledBy] = build
+	obj.SetAnnotations(ann)
 }
 
 // owedEvent is the Warning event of a failed pass, recorded by the next

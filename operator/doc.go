@@ -97,6 +97,19 @@
 // that would be added, changed or removed, with "(sensitive value)" for
 // each value.
 //
+// # The build on each object
+//
+// The manager's bosun.Observation carries the binary's version (the main
+// module's, as --version prints it) as its Build, and the bosun reconcilers
+// set up on it record it in bosun.AnnotationReconciledBy on the objects
+// they reconcile: after an upgrade each object says which build last
+// reconciled it (`bosun explain` prints it), at the cost of one write per
+// object. A binary that no version names ("(devel)": go run, go test, a
+// build outside version control) records nothing. An operator whose
+// version comes from elsewhere (-ldflags "-X main.version=v1.4.2") sets
+// bosun.ObservationOf(mgr).Build in Setup before its controllers, or a
+// reconciler's Options.Build.
+//
 // # The role from the steps
 //
 // With --role the operator prints the least-privilege ClusterRole of its

@@ -51,6 +51,18 @@ func stepsOperator(name, ns string, steps ...bosun.Step[*testapi.Widget]) operat
 	}
 }
 
+// withBuild returns opts whose Setup names the operator's build, as an
+// operator that knows its version from elsewhere than the build
+// information does: the reconcilers record it on their objects.
+func withBuild(opts operator.Options, build string) operator.Options {
+	setup := opts.Setup
+	opts.Setup = func(mgr ctrl.Manager) error {
+		bosun.ObservationOf(mgr).Build = build
+		return setup(mgr)
+	}
+	return opts
+}
+
 // greetings is the children step of a version of an operator: each
 // Widget has a ConfigMap "<name>-config" with data key greeting, and, when
 // extra is set, a ConfigMap "<name>-extra".
@@ -122,9 +134,10 @@ func snapshot(ctx context.Context, t *testing.T, c client.Client, ns string) map
 // TestPlanShowsAnUpgrade runs version 1 of an operator until its Widgets
 // converge, then version 2, which changes a ConfigMap's data and adds a
 // child, with --plan: the report lists, for each Widget, the data change,
-// the new child's create and the status change they bring (the count of
-// ready children) and nothing else, and the cluster is as version 1 left
-// it.
+// the new child's create, the patch of the build that reconciled it
+// (bosun.dev/reconciled-by, "v1" to "v2") and the status change they
+// bring (the count of ready children) and nothing else, and the cluster
+// is as version 1 left it.
 func TestPlanShowsAnUpgrade(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	useKubeconfig(t, cp)
@@ -138,17 +151,25 @@ func TestPlanShowsAnUpgrade(t *testing.T) {
 		}
 	}
 
-	v1 := start(t, stepsOperator("greeter", ns, greetings("hello", false)), planFlags())
+	v1 := start(t, withBuild(stepsOperator("greeter", ns, greetings("hello", false)), "v1"), planFlags())
 	for _, n := range names {
 		w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}
-		bosuntest.Eventually(t, func(ctx context.Context) error { return ready(ctx, cp.Client, w, 0) })
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			if err := ready(ctx, cp.Client, w, 0); err != nil {
+				return err
+			}
+			if got := w.Annotations[bosun.AnnotationReconciledBy]; got != "v1" {
+				return fmt.Errorf("widget %s reconciled by %q, want v1", n, got)
+			}
+			return nil
+		})
 	}
 	if err := v1.stop(time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(ctx, t, cp.Client, ns)
 
-	report := runPlan(t, stepsOperator("greeter", ns, greetings("hello, world", true)))
+	report := runPlan(t, withBuild(stepsOperator("greeter", ns, greetings("hello, world", true)), "v2"))
 
 	for _, n := range names {
 		section := planSection(report, "Widget "+ns+"/"+n+" ")
@@ -161,6 +182,8 @@ func TestPlanShowsAnUpgrade(t *testing.T) {
 		want := []string{
 			"apply ConfigMap " + ns + "/" + n + "-config",
 			"create ConfigMap " + ns + "/" + n + "-extra",
+			// Version 2 would record its build on the Widget.
+			"patch Widget " + ns + "/" + n,
 			// The children step counts the ready children in its
 			// condition: version 2 would write that too.
 			"patch status Widget " + ns + "/" + n,
@@ -171,6 +194,7 @@ func TestPlanShowsAnUpgrade(t *testing.T) {
 		for _, line := range []string{
 			`data.greeting: "hello" -> "hello, world"`,
 			`data.added: "in v2"`,
+			`metadata.annotations["bosun.dev/reconciled-by"]: "v1" -> "v2"`,
 			`status.conditions[0].message: "1 ConfigMap ready" -> "2 ConfigMap ready"`,
 		} {
 			if !strings.Contains(section, line) {

@@ -246,7 +246,7 @@ func (o Options) newManager(cfg *rest.Config, scheme *runtime.Scheme, mopts ctrl
 	}
 	// The manager carries an Observation, which the debug page and any
 	// observer the setup adds watch.
-	obs := new(bosun.Observation)
+	obs := &bosun.Observation{Build: buildOf(version.Get())}
 	mgr = obs.Attach(mgr)
 	if page != nil {
 		page.Observe(obs)
@@ -266,6 +266,16 @@ func (o Options) newManager(cfg *rest.Config, scheme *runtime.Scheme, mopts ctrl
 		return nil, fmt.Errorf("operator %q: setting up its controllers: %w", o.Name, err)
 	}
 	return mgr, nil
+}
+
+// buildOf is the build the reconcilers record on their objects
+// (bosun.Observation.Build): the version of the binary's main module, or
+// none for a binary that no version names ("(devel)").
+func buildOf(info version.Info) string {
+	if info.Version == "(devel)" {
+		return ""
+	}
+	return info.Version
 }
 
 // signalContext returns a context that ends at the first SIGTERM or

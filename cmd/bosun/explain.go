@@ -42,7 +42,9 @@ func explainCommand(exit func(code int)) *cobra.Command {
 lines why it is not Ready, printing only what applies:
 
   - the verdict: Ready's status, reason, message and age, whether the status
-    describes the current generation, and Reconciling and Stalled if present;
+    describes the current generation, Reconciling and Stalled if present,
+    and the build of the operator that last reconciled the object
+    (bosun.dev/reconciled-by), when the operator records one;
   - the failing conditions (False or Unknown), worst first;
   - a deletion under way: since when, its finalizers, DeletionBlocked and the
     annotation that releases the finalizer on purpose;

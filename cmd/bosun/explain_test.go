@@ -35,8 +35,11 @@ import (
 )
 
 // explainFinalizer is the finalizer of the Widget reconciler of the
-// explain tests.
-const explainFinalizer = "test.bosun.dev/explain"
+// explain tests, and explainBuild the build it records on its Widgets.
+const (
+	explainFinalizer = "test.bosun.dev/explain"
+	explainBuild     = "v1.2.3"
+)
 
 // stuckCleanup is a step whose Cleanup fails, as an external system that
 // refuses a delete would.
@@ -98,7 +101,7 @@ func startExplainCluster(t *testing.T) *explainCluster {
 			Name:      "explain-widget",
 			Finalizer: explainFinalizer,
 			Steps:     []bosun.Step[*testapi.Widget]{stuckCleanup{}},
-			Options:   bosun.Options{DeletionDeadline: time.Second, KStatus: true},
+			Options:   bosun.Options{DeletionDeadline: time.Second, KStatus: true, Build: explainBuild},
 		})
 	})
 	mux := http.NewServeMux()
@@ -217,7 +220,8 @@ func TestExplain(t *testing.T) {
 			"Failing conditions, worst first:\n  DivisorValid: False (ZeroDivisor) for ",
 			"Reconcile policy: manage, the default (no bosun.dev/reconcile-policy on the object or on namespace "+ns+").\n",
 		)
-		for _, absent := range []string{"Children", "Deletion", "External", "Debug page"} {
+		// The simple example records no build.
+		for _, absent := range []string{"Children", "Deletion", "External", "Debug page", "Last reconciled by"} {
 			if strings.Contains(stdout, absent) {
 				t.Errorf("the explanation has a %s section, which does not apply:\n%s", absent, stdout)
 			}
@@ -260,10 +264,10 @@ func TestExplain(t *testing.T) {
 		}
 	})
 
-	// A Widget whose cleanup fails past the deletion deadline: the
-	// deletion, DeletionBlocked, the way out, the Warning event, and on the
-	// debug page the failing step. Released, the Widget is gone, and
-	// explain says so.
+	// A Widget whose cleanup fails past the deletion deadline: the build
+	// that reconciled it while it lived, the deletion, DeletionBlocked,
+	// the way out, the Warning event, and on the debug page the failing
+	// step. Released, the Widget is gone, and explain says so.
 	t.Run("deletion blocked", func(t *testing.T) {
 		t.Parallel()
 		ns := bosuntest.Namespace(t, c.cp.Client)
@@ -275,6 +279,7 @@ func TestExplain(t *testing.T) {
 		}
 		stdout := c.waitExplained(t, ns, []string{"widget/w", "--debug-url", c.debugURL},
 			"Widget "+ns+"/w: not Ready, being deleted\n",
+			"  Last reconciled by build "+explainBuild+" of the operator (bosun.dev/reconciled-by).\n",
 			"Deletion asked ", "; finalizers: "+explainFinalizer+"\n",
 			"  DeletionBlocked: True (ExternalRefused) for ",
 			"kubectl annotate widgets.test.bosun.dev w -n "+ns+" bosun.dev/release-finalizer=true ",

@@ -10,7 +10,8 @@
 // apply:
 //
 //   - the Ready condition, whether it describes the current generation,
-//     and the kstatus conditions Reconciling and Stalled;
+//     the kstatus conditions Reconciling and Stalled, and the build of the
+//     operator that last reconciled the object (bosun.dev/reconciled-by);
 //   - the other conditions that are False or Unknown, worst first, with the
 //     messages the engine wrote (which name the steps);
 //   - a deletion under way: since when, its finalizers, and the

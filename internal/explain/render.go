@@ -110,6 +110,9 @@ func (r *Report) writeVerdict(p *printer) {
 			p.condition(c, r.Generation)
 		}
 	}
+	if r.ReconciledBy != "" {
+		p.line(1, "Last reconciled by build %s of the operator (%s).", r.ReconciledBy, bosun.AnnotationReconciledBy)
+	}
 }
 
 func (r *Report) writeFailing(p *printer) {

@@ -45,6 +45,9 @@ type Report struct {
 	// Ready, Reconciling and Stalled are those conditions; nil when the
 	// object has none.
 	Ready, Reconciling, Stalled *metav1.Condition
+	// ReconciledBy is the build of the operator that last reconciled the
+	// object (bosun.dev/reconciled-by); empty when none is recorded.
+	ReconciledBy string
 	// Failing are the object's other conditions that are False or
 	// Unknown, worst first: False before Unknown, then in the status's
 	// order. DeletionBlocked is under Deletion, and Synced and Available
@@ -213,6 +216,7 @@ func (r *Report) fromObject(obj *unstructured.Unstructured) {
 	}
 
 	annotations := obj.GetAnnotations()
+	r.ReconciledBy = annotations[bosun.AnnotationReconciledBy]
 	if _, named := annotations[managed.AnnotationExternalName]; named || find(typeSynced) != nil {
 		r.External = &External{
 			Name:          annotations[managed.AnnotationExternalName],
