@@ -110,7 +110,10 @@
 // Ready as the steps report it. Options.KStatus adds the kstatus
 // conditions Reconciling and Stalled, so that Flux, Argo CD and
 // `kubectl wait` judge bosun objects as they judge built-in ones (see
-// package conditions and docs/OPERATIONS.md).
+// package conditions and docs/OPERATIONS.md). With Options.ReadyGrace, an
+// object Ready for its generation stays Ready through a retried error
+// for the grace, while the error's condition (and Reconciling) says it
+// is retrying, so a failure the next pass clears does not flap Ready.
 //
 // # Deletions that cannot hang unnoticed
 //

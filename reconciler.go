@@ -265,9 +265,11 @@ type Options struct {
 	// so that Flux, Argo CD and kubectl's status readers judge the objects
 	// right: Reconciling True (with Ready's reason and message) while Ready
 	// is False for a reason that will pass (a step not done, an error being
-	// retried), Stalled True after a terminal error, and neither while the
-	// object is Ready or paused. The kind needs status.observedGeneration
-	// too, which the engine stamps.
+	// retried), or with conditions.ReasonRetrying while ReadyGrace holds
+	// Ready True through a retried error, Stalled True after a terminal
+	// error, and neither while the object is otherwise Ready or paused.
+	// The kind needs status.observedGeneration too, which the engine
+	// stamps.
 	KStatus bool
 	// Build names the build of the operator, such as its version
 	// ("v1.4.2"), which the engine records in AnnotationReconciledBy on
@@ -284,6 +286,25 @@ type Options struct {
 	// some. An upgrade costs one write per object, and an object the build
 	// already marked none.
 	Build string
+	// ReadyGrace, when positive, is how long an object that was Ready for
+	// its generation keeps Ready True through a failure that the engine
+	// retries, so that an error the next pass clears does not flip Ready
+	// to False and back. While it holds, the object says it is retrying:
+	// the condition the error names (conditions.Error's Type, as package
+	// managed's errors name Synced) is False with the error, and with
+	// KStatus, Reconciling is True with conditions.ReasonRetrying. Ready
+	// turns False with the error, as without the grace, once the failures
+	// have lasted ReadyGrace, counted from the lastTransitionTime of
+	// those conditions (the first failure of the streak, kept in the
+	// object's status, so a restart does not start it again); the engine
+	// requeues the object for that moment. There is no grace for a
+	// terminal error, a new generation, an object being deleted, a
+	// failure of the engine's own write, an object whose Ready was not
+	// True, one of whose other conditions is not True, or an error with
+	// nowhere else to show (it names no condition of the steps and
+	// KStatus is off). Zero, the default, holds nothing: Ready turns
+	// False at the first failure. See docs/OPERATIONS.md.
+	ReadyGrace time.Duration
 	// TracerProvider makes the OpenTelemetry spans of the passes: one per
 	// pass, with a child per step. Nil means otel's global provider once a
 	// program has set one (otel.SetTracerProvider, as package operator does

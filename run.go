@@ -376,10 +376,15 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 	conditions.Init(&conds, gen, now, ps.p.condOrder...)
 	conditions.Init(&conds, gen, now, conditions.TypeReady)
 	var ready metav1.Condition
+	// shown is the condition of the steps' that reports err, if any;
+	// shownChanged says whether this pass changed it.
+	var shown string
+	var shownChanged bool
 	if err != nil {
 		reason, _, msg := conditions.FromError(err)
 		if typ := conditions.TypeOf(err); typ != conditions.TypeReady && conditions.Find(conds, typ) != nil {
-			conditions.Set(&conds, metav1.Condition{
+			shown = typ
+			shownChanged = conditions.Set(&conds, metav1.Condition{
 				Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
 			}, now)
 		}
@@ -406,18 +411,91 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		}
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonInvalidReleaseFinalizer, conditions.Bound(msg)
 	}
+	// kstatus is the verdict that setKStatus keeps Reconciling and
+	// Stalled to: Ready's, or the retry's while Ready is held.
+	kstatus := ready
+	until, held := ps.holdReady(conds, err, shown, gen, now)
+	if held {
+		ready, kstatus = ps.retrying(conds, err, until, gen)
+	}
 	changed := conditions.Set(&conds, ready, now)
 	ps.setDeletionBlocked(&conds, gen, now)
+	kchanged := false
 	if ps.r.Options.KStatus {
 		_, severity, _ := conditions.FromError(err)
-		setKStatus(&conds, ready, ps.req.Policy == PolicySkip, err != nil && severity == conditions.SeverityError, now)
+		kchanged = setKStatus(&conds, kstatus, ps.req.Policy == PolicySkip, err != nil && severity == conditions.SeverityError, now)
 	}
 	conditions.StampGeneration(conds, gen)
 	// Steps may have written conditions without conditions.Set.
 	boundMessages(conds)
 	co.SetConditions(conds)
 	conditions.SetObservedGeneration(obj, gen)
+	if held {
+		// Ready did not change: the failure is new when what shows it is.
+		return shownChanged || kchanged
+	}
 	return err != nil && changed
+}
+
+// retrying returns, for a pass whose failure err holds Ready until
+// until, the Ready condition (the stored one) and the verdict for
+// Reconciling: retrying, with the error and until. It requeues the object
+// for until, whatever the backoff of the retries says.
+func (ps *passState[T]) retrying(conds []metav1.Condition, err error, until time.Time, gen int64) (ready, kstatus metav1.Condition) {
+	ps.r.book.enqueueAfter(ps.key, time.Until(until))
+	reason, _, msg := conditions.FromError(err)
+	return *conditions.Find(conds, conditions.TypeReady), metav1.Condition{
+		Status: metav1.ConditionFalse, Reason: conditions.ReasonRetrying, ObservedGeneration: gen,
+		Message: fmt.Sprintf("retrying after %s: %s; Ready turns False at %s if the failures go on", reason, msg, until.UTC().Format(time.RFC3339)),
+	}
+}
+
+// holdReady reports whether Ready stays True through err, a failure of
+// this pass, under Options.ReadyGrace, and until when. conds hold the
+// stored Ready, and the failure recorded in shown, the condition of the
+// steps' that err names ("" for none). Ready holds when err is retried,
+// the object is not being deleted, Ready is True for generation gen,
+// every other condition of the steps is True, the failure shows in shown
+// or, with KStatus, in Reconciling, and the streak of failures began less
+// than ReadyGrace ago.
+//
+// The streak began at the earliest lastTransitionTime of the conditions
+// that show it: shown turned False at the first failure, and Reconciling
+// True, and both keep that time while they stay so; a pass that succeeds
+// sets shown True again and removes Reconciling. They are stored with
+// the status the failing pass writes anyway, so the grace costs no write
+// of its own, and a restarted operator finds the same start.
+func (ps *passState[T]) holdReady(conds []metav1.Condition, err error, shown string, gen int64, now metav1.Time) (until time.Time, held bool) {
+	grace := ps.r.Options.ReadyGrace
+	if grace <= 0 || err == nil || ps.req.Deleting() || !readyAt(conds, gen) {
+		return time.Time{}, false
+	}
+	if _, severity, _ := conditions.FromError(err); severity == conditions.SeverityError {
+		return time.Time{}, false
+	}
+	others := make([]string, 0, len(ps.p.condOrder))
+	for _, t := range ps.p.condOrder {
+		if t != shown {
+			others = append(others, t)
+		}
+	}
+	if conditions.Summarize(conds, others, gen).Status != metav1.ConditionTrue {
+		return time.Time{}, false
+	}
+	kstatus := ps.r.Options.KStatus && ps.req.Policy != PolicySkip
+	if shown == "" && !kstatus {
+		// Nowhere but Ready would say what failed.
+		return time.Time{}, false
+	}
+	start := now.Time
+	if c := conditions.Find(conds, shown); c != nil && c.Status != metav1.ConditionTrue && c.LastTransitionTime.Time.Before(start) {
+		start = c.LastTransitionTime.Time
+	}
+	if c := conditions.Find(conds, conditions.TypeReconciling); kstatus && c != nil && c.Status == metav1.ConditionTrue && c.LastTransitionTime.Time.Before(start) {
+		start = c.LastTransitionTime.Time
+	}
+	until = start.Truncate(time.Second).Add(grace)
+	return until, now.Time.Before(until)
 }
 
 // readyAt reports whether conds hold Ready True for generation gen: an
@@ -454,22 +532,24 @@ func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, gen int64,
 
 // setKStatus keeps the kstatus conditions in conds for Ready ready (see
 // Options.KStatus): none while the object is Ready or paused, Stalled
-// when the failure is terminal (stalled), Reconciling otherwise. Every
-// path of the engine that sets Ready calls it when Options.KStatus is set.
-func setKStatus(conds *[]metav1.Condition, ready metav1.Condition, paused, stalled bool, now metav1.Time) {
+// when the failure is terminal (stalled), Reconciling otherwise, with
+// ready's reason and message. Every path of the engine that sets Ready
+// calls it when Options.KStatus is set. It reports whether the condition
+// it keeps changed.
+func setKStatus(conds *[]metav1.Condition, ready metav1.Condition, paused, stalled bool, now metav1.Time) (changed bool) {
 	var on, off string
 	switch {
 	case ready.Status == metav1.ConditionTrue, paused:
 		meta.RemoveStatusCondition(conds, conditions.TypeReconciling)
 		meta.RemoveStatusCondition(conds, conditions.TypeStalled)
-		return
+		return false
 	case stalled:
 		on, off = conditions.TypeStalled, conditions.TypeReconciling
 	default:
 		on, off = conditions.TypeReconciling, conditions.TypeStalled
 	}
 	meta.RemoveStatusCondition(conds, off)
-	conditions.Set(conds, metav1.Condition{
+	return conditions.Set(conds, metav1.Condition{
 		Type: on, Status: metav1.ConditionTrue, Reason: ready.Reason, Message: ready.Message, ObservedGeneration: ready.ObservedGeneration,
 	}, now)
 }

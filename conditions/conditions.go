@@ -17,7 +17,8 @@ const TypeReady = "Ready"
 // and True only while the object is not settled.
 const (
 	// TypeReconciling is True while the controller works towards the
-	// spec: a step is not done yet, or an error is being retried.
+	// spec: a step is not done yet, or an error is being retried (with
+	// ReasonRetrying while Ready is held True through it).
 	TypeReconciling = "Reconciling"
 	// TypeStalled is True when the controller has stopped trying until
 	// the object changes: a terminal error.
@@ -57,6 +58,11 @@ const (
 	// come back later before the steps after it ran: what they report is
 	// not known for this generation yet.
 	ReasonProgressing = "Progressing"
+	// ReasonRetrying is the reason of Reconciling=True while the engine
+	// keeps Ready True through a failure it retries, within
+	// bosun.Options.ReadyGrace; the message holds the error and when
+	// Ready turns False if the failures go on.
+	ReasonRetrying = "Retrying"
 	// ReasonInvalidReleaseFinalizer is the reason of Ready=False when the
 	// annotation bosun.dev/release-finalizer holds a value the engine does
 	// not know. The cleanup goes on being retried meanwhile.

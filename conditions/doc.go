@@ -29,8 +29,10 @@
 // convention (sigs.k8s.io/cli-utils/pkg/kstatus), by which Flux, Argo CD and
 // kubectl's status readers judge any object. The engine keeps them when
 // bosun.Options.KStatus asks: Reconciling True while Ready is False for a
-// reason that passes by itself, Stalled True after a terminal error, and
-// neither once Ready is True or the object is paused.
+// reason that passes by itself, or while Ready is held True through a
+// retried error (ReasonRetrying, bosun.Options.ReadyGrace), Stalled True
+// after a terminal error, and neither once Ready is True otherwise or the
+// object is paused.
 //
 // # Errors with a reason
 //
@@ -59,6 +61,8 @@
 //	| ReconcilePaused | ReasonReconcilePaused | the object is paused (the skip reconcile policy)                              |
 //	| Progressing     | ReasonProgressing     | Ready is False: a step asked to come back before the steps after it ran for  |
 //	|                 |                       | a generation not yet Ready                                                   |
+//	| Retrying        | ReasonRetrying        | Reconciling is True while Ready is held True through a retried error         |
+//	|                 |                       | (bosun.Options.ReadyGrace)                                                   |
 //	| NotReady        |                       | Summarize's reason when the worst condition has an empty one                 |
 //
 // Maturity: stable. It follows the Kubernetes API conventions for conditions.
