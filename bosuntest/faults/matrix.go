@@ -75,11 +75,12 @@ const (
 	// the objects converged, and one leaves before they are deleted.
 	threeShards feature = "3 shard members, joins and leaves"
 	// kstatusOn is one process whose bosun reconcilers keep the kstatus
-	// conditions (bosun.Options.KStatus): every version of the objects
+	// conditions (bosun.Options.KStatus) and hold Ready through retried
+	// errors (bosun.Options.ReadyGrace): every version of the objects
 	// the API server stores is judged with cli-utils' kstatus, which must
 	// never call an object Current unless it is Ready for its generation,
 	// never Failed, and Current once converged.
-	kstatusOn feature = "kstatus conditions"
+	kstatusOn feature = "kstatus conditions, Ready grace"
 	// planned is two shard members that are stopped once the objects
 	// converged; the spec change is then made while none runs, and the
 	// operator is run under --plan (package operator) before the members
@@ -101,6 +102,10 @@ const (
 	// than one write per object, and no object may be stranded.
 	formerFinalizer feature = "objects of an earlier release's finalizer"
 )
+
+// readyGrace is the bosun.Options.ReadyGrace of kstatusOn: longer than
+// any fault of the matrix lasts.
+const readyGrace = time.Minute
 
 // formerName is the finalizer of the earlier release of formerFinalizer.
 const formerName = "faults.bosun.dev/earlier-release"
@@ -947,6 +952,7 @@ func (c *cell) engineOptions() func(*bosun.Options) {
 	return func(o *bosun.Options) {
 		if c.f == kstatusOn {
 			o.KStatus = true
+			o.ReadyGrace = readyGrace
 		}
 		if c.x == blockedCleanup {
 			o.DeletionDeadline = c.sizes.Deadline
