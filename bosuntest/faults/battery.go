@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
@@ -771,17 +770,6 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	if f == kstatusOn {
 		kw = c.watchKStatus()
 	}
-	n := sizes.Objects
-	start := time.Now()
-	var tweaks []func(client.Object)
-	if f == formerFinalizer {
-		// As the release before left them.
-		tweaks = append(tweaks, func(o client.Object) { controllerutil.AddFinalizer(o, formerName) })
-	}
-	objs, err := b.create(ctx, b.cp.Client, c.ns, n, tweaks...)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The fault-free cell of one replica checks every budget; a slow
 	// external system must not make an operator repeat its external
 	// changes either, so its cells check their budgets of external calls.
@@ -789,33 +777,9 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	if measure {
 		c.result.costs = map[string]Cost{}
 	}
-	c.converge(objs, "created", measure, "create", nil)
-	if f == formerFinalizer {
-		c.checkFormerGone(objs)
-	}
-	if c.crashPending {
-		// The first process made fewer than three writes: kill it now.
-		c.procs[0].Crash()
-		c.replaceCrashed()
-	}
-	if f == threeShards {
-		c.join()
-		c.converge(objs, "after a member joined", false, "", nil)
-	}
-	if f == canaryRollout {
-		c.startCanary()
-	}
-	before := c.counts()
-	if x == networkPartition {
-		c.alive()[0].Partition()
-	}
-	if f == planned {
-		c.planChange(objs)
-	} else if err := b.change(ctx, objs); err != nil {
-		t.Fatal(err)
-	}
-	c.afterChange(objs)
-	c.converge(objs, "after the spec change", measure, "change", &before)
+	start := time.Now()
+	objs := c.createAll(measure)
+	c.changeAll(objs, measure)
 	c.result.took = time.Since(start)
 	if f == canaryRollout {
 		c.waitOnVersion("v2")

@@ -1301,3 +1301,52 @@ func (c *cell) checkFormerGone(objs []client.Object) {
 	}
 	c.result.oracles++
 }
+
+// createAll makes the cell's objects and waits for them to converge (with
+// measure, counting the cost), then brings in what the feature adds once
+// they have: a third member, a canary.
+func (c *cell) createAll(measure bool) []client.Object {
+	var tweaks []func(client.Object)
+	if c.f == formerFinalizer {
+		// As the release before left them.
+		tweaks = append(tweaks, func(o client.Object) { controllerutil.AddFinalizer(o, formerName) })
+	}
+	objs, err := c.b.create(c.t.Context(), c.b.cp.Client, c.ns, c.sizes.Objects, tweaks...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.converge(objs, "created", measure, "create", nil)
+	if c.f == formerFinalizer {
+		c.checkFormerGone(objs)
+	}
+	if c.crashPending {
+		// The first process made fewer than three writes: kill it now.
+		c.procs[0].Crash()
+		c.replaceCrashed()
+	}
+	if c.f == threeShards {
+		c.join()
+		c.converge(objs, "after a member joined", false, "", nil)
+	}
+	if c.f == canaryRollout {
+		c.startCanary()
+	}
+	return objs
+}
+
+// changeAll changes the objects' specs (under --plan, through the plan),
+// with the faults that strike around the change, and waits for them to
+// converge again (with measure, counting the cost).
+func (c *cell) changeAll(objs []client.Object, measure bool) {
+	before := c.counts()
+	if c.x == networkPartition {
+		c.alive()[0].Partition()
+	}
+	if c.f == planned {
+		c.planChange(objs)
+	} else if err := c.b.change(c.t.Context(), objs); err != nil {
+		c.t.Fatal(err)
+	}
+	c.afterChange(objs)
+	c.converge(objs, "after the spec change", measure, "change", &before)
+}
