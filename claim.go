@@ -96,7 +96,7 @@ func (ps claimStage[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Res
 		// Nothing happens until the policy changes: stalled.
 		setKStatus(&conds, ready, false, true, now)
 	}
-	conditions.StampGeneration(conds, gen)
+	ps.stampGeneration(conds, gen)
 	co.SetConditions(conds)
 	if _, err := ps.saving().save(ctx); err != nil {
 		if apierrors.IsConflict(err) {

@@ -75,13 +75,14 @@ func (f *fixture) runCleanup(name string, c switchCleanup, opts bosun.Options, r
 // engine's, waits for it to be Ready and deletes it.
 func (f *fixture) deleteReady(name string, fins ...string) {
 	f.t.Helper()
-	w := f.create(name, 1, 1, nil)
-	if len(fins) > 0 {
-		patch := client.MergeFrom(w.DeepCopy())
-		w.Finalizers = append(w.Finalizers, fins...)
-		if err := f.c.Patch(f.t.Context(), w, patch); err != nil {
-			f.t.Fatal(err)
-		}
+	// The other finalizers come with the create: a patch of the list
+	// after it could take away the engine's, claimed meanwhile.
+	w := &testapi.Widget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name, Finalizers: fins},
+		Spec:       testapi.WidgetSpec{Value: 1, Divisor: 1},
+	}
+	if err := f.c.Create(f.t.Context(), w); err != nil {
+		f.t.Fatal(err)
 	}
 	w = f.waitReady(name, metav1.ConditionTrue, conditions.ReasonSucceeded)
 	if err := f.c.Delete(f.t.Context(), w); err != nil {

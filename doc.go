@@ -11,7 +11,9 @@
 // Cleanup in reverse order), runs every step's Post, derives the conditions
 // (a Ready summary, errors with their reason and severity,
 // observedGeneration) and writes the object back only when something
-// changed. A 409 Conflict on a write is a silent requeue.
+// changed. A 409 Conflict on a write is a silent requeue, unless it came
+// from another client's change that the pass's status changes can be
+// written over (see "Status shared with other controllers").
 //
 // Steps see the object through a Pass, which also carries the clients,
 // the logger, the event recorder, the policy in force and typed per-request
@@ -142,14 +144,46 @@
 // in the claim's or the save's write when there is one: an upgrade costs one
 // write per object, and shows object by object (`bosun explain` prints it).
 //
+// # Status shared with other controllers
+//
+// Another controller may own condition types of its own on the same
+// objects (as cluster-api's and reconciler.io's condition ownership
+// allow). The engine's status write is a JSON merge patch guarded by the
+// resourceVersion the pass read, and a merge patch replaces the whole list
+// of conditions, so each write of the other controller makes the engine's
+// next one conflict. When the status write is refused with 409 Conflict,
+// the engine reads the object from the API server (APIReader) and compares
+// three versions: the one the pass read, the pass's status, and the one
+// stored now. Conditions go by type and the other status fields member by
+// member. If the other writer changed none of the condition types or
+// fields the pass changed (the pass's types are Ready, DeletionBlocked,
+// the kstatus conditions and its steps' ones), the engine writes the
+// pass's changes onto the stored version, guarded by that version: the
+// other controller's conditions and fields stay as it wrote them, and the
+// pass is not thrown away. Each conflict costs at most one more read and
+// one more write, five times in a status write at most. A change of a
+// condition type or field the pass changed too, to another value, is a
+// real conflict, and so is a change of the object's deletion or of the
+// engine's finalizer, or another object of the same name: the quiet
+// requeue, as before. Only the status write is rebased so; a conflict on
+// the claim or on a write of metadata and spec is the quiet requeue.
+//
+// The engine stamps the generation (observedGeneration) on its own
+// conditions, on those its steps own (ConditionOwner) and on any a step
+// added or changed in the pass; a condition of another type that the pass
+// found and left alone keeps the generation its writer observed.
+// Pass.Reload, after a refused Commit, puts the pass's status changes onto
+// the stored version in the same way, the pass's value winning where both
+// changed the same condition type or field.
+//
 // # Writes that fail, and writes that change nothing
 //
-// A 409 Conflict on any write is a quiet requeue. Any other failure of the
-// engine's own writes of the object (the claim, the release of the
-// finalizer, the save of metadata and spec such as late-initialised
-// fields) is reported as soon as the status can be written: Ready False
-// with reason ClaimFailed, ReleaseFailed or SaveFailed
-// and the error, one Warning event, and each WriteFailureReporter step
+// A 409 Conflict that the status write does not rebase (above) is a quiet
+// requeue. Any other failure of the engine's own writes of the object
+// (the claim, the release of the finalizer, the save of metadata and spec
+// such as late-initialised fields) is reported as soon as the status can
+// be written: Ready False with reason ClaimFailed, ReleaseFailed or
+// SaveFailed and the error, one Warning event, and each WriteFailureReporter step
 // told first so it can say so in its own conditions. The engine remembers
 // the versions its writes replaced, to skip passes on a cache that is
 // behind; a write the server takes for a no-op (every change pruned by the

@@ -134,15 +134,39 @@ func (r *Pass[T]) Commit(ctx context.Context) error {
 
 // Reload reads the object again from the API server (through APIReader)
 // and makes it the pass's view: Original becomes the object as stored,
-// and Object the same with the status this pass has computed so far.
-// Changes to Object's metadata and spec that were not committed are
-// dropped. Use it after Commit failed with a Conflict.
+// and Object the same with the status changes this pass has made so far:
+// the condition types and status fields it changed take its values, and
+// the others keep what is stored, such as another controller's
+// conditions. Changes to Object's metadata and spec that were not
+// committed are dropped. Use it after Commit failed with a Conflict.
 func (r *Pass[T]) Reload(ctx context.Context) error {
 	fresh := r.Original.DeepCopyObject().(T)
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(r.Object), fresh); err != nil {
 		return fmt.Errorf("reloading: %w", err)
 	}
-	r.advance(fresh)
+	mine := r.Original.DeepCopyObject().(T)
+	if !statusfield.Copy(mine, r.Object) {
+		// A status the engine cannot take apart: the pass's, whole.
+		r.advance(fresh)
+		return nil
+	}
+	same, patch, err := statusOnlyDiff(r.Original, mine)
+	if err != nil || !same {
+		r.advance(fresh)
+		return nil
+	}
+	obj := fresh.DeepCopyObject().(T)
+	if patch != nil {
+		rebased, onto, err := rebaseStatus(r.Original, fresh, patch, true)
+		if err != nil {
+			r.advance(fresh)
+			return nil
+		}
+		if onto != nil {
+			obj = rebased
+		}
+	}
+	r.Original, r.Object = fresh, obj
 	return nil
 }
 

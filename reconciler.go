@@ -441,6 +441,17 @@ func (p *prepared[T]) index(t reflect.Type, invalid func(string, ...any) error) 
 	return nil
 }
 
+// ownsCondition reports whether condition type typ is the engine's own
+// (Ready, DeletionBlocked, Reconciling, Stalled) or a step's
+// (ConditionOwner).
+func (p *prepared[T]) ownsCondition(typ string) bool {
+	switch typ {
+	case conditions.TypeReady, conditions.TypeDeletionBlocked, conditions.TypeReconciling, conditions.TypeStalled:
+		return true
+	}
+	return slices.Contains(p.condOrder, typ)
+}
+
 // checkOptions checks the options of r that the steps of p call for or
 // that have bounds, and sets p's default policy; invalid makes the error
 // of a bad one.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -425,7 +426,7 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		_, severity, _ := conditions.FromError(err)
 		kchanged = setKStatus(&conds, kstatus, ps.req.Policy == PolicySkip, err != nil && severity == conditions.SeverityError, now)
 	}
-	conditions.StampGeneration(conds, gen)
+	ps.stampGeneration(conds, gen)
 	// Steps may have written conditions without conditions.Set.
 	boundMessages(conds)
 	co.SetConditions(conds)
@@ -496,6 +497,29 @@ func (ps *passState[T]) holdReady(conds []metav1.Condition, err error, shown str
 	}
 	until = start.Truncate(time.Second).Add(grace)
 	return until, now.Time.Before(until)
+}
+
+// stampGeneration sets ObservedGeneration to gen on the conditions the
+// pass answers for: the engine's own (Ready, DeletionBlocked, the kstatus
+// ones), the types its steps own (ConditionOwner), and any condition a
+// step added or changed in this pass. A condition of another type that the
+// pass found and left as it was is someone else's, another controller's
+// that writes the same object's status maybe: the generation it observed
+// is that one's word, and stays (see saveStage.sendStatus).
+func (ps *passState[T]) stampGeneration(conds []metav1.Condition, gen int64) {
+	var found []metav1.Condition
+	if co, ok := any(ps.req.Original).(conditions.Object); ok {
+		found = co.GetConditions()
+	}
+	for i := range conds {
+		c := &conds[i]
+		if !ps.p.ownsCondition(c.Type) {
+			if was := conditions.Find(found, c.Type); was != nil && equality.Semantic.DeepEqual(*was, *c) {
+				continue
+			}
+		}
+		c.ObservedGeneration = gen
+	}
 }
 
 // readyAt reports whether conds hold Ready True for generation gen: an

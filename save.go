@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
@@ -252,17 +256,77 @@ func (ps saveStage[T]) save(ctx context.Context) (gone bool, err error) {
 	return false, nil
 }
 
-// sendStatus writes status to the status subresource, guarded by the
-// object's resourceVersion. Such a write changes nothing the pass holds
+// sendStatus writes status, the merge patch of the pass's status changes,
+// to the status subresource, guarded by the object's resourceVersion.
+//
+// A merge patch replaces the whole list of conditions, so the guard is
+// what keeps the conditions of another controller that writes the same
+// object's status (its own condition types) from being dropped; and each
+// write of that controller makes the engine's next one conflict. When the
+// write is refused with 409 Conflict, the engine reads the object from the
+// API server (APIReader) and, if what changed since the version the pass
+// read touches nothing the pass changed (other condition types, other
+// status fields), it writes the pass's changes onto that version, guarded
+// by its resourceVersion: rebaseStatus. A change to a condition type or a
+// field the pass changed too is a real conflict, which the caller turns
+// into the quiet requeue. Each conflict costs at most one read and one
+// more write, maxStatusRebases times at most.
+func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
+	obj := ps.req.Object
+	read := obj.GetResourceVersion()
+	err := ps.patchStatus(ctx, obj, read, status)
+	sent := read
+	for range maxStatusRebases {
+		if !apierrors.IsConflict(err) {
+			break
+		}
+		rebased, onto, why, rerr := ps.rebase(ctx, sent, status)
+		if rerr != nil {
+			if apierrors.IsNotFound(rerr) {
+				err = rerr
+			} else {
+				ps.req.Log.V(1).Info("status not rebased: reading the object failed", "error", rerr.Error())
+			}
+			break
+		}
+		if why != "" {
+			ps.req.Log.V(1).Info("status not rebased", "why", why)
+			break
+		}
+		sent = rebased.GetResourceVersion()
+		if onto != nil {
+			err = ps.patchStatus(ctx, rebased, sent, onto)
+		} else {
+			// The stored version holds every change of the pass already.
+			err = nil
+		}
+		if err == nil {
+			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(rebased).Elem())
+			// The version the pass read is stale as well: a pass over a
+			// cache that still holds it waits (ownWrites.past).
+			ps.overwritten = append(ps.overwritten, read)
+			ps.req.Log.V(1).Info("status written over another client's change", "read", read, "onto", sent)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}
+
+// maxStatusRebases bounds the rebases of one status write (see
+// sendStatus): past them, the conflict is the pass's quiet requeue.
+const maxStatusRebases = 5
+
+// patchStatus sends status, a merge patch, to the status subresource of
+// obj, guarded by version rv. Such a write changes nothing the pass holds
 // but the version: the API server keeps the metadata of the version the
 // pass read, and the status is the one sent (less what its schema prunes
 // or defaults). So the answer goes into an object of its own, which a
-// trimming client cuts down to the version (trim.VersionOnly): the pass
-// takes the version from it, and decodes no copy of what it sent. From a
-// client that does not cut it, the pass takes the whole answer.
-func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
-	obj := ps.req.Object
-	rv := obj.GetResourceVersion()
+// trimming client cuts down to the version (trim.VersionOnly): obj takes
+// the version from it, and decodes no copy of what it sent. From a client
+// that does not cut it, obj takes the whole answer.
+func (ps saveStage[T]) patchStatus(ctx context.Context, obj T, rv string, status json.RawMessage) error {
 	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
 	if err != nil {
 		return err
@@ -271,7 +335,7 @@ func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) e
 	answer.SetNamespace(obj.GetNamespace())
 	answer.SetName(obj.GetName())
 	ctx, cut := trim.VersionOnly(ctx)
-	if err := ps.write(rv, nil, obj, func() error {
+	return ps.write(rv, nil, obj, func() error {
 		if err := ps.r.Client.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, body)); err != nil {
 			return err
 		}
@@ -281,10 +345,41 @@ func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) e
 			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(answer).Elem())
 		}
 		return nil
-	}); err != nil {
-		return fmt.Errorf("writing status: %w", err)
+	})
+}
+
+// rebase reads the object from the API server after the status write
+// guarded by version sent conflicted, and returns it with the pass's
+// status changes (status) applied, and the merge patch that writes them
+// onto it (nil when it holds them already). why, when not empty, says why
+// there is nothing to rebase onto: the object was replaced by another of
+// the same name; the API server still gives version sent (a reader that
+// is itself a cache, or a conflict that did not come from the API
+// server); its deletion was asked, or the engine's finalizer added or
+// taken away, since the version the pass wrote over, so that what the pass
+// did (claim, act or clean up) no longer stands; or the other writer
+// changed what the pass changed.
+func (ps saveStage[T]) rebase(ctx context.Context, sent string, status json.RawMessage) (rebased T, onto json.RawMessage, why string, err error) {
+	fresh := reflect.New(ps.p.objType).Interface().(T)
+	if err := ps.p.apiReader.Get(ctx, client.ObjectKeyFromObject(ps.req.Object), fresh); err != nil {
+		return rebased, nil, "", err
 	}
-	return nil
+	obj, fin := ps.req.Object, ps.r.Finalizer
+	switch {
+	case fresh.GetUID() != ps.req.Original.GetUID():
+		return rebased, nil, "the object was replaced", nil
+	case fresh.GetResourceVersion() == sent:
+		return rebased, nil, "no newer version", nil
+	case fresh.GetDeletionTimestamp().IsZero() != obj.GetDeletionTimestamp().IsZero(),
+		controllerutil.ContainsFinalizer(fresh, fin) != controllerutil.ContainsFinalizer(obj, fin):
+		// What the pass did (claim, act, clean up) no longer holds.
+		return rebased, nil, "the object's deletion or the engine's finalizer changed", nil
+	}
+	rebased, onto, err = rebaseStatus(ps.req.Original, fresh, status, false)
+	if errors.Is(err, errStatusOverlap) {
+		return rebased, nil, err.Error(), nil
+	}
+	return rebased, onto, "", err
 }
 
 // sendMain writes main to the object, guarded by Original's
@@ -572,4 +667,258 @@ func boundMessages(conds []metav1.Condition) {
 	for i := range conds {
 		conds[i].Message = conditions.Bound(conds[i].Message)
 	}
+}
+
+// errStatusOverlap is rebaseStatus's answer when another writer changed a
+// condition type or a status field that the pass changed too, to another
+// value.
+var errStatusOverlap = errors.New("another client changed what the pass changed")
+
+// rebaseStatus applies the pass's status changes to fresh, a newer version
+// of the object than orig, the version the pass read: patch is the merge
+// patch from orig's status to the pass's. It returns fresh with
+// those changes, and the merge patch from fresh's status to the result,
+// nil when fresh holds them already.
+//
+// The changes are taken three ways, from orig to the pass's status and
+// from orig to fresh's. Conditions (status.conditions) go by type: a type
+// the pass added, changed or removed is the pass's, and the others keep
+// what fresh holds. The other members of the status go field by field
+// (objects member by member, anything else whole). Where both changed the
+// same condition type or field to different values, the result is
+// errStatusOverlap, unless mineWins says to take the pass's value there.
+func rebaseStatus[T client.Object](orig, fresh T, patch json.RawMessage, mineWins bool) (rebased T, onto json.RawMessage, err error) {
+	origJSON, err := json.Marshal(orig)
+	if err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	freshJSON, err := json.Marshal(fresh)
+	if err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	wrapped, err := json.Marshal(map[string]json.RawMessage{"status": patch})
+	if err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	mineJSON, err := jsonpatch.MergePatch(origJSON, wrapped)
+	if err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	var statuses [3]any
+	for i, doc := range [][]byte{origJSON, mineJSON, freshJSON} {
+		if statuses[i], err = statusValue(doc); err != nil {
+			return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+		}
+		if statuses[i] == absent {
+			// No status yet: as good as an empty one.
+			statuses[i] = map[string]any{}
+		}
+	}
+	merged, ok := mergeValue(statuses[0], statuses[1], statuses[2], statusMember, mineWins)
+	if !ok {
+		return rebased, nil, errStatusOverlap
+	}
+	theirs, err := json.Marshal(statuses[2])
+	if err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	result, err := json.Marshal(merged)
+	if err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	if !jsonObject(theirs) || !jsonObject(result) {
+		// A status that is not an object on either side: nothing to
+		// merge member by member.
+		return rebased, nil, errStatusOverlap
+	}
+	// Both are encodings of decoded JSON, whose keys encoding/json sorts:
+	// mergePatch's canonical form.
+	if onto, err = mergePatch(theirs, result); err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	if len(onto) <= 2 { // "{}"
+		return fresh, nil, nil
+	}
+	wrapped, err = json.Marshal(map[string]json.RawMessage{"status": onto})
+	if err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	rebasedJSON, err := jsonpatch.MergePatch(freshJSON, wrapped)
+	if err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	rebased = reflect.New(reflect.TypeOf(fresh).Elem()).Interface().(T)
+	if err := json.Unmarshal(rebasedJSON, rebased); err != nil {
+		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
+	}
+	return rebased, onto, nil
+}
+
+// statusValue decodes the status of the JSON object doc, numbers as
+// json.Number so that none is rounded; absent when it has none.
+func statusValue(doc []byte) (any, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &members); err != nil {
+		return nil, err
+	}
+	raw, ok := members["status"]
+	if !ok {
+		return absent, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// absentValue stands for a member a JSON object does not have, in
+// mergeValue.
+type absentValue struct{}
+
+// absent is the absentValue.
+var absent any = absentValue{}
+
+// member returns v's member k, or absent.
+func member(v any, k string) any {
+	if m, ok := v.(map[string]any); ok {
+		if x, ok := m[k]; ok {
+			return x
+		}
+	}
+	return absent
+}
+
+// memberKind says what a value is to mergeValue.
+type memberKind int
+
+const (
+	// plainMember is any value below the status but its conditions.
+	plainMember memberKind = iota
+	// statusMember is the status itself.
+	statusMember
+	// conditionsMember is status.conditions.
+	conditionsMember
+)
+
+// mergeValue merges three versions of a decoded JSON value: base, the
+// version the pass read, mine, the pass's, and theirs, the stored one. A
+// value one side left as base was takes the other side's; one both sides
+// changed alike is kept. Otherwise objects are merged member by member,
+// the status's conditions by type (mergeConditions), and anything else
+// is a conflict: ok is false, or, with mineWins, the pass's value.
+func mergeValue(base, mine, theirs any, kind memberKind, mineWins bool) (merged any, ok bool) {
+	switch {
+	case reflect.DeepEqual(mine, base):
+		return theirs, true
+	case reflect.DeepEqual(theirs, base), reflect.DeepEqual(theirs, mine):
+		return mine, true
+	case kind == conditionsMember:
+		return mergeConditions(base, mine, theirs, mineWins)
+	}
+	m, okM := mine.(map[string]any)
+	t, okT := theirs.(map[string]any)
+	if !okM || !okT {
+		return mine, mineWins
+	}
+	out := make(map[string]any, len(t))
+	for _, side := range []map[string]any{m, t} {
+		for k := range side {
+			if _, done := out[k]; done {
+				continue
+			}
+			sub := plainMember
+			if kind == statusMember && k == "conditions" {
+				sub = conditionsMember
+			}
+			v, ok := mergeValue(member(base, k), member(m, k), member(t, k), sub, mineWins)
+			if !ok {
+				return nil, false
+			}
+			if v != absent {
+				out[k] = v
+			}
+		}
+	}
+	return out, true
+}
+
+// mergeConditions merges three versions of a list of conditions by type
+// (see mergeValue): the types the pass added, changed or removed take the
+// pass's condition, unless theirs changed that type too, to another value;
+// every other condition of theirs stays as it is, where it is. Conditions
+// the pass added come after theirs, in the pass's order. A list that is
+// not one of objects with distinct string types is a conflict. With
+// mineWins, the pass's condition is taken where theirs changed it too,
+// and the pass's list where a list cannot be taken apart.
+func mergeConditions(base, mine, theirs any, mineWins bool) (any, bool) {
+	b, okB := conditionsByType(base)
+	m, okM := conditionsByType(mine)
+	t, okT := conditionsByType(theirs)
+	if !okB || !okM || !okT {
+		return mine, mineWins
+	}
+	// The pass's types in its order, then those it removed.
+	var types []string
+	for _, list := range []any{mine, base} {
+		list, _ := list.([]any)
+		for _, c := range list {
+			if typ := c.(map[string]any)["type"].(string); !slices.Contains(types, typ) {
+				types = append(types, typ)
+			}
+		}
+	}
+	out, _ := theirs.([]any)
+	out = slices.Clone(out)
+	for _, typ := range types {
+		bc, mc, tc := b[typ], m[typ], t[typ]
+		if reflect.DeepEqual(bc, mc) || reflect.DeepEqual(tc, mc) {
+			continue
+		}
+		if !reflect.DeepEqual(tc, bc) && !mineWins {
+			return nil, false
+		}
+		i := slices.IndexFunc(out, func(c any) bool { return c.(map[string]any)["type"] == typ })
+		switch {
+		case mc == nil && i < 0:
+		case mc == nil:
+			out = slices.Delete(out, i, i+1)
+		case i >= 0:
+			out[i] = mc
+		default:
+			out = append(out, mc)
+		}
+	}
+	if len(out) == 0 && theirs == absent {
+		return absent, true
+	}
+	return out, true
+}
+
+// conditionsByType indexes a decoded list of conditions by type; absent
+// is an empty list. ok is false for anything but a list of objects with
+// distinct string types.
+func conditionsByType(v any) (map[string]any, bool) {
+	if v == absent {
+		return map[string]any{}, true
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	byType := make(map[string]any, len(list))
+	for _, c := range list {
+		obj, ok := c.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		typ, ok := obj["type"].(string)
+		if !ok || byType[typ] != nil {
+			return nil, false
+		}
+		byType[typ] = obj
+	}
+	return byType, true
 }
