@@ -19,6 +19,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/operator"
 )
@@ -29,15 +30,8 @@ import (
 // one client-go clientset (as a storage migration or a leader runnable
 // would): nothing reaches the cluster, and the plan counts those writes.
 func TestPlanGuardsClientsOfTheOperator(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	cp, ns, w, before := planGuardWidget(t)
 	ctx := t.Context()
-	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}, Spec: testapi.WidgetSpec{Value: 1}}
-	if err := cp.Client.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	before := snapshot(ctx, t, cp.Client, ns)
 
 	opts := stepsOperator("guarded", ns, greetings("hello", false))
 	setup := opts.Setup
@@ -125,15 +119,8 @@ func (m *fakeMigration) Migrate(ctx context.Context) error {
 // as a dry run and says the second failed, the plan fails with its error,
 // and the cluster is unchanged.
 func TestPlanRunsMigrations(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	cp, ns, _, before := planGuardWidget(t)
 	ctx := t.Context()
-	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}, Spec: testapi.WidgetSpec{Value: 1}}
-	if err := cp.Client.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	before := snapshot(ctx, t, cp.Client, ns)
 
 	failure := errors.New("the second migration fails")
 	failing := &fakeMigration{migrate: func(context.Context) error { return failure }}
@@ -195,4 +182,18 @@ func TestPlanRunsMigrations(t *testing.T) {
 			t.Errorf("--plan changed %s: %s -> %s", k, v, after[k])
 		}
 	}
+}
+
+// planGuardWidget makes a Widget "a" in a namespace of its own of the
+// shared control plane, points the kubeconfig at it, and returns the
+// snapshot of the namespace before a plan.
+func planGuardWidget(t *testing.T) (*controlplane.ControlPlane, string, *testapi.Widget, map[string]string) {
+	cp := shared.ControlPlane(t)
+	useKubeconfig(t, cp)
+	ns := bosuntest.Namespace(t, cp.Client)
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}, Spec: testapi.WidgetSpec{Value: 1}}
+	if err := cp.Client.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	return cp, ns, w, snapshot(t.Context(), t, cp.Client, ns)
 }
