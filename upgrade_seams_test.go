@@ -2,6 +2,7 @@ package bosun_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
@@ -130,5 +132,68 @@ func TestTwoBuildsOnOneWidgetWriteTheirMarkOnce(t *testing.T) {
 	if len(marks) > 2 {
 		t.Errorf("%d writes of the Widget's metadata in %d and %d passes, want one per build at most: the two builds write their mark over each other's",
 			len(marks), passes[0].Load(), passes[1].Load())
+	}
+}
+
+// earlyOnce is a step that, once armed, ends one pass early (asks to come
+// back soon, before the steps after it run) when it finds the Widget
+// showing blip's failure: a step that polls, or waits for its cache to
+// show its own write, in the retry after a failure.
+type earlyOnce struct{ armed atomic.Bool }
+
+func (*earlyOnce) Name() string { return "early-once" }
+
+func (e *earlyOnce) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+	if c := conditions.Find(req.Object.Status.Conditions, typeFetched); c != nil && c.Status == metav1.ConditionFalse && e.armed.CompareAndSwap(true, false) {
+		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// TestReadyGraceHoldsThroughAnEarlyRetry fails the step of a Ready Widget
+// once, under a grace of a minute, and has the retry end early, before the
+// failing step runs again (a step before it polls), and the pass after
+// that succeed: no pass failed for longer than the grace, so Ready must
+// stay True in every version the API server stores. A pass that ends
+// early without an error must not turn the held Ready False from the
+// condition that shows the failure being retried: that is the flap the
+// grace is there to prevent, and kstatus's and a GitOps tool's verdict
+// with it.
+func TestReadyGraceHoldsThroughAnEarlyRetry(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	b, e := &blip{}, &earlyOnce{}
+	f.run(&bosun.Reconciler[*testapi.Widget]{
+		Name:      "grace-early-retry",
+		Finalizer: testFinalizer,
+		Steps:     []bosun.Step[*testapi.Widget]{e, b},
+		Options:   bosun.Options{ReadyGrace: time.Minute},
+	}, runOptions{})
+	f.create("w", 1, 1, nil)
+	w := f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	vs := f.watchVersions("w", w.ResourceVersion)
+	e.armed.Store(true)
+	b.left.Store(1)
+	f.annotateWidget("w", "test.bosun.dev/poke", "1")
+	bosuntest.Eventually(t, func(context.Context) error {
+		if e.armed.Load() {
+			return errors.New("the retry has not ended early yet")
+		}
+		all := vs.all(t)
+		if len(all) == 0 || condOf(all[len(all)-1], typeFetched) != "True/Fetched" {
+			return errors.New("no stored version after the retry has cleared the failure")
+		}
+		return nil
+	})
+	var seen []string
+	flipped := false
+	for _, v := range vs.all(t) {
+		got := condOf(v, conditions.TypeReady)
+		seen = append(seen, fmt.Sprintf("%s: Ready %s, Fetched %s", v.ResourceVersion, got, condOf(v, typeFetched)))
+		flipped = flipped || got != "True/"+conditions.ReasonSucceeded
+	}
+	if flipped {
+		t.Errorf("Ready not True/%s in every stored version, for a failure that lasted less than the grace:\n%s",
+			conditions.ReasonSucceeded, strings.Join(seen, "\n"))
 	}
 }
