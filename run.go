@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -294,6 +295,32 @@ func (ps *passState[T]) removeFinalizers() {
 	for _, f := range ps.r.Options.FormerFinalizers {
 		controllerutil.RemoveFinalizer(ps.req.Object, f)
 	}
+}
+
+// releasedFinalizer names the finalizer of the engine's that the pass
+// releases, or released: Finalizer when the object as the pass read it
+// carried it, else the names of Options.FormerFinalizers it carried (a
+// release without a finalizer of its own lets go of an earlier
+// release's), else Finalizer, or, for a release without one, the former
+// names.
+func (ps *passState[T]) releasedFinalizer() string {
+	r, orig := ps.r, ps.req.Original
+	if r.Finalizer != "" && controllerutil.ContainsFinalizer(orig, r.Finalizer) {
+		return r.Finalizer
+	}
+	var former []string
+	for _, f := range r.Options.FormerFinalizers {
+		if controllerutil.ContainsFinalizer(orig, f) {
+			former = append(former, f)
+		}
+	}
+	switch {
+	case len(former) > 0:
+		return strings.Join(former, ", ")
+	case r.Finalizer != "":
+		return r.Finalizer
+	}
+	return strings.Join(r.Options.FormerFinalizers, ", ")
 }
 
 // deadline checks a cleanup that has not finished against

@@ -138,12 +138,16 @@ func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Resu
 	}
 	if ps.released != "" {
 		ps.event(corev1.EventTypeWarning, eventFinalizerReleased, "Cleanup", "released finalizer %q as annotation %s=%s asked, %s",
-			ps.r.Finalizer, AnnotationReleaseFinalizer, ps.req.Object.GetAnnotations()[AnnotationReleaseFinalizer], ps.released)
-		ps.req.Log.Info("released finalizer on request", "finalizer", ps.r.Finalizer, "how", ps.released)
+			ps.releasedFinalizer(), AnnotationReleaseFinalizer, ps.req.Object.GetAnnotations()[AnnotationReleaseFinalizer], ps.released)
+		ps.req.Log.Info("released finalizer on request", "finalizer", ps.releasedFinalizer(), "how", ps.released)
 		return flow.Final(res, err)
 	}
-	ps.event(corev1.EventTypeNormal, reason, "Cleanup", note, ps.r.Finalizer)
-	ps.req.Log.V(1).Info("released finalizer", "finalizer", ps.r.Finalizer)
+	if policy == PolicyManage && !ps.p.cleans {
+		// A release without a cleanup let go of an earlier release's name.
+		note = "released finalizer %q of an earlier release, with no cleanup to run"
+	}
+	ps.event(corev1.EventTypeNormal, reason, "Cleanup", note, ps.releasedFinalizer())
+	ps.req.Log.V(1).Info("released finalizer", "finalizer", ps.releasedFinalizer())
 	return flow.Final(res, err)
 }
 
@@ -163,6 +167,8 @@ func (ps saveStage[T]) settleReleased(ctx context.Context, policy Policy) {
 		how = fmt.Sprintf("the reconcile policy %q runs no cleanup", policy)
 	case ps.released != "":
 		how = fmt.Sprintf("annotation %s released it %s", AnnotationReleaseFinalizer, ps.released)
+	case !ps.p.cleans:
+		how = "this release has no cleanup to run"
 	}
 	if !ps.letGo(how) {
 		return
@@ -209,7 +215,7 @@ func (ps saveStage[T]) letGo(how string) bool {
 	meta.RemoveStatusCondition(&conds, conditions.TypeStalled)
 	conditions.Set(&conds, metav1.Condition{
 		Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonFinalizerReleased,
-		Message:            fmt.Sprintf("finalizer %q released: %s; the object waits for its other finalizers", ps.r.Finalizer, how),
+		Message:            fmt.Sprintf("finalizer %q released: %s; the object waits for its other finalizers", ps.releasedFinalizer(), how),
 		ObservedGeneration: obj.GetGeneration(),
 	}, metav1.Now())
 	boundMessages(conds)
