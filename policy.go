@@ -21,12 +21,15 @@ const (
 	// (see Options.DeletionDeadline); the engine never releases it on its
 	// own.
 	AnnotationReleaseFinalizer = "bosun.dev/release-finalizer"
-	// AnnotationReconciledBy names the build of the operator that last
-	// reconciled the object (Options.Build), so that an upgrade's progress
-	// and the objects a misbehaving build touched can be traced. The
-	// engine writes it after a pass that ran the steps for the live
-	// object, and only when it names another build: one write per object
-	// per build.
+	// AnnotationReconciledBy names, for each bosun controller that
+	// reconciles the object, the build of the operator that last did
+	// (Options.Build), so that an upgrade's progress and the objects a
+	// misbehaving build touched can be traced: "<controller>=<build>"
+	// entries separated by commas, sorted by controller, such as
+	// "widget=v1.4.2". The engine writes its controller's entry after a
+	// pass that ran the steps for the live object, and only when it names
+	// another build: one write per object per build, whatever other
+	// controllers of other builds reconcile the object too.
 	AnnotationReconciledBy = "bosun.dev/reconciled-by"
 )
 

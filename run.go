@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -442,9 +444,16 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 	// kstatus is the verdict that setKStatus keeps Reconciling and
 	// Stalled to: Ready's, or the retry's while Ready is held.
 	kstatus := ready
-	until, held := ps.holdReady(conds, err, shown, gen, now)
+	failure := err
+	if err == nil && ready.Status != metav1.ConditionTrue {
+		// A pass that ended before it reached the failing step again
+		// (a step before it asked to come back) leaves its condition
+		// as the last failure set it: the streak goes on.
+		shown, failure = ps.lingering(conds, gen)
+	}
+	until, held := ps.holdReady(conds, failure, shown, gen, now)
 	if held {
-		ready, kstatus = ps.retrying(conds, err, until, gen)
+		ready, kstatus = ps.retrying(conds, failure, until, gen)
 	}
 	changed := conditions.Set(&conds, ready, now)
 	ps.setDeletionBlocked(&conds, gen, now)
@@ -476,6 +485,39 @@ func (ps *passState[T]) retrying(conds []metav1.Condition, err error, until time
 		Status: metav1.ConditionFalse, Reason: conditions.ReasonRetrying, ObservedGeneration: gen,
 		Message: fmt.Sprintf("retrying after %s: %s; Ready turns False at %s if the failures go on", reason, msg, until.UTC().Format(time.RFC3339)),
 	}
+}
+
+// lingering returns, for a pass that returned no error and left a
+// condition of the steps' not True, that condition's type and its failure
+// as an error, when it is the one condition not True, False, and as the
+// pass found it (the failure of an earlier pass, which this pass did not
+// reach again): holdReady then judges it as a failure of this pass. A
+// condition a step of this pass set False is news, and Ready says it.
+func (ps *passState[T]) lingering(conds []metav1.Condition, gen int64) (string, error) {
+	if ps.r.Options.ReadyGrace <= 0 || !readyAt(conds, gen) {
+		return "", nil
+	}
+	co, ok := any(ps.req.Original).(conditions.Object)
+	if !ok {
+		return "", nil
+	}
+	found := co.GetConditions()
+	var failed *metav1.Condition
+	for _, t := range ps.p.condOrder {
+		c := conditions.Find(conds, t)
+		if c == nil || c.Status == metav1.ConditionTrue {
+			continue
+		}
+		was := conditions.Find(found, t)
+		if failed != nil || c.Status != metav1.ConditionFalse || was == nil || !equality.Semantic.DeepEqual(*was, *c) {
+			return "", nil
+		}
+		failed = c
+	}
+	if failed == nil {
+		return "", nil
+	}
+	return failed.Type, &conditions.Error{Type: failed.Type, Reason: failed.Reason, Err: errors.New(failed.Message)}
 }
 
 // holdReady reports whether Ready stays True through err, a failure of
@@ -626,22 +668,50 @@ func (ps *passState[T]) paused(ready metav1.Condition) metav1.Condition {
 }
 
 // markBuild records the operator's build (Options.Build, else the
-// manager's) in AnnotationReconciledBy on obj when the annotation names
-// another; the caller writes obj.
+// manager's) as this controller's entry of AnnotationReconciledBy on obj
+// when the entry names another build; the caller writes obj. Other
+// controllers' entries stay as they are, so that two controllers of
+// different builds on one object each write theirs once.
 func (ps *passState[T]) markBuild(obj client.Object) {
 	build := ps.r.Options.Build
 	if build == "" {
 		build = ps.r.managerBuild
 	}
 	ann := obj.GetAnnotations()
-	if build == "" || ann[AnnotationReconciledBy] == build {
+	marks := parseBuilds(ann[AnnotationReconciledBy])
+	if build == "" || marks[ps.r.Name] == build {
 		return
 	}
+	marks[ps.r.Name] = build
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[AnnotationReconciledBy] = build
+	ann[AnnotationReconciledBy] = formatBuilds(marks)
 	obj.SetAnnotations(ann)
+}
+
+// parseBuilds reads the value of AnnotationReconciledBy,
+// "<controller>=<build>" entries separated by commas, into a map; an entry
+// without a controller is dropped.
+func parseBuilds(v string) map[string]string {
+	marks := map[string]string{}
+	for _, e := range strings.Split(v, ",") {
+		name, build, ok := strings.Cut(strings.TrimSpace(e), "=")
+		if ok && name != "" {
+			marks[name] = build
+		}
+	}
+	return marks
+}
+
+// formatBuilds writes marks as the value of AnnotationReconciledBy, the
+// entries sorted by controller.
+func formatBuilds(marks map[string]string) string {
+	entries := make([]string, 0, len(marks))
+	for _, name := range slices.Sorted(maps.Keys(marks)) {
+		entries = append(entries, name+"="+marks[name])
+	}
+	return strings.Join(entries, ",")
 }
 
 // owedEvent is the Warning event of a failed pass, recorded by the next

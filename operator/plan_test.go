@@ -135,7 +135,7 @@ func snapshot(ctx context.Context, t *testing.T, c client.Client, ns string) map
 // converge, then version 2, which changes a ConfigMap's data and adds a
 // child, with --plan: the report lists, for each Widget, the data change,
 // the new child's create, the patch of the build that reconciled it
-// (bosun.dev/reconciled-by, "v1" to "v2") and the status change they
+// (bosun.dev/reconciled-by, "greeter=v1" to "greeter=v2") and the status change they
 // bring (the count of ready children) and nothing else, and the cluster
 // is as version 1 left it.
 func TestPlanShowsAnUpgrade(t *testing.T) {
@@ -158,8 +158,8 @@ func TestPlanShowsAnUpgrade(t *testing.T) {
 			if err := ready(ctx, cp.Client, w, 0); err != nil {
 				return err
 			}
-			if got := w.Annotations[bosun.AnnotationReconciledBy]; got != "v1" {
-				return fmt.Errorf("widget %s reconciled by %q, want v1", n, got)
+			if got := w.Annotations[bosun.AnnotationReconciledBy]; got != "greeter=v1" {
+				return fmt.Errorf("widget %s reconciled by %q, want greeter=v1", n, got)
 			}
 			return nil
 		})
@@ -194,7 +194,7 @@ func TestPlanShowsAnUpgrade(t *testing.T) {
 		for _, line := range []string{
 			`data.greeting: "hello" -> "hello, world"`,
 			`data.added: "in v2"`,
-			`metadata.annotations["bosun.dev/reconciled-by"]: "v1" -> "v2"`,
+			`metadata.annotations["bosun.dev/reconciled-by"]: "greeter=v1" -> "greeter=v2"`,
 			`status.conditions[0].message: "1 ConfigMap ready" -> "2 ConfigMap ready"`,
 		} {
 			if !strings.Contains(section, line) {

@@ -279,7 +279,7 @@ func TestExplain(t *testing.T) {
 		}
 		stdout := c.waitExplained(t, ns, []string{"widget/w", "--debug-url", c.debugURL},
 			"Widget "+ns+"/w: not Ready, being deleted\n",
-			"  Last reconciled by build "+explainBuild+" of the operator (bosun.dev/reconciled-by).\n",
+			"  Last reconciled by (controller=build): explain-widget="+explainBuild+" (bosun.dev/reconciled-by).\n",
 			"Deletion asked ", "; finalizers: "+explainFinalizer+"\n",
 			"  DeletionBlocked: True (ExternalRefused) for ",
 			"kubectl annotate widgets.test.bosun.dev w -n "+ns+" bosun.dev/release-finalizer=true ",

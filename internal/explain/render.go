@@ -111,7 +111,7 @@ func (r *Report) writeVerdict(p *printer) {
 		}
 	}
 	if r.ReconciledBy != "" {
-		p.line(1, "Last reconciled by build %s of the operator (%s).", r.ReconciledBy, bosun.AnnotationReconciledBy)
+		p.line(1, "Last reconciled by (controller=build): %s (%s).", r.ReconciledBy, bosun.AnnotationReconciledBy)
 	}
 }
 

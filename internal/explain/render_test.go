@@ -80,14 +80,14 @@ func TestWrite(t *testing.T) {
 			report: func(r *Report) {
 				r.Ready = cond("Ready", metav1.ConditionFalse, "Progressing", "waiting for the database", 30*time.Second)
 				r.Reconciling = cond("Reconciling", metav1.ConditionTrue, "Progressing", "waiting for the database", 30*time.Second)
-				r.ReconciledBy = "v1.4.2"
+				r.ReconciledBy = "widget=v1.4.2"
 			},
 			want: lines(
 				"Simple demo/div: not Ready",
 				"  Ready: False (Progressing) for 30s: waiting for the database",
 				"  Generation 2: the status describes it.",
 				"  Reconciling: True (Progressing) for 30s: waiting for the database",
-				"  Last reconciled by build v1.4.2 of the operator (bosun.dev/reconciled-by).",
+				"  Last reconciled by (controller=build): widget=v1.4.2 (bosun.dev/reconciled-by).",
 				defaultPolicy,
 			),
 		},

@@ -62,12 +62,12 @@ func TestFromObject(t *testing.T) {
 		{
 			name: "the build that last reconciled it",
 			obj: func() *unstructured.Unstructured {
-				return object(map[string]string{"bosun.dev/reconciled-by": "v1.4.2"}, condMap("Ready", "True", "Succeeded", 3))
+				return object(map[string]string{"bosun.dev/reconciled-by": "widget=v1.4.2"}, condMap("Ready", "True", "Succeeded", 3))
 			},
 			modify: func(r *Report) {
 				r.ObservedGeneration = 3
 				r.Ready = c("Ready", "True", "Succeeded", 3)
-				r.ReconciledBy = "v1.4.2"
+				r.ReconciledBy = "widget=v1.4.2"
 			},
 		},
 		{
