@@ -17,6 +17,10 @@ func (h externalHook) BeforeCall(ctx context.Context, c managed.ExternalCall) er
 		return ErrCrashed
 	}
 	if c.Op == "delete" && h.p.failDeletes.Load() {
+		// Recorded here: a call BeforeCall refuses never reaches
+		// AfterCall.
+		h.p.record(Call{External: true, Verb: c.Op, Resource: c.Step, Namespace: c.Namespace, Name: c.Name, UID: c.UID,
+			ExternalName: c.ExternalName, Err: ErrDeleteRefused.Error()})
 		return ErrDeleteRefused
 	}
 	if d := h.p.plan.SlowExternal; d > 0 {
