@@ -8,6 +8,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/metadata"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -198,5 +202,51 @@ func TestLostOwnWritesDoNotHoldObjects(t *testing.T) {
 	st.mu.Unlock()
 	if n != len(objs) {
 		t.Errorf("%d creates in the store; want %d", n, len(objs))
+	}
+}
+
+// TestWatchFaultsKeepMetadataWatches: a watch of objects' metadata only
+// (PartialObjectMetadata, as controller-runtime's metadata caches and the
+// shard sharder's cache make) through a process with watch faults receives
+// the changes as metadata. The kit reads watch events in JSON, and must
+// keep the JSON form the watch asked for: a watch that received whole
+// objects could decode none of them, and ended at every event, its cache
+// learning of changes only when client-go listed again, after a backoff
+// that doubles with each relist.
+func TestWatchFaultsKeepMetadataWatches(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	plan := faults.Plan{Watch: faults.WatchFaults{Resources: []string{"widgets"}, Delay: 100 * time.Millisecond}}
+	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: plan}, func(ctrl.Manager, *faults.Process) error { return nil })
+	ctx := t.Context()
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Spec: testapi.WidgetSpec{Value: 1, Divisor: 1}}
+	if err := cp.Client.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	mc, err := metadata.NewForConfig(p.Manager().GetConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: "test.bosun.dev", Version: "v1", Resource: "widgets"}
+	watcher, err := mc.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: w.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	w.Labels = map[string]string{"changed": "yes"}
+	if err := cp.Client.Update(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev, ok := <-watcher.ResultChan():
+		if !ok {
+			t.Fatal("the watch ended before its first event")
+		}
+		m, isMeta := ev.Object.(*metav1.PartialObjectMetadata)
+		if ev.Type != watch.Modified || !isMeta || m.Labels["changed"] != "yes" {
+			t.Fatalf("first event: %s %T %v; want the Widget's metadata, modified, labelled changed=yes", ev.Type, ev.Object, ev.Object)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no event within a minute")
 	}
 }
