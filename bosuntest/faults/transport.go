@@ -48,7 +48,9 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok {
 		return rt.next.RoundTrip(req)
 	}
+	stream := ""
 	if info.verb == verbWatch && (p.plan.Watch.active() || p.plan.Stale.Lag > 0) {
+		stream = streamOf(req)
 		// The kit reads watch events, which it can only do in JSON.
 		req = req.Clone(req.Context())
 		req.Header.Set("Accept", jsonOnly(req.Header.Get("Accept")))
@@ -91,7 +93,7 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if info.verb == verbWatch && resp.StatusCode == http.StatusOK {
 		initial := req.URL.Query().Get("sendInitialEvents") == "true"
-		resp.Body = watchBody(p, info, initial, resp.Body)
+		resp.Body = watchBody(p, info, stream, initial, resp.Body)
 		return resp, nil
 	}
 	if !recorded {
