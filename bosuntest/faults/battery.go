@@ -113,7 +113,8 @@ type batterySizes struct {
 	StaleObjects int
 	StaleLags    []int
 	// DropObjects is the number of objects under dropped events, Relist
-	// how often watches are ended (the resync period of the row).
+	// how long a dropped event may stay lost before its watch is ended
+	// (WatchFaults.Relist).
 	DropObjects int
 	Relist      time.Duration
 	// ScaleObjects is the number of objects of the scale and quiescence

@@ -29,7 +29,8 @@
 //     object deleted and made again under its name is seen as its earlier
 //     self for a while. The cache stays consistent, only late.
 //   - WatchFaults drop, delay and coalesce the events the caches receive,
-//     and end watches with 410 Gone to force a relist.
+//     and end with 410 Gone, to force a relist, a watch whose lost event
+//     no later event of its object made good.
 //   - CrashPoint kills the process right after, or during, its k-th write:
 //     its context is cancelled and everything it sends from then on fails,
 //     the way a process that died would be cut off. Crash does the same on

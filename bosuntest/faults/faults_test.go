@@ -3,11 +3,19 @@ package faults_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/metadata"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -153,14 +161,29 @@ func TestWatchFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	bosuntest.Eventually(t, func(ctx context.Context) error { return converged(st)(ctx, cp.Client, ns, objs) }, bosuntest.Timeout(time.Minute))
-	// The objects may converge before the first relist is due: wait for
-	// one, as the plan ends every watch after Relist.
-	bosuntest.Eventually(t, func(context.Context) error {
-		if n := p.Stats().Relists; n == 0 {
-			return fmt.Errorf("no relist forced yet")
+	// The objects may converge before a relist is due, or with every loss
+	// made good by a later event: the kit ends a watch only Relist after a
+	// loss that nothing made good. Label a Widget every few seconds until
+	// one of those events is lost and a relist brings it.
+	touches := 0
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if n := p.Stats().Relists; n > 0 {
+			return nil
 		}
-		return nil
-	}, bosuntest.Timeout(30*time.Second))
+		w := objs[touches%len(objs)].(*testapi.Widget)
+		touches++
+		if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+			return err
+		}
+		if w.Labels == nil {
+			w.Labels = map[string]string{}
+		}
+		w.Labels["touched"] = strconv.Itoa(touches)
+		if err := cp.Client.Update(ctx, w); err != nil {
+			return err
+		}
+		return fmt.Errorf("no relist forced yet")
+	}, bosuntest.Interval(4*time.Second), bosuntest.Timeout(2*time.Minute))
 	stats := p.Stats()
 	t.Logf("stats: %+v", stats)
 	if stats.Dropped == 0 {
@@ -198,5 +221,151 @@ func TestLostOwnWritesDoNotHoldObjects(t *testing.T) {
 	st.mu.Unlock()
 	if n != len(objs) {
 		t.Errorf("%d creates in the store; want %d", n, len(objs))
+	}
+}
+
+// TestWatchFaultsRelistOnlyWhatIsLost: a Lease renewed every 250ms,
+// watched through a process whose Lease events are dropped (20%), late
+// (200ms) and relisted (1s): the renewal that follows a lost one makes it
+// good, so the kit ends no watch for it, and the process's cache is never
+// behind a renewal the API server acknowledged for as long as a Lease
+// lasts (4s, the matrix's). A relist is not free: client-go's reflector
+// waits a backoff before each one, doubling from 0.8s to 30s (jittered up
+// to twice that) while it relists within two minutes, and a watch ended
+// every second leaves the cache blind for longer than that by the third
+// relist, the members of a shard ring dead to its sharder.
+func TestWatchFaultsRelistOnlyWhatIsLost(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	plan := faults.Plan{Seed: 3, Watch: faults.WatchFaults{Resources: []string{"leases"}, Drop: 0.2, Delay: 200 * time.Millisecond, Relist: time.Second}}
+	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: plan}, func(ctrl.Manager, *faults.Process) error { return nil })
+	ctx := t.Context()
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "renewed"},
+		Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: time.Now()}}}
+	if err := cp.Client.Create(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(lease)
+	inf, err := p.Manager().GetCache().GetInformer(ctx, &coordinationv1.Lease{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("the cache of Leases did not sync")
+	}
+
+	// acked holds, in order, each renewal the API server acknowledged and
+	// when it did.
+	type renewal struct{ renewTime, acked time.Time }
+	var (
+		mu    sync.Mutex
+		acked []renewal
+	)
+	const (
+		run      = 30 * time.Second
+		lasts    = 4 * time.Second
+		interval = 250 * time.Millisecond
+	)
+	done := make(chan struct{})
+	renewed := make(chan struct{})
+	defer func() { close(done); <-renewed }()
+	go func() {
+		defer close(renewed)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+			if err := cp.Client.Update(ctx, lease); err != nil {
+				t.Errorf("renewing the Lease: %v", err)
+				return
+			}
+			mu.Lock()
+			acked = append(acked, renewal{renewTime: lease.Spec.RenewTime.Time, acked: time.Now()})
+			mu.Unlock()
+		}
+	}()
+
+	// behind is how long the cache has lacked the first acknowledged
+	// renewal newer than the one it shows; zero when it is current.
+	behind := func() (time.Duration, error) {
+		var cached coordinationv1.Lease
+		if err := p.Manager().GetCache().Get(ctx, key, &cached); err != nil {
+			return 0, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range acked {
+			if r.renewTime.After(cached.Spec.RenewTime.Time) {
+				return time.Since(r.acked), nil
+			}
+		}
+		return 0, nil
+	}
+	var worst time.Duration
+	for start := time.Now(); time.Since(start) < run; {
+		d, err := behind()
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, d)
+		if d > lasts {
+			t.Fatalf("the cache has been behind the Lease's renewals for %s, longer than a Lease lasts (%s); stats: %+v", d.Round(time.Millisecond), lasts, p.Stats())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the cache was at most %s behind; stats: %+v", worst.Round(time.Millisecond), p.Stats())
+	if p.Stats().Dropped == 0 {
+		t.Error("no Lease event was dropped")
+	}
+}
+
+// TestWatchFaultsKeepMetadataWatches: a watch of objects' metadata only
+// (PartialObjectMetadata, as controller-runtime's metadata caches and the
+// shard sharder's cache make) through a process with watch faults receives
+// the changes as metadata. The kit reads watch events in JSON, and must
+// keep the JSON form the watch asked for: a watch that received whole
+// objects could decode none of them, and ended at every event, its cache
+// learning of changes only when client-go listed again, after a backoff
+// that doubles with each relist.
+func TestWatchFaultsKeepMetadataWatches(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	plan := faults.Plan{Watch: faults.WatchFaults{Resources: []string{"widgets"}, Delay: 100 * time.Millisecond}}
+	p := faults.Start(t, cp, faults.Options{Namespace: ns, Plan: plan}, func(ctrl.Manager, *faults.Process) error { return nil })
+	ctx := t.Context()
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Spec: testapi.WidgetSpec{Value: 1, Divisor: 1}}
+	if err := cp.Client.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	mc, err := metadata.NewForConfig(p.Manager().GetConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: "test.bosun.dev", Version: "v1", Resource: "widgets"}
+	watcher, err := mc.Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: w.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	w.Labels = map[string]string{"changed": "yes"}
+	if err := cp.Client.Update(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev, ok := <-watcher.ResultChan():
+		if !ok {
+			t.Fatal("the watch ended before its first event")
+		}
+		m, isMeta := ev.Object.(*metav1.PartialObjectMetadata)
+		if ev.Type != watch.Modified || !isMeta || m.Labels["changed"] != "yes" {
+			t.Fatalf("first event: %s %T %v; want the Widget's metadata, modified, labelled changed=yes", ev.Type, ev.Object, ev.Object)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no event within a minute")
 	}
 }

@@ -197,8 +197,8 @@ type matrixSizes struct {
 	Objects int
 	// Quiet is how long the quiet check watches each cell.
 	Quiet time.Duration
-	// Relist is the relist period of watchEvents; Slow the delay of
-	// slowExternal.
+	// Relist is how long an event watchEvents dropped may stay lost
+	// (WatchFaults.Relist); Slow the delay of slowExternal.
 	Relist, Slow time.Duration
 	// Deadline is the deletion deadline of blockedCleanup, and Margin
 	// how late after it DeletionBlocked may show on a busy machine.

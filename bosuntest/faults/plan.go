@@ -91,7 +91,8 @@ type WatchFaults struct {
 	// names. Empty means every watch.
 	Resources []string
 	// Drop is the share of events, from 0 to 1, that never reach the
-	// cache. Only a relist (see Relist) brings what they carried.
+	// cache. A later event of the same object makes the loss good; else
+	// only a relist (see Relist) brings what they carried.
 	Drop float64
 	// Delay holds every event this long before the cache sees it, in
 	// order.
@@ -100,10 +101,19 @@ type WatchFaults struct {
 	// that arrive within this window, as a slow watcher would. It holds
 	// events for the window, like Delay.
 	Coalesce time.Duration
-	// Relist ends every watch after this long with 410 Gone, as the API
-	// server does when its history was compacted: the cache lists
-	// everything again and learns what dropped events carried. Zero
-	// means never.
+	// Relist is how long a dropped event may stay lost: a watch that
+	// dropped an event of an object and has had no later event of that
+	// object for this long is ended with 410 Gone, as the API server does
+	// when its history was compacted: the cache lists everything again
+	// and learns what dropped events carried. A loss outlives its watch:
+	// the next watch of the same informer, resumed rather than listed,
+	// is ended in its place. Watches that lost nothing, or whose every
+	// loss a later event made good, are never ended: a relist is not
+	// free, as client-go's reflector waits a backoff before each one
+	// that doubles from 0.8s to 30s (jittered up to twice that) while it
+	// relists within two minutes, and a cache relisted every few seconds
+	// would be blind, its Leases seen expired, for most of a minute at a
+	// time. Zero means never.
 	Relist time.Duration
 }
 

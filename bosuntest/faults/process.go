@@ -56,6 +56,7 @@ type Process struct {
 	net     network
 	foreign foreignWriter
 	journal journal
+	losses  losses
 
 	dropped, coalesced, relists, stale, reads atomic.Int64
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,10 +48,12 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok {
 		return rt.next.RoundTrip(req)
 	}
+	stream := ""
 	if info.verb == verbWatch && (p.plan.Watch.active() || p.plan.Stale.Lag > 0) {
+		stream = streamOf(req)
 		// The kit reads watch events, which it can only do in JSON.
 		req = req.Clone(req.Context())
-		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Accept", jsonOnly(req.Header.Get("Accept")))
 	}
 	recorded := info.write() && !info.bookkeeping()
 	fault, resp, err := rt.intercept(req, info, recorded)
@@ -90,7 +93,7 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if info.verb == verbWatch && resp.StatusCode == http.StatusOK {
 		initial := req.URL.Query().Get("sendInitialEvents") == "true"
-		resp.Body = watchBody(p, info, initial, resp.Body)
+		resp.Body = watchBody(p, info, stream, initial, resp.Body)
 		return resp, nil
 	}
 	if !recorded {
@@ -98,6 +101,24 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	return rt.answered(resp, call, fault)
+}
+
+// jsonOnly returns accept, the Accept header of a request, with its JSON
+// media types only, each with its parameters: a watch of metadata only
+// asks for application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1
+// and can decode nothing else. Plain JSON when it names none.
+func jsonOnly(accept string) string {
+	var kept []string
+	for _, t := range strings.Split(accept, ",") {
+		t = strings.TrimSpace(t)
+		if media, _, _ := strings.Cut(t, ";"); strings.TrimSpace(media) == "application/json" {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return "application/json"
+	}
+	return strings.Join(kept, ",")
 }
 
 // answered records the write call, which the API server answered with

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -46,9 +48,54 @@ type pending struct {
 	listing bool
 }
 
+// streamOf names the informer a watch request of a process comes from:
+// its path (resource and namespace), selectors and the form of object it
+// asks for (whole or metadata only). A watch that resumes an earlier one
+// has the same name.
+func streamOf(req *http.Request) string {
+	q := req.URL.Query()
+	return strings.Join([]string{req.URL.Path, q.Get("labelSelector"), q.Get("fieldSelector"), req.Header.Get("Accept")}, "\x00")
+}
+
+// losses holds, by stream (streamOf), when the first event lost on an
+// earlier watch of that stream was dropped, for the watches that ended
+// with a loss nothing made good: the next watch of the stream relists for
+// it unless it lists anyway.
+type losses struct {
+	mu       sync.Mutex
+	byStream map[string]time.Time
+}
+
+// put records that a watch of stream ended with a loss dropped at since.
+func (l *losses) put(stream string, since time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byStream == nil {
+		l.byStream = map[string]time.Time{}
+	}
+	if old, ok := l.byStream[stream]; !ok || since.Before(old) {
+		l.byStream[stream] = since
+	}
+}
+
+// take returns and forgets the loss recorded for stream, if any.
+func (l *losses) take(stream string) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	since, ok := l.byStream[stream]
+	delete(l.byStream, stream)
+	return since, ok
+}
+
+// earlierWatch is the key under which a watch holds the loss of an earlier
+// watch of its stream: no object's key, so no event makes it good.
+const earlierWatch = ""
+
 // watchBody returns the body the watcher of p reads in place of body: the
 // same events, with the plan's watch faults and stale reads applied.
-func watchBody(p *Process, info requestInfo, initial bool, body io.ReadCloser) io.ReadCloser {
+// stream names the watch's informer (streamOf); initial is set for a watch
+// that streams a list first.
+func watchBody(p *Process, info requestInfo, stream string, initial bool, body io.ReadCloser) io.ReadCloser {
 	faults := p.plan.Watch
 	if !faults.matches(info.resource) {
 		faults = WatchFaults{}
@@ -59,12 +106,18 @@ func watchBody(p *Process, info requestInfo, initial bool, body io.ReadCloser) i
 		return &gatedBody{p: p, ReadCloser: body, epoch: epoch}
 	}
 	pr, pw := io.Pipe()
-	w := &watchFilter{p: p, info: info, faults: faults, stale: stale, out: pw, upstream: body,
-		wake: make(chan struct{}, 1), listed: make(chan struct{})}
+	w := &watchFilter{p: p, info: info, stream: stream, faults: faults, stale: stale, out: pw, upstream: body,
+		wake: make(chan struct{}, 1), listed: make(chan struct{}), lost: map[string]time.Time{}}
 	if initial {
+		// A watch that lists leaves an earlier watch's loss where it is:
+		// it may be a one-off list of another reader of the stream.
 		w.initial = true
 	} else {
 		close(w.listed)
+		// A resumed watch owes the relist of an earlier watch's loss.
+		if since, ok := p.losses.take(stream); ok {
+			w.lost[earlierWatch] = since
+		}
 	}
 	go w.read()
 	go w.deliver()
@@ -99,6 +152,7 @@ func (b *gatedBody) Read(buf []byte) (int, error) {
 type watchFilter struct {
 	p        *Process
 	info     requestInfo
+	stream   string
 	faults   WatchFaults
 	stale    bool
 	out      *io.PipeWriter
@@ -109,9 +163,12 @@ type watchFilter struct {
 	initial bool
 	listed  chan struct{}
 
-	mu     sync.Mutex
-	queue  []*pending
-	seen   map[string]int // events of each key read so far
+	mu    sync.Mutex
+	queue []*pending
+	seen  map[string]int // events of each key read so far
+	// lost holds, by key, when the first event of the object that no
+	// later event has made good was dropped (see WatchFaults.Relist).
+	lost   map[string]time.Time
 	closed bool
 	err    error
 	wake   chan struct{}
@@ -168,10 +225,22 @@ func (w *watchFilter) read() {
 		if api && !w.initial && w.faults.Drop > 0 &&
 			chance(w.p.plan.Seed, "watch", key, m.UID, m.ResourceVersion, ev.Type, strconv.Itoa(n)) < w.faults.Drop {
 			w.p.dropped.Add(1)
+			w.mu.Lock()
+			if _, ok := w.lost[key]; !ok {
+				w.lost[key] = w.p.now()
+			}
+			w.mu.Unlock()
+			// The relist it may call for is due from now.
+			w.signal()
 			continue
 		}
 		frame := append(append([]byte{}, raw...), '\n')
 		w.mu.Lock()
+		if api {
+			// The object's state as of this event reaches the cache: what
+			// its lost events carried no longer matters.
+			delete(w.lost, key)
+		}
 		if api && !w.initial && ev.Type == "MODIFIED" && w.faults.Coalesce > 0 {
 			for _, q := range w.queue {
 				if !q.skip && q.key == key && q.typ == "MODIFIED" {
@@ -206,15 +275,49 @@ func (w *watchFilter) signal() {
 	}
 }
 
+// firstLoss returns when the earliest loss that nothing made good was
+// dropped; false when there is none.
+func (w *watchFilter) firstLoss() (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var first time.Time
+	for _, since := range w.lost {
+		if first.IsZero() || since.Before(first) {
+			first = since
+		}
+	}
+	return first, !first.IsZero()
+}
+
+// relistDue returns when the watch must be ended for a relist: Relist
+// after its first loss (firstLoss); false when none is due.
+func (w *watchFilter) relistDue() (time.Time, bool) {
+	first, ok := w.firstLoss()
+	if !ok || w.faults.Relist <= 0 {
+		return time.Time{}, false
+	}
+	return first.Add(w.faults.Relist), true
+}
+
 // deliver writes queued events to the watcher once they have been held
-// long enough, and ends the stream with 410 Gone when a relist is due.
+// long enough, and ends the stream with 410 Gone when a relist is due. A
+// watch that ends otherwise, with a loss nothing made good, leaves it to
+// the next watch of its stream.
 //
 // apisize:own-wait: it is an event loop woken by new events, the end of
 // the list and the relist as well as by the hold of the next event, not a
 // poll.
 func (w *watchFilter) deliver() {
-	defer func() { _ = w.upstream.Close() }()
-	var relist <-chan time.Time
+	relisted := false
+	defer func() {
+		_ = w.upstream.Close()
+		if relisted || w.p.dead() {
+			return
+		}
+		if since, ok := w.firstLoss(); ok {
+			w.p.losses.put(w.stream, since)
+		}
+	}()
 	listed := w.listed
 	for {
 		w.mu.Lock()
@@ -255,28 +358,35 @@ func (w *watchFilter) deliver() {
 			timer = time.NewTimer(wait)
 			due = timer.C
 		}
+		// No relist while the initial list streams.
+		var relist <-chan time.Time
+		var relistTimer *time.Timer
+		if at, ok := w.relistDue(); ok && listed == nil {
+			relistTimer = time.NewTimer(time.Until(at))
+			relist = relistTimer.C
+		}
 		select {
 		case <-listed:
-			// The initial list is over: relists count from here.
 			listed = nil
-			if w.faults.Relist > 0 {
-				t := time.NewTimer(w.faults.Relist)
-				defer t.Stop()
-				relist = t.C
-			}
 		case <-due:
 		case <-w.wake:
 		case <-relist:
-			w.p.relists.Add(1)
-			_, _ = w.out.Write(goneEvent)
-			_ = w.out.Close()
-			return
+			if at, ok := w.relistDue(); ok && !w.p.now().Before(at) {
+				relisted = true
+				w.p.relists.Add(1)
+				_, _ = w.out.Write(goneEvent)
+				_ = w.out.Close()
+				return
+			}
 		case <-w.p.deadCh:
 			_ = w.out.CloseWithError(ErrCrashed)
 			return
 		}
 		if timer != nil {
 			timer.Stop()
+		}
+		if relistTimer != nil {
+			relistTimer.Stop()
 		}
 	}
 }
