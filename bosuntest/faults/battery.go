@@ -834,6 +834,8 @@ func (b *battery) change(ctx context.Context, objs []client.Object) error {
 	return nil
 }
 
+// kinds returns the kinds of the operator's objects: those of
+// Operator.Lists, or the kind of its first object.
 func (b *battery) kinds(ns string) ([]schema.GroupVersionKind, error) {
 	var out []schema.GroupVersionKind
 	for _, l := range b.op.Lists {

@@ -945,6 +945,8 @@ func plainOnly(procs []*Process) bool {
 	return true
 }
 
+// engineOptions returns the engine options of the cell's feature and
+// fault, or nil when they are the engine's defaults.
 func (c *cell) engineOptions() func(*bosun.Options) {
 	if c.f != kstatusOn && c.f != formerFinalizer && c.x != blockedCleanup {
 		return nil
@@ -963,6 +965,8 @@ func (c *cell) engineOptions() func(*bosun.Options) {
 	}
 }
 
+// configured reports whether a process's Setup passed its reconcilers'
+// options to Process.Configure.
 func (c *cell) configured() bool {
 	for _, p := range c.procs {
 		if p.configured.Load() {
@@ -972,6 +976,7 @@ func (c *cell) configured() bool {
 	return false
 }
 
+// watchKStatus starts judging every version of the cell's objects.
 func (c *cell) watchKStatus() *kstatusWatch {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &kstatusWatch{stops: []func(){cancel}}
@@ -997,6 +1002,7 @@ func (c *cell) watchKStatus() *kstatusWatch {
 	return w
 }
 
+// kstatusCurrent checks that kstatus calls every object Current now.
 func (c *cell) kstatusCurrent(ctx context.Context, objs []client.Object) error {
 	var errs []error
 	for _, o := range objs {
@@ -1020,6 +1026,15 @@ func (c *cell) kstatusCurrent(ctx context.Context, objs []client.Object) error {
 	return errors.Join(errs...)
 }
 
+// blockedDelete deletes the objects while every delete of the operator
+// fails, and checks the deletion deadline's promises: each object that a
+// finalizer holds shows DeletionBlocked by the deadline (with a margin for
+// a busy machine), is not written while blocked but for what each refused
+// external delete costs, and, once
+// the deletes go through again, is cleaned up: half of them released by
+// the annotation bosun.dev/release-finalizer "true", whose one more
+// cleanup must delete what the object had, the others by the retried
+// cleanup.
 func (c *cell) blockedDelete(objs []client.Object) {
 	t := c.t
 	ctx := t.Context()
@@ -1077,6 +1092,9 @@ func (c *cell) blockedDelete(objs []client.Object) {
 	c.waitCleaned(objs)
 }
 
+// waitBlocked waits until every deleted object is gone or shows
+// DeletionBlocked, checks that each showed it on time with a message
+// naming the deadline, and returns those still there.
 func (c *cell) waitBlocked(objs []client.Object) []client.Object {
 	t := c.t
 	deadline := c.sizes.Deadline
@@ -1129,6 +1147,7 @@ func (c *cell) waitBlocked(objs []client.Object) []client.Object {
 	return held
 }
 
+// waitCleaned waits until nothing of the deleted objects is left.
 func (c *cell) waitCleaned(objs []client.Object) {
 	ctx := c.t.Context()
 	bound := c.b.bound() + time.Duration(len(objs))*250*time.Millisecond
@@ -1138,6 +1157,13 @@ func (c *cell) waitCleaned(objs []client.Object) {
 	c.result.oracles++
 }
 
+// planChange stops the cell's processes, changes the objects' specs and
+// runs the operator under --plan (package operator, as its command runs
+// it) beside what the stopped members left (their shard labels): the plan
+// must cover every object of the operator's kinds, foretell a change of
+// each changed object, make no real write to the API server or the
+// external system, and leave every object of the namespace as it was.
+// Then it starts the processes again.
 func (c *cell) planChange(objs []client.Object) {
 	t := c.t
 	ctx := t.Context()
@@ -1216,6 +1242,8 @@ func (c *cell) planChange(objs []client.Object) {
 	c.startReplicas()
 }
 
+// snapshot returns the resourceVersion of every object in the cell's
+// namespace, of every kind the API server lists there, Events aside.
 func (c *cell) snapshot(ctx context.Context) (map[string]string, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(c.b.cp.Config)
 	if err != nil {

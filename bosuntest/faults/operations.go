@@ -17,12 +17,6 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 )
 
-// engineOptions returns the engine options of the cell's feature and
-// fault, or nil when they are the engine's defaults.
-// configured reports whether a process's Setup passed its reconcilers'
-// options to Process.Configure.
-// kinds returns the kinds of the operator's objects: those of
-// Operator.Lists, or the kind of its first object.
 // kstatusWatch judges, with cli-utils' kstatus, every version of the
 // operator's objects the API server stores while the cell runs.
 type kstatusWatch struct {
@@ -32,7 +26,6 @@ type kstatusWatch struct {
 	stops    []func()
 }
 
-// watchKStatus starts judging every version of the cell's objects.
 // judge reads one watch to its end.
 func (w *kstatusWatch) judge(events <-chan watch.Event) {
 	for ev := range events {
@@ -82,7 +75,6 @@ func judgeKStatus(u *unstructured.Unstructured) error {
 	return nil
 }
 
-// current checks that kstatus calls every object Current now.
 // stop ends the watches.
 func (w *kstatusWatch) stop() {
 	for _, s := range w.stops {
@@ -103,17 +95,6 @@ func (w *kstatusWatch) check() (int, error) {
 	return w.versions, nil
 }
 
-// blockedDelete deletes the objects while every delete of the operator
-// fails, and checks the deletion deadline's promises: each object that a
-// finalizer holds shows DeletionBlocked by the deadline (with a margin for
-// a busy machine), is not written again while nothing changes, and, once
-// the deletes go through again, is cleaned up: half of them released by
-// the annotation bosun.dev/release-finalizer "true", whose one more
-// cleanup must delete what the object had, the others by the retried
-// cleanup.
-// waitBlocked waits until every deleted object is gone or shows
-// DeletionBlocked, checks that each showed it on time with a message
-// naming the deadline, and returns those still there.
 // blocked returns the object's DeletionBlocked condition when it is True.
 func blocked(o client.Object) *metav1.Condition {
 	co, ok := o.(conditions.Object)
@@ -127,14 +108,6 @@ func blocked(o client.Object) *metav1.Condition {
 	return c
 }
 
-// waitCleaned waits until nothing of the deleted objects is left.
-// planChange stops the cell's processes, changes the objects' specs and
-// runs the operator under --plan (package operator, as its command runs
-// it) beside what the stopped members left (their shard labels): the plan
-// must cover every object of the operator's kinds, foretell a change of
-// each changed object, make no real write to the API server or the
-// external system, and leave every object of the namespace as it was.
-// Then it starts the processes again.
 // plannedChange checks the plan's section of the object called name: it
 // had a pass that succeeded, and, when its spec changed, would change
 // something.
@@ -164,8 +137,6 @@ func plannedChange(report, ns, name string, changed bool) error {
 	return fmt.Errorf("%s is not in the plan", name)
 }
 
-// snapshot returns the resourceVersion of every object in the cell's
-// namespace, of every kind the API server lists there, Events aside.
 // unchanged counts the objects of before that after holds at the same
 // version.
 func unchanged(before, after map[string]string) int {
