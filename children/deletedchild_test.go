@@ -135,6 +135,12 @@ func (d *deleteAfterUpdate) ObservePass(ctx context.Context, r bosun.PassReport)
 		d.applies.Store(0)
 		return
 	}
+	if len(r.Steps) == 0 {
+		// A pass that ran no step (it waited for the cache to show the
+		// engine's own write) applied nothing and judged nothing: its
+		// conditions are the stored ones, of the pass before.
+		return
+	}
 	p := observedPass{
 		configMapReady: conditions.Find(r.Conditions, "ConfigMapReady"),
 		ready:          conditions.Find(r.Conditions, conditions.TypeReady),
@@ -165,9 +171,11 @@ func (d *deleteAfterUpdate) result() ([]observedPass, error) {
 // the step's cache grace, once the manager's cache shows the delete (or,
 // in the second case, with the step's reads showing the ConfigMaps as
 // they were before the change, as a cache that missed the watch events
-// does until its next relist). The first pass after the delete creates
-// cm-0 again, with one read of the API server and one apply, and no pass
-// ends with ConfigMapReady or Ready True while cm-0 is gone. Before the
+// does until its next relist). The first pass after the delete that runs
+// the steps (not one that only waits for the cache to show the engine's
+// own write) creates cm-0 again, with one read of the API server and one
+// apply, and no such pass ends with ConfigMapReady or Ready True while
+// cm-0 is gone. Before the
 // fix the passes of the next 5 s judged cm-0 from the answer of the
 // update and said Ready, with cm-0 gone, until the grace was over.
 //
