@@ -405,42 +405,9 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 	now := metav1.Now()
 	conditions.Init(&conds, gen, now, ps.p.condOrder...)
 	conditions.Init(&conds, gen, now, conditions.TypeReady)
-	var ready metav1.Condition
 	// shown is the condition of the steps' that reports err, if any;
 	// shownChanged says whether this pass changed it.
-	var shown string
-	var shownChanged bool
-	if err != nil {
-		reason, _, msg := conditions.FromError(err)
-		if typ := conditions.TypeOf(err); typ != conditions.TypeReady && conditions.Find(conds, typ) != nil {
-			shown = typ
-			shownChanged = conditions.Set(&conds, metav1.Condition{
-				Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
-			}, now)
-		}
-		ready = metav1.Condition{
-			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
-		}
-		if ps.req.Policy == PolicySkip {
-			// A paused object says so, also when observing it failed.
-			ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: not changed; observing failed: %s", PolicySkip, msg))
-		}
-	} else {
-		ready = conditions.Summarize(conds, ps.p.condOrder, gen)
-		if ps.req.Policy == PolicySkip {
-			ready = ps.paused(ready)
-		}
-		if ps.early != "" && ready.Status == metav1.ConditionTrue && !readyAt(conds, gen) {
-			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonProgressing, ps.early
-		}
-	}
-	if ps.invalidRelease != "" {
-		msg := ps.invalidRelease
-		if err != nil {
-			msg += "; " + ready.Message
-		}
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonInvalidReleaseFinalizer, conditions.Bound(msg)
-	}
+	ready, shown, shownChanged := ps.verdict(&conds, err, gen, now)
 	// kstatus is the verdict that setKStatus keeps Reconciling and
 	// Stalled to: Ready's, or the retry's while Ready is held.
 	kstatus := ready
@@ -472,6 +439,45 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		return shownChanged || kchanged
 	}
 	return err != nil && changed
+}
+
+// verdict returns Ready as the pass's outcome err and the steps'
+// conditions conds give it, before any grace; with err, it sets the
+// condition of the steps' that err names False in conds, and returns its
+// type as shown and whether that changed it.
+func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64, now metav1.Time) (ready metav1.Condition, shown string, shownChanged bool) {
+	if err != nil {
+		reason, _, msg := conditions.FromError(err)
+		if typ := conditions.TypeOf(err); typ != conditions.TypeReady && conditions.Find(*conds, typ) != nil {
+			shown = typ
+			shownChanged = conditions.Set(conds, metav1.Condition{
+				Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
+			}, now)
+		}
+		ready = metav1.Condition{
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
+		}
+		if ps.req.Policy == PolicySkip {
+			// A paused object says so, also when observing it failed.
+			ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: not changed; observing failed: %s", PolicySkip, msg))
+		}
+	} else {
+		ready = conditions.Summarize(*conds, ps.p.condOrder, gen)
+		if ps.req.Policy == PolicySkip {
+			ready = ps.paused(ready)
+		}
+		if ps.early != "" && ready.Status == metav1.ConditionTrue && !readyAt(*conds, gen) {
+			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonProgressing, ps.early
+		}
+	}
+	if ps.invalidRelease != "" {
+		msg := ps.invalidRelease
+		if err != nil {
+			msg += "; " + ready.Message
+		}
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonInvalidReleaseFinalizer, conditions.Bound(msg)
+	}
+	return ready, shown, shownChanged
 }
 
 // retrying returns, for a pass whose failure err holds Ready until

@@ -320,17 +320,7 @@ func (w *watchFilter) deliver() {
 	}()
 	listed := w.listed
 	for {
-		w.mu.Lock()
-		var next *pending
-		for len(w.queue) > 0 && w.queue[0].skip {
-			w.queue = w.queue[1:]
-		}
-		if len(w.queue) > 0 {
-			next = w.queue[0]
-		}
-		closed, err := w.closed, w.err
-		w.mu.Unlock()
-
+		next, closed, err := w.head()
 		if next == nil && closed {
 			if errors.Is(err, io.EOF) {
 				err = nil
@@ -389,6 +379,21 @@ func (w *watchFilter) deliver() {
 			relistTimer.Stop()
 		}
 	}
+}
+
+// head drops the skipped events at the front of the queue and returns
+// the next one to deliver (nil for none), and whether the upstream has
+// ended, with its error.
+func (w *watchFilter) head() (next *pending, closed bool, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.queue) > 0 && w.queue[0].skip {
+		w.queue = w.queue[1:]
+	}
+	if len(w.queue) > 0 {
+		next = w.queue[0]
+	}
+	return next, w.closed, w.err
 }
 
 // initialEventsEnd reports whether a bookmark's object carries the
