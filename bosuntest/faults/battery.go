@@ -93,6 +93,33 @@ type Operator struct {
 	// make many objects at once; zero means 200ms. An operator whose
 	// objects each cost a slow external call needs more.
 	PerObject time.Duration
+	// Migration, when set, adds the storage migration to the matrix's
+	// features: see Migration.
+	Migration *Migration
+}
+
+// Migration is the storage version migration of an operator's kind of
+// several versions, which the matrix runs under every fault as the
+// feature "storage migration while the operator writes": right before
+// the spec change, the cell makes the API server store the kind at the
+// next version CRD serves (the release that moves the storage version),
+// and every process of the cell runs a migrate.Migrator of CRD beside the
+// operator, as the operator's leader would. The objects then must come
+// out of the migration and the operator's writes with nothing lost: each
+// reads as the kit last wrote it (spec, labels, annotations), the CRD's
+// status.storedVersions ends as the new version alone, and the change
+// costs at most one write per object more than Budget.Change (the
+// migrator's rewrite), and the migration at most three writes of the
+// CRD (its progress, the progress's removal and the trim).
+type Migration struct {
+	// CRD is the name of the CustomResourceDefinition of Operator.Object's
+	// kind.
+	CRD string
+	// ControlPlane starts a control plane of the cell's own, with the CRD
+	// and its conversion served, that ends with the test: a cell changes
+	// the CRD's storage version and rewrites every object of the kind,
+	// which no other test on a shared control plane may see.
+	ControlPlane func(t *testing.T) *controlplane.ControlPlane
 }
 
 // defaultPerObject is Operator.PerObject when it is zero.
@@ -689,7 +716,7 @@ func (b *battery) matrix(t *testing.T) {
 	baseline := map[feature]time.Duration{}
 	for _, c := range sizes.cells(b.op.Name) {
 		f, x := features[c[0]], matrixFaults[c[1]]
-		if x == slowExternal && !b.op.External {
+		if x == slowExternal && !b.op.External || f == migrated && b.op.Migration == nil {
 			continue
 		}
 		t.Run(string(f)+"/"+string(x), func(t *testing.T) {
@@ -730,10 +757,13 @@ func (b *battery) recordCell(t *testing.T, sizes matrixSizes, f feature, x matri
 // budgetIn returns the operator's budget of an operation in a cell of
 // feature f: under formerFinalizer, a creation may cost one write more,
 // in which a release without a finalizer of its own drops the earlier
-// release's (one with a finalizer replaces it in the claim's write).
+// release's (one with a finalizer replaces it in the claim's write);
+// under migrated, a change may cost one write more, the migrator's
+// rewrite of the object at the new storage version (its writes of the
+// CRD are checked apart, by checkMigrated).
 func (b *battery) budgetIn(f feature, op string) Cost {
 	c := b.budgetOf(op)
-	if f == formerFinalizer && op == "create" {
+	if f == formerFinalizer && op == "create" || f == migrated && op == "change" {
 		c.Writes++
 	}
 	return c
@@ -754,6 +784,11 @@ func (b *battery) budgetOf(op string) Cost {
 // runCell runs one cell and checks every promise.
 func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFault) cellResult {
 	ctx := t.Context()
+	if f == migrated {
+		own := *b
+		own.cp = b.op.Migration.ControlPlane(t)
+		b = &own
+	}
 	c := &cell{b: b, t: t, sizes: sizes, f: f, x: x,
 		ns:      bosuntest.Namespace(t, b.cp.Client),
 		logs:    &bosuntest.LogRecorder{MaxLevel: bosuntest.LogVerbosity},
@@ -774,7 +809,7 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	// The fault-free cell of one replica checks every budget; a slow
 	// external system must not make an operator repeat its external
 	// changes either, so its cells check their budgets of external calls.
-	measure := ((f == oneReplica || f == formerFinalizer) && x == noFault) || x == slowExternal
+	measure := ((f == oneReplica || f == formerFinalizer || f == migrated) && x == noFault) || x == slowExternal
 	if measure {
 		c.result.costs = map[string]Cost{}
 	}

@@ -72,7 +72,9 @@
 // and quiescence, leader failover, and a matrix of every fault under every
 // feature (one replica, workers, the lean cache, the plain queue, tracing,
 // leader failover, two and three shard members, the kstatus conditions,
-// --plan of the change, a canary rollout), each cell checking every
+// --plan of the change, a canary rollout, objects of an earlier
+// release's finalizer, and, for a kind of several versions
+// (Operator.Migration), a storage migration), each cell checking every
 // promise: convergence after a creation and a spec change, no duplicate,
 // no undone foreign change, no object reconciled by two processes at
 // once, nothing written outside the namespace, quiet once converged, no

@@ -101,6 +101,14 @@ const (
 	// operator with a finalizer, dropped by one without), at no more cost
 	// than one write per object, and no object may be stranded.
 	formerFinalizer feature = "objects of an earlier release's finalizer"
+	// migrated is one process, on a control plane of the cell's own
+	// (Migration.ControlPlane), that runs a migrate.Migrator of
+	// Migration.CRD beside the operator; right before the spec change the
+	// CRD's storage version moves to the next version it serves, and the
+	// objects must come out of the migration, and of the operator's
+	// writes meanwhile, with nothing lost (see Migration). Operators
+	// without a Migration skip it.
+	migrated feature = "storage migration while the operator writes"
 )
 
 // readyGrace is the bosun.Options.ReadyGrace of kstatusOn: longer than
@@ -111,7 +119,7 @@ const readyGrace = time.Minute
 const formerName = "faults.bosun.dev/earlier-release"
 
 // features are every feature, in the matrix's order.
-var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned, canaryRollout, formerFinalizer}
+var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned, canaryRollout, formerFinalizer, migrated}
 
 // matrixFault is a fault the matrix runs under each feature.
 type matrixFault string
@@ -333,8 +341,12 @@ func (c *cell) start(first bool) *Process {
 			c.versions[name] = c.version
 		}
 	}
+	setup := c.b.op.Setup
+	if c.f == migrated {
+		setup = withMigrator(setup, c.b.op.Migration.CRD)
+	}
 	logger, quiet := bosuntest.TestLogger(c.t)
-	p, err := run(context.Background(), c.b.cp, opts, logger, quiet, c.b.op.Setup)
+	p, err := run(context.Background(), c.b.cp, opts, logger, quiet, setup)
 	if err != nil {
 		c.t.Fatalf("starting %s: %v", name, err)
 	}
@@ -689,7 +701,7 @@ func (c *cell) checkSettled(ctx context.Context, objs []client.Object) {
 	c.result.oracles++
 	for _, p := range c.procs {
 		for _, call := range p.Calls() {
-			if !call.External && call.TookEffect() && call.Namespace != c.ns {
+			if !call.External && call.TookEffect() && call.Namespace != c.ns && !c.migrationOf(call) {
 				t.Errorf("%s wrote outside its namespace: %s", p.Name(), call)
 			}
 		}
@@ -817,6 +829,8 @@ func (c *cell) counts() Cost {
 		for _, call := range p.Calls() {
 			switch {
 			case !call.TookEffect():
+			case c.migrationOf(call):
+				// The migration's, which checkMigrated counts apart.
 			case call.External:
 				total.External++
 			default:
@@ -1374,13 +1388,36 @@ func (c *cell) changeAll(objs []client.Object, measure bool) {
 	if c.x == networkPartition {
 		c.alive()[0].Partition()
 	}
-	if c.f == planned {
+	var target string
+	if c.f == migrated {
+		target = c.moveStorage()
+	}
+	switch c.f {
+	case planned:
 		c.planChange(objs)
-	} else if err := c.b.change(c.t.Context(), objs); err != nil {
-		c.t.Fatal(err)
+	case migrated:
+		// Half the objects: the others are left to the migration to
+		// rewrite at the new storage version.
+		half := make([]client.Object, 0, len(objs)/2)
+		for i := 0; i < len(objs); i += 2 {
+			half = append(half, objs[i])
+		}
+		if err := c.b.change(c.t.Context(), half); err != nil {
+			c.t.Fatal(err)
+		}
+		for i, o := range half {
+			objs[2*i] = o
+		}
+	default:
+		if err := c.b.change(c.t.Context(), objs); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 	c.afterChange(objs)
 	c.converge(objs, "after the spec change", measure, "change", &before)
+	if c.f == migrated {
+		c.checkMigrated(objs, target)
+	}
 }
 
 // refusedDeletesSince counts the external deletes the live processes asked

@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
+	"github.com/bosunkit/bosun/controlplane"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
 )
 
@@ -55,7 +57,25 @@ func TestBattery(t *testing.T) {
 		Converged:  batteryConverged,
 		Duplicates: batteryDuplicates,
 		Cleaned:    batteryCleaned,
+		// v1 is stored today; the matrix moves the storage to v2, as the
+		// release that stores v2 would, while the operator writes.
+		Migration: &faults.Migration{CRD: CRDName, ControlPlane: migrationControlPlane},
 	})
+}
+
+// migrationControlPlane starts a control plane as the package's shared
+// one, for one battery cell that moves the CronJob CRD's storage version,
+// with a manager of its own serving the webhooks and conversions until the
+// cell ends.
+func migrationControlPlane(t *testing.T) *controlplane.ControlPlane {
+	own := &bosuntest.Shared{Options: shared.Options, Webhooks: shared.Webhooks}
+	cp := own.ControlPlane(t)
+	t.Cleanup(func() {
+		if err := own.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return cp
 }
 
 // batteryCronJob returns the i-th CronJob of a battery scenario.
