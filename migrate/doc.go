@@ -23,11 +23,17 @@
 // # Resuming
 //
 // Progress is recorded on the CRD itself, in the annotation
-// ProgressAnnotation, as JSON holding the target storage version and the
-// continue token of the next page; it is written after every page. A new
-// Migrator (after a crash or a change of leader) starts from that page when
-// the target is still the storage version, and from the beginning
-// otherwise. A continue token expires with etcd compaction (minutes); when
+// ProgressAnnotation, as JSON holding the target storage version, the
+// continue token of the next page and the CRD's metadata.generation when
+// the migration started; it is written after every page. A new Migrator
+// (after a crash or a change of leader) starts from that page when the
+// target is still the storage version and the CRD's spec has not changed
+// since (the same generation), and from the beginning otherwise: a storage
+// version moved back and forth meanwhile (a rolled-back release) leaves
+// objects of the pages already migrated stored at the other version. For
+// the same reason a migration whose CRD's spec changes before it ends
+// does not trim status.storedVersions; it fails and starts over at the
+// next check. A continue token expires with etcd compaction (minutes); when
 // the API server answers 410 Gone the migration starts over, which costs
 // writes but is still correct. The annotation is removed when the migration
 // ends. Keeping the record on the CRD needs no extra object or permission

@@ -64,6 +64,12 @@ type Progress struct {
 	Target string `json:"target"`
 	// Continue is the continue token of the next page to migrate.
 	Continue string `json:"continue,omitempty"`
+	// Generation is the CRD's metadata.generation when the migration
+	// started. A record of another generation is not resumed: the CRD's
+	// spec changed since, the storage version maybe back and forth, and
+	// the pages already migrated may hold objects written meanwhile at
+	// another version.
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // Migrator migrates the stored objects of one CRD to its storage version.
@@ -184,7 +190,7 @@ func (m *Migrator) Migrate(ctx context.Context) (err error) {
 	}()
 
 	token := ""
-	if p, ok := progressOf(crd); ok && p.Target == storage {
+	if p, ok := progressOf(crd); ok && p.Target == storage && p.Generation == crd.Generation {
 		token = p.Continue
 		logger.Info("resuming storage version migration", "target", storage)
 	} else {
@@ -218,12 +224,12 @@ func (m *Migrator) Migrate(ctx context.Context) (err error) {
 		if token == "" {
 			break
 		}
-		if err := m.record(ctx, crd, &Progress{Target: storage, Continue: token}); err != nil {
+		if err := m.record(ctx, crd, &Progress{Target: storage, Continue: token, Generation: crd.Generation}); err != nil {
 			return fmt.Errorf("migrate %s: recording progress: %w", m.opts.CRD, err)
 		}
 		logger.V(1).Info("migrated a page", "objects", migrated)
 	}
-	if err := m.finish(ctx, crd, storage); err != nil {
+	if err := m.finish(ctx, crd, storage, crd.Generation); err != nil {
 		return fmt.Errorf("migrate %s: %w", m.opts.CRD, err)
 	}
 	logger.Info("storage version migration finished", "target", storage, "objects", migrated)
@@ -279,10 +285,12 @@ func (m *Migrator) record(ctx context.Context, crd *apiextensionsv1.CustomResour
 }
 
 // finish sets the CRD's status.storedVersions to storage alone and removes
-// the progress record. The status patch fails with a conflict, and the
-// migration runs again, when the CRD changed since it was read (a new
-// storage version, for one).
-func (m *Migrator) finish(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, storage string) error {
+// the progress record. It fails, and the migration runs again from the
+// beginning, when the CRD's spec changed since the migration started
+// (generation): the storage version may have moved away and back, and
+// objects written meanwhile be stored at another version. The status
+// patch fails with a conflict when the CRD changed since finish read it.
+func (m *Migrator) finish(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, storage string, generation int64) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := &apiextensionsv1.CustomResourceDefinition{}
 		if err := m.c.Get(ctx, client.ObjectKeyFromObject(crd), cur); err != nil {
@@ -294,6 +302,9 @@ func (m *Migrator) finish(ctx context.Context, crd *apiextensionsv1.CustomResour
 		}
 		if s != storage {
 			return fmt.Errorf("storage version changed from %s to %s during the migration", storage, s)
+		}
+		if cur.Generation != generation {
+			return fmt.Errorf("the CRD's spec changed during the migration (generation %d, was %d)", cur.Generation, generation)
 		}
 		orig := cur.DeepCopy()
 		cur.Status.StoredVersions = []string{storage}
