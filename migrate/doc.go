@@ -41,6 +41,15 @@
 //
 // # Running
 //
+// A migration that finds a storage version to migrate to waits
+// Options.Settle (DefaultSettle) before its first rewrite: the API server
+// takes a new storage version up only once its own watch of CRDs brings
+// the change to its handler of custom resources, and an unchanged update
+// served before that is encoded at the old version and written nowhere,
+// which no answer tells from an object already stored at the new one. It
+// starts over if the CRD's spec changed during the wait; a migration
+// resumed from its progress record does not wait again.
+//
 // Migrator is a manager.Runnable that runs only on the leader. Start
 // migrates once, then checks the CRD again every Options.Interval until its
 // context ends. Migrate runs one migration to its end and returns, for

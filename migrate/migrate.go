@@ -34,6 +34,7 @@ const (
 	DefaultBatchSize = 100
 	DefaultRateLimit = 50
 	DefaultInterval  = time.Minute
+	DefaultSettle    = 5 * time.Second
 )
 
 // Options configures a Migrator.
@@ -50,6 +51,15 @@ type Options struct {
 	// Interval is how often Start checks the CRD again after a migration.
 	// Zero means DefaultInterval.
 	Interval time.Duration
+	// Settle is how long a migration waits, once it sees a storage
+	// version to migrate to, before its first rewrite: the API server
+	// takes a new storage version up only when its own watch of CRDs
+	// brings the change to its handler of custom resources, and until
+	// then an unchanged update is encoded at the old version and written
+	// nowhere, which the migration could not tell from an object already
+	// stored at the new one. A migration resumed from its progress record
+	// does not wait again. Zero means DefaultSettle.
+	Settle time.Duration
 	// Metrics is where the metrics are registered. Nil means
 	// controller-runtime's metrics.Registry.
 	Metrics prometheus.Registerer
@@ -96,8 +106,8 @@ func New(c client.Client, opts Options) (*Migrator, error) {
 	if opts.CRD == "" {
 		return nil, errors.New("migrate: Options.CRD is empty")
 	}
-	if opts.BatchSize < 0 || opts.RateLimit < 0 || opts.Interval < 0 {
-		return nil, fmt.Errorf("migrate %s: BatchSize, RateLimit and Interval must not be negative", opts.CRD)
+	if opts.BatchSize < 0 || opts.RateLimit < 0 || opts.Interval < 0 || opts.Settle < 0 {
+		return nil, fmt.Errorf("migrate %s: BatchSize, RateLimit, Interval and Settle must not be negative", opts.CRD)
 	}
 	if opts.BatchSize == 0 {
 		opts.BatchSize = DefaultBatchSize
@@ -107,6 +117,9 @@ func New(c client.Client, opts Options) (*Migrator, error) {
 	}
 	if opts.Interval == 0 {
 		opts.Interval = DefaultInterval
+	}
+	if opts.Settle == 0 {
+		opts.Settle = DefaultSettle
 	}
 	m, err := metricsFor(opts.Metrics, opts.CRD)
 	if err != nil {
@@ -194,7 +207,10 @@ func (m *Migrator) Migrate(ctx context.Context) (err error) {
 		token = p.Continue
 		logger.Info("resuming storage version migration", "target", storage)
 	} else {
-		logger.Info("starting storage version migration", "target", storage, "storedVersions", crd.Status.StoredVersions)
+		logger.Info("starting storage version migration", "target", storage, "storedVersions", crd.Status.StoredVersions, "settle", m.opts.Settle)
+		if crd, err = m.settle(ctx, crd); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.opts.CRD, err)
+		}
 	}
 	gv := schema.GroupVersion{Group: crd.Spec.Group, Version: storage}
 	listKind := crd.Spec.Names.ListKind
@@ -234,6 +250,28 @@ func (m *Migrator) Migrate(ctx context.Context) (err error) {
 	}
 	logger.Info("storage version migration finished", "target", storage, "objects", migrated)
 	return nil
+}
+
+// settle waits Options.Settle for the API server to take the storage
+// version of crd up, and returns the CRD read again; it fails when the
+// CRD's spec changed meanwhile, so that the migration starts over with
+// the new one.
+func (m *Migrator) settle(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
+	t := time.NewTimer(m.opts.Settle)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+	}
+	cur := &apiextensionsv1.CustomResourceDefinition{}
+	if err := m.c.Get(ctx, client.ObjectKeyFromObject(crd), cur); err != nil {
+		return nil, fmt.Errorf("getting the CRD: %w", err)
+	}
+	if cur.Generation != crd.Generation {
+		return nil, fmt.Errorf("the CRD's spec changed while the migration waited for the API server (generation %d, was %d)", cur.Generation, crd.Generation)
+	}
+	return cur, nil
 }
 
 // rewrite writes obj back unchanged, so the API server stores it at the

@@ -100,11 +100,13 @@ type Operator struct {
 
 // Migration is the storage version migration of an operator's kind of
 // several versions, which the matrix runs under every fault as the
-// feature "storage migration while the operator writes": right before
-// the spec change, the cell makes the API server store the kind at the
-// next version CRD serves (the release that moves the storage version),
-// and every process of the cell runs a migrate.Migrator of CRD beside the
-// operator, as the operator's leader would. The objects then must come
+// feature "storage migration while the operator writes": every process
+// of the cell runs a migrate.Migrator of CRD beside the operator, as the
+// operator's leader would; the cell makes the API server store the kind
+// at the next version CRD serves (the release that moves the storage
+// version), and changes the spec of half the objects once the migration's
+// first rewrite is seen, the other half left to the migration alone. The
+// objects then must come
 // out of the migration and the operator's writes with nothing lost: each
 // reads as the kit last wrote it (spec, labels, annotations), the CRD's
 // status.storedVersions ends as the new version alone, and the change

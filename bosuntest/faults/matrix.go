@@ -103,9 +103,10 @@ const (
 	formerFinalizer feature = "objects of an earlier release's finalizer"
 	// migrated is one process, on a control plane of the cell's own
 	// (Migration.ControlPlane), that runs a migrate.Migrator of
-	// Migration.CRD beside the operator; right before the spec change the
-	// CRD's storage version moves to the next version it serves, and the
-	// objects must come out of the migration, and of the operator's
+	// Migration.CRD beside the operator; the CRD's storage version moves
+	// to the next version it serves, the spec of half the objects changes
+	// once the migration's first rewrite is seen, and the objects must
+	// come out of the migration, and of the operator's
 	// writes meanwhile, with nothing lost (see Migration). Operators
 	// without a Migration skip it.
 	migrated feature = "storage migration while the operator writes"
@@ -1390,7 +1391,9 @@ func (c *cell) changeAll(objs []client.Object, measure bool) {
 	}
 	var target string
 	if c.f == migrated {
+		moved := time.Now()
 		target = c.moveStorage()
+		c.waitRewriting(moved)
 	}
 	switch c.f {
 	case planned:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,8 +19,9 @@ import (
 )
 
 // migrationInterval is how often the migrators of the migrated feature
-// look at the CRD: short, so that the migration starts while the
-// operator carries the spec change out.
+// look at the CRD: short, so that the migration starts soon after the
+// storage version moves (and migrate.DefaultSettle after that, its first
+// rewrite).
 const migrationInterval = 200 * time.Millisecond
 
 // crdWritesBudget is what a migration may write to the CRD: its progress
@@ -97,6 +99,34 @@ func (c *cell) moveStorage() string {
 	}
 	c.t.Logf("the CRD %s stores %s from now on", crd.Name, target)
 	return target
+}
+
+// waitRewriting waits, from since, the moment the storage version moved,
+// until a process's migration has made its first rewrite of an object,
+// so that the spec change, and the operator's writes it brings, meet the
+// migration at work. Under a network partition the first process is cut
+// off until after the change, and its migration with it: the change goes
+// at once.
+func (c *cell) waitRewriting(since time.Time) {
+	if c.x == networkPartition {
+		return
+	}
+	bound := c.b.bound() + migrate.DefaultSettle
+	err := poll(c.t.Context(), bound, func(context.Context) error {
+		for _, p := range c.procs {
+			for _, call := range p.Calls() {
+				// The operator patches its objects; the migration
+				// updates them.
+				if call.At.After(since) && !call.External && call.Verb == "update" && call.Namespace == c.ns && !strings.Contains(call.Resource, "/") {
+					return nil
+				}
+			}
+		}
+		return errors.New("no rewrite by the migration yet")
+	})
+	if err != nil {
+		c.t.Fatalf("the migration did not start within %s: %v", bound, err)
+	}
 }
 
 // checkMigrated checks the promise of the migrated feature once the
