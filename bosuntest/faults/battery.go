@@ -96,6 +96,36 @@ type Operator struct {
 	// Migration, when set, adds the storage migration to the matrix's
 	// features: see Migration.
 	Migration *Migration
+	// Rolling, when set, adds rolling children to the matrix's features:
+	// see Rolling.
+	Rolling *Rolling
+}
+
+// Rolling is an operator's roll-out of a change to its children of one
+// kind a few at a time (children.Kind.MaxUnavailable), which the matrix
+// runs under every fault as the feature "rolling children": the cell's
+// processes are set up by Setup, and from before the spec change until
+// the objects converged again, every version of the children the API
+// server stores is watched. At no moment may more than MaxUnavailable
+// children of one object (their controller) be not ready, by Ready; and
+// the roll-out must have shown a child not ready at least once, or the
+// watch saw nothing to judge.
+type Rolling struct {
+	// Setup is Operator.Setup with the roll-out on: the kind's
+	// MaxUnavailable set to MaxUnavailable.
+	Setup func(mgr ctrl.Manager, p *Process) error
+	// List is an empty list of the children's kind, such as
+	// &appsv1.DeploymentList{}.
+	List client.ObjectList
+	// MaxUnavailable is the kind's children.Kind.MaxUnavailable in Setup.
+	MaxUnavailable int
+	// Ready tells whether a version of a child is ready, as the kind's
+	// readiness check in Setup does.
+	Ready func(obj client.Object) bool
+	// Budget is what the operator set up by Setup may spend per object,
+	// in place of Operator.Budget: the children of the kind, and the
+	// status writes that report the roll-out's progress, cost more.
+	Budget Budget
 }
 
 // Migration is the storage version migration of an operator's kind of
@@ -718,7 +748,7 @@ func (b *battery) matrix(t *testing.T) {
 	baseline := map[feature]time.Duration{}
 	for _, c := range sizes.cells(b.op.Name) {
 		f, x := features[c[0]], matrixFaults[c[1]]
-		if x == slowExternal && !b.op.External || f == migrated && b.op.Migration == nil {
+		if x == slowExternal && !b.op.External || f == migrated && b.op.Migration == nil || f == rolled && b.op.Rolling == nil {
 			continue
 		}
 		t.Run(string(f)+"/"+string(x), func(t *testing.T) {
@@ -757,29 +787,33 @@ func (b *battery) recordCell(t *testing.T, sizes matrixSizes, f feature, x matri
 }
 
 // budgetIn returns the operator's budget of an operation in a cell of
-// feature f: under formerFinalizer, a creation may cost one write more,
+// feature f: under rolled, Rolling.Budget's; under formerFinalizer, a
+// creation may cost one write more,
 // in which a release without a finalizer of its own drops the earlier
 // release's (one with a finalizer replaces it in the claim's write);
 // under migrated, a change may cost one write more, the migrator's
 // rewrite of the object at the new storage version (its writes of the
 // CRD are checked apart, by checkMigrated).
 func (b *battery) budgetIn(f feature, op string) Cost {
-	c := b.budgetOf(op)
+	c := b.op.Budget.of(op)
+	if f == rolled {
+		c = b.op.Rolling.Budget.of(op)
+	}
 	if f == formerFinalizer && op == "create" || f == migrated && op == "change" {
 		c.Writes++
 	}
 	return c
 }
 
-// budgetOf returns the operator's budget of an operation.
-func (b *battery) budgetOf(op string) Cost {
+// of returns the budget of an operation: "create", "change" or "delete".
+func (b Budget) of(op string) Cost {
 	switch op {
 	case "create":
-		return b.op.Budget.Create
+		return b.Create
 	case "change":
-		return b.op.Budget.Change
+		return b.Change
 	default:
-		return b.op.Budget.Delete
+		return b.Delete
 	}
 }
 
@@ -811,7 +845,7 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	// The fault-free cell of one replica checks every budget; a slow
 	// external system must not make an operator repeat its external
 	// changes either, so its cells check their budgets of external calls.
-	measure := ((f == oneReplica || f == formerFinalizer || f == migrated) && x == noFault) || x == slowExternal
+	measure := ((f == oneReplica || f == formerFinalizer || f == migrated || f == rolled) && x == noFault) || x == slowExternal
 	if measure {
 		c.result.costs = map[string]Cost{}
 	}

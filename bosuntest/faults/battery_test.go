@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest/faults"
+	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -40,6 +42,26 @@ func TestBattery(t *testing.T) {
 			Change: faults.Cost{Writes: 2},
 			Delete: faults.Cost{Writes: 3, External: 1},
 			Poll:   1, PollEvery: time.Second,
+		},
+		// Three Deployments per Widget, rolled out one at a time. Create:
+		// the Deployments besides the rest. Change: the ConfigMap, the
+		// three Deployments, a status write as each zone's turn comes
+		// (the condition counts the roll-out's progress) and the last
+		// one, Ready.
+		Rolling: &faults.Rolling{
+			Setup:          setupRolling(st, 1),
+			List:           &appsv1.DeploymentList{},
+			MaxUnavailable: 1,
+			Ready: func(o client.Object) bool {
+				ready, _ := children.DefaultReadiness(o)
+				return ready
+			},
+			Budget: faults.Budget{
+				Create: faults.Cost{Writes: 10, External: 1},
+				Change: faults.Cost{Writes: 8},
+				Delete: faults.Cost{Writes: 3, External: 1},
+				Poll:   1, PollEvery: time.Second,
+			},
 		},
 	})
 }

@@ -74,7 +74,8 @@
 // leader failover, two and three shard members, the kstatus conditions,
 // --plan of the change, a canary rollout, objects of an earlier
 // release's finalizer, and, for a kind of several versions
-// (Operator.Migration), a storage migration), each cell checking every
+// (Operator.Migration), a storage migration, and for children rolled out
+// a few at a time (Operator.Rolling), the roll-out), each cell checking every
 // promise: convergence after a creation and a spec change, no duplicate,
 // no undone foreign change, no object reconciled by two processes at
 // once, nothing written outside the namespace, quiet once converged, no

@@ -110,6 +110,11 @@ const (
 	// writes meanwhile, with nothing lost (see Migration). Operators
 	// without a Migration skip it.
 	migrated feature = "storage migration while the operator writes"
+	// rolled is one process set up by Rolling.Setup, whose children of
+	// Rolling's kind roll out a change a few at a time: no object may
+	// have more than Rolling.MaxUnavailable of them not ready at once
+	// (see Rolling). Operators without a Rolling skip it.
+	rolled feature = "rolling children"
 )
 
 // readyGrace is the bosun.Options.ReadyGrace of kstatusOn: longer than
@@ -120,7 +125,7 @@ const readyGrace = time.Minute
 const formerName = "faults.bosun.dev/earlier-release"
 
 // features are every feature, in the matrix's order.
-var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned, canaryRollout, formerFinalizer, migrated}
+var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned, canaryRollout, formerFinalizer, migrated, rolled}
 
 // matrixFault is a fault the matrix runs under each feature.
 type matrixFault string
@@ -343,8 +348,11 @@ func (c *cell) start(first bool) *Process {
 		}
 	}
 	setup := c.b.op.Setup
-	if c.f == migrated {
+	switch c.f {
+	case migrated:
 		setup = withMigrator(setup, c.b.op.Migration.CRD)
+	case rolled:
+		setup = c.b.op.Rolling.Setup
 	}
 	logger, quiet := bosuntest.TestLogger(c.t)
 	p, err := run(context.Background(), c.b.cp, opts, logger, quiet, setup)
@@ -1395,6 +1403,10 @@ func (c *cell) changeAll(objs []client.Object, measure bool) {
 		target = c.moveStorage()
 		c.waitRewriting(moved)
 	}
+	var rw *rollWatch
+	if c.f == rolled {
+		rw = c.watchRollout()
+	}
 	switch c.f {
 	case planned:
 		c.planChange(objs)
@@ -1420,6 +1432,9 @@ func (c *cell) changeAll(objs []client.Object, measure bool) {
 	c.converge(objs, "after the spec change", measure, "change", &before)
 	if c.f == migrated {
 		c.checkMigrated(objs, target)
+	}
+	if rw != nil {
+		c.checkRollout(rw)
 	}
 }
 

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -114,12 +117,33 @@ func (c storeClient) Delete(_ context.Context, w *testapi.Widget) error {
 // setup registers the test operator: each Widget gets a ConfigMap and a
 // resource in st, and reports Ready.
 func setup(st *store) func(mgr ctrl.Manager, p *faults.Process) error {
+	return setupRolling(st, 0)
+}
+
+// zones are the Deployments of a Widget whose operator rolls them out.
+var zones = []string{"zone-a", "zone-b", "zone-c"}
+
+// setupRolling is setup with, when maxUnavailable is above zero, a
+// Deployment of no replicas per zone besides the ConfigMap, its pod
+// template following the spec and its changes rolled out maxUnavailable
+// at a time: ready once the deployment controller saw its spec.
+func setupRolling(st *store, maxUnavailable int) func(mgr ctrl.Manager, p *faults.Process) error {
 	return func(mgr ctrl.Manager, p *faults.Process) error {
 		desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
-			return []client.Object{&corev1.ConfigMap{
+			objs := []client.Object{&corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: req.Object.Name + "-part"},
 				Data:       map[string]string{"value": fmt.Sprint(req.Object.Spec.Value)},
-			}}, nil
+			}}
+			if maxUnavailable > 0 {
+				for _, z := range zones {
+					objs = append(objs, zoneDeployment(req.Object.Name+"-"+z, req.Object.Spec.Value))
+				}
+			}
+			return objs, nil
+		}
+		kinds := []children.Kind{children.Of(&corev1.ConfigMap{})}
+		if maxUnavailable > 0 {
+			kinds = append(kinds, children.Kind{Object: &appsv1.Deployment{}, MaxUnavailable: maxUnavailable})
 		}
 		connector := managed.ConnectorFunc[*testapi.Widget](func(context.Context, *testapi.Widget) (managed.ExternalClient[*testapi.Widget], error) {
 			return storeClient{st}, nil
@@ -128,14 +152,37 @@ func setup(st *store) func(mgr ctrl.Manager, p *faults.Process) error {
 			Name:      "faults-test",
 			Finalizer: finalizer,
 			Steps: []bosun.Step[*testapi.Widget]{
-				children.NewStep("parts", desired, []children.Kind{children.Of(&corev1.ConfigMap{})}),
+				children.NewStep("parts", desired, kinds),
 				managed.NewStep(connector,
 					managed.WithCallHook(p.External()),
 					managed.WithTiming(managed.Timing{Poll: time.Second, MinPoll: time.Second, Short: 200 * time.Millisecond, CreationGrace: time.Second})),
 			},
 		}
 		p.Configure(&r.Options)
-		return faults.Shard(bosun.ControllerManagedBy[*testapi.Widget](mgr), p).Owns(&corev1.ConfigMap{}).Complete(r)
+		b := faults.Shard(bosun.ControllerManagedBy[*testapi.Widget](mgr), p).Owns(&corev1.ConfigMap{})
+		if maxUnavailable > 0 {
+			b = b.Owns(&appsv1.Deployment{})
+		}
+		return b.Complete(r)
+	}
+}
+
+// zoneDeployment returns the Deployment called name, of no replicas,
+// whose pod template says value.
+func zoneDeployment(name string, value int64) *appsv1.Deployment {
+	labels := map[string]string{"app.kubernetes.io/instance": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](0),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "registry.example/app:" + strconv.FormatInt(value, 10),
+				}}},
+			},
+		},
 	}
 }
 
