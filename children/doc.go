@@ -149,8 +149,11 @@
 // of the pass, since the repair may take it down. A child changed by hand
 // before its turn in a roll-out keeps the edit until its turn. The
 // roll-out moves on the events of the children: predicates
-// (WithPredicates) must let their status changes through. It is only as
-// careful as the kind's Readiness: a check that cannot tell the status of
+// (WithPredicates) must let their status changes through. A child the
+// cache shows as it was before the step's latest apply of it (the parent
+// changed again before the cache caught up) is read from the API server
+// before it is counted. The roll-out is only as careful as the kind's
+// Readiness: a check that cannot tell the status of
 // an older spec from that of the current one (a custom resource whose
 // controller sets no observedGeneration) lets it run ahead. It costs no
 // write beyond those of the changes themselves, one apply per changed

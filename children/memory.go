@@ -152,6 +152,21 @@ func (m *memory) lastApply(parent client.Object, childKey, hash string) (write, 
 	return w, m.clock().Sub(w.at), true
 }
 
+// behind reports whether the step remembers an apply of the child with
+// childKey for parent whose hash is not hash, that of the child the cache
+// shows: the cache has not caught up with that apply.
+func (m *memory) behind(parent client.Object, childKey, hash string) bool {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pm := m.get(key, uid, false)
+	if pm == nil {
+		return false
+	}
+	w, ok := pm.applied[childKey]
+	return ok && w.hash != hash
+}
+
 // answered reports whether obj is the answer the step remembers of its
 // apply of the child with childKey for parent: a pass that judges the
 // child from it (the cache showing the child as it was before the apply,

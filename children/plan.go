@@ -157,6 +157,8 @@ func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 // the step's memory of its last apply of c as desired: applied within
 // cacheGrace, the cache has not caught up and the pass waits for it;
 // applied earlier, the child is read from the API server (confirmLive).
+// A child of a rolled-out kind the cache shows behind an apply of an
+// earlier desired form is read from the API server too (readBehind).
 func recallApplied[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, c *child) error {
 	if !c.change {
 		return nil
@@ -170,8 +172,41 @@ func recallApplied[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		p.lagging = true
 	case ok:
 		return confirmLive(ctx, s, req, c)
+	case c.kind.MaxUnavailable > 0 && c.live != nil &&
+		s.mem.behind(req.Object, c.id, c.live.GetAnnotations()[annotationHash]):
+		return readBehind(ctx, s, req, p, c)
 	}
 	return nil
+}
+
+// readBehind reads from the API server the child c of a kind rolled out
+// under MaxUnavailable when the cache shows it as it was before the step's
+// latest apply of it, an apply of an earlier desired form (the parent
+// changed again since): the cache's version may be ready where the live
+// one is not, and the pacing of the roll-out goes by the live one. A child
+// gone there is created again. Without an APIReader the cache is believed.
+func readBehind[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, c *child) error {
+	if req.APIReader == nil {
+		return nil
+	}
+	live := c.kind.newObject()
+	err := req.APIReader.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, live)
+	if apierrors.IsNotFound(err) {
+		s.mem.forgetApply(req.Object, c.id)
+		c.live, c.change = nil, true
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", c.ref, err)
+	}
+	if err := checkLive(s, req, c, live, false); err != nil {
+		p.block(c, live, true)
+		return err
+	}
+	req.Log.V(1).Info("cache behind the step's earlier apply of a rolled-out child, read it from the API server", "child", c.ref.String())
+	c.live = live
+	c.change, err = drifted(c.applied, live, s.fieldOwner(req))
+	return err
 }
 
 // markUnwanted sorts a member m of the set that is no longer desired into p:
