@@ -104,9 +104,10 @@ type Operator struct {
 // Rolling is an operator's roll-out of a change to its children of one
 // kind a few at a time (children.Kind.MaxUnavailable), which the matrix
 // runs under every fault as the feature "rolling children": the cell's
-// processes are set up by Setup, and from before the spec change until
-// the objects converged again, every version of the children the API
-// server stores is watched. At no moment may more than MaxUnavailable
+// processes are set up by Setup, the spec is changed twice, the second
+// time once the first's roll-out took a child down, and from before the
+// first change until the objects converged again, every version of the
+// children the API server stores is watched. At no moment may more than MaxUnavailable
 // children of one object (their controller) be not ready, by Ready; and
 // the roll-out must have shown a child not ready at least once, or the
 // watch saw nothing to judge.

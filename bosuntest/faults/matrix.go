@@ -1429,6 +1429,9 @@ func (c *cell) changeAll(objs []client.Object, measure bool) {
 		}
 	}
 	c.afterChange(objs)
+	if rw != nil {
+		c.changeMidRollout(rw, objs)
+	}
 	c.converge(objs, "after the spec change", measure, "change", &before)
 	if c.f == migrated {
 		c.checkMigrated(objs, target)

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -113,6 +114,27 @@ func (w *rollWatch) see(ev watch.Event) {
 		slices.Sort(down)
 		w.bad = append(w.bad, fmt.Sprintf("%d children of %s not ready at once, at most %d: %s (at resourceVersion %s)",
 			len(down), owner.Name, w.most, strings.Join(down, ", "), obj.GetResourceVersion()))
+	}
+}
+
+// changeMidRollout changes the objects' specs again once the watch saw
+// a child not ready, the first change's roll-out under way: the second
+// change must not take more children down, although the cache may still
+// show the children the first one took down as they were, ready.
+func (c *cell) changeMidRollout(w *rollWatch, objs []client.Object) {
+	err := poll(c.t.Context(), c.b.bound(), func(context.Context) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.unready == 0 {
+			return errors.New("no child seen not ready yet")
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatalf("the roll-out of the spec change did not start within %s: %v", c.b.bound(), err)
+	}
+	if err := c.b.change(c.t.Context(), objs); err != nil {
+		c.t.Fatal(err)
 	}
 }
 
