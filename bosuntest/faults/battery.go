@@ -794,7 +794,7 @@ func (b *battery) recordCell(t *testing.T, sizes matrixSizes, f feature, x matri
 // release's (one with a finalizer replaces it in the claim's write);
 // under migrated, a change may cost one write more, the migrator's
 // rewrite of the object at the new storage version (its writes of the
-// CRD are checked apart, by checkMigrated).
+// CRD are checked apart, by storageMove.check).
 func (b *battery) budgetIn(f feature, op string) Cost {
 	c := b.op.Budget.of(op)
 	if f == rolled {

@@ -17,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -839,7 +840,7 @@ func (c *cell) counts() Cost {
 			switch {
 			case !call.TookEffect():
 			case c.migrationOf(call):
-				// The migration's, which checkMigrated counts apart.
+				// The migration's, which storageMove.check counts apart.
 			case call.External:
 				total.External++
 			default:
@@ -1397,15 +1398,15 @@ func (c *cell) changeAll(objs []client.Object, measure bool) {
 	if c.x == networkPartition {
 		c.alive()[0].Partition()
 	}
-	var target string
+	var move *storageMove
 	if c.f == migrated {
 		moved := time.Now()
-		target = c.moveStorage()
-		c.waitRewriting(moved)
+		move = moveStorage(c)
+		move.waitRewriting(moved)
 	}
 	var rw *rollWatch
 	if c.f == rolled {
-		rw = c.watchRollout()
+		rw = watchRollout(c)
 	}
 	switch c.f {
 	case planned:
@@ -1430,14 +1431,14 @@ func (c *cell) changeAll(objs []client.Object, measure bool) {
 	}
 	c.afterChange(objs)
 	if rw != nil {
-		c.changeMidRollout(rw, objs)
+		rw.changeMidRollout(c, objs)
 	}
 	c.converge(objs, "after the spec change", measure, "change", &before)
-	if c.f == migrated {
-		c.checkMigrated(objs, target)
+	if move != nil {
+		move.check(objs)
 	}
 	if rw != nil {
-		c.checkRollout(rw)
+		rw.check(c)
 	}
 }
 
@@ -1453,4 +1454,11 @@ func (c *cell) refusedDeletesSince(t time.Time) int {
 		}
 	}
 	return n
+}
+
+// migrationOf reports whether call is a write of the migrated feature's
+// migration to the CRD, the one write of the cell's processes outside
+// the cell's namespace that is theirs to make.
+func (c *cell) migrationOf(call Call) bool {
+	return c.f == migrated && call.Group == apiextensionsv1.GroupName && call.Name == c.b.op.Migration.CRD
 }

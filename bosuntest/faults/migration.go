@@ -61,9 +61,20 @@ func crdClient(mgr ctrl.Manager) (client.Client, error) {
 	return client.New(mgr.GetConfig(), client.Options{Scheme: scheme, HTTPClient: mgr.GetHTTPClient()})
 }
 
-// kitCRDClient returns a client of the kit's own, on the cell's control
-// plane, that knows CRDs.
-func (c *cell) kitCRDClient() client.Client {
+// storageMove is the migrated feature's move of a cell's storage
+// version to target, with the kit's own client of CRDs on the cell's
+// control plane.
+type storageMove struct {
+	c      *cell
+	cl     client.Client
+	target string
+}
+
+// moveStorage makes the API server store the kind of the operator's
+// objects of cell c at the next version its CRD serves, as the release
+// that moves the storage version does.
+func moveStorage(c *cell) *storageMove {
+	ctx := c.t.Context()
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		c.t.Fatal(err)
@@ -72,15 +83,6 @@ func (c *cell) kitCRDClient() client.Client {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return cl
-}
-
-// moveStorage makes the API server store the kind of the operator's
-// objects at the next version its CRD serves, as the release that moves
-// the storage version does, and returns that version.
-func (c *cell) moveStorage() string {
-	ctx := c.t.Context()
-	cl := c.kitCRDClient()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := cl.Get(ctx, client.ObjectKey{Name: c.b.op.Migration.CRD}, crd); err != nil {
 		c.t.Fatal(err)
@@ -98,7 +100,7 @@ func (c *cell) moveStorage() string {
 		c.t.Fatal(err)
 	}
 	c.t.Logf("the CRD %s stores %s from now on", crd.Name, target)
-	return target
+	return &storageMove{c: c, cl: cl, target: target}
 }
 
 // waitRewriting waits, from since, the moment the storage version moved,
@@ -107,7 +109,8 @@ func (c *cell) moveStorage() string {
 // migration at work. Under a network partition the first process is cut
 // off until after the change, and its migration with it: the change goes
 // at once.
-func (c *cell) waitRewriting(since time.Time) {
+func (m *storageMove) waitRewriting(since time.Time) {
+	c := m.c
 	if c.x == networkPartition {
 		return
 	}
@@ -129,18 +132,18 @@ func (c *cell) waitRewriting(since time.Time) {
 	}
 }
 
-// checkMigrated checks the promise of the migrated feature once the
-// objects converged after the spec change: the CRD's storedVersions
-// end as target alone, every object is stored at target, each reads as
+// check checks the promise of the migrated feature once the objects
+// converged after the spec change: the CRD's storedVersions end as the
+// target alone, every object is stored at target, each reads as
 // the kit last wrote it, and the migration wrote the CRD at most
 // crdWritesBudget times.
-func (c *cell) checkMigrated(objs []client.Object, target string) {
+func (m *storageMove) check(objs []client.Object) {
+	c, target := m.c, m.target
 	ctx := c.t.Context()
-	cl := c.kitCRDClient()
 	name := c.b.op.Migration.CRD
 	err := poll(ctx, c.b.bound(), func(ctx context.Context) error {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := cl.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		if err := m.cl.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 			return err
 		}
 		if got := crd.Status.StoredVersions; !slices.Equal(got, []string{target}) {
@@ -156,11 +159,11 @@ func (c *cell) checkMigrated(objs []client.Object, target string) {
 	}
 	var errs []error
 	for _, o := range objs {
-		if err := c.checkRewritten(ctx, o); err != nil {
+		if err := m.checkRewritten(ctx, o); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", o.GetName(), err))
 		}
 	}
-	if n := c.crdWrites(); n > crdWritesBudget {
+	if n := m.crdWrites(); n > crdWritesBudget {
 		errs = append(errs, fmt.Errorf("the migration wrote the CRD %d times, budget %d", n, crdWritesBudget))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -175,7 +178,8 @@ func (c *cell) checkMigrated(objs []client.Object, target string) {
 // only when the object is stored at another version than the API server
 // encodes it at now (see package migrate), so its resourceVersion must
 // not move.
-func (c *cell) checkRewritten(ctx context.Context, o client.Object) error {
+func (m *storageMove) checkRewritten(ctx context.Context, o client.Object) error {
+	c := m.c
 	cur, _ := o.DeepCopyObject().(client.Object)
 	if err := c.b.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
 		return err
@@ -214,8 +218,8 @@ func (c *cell) checkRewritten(ctx context.Context, o client.Object) error {
 
 // crdWrites counts the writes of CRDs the cell's processes made: the
 // migrations', since the operator writes none.
-func (c *cell) crdWrites() int {
-	n := 0
+func (m *storageMove) crdWrites() int {
+	c, n := m.c, 0
 	for _, p := range c.procs {
 		for _, call := range p.Calls() {
 			if call.TookEffect() && c.migrationOf(call) {
@@ -224,11 +228,4 @@ func (c *cell) crdWrites() int {
 		}
 	}
 	return n
-}
-
-// migrationOf reports whether call is a write of the migrated feature's
-// migration to the CRD, the one write of the cell's processes outside
-// the cell's namespace that is theirs to make.
-func (c *cell) migrationOf(call Call) bool {
-	return c.f == migrated && call.Group == apiextensionsv1.GroupName && call.Name == c.b.op.Migration.CRD
 }

@@ -30,7 +30,7 @@ type rollWatch struct {
 	bad      []string
 	failed   []string // the watch's errors
 	ended    bool     // the watch ended
-	stopped  bool     // checkRollout stopped the watch: what follows is not judged
+	stopped  bool     // check stopped the watch: what follows is not judged
 	stop     func()
 }
 
@@ -42,8 +42,8 @@ type rollChild struct {
 }
 
 // watchRollout starts watching the children of Rolling's kind in the
-// cell's namespace.
-func (c *cell) watchRollout() *rollWatch {
+// namespace of cell c.
+func watchRollout(c *cell) *rollWatch {
 	r := c.b.op.Rolling
 	wc, err := client.NewWithWatch(c.b.cp.Config, client.Options{Scheme: c.b.cp.Scheme})
 	if err != nil {
@@ -121,7 +121,7 @@ func (w *rollWatch) see(ev watch.Event) {
 // a child not ready, the first change's roll-out under way: the second
 // change must not take more children down, although the cache may still
 // show the children the first one took down as they were, ready.
-func (c *cell) changeMidRollout(w *rollWatch, objs []client.Object) {
+func (w *rollWatch) changeMidRollout(c *cell, objs []client.Object) {
 	err := poll(c.t.Context(), c.b.bound(), func(context.Context) error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -138,10 +138,10 @@ func (c *cell) changeMidRollout(w *rollWatch, objs []client.Object) {
 	}
 }
 
-// checkRollout stops the watch and checks what it saw: never more than
+// check stops the watch and checks what it saw in cell c: never more than
 // MaxUnavailable children of one parent not ready at once, and at least
 // one child not ready, the roll-out's own work.
-func (c *cell) checkRollout(w *rollWatch) {
+func (w *rollWatch) check(c *cell) {
 	w.mu.Lock()
 	w.stopped = true
 	w.mu.Unlock()
