@@ -134,18 +134,25 @@ func (m *memory) rememberApply(parent client.Object, childKey string, w write) {
 	pm.applied[childKey] = w
 }
 
-// lastApply returns what is remembered of the apply of the child with
-// childKey for parent, if it was applied with hash and the cache has not
-// shown it since, and how long ago it was applied.
-func (m *memory) lastApply(parent client.Object, childKey, hash string) (write, time.Duration, bool) {
+// appliedOf returns what is remembered of the step's last apply of the
+// child with childKey for parent, if anything.
+func (m *memory) appliedOf(parent client.Object, childKey string) (write, bool) {
 	key, uid := parentKey(parent)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pm := m.get(key, uid, false)
 	if pm == nil {
-		return write{}, 0, false
+		return write{}, false
 	}
 	w, ok := pm.applied[childKey]
+	return w, ok
+}
+
+// lastApply returns what is remembered of the apply of the child with
+// childKey for parent, if it was applied with hash and the cache has not
+// shown it since, and how long ago it was applied.
+func (m *memory) lastApply(parent client.Object, childKey, hash string) (write, time.Duration, bool) {
+	w, ok := m.appliedOf(parent, childKey)
 	if !ok || w.hash != hash {
 		return write{}, 0, false
 	}
@@ -156,14 +163,7 @@ func (m *memory) lastApply(parent client.Object, childKey, hash string) (write, 
 // childKey for parent whose hash is not hash, that of the child the cache
 // shows: the cache has not caught up with that apply.
 func (m *memory) behind(parent client.Object, childKey, hash string) bool {
-	key, uid := parentKey(parent)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	pm := m.get(key, uid, false)
-	if pm == nil {
-		return false
-	}
-	w, ok := pm.applied[childKey]
+	w, ok := m.appliedOf(parent, childKey)
 	return ok && w.hash != hash
 }
 
@@ -172,14 +172,7 @@ func (m *memory) behind(parent client.Object, childKey, hash string) bool {
 // child from it (the cache showing the child as it was before the apply,
 // within cacheGrace) holds that very object.
 func (m *memory) answered(parent client.Object, childKey string, obj client.Object) bool {
-	key, uid := parentKey(parent)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	pm := m.get(key, uid, false)
-	if pm == nil {
-		return false
-	}
-	w, ok := pm.applied[childKey]
+	w, ok := m.appliedOf(parent, childKey)
 	return ok && w.live != nil && w.live == obj
 }
 
