@@ -18,9 +18,9 @@
 // time, and checks it between the steps: it settles on each change (its
 // Ready condition is for the object's generation, True or False with a
 // reason other than work under way, such as a managed step's Creating), a
-// pass that finds nothing new writes nothing (one that changes Ready found
-// something new, such as a resource become available, and the step
-// settles again), a step takes no more than its budget of passes (no hot
+// pass that finds nothing new writes nothing (one that changes a
+// condition found something new, such as a resource become available or a
+// Deployment's pods come up, and the step settles again), a step takes no more than its budget of passes (no hot
 // loop), no error is logged behind a Ready True, and the object goes once
 // deleted, leaving nothing behind.
 // A failing sequence comes back as a *Failure with its seed and its steps,

@@ -138,8 +138,9 @@ func SpecSchema(crd *apiextensionsv1.CustomResourceDefinition, version string) (
 //     Updating and Deleting);
 //   - a pass that finds nothing changed (the pass of a touch, see
 //     ReconcileCounter.Touch) writes nothing; one that writes and changes
-//     the Ready condition found the world changed (a resource being made
-//     became available), and the step settles and touches again;
+//     a condition (its status, reason or message) found the world changed
+//     (a resource being made became available, a Deployment's pods came
+//     up), and the step settles and touches again;
 //   - the step took at most Options.PassBudget passes of the object;
 //   - with Target.Logs, no error was logged in a step that ends Ready True
 //     (errors of reconciles of other objects are not counted).
@@ -290,9 +291,10 @@ var conflictBackoff = wait.Backoff{Duration: 5 * time.Millisecond, Factor: 1.5, 
 // touches it twice and checks that the pass of the second touch wrote
 // nothing, that the step kept within its pass budget, and that no error
 // was logged behind a Ready True. A pass of the second touch that wrote
-// and changed the Ready condition found the world changed (a resource
-// that was being made became available): the step settles and touches
-// again, within its pass budget.
+// and changed a condition found the world changed (a resource that was
+// being made became available, a Deployment's pods came up one more): the
+// step settles and touches again, within its pass budget, which a pass
+// that rewrites a condition on every pass exceeds.
 func (e *explorer) step(ctx context.Context, obj *unstructured.Unstructured, touch string) error {
 	key := client.ObjectKeyFromObject(obj)
 	passes := e.t.Passes.Count(key)
@@ -373,8 +375,9 @@ func about(l bosuntest.LogEntry, key client.ObjectKey) bool {
 	return !named || fmt.Sprint(name) == key.Name && (ns == nil || fmt.Sprint(ns) == key.Namespace)
 }
 
-// ready describes the Ready condition of obj as the API server has it: its
-// status, its reason, and whether it is for obj's generation.
+// ready describes the conditions of obj as the API server has it: the
+// status and reason of Ready and whether it is for obj's generation, and
+// every condition's status, reason and message (conditionsOf).
 func (e *explorer) ready(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
 	cur := &unstructured.Unstructured{}
 	cur.SetGroupVersionKind(e.t.GVK)
@@ -382,7 +385,23 @@ func (e *explorer) ready(ctx context.Context, obj *unstructured.Unstructured) (s
 		return "", err
 	}
 	status, reason, current := readyOf(cur)
-	return fmt.Sprintf("%s/%s (for the generation: %v)", status, reason, current), nil
+	return fmt.Sprintf("%s/%s (for the generation: %v); %s", status, reason, current, conditionsOf(cur)), nil
+}
+
+// conditionsOf returns the type, status, reason and message of each of
+// obj's conditions, sorted by type: what the operator says of the world,
+// which changes when its children or external resources make progress
+// (a Deployment's pods becoming available) even where Ready does not.
+func conditionsOf(obj *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	var out []string
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok {
+			out = append(out, fmt.Sprintf("%v=%v/%v %q", m["type"], m["status"], m["reason"], m["message"]))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
 }
 
 // writesIn returns the operator's writes in the explored namespace.

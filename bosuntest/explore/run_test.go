@@ -33,7 +33,9 @@ import (
 // Provisioning, until the passes of its generation have read it with two
 // values of bosuntest.TouchLabel. A Probe of size 8 is Ready False,
 // Creating ("Creating"), for its first two seconds. A Probe
-// of size 6 is refused with an error logged every 50 ms.
+// of size 6 is refused with an error logged every 50 ms. A Probe of size 5
+// is Ready False, NotReady, until three replicas are up, one more by the
+// time of each touch, which its condition ReplicasReady counts.
 type probeReconciler struct {
 	c     client.Client
 	buggy bool
@@ -50,6 +52,9 @@ type probeReconciler struct {
 
 // slowPass is how long a pass of a Probe of size 7 takes with buggy set.
 const slowPass = 500 * time.Millisecond
+
+// replicas is how many replicas a Probe of size 5 waits for.
+const replicas = 3
 
 // createFor is how long a Probe of size 8 is Creating.
 const createFor = 2 * time.Second
@@ -69,6 +74,12 @@ func (r *probeReconciler) created(obj *unstructured.Unstructured) time.Duration 
 // creating reports whether the resource of obj, of size 9, is still being
 // made.
 func (r *probeReconciler) creating(obj *unstructured.Unstructured) bool {
+	return r.touchesAt(obj) < 2
+}
+
+// touchesAt returns how many values of the touch label passes read obj
+// with at its generation, this one's included.
+func (r *probeReconciler) touchesAt(obj *unstructured.Unstructured) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
@@ -81,7 +92,7 @@ func (r *probeReconciler) creating(obj *unstructured.Unstructured) bool {
 	if v, ok := obj.GetLabels()[bosuntest.TouchLabel]; ok {
 		r.touches[key][v] = true
 	}
-	return len(r.touches[key]) < 2
+	return len(r.touches[key])
 }
 
 func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -92,9 +103,21 @@ func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 	}
 	ready, reason := "True", "Succeeded"
 	var res reconcile.Result
+	var more []any
 	switch size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); {
 	case size == 9 && r.creating(obj):
 		ready, reason = "False", "Provisioning"
+	case size == 5:
+		// Replicas that come up one more by the time of each touch,
+		// which Ready does not tell until all three are.
+		up := min(r.touchesAt(obj), replicas)
+		if up < replicas {
+			ready, reason = "False", "NotReady"
+		}
+		more = append(more, map[string]any{
+			"type": "ReplicasReady", "status": ready, "reason": reason, "message": fmt.Sprintf("%d of %d available", up, replicas),
+			"observedGeneration": obj.GetGeneration(), "lastTransitionTime": "2026-01-01T00:00:00Z",
+		})
 	case size == 6:
 		// Refused, with an error logged, again and again.
 		logf.FromContext(ctx).Error(errors.New("size 6 is refused"), "refusing a probe")
@@ -104,10 +127,10 @@ func (r *probeReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 			ready, reason, res = "False", "Creating", reconcile.Result{RequeueAfter: left}
 		}
 	}
-	status := map[string]any{"conditions": []any{map[string]any{
+	status := map[string]any{"conditions": append([]any{map[string]any{
 		"type": "Ready", "status": ready, "reason": reason, "message": "",
 		"observedGeneration": obj.GetGeneration(), "lastTransitionTime": "2026-01-01T00:00:00Z",
-	}}}
+	}}, more...)}
 	switch size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size"); {
 	case r.buggy && size == 10:
 		status["seen"] = time.Now().Format(time.RFC3339Nano)
@@ -197,6 +220,20 @@ func TestRunPassesACorrectOperator(t *testing.T) {
 func TestRunSettlesAgainWhenReadyChanges(t *testing.T) {
 	target, ns := explored(t, false)
 	target.Base = map[string]any{"size": int64(9)}
+	if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: 1, Steps: 2, NoShrink: true}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRunSettlesAgainWhenAConditionProgresses explores Probes of size 5,
+// Ready False, NotReady, whose condition ReplicasReady counts replicas
+// that come up one more by each touch, as a Deployment's pods do while
+// the operator waits: the pass of a second touch writes the new count
+// with Ready as it was, a write of a pass that found something new, not a
+// failure.
+func TestRunSettlesAgainWhenAConditionProgresses(t *testing.T) {
+	target, ns := explored(t, false)
+	target.Base = map[string]any{"size": int64(5)}
 	if err := explore.Run(t.Context(), target, ns, explore.Options{Seed: 1, Steps: 2, NoShrink: true}); err != nil {
 		t.Error(err)
 	}
