@@ -399,6 +399,23 @@ func TestRollingUpdate(t *testing.T) {
 	}
 }
 
+// startRolledOut runs a step with a Deployment per zone under
+// MaxUnavailable 1, through the client wraps, makes the Widget "zones" of
+// the Deployments' first image, marks them all available and waits for
+// it to be Ready. It returns the test's env and the step.
+func startRolledOut(t *testing.T, zones []string, wrap ...func(client.Client) client.Client) (*env, *Step[*testapi.Widget]) {
+	t.Helper()
+	step := NewStep("zones", zoneDeployments(zones...), []Kind{{Object: &appsv1.Deployment{}, MaxUnavailable: 1}})
+	e := start(t, reconciler(step), wrap...)
+	e.create("zones", 1, 0)
+	e.waitImages(tags(zones, 0, "", "1"))
+	for _, z := range zones {
+		e.markAvailable(z)
+	}
+	e.waitConditions("zones", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
+	return e, step
+}
+
 // TestRollingUpdateHeld changes three Deployments under MaxUnavailable 1
 // and never makes the first one ready: the roll-out holds there, the
 // condition names it and says it makes no progress, and Plan tells the
@@ -407,15 +424,8 @@ func TestRollingUpdate(t *testing.T) {
 // back at once, although the budget is taken.
 func TestRollingUpdateHeld(t *testing.T) {
 	zones := []string{"zone-a", "zone-b", "zone-c"}
-	step := NewStep("zones", zoneDeployments(zones...), []Kind{{Object: &appsv1.Deployment{}, MaxUnavailable: 1}})
-	e := start(t, reconciler(step))
+	e, step := startRolledOut(t, zones)
 	ctx := t.Context()
-	e.create("zones", 1, 0)
-	e.waitImages(tags(zones, 0, "", "1"))
-	for _, z := range zones {
-		e.markAvailable(z)
-	}
-	e.waitConditions("zones", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
 
 	// A change whose pods never come: zone-a's roll-out passes its
 	// deadline.
@@ -549,17 +559,10 @@ func (l *lagging) wrap(c client.Client) client.Client {
 // down while zone-b is: at no moment may two Deployments be not ready.
 func TestRollingUpdateOverACacheBehindItsApply(t *testing.T) {
 	zones := []string{"zone-a", "zone-b", "zone-c"}
-	step := NewStep("zones", zoneDeployments(zones...), []Kind{{Object: &appsv1.Deployment{}, MaxUnavailable: 1}})
 	u := &unready{}
 	lag := &lagging{}
-	e := start(t, reconciler(step), u.wrap, lag.wrap)
+	e, _ := startRolledOut(t, zones, u.wrap, lag.wrap)
 	ctx := t.Context()
-	e.create("zones", 1, 0)
-	e.waitImages(tags(zones, 0, "", "1"))
-	for _, z := range zones {
-		e.markAvailable(z)
-	}
-	e.waitConditions("zones", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
 	e.touch("zones", "created")
 	before := &appsv1.Deployment{}
 	if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "zone-b"}, before); err != nil {

@@ -78,14 +78,7 @@ func fixture(t *testing.T, kind, plural string, n int) (client.Client, string, m
 		}
 		rvs[obj.GetName()] = obj.GetResourceVersion()
 	}
-	cur := &apiextensionsv1.CustomResourceDefinition{}
-	if err := c.Get(t.Context(), types.NamespacedName{Name: crd.Name}, cur); err != nil {
-		t.Fatal(err)
-	}
-	cur.Spec.Versions[0].Storage, cur.Spec.Versions[1].Storage = false, true
-	if err := c.Update(t.Context(), cur); err != nil {
-		t.Fatal(err)
-	}
+	setStorage(t, c, crd.Name, "v2")
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		if got := storedVersions(ctx, t, c, crd.Name); !slices.Equal(got, []string{"v1", "v2"}) {
 			return fmt.Errorf("storedVersions = %v, want [v1 v2]", got)
@@ -93,6 +86,22 @@ func fixture(t *testing.T, kind, plural string, n int) (client.Client, string, m
 		return nil
 	})
 	return c, crd.Name, rvs
+}
+
+// setStorage makes version the storage version of the CRD called crd, as
+// a release that moves it does.
+func setStorage(t *testing.T, c client.Client, crd, version string) {
+	t.Helper()
+	cur := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(t.Context(), types.NamespacedName{Name: crd}, cur); err != nil {
+		t.Fatal(err)
+	}
+	for i := range cur.Spec.Versions {
+		cur.Spec.Versions[i].Storage = cur.Spec.Versions[i].Name == version
+	}
+	if err := c.Update(t.Context(), cur); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func object(kind, version, name string) *unstructured.Unstructured {

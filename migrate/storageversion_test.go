@@ -61,18 +61,7 @@ func TestMigrateRightAfterTheStorageVersionMoves(t *testing.T) {
 				return
 			}
 			defer busy()()
-			{
-				cur := &apiextensionsv1.CustomResourceDefinition{}
-				if err := c.Get(t.Context(), types.NamespacedName{Name: crd}, cur); err != nil {
-					t.Fatal(err)
-				}
-				for i := range cur.Spec.Versions {
-					cur.Spec.Versions[i].Storage = cur.Spec.Versions[i].Name == target
-				}
-				if err := c.Update(t.Context(), cur); err != nil {
-					t.Fatal(err)
-				}
-			}
+			setStorage(t, c, crd, target)
 			if err := m.Migrate(t.Context()); err != nil {
 				t.Fatalf("round %d: Migrate: %v", round, err)
 			}
@@ -194,19 +183,6 @@ func TestResumeAfterTheStorageVersionWentBackAndForth(t *testing.T) {
 			return nil
 		})
 	}
-	setStorage := func(version string) {
-		t.Helper()
-		cur := &apiextensionsv1.CustomResourceDefinition{}
-		if err := c.Get(t.Context(), types.NamespacedName{Name: crd}, cur); err != nil {
-			t.Fatal(err)
-		}
-		for i := range cur.Spec.Versions {
-			cur.Spec.Versions[i].Storage = cur.Spec.Versions[i].Name == version
-		}
-		if err := c.Update(t.Context(), cur); err != nil {
-			t.Fatal(err)
-		}
-	}
 
 	// A migration to v2 that got through its first page and recorded its
 	// progress, as the Migrator does, before its process ended.
@@ -235,11 +211,11 @@ func TestResumeAfterTheStorageVersionWentBackAndForth(t *testing.T) {
 	// The rollback: v1 stored again, and the first page's first object
 	// written meanwhile (stored at v1 again).
 	first := page.Items[0].GetName()
-	setStorage("v1")
+	setStorage(t, c, crd, "v1")
 	rewriteMoves(first)
 	// The upgrade again: v2 stored, and the API server encodes at v2 once
 	// the last object (of the second page, stored at v1) is written anew.
-	setStorage("v2")
+	setStorage(t, c, crd, "v2")
 	rewriteMoves(fmt.Sprintf("obj-%03d", n-1))
 
 	m, err := migrate.New(c, migrate.Options{CRD: crd, BatchSize: batch, Metrics: prometheus.NewRegistry()})

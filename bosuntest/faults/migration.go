@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,7 +41,7 @@ func withMigrator(setup func(ctrl.Manager, *Process) error, crd string) func(ctr
 		if err := setup(mgr, p); err != nil {
 			return err
 		}
-		c, err := crdClient(mgr)
+		c, err := crdClient(mgr.GetConfig(), mgr.GetHTTPClient())
 		if err != nil {
 			return err
 		}
@@ -51,14 +53,14 @@ func withMigrator(setup func(ctrl.Manager, *Process) error, crd string) func(ctr
 	}
 }
 
-// crdClient returns a client of mgr's configuration and HTTP client that
-// reads from the API server and knows CRDs.
-func crdClient(mgr ctrl.Manager) (client.Client, error) {
+// crdClient returns a client of cfg that reads from the API server and
+// knows CRDs; a nil hc means one made from cfg.
+func crdClient(cfg *rest.Config, hc *http.Client) (client.Client, error) {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	return client.New(mgr.GetConfig(), client.Options{Scheme: scheme, HTTPClient: mgr.GetHTTPClient()})
+	return client.New(cfg, client.Options{Scheme: scheme, HTTPClient: hc})
 }
 
 // storageMove is the migrated feature's move of a cell's storage
@@ -75,11 +77,7 @@ type storageMove struct {
 // that moves the storage version does.
 func moveStorage(c *cell) *storageMove {
 	ctx := c.t.Context()
-	scheme := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		c.t.Fatal(err)
-	}
-	cl, err := client.New(c.b.cp.Config, client.Options{Scheme: scheme})
+	cl, err := crdClient(c.b.cp.Config, nil)
 	if err != nil {
 		c.t.Fatal(err)
 	}
