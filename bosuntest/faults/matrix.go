@@ -409,6 +409,17 @@ func (c *cell) alive() []*Process {
 	return out
 }
 
+// lossChain is how many watch streams an object's convergence may wait on
+// in turn under watchEvents: the object's and its children's at its
+// process, and, under the features that shard, the sharder's before them.
+func (c *cell) lossChain() int {
+	switch c.f {
+	case twoShards, threeShards, planned, canaryRollout:
+		return 3
+	}
+	return 2
+}
+
 // converge waits for objs to converge. With measure, it records the cost
 // of the operation op: the writes and external changes from since (or
 // the start of the wait) until the processes are quiet again.
@@ -425,6 +436,12 @@ func (c *cell) converge(objs []client.Object, what string, measure bool, op stri
 		// each object a few passes' worth of held calls, one worker
 		// taking the objects in turn.
 		bound += time.Duration(10+6*len(objs)) * c.sizes.Slow
+	}
+	if c.x == watchEvents {
+		// A lost event is made good only by its stream's relist, and the
+		// losses may chain: the object's event at the sharder, then at
+		// its member, then its child's at the member.
+		bound += time.Duration(c.lossChain()) * c.sizes.Relist
 	}
 	err := poll(ctx, bound, func(ctx context.Context) error {
 		if c.crashPending && c.procs[0].dead() {
