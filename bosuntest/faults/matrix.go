@@ -411,10 +411,14 @@ func (c *cell) alive() []*Process {
 
 // lossChain is how many watch streams an object's convergence may wait on
 // in turn under watchEvents: the object's and its children's at its
-// process, and, under the features that shard, the sharder's before them.
+// process; under the features that shard, the sharder's before them; and
+// under the canary, whose promotion and abort drain objects from one
+// member to another, the old member's too (it must see the drain).
 func (c *cell) lossChain() int {
 	switch c.f {
-	case twoShards, threeShards, planned, canaryRollout:
+	case canaryRollout:
+		return 4
+	case twoShards, threeShards, planned:
 		return 3
 	}
 	return 2
