@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/bosunkit/bosun"
@@ -62,6 +63,9 @@ type runOptions struct {
 	counter *bosuntest.ReconcileCounter
 	// configure, when set, changes the manager's options (asOperator).
 	configure func(*ctrl.Options)
+	// watchKind adds a watch of Widgets that enqueues nothing, as a
+	// step's watch of its parents does (to forget one that is deleted).
+	watchKind bool
 }
 
 // asOperator gives a manager's options the cache and client of package
@@ -99,7 +103,11 @@ func (f *fixture) run(r *bosun.Reconciler[*testapi.Widget], opts runOptions) {
 		own := predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == f.ns || o.GetNamespace() == "" && o.GetName() == f.ns
 		})
-		return bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, inNamespace).WithEventFilter(own).Complete(r)
+		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, inNamespace).WithEventFilter(own)
+		if opts.watchKind {
+			b = b.Watches(&testapi.Widget{}, handler.Funcs{})
+		}
+		return b.Complete(r)
 	})
 }
 

@@ -19,6 +19,11 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 )
 
+// ownWriteDoneFor is how long the entry of a settled object's writes
+// stays once the event of its last version came: longer than any watch
+// of the kind in the controller takes to be handed the same event.
+const ownWriteDoneFor = time.Minute
+
 // ownWriteRequeue is the delay of the requeue that stands in for the
 // dropped events of a pass that did not settle: next to nothing, as the
 // event would have been.
@@ -41,7 +46,7 @@ func (o ownWrites[T]) begin(ps *passState[T]) {
 		if v, ok := o.own.Load(ps.key); ok {
 			prev := v.(*ownWrite)
 			prev.mu.Lock()
-			if !prev.open {
+			if !prev.open && prev.doneAt.IsZero() {
 				w.versions = slices.Clone(prev.versions)
 			}
 			prev.mu.Unlock()
@@ -163,32 +168,80 @@ func (o ownWrites[T]) event(e event.UpdateEvent) bool {
 		return false
 	}
 	w := v.(*ownWrite)
+	drop, done := o.decide(key, w, rv)
+	if !drop {
+		return false
+	}
+	o.book.dropCandidate(key, o.forUpdate(key))
+	if !done.IsZero() {
+		o.sweep(time.Now())
+	}
+	return true
+}
+
+// decide reports whether the event of version rv of key, whose entry is
+// w, is of a write of the engine, and, when w's last version's event has
+// come, since when.
+func (o ownWrites[T]) decide(key types.NamespacedName, w *ownWrite, rv string) (bool, time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.gone {
-		return false
+		return false, time.Time{}
 	}
 	i := slices.Index(w.versions, rv)
 	switch {
 	case i >= 0 && w.open:
 		w.dropped = true
 	case i >= 0 && i == len(w.versions)-1:
-		// The last version's event has come: none of the others can.
-		w.gone = true
-		o.own.CompareAndDelete(key, w)
+		// The last version's event has come: none of the others can. The
+		// entry keeps that version alone for a while, for the other
+		// watches of the kind that are handed the same event (a step's
+		// watch of its parents beside For): the first watch to see an
+		// event must not take the decision away from the rest.
+		if w.doneAt.IsZero() {
+			w.versions, w.doneAt = w.versions[i:], time.Now()
+		}
 	case i >= 0:
 	case w.open && w.sending > 0:
 		// Perhaps the write's own, ahead of its answer.
 		w.early = append(w.early, rv)
 		w.dropped = true
 	default:
-		return false
+		if !w.doneAt.IsZero() {
+			// Another's change after a settled pass: nothing of the
+			// entry can come any more.
+			w.gone = true
+			o.own.CompareAndDelete(key, w)
+		}
+		return false, time.Time{}
 	}
-	o.book.dropCandidate(key, o.forUpdate(key))
-	if o.prep != nil && o.prep.metrics != nil {
+	if w.counted != rv && o.prep != nil && o.prep.metrics != nil {
 		o.prep.metrics.ownWriteSkipped.Inc()
 	}
-	return true
+	w.counted = rv
+	return true, w.doneAt
+}
+
+// sweep drops, at most once per ownWriteDoneFor, the entries whose last
+// version's event came more than ownWriteDoneFor before now.
+func (o ownWrites[T]) sweep(now time.Time) {
+	last := o.ownSwept.Load()
+	if now.UnixNano()-last < int64(ownWriteDoneFor) || !o.ownSwept.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	o.own.Range(func(k, v any) bool {
+		w := v.(*ownWrite)
+		w.mu.Lock()
+		old := !w.open && !w.doneAt.IsZero() && now.Sub(w.doneAt) >= ownWriteDoneFor
+		if old {
+			w.gone = true
+		}
+		w.mu.Unlock()
+		if old {
+			o.own.CompareAndDelete(k, w)
+		}
+		return true
+	})
 }
 
 // isForKind reports whether obj, from an event the controller watches, is

@@ -69,13 +69,16 @@ func TestOwnWritesStartNoPass(t *testing.T) {
 		own  bool
 		// lean runs the manager as package operator makes it.
 		lean bool
-		want []string
+		// watchKind adds another watch of Widgets to the controller.
+		watchKind bool
+		want      []string
 		// fixed is how many passes the foreign status write and the
 		// touch after it bring.
 		fixed int
 	}{
 		{name: "dropped", want: []string{"Watch Create", "Watch Update"}, fixed: 2},
 		{name: "dropped, as package operator", lean: true, want: []string{"Watch Create", "Watch Update"}, fixed: 2},
+		{name: "dropped, beside another watch of the kind", watchKind: true, want: []string{"Watch Create", "Watch Update"}, fixed: 2},
 		{name: "ReconcileOwnWrites", own: true, want: []string{"Watch Create", "Watch Update", "Watch Update"}, fixed: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,7 +88,7 @@ func TestOwnWritesStartNoPass(t *testing.T) {
 			r := newReconciler("own-writes", newJournal(), false)
 			r.Options.Observers = []bosun.PassObserver{log}
 			r.Options.ReconcileOwnWrites = tc.own
-			var opts runOptions
+			opts := runOptions{watchKind: tc.watchKind}
 			if tc.lean {
 				opts.configure = asOperator
 			}

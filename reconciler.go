@@ -183,6 +183,9 @@ type Reconciler[T client.Object] struct {
 	foreign  sync.Map // types.NamespacedName -> string: owner warned about
 	written  sync.Map // types.NamespacedName -> []string: versions our last pass wrote over
 	own      sync.Map // types.NamespacedName -> *ownWrite: versions our last pass wrote
+	// ownSwept is when the settled entries of own were last swept
+	// (UnixNano; see ownWrites.sweep).
+	ownSwept atomic.Int64
 	owed     sync.Map // types.NamespacedName -> owedEvent: a failed pass's event, for its retry
 	// forgotten holds the objects that left the cache lately (see
 	// forgetGone).
@@ -221,13 +224,19 @@ type Options struct {
 	// settle (the next pass sees the webhook's change). When the pass succeeded and left the object Ready=True
 	// for its generation, a pass over that version would find nothing to
 	// do, and the event of the write starts none: one pass per change,
-	// where a hand-written controller makes two. Events of any other
-	// change, by anyone, start a pass as usual; so do the events of a pass
-	// that did not settle (an error, a step not done, a kind without
-	// conditions), and if one of those came while the pass still ran, the
-	// object is requeued at once in its stead. Set it to have every event
-	// start a pass, as in a hand-written controller. The metric
-	// bosun_own_write_events_skipped_total counts the dropped events.
+	// where a hand-written controller makes two. The events of a failed
+	// pass's writes are dropped as well: its retry is the rate limiter's.
+	// Events of any other change, by anyone, start a pass as usual; so do
+	// the events of a pass that did not settle and did not fail (a step
+	// not done, a kind without conditions), and if one of those came while
+	// the pass still ran, the object is requeued at once in its stead. An
+	// event is dropped for every watch of the reconciled kind in the
+	// controller alike (For, and a Watches of the same kind, a step's or
+	// the caller's): such a Watches does not see the engine's own writes
+	// either. Set it to have every event start a pass, as in a
+	// hand-written controller. The metric
+	// bosun_own_write_events_skipped_total counts the dropped events,
+	// each once.
 	ReconcileOwnWrites bool
 	// Metrics is the registry of the engine's metrics (see the package
 	// doc), labelled controller with the Reconciler's Name, which steps
@@ -852,6 +861,14 @@ type ownWrite struct {
 	// gone is set when the entry is no longer the object's: its pass did
 	// not settle, or the object is gone. Its events are let through.
 	gone bool
+	// doneAt is when the event of the last version came, which every
+	// other watch of the kind in the controller is handed as well; the
+	// entry then keeps that version alone, so that each of them drops it
+	// too, until it is swept (ownWriteDoneFor).
+	doneAt time.Time
+	// counted is the version whose dropped event was last counted, so
+	// that an event handed to several watches counts once.
+	counted string
 }
 
 // runPass runs the pass of Reconcile: it loads the object from the cache

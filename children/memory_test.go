@@ -101,6 +101,26 @@ func moveAway(e *env, w *testapi.Widget) {
 	}
 }
 
+// TestMemoryRemembersAParentThatCameBack checks that a parent forgotten
+// when it left the cache is remembered again once a pass of it starts (the
+// step's Do calls forgotten.Back), as a shard's object handed away and
+// back within gone.For is.
+func TestMemoryRemembersAParentThatCameBack(t *testing.T) {
+	a := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "uid-a"}}
+	var m memory
+	m.rememberApply(a, "cm-0", write{hash: "h", at: time.Now()})
+	m.forgetOnDelete().Delete(t.Context(), event.DeleteEvent{Object: a}, nil)
+	m.rememberApply(a, "cm-0", write{hash: "h", at: time.Now()})
+	if _, _, ok := m.lastApply(a, "cm-0", "h"); ok {
+		t.Fatal("an apply recorded by a pass that ran as the parent went was kept")
+	}
+	m.forgotten.Back(a.UID)
+	m.rememberApply(a, "cm-0", write{hash: "h", at: time.Now()})
+	if _, _, ok := m.lastApply(a, "cm-0", "h"); !ok {
+		t.Error("the apply of a parent that came back was not remembered")
+	}
+}
+
 // TestMemoryForgetsParents fills the memory of a step for two parents,
 // then sends the delete events of the parents' watch (forgetOnDelete) and
 // of a parent made again under the same name: each event releases all

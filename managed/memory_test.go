@@ -35,7 +35,8 @@ func rememberedObjects[T client.Object](s *Step[T]) int {
 // (deletion policy orphan) or does not run (reconcile policy
 // detach-on-delete), and when the object leaves the cache of the manager,
 // as an object handed over to another member of a sharded operator does:
-// the cache holds only the Buckets labelled share=a, and one is relabelled.
+// the cache holds only the Buckets labelled share=a, and one is relabelled;
+// and that the object handed back is remembered again at once.
 func TestMemoryIsReleased(t *testing.T) {
 	cl := newCloud()
 	cl.failCreate = errors.New("cloud is down")
@@ -101,6 +102,17 @@ func TestMemoryIsReleased(t *testing.T) {
 	if b := e.get("handed-over"); b.Labels["share"] != "b" || conditions.Find(b.Status.Conditions, defaultConditionSynced) == nil {
 		t.Errorf("handed-over Bucket: labels %v, conditions %v", b.Labels, b.Status.Conditions)
 	}
+	// Handed back well within gone.For, as a canary's abort hands objects
+	// back: the step remembers its failed creates again from its first
+	// pass (it backs off from them), rather than forgetting every pass's
+	// record for the rest of the minute.
+	e.change("handed-over", func(b *v1.Bucket) { b.Labels = share("a") })
+	bosuntest.Eventually(t, func(context.Context) error {
+		if n := rememberedObjects(step); n != 1 {
+			return fmt.Errorf("the step remembers %d objects, want the one handed back", n)
+		}
+		return nil
+	})
 }
 
 // TestMemoryIgnoresLatePassesOfForgottenObjects checks that a pass still

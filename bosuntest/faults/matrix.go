@@ -413,9 +413,14 @@ func (c *cell) alive() []*Process {
 // in turn under watchEvents: the object's and its children's at its
 // process; under the features that shard, the sharder's before them; and
 // under the canary, whose promotion and abort drain objects from one
-// member to another, the old member's too (it must see the drain).
+// member to another, the old member's too (it must see the drain); under
+// rolling children, the object's and one for each child the roll-out
+// waits for in turn (three, as the kit's own operator rolls; an operator
+// that rolls more one by one sets Operator.Bound).
 func (c *cell) lossChain() int {
 	switch c.f {
+	case rolled:
+		return 4
 	case canaryRollout:
 		return 4
 	case twoShards, threeShards, planned:

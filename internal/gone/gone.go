@@ -62,6 +62,21 @@ func (s *Set) Went(uid types.UID, now time.Time) (time.Time, bool) {
 	return at, true
 }
 
+// Back notes that the object uid is in the cache again: a pass of it
+// has started, so no pass that ran when it went is still running (a
+// controller runs one pass of an object at a time), and what this pass
+// and later ones record is kept. An object that leaves a share of the
+// cache and comes back within For (a shard's object moved away and back)
+// is remembered again from its first pass.
+func (s *Set) Back(uid types.UID) {
+	if uid == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.at, uid)
+}
+
 // Len returns the number of objects the Set holds, old ones not yet swept
 // included.
 func (s *Set) Len() int {

@@ -67,3 +67,18 @@ func BenchmarkSetAdd(b *testing.B) {
 		s.Add(uids[i%len(uids)], t0.Add(time.Duration(i)*time.Microsecond))
 	}
 }
+
+func TestBack(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var s Set
+	s.Add("a", t0)
+	s.Add("b", t0)
+	s.Back("a")
+	s.Back("")
+	if _, went := s.Went("a", t0); went {
+		t.Error(`Went("a") after Back("a") = true, want false: the object is back`)
+	}
+	if _, went := s.Went("b", t0); !went {
+		t.Error(`Went("b") = false, want true: only "a" came back`)
+	}
+}
