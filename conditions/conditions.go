@@ -34,8 +34,9 @@ const TypeDeletionBlocked = "DeletionBlocked"
 // Reason is the reason of a condition or of an Event: one CamelCase word
 // that says why the condition has its status, or what happened, and that
 // users, their tests and their alerts match. Conditions and Events share
-// one vocabulary (the engine records DeletionBlocked's reasons and Ready's
-// failures as both), so one type serves both. Every reason bosun gives is a
+// one vocabulary (a failed pass records the reason it gives Ready as its
+// Warning event's, and FinalizerReleased or InvalidPolicy name a condition
+// and an event alike), so one type serves both. Every reason bosun gives is a
 // constant of this type in the package that gives it: the engine's are
 // here, a step's are in its own package (children.ReasonNotReady,
 // managed.ReasonCreatedExternalResource, ...), and each constant is named
@@ -43,7 +44,8 @@ const TypeDeletionBlocked = "DeletionBlocked"
 // the one exception). An operator declares its own the same way.
 //
 // The API server accepts a condition reason of 1 to 1024 characters, a
-// letter first, then letters, digits, '_', ',' or ':'.
+// letter first, then letters, digits, '_', ',' or ':', not ending in ','
+// or ':'; FromError gives ReasonError in place of any other.
 type Reason string
 
 // Reasons the engine writes into conditions.
