@@ -97,7 +97,7 @@ func (h *handReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	orig := w.DeepCopy()
 	w.Status.Result = h.result(&w)
 	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Computed", Status: metav1.ConditionTrue, Reason: "Divided", ObservedGeneration: w.Generation})
-	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Succeeded", ObservedGeneration: w.Generation})
+	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: w.Generation})
 	w.Status.ObservedGeneration = w.Generation
 	if equality.Semantic.DeepEqual(orig.Status, w.Status) {
 		return ctrl.Result{}, nil

@@ -53,12 +53,12 @@ func TestCompleteValidatesAtSetup(t *testing.T) {
 
 // events returns the events.k8s.io events about a Widget, by reason, with
 // their series counts added.
-func (f *fixture) events(ctx context.Context, widget string) (map[string]int, error) {
+func (f *fixture) events(ctx context.Context, widget string) (map[conditions.Reason]int, error) {
 	var list eventsv1.EventList
 	if err := f.c.List(ctx, &list, client.InNamespace(f.ns)); err != nil {
 		return nil, err
 	}
-	got := map[string]int{}
+	got := map[conditions.Reason]int{}
 	for _, e := range list.Items {
 		if e.Regarding.Name != widget {
 			continue
@@ -67,7 +67,7 @@ func (f *fixture) events(ctx context.Context, widget string) (map[string]int, er
 		if e.Series != nil {
 			n = int(e.Series.Count)
 		}
-		got[e.Reason] += n
+		got[conditions.Reason(e.Reason)] += n
 	}
 	return got, nil
 }
@@ -111,10 +111,10 @@ func TestEventsOnlyWhenSomethingHappened(t *testing.T) {
 	// now are recorded after all of those above: once they have come, so
 	// have any the touches brought.
 	f.create("last", 6, 0, nil)
-	want := map[string]map[string]int{
-		"ok":   {bosun.EventClaimed: 1},
-		"bad":  {bosun.EventClaimed: 1, "ZeroDivisor": 1},
-		"last": {bosun.EventClaimed: 1, "ZeroDivisor": 1},
+	want := map[string]map[conditions.Reason]int{
+		"ok":   {conditions.ReasonClaimed: 1},
+		"bad":  {conditions.ReasonClaimed: 1, "ZeroDivisor": 1},
+		"last": {conditions.ReasonClaimed: 1, "ZeroDivisor": 1},
 	}
 	f.waitEvents("last", want["last"])
 	for _, name := range []string{"ok", "bad"} {
@@ -124,7 +124,7 @@ func TestEventsOnlyWhenSomethingHappened(t *testing.T) {
 
 // waitEvents waits until the events about the Widget named are, by reason
 // with their series counts, those of want.
-func (f *fixture) waitEvents(widget string, want map[string]int) {
+func (f *fixture) waitEvents(widget string, want map[conditions.Reason]int) {
 	f.t.Helper()
 	bosuntest.Eventually(f.t, func(ctx context.Context) error {
 		got, err := f.events(ctx, widget)

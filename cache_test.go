@@ -26,6 +26,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/internal/trim"
 )
@@ -438,7 +439,7 @@ func BenchmarkLeanCacheTransform(b *testing.B) {
 	in := &testapi.Widget{
 		ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "shop", Labels: map[string]string{"app": "web"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "bosun"}}},
-		Status: testapi.WidgetStatus{Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Succeeded"}, {Type: "Computed", Status: "True", Reason: "Divided"}}},
+		Status: testapi.WidgetStatus{Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: string(conditions.ReasonSucceeded)}, {Type: "Computed", Status: "True", Reason: "Divided"}}},
 	}
 	b.ReportAllocs()
 	for b.Loop() {

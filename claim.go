@@ -29,7 +29,7 @@ func (ps claimStage[T]) ownedElsewhere() bool {
 		return false
 	}
 	if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
-		ps.event(corev1.EventTypeWarning, eventOwnedElsewhere, "Reconcile",
+		ps.event(corev1.EventTypeWarning, conditions.ReasonOwnedByOtherInstance, "Reconcile",
 			"object belongs to operator instance %q, not %q", owner, r.Instance)
 	}
 	ps.req.Log.V(1).Info("object owned by another instance", "instance", owner)
@@ -44,7 +44,7 @@ func (ps claimStage[T]) noteSkip(policy Policy) {
 		return
 	}
 	if _, seen := ps.r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
-		ps.event(corev1.EventTypeNormal, eventSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
+		ps.event(corev1.EventTypeNormal, conditions.ReasonReconcileSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
 	}
 }
 
@@ -87,7 +87,7 @@ func (ps claimStage[T]) invalidPolicy(ctx context.Context, perr error) (ctrl.Res
 	ready := metav1.Condition{
 		Type:               conditions.TypeReady,
 		Status:             metav1.ConditionFalse,
-		Reason:             conditions.ReasonInvalidPolicy,
+		Reason:             string(conditions.ReasonInvalidPolicy),
 		Message:            perr.Error(),
 		ObservedGeneration: gen,
 	}
@@ -172,7 +172,7 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 	req.Log.V(1).Info("claimed", "finalizer", needFinalizer, "instance", needInstance, "renamed", renaming)
 	if !needFinalizer && !needInstance && !ps.p.claims() {
 		// Nothing claimed: the earlier release's finalizer went.
-		ps.event(corev1.EventTypeNormal, eventClaimed, "Claim", "dropped the finalizer of an earlier release (%s), which this one does not need",
+		ps.event(corev1.EventTypeNormal, conditions.ReasonClaimed, "Claim", "dropped the finalizer of an earlier release (%s), which this one does not need",
 			strings.Join(r.Options.FormerFinalizers, ", "))
 		return false, ctrl.Result{}, nil
 	}
@@ -180,7 +180,7 @@ func (ps claimStage[T]) claim(ctx context.Context) (done bool, res ctrl.Result, 
 	if renaming {
 		note += fmt.Sprintf(", in place of the finalizer of an earlier release (%s)", strings.Join(r.Options.FormerFinalizers, ", "))
 	}
-	ps.event(corev1.EventTypeNormal, eventClaimed, "Claim", "claimed by %s", note)
+	ps.event(corev1.EventTypeNormal, conditions.ReasonClaimed, "Claim", "claimed by %s", note)
 	return false, ctrl.Result{}, nil
 }
 

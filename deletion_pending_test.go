@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -45,7 +46,7 @@ func TestPendingCleanupIsBlockedOnTime(t *testing.T) {
 	f.deleteReady("w")
 	blocked := f.waitDeletionBlocked("w")
 	// The reason users match, as docs/OPERATIONS.md spells it.
-	if blocked.Reason != "CleanupPending" {
+	if blocked.Reason != string(conditions.ReasonCleanupPending) {
 		t.Errorf("DeletionBlocked reason %q, want CleanupPending (the cleanup waits, it did not fail)", blocked.Reason)
 	}
 	for _, want := range []string{"within 3s of the deletion", `step "patientCleanup" is waiting`} {

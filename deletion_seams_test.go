@@ -192,7 +192,7 @@ func TestReleasedFinalizerClearsDeletionBlocked(t *testing.T) {
 		return nil
 	})
 	ready := conditions.Find(got.Status.Conditions, conditions.TypeReady)
-	if ready == nil || ready.Reason != conditions.ReasonFinalizerReleased || !strings.Contains(ready.Message, "other finalizers") {
+	if ready == nil || ready.Reason != string(conditions.ReasonFinalizerReleased) || !strings.Contains(ready.Message, "other finalizers") {
 		t.Errorf("Ready = %+v, want False/%s saying the object waits for other finalizers", ready, conditions.ReasonFinalizerReleased)
 	}
 	for _, typ := range []string{conditions.TypeReconciling, conditions.TypeStalled} {

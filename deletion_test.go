@@ -89,7 +89,7 @@ func TestDeletionDeadline(t *testing.T) {
 		if c.Reason != "ExternalRefused" {
 			t.Errorf("%s: DeletionBlocked reason %q, want the cleanup error's ExternalRefused", name, c.Reason)
 		}
-		f.waitEvent(name, bosun.EventDeletionBlocked)
+		f.waitEvent(name, conditions.ReasonDeletionBlocked)
 	}
 	if got := metricSum(t, reg, bosun.MetricDeletionBlocked); got != 3 {
 		t.Errorf("%s = %v, want 3", bosun.MetricDeletionBlocked, got)
@@ -119,11 +119,11 @@ func TestDeletionDeadline(t *testing.T) {
 	before := calls.Load()
 	annotate("orphaned", "orphan")
 	f.waitGone("orphaned")
-	f.waitEvent("orphaned", bosun.EventFinalizerReleased)
+	f.waitEvent("orphaned", conditions.ReasonFinalizerReleased)
 
 	annotate("retried", "true")
 	f.waitGone("retried")
-	f.waitEvent("retried", bosun.EventFinalizerReleased)
+	f.waitEvent("retried", conditions.ReasonFinalizerReleased)
 	if calls.Load() == before {
 		t.Error("release-finalizer=true released the finalizer without a last cleanup")
 	}

@@ -248,8 +248,11 @@
 //
 // # The names the engine writes
 //
-// Events, with the reason as recorded (events.k8s.io, type Normal unless
-// said):
+// Every reason the engine gives, of a condition or an event, is a
+// conditions.Reason constant of package conditions, named Reason followed
+// by the word it holds (conditions.ReasonClaimed for Claimed); its doc
+// lists them. Events, with the reason as recorded (events.k8s.io, type
+// Normal unless said):
 //
 //	Claimed           the engine committed its finalizer or instance claim
 //	CleanedUp         every Cleanup finished and the finalizer was released
@@ -264,12 +267,13 @@
 //	SuccessfulCreate  Pass.CreateChild created a child
 //
 // Condition reasons of Ready besides the steps' own: those of package
-// conditions, ClaimFailed, ReleaseFailed, SaveFailed,
+// conditions, among them ClaimFailed, ReleaseFailed, SaveFailed,
 // InvalidResyncInterval for an unreadable bosun.dev/resync-interval, and
 // InvalidReleaseFinalizer for an AnnotationReleaseFinalizer it does not
-// know, and <Kind>NameTaken (JobNameTaken, ConfigMapNameTaken...) when the
+// know; and <Kind>NameTaken (JobNameTaken, ConfigMapNameTaken...) when the
 // name of a child that Pass.CreateChild makes is held by an object of
-// another owner. DeletionBlocked (conditions.TypeDeletionBlocked) has the
+// another owner, one reason per kind, which an operator declares as its
+// own constant. DeletionBlocked (conditions.TypeDeletionBlocked) has the
 // reason of the cleanup's error, or CleanupPending while a cleanup waits.
 //
 // Metrics, in Options.Metrics (controller-runtime's registry by default):

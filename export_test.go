@@ -28,28 +28,20 @@ var ParsePolicy = parsePolicy
 
 // Names the engine keeps to itself, for the tests of package bosun_test.
 const (
-	AttrController              = attrController
-	AttrObject                  = attrObject
-	AttrTrigger                 = attrTrigger
-	AttrTriggerKind             = attrTriggerKind
-	AttrResult                  = attrResult
-	AttrStep                    = attrStep
-	AttrPhase                   = attrPhase
-	MetricStepDuration          = metricStepDuration
-	MetricStepErrors            = metricStepErrors
-	MetricOwnWritesSkipped      = metricOwnWritesSkipped
-	EventClaimed                = eventClaimed
-	EventCleanedUp              = eventCleanedUp
-	EventDetached               = eventDetached
-	EventDeletionBlocked        = eventDeletionBlocked
-	EventFinalizerReleased      = eventFinalizerReleased
-	MetricDeletionBlocked       = metricDeletionBlocked
-	EventOwnedElsewhere         = eventOwnedElsewhere
-	EventSkipped                = eventSkipped
-	ReasonInvalidResyncInterval = reasonInvalidResyncInterval
-	StaleCacheRetry             = staleCacheRetry
-	RetryPriority               = retryPriority
-	ConflictRequeueDelay        = conflictRequeueDelay
+	AttrController         = attrController
+	AttrObject             = attrObject
+	AttrTrigger            = attrTrigger
+	AttrTriggerKind        = attrTriggerKind
+	AttrResult             = attrResult
+	AttrStep               = attrStep
+	AttrPhase              = attrPhase
+	MetricStepDuration     = metricStepDuration
+	MetricStepErrors       = metricStepErrors
+	MetricOwnWritesSkipped = metricOwnWritesSkipped
+	MetricDeletionBlocked  = metricDeletionBlocked
+	StaleCacheRetry        = staleCacheRetry
+	RetryPriority          = retryPriority
+	ConflictRequeueDelay   = conflictRequeueDelay
 )
 
 var (

@@ -442,7 +442,7 @@ func TestOwnedByOtherInstance(t *testing.T) {
 	if n := len(rec.Events); n != 1 {
 		t.Fatalf("%d events, want 1", n)
 	}
-	if e := <-rec.Events; !strings.Contains(e, bosun.EventOwnedElsewhere) || !strings.Contains(e, `"b"`) {
+	if e := <-rec.Events; !strings.Contains(e, string(conditions.ReasonOwnedByOtherInstance)) || !strings.Contains(e, `"b"`) {
 		t.Errorf("event %q does not say who owns the object", e)
 	}
 }
@@ -465,7 +465,7 @@ func TestConflictOnSaveIsSilentRequeue(t *testing.T) {
 	}
 	close(rec.Events)
 	for e := range rec.Events {
-		if !strings.Contains(e, bosun.EventClaimed) {
+		if !strings.Contains(e, string(conditions.ReasonClaimed)) {
 			t.Errorf("event after a conflict: %q", e)
 		}
 	}

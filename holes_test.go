@@ -248,7 +248,7 @@ func TestPanicInAnyPhaseIsRecovered(t *testing.T) {
 // the failures of the engine's writes it is told about.
 type reporter struct {
 	mu     sync.Mutex
-	writes []string
+	writes []conditions.Reason
 }
 
 func (*reporter) Name() string         { return "reporter" }
@@ -264,15 +264,15 @@ func (*reporter) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.R
 	return ctrl.Result{}, nil
 }
 
-func (r *reporter) WriteFailed(req *bosun.Pass[*testapi.Widget], reason string, err error) {
+func (r *reporter) WriteFailed(req *bosun.Pass[*testapi.Widget], reason conditions.Reason, err error) {
 	r.mu.Lock()
 	r.writes = append(r.writes, reason)
 	r.mu.Unlock()
 	o := req.Object
-	conditions.Set(&o.Status.Conditions, metav1.Condition{Type: "Synced", Status: metav1.ConditionFalse, Reason: reason, Message: err.Error(), ObservedGeneration: o.Generation}, metav1.Now())
+	conditions.Set(&o.Status.Conditions, metav1.Condition{Type: "Synced", Status: metav1.ConditionFalse, Reason: string(reason), Message: err.Error(), ObservedGeneration: o.Generation}, metav1.Now())
 }
 
-func (r *reporter) count(reason string) int {
+func (r *reporter) count(reason conditions.Reason) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -286,7 +286,7 @@ func (r *reporter) count(reason string) int {
 
 // waitWarnings waits until exactly n Warning events with reason have been
 // recorded for the Widget named, and fails if one repeats.
-func (f *fixture) waitWarnings(widget, reason string, n int) {
+func (f *fixture) waitWarnings(widget string, reason conditions.Reason, n int) {
 	f.t.Helper()
 	bosuntest.Eventually(f.t, func(ctx context.Context) error {
 		var evs eventsv1.EventList
@@ -295,7 +295,7 @@ func (f *fixture) waitWarnings(widget, reason string, n int) {
 		}
 		got := 0
 		for _, ev := range evs.Items {
-			if ev.Reason != reason || ev.Regarding.Name != widget || ev.Type != corev1.EventTypeWarning {
+			if ev.Reason != string(reason) || ev.Regarding.Name != widget || ev.Type != corev1.EventTypeWarning {
 				continue
 			}
 			got++
@@ -326,7 +326,7 @@ func TestFailedSaveIsReported(t *testing.T) {
 	if m := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(m, "warp") {
 		t.Errorf("Ready message %q does not carry the server's error", m)
 	}
-	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "SaveFailed" {
+	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(conditions.ReasonSaveFailed) {
 		t.Errorf("Synced = %+v, want False/%s", c, "SaveFailed")
 	}
 	if w.Spec.Mode != "" {
@@ -335,7 +335,7 @@ func TestFailedSaveIsReported(t *testing.T) {
 	f.waitWarnings("w", "SaveFailed", 1)
 	assertNoHotLoop(t, counter, w)
 	f.waitWarnings("w", "SaveFailed", 1)
-	if rep.count("SaveFailed") == 0 {
+	if rep.count(conditions.ReasonSaveFailed) == 0 {
 		t.Error("the reporter step was never told of the failed save")
 	}
 
@@ -436,7 +436,7 @@ func TestFailedClaimIsReported(t *testing.T) {
 	if len(w.Finalizers) != 0 {
 		t.Errorf("finalizers %v stored, want none", w.Finalizers)
 	}
-	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Reason != "ClaimFailed" {
+	if c := conditions.Find(w.Status.Conditions, "Synced"); c == nil || c.Reason != string(conditions.ReasonClaimFailed) {
 		t.Errorf("Synced = %+v, want reason %s", c, "ClaimFailed")
 	}
 	f.waitWarnings("w", "ClaimFailed", 1)
@@ -593,7 +593,7 @@ func TestSkipKeepsObservedHealthAndSaysPaused(t *testing.T) {
 			return err
 		}
 		c := conditions.Find(w.Status.Conditions, conditions.TypeReady)
-		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != conditions.ReasonSucceeded || !strings.Contains(c.Message, `"skip"`) {
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != string(conditions.ReasonSucceeded) || !strings.Contains(c.Message, `"skip"`) {
 			return fmt.Errorf("Ready is %+v, want True/%s with a message naming the skip policy", c, conditions.ReasonSucceeded)
 		}
 		return nil

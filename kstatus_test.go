@@ -89,7 +89,7 @@ func TestKStatus(t *testing.T) {
 	steps := []struct {
 		name      string
 		change    func(*testapi.Widget)
-		ready     string
+		ready     conditions.Reason
 		want      status.Status
 		wantConds map[string]string
 	}{{
@@ -97,7 +97,7 @@ func TestKStatus(t *testing.T) {
 		change:    func(w *testapi.Widget) { w.Spec.Mode = "slow" },
 		ready:     conditions.ReasonProgressing,
 		want:      status.InProgressStatus,
-		wantConds: map[string]string{conditions.TypeReconciling: "True/" + conditions.ReasonProgressing},
+		wantConds: map[string]string{conditions.TypeReconciling: "True/" + string(conditions.ReasonProgressing)},
 	}, {
 		name:      "a terminal error",
 		change:    func(w *testapi.Widget) { w.Spec.Mode, w.Spec.Divisor = "fast", 0 },

@@ -265,7 +265,7 @@ func TestEnvOwnedConditions(t *testing.T) {
 
 	// First visit: B, which no step set, is Unknown, and so is Ready.
 	w := f.waitReady("w", metav1.ConditionUnknown, conditions.ReasonInitializing)
-	want := map[string]string{"A": "True/AOK", "B": "Unknown/" + conditions.ReasonInitializing, "Ready": "Unknown/" + conditions.ReasonInitializing}
+	want := map[string]string{"A": "True/AOK", "B": "Unknown/" + string(conditions.ReasonInitializing), "Ready": "Unknown/" + string(conditions.ReasonInitializing)}
 	if diff := cmp.Diff(want, conditionSummary(t, w)); diff != "" {
 		t.Errorf("conditions after the first visit (-want +got):\n%s", diff)
 	}

@@ -349,12 +349,12 @@ func TestDeleteRunsCleanup(t *testing.T) {
 	}
 	f.waitGone("w")
 	assertNoSecret(t, f, "w")
-	f.waitEvent("w", bosun.EventCleanedUp)
+	f.waitEvent("w", conditions.ReasonCleanedUp)
 }
 
 // waitEvent waits until exactly one event with the reason is recorded about
 // the Widget.
-func (f *fixture) waitEvent(widget, reason string) {
+func (f *fixture) waitEvent(widget string, reason conditions.Reason) {
 	f.t.Helper()
 	bosuntest.Eventually(f.t, func(ctx context.Context) error {
 		got, err := f.events(ctx, widget)
@@ -385,7 +385,7 @@ func TestDetachOnDeleteKeepsOutput(t *testing.T) {
 	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: outputName("w")}, &corev1.Secret{}); err != nil {
 		t.Errorf("output secret after detach: %v", err)
 	}
-	f.waitEvent("w", bosun.EventDetached)
+	f.waitEvent("w", conditions.ReasonDetached)
 }
 
 func (f *fixture) waitSecret(widget string) {

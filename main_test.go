@@ -133,7 +133,7 @@ func (f *fixture) get(ctx context.Context, name string) (*testapi.Widget, error)
 
 // waitReady waits until the Widget's Ready condition has the status and
 // reason given and describes its current generation, and returns it.
-func (f *fixture) waitReady(name string, status metav1.ConditionStatus, reason string) *testapi.Widget {
+func (f *fixture) waitReady(name string, status metav1.ConditionStatus, reason conditions.Reason) *testapi.Widget {
 	f.t.Helper()
 	var got *testapi.Widget
 	bosuntest.Eventually(f.t, func(ctx context.Context) error {
@@ -145,7 +145,7 @@ func (f *fixture) waitReady(name string, status metav1.ConditionStatus, reason s
 		switch {
 		case c == nil:
 			return errors.New("no Ready condition")
-		case c.Status != status || c.Reason != reason:
+		case c.Status != status || c.Reason != string(reason):
 			return fmt.Errorf("Ready is %s/%s (%q), want %s/%s", c.Status, c.Reason, c.Message, status, reason)
 		case c.ObservedGeneration != w.Generation:
 			return fmt.Errorf("Ready describes generation %d, want %d", c.ObservedGeneration, w.Generation)

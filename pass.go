@@ -183,15 +183,12 @@ func (r *Pass[T]) Deleting() bool {
 	return !r.Object.GetDeletionTimestamp().IsZero()
 }
 
-// The names CreateChild writes.
-const (
-	// eventSuccessfulCreate: CreateChild created a child (the reason
-	// Kubernetes' own controllers record for the objects they create).
-	eventSuccessfulCreate = "SuccessfulCreate"
-	// reasonNameTakenSuffix follows the child's kind in the reason of
-	// CreateChild's error for a name held by an object of another owner.
-	reasonNameTakenSuffix = "NameTaken"
-)
+// nameTakenSuffix follows the child's kind in the reason of CreateChild's
+// error for a name held by an object of another owner: <Kind>NameTaken,
+// one reason per kind of child, so no constant names them all; an
+// operator declares the one of its kind (as the cronjob example's
+// ReasonJobNameTaken).
+const nameTakenSuffix = "NameTaken"
 
 // CreateChild creates obj as a child of the pass's object. It puts obj in
 // the object's namespace when obj names none, makes the object obj's
@@ -228,7 +225,7 @@ func (r *Pass[T]) CreateChild(ctx context.Context, obj client.Object) error {
 	err = r.Client.Create(ctx, obj, client.FieldOwner(r.Controller))
 	switch {
 	case err == nil:
-		r.Recorder.Eventf(r.Object, obj, corev1.EventTypeNormal, eventSuccessfulCreate, "Create", "created %s %s", kind, obj.GetName())
+		r.Recorder.Eventf(r.Object, obj, corev1.EventTypeNormal, string(conditions.ReasonSuccessfulCreate), "Create", "created %s %s", kind, obj.GetName())
 		return nil
 	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create %s %s: %w", kind, obj.GetName(), err)
@@ -238,7 +235,7 @@ func (r *Pass[T]) CreateChild(ctx context.Context, obj client.Object) error {
 	}
 	if !metav1.IsControlledBy(obj, r.Object) {
 		owner, _ := apiutil.GVKForObject(r.Object, scheme)
-		return conditions.Warningf(gvk.Kind+reasonNameTakenSuffix, "%s %s exists and is not controlled by this %s; delete or rename it",
+		return conditions.Warningf(conditions.Reason(gvk.Kind+nameTakenSuffix), "%s %s exists and is not controlled by this %s; delete or rename it",
 			kind, obj.GetName(), owner.Kind)
 	}
 	return nil

@@ -49,7 +49,7 @@ func configMap(ns, name, owner, value string) *corev1.ConfigMap {
 // returned with the kind and name.
 func TestCreateChild(t *testing.T) {
 	scheme := unit.Scheme(t, corev1.AddToScheme, testapi.AddToScheme)
-	ready := metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded}
+	ready := metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded)}
 	// got is what the step's CreateChild left in its object, for Check.
 	var got *corev1.ConfigMap
 	step := bosun.NewStep("create", func(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
@@ -74,7 +74,7 @@ func TestCreateChild(t *testing.T) {
 			Name:             "missing: created in the Widget's namespace, controlled by it, with an event",
 			Object:           childWidget(),
 			ExpectWrites:     []string{"create ConfigMap ns/w-child", "patch status Widget ns/w"},
-			ExpectEvents:     []string{"Normal SuccessfulCreate created configmap w-child"},
+			ExpectEvents:     []string{"Normal " + string(conditions.ReasonSuccessfulCreate) + " created configmap w-child"},
 			ExpectObjects:    []client.Object{created},
 			ExpectConditions: []metav1.Condition{ready},
 			Check:            expectGot(created),
@@ -117,9 +117,9 @@ func TestCreateChild(t *testing.T) {
 			}},
 			ExpectWrites:     []string{"create ConfigMap ns/w-child", "patch status Widget ns/w"},
 			ExpectErr:        "create configmap w-child: Internal error occurred: etcd is down",
-			ExpectEvents:     []string{"Warning ReconcileError create configmap w-child: Internal error occurred: etcd is down"},
+			ExpectEvents:     []string{"Warning " + string(conditions.ReasonError) + " create configmap w-child: Internal error occurred: etcd is down"},
 			ExpectGone:       []client.Object{configMap("ns", "w-child", "", "")},
-			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonError}},
+			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonError)}},
 		},
 	)
 }
@@ -240,7 +240,7 @@ func TestCreateChildOnTheAPIServer(t *testing.T) {
 	for e := range recorder.Events {
 		got = append(got, e)
 	}
-	if diff := cmp.Diff([]string{"Normal SuccessfulCreate created configmap run-1"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"Normal " + string(conditions.ReasonSuccessfulCreate) + " created configmap run-1"}, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

@@ -26,9 +26,9 @@ import (
 // The condition blip owns, the reason of its errors, and the annotation
 // that makes it fail.
 const (
-	typeFetched       = "Fetched"
-	reasonFetchFailed = "FetchFailed"
-	annFail           = "test.bosun.dev/fail"
+	typeFetched                         = "Fetched"
+	reasonFetchFailed conditions.Reason = "FetchFailed"
+	annFail                             = "test.bosun.dev/fail"
 )
 
 // blip is a step that owns the condition Fetched and sets it True when its
@@ -159,7 +159,7 @@ func TestTransientErrorKeepsReady(t *testing.T) {
 		name: "the step's condition shows it",
 		shows: func(w *testapi.Widget) bool {
 			c := conditions.Find(w.Status.Conditions, typeFetched)
-			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reasonFetchFailed && c.Message == "the fetch failed"
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == string(reasonFetchFailed) && c.Message == "the fetch failed"
 		},
 	}, {
 		name:    "Reconciling shows it",
@@ -167,7 +167,7 @@ func TestTransientErrorKeepsReady(t *testing.T) {
 		untyped: true,
 		shows: func(w *testapi.Widget) bool {
 			c := conditions.Find(w.Status.Conditions, conditions.TypeReconciling)
-			return c != nil && c.Status == metav1.ConditionTrue && c.Reason == conditions.ReasonRetrying && strings.Contains(c.Message, "the fetch failed")
+			return c != nil && c.Status == metav1.ConditionTrue && c.Reason == string(conditions.ReasonRetrying) && strings.Contains(c.Message, "the fetch failed")
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,7 +208,7 @@ func TestTransientErrorKeepsReady(t *testing.T) {
 				return nil
 			})
 			for _, v := range append([]*testapi.Widget{w}, vs.all(t)...) {
-				if got := condOf(v, conditions.TypeReady); got != "True/"+conditions.ReasonSucceeded {
+				if got := condOf(v, conditions.TypeReady); got != "True/"+string(conditions.ReasonSucceeded) {
 					t.Errorf("version %s: Ready %s, want True/%s in every version", v.ResourceVersion, got, conditions.ReasonSucceeded)
 				}
 				if st, conds := kstatusOf(t, v); st == status.FailedStatus {
@@ -274,10 +274,10 @@ func TestPersistentErrorTurnsReadyFalse(t *testing.T) {
 	if ready.Message != "the fetch failed" {
 		t.Errorf("Ready message %q, want the error's", ready.Message)
 	}
-	if fetched.Status != metav1.ConditionFalse || fetched.Reason != reasonFetchFailed {
+	if fetched.Status != metav1.ConditionFalse || fetched.Reason != string(reasonFetchFailed) {
 		t.Errorf("Fetched %s/%s, want False/%s", fetched.Status, fetched.Reason, reasonFetchFailed)
 	}
-	if reconciling == nil || reconciling.Status != metav1.ConditionTrue || reconciling.Reason != reasonFetchFailed || !reconciling.LastTransitionTime.Equal(&fetched.LastTransitionTime) {
+	if reconciling == nil || reconciling.Status != metav1.ConditionTrue || reconciling.Reason != string(reasonFetchFailed) || !reconciling.LastTransitionTime.Equal(&fetched.LastTransitionTime) {
 		t.Errorf("Reconciling %+v, want True/%s since the first failure (%s)", reconciling, reasonFetchFailed, fetched.LastTransitionTime)
 	}
 	// Whole seconds both: the grace ends on a second.
@@ -291,9 +291,9 @@ func TestPersistentErrorTurnsReadyFalse(t *testing.T) {
 		if st, conds := kstatusOf(t, v); st == status.FailedStatus {
 			t.Errorf("version %s: kstatus Failed (%v) for an error that is retried", v.ResourceVersion, conds)
 		}
-		if condOf(v, conditions.TypeReady) == "True/"+conditions.ReasonSucceeded && condOf(v, typeFetched) == "False/"+reasonFetchFailed {
+		if condOf(v, conditions.TypeReady) == "True/"+string(conditions.ReasonSucceeded) && condOf(v, typeFetched) == "False/"+string(reasonFetchFailed) {
 			held++
-			if got := condOf(v, conditions.TypeReconciling); got != "True/"+conditions.ReasonRetrying {
+			if got := condOf(v, conditions.TypeReconciling); got != "True/"+string(conditions.ReasonRetrying) {
 				t.Errorf("version %s, Ready held: Reconciling %s, want True/%s", v.ResourceVersion, got, conditions.ReasonRetrying)
 			}
 		}
@@ -356,7 +356,7 @@ func TestNoGraceWhereReadyCannotHold(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if got := condOf(w, typeFetched); got != "False/"+reasonFetchFailed {
+		if got := condOf(w, typeFetched); got != "False/"+string(reasonFetchFailed) {
 			return fmt.Errorf("Fetched %s, want False/%s", got, reasonFetchFailed)
 		}
 		return nil
@@ -365,7 +365,7 @@ func TestNoGraceWhereReadyCannotHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := condOf(w, conditions.TypeReady); got != "True/"+conditions.ReasonSucceeded {
+	if got := condOf(w, conditions.TypeReady); got != "True/"+string(conditions.ReasonSucceeded) {
 		t.Errorf("deleting, before the deletion: Ready %s, want it held True", got)
 	}
 	if err := f.c.Delete(ctx, w); err != nil {
@@ -428,12 +428,12 @@ func TestReadyGraceRules(t *testing.T) {
 	}, {
 		name: "an error that names no condition, without KStatus, turns Ready False",
 		step: &conditionSteps{a: metav1.ConditionTrue, err: errors.New("plain")},
-		want: map[string]string{"A": "True/SetA", "B": "True/SetB", "Ready": "False/" + conditions.ReasonError},
+		want: map[string]string{"A": "True/SetA", "B": "True/SetB", "Ready": "False/" + string(conditions.ReasonError)},
 	}, {
 		name:    "an error that names no condition, with KStatus, holds Ready and shows in Reconciling",
 		step:    &conditionSteps{a: metav1.ConditionTrue, err: errors.New("plain")},
 		kstatus: true,
-		want:    map[string]string{"A": "True/SetA", "B": "True/SetB", "Ready": "True/Succeeded", "Reconciling": "True/" + conditions.ReasonRetrying},
+		want:    map[string]string{"A": "True/SetA", "B": "True/SetB", "Ready": "True/Succeeded", "Reconciling": "True/" + string(conditions.ReasonRetrying)},
 	}, {
 		name:     "a Widget being deleted turns Ready False",
 		deleting: true,
@@ -463,7 +463,7 @@ func TestReadyGraceRules(t *testing.T) {
 			w.Status.Conditions = []metav1.Condition{
 				{Type: "A", Status: metav1.ConditionTrue, Reason: "SetA", Message: "set A", ObservedGeneration: 1, LastTransitionTime: long},
 				b,
-				{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 1, LastTransitionTime: long},
+				{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 1, LastTransitionTime: long},
 			}
 			grace := time.Minute
 			if tc.noGrace {

@@ -39,30 +39,6 @@ import (
 // the cache to catch up with the newer version, short enough not to matter.
 const conflictRequeueDelay = 100 * time.Millisecond
 
-// Event reasons the engine records.
-const (
-	// eventClaimed: the engine committed its finalizer or instance claim.
-	eventClaimed = "Claimed"
-	// eventCleanedUp: every Cleanup finished and the finalizer was released.
-	eventCleanedUp = "CleanedUp"
-	// eventDetached: the object was deleted under a policy that runs no
-	// Cleanup, and the finalizer was released.
-	eventDetached = "Detached"
-	// eventSkipped: the skip policy applies to the object.
-	eventSkipped = "ReconcileSkipped"
-	// eventOwnedElsewhere: another operator instance owns the object.
-	eventOwnedElsewhere = "OwnedByOtherInstance"
-	// eventDeletionBlocked: Warning, the deletion passed the deadline.
-	eventDeletionBlocked = "DeletionBlocked"
-	// eventFinalizerReleased: Warning, AnnotationReleaseFinalizer released
-	// the finalizer.
-	eventFinalizerReleased = "FinalizerReleased"
-)
-
-// reasonCleanupPending is DeletionBlocked's reason when the cleanup waits
-// rather than fails.
-const reasonCleanupPending = "CleanupPending"
-
 // ErrNotControlled is wrapped by the error of a state getter whose object
 // is not controlled by the object being reconciled, where the state asks for
 // one that is.
@@ -788,7 +764,8 @@ type passState[T client.Object] struct {
 	waiting string
 	// blocked, when set, says why the deletion passed its deadline, and
 	// blockedReason is DeletionBlocked's reason.
-	blocked, blockedReason string
+	blocked       string
+	blockedReason conditions.Reason
 	// released, when set, says how AnnotationReleaseFinalizer released
 	// the finalizer.
 	released string
@@ -893,7 +870,7 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 	if owed, ok := r.owed.LoadAndDelete(creq.NamespacedName); ok {
 		// The event of the failed pass before this one (see passState.finish).
 		e := owed.(owedEvent)
-		p.recorder.Eventf(obj, nil, corev1.EventTypeWarning, e.reason, "Reconcile", "%s", e.note)
+		p.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(e.reason), "Reconcile", "%s", e.note)
 	}
 	if po.trigger.Kind == triggerWatch && po.trigger.Source == triggerSourceFor && po.trigger.Event == triggerUpdate && requestPending(obj) {
 		po.trigger.Kind = triggerRequested

@@ -22,11 +22,6 @@ const AnnotationResyncInterval = "bosun.dev/resync-interval"
 // resync comes back between Resync and 1.1 times Resync after the pass.
 const defaultResyncJitter = 0.1
 
-// reasonInvalidResyncInterval is the reason of the Ready condition of an
-// object whose AnnotationResyncInterval cannot be read. The steps still
-// run; the object is reconciled again when it changes.
-const reasonInvalidResyncInterval = "InvalidResyncInterval"
-
 // resyncInterval returns the resync period of obj: its annotation, else
 // def. An unreadable annotation is a terminal error naming it.
 func resyncInterval(obj client.Object, def time.Duration) (time.Duration, error) {
@@ -41,10 +36,10 @@ func resyncInterval(obj client.Object, def time.Duration) (time.Duration, error)
 	}
 	switch {
 	case err != nil:
-		return 0, conditions.Terminal(reasonInvalidResyncInterval,
+		return 0, conditions.Terminal(conditions.ReasonInvalidResyncInterval,
 			fmt.Errorf("annotation %s: %q is not a duration such as 10m or 1h30m, nor 0 for never", AnnotationResyncInterval, v))
 	case d < 0:
-		return 0, conditions.Terminal(reasonInvalidResyncInterval,
+		return 0, conditions.Terminal(conditions.ReasonInvalidResyncInterval,
 			fmt.Errorf("annotation %s: %q is negative", AnnotationResyncInterval, v))
 	}
 	return d, nil

@@ -38,8 +38,8 @@ func TestResyncRequeue(t *testing.T) {
 		{name: "annotation zero turns it off", resync: time.Minute, annotation: "0", wantReady: "True/"},
 		{name: "step sooner", resync: time.Minute, annotation: "-", stepAfter: time.Second, min: time.Second, max: time.Second, wantReady: "True/"},
 		{name: "step later", resync: time.Minute, annotation: "-", stepAfter: time.Hour, min: time.Minute, max: 66 * time.Second, wantReady: "True/"},
-		{name: "unreadable", resync: time.Minute, annotation: "often", wantReady: "False/" + bosun.ReasonInvalidResyncInterval + `: annotation bosun.dev/resync-interval: "often" is not a duration`},
-		{name: "negative", annotation: "-5m", wantReady: "False/" + bosun.ReasonInvalidResyncInterval},
+		{name: "unreadable", resync: time.Minute, annotation: "often", wantReady: "False/" + string(conditions.ReasonInvalidResyncInterval) + `: annotation bosun.dev/resync-interval: "often" is not a duration`},
+		{name: "negative", annotation: "-5m", wantReady: "False/" + string(conditions.ReasonInvalidResyncInterval)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ann map[string]string

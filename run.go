@@ -37,8 +37,8 @@ func (ps *passState[T]) claiming() claimStage[T] { return claimStage[T]{ps} }
 // saving is the pass's commit-and-save stage (save.go).
 func (ps *passState[T]) saving() saveStage[T] { return saveStage[T]{ps} }
 
-func (ps *passState[T]) event(eventtype, reason, action, note string, args ...any) {
-	ps.p.recorder.Eventf(ps.req.Object, nil, eventtype, reason, action, note, args...)
+func (ps *passState[T]) event(eventtype string, reason conditions.Reason, action, note string, args ...any) {
+	ps.p.recorder.Eventf(ps.req.Object, nil, eventtype, string(reason), action, note, args...)
 }
 
 func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
@@ -350,7 +350,7 @@ func (ps *passState[T]) deadline(res ctrl.Result, err error) ctrl.Result {
 		}
 		return res
 	}
-	ps.blockedReason = reasonCleanupPending
+	ps.blockedReason = conditions.ReasonCleanupPending
 	if err != nil {
 		ps.blockedReason, _, _ = conditions.FromError(err)
 	}
@@ -451,11 +451,11 @@ func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64,
 		if typ := conditions.TypeOf(err); typ != conditions.TypeReady && conditions.Find(*conds, typ) != nil {
 			shown = typ
 			shownChanged = conditions.Set(conds, metav1.Condition{
-				Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
+				Type: typ, Status: metav1.ConditionFalse, Reason: string(reason), Message: msg, ObservedGeneration: gen,
 			}, now)
 		}
 		ready = metav1.Condition{
-			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: gen,
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(reason), Message: msg, ObservedGeneration: gen,
 		}
 		if ps.req.Policy == PolicySkip {
 			// A paused object says so, also when observing it failed.
@@ -467,7 +467,7 @@ func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64,
 			ready = ps.paused(ready)
 		}
 		if ps.early != "" && ready.Status == metav1.ConditionTrue && !readyAt(*conds, gen) {
-			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonProgressing, ps.early
+			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, string(conditions.ReasonProgressing), ps.early
 		}
 	}
 	if ps.invalidRelease != "" {
@@ -475,7 +475,7 @@ func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64,
 		if err != nil {
 			msg += "; " + ready.Message
 		}
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, conditions.ReasonInvalidReleaseFinalizer, conditions.Bound(msg)
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, string(conditions.ReasonInvalidReleaseFinalizer), conditions.Bound(msg)
 	}
 	return ready, shown, shownChanged
 }
@@ -488,7 +488,7 @@ func (ps *passState[T]) retrying(conds []metav1.Condition, err error, until time
 	ps.r.book.enqueueAfter(ps.key, time.Until(until))
 	reason, _, msg := conditions.FromError(err)
 	return *conditions.Find(conds, conditions.TypeReady), metav1.Condition{
-		Status: metav1.ConditionFalse, Reason: conditions.ReasonRetrying, ObservedGeneration: gen,
+		Status: metav1.ConditionFalse, Reason: string(conditions.ReasonRetrying), ObservedGeneration: gen,
 		Message: fmt.Sprintf("retrying after %s: %s; Ready turns False at %s if the failures go on", reason, msg, until.UTC().Format(time.RFC3339)),
 	}
 }
@@ -523,7 +523,7 @@ func (ps *passState[T]) lingering(conds []metav1.Condition, gen int64) (string, 
 	if failed == nil {
 		return "", nil
 	}
-	return failed.Type, &conditions.Error{Type: failed.Type, Reason: failed.Reason, Err: errors.New(failed.Message)}
+	return failed.Type, &conditions.Error{Type: failed.Type, Reason: conditions.Reason(failed.Reason), Err: errors.New(failed.Message)}
 }
 
 // holdReady reports whether Ready stays True through err, a failure of
@@ -619,10 +619,10 @@ func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, gen int64,
 	}
 	was := conditions.Find(*conds, conditions.TypeDeletionBlocked)
 	conditions.Set(conds, metav1.Condition{
-		Type: conditions.TypeDeletionBlocked, Status: metav1.ConditionTrue, Reason: ps.blockedReason, Message: ps.blocked, ObservedGeneration: gen,
+		Type: conditions.TypeDeletionBlocked, Status: metav1.ConditionTrue, Reason: string(ps.blockedReason), Message: ps.blocked, ObservedGeneration: gen,
 	}, now)
 	if was == nil || was.Status != metav1.ConditionTrue {
-		ps.event(corev1.EventTypeWarning, eventDeletionBlocked, "Cleanup", "%s", ps.blocked)
+		ps.event(corev1.EventTypeWarning, conditions.ReasonDeletionBlocked, "Cleanup", "%s", ps.blocked)
 		if ps.req.metrics != nil {
 			ps.req.metrics.deletionBlocked.Inc()
 		}
@@ -661,7 +661,7 @@ func setKStatus(conds *[]metav1.Condition, ready metav1.Condition, paused, stall
 func (ps *passState[T]) paused(ready metav1.Condition) metav1.Condition {
 	if !ps.p.observes {
 		ready.Status = metav1.ConditionFalse
-		ready.Reason = conditions.ReasonReconcilePaused
+		ready.Reason = string(conditions.ReasonReconcilePaused)
 		ready.Message = fmt.Sprintf("reconcile policy %q: the object is neither changed nor observed", PolicySkip)
 		return ready
 	}
@@ -722,4 +722,7 @@ func formatBuilds(marks map[string]string) string {
 
 // owedEvent is the Warning event of a failed pass, recorded by the next
 // pass of the object.
-type owedEvent struct{ reason, note string }
+type owedEvent struct {
+	reason conditions.Reason
+	note   string
+}

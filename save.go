@@ -84,7 +84,7 @@ func (ps saveStage[T]) writeFailed(ctx context.Context, w engineWrite, werr erro
 		gen := obj.GetGeneration()
 		now := metav1.Now()
 		ready := metav1.Condition{
-			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: w.reason(), Message: werr.Error(), ObservedGeneration: gen,
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(w.reason()), Message: werr.Error(), ObservedGeneration: gen,
 		}
 		changed = conditions.Set(&conds, ready, now)
 		if ps.r.Options.KStatus {
@@ -132,12 +132,12 @@ func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Resu
 		}
 	}
 	ps.settleReleased(ctx, policy)
-	reason, note := eventCleanedUp, "cleaned up and released finalizer %q"
+	reason, note := conditions.ReasonCleanedUp, "cleaned up and released finalizer %q"
 	if policy != PolicyManage {
-		reason, note = eventDetached, "released finalizer %q without cleanup"
+		reason, note = conditions.ReasonDetached, "released finalizer %q without cleanup"
 	}
 	if ps.released != "" {
-		ps.event(corev1.EventTypeWarning, eventFinalizerReleased, "Cleanup", "released finalizer %q as annotation %s=%s asked, %s",
+		ps.event(corev1.EventTypeWarning, conditions.ReasonFinalizerReleased, "Cleanup", "released finalizer %q as annotation %s=%s asked, %s",
 			ps.releasedFinalizer(), AnnotationReleaseFinalizer, ps.req.Object.GetAnnotations()[AnnotationReleaseFinalizer], ps.released)
 		ps.req.Log.Info("released finalizer on request", "finalizer", ps.releasedFinalizer(), "how", ps.released)
 		return flow.Final(res, err)
@@ -214,7 +214,7 @@ func (ps saveStage[T]) letGo(how string) bool {
 	meta.RemoveStatusCondition(&conds, conditions.TypeReconciling)
 	meta.RemoveStatusCondition(&conds, conditions.TypeStalled)
 	conditions.Set(&conds, metav1.Condition{
-		Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonFinalizerReleased,
+		Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonFinalizerReleased),
 		Message:            fmt.Sprintf("finalizer %q released: %s; the object waits for its other finalizers", ps.releasedFinalizer(), how),
 		ObservedGeneration: obj.GetGeneration(),
 	}, metav1.Now())

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -26,7 +27,7 @@ func TestStatusOnlyDiff(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", ResourceVersion: "7", Labels: map[string]string{"a": "b"}},
 			Spec:       testapi.WidgetSpec{Value: 6, Divisor: 3},
 			Status: testapi.WidgetStatus{ObservedGeneration: 1, Result: 2, Conditions: []metav1.Condition{
-				{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Succeeded", LastTransitionTime: now},
+				{Type: "Ready", Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), LastTransitionTime: now},
 			}},
 		}
 	}
@@ -205,7 +206,7 @@ func BenchmarkStatusPatch(b *testing.B) {
 	after.Status.Result, after.Status.ObservedGeneration = 2, 1
 	after.Status.Conditions = []metav1.Condition{
 		{Type: "Computed", Status: metav1.ConditionTrue, Reason: "Divided", ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
-		{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Succeeded", ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
+		{Type: "Ready", Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
 	}
 	b.Run("whole", func(b *testing.B) {
 		b.ReportAllocs()

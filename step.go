@@ -7,6 +7,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/conditions"
 )
 
 // Step is one piece of a reconcile. Do brings the world closer to the object's
@@ -116,8 +118,17 @@ const (
 )
 
 // reason returns the condition and event reason of a failure of w:
-// "ClaimFailed", "ReleaseFailed" or "SaveFailed".
-func (w engineWrite) reason() string { return string(w) + "Failed" }
+// conditions.ReasonClaimFailed, ReasonReleaseFailed or ReasonSaveFailed.
+func (w engineWrite) reason() conditions.Reason {
+	switch w {
+	case writeClaim:
+		return conditions.ReasonClaimFailed
+	case writeRelease:
+		return conditions.ReasonReleaseFailed
+	default:
+		return conditions.ReasonSaveFailed
+	}
+}
 
 // WriteFailureReporter is a Step that reports, in the conditions it owns, a
 // failure of one of the engine's own writes of the object: the claim
@@ -129,7 +140,7 @@ func (w engineWrite) reason() string { return string(w) + "Failed" }
 // object in req is the one whose status is about to be written; WriteFailed
 // changes only its conditions.
 type WriteFailureReporter[T client.Object] interface {
-	WriteFailed(req *Pass[T], reason string, err error)
+	WriteFailed(req *Pass[T], reason conditions.Reason, err error)
 }
 
 // StepFunc adapts a function to Step. Its name is the one given to NewStep.

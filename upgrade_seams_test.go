@@ -57,7 +57,7 @@ func TestReleaseWithoutFinalizerNamesTheOneItLets(t *testing.T) {
 			return fmt.Errorf("finalizers %v, want only %s", w.Finalizers, other)
 		}
 		ready = conditions.Find(w.Status.Conditions, conditions.TypeReady)
-		if ready == nil || ready.Reason != conditions.ReasonFinalizerReleased {
+		if ready == nil || ready.Reason != string(conditions.ReasonFinalizerReleased) {
 			return fmt.Errorf("Ready %+v, want reason %s", ready, conditions.ReasonFinalizerReleased)
 		}
 		return nil
@@ -208,7 +208,7 @@ func TestReadyGraceHoldsThroughAnEarlyRetry(t *testing.T) {
 	for _, v := range vs.all(t) {
 		got := condOf(v, conditions.TypeReady)
 		seen = append(seen, fmt.Sprintf("%s: Ready %s, Fetched %s", v.ResourceVersion, got, condOf(v, typeFetched)))
-		flipped = flipped || got != "True/"+conditions.ReasonSucceeded
+		flipped = flipped || got != "True/"+string(conditions.ReasonSucceeded)
 	}
 	if flipped {
 		t.Errorf("Ready not True/%s in every stored version, for a failure that lasted less than the grace:\n%s",

@@ -54,9 +54,9 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 				// The API server refuses the child as it is: retrying
 				// cannot help until the parent changes.
-				return conditions.Terminal(reasonInvalidChildren, err)
+				return conditions.Terminal(ReasonInvalidChildren, err)
 			}
-			return conditions.Warning(reasonApplyFailed, err)
+			return conditions.Warning(ReasonApplyFailed, err)
 		}
 		live, err := typed(u, c.kind)
 		if err != nil {
@@ -95,8 +95,8 @@ func replaced(err error) bool {
 // reportTaken handles the child c whose apply failed with applyErr because the
 // object of its name is not the one the pass read (see replaced). It reads
 // the object from the API server: one the set may not write (check) is a
-// blocker of the pass, and its error is returned (reasonChildExists, as
-// for an object the pass had found, or reasonChildConflict); one of the
+// blocker of the pass, and its error is returned (ReasonChildExists, as
+// for an object the pass had found, or ReasonChildConflict); one of the
 // set's own (made by an earlier pass the cache does not show yet, or by
 // another replica) or one WithAdoption takes over is not written in this
 // pass, which looks again after cacheRetry; and when there is none, the

@@ -36,7 +36,7 @@ func (p *pass) block(c *child, live client.Object, unseen bool) {
 // gvk, that enqueues the parents whose children the object of an event
 // blocks: its change, its release by its controller or its deletion may
 // let their sets converge, which their backoff would otherwise delay (or,
-// for a reasonChildConflict, which is not retried, put off until the
+// for a ReasonChildConflict, which is not retried, put off until the
 // parent changes).
 func blockerHandler[T client.Object](s *Step[T], gvk schema.GroupVersionKind) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {

@@ -42,7 +42,7 @@ func TestCacheSetsOnlyOptions(t *testing.T) {
 // TestCacheSetsOnly runs the step on a cache of ConfigMaps limited to the
 // children of sets: an unrelated ConfigMap is not cached, the set
 // converges, a name taken by an object the set did not create is still
-// found (reasonChildExists), and the set heals once it is removed.
+// found (ReasonChildExists), and the set heals once it is removed.
 func TestCacheSetsOnly(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
 	e := startWith(t, reconciler(step), func(o *ctrl.Options) { CacheSetsOnly(&o.Cache, &corev1.ConfigMap{}) })
@@ -55,7 +55,7 @@ func TestCacheSetsOnly(t *testing.T) {
 		}
 	}
 	e.create("mine", 2, 0)
-	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonChildExists}})
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists}})
 	for _, cm := range []*corev1.ConfigMap{loose, theirs} {
 		err := e.mgr.GetCache().Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
 		if !apierrors.IsNotFound(err) {

@@ -41,7 +41,7 @@ func callDesired[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 // or annotations, and the hash.
 func stampChild[T client.Object](s *Step[T], req *bosun.Pass[T], obj client.Object, i int, ks []kind, parentGVK schema.GroupVersionKind) (*child, error) {
 	invalid := func(format string, args ...any) error {
-		return conditions.Terminal(reasonInvalidChildren, fmt.Errorf(format, args...))
+		return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf(format, args...))
 	}
 	if obj == nil || reflect.ValueOf(obj).IsNil() {
 		return nil, invalid("desired child %d is nil", i)
@@ -126,7 +126,7 @@ func ownChild[T client.Object](s *Step[T], u *unstructured.Unstructured, ref Ref
 		if ref.Namespace != "" {
 			where = "in namespace " + ref.Namespace
 		}
-		return conditions.Terminal(reasonInvalidChildren, fmt.Errorf("desired child %s is %s, and an owned child must be in the parent's namespace (use NewUnownedStep)", ref, where))
+		return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("desired child %s is %s, and an owned child must be in the parent's namespace (use NewUnownedStep)", ref, where))
 	}
 	u.SetOwnerReferences([]metav1.OwnerReference{{
 		APIVersion:         parentGVK.GroupVersion().String(),

@@ -218,18 +218,19 @@
 //	| bosun.dev/owner-name      | annotation | the parent's name, on an unowned child                   |
 //
 // The reasons of the kinds' conditions (and of Ready, which summarises
-// them), and of the event a pass records:
+// them), and of the event a pass records, each a conditions.Reason
+// constant of this package:
 //
-//	| reason          | when                                                                      |
-//	|-----------------|---------------------------------------------------------------------------|
-//	| Ready           | every child of the kind is ready (the kind's condition is True)           |
-//	| NotReady        | a child of the kind is missing or not ready                               |
-//	| InvalidChildren | the desired children cannot be applied as they are: an undeclared kind, a duplicate, a namespace the step may not use |
-//	| ChildConflict   | a desired child is controlled by another object, or labelled for another set or parent; not retried until it changes |
-//	| ChildExists     | the name of a desired child is taken by an object the set did not create; retried, and healed when that object goes |
-//	| RollingUpdate   | changes of children of the kind wait for others to be ready (Kind.MaxUnavailable) |
-//	| ApplyFailed     | an apply or delete of a child failed                                      |
-//	| ChildrenChanged | the event (Normal, action Apply) of a pass that created, updated or deleted children |
+//	| reason          | constant              | when                                                                      |
+//	|-----------------|-----------------------|---------------------------------------------------------------------------|
+//	| Ready           | ReasonReady           | every child of the kind is ready (the kind's condition is True)           |
+//	| NotReady        | ReasonNotReady        | a child of the kind is missing or not ready                               |
+//	| InvalidChildren | ReasonInvalidChildren | the desired children cannot be applied as they are: an undeclared kind, a duplicate, a namespace the step may not use |
+//	| ChildConflict   | ReasonChildConflict   | a desired child is controlled by another object, or labelled for another set or parent; not retried until it changes |
+//	| ChildExists     | ReasonChildExists     | the name of a desired child is taken by an object the set did not create; retried, and healed when that object goes |
+//	| RollingUpdate   | ReasonRollingUpdate   | changes of children of the kind wait for others to be ready (Kind.MaxUnavailable) |
+//	| ApplyFailed     | ReasonApplyFailed     | an apply or delete of a child failed                                      |
+//	| ChildrenChanged | ReasonChildrenChanged | the event (Normal, action Apply) of a pass that created, updated or deleted children |
 //
 // # Permissions
 //

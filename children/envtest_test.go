@@ -56,10 +56,10 @@ func TestChildrenLifecycle(t *testing.T) {
 	w := e.create("shop", 3, 2)
 
 	notAvailable := map[string]cond{
-		"ConfigMapReady":     {metav1.ConditionTrue, reasonReady},
-		"ServiceReady":       {metav1.ConditionTrue, reasonReady},
-		"DeploymentReady":    {metav1.ConditionFalse, reasonNotReady},
-		conditions.TypeReady: {metav1.ConditionFalse, reasonNotReady},
+		"ConfigMapReady":     {metav1.ConditionTrue, ReasonReady},
+		"ServiceReady":       {metav1.ConditionTrue, ReasonReady},
+		"DeploymentReady":    {metav1.ConditionFalse, ReasonNotReady},
+		conditions.TypeReady: {metav1.ConditionFalse, ReasonNotReady},
 	}
 	e.waitConditions("shop", notAvailable)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "3", "cm-1": "3", "cm-2": "3"})
@@ -89,7 +89,7 @@ func TestChildrenLifecycle(t *testing.T) {
 	// The Deployment becomes available: so does the Widget.
 	e.markAvailable("web")
 	ready := map[string]cond{
-		"DeploymentReady":    {metav1.ConditionTrue, reasonReady},
+		"DeploymentReady":    {metav1.ConditionTrue, ReasonReady},
 		conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded},
 	}
 	e.waitConditions("shop", ready)
@@ -102,7 +102,7 @@ func TestChildrenLifecycle(t *testing.T) {
 	e.writes.Reset()
 	e.setSpec("shop", 4, 2)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "4", "cm-1": "4", "cm-2": "4", "cm-3": "4"})
-	e.waitConditions("shop", map[string]cond{"ConfigMapReady": {metav1.ConditionTrue, reasonReady}})
+	e.waitConditions("shop", map[string]cond{"ConfigMapReady": {metav1.ConditionTrue, ReasonReady}})
 	e.touch("shop", "after-change")
 	if got := e.writes.Counts()["apply ConfigMap"]; got != 4 {
 		t.Errorf("%d ConfigMap applies after the change, want 4: %v", got, e.writes.Writes())
@@ -149,7 +149,7 @@ func TestChildrenLifecycle(t *testing.T) {
 		}
 		return nil
 	})
-	got := e.waitConditions("shop", map[string]cond{"DeploymentReady": {metav1.ConditionTrue, reasonReady}})
+	got := e.waitConditions("shop", map[string]cond{"DeploymentReady": {metav1.ConditionTrue, ReasonReady}})
 	if c := conditions.Find(got.Status.Conditions, "DeploymentReady"); c.Message != "no Deployment desired" {
 		t.Errorf("DeploymentReady message = %q, want %q", c.Message, "no Deployment desired")
 	}
@@ -264,7 +264,7 @@ func TestInvalidChildren(t *testing.T) {
 	e.create("clock", 0, 0)
 	e.create("bad", 1, 0)
 	e.waitConditions("clock", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
-	w := e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonInvalidChildren}})
+	w := e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, ErrUndeclaredKind.Error()) {
 		t.Errorf("Ready message = %q, want it to mention %q", msg, ErrUndeclaredKind)
 	}
@@ -281,7 +281,7 @@ func TestInvalidChildren(t *testing.T) {
 		t.Errorf("%d passes in the window while the children stay invalid, want 0 (no retry loop)", n)
 	}
 	e.setSpec("bad", 2, 0)
-	w = e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonInvalidChildren}})
+	w = e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "desired twice") {
 		t.Errorf("Ready message = %q, want it to say a child is desired twice", msg)
 	}
@@ -291,7 +291,7 @@ func TestInvalidChildren(t *testing.T) {
 
 	// A child the API server refuses: terminal, tried once per change.
 	e.setSpec("bad", 3, 0)
-	w = e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonInvalidChildren}})
+	w = e.waitConditions("bad", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "applying ConfigMap") {
 		t.Errorf("Ready message = %q, want it to say which apply failed", msg)
 	}
@@ -322,7 +322,7 @@ func TestChildConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.create("mine", 1, 0)
-	w := e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonChildConflict}})
+	w := e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildConflict}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "controlled by Widget other") {
 		t.Errorf("Ready message = %q, want it to name the controller", msg)
 	}
@@ -404,7 +404,7 @@ func TestOwnedChildMustStayInNamespace(t *testing.T) {
 	step := NewStep("away", desired, []Kind{Of(&corev1.ConfigMap{})})
 	e := start(t, reconciler(step))
 	e.create("away", 0, 0)
-	w := e.waitConditions("away", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonInvalidChildren}})
+	w := e.waitConditions("away", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonInvalidChildren}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "NewUnownedStep") {
 		t.Errorf("Ready message = %q, want it to point to NewUnownedStep", msg)
 	}

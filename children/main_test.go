@@ -191,7 +191,7 @@ func (e *env) setSpec(name string, value, divisor int64) {
 // cond is a condition by the fields the tests check.
 type cond struct {
 	Status metav1.ConditionStatus
-	Reason string
+	Reason conditions.Reason
 }
 
 // waitConditions waits until the Widget name has the conditions want for
@@ -208,7 +208,7 @@ func (e *env) waitConditions(name string, want map[string]cond) *testapi.Widget 
 			switch {
 			case got == nil:
 				return errors.New("no " + typ + " condition")
-			case got.Status != c.Status || got.Reason != c.Reason:
+			case got.Status != c.Status || got.Reason != string(c.Reason):
 				return fmt.Errorf("%s is %s/%s (%q), want %s/%s", typ, got.Status, got.Reason, got.Message, c.Status, c.Reason)
 			case got.ObservedGeneration != w.Generation:
 				return fmt.Errorf("%s is for generation %d, want %d", typ, got.ObservedGeneration, w.Generation)

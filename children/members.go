@@ -60,20 +60,20 @@ func observeMember[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 
 // checkLive returns an error when live, the object with the name of the
 // desired child c, is not the set's to write: controlled by another
-// object or labelled for another set or parent (reasonChildConflict), or,
-// without WithAdoption, made by someone else (reasonChildExists). member
+// object or labelled for another set or parent (ReasonChildConflict), or,
+// without WithAdoption, made by someone else (ReasonChildExists). member
 // tells that live is a member of the set, as listed from the cache.
 func checkLive[T client.Object](s *Step[T], req *bosun.Pass[T], c *child, live client.Object, member bool) error {
 	if ctl := metav1.GetControllerOf(live); ctl != nil && ctl.UID != req.Object.GetUID() {
-		return conditions.Terminal(reasonChildConflict, fmt.Errorf("%s exists and is controlled by %s %s", c.ref, ctl.Kind, ctl.Name))
+		return conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and is controlled by %s %s", c.ref, ctl.Kind, ctl.Name))
 	}
 	if l := live.GetLabels(); l[LabelSet] != "" && (l[LabelSet] != s.name || l[LabelOwner] != string(req.Object.GetUID())) {
-		return conditions.Terminal(reasonChildConflict, fmt.Errorf("%s exists and belongs to set %q of another object", c.ref, l[LabelSet]))
+		return conditions.Terminal(ReasonChildConflict, fmt.Errorf("%s exists and belongs to set %q of another object", c.ref, l[LabelSet]))
 	}
 	if !member && !isOurs(s, req, live) && !s.cfg.adopt {
 		return &conditions.Error{
 			Type:     c.kind.condition,
-			Reason:   reasonChildExists,
+			Reason:   ReasonChildExists,
 			Severity: conditions.SeverityWarning,
 			Err: fmt.Errorf("%s exists and was not created by set %q: it is left alone; delete or rename it, or let the step adopt it (WithAdoption)",
 				c.ref, s.name),

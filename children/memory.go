@@ -66,7 +66,7 @@ func (pm *parentMemory) empty() bool {
 }
 
 // blocker names an object that holds the name of a desired child and that
-// the set may not take over (reasonChildExists, reasonChildConflict).
+// the set may not take over (ReasonChildExists, ReasonChildConflict).
 type blocker struct {
 	gvk schema.GroupVersionKind
 	key types.NamespacedName

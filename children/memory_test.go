@@ -72,7 +72,7 @@ func TestMemoryIsReleasedWithTheParent(t *testing.T) {
 			if tt.blocked {
 				e.createConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-1"}})
 				e.setSpec("mine", 2, 0)
-				e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonChildExists}})
+				e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists}})
 			}
 			if step.remembered() == 0 {
 				t.Fatal("the step remembers nothing of the parent: the test checks nothing")

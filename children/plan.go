@@ -85,7 +85,7 @@ func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 	scheme := req.Client.Scheme()
 	ks, err := s.kinds(scheme)
 	if err != nil {
-		return conditions.Terminal(reasonInvalidChildren, err)
+		return conditions.Terminal(ReasonInvalidChildren, err)
 	}
 	desired, err := callDesired(ctx, s, req)
 	if err != nil {
@@ -120,7 +120,7 @@ func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 		}
 		c.id = c.kind.gvk.String() + " " + c.ref.Namespace + "/" + c.ref.Name
 		if wanted[c.id] {
-			return conditions.Terminal(reasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
+			return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
 		}
 		wanted[c.id] = true
 		if err := compareLive(ctx, s, req, p, c, members[c.id]); err != nil {

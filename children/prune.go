@@ -20,7 +20,7 @@ import (
 func pruneChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass) error {
 	for _, obj := range p.prune {
 		if err := deleteChild(ctx, req.Client, obj); err != nil {
-			return conditions.Warning(reasonApplyFailed, err)
+			return conditions.Warning(ReasonApplyFailed, err)
 		}
 		s.mem.rememberDelete(req.Object, obj.GetUID())
 		req.Log.V(1).Info("pruned child", "child", refOf(obj).String())
@@ -39,7 +39,7 @@ func pruneChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 func (s *UnownedStep[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	ks, err := s.kinds(req.Client.Scheme())
 	if err != nil {
-		return ctrl.Result{}, conditions.Terminal(reasonInvalidChildren, err)
+		return ctrl.Result{}, conditions.Terminal(ReasonInvalidChildren, err)
 	}
 	reader := req.APIReader
 	if reader == nil {

@@ -136,12 +136,12 @@ func TestCustomResourceChildReadiness(t *testing.T) {
 	e := start(t, reconciler(step))
 	e.create("crd", 1, 0)
 	ready := map[string]cond{
-		"WidgetReady":        {metav1.ConditionTrue, reasonReady},
+		"WidgetReady":        {metav1.ConditionTrue, ReasonReady},
 		conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded},
 	}
 	notReady := map[string]cond{
-		"WidgetReady":        {metav1.ConditionFalse, reasonNotReady},
-		conditions.TypeReady: {metav1.ConditionFalse, reasonNotReady},
+		"WidgetReady":        {metav1.ConditionFalse, ReasonNotReady},
+		conditions.TypeReady: {metav1.ConditionFalse, ReasonNotReady},
 	}
 	// message returns the WidgetReady message of the parent w.
 	message := func(w *testapi.Widget) string { return conditions.Find(w.Status.Conditions, "WidgetReady").Message }

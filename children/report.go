@@ -59,16 +59,16 @@ func kindCondition(k *kind, children []*child) metav1.Condition {
 		}
 	}
 	sort.Strings(notReady)
-	cond := metav1.Condition{Type: k.condition, Status: metav1.ConditionTrue, Reason: reasonReady}
+	cond := metav1.Condition{Type: k.condition, Status: metav1.ConditionTrue, Reason: string(ReasonReady)}
 	switch {
 	case held > 0:
-		cond.Status, cond.Reason = metav1.ConditionFalse, reasonRollingUpdate
+		cond.Status, cond.Reason = metav1.ConditionFalse, string(ReasonRollingUpdate)
 		cond.Message = fmt.Sprintf("%d of %d %s updated, %d waiting, %d in progress", total-held-len(notReady), total, k.gvk.Kind, held, len(notReady))
 		if len(notReady) > 0 {
 			cond.Message += ": " + listSome(notReady, maxListed)
 		}
 	case len(notReady) > 0:
-		cond.Status, cond.Reason = metav1.ConditionFalse, reasonNotReady
+		cond.Status, cond.Reason = metav1.ConditionFalse, string(ReasonNotReady)
 		cond.Message = fmt.Sprintf("%d of %d %s not ready: %s", len(notReady), total, k.gvk.Kind, listSome(notReady, maxListed))
 	case total == 0:
 		cond.Message = "no " + k.gvk.Kind + " desired"

@@ -1,10 +1,5 @@
 package children
 
-// reasonRollingUpdate is the reason of a kind's condition, and of Ready,
-// while a pass holds back changes of children of the kind under its
-// MaxUnavailable.
-const reasonRollingUpdate = "RollingUpdate"
-
 // turn is what the pacing of a kind's changes (pace) knows of one desired
 // child.
 type turn struct {

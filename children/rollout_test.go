@@ -208,8 +208,8 @@ func TestPlanHoldsBack(t *testing.T) {
 	got := kindCondition(&ks[0], p.children)
 	const wantMsg = "0 of 4 Deployment updated, 2 waiting, 2 in progress: " +
 		"zone-a: the deployment controller has not seen the latest spec; zone-b: the deployment controller has not seen the latest spec"
-	if got.Status != metav1.ConditionFalse || got.Reason != reasonRollingUpdate || got.Message != wantMsg {
-		t.Errorf("condition %s/%s %q, want False/%s %q", got.Status, got.Reason, got.Message, reasonRollingUpdate, wantMsg)
+	if got.Status != metav1.ConditionFalse || got.Reason != string(ReasonRollingUpdate) || got.Message != wantMsg {
+		t.Errorf("condition %s/%s %q, want False/%s %q", got.Status, got.Reason, got.Message, ReasonRollingUpdate, wantMsg)
 	}
 }
 
@@ -314,7 +314,7 @@ func tags(zones []string, n int, now, before string) map[string]string {
 
 // waitCondition waits until the condition typ of the Widget name is
 // False with reason and message, for its current generation.
-func (e *env) waitCondition(name, typ, reason, message string) {
+func (e *env) waitCondition(name, typ string, reason conditions.Reason, message string) {
 	e.t.Helper()
 	bosuntest.Eventually(e.t, func(ctx context.Context) error {
 		w := &testapi.Widget{}
@@ -327,7 +327,7 @@ func (e *env) waitCondition(name, typ, reason, message string) {
 			return errors.New("no " + typ + " condition")
 		case c.ObservedGeneration != w.Generation:
 			return fmt.Errorf("%s is for generation %d, want %d", typ, c.ObservedGeneration, w.Generation)
-		case c.Status != metav1.ConditionFalse || c.Reason != reason || c.Message != message:
+		case c.Status != metav1.ConditionFalse || c.Reason != string(reason) || c.Message != message:
 			return fmt.Errorf("%s is %s/%s %q, want False/%s %q", typ, c.Status, c.Reason, c.Message, reason, message)
 		}
 		return nil
@@ -366,10 +366,10 @@ func TestRollingUpdate(t *testing.T) {
 	for i, z := range zones {
 		e.waitImages(tags(zones, i+1, "2", "1"))
 		if i < len(zones)-1 {
-			e.waitCondition("zones", "DeploymentReady", reasonRollingUpdate,
+			e.waitCondition("zones", "DeploymentReady", ReasonRollingUpdate,
 				fmt.Sprintf("%d of 4 Deployment updated, %d waiting, 1 in progress: %s: %s", i, len(zones)-1-i, z, notSeen))
 		} else {
-			e.waitCondition("zones", "DeploymentReady", reasonNotReady, "1 of 4 Deployment not ready: "+z+": "+notSeen)
+			e.waitCondition("zones", "DeploymentReady", ReasonNotReady, "1 of 4 Deployment not ready: "+z+": "+notSeen)
 		}
 		// Until z is ready, passes change no other zone.
 		e.touch("zones", "held-"+z)
@@ -444,8 +444,8 @@ func TestRollingUpdateHeld(t *testing.T) {
 	})
 	stuck := `0 of 3 Deployment updated, 2 waiting, 1 in progress: zone-a: 0 of 1 replicas updated, ` +
 		`no progress (ProgressDeadlineExceeded): ReplicaSet "zone-a-1" has timed out progressing.`
-	e.waitCondition("zones", "DeploymentReady", reasonRollingUpdate, stuck)
-	e.waitCondition("zones", conditions.TypeReady, reasonRollingUpdate, stuck)
+	e.waitCondition("zones", "DeploymentReady", ReasonRollingUpdate, stuck)
+	e.waitCondition("zones", conditions.TypeReady, ReasonRollingUpdate, stuck)
 	for i := range 3 {
 		e.touch("zones", fmt.Sprint("stuck-", i))
 	}
@@ -471,7 +471,7 @@ func TestRollingUpdateHeld(t *testing.T) {
 	// The fix goes to the stuck zone-a at once, not to the others.
 	e.setSpec("zones", 3, 0)
 	e.waitImages(map[string]string{"zone-a": "3", "zone-b": "1", "zone-c": "1"})
-	e.waitCondition("zones", "DeploymentReady", reasonRollingUpdate, "0 of 3 Deployment updated, 2 waiting, 1 in progress: zone-a: "+notSeen)
+	e.waitCondition("zones", "DeploymentReady", ReasonRollingUpdate, "0 of 3 Deployment updated, 2 waiting, 1 in progress: zone-a: "+notSeen)
 	e.markAvailable("zone-a")
 	e.waitImages(map[string]string{"zone-a": "3", "zone-b": "3", "zone-c": "1"})
 	e.markAvailable("zone-b")

@@ -40,33 +40,37 @@ const (
 	annotationOwnerName = "bosun.dev/owner-name"
 )
 
-// Reasons of the conditions and errors of the step.
+// Reasons of the conditions and errors of the step, and of its event.
 const (
-	// reasonReady is the reason of a True kind condition.
-	reasonReady = "Ready"
-	// reasonNotReady is the reason of a False kind condition.
-	reasonNotReady = "NotReady"
-	// reasonInvalidChildren is the reason of a pass whose desired children
+	// ReasonReady is the reason of a True kind condition.
+	ReasonReady conditions.Reason = "Ready"
+	// ReasonNotReady is the reason of a False kind condition, and of Ready
+	// when a kind's condition makes it False.
+	ReasonNotReady conditions.Reason = "NotReady"
+	// ReasonInvalidChildren is the reason of a pass whose desired children
 	// cannot be applied as they are (undeclared kind, duplicate, a
 	// namespace the step may not use).
-	reasonInvalidChildren = "InvalidChildren"
-	// reasonChildConflict is the reason of a pass that found a desired
+	ReasonInvalidChildren conditions.Reason = "InvalidChildren"
+	// ReasonChildConflict is the reason of a pass that found a desired
 	// child controlled by another object.
-	reasonChildConflict = "ChildConflict"
-	// reasonChildExists is the reason of a kind's condition, and of Ready,
+	ReasonChildConflict conditions.Reason = "ChildConflict"
+	// ReasonChildExists is the reason of a kind's condition, and of Ready,
 	// when the name of a desired child is taken by an object the set did
 	// not create (no controller, no set label): the step leaves that object
 	// alone and watches it, so the set heals as soon as the object is
 	// removed. WithAdoption takes such objects over instead.
-	reasonChildExists = "ChildExists"
-	// reasonApplyFailed is the reason of a pass whose apply or delete of a
+	ReasonChildExists conditions.Reason = "ChildExists"
+	// ReasonApplyFailed is the reason of a pass whose apply or delete of a
 	// child failed.
-	reasonApplyFailed = "ApplyFailed"
+	ReasonApplyFailed conditions.Reason = "ApplyFailed"
+	// ReasonRollingUpdate is the reason of a kind's condition, and of
+	// Ready, while a pass holds back changes of children of the kind under
+	// its MaxUnavailable.
+	ReasonRollingUpdate conditions.Reason = "RollingUpdate"
+	// ReasonChildrenChanged is the reason of the Normal event a pass
+	// records when it created, updated or deleted children.
+	ReasonChildrenChanged conditions.Reason = "ChildrenChanged"
 )
-
-// eventChildrenChanged is the reason of the event a pass records when it
-// created, updated or deleted children.
-const eventChildrenChanged = "ChildrenChanged"
 
 // defaultCleanupInterval is how soon the Cleanup of an unowned step looks
 // again after deleting children, until none is left.
@@ -279,7 +283,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	}
 	if !p.plan.Empty() {
 		req.Log.Info("children changed", "set", s.name, "created", len(p.plan.Create), "updated", len(p.plan.Update), "deleted", len(p.plan.Delete))
-		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, eventChildrenChanged, "Apply",
+		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, string(ReasonChildrenChanged), "Apply",
 			"set %s: created %d, updated %d, deleted %d", s.name, len(p.plan.Create), len(p.plan.Update), len(p.plan.Delete))
 	}
 	reportKinds(s, req, p)

@@ -32,7 +32,7 @@ import (
 // TestExistingObjectIsNotTakenOver puts a ConfigMap with the name of a
 // desired child in place before the parent exists, with no controller and
 // no set label. The step does not apply over it, label it or prune it:
-// ConfigMapReady and Ready are False with reasonChildExists, the object is
+// ConfigMapReady and Ready are False with ReasonChildExists, the object is
 // left exactly as it was, and deleting the parent leaves it in place. Once
 // the user removes it, the set creates its own.
 func TestExistingObjectIsNotTakenOver(t *testing.T) {
@@ -46,8 +46,8 @@ func TestExistingObjectIsNotTakenOver(t *testing.T) {
 	}
 	w := e.create("mine", 2, 0)
 	got := e.waitConditions("mine", map[string]cond{
-		"ConfigMapReady":     {metav1.ConditionFalse, reasonChildExists},
-		conditions.TypeReady: {metav1.ConditionFalse, reasonChildExists},
+		"ConfigMapReady":     {metav1.ConditionFalse, ReasonChildExists},
+		conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists},
 	})
 	if c := conditions.Find(got.Status.Conditions, "ConfigMapReady"); c == nil || !strings.Contains(c.Message, "cm-0") {
 		t.Errorf("ConfigMapReady = %+v, want its message to name cm-0", c)
@@ -90,7 +90,7 @@ func TestExistingObjectIsHealedWhenRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.create("mine", 2, 0)
-	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonChildExists}})
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists}})
 	if err := e.c.Delete(ctx, theirs); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestChildOfAnotherParentIsAConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := e.create("mine", 1, 0)
-	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonChildConflict}})
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildConflict}})
 	e.deleteAndWaitGone(w)
 	var live corev1.ConfigMap
 	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
@@ -267,7 +267,7 @@ func TestExistingObjectUnseenByTheCacheIsNotTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.create("mine", 1, 0)
-	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonChildExists}})
+	e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists}})
 	var live corev1.ConfigMap
 	if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
 		t.Fatal(err)
@@ -392,7 +392,7 @@ func (r *racer) untouched(e *env, when string) {
 // so it fails on the existing object instead of taking it over. The other
 // team's ConfigMap keeps its resourceVersion, data, labels and owner
 // references and holds no field of the step's manager, the parent is
-// Ready False with reasonChildExists, and deleting the parent leaves the
+// Ready False with ReasonChildExists, and deleting the parent leaves the
 // ConfigMap in place.
 func TestChildCreatedMeanwhileIsNotTakenOver(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
@@ -401,8 +401,8 @@ func TestChildCreatedMeanwhileIsNotTakenOver(t *testing.T) {
 	e := start(t, reconciler(step), r.wrap)
 	w := e.create("mine", 2, 0)
 	e.waitConditions("mine", map[string]cond{
-		"ConfigMapReady":     {metav1.ConditionFalse, reasonChildExists},
-		conditions.TypeReady: {metav1.ConditionFalse, reasonChildExists},
+		"ConfigMapReady":     {metav1.ConditionFalse, ReasonChildExists},
+		conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists},
 	})
 	r.untouched(e, "blocked")
 	e.deleteAndWaitGone(w)
@@ -414,7 +414,7 @@ func TestChildCreatedMeanwhileIsNotTakenOver(t *testing.T) {
 // the moment between the step's read and its write: the step's apply
 // carries the UID of the child it read, so it fails instead of taking the
 // new object over. The other team's ConfigMap is left as it is and the
-// parent is Ready False with reasonChildExists.
+// parent is Ready False with ReasonChildExists.
 func TestChildReplacedMeanwhileIsNotWritten(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
 	r := &racer{c: shared.ControlPlane(t).Client, name: "cm-0", replace: true}
@@ -426,8 +426,8 @@ func TestChildReplacedMeanwhileIsNotWritten(t *testing.T) {
 	r.armed.Store(true)
 	e.setSpec("mine", 3, 0)
 	e.waitConditions("mine", map[string]cond{
-		"ConfigMapReady":     {metav1.ConditionFalse, reasonChildExists},
-		conditions.TypeReady: {metav1.ConditionFalse, reasonChildExists},
+		"ConfigMapReady":     {metav1.ConditionFalse, ReasonChildExists},
+		conditions.TypeReady: {metav1.ConditionFalse, ReasonChildExists},
 	})
 	r.untouched(e, "blocked")
 	e.deleteAndWaitGone(w)
@@ -469,27 +469,27 @@ func TestBlockedChildHealsPromptly(t *testing.T) {
 		// block makes the object that blocks cm-1.
 		block func(e *env) *corev1.ConfigMap
 		// reason is the reason of Ready while cm-1 is blocked.
-		reason string
+		reason conditions.Reason
 		// unblock deletes or releases the blocking object.
 		unblock func(e *env, blocker *corev1.ConfigMap)
 	}{
 		{
-			name: "an object the set did not create, deleted", block: unlabelled, reason: reasonChildExists, unblock: deleteObject,
+			name: "an object the set did not create, deleted", block: unlabelled, reason: ReasonChildExists, unblock: deleteObject,
 		},
 		{
 			name: "an object the set did not create, deleted, under CacheSetsOnly", setsOnly: true,
-			block: unlabelled, reason: reasonChildExists, unblock: deleteObject,
+			block: unlabelled, reason: ReasonChildExists, unblock: deleteObject,
 		},
 		{
-			name: "an object controlled by another, deleted", block: controlled, reason: reasonChildConflict, unblock: deleteObject,
+			name: "an object controlled by another, deleted", block: controlled, reason: ReasonChildConflict, unblock: deleteObject,
 		},
 		{
 			name: "an object controlled by another, released, with adoption", opts: []Option{WithAdoption()},
-			block: controlled, reason: reasonChildConflict, unblock: release,
+			block: controlled, reason: ReasonChildConflict, unblock: release,
 		},
 		{
 			name: "a member of another set, deleted, under CacheSetsOnly", setsOnly: true,
-			block: otherSet, reason: reasonChildConflict, unblock: deleteObject,
+			block: otherSet, reason: ReasonChildConflict, unblock: deleteObject,
 		},
 	}
 	for _, tt := range tests {
@@ -506,7 +506,7 @@ func TestBlockedChildHealsPromptly(t *testing.T) {
 			blocker := tt.block(e)
 			e.create("mine", 2, 0)
 			e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, tt.reason}})
-			if tt.reason == reasonChildExists {
+			if tt.reason == ReasonChildExists {
 				// The failure is retried, after ten minutes.
 				bosuntest.Eventually(t, func(context.Context) error {
 					if retries.delayed.Load() == 0 {

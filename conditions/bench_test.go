@@ -15,7 +15,7 @@ import (
 
 func BenchmarkSetUnchanged(b *testing.B) {
 	conds := []metav1.Condition{}
-	c := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Succeeded", ObservedGeneration: 1}
+	c := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 1}
 	conditions.Set(&conds, c, t0)
 	for b.Loop() {
 		conditions.Set(&conds, c, t1)

@@ -31,53 +31,124 @@ const (
 // finalizer on purpose. The engine keeps it (bosun.Options.DeletionDeadline).
 const TypeDeletionBlocked = "DeletionBlocked"
 
+// Reason is the reason of a condition or of an Event: one CamelCase word
+// that says why the condition has its status, or what happened, and that
+// users, their tests and their alerts match. Conditions and Events share
+// one vocabulary (a failed pass records the reason it gives Ready as its
+// Warning event's, and FinalizerReleased or InvalidPolicy name a condition
+// and an event alike), so one type serves both. Every reason bosun gives is a
+// constant of this type in the package that gives it: the engine's are
+// here, a step's are in its own package (children.ReasonNotReady,
+// managed.ReasonCreatedExternalResource, ...), and each constant is named
+// Reason followed by the word it holds (ReasonError, "ReconcileError", is
+// the one exception). An operator declares its own the same way.
+//
+// The API server accepts a condition reason of 1 to 1024 characters, a
+// letter first, then letters, digits, '_', ',' or ':', not ending in ','
+// or ':'; FromError gives ReasonError in place of any other.
+type Reason string
+
 // Reasons the engine writes into conditions.
 const (
 	// ReasonInitializing marks a condition that is Unknown because the object has not
 	// been reconciled far enough to know it.
-	ReasonInitializing = "Initializing"
+	ReasonInitializing Reason = "Initializing"
 	// ReasonSucceeded is the reason of Ready=True.
-	ReasonSucceeded = "Succeeded"
+	ReasonSucceeded Reason = "Succeeded"
 	// ReasonError is the reason of Ready=False for an error that carries no reason of
 	// its own.
-	ReasonError = "ReconcileError"
+	ReasonError Reason = "ReconcileError"
 	// ReasonPanic is the reason of Ready=False after a step panicked.
-	ReasonPanic = "Panic"
+	ReasonPanic Reason = "Panic"
 	// ReasonInvalidPolicy is the reason of Ready=False when the reconcile policy
 	// annotation holds a value the engine does not know. Package managed
 	// gives the same reason for its management and deletion policies; the
-	// message names the annotation.
-	ReasonInvalidPolicy = "InvalidPolicy"
+	// message names the annotation. The engine records a Warning event
+	// with it too.
+	ReasonInvalidPolicy Reason = "InvalidPolicy"
 	// ReasonReconcilePaused marks a condition that is False because the object is
 	// paused (the skip reconcile policy): nothing is being changed, by choice. Summarize does not let such a condition make Ready
 	// worse, so Ready keeps reporting the health of what is observed. The engine
 	// gives it to Ready itself under the skip policy when no step observes the
 	// object, since no health is known then.
-	ReasonReconcilePaused = "ReconcilePaused"
+	ReasonReconcilePaused Reason = "ReconcilePaused"
 	// ReasonProgressing is the reason of Ready=False when a step asked to
 	// come back later before the steps after it ran: what they report is
 	// not known for this generation yet.
-	ReasonProgressing = "Progressing"
+	ReasonProgressing Reason = "Progressing"
 	// ReasonRetrying is the reason of Reconciling=True while the engine
 	// keeps Ready True through a failure it retries, within
 	// bosun.Options.ReadyGrace; the message holds the error and when
 	// Ready turns False if the failures go on.
-	ReasonRetrying = "Retrying"
+	ReasonRetrying Reason = "Retrying"
 	// ReasonInvalidReleaseFinalizer is the reason of Ready=False when the
 	// annotation bosun.dev/release-finalizer holds a value the engine does
 	// not know. The cleanup goes on being retried meanwhile.
-	ReasonInvalidReleaseFinalizer = "InvalidReleaseFinalizer"
+	ReasonInvalidReleaseFinalizer Reason = "InvalidReleaseFinalizer"
 	// ReasonFinalizerReleased is the reason of Ready=False on an object
 	// being deleted that the engine has let go (its cleanup finished, or
 	// bosun.dev/release-finalizer released it) while other finalizers
 	// still hold it. The engine removes DeletionBlocked, and the kstatus
-	// conditions, in the same write.
-	ReasonFinalizerReleased = "FinalizerReleased"
+	// conditions, in the same write. It is also the reason of the Warning
+	// event the engine records when bosun.dev/release-finalizer released
+	// the finalizer.
+	ReasonFinalizerReleased Reason = "FinalizerReleased"
+	// ReasonNotReady is the reason Summarize gives Ready when the worst
+	// condition has an empty reason.
+	ReasonNotReady Reason = "NotReady"
+	// ReasonCleanupPending is the reason of DeletionBlocked=True when the
+	// cleanup waits (a step asked to come back) rather than fails; a
+	// failing cleanup gives its error's reason.
+	ReasonCleanupPending Reason = "CleanupPending"
+	// ReasonInvalidResyncInterval is the reason of Ready=False for an
+	// object whose bosun.dev/resync-interval annotation cannot be read. The
+	// steps still run; the object is reconciled again when it changes.
+	ReasonInvalidResyncInterval Reason = "InvalidResyncInterval"
+	// ReasonClaimFailed is the reason of Ready=False, and of a Warning
+	// event, when the engine's claim of the object (its finalizer and
+	// instance annotation, written before any step acts) failed.
+	ReasonClaimFailed Reason = "ClaimFailed"
+	// ReasonReleaseFailed is the reason of Ready=False, and of a Warning
+	// event, when removing the engine's finalizer failed.
+	ReasonReleaseFailed Reason = "ReleaseFailed"
+	// ReasonSaveFailed is the reason of Ready=False, and of a Warning
+	// event, when writing what the steps changed in metadata and spec
+	// failed.
+	ReasonSaveFailed Reason = "SaveFailed"
 )
 
-// reasonNotReady is the reason Summarize gives when the worst condition has an
-// empty reason.
-const reasonNotReady = "NotReady"
+// Reasons of the events the engine records. A failed pass records a Warning
+// event with the reason of the condition it sets (see FromError), and the
+// engine's own writes record theirs (ReasonInvalidPolicy,
+// ReasonFinalizerReleased, ReasonClaimFailed, ...).
+const (
+	// ReasonClaimed is the reason of the Normal event the engine records
+	// when it committed its finalizer or instance claim.
+	ReasonClaimed Reason = "Claimed"
+	// ReasonCleanedUp is the reason of the Normal event the engine records
+	// when every Cleanup finished and the finalizer was released.
+	ReasonCleanedUp Reason = "CleanedUp"
+	// ReasonDetached is the reason of the Normal event the engine records
+	// when the object was deleted under a policy that runs no Cleanup, and
+	// the finalizer was released.
+	ReasonDetached Reason = "Detached"
+	// ReasonReconcileSkipped is the reason of the Normal event the engine
+	// records when the skip reconcile policy applies to the object: the
+	// engine only observes it.
+	ReasonReconcileSkipped Reason = "ReconcileSkipped"
+	// ReasonOwnedByOtherInstance is the reason of the Warning event the
+	// engine records when another operator instance owns the object.
+	ReasonOwnedByOtherInstance Reason = "OwnedByOtherInstance"
+	// ReasonDeletionBlocked is the reason of the Warning event the engine
+	// records when the deletion passed the reconciler's deletion deadline
+	// with the cleanup not finished (the condition TypeDeletionBlocked says
+	// what blocks it).
+	ReasonDeletionBlocked Reason = "DeletionBlocked"
+	// ReasonSuccessfulCreate is the reason of the Normal event
+	// Pass.CreateChild records when it created a child (the reason
+	// Kubernetes' own controllers record for the objects they create).
+	ReasonSuccessfulCreate Reason = "SuccessfulCreate"
+)
 
 // MessageInitializing is the message of a condition added by Init.
 const MessageInitializing = "not reported yet"
@@ -152,7 +223,7 @@ func Init(conds *[]metav1.Condition, generation int64, now metav1.Time, types ..
 		Set(conds, metav1.Condition{
 			Type:               t,
 			Status:             metav1.ConditionUnknown,
-			Reason:             ReasonInitializing,
+			Reason:             string(ReasonInitializing),
 			Message:            MessageInitializing,
 			ObservedGeneration: generation,
 		}, now)
@@ -176,7 +247,7 @@ func StampGeneration(conds []metav1.Condition, generation int64) {
 // of the worst listed condition: False is worse than Unknown, and among equals the first
 // in order wins. A listed type missing from conds counts as Unknown with
 // ReasonInitializing, and a status other than True or False counts as Unknown. An empty
-// reason becomes "NotReady" and an empty message names the condition, so the result
+// reason becomes ReasonNotReady and an empty message names the condition, so the result
 // always passes the API server's validation. A condition with ReasonReconcilePaused is
 // skipped: a paused object is not unready for being paused.
 //
@@ -185,7 +256,7 @@ func Summarize(conds []metav1.Condition, order []string, generation int64) metav
 	ready := metav1.Condition{
 		Type:               TypeReady,
 		Status:             metav1.ConditionTrue,
-		Reason:             ReasonSucceeded,
+		Reason:             string(ReasonSucceeded),
 		ObservedGeneration: generation,
 	}
 	var worst *metav1.Condition
@@ -199,11 +270,11 @@ func Summarize(conds []metav1.Condition, order []string, generation int64) metav
 			c = &metav1.Condition{
 				Type:    t,
 				Status:  metav1.ConditionUnknown,
-				Reason:  ReasonInitializing,
+				Reason:  string(ReasonInitializing),
 				Message: MessageInitializing,
 			}
 		}
-		if c.Reason == ReasonReconcilePaused {
+		if c.Reason == string(ReasonReconcilePaused) {
 			continue
 		}
 		if r := rank(c.Status); r > worstRank {
@@ -219,7 +290,7 @@ func Summarize(conds []metav1.Condition, order []string, generation int64) metav
 	}
 	ready.Reason = worst.Reason
 	if ready.Reason == "" {
-		ready.Reason = reasonNotReady
+		ready.Reason = string(ReasonNotReady)
 	}
 	ready.Message = Bound(worst.Message)
 	if ready.Message == "" {

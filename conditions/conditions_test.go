@@ -18,9 +18,9 @@ var (
 )
 
 // cond builds a condition with a transition time.
-func cond(typ string, status metav1.ConditionStatus, reason, message string, gen int64, ltt metav1.Time) metav1.Condition {
+func cond(typ string, status metav1.ConditionStatus, reason conditions.Reason, message string, gen int64, ltt metav1.Time) metav1.Condition {
 	return metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: message,
+		Type: typ, Status: status, Reason: string(reason), Message: message,
 		ObservedGeneration: gen, LastTransitionTime: ltt,
 	}
 }
@@ -222,11 +222,11 @@ func TestFind(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	readyTrue := metav1.Condition{
-		Type: conditions.TypeReady, Status: cTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 5,
+		Type: conditions.TypeReady, Status: cTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 5,
 	}
-	ready := func(status metav1.ConditionStatus, reason, message string) metav1.Condition {
+	ready := func(status metav1.ConditionStatus, reason conditions.Reason, message string) metav1.Condition {
 		return metav1.Condition{
-			Type: conditions.TypeReady, Status: status, Reason: reason, Message: message, ObservedGeneration: 5,
+			Type: conditions.TypeReady, Status: status, Reason: string(reason), Message: message, ObservedGeneration: 5,
 		}
 	}
 	tests := []struct {

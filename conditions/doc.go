@@ -48,22 +48,51 @@
 //
 // # Reasons
 //
-// The reasons the engine writes, each also a constant of this package; a
-// step's own reasons are its package's (see their package docs).
+// A Reason is the reason of a condition or of an Event: what users, their
+// tests and their alerts match. Every reason bosun gives is a constant of
+// type Reason in the package that gives it, named Reason followed by the
+// word it holds: the engine's are here, a step's are its package's (see
+// their package docs). An operator declares its own the same way, and
+// Terminal, Warning and Error take them. A metav1.Condition holds its reason
+// as a string: string(ReasonSucceeded) puts one there.
 //
-//	| reason          | constant              | when                                                                         |
-//	|-----------------|-----------------------|------------------------------------------------------------------------------|
-//	| Initializing    | ReasonInitializing    | a condition Init added, Unknown until its step reports ("not reported yet")  |
-//	| Succeeded       | ReasonSucceeded       | Ready is True: every condition the steps own is True                         |
-//	| ReconcileError  | ReasonError           | Ready is False for an error that carries no reason of its own                |
-//	| Panic           | ReasonPanic           | Ready is False after a step panicked                                         |
-//	| InvalidPolicy   | ReasonInvalidPolicy   | a policy annotation holds a value the engine does not know                   |
-//	| ReconcilePaused | ReasonReconcilePaused | the object is paused (the skip reconcile policy)                              |
-//	| Progressing     | ReasonProgressing     | Ready is False: a step asked to come back before the steps after it ran for  |
-//	|                 |                       | a generation not yet Ready                                                   |
-//	| Retrying        | ReasonRetrying        | Reconciling is True while Ready is held True through a retried error         |
-//	|                 |                       | (bosun.Options.ReadyGrace)                                                   |
-//	| NotReady        |                       | Summarize's reason when the worst condition has an empty one                 |
+// The reasons the engine writes into conditions:
+//
+//	| reason                  | constant                      | when                                                                        |
+//	|-------------------------|-------------------------------|-----------------------------------------------------------------------------|
+//	| Initializing            | ReasonInitializing            | a condition Init added, Unknown until its step reports ("not reported yet") |
+//	| Succeeded               | ReasonSucceeded               | Ready is True: every condition the steps own is True                        |
+//	| ReconcileError          | ReasonError                   | Ready is False for an error that carries no reason of its own               |
+//	| Panic                   | ReasonPanic                   | Ready is False after a step panicked                                        |
+//	| InvalidPolicy           | ReasonInvalidPolicy           | a policy annotation holds a value the engine does not know                  |
+//	| ReconcilePaused         | ReasonReconcilePaused         | the object is paused (the skip reconcile policy)                            |
+//	| Progressing             | ReasonProgressing             | Ready is False: a step asked to come back before the steps after it ran for |
+//	|                         |                               | a generation not yet Ready                                                  |
+//	| Retrying                | ReasonRetrying                | Reconciling is True while Ready is held True through a retried error        |
+//	|                         |                               | (bosun.Options.ReadyGrace)                                                  |
+//	| InvalidReleaseFinalizer | ReasonInvalidReleaseFinalizer | Ready is False: bosun.dev/release-finalizer holds an unknown value          |
+//	| FinalizerReleased       | ReasonFinalizerReleased       | Ready is False: the engine let the object go, other finalizers hold it      |
+//	| CleanupPending          | ReasonCleanupPending          | DeletionBlocked is True: the cleanup waits rather than fails                |
+//	| InvalidResyncInterval   | ReasonInvalidResyncInterval   | Ready is False: bosun.dev/resync-interval cannot be read                    |
+//	| ClaimFailed             | ReasonClaimFailed             | Ready is False: the claim (finalizer, instance annotation) was not written  |
+//	| ReleaseFailed           | ReasonReleaseFailed           | Ready is False: removing the finalizer failed                               |
+//	| SaveFailed              | ReasonSaveFailed              | Ready is False: writing the steps' changes to metadata and spec failed      |
+//	| NotReady                | ReasonNotReady                | Summarize's reason when the worst condition has an empty one                |
+//	| <Kind>NameTaken         | (none: one per kind)          | Ready is False: bosun.Pass.CreateChild found the name held by another owner |
+//
+// The reasons of the events the engine records (a failed pass records a
+// Warning with the reason of the condition it sets; InvalidPolicy,
+// FinalizerReleased and the failed writes above are events too):
+//
+//	| reason               | constant                   | when                                                                     |
+//	|----------------------|----------------------------|--------------------------------------------------------------------------|
+//	| Claimed              | ReasonClaimed              | Normal: the engine committed its finalizer or instance claim             |
+//	| CleanedUp            | ReasonCleanedUp            | Normal: every Cleanup finished and the finalizer was released            |
+//	| Detached             | ReasonDetached             | Normal: deleted under a policy that runs no Cleanup; finalizer released  |
+//	| ReconcileSkipped     | ReasonReconcileSkipped     | Normal: the skip reconcile policy applies: the engine only observes      |
+//	| OwnedByOtherInstance | ReasonOwnedByOtherInstance | Warning: another operator instance owns the object                       |
+//	| DeletionBlocked      | ReasonDeletionBlocked      | Warning: the deletion passed its deadline with the cleanup not finished  |
+//	| SuccessfulCreate     | ReasonSuccessfulCreate     | Normal: bosun.Pass.CreateChild created a child                           |
 //
 // Maturity: stable. It follows the Kubernetes API conventions for conditions.
 package conditions

@@ -32,7 +32,7 @@ type Error struct {
 	Type string
 	// Reason is the condition reason, a CamelCase word such as "InvalidSpec"; empty
 	// means ReasonError.
-	Reason string
+	Reason Reason
 	// Severity tells whether the failure is terminal; empty means SeverityWarning.
 	Severity Severity
 	// Err is the failure itself; its text becomes the condition message.
@@ -43,9 +43,9 @@ type Error struct {
 func (e *Error) Error() string {
 	if e.Err == nil {
 		if e.Reason == "" {
-			return ReasonError
+			return string(ReasonError)
 		}
-		return e.Reason
+		return string(e.Reason)
 	}
 	return e.Err.Error()
 }
@@ -56,24 +56,24 @@ func (e *Error) Unwrap() error { return e.Err }
 // Terminal returns an error with the given reason and SeverityError: the engine sets
 // the Ready condition False with reason and the text of err, and does not retry until
 // the object changes. The result is never nil, even for a nil err.
-func Terminal(reason string, err error) error {
+func Terminal(reason Reason, err error) error {
 	return &Error{Reason: reason, Severity: SeverityError, Err: err}
 }
 
 // Warning returns an error with the given reason and SeverityWarning: the engine sets
 // the Ready condition False with reason and the text of err, and retries with backoff.
 // The result is never nil, even for a nil err.
-func Warning(reason string, err error) error {
+func Warning(reason Reason, err error) error {
 	return &Error{Reason: reason, Severity: SeverityWarning, Err: err}
 }
 
 // Terminalf is Terminal with an error formatted by fmt.Errorf, so %w works.
-func Terminalf(reason, format string, args ...any) error {
+func Terminalf(reason Reason, format string, args ...any) error {
 	return Terminal(reason, fmt.Errorf(format, args...))
 }
 
 // Warningf is Warning with an error formatted by fmt.Errorf, so %w works.
-func Warningf(reason, format string, args ...any) error {
+func Warningf(reason Reason, format string, args ...any) error {
 	return Warning(reason, fmt.Errorf(format, args...))
 }
 
@@ -93,7 +93,7 @@ var terminalMarker = reconcile.TerminalError(nil)
 // recovered panic and any other error give SeverityWarning. An error that joins several
 // (errors.Join, the flow joins) is terminal only when all of them are, so that a
 // failure worth retrying is retried. The outermost *Error decides for what it wraps.
-func FromError(err error) (reason string, severity Severity, message string) {
+func FromError(err error) (reason Reason, severity Severity, message string) {
 	if err == nil {
 		return "", "", ""
 	}
@@ -104,7 +104,7 @@ func FromError(err error) (reason string, severity Severity, message string) {
 	case errors.As(err, &pe):
 		reason = ReasonPanic
 	case errors.As(err, &te):
-		if validReason(te.Reason) {
+		if validReason(string(te.Reason)) {
 			reason = te.Reason
 		}
 	}
@@ -197,7 +197,7 @@ func ErrorCondition(err error, generation int64) metav1.Condition {
 	return metav1.Condition{
 		Type:               TypeOf(err),
 		Status:             metav1.ConditionFalse,
-		Reason:             reason,
+		Reason:             string(reason),
 		Message:            message,
 		ObservedGeneration: generation,
 	}

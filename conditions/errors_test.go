@@ -17,7 +17,7 @@ import (
 
 // classified is what FromError returns, as one comparable value.
 type classified struct {
-	Reason   string
+	Reason   conditions.Reason
 	Severity conditions.Severity
 	Message  string
 }
@@ -53,13 +53,13 @@ func TestFromError(t *testing.T) {
 		{"warningf", conditions.Warningf("SecretMissing", "secret %q: %w", "in", errBoom), classified{"SecretMissing", sevWarn, `secret "in": boom`}},
 		{"wrapped terminal", fmt.Errorf("step divide: %w", terminalSpec), classified{"InvalidSpec", sevErr, "step divide: divisor is zero"}},
 		{"terminal without error", conditions.Terminal("Frozen", nil), classified{"Frozen", sevErr, "Frozen"}},
-		{"zero typed error", &conditions.Error{}, classified{rErr, sevWarn, rErr}},
+		{"zero typed error", &conditions.Error{}, classified{rErr, sevWarn, string(rErr)}},
 		{"typed error without reason or severity", &conditions.Error{Err: errBoom}, classified{rErr, sevWarn, "boom"}},
 		{"invalid reason with a space", conditions.Terminal("not valid", errBoom), classified{rErr, sevErr, "boom"}},
 		{"invalid reason ending in a colon", conditions.Terminal("Bad:", errBoom), classified{rErr, sevErr, "boom"}},
 		{"invalid reason starting with a digit", conditions.Warning("1Bad", errBoom), classified{rErr, sevWarn, "boom"}},
 		{"valid reason with punctuation", conditions.Warning("Not_Ready,Yet:2", errBoom), classified{"Not_Ready,Yet:2", sevWarn, "boom"}},
-		{"invalid reason too long", conditions.Warning(strings.Repeat("A", 1025), errBoom), classified{rErr, sevWarn, "boom"}},
+		{"invalid reason too long", conditions.Warning(conditions.Reason(strings.Repeat("A", 1025)), errBoom), classified{rErr, sevWarn, "boom"}},
 		{"controller-runtime terminal", reconcile.TerminalError(errBoom), classified{rErr, sevErr, "terminal error: boom"}},
 		{"wrapped controller-runtime terminal", fmt.Errorf("step x: %w", reconcile.TerminalError(errBoom)), classified{rErr, sevErr, "step x: terminal error: boom"}},
 		{"warning around a terminal: outermost decides", conditions.Warning("Retry", reconcile.TerminalError(errBoom)), classified{"Retry", sevWarn, "terminal error: boom"}},
@@ -149,13 +149,13 @@ func TestErrorCondition(t *testing.T) {
 	}{
 		{"nil", nil, metav1.Condition{}},
 		{"plain", errBoom, metav1.Condition{
-			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonError, Message: "boom", ObservedGeneration: 6,
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonError), Message: "boom", ObservedGeneration: 6,
 		}},
 		{"typed for another condition", &conditions.Error{Type: "Synced", Reason: "Stale", Severity: conditions.SeverityError, Err: errBoom}, metav1.Condition{
 			Type: "Synced", Status: metav1.ConditionFalse, Reason: "Stale", Message: "boom", ObservedGeneration: 6,
 		}},
 		{"panic", &flow.PanicError{Action: "a", Value: "x"}, metav1.Condition{
-			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonPanic, Message: `flow: action "a" panicked: x`, ObservedGeneration: 6,
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonPanic), Message: `flow: action "a" panicked: x`, ObservedGeneration: 6,
 		}},
 	}
 	for _, tt := range tests {

@@ -85,7 +85,7 @@ func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		a.log.add(req, opUpdate, name, outcome, err)
 	}
 	if err != nil {
-		err = a.rec.fail(reasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
+		err = a.rec.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
 		_, sev, _ := conditions.FromError(err)
 		a.memory.change(uid, func(m *memo) {
 			m.update = failed(m.update, a.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
@@ -103,7 +103,7 @@ func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		a.meters.of(req).drift.Inc()
 	}
 	req.Log.Info("updated external resource", "externalName", name, "drift", drift)
-	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, eventUpdated, "Update", "updated external resource %q: %s", name, obs.Diff)
+	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonUpdatedExternalResource), "Update", "updated external resource %q: %s", name, obs.Diff)
 	return a.cfg.short, merge(obs.ConnectionDetails, up.ConnectionDetails), nil
 }
 
@@ -119,7 +119,7 @@ func (a actor[T]) inSync(obj T) bool {
 // lacks: when the ExternalClient is a CredentialRepairer, the policies allow Update
 // and a key it names is neither in details nor in the Secret, it calls
 // RepairCredentials. Until that works, Available is False with
-// reasonCredentialsMissing.
+// ReasonCredentialsMissing.
 func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], pol Policies, details ConnectionDetails) (ConnectionDetails, error) {
 	rep, ok := cl.(CredentialRepairer[T])
 	if !ok || !pol.Update || a.cfg.secretName == nil {
@@ -143,7 +143,7 @@ func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 		return details, nil
 	}
 	lacking := func() {
-		a.rec.setCondition(obj, a.cfg.available, metav1.ConditionFalse, reasonCredentialsMissing,
+		a.rec.setCondition(obj, a.cfg.available, metav1.ConditionFalse, ReasonCredentialsMissing,
 			fmt.Sprintf("connection secret %s lacks %s", secret, strings.Join(missing, ", ")))
 	}
 	if prev != nil && a.cfg.now().Before(prev.at.Add(backoff(a.cfg.short, prev.n))) {
@@ -159,12 +159,12 @@ func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 	a.log.add(req, opRepairCredentials, name, outcomeOf(err), err)
 	if err != nil {
 		lacking()
-		err = a.rec.fail(reasonCredentialRepairFailed, fmt.Errorf("repairing the credentials of %s: %w", describe(name), err))
+		err = a.rec.fail(ReasonCredentialRepairFailed, fmt.Errorf("repairing the credentials of %s: %w", describe(name), err))
 		a.memory.change(uid, func(m *memo) { m.repair = failed(m.repair, a.cfg.now(), obj.GetGeneration(), false, err) })
 		return nil, err
 	}
 	a.memory.change(uid, func(m *memo) { m.repair = nil })
-	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, eventCredentialsRepaired, "RepairCredentials",
+	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonRepairedCredentials), "RepairCredentials",
 		"connection secret %s lacked %s: set new credentials on external resource %q", secret, strings.Join(missing, ", "), name)
 	return merge(details, creds), nil
 }
@@ -186,7 +186,7 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 			// on the strength of it. The engine requeues quietly.
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, a.rec.fail(reasonRecordFailed, fmt.Errorf("recording a pending create: %w", err))
+		return ctrl.Result{}, a.rec.fail(ReasonRecordCreateFailed, fmt.Errorf("recording a pending create: %w", err))
 	}
 	obj := req.Object
 	cr, cerr := callExternal(ctx, a.Step, req, opCreate, obj, func(ctx context.Context) (Creation, error) { return cl.Create(ctx, obj) })
@@ -199,7 +199,7 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	if cerr == nil && a.cfg.providerNames && assigned == "" {
 		// Nothing recorded would let a later pass find what was made:
 		// the pending mark stays the newest, and the next pass stops.
-		return ctrl.Result{}, &conditions.Error{Type: a.cfg.synced, Reason: reasonCreateIncomplete, Severity: conditions.SeverityError,
+		return ctrl.Result{}, &conditions.Error{Type: a.cfg.synced, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError,
 			Err: errors.New("Create succeeded and recorded no external name; with WithProviderNames it must call SetExternalName")}
 	}
 	logged := name
@@ -219,9 +219,9 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	}
 	a.memory.change(obj.GetUID(), func(m *memo) { m.create = nil })
 	req.Log.Info("created external resource", "externalName", ExternalName(obj))
-	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, eventCreated, "Create", "created external resource %q", ExternalName(obj))
+	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonCreatedExternalResource), "Create", "created external resource %q", ExternalName(obj))
 	if recErr != nil {
-		return ctrl.Result{}, a.rec.fail(reasonRecordFailed, fmt.Errorf("recording the outcome of a create: %w", errors.Join(recErr, pubErr)))
+		return ctrl.Result{}, a.rec.fail(ReasonRecordCreateFailed, fmt.Errorf("recording the outcome of a create: %w", errors.Join(recErr, pubErr)))
 	}
 	if pubErr != nil {
 		return ctrl.Result{}, pubErr
@@ -230,7 +230,7 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	if cr.Operation != "" {
 		msg = "the external system is creating the resource"
 	}
-	a.rec.setCondition(obj, a.cfg.available, metav1.ConditionFalse, reasonCreating, msg)
+	a.rec.setCondition(obj, a.cfg.available, metav1.ConditionFalse, ReasonCreating, msg)
 	a.rec.setSynced(obj, "")
 	return ctrl.Result{RequeueAfter: a.cfg.short}, nil
 }
@@ -288,7 +288,7 @@ func (a actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr err
 		// Recorded as nothing: the leak guard treats it as a stop
 		// after Create.
 		req.Log.Info("outcome of a create unknown, looking for the resource before creating again", "externalName", name, "error", cerr.Error())
-		return a.rec.fail(reasonCreateFailed, fmt.Errorf("creating %s, outcome unknown: %w", describe(name), cerr))
+		return a.rec.fail(ReasonCreateFailed, fmt.Errorf("creating %s, outcome unknown: %w", describe(name), cerr))
 	}
 	werr := fmt.Errorf("creating %s: %w", describe(name), cerr)
 	if recErr != nil {
@@ -303,7 +303,7 @@ func (a actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr err
 		// make it a quiet requeue).
 		werr = fmt.Errorf("%w; recording the failed create on the object failed too: %s", werr, recErr.Error())
 	}
-	err := a.rec.fail(reasonCreateFailed, werr)
+	err := a.rec.fail(ReasonCreateFailed, werr)
 	_, sev, _ := conditions.FromError(err)
 	a.memory.change(obj.GetUID(), func(m *memo) {
 		m.create = failed(m.create, a.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)

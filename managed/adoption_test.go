@@ -21,8 +21,8 @@ import (
 // conflicted are the conditions of a Bucket whose external name is taken by
 // a resource that is not its own.
 var conflicted = map[string]cond{
-	conditions.TypeReady:   {metav1.ConditionFalse, reasonExternalConflict},
-	defaultConditionSynced: {metav1.ConditionFalse, reasonExternalConflict},
+	conditions.TypeReady:   {metav1.ConditionFalse, ReasonExternalResourceConflict},
+	defaultConditionSynced: {metav1.ConditionFalse, ReasonExternalResourceConflict},
 }
 
 // TestDefaultNamesArePerNamespace checks that two Buckets of the same name
@@ -197,8 +197,8 @@ func TestUnmarkedResourceIsAdoptedOnlyWhereGranted(t *testing.T) {
 	// full management afterwards adopts it.
 	e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
-		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
-		defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
+		defaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
+		defaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
 	})
 	e.change("watched", func(b *v1.Bucket) { b.Annotations[AnnotationManagementPolicies] = string(policyAll) })
 	// Observe-only was converged too (Synced True): wait for the cloud.

@@ -47,8 +47,8 @@ const (
 	// annotationFirstAvailable holds the time (RFC 3339) at which the step
 	// first found the external resource available. It tells a resource the
 	// step created and that is still coming up (Available False, reason
-	// reasonCreating) from one that was ready and is not any more (reason
-	// reasonUnavailable), and it is when the time to Ready is measured. A
+	// ReasonCreating) from one that was ready and is not any more (reason
+	// ReasonUnavailable), and it is when the time to Ready is measured. A
 	// create clears it.
 	annotationFirstAvailable = "bosun.dev/external-first-available"
 	// annotationOperation holds the long operation that Create or Update

@@ -67,7 +67,7 @@ func (s caller[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalCli
 		s.meters.of(req).wait.Observe(waited.Seconds())
 	}
 	if err != nil {
-		return nil, nil, s.rec.fail(reasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
+		return nil, nil, s.rec.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
 	}
 	cl, err := limitedCall(ctx, s.Step, req, opConnect, func(ctx context.Context) (ExternalClient[T], error) {
 		return s.connector.Connect(ctx, req.Object)
@@ -77,7 +77,7 @@ func (s caller[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalCli
 	}
 	if err != nil {
 		leave()
-		return nil, nil, s.rec.fail(reasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
+		return nil, nil, s.rec.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
 	}
 	s.learn(cl)
 	done := func() {
@@ -116,7 +116,7 @@ func (s caller[T]) observe(ctx context.Context, req *bosun.Pass[T], cl ExternalC
 		return cl.Observe(ctx, obj)
 	})
 	if err != nil {
-		return obs, s.rec.fail(reasonObserveFailed, fmt.Errorf("observing %s: %w", describe(ExternalName(obj)), err))
+		return obs, s.rec.fail(ReasonObserveFailed, fmt.Errorf("observing %s: %w", describe(ExternalName(obj)), err))
 	}
 	return obs, nil
 }

@@ -85,7 +85,7 @@ func (c cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl Externa
 		return ctrl.Result{}, c.gone(ctx, req, f.now)
 	case actLeftInPlace:
 		req.Log.Info("leaving in place an external resource that is not this object's", "externalName", name)
-		req.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, eventLeftInPlace, "Delete", "%s", c.rec.notOurs(obj, name, *f.obs, f.granted).Error())
+		req.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(ReasonLeftExternalResource), "Delete", "%s", c.rec.notOurs(obj, name, *f.obs, f.granted).Error())
 		return ctrl.Result{}, c.gone(ctx, req, f.now)
 	}
 	keepStatus(obj, target)
@@ -110,7 +110,7 @@ func (c cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl Externa
 func (c cleaner[T]) waitFinalizers(req *bosun.Pass[T], name string) {
 	obj := req.Object
 	fins := obj.GetFinalizers()
-	c.rec.setCondition(obj, c.cfg.synced, metav1.ConditionFalse, reasonWaitingForFinalizers,
+	c.rec.setCondition(obj, c.cfg.synced, metav1.ConditionFalse, ReasonWaitingForFinalizers,
 		fmt.Sprintf("the deletion order is %q: %s is deleted once the object's other finalizers are gone (it holds %s, one of them the operator's own)",
 			DeletionOrderLast, describe(name), strings.Join(fins, ", ")))
 	req.Log.V(1).Info("waiting for the object's other finalizers before deleting the external resource", "externalName", name, "finalizers", fins)
@@ -149,7 +149,7 @@ func (c cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalC
 			req.Log.V(1).Info("object changed or gone since it was read, not deleting", "externalName", name)
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, c.rec.fail(reasonDeleteFailed, fmt.Errorf("recording a pending delete: %w", err))
+		return ctrl.Result{}, c.rec.fail(ReasonDeleteFailed, fmt.Errorf("recording a pending delete: %w", err))
 	}
 	if got := req.Object.GetUID(); got != uid {
 		return ctrl.Result{}, apierrors.NewConflict(schema.GroupResource{}, obj.GetName(),
@@ -157,14 +157,14 @@ func (c cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalC
 	}
 	obj = req.Object
 	if !deleting {
-		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, eventDeleting, "Delete", "deleting external resource %q", name)
+		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonDeletingExternalResource), "Delete", "deleting external resource %q", name)
 	}
 	_, err := callExternal(ctx, c.Step, req, opDelete, obj, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, cl.Delete(ctx, obj)
 	})
 	c.log.add(req, opDelete, name, outcomeOf(err), err)
 	if err != nil {
-		err = c.rec.fail(reasonDeleteFailed, fmt.Errorf("deleting %s: %w", describe(name), err))
+		err = c.rec.fail(ReasonDeleteFailed, fmt.Errorf("deleting %s: %w", describe(name), err))
 		c.memory.change(uid, func(m *memo) { m.delete = failed(m.delete, c.cfg.now(), obj.GetGeneration(), false, err) })
 		return ctrl.Result{}, err
 	}
@@ -175,7 +175,7 @@ func (c cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalC
 
 // setDeleting reports a Delete asked for and a resource still there.
 func (c cleaner[T]) setDeleting(obj T) {
-	c.rec.setCondition(obj, c.cfg.available, metav1.ConditionFalse, reasonDeleting, "waiting for the external resource to be deleted")
+	c.rec.setCondition(obj, c.cfg.available, metav1.ConditionFalse, ReasonDeleting, "waiting for the external resource to be deleted")
 	c.rec.setSynced(obj, "")
 }
 

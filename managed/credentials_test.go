@@ -109,9 +109,9 @@ func TestDeletedSecretIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wait("rep", map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, reasonCredentialRepairFailed},
-		defaultConditionSynced:    {metav1.ConditionFalse, reasonCredentialRepairFailed},
-		defaultConditionAvailable: {metav1.ConditionFalse, reasonCredentialsMissing},
+		conditions.TypeReady:      {metav1.ConditionFalse, ReasonCredentialRepairFailed},
+		defaultConditionSynced:    {metav1.ConditionFalse, ReasonCredentialRepairFailed},
+		defaultConditionAvailable: {metav1.ConditionFalse, ReasonCredentialsMissing},
 	})
 
 	cl.set(func(c *cloud) { c.failRepair = nil })
@@ -165,8 +165,8 @@ func TestInvalidSecretName(t *testing.T) {
 	e := start(t, cl, nil)
 	e.create("badname", 1, strings.Repeat("s", 254), nil)
 	invalid := map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, reasonInvalidSpec},
-		defaultConditionSynced: {metav1.ConditionFalse, reasonInvalidSpec},
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonInvalidSpec},
+		defaultConditionSynced: {metav1.ConditionFalse, ReasonInvalidSpec},
 	}
 	e.wait("badname", invalid)
 	e.touch("badname", "settled")

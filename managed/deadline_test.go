@@ -24,8 +24,8 @@ func TestHungObserveTimesOut(t *testing.T) {
 	e.create("fine", 1, "", nil)
 	e.wait("fine", converged)
 	b := e.wait("hung", map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, reasonObserveFailed},
-		defaultConditionSynced: {metav1.ConditionFalse, reasonObserveFailed},
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonObserveFailed},
+		defaultConditionSynced: {metav1.ConditionFalse, ReasonObserveFailed},
 	})
 	msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message
 	if !strings.Contains(msg, "timed out after "+timeout.String()) {

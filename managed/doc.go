@@ -559,43 +559,45 @@
 // # Reasons, events, metrics and operations
 //
 // The step's condition reasons, on Synced (S) or Available (A), and through
-// them on Ready:
+// them on Ready, each a conditions.Reason constant of this package but
+// InvalidPolicy, the engine's:
 //
-//	| reason                   | when                                                                    |
-//	| Available                | A True: the external resource is ready for use                          |
-//	| Creating                 | A False: being created, or created and not yet seen available           |
-//	| Deleting                 | A False: Delete was asked for and the resource is still there           |
-//	| Unavailable              | A False: it was available and is not now, or is missing                 |
-//	| ExternalNotFound         | S and A False: missing, and the management policies do not allow Create |
-//	| CredentialsMissing       | A False: the connection Secret lacks credentials only Create returns    |
-//	| ReconcileSuccess         | S True: the last pass did what was needed                               |
-//	| Updating                 | S False: an Update is under way, until the resource shows it            |
-//	| WaitingForFinalizers     | S False: deletion order last, other finalizers hold the object          |
-//	| CreateIncomplete         | S False: a create may have leaked; a human must check (the leak guard)  |
-//	| ExternalResourceConflict | S False: the resource under the external name is not the object's       |
-//	| AdoptionNotGranted       | S False: unmarked, not created by the step, and adoption not granted    |
-//	| InvalidSpec              | S False: the spec cannot be made into a resource (InvalidSpec)          |
-//	| InvalidPolicy            | S False: a policy annotation holds an unknown value                     |
-//	| ConnectFailed            | S False: the Connector failed                                           |
-//	| ObserveFailed            | S False: Observe failed                                                 |
-//	| CreateFailed             | S False: Create failed, or a long create operation did                  |
-//	| UpdateFailed             | S False: Update failed, or a long update operation did                  |
-//	| DeleteFailed             | S False: Delete failed, or the delete fence could not be written        |
-//	| PollOperationFailed      | S False: OperationPoller.PollOperation failed                           |
-//	| CredentialRepairFailed   | S False: RepairCredentials failed                                       |
-//	| RecordCreateFailed       | S False: the pending mark or the outcome of a Create was not written    |
-//	| ConnectionSecretFailed   | S False: the connection Secret could not be written or is another's     |
+//	| reason                   | constant                       | when                                                                    |
+//	| Available                | ReasonAvailable                | A True: the external resource is ready for use                          |
+//	| Creating                 | ReasonCreating                 | A False: being created, or created and not yet seen available           |
+//	| Deleting                 | ReasonDeleting                 | A False: Delete was asked for and the resource is still there           |
+//	| Unavailable              | ReasonUnavailable              | A False: it was available and is not now, or is missing                 |
+//	| ExternalNotFound         | ReasonExternalNotFound         | S and A False: missing, and the management policies do not allow Create |
+//	| CredentialsMissing       | ReasonCredentialsMissing       | A False: the connection Secret lacks credentials only Create returns    |
+//	| ReconcileSuccess         | ReasonReconcileSuccess         | S True: the last pass did what was needed                               |
+//	| Updating                 | ReasonUpdating                 | S False: an Update is under way, until the resource shows it            |
+//	| WaitingForFinalizers     | ReasonWaitingForFinalizers     | S False: deletion order last, other finalizers hold the object          |
+//	| CreateIncomplete         | ReasonCreateIncomplete         | S False: a create may have leaked; a human must check (the leak guard)  |
+//	| ExternalResourceConflict | ReasonExternalResourceConflict | S False: the resource under the external name is not the object's       |
+//	| AdoptionNotGranted       | ReasonAdoptionNotGranted       | S False: unmarked, not created by the step, and adoption not granted    |
+//	| InvalidSpec              | ReasonInvalidSpec              | S False: the spec cannot be made into a resource (InvalidSpec)          |
+//	| InvalidPolicy            | conditions.ReasonInvalidPolicy | S False: a policy annotation holds an unknown value                     |
+//	| ConnectFailed            | ReasonConnectFailed            | S False: the Connector failed                                           |
+//	| ObserveFailed            | ReasonObserveFailed            | S False: Observe failed                                                 |
+//	| CreateFailed             | ReasonCreateFailed             | S False: Create failed, or a long create operation did                  |
+//	| UpdateFailed             | ReasonUpdateFailed             | S False: Update failed, or a long update operation did                  |
+//	| DeleteFailed             | ReasonDeleteFailed             | S False: Delete failed, or the delete fence could not be written        |
+//	| PollOperationFailed      | ReasonPollOperationFailed      | S False: OperationPoller.PollOperation failed                           |
+//	| CredentialRepairFailed   | ReasonCredentialRepairFailed   | S False: RepairCredentials failed                                       |
+//	| RecordCreateFailed       | ReasonRecordCreateFailed       | S False: the pending mark or the outcome of a Create was not written    |
+//	| ConnectionSecretFailed   | ReasonConnectionSecretFailed   | S False: the connection Secret could not be written or is another's     |
 //
 // An error that carries a reason of its own (conditions.Terminal,
 // conditions.Warning, ...) keeps it in place of the failed operation's.
-// The step's events (reason, type Normal unless said):
+// The step's events (reason, type Normal unless said), their reasons
+// constants of this package too:
 //
-//	| event                    | when                                                               |
-//	| CreatedExternalResource  | the step created the external resource                             |
-//	| UpdatedExternalResource  | the step updated it; the note holds the Observation's Diff         |
-//	| DeletingExternalResource | the step asked for its deletion                                    |
-//	| LeftExternalResource     | Warning: the object went and the resource, not its own, stayed     |
-//	| RepairedCredentials      | the connection Secret lacked credentials and the step set new ones |
+//	| event                    | constant                       | when                                                               |
+//	| CreatedExternalResource  | ReasonCreatedExternalResource  | the step created the external resource                             |
+//	| UpdatedExternalResource  | ReasonUpdatedExternalResource  | the step updated it; the note holds the Observation's Diff         |
+//	| DeletingExternalResource | ReasonDeletingExternalResource | the step asked for its deletion                                    |
+//	| LeftExternalResource     | ReasonLeftExternalResource     | Warning: the object went and the resource, not its own, stayed     |
+//	| RepairedCredentials      | ReasonRepairedCredentials      | the connection Secret lacked credentials and the step set new ones |
 //
 // Its metrics, each labelled controller and step:
 //

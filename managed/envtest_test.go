@@ -90,8 +90,8 @@ func TestLifecycle(t *testing.T) {
 			return err
 		}
 		c := conditions.Find(b.Status.Conditions, defaultConditionAvailable)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reasonDeleting {
-			return fmt.Errorf("Available is %v, want False/%s", c, reasonDeleting)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(ReasonDeleting) {
+			return fmt.Errorf("Available is %v, want False/%s", c, ReasonDeleting)
 		}
 		return nil
 	})
@@ -149,9 +149,9 @@ func TestObserveOnly(t *testing.T) {
 	e := start(t, cl, nil, WithAdoptionGranted())
 	e.create("watched", 5, "", annotated(AnnotationManagementPolicies, string(policyObserve)))
 	b := e.wait("watched", map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, reasonExternalNotFound},
-		defaultConditionSynced:    {metav1.ConditionFalse, reasonExternalNotFound},
-		defaultConditionAvailable: {metav1.ConditionFalse, reasonExternalNotFound},
+		conditions.TypeReady:      {metav1.ConditionFalse, ReasonExternalNotFound},
+		defaultConditionSynced:    {metav1.ConditionFalse, ReasonExternalNotFound},
+		defaultConditionAvailable: {metav1.ConditionFalse, ReasonExternalNotFound},
 	})
 	if msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message; !strings.Contains(msg, "(observe)") {
 		t.Errorf("Synced message %q does not name the policies that forbid creating the resource", msg)
@@ -164,8 +164,8 @@ func TestObserveOnly(t *testing.T) {
 	})
 	b = e.wait("watched", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
-		defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
-		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
+		defaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
+		defaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 	})
 	if msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message; !strings.Contains(msg, "do not allow Update") {
 		t.Errorf("Synced message %q does not say that the resource differs and may not be updated", msg)
@@ -275,8 +275,8 @@ func TestCrashWindowStops(t *testing.T) {
 		e.create(fmt.Sprintf("lost-%d", i), 1, "", nil)
 	}
 	incomplete := map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, reasonCreateIncomplete},
-		defaultConditionSynced: {metav1.ConditionFalse, reasonCreateIncomplete},
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateIncomplete},
+		defaultConditionSynced: {metav1.ConditionFalse, ReasonCreateIncomplete},
 	}
 	for i := range crashTrials {
 		b := e.wait(fmt.Sprintf("lost-%d", i), incomplete)
@@ -317,9 +317,9 @@ func TestEventualConsistency(t *testing.T) {
 			return err
 		}
 		return checkConditions(b, map[string]cond{
-			conditions.TypeReady:      {metav1.ConditionFalse, reasonCreating},
-			defaultConditionAvailable: {metav1.ConditionFalse, reasonCreating},
-			defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
+			conditions.TypeReady:      {metav1.ConditionFalse, ReasonCreating},
+			defaultConditionAvailable: {metav1.ConditionFalse, ReasonCreating},
+			defaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
 		})
 	})
 	e.wait("slow", converged)
@@ -340,8 +340,8 @@ func TestCreateErrors(t *testing.T) {
 	e := start(t, cl, nil)
 	e.create("flaky", 1, "", nil)
 	failing := map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, reasonCreateFailed},
-		defaultConditionSynced: {metav1.ConditionFalse, reasonCreateFailed},
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateFailed},
+		defaultConditionSynced: {metav1.ConditionFalse, ReasonCreateFailed},
 	}
 	e.wait("flaky", failing)
 	// An upper bound on the creates in a fixed time: a busy machine runs
@@ -361,8 +361,8 @@ func TestCreateErrors(t *testing.T) {
 
 	e.create("bad", -1, "", nil)
 	e.wait("bad", map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, reasonInvalidSpec},
-		defaultConditionSynced: {metav1.ConditionFalse, reasonInvalidSpec},
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonInvalidSpec},
+		defaultConditionSynced: {metav1.ConditionFalse, ReasonInvalidSpec},
 	})
 	uid := string(e.get("bad").UID)
 	// No retry in 1s and 3 polls of the converged flaky.
@@ -516,8 +516,8 @@ func TestFailedCreateWithFailedRecordStaysVisible(t *testing.T) {
 	e := start(t, cl, failOutcomeOnly, WithTiming(Timing{CreationGrace: time.Minute}))
 	e.create("failing", 1, "", nil)
 	failing := map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, reasonCreateFailed},
-		defaultConditionSynced: {metav1.ConditionFalse, reasonCreateFailed},
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateFailed},
+		defaultConditionSynced: {metav1.ConditionFalse, ReasonCreateFailed},
 	}
 	b := e.wait("failing", failing)
 	msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message

@@ -134,8 +134,8 @@ func TestAmbiguousCreateErrorWithProviderNamesStops(t *testing.T) {
 	e := start(t, cl, nil, WithProviderNames(), WithTiming(Timing{CreationGrace: 200 * time.Millisecond}))
 	e.create("lost", 1, "", nil)
 	b := e.wait("lost", map[string]cond{
-		conditions.TypeReady:   {metav1.ConditionFalse, reasonCreateIncomplete},
-		defaultConditionSynced: {metav1.ConditionFalse, reasonCreateIncomplete},
+		conditions.TypeReady:   {metav1.ConditionFalse, ReasonCreateIncomplete},
+		defaultConditionSynced: {metav1.ConditionFalse, ReasonCreateIncomplete},
 	})
 	if _, ok := b.Annotations[annotationCreateFailed]; ok {
 		t.Errorf("annotations %v record a failed create after an answer that was lost", b.Annotations)
@@ -149,7 +149,7 @@ func TestAmbiguousCreateErrorWithProviderNamesStops(t *testing.T) {
 		}
 		return nil
 	})
-	e.wait("lost", map[string]cond{defaultConditionSynced: {metav1.ConditionFalse, reasonCreateIncomplete}})
+	e.wait("lost", map[string]cond{defaultConditionSynced: {metav1.ConditionFalse, ReasonCreateIncomplete}})
 	if c, _, _ := cl.counts(); c != 1 {
 		t.Errorf("%d creates, want 1", c)
 	}

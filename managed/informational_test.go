@@ -34,8 +34,8 @@ func TestConditionsOnlyInform(t *testing.T) {
 			now := metav1.Now()
 			conds := b.Status.Conditions
 			for _, c := range []metav1.Condition{
-				{Type: defaultConditionSynced, Status: metav1.ConditionUnknown, Reason: conditions.ReasonInitializing, Message: "by hand"},
-				{Type: defaultConditionAvailable, Status: metav1.ConditionFalse, Reason: reasonDeleting, Message: "by hand"},
+				{Type: defaultConditionSynced, Status: metav1.ConditionUnknown, Reason: string(conditions.ReasonInitializing), Message: "by hand"},
+				{Type: defaultConditionAvailable, Status: metav1.ConditionFalse, Reason: string(ReasonDeleting), Message: "by hand"},
 			} {
 				c.ObservedGeneration = b.Generation
 				conditions.Set(&conds, c, now)

@@ -676,13 +676,13 @@ func (e *env) change(name string, fn func(b *v1.Bucket)) {
 // cond describes a condition by the fields the tests check.
 type cond struct {
 	Status metav1.ConditionStatus
-	Reason string
+	Reason conditions.Reason
 }
 
 var converged = map[string]cond{
 	conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
-	defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
-	defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
+	defaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
+	defaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 }
 
 // checkConditions reports how b's conditions differ from want, each for
@@ -697,7 +697,7 @@ func checkConditions(b *v1.Bucket, want map[string]cond) error {
 		switch {
 		case c == nil:
 			return errors.New("no " + typ + " condition")
-		case c.Status != w.Status || c.Reason != w.Reason:
+		case c.Status != w.Status || c.Reason != string(w.Reason):
 			return fmt.Errorf("%s is %s/%s (%q), want %s/%s", typ, c.Status, c.Reason, c.Message, w.Status, w.Reason)
 		case c.ObservedGeneration != b.Generation:
 			return fmt.Errorf("%s describes generation %d, object is at %d", typ, c.ObservedGeneration, b.Generation)

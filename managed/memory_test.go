@@ -66,7 +66,7 @@ func TestMemoryIsReleased(t *testing.T) {
 			e.change(name, func(b *v1.Bucket) { b.Labels = share("b") })
 		}},
 	}
-	failing := map[string]cond{defaultConditionSynced: {metav1.ConditionFalse, reasonCreateFailed}}
+	failing := map[string]cond{defaultConditionSynced: {metav1.ConditionFalse, ReasonCreateFailed}}
 	for _, o := range objects {
 		b := &v1.Bucket{
 			ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: o.name, Labels: share("a"), Annotations: o.ann},

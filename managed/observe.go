@@ -108,7 +108,7 @@ func (o observer[T]) grant(ctx context.Context, req *bosun.Pass[T], f facts, obs
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
-		return false, o.rec.fail(reasonObserveFailed, fmt.Errorf("reading the adoption grant of namespace %s: %w", name, err))
+		return false, o.rec.fail(ReasonObserveFailed, fmt.Errorf("reading the adoption grant of namespace %s: %w", name, err))
 	}
 	return strings.EqualFold(strings.TrimSpace(ns.Annotations[AnnotationAdoptExternal]), "true"), nil
 }

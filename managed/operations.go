@@ -39,14 +39,14 @@ func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClie
 		return p.PollOperation(ctx, obj, op)
 	})
 	if perr != nil {
-		return true, ctrl.Result{}, s.rec.fail(reasonPollFailed, fmt.Errorf("polling the %s operation of %s: %w", op.Kind, describe(name), perr))
+		return true, ctrl.Result{}, s.rec.fail(ReasonPollOperationFailed, fmt.Errorf("polling the %s operation of %s: %w", op.Kind, describe(name), perr))
 	}
 	if !st.Done {
 		if op.Kind == opCreate {
-			s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonCreating, "the external system is creating the resource")
+			s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external system is creating the resource")
 			s.rec.setSynced(obj, "")
 		} else {
-			s.rec.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, reasonUpdating,
+			s.rec.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
 				fmt.Sprintf("the external system is updating %s to the spec", describe(name)))
 		}
 		return true, ctrl.Result{RequeueAfter: s.cfg.short}, nil
@@ -63,9 +63,9 @@ func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClie
 	setAnnotations(obj, forget)
 	s.log.add(req, op.Kind, name, outcome, st.Err)
 	if st.Err != nil {
-		reason := reasonCreateFailed
+		reason := ReasonCreateFailed
 		if op.Kind == opUpdate {
-			reason = reasonUpdateFailed
+			reason = ReasonUpdateFailed
 		}
 		return true, ctrl.Result{}, s.rec.fail(reason, fmt.Errorf("the %s operation of %s failed: %w", op.Kind, describe(name), st.Err))
 	}
@@ -86,7 +86,7 @@ func (s poller[T]) start(ctx context.Context, req *bosun.Pass[T], op Operation) 
 	wctx, cancel := s.write.durable(ctx)
 	defer cancel()
 	if err := s.write.save(wctx, req, map[string]string{annotationOperation: operationValue(op)}); err != nil {
-		return s.rec.fail(reasonRecordFailed, fmt.Errorf("recording the %s operation: %w", op.Kind, err))
+		return s.rec.fail(ReasonRecordCreateFailed, fmt.Errorf("recording the %s operation: %w", op.Kind, err))
 	}
 	return nil
 }

@@ -48,9 +48,9 @@ func TestLongOperationsResumeAfterRestart(t *testing.T) {
 	cl.async = true
 	ns := bosuntest.Namespace(t, shared.ControlPlane(t).Client)
 	creating := map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, reasonCreating},
-		defaultConditionAvailable: {metav1.ConditionFalse, reasonCreating},
-		defaultConditionSynced:    {metav1.ConditionTrue, reasonReconcileSuccess},
+		conditions.TypeReady:      {metav1.ConditionFalse, ReasonCreating},
+		defaultConditionAvailable: {metav1.ConditionFalse, ReasonCreating},
+		defaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
 	}
 
 	var token string
@@ -88,9 +88,9 @@ func TestLongOperationsResumeAfterRestart(t *testing.T) {
 	e.change("slow", func(b *v1.Bucket) { b.Spec.Size = 2 })
 	update := e.waitOperation("slow", opUpdate)
 	b = e.wait("slow", map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, reasonUpdating},
-		defaultConditionSynced:    {metav1.ConditionFalse, reasonUpdating},
-		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
+		conditions.TypeReady:      {metav1.ConditionFalse, ReasonUpdating},
+		defaultConditionSynced:    {metav1.ConditionFalse, ReasonUpdating},
+		defaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 	})
 	gen := b.Generation
 	cl.finish(update)

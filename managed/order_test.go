@@ -42,9 +42,9 @@ func TestDeletionOrderLast(t *testing.T) {
 			e.change("used", func(b *v1.Bucket) { b.Finalizers = append(b.Finalizers, holder) })
 			e.delete("used")
 			e.wait("used", map[string]cond{
-				conditions.TypeReady:      {metav1.ConditionFalse, reasonWaitingForFinalizers},
-				defaultConditionSynced:    {metav1.ConditionFalse, reasonWaitingForFinalizers},
-				defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
+				conditions.TypeReady:      {metav1.ConditionFalse, ReasonWaitingForFinalizers},
+				defaultConditionSynced:    {metav1.ConditionFalse, ReasonWaitingForFinalizers},
+				defaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 			})
 			// Let several passes look at the held object.
 			held := func() int {
@@ -116,8 +116,8 @@ func TestTwoDeleteLastStepsBothDelete(t *testing.T) {
 		return append(testOpts(), WithName("second"), WithConditionTypes("SecondSynced", "SecondAvailable"), WithDeletionOrder(DeletionOrderLast))
 	}
 	bothConverged := map[string]cond{
-		defaultConditionSynced: {metav1.ConditionTrue, reasonReconcileSuccess},
-		"SecondSynced":         {metav1.ConditionTrue, reasonReconcileSuccess},
+		defaultConditionSynced: {metav1.ConditionTrue, ReasonReconcileSuccess},
+		"SecondSynced":         {metav1.ConditionTrue, ReasonReconcileSuccess},
 	}
 	check := func(t *testing.T, e *env, first, second *cloud) {
 		t.Helper()
@@ -125,7 +125,7 @@ func TestTwoDeleteLastStepsBothDelete(t *testing.T) {
 		e.wait("shared", bothConverged)
 		e.change("shared", func(b *v1.Bucket) { b.Finalizers = append(b.Finalizers, holder) })
 		e.delete("shared")
-		e.wait("shared", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, reasonWaitingForFinalizers}})
+		e.wait("shared", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonWaitingForFinalizers}})
 		if _, _, d := first.counts(); d != 0 {
 			t.Fatalf("%d deletes while another finalizer holds the object, want none", d)
 		}

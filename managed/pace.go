@@ -250,7 +250,7 @@ func settled(obj client.Object, synced, available string) bool {
 	}
 	conds := co.GetConditions()
 	s, a := conditions.Find(conds, synced), conditions.Find(conds, available)
-	if s == nil || a == nil || s.Status != metav1.ConditionTrue || s.Reason != reasonReconcileSuccess ||
+	if s == nil || a == nil || s.Status != metav1.ConditionTrue || s.Reason != string(ReasonReconcileSuccess) ||
 		a.Status != metav1.ConditionTrue || s.ObservedGeneration != gen || a.ObservedGeneration != gen {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/conditions"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
 )
 
@@ -58,15 +59,15 @@ func TestDecidePace(t *testing.T) {
 }
 
 func TestSettled(t *testing.T) {
-	cond := func(typ string, status metav1.ConditionStatus, reason string, gen int64) metav1.Condition {
-		return metav1.Condition{Type: typ, Status: status, Reason: reason, ObservedGeneration: gen}
+	cond := func(typ string, status metav1.ConditionStatus, reason conditions.Reason, gen int64) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: string(reason), ObservedGeneration: gen}
 	}
 	inLine := func(fn func(b *v1.Bucket)) *v1.Bucket {
 		b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "b", Generation: 3, Annotations: map[string]string{AnnotationExternalName: "ns.b"}}}
 		b.Status.ObservedGeneration = 3
 		b.Status.Conditions = []metav1.Condition{
-			cond(defaultConditionSynced, metav1.ConditionTrue, reasonReconcileSuccess, 3),
-			cond(defaultConditionAvailable, metav1.ConditionTrue, reasonAvailable, 3),
+			cond(defaultConditionSynced, metav1.ConditionTrue, ReasonReconcileSuccess, 3),
+			cond(defaultConditionAvailable, metav1.ConditionTrue, ReasonAvailable, 3),
 		}
 		if fn != nil {
 			fn(b)
@@ -85,13 +86,13 @@ func TestSettled(t *testing.T) {
 		{"being deleted", inLine(func(b *v1.Bucket) { b.DeletionTimestamp = &deleting }), false},
 		{"no conditions", inLine(func(b *v1.Bucket) { b.Status.Conditions = nil }), false},
 		{"updating", inLine(func(b *v1.Bucket) {
-			b.Status.Conditions[0] = cond(defaultConditionSynced, metav1.ConditionFalse, reasonUpdating, 3)
+			b.Status.Conditions[0] = cond(defaultConditionSynced, metav1.ConditionFalse, ReasonUpdating, 3)
 		}), false},
 		{"failing", inLine(func(b *v1.Bucket) {
-			b.Status.Conditions[0] = cond(defaultConditionSynced, metav1.ConditionFalse, reasonObserveFailed, 3)
+			b.Status.Conditions[0] = cond(defaultConditionSynced, metav1.ConditionFalse, ReasonObserveFailed, 3)
 		}), false},
 		{"not available", inLine(func(b *v1.Bucket) {
-			b.Status.Conditions[1] = cond(defaultConditionAvailable, metav1.ConditionFalse, reasonUnavailable, 3)
+			b.Status.Conditions[1] = cond(defaultConditionAvailable, metav1.ConditionFalse, ReasonUnavailable, 3)
 		}), false},
 		{"long operation", inLine(func(b *v1.Bucket) { b.Annotations[annotationOperation] = "update:op-1" }), false},
 		{"create pending", inLine(func(b *v1.Bucket) { b.Annotations[AnnotationCreatePending] = decideAt(0) }), false},

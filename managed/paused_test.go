@@ -23,8 +23,8 @@ func TestSkipPolicyIsPaused(t *testing.T) {
 	e := start(t, cl, nil, WithAdoptionGranted())
 	e.create("skipped", 1, "", annotated(bosun.AnnotationReconcilePolicy, string(bosun.PolicySkip)))
 	b := e.wait("skipped", map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, reasonUnavailable},
-		defaultConditionAvailable: {metav1.ConditionFalse, reasonUnavailable},
+		conditions.TypeReady:      {metav1.ConditionFalse, ReasonUnavailable},
+		defaultConditionAvailable: {metav1.ConditionFalse, ReasonUnavailable},
 		defaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
 	})
 	if msg := conditions.Find(b.Status.Conditions, defaultConditionSynced).Message; !strings.Contains(msg, string(bosun.PolicySkip)) {
@@ -36,7 +36,7 @@ func TestSkipPolicyIsPaused(t *testing.T) {
 	})
 	b = e.wait("skipped", map[string]cond{
 		conditions.TypeReady:      {metav1.ConditionTrue, conditions.ReasonSucceeded},
-		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
+		defaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 		defaultConditionSynced:    {metav1.ConditionFalse, conditions.ReasonReconcilePaused},
 	})
 	// The status Observe writes is kept; the spec it fills in is not.
@@ -57,10 +57,10 @@ func TestSkipPolicyIsPaused(t *testing.T) {
 func TestWriteFailedSetsSynced(t *testing.T) {
 	s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket]())
 	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 3}}
-	avail := metav1.Condition{Type: defaultConditionAvailable, Status: metav1.ConditionTrue, Reason: reasonAvailable, Message: "the external resource is available", ObservedGeneration: 3}
+	avail := metav1.Condition{Type: defaultConditionAvailable, Status: metav1.ConditionTrue, Reason: string(ReasonAvailable), Message: "the external resource is available", ObservedGeneration: 3}
 	b.Status.Conditions = []metav1.Condition{
 		avail,
-		{Type: defaultConditionSynced, Status: metav1.ConditionTrue, Reason: reasonReconcileSuccess, Message: "the external resource is reconciled", ObservedGeneration: 3},
+		{Type: defaultConditionSynced, Status: metav1.ConditionTrue, Reason: string(ReasonReconcileSuccess), Message: "the external resource is reconciled", ObservedGeneration: 3},
 	}
 	s.WriteFailed(&bosun.Pass[*v1.Bucket]{Object: b}, "SaveFailed", errors.New(`spec.region: Invalid value: "Not Valid!"`))
 

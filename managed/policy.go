@@ -163,7 +163,7 @@ func normalise(s string) string {
 // invalidPolicy reports a bad policy annotation as a terminal error on the
 // Synced condition.
 func invalidPolicy(syncedType string, err error) error {
-	return &conditions.Error{Type: syncedType, Reason: reasonInvalidPolicy, Severity: conditions.SeverityError, Err: err}
+	return &conditions.Error{Type: syncedType, Reason: conditions.ReasonInvalidPolicy, Severity: conditions.SeverityError, Err: err}
 }
 
 // observing reports whether the policies only observe: the step changes

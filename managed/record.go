@@ -36,7 +36,7 @@ func (r recorder[T]) synced(ctx context.Context, req *bosun.Pass[T], o *observed
 	switch d.action {
 	case actUpdate, actUpdateWait:
 		// Synced again once an observation finds the resource up to date.
-		r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, reasonUpdating,
+		r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
 			fmt.Sprintf("updating %s to the spec: %s", describe(o.name), o.obs.Diff))
 		return ctrl.Result{RequeueAfter: again}, nil
 	case actObserveOnly:
@@ -56,7 +56,7 @@ func (r recorder[T]) synced(ctx context.Context, req *bosun.Pass[T], o *observed
 // period: the external system may not show it yet.
 func (r recorder[T]) creationWindow(req *bosun.Pass[T], name string) ctrl.Result {
 	req.Log.V(1).Info("external resource not found within the creation grace period, looking again", "externalName", name)
-	r.setCondition(req.Object, r.cfg.available, metav1.ConditionFalse, reasonCreating,
+	r.setCondition(req.Object, r.cfg.available, metav1.ConditionFalse, ReasonCreating,
 		"waiting for the external system to show the resource it created")
 	r.setSynced(req.Object, "")
 	return ctrl.Result{RequeueAfter: r.cfg.short}
@@ -69,11 +69,11 @@ func (r recorder[T]) notFound(req *bosun.Pass[T], name string, pol Policies) ctr
 	obj := req.Object
 	msg := fmt.Sprintf("%s does not exist, and the management policies (%s) do not allow Create", describe(name), pol)
 	if pol.observing() {
-		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonExternalNotFound, msg)
+		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonExternalNotFound, msg)
 	} else {
-		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the external resource does not exist")
+		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource does not exist")
 	}
-	r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, reasonExternalNotFound, msg)
+	r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, ReasonExternalNotFound, msg)
 	return ctrl.Result{RequeueAfter: r.poll(req)}
 }
 
@@ -101,7 +101,7 @@ func (r recorder[T]) notOurs(obj T, name string, obs Observation, granted bool) 
 func (r recorder[T]) notGranted(req *bosun.Pass[T], name string) ctrl.Result {
 	obj := req.Object
 	req.Log.V(1).Info("leaving alone an unmarked external resource: adoption not granted", "externalName", name)
-	r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the resource under the external name is not this object's")
+	r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
 	r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, ReasonAdoptionNotGranted, notGrantedMessage(obj, name))
 	return ctrl.Result{RequeueAfter: r.poll(req)}
 }
@@ -119,7 +119,7 @@ func notGrantedMessage(obj client.Object, name string) string {
 
 // conflict is the error of a resource that is not the object's.
 func (r recorder[T]) conflict(err error) error {
-	return &conditions.Error{Type: r.cfg.synced, Reason: reasonExternalConflict, Severity: conditions.SeverityWarning, Err: err}
+	return &conditions.Error{Type: r.cfg.synced, Reason: ReasonExternalResourceConflict, Severity: conditions.SeverityWarning, Err: err}
 }
 
 // incomplete is the error of an object whose create may have leaked.
@@ -128,12 +128,12 @@ func (r recorder[T]) incomplete(obj T) error {
 		"that the operator cannot find: check the external system for a resource made for %s %s/%s at that time, delete it "+
 		"(or record its name in annotation %s), then remove annotation %s to let the operator go on",
 		obj.GetAnnotations()[AnnotationCreatePending], kindOf(obj), obj.GetNamespace(), obj.GetName(), AnnotationExternalName, AnnotationCreatePending)
-	return &conditions.Error{Type: r.cfg.synced, Reason: reasonCreateIncomplete, Severity: conditions.SeverityError, Err: err}
+	return &conditions.Error{Type: r.cfg.synced, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError, Err: err}
 }
 
 // fail turns err into an error about the Synced condition. An error that
 // carries a reason keeps it, and its severity; others get reason.
-func (r recorder[T]) fail(reason string, err error) error {
+func (r recorder[T]) fail(reason conditions.Reason, err error) error {
 	if apierrors.IsConflict(err) {
 		return err
 	}
@@ -154,14 +154,14 @@ func (r recorder[T]) poll(req *bosun.Pass[T]) time.Duration {
 }
 
 // setCondition sets a condition of obj, when its type keeps conditions.
-func (r recorder[T]) setCondition(obj T, typ string, status metav1.ConditionStatus, reason, msg string) {
+func (r recorder[T]) setCondition(obj T, typ string, status metav1.ConditionStatus, reason conditions.Reason, msg string) {
 	co, ok := any(obj).(conditions.Object)
 	if !ok {
 		return
 	}
 	conds := co.GetConditions()
 	conditions.Set(&conds, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: obj.GetGeneration(),
+		Type: typ, Status: status, Reason: string(reason), Message: msg, ObservedGeneration: obj.GetGeneration(),
 	}, metav1.NewTime(r.cfg.now()))
 	co.SetConditions(conds)
 }
@@ -171,7 +171,7 @@ func (r recorder[T]) setSynced(obj T, note string) {
 	if note == "" {
 		note = "the external resource is reconciled"
 	}
-	r.setCondition(obj, r.cfg.synced, metav1.ConditionTrue, reasonReconcileSuccess, note)
+	r.setCondition(obj, r.cfg.synced, metav1.ConditionTrue, ReasonReconcileSuccess, note)
 }
 
 // setPaused marks Synced False with conditions.ReasonReconcilePaused: the
@@ -183,8 +183,8 @@ func (r recorder[T]) setPaused(obj T, why string) {
 // setAvailability sets the Available condition from an observation of an
 // existing resource. Which reason a resource that is not available gets
 // comes from the object's annotations, never from the condition itself:
-// reasonCreating while the step's own create of it has never been seen
-// available (no annotationFirstAvailable), reasonUnavailable otherwise.
+// ReasonCreating while the step's own create of it has never been seen
+// available (no annotationFirstAvailable), ReasonUnavailable otherwise.
 // The first time the resource is available, and mark allows it (the pass
 // may write the object's metadata), the step records
 // annotationFirstAvailable and the time to Ready.
@@ -196,14 +196,14 @@ func (r recorder[T]) setAvailability(req *bosun.Pass[T], obj T, available bool, 
 			setAnnotations(obj, map[string]string{annotationFirstAvailable: formatTime(now)})
 			r.meters.of(req).ready.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
-		r.setCondition(obj, r.cfg.available, metav1.ConditionTrue, reasonAvailable, "the external resource is available")
+		r.setCondition(obj, r.cfg.available, metav1.ConditionTrue, ReasonAvailable, "the external resource is available")
 		return
 	}
 	if !seen && createdHere(ann) {
-		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonCreating, "the external resource exists and is not available yet")
+		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external resource exists and is not available yet")
 		return
 	}
-	r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the external resource exists and is not available")
+	r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource exists and is not available")
 }
 
 // noteFirstReconcile records the time to first reconcile when the engine

@@ -76,7 +76,7 @@ func (s secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details Con
 		}
 		sec.Data, _ = withDetails(nil, details)
 		if err := controllerutil.SetControllerReference(obj, sec, req.Client.Scheme()); err != nil {
-			return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("owning connection secret %s: %w", name, err))
+			return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("owning connection secret %s: %w", name, err))
 		}
 		err = req.Client.Create(ctx, sec)
 		if err == nil {
@@ -84,17 +84,17 @@ func (s secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details Con
 			return nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("creating connection secret %s: %w", name, err))
+			return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("creating connection secret %s: %w", name, err))
 		}
 		// The cache had not seen it yet: read it from the API server.
 		sec = &corev1.Secret{}
 		err = req.APIReader.Get(ctx, key, sec)
 	}
 	if err != nil {
-		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("reading connection secret %s: %w", name, err))
+		return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("reading connection secret %s: %w", name, err))
 	}
 	if !metav1.IsControlledBy(sec, obj) {
-		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("connection secret %s exists and is not controlled by this object", name))
+		return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("connection secret %s exists and is not controlled by this object", name))
 	}
 	data, changed := withDetails(sec.Data, details)
 	if !changed && labelled(sec) {
@@ -109,7 +109,7 @@ func (s secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details Con
 		sec.Labels[LabelConnectionSecret] = "true"
 	}
 	if err := req.Client.Update(ctx, sec); err != nil {
-		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("updating connection secret %s: %w", name, err))
+		return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("updating connection secret %s: %w", name, err))
 	}
 	req.Log.V(1).Info("updated connection secret", "secret", name)
 	return nil
@@ -132,14 +132,14 @@ func (s secrets[T]) unpublish(ctx context.Context, req *bosun.Pass[T]) error {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("reading connection secret %s: %w", name, err))
+		return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("reading connection secret %s: %w", name, err))
 	}
 	if !metav1.IsControlledBy(sec, obj) {
 		return nil
 	}
 	err := req.Client.Delete(ctx, sec, client.Preconditions{UID: &sec.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return s.rec.fail(reasonConnectionSecretFailed, fmt.Errorf("deleting connection secret %s: %w", name, err))
+		return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("deleting connection secret %s: %w", name, err))
 	}
 	req.Log.V(1).Info("deleted connection secret", "secret", name)
 	return nil
@@ -155,7 +155,7 @@ func (s secrets[T]) missing(ctx context.Context, req *bosun.Pass[T], secret stri
 		missing, err = s.missingIn(ctx, req.APIReader, req.Object, secret, keys, details)
 	}
 	if err != nil {
-		return nil, s.rec.fail(reasonConnectionSecretFailed, err)
+		return nil, s.rec.fail(ReasonConnectionSecretFailed, err)
 	}
 	return missing, nil
 }
@@ -227,7 +227,7 @@ func (s secrets[T]) checkName(obj T) error {
 		if len(name) > validation.DNS1123SubdomainMaxLength {
 			name = fmt.Sprintf("%.32s... (%d characters)", name, len(name))
 		}
-		return s.rec.fail(reasonInvalidSpec, InvalidSpec(fmt.Errorf("the connection secret name %q is not a valid Secret name: %s", name, strings.Join(errs, "; "))))
+		return s.rec.fail(ReasonInvalidSpec, InvalidSpec(fmt.Errorf("the connection secret name %q is not a valid Secret name: %s", name, strings.Join(errs, "; "))))
 	}
 	return nil
 }

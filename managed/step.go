@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
 )
 
 // Step is the engine step that manages one external resource per object;
@@ -218,7 +219,7 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	case actCreate:
 		return s.act.create(ctx, req, o.cl, o.name)
 	case actConflict:
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the resource under the external name is not this object's")
+		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
 		return ctrl.Result{}, s.rec.notOurs(obj, o.name, o.obs, o.facts.granted)
 	case actNotGranted:
 		return s.rec.notGranted(req, o.name), nil
@@ -242,7 +243,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	s.rec.noteFirstReconcile(req, now)
 	paused := fmt.Sprintf("the reconcile policy %q only observes the external resource: nothing is created, updated or deleted", req.Policy)
 	if ExternalName(obj) == "" && s.cfg.providerNames {
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the external resource has no name yet")
+		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource has no name yet")
 		s.rec.setPaused(obj, paused)
 		return ctrl.Result{RequeueAfter: s.rec.poll(req)}, nil
 	}
@@ -266,11 +267,11 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	switch {
 	case !obs.Exists:
 		keepStatus(obj, target)
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the external resource does not exist")
+		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource does not exist")
 	case !f.owns(obs) && refused(obs, f.granted) == actNotGranted:
 		return s.rec.notGranted(req, ExternalName(target)), nil
 	case !f.owns(obs):
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, reasonUnavailable, "the resource under the external name is not this object's")
+		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
 		return ctrl.Result{}, s.rec.notOurs(obj, ExternalName(target), obs, f.granted)
 	default:
 		// The status Observe wrote is kept; the spec never is.
@@ -309,7 +310,7 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 // of the engine's writes of the object failed with err: for instance a
 // spec that Observe late-initialised and the API server refused. The
 // engine calls it before it writes the status.
-func (s *Step[T]) WriteFailed(req *bosun.Pass[T], reason string, err error) {
+func (s *Step[T]) WriteFailed(req *bosun.Pass[T], reason conditions.Reason, err error) {
 	s.rec.setCondition(req.Object, s.cfg.synced, metav1.ConditionFalse, reason,
-		fmt.Sprintf("the engine could not write the object (%s): %v", strings.TrimSuffix(reason, "Failed"), err))
+		fmt.Sprintf("the engine could not write the object (%s): %v", strings.TrimSuffix(string(reason), "Failed"), err))
 }

@@ -262,15 +262,15 @@ func TestFailKeepsReasonAndSeverity(t *testing.T) {
 		want    string
 		wantSev conditions.Severity
 	}{
-		{"plain", errors.New("boom"), reasonCreateFailed, conditions.SeverityWarning},
-		{"invalid spec", InvalidSpec(errors.New("bad")), reasonInvalidSpec, conditions.SeverityError},
+		{"plain", errors.New("boom"), string(ReasonCreateFailed), conditions.SeverityWarning},
+		{"invalid spec", InvalidSpec(errors.New("bad")), string(ReasonInvalidSpec), conditions.SeverityError},
 		{"warning with reason", conditions.Warning("Throttled", errors.New("slow down")), "Throttled", conditions.SeverityWarning},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.rec.fail(reasonCreateFailed, tt.err)
+			err := s.rec.fail(ReasonCreateFailed, tt.err)
 			reason, sev, _ := conditions.FromError(err)
-			if diff := cmp.Diff([]string{tt.want, string(tt.wantSev), defaultConditionSynced}, []string{reason, string(sev), conditions.TypeOf(err)}); diff != "" {
+			if diff := cmp.Diff([]string{tt.want, string(tt.wantSev), defaultConditionSynced}, []string{string(reason), string(sev), conditions.TypeOf(err)}); diff != "" {
 				t.Errorf("fail (-want +got):\n%s", diff)
 			}
 		})
@@ -298,27 +298,27 @@ func TestOurs(t *testing.T) {
 		want    bool
 		// reason is the reason given when the resource is not the
 		// object's.
-		reason string
+		reason conditions.Reason
 	}{
 		{"marked ours", "uid-b", nil, chosen, !granted, AllPolicies(), true, ""},
 		{"marked ours, user named", "uid-b", handSet, !chosen, !granted, AllPolicies(), true, ""},
-		{"marked another's", "uid-a", created, chosen, granted, AllPolicies(), false, reasonExternalConflict},
-		{"marked another's, user named", "uid-a", handSet, !chosen, granted, AllPolicies(), false, reasonExternalConflict},
-		{"marked another's, observe-only", "uid-a", nil, chosen, granted, ObserveOnly(), false, reasonExternalConflict},
+		{"marked another's", "uid-a", created, chosen, granted, AllPolicies(), false, ReasonExternalResourceConflict},
+		{"marked another's, user named", "uid-a", handSet, !chosen, granted, AllPolicies(), false, ReasonExternalResourceConflict},
+		{"marked another's, observe-only", "uid-a", nil, chosen, granted, ObserveOnly(), false, ReasonExternalResourceConflict},
 		{"unmarked, nothing recorded", "", nil, chosen, !granted, AllPolicies(), false, ReasonAdoptionNotGranted},
-		{"unmarked, nothing recorded, granted", "", nil, chosen, granted, AllPolicies(), false, reasonExternalConflict},
+		{"unmarked, nothing recorded, granted", "", nil, chosen, granted, AllPolicies(), false, ReasonExternalResourceConflict},
 		{"unmarked, created under the chosen name", "", created, chosen, !granted, AllPolicies(), true, ""},
 		{"unmarked, created under a hand-set name", "", created, !chosen, !granted, AllPolicies(), false, ReasonAdoptionNotGranted},
 		{"unmarked, created under a hand-set name, granted", "", created, !chosen, granted, AllPolicies(), true, ""},
 		{"unmarked, crash window", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), annotationCreateSucceeded: at(2)}, chosen, !granted, AllPolicies(), true, ""},
-		{"unmarked, last create failed", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateFailed: at(2)}, chosen, granted, AllPolicies(), false, reasonExternalConflict},
+		{"unmarked, last create failed", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(1), annotationCreateFailed: at(2)}, chosen, granted, AllPolicies(), false, ReasonExternalResourceConflict},
 		{"unmarked, failed after an older success", "", map[string]string{AnnotationExternalName: "x", AnnotationCreatePending: at(3), annotationCreateSucceeded: at(2), annotationCreateFailed: at(4)}, chosen, !granted, AllPolicies(), false, ReasonAdoptionNotGranted},
 		{"unmarked, user named", "", handSet, !chosen, !granted, AllPolicies(), false, ReasonAdoptionNotGranted},
 		{"unmarked, user named, granted", "", handSet, !chosen, granted, AllPolicies(), true, ""},
 		{"unmarked, observe-only", "", nil, chosen, !granted, ObserveOnly(), false, ReasonAdoptionNotGranted},
 		{"unmarked, observe-only, granted", "", nil, chosen, granted, ObserveOnly(), true, ""},
 		{"unmarked, observe and late-initialise, granted", "", nil, chosen, granted, Policies{LateInitialize: true}, true, ""},
-		{"unmarked, observe and update, granted", "", nil, chosen, granted, Policies{Update: true}, false, reasonExternalConflict},
+		{"unmarked, observe and update, granted", "", nil, chosen, granted, Policies{Update: true}, false, ReasonExternalResourceConflict},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,7 +326,7 @@ func TestOurs(t *testing.T) {
 			obs := Observation{Exists: true, Owner: tt.owner}
 			f := facts{identity: Identity(b), ann: tt.ann, chosen: tt.chosen, granted: tt.granted, pol: tt.pol}
 			got := f.owns(obs)
-			reason := ""
+			var reason conditions.Reason
 			if !got {
 				reason, _, _ = conditions.FromError(s.rec.notOurs(b, "x", obs, tt.granted))
 			}

@@ -26,9 +26,9 @@ func TestUpdatingReason(t *testing.T) {
 
 	e.change("grow", func(b *v1.Bucket) { b.Spec.Size = 2 })
 	updating := map[string]cond{
-		conditions.TypeReady:      {metav1.ConditionFalse, reasonUpdating},
-		defaultConditionSynced:    {metav1.ConditionFalse, reasonUpdating},
-		defaultConditionAvailable: {metav1.ConditionTrue, reasonAvailable},
+		conditions.TypeReady:      {metav1.ConditionFalse, ReasonUpdating},
+		defaultConditionSynced:    {metav1.ConditionFalse, ReasonUpdating},
+		defaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 	}
 	b := e.wait("grow", updating)
 	if at := b.Status.AtProvider; at == nil || at.Size != 1 {

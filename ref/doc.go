@@ -47,18 +47,18 @@
 // # Reasons
 //
 // The reasons of the condition the step owns (Error.Reason gives that of a
-// Lookup error):
+// Lookup error), each a conditions.Reason constant of this package:
 //
-//	| reason              | when                                                                     |
-//	|---------------------|--------------------------------------------------------------------------|
-//	| Resolved            | the reference names one object, and it is ready (True)                   |
-//	| NoReference         | the referring object names no object (True with Optional, else False)    |
-//	| ReferenceNotFound   | no object has the name, or none matches the selector                     |
-//	| ReferenceAmbiguous  | several objects match the selector                                       |
-//	| ReferenceNotReady   | the object exists but is not ready, or is being deleted                  |
-//	| ReferenceInvalid    | the reference cannot name an object: a name and a selector both, a selector that does not parse, or no namespace for a namespaced kind |
-//	| ReferenceNotAllowed | the reference leads into another namespace without AllowCrossNamespace   |
-//	| ReferenceReadFailed | reading the referenced object failed; the pass fails and is retried      |
+//	| reason              | constant                  | when                                                                     |
+//	|---------------------|---------------------------|--------------------------------------------------------------------------|
+//	| Resolved            | ReasonResolved            | the reference names one object, and it is ready (True)                   |
+//	| NoReference         | ReasonNoReference         | the referring object names no object (True with Optional, else False)    |
+//	| ReferenceNotFound   | ReasonReferenceNotFound   | no object has the name, or none matches the selector                     |
+//	| ReferenceAmbiguous  | ReasonReferenceAmbiguous  | several objects match the selector                                       |
+//	| ReferenceNotReady   | ReasonReferenceNotReady   | the object exists but is not ready, or is being deleted                  |
+//	| ReferenceInvalid    | ReasonReferenceInvalid    | the reference cannot name an object: a name and a selector both, a selector that does not parse, or no namespace for a namespaced kind |
+//	| ReferenceNotAllowed | ReasonReferenceNotAllowed | the reference leads into another namespace without AllowCrossNamespace   |
+//	| ReferenceReadFailed | ReasonReferenceReadFailed | reading the referenced object failed; the pass fails and is retried      |
 //
 // # Wiring
 //

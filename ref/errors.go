@@ -1,32 +1,43 @@
 package ref
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/bosunkit/bosun/conditions"
+)
 
 // Reasons of the condition a step owns.
 const (
-	// reasonResolved: the reference names one object, and it is ready.
-	reasonResolved = "Resolved"
-	// reasonNoReference: the referring object names no object. The
-	// condition is True with it for an Optional reference, else False.
-	reasonNoReference = "NoReference"
-	// reasonNotFound: no object has the name, or none matches the
-	// selector.
-	reasonNotFound = "ReferenceNotFound"
-	// reasonAmbiguous: several objects match the selector.
-	reasonAmbiguous = "ReferenceAmbiguous"
-	// reasonNotReady: the object exists but is not ready (see
-	// Readiness), or is being deleted.
-	reasonNotReady = "ReferenceNotReady"
-	// reasonInvalid: the reference cannot name an object: a name and a
-	// selector both, a selector that does not parse, or no namespace for a
+	// ReasonResolved is the reason of the step's condition True: the
+	// reference names one object, and it is ready.
+	ReasonResolved conditions.Reason = "Resolved"
+	// ReasonNoReference is the reason of the step's condition when the
+	// referring object names no object: True for an Optional reference,
+	// else False.
+	ReasonNoReference conditions.Reason = "NoReference"
+	// ReasonReferenceNotFound is the reason of the step's condition False
+	// when no object has the name, or none matches the selector.
+	ReasonReferenceNotFound conditions.Reason = "ReferenceNotFound"
+	// ReasonReferenceAmbiguous is the reason of the step's condition False
+	// when several objects match the selector.
+	ReasonReferenceAmbiguous conditions.Reason = "ReferenceAmbiguous"
+	// ReasonReferenceNotReady is the reason of the step's condition False
+	// when the object exists but is not ready (see Readiness), or is being
+	// deleted.
+	ReasonReferenceNotReady conditions.Reason = "ReferenceNotReady"
+	// ReasonReferenceInvalid is the reason of the step's condition False
+	// when the reference cannot name an object: a name and a selector
+	// both, a selector that does not parse, or no namespace for a
 	// namespaced kind.
-	reasonInvalid = "ReferenceInvalid"
-	// reasonNotAllowed: the reference leads into another namespace, and
-	// the step was not made with AllowCrossNamespace.
-	reasonNotAllowed = "ReferenceNotAllowed"
-	// reasonReadFailed: reading the referenced object failed; the pass
-	// fails with the error and is retried with backoff.
-	reasonReadFailed = "ReferenceReadFailed"
+	ReasonReferenceInvalid conditions.Reason = "ReferenceInvalid"
+	// ReasonReferenceNotAllowed is the reason of the step's condition False
+	// when the reference leads into another namespace, and the step was
+	// not made with AllowCrossNamespace.
+	ReasonReferenceNotAllowed conditions.Reason = "ReferenceNotAllowed"
+	// ReasonReferenceReadFailed is the reason of the step's condition False
+	// when reading the referenced object failed; the pass fails with the
+	// error and is retried with backoff.
+	ReasonReferenceReadFailed conditions.Reason = "ReferenceReadFailed"
 )
 
 // Sentinels that the errors of Step.Lookup wrap, one per way a reference
@@ -62,19 +73,19 @@ func (e *Error) Error() string { return e.Message }
 // Unwrap returns the sentinel.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Reason returns the condition reason of the failure: "ReferenceNotFound" for
-// ErrNotFound, and so on.
-func (e *Error) Reason() string {
+// Reason returns the condition reason of the failure: ReasonReferenceNotFound
+// for ErrNotFound, and so on.
+func (e *Error) Reason() conditions.Reason {
 	switch {
 	case errors.Is(e.Err, ErrNoReference):
-		return reasonNoReference
+		return ReasonNoReference
 	case errors.Is(e.Err, ErrNotFound):
-		return reasonNotFound
+		return ReasonReferenceNotFound
 	case errors.Is(e.Err, ErrAmbiguous):
-		return reasonAmbiguous
+		return ReasonReferenceAmbiguous
 	case errors.Is(e.Err, ErrNotAllowed):
-		return reasonNotAllowed
+		return ReasonReferenceNotAllowed
 	default:
-		return reasonInvalid
+		return ReasonReferenceInvalid
 	}
 }

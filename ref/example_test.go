@@ -40,7 +40,7 @@ func ExampleResolve() {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "boss", Generation: 1},
 		Spec:       testapi.WidgetSpec{Value: 42},
 		Status: testapi.WidgetStatus{Conditions: []metav1.Condition{{
-			Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 1,
+			Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 1,
 		}}},
 	}
 	for _, given := range [][]client.Object{nil, {boss}} {

@@ -87,7 +87,7 @@ func target(ns, name string, v int64, labels map[string]string, gen, observed in
 			reason = "Broken"
 		}
 		w.Status.Conditions = []metav1.Condition{{
-			Type: conditions.TypeReady, Status: st, Reason: reason, Message: "as the test says",
+			Type: conditions.TypeReady, Status: st, Reason: string(reason), Message: "as the test says",
 			ObservedGeneration: observed, LastTransitionTime: metav1.Now(),
 		}}
 	}

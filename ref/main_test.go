@@ -117,7 +117,7 @@ func (e *env) markReady(w *testapi.Widget) {
 	e.t.Helper()
 	e.change(w, true, func() {
 		conditions.Set(&w.Status.Conditions, metav1.Condition{
-			Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: w.Generation,
+			Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: w.Generation,
 		}, metav1.Now())
 		w.Status.ObservedGeneration = w.Generation
 	})
@@ -142,7 +142,7 @@ func (e *env) change(obj client.Object, status bool, fn func()) {
 // expect waits until the Widget ns/name has the condition typ with status
 // st and reason, and a message holding msg, and until check, when not nil,
 // passes; it returns the Widget.
-func (e *env) expect(ns, name, typ string, st metav1.ConditionStatus, reason, msg string, check func(*testapi.Widget) error) *testapi.Widget {
+func (e *env) expect(ns, name, typ string, st metav1.ConditionStatus, reason conditions.Reason, msg string, check func(*testapi.Widget) error) *testapi.Widget {
 	e.t.Helper()
 	w := &testapi.Widget{}
 	bosuntest.Eventually(e.t, func(ctx context.Context) error {
@@ -153,7 +153,7 @@ func (e *env) expect(ns, name, typ string, st metav1.ConditionStatus, reason, ms
 		switch {
 		case c == nil:
 			return fmt.Errorf("no %s condition yet: %+v", typ, w.Status.Conditions)
-		case c.Status != st || c.Reason != reason || !strings.Contains(c.Message, msg):
+		case c.Status != st || c.Reason != string(reason) || !strings.Contains(c.Message, msg):
 			return fmt.Errorf("%s is %s/%s %q, want %s/%s with %q", typ, c.Status, c.Reason, c.Message, st, reason, msg)
 		case c.ObservedGeneration != w.Generation:
 			return fmt.Errorf("%s describes generation %d, not %d", typ, c.ObservedGeneration, w.Generation)

@@ -291,26 +291,26 @@ func (s *Step[T, R]) Do(ctx context.Context, p *bosun.Pass[T]) (ctrl.Result, err
 	var unresolved *Error
 	switch {
 	case errors.Is(err, ErrNoReference) && s.optional:
-		s.set(p, metav1.ConditionTrue, reasonNoReference, "no object is referred to")
+		s.set(p, metav1.ConditionTrue, ReasonNoReference, "no object is referred to")
 		return flow.Continue()
 	case errors.As(err, &unresolved):
 		return s.stop(p, unresolved.Reason(), unresolved.Message)
 	case err != nil:
-		return ctrl.Result{}, &conditions.Error{Type: s.cond, Reason: reasonReadFailed, Err: err}
+		return ctrl.Result{}, &conditions.Error{Type: s.cond, Reason: ReasonReferenceReadFailed, Err: err}
 	}
 	desc := s.describe(p.Client, obj)
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return s.stop(p, reasonNotReady, desc+" is being deleted")
+		return s.stop(p, ReasonReferenceNotReady, desc+" is being deleted")
 	}
 	if ok, why := s.ready(obj); !ok {
 		msg := desc + " is not ready"
 		if why != "" {
 			msg += ": " + why
 		}
-		return s.stop(p, reasonNotReady, msg)
+		return s.stop(p, ReasonReferenceNotReady, msg)
 	}
 	s.key.Set(p.Values, obj)
-	s.set(p, metav1.ConditionTrue, reasonResolved, "resolved to "+desc)
+	s.set(p, metav1.ConditionTrue, ReasonResolved, "resolved to "+desc)
 	return flow.Continue()
 }
 
@@ -321,21 +321,21 @@ func (s *Step[T, R]) Observe(ctx context.Context, p *bosun.Pass[T]) (ctrl.Result
 
 // stop reports an unresolved reference in the condition and ends the
 // pass without an error.
-func (s *Step[T, R]) stop(p *bosun.Pass[T], reason, msg string) (ctrl.Result, error) {
+func (s *Step[T, R]) stop(p *bosun.Pass[T], reason conditions.Reason, msg string) (ctrl.Result, error) {
 	s.set(p, metav1.ConditionFalse, reason, msg)
 	p.Log.V(1).Info("reference does not resolve", "step", s.name, "reason", reason, "detail", msg)
 	return ctrl.Result{RequeueAfter: s.recheck}, flow.ErrExit
 }
 
 // set sets the step's condition on the object, when it keeps conditions.
-func (s *Step[T, R]) set(p *bosun.Pass[T], status metav1.ConditionStatus, reason, msg string) {
+func (s *Step[T, R]) set(p *bosun.Pass[T], status metav1.ConditionStatus, reason conditions.Reason, msg string) {
 	co, ok := any(p.Object).(conditions.Object)
 	if !ok {
 		return
 	}
 	conds := co.GetConditions()
 	conditions.Set(&conds, metav1.Condition{
-		Type: s.cond, Status: status, Reason: reason, Message: msg, ObservedGeneration: p.Object.GetGeneration(),
+		Type: s.cond, Status: status, Reason: string(reason), Message: msg, ObservedGeneration: p.Object.GetGeneration(),
 	}, metav1.Now())
 	co.SetConditions(conds)
 }

@@ -33,13 +33,13 @@ func scheme(t bosuntest.TB) *runtime.Scheme {
 }
 
 // cond is the expectation of one condition.
-func cond(typ string, st metav1.ConditionStatus, reason, msg string) metav1.Condition {
-	return metav1.Condition{Type: typ, Status: st, Reason: reason, Message: msg}
+func cond(typ string, st metav1.ConditionStatus, reason conditions.Reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: st, Reason: string(reason), Message: msg}
 }
 
 // owner returns the expectations of the owner step's condition and of
 // Ready, which summarises it.
-func owner(st metav1.ConditionStatus, reason, msg string) []metav1.Condition {
+func owner(st metav1.ConditionStatus, reason conditions.Reason, msg string) []metav1.Condition {
 	readyReason := reason
 	if st == metav1.ConditionTrue {
 		readyReason = conditions.ReasonSucceeded

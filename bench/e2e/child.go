@@ -302,6 +302,15 @@ func leanCache(opts *ctrl.Options) {
 	opts.NewCache, opts.NewClient = lean.NewCache, lean.NewClient
 }
 
+// The reasons of the condition Computed, which both arms write.
+const (
+	// reasonDivided is the reason of Computed=True.
+	reasonDivided conditions.Reason = "Divided"
+	// reasonZeroDivisor is the reason of Computed=False, and of Ready, for
+	// a zero divisor.
+	reasonZeroDivisor conditions.Reason = "ZeroDivisor"
+)
+
 // divide is the work of the bosun arm: status.result is value / divisor,
 // and the condition Computed says so; a zero divisor fails the pass, to
 // be retried with backoff.
@@ -313,11 +322,11 @@ func (divide) Conditions() []string { return []string{"Computed"} }
 func (divide) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	w := req.Object
 	if w.Spec.Divisor == 0 {
-		return ctrl.Result{}, conditions.Warning("ZeroDivisor", errZeroDivisor)
+		return ctrl.Result{}, conditions.Warning(reasonZeroDivisor, errZeroDivisor)
 	}
 	w.Status.Result = w.Spec.Value / w.Spec.Divisor
 	conds := w.Status.Conditions
-	conditions.Set(&conds, metav1.Condition{Type: "Computed", Status: metav1.ConditionTrue, Reason: "Divided", ObservedGeneration: w.Generation}, metav1.Now())
+	conditions.Set(&conds, metav1.Condition{Type: "Computed", Status: metav1.ConditionTrue, Reason: string(reasonDivided), ObservedGeneration: w.Generation}, metav1.Now())
 	w.Status.Conditions = conds
 	return ctrl.Result{}, nil
 }
@@ -347,12 +356,12 @@ func (h *hand) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	var failed error
 	if w.Spec.Divisor == 0 {
 		failed = errZeroDivisor
-		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Computed", Status: metav1.ConditionFalse, Reason: "ZeroDivisor", Message: failed.Error(), ObservedGeneration: w.Generation})
-		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "ZeroDivisor", Message: failed.Error(), ObservedGeneration: w.Generation})
+		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Computed", Status: metav1.ConditionFalse, Reason: string(reasonZeroDivisor), Message: failed.Error(), ObservedGeneration: w.Generation})
+		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: string(reasonZeroDivisor), Message: failed.Error(), ObservedGeneration: w.Generation})
 	} else {
 		w.Status.Result = w.Spec.Value / w.Spec.Divisor
-		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Computed", Status: metav1.ConditionTrue, Reason: "Divided", ObservedGeneration: w.Generation})
-		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Succeeded", ObservedGeneration: w.Generation})
+		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Computed", Status: metav1.ConditionTrue, Reason: string(reasonDivided), ObservedGeneration: w.Generation})
+		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: w.Generation})
 	}
 	w.Status.ObservedGeneration = w.Generation
 	if !equality.Semantic.DeepEqual(orig.Status, w.Status) {

@@ -138,7 +138,7 @@ func TestChildOfIsAMember(t *testing.T) {
 			Given:     []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "kept"}, Data: map[string]string{"v": "old"}}},
 			ExpectErr: "was not created by set",
 			ExpectConditions: []metav1.Condition{
-				{Type: "ConfigMapReady", Status: metav1.ConditionFalse, Reason: "ChildExists"},
+				{Type: "ConfigMapReady", Status: metav1.ConditionFalse, Reason: string(children.ReasonChildExists)},
 				{Type: conditions.TypeReady, Status: metav1.ConditionFalse},
 			},
 			ExpectObjects: []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "kept"}, Data: map[string]string{"v": "old"}}},

@@ -84,10 +84,10 @@ func TestTable(t *testing.T) {
 				"create ConfigMap ns/w",
 				"patch status Widget ns/w",
 			},
-			ExpectEvents: []string{"Normal Claimed claimed by finalizer \"unit.bosun.dev/cleanup\"", "Normal Published made ConfigMap w"},
+			ExpectEvents: []string{"Normal " + string(conditions.ReasonClaimed) + " claimed by finalizer \"unit.bosun.dev/cleanup\"", "Normal Published made ConfigMap w"},
 			ExpectConditions: []metav1.Condition{
 				{Type: "Published", Status: metav1.ConditionTrue, Reason: "Done"},
-				{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 1},
+				{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 1},
 			},
 			ExpectObjects: []client.Object{&corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"},
@@ -101,7 +101,7 @@ func TestTable(t *testing.T) {
 				w.Finalizers = []string{unit.Finalizer}
 				w.Status.Conditions = []metav1.Condition{
 					{Type: "Published", Status: metav1.ConditionTrue, Reason: "Done", ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
-					{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
+					{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
 				}
 				w.Status.ObservedGeneration = 1
 				return w

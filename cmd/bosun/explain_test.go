@@ -153,7 +153,7 @@ func (c *explainCluster) waitExplained(t *testing.T, ns string, args []string, w
 
 // explainWaitCondition waits until obj, read again and again, has a condition
 // typ of status and reason.
-func explainWaitCondition(t *testing.T, c client.Client, obj client.Object, typ string, status metav1.ConditionStatus, reason string) {
+func explainWaitCondition(t *testing.T, c client.Client, obj client.Object, typ string, status metav1.ConditionStatus, reason conditions.Reason) {
 	t.Helper()
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
@@ -164,7 +164,7 @@ func explainWaitCondition(t *testing.T, c client.Client, obj client.Object, typ 
 			return fmt.Errorf("%T keeps no conditions", obj)
 		}
 		cond := conditions.Find(co.GetConditions(), typ)
-		if cond == nil || cond.Status != status || cond.Reason != reason {
+		if cond == nil || cond.Status != status || cond.Reason != string(reason) {
 			return fmt.Errorf("%s is %+v, want %s (%s)", typ, cond, status, reason)
 		}
 		return nil

@@ -34,15 +34,15 @@ const (
 	ScheduledAtAnnotation = "cronjob.bosun.dev/scheduled-at"
 	// ReasonInvalidSchedule is the reason of Ready=False for a schedule that
 	// does not parse.
-	ReasonInvalidSchedule = "InvalidSchedule"
+	ReasonInvalidSchedule conditions.Reason = "InvalidSchedule"
 	// ReasonTooManyMissedRuns is the reason of Ready=False when more than
 	// MaxMissedRuns runs were missed.
-	ReasonTooManyMissedRuns = "TooManyMissedRuns"
+	ReasonTooManyMissedRuns conditions.Reason = "TooManyMissedRuns"
 	// ReasonJobNameTaken is the reason of Ready=False when the name of the
 	// Job of a due run is held by a Job this CronJob does not control (the
 	// reason bosun.Pass.CreateChild gives a Job whose name is taken): the
 	// run is not started, nor counted as started, until that Job is gone.
-	ReasonJobNameTaken = "JobNameTaken"
+	ReasonJobNameTaken conditions.Reason = "JobNameTaken"
 	// MaxMissedRuns is the most runs ScheduledRuns accepts to have been
 	// missed since the last one; more mean the clock jumped or the operator
 	// was down for long, and StartingDeadlineSeconds should bound how far

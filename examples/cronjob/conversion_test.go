@@ -100,7 +100,7 @@ func testStatus(ns string) cronjobv1.CronJobStatus {
 		Active:             []corev1.ObjectReference{{APIVersion: "batch/v1", Kind: "Job", Namespace: ns, Name: "c-1893495600", UID: "uid-c"}},
 		LastScheduleTime:   &at,
 		Conditions: []metav1.Condition{{
-			Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded,
+			Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded),
 			Message: "ok", ObservedGeneration: 1, LastTransitionTime: at,
 		}},
 	}

@@ -445,7 +445,7 @@ func TestForeignJobIsNotTheRun(t *testing.T) {
 		if cj.Annotations[touchAnnotation] != run.Add(30*time.Second).UTC().Format(time.RFC3339Nano) {
 			return errors.New("not touched yet")
 		}
-		if c := conditions.Find(cj.Status.Conditions, conditions.TypeReady); c == nil || c.Reason != ReasonJobNameTaken {
+		if c := conditions.Find(cj.Status.Conditions, conditions.TypeReady); c == nil || c.Reason != string(ReasonJobNameTaken) {
 			return fmt.Errorf("Ready %+v, want reason %s", c, ReasonJobNameTaken)
 		}
 		return nil
@@ -464,7 +464,7 @@ func TestForeignJobIsNotTheRun(t *testing.T) {
 		}
 		n := 0
 		for _, ev := range evs.Items {
-			if ev.Reason == ReasonJobNameTaken && ev.Regarding.Name == "taken" {
+			if ev.Reason == string(ReasonJobNameTaken) && ev.Regarding.Name == "taken" {
 				n++
 				if ev.Type != corev1.EventTypeWarning {
 					t.Errorf("event type %s, want Warning", ev.Type)

@@ -209,14 +209,14 @@ func (e *env) waitObserved(name string) *cronjobv1.CronJob {
 
 // waitReady waits until the CronJob named has a Ready condition with the
 // status and reason given, for its current generation, and returns it.
-func (e *env) waitReady(name string, status metav1.ConditionStatus, reason string) *cronjobv1.CronJob {
+func (e *env) waitReady(name string, status metav1.ConditionStatus, reason conditions.Reason) *cronjobv1.CronJob {
 	e.t.Helper()
 	return e.waitCronJob(name, func(cj *cronjobv1.CronJob) error {
 		c := conditions.Find(cj.Status.Conditions, conditions.TypeReady)
 		switch {
 		case c == nil:
 			return errors.New("no Ready condition")
-		case c.Status != status || c.Reason != reason:
+		case c.Status != status || c.Reason != string(reason):
 			return fmt.Errorf("Ready is %s/%s (%q), want %s/%s", c.Status, c.Reason, c.Message, status, reason)
 		case c.ObservedGeneration != cj.Generation:
 			return fmt.Errorf("Ready describes generation %d, object is at %d", c.ObservedGeneration, cj.Generation)

@@ -39,7 +39,7 @@ func TestScheduledRuns(t *testing.T) {
 		now        time.Time
 		deadline   *int64
 		want       Runs
-		wantReason string
+		wantReason conditions.Reason
 	}{
 		{name: "nothing due yet", schedule: hourly, since: at(10, 0), now: at(10, 30),
 			want: Runs{Next: at(11, 0), Wait: 30 * time.Minute}},
@@ -174,8 +174,8 @@ func mtime(t time.Time) *metav1.Time { return ptr.To(metav1.NewTime(t)) }
 // Jobs make, the history limits, the concurrency policies, a crash after a
 // Job was made, a name taken by another Job, and bad schedules.
 func TestReconcile(t *testing.T) {
-	ready := metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded}
-	created11 := "Normal SuccessfulCreate created job " + ref(11).Name
+	ready := metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded)}
+	created11 := "Normal " + string(conditions.ReasonSuccessfulCreate) + " created job " + ref(11).Name
 	unit.Run(t, unit.Scheme(t, corev1.AddToScheme, batchv1.AddToScheme, AddToScheme), reconcilerAt(at(11, 20)),
 		unit.Case[*cronjobv1.CronJob]{
 			Name:             "the due run starts, and is active",
@@ -269,8 +269,8 @@ func TestReconcile(t *testing.T) {
 			Given:            []client.Object{job(11, "", true)},
 			ExpectWrites:     []string{"create Job ns/" + ref(11).Name, "patch status CronJob ns/c"},
 			ExpectErr:        "job " + ref(11).Name + " exists and is not controlled by this CronJob",
-			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: ReasonJobNameTaken}},
-			ExpectEvents:     []string{"Warning JobNameTaken job " + ref(11).Name + " exists and is not controlled by this CronJob; delete or rename it"},
+			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(ReasonJobNameTaken)}},
+			ExpectEvents:     []string{"Warning " + string(ReasonJobNameTaken) + " job " + ref(11).Name + " exists and is not controlled by this CronJob; delete or rename it"},
 			Check:            expectStatus(cronjobv1.CronJobStatus{}),
 		},
 		unit.Case[*cronjobv1.CronJob]{
@@ -286,7 +286,7 @@ func TestReconcile(t *testing.T) {
 			Object:           cronJob(func(cj *cronjobv1.CronJob) { cj.Spec.Schedule = "every tuesday" }),
 			ExpectWrites:     []string{"patch status CronJob ns/c"},
 			ExpectErr:        `invalid schedule "every tuesday"`,
-			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: ReasonInvalidSchedule}},
+			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(ReasonInvalidSchedule)}},
 			Check: func(t bosuntest.TB, out *unit.Outcome[*cronjobv1.CronJob]) {
 				if !errors.Is(out.Err, reconcile.TerminalError(nil)) {
 					t.Errorf("error %v is not terminal: it would be retried", out.Err)
@@ -301,7 +301,7 @@ func TestReconcile(t *testing.T) {
 			}},
 			ExpectWrites:     []string{"create Job ns/" + ref(11).Name, "patch status CronJob ns/c"},
 			ExpectErr:        "create job " + ref(11).Name,
-			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonError}},
+			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonError)}},
 			Check:            expectStatus(cronjobv1.CronJobStatus{}),
 		},
 	)

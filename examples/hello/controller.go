@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/bosunkit/bosun/conditions"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
 	"github.com/bosunkit/bosun/flow"
 )
@@ -200,12 +201,12 @@ func (s *greetingRun) configMapKey() client.ObjectKey {
 }
 
 // setReady records the Ready condition for the current generation.
-func (s *greetingRun) setReady(status metav1.ConditionStatus, reason, message string) {
+func (s *greetingRun) setReady(status metav1.ConditionStatus, reason conditions.Reason, message string) {
 	s.status.ObservedGeneration = s.g.Generation
 	meta.SetStatusCondition(&s.status.Conditions, metav1.Condition{
 		Type:               hellov1.ConditionReady,
 		Status:             status,
-		Reason:             reason,
+		Reason:             string(reason),
 		Message:            message,
 		ObservedGeneration: s.g.Generation,
 	})

@@ -26,6 +26,7 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
+	"github.com/bosunkit/bosun/conditions"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
 )
 
@@ -153,8 +154,8 @@ func configMapObj(name, greeting string, owner *hellov1.Greeting) *corev1.Config
 	return cm
 }
 
-func readyCond(status metav1.ConditionStatus, reason, msg string, gen int64) metav1.Condition {
-	return metav1.Condition{Type: hellov1.ConditionReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen}
+func readyCond(status metav1.ConditionStatus, reason conditions.Reason, msg string, gen int64) metav1.Condition {
+	return metav1.Condition{Type: hellov1.ConditionReady, Status: status, Reason: string(reason), Message: msg, ObservedGeneration: gen}
 }
 
 // left is a Case.Check of what a pass left behind: the Greeting with
@@ -204,7 +205,7 @@ func TestReconcile(t *testing.T) {
 		ObservedGeneration: 1,
 		Message:            "Hello, World!",
 		Conditions: []metav1.Condition{
-			{Type: hellov1.ConditionReady, Status: metav1.ConditionTrue, Reason: hellov1.ReasonPublished,
+			{Type: hellov1.ConditionReady, Status: metav1.ConditionTrue, Reason: string(hellov1.ReasonPublished),
 				Message: `configmap "g" holds the greeting`, ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
 		},
 	}

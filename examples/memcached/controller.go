@@ -279,7 +279,7 @@ func report(ctx context.Context, req *bosun.Pass[*cachev1.Memcached], applied bo
 // them. When applied, the children step has set DeploymentReady in this
 // pass, from the Deployment as the pass left it; the cache may not show
 // that one yet.
-func availability(m *cachev1.Memcached, d *appsv1.Deployment, pods, templates int, applied bool) (metav1.ConditionStatus, string, string) {
+func availability(m *cachev1.Memcached, d *appsv1.Deployment, pods, templates int, applied bool) (metav1.ConditionStatus, conditions.Reason, string) {
 	size := m.Spec.Size
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
@@ -305,11 +305,11 @@ func availability(m *cachev1.Memcached, d *appsv1.Deployment, pods, templates in
 
 // setAvailable records the condition Available of m for its current
 // generation.
-func setAvailable(m *cachev1.Memcached, status metav1.ConditionStatus, reason, message string) {
+func setAvailable(m *cachev1.Memcached, status metav1.ConditionStatus, reason conditions.Reason, message string) {
 	conditions.Set(&m.Status.Conditions, metav1.Condition{
 		Type:               cachev1.ConditionAvailable,
 		Status:             status,
-		Reason:             reason,
+		Reason:             string(reason),
 		Message:            message,
 		ObservedGeneration: m.Generation,
 	}, metav1.Now())

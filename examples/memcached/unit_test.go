@@ -29,6 +29,7 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
+	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	cachev1 "github.com/bosunkit/bosun/examples/memcached/api/v1alpha1"
 )
@@ -146,8 +147,8 @@ func wantStatus(ready int32, pods ...string) func(bosuntest.TB, *unit.Outcome[*c
 // write, that a Deployment changed behind the operator's back is put back,
 // and how a failure shows.
 func TestReconcile(t *testing.T) {
-	cond := func(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
-		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: 1}
+	cond := func(typ string, status metav1.ConditionStatus, reason conditions.Reason, message string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: string(reason), Message: message, ObservedGeneration: 1}
 	}
 	// notReady are the conditions while the Deployment rolls out: Ready
 	// tells of Available, whose message is the Deployment's readiness.
@@ -212,7 +213,7 @@ func TestReconcile(t *testing.T) {
 			Name:             "a new Memcached: a Deployment and a Service, no pod yet",
 			Object:           memcached(3),
 			ExpectWrites:     []string{"apply Deployment web/cache", "apply Service web/cache", "patch status Memcached web/cache"},
-			ExpectEvents:     []string{"Normal ChildrenChanged set memcached: created 2, updated 0, deleted 0"},
+			ExpectEvents:     []string{"Normal " + string(children.ReasonChildrenChanged) + " set memcached: created 2, updated 0, deleted 0"},
 			ExpectConditions: notReady("rolling out: 0 of 3 pods updated"),
 			ExpectObjects:    []client.Object{deployment(3), service(cachev1.DefaultPort)},
 			Check:            checks(wantStatus(0), checkDeployment(cachev1.DefaultImage, cachev1.DefaultPort)),
@@ -299,7 +300,7 @@ func TestReconcile(t *testing.T) {
 			Object:        converged.m,
 			Given:         edited(settled, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](7) }),
 			ExpectWrites:  []string{"apply Deployment web/cache"},
-			ExpectEvents:  []string{"Normal ChildrenChanged set memcached: created 0, updated 1, deleted 0"},
+			ExpectEvents:  []string{"Normal " + string(children.ReasonChildrenChanged) + " set memcached: created 0, updated 1, deleted 0"},
 			ExpectObjects: []client.Object{deployment(3)},
 			Check:         checks(wantStatus(3, "cache-a", "cache-b", "cache-c"), checkDeployment(cachev1.DefaultImage, cachev1.DefaultPort)),
 		},
@@ -319,7 +320,7 @@ func TestReconcile(t *testing.T) {
 			ExpectWrites:  []string{"apply Deployment web/cache", "patch status Memcached web/cache"},
 			ExpectObjects: []client.Object{deployment(5)},
 			ExpectConditions: []metav1.Condition{{
-				Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: cachev1.ReasonUpdating, ObservedGeneration: 2,
+				Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(cachev1.ReasonUpdating), ObservedGeneration: 2,
 				Message: "rolling out: 3 of 5 pods updated",
 			}},
 			Check: wantStatus(3, "cache-a", "cache-b", "cache-c"),
@@ -336,7 +337,7 @@ func TestReconcile(t *testing.T) {
 			}},
 			ExpectErr:    "listing the pods of deployment cache: Internal error occurred: etcd is down",
 			ExpectWrites: []string{"patch status Memcached web/cache"},
-			ExpectEvents: []string{"Warning ReconcileError listing the pods of deployment cache: Internal error occurred: etcd is down"},
+			ExpectEvents: []string{"Warning " + string(conditions.ReasonError) + " listing the pods of deployment cache: Internal error occurred: etcd is down"},
 			ExpectConditions: []metav1.Condition{cond(conditions.TypeReady, metav1.ConditionFalse, conditions.ReasonError,
 				"listing the pods of deployment cache: Internal error occurred: etcd is down")},
 			Check: wantStatus(3, "cache-a", "cache-b", "cache-c"),

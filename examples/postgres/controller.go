@@ -288,7 +288,7 @@ func ownerRole(recheck time.Duration) *ref.Step[*pgv1.Database, *pgv1.Role] {
 func checkSpec() bosun.StepFunc[*pgv1.Database] {
 	return bosun.NewStep("spec", func(_ context.Context, req *bosun.Pass[*pgv1.Database]) (ctrl.Result, error) {
 		if err := validateDatabaseSpec(req.Object); err != nil {
-			return ctrl.Result{}, &conditions.Error{Type: "Synced", Reason: "InvalidSpec", Severity: conditions.SeverityError, Err: err}
+			return ctrl.Result{}, &conditions.Error{Type: "Synced", Reason: managed.ReasonInvalidSpec, Severity: conditions.SeverityError, Err: err}
 		}
 		return flow.Continue()
 	})
@@ -307,7 +307,7 @@ func recordOwner(owner *ref.Step[*pgv1.Database, *pgv1.Role]) bosun.StepFunc[*pg
 		}
 		name := managed.ExternalName(role)
 		if err := validateOwnerRole(req.Object, name); err != nil {
-			return ctrl.Result{}, &conditions.Error{Type: ConditionRoleReady, Reason: "InvalidSpec", Severity: conditions.SeverityError, Err: err}
+			return ctrl.Result{}, &conditions.Error{Type: ConditionRoleReady, Reason: managed.ReasonInvalidSpec, Severity: conditions.SeverityError, Err: err}
 		}
 		req.Object.Status.OwnerRole = name
 		return flow.Continue()

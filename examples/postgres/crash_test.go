@@ -159,7 +159,7 @@ func TestCreateCrashWindow(t *testing.T) {
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, r); err != nil {
 			return nil, err
 		}
-		if s := conditions.Find(r.Status.Conditions, "Synced"); s != nil && s.Reason == "CreateIncomplete" {
+		if s := conditions.Find(r.Status.Conditions, "Synced"); s != nil && s.Reason == string(managed.ReasonCreateIncomplete) {
 			return r, nil
 		}
 		if err := hasConditions(r.Status.Conditions, r.Generation, readyTrue, syncedTrue); err != nil {
@@ -185,7 +185,7 @@ func TestCreateCrashWindow(t *testing.T) {
 				r, err = settled(ctx, name)
 				return err
 			}, bosuntest.Timeout(time.Minute))
-			if s := conditions.Find(r.Status.Conditions, "Synced"); s.Reason == "CreateIncomplete" {
+			if s := conditions.Find(r.Status.Conditions, "Synced"); s.Reason == string(managed.ReasonCreateIncomplete) {
 				t.Errorf("%s stopped with CreateIncomplete (%q), want it to adopt the role: its name is deterministic", name, s.Message)
 				continue
 			}

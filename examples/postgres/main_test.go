@@ -146,7 +146,7 @@ func exec(t *testing.T, srv *pgserver.Server, sql string) {
 type condition struct {
 	Type   string
 	Status metav1.ConditionStatus
-	Reason string
+	Reason conditions.Reason
 }
 
 // hasConditions checks that conds hold the conditions want, each for
@@ -157,7 +157,7 @@ func hasConditions(conds []metav1.Condition, gen int64, want ...condition) error
 		switch {
 		case c == nil:
 			return errors.New("no " + w.Type + " condition")
-		case c.Status != w.Status || c.Reason != w.Reason:
+		case c.Status != w.Status || c.Reason != string(w.Reason):
 			return fmt.Errorf("%s is %s/%s (%q), want %s/%s", w.Type, c.Status, c.Reason, c.Message, w.Status, w.Reason)
 		case c.ObservedGeneration != gen:
 			return fmt.Errorf("%s describes generation %d, object is at %d", w.Type, c.ObservedGeneration, gen)

@@ -28,6 +28,7 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/managed"
+	"github.com/bosunkit/bosun/ref"
 )
 
 func TestValidIdentifier(t *testing.T) {
@@ -74,7 +75,7 @@ func TestValidateInvalidSpec(t *testing.T) {
 	managed.SetExternalName(d, "db")
 	err := validateDatabase(d)
 	reason, sev, _ := conditions.FromError(err)
-	if diff := cmp.Diff([]string{"InvalidSpec", string(conditions.SeverityError)}, []string{reason, string(sev)}); diff != "" {
+	if diff := cmp.Diff([]string{string(managed.ReasonInvalidSpec), string(conditions.SeverityError)}, []string{string(reason), string(sev)}); diff != "" {
 		t.Errorf("reason, severity (-want +got):\n%s", diff)
 	}
 	r := &pgv1.Role{}
@@ -313,8 +314,8 @@ func named[T client.Object](obj T, name string) T {
 }
 
 // cond returns a condition of generation 1.
-func cond(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
-	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: 1}
+func cond(typ string, status metav1.ConditionStatus, reason conditions.Reason, message string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: string(reason), Message: message, ObservedGeneration: 1}
 }
 
 // isTerminal is a Case.Check: the error is terminal, or not.
@@ -341,7 +342,7 @@ func TestUnitRole(t *testing.T) {
 		return unit.Case[*pgv1.Role]{
 			ExpectErr:    message,
 			ExpectWrites: []string{"patch Role shop/app", "patch status Role shop/app"},
-			ExpectEvents: []string{`Normal Claimed claimed by finalizer "postgres.bosun.dev/role"`, "Warning InvalidSpec " + connecting + message},
+			ExpectEvents: []string{"Normal " + string(conditions.ReasonClaimed) + ` claimed by finalizer "postgres.bosun.dev/role"`, "Warning " + string(managed.ReasonInvalidSpec) + " " + connecting + message},
 			ExpectConditions: []metav1.Condition{
 				cond("Synced", metav1.ConditionFalse, "InvalidSpec", connecting+message),
 				cond(conditions.TypeReady, metav1.ConditionFalse, "InvalidSpec", connecting+message),
@@ -375,8 +376,8 @@ func TestUnitRole(t *testing.T) {
 			ExpectErr:    connecting + "connecting to postgresql at 127.0.0.1:1: ",
 			ExpectWrites: []string{"patch Role shop/app", "patch status Role shop/app"},
 			ExpectConditions: []metav1.Condition{
-				{Type: "Synced", Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
-				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
+				{Type: "Synced", Status: metav1.ConditionFalse, Reason: string(managed.ReasonConnectFailed)},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(managed.ReasonConnectFailed)},
 			},
 			Check: isTerminal[*pgv1.Role](false),
 		},
@@ -395,7 +396,7 @@ func TestUnitRole(t *testing.T) {
 			ExpectErr:    connecting + "connecting to postgresql at 127.0.0.1:1: ",
 			ExpectWrites: []string{"patch status Role shop/app"},
 			ExpectConditions: []metav1.Condition{
-				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(managed.ReasonConnectFailed)},
 			},
 			ExpectObjects: []client.Object{&pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "app", Finalizers: []string{RoleFinalizer}}}},
 		},
@@ -425,8 +426,8 @@ func TestUnitDatabase(t *testing.T) {
 	badEncoding.Spec.Encoding = "UTF-8"
 	const connecting = "connecting to the external system: "
 	claimAndStatus := []string{"patch Database shop/orders", "patch status Database shop/orders"}
-	claimed := `Normal Claimed claimed by finalizer "postgres.bosun.dev/database"`
-	waiting := func(name, reason, message string, given ...client.Object) unit.Case[*pgv1.Database] {
+	claimed := "Normal " + string(conditions.ReasonClaimed) + ` claimed by finalizer "postgres.bosun.dev/database"`
+	waiting := func(name string, reason conditions.Reason, message string, given ...client.Object) unit.Case[*pgv1.Database] {
 		return unit.Case[*pgv1.Database]{
 			Name:         name,
 			Object:       database(),
@@ -448,7 +449,7 @@ func TestUnitDatabase(t *testing.T) {
 			Given:        []client.Object{readyOwner},
 			ExpectErr:    message,
 			ExpectWrites: claimAndStatus,
-			ExpectEvents: []string{claimed, "Warning InvalidSpec " + message},
+			ExpectEvents: []string{claimed, "Warning " + string(managed.ReasonInvalidSpec) + " " + message},
 			ExpectConditions: []metav1.Condition{
 				cond(ConditionRoleReady, metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
 				cond("Synced", metav1.ConditionFalse, "InvalidSpec", message),
@@ -479,7 +480,7 @@ func TestUnitDatabase(t *testing.T) {
 			}},
 			ExpectErr:    "reading Role shop/app: Internal error occurred: etcd is down",
 			ExpectWrites: claimAndStatus,
-			ExpectEvents: []string{claimed, "Warning ReferenceReadFailed reading Role shop/app: Internal error occurred: etcd is down"},
+			ExpectEvents: []string{claimed, "Warning " + string(ref.ReasonReferenceReadFailed) + " reading Role shop/app: Internal error occurred: etcd is down"},
 			ExpectConditions: []metav1.Condition{
 				cond(conditions.TypeReady, metav1.ConditionFalse, "ReferenceReadFailed", "reading Role shop/app: Internal error occurred: etcd is down"),
 			},
@@ -493,7 +494,7 @@ func TestUnitDatabase(t *testing.T) {
 			Given:        []client.Object{owner(metav1.ConditionTrue, 2, "pg_monitor")},
 			ExpectErr:    "the role of Role app: " + reservedMessage,
 			ExpectWrites: claimAndStatus,
-			ExpectEvents: []string{claimed, "Warning InvalidSpec the role of Role app: " + reservedMessage},
+			ExpectEvents: []string{claimed, "Warning " + string(managed.ReasonInvalidSpec) + " the role of Role app: " + reservedMessage},
 			ExpectConditions: []metav1.Condition{
 				cond(conditions.TypeReady, metav1.ConditionFalse, "InvalidSpec", "the role of Role app: "+reservedMessage),
 				cond(ConditionRoleReady, metav1.ConditionFalse, "InvalidSpec", "the role of Role app: "+reservedMessage),
@@ -516,8 +517,8 @@ func TestUnitDatabase(t *testing.T) {
 			ExpectWrites: claimAndStatus,
 			ExpectConditions: []metav1.Condition{
 				cond(ConditionRoleReady, metav1.ConditionTrue, "Resolved", `resolved to Role "shop/app"`),
-				{Type: "Synced", Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
-				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: "ConnectFailed"},
+				{Type: "Synced", Status: metav1.ConditionFalse, Reason: string(managed.ReasonConnectFailed)},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(managed.ReasonConnectFailed)},
 			},
 			Check: func(t bosuntest.TB, out *unit.Outcome[*pgv1.Database]) {
 				isTerminal[*pgv1.Database](false)(t, out)

@@ -111,12 +111,12 @@ func SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // setCondition records a condition of rw for its current generation.
-func setCondition(rw *rwv1.RWExternal, typ string, status metav1.ConditionStatus, reason, message string) {
+func setCondition(rw *rwv1.RWExternal, typ string, status metav1.ConditionStatus, reason conditions.Reason, message string) {
 	conds := rw.Status.Conditions
 	conditions.Set(&conds, metav1.Condition{
 		Type:               typ,
 		Status:             status,
-		Reason:             reason,
+		Reason:             string(reason),
 		Message:            message,
 		ObservedGeneration: rw.Generation,
 	}, metav1.Now())

@@ -153,7 +153,7 @@ func (e *env) annotate(name, key, value string) {
 // condition describes a condition by the fields the tests check.
 type condition struct {
 	Status metav1.ConditionStatus
-	Reason string
+	Reason conditions.Reason
 }
 
 var (
@@ -188,7 +188,7 @@ func (e *env) waitConditions(name string, want map[string]condition) *rwv1.RWExt
 			switch {
 			case c == nil:
 				return errors.New("no " + typ + " condition")
-			case c.Status != w.Status || c.Reason != w.Reason:
+			case c.Status != w.Status || c.Reason != string(w.Reason):
 				return fmt.Errorf("%s is %s/%s (%q), want %s/%s", typ, c.Status, c.Reason, c.Message, w.Status, w.Reason)
 			case c.ObservedGeneration != rw.Generation:
 				return fmt.Errorf("%s describes generation %d, object is at %d", typ, c.ObservedGeneration, rw.Generation)

@@ -334,8 +334,8 @@ func failGet(name string, err error) interceptor.Funcs {
 }
 
 // cond returns a condition of generation 3.
-func cond(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
-	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: 3}
+func cond(typ string, status metav1.ConditionStatus, reason conditions.Reason, message string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: string(reason), Message: message, ObservedGeneration: 3}
 }
 
 var (
@@ -458,7 +458,7 @@ func TestReconcile(t *testing.T) {
 			Interceptor:      failGet("in", serverError),
 			ExpectErr:        inputError,
 			ExpectWrites:     []string{"patch status RWExternal ns/rw"},
-			ExpectEvents:     []string{"Warning ReconcileError " + inputError},
+			ExpectEvents:     []string{"Warning " + string(conditions.ReasonError) + " " + inputError},
 			ExpectConditions: []metav1.Condition{failed(inputError)},
 			ExpectGone:       []client.Object{outputSecret("rw", nil)},
 		},
@@ -469,7 +469,7 @@ func TestReconcile(t *testing.T) {
 			Interceptor:      failSecrets(serverError, "create"),
 			ExpectErr:        createError,
 			ExpectWrites:     []string{"create Secret ns/rw-output", "patch status RWExternal ns/rw"},
-			ExpectEvents:     []string{"Warning ReconcileError " + createError},
+			ExpectEvents:     []string{"Warning " + string(conditions.ReasonError) + " " + createError},
 			ExpectConditions: []metav1.Condition{inputRead, failed(createError)},
 			ExpectGone:       []client.Object{outputSecret("rw", nil)},
 			Check:            keeps(""),
@@ -493,7 +493,7 @@ func TestReconcile(t *testing.T) {
 			Interceptor:      failSecrets(serverError, "update"),
 			ExpectErr:        updateError,
 			ExpectWrites:     []string{"update Secret ns/rw-output", "patch status RWExternal ns/rw"},
-			ExpectEvents:     []string{"Warning ReconcileError " + updateError},
+			ExpectEvents:     []string{"Warning " + string(conditions.ReasonError) + " " + updateError},
 			ExpectConditions: []metav1.Condition{inputRead, failed(updateError)},
 		},
 		unit.Case[*rwv1.RWExternal]{
@@ -536,7 +536,7 @@ func TestReconcile(t *testing.T) {
 			Interceptor:      failSecrets(serverError, "delete"),
 			ExpectErr:        deleteError,
 			ExpectWrites:     []string{"delete Secret ns/rw-output", "patch status RWExternal ns/rw"},
-			ExpectEvents:     []string{"Warning ReconcileError " + deleteError},
+			ExpectEvents:     []string{"Warning " + string(conditions.ReasonError) + " " + deleteError},
 			ExpectConditions: []metav1.Condition{failed(deleteError)},
 			ExpectObjects:    []client.Object{outputSecret("rw", wantData)},
 			Check:            keeps(""),
@@ -559,7 +559,7 @@ func TestReconcile(t *testing.T) {
 // and writes nothing but the status.
 func TestObserve(t *testing.T) {
 	skip := map[string]string{bosun.AnnotationReconcilePolicy: string(bosun.PolicySkip)}
-	observed := func(status metav1.ConditionStatus, reason, message string) []metav1.Condition {
+	observed := func(status metav1.ConditionStatus, reason conditions.Reason, message string) []metav1.Condition {
 		readyReason, readyMessage := reason, `reconcile policy "skip": observed, not changed: `+message
 		if status == metav1.ConditionTrue {
 			readyReason, readyMessage = conditions.ReasonSucceeded, `reconcile policy "skip": observed, not changed`

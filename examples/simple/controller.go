@@ -21,7 +21,7 @@ const ControllerName = "simple"
 
 // ReasonOverflow is the reason of the Ready condition when the quotient does
 // not fit in 64 bits (the most negative number divided by -1).
-const ReasonOverflow = "Overflow"
+const ReasonOverflow conditions.Reason = "Overflow"
 
 // ErrZeroDivisor is returned by Divide for a zero divisor.
 var ErrZeroDivisor = errors.New("division by zero")
@@ -87,12 +87,12 @@ func SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // setCondition records a condition of s for its current generation.
-func setCondition(s *simplev1.Simple, typ string, status metav1.ConditionStatus, reason, message string) {
+func setCondition(s *simplev1.Simple, typ string, status metav1.ConditionStatus, reason conditions.Reason, message string) {
 	conds := s.Status.Conditions
 	conditions.Set(&conds, metav1.Condition{
 		Type:               typ,
 		Status:             status,
-		Reason:             reason,
+		Reason:             string(reason),
 		Message:            message,
 		ObservedGeneration: s.Generation,
 	}, metav1.Now())

@@ -78,7 +78,7 @@ func createSimple(t *testing.T, c client.Client, ns, name string, dividend, divi
 // condition describes a condition by the fields the tests check.
 type condition struct {
 	Status metav1.ConditionStatus
-	Reason string
+	Reason conditions.Reason
 }
 
 // waitStatus waits until the Simple at key has the Ready and DivisorValid
@@ -100,7 +100,7 @@ func waitStatus(t *testing.T, c client.Client, key client.ObjectKey, ready, divi
 			switch {
 			case cond == nil:
 				return errors.New("no " + typ + " condition")
-			case cond.Status != want.Status || cond.Reason != want.Reason:
+			case cond.Status != want.Status || cond.Reason != string(want.Reason):
 				return fmt.Errorf("%s is %s/%s (%q), want %s/%s", typ, cond.Status, cond.Reason, cond.Message, want.Status, want.Reason)
 			case cond.ObservedGeneration != s.Generation:
 				return fmt.Errorf("%s describes generation %d, object is at %d", typ, cond.ObservedGeneration, s.Generation)

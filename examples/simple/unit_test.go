@@ -97,8 +97,8 @@ func wantStatus(quotient, remainder *int64, observed int64) func(bosuntest.TB, *
 // conditions, the writes and the error.
 func TestReconcile(t *testing.T) {
 	stale := simplev1.SimpleStatus{Quotient: ptr(99), Remainder: ptr(98)}
-	divisorValid := metav1.Condition{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionTrue, Reason: simplev1.ReasonNonZeroDivisor, ObservedGeneration: 4}
-	ready := metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 4}
+	divisorValid := metav1.Condition{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionTrue, Reason: string(simplev1.ReasonNonZeroDivisor), ObservedGeneration: 4}
+	ready := metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 4}
 	statusWrite := []string{"patch status Simple ns/s"}
 	statusFails := func(err error) interceptor.Funcs {
 		return interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
@@ -106,8 +106,8 @@ func TestReconcile(t *testing.T) {
 		}}
 	}
 	converged := simplev1.SimpleStatus{ObservedGeneration: 4, Quotient: ptr(3), Remainder: ptr(2), Conditions: []metav1.Condition{
-		{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionTrue, Reason: simplev1.ReasonNonZeroDivisor, ObservedGeneration: 4, LastTransitionTime: metav1.Now()},
-		{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 4, LastTransitionTime: metav1.Now()},
+		{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionTrue, Reason: string(simplev1.ReasonNonZeroDivisor), ObservedGeneration: 4, LastTransitionTime: metav1.Now()},
+		{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 4, LastTransitionTime: metav1.Now()},
 	}}
 	unit.Run(t, unit.Scheme(t, AddToScheme), NewReconciler,
 		unit.Case[*simplev1.Simple]{
@@ -128,8 +128,8 @@ func TestReconcile(t *testing.T) {
 			Name:   "zero divisor clears the results and stops",
 			Object: simple(simplev1.SimpleSpec{Dividend: 7, Divisor: 0}, stale),
 			ExpectConditions: []metav1.Condition{
-				{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionFalse, Reason: simplev1.ReasonZeroDivisor, Message: "spec.divisor is zero; set it to another number", ObservedGeneration: 4},
-				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: simplev1.ReasonZeroDivisor, Message: "spec.divisor is zero; set it to another number", ObservedGeneration: 4},
+				{Type: simplev1.ConditionDivisorValid, Status: metav1.ConditionFalse, Reason: string(simplev1.ReasonZeroDivisor), Message: "spec.divisor is zero; set it to another number", ObservedGeneration: 4},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(simplev1.ReasonZeroDivisor), Message: "spec.divisor is zero; set it to another number", ObservedGeneration: 4},
 			},
 			ExpectWrites: statusWrite,
 			Check:        wantStatus(nil, nil, 4),
@@ -140,10 +140,10 @@ func TestReconcile(t *testing.T) {
 			ExpectErr: "divide -9223372036854775808 by -1: quotient overflows int64",
 			ExpectConditions: []metav1.Condition{
 				divisorValid,
-				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: ReasonOverflow, Message: "divide -9223372036854775808 by -1: quotient overflows int64", ObservedGeneration: 4},
+				{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(ReasonOverflow), Message: "divide -9223372036854775808 by -1: quotient overflows int64", ObservedGeneration: 4},
 			},
 			ExpectWrites: statusWrite,
-			ExpectEvents: []string{"Warning Overflow divide -9223372036854775808 by -1: quotient overflows int64"},
+			ExpectEvents: []string{"Warning " + string(ReasonOverflow) + " divide -9223372036854775808 by -1: quotient overflows int64"},
 			Check: func(t bosuntest.TB, out *unit.Outcome[*simplev1.Simple]) {
 				checkStatus(t, out, nil, nil, 4)
 				if !errors.Is(out.Err, reconcile.TerminalError(nil)) {

@@ -236,12 +236,12 @@ type cond struct {
 
 var (
 	ready = map[string]cond{
-		conditions.TypeReady:           {metav1.ConditionTrue, conditions.ReasonSucceeded},
+		conditions.TypeReady:           {metav1.ConditionTrue, string(conditions.ReasonSucceeded)},
 		sitev1.ConditionConfigMapReady: {metav1.ConditionTrue, "Ready"},
 		sitev1.ConditionServiceReady:   {metav1.ConditionTrue, "Ready"},
 	}
-	themeNotFound = map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, sitev1.ReasonThemeNotFound}}
-	invalidTheme  = map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, sitev1.ReasonInvalidTheme}}
+	themeNotFound = map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, string(sitev1.ReasonThemeNotFound)}}
+	invalidTheme  = map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, string(sitev1.ReasonInvalidTheme)}}
 )
 
 // waitConditions waits until the Site name has the conditions want, for

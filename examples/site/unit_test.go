@@ -24,6 +24,7 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
+	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	sitev1 "github.com/bosunkit/bosun/examples/site/api/v1alpha1"
 )
@@ -242,24 +243,24 @@ func TestReconcile(t *testing.T) {
 	twoPages := sitev1.SiteSpec{Title: "Docs", Pages: []string{"index", "guide"}}
 	themed := sitev1.SiteSpec{Title: "Docs", Pages: []string{"index"}, ThemeSecret: "theme"}
 	old := sitev1.SiteStatus{URL: "http://docs.old.svc", Pages: 7}
-	cond := func(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
-		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: 1}
+	cond := func(typ string, status metav1.ConditionStatus, reason conditions.Reason, message string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: string(reason), Message: message, ObservedGeneration: 1}
 	}
 	notReported := []metav1.Condition{
 		cond("ConfigMapReady", metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
 		cond("ServiceReady", metav1.ConditionUnknown, conditions.ReasonInitializing, conditions.MessageInitializing),
 	}
-	refused := func(reason, message string) []metav1.Condition {
+	refused := func(reason conditions.Reason, message string) []metav1.Condition {
 		return append(slices.Clone(notReported), cond(conditions.TypeReady, metav1.ConditionFalse, reason, message))
 	}
 	made := []client.Object{page("index", ""), page("guide", ""), service()}
-	badTheme := func(name, reason, message string, secret *corev1.Secret) unit.Case[*sitev1.Site] {
+	badTheme := func(name string, reason conditions.Reason, message string, secret *corev1.Secret) unit.Case[*sitev1.Site] {
 		c := unit.Case[*sitev1.Site]{
 			Name:             name,
 			Object:           site(themed),
 			ExpectErr:        message,
 			ExpectWrites:     []string{"patch status Site web/docs"},
-			ExpectEvents:     []string{"Warning " + reason + " " + desiredFailed + message},
+			ExpectEvents:     []string{"Warning " + string(reason) + " " + desiredFailed + message},
 			ExpectConditions: refused(reason, desiredFailed+message),
 			ExpectGone:       made,
 			Check:            wantStatus(old, true),
@@ -285,7 +286,7 @@ func TestReconcile(t *testing.T) {
 			Name:         "no theme: a ConfigMap per page and a Service",
 			Object:       site(twoPages),
 			ExpectWrites: []string{"apply ConfigMap web/docs-index", "apply ConfigMap web/docs-guide", "apply Service web/docs", "patch status Site web/docs"},
-			ExpectEvents: []string{"Normal ChildrenChanged set site: created 3, updated 0, deleted 0"},
+			ExpectEvents: []string{"Normal " + string(children.ReasonChildrenChanged) + " set site: created 3, updated 0, deleted 0"},
 			ExpectConditions: []metav1.Condition{
 				cond("ConfigMapReady", metav1.ConditionTrue, "Ready", "2 ConfigMap ready"),
 				cond("ServiceReady", metav1.ConditionTrue, "Ready", "1 Service ready"),
@@ -319,10 +320,10 @@ func TestReconcile(t *testing.T) {
 			Object:       shrunk,
 			Given:        convergedWorld,
 			ExpectWrites: []string{"apply ConfigMap web/docs-index", "delete ConfigMap web/docs-guide", "patch status Site web/docs"},
-			ExpectEvents: []string{"Normal ChildrenChanged set site: created 0, updated 1, deleted 1"},
+			ExpectEvents: []string{"Normal " + string(children.ReasonChildrenChanged) + " set site: created 0, updated 1, deleted 1"},
 			ExpectConditions: []metav1.Condition{
-				{Type: "ConfigMapReady", Status: metav1.ConditionTrue, Reason: "Ready", Message: "1 ConfigMap ready", ObservedGeneration: 2},
-				{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 2},
+				{Type: "ConfigMapReady", Status: metav1.ConditionTrue, Reason: string(children.ReasonReady), Message: "1 ConfigMap ready", ObservedGeneration: 2},
+				{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 2},
 			},
 			ExpectObjects: []client.Object{page("index", render("index", "", "index")), service()},
 			ExpectGone:    []client.Object{page("guide", "")},
@@ -346,7 +347,7 @@ func TestReconcile(t *testing.T) {
 			}},
 			ExpectErr:        `reading theme secret "theme": Internal error occurred: etcd is down`,
 			ExpectWrites:     []string{"patch status Site web/docs"},
-			ExpectEvents:     []string{"Warning ReconcileError " + desiredFailed + `reading theme secret "theme": Internal error occurred: etcd is down`},
+			ExpectEvents:     []string{"Warning " + string(conditions.ReasonError) + " " + desiredFailed + `reading theme secret "theme": Internal error occurred: etcd is down`},
 			ExpectConditions: refused(conditions.ReasonError, desiredFailed+`reading theme secret "theme": Internal error occurred: etcd is down`),
 			ExpectGone:       made,
 			Check:            wantStatus(old, false),
@@ -357,7 +358,7 @@ func TestReconcile(t *testing.T) {
 			Interceptor:      failApply(serverError),
 			ExpectErr:        "applying ConfigMap web/docs-index: Internal error occurred: etcd is down",
 			ExpectWrites:     []string{"apply ConfigMap web/docs-index", "patch status Site web/docs"},
-			ExpectEvents:     []string{"Warning ApplyFailed applying ConfigMap web/docs-index: Internal error occurred: etcd is down"},
+			ExpectEvents:     []string{"Warning " + string(children.ReasonApplyFailed) + " applying ConfigMap web/docs-index: Internal error occurred: etcd is down"},
 			ExpectConditions: refused("ApplyFailed", "applying ConfigMap web/docs-index: Internal error occurred: etcd is down"),
 			ExpectGone:       made,
 			Check:            wantStatus(sitev1.SiteStatus{URL: "http://docs.web.svc", Pages: 2}, false),
@@ -486,7 +487,7 @@ func TestSamples(t *testing.T) {
 			Name:             s.Name,
 			Object:           s,
 			Given:            themes,
-			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded}},
+			ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded)}},
 		})
 	}
 	unit.Run(t, unit.Scheme(t, AddToScheme), NewReconciler, cases...)

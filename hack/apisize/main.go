@@ -3,6 +3,9 @@
 // constants) and exported methods and fields of each library package, the
 // fields of Reconciler and the methods of Builder, the types whose methods
 // are spread over several files, and the library functions over 80 lines.
+// Condition and event reasons (constants declared of type conditions.Reason)
+// are counted apart and judged by no goal: they are what users match, so
+// every reason a package gives is exported whatever their number.
 // Tests, generated files and the internal/, examples/, cmd/, hack/ and
 // bench/ trees are not library code and are not counted.
 //
@@ -77,6 +80,9 @@ func run(args []string, out io.Writer) error {
 // pkgSize is what one package exports.
 type pkgSize struct {
 	names, methods, fields int
+	// reasons counts the exported constants of type conditions.Reason,
+	// which names does not.
+	reasons int
 	// list holds each exported top-level name as "kind name".
 	list []string
 }
@@ -241,13 +247,36 @@ func (a *api) spec(p *pkgSize, dir string, s ast.Spec) {
 			a.typeMethods[dir+"."+s.Name.Name] += n
 		}
 	case *ast.ValueSpec:
+		reason := isReasonType(dir, s.Type)
 		for _, n := range s.Names {
-			if n.IsExported() {
+			switch {
+			case !n.IsExported():
+			case reason:
+				p.reasons++
+				p.list = append(p.list, "reason "+n.Name)
+			default:
 				p.names++
 				p.list = append(p.list, "value "+n.Name)
 			}
 		}
 	}
+}
+
+// reasonsPkg is the package that declares Reason, the type of condition
+// and event reasons.
+const reasonsPkg = "conditions"
+
+// isReasonType reports whether t, the declared type of a value in package
+// dir, is conditions.Reason.
+func isReasonType(dir string, t ast.Expr) bool {
+	switch t := t.(type) {
+	case *ast.Ident:
+		return dir == reasonsPkg && t.Name == "Reason"
+	case *ast.SelectorExpr:
+		x, ok := t.X.(*ast.Ident)
+		return ok && x.Name == reasonsPkg && t.Sel.Name == "Reason"
+	}
+	return false
 }
 
 // exportedNames counts the exported names of a field list.
@@ -291,16 +320,18 @@ func (a *api) report(out io.Writer) int {
 		dirs = append(dirs, d)
 	}
 	slices.Sort(dirs)
-	fmt.Fprintf(out, "%-24s %6s %8s %7s\n", "package", "names", "methods", "fields")
+	fmt.Fprintf(out, "%-24s %6s %8s %7s %8s\n", "package", "names", "methods", "fields", "reasons")
 	var total pkgSize
 	for _, d := range dirs {
 		p := a.pkgs[d]
-		fmt.Fprintf(out, "%-24s %6d %8d %7d\n", d, p.names, p.methods, p.fields)
+		fmt.Fprintf(out, "%-24s %6d %8d %7d %8d\n", d, p.names, p.methods, p.fields, p.reasons)
 		total.names += p.names
 		total.methods += p.methods
 		total.fields += p.fields
+		total.reasons += p.reasons
 	}
-	fmt.Fprintf(out, "%-24s %6d %8d %7d\n\n", "TOTAL", total.names, total.methods, total.fields)
+	fmt.Fprintf(out, "%-24s %6d %8d %7d %8d\n", "TOTAL", total.names, total.methods, total.fields, total.reasons)
+	fmt.Fprintf(out, "reasons: %d, not counted (constants of type conditions.Reason are listed apart from names and judged by no goal)\n\n", total.reasons)
 
 	var spread []string
 	for key, files := range a.methodFiles {

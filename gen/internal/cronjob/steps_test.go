@@ -241,7 +241,7 @@ func (c *listCounter) funcs() interceptor.Funcs {
 }
 
 // ready is the Ready condition of a reconcile that succeeded.
-var ready = metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: conditions.ReasonSucceeded, ObservedGeneration: 1}
+var ready = metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), ObservedGeneration: 1}
 
 // TestOneImplPerReconcile checks that newImpl is called once per reconcile,
 // by the first step that runs, whatever the number and arrangement of the
@@ -367,7 +367,7 @@ func TestFailedStateReadIsTriedAgain(t *testing.T) {
 			Interceptor: lists.funcs(),
 			ExpectErr:   "ListActiveJobsAndUpdateStatus: get state jobs: apiserver away\nCleanUpOldJobsExceedsHistoryLimits: get state jobs: apiserver away",
 			ExpectConditions: []metav1.Condition{{
-				Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonError,
+				Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonError),
 				Message: "ListActiveJobsAndUpdateStatus: get state jobs: apiserver away\nCleanUpOldJobsExceedsHistoryLimits: get state jobs: apiserver away",
 			}},
 			ExpectWrites: []string{"patch status Target jobs/nightly"},
@@ -524,9 +524,9 @@ func TestImplPanicIsTheStepsPanic(t *testing.T) {
 				Object:           nightly(),
 				Given:            around(),
 				ExpectErr:        msg,
-				ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonPanic, Message: msg}},
+				ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonPanic), Message: msg}},
 				ExpectWrites:     []string{"patch status Target jobs/nightly"},
-				ExpectEvents:     []string{"Warning Panic " + msg},
+				ExpectEvents:     []string{"Warning " + string(conditions.ReasonPanic) + " " + msg},
 				Check: func(t bosuntest.TB, out *unit.Outcome[*testapi.Target]) {
 					var pe *flow.PanicError
 					if !errors.As(out.Err, &pe) || pe.Action != runNext {
@@ -565,7 +565,7 @@ func TestHooksRunAroundEachAction(t *testing.T) {
 		Object:           nightly(),
 		Given:            around(),
 		ExpectErr:        boom.Error(),
-		ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: conditions.ReasonError, Message: boom.Error()}},
+		ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonError), Message: boom.Error()}},
 	}
 	unit.Check(t, c, unit.Reconcile(t, scheme(t), r, c))
 	var want []string

@@ -694,7 +694,7 @@ func TestActionError(t *testing.T) {
 		}
 		var got []string
 		for _, e := range events.Items {
-			if e.Regarding.Name == brokenKey.Name && e.Type == corev1.EventTypeWarning && e.Reason == conditions.ReasonError && strings.Contains(e.Note, errUnavailable.Error()) {
+			if e.Regarding.Name == brokenKey.Name && e.Type == corev1.EventTypeWarning && e.Reason == string(conditions.ReasonError) && strings.Contains(e.Note, errUnavailable.Error()) {
 				return nil
 			}
 			got = append(got, e.Regarding.Name+": "+e.Type+" "+e.Reason+" "+e.Note)

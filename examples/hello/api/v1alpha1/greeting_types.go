@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun/conditions"
 )
 
 // DefaultTemplate is the template a Greeting uses when spec.template is not
@@ -21,13 +23,13 @@ const ConditionReady = "Ready"
 // Reasons used on the Ready condition.
 const (
 	// ReasonPublished means the ConfigMap holds the rendered greeting.
-	ReasonPublished = "Published"
+	ReasonPublished conditions.Reason = "Published"
 	// ReasonInvalidTemplate means spec.template does not contain exactly one
 	// %s verb, so no greeting can be rendered.
-	ReasonInvalidTemplate = "InvalidTemplate"
+	ReasonInvalidTemplate conditions.Reason = "InvalidTemplate"
 	// ReasonConfigMapNotOwned means a ConfigMap with the wanted name exists
 	// but belongs to something else, so the operator leaves it alone.
-	ReasonConfigMapNotOwned = "ConfigMapNotOwned"
+	ReasonConfigMapNotOwned conditions.Reason = "ConfigMapNotOwned"
 )
 
 // ConfigMapKey is the key under which the ConfigMap stores the greeting.

@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun/conditions"
 )
 
 // Defaults of the optional fields of a MemcachedSpec. The API server fills
@@ -34,18 +36,18 @@ const (
 // not True.
 const (
 	// ReasonAvailable is the reason of a True Available.
-	ReasonAvailable = "Available"
+	ReasonAvailable conditions.Reason = "Available"
 	// ReasonCreating means the operator does not see the Deployment yet:
 	// it has just made it.
-	ReasonCreating = "Creating"
+	ReasonCreating conditions.Reason = "Creating"
 	// ReasonUpdating means the Deployment's pods are being made, replaced
 	// or removed. The operator watches the Deployment and its pods, and
 	// sees the end of it by itself.
-	ReasonUpdating = "Updating"
+	ReasonUpdating conditions.Reason = "Updating"
 	// ReasonRolloutStuck means the Deployment's rollout made no progress
 	// within its deadline (its Progressing condition is False): pods that
 	// cannot be placed or never become ready, a wrong image.
-	ReasonRolloutStuck = "RolloutStuck"
+	ReasonRolloutStuck conditions.Reason = "RolloutStuck"
 )
 
 // MemcachedSpec is the desired state of a Memcached.

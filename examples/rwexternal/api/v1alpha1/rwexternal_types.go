@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun/conditions"
 )
 
 // Condition types of an RWExternal, besides Ready, which summarises them.
@@ -17,30 +19,30 @@ const (
 // Reasons used on the InputReady condition.
 const (
 	// ReasonInputFound means the input Secret was read.
-	ReasonInputFound = "InputFound"
+	ReasonInputFound conditions.Reason = "InputFound"
 	// ReasonInputMissing means the input Secret does not exist. The operator
 	// tries again when it appears.
-	ReasonInputMissing = "InputMissing"
+	ReasonInputMissing conditions.Reason = "InputMissing"
 	// ReasonKeyCollision means two keys of the input Secret differ only in
 	// case, so their output keys would be the same.
-	ReasonKeyCollision = "KeyCollision"
+	ReasonKeyCollision conditions.Reason = "KeyCollision"
 )
 
 // Reasons used on the OutputReady condition.
 const (
 	// ReasonOutputUpToDate means the output Secret holds the output of the
 	// current input.
-	ReasonOutputUpToDate = "OutputUpToDate"
+	ReasonOutputUpToDate conditions.Reason = "OutputUpToDate"
 	// ReasonOutputMissing means the output Secret does not exist; under the
 	// skip policy the operator only reports this.
-	ReasonOutputMissing = "OutputMissing"
+	ReasonOutputMissing conditions.Reason = "OutputMissing"
 	// ReasonOutputOutOfDate means the output Secret does not hold the output
 	// of the current input; under the skip policy the operator only reports
 	// this.
-	ReasonOutputOutOfDate = "OutputOutOfDate"
+	ReasonOutputOutOfDate conditions.Reason = "OutputOutOfDate"
 	// ReasonOutputNotOwned means a Secret with the output's name exists and
 	// belongs to something else, so the operator leaves it alone.
-	ReasonOutputNotOwned = "OutputNotOwned"
+	ReasonOutputNotOwned conditions.Reason = "OutputNotOwned"
 )
 
 // OutputSuffix is appended to an RWExternal's name to name its output

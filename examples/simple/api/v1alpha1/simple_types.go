@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun/conditions"
 )
 
 // ConditionDivisorValid is the condition type that reports whether
@@ -12,10 +14,10 @@ const ConditionDivisorValid = "DivisorValid"
 // becomes the reason of the Ready condition.
 const (
 	// ReasonNonZeroDivisor means the divisor is not zero.
-	ReasonNonZeroDivisor = "NonZeroDivisor"
+	ReasonNonZeroDivisor conditions.Reason = "NonZeroDivisor"
 	// ReasonZeroDivisor means the divisor is zero, so nothing is computed
 	// until the spec changes.
-	ReasonZeroDivisor = "ZeroDivisor"
+	ReasonZeroDivisor conditions.Reason = "ZeroDivisor"
 )
 
 // SimpleSpec is the desired state of a Simple: a division to compute.

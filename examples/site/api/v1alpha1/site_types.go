@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bosunkit/bosun/conditions"
 )
 
 // ThemeKey is the key of a theme Secret that holds the style sheet embedded
@@ -24,10 +26,10 @@ const (
 const (
 	// ReasonThemeNotFound means spec.themeSecret names a Secret that does
 	// not exist in the Site's namespace.
-	ReasonThemeNotFound = "ThemeNotFound"
+	ReasonThemeNotFound conditions.Reason = "ThemeNotFound"
 	// ReasonInvalidTheme means the theme Secret exists but has no ThemeKey,
 	// or holds a style sheet that cannot be embedded in a page.
-	ReasonInvalidTheme = "InvalidTheme"
+	ReasonInvalidTheme conditions.Reason = "InvalidTheme"
 )
 
 // SiteSpec is the desired state of a Site.
