@@ -33,9 +33,21 @@ const createOnly = "18446744073709551615"
 // child's live form, for its readiness, and is remembered for cacheGrace.
 func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass) error {
 	owner := s.fieldOwner(req)
+	checked := false
 	for _, c := range p.children {
 		if !c.change {
 			continue
+		}
+		if c.live == nil && !checked {
+			checked = true
+			gone, err := parentGone(ctx, req)
+			if err != nil {
+				return err
+			}
+			if gone {
+				req.Log.V(1).Info("parent gone from the API server, not making its children again")
+				return nil
+			}
 		}
 		u := c.applied.DeepCopy()
 		if c.live == nil {
@@ -67,6 +79,32 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		req.Log.V(1).Info("applied child", "child", c.ref.String())
 	}
 	return nil
+}
+
+// parentGone reports whether the parent of a pass that the deletion of
+// another object brought (a child's, most often) is gone from the API
+// server, or is another object of its name now: the garbage collector
+// deletes the children of a deleted parent, and their delete events may
+// come before the parent's, while the cache still holds it. Making those
+// children again would only leave objects for the collector to delete
+// once more. Other passes, and passes without an APIReader, are not
+// checked: one read, only on the way to making a child again.
+func parentGone[T client.Object](ctx context.Context, req *bosun.Pass[T]) (bool, error) {
+	key := client.ObjectKeyFromObject(req.Object)
+	if req.APIReader == nil || req.Trigger.Event != "Delete" || req.Trigger.Object == key {
+		return false, nil
+	}
+	live, ok := req.Object.DeepCopyObject().(client.Object)
+	if !ok {
+		return false, nil
+	}
+	switch err := req.APIReader.Get(ctx, key, live); {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading the parent %s: %w", key, err)
+	}
+	return live.GetUID() != req.Object.GetUID(), nil
 }
 
 // replaced reports whether err, the error of an apply, says that the

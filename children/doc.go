@@ -184,6 +184,11 @@
 // Within those five seconds, a child the cache shows missing, or as it
 // was before the step's apply, is read from the API server all the same:
 // one deleted since is made again at once, and never reported ready.
+// A pass that the deletion of a child (or of any other object) brought
+// reads the parent from the API server before it makes a missing child
+// again, and makes none when the parent is gone: the garbage collector
+// deletes the children of a deleted parent, and their delete events may
+// come before the parent's, while the cache still holds it.
 //
 // # Caching
 //

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
@@ -248,5 +250,68 @@ func TestPlanRecoversPanic(t *testing.T) {
 	_, err := step.Plan(t.Context(), &bosun.Pass[*testapi.Widget]{Object: w, Client: fake.NewClientBuilder().WithScheme(scheme).Build()})
 	if r, _, _ := conditions.FromError(err); r != conditions.ReasonPanic {
 		t.Errorf("Plan error %v has reason %q, want %q", err, r, conditions.ReasonPanic)
+	}
+}
+
+// TestNoChildrenForAParentGone checks that a pass that a child's deletion
+// brought does not make the missing child again when the parent is gone
+// from the API server (the garbage collector deleting the children of a
+// deleted parent, whose own delete event has not reached the cache), and
+// does make it when the parent is there, or when another event brought
+// the pass.
+func TestNoChildrenForAParentGone(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := testapi.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	childDeleted := bosun.Trigger{Kind: "Watch", Source: "Owns", Event: "Delete", Object: client.ObjectKey{Namespace: "ns", Name: "w-index"}}
+	tests := []struct {
+		name      string
+		trigger   bool
+		parentIn  bool
+		wantApply int
+	}{
+		{"parent gone, a child's deletion", true, false, 0},
+		{"parent there, a child's deletion", true, true, 1},
+		{"parent gone, another cause", false, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			step := NewStep[*testapi.Widget]("site", nil, []Kind{Of(&corev1.ConfigMap{})})
+			ks, err := step.kinds(scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", UID: "uid-w", Generation: 1}}
+			reader := fake.NewClientBuilder().WithScheme(scheme)
+			if tt.parentIn {
+				reader = reader.WithObjects(w.DeepCopy())
+			}
+			applies := 0
+			cl := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme).Build(), interceptor.Funcs{
+				Apply: func(context.Context, client.WithWatch, runtime.ApplyConfiguration, ...client.ApplyOption) error {
+					applies++
+					return nil
+				},
+			})
+			cm := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"namespace": "ns", "name": "w-index"},
+			}}
+			p := &pass{children: []*child{{kind: &ks[0], ref: Ref{Kind: "ConfigMap", Namespace: "ns", Name: "w-index"}, change: true, applied: cm}}}
+			req := &bosun.Pass[*testapi.Widget]{Object: w, Client: cl, APIReader: reader.Build(), Log: logr.Discard()}
+			if tt.trigger {
+				req.Trigger = childDeleted
+			}
+			if err := applyChildren(t.Context(), step, req, p); err != nil {
+				t.Fatal(err)
+			}
+			if applies != tt.wantApply {
+				t.Errorf("%d applies, want %d", applies, tt.wantApply)
+			}
+		})
 	}
 }
