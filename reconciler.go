@@ -899,7 +899,7 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 	}
 	ps := &passState[T]{r: r, p: p, req: req, key: creq.NamespacedName}
 	req.write = ps.saving().write
-	res, err := ps.run(ctx)
+	res, err := ps.run(gone.WithPass(ctx, started))
 	res = r.ownWrites().close(ps, res, err)
 	po.resynced = ps.resynced
 	po.object = req.Object
