@@ -337,3 +337,36 @@ func TestOwnWritesReachAnOwnerOfTheSameKind(t *testing.T) {
 	f.waitReady("child", metav1.ConditionTrue, conditions.ReasonSucceeded)
 	f.waitReady("parent", metav1.ConditionTrue, conditions.ReasonSucceeded)
 }
+
+// TestOwnWritesStartNoPassForMetadataOnly checks that a controller whose
+// For watch holds only the metadata of Widgets (builder.OnlyMetadata)
+// drops the events of the engine's own writes too: its For watch is made
+// from an object the Builder makes, which it must know as For's. The
+// Widget's first pass writes twice (the claim, then the status), and both
+// events are dropped: it has that one pass.
+func TestOwnWritesStartNoPassForMetadataOnly(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	log := &passLog{}
+	reg := prometheus.NewRegistry()
+	r := newReconciler("own-writes-metadata", newJournal(), true)
+	r.Options.Observers = []bosun.PassObserver{log}
+	r.Options.Metrics = reg
+	bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{}, func(mgr ctrl.Manager) error {
+		inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == f.ns })
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).
+			For(&testapi.Widget{}, builder.WithPredicates(inNamespace), builder.OnlyMetadata).
+			Complete(r)
+	})
+	f.create("w", 10, 5, nil)
+	f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	bosuntest.Eventually(t, func(context.Context) error {
+		if got := skippedOwnWrites(t, reg); got != 2 {
+			return fmt.Errorf("%s = %v, want 2: the claim's write and the status write", bosun.MetricOwnWritesSkipped, got)
+		}
+		return nil
+	})
+	if diff := cmp.Diff([]string{"Watch Create"}, log.triggers("w")); diff != "" {
+		t.Errorf("passes of a Widget whose For watch holds metadata only (-want +got):\n%s", diff)
+	}
+}
