@@ -79,6 +79,9 @@ type Builder[T client.Object] struct {
 
 	// book records why keys enter the controller's queue (see Trigger).
 	book *triggerBook
+	// own is the record of the Reconciler's own writes, for the watches
+	// made before it is built (see ownWriteHandler, notingHandler).
+	own *ownEventsRef
 	// ctrlOpts and logCtor are the controller options and log
 	// constructor, given to controller-runtime's builder by build, which
 	// wraps the queue.
@@ -121,7 +124,7 @@ func (f SetupFunc[T]) SetupWithBuilder(b *Builder[T]) error {
 // being listed. An informer that has not listed within the controller's
 // CacheSyncTimeout still stops the controller with an error.
 func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
-	b := &Builder[T]{mgr: mgr, owned: map[schema.GroupVersionKind]bool{}, book: newTriggerBook()}
+	b := &Builder[T]{mgr: mgr, owned: map[schema.GroupVersionKind]bool{}, book: newTriggerBook(), own: &ownEventsRef{}}
 	if mgr == nil {
 		b.inner = ctrl.NewControllerManagedBy(mgr)
 		return b
@@ -229,7 +232,7 @@ func (b *Builder[T]) noting(obj client.Object, h handler.EventHandler, src strin
 	if b.book == nil || h == nil {
 		return h
 	}
-	nh := &notingHandler{inner: h, book: b.book, source: src}
+	nh := &notingHandler{inner: h, book: b.book, own: b.own, source: src}
 	if b.mgr != nil {
 		if gvk, err := apiutil.GVKForObject(obj, b.mgr.GetScheme()); err == nil {
 			nh.gvk = gvk
@@ -626,7 +629,8 @@ func (b *Builder[T]) controllerName(r *Reconciler[T]) string {
 // build registers the controller of r for forObj with the manager; b.mu
 // is held.
 func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.Controller, error) {
-	inner := b.inner.For(forObj, b.forOpts...).Named(b.controllerName(r))
+	watched, forOpts := forWatch(forObj, b.forOpts, b.mgr.GetScheme())
+	inner := b.inner.For(watched, forOpts...).Named(b.controllerName(r))
 	namespaced, err := apiutil.IsObjectNamespaced(forObj, b.mgr.GetScheme(), b.mgr.GetRESTMapper())
 	if meta.IsNoMatchError(err) {
 		gvk, gerr := apiutil.GVKForObject(forObj, b.mgr.GetScheme())
@@ -653,8 +657,9 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	gvk, gvkErr := apiutil.GVKForObject(forObj, b.mgr.GetScheme())
 	inner = inner.WithOptions(b.controllerOptions(b.controllerName(r), gvk)).WithEventFilter(b.candidates(forObj, namespaced))
 	if gvkErr == nil {
-		// After the candidates, so that a dropped event's is forgotten.
-		inner = inner.WithEventFilter(newOwnWritePredicate(r, gvk))
+		r.forGVK = gvk
+		b.own.set(r.ownWrites())
+		b.early.watchFor(watched, b.own)
 	}
 	r.book = b.book
 	r.observation = ObservationOf(b.mgr)
@@ -673,6 +678,25 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	b.ctrl = c
 	r.observation.addReconciler(ReconcilerInfo{Name: r.Name, GVK: gvkOf(forObj, b.mgr.GetScheme()), Graph: r.Graph, PolicyRules: r.PolicyRules})
 	return c, nil
+}
+
+// forWatch returns the object the For watch of forObj is made from, and
+// the options of For for it: forObj itself, but for a watch of metadata
+// only (builder.OnlyMetadata), which it makes here rather than let
+// controller-runtime's builder make it, so that the cache is asked for
+// the informer of that very object (see earlyStart.watchFor).
+func forWatch(forObj client.Object, opts []builder.ForOption, scheme *runtime.Scheme) (client.Object, []builder.ForOption) {
+	i := slices.IndexFunc(opts, func(o builder.ForOption) bool { return o == builder.ForOption(builder.OnlyMetadata) })
+	if i < 0 {
+		return forObj, opts
+	}
+	gvk, err := apiutil.GVKForObject(forObj, scheme)
+	if err != nil {
+		return forObj, opts
+	}
+	pm := &metav1.PartialObjectMetadata{}
+	pm.SetGroupVersionKind(gvk)
+	return pm, slices.Delete(slices.Clone(opts), i, i+1)
 }
 
 // gvkOf is the kind of obj, or the empty kind when the scheme lacks it.

@@ -66,6 +66,15 @@ func (m *earlyStart) setTimeout(d time.Duration) {
 	m.cache.mu.Unlock()
 }
 
+// watchFor makes the handler of the watch made from obj, the For watch's,
+// an ownWriteHandler over own: controller-runtime's builder asks the
+// cache for the informer of the very object given to For.
+func (m *earlyStart) watchFor(obj client.Object, own *ownEventsRef) {
+	m.cache.mu.Lock()
+	m.cache.forObj, m.cache.own = obj, own
+	m.cache.mu.Unlock()
+}
+
 // earlyCache is the manager's cache, but that the informers it hands out
 // report their handlers synced at once, and that it reports itself synced:
 // a read still waits for the informer it reads from.
@@ -74,6 +83,11 @@ type earlyCache struct {
 
 	mu      sync.Mutex
 	timeout time.Duration
+	// forObj is the object the controller's For watch is made from, own
+	// the record of the engine's writes its handler consults (see
+	// watchFor).
+	forObj client.Object
+	own    *ownEventsRef
 	// failed receives the first informer that did not sync in time.
 	failed chan error
 }
@@ -87,6 +101,10 @@ func (c *earlyCache) GetInformer(ctx context.Context, obj client.Object, opts ..
 	}
 	c.mu.Lock()
 	timeout := c.timeout
+	var own *ownEventsRef
+	if c.forObj != nil && obj == c.forObj {
+		own = c.own
+	}
 	c.mu.Unlock()
 	go func() {
 		wctx, cancel := context.WithTimeout(ctx, timeout)
@@ -99,7 +117,7 @@ func (c *earlyCache) GetInformer(ctx context.Context, obj client.Object, opts ..
 		default:
 		}
 	}()
-	return earlyInformer{inf}, nil
+	return earlyInformer{Informer: inf, own: own}, nil
 }
 
 // WaitForCacheSync reports the cache synced: each read waits for its own
@@ -108,21 +126,34 @@ func (c *earlyCache) WaitForCacheSync(context.Context) bool { return true }
 
 // earlyInformer is an informer whose handlers' registrations report
 // themselves synced at once: their events still come as the informer
-// lists, but nothing waits for all of them.
-type earlyInformer struct{ cache.Informer }
+// lists, but nothing waits for all of them. For the For watch's, own is
+// set, and its handler drops the events of the engine's own writes
+// (ownWriteHandler).
+type earlyInformer struct {
+	cache.Informer
+	own *ownEventsRef
+}
+
+// handler is h, as an ownWriteHandler for the For watch.
+func (i earlyInformer) handler(h toolscache.ResourceEventHandler) toolscache.ResourceEventHandler {
+	if i.own == nil {
+		return h
+	}
+	return ownWriteHandler{ResourceEventHandler: h, own: i.own}
+}
 
 func (i earlyInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
-	reg, err := i.Informer.AddEventHandler(h)
+	reg, err := i.Informer.AddEventHandler(i.handler(h))
 	return wrapRegistration(reg), err
 }
 
 func (i earlyInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, d time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
-	reg, err := i.Informer.AddEventHandlerWithResyncPeriod(h, d)
+	reg, err := i.Informer.AddEventHandlerWithResyncPeriod(i.handler(h), d)
 	return wrapRegistration(reg), err
 }
 
 func (i earlyInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, o toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
-	reg, err := i.Informer.AddEventHandlerWithOptions(h, o)
+	reg, err := i.Informer.AddEventHandlerWithOptions(i.handler(h), o)
 	return wrapRegistration(reg), err
 }
 

@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/bosunkit/bosun/conditions"
 )
@@ -46,7 +46,10 @@ func (o ownWrites[T]) begin(ps *passState[T]) {
 		if v, ok := o.own.Load(ps.key); ok {
 			prev := v.(*ownWrite)
 			prev.mu.Lock()
-			if !prev.open && prev.doneAt.IsZero() {
+			if !prev.open && !prev.gone {
+				// The events of the pass before may still be on their
+				// way, to For or to another watch of the kind, even once
+				// For has had its last version's.
 				w.versions = slices.Clone(prev.versions)
 			}
 			prev.mu.Unlock()
@@ -151,38 +154,67 @@ func (o ownWrites[T]) forget(key types.NamespacedName) {
 	}
 }
 
-// event reports whether e, an update of the reconciled kind, is
-// the event of a version the engine wrote, which then starts no pass. A
-// resync (the same version again) is never one.
+// event reports whether e, an update of the reconciled kind that the For
+// watch is handed, is the event of a version the engine wrote, which then
+// starts no pass; it counts it. A resync (the same version again) is
+// never one.
 func (o ownWrites[T]) event(e event.UpdateEvent) bool {
-	if o.Options.ReconcileOwnWrites || e.ObjectNew == nil || e.ObjectOld == nil {
-		return false
-	}
-	rv := e.ObjectNew.GetResourceVersion()
-	if rv == e.ObjectOld.GetResourceVersion() || !o.isForKind(e.ObjectNew) {
-		return false
-	}
-	key := client.ObjectKeyFromObject(e.ObjectNew)
-	v, ok := o.own.Load(key)
+	rv, w, ok := o.entry(e)
 	if !ok {
 		return false
 	}
-	w := v.(*ownWrite)
-	drop, done := o.decide(key, w, rv)
+	drop, done := o.decide(w, rv)
 	if !drop {
 		return false
 	}
-	o.book.dropCandidate(key, o.forUpdate(key))
+	if o.prep != nil && o.prep.metrics != nil {
+		o.prep.metrics.ownWriteSkipped.Inc()
+	}
 	if !done.IsZero() {
 		o.sweep(time.Now())
 	}
 	return true
 }
 
-// decide reports whether the event of version rv of key, whose entry is
-// w, is of a write of the engine, and, when w's last version's event has
-// come, since when.
-func (o ownWrites[T]) decide(key types.NamespacedName, w *ownWrite, rv string) (bool, time.Time) {
+// seen reports whether e, an update of the reconciled kind that a
+// Watches of the kind (a step's or the caller's) is handed, is the event
+// of a version the engine wrote whose pass settled or failed, as event
+// would for the For watch: that watch then adds no pass of the object
+// written, and the other objects it maps the event to are reconciled. It
+// changes nothing of the entry; an event that comes while a write is on
+// its way, whose version is not known yet, is not one.
+func (o ownWrites[T]) seen(e event.UpdateEvent) bool {
+	rv, w, ok := o.entry(e)
+	if !ok {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.gone && slices.Contains(w.versions, rv)
+}
+
+// entry returns the version of e's object and the entry of the engine's
+// writes to it, when e is an update of the reconciled kind to another
+// version and the engine drops the events of its writes.
+func (o ownWrites[T]) entry(e event.UpdateEvent) (string, *ownWrite, bool) {
+	if o.Options.ReconcileOwnWrites || e.ObjectNew == nil || e.ObjectOld == nil {
+		return "", nil, false
+	}
+	rv := e.ObjectNew.GetResourceVersion()
+	if rv == e.ObjectOld.GetResourceVersion() || !o.isForKind(e.ObjectNew) {
+		return "", nil, false
+	}
+	v, ok := o.own.Load(client.ObjectKeyFromObject(e.ObjectNew))
+	if !ok {
+		return "", nil, false
+	}
+	return rv, v.(*ownWrite), true
+}
+
+// decide reports whether the event of version rv, whose entry is w, is of
+// a write of the engine, and, when w's last version's event has come,
+// since when.
+func (o ownWrites[T]) decide(w *ownWrite, rv string) (bool, time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.gone {
@@ -193,13 +225,13 @@ func (o ownWrites[T]) decide(key types.NamespacedName, w *ownWrite, rv string) (
 	case i >= 0 && w.open:
 		w.dropped = true
 	case i >= 0 && i == len(w.versions)-1:
-		// The last version's event has come: none of the others can. The
-		// entry keeps that version alone for a while, for the other
-		// watches of the kind that are handed the same event (a step's
-		// watch of its parents beside For): the first watch to see an
-		// event must not take the decision away from the rest.
+		// The last version's event has come. The other watches of the
+		// kind (a step's watch of its parents, a reference's watch) are
+		// handed the same events in their own time, and may not have had
+		// the earlier ones yet: the entry keeps every version for a
+		// while, so that they find each one the engine's too.
 		if w.doneAt.IsZero() {
-			w.versions, w.doneAt = w.versions[i:], time.Now()
+			w.doneAt = time.Now()
 		}
 	case i >= 0:
 	case w.open && w.sending > 0:
@@ -207,18 +239,10 @@ func (o ownWrites[T]) decide(key types.NamespacedName, w *ownWrite, rv string) (
 		w.early = append(w.early, rv)
 		w.dropped = true
 	default:
-		if !w.doneAt.IsZero() {
-			// Another's change after a settled pass: nothing of the
-			// entry can come any more.
-			w.gone = true
-			o.own.CompareAndDelete(key, w)
-		}
+		// Another's change. Another watch of the kind may still have the
+		// entry's versions to come: the entry stays until it is swept.
 		return false, time.Time{}
 	}
-	if w.counted != rv && o.prep != nil && o.prep.metrics != nil {
-		o.prep.metrics.ownWriteSkipped.Inc()
-	}
-	w.counted = rv
 	return true, w.doneAt
 }
 
@@ -255,32 +279,80 @@ func (o ownWrites[T]) isForKind(obj client.Object) bool {
 	return ok && pm.GroupVersionKind() == o.forGVK
 }
 
-// ownWritePredicate drops the events of the reconciled kind that the
-// engine's own writes caused (see Options.ReconcileOwnWrites), and
-// forgets what the engine remembers of an object when its delete event
-// comes (see Reconciler.forgetObject). It is
-// one of the controller's event filters, since the options of For set its
-// predicates rather than add to them; it passes every event of other
-// kinds.
-type ownWritePredicate[T client.Object] struct {
-	predicate.Funcs
-	r *Reconciler[T]
+// ownWriteEvents is what the watches of a controller ask of the record of
+// its Reconciler's own writes (ownWrites implements it).
+type ownWriteEvents interface {
+	// event reports whether the For watch drops e (see ownWrites.event).
+	event(e event.UpdateEvent) bool
+	// seen reports whether a Watches of the kind adds no pass of the
+	// object of e (see ownWrites.seen).
+	seen(e event.UpdateEvent) bool
+	// forgetGone forgets obj, whose delete event the For watch was
+	// handed (see Reconciler.forgetGone).
+	forgetGone(obj client.Object)
 }
 
-func newOwnWritePredicate[T client.Object](r *Reconciler[T], gvk schema.GroupVersionKind) predicate.Predicate {
-	r.forGVK = gvk
-	return ownWritePredicate[T]{r: r}
-}
-
-func (p ownWritePredicate[T]) Update(e event.UpdateEvent) bool { return !p.r.ownWrites().event(e) }
-
-// Delete forgets what the engine remembers of the object, which has gone
-// from the cache, and passes the event.
-func (p ownWritePredicate[T]) Delete(e event.DeleteEvent) bool {
-	if e.Object != nil && p.r.ownWrites().isForKind(e.Object) {
-		p.r.forgetGone(e.Object)
+func (o ownWrites[T]) forgetGone(obj client.Object) {
+	if o.isForKind(obj) {
+		o.Reconciler.forgetGone(obj)
 	}
-	return true
+}
+
+// ownEventsRef hands the record of a Reconciler's own writes to the
+// watches of its controller, which are made before the Builder has the
+// Reconciler: nil until the controller is built.
+type ownEventsRef struct {
+	p atomic.Pointer[ownWriteEvents]
+}
+
+func (r *ownEventsRef) get() ownWriteEvents {
+	if r == nil {
+		return nil
+	}
+	if p := r.p.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (r *ownEventsRef) set(w ownWriteEvents) { r.p.Store(&w) }
+
+// ownWriteHandler is the For watch's handler as the informer calls it:
+// the update events of the engine's own writes go no further, not even to
+// the watch's predicates (see Options.ReconcileOwnWrites), and a delete
+// event makes the engine forget what it remembers of the object (see
+// Reconciler.forgetObject) before the predicates see it, whatever they
+// do with it. It wraps the For watch alone: the options of For set its
+// predicates rather than add to them, and a predicate of the whole
+// controller would drop the event for every watch of the kind, where
+// the other watches map it to other objects (see notingHandler).
+type ownWriteHandler struct {
+	toolscache.ResourceEventHandler
+	own *ownEventsRef
+}
+
+func (h ownWriteHandler) OnUpdate(oldObj, newObj any) {
+	if w := h.own.get(); w != nil {
+		o, okOld := oldObj.(client.Object)
+		n, okNew := newObj.(client.Object)
+		if okOld && okNew && w.event(event.UpdateEvent{ObjectOld: o, ObjectNew: n}) {
+			return
+		}
+	}
+	h.ResourceEventHandler.OnUpdate(oldObj, newObj)
+}
+
+func (h ownWriteHandler) OnDelete(obj any) {
+	if w := h.own.get(); w != nil {
+		o := obj
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			o = tomb.Obj
+		}
+		if co, ok := o.(client.Object); ok {
+			w.forgetGone(co)
+		}
+	}
+	h.ResourceEventHandler.OnDelete(obj)
 }
 
 // past returns obj, the object as the cache holds it, unless the

@@ -166,8 +166,8 @@ type Reconciler[T client.Object] struct {
 	// forgotten holds the objects that left the cache lately (see
 	// forgetGone).
 	forgotten gone.Set
-	// forGVK is the reconciled kind, set by Build with the predicate that
-	// drops the events of the engine's own writes.
+	// forGVK is the reconciled kind, set by Build with the handler of the
+	// For watch that drops the events of the engine's own writes.
 	forGVK schema.GroupVersionKind
 	// managerBuild is the Build of the manager's Observation, set by Build.
 	managerBuild string
@@ -205,14 +205,17 @@ type Options struct {
 	// Events of any other change, by anyone, start a pass as usual; so do
 	// the events of a pass that did not settle and did not fail (a step
 	// not done, a kind without conditions), and if one of those came while
-	// the pass still ran, the object is requeued at once in its stead. An
-	// event is dropped for every watch of the reconciled kind in the
-	// controller alike (For, and a Watches of the same kind, a step's or
-	// the caller's): such a Watches does not see the engine's own writes
-	// either. Set it to have every event start a pass, as in a
-	// hand-written controller. The metric
-	// bosun_own_write_events_skipped_total counts the dropped events,
-	// each once.
+	// the pass still ran, the object is requeued at once in its stead.
+	// The For watch drops the event; no other watch of the reconciled
+	// kind in the controller adds a pass of the object written either (a
+	// Watches of the kind, a step's or the caller's, whichever watch is
+	// handed the event first), but each hands it on to the other objects
+	// it maps it to, which are reconciled: an object that waits for
+	// another of the same kind to become Ready (package ref, a
+	// watch.Tracker, an Owns of the kind) sees it. Set it to have every
+	// event start a pass, as in a hand-written controller. The metric
+	// bosun_own_write_events_skipped_total counts the events the For
+	// watch dropped, each once.
 	ReconcileOwnWrites bool
 	// Metrics is the registry of the engine's metrics (see the package
 	// doc), labelled controller with the Reconciler's Name, which steps
@@ -838,14 +841,12 @@ type ownWrite struct {
 	// gone is set when the entry is no longer the object's: its pass did
 	// not settle, or the object is gone. Its events are let through.
 	gone bool
-	// doneAt is when the event of the last version came, which every
-	// other watch of the kind in the controller is handed as well; the
-	// entry then keeps that version alone, so that each of them drops it
-	// too, until it is swept (ownWriteDoneFor).
+	// doneAt is when the For watch was handed the event of the last
+	// version. Every other watch of the kind in the controller is handed
+	// it, and the events before it, in its own time: the entry keeps its
+	// versions, so that none of them adds a pass of the object for them
+	// either, until it is swept (ownWriteDoneFor).
 	doneAt time.Time
-	// counted is the version whose dropped event was last counted, so
-	// that an event handed to several watches counts once.
-	counted string
 }
 
 // runPass runs the pass of Reconcile: it loads the object from the cache
@@ -898,7 +899,7 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 	}
 	ps := &passState[T]{r: r, p: p, req: req, key: creq.NamespacedName}
 	req.write = ps.saving().write
-	res, err := ps.run(ctx)
+	res, err := ps.run(gone.WithPass(ctx, started))
 	res = r.ownWrites().close(ps, res, err)
 	po.resynced = ps.resynced
 	po.object = req.Object

@@ -2,6 +2,7 @@ package bosun
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,8 +107,9 @@ func (b *triggerBook) confirm(key types.NamespacedName) {
 	b.note(key, t.(Trigger))
 }
 
-// dropCandidate forgets the candidate t of key: a predicate dropped the
-// event after it was noted. A candidate of another event is kept.
+// dropCandidate forgets the candidate t of key: no pass of key comes of
+// the event noted (one of the engine's own writes, which a Watches of the
+// reconciled kind was handed). A candidate of another event is kept.
 func (b *triggerBook) dropCandidate(key types.NamespacedName, t Trigger) {
 	if b == nil {
 		return
@@ -249,24 +251,34 @@ func (q *confirmingPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...
 }
 
 // notingQueue is the queue a wrapped handler or source sees: every key it
-// adds gets its trigger.
+// adds gets its trigger. Adds of skip, when it is set, add nothing.
 type notingQueue struct {
 	workqueue.TypedRateLimitingInterface[reconcile.Request]
 	book *triggerBook
 	t    Trigger
+	skip types.NamespacedName
 }
 
 func (q *notingQueue) Add(item reconcile.Request) {
+	if item.NamespacedName == q.skip {
+		return
+	}
 	q.book.note(item.NamespacedName, q.t)
 	q.TypedRateLimitingInterface.Add(item)
 }
 
 func (q *notingQueue) AddAfter(item reconcile.Request, d time.Duration) {
+	if item.NamespacedName == q.skip {
+		return
+	}
 	q.book.note(item.NamespacedName, q.t)
 	q.TypedRateLimitingInterface.AddAfter(item, d)
 }
 
 func (q *notingQueue) AddRateLimited(item reconcile.Request) {
+	if item.NamespacedName == q.skip {
+		return
+	}
 	q.book.note(item.NamespacedName, q.t)
 	q.TypedRateLimitingInterface.AddRateLimited(item)
 }
@@ -276,43 +288,68 @@ type notingPriorityQueue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
 	book *triggerBook
 	t    Trigger
+	skip types.NamespacedName
 }
 
 func (q *notingPriorityQueue) Add(item reconcile.Request) {
+	if item.NamespacedName == q.skip {
+		return
+	}
 	q.book.note(item.NamespacedName, q.t)
 	q.PriorityQueue.Add(item)
 }
 
 func (q *notingPriorityQueue) AddAfter(item reconcile.Request, d time.Duration) {
+	if item.NamespacedName == q.skip {
+		return
+	}
 	q.book.note(item.NamespacedName, q.t)
 	q.PriorityQueue.AddAfter(item, d)
 }
 
 func (q *notingPriorityQueue) AddRateLimited(item reconcile.Request) {
+	if item.NamespacedName == q.skip {
+		return
+	}
 	q.book.note(item.NamespacedName, q.t)
 	q.PriorityQueue.AddRateLimited(item)
 }
 
 func (q *notingPriorityQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	if q.skip != (types.NamespacedName{}) {
+		items = slices.DeleteFunc(slices.Clone(items), func(it reconcile.Request) bool { return it.NamespacedName == q.skip })
+	}
 	for _, it := range items {
 		q.book.note(it.NamespacedName, q.t)
 	}
-	q.PriorityQueue.AddWithOpts(o, items...)
+	if len(items) > 0 {
+		q.PriorityQueue.AddWithOpts(o, items...)
+	}
 }
 
 // noting returns q with every add recording t.
 func (b *triggerBook) noting(q workqueue.TypedRateLimitingInterface[reconcile.Request], t Trigger) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	return b.notingBut(q, t, types.NamespacedName{})
+}
+
+// notingBut is noting, but that the adds of skip, when it is set, add
+// nothing.
+func (b *triggerBook) notingBut(q workqueue.TypedRateLimitingInterface[reconcile.Request], t Trigger, skip types.NamespacedName) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-		return &notingPriorityQueue{PriorityQueue: pq, book: b, t: t}
+		return &notingPriorityQueue{PriorityQueue: pq, book: b, t: t, skip: skip}
 	}
-	return &notingQueue{TypedRateLimitingInterface: q, book: b, t: t}
+	return &notingQueue{TypedRateLimitingInterface: q, book: b, t: t, skip: skip}
 }
 
 // notingHandler wraps a handler of a Watches call: the keys it adds get
-// the event as their trigger.
+// the event as their trigger. Of the update event of one of the engine's
+// own writes (a Watches of the reconciled kind), the handler adds no pass
+// of the object written, and the other objects it maps it to are
+// reconciled.
 type notingHandler struct {
 	inner  handler.EventHandler
 	book   *triggerBook
+	own    *ownEventsRef
 	source string
 	gvk    schema.GroupVersionKind
 }
@@ -330,7 +367,12 @@ func (h *notingHandler) Create(ctx context.Context, e event.CreateEvent, q workq
 }
 
 func (h *notingHandler) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	h.inner.Update(ctx, e, h.book.noting(q, h.trigger(triggerUpdate, e.ObjectNew)))
+	var skip types.NamespacedName
+	if w := h.own.get(); w != nil && w.seen(e) {
+		skip = client.ObjectKeyFromObject(e.ObjectNew)
+		h.book.dropCandidate(skip, Trigger{Kind: triggerWatch, Source: triggerSourceFor, Event: triggerUpdate, GVK: h.gvk, Object: skip})
+	}
+	h.inner.Update(ctx, e, h.book.notingBut(q, h.trigger(triggerUpdate, e.ObjectNew), skip))
 }
 
 func (h *notingHandler) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

@@ -114,7 +114,7 @@ func TestMemoryRemembersAParentThatCameBack(t *testing.T) {
 	if _, _, ok := m.lastApply(a, "cm-0", "h"); ok {
 		t.Fatal("an apply recorded by a pass that ran as the parent went was kept")
 	}
-	m.forgotten.Back(a.UID)
+	m.forgotten.Back(a.UID, time.Now())
 	m.rememberApply(a, "cm-0", write{hash: "h", at: time.Now()})
 	if _, _, ok := m.lastApply(a, "cm-0", "h"); !ok {
 		t.Error("the apply of a parent that came back was not remembered")

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -137,4 +140,67 @@ func TestMemoryIgnoresLatePassesOfForgottenObjects(t *testing.T) {
 	if m.get("uid-b").create == nil {
 		t.Error("memory lost the memo of another object")
 	}
+}
+
+// TestMemoryForgetsAnObjectThatLeftBeforeTheStepRan checks that a pass
+// of a Bucket that leaves the manager's cache after the engine loaded it,
+// but before the managed step's Do runs (an earlier step of the pass
+// relabels it out of the share, as a sharder hands an object over, and
+// waits until the step has forgotten it), leaves nothing in the step's
+// memory, its pacing of observations included: the pass started with the
+// object in the cache, but the object went before the step took it back.
+func TestMemoryForgetsAnObjectThatLeftBeforeTheStepRan(t *testing.T) {
+	cl := newCloud()
+	var step *Step[*v1.Bucket]
+	var e *env
+	share := func(s string) map[string]string { return map[string]string{"share": s} }
+	var uid atomic.Value
+	handOver := bosun.NewStep("hand-over", func(ctx context.Context, p *bosun.Pass[*v1.Bucket]) (ctrl.Result, error) {
+		b := p.Object
+		if b.Name != "leaving" || b.Labels["share"] != "a" {
+			return ctrl.Result{}, nil
+		}
+		uid.Store(b.UID)
+		moved := b.DeepCopy()
+		moved.Labels = share("b")
+		if err := e.c.Update(ctx, moved); err != nil {
+			return ctrl.Result{}, err
+		}
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			_, went := step.memory.forgotten.Went(b.UID, time.Now())
+			return went, nil
+		})
+		return ctrl.Result{}, err
+	})
+	e = startRig(t, cl, rig{
+		step: func(s *Step[*v1.Bucket]) bosun.Step[*v1.Bucket] {
+			step = s
+			return bosun.Sequence[*v1.Bucket](handOver, s)
+		},
+		configure: func(o *ctrl.Options) {
+			o.Cache.ByObject = map[client.Object]cache.ByObject{
+				&v1.Bucket{}: {Label: labels.SelectorFromSet(share("a"))},
+			}
+		},
+	})
+	b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "leaving", Labels: share("a")}, Spec: v1.BucketSpec{Size: 1}}
+	if err := e.c.Create(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	// The step has run after the hand-over: it observed.
+	bosuntest.Eventually(t, func(context.Context) error {
+		if cl.observed() == 0 {
+			return errors.New("the step has not observed yet")
+		}
+		return nil
+	})
+	bosuntest.Eventually(t, func(context.Context) error {
+		if n := rememberedObjects(step); n != 0 {
+			return fmt.Errorf("the step remembers %d objects, want none: the one it had left its cache", n)
+		}
+		if _, ok := step.memory.polls.get(uid.Load().(types.UID)); ok {
+			return errors.New("the step paces the observations of a Bucket that left its cache")
+		}
+		return nil
+	})
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/gone"
 )
 
 // Step is the engine step that manages one external resource per object;
@@ -190,7 +191,7 @@ func (s *Step[T]) Conditions() []string { return []string{s.cfg.synced, s.cfg.av
 // ExternalResourceConflict, or ReasonAdoptionNotGranted for an unmarked
 // one where adoption is not granted.
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
-	s.memory.forgotten.Back(req.Object.GetUID())
+	s.memory.forgotten.Back(req.Object.GetUID(), gone.PassBegan(ctx))
 	pace, res, end := s.pace.pace(ctx, req)
 	if end {
 		return res, nil
@@ -296,7 +297,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 // backoff), and the passes in between, such as the one the fence's own
 // write brings, only observe.
 func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
-	s.memory.forgotten.Back(req.Object.GetUID())
+	s.memory.forgotten.Back(req.Object.GetUID(), gone.PassBegan(ctx))
 	s.log.restore(req)
 	res, err := s.del.run(ctx, req)
 	if err == nil && res == (ctrl.Result{}) {

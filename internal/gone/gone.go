@@ -6,6 +6,7 @@
 package gone
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -62,19 +63,38 @@ func (s *Set) Went(uid types.UID, now time.Time) (time.Time, bool) {
 	return at, true
 }
 
-// Back notes that the object uid is in the cache again: a pass of it
-// has started, so no pass that ran when it went is still running (a
-// controller runs one pass of an object at a time), and what this pass
-// and later ones record is kept. An object that leaves a share of the
-// cache and comes back within For (a shard's object moved away and back)
-// is remembered again from its first pass.
-func (s *Set) Back(uid types.UID) {
-	if uid == "" {
+// Back notes that the object uid is in the cache again: a pass that
+// began at began found it there. A leaving noted before began is
+// forgotten, and what this pass and later ones record is kept: an object
+// that leaves a share of the cache and comes back within For (a shard's
+// object moved away and back) is remembered again from its first pass.
+// A leaving noted since began is kept: the object went while the pass
+// ran, after the engine read it, and the pass must leave nothing.
+func (s *Set) Back(uid types.UID, began time.Time) {
+	if uid == "" || began.IsZero() {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.at, uid)
+	if at, ok := s.at[uid]; ok && at.Before(began) {
+		delete(s.at, uid)
+	}
+}
+
+// passBegan is the key of the context value WithPass sets.
+type passBegan struct{}
+
+// WithPass returns ctx for the steps of a pass that began at began, before
+// the engine read its object from the cache (see Back).
+func WithPass(ctx context.Context, began time.Time) context.Context {
+	return context.WithValue(ctx, passBegan{}, began)
+}
+
+// PassBegan returns when the pass whose steps ctx is given to began; zero
+// when ctx is no pass's.
+func PassBegan(ctx context.Context) time.Time {
+	t, _ := ctx.Value(passBegan{}).(time.Time)
+	return t
 }
 
 // Len returns the number of objects the Set holds, old ones not yet swept

@@ -73,12 +73,25 @@ func TestBack(t *testing.T) {
 	var s Set
 	s.Add("a", t0)
 	s.Add("b", t0)
-	s.Back("a")
-	s.Back("")
+	s.Add("c", t0.Add(2*time.Second))
+	began := t0.Add(time.Second)
+	s.Back("a", began)
+	s.Back("", began)
+	s.Back("b", time.Time{})
+	s.Back("c", began)
 	if _, went := s.Went("a", t0); went {
 		t.Error(`Went("a") after Back("a") = true, want false: the object is back`)
 	}
 	if _, went := s.Went("b", t0); !went {
-		t.Error(`Went("b") = false, want true: only "a" came back`)
+		t.Error(`Went("b") = false, want true: only "a" came back (no pass began for "b")`)
+	}
+	if _, went := s.Went("c", began); !went {
+		t.Error(`Went("c") = false, want true: "c" went after the pass began, and stays gone`)
+	}
+	if got := PassBegan(WithPass(t.Context(), began)); !got.Equal(began) {
+		t.Errorf("PassBegan = %v, want %v", got, began)
+	}
+	if got := PassBegan(t.Context()); !got.IsZero() {
+		t.Errorf("PassBegan of no pass = %v, want zero", got)
 	}
 }

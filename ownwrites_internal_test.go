@@ -1,0 +1,68 @@
+package bosun
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/bosunkit/bosun/conditions"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// TestOwnWritesOrderOfWatches checks that the events of the engine's
+// writes of two settled passes, with another's change between them, are
+// found the engine's by every watch of the kind whatever its lag: the For
+// watch drops them as it is handed them (event), and another watch, which
+// is handed them later, after For has had the last version's event and
+// the other's change and after the next pass began, finds each one the
+// engine's (seen), the other's change excepted.
+func TestOwnWritesOrderOfWatches(t *testing.T) {
+	t.Parallel()
+	r := &Reconciler[*testapi.Widget]{Name: "order"}
+	r.forGVK = testapi.GroupVersion.WithKind("Widget")
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	version := func(rv string) *testapi.Widget {
+		return &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: rv, Generation: 1}}
+	}
+	update := func(from, to string) event.UpdateEvent {
+		return event.UpdateEvent{ObjectOld: version(from), ObjectNew: version(to)}
+	}
+	// pass runs a pass that writes the versions rvs and leaves the Widget
+	// Ready for its generation.
+	pass := func(rvs ...string) {
+		obj := version(rvs[len(rvs)-1])
+		conditions.Set(&obj.Status.Conditions, metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: "Done", ObservedGeneration: 1}, metav1.Now())
+		ps := &passState[*testapi.Widget]{r: r, key: key, req: &Pass[*testapi.Widget]{Object: obj}}
+		for _, rv := range rvs {
+			r.ownWrites().begin(ps)
+			r.ownWrites().end(ps, rv)
+		}
+		r.ownWrites().close(ps, ctrl.Result{}, nil)
+	}
+	o := r.ownWrites()
+	pass("1", "2")
+	for _, e := range []struct {
+		from, to string
+		own      bool
+	}{{"0", "1", true}, {"1", "2", true}, {"2", "2", false}, {"2", "3", false}} {
+		if got := o.event(update(e.from, e.to)); got != e.own {
+			t.Errorf("For handed %s->%s: dropped %v, want %v", e.from, e.to, got, e.own)
+		}
+	}
+	// The other's change brings a pass, which writes 4.
+	pass("4")
+	for _, e := range []struct {
+		from, to string
+		own      bool
+	}{{"0", "1", true}, {"1", "2", true}, {"2", "3", false}, {"3", "4", true}, {"4", "4", false}} {
+		if got := o.seen(update(e.from, e.to)); got != e.own {
+			t.Errorf("another watch handed %s->%s late: the engine's %v, want %v", e.from, e.to, got, e.own)
+		}
+	}
+	if !o.event(update("3", "4")) {
+		t.Error("For handed 3->4: not dropped")
+	}
+}
