@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 
 	"github.com/bosunkit/bosun/fairqueue"
+	"github.com/bosunkit/bosun/tuning"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -41,7 +44,7 @@ import (
 type Builder[T client.Object] struct {
 	mgr     ctrl.Manager
 	inner   *builder.Builder
-	early   *earlyStart
+	watches *forWatchManager
 	forSet  bool
 	forOpts []builder.ForOption
 	forObj  T
@@ -114,25 +117,23 @@ func (f SetupFunc[T]) SetupWithBuilder(b *Builder[T]) error {
 }
 
 // ControllerManagedBy returns a Builder for a controller of objects of type
-// T, run by mgr.
-//
-// Unlike controller-runtime's, the controller's workers do not wait for
-// every informer it watches to list: requests come as each informer lists,
-// and a read from the cache waits for the informer it reads from. With a
-// cache over several namespaces (cache.Options.DefaultNamespaces) the
-// objects of a small namespace are reconciled while a busy one's are still
-// being listed. An informer that has not listed within the controller's
-// CacheSyncTimeout still stops the controller with an error.
+// T, run by mgr. The controller is controller-runtime's, with its queue,
+// its wait for the informers to list and its logger, unless mgr was made
+// with tuning.Enable: its workers then start before the informers have
+// listed (tuning.EarlyStart) and its loggers encode their keys only when
+// a line is logged (tuning.LogConstructor).
 func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
 	b := &Builder[T]{mgr: mgr, owned: map[schema.GroupVersionKind]bool{}, book: newTriggerBook(), own: &ownEventsRef{}}
 	if mgr == nil {
 		b.inner = ctrl.NewControllerManagedBy(mgr)
 		return b
 	}
-	// The controller's watches come from a cache that does not hold the
-	// workers until every informer has listed (see earlyStart).
-	b.early = newEarlyStart(mgr)
-	b.inner = ctrl.NewControllerManagedBy(b.early)
+	base := mgr
+	if tuning.Enabled(mgr) {
+		base = tuning.EarlyStart(mgr, func() time.Duration { return b.ctrlOpts.CacheSyncTimeout })
+	}
+	b.watches = newForWatchManager(base)
+	b.inner = ctrl.NewControllerManagedBy(b.watches)
 	return b
 }
 
@@ -275,10 +276,9 @@ func (b *Builder[T]) WithEventFilter(p predicate.Predicate) *Builder[T] {
 // WithLogConstructor sets how the logger of each reconcile is made, as
 // builder.Builder.WithLogConstructor does, whether it is called before or
 // after WithOptions. The engine adds its own keys (the policy, the trace
-// ids) to that logger. The keys added after fn (the reconcile ID, the
-// engine's) reach its sink only when a line is logged, once per logger;
-// without fn the logger has the keys controller-runtime's builder gives,
-// all of them handed over that way.
+// ids) to that logger. With tuning (tuning.Enable), the keys added after
+// fn (the reconcile ID, the engine's) reach its sink only when a line is
+// logged, once per logger (tuning.LogConstructor).
 func (b *Builder[T]) WithLogConstructor(fn func(*reconcile.Request) logr.Logger) *Builder[T] {
 	b.logCtor = fn
 	return b
@@ -383,14 +383,10 @@ func (b *Builder[T]) Named(name string) *Builder[T] {
 
 // WithOptions sets controller options such as MaxConcurrentReconciles. A
 // NewQueue given here makes the queue as usual; the engine wraps it to
-// learn why keys enter it (see Trigger). Without one, the controller's
-// queue is a fair queue (package fairqueue) grouped by namespace, unless
+// learn why keys enter it (see Trigger). Without one, the queue is the
+// one controller-runtime makes: its priority queue, unless
 // UsePriorityQueue (here or in the manager's options) is false, which
-// asks for client-go's plain queue.
-//
-// Stored objects reconciled at once (a start, a resync) take turns by
-// namespace: a namespace with thousands of objects does not make the
-// objects of another wait for all of them.
+// asks for client-go's plain queue; WithFairQueue asks for a fair one.
 func (b *Builder[T]) WithOptions(opts controller.Options) *Builder[T] {
 	b.ctrlOpts = opts
 	return b
@@ -398,26 +394,36 @@ func (b *Builder[T]) WithOptions(opts controller.Options) *Builder[T] {
 
 // controllerOptions returns the options of the controller: those of
 // WithOptions and WithLogConstructor, with a queue that records the
-// triggers of its keys, and a logger per reconcile that encodes its keys
-// only when a line is logged (lazyLogConstructor); gvk is the kind of
-// the controller's objects.
+// triggers of its keys, and with tuning a logger per reconcile that
+// encodes its keys only when a line is logged (tuning.LogConstructor);
+// gvk is the kind of the controller's objects.
 func (b *Builder[T]) controllerOptions(name string, gvk schema.GroupVersionKind) controller.Options {
 	opts := b.ctrlOpts
 	if b.logCtor != nil {
 		opts.LogConstructor = b.logCtor
 	}
-	opts.LogConstructor = lazyLogConstructor(b.mgr, name, gvk, opts.LogConstructor)
+	if tuning.Enabled(b.mgr) {
+		opts.LogConstructor = tuning.LogConstructor(b.mgr, name, gvk, opts.LogConstructor)
+	}
 	newQueue := opts.NewQueue
 	if newQueue == nil {
 		defaults := b.mgr.GetControllerOptions()
 		usePQ := ptr.Deref(opts.UsePriorityQueue, ptr.Deref(defaults.UsePriorityQueue, true))
 		key := b.fairKey
-		if key == nil {
-			key = fairqueue.ByNamespace
+		log := defaults.Logger
+		if log.GetSink() == nil {
+			log = b.mgr.GetLogger()
 		}
 		newQueue = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-			if usePQ {
+			switch {
+			case key != nil:
 				return fairqueue.New(name, fairqueue.Options[reconcile.Request]{Key: key, RateLimiter: rl})
+			case usePQ:
+				// controller-runtime's own default.
+				return priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
+					o.Log = log.WithValues("controller", name)
+					o.RateLimiter = rl
+				})
 			}
 			return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
 		}
@@ -442,12 +448,13 @@ func (b *Builder[T]) WrapReconciler(w func(reconcile.Reconciler) reconcile.Recon
 	return b
 }
 
-// WithFairQueue groups the objects of the controller's fair queue by key
-// rather than by namespace: objects of one group take turns with those of
-// every other (see package fairqueue). A label of the object, a tenant
-// looked up from its namespace, or the whole key (every object its own
-// group: plain FIFO) are common choices. It has no effect when
-// WithOptions gives a NewQueue.
+// WithFairQueue makes the controller's queue a fair queue (package
+// fairqueue) whose objects are grouped by key: objects of one group take
+// turns with those of every other, so that a namespace with thousands of
+// objects does not make the objects of another wait for all of them at a
+// start or a resync. fairqueue.ByNamespace groups by namespace; a label
+// of the object or a tenant looked up from its namespace are other common
+// choices. It has no effect when WithOptions gives a NewQueue.
 func (b *Builder[T]) WithFairQueue(key fairqueue.KeyFunc[reconcile.Request]) *Builder[T] {
 	b.fairKey = key
 	return b
@@ -659,7 +666,7 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	if gvkErr == nil {
 		r.forGVK = gvk
 		b.own.set(r.ownWrites())
-		b.early.watchFor(watched, b.own)
+		b.watches.watchFor(watched, b.own)
 	}
 	r.book = b.book
 	r.observation = ObservationOf(b.mgr)
@@ -670,7 +677,6 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	for _, w := range b.wrappers {
 		rec = w(rec)
 	}
-	b.early.setTimeout(b.ctrlOpts.CacheSyncTimeout)
 	c, err := inner.Build(rec)
 	if err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
@@ -684,7 +690,7 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 // the options of For for it: forObj itself, but for a watch of metadata
 // only (builder.OnlyMetadata), which it makes here rather than let
 // controller-runtime's builder make it, so that the cache is asked for
-// the informer of that very object (see earlyStart.watchFor).
+// the informer of that very object (see forWatchManager.watchFor).
 func forWatch(forObj client.Object, opts []builder.ForOption, scheme *runtime.Scheme) (client.Object, []builder.ForOption) {
 	i := slices.IndexFunc(opts, func(o builder.ForOption) bool { return o == builder.ForOption(builder.OnlyMetadata) })
 	if i < 0 {

@@ -69,7 +69,7 @@ type runOptions struct {
 }
 
 // asOperator gives a manager's options the cache and client of package
-// operator's managers: bosun.LeanCache, and a client that trims the answers
+// operator's managers: tuning.LeanCache, and a client that trims the answers
 // to the engine's writes.
 func asOperator(o *ctrl.Options) {
 	lean := new(operator.Flags).ManagerOptions("test")

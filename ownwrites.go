@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/bosunkit/bosun/conditions"
 )
@@ -456,4 +459,79 @@ func (o ownWrites[T]) readLive(ctx context.Context, key types.NamespacedName, me
 		return live, false, fmt.Errorf("loading %s from the API server: %w", key, err)
 	}
 	return live, !slices.Contains(memo.versions, live.GetResourceVersion()), nil
+}
+
+// forWatchManager is the manager a controller's watches are made from:
+// the manager it wraps, but that the handler of the For watch drops the
+// events of the engine's own writes (ownWriteHandler). controller-runtime's
+// builder asks the cache for the informer of the very object given to
+// For, and adds the watch's handler to it; predicates cannot do this, as
+// For's options set its predicates rather than add to them.
+type forWatchManager struct {
+	manager.Manager
+	cache *forWatchCache
+}
+
+// newForWatchManager wraps mgr for a controller's builder.
+func newForWatchManager(mgr manager.Manager) *forWatchManager {
+	return &forWatchManager{Manager: mgr, cache: &forWatchCache{Cache: mgr.GetCache()}}
+}
+
+// GetCache returns the cache whose For informer drops own writes.
+func (m *forWatchManager) GetCache() cache.Cache { return m.cache }
+
+// watchFor makes the handler of the watch made from obj, the For watch's,
+// an ownWriteHandler over own.
+func (m *forWatchManager) watchFor(obj client.Object, own *ownEventsRef) {
+	m.cache.mu.Lock()
+	m.cache.forObj, m.cache.own = obj, own
+	m.cache.mu.Unlock()
+}
+
+// forWatchCache is a manager's cache, but that the informer of forObj
+// wraps the handlers added to it in an ownWriteHandler.
+type forWatchCache struct {
+	cache.Cache
+
+	mu     sync.Mutex
+	forObj client.Object
+	own    *ownEventsRef
+}
+
+// GetInformer returns the informer of obj, which for the For watch's
+// object wraps its handlers.
+func (c *forWatchCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	inf, err := c.Cache.GetInformer(ctx, obj, opts...)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	var own *ownEventsRef
+	if c.forObj != nil && obj == c.forObj {
+		own = c.own
+	}
+	c.mu.Unlock()
+	if own == nil {
+		return inf, nil
+	}
+	return forInformer{Informer: inf, own: own}, nil
+}
+
+// forInformer is the For watch's informer: its handlers are
+// ownWriteHandlers.
+type forInformer struct {
+	cache.Informer
+	own *ownEventsRef
+}
+
+func (i forInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandler(ownWriteHandler{ResourceEventHandler: h, own: i.own})
+}
+
+func (i forInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, d time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithResyncPeriod(ownWriteHandler{ResourceEventHandler: h, own: i.own}, d)
+}
+
+func (i forInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, o toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
+	return i.Informer.AddEventHandlerWithOptions(ownWriteHandler{ResourceEventHandler: h, own: i.own}, o)
 }

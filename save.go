@@ -611,7 +611,7 @@ func statusOnlyDiff(before, after client.Object) (same bool, status json.RawMess
 		// how to write it.
 		return false, nil, nil
 	}
-	patch, err := mergePatch(oldJSON, newJSON)
+	patch, err := jsonpatch.CreateMergePatch(oldJSON, newJSON)
 	if err != nil {
 		return false, nil, fmt.Errorf("computing changes: %w", err)
 	}
@@ -619,49 +619,6 @@ func statusOnlyDiff(before, after client.Object) (same bool, status json.RawMess
 		return true, nil, nil
 	}
 	return true, patch, nil
-}
-
-// mergePatch returns the JSON merge patch (RFC 7386) from the JSON object
-// before to the JSON object after, both encoded by encoding/json from
-// values of one Go type. Such an encoding is canonical (struct fields in
-// one order, map keys sorted), so a member is unchanged when its bytes
-// are, and only the objects whose bytes differ are taken apart: a fraction
-// of the work of decoding both documents whole.
-func mergePatch(before, after []byte) ([]byte, error) {
-	if string(before) == "{}" && json.Valid(after) {
-		// Every member is new: the patch is after itself.
-		return after, nil
-	}
-	var b, a map[string]json.RawMessage
-	if err := json.Unmarshal(before, &b); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(after, &a); err != nil {
-		return nil, err
-	}
-	patch := make(map[string]json.RawMessage)
-	for k, av := range a {
-		bv, ok := b[k]
-		switch {
-		case ok && bytes.Equal(bv, av):
-		case ok && jsonObject(bv) && jsonObject(av):
-			sub, err := mergePatch(bv, av)
-			if err != nil {
-				return nil, err
-			}
-			if len(sub) > 2 { // not "{}"
-				patch[k] = sub
-			}
-		default:
-			patch[k] = av
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			patch[k] = json.RawMessage("null")
-		}
-	}
-	return json.Marshal(patch)
 }
 
 // jsonObject reports whether data encodes a JSON object.
@@ -737,9 +694,7 @@ func rebaseStatus[T client.Object](orig, fresh T, patch json.RawMessage, mineWin
 		// merge member by member.
 		return rebased, nil, errStatusOverlap
 	}
-	// Both are encodings of decoded JSON, whose keys encoding/json sorts:
-	// mergePatch's canonical form.
-	if onto, err = mergePatch(theirs, result); err != nil {
+	if onto, err = jsonpatch.CreateMergePatch(theirs, result); err != nil {
 		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
 	}
 	if len(onto) <= 2 { // "{}"

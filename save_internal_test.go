@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -92,51 +91,6 @@ func TestStatusOnlyDiff(t *testing.T) {
 				t.Errorf("status patch (-whole object's +statuses'):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestMergePatch checks mergePatch against json-patch's CreateMergePatch:
-// the same patch, and one that takes before to after.
-func TestMergePatch(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ name, before, after string }{
-		{"equal", `{"a":1,"b":{"c":[1,2]}}`, `{"a":1,"b":{"c":[1,2]}}`},
-		{"from empty", `{}`, `{"a":1,"b":{"c":"d"},"e":[{"f":null}]}`},
-		{"to empty", `{"a":1,"b":{"c":"d"}}`, `{}`},
-		{"a member changed", `{"a":1,"b":2}`, `{"a":1,"b":3}`},
-		{"nested", `{"a":{"b":{"c":1,"d":2},"e":3}}`, `{"a":{"b":{"c":1,"d":4},"e":3}}`},
-		{"nested member removed", `{"a":{"b":1,"c":2}}`, `{"a":{"b":1}}`},
-		{"list changed", `{"a":[{"t":"x","s":"1"}]}`, `{"a":[{"t":"x","s":"2"}]}`},
-		{"object to scalar", `{"a":{"b":1}}`, `{"a":"b"}`},
-		{"scalar to object", `{"a":null}`, `{"a":{"b":1}}`},
-		{"to null", `{"a":{"b":1}}`, `{"a":null}`},
-		{"escaped", `{"m":"\u003cb\u003e"}`, `{"m":"\u003ci\u003e","k\"q":true}`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := mergePatch([]byte(tc.before), []byte(tc.after))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := jsonpatch.CreateMergePatch([]byte(tc.before), []byte(tc.after))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(decodeJSON(t, want), decodeJSON(t, got)); diff != "" {
-				t.Errorf("patch (-CreateMergePatch +mergePatch):\n%s", diff)
-			}
-			applied, err := jsonpatch.MergePatch([]byte(tc.before), got)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(decodeJSON(t, []byte(tc.after)), decodeJSON(t, applied)); diff != "" {
-				t.Errorf("before with the patch applied (-after +got):\n%s", diff)
-			}
-		})
-	}
-	if _, err := mergePatch([]byte(`{"a":`), []byte(`{}`)); err == nil {
-		t.Error("mergePatch took a document that is not JSON")
 	}
 }
 

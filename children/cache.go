@@ -16,7 +16,7 @@ import (
 // options before ctrl.NewManager, with the kinds of the steps' Kinds:
 //
 //	opts := ctrl.Options{Scheme: scheme}
-//	bosun.LeanCache(&opts.Cache)
+//	tuning.LeanCache(&opts.Cache)
 //	children.CacheSetsOnly(&opts.Cache, &corev1.ConfigMap{}, &appsv1.Deployment{})
 //
 // The steps work the same: an object that is not a child yet (a name

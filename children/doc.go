@@ -192,7 +192,7 @@
 //
 // # Caching
 //
-// The step reads children from the manager's cache. bosun.LeanCache keeps
+// The step reads children from the manager's cache. tuning.LeanCache keeps
 // their managedFields, which drift needs (the step's own Apply entries and
 // the entries of the managers that may have replaced an empty list or
 // map), but for the entries of subresources such as status, and drops

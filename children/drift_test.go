@@ -382,7 +382,7 @@ func emptyArgsApp(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client
 
 // TestEmptyListFilledByAnotherManagerIsRepaired applies a Deployment whose
 // container's args are an empty list, through the lean cache of package
-// operator (bosun.LeanCache), and lets another field manager fill the list
+// operator (tuning.LeanCache), and lets another field manager fill the list
 // with an update: the step sees, through the other manager's managedFields
 // entry in the cache, that the atomic list was replaced, and empties it
 // again.

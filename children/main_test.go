@@ -22,6 +22,7 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/tuning"
 )
 
 // shared is the control plane, with the Widget CRD installed, that the
@@ -107,7 +108,7 @@ func startHarness(t *testing.T, r *bosun.Reconciler[*testapi.Widget], h harness)
 	// The cache is lean, as package operator makes it: what the step
 	// reads of managedFields must survive it.
 	lean := bosuntest.ManagerOptions{Configure: func(o *ctrl.Options) {
-		bosun.LeanCache(&o.Cache)
+		tuning.LeanCache(&o.Cache)
 		if h.configure != nil {
 			h.configure(o)
 		}

@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/tuning"
 	"github.com/bosunkit/bosun/managed"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
 )
@@ -136,7 +137,7 @@ func ExampleBatchObserver() {
 // other Secret of the cluster.
 func ExampleCacheConnectionSecretsOnly() {
 	opts := ctrl.Options{}
-	bosun.LeanCache(&opts.Cache)
+	tuning.LeanCache(&opts.Cache)
 	managed.CacheConnectionSecretsOnly(&opts.Cache)
 	for obj, by := range opts.Cache.ByObject {
 		fmt.Printf("%T: %s\n", obj, by.Label)

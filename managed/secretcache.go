@@ -24,7 +24,7 @@ const LabelConnectionSecret = "bosun.dev/connection-secret"
 // cache options before ctrl.NewManager, or from operator.Options.Manager:
 //
 //	opts := ctrl.Options{Scheme: scheme}
-//	bosun.LeanCache(&opts.Cache)
+//	tuning.LeanCache(&opts.Cache)
 //	managed.CacheConnectionSecretsOnly(&opts.Cache)
 //
 // The steps work the same: a connection Secret the cache does not hold

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/tuning"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
 )
@@ -29,7 +29,7 @@ const (
 // cache of Secrets over a namespace of 2,000 unrelated Secrets of 1 KiB
 // and 20 connection Secrets: as the step's watch of connection Secrets
 // makes it, every Secret, and limited by CacheConnectionSecretsOnly; both
-// with bosun.LeanCache, as package operator makes caches. It reports each
+// with tuning.LeanCache, as package operator makes caches. It reports each
 // heap in MiB and the limited cache's as a share of the other's, measured
 // in the same run.
 func BenchmarkConnectionSecretCache(b *testing.B) {
@@ -93,7 +93,7 @@ func cacheHeap(b *testing.B, cp *controlplane.ControlPlane, ns string, limit fun
 		b.Fatal(err)
 	}
 	o := cache.Options{Scheme: cp.Scheme, HTTPClient: hc, DefaultNamespaces: map[string]cache.Config{ns: {}}}
-	bosun.LeanCache(&o)
+	tuning.LeanCache(&o)
 	limit(&o)
 	before := liveHeap()
 	c, err := cache.New(cp.Config, o)

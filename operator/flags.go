@@ -10,14 +10,12 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/internal/trim"
+	"github.com/bosunkit/bosun/tuning"
 )
 
 // Defaults of the flags, as in kubebuilder's scaffold where it has them;
@@ -113,6 +111,10 @@ type Flags struct {
 	// DebugPage serves the debug page of package debugpage on the metrics
 	// server, under /debug/bosun/.
 	DebugPage bool
+	// Tuning turns on bosun's tuning beneath controller-runtime and
+	// client-go (tuning.Enable): off, the operator runs on their plumbing
+	// as they come, with a lean cache (tuning.LeanCache).
+	Tuning bool
 	// Zap are the logger's flags (--zap-log-level and the others).
 	Zap zap.Options
 }
@@ -178,6 +180,8 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 		"Print the least-privilege ClusterRole the controllers' steps declare (as config/rbac/role.yaml) and exit, without connecting to a cluster.")
 	fs.BoolVar(&f.DebugPage, "debug-page", f.DebugPage,
 		"Serve a page of the reconcilers and their recent passes at /debug/bosun/ on the metrics server, behind the same protection as /metrics.")
+	fs.BoolVar(&f.Tuning, "tuning", f.Tuning,
+		"Turn on bosun's tuning beneath controller-runtime and client-go: answers trimmed on the wire, workers that start before the informers have listed, lazy log keys (docs/TUNING.md).")
 	f.Zap.BindFlags(fs)
 }
 
@@ -204,10 +208,9 @@ func (f *Flags) Validate() error {
 
 // ManagerOptions returns the manager options the flags choose for the
 // operator called name, with a lean cache (NewCache applies
-// bosun.LeanCache: the cache keeps managedFields only for the children of
-// sets, and drops them from what it reads before decoding it) and a client
-// that drops them from the answers to the engine's own writes (NewClient).
-// Options the flags do not cover are left zero for the caller to fill.
+// tuning.LeanCache: the cache keeps managedFields only for the children of
+// sets), and with --tuning bosun's tuning (tuning.Enable). Options the
+// flags do not cover are left zero for the caller to fill.
 func (f *Flags) ManagerOptions(name string) ctrl.Options {
 	var tlsOpts []func(*tls.Config)
 	if !f.EnableHTTP2 {
@@ -245,25 +248,17 @@ func (f *Flags) ManagerOptions(name string) ctrl.Options {
 		GracefulShutdownTimeout:       &grace,
 		WebhookServer:                 webhook.NewServer(hooks),
 	}
-	opts.NewCache, opts.NewClient = newLeanCache, newClient
+	opts.NewCache = newLeanCache
+	if f.Tuning {
+		tuning.Enable(&opts)
+	}
 	return opts
 }
 
-// newClient makes the manager's client with an HTTP client that trims the
-// answers to the engine's own writes as the lean cache trims what it reads
-// (package internal/trim): the engine holds the objects of that cache.
-func newClient(cfg *rest.Config, o client.Options) (client.Client, error) {
-	if o.HTTPClient != nil {
-		o.HTTPClient = trim.Marked(o.HTTPClient)
-	}
-	return client.New(cfg, o)
-}
-
-// newLeanCache makes the manager's cache with bosun.LeanCache applied to
-// the options the manager passes, which carry its HTTP client: the cache
-// then drops managedFields from the answers it reads before decoding them.
+// newLeanCache makes the manager's cache with tuning.LeanCache applied to
+// the options the manager passes.
 func newLeanCache(cfg *rest.Config, o cache.Options) (cache.Cache, error) {
-	bosun.LeanCache(&o)
+	tuning.LeanCache(&o)
 	return cache.New(cfg, o)
 }
 

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/bosunkit/bosun/fairqueue"
 	"github.com/bosunkit/bosun/internal/rollout"
 )
 
@@ -397,7 +396,7 @@ func (g *gate) newQueue(next func(string, workqueue.TypedRateLimiter[reconcile.R
 	if next == nil {
 		next = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 			if priority {
-				return fairqueue.New(name, fairqueue.Options[reconcile.Request]{Key: fairqueue.ByNamespace, RateLimiter: rl})
+				return priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) { o.RateLimiter = rl })
 			}
 			return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
 		}

@@ -566,7 +566,7 @@ func (m *Member) Takeovers() source.TypedSource[reconcile.Request] {
 // a queue that hands a worker only the objects this member may work on
 // now and tells the member when their pass ends (see Wrap, which does the
 // same around a reconciler). The queue is the one opts.NewQueue makes;
-// without one, bosun's fair queue (package fairqueue), or client-go's
+// without one, controller-runtime's priority queue, or client-go's
 // plain queue when opts.UsePriorityQueue is false.
 //
 // It works with any builder that takes controller.Options, bosun's

@@ -294,7 +294,7 @@ func newManager(cfg *rest.Config, c childConfig) (mgr ctrl.Manager, cacheOnly bo
 }
 
 // leanCache gives opts bosun's default cache and client, as package
-// operator makes them: bosun.LeanCache applied in NewCache, to the options
+// operator makes them: tuning.LeanCache applied in NewCache, to the options
 // that carry the manager's HTTP client, and a client that trims the
 // answers to the engine's writes.
 func leanCache(opts *ctrl.Options) {

@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/tuning"
 	"github.com/bosunkit/bosun/bench/internal/extcalls"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
@@ -164,7 +165,7 @@ func (b *bench) start(ctx context.Context, a arm, reg *prometheus.Registry) (sto
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{b.ns: {}}},
 		Controller:             crconfig.Controller{SkipNameValidation: ptr.To(true)},
 	}
-	bosun.LeanCache(&opts.Cache)
+	tuning.LeanCache(&opts.Cache)
 	mgr, err := ctrl.NewManager(b.cp.Config, opts)
 	if err != nil {
 		return nil, nil, err

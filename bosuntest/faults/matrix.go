@@ -58,7 +58,7 @@ const (
 	// fourWorkers is one process with 4 workers per controller.
 	fourWorkers feature = "4 workers"
 	// leanCache is one process whose cache drops managedFields
-	// (bosun.LeanCache).
+	// (tuning.LeanCache).
 	leanCache feature = "lean cache"
 	// plainQueue is one process with client-go's FIFO queue in place of
 	// the fair queue.

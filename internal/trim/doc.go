@@ -2,7 +2,7 @@
 // Kubernetes API server before a client decodes them.
 //
 // The managedFields of a small custom resource are about half its JSON
-// and more than half the CPU of decoding it, and a bosun.LeanCache drops
+// and more than half the CPU of decoding it, and a tuning.LeanCache drops
 // them from every object it caches. Reads wraps the HTTP client of such a
 // cache so that its list and watch answers arrive without them; Marked
 // wraps the HTTP client of a manager's client so that the answers to the

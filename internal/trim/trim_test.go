@@ -290,7 +290,7 @@ func TestVersionValue(t *testing.T) {
 }
 
 // FuzzTrimValue checks that trimming takes nothing but the managedFields
-// a bosun.LeanCache drops: decoded, a trimmed value and the value it came from are
+// a tuning.LeanCache drops: decoded, a trimmed value and the value it came from are
 // the same once those are dropped from both, and a trimmed JSON value is
 // still JSON.
 func FuzzTrimValue(f *testing.F) {
@@ -354,7 +354,7 @@ func versionOf(t *testing.T, b []byte) any {
 }
 
 // dropFields decodes a JSON value and drops the managedFields that
-// trimValue may cut, as a bosun.LeanCache does.
+// trimValue may cut, as a tuning.LeanCache does.
 func dropFields(t *testing.T, b []byte) any {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(b))

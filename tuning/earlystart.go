@@ -1,14 +1,12 @@
-package bosun
+package tuning
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	toolscache "k8s.io/client-go/tools/cache"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -18,28 +16,49 @@ import (
 // controller.Options.CacheSyncTimeout.
 const defaultCacheSyncTimeout = 2 * time.Minute
 
-// earlyStart is the manager a bosun controller is built on: the manager
-// itself, but for the cache its watches are made from. controller-runtime
-// starts a controller's workers once the informer of every kind it watches
-// has delivered its initial list, and each informer's wait is for the
-// whole kind: with a cache over several namespaces, ten objects of a quiet
+// EarlyStart returns mgr as the manager of one controller whose workers
+// start before its informers have listed. controller-runtime starts a
+// controller's workers once the informer of every kind it watches has
+// delivered its initial list, and each informer's wait is for the whole
+// kind: with a cache over several namespaces, ten objects of a quiet
 // namespace wait for the list of ten thousand in a busy one. Through
-// earlyStart the workers start at once and each request waits only for
+// EarlyStart the workers start at once and each request waits only for
 // what it reads: a read from the cache waits for the informer it reads
 // from, which for a cache over several namespaces is that namespace's, and
-// requests come only from objects an informer has listed. What the
-// controller-runtime wait also gives, a controller that fails when a kind
-// cannot be listed within CacheSyncTimeout, stays: earlyStart watches each
-// informer for as long, and stops the controller with an error when one
-// has not listed by then.
+// requests come only from objects an informer has listed.
+//
+// What the controller-runtime wait also gives, a controller that fails
+// when a kind cannot be listed within its CacheSyncTimeout, stays:
+// EarlyStart watches each informer for as long as syncTimeout returns
+// when the informer is asked for (zero: the manager's controller option,
+// else controller-runtime's default of two minutes), and stops the
+// controller with an error when one has not listed by then.
+//
+// Give the manager it returns to one controller's builder, whose Add it
+// wraps: bosun's builder does so when the manager was made with Enable.
+func EarlyStart(mgr manager.Manager, syncTimeout func() time.Duration) manager.Manager {
+	m := &earlyStart{Manager: mgr}
+	m.cache = &earlyCache{Cache: mgr.GetCache(), timeout: func() time.Duration {
+		d := time.Duration(0)
+		if syncTimeout != nil {
+			d = syncTimeout()
+		}
+		if d == 0 {
+			d = mgr.GetControllerOptions().CacheSyncTimeout
+		}
+		if d == 0 {
+			d = defaultCacheSyncTimeout
+		}
+		return d
+	}, failed: make(chan error, 1)}
+	return m
+}
+
+// earlyStart is the manager of EarlyStart: the manager itself, but for
+// the cache its watches are made from and the runnable it adds.
 type earlyStart struct {
 	manager.Manager
 	cache *earlyCache
-}
-
-// newEarlyStart wraps mgr for the controller builder.
-func newEarlyStart(mgr manager.Manager) *earlyStart {
-	return &earlyStart{Manager: mgr, cache: &earlyCache{Cache: mgr.GetCache(), timeout: defaultCacheSyncTimeout, failed: make(chan error, 1)}}
 }
 
 // GetCache returns the cache whose informers do not hold the workers.
@@ -51,43 +70,14 @@ func (m *earlyStart) Add(r manager.Runnable) error {
 	return m.Manager.Add(&syncWatched{inner: r, cache: m.cache})
 }
 
-// setTimeout sets how long an informer may take to sync, from the
-// controller's options (zero: the manager's, else controller-runtime's
-// default).
-func (m *earlyStart) setTimeout(d time.Duration) {
-	if d == 0 {
-		d = m.GetControllerOptions().CacheSyncTimeout
-	}
-	if d == 0 {
-		d = defaultCacheSyncTimeout
-	}
-	m.cache.mu.Lock()
-	m.cache.timeout = d
-	m.cache.mu.Unlock()
-}
-
-// watchFor makes the handler of the watch made from obj, the For watch's,
-// an ownWriteHandler over own: controller-runtime's builder asks the
-// cache for the informer of the very object given to For.
-func (m *earlyStart) watchFor(obj client.Object, own *ownEventsRef) {
-	m.cache.mu.Lock()
-	m.cache.forObj, m.cache.own = obj, own
-	m.cache.mu.Unlock()
-}
-
 // earlyCache is the manager's cache, but that the informers it hands out
 // report their handlers synced at once, and that it reports itself synced:
 // a read still waits for the informer it reads from.
 type earlyCache struct {
 	cache.Cache
 
-	mu      sync.Mutex
-	timeout time.Duration
-	// forObj is the object the controller's For watch is made from, own
-	// the record of the engine's writes its handler consults (see
-	// watchFor).
-	forObj client.Object
-	own    *ownEventsRef
+	// timeout is how long an informer may take to list.
+	timeout func() time.Duration
 	// failed receives the first informer that did not sync in time.
 	failed chan error
 }
@@ -99,13 +89,7 @@ func (c *earlyCache) GetInformer(ctx context.Context, obj client.Object, opts ..
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	timeout := c.timeout
-	var own *ownEventsRef
-	if c.forObj != nil && obj == c.forObj {
-		own = c.own
-	}
-	c.mu.Unlock()
+	timeout := c.timeout()
 	go func() {
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -117,7 +101,7 @@ func (c *earlyCache) GetInformer(ctx context.Context, obj client.Object, opts ..
 		default:
 		}
 	}()
-	return earlyInformer{Informer: inf, own: own}, nil
+	return earlyInformer{Informer: inf}, nil
 }
 
 // WaitForCacheSync reports the cache synced: each read waits for its own
@@ -126,34 +110,23 @@ func (c *earlyCache) WaitForCacheSync(context.Context) bool { return true }
 
 // earlyInformer is an informer whose handlers' registrations report
 // themselves synced at once: their events still come as the informer
-// lists, but nothing waits for all of them. For the For watch's, own is
-// set, and its handler drops the events of the engine's own writes
-// (ownWriteHandler).
+// lists, but nothing waits for all of them.
 type earlyInformer struct {
 	cache.Informer
-	own *ownEventsRef
-}
-
-// handler is h, as an ownWriteHandler for the For watch.
-func (i earlyInformer) handler(h toolscache.ResourceEventHandler) toolscache.ResourceEventHandler {
-	if i.own == nil {
-		return h
-	}
-	return ownWriteHandler{ResourceEventHandler: h, own: i.own}
 }
 
 func (i earlyInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
-	reg, err := i.Informer.AddEventHandler(i.handler(h))
+	reg, err := i.Informer.AddEventHandler(h)
 	return wrapRegistration(reg), err
 }
 
 func (i earlyInformer) AddEventHandlerWithResyncPeriod(h toolscache.ResourceEventHandler, d time.Duration) (toolscache.ResourceEventHandlerRegistration, error) {
-	reg, err := i.Informer.AddEventHandlerWithResyncPeriod(i.handler(h), d)
+	reg, err := i.Informer.AddEventHandlerWithResyncPeriod(h, d)
 	return wrapRegistration(reg), err
 }
 
 func (i earlyInformer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler, o toolscache.HandlerOptions) (toolscache.ResourceEventHandlerRegistration, error) {
-	reg, err := i.Informer.AddEventHandlerWithOptions(i.handler(h), o)
+	reg, err := i.Informer.AddEventHandlerWithOptions(h, o)
 	return wrapRegistration(reg), err
 }
 
@@ -225,4 +198,4 @@ func (w *syncWatched) Warmup(ctx context.Context) error {
 	return nil
 }
 
-var _ ctrl.Manager = (*earlyStart)(nil)
+var _ manager.Manager = (*earlyStart)(nil)

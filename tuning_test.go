@@ -28,6 +28,7 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/tuning"
 	"github.com/bosunkit/bosun/internal/trim"
 )
 
@@ -46,7 +47,7 @@ func TestLeanCache(t *testing.T) {
 			}
 			return in, nil
 		}
-		bosun.LeanCache(&o.Cache)
+		tuning.LeanCache(&o.Cache)
 	}}, func(ctrl.Manager) error { return nil })
 	f.create("lean", 1, 1, nil)
 	key := client.ObjectKey{Namespace: f.ns, Name: "lean"}
@@ -98,7 +99,7 @@ func TestLeanCacheTrimsBeforeDecoding(t *testing.T) {
 				}
 				return in, nil
 			}
-			bosun.LeanCache(&co)
+			tuning.LeanCache(&co)
 			return cache.New(cfg, co)
 		}
 	}}, func(ctrl.Manager) error { return nil })
@@ -214,13 +215,13 @@ func TestEngineWriteAnswersTrimmed(t *testing.T) {
 func TestLeanCacheKeepsTransformErrors(t *testing.T) {
 	boom := errors.New("boom")
 	o := cache.Options{DefaultTransform: func(any) (any, error) { return nil, boom }}
-	bosun.LeanCache(&o)
+	tuning.LeanCache(&o)
 	out, err := o.DefaultTransform(&metav1.PartialObjectMetadata{})
 	if !errors.Is(err, boom) || out != nil {
 		t.Errorf("transform = %v, %v; want nil, %v", out, err, boom)
 	}
 	o = cache.Options{}
-	bosun.LeanCache(&o)
+	tuning.LeanCache(&o)
 	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}}
 	out, err = o.DefaultTransform(obj)
 	if err != nil || out != obj || obj.ManagedFields != nil {
@@ -304,7 +305,7 @@ func TestLeanCacheRemembersMappings(t *testing.T) {
 			inner.Add(widget, meta.RESTScopeNamespace)
 			counting := &countingMapper{RESTMapper: inner}
 			o := cache.Options{Mapper: counting}
-			bosun.LeanCache(&o)
+			tuning.LeanCache(&o)
 			got := tt.look(o.Mapper, func(gvk schema.GroupVersionKind) { inner.Add(gvk, meta.RESTScopeNamespace) })
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("scopes (-want +got):\n%s", diff)
@@ -352,7 +353,7 @@ func TestLeanCacheTransform(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var o cache.Options
-			bosun.LeanCache(&o)
+			tuning.LeanCache(&o)
 			in := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Labels: tt.labels, ManagedFields: tt.in}}
 			out, err := o.DefaultTransform(in)
 			if err != nil {
@@ -384,7 +385,7 @@ func TestLeanCacheSharesStrings(t *testing.T) {
 		return &w
 	}
 	var o cache.Options
-	bosun.LeanCache(&o)
+	tuning.LeanCache(&o)
 	a, b := decode("a"), decode("b")
 	wantA, wantB := a.DeepCopy(), b.DeepCopy()
 	for _, w := range []*testapi.Widget{a, b} {
@@ -435,7 +436,7 @@ func TestLeanCacheSharesStrings(t *testing.T) {
 // to share.
 func BenchmarkLeanCacheTransform(b *testing.B) {
 	var o cache.Options
-	bosun.LeanCache(&o)
+	tuning.LeanCache(&o)
 	in := &testapi.Widget{
 		ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "shop", Labels: map[string]string{"app": "web"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "bosun"}}},
@@ -472,7 +473,7 @@ func TestLeanCacheListsByNamespace(t *testing.T) {
 	}
 	for _, namespaces := range [][]string{nil, {f.ns, other}} {
 		mgr := bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Namespaces: namespaces, Configure: func(o *ctrl.Options) {
-			bosun.LeanCache(&o.Cache)
+			tuning.LeanCache(&o.Cache)
 		}}, func(ctrl.Manager) error { return nil })
 		for ns, names := range want {
 			bosuntest.Eventually(t, func(ctx context.Context) error {

@@ -1,4 +1,4 @@
-package bosun
+package tuning
 
 import (
 	"slices"
@@ -8,17 +8,13 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // lazyValues returns l with a sink that holds the key/value pairs given to
 // WithValues until a line is logged, and hands them to l's sink then, once
-// per logger. A pass that logs nothing pays nothing for the keys of its
-// logger: a sink such as zap's encodes them when WithValues is called,
-// which for the four keys of each reconcile (the object's reference, its
-// namespace and name, the reconcile ID) was about 5% of a controller's CPU.
-// What a line carries is the same either way.
+// per logger (see LogConstructor).
 func lazyValues(l logr.Logger) logr.Logger {
 	sink := l.GetSink()
 	if sink == nil {
@@ -34,12 +30,17 @@ func lazyValues(l logr.Logger) logr.Logger {
 	return logr.New(&lazySink{base: sink})
 }
 
-// lazyLogConstructor returns how the controller named name makes the
-// logger of each reconcile: ctor's logger when it is set, else one with
-// the keys controller-runtime's builder gives (the controller, the kind's
-// group and kind, the object's reference, namespace and name), both with
-// the lazy sink of lazyValues.
-func lazyLogConstructor(mgr ctrl.Manager, name string, gvk schema.GroupVersionKind, ctor func(*reconcile.Request) logr.Logger) func(*reconcile.Request) logr.Logger {
+// LogConstructor returns a controller's LogConstructor
+// (controller.Options) that makes the logger of each reconcile with a sink
+// that hands the keys given to WithValues to the manager's sink only when
+// a line is logged, once per logger: ctor's logger when ctor is set, else
+// one with the keys controller-runtime's builder gives (the controller
+// name, the kind's group and kind, the object's reference, namespace and
+// name). A pass that logs nothing then pays nothing for the keys of its
+// logger: a sink such as zap's encodes them when WithValues is called,
+// which for the keys of each reconcile was about 5% of a controller's
+// CPU. What a line carries is the same either way.
+func LogConstructor(mgr manager.Manager, name string, gvk schema.GroupVersionKind, ctor func(*reconcile.Request) logr.Logger) func(*reconcile.Request) logr.Logger {
 	if ctor != nil {
 		return func(req *reconcile.Request) logr.Logger { return lazyValues(ctor(req)) }
 	}
