@@ -26,6 +26,12 @@ test: lint vet controlplane postgres chromium
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) fuzz
 
+## test-tuned: the tests of the engine and of the packages that build on it, with bosun's tuning on in their
+##   managers (bosuntest.EnvTuning): every promise holds with tuning on as well as off (docs/TUNING.md).
+.PHONY: test-tuned
+test-tuned: controlplane postgres
+	BOSUN_TUNING=on $(GO) test -race -timeout $(TEST_TIMEOUT) . ./tuning/... ./children/... ./managed/... ./ref/... ./watch/... ./shard/...
+
 ## controlplane: build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok from Go modules into the
 ##   user cache (once; 10 to 15 minutes on 2 cores the first time, each build saying how long it usually takes).
 .PHONY: controlplane

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,9 +21,16 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/tuning"
 )
 
 const (
+	// EnvTuning is the environment variable that, set to "on", turns on
+	// bosun's tuning (tuning.Enable) in the managers of RunManager and its
+	// kin, after ManagerOptions.Configure: `make test-tuned` runs the
+	// engine's tests so, to hold them with tuning on as well as off.
+	EnvTuning = "BOSUN_TUNING"
+
 	// LogVerbosity is the highest logr V-level that RunManager passes to
 	// t.Log: info messages, errors and V(1) details.
 	LogVerbosity = 1
@@ -157,6 +165,9 @@ func managerOptions(cp *controlplane.ControlPlane, opts ManagerOptions, logger l
 	}
 	if opts.Configure != nil {
 		opts.Configure(&mopts)
+	}
+	if os.Getenv(EnvTuning) == "on" {
+		tuning.Enable(&mopts)
 	}
 	return mopts, hooks
 }

@@ -70,7 +70,7 @@
 // RunBattery runs every row of the reliability battery on an Operator:
 // crashes at every write, API faults, stale reads, dropped events, scale
 // and quiescence, leader failover, and a matrix of every fault under every
-// feature (one replica, workers, the lean cache, the plain queue, tracing,
+// feature (one replica, workers, the lean cache, tuning on, the plain queue, tracing,
 // leader failover, two and three shard members, the kstatus conditions,
 // --plan of the change, a canary rollout, objects of an earlier
 // release's finalizer, and, for a kind of several versions

@@ -52,16 +52,21 @@ type feature string
 
 // The features of the matrix.
 const (
-	// oneReplica is one process with the defaults: the fair queue, a
-	// full cache, one worker.
+	// oneReplica is one process with the defaults: controller-runtime's
+	// priority queue and plumbing, a full cache, one worker.
 	oneReplica feature = "1 replica"
 	// fourWorkers is one process with 4 workers per controller.
 	fourWorkers feature = "4 workers"
 	// leanCache is one process whose cache drops managedFields
 	// (tuning.LeanCache).
 	leanCache feature = "lean cache"
+	// tuned is one process with bosun's tuning on, as the operator's
+	// --tuning turns it on (tuning.Enable, over a lean cache): answers
+	// trimmed on the wire, workers that start before the informers have
+	// listed, log keys encoded only when a line is logged.
+	tuned feature = "tuning on"
 	// plainQueue is one process with client-go's FIFO queue in place of
-	// the fair queue.
+	// controller-runtime's priority queue.
 	plainQueue feature = "plain queue"
 	// tracingOn is one process with an OpenTelemetry tracer provider: every
 	// pass that acts must carry a trace.
@@ -126,7 +131,7 @@ const readyGrace = time.Minute
 const formerName = "faults.bosun.dev/earlier-release"
 
 // features are every feature, in the matrix's order.
-var features = []feature{oneReplica, fourWorkers, leanCache, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned, canaryRollout, formerFinalizer, migrated, rolled}
+var features = []feature{oneReplica, fourWorkers, leanCache, tuned, plainQueue, tracingOn, leaderFailover, twoShards, threeShards, kstatusOn, planned, canaryRollout, formerFinalizer, migrated, rolled}
 
 // matrixFault is a fault the matrix runs under each feature.
 type matrixFault string
@@ -378,13 +383,12 @@ func (c *cell) manager() func(*ctrl.Options) {
 	switch c.f {
 	case fourWorkers:
 		return func(o *ctrl.Options) { o.Controller.MaxConcurrentReconciles = 4 }
-	case leanCache:
+	case leanCache, tuned:
 		return func(o *ctrl.Options) {
-			// As package operator makes it: in NewCache, where the
-			// options carry the manager's HTTP client, with the client
-			// that trims the answers to the engine's writes.
-			lean := new(operator.Flags).ManagerOptions("faults")
-			o.NewCache, o.NewClient = lean.NewCache, lean.NewClient
+			// As package operator makes it, with --tuning for tuned.
+			f := operator.Flags{Tuning: c.f == tuned}
+			m := f.ManagerOptions("faults")
+			o.NewCache, o.NewClient = m.NewCache, m.NewClient
 		}
 	case plainQueue:
 		return func(o *ctrl.Options) { o.Controller.UsePriorityQueue = ptr.To(false) }
