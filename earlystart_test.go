@@ -20,6 +20,7 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/tuning"
 )
 
 // TestNamespaceDoesNotWaitForAnother runs a controller over two
@@ -47,14 +48,16 @@ func TestNamespaceDoesNotWaitForAnother(t *testing.T) {
 	// stopped, and with what.
 	start := func(t *testing.T, name string, syncTimeout time.Duration) (stopped func() (bool, error)) {
 		logger, quiet := bosuntest.TestLogger(t)
-		mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		opts := ctrl.Options{
 			Scheme:                 f.cp.Scheme,
 			Logger:                 logger,
 			Metrics:                metricsserver.Options{BindAddress: "0"},
 			HealthProbeBindAddress: "0",
 			Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 			Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{f.ns: {}, closed: {}}},
-		})
+		}
+		tuning.Enable(&opts)
+		mgr, err := ctrl.NewManager(cfg, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

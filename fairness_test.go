@@ -23,6 +23,7 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/fairqueue"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -63,7 +64,7 @@ func TestFairQueueByNamespace(t *testing.T) {
 	storeWidgets(ctx, t, cp.Client, busy, "b", nBusy, 1)
 	storeWidgets(ctx, t, cp.Client, small, "s", nSmall, 1)
 	step := &slowStep{seen: map[string]bool{}}
-	runIn(t, cp, &bosun.Reconciler[*testapi.Widget]{Name: "fair", Steps: []bosun.Step[*testapi.Widget]{step}}, controller.Options{}, busy, small)
+	runIn(t, cp, &bosun.Reconciler[*testapi.Widget]{Name: "fair", Steps: []bosun.Step[*testapi.Widget]{step}}, controller.Options{}, fairqueue.ByNamespace, busy, small)
 	bosuntest.Eventually(t, func(context.Context) error {
 		step.mu.Lock()
 		defer step.mu.Unlock()
@@ -103,8 +104,8 @@ func storeWidgets(ctx context.Context, t *testing.T, c client.Client, ns, prefix
 }
 
 // runIn runs r with the controller options opts on the objects of the
-// namespaces alone.
-func runIn(t *testing.T, cp *controlplane.ControlPlane, r *bosun.Reconciler[*testapi.Widget], opts controller.Options, namespaces ...string) {
+// namespaces alone, with a fair queue grouped by key when key is set.
+func runIn(t *testing.T, cp *controlplane.ControlPlane, r *bosun.Reconciler[*testapi.Widget], opts controller.Options, key fairqueue.KeyFunc[reconcile.Request], namespaces ...string) {
 	t.Helper()
 	mine := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		ns := o.GetNamespace()
@@ -114,7 +115,11 @@ func runIn(t *testing.T, cp *controlplane.ControlPlane, r *bosun.Reconciler[*tes
 		return slices.Contains(namespaces, ns)
 	})
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		return bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(mine).WithOptions(opts).Complete(r)
+		b := bosun.ControllerManagedBy[*testapi.Widget](mgr).WithEventFilter(mine).WithOptions(opts)
+		if key != nil {
+			b = b.WithFairQueue(key)
+		}
+		return b.Complete(r)
 	})
 }
 
@@ -182,7 +187,7 @@ func TestRetriesWaitForFreshWork(t *testing.T) {
 	runIn(t, cp, &bosun.Reconciler[*testapi.Widget]{Name: "retries", Steps: []bosun.Step[*testapi.Widget]{step}, Recorder: step}, controller.Options{
 		MaxConcurrentReconciles: 1,
 		RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Millisecond),
-	}, failing, healthy)
+	}, nil, failing, healthy)
 	firstPasses := func() (healthyDone, retriesBefore, eventsBefore, events int) {
 		step.mu.Lock()
 		defer step.mu.Unlock()

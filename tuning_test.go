@@ -28,8 +28,8 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
-	"github.com/bosunkit/bosun/tuning"
 	"github.com/bosunkit/bosun/internal/trim"
+	"github.com/bosunkit/bosun/tuning"
 )
 
 // TestLeanCache checks that a manager whose cache options went through
@@ -81,7 +81,7 @@ func TestLeanCache(t *testing.T) {
 // receives objects without managedFields from the API server: a transform
 // that runs before LeanCache's sees none on a Widget, and sees them on a
 // child of a set, which keeps them.
-func TestLeanCacheTrimsBeforeDecoding(t *testing.T) {
+func TestTuningTrimsBeforeDecoding(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	var mu sync.Mutex
@@ -102,6 +102,7 @@ func TestLeanCacheTrimsBeforeDecoding(t *testing.T) {
 			tuning.LeanCache(&co)
 			return cache.New(cfg, co)
 		}
+		tuning.Enable(o)
 	}}, func(ctrl.Manager) error { return nil })
 	f.create("trimmed", 1, 1, nil)
 	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "child", Labels: map[string]string{trim.KeepLabel: "s"}}}
@@ -243,7 +244,7 @@ func (m *countingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*
 // TestLeanCacheRemembersMappings checks that the mapper of LeanCache's
 // options asks the one it wraps once per kind and version, and each time
 // for anything else.
-func TestLeanCacheRemembersMappings(t *testing.T) {
+func TestTuningRemembersMappings(t *testing.T) {
 	widget := schema.GroupVersionKind{Group: "example.bosun.dev", Version: "v1", Kind: "Widget"}
 	gadget := schema.GroupVersionKind{Group: "example.bosun.dev", Version: "v1", Kind: "Gadget"}
 	tests := []struct {
@@ -304,8 +305,7 @@ func TestLeanCacheRemembersMappings(t *testing.T) {
 			inner := meta.NewDefaultRESTMapper([]schema.GroupVersion{widget.GroupVersion()})
 			inner.Add(widget, meta.RESTScopeNamespace)
 			counting := &countingMapper{RESTMapper: inner}
-			o := cache.Options{Mapper: counting}
-			tuning.LeanCache(&o)
+			o := tunedCacheOptions(t, cache.Options{Mapper: counting})
 			got := tt.look(o.Mapper, func(gvk schema.GroupVersionKind) { inner.Add(gvk, meta.RESTScopeNamespace) })
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("scopes (-want +got):\n%s", diff)
@@ -315,6 +315,22 @@ func TestLeanCacheRemembersMappings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tunedCacheOptions returns co as tuning.Enable hands it to the cache the
+// manager makes.
+func tunedCacheOptions(t *testing.T, co cache.Options) cache.Options {
+	t.Helper()
+	var got cache.Options
+	o := ctrl.Options{NewCache: func(_ *rest.Config, co cache.Options) (cache.Cache, error) {
+		got = co
+		return nil, nil
+	}}
+	tuning.Enable(&o)
+	if _, err := o.NewCache(nil, co); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // scopeOf returns the scope of a mapping, or "no match".
@@ -453,8 +469,9 @@ func BenchmarkLeanCacheTransform(b *testing.B) {
 
 // TestLeanCacheListsByNamespace checks that a lean cache lists the objects
 // of a namespace, with or without a label selector, whether it watches
-// the whole cluster or given namespaces (whose informers keep no
-// namespace index).
+// the whole cluster or given namespaces, as controller-runtime's does and
+// with tuning (whose informers of given namespaces keep no namespace
+// index).
 func TestLeanCacheListsByNamespace(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -471,9 +488,16 @@ func TestLeanCacheListsByNamespace(t *testing.T) {
 			}
 		}
 	}
-	for _, namespaces := range [][]string{nil, {f.ns, other}} {
+	for _, c := range []struct {
+		namespaces []string
+		tuned      bool
+	}{{nil, false}, {[]string{f.ns, other}, false}, {nil, true}, {[]string{f.ns, other}, true}} {
+		namespaces := c.namespaces
 		mgr := bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Namespaces: namespaces, Configure: func(o *ctrl.Options) {
 			tuning.LeanCache(&o.Cache)
+			if c.tuned {
+				tuning.Enable(o)
+			}
 		}}, func(ctrl.Manager) error { return nil })
 		for ns, names := range want {
 			bosuntest.Eventually(t, func(ctx context.Context) error {

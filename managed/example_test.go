@@ -10,9 +10,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/tuning"
 	"github.com/bosunkit/bosun/managed"
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
+	"github.com/bosunkit/bosun/tuning"
 )
 
 // A step over a connector made of functions: the client here keeps its

@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/bosunkit/bosun/tuning"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/tuning"
 )
 
 // Sizes of BenchmarkConnectionSecretCache: a namespace of unrelated

@@ -25,7 +25,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/tuning"
 	"github.com/bosunkit/bosun/bench/internal/extcalls"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
@@ -33,6 +32,7 @@ import (
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
 	"github.com/bosunkit/bosun/examples/postgres/pgserver"
 	"github.com/bosunkit/bosun/managed"
+	"github.com/bosunkit/bosun/tuning"
 )
 
 // report is what a run measured: one result per arm.
