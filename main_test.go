@@ -69,8 +69,8 @@ type runOptions struct {
 }
 
 // asOperator gives a manager's options the cache and client of package
-// operator's managers: tuning.LeanCache, and a client that trims the answers
-// to the engine's writes.
+// operator's managers: a lean cache (tuning.LeanCache), and
+// controller-runtime's client.
 func asOperator(o *ctrl.Options) {
 	lean := new(operator.Flags).ManagerOptions("test")
 	o.NewCache, o.NewClient = lean.NewCache, lean.NewClient

@@ -24,6 +24,7 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/tuning"
 	"github.com/bosunkit/bosun/webhook"
 )
 
@@ -55,9 +56,10 @@ func waitPasses(t *testing.T, log *passLog, name string, n int) {
 // TestOwnWritesStartNoPass checks that the status write of a pass that
 // leaves a Widget Ready starts no second pass, while a change by someone
 // else, of the metadata or of the status the engine wrote, does; and that
-// ReconcileOwnWrites brings the second pass back. It holds as well with
-// package operator's cache and client, whose answers to the engine's
-// status writes carry only the version (trim.VersionOnly).
+// ReconcileOwnWrites brings the second pass back, as controller-runtime's
+// plumbing has it. It holds as well with package operator's cache, and
+// with tuning, whose client's answers to the engine's status writes carry
+// only the version (trim.VersionOnly).
 //
 // The Widgets are touched after they are Ready, and the test waits for the
 // pass of that change: the watch delivers the events of one object in
@@ -67,8 +69,9 @@ func TestOwnWritesStartNoPass(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		own  bool
-		// lean runs the manager as package operator makes it.
-		lean bool
+		// lean runs the manager as package operator makes it; tuned
+		// with tuning too (tuning.Enable).
+		lean, tuned bool
 		// watchKind adds another watch of Widgets to the controller.
 		watchKind bool
 		want      []string
@@ -78,6 +81,7 @@ func TestOwnWritesStartNoPass(t *testing.T) {
 	}{
 		{name: "dropped", want: []string{"Watch Create", "Watch Update"}, fixed: 2},
 		{name: "dropped, as package operator", lean: true, want: []string{"Watch Create", "Watch Update"}, fixed: 2},
+		{name: "dropped, with tuning", lean: true, tuned: true, want: []string{"Watch Create", "Watch Update"}, fixed: 2},
 		{name: "dropped, beside another watch of the kind", watchKind: true, want: []string{"Watch Create", "Watch Update"}, fixed: 2},
 		{name: "ReconcileOwnWrites", own: true, want: []string{"Watch Create", "Watch Update", "Watch Update"}, fixed: 3},
 	} {
@@ -91,6 +95,12 @@ func TestOwnWritesStartNoPass(t *testing.T) {
 			opts := runOptions{watchKind: tc.watchKind}
 			if tc.lean {
 				opts.configure = asOperator
+			}
+			if tc.tuned {
+				opts.configure = func(o *ctrl.Options) {
+					asOperator(o)
+					tuning.Enable(o)
+				}
 			}
 			f.run(r, opts)
 			const n = 10

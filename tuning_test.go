@@ -529,3 +529,122 @@ func widgetNames(ws []testapi.Widget) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestLeanCacheMatchesUpstream is LeanCache's differential test: Widgets
+// and ConfigMaps read from a lean cache, with and without tuning, are the
+// objects controller-runtime's cache holds, but for managedFields (kept
+// for a set's child, without the status entries). The objects carry what
+// the lean cache shares: labels, annotations, finalizers, owner
+// references and conditions.
+func TestLeanCacheMatchesUpstream(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "owner"}}
+	if err := f.c.Create(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}
+	for i := range 3 {
+		w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{
+			Namespace: f.ns, Name: fmt.Sprintf("w%d", i),
+			Labels:          map[string]string{"app": "web", "tier": fmt.Sprint(i)},
+			Annotations:     map[string]string{"note": strings.Repeat("x", 100), "short": "yes"},
+			Finalizers:      []string{"test.bosun.dev/keep"},
+			OwnerReferences: []metav1.OwnerReference{ref},
+		}, Spec: testapi.WidgetSpec{Value: int64(i), Divisor: 1}}
+		if err := f.c.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		w.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: string(conditions.ReasonSucceeded), Message: "done", LastTransitionTime: metav1.Now()}}
+		if err := f.c.Status().Update(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			w.Finalizers = nil
+			_ = f.c.Update(context.Background(), w)
+		})
+	}
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "child", Labels: map[string]string{trim.KeepLabel: "s"}}, Data: map[string]string{"k": "v"}}
+	if err := f.c.Create(ctx, child); err != nil {
+		t.Fatal(err)
+	}
+	read := func(c client.Reader) (map[string]testapi.Widget, map[string]corev1.ConfigMap, error) {
+		var ws testapi.WidgetList
+		var cms corev1.ConfigMapList
+		if err := c.List(ctx, &ws, client.InNamespace(f.ns)); err != nil {
+			return nil, nil, err
+		}
+		if err := c.List(ctx, &cms, client.InNamespace(f.ns)); err != nil {
+			return nil, nil, err
+		}
+		wm, cm := map[string]testapi.Widget{}, map[string]corev1.ConfigMap{}
+		for _, w := range ws.Items {
+			wm[w.Name] = w
+		}
+		for _, c := range cms.Items {
+			if c.Name != "kube-root-ca.crt" {
+				cm[c.Name] = c
+			}
+		}
+		if len(wm) != 3 || len(cm) != 2 {
+			return nil, nil, fmt.Errorf("%d Widgets and %d ConfigMaps cached, want 3 and 2", len(wm), len(cm))
+		}
+		return wm, cm, nil
+	}
+	managers := map[string]ctrl.Manager{}
+	for _, name := range []string{"upstream", "lean", "lean, tuned"} {
+		managers[name] = bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Namespaces: []string{f.ns}, Configure: func(o *ctrl.Options) {
+			if name == "upstream" {
+				return
+			}
+			tuning.LeanCache(&o.Cache)
+			if name == "lean, tuned" {
+				tuning.Enable(o)
+			}
+		}}, func(ctrl.Manager) error { return nil })
+	}
+	var wantW map[string]testapi.Widget
+	var wantCM map[string]corev1.ConfigMap
+	bosuntest.Eventually(t, func(context.Context) error {
+		var err error
+		wantW, wantCM, err = read(managers["upstream"].GetClient())
+		for _, w := range wantW {
+			if len(w.Status.Conditions) == 0 {
+				return fmt.Errorf("%s cached without its status yet", w.Name)
+			}
+		}
+		return err
+	})
+	// What LeanCache keeps of managedFields: none, but a child's entries
+	// that are not of a subresource.
+	for name, w := range wantW {
+		w.ManagedFields = nil
+		wantW[name] = w
+	}
+	for name, c := range wantCM {
+		var kept []metav1.ManagedFieldsEntry
+		for _, e := range c.ManagedFields {
+			if name == "child" && e.Subresource == "" {
+				kept = append(kept, e)
+			}
+		}
+		c.ManagedFields = kept
+		wantCM[name] = c
+	}
+	for _, name := range []string{"lean", "lean, tuned"} {
+		bosuntest.Eventually(t, func(context.Context) error {
+			gotW, gotCM, err := read(managers[name].GetClient())
+			if err != nil {
+				return err
+			}
+			if diff := cmp.Diff(wantW, gotW); diff != "" {
+				return fmt.Errorf("%s: Widgets (-controller-runtime's cache +%s):\n%s", name, name, diff)
+			}
+			if diff := cmp.Diff(wantCM, gotCM); diff != "" {
+				return fmt.Errorf("%s: ConfigMaps (-controller-runtime's cache +%s):\n%s", name, name, diff)
+			}
+			return nil
+		})
+	}
+}
