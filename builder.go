@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/bosunkit/bosun/fairqueue"
+	"github.com/bosunkit/bosun/internal/plumbing"
 	"github.com/bosunkit/bosun/tuning"
 
 	corev1 "k8s.io/api/core/v1"
@@ -120,8 +121,8 @@ func (f SetupFunc[T]) SetupWithBuilder(b *Builder[T]) error {
 // T, run by mgr. The controller is controller-runtime's, with its queue,
 // its wait for the informers to list and its logger, unless mgr was made
 // with tuning.Enable: its workers then start before the informers have
-// listed (tuning.EarlyStart) and its loggers encode their keys only when
-// a line is logged (tuning.LogConstructor).
+// listed, and its loggers encode their keys only when a line is logged
+// (docs/TUNING.md).
 func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
 	b := &Builder[T]{mgr: mgr, owned: map[schema.GroupVersionKind]bool{}, book: newTriggerBook(), own: &ownEventsRef{}}
 	if mgr == nil {
@@ -130,7 +131,7 @@ func ControllerManagedBy[T client.Object](mgr ctrl.Manager) *Builder[T] {
 	}
 	base := mgr
 	if tuning.Enabled(mgr) {
-		base = tuning.EarlyStart(mgr, func() time.Duration { return b.ctrlOpts.CacheSyncTimeout })
+		base = plumbing.EarlyStart(mgr, func() time.Duration { return b.ctrlOpts.CacheSyncTimeout })
 	}
 	b.watches = newForWatchManager(base)
 	b.inner = ctrl.NewControllerManagedBy(b.watches)
@@ -278,7 +279,7 @@ func (b *Builder[T]) WithEventFilter(p predicate.Predicate) *Builder[T] {
 // after WithOptions. The engine adds its own keys (the policy, the trace
 // ids) to that logger. With tuning (tuning.Enable), the keys added after
 // fn (the reconcile ID, the engine's) reach its sink only when a line is
-// logged, once per logger (tuning.LogConstructor).
+// logged, once per logger.
 func (b *Builder[T]) WithLogConstructor(fn func(*reconcile.Request) logr.Logger) *Builder[T] {
 	b.logCtor = fn
 	return b
@@ -395,7 +396,7 @@ func (b *Builder[T]) WithOptions(opts controller.Options) *Builder[T] {
 // controllerOptions returns the options of the controller: those of
 // WithOptions and WithLogConstructor, with a queue that records the
 // triggers of its keys, and with tuning a logger per reconcile that
-// encodes its keys only when a line is logged (tuning.LogConstructor);
+// encodes its keys only when a line is logged (plumbing.LogConstructor);
 // gvk is the kind of the controller's objects.
 func (b *Builder[T]) controllerOptions(name string, gvk schema.GroupVersionKind) controller.Options {
 	opts := b.ctrlOpts
@@ -403,7 +404,7 @@ func (b *Builder[T]) controllerOptions(name string, gvk schema.GroupVersionKind)
 		opts.LogConstructor = b.logCtor
 	}
 	if tuning.Enabled(b.mgr) {
-		opts.LogConstructor = tuning.LogConstructor(b.mgr, name, gvk, opts.LogConstructor)
+		opts.LogConstructor = plumbing.LogConstructor(b.mgr, name, gvk, opts.LogConstructor)
 	}
 	newQueue := opts.NewQueue
 	if newQueue == nil {

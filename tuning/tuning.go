@@ -1,16 +1,13 @@
 package tuning
 
 import (
-	"sync"
-
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/bosunkit/bosun/internal/plumbing"
 	"github.com/bosunkit/bosun/internal/trim"
 )
 
@@ -28,9 +25,8 @@ import (
 //   - the cache's informers build their namespace index only when asked
 //     for one namespace while holding objects of another;
 //   - the controllers bosun's builder makes from the manager start their
-//     workers before their informers have listed (EarlyStart), and hand
-//     the keys of a reconcile's logger to the sink only when a line is
-//     logged (LogConstructor).
+//     workers before their informers have listed, and hand the keys of a
+//     reconcile's logger to the sink only when a line is logged.
 //
 // Call it after setting o's NewCache and NewClient, whose caches and
 // clients it wraps. Without Enable, a bosun operator runs on
@@ -46,9 +42,9 @@ func Enable(o *ctrl.Options) {
 			co.HTTPClient = trim.Reads(co.HTTPClient)
 		}
 		if co.Mapper != nil {
-			co.Mapper = &rememberingMapper{RESTMapper: co.Mapper}
+			co.Mapper = plumbing.RememberMappings(co.Mapper)
 		}
-		co.NewInformer = lazyNamespaces(co.NewInformer)
+		co.NewInformer = plumbing.LazyNamespaces(co.NewInformer)
 		c, err := newCache(cfg, co)
 		if err != nil {
 			return nil, err
@@ -81,33 +77,4 @@ func Enabled(mgr manager.Manager) bool {
 // it is the cache it wraps in all but its type.
 type tunedCache struct {
 	cache.Cache
-}
-
-// rememberingMapper is a RESTMapper that keeps the mapping of each kind
-// asked for in one given version: a kind's scope and resource do not
-// change while it is served in that version. Other lookups, and failed
-// ones, go to the RESTMapper each time.
-type rememberingMapper struct {
-	meta.RESTMapper
-	mappings sync.Map // schema.GroupVersionKind to *meta.RESTMapping
-}
-
-// RESTMapping returns a copy of the mapping kept for gk in versions[0],
-// asking the RESTMapper on first use.
-func (m *rememberingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
-	if len(versions) != 1 || versions[0] == "" {
-		return m.RESTMapper.RESTMapping(gk, versions...)
-	}
-	gvk := gk.WithVersion(versions[0])
-	if v, ok := m.mappings.Load(gvk); ok {
-		mapping := *v.(*meta.RESTMapping)
-		return &mapping, nil
-	}
-	mapping, err := m.RESTMapper.RESTMapping(gk, versions...)
-	if err != nil {
-		return nil, err
-	}
-	kept := *mapping
-	m.mappings.Store(gvk, &kept)
-	return mapping, nil
 }

@@ -1,4 +1,4 @@
-package tuning
+package plumbing
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
-// lazyNamespaces wraps newInformer so that the informers it makes build
+// LazyNamespaces wraps newInformer so that the informers it makes build
 // their namespace index only once they hold objects of more than one
 // namespace and are asked for one of them (see lazyNamespaceIndex).
-func lazyNamespaces(newInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
+func LazyNamespaces(newInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
 	if newInformer == nil {
 		newInformer = toolscache.NewSharedIndexInformer
 	}
