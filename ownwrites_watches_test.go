@@ -230,6 +230,8 @@ func TestOwnWritesStartNoPassThroughALaggingWatch(t *testing.T) {
 				}
 				return nil
 			})
+			// The pass log has a pass once it ended, after its steps ran.
+			waitPasses(t, log, "w", 2)
 			want := []string{"Watch Create", "Watch Update"}
 			if tc.holdFor {
 				want[0] = bosun.TriggerEnqueued

@@ -34,7 +34,7 @@ func printRole(opts Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mapper, err := opts.offlineMapper(scheme)
+	mapper, err := offlineMapper(opts, scheme)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ var clusterScoped = map[schema.GroupKind]bool{
 // offlineMapper maps the kinds of scheme to resources without asking a
 // cluster: the operator's own kinds scoped as its CRDs say, the built-in
 // ones as they are served.
-func (o Options) offlineMapper(scheme *runtime.Scheme) (meta.RESTMapper, error) {
+func offlineMapper(o Options, scheme *runtime.Scheme) (meta.RESTMapper, error) {
 	scopes := map[schema.GroupKind]bool{}
 	for gk := range clusterScoped {
 		scopes[gk] = true

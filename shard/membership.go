@@ -9,7 +9,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -274,32 +273,4 @@ func (ms *membership) owned(ctx context.Context) (map[types.NamespacedName]bool,
 		return nil, fmt.Errorf("listing the objects of the member: %w", err)
 	}
 	return out, nil
-}
-
-// listFromServer lists, from the API server, the metadata of the objects
-// of the ring's kind that selector selects, in Options.ObjectNamespaces
-// (every namespace when empty), a page at a time, and calls each with
-// every one.
-func (m *Member) listFromServer(ctx context.Context, selector labels.Selector, each func(*metav1.PartialObjectMetadata)) error {
-	namespaces := m.opts.ObjectNamespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
-	for _, ns := range namespaces {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(m.gvk.GroupVersion().WithKind(m.gvk.Kind + "List"))
-		for {
-			if err := m.mgr.GetAPIReader().List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector},
-				client.Limit(500), client.Continue(list.Continue)); err != nil {
-				return fmt.Errorf("listing %s objects: %w", m.gvk.Kind, err)
-			}
-			for i := range list.Items {
-				each(&list.Items[i])
-			}
-			if list.Continue == "" {
-				break
-			}
-		}
-	}
-	return nil
 }
