@@ -181,11 +181,12 @@ func (o ownWrites[T]) event(e event.UpdateEvent) bool {
 
 // seen reports whether e, an update of the reconciled kind that a
 // Watches of the kind (a step's or the caller's) is handed, is the event
-// of a version the engine wrote whose pass settled or failed, as event
-// would for the For watch: that watch then adds no pass of the object
-// written, and the other objects it maps the event to are reconciled. It
-// changes nothing of the entry; an event that comes while a write is on
-// its way, whose version is not known yet, is not one.
+// of a version the engine wrote, as event would for the For watch: that
+// watch then adds no pass of the object written, and the other objects it
+// maps the event to are reconciled. An event that comes while a write of
+// a pass is on its way, whose version is not known yet, is taken for the
+// write's own, as the For watch takes it (see decide): when it was not,
+// the pass's end requeues the object (see close).
 func (o ownWrites[T]) seen(e event.UpdateEvent) bool {
 	rv, w, ok := o.entry(e)
 	if !ok {
@@ -193,7 +194,17 @@ func (o ownWrites[T]) seen(e event.UpdateEvent) bool {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return !w.gone && slices.Contains(w.versions, rv)
+	switch {
+	case w.gone:
+		return false
+	case slices.Contains(w.versions, rv), slices.Contains(w.early, rv):
+		return true
+	case w.open && w.sending > 0:
+		w.early = append(w.early, rv)
+		w.dropped = true
+		return true
+	}
+	return false
 }
 
 // entry returns the version of e's object and the entry of the engine's

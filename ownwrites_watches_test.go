@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -371,4 +372,111 @@ func TestOwnWritesStartNoPassForMetadataOnly(t *testing.T) {
 	if diff := cmp.Diff([]string{"Watch Create"}, log.triggers("w")); diff != "" {
 		t.Errorf("passes of a Widget whose For watch holds metadata only (-want +got):\n%s", diff)
 	}
+}
+
+// TestOwnWriteAheadOfItsAnswerStartsNoPass checks that the event of the
+// engine's status write starts no pass through a Watches of the kind when
+// that watch is handed it before the write's answer has reached the
+// engine: the answer to the status write of "w" is held until the other
+// watch has been handed the version it made, by which time the For watch
+// has dropped it too. The other watch maps every update but the test's
+// touch to the Widget itself; the Widget's passes are its first and the
+// touch's.
+func TestOwnWriteAheadOfItsAnswerStartsNoPass(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	log := &passLog{}
+	r := newReconciler("own-write-ahead", newJournal(), true)
+	touched := &sawLabel{label: "touched"}
+	r.Steps = append(r.Steps, touched)
+	r.Options.Observers = []bosun.PassObserver{log}
+	var mu sync.Mutex
+	handed := map[string]chan struct{}{} // version: closed once the other watch had it
+	handedOf := func(rv string) chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		if handed[rv] == nil {
+			handed[rv] = make(chan struct{})
+		}
+		return handed[rv]
+	}
+	other := handler.Funcs{
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectNew.GetName() == "w" {
+				ch := handedOf(e.ObjectNew.GetResourceVersion())
+				mu.Lock()
+				select {
+				case <-ch:
+				default:
+					close(ch)
+				}
+				mu.Unlock()
+			}
+			if _, touch := e.ObjectNew.GetLabels()["touched"]; !touch {
+				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)})
+			}
+		},
+	}
+	var held atomic.Bool
+	bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{}, func(mgr ctrl.Manager) error {
+		r.Client = &answerHolder{Client: mgr.GetClient(), after: func(obj client.Object) {
+			if obj.GetName() != "w" || !held.CompareAndSwap(false, true) {
+				return
+			}
+			select {
+			case <-handedOf(obj.GetResourceVersion()):
+			case <-time.After(30 * time.Second):
+				t.Errorf("the other watch was not handed version %s of w", obj.GetResourceVersion())
+			}
+		}}
+		inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == f.ns })
+		return bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}, builder.WithPredicates(inNamespace)).
+			WithEventFilter(inNamespace).
+			WatchesMetadata(&testapi.Widget{}, other).
+			Complete(r)
+	})
+	f.create("w", 10, 5, nil)
+	f.waitReady("w", metav1.ConditionTrue, conditions.ReasonSucceeded)
+	if !held.Load() {
+		t.Fatal("no status write of w was held")
+	}
+	f.touch("w", "1")
+	bosuntest.Eventually(t, func(context.Context) error {
+		if !touched.seen() {
+			return errors.New("no pass has seen the touch yet")
+		}
+		return nil
+	})
+	waitPasses(t, log, "w", 2)
+	if diff := cmp.Diff([]string{"Watch Create", "Watch Update"}, log.triggers("w")); diff != "" {
+		t.Errorf("passes of a Widget whose status write's event came ahead of its answer (-want +got):\n%s", diff)
+	}
+}
+
+// answerHolder is a client whose status patches call after once the API
+// server answered, before the caller has the answer.
+type answerHolder struct {
+	client.Client
+	after func(client.Object)
+}
+
+func (*answerHolder) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, errors.New("answerHolder cannot watch")
+}
+
+func (c *answerHolder) Status() client.SubResourceWriter {
+	return &heldStatusWriter{SubResourceWriter: c.Client.Status(), after: c.after}
+}
+
+type heldStatusWriter struct {
+	client.SubResourceWriter
+	after func(client.Object)
+}
+
+func (w *heldStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if err := w.SubResourceWriter.Patch(ctx, obj, patch, opts...); err != nil {
+		return err
+	}
+	w.after(obj)
+	return nil
 }
