@@ -108,15 +108,26 @@
 //
 // # Readiness
 //
-// The default check of a kind knows Deployments, StatefulSets, DaemonSets, Jobs,
-// Services, PersistentVolumeClaims and Pods. A custom resource whose status
-// has conditions is ready when its Ready condition is True and not for an
-// older generation (by the condition's observedGeneration, else
-// status.observedGeneration); otherwise the kind's condition on the parent
-// names it with the reason and message of its Ready. Any other kind,
-// custom resources without status conditions included, is ready when it
-// exists. Kind.Readiness replaces the check of one kind (Present, for one,
-// makes a custom resource ready as soon as it exists).
+// The default check of a kind, DefaultReadiness, is cli-utils' kstatus: a
+// child is ready when kstatus computes Current for it, and otherwise the
+// kind's condition on the parent names it with kstatus's message, such as
+// "web: Available: 1/3" or "web: Deployment generation is 3, but latest
+// observed generation is 2". kstatus knows Deployments, StatefulSets,
+// DaemonSets, ReplicaSets, Jobs, Pods, PersistentVolumeClaims, Services,
+// PodDisruptionBudgets and CustomResourceDefinitions, and judges every kind
+// by its status.observedGeneration and its Reconciling and Stalled
+// conditions; a child being deleted is not ready. The default check departs
+// from kstatus where a parent waits for more: a Job until it completes, a
+// failed Pod for good, a Service of type LoadBalancer until it has an
+// address, an OnDelete StatefulSet until its replicas are ready, and a
+// custom resource whose status has conditions until its Ready condition is
+// True and not for an older generation (by the condition's
+// observedGeneration, else status.observedGeneration), its message then
+// naming the reason and message of its Ready. A custom resource without
+// status conditions, and a built-in kind kstatus has no rule for
+// (HorizontalPodAutoscaler, Ingress...), is ready when it exists.
+// Kind.Readiness replaces the check of one kind (Present, for one, makes a
+// custom resource ready as soon as it exists).
 //
 // # Rolling updates
 //
@@ -129,11 +140,12 @@
 // updated children bring the next passes; once they are ready by the
 // kind's Readiness, the next ones go. Meanwhile the kind's condition,
 // and Ready, are False with the reason RollingUpdate and a message such as
-// "2 of 5 Deployment updated, 2 waiting, 1 in progress: zone-c: 0 of 2
-// replicas available"; Ready is True once every child is updated and
-// ready. A child that never becomes ready holds the roll-out there, and
-// the message names it with what its readiness check says (for a
-// Deployment past its progress deadline, that it makes no progress).
+// "2 of 5 Deployment updated, 2 waiting, 1 in progress: zone-c: Available:
+// 0/2"; Ready is True once every child is updated and ready. A child that
+// never becomes ready holds the roll-out there, and the message names it
+// with what its readiness check says (for a Deployment past its progress
+// deadline, "Progress deadline exceeded" and the message of its
+// Progressing condition).
 //
 // The budget counts every child of the kind that is not ready, whatever
 // the cause: a roll-out takes no child down while MaxUnavailable others

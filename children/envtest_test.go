@@ -25,18 +25,41 @@ import (
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
+// availableStatus is the status a deployment controller writes for a
+// Deployment of the given generation once its n replicas are all updated
+// and available: the counts, Available True and Progressing True with the
+// reason NewReplicaSetAvailable (which kstatus waits for, since the API
+// server gives every Deployment a progress deadline).
+func availableStatus(generation int64, n int32) appsv1.DeploymentStatus {
+	return appsv1.DeploymentStatus{
+		ObservedGeneration: generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n,
+		Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", Message: "Deployment has minimum availability."},
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: "ReplicaSet has successfully progressed."},
+		},
+	}
+}
+
 // markAvailable writes the status a deployment controller would write for
 // a Deployment whose replicas are all up (the control plane runs no
 // deployment controller), once the step has applied the Deployment.
 func (e *env) markAvailable(name string) {
+	e.t.Helper()
+	e.setDeploymentStatus(name, func(d *appsv1.Deployment) appsv1.DeploymentStatus {
+		return availableStatus(d.Generation, *d.Spec.Replicas)
+	})
+}
+
+// setDeploymentStatus writes the status that st returns for the Deployment
+// name as the API server has it, once the step has applied it.
+func (e *env) setDeploymentStatus(name string, st func(d *appsv1.Deployment) appsv1.DeploymentStatus) {
 	e.t.Helper()
 	bosuntest.Eventually(e.t, func(ctx context.Context) error {
 		d := &appsv1.Deployment{}
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: name}, d); err != nil {
 			return fmt.Errorf("reading deployment %s: %w", name, err)
 		}
-		n := *d.Spec.Replicas
-		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
+		d.Status = st(d)
 		if err := e.c.Status().Update(ctx, d); err != nil {
 			return fmt.Errorf("updating deployment status: %w", err)
 		}

@@ -102,7 +102,11 @@ func ExampleKind_maxUnavailable() {
 		d := deployment(z, "registry.example/web:1")
 		d.Namespace = "demo"
 		d.Labels = map[string]string{children.LabelSet: "zones", children.LabelOwner: "1234"}
-		d.Status = appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+		d.Status = appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+			}}
 		live = append(live, d)
 	}
 	mapper := meta.NewDefaultRESTMapper(nil)

@@ -11,7 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -21,64 +23,208 @@ import (
 func Present(client.Object) (ready bool, message string) { return true, "" }
 
 // DefaultReadiness is the readiness of a Kind without one; a Readiness of
-// your own may call it and add its checks. It checks the kinds it knows,
-// judges custom resources by their Ready condition, and finds any other
-// kind present:
+// your own may call it and add its checks. A child is ready when cli-utils'
+// kstatus (sigs.k8s.io/cli-utils/pkg/kstatus/status) computes Current for
+// it; when kstatus computes anything else, the message is kstatus's, with
+// the condition behind it where kstatus leaves that out (the message of a
+// Deployment's Progressing condition past its deadline, of a failed Job's
+// Failed condition; "Stalled is True (Reason): message" for a custom
+// resource's own Stalled or Reconciling condition). kstatus has rules for
+// Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, Pods,
+// PersistentVolumeClaims, Services, PodDisruptionBudgets,
+// CustomResourceDefinitions, CronJobs, ConfigMaps and Secrets. Before them,
+// it finds any object not ready whose status.observedGeneration is set and
+// other than its metadata.generation, or whose Reconciling or Stalled
+// condition is True; a kind without a rule of its own, also when its Ready
+// condition is there and not True. A child being deleted is not ready,
+// whatever its kind ("being deleted").
 //
-//   - Deployment: the controller saw the current generation, and every
-//     desired replica is updated and available (the message tells when
-//     its Progressing condition is False: the roll-out has stopped);
-//   - StatefulSet: the current generation is seen, and every replica is
-//     ready and at the update revision;
-//   - DaemonSet: the current generation is seen, and every scheduled pod is
-//     updated and available;
-//   - Job: it completed (a failed Job is not ready);
-//   - Service: of type LoadBalancer, it has an ingress address; others are
-//     ready when they exist;
-//   - PersistentVolumeClaim: it is bound;
-//   - Pod: its Ready condition is True;
+// DefaultReadiness departs from kstatus where kstatus would take for ready
+// a child its parent still waits for, and for kinds whose conditions do not
+// follow the convention kstatus's generic rules read:
+//
+//   - a Job is ready once it completed: kstatus takes a Job that has started
+//     for Current. A failed Job is not ready (kstatus: Failed);
+//   - a Pod whose phase is Failed is not ready: kstatus takes it for Current,
+//     as a Pod that has run to its end (one that Succeeded is ready);
+//   - a Service of type LoadBalancer is ready once it has an ingress
+//     address: kstatus only waits for its cluster IP;
+//   - a StatefulSet of the OnDelete update strategy is ready once its
+//     replicas are ready: kstatus takes it for Current whatever its pods;
 //   - a custom resource (a kind Kubernetes does not serve itself) whose
-//     status has conditions: its Ready condition is True, and the
-//     observedGeneration of that condition, or else status.observedGeneration
-//     (when either is set), is not behind its metadata.generation. A False or Unknown Ready, a
-//     missing one, or one for an older generation makes it not ready, and
-//     the message says so with the condition's reason and message. A
-//     custom resource with no status conditions is ready when it exists.
+//     status has conditions must have a Ready condition, True, whose
+//     observedGeneration, or else status.observedGeneration (when either is
+//     set), is not behind its metadata.generation: kstatus takes one without
+//     a Ready condition for Current, and reads no condition's
+//     observedGeneration. A False or Unknown Ready, a missing one, or one for
+//     an older generation makes it not ready, and the message says so with
+//     the condition's reason and message. A custom resource with no status
+//     conditions is ready when it exists, unless kstatus says otherwise (its
+//     status.observedGeneration is behind, it is being deleted);
+//   - a built-in kind kstatus has no rule of its own for
+//     (HorizontalPodAutoscaler, Ingress, Namespace...) is ready when it
+//     exists, whatever its status: its conditions, when it has any, are not
+//     the Ready, Reconciling and Stalled of the convention.
 //
-// Built-in kinds it does not know (ConfigMap, HorizontalPodAutoscaler...)
-// are ready when they exist, whatever their conditions.
+// Of a typed object, only the fields kstatus reads are converted to its
+// unstructured form: some ten microseconds for a Deployment, a sixth of a
+// whole conversion (BenchmarkDefaultReadiness); ConfigMaps and Secrets are
+// not converted.
 func DefaultReadiness(obj client.Object) (bool, string) {
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return false, "being deleted"
+	}
+	u, err := kstatusForm(obj)
+	if err != nil {
+		return false, "cannot read its status: " + err.Error()
+	}
+	if u == nil {
+		return true, ""
+	}
+	res, err := status.Compute(u)
+	if err != nil {
+		return false, "cannot compute its status: " + err.Error()
+	}
+	if status.GetLegacyConditionsFn(u) == nil {
+		// A custom resource: its Ready condition first, for its message.
+		if ready, msg := readyCondition(u.Object); !ready {
+			return false, msg
+		}
+	}
+	if res.Status != status.CurrentStatus {
+		return false, notCurrent(res, u)
+	}
+	return departure(res, u)
+}
+
+// The kinds DefaultReadiness reads a part of, or departs from kstatus for.
+var (
+	deploymentKind  = appsv1.SchemeGroupVersion.WithKind("Deployment")
+	statefulSetKind = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
+	daemonSetKind   = appsv1.SchemeGroupVersion.WithKind("DaemonSet")
+	replicaSetKind  = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+	jobKind         = batchv1.SchemeGroupVersion.WithKind("Job")
+	podKind         = corev1.SchemeGroupVersion.WithKind("Pod")
+	serviceKind     = corev1.SchemeGroupVersion.WithKind("Service")
+	pvcKind         = corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim")
+)
+
+// kstatusForm returns obj in the unstructured form kstatus judges, or nil
+// when obj is ready as it exists: a built-in kind without a kstatus rule
+// (see DefaultReadiness), or one whose rule is that it is always ready.
+// An unstructured object is its own form. A typed object of a kind listed
+// above is reduced to the fields kstatus reads of it (see formOf); any other
+// is converted whole, with its kind when its TypeMeta leaves it out and
+// client-go's scheme knows its type.
+func kstatusForm(obj client.Object) (*unstructured.Unstructured, error) {
 	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		if status.GetLegacyConditionsFn(o) == nil && builtIn(o) {
+			return nil, nil
+		}
+		return o, nil
+	case *corev1.ConfigMap, *corev1.Secret, *batchv1.CronJob:
+		// kstatus's rule: always ready, and they have no
+		// status.observedGeneration or conditions for its generic ones.
+		return nil, nil
 	case *appsv1.Deployment:
-		return deploymentReady(o)
+		spec := map[string]any{}
+		setInt32(spec, "replicas", o.Spec.Replicas)
+		setInt32(spec, "progressDeadlineSeconds", o.Spec.ProgressDeadlineSeconds)
+		return formOf(deploymentKind, o, spec, &o.Status)
 	case *appsv1.StatefulSet:
-		return statefulSetReady(o)
+		spec := map[string]any{}
+		setInt32(spec, "replicas", o.Spec.Replicas)
+		strategy := map[string]any{}
+		if o.Spec.UpdateStrategy.Type != "" {
+			strategy["type"] = string(o.Spec.UpdateStrategy.Type)
+		}
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			rolling := map[string]any{}
+			setInt32(rolling, "partition", ru.Partition)
+			strategy["rollingUpdate"] = rolling
+		}
+		spec["updateStrategy"] = strategy
+		return formOf(statefulSetKind, o, spec, &o.Status)
 	case *appsv1.DaemonSet:
-		return daemonSetReady(o)
+		return formOf(daemonSetKind, o, map[string]any{}, &o.Status)
+	case *appsv1.ReplicaSet:
+		spec := map[string]any{}
+		setInt32(spec, "replicas", o.Spec.Replicas)
+		return formOf(replicaSetKind, o, spec, &o.Status)
 	case *batchv1.Job:
-		return jobReady(o)
-	case *corev1.Service:
-		if o.Spec.Type == corev1.ServiceTypeLoadBalancer && len(o.Status.LoadBalancer.Ingress) == 0 {
-			return false, "no load balancer address yet"
-		}
-		return true, ""
-	case *corev1.PersistentVolumeClaim:
-		if o.Status.Phase != corev1.ClaimBound {
-			return false, fmt.Sprintf("phase is %q, not Bound", o.Status.Phase)
-		}
-		return true, ""
+		spec := map[string]any{}
+		setInt32(spec, "parallelism", o.Spec.Parallelism)
+		setInt32(spec, "completions", o.Spec.Completions)
+		return formOf(jobKind, o, spec, &o.Status)
 	case *corev1.Pod:
-		for _, c := range o.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true, ""
+		u, err := formOf(podKind, o, map[string]any{}, &o.Status)
+		if u != nil {
+			// Its rule tells an unschedulable Pod from one just made.
+			u.SetCreationTimestamp(o.CreationTimestamp)
+		}
+		return u, err
+	case *corev1.Service:
+		spec := map[string]any{}
+		if o.Spec.Type != "" {
+			spec["type"] = string(o.Spec.Type)
+		}
+		if o.Spec.ClusterIP != "" {
+			spec["clusterIP"] = o.Spec.ClusterIP
+		}
+		return formOf(serviceKind, o, spec, &o.Status)
+	case *corev1.PersistentVolumeClaim:
+		return formOf(pvcKind, o, map[string]any{}, &o.Status)
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	custom := !builtIn(obj)
+	if !custom {
+		if gvk.Kind == "" {
+			if gvks, _, err := clientgoscheme.Scheme.ObjectKinds(obj); err == nil {
+				gvk = gvks[0]
 			}
 		}
-		return false, "the pod is not ready"
+		probe := &unstructured.Unstructured{}
+		probe.SetGroupVersionKind(gvk)
+		if status.GetLegacyConditionsFn(probe) == nil {
+			return nil, nil
+		}
 	}
-	if builtIn(obj) {
-		return true, ""
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
 	}
-	return conditionReady(obj)
+	u := &unstructured.Unstructured{Object: content}
+	if !custom {
+		u.SetGroupVersionKind(gvk)
+	}
+	return u, nil
+}
+
+// formOf returns the form kstatus judges of obj, of kind gvk: its
+// metadata.generation, the given fields of its spec and its whole status.
+// kstatus reads nothing else of the kinds kstatusForm gives to formOf
+// (TestReadinessGivesKstatusWhatItReads checks it on random objects), and
+// their pod templates, managedFields, labels and annotations would make
+// most of the cost of a whole conversion.
+func formOf(gvk schema.GroupVersionKind, obj client.Object, spec map[string]any, st any) (*unstructured.Unstructured, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(st)
+	if err != nil {
+		return nil, fmt.Errorf("converting the status of %T: %w", obj, err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec, "status": content}}
+	u.SetGroupVersionKind(gvk)
+	if g := obj.GetGeneration(); g != 0 {
+		u.SetGeneration(g)
+	}
+	return u, nil
+}
+
+// setInt32 sets m[key] to *p, as an unstructured integer, when p is set.
+func setInt32(m map[string]any, key string, p *int32) {
+	if p != nil {
+		m[key] = int64(*p)
+	}
 }
 
 // builtIn reports whether obj is of a kind Kubernetes serves itself: a
@@ -95,41 +241,117 @@ func builtIn(obj client.Object) bool {
 	return strings.HasPrefix(t.PkgPath(), "k8s.io/")
 }
 
-// conditionReady judges obj by the Ready condition of its status (see
-// DefaultReadiness): ready when it is True for the object's generation, or
-// when the status has no conditions at all.
-func conditionReady(obj client.Object) (bool, string) {
-	content, err := contentOf(obj)
-	if err != nil {
-		return false, "cannot read its status: " + err.Error()
+// notCurrent is the message of a child kstatus does not find Current: its
+// message, then the message of the condition it gives as the cause when
+// that says more. A Stalled or Reconciling condition of the object's own
+// is told as bosun tells a Ready one; a failed Job adds the reason and
+// message of its Failed condition.
+func notCurrent(res *status.Result, u *unstructured.Unstructured) string {
+	msg := res.Message
+	if len(res.Conditions) > 0 {
+		c := res.Conditions[0]
+		if own := conditionOf(u.Object, string(c.Type)); own != nil && own["status"] == string(c.Status) && own["reason"] == c.Reason {
+			return conditionText(string(c.Type), string(c.Status), c.Reason, c.Message)
+		}
+		if c.Message != "" && c.Message != msg {
+			msg += ": " + c.Message
+		}
 	}
+	if u.GroupVersionKind().GroupKind() == jobKind.GroupKind() && res.Status == status.FailedStatus {
+		if failed := conditionOf(u.Object, string(batchv1.JobFailed)); failed != nil {
+			msg = withCause(msg, failed)
+		}
+	}
+	return strings.TrimSpace(msg)
+}
+
+// departure is the readiness of a child kstatus finds Current, where
+// DefaultReadiness departs from it (see there).
+func departure(res *status.Result, u *unstructured.Unstructured) (bool, string) {
+	switch u.GroupVersionKind().GroupKind() {
+	case jobKind.GroupKind():
+		if c := conditionOf(u.Object, string(batchv1.JobComplete)); c == nil || c["status"] != string(corev1.ConditionTrue) {
+			return false, res.Message
+		}
+	case podKind.GroupKind():
+		if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase == string(corev1.PodFailed) {
+			st, _, _ := unstructured.NestedMap(u.Object, "status")
+			return false, withCause(res.Message, st)
+		}
+	case serviceKind.GroupKind():
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "type")
+		ingress, _, _ := unstructured.NestedSlice(u.Object, "status", "loadBalancer", "ingress")
+		if kind == string(corev1.ServiceTypeLoadBalancer) && len(ingress) == 0 {
+			return false, "no load balancer address yet"
+		}
+	case statefulSetKind.GroupKind():
+		strategy, _, _ := unstructured.NestedString(u.Object, "spec", "updateStrategy", "type")
+		if strategy != string(appsv1.OnDeleteStatefulSetStrategyType) {
+			break
+		}
+		want, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		if !found {
+			want = 1
+		}
+		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+		if ready < want {
+			return false, fmt.Sprintf("%d of %d replicas ready", ready, want)
+		}
+	}
+	return true, ""
+}
+
+// withCause adds to msg the reason and message of m, a condition or a
+// status, when it has them: "msg (Reason): message".
+func withCause(msg string, m map[string]any) string {
+	if reason, _ := m["reason"].(string); reason != "" {
+		msg += " (" + reason + ")"
+	}
+	if detail, _ := m["message"].(string); detail != "" {
+		msg += ": " + detail
+	}
+	return msg
+}
+
+// conditionOf returns the condition of type t in content's
+// status.conditions, or nil.
+func conditionOf(content map[string]any, t string) map[string]any {
+	conds, _, _ := unstructured.NestedSlice(content, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == t {
+			return m
+		}
+	}
+	return nil
+}
+
+// conditionText tells a condition in one line: "Ready is False (Reason):
+// message".
+func conditionText(t, st, reason, message string) string {
+	msg := t + " is " + st
+	if st == "" {
+		msg = t + " has no status"
+	}
+	return withCause(msg, map[string]any{"reason": reason, "message": message})
+}
+
+// readyCondition judges a custom resource by the Ready condition of its
+// status (see DefaultReadiness): ready when it is True for the object's
+// generation, or when the status has no conditions at all.
+func readyCondition(content map[string]any) (bool, string) {
 	conds, _, _ := unstructured.NestedSlice(content, "status", "conditions")
 	if len(conds) == 0 {
 		return true, ""
 	}
-	var ready map[string]any
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
-			ready = m
-			break
-		}
-	}
+	ready := conditionOf(content, "Ready")
 	if ready == nil {
 		return false, "no Ready condition yet"
 	}
-	status, _ := ready["status"].(string)
-	if status != string(metav1.ConditionTrue) {
-		msg := "Ready is " + status
-		if status == "" {
-			msg = "Ready has no status"
-		}
-		if reason, _ := ready["reason"].(string); reason != "" {
-			msg += " (" + reason + ")"
-		}
-		if m, _ := ready["message"].(string); m != "" {
-			msg += ": " + m
-		}
-		return false, msg
+	st, _ := ready["status"].(string)
+	if st != string(metav1.ConditionTrue) {
+		reason, _ := ready["reason"].(string)
+		message, _ := ready["message"].(string)
+		return false, conditionText("Ready", st, reason, message)
 	}
 	g, _, _ := unstructured.NestedFieldNoCopy(content, "metadata", "generation")
 	generation, _ := number(g)
@@ -142,91 +364,4 @@ func conditionReady(obj client.Object) (bool, string) {
 		return false, fmt.Sprintf("Ready is True for generation %d, not yet for generation %d", int64(observed), int64(generation))
 	}
 	return true, ""
-}
-
-// contentOf returns obj in unstructured form, without a copy when it is
-// unstructured already.
-func contentOf(obj client.Object) (map[string]any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return u.Object, nil
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, fmt.Errorf("converting %T: %w", obj, err)
-	}
-	return m, nil
-}
-
-func replicasOf(p *int32) int32 {
-	if p == nil {
-		return 1
-	}
-	return *p
-}
-
-func deploymentReady(d *appsv1.Deployment) (bool, string) {
-	want := replicasOf(d.Spec.Replicas)
-	var msg string
-	switch {
-	case d.Status.ObservedGeneration < d.Generation:
-		return false, "the deployment controller has not seen the latest spec"
-	case d.Status.UpdatedReplicas < want:
-		msg = fmt.Sprintf("%d of %d replicas updated", d.Status.UpdatedReplicas, want)
-	case d.Status.AvailableReplicas < want:
-		msg = fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, want)
-	default:
-		return true, ""
-	}
-	// A roll-out past its progressDeadlineSeconds will not end by itself:
-	// say so.
-	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
-			msg += ", no progress (" + c.Reason + ")"
-			if c.Message != "" {
-				msg += ": " + c.Message
-			}
-		}
-	}
-	return false, msg
-}
-
-func statefulSetReady(s *appsv1.StatefulSet) (bool, string) {
-	want := replicasOf(s.Spec.Replicas)
-	switch {
-	case s.Status.ObservedGeneration < s.Generation:
-		return false, "the statefulset controller has not seen the latest spec"
-	case s.Status.ReadyReplicas < want:
-		return false, fmt.Sprintf("%d of %d replicas ready", s.Status.ReadyReplicas, want)
-	case s.Status.UpdateRevision != "" && s.Status.CurrentRevision != s.Status.UpdateRevision:
-		return false, "a rolling update is in progress"
-	}
-	return true, ""
-}
-
-func daemonSetReady(d *appsv1.DaemonSet) (bool, string) {
-	want := d.Status.DesiredNumberScheduled
-	switch {
-	case d.Status.ObservedGeneration < d.Generation:
-		return false, "the daemonset controller has not seen the latest spec"
-	case d.Status.UpdatedNumberScheduled < want:
-		return false, fmt.Sprintf("%d of %d pods updated", d.Status.UpdatedNumberScheduled, want)
-	case d.Status.NumberAvailable < want:
-		return false, fmt.Sprintf("%d of %d pods available", d.Status.NumberAvailable, want)
-	}
-	return true, ""
-}
-
-func jobReady(j *batchv1.Job) (bool, string) {
-	for _, c := range j.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return true, ""
-		case batchv1.JobFailed:
-			return false, "the job failed: " + c.Message
-		}
-	}
-	return false, "the job has not completed"
 }

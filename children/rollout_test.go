@@ -171,8 +171,9 @@ func TestPlanHoldsBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		dep := d.(*appsv1.Deployment)
+		dep.Generation = 1
 		if dep.Name != "zone-b" {
-			dep.Status = appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+			dep.Status = availableStatus(1, 1)
 		}
 		live = append(live, dep)
 	}
@@ -206,8 +207,8 @@ func TestPlanHoldsBack(t *testing.T) {
 		}
 	}
 	got := kindCondition(&ks[0], p.children)
-	const wantMsg = "0 of 4 Deployment updated, 2 waiting, 2 in progress: " +
-		"zone-a: the deployment controller has not seen the latest spec; zone-b: the deployment controller has not seen the latest spec"
+	wantMsg := "0 of 4 Deployment updated, 2 waiting, 2 in progress: " +
+		"zone-a: " + notSeen(2, 1) + "; zone-b: Replicas: 0/1"
 	if got.Status != metav1.ConditionFalse || got.Reason != string(ReasonRollingUpdate) || got.Message != wantMsg {
 		t.Errorf("condition %s/%s %q, want False/%s %q", got.Status, got.Reason, got.Message, ReasonRollingUpdate, wantMsg)
 	}
@@ -334,10 +335,12 @@ func (e *env) waitCondition(name, typ string, reason conditions.Reason, message 
 	}, bosuntest.Timeout(30*time.Second))
 }
 
-// notSeen is what the readiness of a Deployment says until the deployment
-// controller has seen its latest spec (which, on the package's control
-// plane, the test does by hand).
-const notSeen = "the deployment controller has not seen the latest spec"
+// notSeen is what the readiness of a Deployment of the given generation
+// says until the deployment controller has seen its latest spec (which, on
+// the package's control plane, the test does by hand): kstatus's message.
+func notSeen(generation, observed int64) string {
+	return fmt.Sprintf("Deployment generation is %d, but latest observed generation is %d", generation, observed)
+}
 
 // TestRollingUpdate changes the template of four Deployments under
 // MaxUnavailable 1: they are updated one at a time, in order, each once
@@ -367,9 +370,9 @@ func TestRollingUpdate(t *testing.T) {
 		e.waitImages(tags(zones, i+1, "2", "1"))
 		if i < len(zones)-1 {
 			e.waitCondition("zones", "DeploymentReady", ReasonRollingUpdate,
-				fmt.Sprintf("%d of 4 Deployment updated, %d waiting, 1 in progress: %s: %s", i, len(zones)-1-i, z, notSeen))
+				fmt.Sprintf("%d of 4 Deployment updated, %d waiting, 1 in progress: %s: %s", i, len(zones)-1-i, z, notSeen(2, 1)))
 		} else {
-			e.waitCondition("zones", "DeploymentReady", ReasonNotReady, "1 of 4 Deployment not ready: "+z+": "+notSeen)
+			e.waitCondition("zones", "DeploymentReady", ReasonNotReady, "1 of 4 Deployment not ready: "+z+": "+notSeen(2, 1))
 		}
 		// Until z is ready, passes change no other zone.
 		e.touch("zones", "held-"+z)
@@ -442,8 +445,8 @@ func TestRollingUpdateHeld(t *testing.T) {
 		}}}
 		return e.c.Status().Update(ctx, d)
 	})
-	stuck := `0 of 3 Deployment updated, 2 waiting, 1 in progress: zone-a: 0 of 1 replicas updated, ` +
-		`no progress (ProgressDeadlineExceeded): ReplicaSet "zone-a-1" has timed out progressing.`
+	stuck := `0 of 3 Deployment updated, 2 waiting, 1 in progress: zone-a: Progress deadline exceeded: ` +
+		`ReplicaSet "zone-a-1" has timed out progressing.`
 	e.waitCondition("zones", "DeploymentReady", ReasonRollingUpdate, stuck)
 	e.waitCondition("zones", conditions.TypeReady, ReasonRollingUpdate, stuck)
 	for i := range 3 {
@@ -471,7 +474,7 @@ func TestRollingUpdateHeld(t *testing.T) {
 	// The fix goes to the stuck zone-a at once, not to the others.
 	e.setSpec("zones", 3, 0)
 	e.waitImages(map[string]string{"zone-a": "3", "zone-b": "1", "zone-c": "1"})
-	e.waitCondition("zones", "DeploymentReady", ReasonRollingUpdate, "0 of 3 Deployment updated, 2 waiting, 1 in progress: zone-a: "+notSeen)
+	e.waitCondition("zones", "DeploymentReady", ReasonRollingUpdate, "0 of 3 Deployment updated, 2 waiting, 1 in progress: zone-a: "+notSeen(3, 2))
 	e.markAvailable("zone-a")
 	e.waitImages(map[string]string{"zone-a": "3", "zone-b": "3", "zone-c": "1"})
 	e.markAvailable("zone-b")

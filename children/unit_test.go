@@ -120,7 +120,7 @@ func TestDefaultReadiness(t *testing.T) {
 		{"deployment available", &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Generation: 2},
 			Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)},
-			Status:     appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 2, AvailableReplicas: 2},
+			Status:     availableStatus(2, 2),
 		}, true},
 		{"deployment not seen", &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Generation: 3},
@@ -130,8 +130,8 @@ func TestDefaultReadiness(t *testing.T) {
 			Spec:   appsv1.DeploymentSpec{Replicas: ptr.To[int32](3)},
 			Status: appsv1.DeploymentStatus{UpdatedReplicas: 3, AvailableReplicas: 2},
 		}, false},
-		{"statefulset ready", &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{ReadyReplicas: 1, CurrentRevision: "r1", UpdateRevision: "r1"}}, true},
-		{"statefulset rolling", &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{ReadyReplicas: 1, CurrentRevision: "r1", UpdateRevision: "r2"}}, false},
+		{"statefulset ready", &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{Replicas: 1, ReadyReplicas: 1, CurrentReplicas: 1, UpdatedReplicas: 1, CurrentRevision: "r1", UpdateRevision: "r1"}}, true},
+		{"statefulset rolling", &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{Replicas: 1, ReadyReplicas: 1, CurrentReplicas: 1, CurrentRevision: "r1", UpdateRevision: "r2"}}, false},
 		{"daemonset short", &appsv1.DaemonSet{Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 3, UpdatedNumberScheduled: 3, NumberAvailable: 2}}, false},
 		{"job complete", &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}}, true},
 		{"job failed", &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}}}, false},
@@ -139,7 +139,7 @@ func TestDefaultReadiness(t *testing.T) {
 		{"cluster ip service", &corev1.Service{}, true},
 		{"load balancer without address", &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}}, false},
 		{"pvc pending", &corev1.PersistentVolumeClaim{Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}}, false},
-		{"pod ready", &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}, true},
+		{"pod ready", &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}, true},
 		{"configmap present", &corev1.ConfigMap{}, true},
 	}
 	for _, tt := range tests {

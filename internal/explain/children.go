@@ -248,12 +248,17 @@ func judge(child *unstructured.Unstructured) (ready bool, status string) {
 	case pvcKind:
 		typed = &corev1.PersistentVolumeClaim{}
 	default:
-		if clientgoscheme.Scheme.Recognizes(gvk) {
+		ready, why := children.DefaultReadiness(child)
+		if ready {
 			return true, ""
 		}
-		status = customStatus(child)
-		ready, _ = children.DefaultReadiness(child)
-		return ready, status
+		if !clientgoscheme.Scheme.Recognizes(gvk) {
+			status = customStatus(child)
+		}
+		if status == "" {
+			status = why
+		}
+		return false, status
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(child.Object, typed); err != nil {
 		return false, "cannot read its status: " + err.Error()

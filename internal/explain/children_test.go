@@ -85,7 +85,11 @@ func TestJudge(t *testing.T) {
 			name: "deployment ready, one replica by default",
 			child: func(t *testing.T) *unstructured.Unstructured {
 				return toUnstructured(t, "apps/v1", "Deployment", &appsv1.Deployment{
-					ObjectMeta: meta(1), Status: appsv1.DeploymentStatus{ObservedGeneration: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1},
+					ObjectMeta: meta(1), Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+						Conditions: []appsv1.DeploymentCondition{
+							{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+							{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+						}},
 				})
 			},
 			want: verdict{true, "1/1 replicas ready"},
@@ -182,7 +186,7 @@ func TestJudge(t *testing.T) {
 		{
 			name: "load balancer without an address",
 			child: func(t *testing.T) *unstructured.Unstructured {
-				return toUnstructured(t, "v1", "Service", &corev1.Service{ObjectMeta: meta(1), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer}})
+				return toUnstructured(t, "v1", "Service", &corev1.Service{ObjectMeta: meta(1), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.0.0.7"}})
 			},
 			want: verdict{false, "no load balancer address yet"},
 		},
@@ -200,7 +204,7 @@ func TestJudge(t *testing.T) {
 					ObjectMeta: meta(1), Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
 				})
 			},
-			want: verdict{false, `phase is "Pending", not Bound`},
+			want: verdict{false, "PVC is not Bound. phase: Pending"},
 		},
 		{
 			name: "config map",
