@@ -16,6 +16,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,6 +55,7 @@ func run(args []string, out io.Writer) error {
 	root := fl.String("root", ".", "the module's root directory")
 	strict := fl.Bool("strict", false, "exit 1 when a goal is not met")
 	names := fl.String("names", "", "list the exported names of this package (\"bosun\" for the root) and exit")
+	doc := fl.String("doc", "", "also write the report into this markdown file, between its report markers")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -70,7 +72,13 @@ func run(args []string, out io.Writer) error {
 		fmt.Fprintln(out, strings.Join(p.list, "\n"))
 		return nil
 	}
-	missed := a.report(out)
+	var buf bytes.Buffer
+	missed := a.report(io.MultiWriter(out, &buf))
+	if *doc != "" {
+		if err := writeReport(*doc, buf.String()); err != nil {
+			return err
+		}
+	}
 	if *strict && missed > 0 {
 		return fmt.Errorf("%d goals not met", missed)
 	}
@@ -470,4 +478,30 @@ func loopWaits(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// The markers between which -doc writes the report.
+const (
+	reportBegin = "<!-- apisize report: written by `go run ./hack/apisize -doc docs/API.md` (make apisize); do not edit -->"
+	reportEnd   = "<!-- end of the apisize report -->"
+)
+
+// writeReport replaces what lies between the report markers of the
+// markdown file path with report, in a code block.
+func writeReport(path, report string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := string(data)
+	i := strings.Index(text, reportBegin)
+	j := strings.Index(text, reportEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no report markers (%q, then %q)", path, reportBegin, reportEnd)
+	}
+	out := text[:i+len(reportBegin)] + "\n\n```\n" + strings.TrimRight(report, "\n") + "\n```\n\n" + text[j:]
+	if out == text {
+		return nil
+	}
+	return os.WriteFile(path, []byte(out), 0o644)
 }
