@@ -148,3 +148,35 @@ func TestOwnWaits(t *testing.T) {
 		t.Errorf("own waits (-want +got):\n%s", diff)
 	}
 }
+
+// TestWriteReport checks that -doc replaces what lies between the report
+// markers, leaves the rest of the page, writes nothing more when run
+// again, and refuses a page without the markers.
+func TestWriteReport(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "API.md")
+	before := "# API\n\nintro\n\n" + reportBegin + "\nold report\n" + reportEnd + "\n\nhistory\n"
+	if err := os.WriteFile(page, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := writeReport(page, "goal: x 1 (<= 2) met\n"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "# API\n\nintro\n\n" + reportBegin + "\n\n```\ngoal: x 1 (<= 2) met\n```\n\n" + reportEnd + "\n\nhistory\n"
+		if diff := cmp.Diff(want, string(got)); diff != "" {
+			t.Errorf("page (-want +got):\n%s", diff)
+		}
+	}
+	bare := filepath.Join(dir, "bare.md")
+	if err := os.WriteFile(bare, []byte("# no markers\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReport(bare, "r"); err == nil {
+		t.Error("a page without markers was accepted")
+	}
+}
