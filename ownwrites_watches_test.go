@@ -124,6 +124,21 @@ func (l *lagging) wasHeld() bool {
 	return l.held
 }
 
+// touchAndWait touches the Widget name and waits until a pass has seen
+// the touch and the pass log has its pass: the log has a pass once it
+// ended, after its steps ran. The object had one pass before.
+func touchAndWait(t *testing.T, f *fixture, touched *sawLabel, log *passLog, name string) {
+	t.Helper()
+	f.touch(name, "1")
+	bosuntest.Eventually(t, func(context.Context) error {
+		if !touched.seen() {
+			return errors.New("no pass has seen the touch yet")
+		}
+		return nil
+	})
+	waitPasses(t, log, name, 2)
+}
+
 // sawLabel is a step that notes whether a pass has seen the label.
 type sawLabel struct {
 	label string
@@ -224,15 +239,7 @@ func TestOwnWritesStartNoPassThroughALaggingWatch(t *testing.T) {
 			// Each watch is handed the events of one object in order:
 			// once a pass has seen the touch, the held watch has had the
 			// events of the engine's writes before it.
-			f.touch("w", "1")
-			bosuntest.Eventually(t, func(context.Context) error {
-				if !touched.seen() {
-					return errors.New("no pass has seen the touch yet")
-				}
-				return nil
-			})
-			// The pass log has a pass once it ended, after its steps ran.
-			waitPasses(t, log, "w", 2)
+			touchAndWait(t, f, touched, log, "w")
 			want := []string{"Watch Create", "Watch Update"}
 			if tc.holdFor {
 				want[0] = bosun.TriggerEnqueued
@@ -440,14 +447,7 @@ func TestOwnWriteAheadOfItsAnswerStartsNoPass(t *testing.T) {
 	if !held.Load() {
 		t.Fatal("no status write of w was held")
 	}
-	f.touch("w", "1")
-	bosuntest.Eventually(t, func(context.Context) error {
-		if !touched.seen() {
-			return errors.New("no pass has seen the touch yet")
-		}
-		return nil
-	})
-	waitPasses(t, log, "w", 2)
+	touchAndWait(t, f, touched, log, "w")
 	if diff := cmp.Diff([]string{"Watch Create", "Watch Update"}, log.triggers("w")); diff != "" {
 		t.Errorf("passes of a Widget whose status write's event came ahead of its answer (-want +got):\n%s", diff)
 	}
