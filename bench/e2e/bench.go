@@ -54,7 +54,7 @@ type report struct {
 
 // all runs every row.
 func (b *bench) all(ctx context.Context) (report, error) {
-	arms := []string{armBosun, armHand, armBare}
+	arms := append(b.cfg.bosunArms(), armHand, armBare)
 	var runs []result
 	for round := range b.cfg.rounds {
 		for _, n := range b.cfg.sizes {
@@ -311,7 +311,8 @@ type fairnessResult struct {
 	burstBeside, burstAlone time.Duration
 }
 
-// fairness measures, for bosun and the hand-written controller, how long
+// fairness measures, for bosun (and bosun tuned) and the hand-written
+// controller, how long
 // the objects of a small namespace take to be Ready when a busy namespace
 // is reconciled at the same time, and alone.
 func (b *bench) fairness(ctx context.Context) ([]fairnessResult, error) {
@@ -321,7 +322,7 @@ func (b *bench) fairness(ctx context.Context) ([]fairnessResult, error) {
 	}
 	defer b.clear(ctx, big)
 	var out []fairnessResult
-	for _, arm := range []string{armBosun, armHand} {
+	for _, arm := range append(b.cfg.bosunArms(), armHand) {
 		fr := fairnessResult{arm: arm}
 		for _, beside := range []bool{true, false} {
 			small, err := b.namespace(ctx, b.cfg.fairSmall, 0)
@@ -502,10 +503,11 @@ func (b *bench) resetStatus(ctx context.Context, ns string, n int) error {
 }
 
 // heapResult is the heap a cache of n Widgets takes, with bosun's default
-// cache options and with controller-runtime's.
+// cache options, with tuning on (0 when not measured) and with
+// controller-runtime's.
 type heapResult struct {
-	n         int
-	bosun, cr uint64
+	n                int
+	bosun, tuned, cr uint64
 }
 
 func (b *bench) heap(ctx context.Context) ([]heapResult, error) {
@@ -528,14 +530,22 @@ func (b *bench) heap(ctx context.Context) ([]heapResult, error) {
 			return nil, err
 		}
 		hr := heapResult{n: n}
-		if hr.bosun, err = b.cacheHeap(ctx, ns, armCacheBosun); err == nil {
+		hr.bosun, err = b.cacheHeap(ctx, ns, armCacheBosun)
+		if err == nil && b.cfg.tuned {
+			hr.tuned, err = b.cacheHeap(ctx, ns, armCacheBosunTuned)
+		}
+		if err == nil {
 			hr.cr, err = b.cacheHeap(ctx, ns, armCacheCR)
 		}
 		b.clear(ctx, ns)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(b.out, "heap n=%d bosun=%s controller-runtime=%s ratio=%.2f\n", n, mib(hr.bosun), mib(hr.cr), float64(hr.bosun)/float64(hr.cr))
+		fmt.Fprintf(b.out, "heap n=%d bosun=%s controller-runtime=%s ratio=%.2f", n, mib(hr.bosun), mib(hr.cr), float64(hr.bosun)/float64(hr.cr))
+		if b.cfg.tuned {
+			fmt.Fprintf(b.out, " bosun-tuned=%s tuned-ratio=%.2f", mib(hr.tuned), float64(hr.tuned)/float64(hr.cr))
+		}
+		fmt.Fprintln(b.out)
 		out = append(out, hr)
 	}
 	return out, nil

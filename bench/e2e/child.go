@@ -35,18 +35,25 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/operator"
+	"github.com/bosunkit/bosun/tuning"
 )
 
 // The arms: the controllers the bench compares, each run in a process of
 // its own so that its CPU time and heap are its own.
 const (
-	armBosun = "bosun"
-	armHand  = "hand-written"
-	armBare  = "bare"
-	// armCacheBosun and armCacheCR only fill a cache of Widgets, with
-	// bosun's default options and with controller-runtime's.
-	armCacheBosun = "cache-bosun"
-	armCacheCR    = "cache-controller-runtime"
+	// armBosun is bosun on controller-runtime's and client-go's plumbing,
+	// with package operator's defaults (the lean cache); armBosunTuned is
+	// the same controller with tuning on (operator.Flags.Tuning).
+	armBosun      = "bosun"
+	armBosunTuned = "bosun-tuned"
+	armHand       = "hand-written"
+	armBare       = "bare"
+	// armCacheBosun, armCacheBosunTuned and armCacheCR only fill a cache
+	// of Widgets, with bosun's default options, with tuning on, and with
+	// controller-runtime's.
+	armCacheBosun      = "cache-bosun"
+	armCacheBosunTuned = "cache-bosun-tuned"
+	armCacheCR         = "cache-controller-runtime"
 	// armCacheConfigMaps and armCacheSets fill a cache of ConfigMaps with
 	// bosun's default options, without and with children.CacheSetsOnly.
 	armCacheConfigMaps = "cache-configmaps"
@@ -121,7 +128,7 @@ func runChild(args []string) error {
 	}
 	c.namespaces = strings.Split(ns, ",")
 	switch c.arm {
-	case armCacheBosun, armCacheCR, armCacheConfigMaps, armCacheSets:
+	case armCacheBosun, armCacheBosunTuned, armCacheCR, armCacheConfigMaps, armCacheSets:
 		if os.Getenv(profileEnv) != "" {
 			// A heap profile that sees small objects one by one; the
 			// controller arms keep the default rate, which costs them
@@ -268,8 +275,12 @@ func newManager(cfg *rest.Config, c childConfig) (mgr ctrl.Manager, cacheOnly bo
 	if c.syncPeriod > 0 {
 		opts.Cache.SyncPeriod = &c.syncPeriod
 	}
-	if c.arm != armHand && c.arm != armCacheCR {
-		leanCache(&opts)
+	switch c.arm {
+	case armHand, armCacheCR:
+	case armBosunTuned, armCacheBosunTuned:
+		operatorCache(&opts, true)
+	default:
+		operatorCache(&opts, false)
 	}
 	if c.arm == armCacheSets {
 		children.CacheSetsOnly(&opts.Cache, &corev1.ConfigMap{})
@@ -278,14 +289,19 @@ func newManager(cfg *rest.Config, c childConfig) (mgr ctrl.Manager, cacheOnly bo
 	if err != nil {
 		return nil, false, err
 	}
+	// Each bosun arm is what it says: bosun's builder tunes the controllers
+	// of a tuned manager only.
+	if tuned := c.arm == armBosunTuned || c.arm == armCacheBosunTuned; tuning.Enabled(mgr) != tuned {
+		return nil, false, fmt.Errorf("arm %s: tuning.Enabled is %v, want %v", c.arm, tuning.Enabled(mgr), tuned)
+	}
 	copts := controller.Options{MaxConcurrentReconciles: c.workers}
 	switch c.arm {
-	case armBosun:
+	case armBosun, armBosunTuned:
 		r := &bosun.Reconciler[*testapi.Widget]{Name: "widgets", Steps: []bosun.Step[*testapi.Widget]{divide{}}}
 		err = bosun.ControllerManagedBy[*testapi.Widget](mgr).For(&testapi.Widget{}).WithOptions(copts).Complete(r)
 	case armHand:
 		err = ctrl.NewControllerManagedBy(mgr).For(&testapi.Widget{}).Named("widgets").WithOptions(copts).Complete(&hand{c: mgr.GetClient()})
-	case armCacheBosun, armCacheCR, armCacheConfigMaps, armCacheSets:
+	case armCacheBosun, armCacheBosunTuned, armCacheCR, armCacheConfigMaps, armCacheSets:
 		return mgr, true, nil
 	default:
 		err = fmt.Errorf("unknown arm %q", c.arm)
@@ -293,13 +309,14 @@ func newManager(cfg *rest.Config, c childConfig) (mgr ctrl.Manager, cacheOnly bo
 	return mgr, false, err
 }
 
-// leanCache gives opts bosun's default cache and client, as package
-// operator makes them: tuning.LeanCache applied in NewCache, to the options
-// that carry the manager's HTTP client, and a client that trims the
-// answers to the engine's writes.
-func leanCache(opts *ctrl.Options) {
-	lean := new(operator.Flags).ManagerOptions("bench")
-	opts.NewCache, opts.NewClient = lean.NewCache, lean.NewClient
+// operatorCache gives opts the cache and client package operator makes:
+// by default controller-runtime's client and a cache with
+// tuning.LeanCache applied in NewCache (to the options that carry the
+// manager's HTTP client); with tuned, as with --tuning, both wrapped by
+// tuning.Enable, which bosun's builder then sees (tuning.Enabled).
+func operatorCache(opts *ctrl.Options, tuned bool) {
+	o := (&operator.Flags{Tuning: tuned}).ManagerOptions("bench")
+	opts.NewCache, opts.NewClient = o.NewCache, o.NewClient
 }
 
 // The reasons of the condition Computed, which both arms write.

@@ -1,10 +1,13 @@
-// Command e2e measures bosun's engine against a hand-written
-// controller-runtime reconciler and the bare minimum (one status patch per
-// object from a plain client loop), on a real kube-apiserver and etcd, in
-// one run: time to all Ready, reconciles and CPU per object, time to the
-// first Ready object, the cost of failing objects to healthy ones, the
-// heap of a cache, the latency of a spec change under load, fairness
-// between namespaces, and writes when idle, on resync and on restart.
+// Command e2e measures bosun's engine, on controller-runtime's and
+// client-go's plumbing with package operator's defaults (the arm "bosun")
+// and with tuning on (the arm "bosun-tuned", operator.Flags.Tuning),
+// against a hand-written controller-runtime reconciler and the bare
+// minimum (one status patch per object from a plain client loop), on a
+// real kube-apiserver and etcd, in one run: time to all Ready, reconciles
+// and CPU per object, time to the first Ready object, the cost of failing
+// objects to healthy ones, the heap of a cache, the latency of a spec
+// change under load, fairness between namespaces, and writes when idle,
+// on resync and on restart. -tuned=false leaves the tuned arm out.
 // The bosun arm also runs as 1, 2 and 4 replicas of a ring (package
 // shard), one of which is killed while every object changes: what each
 // replica caches, how soon its share is Ready again elsewhere, and that
@@ -103,6 +106,9 @@ type config struct {
 	// shardIdle kills the replica of a sharded run once every object is
 	// Ready, with no change going in, instead of mid-change.
 	shardIdle bool
+	// tuned runs bosun with tuning on as well (armBosunTuned and
+	// armCacheBosunTuned), beside bosun on upstream plumbing.
+	tuned bool
 	// rows are the groups of rows to measure: converge (with the
 	// latency, idle, restart and resync rows), fail, fair, heap and shard.
 	rows map[string]bool
@@ -125,6 +131,7 @@ func defaultConfig() config {
 		replicas:   []int{1, 2, 4},
 		kills:      []string{killMember, killLeader},
 		shardLease: 4 * time.Second,
+		tuned:      true,
 		rows:       map[string]bool{"converge": true, "fail": true, "fair": true, "heap": true, "shard": true},
 	}
 }
@@ -143,6 +150,7 @@ func (c *config) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&c.idleFor, "idle-for", c.idleFor, "how long writes are counted when nothing changes")
 	fs.IntVar(&c.fairBig, "fair-big", c.fairBig, "objects of the busy namespace of the fairness row")
 	fs.IntVar(&c.fairSmall, "fair-small", c.fairSmall, "objects of the small namespace of the fairness row")
+	fs.BoolVar(&c.tuned, "tuned", c.tuned, "run bosun with tuning on (operator.Flags.Tuning) too, as the arms bosun-tuned and cache-bosun-tuned")
 	fs.Func("rows", "comma-separated groups of rows to measure: converge, fail, fair, heap, shard (default all)", func(s string) error {
 		c.rows = map[string]bool{}
 		for f := range strings.SplitSeq(s, ",") {
@@ -180,6 +188,15 @@ func (c *config) bind(fs *flag.FlagSet) {
 		c.heapSizes = v
 		return err
 	})
+}
+
+// bosunArms are the arms of bosun's engine the convergence, failing and
+// fairness rows run: on upstream plumbing, and tuned when c.tuned.
+func (c *config) bosunArms() []string {
+	if c.tuned {
+		return []string{armBosun, armBosunTuned}
+	}
+	return []string{armBosun}
 }
 
 func ints(s string) ([]int, error) {

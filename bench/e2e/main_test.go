@@ -19,11 +19,12 @@ func TestMain(m *testing.M) {
 
 // TestShortRun runs every row of the bench on a few objects, as `make
 // bench-e2e` runs them on thousands, and checks what does not depend on
-// timing: every arm converged every object, bosun did it in one pass per
-// object where the hand-written controller takes two, nothing was written
-// while idle, after a restart or on a resync, replicas of a ring shared
-// the objects without reconciling one at once, and the report has a line
-// for every goal.
+// timing: every arm converged every object, bosun, on upstream plumbing
+// and tuned, did it in one pass per object where the hand-written
+// controller takes two, nothing was written while idle, after a restart or
+// on a resync, replicas of a ring shared the objects without reconciling
+// one at once, and the report has a line for every goal with a figure of
+// both bosun arms.
 func TestShortRun(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.sizes = []int{40}
@@ -40,10 +41,12 @@ func TestShortRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failing := map[string]bool{}
+	failing, clean := map[string]bool{}, map[string]bool{}
 	for _, r := range rep.runs {
 		if r.fail != 0 {
 			failing[r.arm] = true
+		} else {
+			clean[r.arm] = true
 		}
 		if r.fail == 0 && len(r.healthyAt) != r.n {
 			t.Errorf("%s: %d of %d objects Ready", r.arm, len(r.healthyAt), r.n)
@@ -55,9 +58,9 @@ func TestShortRun(t *testing.T) {
 			continue
 		}
 		switch perObject := float64(r.reconciles) / float64(r.n); r.arm {
-		case armBosun:
+		case armBosun, armBosunTuned:
 			if perObject > 1.1 {
-				t.Errorf("bosun: %.2f reconciles per object, want 1", perObject)
+				t.Errorf("%s: %.2f reconciles per object, want 1", r.arm, perObject)
 			}
 		case armHand:
 			if perObject < 1.9 {
@@ -65,17 +68,25 @@ func TestShortRun(t *testing.T) {
 			}
 		}
 	}
-	if !failing[armBosun] || !failing[armHand] || failing[armBare] {
-		t.Errorf("failing runs of %v, want bosun and hand-written", failing)
+	for _, arm := range []string{armBosun, armBosunTuned, armHand, armBare} {
+		if !clean[arm] {
+			t.Errorf("no clean run of %s", arm)
+		}
+		if !strings.Contains(out.String(), "run arm="+arm+" ") {
+			t.Errorf("no raw line of a run of %s", arm)
+		}
 	}
-	if len(rep.heaps) != 1 || rep.heaps[0].bosun == 0 || rep.heaps[0].cr == 0 {
-		t.Errorf("heap figures %+v, want both caches measured", rep.heaps)
+	if !failing[armBosun] || !failing[armBosunTuned] || !failing[armHand] || failing[armBare] {
+		t.Errorf("failing runs of %v, want bosun, bosun-tuned and hand-written", failing)
+	}
+	if len(rep.heaps) != 1 || rep.heaps[0].bosun == 0 || rep.heaps[0].tuned == 0 || rep.heaps[0].cr == 0 {
+		t.Errorf("heap figures %+v, want the three caches measured", rep.heaps)
 	}
 	if len(rep.sets) != 1 || rep.sets[0].all == 0 || rep.sets[0].sets == 0 {
 		t.Errorf("children's cache figures %+v, want both caches measured", rep.sets)
 	}
-	if len(rep.fair) != 2 {
-		t.Errorf("%d fairness results, want 2", len(rep.fair))
+	if len(rep.fair) != 3 {
+		t.Errorf("%d fairness results, want 3: bosun, bosun-tuned and hand-written", len(rep.fair))
 	}
 	for _, f := range rep.fair {
 		if f.beside <= 0 || f.alone <= 0 || f.burstBeside <= 0 || f.burstAlone <= 0 {
@@ -106,15 +117,92 @@ func TestShortRun(t *testing.T) {
 			t.Errorf("no sharded run killed the %s", k)
 		}
 	}
-	for _, row := range []string{
-		"time to all Ready", "reconciles per object", "controller CPU per object", "start to first Ready",
-		"p99 spec change to Ready", "healthy objects slowed", "heap of a cache", "CacheSetsOnly", "beside", "during a burst", "writes when idle",
-		"objects cached per replica",
+	if !strings.Contains(out.String(), "objects cached per replica") {
+		t.Error("the report has no table of the sharded runs")
+	}
+	// Every row of the table of goals has a figure of each bosun arm, and
+	// those compared with the hand-written controller their ratio to it.
+	table := goals(t, out.String())
+	for _, row := range []struct {
+		figure string
+		ratio  bool
+	}{
+		{"time to all Ready", true}, {"reconciles per object", true}, {"controller CPU per object", true},
+		{"API server and etcd CPU", true}, {"start to first Ready", true}, {"p99 spec change to Ready", true},
+		{"healthy objects slowed", false}, {"heap of a cache of 200 objects", true}, {"beside", false},
+		{"during a burst", false}, {"writes when idle", false},
 	} {
-		if !strings.Contains(out.String(), row) {
-			t.Errorf("the report has no row %q", row)
+		cells, ok := table[row.figure]
+		if !ok {
+			t.Errorf("the report has no row %q", row.figure)
+			continue
+		}
+		for _, col := range []string{armBosun, armBosunTuned, armHand} {
+			if cells[col] == "" {
+				t.Errorf("row %q: no figure of %s", row.figure, col)
+			}
+		}
+		for _, col := range []string{armBosun, armBosunTuned} {
+			if ratio := cells[col+" / "+armHand]; row.ratio && ratio == "" {
+				t.Errorf("row %q: no ratio of %s to %s", row.figure, col, armHand)
+			}
 		}
 	}
+	if ready := table["time to all Ready"]; !strings.Contains(ready[armBosunTuned+" / "+armHand], "to bare") {
+		t.Errorf("time to all Ready: %q, want bosun-tuned's ratio to bare too", ready[armBosunTuned+" / "+armHand])
+	}
+	if _, ok := table["CacheSetsOnly"]; !ok {
+		t.Error("the report has no row of children.CacheSetsOnly")
+	}
+}
+
+// goals reads the table of goals out of the report: for the first row
+// whose figure holds each key, its cells by column name.
+func goals(t *testing.T, report string) map[string]map[string]string {
+	t.Helper()
+	keys := []string{
+		"time to all Ready", "reconciles per object", "controller CPU per object", "API server and etcd CPU", "start to first Ready",
+		"p99 spec change to Ready", "healthy objects slowed", "heap of a cache of 200 objects", "CacheSetsOnly", "beside", "during a burst", "writes when idle",
+	}
+	split := func(line string) []string {
+		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |"), " | ")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		return cells
+	}
+	var header []string
+	out := map[string]map[string]string{}
+	for line := range strings.SplitSeq(report, "\n") {
+		if strings.HasPrefix(line, "| figure |") {
+			header = split(line)
+			continue
+		}
+		if header == nil {
+			continue
+		}
+		if !strings.HasPrefix(line, "| ") {
+			break // the end of the table
+		}
+		cells := split(line)
+		if len(cells) != len(header) {
+			t.Errorf("the row %q has %d cells, the header %d", line, len(cells), len(header))
+			continue
+		}
+		for _, key := range keys {
+			if _, seen := out[key]; seen || !strings.Contains(cells[0], key) {
+				continue
+			}
+			out[key] = map[string]string{}
+			for i, name := range header {
+				out[key][name] = cells[i]
+			}
+		}
+	}
+	if header == nil {
+		t.Fatal("the report has no table of goals")
+	}
+	return out
 }
 
 func sum(v []int) int {

@@ -31,7 +31,10 @@ func machine(w io.Writer, cfg config) {
 		cfg.sizes, cfg.rounds, cfg.workers, cfg.churnRate, cfg.churnFor, cfg.failEvery, cfg.fairSmall, cfg.fairBig, cfg.heapSizes)
 }
 
-// summary prints the table of the goals, from the medians of the runs.
+// summary prints the table of the goals, from the medians of the runs:
+// a column for each arm of bosun (on upstream plumbing, and tuned), the
+// hand-written controller and the bare minimum, and a column for the ratio
+// of each bosun arm to the hand-written controller.
 func summary(w io.Writer, cfg config, runs []result, fair []fairnessResult, heaps []heapResult, sets []setsResult) {
 	pick := func(arm string, n, fail int) []result {
 		var out []result
@@ -42,96 +45,193 @@ func summary(w io.Writer, cfg config, runs []result, fair []fairnessResult, heap
 		}
 		return out
 	}
-	med := func(rs []result, f func(result) float64) float64 {
-		var v []float64
-		for _, r := range rs {
-			v = append(v, f(r))
-		}
-		return median(v)
-	}
-	secs := func(d time.Duration) float64 { return d.Seconds() }
 	if len(runs) == 0 && len(fair) == 0 && len(heaps) == 0 && len(sets) == 0 {
 		return
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| figure | bosun | hand-written | bare | ratio | goal |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | --- |")
+	bosunArms := cfg.bosunArms()
+	controllers := append(cfg.bosunArms(), armHand)
+	t := table{w: w, bosun: bosunArms}
+	t.header()
 	for _, n := range cfg.sizes {
 		if !cfg.rows["converge"] {
 			break
 		}
-		b, h, bare := pick(armBosun, n, 0), pick(armHand, n, 0), pick(armBare, n, 0)
-		tb, th, tbare := med(b, func(r result) float64 { return secs(r.all) }), med(h, func(r result) float64 { return secs(r.all) }), med(bare, func(r result) float64 { return secs(r.all) })
-		fmt.Fprintf(w, "| time to all Ready, N=%d (s) | %.2f | %.2f | %.2f | %.2f / %.2f | <= 0.80 / <= 1.10 |\n", n, tb, th, tbare, tb/th, tb/tbare)
-		rb, rh := med(b, func(r result) float64 { return float64(r.reconciles) / float64(r.n) }), med(h, func(r result) float64 { return float64(r.reconciles) / float64(r.n) })
-		fmt.Fprintf(w, "| reconciles per object, N=%d | %.2f | %.2f | | | 1.0 |\n", n, rb, rh)
-		cb, ch := med(b, func(r result) float64 { return secs(r.cpu) / float64(r.n) }), med(h, func(r result) float64 { return secs(r.cpu) / float64(r.n) })
-		fmt.Fprintf(w, "| controller CPU per object, N=%d (µs) | %.0f | %.0f | %.0f | %.2f | <= 0.70 |\n", n, cb*1e6, ch*1e6,
-			med(bare, func(r result) float64 { return secs(r.cpu) / float64(r.n) })*1e6, cb/ch)
-		ab, ah := med(b, func(r result) float64 { return secs(r.apiCPU) / float64(r.n) }), med(h, func(r result) float64 { return secs(r.apiCPU) / float64(r.n) })
-		fmt.Fprintf(w, "| API server and etcd CPU per object, N=%d (µs) | %.0f | %.0f | %.0f | %.2f | |\n", n, ab*1e6, ah*1e6,
-			med(bare, func(r result) float64 { return secs(r.apiCPU) / float64(r.n) })*1e6, ab/ah)
-		fb, fh := med(b, func(r result) float64 { return secs(r.first) }), med(h, func(r result) float64 { return secs(r.first) })
-		fmt.Fprintf(w, "| start to first Ready, N=%d (s) | %.3f | %.3f | | %.2f | <= 1.0 |\n", n, fb, fh, fb/fh)
-		if lb, lh := latencies(b), latencies(h); len(lb) > 0 && len(lh) > 0 {
-			pb, ph := quantile(lb, 0.99), quantile(lh, 0.99)
-			fmt.Fprintf(w, "| p99 spec change to Ready, N=%d, %.0f changes/s (ms) | %d | %d | | %.2f | <= 0.90 |\n", n, cfg.churnRate, pb.Milliseconds(), ph.Milliseconds(), float64(pb)/float64(ph))
+		// medians is the median of f over the clean runs of each arm that
+		// ran them.
+		medians := func(f func(result) float64) map[string]float64 {
+			m := map[string]float64{}
+			for _, arm := range append(cfg.bosunArms(), armHand, armBare) {
+				if rs := pick(arm, n, 0); len(rs) > 0 {
+					var v []float64
+					for _, r := range rs {
+						v = append(v, f(r))
+					}
+					m[arm] = median(v)
+				}
+			}
+			return m
 		}
-	}
-	n := cfg.sizes[0]
-	if !cfg.rows["fail"] {
-		n = 0
-	}
-	slow := func(arm string) float64 {
-		var v []float64
-		for _, f := range pick(arm, n, cfg.failEvery) {
-			for _, c := range pick(arm, n, 0) {
-				if c.round != f.round {
-					continue
-				}
-				var clean time.Duration
-				for name := range f.healthyAt {
-					clean = max(clean, c.healthyAt[name])
-				}
-				v = append(v, float64(f.all)/float64(clean))
+		perObject := func(d func(result) time.Duration) func(result) float64 {
+			return func(r result) float64 { return d(r).Seconds() / float64(r.n) * 1e6 }
+		}
+		all := medians(func(r result) float64 { return r.all.Seconds() })
+		t.row(fmt.Sprintf("time to all Ready, N=%d (s)", n), t.cells(all, "%.2f", armBare), t.ratios(all, armBare), "<= 0.80 (<= 1.10 to bare)")
+		passes := medians(func(r result) float64 { return float64(r.reconciles) / float64(r.n) })
+		t.row(fmt.Sprintf("reconciles per object, N=%d", n), t.cells(passes, "%.2f"), t.ratios(passes, ""), "1.0")
+		cpu := medians(perObject(func(r result) time.Duration { return r.cpu }))
+		t.row(fmt.Sprintf("controller CPU per object, N=%d (µs)", n), t.cells(cpu, "%.0f", armBare), t.ratios(cpu, ""), "<= 0.70")
+		api := medians(perObject(func(r result) time.Duration { return r.apiCPU }))
+		t.row(fmt.Sprintf("API server and etcd CPU per object, N=%d (µs)", n), t.cells(api, "%.0f", armBare), t.ratios(api, ""), "")
+		first := medians(func(r result) float64 { return r.first.Seconds() })
+		t.row(fmt.Sprintf("start to first Ready, N=%d (s)", n), t.cells(first, "%.3f"), t.ratios(first, ""), "<= 1.0")
+		p99 := map[string]float64{}
+		for _, arm := range controllers {
+			if l := latencies(pick(arm, n, 0)); len(l) > 0 {
+				p99[arm] = float64(quantile(l, 0.99).Milliseconds())
 			}
 		}
-		return median(v)
+		if _, ok := p99[armHand]; ok {
+			t.row(fmt.Sprintf("p99 spec change to Ready, N=%d, %.0f changes/s (ms)", n, cfg.churnRate), t.cells(p99, "%.0f"), t.ratios(p99, ""), "<= 0.90")
+		}
 	}
-	if n > 0 {
-		fmt.Fprintf(w, "| healthy objects slowed by 1 in %d failing, N=%d | %.3f | %.3f | | | <= 1.02 |\n", cfg.failEvery, n, slow(armBosun), slow(armHand))
+	if n := cfg.sizes[0]; cfg.rows["fail"] {
+		slowed := map[string]float64{}
+		for _, arm := range controllers {
+			var v []float64
+			for _, f := range pick(arm, n, cfg.failEvery) {
+				for _, c := range pick(arm, n, 0) {
+					if c.round != f.round {
+						continue
+					}
+					var clean time.Duration
+					for name := range f.healthyAt {
+						clean = max(clean, c.healthyAt[name])
+					}
+					v = append(v, float64(f.all)/float64(clean))
+				}
+			}
+			slowed[arm] = median(v)
+		}
+		t.row(fmt.Sprintf("healthy objects slowed by 1 in %d failing, N=%d", cfg.failEvery, n), t.cells(slowed, "%.3f"), nil, "<= 1.02")
 	}
 	for _, h := range heaps {
-		fmt.Fprintf(w, "| heap of a cache of %d objects (MiB): bosun default / controller-runtime default | %.1f | %.1f | | %.2f | <= 0.45 |\n",
-			h.n, float64(h.bosun)/(1<<20), float64(h.cr)/(1<<20), float64(h.bosun)/float64(h.cr))
+		// The hand-written arm runs on controller-runtime's default cache.
+		heap := map[string]float64{armBosun: inMiB(h.bosun), armHand: inMiB(h.cr)}
+		if h.tuned > 0 {
+			heap[armBosunTuned] = inMiB(h.tuned)
+		}
+		t.row(fmt.Sprintf("heap of a cache of %d objects (MiB): bosun default / controller-runtime default", h.n), t.cells(heap, "%.1f"), t.ratios(heap, ""), "<= 0.45")
 	}
 	for _, r := range sets {
-		fmt.Fprintf(w, "| heap of a cache of %d ConfigMaps, %d of them children of a set (MiB): children.CacheSetsOnly / bosun default | %.1f | | | %.2f | |\n",
-			r.n, r.children, float64(r.sets)/(1<<20), float64(r.sets)/float64(r.all))
+		t.row(fmt.Sprintf("heap of a cache of %d ConfigMaps, %d of them children of a set (MiB): children.CacheSetsOnly / bosun default", r.n, r.children),
+			map[string]string{armBosun: fmt.Sprintf("%.1f", inMiB(r.sets))}, map[string]string{armBosun: fmt.Sprintf("%.2f", float64(r.sets)/float64(r.all))}, "")
 	}
-	for _, f := range fair {
-		fmt.Fprintf(w, "| %s: p99 time to Ready of %d objects beside %d / alone, from the start (ms) | %d / %d | | | %.2f | <= 2 |\n",
-			f.arm, cfg.fairSmall, cfg.fairBig, f.beside.Milliseconds(), f.alone.Milliseconds(), float64(f.beside)/float64(f.alone))
-		fmt.Fprintf(w, "| %s: p99 spec change to Ready of %d objects during a burst of %d changes beside / alone (ms) | %d / %d | | | %.2f | <= 2 |\n",
-			f.arm, cfg.fairSmall, cfg.fairBig, f.burstBeside.Milliseconds(), f.burstAlone.Milliseconds(), float64(f.burstBeside)/float64(f.burstAlone))
+	if len(fair) > 0 {
+		start, burst := map[string]string{}, map[string]string{}
+		for _, f := range fair {
+			start[f.arm] = fmt.Sprintf("%d / %d = %.2fx", f.beside.Milliseconds(), f.alone.Milliseconds(), float64(f.beside)/float64(f.alone))
+			burst[f.arm] = fmt.Sprintf("%d / %d = %.2fx", f.burstBeside.Milliseconds(), f.burstAlone.Milliseconds(), float64(f.burstBeside)/float64(f.burstAlone))
+		}
+		t.row(fmt.Sprintf("p99 time to Ready of %d objects beside %d / alone, from the start (ms)", cfg.fairSmall, cfg.fairBig), start, nil, "<= 2x")
+		t.row(fmt.Sprintf("p99 spec change to Ready of %d objects during a burst of %d changes beside / alone (ms)", cfg.fairSmall, cfg.fairBig), burst, nil, "<= 2x")
 	}
-	for _, arm := range []string{armBosun, armHand} {
-		if !cfg.rows["converge"] {
-			break
-		}
-		idle, restart, resync := 0, -1, -1
-		for _, r := range runs {
-			if r.arm != arm || r.fail != 0 {
-				continue
+	if cfg.rows["converge"] {
+		writes := map[string]string{}
+		for _, arm := range controllers {
+			idle, restart, resync := 0, -1, -1
+			for _, r := range runs {
+				if r.arm != arm || r.fail != 0 {
+					continue
+				}
+				idle += r.idleWrites
+				if r.restartWrites >= 0 {
+					restart, resync = max(restart, 0)+r.restartWrites, max(resync, 0)+r.resyncWrites
+				}
 			}
-			idle += r.idleWrites
-			if r.restartWrites >= 0 {
-				restart, resync = max(restart, 0)+r.restartWrites, max(resync, 0)+r.resyncWrites
-			}
+			writes[arm] = fmt.Sprintf("%d / %d / %d", idle, restart, resync)
 		}
-		fmt.Fprintf(w, "| %s: writes when idle / on restart / on resync | %d / %d / %d | | | | 0 |\n", arm, idle, restart, resync)
+		t.row("writes when idle / on restart / on resync", writes, nil, "0")
 	}
 }
+
+// table writes the rows of the summary: the figure, a column for each
+// arm of bosun, the hand-written controller's and the bare minimum's, a
+// column for the ratio of each bosun arm to the hand-written controller,
+// and the goal.
+type table struct {
+	w     io.Writer
+	bosun []string
+}
+
+func (t table) header() {
+	names := []string{"figure"}
+	names = append(names, t.bosun...)
+	names = append(names, armHand, armBare)
+	align := []string{"---"}
+	for range len(t.bosun) + 2 {
+		align = append(align, "---:")
+	}
+	for _, arm := range t.bosun {
+		names, align = append(names, arm+" / "+armHand), append(align, "---:")
+	}
+	names, align = append(names, "goal"), append(align, "---")
+	fmt.Fprintln(t.w)
+	t.line(names)
+	t.line(align)
+}
+
+// row writes the row of figure: the cell of each arm, and the ratio of
+// each bosun arm to the hand-written controller, by arm ("" when none).
+func (t table) row(figure string, cells, ratios map[string]string, goal string) {
+	out := []string{figure}
+	for _, arm := range append(slices.Clone(t.bosun), armHand, armBare) {
+		out = append(out, cells[arm])
+	}
+	for _, arm := range t.bosun {
+		out = append(out, ratios[arm])
+	}
+	t.line(append(out, goal))
+}
+
+func (t table) line(cells []string) {
+	fmt.Fprintf(t.w, "| %s |\n", strings.Join(cells, " | "))
+}
+
+// cells formats the figures of the controllers' arms, and of extra (the
+// bare minimum, for the figures it has), that m holds.
+func (t table) cells(m map[string]float64, format string, extra ...string) map[string]string {
+	out := map[string]string{}
+	for _, arm := range append(append(slices.Clone(t.bosun), armHand), extra...) {
+		if v, ok := m[arm]; ok {
+			out[arm] = fmt.Sprintf(format, v)
+		}
+	}
+	return out
+}
+
+// ratios are the ratios of each bosun arm's figure to the hand-written
+// controller's, and when bare names an arm, to that arm's as well.
+func (t table) ratios(m map[string]float64, bare string) map[string]string {
+	out := map[string]string{}
+	hand, ok := m[armHand]
+	if !ok {
+		return out
+	}
+	for _, arm := range t.bosun {
+		v, ok := m[arm]
+		if !ok {
+			continue
+		}
+		out[arm] = fmt.Sprintf("%.2f", v/hand)
+		if floor, ok := m[bare]; ok && bare != "" {
+			out[arm] += fmt.Sprintf(" (%.2f to %s)", v/floor, bare)
+		}
+	}
+	return out
+}
+
+// inMiB is n bytes in MiB.
+func inMiB(n uint64) float64 { return float64(n) / (1 << 20) }
 
 func latencies(rs []result) []time.Duration {
 	var out []time.Duration

@@ -77,7 +77,7 @@ func newShardManager(cfg *rest.Config, c childConfig, log *passLog) (ctrl.Manage
 		RetryPeriod:                   ptr.To(lease / 8),
 		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 	}
-	leanCache(&opts)
+	operatorCache(&opts, false)
 	member.ConfigureCache(&opts.Cache)
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
