@@ -688,13 +688,18 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 }
 
 // forWatch returns the object the For watch of forObj is made from, and
-// the options of For for it: forObj itself, but for a watch of metadata
-// only (builder.OnlyMetadata), which it makes here rather than let
-// controller-runtime's builder make it, so that the cache is asked for
-// the informer of that very object (see forWatchManager.watchFor).
+// the options of For for it: a copy of forObj, or for a watch of metadata
+// only (builder.OnlyMetadata) an object it makes here rather than let
+// controller-runtime's builder make it. The cache is asked for the
+// informer of that very object by the For watch alone (see
+// forWatchManager.watchFor): the caller may have given forObj itself to
+// Owns or Watches, whose handlers must see the engine's own writes.
 func forWatch(forObj client.Object, opts []builder.ForOption, scheme *runtime.Scheme) (client.Object, []builder.ForOption) {
 	i := slices.IndexFunc(opts, func(o builder.ForOption) bool { return o == builder.ForOption(builder.OnlyMetadata) })
 	if i < 0 {
+		if own, ok := forObj.DeepCopyObject().(client.Object); ok {
+			return own, opts
+		}
 		return forObj, opts
 	}
 	gvk, err := apiutil.GVKForObject(forObj, scheme)

@@ -289,63 +289,86 @@ func (childReady) Do(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctr
 // the engine's own status write, whose event is not the parent's: the
 // Owns watch maps it to the parent, which becomes Ready. The child's first
 // pass is held until the parent has found it not Ready, so that only the
-// event of that write can bring the parent's next pass.
+// event of that write can bring the parent's next pass. It holds when
+// the caller gives For and Owns the very same object: only For's watch
+// drops the engine's own writes.
 func TestOwnWritesReachAnOwnerOfTheSameKind(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	release := make(chan struct{})
-	var held atomic.Bool
-	gate := bosun.NewStep("gate", func(ctx context.Context, p *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
-		if p.Object.Name == "child" && held.CompareAndSwap(false, true) {
-			select {
-			case <-release:
-			case <-ctx.Done():
+	for _, tc := range []struct {
+		name string
+		// same gives For and the owner's watch one object; watches makes
+		// that watch a Watches that maps an object to its controller.
+		same, watches bool
+	}{
+		{name: "an object for each watch"},
+		{name: "one object for For and Owns", same: true},
+		{name: "one object for For and Watches", same: true, watches: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			release := make(chan struct{})
+			var held atomic.Bool
+			gate := bosun.NewStep("gate", func(ctx context.Context, p *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+				if p.Object.Name == "child" && held.CompareAndSwap(false, true) {
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				}
+				return ctrl.Result{}, nil
+			})
+			touched := &sawLabel{label: "touched"}
+			r := &bosun.Reconciler[*testapi.Widget]{Name: "own-writes-owner", Steps: []bosun.Step[*testapi.Widget]{childReady{}, gate, touched}}
+			bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{}, func(mgr ctrl.Manager) error {
+				inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == f.ns })
+				forObj, owned := &testapi.Widget{}, &testapi.Widget{}
+				if tc.same {
+					owned = forObj
+				}
+				// Two workers: the parent's passes run while the child's
+				// first one is held.
+				b := bosun.ControllerManagedBy[*testapi.Widget](mgr).
+					For(forObj, builder.WithPredicates(inNamespace)).
+					WithOptions(controller.Options{MaxConcurrentReconciles: 2})
+				if tc.watches {
+					toOwner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &testapi.Widget{}, handler.OnlyControllerOwner())
+					return b.Watches(owned, toOwner, builder.WithPredicates(inNamespace)).Complete(r)
+				}
+				return b.Owns(owned, builder.WithPredicates(inNamespace)).Complete(r)
+			})
+			parent := f.create("parent", 1, 1, map[string]string{"test.bosun.dev/child": "child"})
+			f.waitReady("parent", metav1.ConditionFalse, "ChildNotReady")
+			child := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "child"}, Spec: testapi.WidgetSpec{Value: 1, Divisor: 1}}
+			if err := controllerutil.SetControllerReference(parent, child, f.c.Scheme()); err != nil {
+				t.Fatal(err)
 			}
-		}
-		return ctrl.Result{}, nil
-	})
-	touched := &sawLabel{label: "touched"}
-	r := &bosun.Reconciler[*testapi.Widget]{Name: "own-writes-owner", Steps: []bosun.Step[*testapi.Widget]{childReady{}, gate, touched}}
-	bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{}, func(mgr ctrl.Manager) error {
-		inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == f.ns })
-		// Two workers: the parent's passes run while the child's first
-		// one is held.
-		return bosun.ControllerManagedBy[*testapi.Widget](mgr).
-			For(&testapi.Widget{}, builder.WithPredicates(inNamespace)).
-			Owns(&testapi.Widget{}, builder.WithPredicates(inNamespace)).
-			WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
-			Complete(r)
-	})
-	parent := f.create("parent", 1, 1, map[string]string{"test.bosun.dev/child": "child"})
-	f.waitReady("parent", metav1.ConditionFalse, "ChildNotReady")
-	child := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "child"}, Spec: testapi.WidgetSpec{Value: 1, Divisor: 1}}
-	if err := controllerutil.SetControllerReference(parent, child, f.c.Scheme()); err != nil {
-		t.Fatal(err)
+			if err := f.c.Create(t.Context(), child); err != nil {
+				t.Fatal(err)
+			}
+			// The child's create event brings a pass of the parent (Owns),
+			// which finds the child not Ready yet: its first pass is held.
+			bosuntest.Eventually(t, func(ctx context.Context) error {
+				if !held.Load() {
+					return errors.New("the child's first pass has not started")
+				}
+				return nil
+			})
+			// A pass of the parent that has seen a touch made now finds the
+			// child not Ready; the passes before it are over.
+			f.touch("parent", "1")
+			bosuntest.Eventually(t, func(context.Context) error {
+				if !touched.seen() {
+					return errors.New("no pass of the parent has seen the touch yet")
+				}
+				return nil
+			})
+			f.waitReady("parent", metav1.ConditionFalse, "ChildNotReady")
+			close(release)
+			f.waitReady("child", metav1.ConditionTrue, conditions.ReasonSucceeded)
+			f.waitReady("parent", metav1.ConditionTrue, conditions.ReasonSucceeded)
+		})
 	}
-	if err := f.c.Create(t.Context(), child); err != nil {
-		t.Fatal(err)
-	}
-	// The child's create event brings a pass of the parent (Owns), which
-	// finds the child not Ready yet: its first pass is held.
-	bosuntest.Eventually(t, func(ctx context.Context) error {
-		if !held.Load() {
-			return errors.New("the child's first pass has not started")
-		}
-		return nil
-	})
-	// A pass of the parent that has seen a touch made now finds the child
-	// not Ready; the passes before it are over.
-	f.touch("parent", "1")
-	bosuntest.Eventually(t, func(context.Context) error {
-		if !touched.seen() {
-			return errors.New("no pass of the parent has seen the touch yet")
-		}
-		return nil
-	})
-	f.waitReady("parent", metav1.ConditionFalse, "ChildNotReady")
-	close(release)
-	f.waitReady("child", metav1.ConditionTrue, conditions.ReasonSucceeded)
-	f.waitReady("parent", metav1.ConditionTrue, conditions.ReasonSucceeded)
 }
 
 // TestOwnWritesStartNoPassForMetadataOnly checks that a controller whose

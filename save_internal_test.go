@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,7 +18,8 @@ import (
 
 // TestStatusOnlyDiff checks that the status patch computed from the
 // statuses alone is the status part of the patch of the whole object, and
-// that any other change sends the caller to that whole patch.
+// takes the status read to the pass's, and that any other change sends
+// the caller to that whole patch.
 func TestStatusOnlyDiff(t *testing.T) {
 	t.Parallel()
 	now := metav1.Now()
@@ -88,6 +91,24 @@ func TestStatusOnlyDiff(t *testing.T) {
 			}
 			if diff := cmp.Diff(whole, own); diff != "" {
 				t.Errorf("status patch (-whole object's +statuses'):\n%s", diff)
+			}
+			// Applied to the status read, the patch gives the pass's.
+			oldJSON, err := json.Marshal(before.Status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			newJSON, err := json.Marshal(after.Status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			applied := oldJSON
+			if status != nil {
+				if applied, err = jsonpatch.MergePatch(oldJSON, status); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if diff := cmp.Diff(decodeJSON(t, newJSON), decodeJSON(t, applied)); diff != "" {
+				t.Errorf("the status read with the patch applied (-pass's +got):\n%s", diff)
 			}
 		})
 	}

@@ -531,11 +531,12 @@ func widgetNames(ws []testapi.Widget) []string {
 }
 
 // TestLeanCacheMatchesUpstream is LeanCache's differential test: Widgets
-// and ConfigMaps read from a lean cache, with and without tuning, are the
-// objects controller-runtime's cache holds, but for managedFields (kept
-// for a set's child, without the status entries). The objects carry what
-// the lean cache shares: labels, annotations, finalizers, owner
-// references and conditions.
+// and ConfigMaps read from a lean cache, with and without tuning (Enable
+// called before LeanCache or after it, or twice), are the objects
+// controller-runtime's cache holds, but for managedFields (kept for a
+// set's child, without the status entries). The objects carry what the
+// lean cache shares: labels, annotations, finalizers, owner references
+// and conditions.
 func TestLeanCacheMatchesUpstream(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -593,13 +594,24 @@ func TestLeanCacheMatchesUpstream(t *testing.T) {
 		return wm, cm, nil
 	}
 	managers := map[string]ctrl.Manager{}
-	for _, name := range []string{"upstream", "lean", "lean, tuned"} {
+	// The lean and tuned managers: LeanCache before Enable or after it, and
+	// Enable called twice, change nothing.
+	lean := []string{"lean", "lean, tuned", "tuned, then lean", "lean, tuned twice"}
+	for _, name := range append([]string{"upstream"}, lean...) {
 		managers[name] = bosuntest.RunManagerWith(t, f.cp, bosuntest.ManagerOptions{Namespaces: []string{f.ns}, Configure: func(o *ctrl.Options) {
-			if name == "upstream" {
-				return
-			}
-			tuning.LeanCache(&o.Cache)
-			if name == "lean, tuned" {
+			switch name {
+			case "upstream":
+			case "lean":
+				tuning.LeanCache(&o.Cache)
+			case "lean, tuned":
+				tuning.LeanCache(&o.Cache)
+				tuning.Enable(o)
+			case "tuned, then lean":
+				tuning.Enable(o)
+				tuning.LeanCache(&o.Cache)
+			case "lean, tuned twice":
+				tuning.LeanCache(&o.Cache)
+				tuning.Enable(o)
 				tuning.Enable(o)
 			}
 		}}, func(ctrl.Manager) error { return nil })
@@ -632,7 +644,7 @@ func TestLeanCacheMatchesUpstream(t *testing.T) {
 		c.ManagedFields = kept
 		wantCM[name] = c
 	}
-	for _, name := range []string{"lean", "lean, tuned"} {
+	for _, name := range lean {
 		bosuntest.Eventually(t, func(context.Context) error {
 			gotW, gotCM, err := read(managers[name].GetClient())
 			if err != nil {
