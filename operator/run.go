@@ -59,7 +59,10 @@ type Options struct {
 	Samples func(namespace string) []client.Object
 	// Manager, when set, adjusts the manager options the flags chose
 	// before the manager is made: a cache's namespaces or a controller
-	// setting the flags do not cover.
+	// setting the flags do not cover. The options it is given already
+	// carry the lean cache and, with --tuning, bosun's tuning, in their
+	// NewCache and NewClient: to change how the cache or the client is
+	// made, wrap the functions it finds there rather than replace them.
 	Manager func(*ctrl.Options)
 	// Sensitive names, per kind, the fields whose values --plan never
 	// prints, besides the data and stringData of Secrets, which it never
