@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,8 +48,8 @@ import (
 type Step[T client.Object] struct {
 	connector Connector[T]
 	cfg       config
-	// metrics are the step's series, by metricsKey (see meters).
-	metrics sync.Map // metricsKey -> *metricSet
+	// meters are the step's series.
+	meters *meters[T]
 	// memory is what the step remembers of each object between passes:
 	// the failed creates, updates and deletes it backs off from, so that
 	// the watch events of its own writes do not turn into a loop of
@@ -70,7 +69,6 @@ type Step[T client.Object] struct {
 	write  writer[T]
 	secret secrets[T]
 	log    changes[T]
-	meters meters[T]
 }
 
 var (
@@ -96,7 +94,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		o(&cfg)
 	}
 	cfg.fill()
-	s := &Step[T]{connector: c, cfg: cfg}
+	s := &Step[T]{connector: c, cfg: cfg, meters: newMeters[T](cfg.name)}
 	s.memory.polls.gone = &s.memory.forgotten
 	if _, ok := c.(BatchObserver[T]); ok {
 		s.memory.polls.batching.Store(true)
@@ -104,7 +102,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	s.pace, s.batch = pacer[T]{s}, batcher[T]{s}
 	s.obs, s.calls, s.ops = observer[T]{s}, caller[T]{s}, poller[T]{s}
 	s.act, s.del = actor[T]{s}, cleaner[T]{s}
-	s.rec, s.write, s.secret, s.log, s.meters = recorder[T]{s}, writer[T]{s}, secrets[T]{s}, changes[T]{s}, meters[T]{s}
+	s.rec, s.write, s.secret, s.log = recorder[T]{s}, writer[T]{s}, secrets[T]{s}, changes[T]{s}
 	return s
 }
 
