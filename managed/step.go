@@ -66,7 +66,7 @@ type Step[T client.Object] struct {
 	act    actor[T]
 	del    cleaner[T]
 	rec    recorder[T]
-	write  writer[T]
+	write  *writer[T]
 	secret secrets[T]
 	log    changes[T]
 }
@@ -102,7 +102,8 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	s.pace, s.batch = pacer[T]{s}, batcher[T]{s}
 	s.obs, s.calls, s.ops = observer[T]{s}, caller[T]{s}, poller[T]{s}
 	s.act, s.del = actor[T]{s}, cleaner[T]{s}
-	s.rec, s.write, s.secret, s.log = recorder[T]{s}, writer[T]{s}, secrets[T]{s}, changes[T]{s}
+	s.write = newWriter[T](&cfg)
+	s.rec, s.secret, s.log = recorder[T]{s}, secrets[T]{s}, changes[T]{s}
 	return s
 }
 
