@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,27 +41,32 @@ func (a actor[T]) adopt(req *bosun.Pass[T], target T, name string, lateInit bool
 }
 
 // sync acts on a decision about a resource that is the object's: it
-// updates it, or waits for an update under way, and repairs missing
-// credentials. It returns the connection details to publish and how soon
-// an update under way is due again.
-func (a actor[T]) sync(ctx context.Context, req *bosun.Pass[T], o *observed[T], d decision) (ConnectionDetails, time.Duration, error) {
+// updates it, or waits for an update under way, repairs missing
+// credentials and publishes the connection details. It returns how soon an
+// update under way is due again.
+func (a actor[T]) sync(ctx context.Context, req *bosun.Pass[T], o *observed[T], d decision) (time.Duration, error) {
 	details, again := o.obs.ConnectionDetails, a.cfg.short
 	switch d.action {
 	case actReport:
 		a.memory.change(req.Object.GetUID(), func(m *memo) { m.update = nil })
 	case actUpdateBackoff:
 		// A failed Update of this generation keeps its error meanwhile.
-		return nil, 0, o.facts.memo.update.err
+		return 0, o.facts.memo.update.err
 	case actUpdateWait:
 		again = d.wait
 	case actUpdate:
 		var err error
 		if again, details, err = a.update(ctx, req, o.cl, o.obs, o.name); err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 	}
 	details, err := a.credentials(ctx, req, o.cl, o.facts.pol, details)
-	return details, again, err
+	if err != nil {
+		return 0, err
+	}
+	wctx, cancel := a.write.durable(ctx)
+	defer cancel()
+	return again, a.secret.publish(wctx, req, details)
 }
 
 // update calls Update on the external resource name, found to differ from
@@ -143,7 +147,7 @@ func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 		return details, nil
 	}
 	lacking := func() {
-		a.rec.setCondition(obj, a.cfg.available, metav1.ConditionFalse, ReasonCredentialsMissing,
+		a.rec.unavailable(obj, ReasonCredentialsMissing,
 			fmt.Sprintf("connection secret %s lacks %s", secret, strings.Join(missing, ", ")))
 	}
 	if prev != nil && a.cfg.now().Before(prev.at.Add(backoff(a.cfg.short, prev.n))) {
@@ -230,7 +234,7 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	if cr.Operation != "" {
 		msg = "the external system is creating the resource"
 	}
-	a.rec.setCondition(obj, a.cfg.available, metav1.ConditionFalse, ReasonCreating, msg)
+	a.rec.unavailable(obj, ReasonCreating, msg)
 	a.rec.setSynced(obj, "")
 	return ctrl.Result{RequeueAfter: a.cfg.short}, nil
 }

@@ -121,14 +121,6 @@ func (s caller[T]) observe(ctx context.Context, req *bosun.Pass[T], cl ExternalC
 	return obs, nil
 }
 
-// describe names an external resource in messages.
-func describe(name string) string {
-	if name == "" {
-		return "the external resource (not named yet)"
-	}
-	return fmt.Sprintf("external resource %q", name)
-}
-
 // callExternal runs fn, the call op of the ExternalClient for obj, as
 // limitedCall does, between the hooks of the step.
 func callExternal[T client.Object, R any](ctx context.Context, s *Step[T], req *bosun.Pass[T], op string, obj T, fn func(ctx context.Context) (R, error)) (R, error) {

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -110,7 +109,7 @@ func (c cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl Externa
 func (c cleaner[T]) waitFinalizers(req *bosun.Pass[T], name string) {
 	obj := req.Object
 	fins := obj.GetFinalizers()
-	c.rec.setCondition(obj, c.cfg.synced, metav1.ConditionFalse, ReasonWaitingForFinalizers,
+	c.rec.unsynced(obj, ReasonWaitingForFinalizers,
 		fmt.Sprintf("the deletion order is %q: %s is deleted once the object's other finalizers are gone (it holds %s, one of them the operator's own)",
 			DeletionOrderLast, describe(name), strings.Join(fins, ", ")))
 	req.Log.V(1).Info("waiting for the object's other finalizers before deleting the external resource", "externalName", name, "finalizers", fins)
@@ -175,7 +174,7 @@ func (c cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalC
 
 // setDeleting reports a Delete asked for and a resource still there.
 func (c cleaner[T]) setDeleting(obj T) {
-	c.rec.setCondition(obj, c.cfg.available, metav1.ConditionFalse, ReasonDeleting, "waiting for the external resource to be deleted")
+	c.rec.unavailable(obj, ReasonDeleting, "waiting for the external resource to be deleted")
 	c.rec.setSynced(obj, "")
 }
 

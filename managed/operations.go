@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,10 +42,10 @@ func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClie
 	}
 	if !st.Done {
 		if op.Kind == opCreate {
-			s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external system is creating the resource")
+			s.rec.unavailable(obj, ReasonCreating, "the external system is creating the resource")
 			s.rec.setSynced(obj, "")
 		} else {
-			s.rec.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
+			s.rec.unsynced(obj, ReasonUpdating,
 				fmt.Sprintf("the external system is updating %s to the spec", describe(name)))
 		}
 		return true, ctrl.Result{RequeueAfter: s.cfg.short}, nil

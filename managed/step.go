@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,7 +64,7 @@ type Step[T client.Object] struct {
 	ops    poller[T]
 	act    actor[T]
 	del    cleaner[T]
-	rec    recorder[T]
+	rec    *recorder[T]
 	write  *writer[T]
 	secret secrets[T]
 	log    changes[T]
@@ -103,7 +102,8 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	s.obs, s.calls, s.ops = observer[T]{s}, caller[T]{s}, poller[T]{s}
 	s.act, s.del = actor[T]{s}, cleaner[T]{s}
 	s.write = newWriter[T](&cfg)
-	s.rec, s.secret, s.log = recorder[T]{s}, secrets[T]{s}, changes[T]{s}
+	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
+	s.secret, s.log = secrets[T]{s}, changes[T]{s}
 	return s
 }
 
@@ -219,17 +219,17 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	case actCreate:
 		return s.act.create(ctx, req, o.cl, o.name)
 	case actConflict:
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
+		s.rec.unavailable(obj, ReasonUnavailable, "the resource under the external name is not this object's")
 		return ctrl.Result{}, s.rec.notOurs(obj, o.name, o.obs, o.facts.granted)
 	case actNotGranted:
 		return s.rec.notGranted(req, o.name), nil
 	}
 	s.act.adopt(req, o.target, o.name, d.lateInit)
-	details, again, err := s.act.sync(ctx, req, o, d)
+	again, err := s.act.sync(ctx, req, o, d)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return s.rec.synced(ctx, req, o, d, details, again)
+	return s.rec.synced(req, o.obs, o.name, o.facts.now, d, again), nil
 }
 
 // Observe reports the external resource under the skip reconcile policy:
@@ -243,7 +243,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	s.rec.noteFirstReconcile(req, now)
 	paused := fmt.Sprintf("the reconcile policy %q only observes the external resource: nothing is created, updated or deleted", req.Policy)
 	if ExternalName(obj) == "" && s.cfg.providerNames {
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource has no name yet")
+		s.rec.unavailable(obj, ReasonUnavailable, "the external resource has no name yet")
 		s.rec.setPaused(obj, paused)
 		return ctrl.Result{RequeueAfter: s.rec.poll(req)}, nil
 	}
@@ -267,11 +267,11 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	switch {
 	case !obs.Exists:
 		keepStatus(obj, target)
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource does not exist")
+		s.rec.unavailable(obj, ReasonUnavailable, "the external resource does not exist")
 	case !f.owns(obs) && refused(obs, f.granted) == actNotGranted:
 		return s.rec.notGranted(req, ExternalName(target)), nil
 	case !f.owns(obs):
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
+		s.rec.unavailable(obj, ReasonUnavailable, "the resource under the external name is not this object's")
 		return ctrl.Result{}, s.rec.notOurs(obj, ExternalName(target), obs, f.granted)
 	default:
 		// The status Observe wrote is kept; the spec never is.
@@ -311,6 +311,6 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 // spec that Observe late-initialised and the API server refused. The
 // engine calls it before it writes the status.
 func (s *Step[T]) WriteFailed(req *bosun.Pass[T], reason conditions.Reason, err error) {
-	s.rec.setCondition(req.Object, s.cfg.synced, metav1.ConditionFalse, reason,
+	s.rec.unsynced(req.Object, reason,
 		fmt.Sprintf("the engine could not write the object (%s): %v", strings.TrimSuffix(string(reason), "Failed"), err))
 }
