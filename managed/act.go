@@ -126,11 +126,11 @@ func (a actor[T]) inSync(obj T) bool {
 // ReasonCredentialsMissing.
 func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], pol Policies, details ConnectionDetails) (ConnectionDetails, error) {
 	rep, ok := cl.(CredentialRepairer[T])
-	if !ok || !pol.Update || a.cfg.secretName == nil {
+	if !ok || !pol.Update {
 		return details, nil
 	}
 	obj := req.Object
-	secret := a.cfg.secretName(obj)
+	secret := a.secret.nameOf(obj)
 	if secret == "" {
 		return details, nil
 	}

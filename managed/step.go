@@ -66,7 +66,7 @@ type Step[T client.Object] struct {
 	del    cleaner[T]
 	rec    *recorder[T]
 	write  *writer[T]
-	secret secrets[T]
+	secret *secrets[T]
 	log    changes[T]
 }
 
@@ -103,7 +103,8 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	s.act, s.del = actor[T]{s}, cleaner[T]{s}
 	s.write = newWriter[T](&cfg)
 	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
-	s.secret, s.log = secrets[T]{s}, changes[T]{s}
+	s.secret = newSecrets(&cfg, &s.memory.polls.keys, s.rec)
+	s.log = changes[T]{s}
 	return s
 }
 
