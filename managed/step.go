@@ -67,7 +67,7 @@ type Step[T client.Object] struct {
 	rec    *recorder[T]
 	write  *writer[T]
 	secret *secrets[T]
-	log    changes[T]
+	log    *changes[T]
 }
 
 var (
@@ -104,7 +104,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	s.write = newWriter[T](&cfg)
 	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
 	s.secret = newSecrets(&cfg, &s.memory.polls.keys, s.rec)
-	s.log = changes[T]{s}
+	s.log = newChanges[T](&cfg, &s.memory)
 	return s
 }
 
