@@ -80,7 +80,7 @@ func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	// is still being applied is logged and counted once.
 	repeat := prev != nil && prev.err == nil && prev.gen == obj.GetGeneration()
 	drift := a.inSync(obj)
-	up, err := callExternal(ctx, a.Step, req, opUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
+	up, err := callExternal(ctx, a.calls, req, opUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
 	outcome := outcomeOf(err)
 	if err == nil && up.Operation != "" {
 		outcome = changelog.OutcomeStarted
@@ -157,7 +157,7 @@ func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 	}
 	name := ExternalName(obj)
 	req.Log.Info("connection secret lacks credentials, repairing them", "externalName", name, "secret", secret, "keys", missing)
-	creds, err := callExternal(ctx, a.Step, req, opRepairCredentials, obj, func(ctx context.Context) (ConnectionDetails, error) {
+	creds, err := callExternal(ctx, a.calls, req, opRepairCredentials, obj, func(ctx context.Context) (ConnectionDetails, error) {
 		return rep.RepairCredentials(ctx, obj)
 	})
 	a.log.add(req, opRepairCredentials, name, outcomeOf(err), err)
@@ -193,7 +193,7 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		return ctrl.Result{}, a.rec.fail(ReasonRecordCreateFailed, fmt.Errorf("recording a pending create: %w", err))
 	}
 	obj := req.Object
-	cr, cerr := callExternal(ctx, a.Step, req, opCreate, obj, func(ctx context.Context) (Creation, error) { return cl.Create(ctx, obj) })
+	cr, cerr := callExternal(ctx, a.calls, req, opCreate, obj, func(ctx context.Context) (Creation, error) { return cl.Create(ctx, obj) })
 	assigned := ExternalName(obj)
 	if assigned != name && (!a.cfg.providerNames || cerr != nil) {
 		// A name the step chose never changes; a name the external

@@ -158,7 +158,7 @@ func (c cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalC
 	if !deleting {
 		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonDeletingExternalResource), "Delete", "deleting external resource %q", name)
 	}
-	_, err := callExternal(ctx, c.Step, req, opDelete, obj, func(ctx context.Context) (struct{}, error) {
+	_, err := callExternal(ctx, c.calls, req, opDelete, obj, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, cl.Delete(ctx, obj)
 	})
 	c.log.add(req, opDelete, name, outcomeOf(err), err)

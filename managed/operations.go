@@ -34,7 +34,7 @@ func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClie
 		setAnnotations(obj, map[string]string{annotationOperation: ""})
 		return false, ctrl.Result{}, nil
 	}
-	st, perr := callExternal(ctx, s.Step, req, opPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
+	st, perr := callExternal(ctx, s.calls, req, opPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
 		return p.PollOperation(ctx, obj, op)
 	})
 	if perr != nil {

@@ -60,7 +60,7 @@ type Step[T client.Object] struct {
 	pace   pacer[T]
 	batch  batcher[T]
 	obs    observer[T]
-	calls  caller[T]
+	calls  *caller[T]
 	ops    poller[T]
 	act    actor[T]
 	del    cleaner[T]
@@ -99,10 +99,11 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		s.memory.polls.batching.Store(true)
 	}
 	s.pace, s.batch = pacer[T]{s}, batcher[T]{s}
-	s.obs, s.calls, s.ops = observer[T]{s}, caller[T]{s}, poller[T]{s}
+	s.obs, s.ops = observer[T]{s}, poller[T]{s}
 	s.act, s.del = actor[T]{s}, cleaner[T]{s}
 	s.write = newWriter[T](&cfg)
 	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
+	s.calls = newCaller(&cfg, c, s.meters, s.rec, &s.memory.polls)
 	s.secret = newSecrets(&cfg, &s.memory.polls.keys, s.rec)
 	s.log = newChanges[T](&cfg, &s.memory)
 	return s
