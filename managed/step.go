@@ -61,7 +61,7 @@ type Step[T client.Object] struct {
 	batch  batcher[T]
 	obs    observer[T]
 	calls  *caller[T]
-	ops    poller[T]
+	ops    *poller[T]
 	act    actor[T]
 	del    cleaner[T]
 	rec    *recorder[T]
@@ -99,13 +99,14 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		s.memory.polls.batching.Store(true)
 	}
 	s.pace, s.batch = pacer[T]{s}, batcher[T]{s}
-	s.obs, s.ops = observer[T]{s}, poller[T]{s}
+	s.obs = observer[T]{s}
 	s.act, s.del = actor[T]{s}, cleaner[T]{s}
 	s.write = newWriter[T](&cfg)
 	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
 	s.calls = newCaller(&cfg, c, s.meters, s.rec, &s.memory.polls)
 	s.secret = newSecrets(&cfg, &s.memory.polls.keys, s.rec)
 	s.log = newChanges[T](&cfg, &s.memory)
+	s.ops = newPoller(&cfg, s.calls, s.rec, s.log, s.write, s.secret)
 	return s
 }
 
