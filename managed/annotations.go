@@ -127,6 +127,28 @@ func NameFromUID(prefix string) func(client.Object) string {
 	return func(obj client.Object) string { return prefix + string(obj.GetUID()) }
 }
 
+// naming is how a step names external resources: choose names the
+// resource of an object that records none, unless the external system
+// assigns the names (provider, WithProviderNames).
+type naming[T client.Object] struct {
+	choose   func(client.Object) string
+	provider bool
+}
+
+// named returns a copy of obj that carries the external name the step uses
+// for it: the recorded one or, when the step chooses names, a new one. A
+// chosen name is not put on obj here: it is committed with the pending mark
+// of a create, or with the object once the resource under it proved to be
+// the object's. So a recorded name without a pending mark is one the user
+// set.
+func (n naming[T]) named(obj T) T {
+	t := obj.DeepCopyObject().(T)
+	if ExternalName(t) == "" && !n.provider {
+		SetExternalName(t, n.choose(t))
+	}
+	return t
+}
+
 // setAnnotations sets the given annotations on obj; an empty value removes
 // the annotation.
 func setAnnotations(obj client.Object, set map[string]string) {

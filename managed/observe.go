@@ -70,7 +70,7 @@ func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T], batch bool
 	// resource is another object's; the spec it fills in only if the
 	// resource proves to be the object's and the policies allow
 	// LateInitialize.
-	target := o.named(obj)
+	target := o.names.named(obj)
 	obs, err := o.calls.observe(ctx, req, cl, target)
 	if err != nil {
 		done()
@@ -207,18 +207,4 @@ func (o observer[T]) deletionOrder(obj T) (DeletionOrder, error) {
 		return "", invalidPolicy(o.cfg.synced, fmt.Errorf("annotation %s: %w", AnnotationDeletionOrder, err))
 	}
 	return d, nil
-}
-
-// named returns a copy of obj that carries the external name the step uses
-// for it: the recorded one or, when the step chooses names, a new one. A
-// chosen name is not put on obj here: it is committed with the pending mark
-// of a create, or with the object once the resource under it proved to be
-// the object's. So a recorded name without a pending mark is one the user
-// set.
-func (o observer[T]) named(obj T) T {
-	t := obj.DeepCopyObject().(T)
-	if ExternalName(t) == "" && !o.cfg.providerNames {
-		SetExternalName(t, o.cfg.nameFn(t))
-	}
-	return t
 }

@@ -47,6 +47,8 @@ import (
 type Step[T client.Object] struct {
 	connector Connector[T]
 	cfg       config
+	// names are how the step names external resources.
+	names naming[T]
 	// meters are the step's series.
 	meters *meters[T]
 	// memory is what the step remembers of each object between passes:
@@ -58,7 +60,7 @@ type Step[T client.Object] struct {
 
 	// The stages, each a view of the step.
 	pace   pacer[T]
-	batch  batcher[T]
+	batch  *batcher[T]
 	obs    observer[T]
 	calls  *caller[T]
 	ops    *poller[T]
@@ -93,12 +95,12 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		o(&cfg)
 	}
 	cfg.fill()
-	s := &Step[T]{connector: c, cfg: cfg, meters: newMeters[T](cfg.name)}
+	s := &Step[T]{connector: c, cfg: cfg, names: naming[T]{choose: cfg.nameFn, provider: cfg.providerNames}, meters: newMeters[T](cfg.name)}
 	s.memory.polls.gone = &s.memory.forgotten
 	if _, ok := c.(BatchObserver[T]); ok {
 		s.memory.polls.batching.Store(true)
 	}
-	s.pace, s.batch = pacer[T]{s}, batcher[T]{s}
+	s.pace = pacer[T]{s}
 	s.obs = observer[T]{s}
 	s.act, s.del = actor[T]{s}, cleaner[T]{s}
 	s.write = newWriter[T](&cfg)
@@ -106,6 +108,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	s.calls = newCaller(&cfg, c, s.meters, s.rec, &s.memory.polls)
 	s.secret = newSecrets(&cfg, &s.memory.polls.keys, s.rec)
 	s.log = newChanges[T](&cfg, &s.memory)
+	s.batch = newBatcher(&cfg, &s.memory.polls, s.calls, s.names)
 	s.ops = newPoller(&cfg, s.calls, s.rec, s.log, s.write, s.secret)
 	return s
 }
@@ -250,7 +253,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		s.rec.setPaused(obj, paused)
 		return ctrl.Result{RequeueAfter: s.rec.poll(req)}, nil
 	}
-	target := s.obs.named(obj)
+	target := s.names.named(obj)
 	cl, done, err := s.calls.connect(ctx, req)
 	if err != nil {
 		return ctrl.Result{}, err
