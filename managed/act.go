@@ -314,11 +314,3 @@ func (a actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr err
 	})
 	return err
 }
-
-// keepStatus sets the status of dst to that of src, the copy Observe
-// worked on, when their type has a Status field: what Observe wrote there
-// of the external resource (status.atProvider, by convention) is kept,
-// whatever it did to the copy's spec.
-func keepStatus[T client.Object](dst, src T) {
-	statusfield.Copy(dst, src)
-}

@@ -149,6 +149,22 @@ func (n naming[T]) named(obj T) T {
 	return t
 }
 
+// chosen reports whether the name obj records, or will get, is the one the
+// step chooses for it; never with names the external system assigns.
+func (n naming[T]) chosen(obj T) bool {
+	return !n.provider && (ExternalName(obj) == "" || ExternalName(obj) == n.choose(obj))
+}
+
+// deletingLast returns the controllers obj's annotationDeletingLast
+// names.
+func deletingLast(obj client.Object) []string {
+	v := obj.GetAnnotations()[annotationDeletingLast]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
 // setAnnotations sets the given annotations on obj; an empty value removes
 // the annotation.
 func setAnnotations(obj client.Object, set map[string]string) {

@@ -190,16 +190,6 @@ func (c cleaner[T]) leaveDeletingLast(req *bosun.Pass[T]) {
 	setAnnotations(req.Object, map[string]string{annotationDeletingLast: strings.Join(last, ",")})
 }
 
-// deletingLast returns the controllers obj's annotationDeletingLast
-// names.
-func deletingLast(obj client.Object) []string {
-	v := obj.GetAnnotations()[annotationDeletingLast]
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
-}
-
 // gone finishes a cleanup whose resource no longer exists, or is not the
 // object's: the engine lets the object go, so the step forgets it.
 func (c cleaner[T]) gone(ctx context.Context, req *bosun.Pass[T], now time.Time) error {

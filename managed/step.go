@@ -61,7 +61,7 @@ type Step[T client.Object] struct {
 	// The stages, each a view of the step.
 	pace   pacer[T]
 	batch  *batcher[T]
-	obs    observer[T]
+	obs    *observer[T]
 	calls  *caller[T]
 	ops    *poller[T]
 	act    actor[T]
@@ -101,7 +101,6 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		s.memory.polls.batching.Store(true)
 	}
 	s.pace = pacer[T]{s}
-	s.obs = observer[T]{s}
 	s.act, s.del = actor[T]{s}, cleaner[T]{s}
 	s.write = newWriter[T](&cfg)
 	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
@@ -110,6 +109,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	s.log = newChanges[T](&cfg, &s.memory)
 	s.batch = newBatcher(&cfg, &s.memory.polls, s.calls, s.names)
 	s.ops = newPoller(&cfg, s.calls, s.rec, s.log, s.write, s.secret)
+	s.obs = newObserver(&cfg, s.names, s.calls, s.ops, s.batch, s.secret, s.rec, &s.memory)
 	return s
 }
 
@@ -201,7 +201,10 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	if end {
 		return res, nil
 	}
-	o, res, err := s.obs.observe(ctx, req, pace == paceBatch)
+	s.log.restore(req)
+	now := s.cfg.now()
+	s.rec.noteFirstReconcile(req, now)
+	o, res, err := s.obs.observe(ctx, req, now, pace == paceBatch)
 	if o == nil {
 		return res, err
 	}
