@@ -21,13 +21,39 @@ import (
 
 // actor is the stage of Do that acts on a decision: it creates, updates
 // and repairs credentials, and takes what Observe found into the object.
-type actor[T client.Object] struct{ *Step[T] }
+type actor[T client.Object] struct {
+	calls  *caller[T]
+	ops    *poller[T]
+	write  *writer[T]
+	secret *secrets[T]
+	log    *changes[T]
+	rec    *recorder[T]
+	meters *meters[T]
+	// memory holds the failures the next calls back off from, and the
+	// last Update of a generation.
+	memory *memory
+	// providerNames: the external system names the resources
+	// (WithProviderNames). short is how soon an object whose resource is
+	// being created or updated is looked at again.
+	providerNames bool
+	short         time.Duration
+	now           func() time.Time
+}
+
+// newActor returns the actor of a step configured by cfg, made of its
+// other stages; it remembers in m.
+func newActor[T client.Object](cfg *config, calls *caller[T], ops *poller[T], write *writer[T], secret *secrets[T], log *changes[T], rec *recorder[T], meters *meters[T], m *memory) *actor[T] {
+	return &actor[T]{
+		calls: calls, ops: ops, write: write, secret: secret, log: log, rec: rec, meters: meters, memory: m,
+		providerNames: cfg.providerNames, short: cfg.short, now: cfg.now,
+	}
+}
 
 // adopt takes into the object what Observe found of a resource that is the
 // object's: the whole copy when late initialisation applies (lateInit),
 // else the status Observe wrote, and the external name when the object
 // records none yet.
-func (a actor[T]) adopt(req *bosun.Pass[T], target T, name string, lateInit bool) {
+func (a *actor[T]) adopt(req *bosun.Pass[T], target T, name string, lateInit bool) {
 	obj := req.Object
 	if lateInit {
 		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(target).Elem())
@@ -44,8 +70,8 @@ func (a actor[T]) adopt(req *bosun.Pass[T], target T, name string, lateInit bool
 // updates it, or waits for an update under way, repairs missing
 // credentials and publishes the connection details. It returns how soon an
 // update under way is due again.
-func (a actor[T]) sync(ctx context.Context, req *bosun.Pass[T], o *observed[T], d decision) (time.Duration, error) {
-	details, again := o.obs.ConnectionDetails, a.cfg.short
+func (a *actor[T]) sync(ctx context.Context, req *bosun.Pass[T], o *observed[T], d decision) (time.Duration, error) {
+	details, again := o.obs.ConnectionDetails, a.short
 	switch d.action {
 	case actReport:
 		a.memory.change(req.Object.GetUID(), func(m *memo) { m.update = nil })
@@ -72,7 +98,7 @@ func (a actor[T]) sync(ctx context.Context, req *bosun.Pass[T], o *observed[T], 
 // update calls Update on the external resource name, found to differ from
 // the spec as obs says. It returns how soon the next Update is due and the
 // connection details, those Update returned merged in.
-func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obs Observation, name string) (time.Duration, ConnectionDetails, error) {
+func (a *actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obs Observation, name string) (time.Duration, ConnectionDetails, error) {
 	obj := req.Object
 	uid := obj.GetUID()
 	prev := a.memory.get(uid).update
@@ -92,11 +118,11 @@ func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		err = a.rec.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
 		_, sev, _ := conditions.FromError(err)
 		a.memory.change(uid, func(m *memo) {
-			m.update = failed(m.update, a.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
+			m.update = failed(m.update, a.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
 		})
 		return 0, nil, err
 	}
-	a.memory.change(uid, func(m *memo) { m.update = &attempt{at: a.cfg.now(), gen: obj.GetGeneration()} })
+	a.memory.change(uid, func(m *memo) { m.update = &attempt{at: a.now(), gen: obj.GetGeneration()} })
 	if up.Operation != "" {
 		if err := a.ops.start(ctx, req, Operation{Kind: opUpdate, Token: up.Operation}); err != nil {
 			return 0, nil, err
@@ -108,13 +134,13 @@ func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	}
 	req.Log.Info("updated external resource", "externalName", name, "drift", drift)
 	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonUpdatedExternalResource), "Update", "updated external resource %q: %s", name, obs.Diff)
-	return a.cfg.short, merge(obs.ConnectionDetails, up.ConnectionDetails), nil
+	return a.short, merge(obs.ConnectionDetails, up.ConnectionDetails), nil
 }
 
 // inSync reports whether the engine has already been through the current
 // generation (status.observedGeneration), so that a difference found now
 // was made outside the operator (drift) rather than by a spec change.
-func (a actor[T]) inSync(obj T) bool {
+func (a *actor[T]) inSync(obj T) bool {
 	g, ok := statusfield.ObservedGeneration(obj)
 	return ok && g == obj.GetGeneration()
 }
@@ -124,7 +150,7 @@ func (a actor[T]) inSync(obj T) bool {
 // and a key it names is neither in details nor in the Secret, it calls
 // RepairCredentials. Until that works, Available is False with
 // ReasonCredentialsMissing.
-func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], pol Policies, details ConnectionDetails) (ConnectionDetails, error) {
+func (a *actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], pol Policies, details ConnectionDetails) (ConnectionDetails, error) {
 	rep, ok := cl.(CredentialRepairer[T])
 	if !ok || !pol.Update {
 		return details, nil
@@ -150,7 +176,7 @@ func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 		a.rec.unavailable(obj, ReasonCredentialsMissing,
 			fmt.Sprintf("connection secret %s lacks %s", secret, strings.Join(missing, ", ")))
 	}
-	if prev != nil && a.cfg.now().Before(prev.at.Add(backoff(a.cfg.short, prev.n))) {
+	if prev != nil && a.now().Before(prev.at.Add(backoff(a.short, prev.n))) {
 		// A repair failed lately: wait for its backoff, with its error.
 		lacking()
 		return nil, prev.err
@@ -164,7 +190,7 @@ func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 	if err != nil {
 		lacking()
 		err = a.rec.fail(ReasonCredentialRepairFailed, fmt.Errorf("repairing the credentials of %s: %w", describe(name), err))
-		a.memory.change(uid, func(m *memo) { m.repair = failed(m.repair, a.cfg.now(), obj.GetGeneration(), false, err) })
+		a.memory.change(uid, func(m *memo) { m.repair = failed(m.repair, a.now(), obj.GetGeneration(), false, err) })
 		return nil, err
 	}
 	a.memory.change(uid, func(m *memo) { m.repair = nil })
@@ -177,13 +203,13 @@ func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 // the external system assigns, without the name of a resource that is
 // gone), creates, publishes what Create returned and records the outcome.
 // The last two writes use a context that survives a stop of the manager.
-func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string) (ctrl.Result, error) {
-	if a.cfg.providerNames {
+func (a *actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string) (ctrl.Result, error) {
+	if a.providerNames {
 		// The name recorded, if any, is of a resource that is gone; Create
 		// assigns the next.
 		name = ""
 	}
-	mark := map[string]string{AnnotationCreatePending: formatTime(a.cfg.now()), AnnotationExternalName: name, annotationFirstAvailable: ""}
+	mark := map[string]string{AnnotationCreatePending: formatTime(a.now()), AnnotationExternalName: name, annotationFirstAvailable: ""}
 	if err := a.write.commit(ctx, req, mark); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			// Our copy is out of date, or the object is gone: no create
@@ -195,19 +221,18 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	obj := req.Object
 	cr, cerr := callExternal(ctx, a.calls, req, opCreate, obj, func(ctx context.Context) (Creation, error) { return cl.Create(ctx, obj) })
 	assigned := ExternalName(obj)
-	if assigned != name && (!a.cfg.providerNames || cerr != nil) {
+	if assigned != name && (!a.providerNames || cerr != nil) {
 		// A name the step chose never changes; a name the external
 		// system gave a create that failed names nothing.
 		SetExternalName(obj, name)
 	}
-	if cerr == nil && a.cfg.providerNames && assigned == "" {
+	if cerr == nil && a.providerNames && assigned == "" {
 		// Nothing recorded would let a later pass find what was made:
 		// the pending mark stays the newest, and the next pass stops.
-		return ctrl.Result{}, &conditions.Error{Type: a.cfg.synced, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError,
-			Err: errors.New("Create succeeded and recorded no external name; with WithProviderNames it must call SetExternalName")}
+		return ctrl.Result{}, a.rec.unnamed()
 	}
 	logged := name
-	if cerr == nil && a.cfg.providerNames {
+	if cerr == nil && a.providerNames {
 		logged = assigned
 	}
 	outcome := outcomeOf(cerr)
@@ -236,17 +261,17 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	}
 	a.rec.unavailable(obj, ReasonCreating, msg)
 	a.rec.setSynced(obj, "")
-	return ctrl.Result{RequeueAfter: a.cfg.short}, nil
+	return ctrl.Result{RequeueAfter: a.short}, nil
 }
 
 // recordCreate publishes what a successful Create returned and records
 // the create's outcome on the object (nothing for an outcome unknown),
 // with a context that survives a stop of the manager. It returns the
 // errors of the publish and of the record.
-func (a actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creation, cerr error, assigned string) (pubErr, recErr error) {
+func (a *actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creation, cerr error, assigned string) (pubErr, recErr error) {
 	wctx, cancel := a.write.durable(ctx)
 	defer cancel()
-	if cerr == nil && a.cfg.providerNames {
+	if cerr == nil && a.providerNames {
 		// The name is all that finds what Create made: save it first, on
 		// its own, so that a stop or a failed write after this one leaves
 		// an object whose next pass looks for the resource under it
@@ -264,8 +289,8 @@ func (a actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creat
 		// crash window, in which the next pass adopts the resource with
 		// the Secret complete.
 		pubErr = a.secret.publish(wctx, req, cr.ConnectionDetails)
-		record[annotationCreateSucceeded] = formatTime(a.cfg.now())
-		if a.cfg.providerNames {
+		record[annotationCreateSucceeded] = formatTime(a.now())
+		if a.providerNames {
 			record[AnnotationExternalName] = assigned
 		}
 		if cr.Operation != "" {
@@ -273,7 +298,7 @@ func (a actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creat
 			record[annotationOperation] = operationValue(Operation{Kind: opCreate, Token: cr.Operation})
 		}
 	case !outcomeUnknown(cerr):
-		record[annotationCreateFailed] = formatTime(a.cfg.now())
+		record[annotationCreateFailed] = formatTime(a.now())
 	}
 	if len(record) > 0 {
 		if recErr = a.write.save(wctx, req, record); recErr != nil {
@@ -286,7 +311,7 @@ func (a actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creat
 // createFailed returns the error of a failed Create (cerr), and
 // remembers the failure, which the next create backs off from. recErr is
 // the error of the record of the failure, if that failed too.
-func (a actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr error) error {
+func (a *actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr error) error {
 	obj := req.Object
 	if outcomeUnknown(cerr) {
 		// Recorded as nothing: the leak guard treats it as a stop
@@ -310,7 +335,7 @@ func (a actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr err
 	err := a.rec.fail(ReasonCreateFailed, werr)
 	_, sev, _ := conditions.FromError(err)
 	a.memory.change(obj.GetUID(), func(m *memo) {
-		m.create = failed(m.create, a.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
+		m.create = failed(m.create, a.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
 	})
 	return err
 }

@@ -144,6 +144,13 @@ func (r *recorder[T]) incomplete(obj T) error {
 	return &conditions.Error{Type: r.syncedType, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError, Err: err}
 }
 
+// unnamed is the error of a Create that succeeded, with names the
+// external system assigns (WithProviderNames), and recorded no name.
+func (r *recorder[T]) unnamed() error {
+	return &conditions.Error{Type: r.syncedType, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError,
+		Err: errors.New("Create succeeded and recorded no external name; with WithProviderNames it must call SetExternalName")}
+}
+
 // fail turns err into an error about the Synced condition. An error that
 // carries a reason keeps it, and its severity; others get reason.
 func (r *recorder[T]) fail(reason conditions.Reason, err error) error {

@@ -64,7 +64,7 @@ type Step[T client.Object] struct {
 	obs    *observer[T]
 	calls  *caller[T]
 	ops    *poller[T]
-	act    actor[T]
+	act    *actor[T]
 	del    cleaner[T]
 	rec    *recorder[T]
 	write  *writer[T]
@@ -101,7 +101,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		s.memory.polls.batching.Store(true)
 	}
 	s.pace = pacer[T]{s}
-	s.act, s.del = actor[T]{s}, cleaner[T]{s}
+	s.del = cleaner[T]{s}
 	s.write = newWriter[T](&cfg)
 	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
 	s.calls = newCaller(&cfg, c, s.meters, s.rec, &s.memory.polls)
@@ -110,6 +110,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	s.batch = newBatcher(&cfg, &s.memory.polls, s.calls, s.names)
 	s.ops = newPoller(&cfg, s.calls, s.rec, s.log, s.write, s.secret)
 	s.obs = newObserver(&cfg, s.names, s.calls, s.ops, s.batch, s.secret, s.rec, &s.memory)
+	s.act = newActor(&cfg, s.calls, s.ops, s.write, s.secret, s.log, s.rec, s.meters, &s.memory)
 	return s
 }
 
