@@ -18,12 +18,35 @@ import (
 
 // cleaner is the stage of Cleanup that acts on a decision of
 // decideCleanup: it lets the object go, waits, or deletes.
-type cleaner[T client.Object] struct{ *Step[T] }
+type cleaner[T client.Object] struct {
+	obs    *observer[T]
+	calls  *caller[T]
+	write  *writer[T]
+	secret *secrets[T]
+	log    *changes[T]
+	rec    *recorder[T]
+	meters *meters[T]
+	// memory holds the failed Deletes the next one backs off from, and
+	// is released when the resource is gone.
+	memory *memory
+	// short is how soon a resource being deleted is looked at again.
+	short time.Duration
+	now   func() time.Time
+}
+
+// newCleaner returns the cleaner of a step configured by cfg, made of its
+// other stages; it remembers in m.
+func newCleaner[T client.Object](cfg *config, obs *observer[T], calls *caller[T], write *writer[T], secret *secrets[T], log *changes[T], rec *recorder[T], meters *meters[T], m *memory) *cleaner[T] {
+	return &cleaner[T]{
+		obs: obs, calls: calls, write: write, secret: secret, log: log, rec: rec, meters: meters, memory: m,
+		short: cfg.short, now: cfg.now,
+	}
+}
 
 // run is Cleanup but for the record of the controllers that delete last:
 // it decides what it can before it observes, observes if it must, and
 // decides again.
-func (c cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
+func (c *cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	obj := req.Object
 	f, err := c.obs.cleanupFacts(req)
 	if err != nil {
@@ -75,7 +98,7 @@ func (c cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, e
 
 // observed acts on the decision d that Cleanup took from f, once it has
 // observed the resource through cl into target.
-func (c cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], target T, d decision, f facts) (ctrl.Result, error) {
+func (c *cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], target T, d decision, f facts) (ctrl.Result, error) {
 	obj := req.Object
 	name := ExternalName(obj)
 	switch d.action {
@@ -106,7 +129,7 @@ func (c cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl Externa
 // external resource name waits for the object's other finalizers
 // (DeletionOrderLast). Their removal is a change of the object, which
 // brings the next pass.
-func (c cleaner[T]) waitFinalizers(req *bosun.Pass[T], name string) {
+func (c *cleaner[T]) waitFinalizers(req *bosun.Pass[T], name string) {
 	obj := req.Object
 	fins := obj.GetFinalizers()
 	c.rec.unsynced(obj, ReasonWaitingForFinalizers,
@@ -119,7 +142,7 @@ func (c cleaner[T]) waitFinalizers(req *bosun.Pass[T], name string) {
 // annotationDeletingLast (this pass's write saves it) when other
 // finalizers hold the object: the steps of the other controllers that
 // delete last then count its finalizer as a peer's (see othersHold).
-func (c cleaner[T]) joinDeletingLast(req *bosun.Pass[T]) {
+func (c *cleaner[T]) joinDeletingLast(req *bosun.Pass[T]) {
 	obj := req.Object
 	if len(obj.GetFinalizers()) <= 1 || req.Controller == "" {
 		return
@@ -137,7 +160,7 @@ func (c cleaner[T]) joinDeletingLast(req *bosun.Pass[T]) {
 // the object still the one the pass read, asks the external system to
 // delete the resource name. deleting tells whether a Delete was asked for
 // before.
-func (c cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string, deleting bool, now time.Time) (ctrl.Result, error) {
+func (c *cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string, deleting bool, now time.Time) (ctrl.Result, error) {
 	obj := req.Object
 	uid := obj.GetUID()
 	// The fence: no Delete on the strength of a stale copy. The
@@ -164,16 +187,16 @@ func (c cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalC
 	c.log.add(req, opDelete, name, outcomeOf(err), err)
 	if err != nil {
 		err = c.rec.fail(ReasonDeleteFailed, fmt.Errorf("deleting %s: %w", describe(name), err))
-		c.memory.change(uid, func(m *memo) { m.delete = failed(m.delete, c.cfg.now(), obj.GetGeneration(), false, err) })
+		c.memory.change(uid, func(m *memo) { m.delete = failed(m.delete, c.now(), obj.GetGeneration(), false, err) })
 		return ctrl.Result{}, err
 	}
 	c.memory.change(uid, func(m *memo) { m.delete = nil })
 	c.setDeleting(obj)
-	return ctrl.Result{RequeueAfter: c.cfg.short}, nil
+	return ctrl.Result{RequeueAfter: c.short}, nil
 }
 
 // setDeleting reports a Delete asked for and a resource still there.
-func (c cleaner[T]) setDeleting(obj T) {
+func (c *cleaner[T]) setDeleting(obj T) {
 	c.rec.unavailable(obj, ReasonDeleting, "waiting for the external resource to be deleted")
 	c.rec.setSynced(obj, "")
 }
@@ -181,7 +204,7 @@ func (c cleaner[T]) setDeleting(obj T) {
 // leaveDeletingLast removes the pass's controller from
 // annotationDeletingLast: its Cleanup is done, and the engine removes its
 // finalizer with the same write.
-func (c cleaner[T]) leaveDeletingLast(req *bosun.Pass[T]) {
+func (c *cleaner[T]) leaveDeletingLast(req *bosun.Pass[T]) {
 	last := deletingLast(req.Object)
 	if !slices.Contains(last, req.Controller) {
 		return
@@ -192,7 +215,7 @@ func (c cleaner[T]) leaveDeletingLast(req *bosun.Pass[T]) {
 
 // gone finishes a cleanup whose resource no longer exists, or is not the
 // object's: the engine lets the object go, so the step forgets it.
-func (c cleaner[T]) gone(ctx context.Context, req *bosun.Pass[T], now time.Time) error {
+func (c *cleaner[T]) gone(ctx context.Context, req *bosun.Pass[T], now time.Time) error {
 	if err := c.secret.unpublish(ctx, req); err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ type Step[T client.Object] struct {
 	calls  *caller[T]
 	ops    *poller[T]
 	act    *actor[T]
-	del    cleaner[T]
+	del    *cleaner[T]
 	rec    *recorder[T]
 	write  *writer[T]
 	secret *secrets[T]
@@ -101,7 +101,6 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		s.memory.polls.batching.Store(true)
 	}
 	s.pace = pacer[T]{s}
-	s.del = cleaner[T]{s}
 	s.write = newWriter[T](&cfg)
 	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
 	s.calls = newCaller(&cfg, c, s.meters, s.rec, &s.memory.polls)
@@ -111,6 +110,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	s.ops = newPoller(&cfg, s.calls, s.rec, s.log, s.write, s.secret)
 	s.obs = newObserver(&cfg, s.names, s.calls, s.ops, s.batch, s.secret, s.rec, &s.memory)
 	s.act = newActor(&cfg, s.calls, s.ops, s.write, s.secret, s.log, s.rec, s.meters, &s.memory)
+	s.del = newCleaner(&cfg, s.obs, s.calls, s.write, s.secret, s.log, s.rec, s.meters, &s.memory)
 	return s
 }
 
