@@ -139,26 +139,48 @@ func createOpen(ann map[string]string) bool {
 
 // pacer is the stage of Do that decides, before anything is called,
 // whether and how the pass observes (decidePace).
-type pacer[T client.Object] struct{ *Step[T] }
+type pacer[T client.Object] struct {
+	// polls holds what the pacing knows of each object.
+	polls  *polls
+	secret *secrets[T]
+	// spread is the window of first observations (Timing.Spread: zero
+	// for the object's poll interval, below zero for none); window is the
+	// batch window (Timing.Batch); interval and minInterval are the poll
+	// interval and its floor.
+	spread, window, interval, minInterval time.Duration
+	// syncedType and availableType are the condition types that tell a
+	// settled object.
+	syncedType, availableType string
+	now                       func() time.Time
+	rand                      func() float64
+}
+
+// newPacer returns the pacer of a step configured by cfg.
+func newPacer[T client.Object](cfg *config, p *polls, secret *secrets[T]) *pacer[T] {
+	return &pacer[T]{
+		polls: p, secret: secret, spread: cfg.spread, window: cfg.batch, interval: cfg.poll, minInterval: cfg.minPoll,
+		syncedType: cfg.synced, availableType: cfg.available, now: cfg.now, rand: cfg.rand,
+	}
+}
 
 // pace decides how the pass req observes, and records the decision. It
 // returns true, with the pass's result, when the pass ends at once without
 // calling anything (paceDefer, paceWait).
-func (p pacer[T]) pace(ctx context.Context, req *bosun.Pass[T]) (paceAction, ctrl.Result, bool) {
+func (p *pacer[T]) pace(ctx context.Context, req *bosun.Pass[T]) (paceAction, ctrl.Result, bool) {
 	obj := req.Object
 	uid, key := obj.GetUID(), client.ObjectKeyFromObject(obj)
-	ps := &p.memory.polls
+	ps := p.polls
 	st, known := ps.get(uid)
-	now := p.cfg.now()
+	now := p.now()
 	// A user's request for a pass (bosun.AnnotationReconcileRequestedAt)
 	// wakes the object as Wake does.
 	woken := ps.takeWoken(key) || req.Trigger.Kind == triggerRequested
 	f := paceFacts{
-		now: now, woken: woken, known: known, spread: p.cfg.spread >= 0,
+		now: now, woken: woken, known: known, spread: p.spread >= 0,
 		deferred: st.deferred, due: st.due, sameVersion: st.rv == obj.GetResourceVersion(),
-		batching: ps.batching.Load(), batched: st.batch != nil && now.Sub(st.batch.at) <= 2*p.cfg.batch, window: p.cfg.batch,
+		batching: ps.batching.Load(), batched: st.batch != nil && now.Sub(st.batch.at) <= 2*p.window, window: p.window,
 	}
-	if !f.woken && settled(obj, p.cfg.synced, p.cfg.available) {
+	if !f.woken && settled(obj, p.syncedType, p.availableType) {
 		// A Secret lacking credentials is repaired at once, as a changed
 		// object is.
 		f.settled = p.secret.intact(ctx, req)
@@ -166,7 +188,7 @@ func (p pacer[T]) pace(ctx context.Context, req *bosun.Pass[T]) (paceAction, ctr
 	a := decidePace(f)
 	switch a {
 	case paceDefer:
-		due := now.Add(time.Duration(float64(p.spreadWindow(obj)) * p.cfg.rand()))
+		due := now.Add(time.Duration(float64(p.spreadWindow(obj)) * p.rand()))
 		ps.change(uid, key, func(st *pollState) { st.deferred, st.due, st.rv = true, due, obj.GetResourceVersion() })
 		req.Log.V(1).Info("first observation put off", "after", due.Sub(now))
 		return a, ctrl.Result{RequeueAfter: max(due.Sub(now), time.Millisecond)}, true
@@ -184,10 +206,10 @@ func (p pacer[T]) pace(ctx context.Context, req *bosun.Pass[T]) (paceAction, ctr
 
 // spreadWindow returns the window over which the first observation of obj
 // is spread: Timing.Spread, or obj's poll interval.
-func (p pacer[T]) spreadWindow(obj T) time.Duration {
-	if p.cfg.spread > 0 {
-		return p.cfg.spread
+func (p *pacer[T]) spreadWindow(obj T) time.Duration {
+	if p.spread > 0 {
+		return p.spread
 	}
-	d, _ := pollInterval(obj.GetAnnotations(), p.cfg.poll, p.cfg.minPoll)
+	d, _ := pollInterval(obj.GetAnnotations(), p.interval, p.minInterval)
 	return d
 }

@@ -59,7 +59,7 @@ type Step[T client.Object] struct {
 	memory memory
 
 	// The stages, each a view of the step.
-	pace   pacer[T]
+	pace   *pacer[T]
 	batch  *batcher[T]
 	obs    *observer[T]
 	calls  *caller[T]
@@ -100,11 +100,11 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	if _, ok := c.(BatchObserver[T]); ok {
 		s.memory.polls.batching.Store(true)
 	}
-	s.pace = pacer[T]{s}
 	s.write = newWriter[T](&cfg)
 	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
 	s.calls = newCaller(&cfg, c, s.meters, s.rec, &s.memory.polls)
 	s.secret = newSecrets(&cfg, &s.memory.polls.keys, s.rec)
+	s.pace = newPacer(&cfg, &s.memory.polls, s.secret)
 	s.log = newChanges[T](&cfg, &s.memory)
 	s.batch = newBatcher(&cfg, &s.memory.polls, s.calls, s.names)
 	s.ops = newPoller(&cfg, s.calls, s.rec, s.log, s.write, s.secret)
