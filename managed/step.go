@@ -38,19 +38,17 @@ import (
 // while something is in progress), which in a flow.Sequence ends the
 // steps after it: put it last, or arrange the steps with flow.Join.
 //
-// A pass goes through five stages, each a small type of its own file:
-// pace (pacer, and batcher for batch rounds), observe (observer, with
-// caller and poller for the external calls), decide (the pure functions
-// decide and decideCleanup), act (actor and cleaner) and record (recorder
-// for the conditions and the result, writer, secrets and changes for what
-// is written).
+// A pass goes through five stages, each a type of its own file that owns
+// the state it needs and holds the stages it calls: pace (pacer, and
+// batcher for batch rounds), observe (observer, with caller and poller
+// for the external calls), decide (the pure functions decide and
+// decideCleanup), act (actor and cleaner) and record (recorder for the
+// conditions and the result, writer, secrets and changes for what is
+// written).
 type Step[T client.Object] struct {
-	connector Connector[T]
-	cfg       config
+	cfg config
 	// names are how the step names external resources.
 	names naming[T]
-	// meters are the step's series.
-	meters *meters[T]
 	// memory is what the step remembers of each object between passes:
 	// the failed creates, updates and deletes it backs off from, so that
 	// the watch events of its own writes do not turn into a loop of
@@ -58,18 +56,14 @@ type Step[T client.Object] struct {
 	// released when the object is gone or leaves the manager's cache.
 	memory memory
 
-	// The stages, each a view of the step.
-	pace   *pacer[T]
-	batch  *batcher[T]
-	obs    *observer[T]
-	calls  *caller[T]
-	ops    *poller[T]
-	act    *actor[T]
-	del    *cleaner[T]
-	rec    *recorder[T]
-	write  *writer[T]
-	secret *secrets[T]
-	log    *changes[T]
+	// The stages Do, Observe and Cleanup call (see NewStep).
+	pace  *pacer[T]
+	obs   *observer[T]
+	calls *caller[T]
+	act   *actor[T]
+	del   *cleaner[T]
+	rec   *recorder[T]
+	log   *changes[T]
 }
 
 var (
@@ -95,22 +89,24 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		o(&cfg)
 	}
 	cfg.fill()
-	s := &Step[T]{connector: c, cfg: cfg, names: naming[T]{choose: cfg.nameFn, provider: cfg.providerNames}, meters: newMeters[T](cfg.name)}
-	s.memory.polls.gone = &s.memory.forgotten
+	s := &Step[T]{cfg: cfg, names: naming[T]{choose: cfg.nameFn, provider: cfg.providerNames}}
+	ps := &s.memory.polls
+	ps.gone = &s.memory.forgotten
 	if _, ok := c.(BatchObserver[T]); ok {
-		s.memory.polls.batching.Store(true)
+		ps.batching.Store(true)
 	}
-	s.write = newWriter[T](&cfg)
-	s.rec = newRecorder(&cfg, s.meters, &s.memory.polls)
-	s.calls = newCaller(&cfg, c, s.meters, s.rec, &s.memory.polls)
-	s.secret = newSecrets(&cfg, &s.memory.polls.keys, s.rec)
-	s.pace = newPacer(&cfg, &s.memory.polls, s.secret)
+	// Each stage is made after the stages it calls.
+	meters, write := newMeters[T](cfg.name), newWriter[T](&cfg)
+	s.rec = newRecorder(&cfg, meters, ps)
+	s.calls = newCaller(&cfg, c, meters, s.rec, ps)
 	s.log = newChanges[T](&cfg, &s.memory)
-	s.batch = newBatcher(&cfg, &s.memory.polls, s.calls, s.names)
-	s.ops = newPoller(&cfg, s.calls, s.rec, s.log, s.write, s.secret)
-	s.obs = newObserver(&cfg, s.names, s.calls, s.ops, s.batch, s.secret, s.rec, &s.memory)
-	s.act = newActor(&cfg, s.calls, s.ops, s.write, s.secret, s.log, s.rec, s.meters, &s.memory)
-	s.del = newCleaner(&cfg, s.obs, s.calls, s.write, s.secret, s.log, s.rec, s.meters, &s.memory)
+	secret := newSecrets(&cfg, &ps.keys, s.rec)
+	ops := newPoller(&cfg, s.calls, s.rec, s.log, write, secret)
+	batch := newBatcher(&cfg, ps, s.calls, s.names)
+	s.pace = newPacer(&cfg, ps, secret)
+	s.obs = newObserver(&cfg, s.names, s.calls, ops, batch, secret, s.rec, &s.memory)
+	s.act = newActor(&cfg, s.calls, ops, write, secret, s.log, s.rec, meters, &s.memory)
+	s.del = newCleaner(&cfg, s.obs, s.calls, write, secret, s.log, s.rec, meters, &s.memory)
 	return s
 }
 
