@@ -69,8 +69,7 @@ func (r *recorder[T]) synced(req *bosun.Pass[T], obs Observation, name string, n
 // period: the external system may not show it yet.
 func (r *recorder[T]) creationWindow(req *bosun.Pass[T], name string) ctrl.Result {
 	req.Log.V(1).Info("external resource not found within the creation grace period, looking again", "externalName", name)
-	r.unavailable(req.Object, ReasonCreating,
-		"waiting for the external system to show the resource it created")
+	r.unavailable(req.Object, ReasonCreating, "waiting for the external system to show the resource it created")
 	r.setSynced(req.Object, "")
 	return ctrl.Result{RequeueAfter: r.short}
 }

@@ -248,7 +248,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	now := s.cfg.now()
 	s.rec.noteFirstReconcile(req, now)
 	paused := fmt.Sprintf("the reconcile policy %q only observes the external resource: nothing is created, updated or deleted", req.Policy)
-	if ExternalName(obj) == "" && s.cfg.providerNames {
+	if ExternalName(obj) == "" && s.names.provider {
 		s.rec.unavailable(obj, ReasonUnavailable, "the external resource has no name yet")
 		s.rec.setPaused(obj, paused)
 		return ctrl.Result{RequeueAfter: s.rec.poll(req)}, nil
