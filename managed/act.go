@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,13 +21,39 @@ import (
 
 // actor is the stage of Do that acts on a decision: it creates, updates
 // and repairs credentials, and takes what Observe found into the object.
-type actor[T client.Object] struct{ *Step[T] }
+type actor[T client.Object] struct {
+	calls  *caller[T]
+	ops    *poller[T]
+	write  *writer[T]
+	secret *secrets[T]
+	log    *changes[T]
+	rec    *recorder[T]
+	meters *meters[T]
+	// memory holds the failures the next calls back off from, and the
+	// last Update of a generation.
+	memory *memory
+	// providerNames: the external system names the resources
+	// (WithProviderNames). short is how soon an object whose resource is
+	// being created or updated is looked at again.
+	providerNames bool
+	short         time.Duration
+	now           func() time.Time
+}
+
+// newActor returns the actor of a step configured by cfg, made of its
+// other stages; it remembers in m.
+func newActor[T client.Object](cfg *config, calls *caller[T], ops *poller[T], write *writer[T], secret *secrets[T], log *changes[T], rec *recorder[T], meters *meters[T], m *memory) *actor[T] {
+	return &actor[T]{
+		calls: calls, ops: ops, write: write, secret: secret, log: log, rec: rec, meters: meters, memory: m,
+		providerNames: cfg.providerNames, short: cfg.short, now: cfg.now,
+	}
+}
 
 // adopt takes into the object what Observe found of a resource that is the
 // object's: the whole copy when late initialisation applies (lateInit),
 // else the status Observe wrote, and the external name when the object
 // records none yet.
-func (a actor[T]) adopt(req *bosun.Pass[T], target T, name string, lateInit bool) {
+func (a *actor[T]) adopt(req *bosun.Pass[T], target T, name string, lateInit bool) {
 	obj := req.Object
 	if lateInit {
 		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(target).Elem())
@@ -42,33 +67,38 @@ func (a actor[T]) adopt(req *bosun.Pass[T], target T, name string, lateInit bool
 }
 
 // sync acts on a decision about a resource that is the object's: it
-// updates it, or waits for an update under way, and repairs missing
-// credentials. It returns the connection details to publish and how soon
-// an update under way is due again.
-func (a actor[T]) sync(ctx context.Context, req *bosun.Pass[T], o *observed[T], d decision) (ConnectionDetails, time.Duration, error) {
-	details, again := o.obs.ConnectionDetails, a.cfg.short
+// updates it, or waits for an update under way, repairs missing
+// credentials and publishes the connection details. It returns how soon an
+// update under way is due again.
+func (a *actor[T]) sync(ctx context.Context, req *bosun.Pass[T], o *observed[T], d decision) (time.Duration, error) {
+	details, again := o.obs.ConnectionDetails, a.short
 	switch d.action {
 	case actReport:
 		a.memory.change(req.Object.GetUID(), func(m *memo) { m.update = nil })
 	case actUpdateBackoff:
 		// A failed Update of this generation keeps its error meanwhile.
-		return nil, 0, o.facts.memo.update.err
+		return 0, o.facts.memo.update.err
 	case actUpdateWait:
 		again = d.wait
 	case actUpdate:
 		var err error
 		if again, details, err = a.update(ctx, req, o.cl, o.obs, o.name); err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 	}
 	details, err := a.credentials(ctx, req, o.cl, o.facts.pol, details)
-	return details, again, err
+	if err != nil {
+		return 0, err
+	}
+	wctx, cancel := a.write.durable(ctx)
+	defer cancel()
+	return again, a.secret.publish(wctx, req, details)
 }
 
 // update calls Update on the external resource name, found to differ from
 // the spec as obs says. It returns how soon the next Update is due and the
 // connection details, those Update returned merged in.
-func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obs Observation, name string) (time.Duration, ConnectionDetails, error) {
+func (a *actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obs Observation, name string) (time.Duration, ConnectionDetails, error) {
 	obj := req.Object
 	uid := obj.GetUID()
 	prev := a.memory.get(uid).update
@@ -76,7 +106,7 @@ func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	// is still being applied is logged and counted once.
 	repeat := prev != nil && prev.err == nil && prev.gen == obj.GetGeneration()
 	drift := a.inSync(obj)
-	up, err := callExternal(ctx, a.Step, req, opUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
+	up, err := callExternal(ctx, a.calls, req, opUpdate, obj, func(ctx context.Context) (UpdateResult, error) { return cl.Update(ctx, obj) })
 	outcome := outcomeOf(err)
 	if err == nil && up.Operation != "" {
 		outcome = changelog.OutcomeStarted
@@ -88,11 +118,11 @@ func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		err = a.rec.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
 		_, sev, _ := conditions.FromError(err)
 		a.memory.change(uid, func(m *memo) {
-			m.update = failed(m.update, a.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
+			m.update = failed(m.update, a.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
 		})
 		return 0, nil, err
 	}
-	a.memory.change(uid, func(m *memo) { m.update = &attempt{at: a.cfg.now(), gen: obj.GetGeneration()} })
+	a.memory.change(uid, func(m *memo) { m.update = &attempt{at: a.now(), gen: obj.GetGeneration()} })
 	if up.Operation != "" {
 		if err := a.ops.start(ctx, req, Operation{Kind: opUpdate, Token: up.Operation}); err != nil {
 			return 0, nil, err
@@ -104,13 +134,13 @@ func (a actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	}
 	req.Log.Info("updated external resource", "externalName", name, "drift", drift)
 	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonUpdatedExternalResource), "Update", "updated external resource %q: %s", name, obs.Diff)
-	return a.cfg.short, merge(obs.ConnectionDetails, up.ConnectionDetails), nil
+	return a.short, merge(obs.ConnectionDetails, up.ConnectionDetails), nil
 }
 
 // inSync reports whether the engine has already been through the current
 // generation (status.observedGeneration), so that a difference found now
 // was made outside the operator (drift) rather than by a spec change.
-func (a actor[T]) inSync(obj T) bool {
+func (a *actor[T]) inSync(obj T) bool {
 	g, ok := statusfield.ObservedGeneration(obj)
 	return ok && g == obj.GetGeneration()
 }
@@ -120,13 +150,13 @@ func (a actor[T]) inSync(obj T) bool {
 // and a key it names is neither in details nor in the Secret, it calls
 // RepairCredentials. Until that works, Available is False with
 // ReasonCredentialsMissing.
-func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], pol Policies, details ConnectionDetails) (ConnectionDetails, error) {
+func (a *actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], pol Policies, details ConnectionDetails) (ConnectionDetails, error) {
 	rep, ok := cl.(CredentialRepairer[T])
-	if !ok || !pol.Update || a.cfg.secretName == nil {
+	if !ok || !pol.Update {
 		return details, nil
 	}
 	obj := req.Object
-	secret := a.cfg.secretName(obj)
+	secret := a.secret.nameOf(obj)
 	if secret == "" {
 		return details, nil
 	}
@@ -143,24 +173,24 @@ func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 		return details, nil
 	}
 	lacking := func() {
-		a.rec.setCondition(obj, a.cfg.available, metav1.ConditionFalse, ReasonCredentialsMissing,
+		a.rec.unavailable(obj, ReasonCredentialsMissing,
 			fmt.Sprintf("connection secret %s lacks %s", secret, strings.Join(missing, ", ")))
 	}
-	if prev != nil && a.cfg.now().Before(prev.at.Add(backoff(a.cfg.short, prev.n))) {
+	if prev != nil && a.now().Before(prev.at.Add(backoff(a.short, prev.n))) {
 		// A repair failed lately: wait for its backoff, with its error.
 		lacking()
 		return nil, prev.err
 	}
 	name := ExternalName(obj)
 	req.Log.Info("connection secret lacks credentials, repairing them", "externalName", name, "secret", secret, "keys", missing)
-	creds, err := callExternal(ctx, a.Step, req, opRepairCredentials, obj, func(ctx context.Context) (ConnectionDetails, error) {
+	creds, err := callExternal(ctx, a.calls, req, opRepairCredentials, obj, func(ctx context.Context) (ConnectionDetails, error) {
 		return rep.RepairCredentials(ctx, obj)
 	})
 	a.log.add(req, opRepairCredentials, name, outcomeOf(err), err)
 	if err != nil {
 		lacking()
 		err = a.rec.fail(ReasonCredentialRepairFailed, fmt.Errorf("repairing the credentials of %s: %w", describe(name), err))
-		a.memory.change(uid, func(m *memo) { m.repair = failed(m.repair, a.cfg.now(), obj.GetGeneration(), false, err) })
+		a.memory.change(uid, func(m *memo) { m.repair = failed(m.repair, a.now(), obj.GetGeneration(), false, err) })
 		return nil, err
 	}
 	a.memory.change(uid, func(m *memo) { m.repair = nil })
@@ -173,13 +203,13 @@ func (a actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Extern
 // the external system assigns, without the name of a resource that is
 // gone), creates, publishes what Create returned and records the outcome.
 // The last two writes use a context that survives a stop of the manager.
-func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string) (ctrl.Result, error) {
-	if a.cfg.providerNames {
+func (a *actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string) (ctrl.Result, error) {
+	if a.providerNames {
 		// The name recorded, if any, is of a resource that is gone; Create
 		// assigns the next.
 		name = ""
 	}
-	mark := map[string]string{AnnotationCreatePending: formatTime(a.cfg.now()), AnnotationExternalName: name, annotationFirstAvailable: ""}
+	mark := map[string]string{AnnotationCreatePending: formatTime(a.now()), AnnotationExternalName: name, annotationFirstAvailable: ""}
 	if err := a.write.commit(ctx, req, mark); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			// Our copy is out of date, or the object is gone: no create
@@ -189,21 +219,20 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 		return ctrl.Result{}, a.rec.fail(ReasonRecordCreateFailed, fmt.Errorf("recording a pending create: %w", err))
 	}
 	obj := req.Object
-	cr, cerr := callExternal(ctx, a.Step, req, opCreate, obj, func(ctx context.Context) (Creation, error) { return cl.Create(ctx, obj) })
+	cr, cerr := callExternal(ctx, a.calls, req, opCreate, obj, func(ctx context.Context) (Creation, error) { return cl.Create(ctx, obj) })
 	assigned := ExternalName(obj)
-	if assigned != name && (!a.cfg.providerNames || cerr != nil) {
+	if assigned != name && (!a.providerNames || cerr != nil) {
 		// A name the step chose never changes; a name the external
 		// system gave a create that failed names nothing.
 		SetExternalName(obj, name)
 	}
-	if cerr == nil && a.cfg.providerNames && assigned == "" {
+	if cerr == nil && a.providerNames && assigned == "" {
 		// Nothing recorded would let a later pass find what was made:
 		// the pending mark stays the newest, and the next pass stops.
-		return ctrl.Result{}, &conditions.Error{Type: a.cfg.synced, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError,
-			Err: errors.New("Create succeeded and recorded no external name; with WithProviderNames it must call SetExternalName")}
+		return ctrl.Result{}, a.rec.unnamed()
 	}
 	logged := name
-	if cerr == nil && a.cfg.providerNames {
+	if cerr == nil && a.providerNames {
 		logged = assigned
 	}
 	outcome := outcomeOf(cerr)
@@ -230,19 +259,19 @@ func (a actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 	if cr.Operation != "" {
 		msg = "the external system is creating the resource"
 	}
-	a.rec.setCondition(obj, a.cfg.available, metav1.ConditionFalse, ReasonCreating, msg)
+	a.rec.unavailable(obj, ReasonCreating, msg)
 	a.rec.setSynced(obj, "")
-	return ctrl.Result{RequeueAfter: a.cfg.short}, nil
+	return ctrl.Result{RequeueAfter: a.short}, nil
 }
 
 // recordCreate publishes what a successful Create returned and records
 // the create's outcome on the object (nothing for an outcome unknown),
 // with a context that survives a stop of the manager. It returns the
 // errors of the publish and of the record.
-func (a actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creation, cerr error, assigned string) (pubErr, recErr error) {
+func (a *actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creation, cerr error, assigned string) (pubErr, recErr error) {
 	wctx, cancel := a.write.durable(ctx)
 	defer cancel()
-	if cerr == nil && a.cfg.providerNames {
+	if cerr == nil && a.providerNames {
 		// The name is all that finds what Create made: save it first, on
 		// its own, so that a stop or a failed write after this one leaves
 		// an object whose next pass looks for the resource under it
@@ -260,8 +289,8 @@ func (a actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creat
 		// crash window, in which the next pass adopts the resource with
 		// the Secret complete.
 		pubErr = a.secret.publish(wctx, req, cr.ConnectionDetails)
-		record[annotationCreateSucceeded] = formatTime(a.cfg.now())
-		if a.cfg.providerNames {
+		record[annotationCreateSucceeded] = formatTime(a.now())
+		if a.providerNames {
 			record[AnnotationExternalName] = assigned
 		}
 		if cr.Operation != "" {
@@ -269,7 +298,7 @@ func (a actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creat
 			record[annotationOperation] = operationValue(Operation{Kind: opCreate, Token: cr.Operation})
 		}
 	case !outcomeUnknown(cerr):
-		record[annotationCreateFailed] = formatTime(a.cfg.now())
+		record[annotationCreateFailed] = formatTime(a.now())
 	}
 	if len(record) > 0 {
 		if recErr = a.write.save(wctx, req, record); recErr != nil {
@@ -282,7 +311,7 @@ func (a actor[T]) recordCreate(ctx context.Context, req *bosun.Pass[T], cr Creat
 // createFailed returns the error of a failed Create (cerr), and
 // remembers the failure, which the next create backs off from. recErr is
 // the error of the record of the failure, if that failed too.
-func (a actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr error) error {
+func (a *actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr error) error {
 	obj := req.Object
 	if outcomeUnknown(cerr) {
 		// Recorded as nothing: the leak guard treats it as a stop
@@ -306,15 +335,7 @@ func (a actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr err
 	err := a.rec.fail(ReasonCreateFailed, werr)
 	_, sev, _ := conditions.FromError(err)
 	a.memory.change(obj.GetUID(), func(m *memo) {
-		m.create = failed(m.create, a.cfg.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
+		m.create = failed(m.create, a.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
 	})
 	return err
-}
-
-// keepStatus sets the status of dst to that of src, the copy Observe
-// worked on, when their type has a Status field: what Observe wrote there
-// of the external resource (status.atProvider, by convention) is kept,
-// whatever it did to the copy's spec.
-func keepStatus[T client.Object](dst, src T) {
-	statusfield.Copy(dst, src)
 }

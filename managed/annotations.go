@@ -127,6 +127,44 @@ func NameFromUID(prefix string) func(client.Object) string {
 	return func(obj client.Object) string { return prefix + string(obj.GetUID()) }
 }
 
+// naming is how a step names external resources: choose names the
+// resource of an object that records none, unless the external system
+// assigns the names (provider, WithProviderNames).
+type naming[T client.Object] struct {
+	choose   func(client.Object) string
+	provider bool
+}
+
+// named returns a copy of obj that carries the external name the step uses
+// for it: the recorded one or, when the step chooses names, a new one. A
+// chosen name is not put on obj here: it is committed with the pending mark
+// of a create, or with the object once the resource under it proved to be
+// the object's. So a recorded name without a pending mark is one the user
+// set.
+func (n naming[T]) named(obj T) T {
+	t := obj.DeepCopyObject().(T)
+	if ExternalName(t) == "" && !n.provider {
+		SetExternalName(t, n.choose(t))
+	}
+	return t
+}
+
+// chosen reports whether the name obj records, or will get, is the one the
+// step chooses for it; never with names the external system assigns.
+func (n naming[T]) chosen(obj T) bool {
+	return !n.provider && (ExternalName(obj) == "" || ExternalName(obj) == n.choose(obj))
+}
+
+// deletingLast returns the controllers obj's annotationDeletingLast
+// names.
+func deletingLast(obj client.Object) []string {
+	v := obj.GetAnnotations()[annotationDeletingLast]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
 // setAnnotations sets the given annotations on obj; an empty value removes
 // the annotation.
 func setAnnotations(obj client.Object, set map[string]string) {

@@ -12,32 +12,25 @@ import (
 	"github.com/bosunkit/bosun"
 )
 
-// BatchObserver is implemented by an ExternalClient, or by a Connector,
-// that observes many resources of its kind in one call of the external
-// system, as one catalog query reads every role of a database server.
-// The step then observes together the resources of the objects whose
-// polls are due within the batch window (Timing.Batch), in one call per
-// round, and a pass whose object a round observed lately takes that
-// observation in place of a Connect and an Observe of its own (the package
-// documentation says when a pass still observes on its own).
-//
-// ObserveBatch observes the resource of each of objs as Observe would
-// observe it alone, under the same obligations: it changes nothing
-// outside, writes what it read of each resource into that object's status
-// (and may fill unset fields of its spec, reporting LateInitialized), and
-// returns one Observation per object, in the order of objs. objs are
-// copies that carry their external names. An error fails the whole
-// round: its passes then observe one by one. A Connector that implements
-// it is called without Connect, and opens and releases what it needs; a
-// client that does is connected for the round with the object of the
-// pass that runs it, and disconnected after.
-type BatchObserver[T client.Object] interface {
-	ObserveBatch(ctx context.Context, objs []T) ([]Observation, error)
-}
-
 // batcher is the stage that runs batch rounds and hands their
 // observations to the passes.
-type batcher[T client.Object] struct{ *Step[T] }
+type batcher[T client.Object] struct {
+	// polls holds the rounds' observations, and what a round needs to
+	// know of the objects: when their polls are due.
+	polls *polls
+	calls *caller[T]
+	names naming[T]
+	// window is the batch window (Timing.Batch); syncedType and
+	// availableType are the condition types that tell a settled object.
+	window                    time.Duration
+	syncedType, availableType string
+	now                       func() time.Time
+}
+
+// newBatcher returns the batcher of a step configured by cfg.
+func newBatcher[T client.Object](cfg *config, p *polls, calls *caller[T], names naming[T]) *batcher[T] {
+	return &batcher[T]{polls: p, calls: calls, names: names, window: cfg.batch, syncedType: cfg.synced, availableType: cfg.available, now: cfg.now}
+}
 
 // observation returns what a batch round observed of the pass's object,
 // running a round first when none has lately, or nil when the pass must
@@ -45,9 +38,9 @@ type batcher[T client.Object] struct{ *Step[T] }
 // is not, in every field, the one the pass holds (it changed since, or an
 // earlier step of the pass changed it). The observation is taken: a later
 // pass does not use it again.
-func (b batcher[T]) observation(ctx context.Context, req *bosun.Pass[T]) *batched {
+func (b *batcher[T]) observation(ctx context.Context, req *bosun.Pass[T]) *batched {
 	uid := req.Object.GetUID()
-	in := b.obs.named(req.Object)
+	in := b.names.named(req.Object)
 	if e := b.take(uid, in); e != nil {
 		return e
 	}
@@ -58,15 +51,15 @@ func (b batcher[T]) observation(ctx context.Context, req *bosun.Pass[T]) *batche
 // take takes the batch observation of uid, and returns it when it is
 // younger than twice the batch window and was made of an object equal to
 // in.
-func (b batcher[T]) take(uid types.UID, in T) *batched {
-	ps := &b.memory.polls
+func (b *batcher[T]) take(uid types.UID, in T) *batched {
+	ps := b.polls
 	ps.mu.Lock()
 	var e *batched
 	if st := ps.objs[uid]; st != nil {
 		e, st.batch = st.batch, nil
 	}
 	ps.mu.Unlock()
-	if e == nil || b.cfg.now().Sub(e.at) > 2*b.cfg.batch || !equality.Semantic.DeepEqual(e.in, client.Object(in)) {
+	if e == nil || b.now().Sub(e.at) > 2*b.window || !equality.Semantic.DeepEqual(e.in, client.Object(in)) {
 		return nil
 	}
 	return e
@@ -79,17 +72,17 @@ func (b batcher[T]) take(uid types.UID, in T) *batched {
 // manager's cache holds them now, in one call of the BatchObserver. A
 // failure is logged: the passes observe one by one until a batch window
 // has gone by.
-func (b batcher[T]) run(ctx context.Context, req *bosun.Pass[T]) {
-	ps := &b.memory.polls
+func (b *batcher[T]) run(ctx context.Context, req *bosun.Pass[T]) {
+	ps := b.polls
 	ps.round.Lock()
 	defer ps.round.Unlock()
-	now := b.cfg.now()
+	now := b.now()
 	uid := req.Object.GetUID()
 	ps.mu.Lock()
 	st, failed := ps.objs[uid], ps.failed
-	fresh := st != nil && st.batch != nil && now.Sub(st.batch.at) <= b.cfg.batch
+	fresh := st != nil && st.batch != nil && now.Sub(st.batch.at) <= b.window
 	ps.mu.Unlock()
-	if fresh || now.Before(failed.Add(b.cfg.batch)) {
+	if fresh || now.Before(failed.Add(b.window)) {
 		return
 	}
 	ins := b.gather(ctx, req, now)
@@ -117,8 +110,8 @@ func (b batcher[T]) run(ctx context.Context, req *bosun.Pass[T]) {
 // gather returns, named, the pass's object and the other objects whose
 // polls are due by now and the batch window, as the manager's cache holds
 // them, leaving out those no longer settled.
-func (b batcher[T]) gather(ctx context.Context, req *bosun.Pass[T], now time.Time) []T {
-	ps := &b.memory.polls
+func (b *batcher[T]) gather(ctx context.Context, req *bosun.Pass[T], now time.Time) []T {
+	ps := b.polls
 	own := req.Object.GetUID()
 	type due struct {
 		uid types.UID
@@ -127,19 +120,19 @@ func (b batcher[T]) gather(ctx context.Context, req *bosun.Pass[T], now time.Tim
 	var keys []due
 	ps.mu.Lock()
 	for uid, st := range ps.objs {
-		if uid != own && !st.due.IsZero() && !st.due.After(now.Add(b.cfg.batch)) &&
-			(st.batch == nil || now.Sub(st.batch.at) > b.cfg.batch) {
+		if uid != own && !st.due.IsZero() && !st.due.After(now.Add(b.window)) &&
+			(st.batch == nil || now.Sub(st.batch.at) > b.window) {
 			keys = append(keys, due{uid, st.key})
 		}
 	}
 	ps.mu.Unlock()
-	objs := []T{b.obs.named(req.Object)}
+	objs := []T{b.names.named(req.Object)}
 	for _, k := range keys {
 		obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-		if err := req.Client.Get(ctx, k.key, obj); err != nil || obj.GetUID() != k.uid || !settled(obj, b.cfg.synced, b.cfg.available) {
+		if err := req.Client.Get(ctx, k.key, obj); err != nil || obj.GetUID() != k.uid || !settled(obj, b.syncedType, b.availableType) {
 			continue
 		}
-		objs = append(objs, b.obs.named(obj))
+		objs = append(objs, b.names.named(obj))
 	}
 	return objs
 }

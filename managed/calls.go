@@ -53,7 +53,25 @@ func outcomeUnknown(err error) bool {
 // caller is the stage that calls the external system: Connect and
 // Observe, and, through callExternal, every other call, within the step's
 // hooks, limits and deadlines.
-type caller[T client.Object] struct{ *Step[T] }
+type caller[T client.Object] struct {
+	connector Connector[T]
+	// step is the step's name; timeout bounds each call (Timing.Call).
+	step    string
+	timeout time.Duration
+	hook    CallHook
+	limiter *Limiter
+	meters  *meters[T]
+	rec     *recorder[T]
+	// polls learns, at a Connect, whether the clients observe in
+	// batches and which credential keys they name.
+	polls *polls
+}
+
+// newCaller returns the caller of a step configured by cfg, which
+// connects through c.
+func newCaller[T client.Object](cfg *config, c Connector[T], m *meters[T], rec *recorder[T], p *polls) *caller[T] {
+	return &caller[T]{connector: c, step: cfg.name, timeout: cfg.callTimeout, hook: cfg.hook, limiter: cfg.limiter, meters: m, rec: rec, polls: p}
+}
 
 // connect calls the Connector and returns the client with the function that
 // disconnects it. Disconnect runs even when ctx has ended, within the call
@@ -61,32 +79,32 @@ type caller[T client.Object] struct{ *Step[T] }
 //
 // The pass holds a slot of the step's Limiter from before Connect until
 // it has disconnected.
-func (s caller[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalClient[T], func(), error) {
-	leave, waited, err := s.cfg.limiter.enter(ctx)
-	if s.cfg.limiter.limited() {
-		s.meters.of(req).wait.Observe(waited.Seconds())
+func (c *caller[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalClient[T], func(), error) {
+	leave, waited, err := c.limiter.enter(ctx)
+	if c.limiter.limited() {
+		c.meters.of(req).wait.Observe(waited.Seconds())
 	}
 	if err != nil {
-		return nil, nil, s.rec.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
+		return nil, nil, c.rec.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
 	}
-	cl, err := limitedCall(ctx, s.Step, req, opConnect, func(ctx context.Context) (ExternalClient[T], error) {
-		return s.connector.Connect(ctx, req.Object)
+	cl, err := limitedCall(ctx, c, req, opConnect, func(ctx context.Context) (ExternalClient[T], error) {
+		return c.connector.Connect(ctx, req.Object)
 	})
 	if err == nil && cl == nil {
 		err = errors.New("the connector returned no client")
 	}
 	if err != nil {
 		leave()
-		return nil, nil, s.rec.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
+		return nil, nil, c.rec.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
 	}
-	s.learn(cl)
+	c.learn(cl)
 	done := func() {
 		defer leave()
 		d, ok := cl.(Disconnecter)
 		if !ok {
 			return
 		}
-		_, err := callWithin(context.WithoutCancel(ctx), s.cfg.name+" disconnect", s.cfg.callTimeout, func(ctx context.Context) (struct{}, error) {
+		_, err := callWithin(context.WithoutCancel(ctx), c.step+" disconnect", c.timeout, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, d.Disconnect(ctx)
 		})
 		if err != nil {
@@ -99,8 +117,8 @@ func (s caller[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalCli
 // learn notes what the step's pacing needs to know of its clients,
 // from cl: whether they observe in batches, and the credential keys they
 // name.
-func (s caller[T]) learn(cl ExternalClient[T]) {
-	ps := &s.memory.polls
+func (c *caller[T]) learn(cl ExternalClient[T]) {
+	ps := c.polls
 	if _, ok := cl.(BatchObserver[T]); ok && !ps.batching.Load() {
 		ps.batching.Store(true)
 	}
@@ -111,51 +129,43 @@ func (s caller[T]) learn(cl ExternalClient[T]) {
 }
 
 // observe calls Observe for obj.
-func (s caller[T]) observe(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obj T) (Observation, error) {
-	obs, err := callExternal(ctx, s.Step, req, opObserve, obj, func(ctx context.Context) (Observation, error) {
+func (c *caller[T]) observe(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obj T) (Observation, error) {
+	obs, err := callExternal(ctx, c, req, opObserve, obj, func(ctx context.Context) (Observation, error) {
 		return cl.Observe(ctx, obj)
 	})
 	if err != nil {
-		return obs, s.rec.fail(ReasonObserveFailed, fmt.Errorf("observing %s: %w", describe(ExternalName(obj)), err))
+		return obs, c.rec.fail(ReasonObserveFailed, fmt.Errorf("observing %s: %w", describe(ExternalName(obj)), err))
 	}
 	return obs, nil
 }
 
-// describe names an external resource in messages.
-func describe(name string) string {
-	if name == "" {
-		return "the external resource (not named yet)"
-	}
-	return fmt.Sprintf("external resource %q", name)
-}
-
 // callExternal runs fn, the call op of the ExternalClient for obj, as
 // limitedCall does, between the hooks of the step.
-func callExternal[T client.Object, R any](ctx context.Context, s *Step[T], req *bosun.Pass[T], op string, obj T, fn func(ctx context.Context) (R, error)) (R, error) {
-	if planned(ctx, s, op, obj) {
+func callExternal[T client.Object, R any](ctx context.Context, c *caller[T], req *bosun.Pass[T], op string, obj T, fn func(ctx context.Context) (R, error)) (R, error) {
+	if planned(ctx, c.step, op, obj) {
 		var zero R
 		return zero, nil
 	}
-	h := s.cfg.hook
+	h := c.hook
 	if h == nil {
-		return limitedCall(ctx, s, req, op, fn)
+		return limitedCall(ctx, c, req, op, fn)
 	}
-	call := ExternalCall{Step: s.cfg.name, Op: op, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), ExternalName: ExternalName(obj)}
+	call := ExternalCall{Step: c.step, Op: op, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), ExternalName: ExternalName(obj)}
 	if err := h.BeforeCall(ctx, call); err != nil {
 		var zero R
 		return zero, err
 	}
-	r, err := limitedCall(ctx, s, req, op, fn)
+	r, err := limitedCall(ctx, c, req, op, fn)
 	return r, h.AfterCall(ctx, call, err)
 }
 
 // limitedCall runs fn, the call op of the external system for the pass
 // req, once the rate of the step's Limiter lets it start, within the call
 // timeout, and records it in the step's metrics.
-func limitedCall[T client.Object, R any](ctx context.Context, s *Step[T], req *bosun.Pass[T], op string, fn func(ctx context.Context) (R, error)) (R, error) {
-	m := s.meters.of(req)
-	waited, err := s.cfg.limiter.pace(ctx)
-	if s.cfg.limiter.limited() {
+func limitedCall[T client.Object, R any](ctx context.Context, c *caller[T], req *bosun.Pass[T], op string, fn func(ctx context.Context) (R, error)) (R, error) {
+	m := c.meters.of(req)
+	waited, err := c.limiter.pace(ctx)
+	if c.limiter.limited() {
 		m.wait.Observe(waited.Seconds())
 	}
 	if err != nil {
@@ -165,7 +175,7 @@ func limitedCall[T client.Object, R any](ctx context.Context, s *Step[T], req *b
 	m.inFlight.Inc()
 	defer m.inFlight.Dec()
 	start := time.Now()
-	r, err := callWithin(ctx, s.cfg.name+" "+op, s.cfg.callTimeout, fn)
+	r, err := callWithin(ctx, c.step+" "+op, c.timeout, fn)
 	m.callDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
 	result := resultSuccess
 	if err != nil {
@@ -183,20 +193,20 @@ var errNotBatchObserver = errors.New("the connected client is not a BatchObserve
 // Connector's, or else that of a client connected for the pass req, within
 // the step's hook, limits and deadline, counted in its metrics as
 // "observe batch".
-func (s caller[T]) observeBatch(ctx context.Context, req *bosun.Pass[T], objs []T) ([]Observation, error) {
-	bo, ok := s.connector.(BatchObserver[T])
+func (c *caller[T]) observeBatch(ctx context.Context, req *bosun.Pass[T], objs []T) ([]Observation, error) {
+	bo, ok := c.connector.(BatchObserver[T])
 	var done func()
 	if ok {
-		leave, waited, err := s.cfg.limiter.enter(ctx)
-		if s.cfg.limiter.limited() {
-			s.meters.of(req).wait.Observe(waited.Seconds())
+		leave, waited, err := c.limiter.enter(ctx)
+		if c.limiter.limited() {
+			c.meters.of(req).wait.Observe(waited.Seconds())
 		}
 		if err != nil {
 			return nil, err
 		}
 		done = leave
 	} else {
-		cl, d, err := s.connect(ctx, req)
+		cl, d, err := c.connect(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -207,14 +217,14 @@ func (s caller[T]) observeBatch(ctx context.Context, req *bosun.Pass[T], objs []
 		}
 	}
 	defer done()
-	call := ExternalCall{Step: s.cfg.name, Op: opObserveBatch}
-	h := s.cfg.hook
+	call := ExternalCall{Step: c.step, Op: opObserveBatch}
+	h := c.hook
 	if h != nil {
 		if err := h.BeforeCall(ctx, call); err != nil {
 			return nil, err
 		}
 	}
-	obs, err := limitedCall(ctx, s.Step, req, opObserveBatch, func(ctx context.Context) ([]Observation, error) {
+	obs, err := limitedCall(ctx, c, req, opObserveBatch, func(ctx context.Context) ([]Observation, error) {
 		return bo.ObserveBatch(ctx, objs)
 	})
 	if h != nil {

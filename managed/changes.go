@@ -15,14 +15,26 @@ import (
 // changes is the stage that keeps the object's change log (see package
 // changelog): it adds an entry for each operation and puts back those a
 // failed status write lost.
-type changes[T client.Object] struct{ *Step[T] }
+type changes[T client.Object] struct {
+	// length bounds the log (WithChangeLogLength).
+	length int
+	now    func() time.Time
+	// memory keeps the entries added until a pass sees them saved.
+	memory *memory
+}
+
+// newChanges returns the change log stage of a step configured by cfg,
+// which remembers in m.
+func newChanges[T client.Object](cfg *config, m *memory) *changes[T] {
+	return &changes[T]{length: cfg.changeLogLength, now: cfg.now, memory: m}
+}
 
 // add adds to the object's change log, when its type keeps one
 // (changelog.Object), that the step performed op on the external resource
 // name with the given outcome; err is the call's error, if any. The entry
 // is written with the pass's status, and kept in the step's memory until
 // a later pass sees it saved (see restore).
-func (s changes[T]) add(req *bosun.Pass[T], op, name string, outcome changelog.Outcome, err error) {
+func (s *changes[T]) add(req *bosun.Pass[T], op, name string, outcome changelog.Outcome, err error) {
 	l, ok := any(req.Object).(changelog.Object)
 	if !ok {
 		return
@@ -36,7 +48,7 @@ func (s changes[T]) add(req *bosun.Pass[T], op, name string, outcome changelog.O
 		}
 	}
 	e := changelog.Entry{
-		Time:         metav1.NewTime(s.cfg.now()),
+		Time:         metav1.NewTime(s.now()),
 		Controller:   req.Controller,
 		Instance:     req.Object.GetAnnotations()[bosun.AnnotationOperatorInstance],
 		Operation:    op,
@@ -47,7 +59,7 @@ func (s changes[T]) add(req *bosun.Pass[T], op, name string, outcome changelog.O
 	if err != nil {
 		e.Message = err.Error()
 	}
-	entries = changelog.Append(entries, e, s.cfg.changeLogLength)
+	entries = changelog.Append(entries, e, s.length)
 	l.SetChangeLog(entries)
 	s.memory.change(req.Object.GetUID(), func(m *memo) {
 		m.changes = append(slices.Clip(m.changes), entries[len(entries)-1])
@@ -60,7 +72,7 @@ func (s changes[T]) add(req *bosun.Pass[T], op, name string, outcome changelog.O
 // stop before it). It forgets the entries it finds, which are saved, and
 // those that the log's bound would drop anyway. Call it before anything
 // else of a pass: it reads the log as loaded.
-func (s changes[T]) restore(req *bosun.Pass[T]) {
+func (s *changes[T]) restore(req *bosun.Pass[T]) {
 	l, ok := any(req.Object).(changelog.Object)
 	if !ok {
 		return
@@ -80,7 +92,7 @@ func (s changes[T]) restore(req *bosun.Pass[T]) {
 	if len(lost) > 0 {
 		merged := append(slices.Clone(entries), lost...)
 		slices.SortStableFunc(merged, func(a, b changelog.Entry) int { return a.Time.Compare(b.Time.Time) })
-		if n := s.cfg.changeLogLength; len(merged) > n {
+		if n := s.length; len(merged) > n {
 			merged = merged[len(merged)-n:]
 		}
 		lost = slices.DeleteFunc(lost, func(e changelog.Entry) bool {

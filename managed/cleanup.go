@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,12 +18,35 @@ import (
 
 // cleaner is the stage of Cleanup that acts on a decision of
 // decideCleanup: it lets the object go, waits, or deletes.
-type cleaner[T client.Object] struct{ *Step[T] }
+type cleaner[T client.Object] struct {
+	obs    *observer[T]
+	calls  *caller[T]
+	write  *writer[T]
+	secret *secrets[T]
+	log    *changes[T]
+	rec    *recorder[T]
+	meters *meters[T]
+	// memory holds the failed Deletes the next one backs off from, and
+	// is released when the resource is gone.
+	memory *memory
+	// short is how soon a resource being deleted is looked at again.
+	short time.Duration
+	now   func() time.Time
+}
+
+// newCleaner returns the cleaner of a step configured by cfg, made of its
+// other stages; it remembers in m.
+func newCleaner[T client.Object](cfg *config, obs *observer[T], calls *caller[T], write *writer[T], secret *secrets[T], log *changes[T], rec *recorder[T], meters *meters[T], m *memory) *cleaner[T] {
+	return &cleaner[T]{
+		obs: obs, calls: calls, write: write, secret: secret, log: log, rec: rec, meters: meters, memory: m,
+		short: cfg.short, now: cfg.now,
+	}
+}
 
 // run is Cleanup but for the record of the controllers that delete last:
 // it decides what it can before it observes, observes if it must, and
 // decides again.
-func (c cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
+func (c *cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
 	obj := req.Object
 	f, err := c.obs.cleanupFacts(req)
 	if err != nil {
@@ -76,7 +98,7 @@ func (c cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, e
 
 // observed acts on the decision d that Cleanup took from f, once it has
 // observed the resource through cl into target.
-func (c cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], target T, d decision, f facts) (ctrl.Result, error) {
+func (c *cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], target T, d decision, f facts) (ctrl.Result, error) {
 	obj := req.Object
 	name := ExternalName(obj)
 	switch d.action {
@@ -107,10 +129,10 @@ func (c cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl Externa
 // external resource name waits for the object's other finalizers
 // (DeletionOrderLast). Their removal is a change of the object, which
 // brings the next pass.
-func (c cleaner[T]) waitFinalizers(req *bosun.Pass[T], name string) {
+func (c *cleaner[T]) waitFinalizers(req *bosun.Pass[T], name string) {
 	obj := req.Object
 	fins := obj.GetFinalizers()
-	c.rec.setCondition(obj, c.cfg.synced, metav1.ConditionFalse, ReasonWaitingForFinalizers,
+	c.rec.unsynced(obj, ReasonWaitingForFinalizers,
 		fmt.Sprintf("the deletion order is %q: %s is deleted once the object's other finalizers are gone (it holds %s, one of them the operator's own)",
 			DeletionOrderLast, describe(name), strings.Join(fins, ", ")))
 	req.Log.V(1).Info("waiting for the object's other finalizers before deleting the external resource", "externalName", name, "finalizers", fins)
@@ -120,7 +142,7 @@ func (c cleaner[T]) waitFinalizers(req *bosun.Pass[T], name string) {
 // annotationDeletingLast (this pass's write saves it) when other
 // finalizers hold the object: the steps of the other controllers that
 // delete last then count its finalizer as a peer's (see othersHold).
-func (c cleaner[T]) joinDeletingLast(req *bosun.Pass[T]) {
+func (c *cleaner[T]) joinDeletingLast(req *bosun.Pass[T]) {
 	obj := req.Object
 	if len(obj.GetFinalizers()) <= 1 || req.Controller == "" {
 		return
@@ -138,7 +160,7 @@ func (c cleaner[T]) joinDeletingLast(req *bosun.Pass[T]) {
 // the object still the one the pass read, asks the external system to
 // delete the resource name. deleting tells whether a Delete was asked for
 // before.
-func (c cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string, deleting bool, now time.Time) (ctrl.Result, error) {
+func (c *cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], name string, deleting bool, now time.Time) (ctrl.Result, error) {
 	obj := req.Object
 	uid := obj.GetUID()
 	// The fence: no Delete on the strength of a stale copy. The
@@ -159,30 +181,30 @@ func (c cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl ExternalC
 	if !deleting {
 		req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonDeletingExternalResource), "Delete", "deleting external resource %q", name)
 	}
-	_, err := callExternal(ctx, c.Step, req, opDelete, obj, func(ctx context.Context) (struct{}, error) {
+	_, err := callExternal(ctx, c.calls, req, opDelete, obj, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, cl.Delete(ctx, obj)
 	})
 	c.log.add(req, opDelete, name, outcomeOf(err), err)
 	if err != nil {
 		err = c.rec.fail(ReasonDeleteFailed, fmt.Errorf("deleting %s: %w", describe(name), err))
-		c.memory.change(uid, func(m *memo) { m.delete = failed(m.delete, c.cfg.now(), obj.GetGeneration(), false, err) })
+		c.memory.change(uid, func(m *memo) { m.delete = failed(m.delete, c.now(), obj.GetGeneration(), false, err) })
 		return ctrl.Result{}, err
 	}
 	c.memory.change(uid, func(m *memo) { m.delete = nil })
 	c.setDeleting(obj)
-	return ctrl.Result{RequeueAfter: c.cfg.short}, nil
+	return ctrl.Result{RequeueAfter: c.short}, nil
 }
 
 // setDeleting reports a Delete asked for and a resource still there.
-func (c cleaner[T]) setDeleting(obj T) {
-	c.rec.setCondition(obj, c.cfg.available, metav1.ConditionFalse, ReasonDeleting, "waiting for the external resource to be deleted")
+func (c *cleaner[T]) setDeleting(obj T) {
+	c.rec.unavailable(obj, ReasonDeleting, "waiting for the external resource to be deleted")
 	c.rec.setSynced(obj, "")
 }
 
 // leaveDeletingLast removes the pass's controller from
 // annotationDeletingLast: its Cleanup is done, and the engine removes its
 // finalizer with the same write.
-func (c cleaner[T]) leaveDeletingLast(req *bosun.Pass[T]) {
+func (c *cleaner[T]) leaveDeletingLast(req *bosun.Pass[T]) {
 	last := deletingLast(req.Object)
 	if !slices.Contains(last, req.Controller) {
 		return
@@ -191,19 +213,9 @@ func (c cleaner[T]) leaveDeletingLast(req *bosun.Pass[T]) {
 	setAnnotations(req.Object, map[string]string{annotationDeletingLast: strings.Join(last, ",")})
 }
 
-// deletingLast returns the controllers obj's annotationDeletingLast
-// names.
-func deletingLast(obj client.Object) []string {
-	v := obj.GetAnnotations()[annotationDeletingLast]
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
-}
-
 // gone finishes a cleanup whose resource no longer exists, or is not the
 // object's: the engine lets the object go, so the step forgets it.
-func (c cleaner[T]) gone(ctx context.Context, req *bosun.Pass[T], now time.Time) error {
+func (c *cleaner[T]) gone(ctx context.Context, req *bosun.Pass[T], now time.Time) error {
 	if err := c.secret.unpublish(ctx, req); err != nil {
 		return err
 	}

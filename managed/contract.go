@@ -317,3 +317,26 @@ func NopExternalClient[T client.Object]() ExternalClient[T] { return ExternalCli
 func NopConnector[T client.Object]() Connector[T] {
 	return ConnectorFunc[T](func(context.Context, T) (ExternalClient[T], error) { return NopExternalClient[T](), nil })
 }
+
+// BatchObserver is implemented by an ExternalClient, or by a Connector,
+// that observes many resources of its kind in one call of the external
+// system, as one catalog query reads every role of a database server.
+// The step then observes together the resources of the objects whose
+// polls are due within the batch window (Timing.Batch), in one call per
+// round, and a pass whose object a round observed lately takes that
+// observation in place of a Connect and an Observe of its own (the package
+// documentation says when a pass still observes on its own).
+//
+// ObserveBatch observes the resource of each of objs as Observe would
+// observe it alone, under the same obligations: it changes nothing
+// outside, writes what it read of each resource into that object's status
+// (and may fill unset fields of its spec, reporting LateInitialized), and
+// returns one Observation per object, in the order of objs. objs are
+// copies that carry their external names. An error fails the whole
+// round: its passes then observe one by one. A Connector that implements
+// it is called without Connect, and opens and releases what it needs; a
+// client that does is connected for the round with the object of the
+// pass that runs it, and disconnected after.
+type BatchObserver[T client.Object] interface {
+	ObserveBatch(ctx context.Context, objs []T) ([]Observation, error)
+}

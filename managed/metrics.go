@@ -2,6 +2,7 @@ package managed
 
 import (
 	"reflect"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -137,14 +138,21 @@ type metricsKey struct {
 	controller string
 }
 
-// meters is the stage that finds the step's series (see metricSet).
-type meters[T client.Object] struct{ *Step[T] }
+// meters finds the series of the step named step (see metricSet), by
+// metricsKey, registering its collectors in a registry on first use.
+type meters[T client.Object] struct {
+	step string
+	sets sync.Map // metricsKey -> *metricSet
+}
+
+// newMeters returns the meters of the step named step.
+func newMeters[T client.Object](step string) *meters[T] { return &meters[T]{step: step} }
 
 // of returns the step's series for the reconciler running req, in
 // its registry, registering the collectors there on first use. When they
 // cannot be registered (the registry holds other metrics under the same
 // names), the error is logged once and the observations are dropped.
-func (s meters[T]) of(req *bosun.Pass[T]) *metricSet {
+func (s *meters[T]) of(req *bosun.Pass[T]) *metricSet {
 	reg := req.Metrics()
 	key := metricsKey{controller: req.Controller}
 	// A registerer of a type that cannot be a map key is looked up in its
@@ -152,28 +160,28 @@ func (s meters[T]) of(req *bosun.Pass[T]) *metricSet {
 	cacheable := reflect.TypeOf(reg).Comparable()
 	if cacheable {
 		key.reg = reg
-		if m, ok := s.metrics.Load(key); ok {
+		if m, ok := s.sets.Load(key); ok {
 			return m.(*metricSet)
 		}
 	}
 	c, err := collectorsIn(reg)
 	if err != nil {
-		req.Log.Error(err, "managed step metrics not recorded", "step", s.cfg.name)
+		req.Log.Error(err, "managed step metrics not recorded", "step", s.step)
 		c = newCollectors()
 	}
 	m := &metricSet{
-		first:    c.first.WithLabelValues(req.Controller, s.cfg.name),
-		ready:    c.ready.WithLabelValues(req.Controller, s.cfg.name),
-		deletion: c.deletion.WithLabelValues(req.Controller, s.cfg.name),
-		drift:    c.drift.WithLabelValues(req.Controller, s.cfg.name),
-		wait:     c.wait.WithLabelValues(req.Controller, s.cfg.name),
-		inFlight: c.inFlight.WithLabelValues(req.Controller, s.cfg.name),
+		first:    c.first.WithLabelValues(req.Controller, s.step),
+		ready:    c.ready.WithLabelValues(req.Controller, s.step),
+		deletion: c.deletion.WithLabelValues(req.Controller, s.step),
+		drift:    c.drift.WithLabelValues(req.Controller, s.step),
+		wait:     c.wait.WithLabelValues(req.Controller, s.step),
+		inFlight: c.inFlight.WithLabelValues(req.Controller, s.step),
 	}
-	step := prometheus.Labels{"controller": req.Controller, "step": s.cfg.name}
+	step := prometheus.Labels{"controller": req.Controller, "step": s.step}
 	m.calls = c.calls.MustCurryWith(step)
 	m.callDuration = c.callDuration.MustCurryWith(step)
 	if cacheable {
-		got, _ := s.metrics.LoadOrStore(key, m)
+		got, _ := s.sets.LoadOrStore(key, m)
 		return got.(*metricSet)
 	}
 	return m

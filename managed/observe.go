@@ -13,12 +13,43 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/internal/statusfield"
 )
 
 // observer is the first stage of a pass: it reads the policies, connects,
 // polls a long operation under way and observes, and gathers the facts
 // the decision needs.
-type observer[T client.Object] struct{ *Step[T] }
+type observer[T client.Object] struct {
+	names  naming[T]
+	calls  *caller[T]
+	ops    *poller[T]
+	batch  *batcher[T]
+	secret *secrets[T]
+	rec    *recorder[T]
+	memory *memory
+	// The step's policies, which annotations override per object;
+	// adoptAll grants every object adoption (WithAdoptionGranted).
+	defaultPolicies Policies
+	defaultDeletion DeletionPolicy
+	defaultOrder    DeletionOrder
+	adoptAll        bool
+	// grace and short are the creation grace period and the short
+	// interval the decision uses; syncedType is the type of the
+	// condition that reports a policy that does not parse.
+	grace, short time.Duration
+	syncedType   string
+	now          func() time.Time
+}
+
+// newObserver returns the observer of a step configured by cfg, made of
+// its other stages; it remembers in m.
+func newObserver[T client.Object](cfg *config, names naming[T], calls *caller[T], ops *poller[T], batch *batcher[T], secret *secrets[T], rec *recorder[T], m *memory) *observer[T] {
+	return &observer[T]{
+		names: names, calls: calls, ops: ops, batch: batch, secret: secret, rec: rec, memory: m,
+		defaultPolicies: cfg.policies, defaultDeletion: cfg.deletion, defaultOrder: cfg.order, adoptAll: cfg.adoptAll,
+		grace: cfg.grace, short: cfg.short, syncedType: cfg.synced, now: cfg.now,
+	}
+}
 
 // observed is what the observe stage of Do hands on.
 type observed[T client.Object] struct {
@@ -34,16 +65,13 @@ type observed[T client.Object] struct {
 	obs    Observation
 }
 
-// observe is Do's observe stage. It returns nil, with the pass's result,
-// when the pass ends before a decision: a bad policy or Secret name, a
-// failed Connect or Observe, or a long operation still running. With
-// batch (paceBatch), it takes a batch round's observation when that
+// observe is Do's observe stage, at now. It returns nil, with the pass's
+// result, when the pass ends before a decision: a bad policy or Secret
+// name, a failed Connect or Observe, or a long operation still running.
+// With batch (paceBatch), it takes a batch round's observation when that
 // finds nothing to do (fromBatch), and observes on its own otherwise.
-func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T], batch bool) (*observed[T], ctrl.Result, error) {
-	o.log.restore(req)
+func (o *observer[T]) observe(ctx context.Context, req *bosun.Pass[T], now time.Time, batch bool) (*observed[T], ctrl.Result, error) {
 	obj := req.Object
-	now := o.cfg.now()
-	o.rec.noteFirstReconcile(req, now)
 	pol, err := o.policies(obj)
 	if err != nil {
 		return nil, ctrl.Result{}, err
@@ -70,7 +98,7 @@ func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T], batch bool
 	// resource is another object's; the spec it fills in only if the
 	// resource proves to be the object's and the policies allow
 	// LateInitialize.
-	target := o.named(obj)
+	target := o.names.named(obj)
 	obs, err := o.calls.observe(ctx, req, cl, target)
 	if err != nil {
 		done()
@@ -91,11 +119,11 @@ func (o observer[T]) observe(ctx context.Context, req *bosun.Pass[T], batch bool
 // otherwise: WithAdoptionGranted, or AnnotationAdoptExternal "true" on the
 // object's Namespace, whose metadata it reads from the manager's cache (as
 // the engine does for the reconcile policy).
-func (o observer[T]) grant(ctx context.Context, req *bosun.Pass[T], f facts, obs Observation) (bool, error) {
+func (o *observer[T]) grant(ctx context.Context, req *bosun.Pass[T], f facts, obs Observation) (bool, error) {
 	if !f.needsGrant(obs) {
 		return false, nil
 	}
-	if o.cfg.adoptAll {
+	if o.adoptAll {
 		return true, nil
 	}
 	name := req.Object.GetNamespace()
@@ -121,7 +149,7 @@ func (o observer[T]) grant(ctx context.Context, req *bosun.Pass[T], f facts, obs
 // object (see batcher.observation), or what the round found calls for
 // something (a resource missing, out of date, not the object's, not
 // available), which the pass acts on only after an Observe of its own.
-func (o observer[T]) fromBatch(ctx context.Context, req *bosun.Pass[T], now time.Time, pol Policies) *observed[T] {
+func (o *observer[T]) fromBatch(ctx context.Context, req *bosun.Pass[T], now time.Time, pol Policies) *observed[T] {
 	e := o.batch.observation(ctx, req)
 	if e == nil {
 		return nil
@@ -140,18 +168,18 @@ func (o observer[T]) fromBatch(ctx context.Context, req *bosun.Pass[T], now time
 }
 
 // facts returns the facts about obj that both Do and Cleanup decide from.
-func (o observer[T]) facts(obj T, now time.Time, ann map[string]string, pol Policies, m memo) facts {
+func (o *observer[T]) facts(obj T, now time.Time, ann map[string]string, pol Policies, m memo) facts {
 	return facts{
 		now: now, gen: obj.GetGeneration(), identity: Identity(obj), ann: ann, named: ExternalName(obj) != "",
-		chosen:        !o.cfg.providerNames && (ExternalName(obj) == "" || ExternalName(obj) == o.cfg.nameFn(obj)),
-		providerNames: o.cfg.providerNames, grace: o.cfg.grace, short: o.cfg.short, pol: pol, memo: m,
+		chosen:        o.names.chosen(obj),
+		providerNames: o.names.provider, grace: o.grace, short: o.short, pol: pol, memo: m,
 	}
 }
 
 // cleanupFacts returns the facts Cleanup decides from before it observes.
 // A deletion order that does not parse is kept in the facts: it counts
 // only when the decision reaches it.
-func (o observer[T]) cleanupFacts(req *bosun.Pass[T]) (facts, error) {
+func (o *observer[T]) cleanupFacts(req *bosun.Pass[T]) (facts, error) {
 	obj := req.Object
 	pol, err := o.policies(obj)
 	if err != nil {
@@ -162,7 +190,7 @@ func (o observer[T]) cleanupFacts(req *bosun.Pass[T]) (facts, error) {
 		return facts{}, err
 	}
 	m := o.memory.get(obj.GetUID())
-	f := o.facts(obj, o.cfg.now(), recorded(obj, m), pol, m)
+	f := o.facts(obj, o.now(), recorded(obj, m), pol, m)
 	order, err := o.deletionOrder(obj)
 	f.orphan, f.last, f.orderErr = del == DeletionOrphan, order == DeletionOrderLast, err
 	f.finalizers, f.controller, f.deletingLast = len(obj.GetFinalizers()), req.Controller, deletingLast(obj)
@@ -171,54 +199,48 @@ func (o observer[T]) cleanupFacts(req *bosun.Pass[T]) (facts, error) {
 }
 
 // policies returns the management policies of obj.
-func (o observer[T]) policies(obj T) (Policies, error) {
+func (o *observer[T]) policies(obj T) (Policies, error) {
 	v, ok := obj.GetAnnotations()[AnnotationManagementPolicies]
 	if !ok {
-		return o.cfg.policies, nil
+		return o.defaultPolicies, nil
 	}
 	p, err := ParsePolicies(v)
 	if err != nil {
-		return Policies{}, invalidPolicy(o.cfg.synced, fmt.Errorf("annotation %s: %w", AnnotationManagementPolicies, err))
+		return Policies{}, invalidPolicy(o.syncedType, fmt.Errorf("annotation %s: %w", AnnotationManagementPolicies, err))
 	}
 	return p, nil
 }
 
 // deletionPolicy returns the deletion policy of obj.
-func (o observer[T]) deletionPolicy(obj T) (DeletionPolicy, error) {
+func (o *observer[T]) deletionPolicy(obj T) (DeletionPolicy, error) {
 	v, ok := obj.GetAnnotations()[AnnotationDeletionPolicy]
 	if !ok {
-		return o.cfg.deletion, nil
+		return o.defaultDeletion, nil
 	}
 	p, err := ParseDeletionPolicy(v)
 	if err != nil {
-		return "", invalidPolicy(o.cfg.synced, fmt.Errorf("annotation %s: %w", AnnotationDeletionPolicy, err))
+		return "", invalidPolicy(o.syncedType, fmt.Errorf("annotation %s: %w", AnnotationDeletionPolicy, err))
 	}
 	return p, nil
 }
 
 // deletionOrder returns the deletion order of obj.
-func (o observer[T]) deletionOrder(obj T) (DeletionOrder, error) {
+func (o *observer[T]) deletionOrder(obj T) (DeletionOrder, error) {
 	v, ok := obj.GetAnnotations()[AnnotationDeletionOrder]
 	if !ok {
-		return o.cfg.order, nil
+		return o.defaultOrder, nil
 	}
 	d, err := ParseDeletionOrder(v)
 	if err != nil {
-		return "", invalidPolicy(o.cfg.synced, fmt.Errorf("annotation %s: %w", AnnotationDeletionOrder, err))
+		return "", invalidPolicy(o.syncedType, fmt.Errorf("annotation %s: %w", AnnotationDeletionOrder, err))
 	}
 	return d, nil
 }
 
-// named returns a copy of obj that carries the external name the step uses
-// for it: the recorded one or, when the step chooses names, a new one. A
-// chosen name is not put on obj here: it is committed with the pending mark
-// of a create, or with the object once the resource under it proved to be
-// the object's. So a recorded name without a pending mark is one the user
-// set.
-func (o observer[T]) named(obj T) T {
-	t := obj.DeepCopyObject().(T)
-	if ExternalName(t) == "" && !o.cfg.providerNames {
-		SetExternalName(t, o.cfg.nameFn(t))
-	}
-	return t
+// keepStatus sets the status of dst to that of src, the copy Observe
+// worked on, when their type has a Status field: what Observe wrote there
+// of the external resource (status.atProvider, by convention) is kept,
+// whatever it did to the copy's spec.
+func keepStatus[T client.Object](dst, src T) {
+	statusfield.Copy(dst, src)
 }

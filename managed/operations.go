@@ -3,10 +3,9 @@ package managed
 import (
 	"context"
 	"fmt"
+	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
@@ -16,13 +15,28 @@ import (
 // poller is the stage that follows the long operations Create and Update
 // start (see OperationPoller): it polls the one recorded on the object
 // before the pass observes, and records one an Update started.
-type poller[T client.Object] struct{ *Step[T] }
+type poller[T client.Object] struct {
+	calls  *caller[T]
+	rec    *recorder[T]
+	log    *changes[T]
+	write  *writer[T]
+	secret *secrets[T]
+	// short is how soon a running operation is polled again.
+	short time.Duration
+	now   func() time.Time
+}
+
+// newPoller returns the poller of a step configured by cfg, made of its
+// other stages.
+func newPoller[T client.Object](cfg *config, calls *caller[T], rec *recorder[T], log *changes[T], write *writer[T], secret *secrets[T]) *poller[T] {
+	return &poller[T]{calls: calls, rec: rec, log: log, write: write, secret: secret, short: cfg.short, now: cfg.now}
+}
 
 // poll polls the long operation recorded on the object, if any.
 // wait reports that the pass ends here, with res and err: the operation
 // is still running, the poll failed, or the operation failed. Otherwise
 // there was none, or it is done and forgotten, and the pass goes on.
-func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T]) (wait bool, res ctrl.Result, err error) {
+func (s *poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T]) (wait bool, res ctrl.Result, err error) {
 	obj := req.Object
 	op, ok := operationOf(obj.GetAnnotations())
 	if !ok {
@@ -35,7 +49,7 @@ func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClie
 		setAnnotations(obj, map[string]string{annotationOperation: ""})
 		return false, ctrl.Result{}, nil
 	}
-	st, perr := callExternal(ctx, s.Step, req, opPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
+	st, perr := callExternal(ctx, s.calls, req, opPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
 		return p.PollOperation(ctx, obj, op)
 	})
 	if perr != nil {
@@ -43,13 +57,13 @@ func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClie
 	}
 	if !st.Done {
 		if op.Kind == opCreate {
-			s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external system is creating the resource")
+			s.rec.unavailable(obj, ReasonCreating, "the external system is creating the resource")
 			s.rec.setSynced(obj, "")
 		} else {
-			s.rec.setCondition(obj, s.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
+			s.rec.unsynced(obj, ReasonUpdating,
 				fmt.Sprintf("the external system is updating %s to the spec", describe(name)))
 		}
-		return true, ctrl.Result{RequeueAfter: s.cfg.short}, nil
+		return true, ctrl.Result{RequeueAfter: s.short}, nil
 	}
 	forget := map[string]string{annotationOperation: ""}
 	outcome := changelog.OutcomeSucceeded
@@ -57,7 +71,7 @@ func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClie
 		outcome = changelog.OutcomeFailed
 		if op.Kind == opCreate {
 			// What the create left is not taken for the object's.
-			forget[annotationCreateFailed] = formatTime(s.cfg.now())
+			forget[annotationCreateFailed] = formatTime(s.now())
 		}
 	}
 	setAnnotations(obj, forget)
@@ -82,7 +96,7 @@ func (s poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClie
 
 // start records the long operation an Update started, at once,
 // so that a stop before the pass ends does not lose it.
-func (s poller[T]) start(ctx context.Context, req *bosun.Pass[T], op Operation) error {
+func (s *poller[T]) start(ctx context.Context, req *bosun.Pass[T], op Operation) error {
 	wctx, cancel := s.write.durable(ctx)
 	defer cancel()
 	if err := s.write.save(wctx, req, map[string]string{annotationOperation: operationValue(op)}); err != nil {

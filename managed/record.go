@@ -1,7 +1,6 @@
 package managed
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -17,77 +16,90 @@ import (
 )
 
 // recorder is the last stage of a pass: it records what the pass found
-// and did in the step's conditions, turns failures into errors about
-// Synced, and says when to look again.
-type recorder[T client.Object] struct{ *Step[T] }
+// and did in the step's two conditions, turns failures into errors about
+// Synced, says when to look again, and records the times a pass measures
+// (to the first pass, to Ready).
+type recorder[T client.Object] struct {
+	syncedType, availableType string
+	// interval and minInterval are the poll interval and its floor;
+	// short is the interval while something is under way.
+	interval, minInterval, short time.Duration
+	now                          func() time.Time
+	rand                         func() float64
+	meters                       *meters[T]
+	// polls learns when the next poll of an object in line is due.
+	polls *polls
+}
 
-// synced records a pass over a resource that is the object's: it
-// publishes details, sets Available from the observation and Synced from
-// the decision, and returns when to look again (again, while an update
-// is under way).
-func (r recorder[T]) synced(ctx context.Context, req *bosun.Pass[T], o *observed[T], d decision, details ConnectionDetails, again time.Duration) (ctrl.Result, error) {
-	wctx, cancel := r.write.durable(ctx)
-	defer cancel()
-	if err := r.secret.publish(wctx, req, details); err != nil {
-		return ctrl.Result{}, err
+// newRecorder returns the recorder of a step configured by cfg.
+func newRecorder[T client.Object](cfg *config, m *meters[T], p *polls) *recorder[T] {
+	return &recorder[T]{
+		syncedType: cfg.synced, availableType: cfg.available,
+		interval: cfg.poll, minInterval: cfg.minPoll, short: cfg.short,
+		now: cfg.now, rand: cfg.rand, meters: m, polls: p,
 	}
+}
+
+// synced records a pass over a resource that is the object's, which Observe
+// reported as obs under the external name at now: it sets Available from
+// the observation and Synced from the decision d, and returns when to look
+// again (again, while an update is under way).
+func (r *recorder[T]) synced(req *bosun.Pass[T], obs Observation, name string, now time.Time, d decision, again time.Duration) ctrl.Result {
 	obj := req.Object
-	r.setAvailability(req, obj, o.obs.Available, o.facts.now, true)
+	r.setAvailability(req, obj, obs.Available, now, true)
 	switch d.action {
 	case actUpdate, actUpdateWait:
 		// Synced again once an observation finds the resource up to date.
-		r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, ReasonUpdating,
-			fmt.Sprintf("updating %s to the spec: %s", describe(o.name), o.obs.Diff))
-		return ctrl.Result{RequeueAfter: again}, nil
+		r.unsynced(obj, ReasonUpdating, fmt.Sprintf("updating %s to the spec: %s", describe(name), obs.Diff))
+		return ctrl.Result{RequeueAfter: again}
 	case actObserveOnly:
 		r.setSynced(obj, "the external resource differs from the spec, and the management policies do not allow Update")
 	default:
 		r.setSynced(obj, "")
 	}
-	if !o.obs.Available {
-		return ctrl.Result{RequeueAfter: r.cfg.short}, nil
+	if !obs.Available {
+		return ctrl.Result{RequeueAfter: r.short}
 	}
 	poll := r.poll(req)
-	r.memory.polls.schedule(obj.GetUID(), client.ObjectKeyFromObject(obj), o.facts.now.Add(poll))
-	return ctrl.Result{RequeueAfter: poll}, nil
+	r.polls.schedule(obj.GetUID(), client.ObjectKeyFromObject(obj), now.Add(poll))
+	return ctrl.Result{RequeueAfter: poll}
 }
 
 // creationWindow records a resource not found within the creation grace
 // period: the external system may not show it yet.
-func (r recorder[T]) creationWindow(req *bosun.Pass[T], name string) ctrl.Result {
+func (r *recorder[T]) creationWindow(req *bosun.Pass[T], name string) ctrl.Result {
 	req.Log.V(1).Info("external resource not found within the creation grace period, looking again", "externalName", name)
-	r.setCondition(req.Object, r.cfg.available, metav1.ConditionFalse, ReasonCreating,
-		"waiting for the external system to show the resource it created")
+	r.unavailable(req.Object, ReasonCreating, "waiting for the external system to show the resource it created")
 	r.setSynced(req.Object, "")
-	return ctrl.Result{RequeueAfter: r.cfg.short}
+	return ctrl.Result{RequeueAfter: r.short}
 }
 
 // notFound records a missing resource that the policies pol do not allow
 // to create. Observing a resource that is not there is not a success, in
 // observe-only as in any other policy.
-func (r recorder[T]) notFound(req *bosun.Pass[T], name string, pol Policies) ctrl.Result {
+func (r *recorder[T]) notFound(req *bosun.Pass[T], name string, pol Policies) ctrl.Result {
 	obj := req.Object
 	msg := fmt.Sprintf("%s does not exist, and the management policies (%s) do not allow Create", describe(name), pol)
 	if pol.observing() {
-		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonExternalNotFound, msg)
+		r.unavailable(obj, ReasonExternalNotFound, msg)
 	} else {
-		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource does not exist")
+		r.unavailable(obj, ReasonUnavailable, "the external resource does not exist")
 	}
-	r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, ReasonExternalNotFound, msg)
+	r.unsynced(obj, ReasonExternalNotFound, msg)
 	return ctrl.Result{RequeueAfter: r.poll(req)}
 }
 
 // notOurs returns the conflict to report about the resource name, which
 // obs describes and which is not obj's (see owned); granted tells whether
 // adoption is granted to obj.
-func (r recorder[T]) notOurs(obj T, name string, obs Observation, granted bool) error {
+func (r *recorder[T]) notOurs(obj T, name string, obs Observation, granted bool) error {
 	switch {
 	case obs.Owner != "":
 		return r.conflict(fmt.Errorf("%s is marked as another object's: this object leaves it alone; "+
 			"give this object another external name (annotation %s, or the operator's naming), or remove the other object's resource",
 			describe(name), AnnotationExternalName))
 	case !granted:
-		return &conditions.Error{Type: r.cfg.synced, Reason: ReasonAdoptionNotGranted, Severity: conditions.SeverityWarning, Err: errors.New(notGrantedMessage(obj, name))}
+		return &conditions.Error{Type: r.syncedType, Reason: ReasonAdoptionNotGranted, Severity: conditions.SeverityWarning, Err: errors.New(notGrantedMessage(obj, name))}
 	}
 	return r.conflict(fmt.Errorf("%s exists and was not created for this object: to adopt it, set annotation %s to %q by hand; "+
 		"otherwise give this object another external name", describe(name), AnnotationExternalName, name))
@@ -98,11 +110,11 @@ func (r recorder[T]) notOurs(obj T, name string, obs Observation, granted bool) 
 // with ReasonAdoptionNotGranted, Available False, nothing of the resource
 // taken, and a look again at the poll interval, which a grant needs to
 // take effect.
-func (r recorder[T]) notGranted(req *bosun.Pass[T], name string) ctrl.Result {
+func (r *recorder[T]) notGranted(req *bosun.Pass[T], name string) ctrl.Result {
 	obj := req.Object
 	req.Log.V(1).Info("leaving alone an unmarked external resource: adoption not granted", "externalName", name)
-	r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
-	r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, ReasonAdoptionNotGranted, notGrantedMessage(obj, name))
+	r.unavailable(obj, ReasonUnavailable, "the resource under the external name is not this object's")
+	r.unsynced(obj, ReasonAdoptionNotGranted, notGrantedMessage(obj, name))
 	return ctrl.Result{RequeueAfter: r.poll(req)}
 }
 
@@ -118,22 +130,29 @@ func notGrantedMessage(obj client.Object, name string) string {
 }
 
 // conflict is the error of a resource that is not the object's.
-func (r recorder[T]) conflict(err error) error {
-	return &conditions.Error{Type: r.cfg.synced, Reason: ReasonExternalResourceConflict, Severity: conditions.SeverityWarning, Err: err}
+func (r *recorder[T]) conflict(err error) error {
+	return &conditions.Error{Type: r.syncedType, Reason: ReasonExternalResourceConflict, Severity: conditions.SeverityWarning, Err: err}
 }
 
 // incomplete is the error of an object whose create may have leaked.
-func (r recorder[T]) incomplete(obj T) error {
+func (r *recorder[T]) incomplete(obj T) error {
 	err := fmt.Errorf("a create of the external resource started at %s and its outcome was never recorded, so a resource may exist "+
 		"that the operator cannot find: check the external system for a resource made for %s %s/%s at that time, delete it "+
 		"(or record its name in annotation %s), then remove annotation %s to let the operator go on",
 		obj.GetAnnotations()[AnnotationCreatePending], kindOf(obj), obj.GetNamespace(), obj.GetName(), AnnotationExternalName, AnnotationCreatePending)
-	return &conditions.Error{Type: r.cfg.synced, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError, Err: err}
+	return &conditions.Error{Type: r.syncedType, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError, Err: err}
+}
+
+// unnamed is the error of a Create that succeeded, with names the
+// external system assigns (WithProviderNames), and recorded no name.
+func (r *recorder[T]) unnamed() error {
+	return &conditions.Error{Type: r.syncedType, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError,
+		Err: errors.New("Create succeeded and recorded no external name; with WithProviderNames it must call SetExternalName")}
 }
 
 // fail turns err into an error about the Synced condition. An error that
 // carries a reason keeps it, and its severity; others get reason.
-func (r recorder[T]) fail(reason conditions.Reason, err error) error {
+func (r *recorder[T]) fail(reason conditions.Reason, err error) error {
 	if apierrors.IsConflict(err) {
 		return err
 	}
@@ -141,20 +160,20 @@ func (r recorder[T]) fail(reason conditions.Reason, err error) error {
 	if got != conditions.ReasonError {
 		reason = got
 	}
-	return &conditions.Error{Type: r.cfg.synced, Reason: reason, Severity: sev, Err: err}
+	return &conditions.Error{Type: r.syncedType, Reason: reason, Severity: sev, Err: err}
 }
 
 // poll returns the jittered poll interval of the request's object.
-func (r recorder[T]) poll(req *bosun.Pass[T]) time.Duration {
-	d, bad := pollInterval(req.Object.GetAnnotations(), r.cfg.poll, r.cfg.minPoll)
+func (r *recorder[T]) poll(req *bosun.Pass[T]) time.Duration {
+	d, bad := pollInterval(req.Object.GetAnnotations(), r.interval, r.minInterval)
 	if bad {
 		req.Log.V(1).Info("ignoring an invalid poll interval annotation", "annotation", AnnotationPollInterval, "value", req.Object.GetAnnotations()[AnnotationPollInterval])
 	}
-	return jitter(d, pollJitter, r.cfg.rand())
+	return jitter(d, pollJitter, r.rand())
 }
 
 // setCondition sets a condition of obj, when its type keeps conditions.
-func (r recorder[T]) setCondition(obj T, typ string, status metav1.ConditionStatus, reason conditions.Reason, msg string) {
+func (r *recorder[T]) setCondition(obj T, typ string, status metav1.ConditionStatus, reason conditions.Reason, msg string) {
 	co, ok := any(obj).(conditions.Object)
 	if !ok {
 		return
@@ -162,22 +181,33 @@ func (r recorder[T]) setCondition(obj T, typ string, status metav1.ConditionStat
 	conds := co.GetConditions()
 	conditions.Set(&conds, metav1.Condition{
 		Type: typ, Status: status, Reason: string(reason), Message: msg, ObservedGeneration: obj.GetGeneration(),
-	}, metav1.NewTime(r.cfg.now()))
+	}, metav1.NewTime(r.now()))
 	co.SetConditions(conds)
 }
 
+// unavailable sets the Available condition of obj False, with reason and
+// msg.
+func (r *recorder[T]) unavailable(obj T, reason conditions.Reason, msg string) {
+	r.setCondition(obj, r.availableType, metav1.ConditionFalse, reason, msg)
+}
+
+// unsynced sets the Synced condition of obj False, with reason and msg.
+func (r *recorder[T]) unsynced(obj T, reason conditions.Reason, msg string) {
+	r.setCondition(obj, r.syncedType, metav1.ConditionFalse, reason, msg)
+}
+
 // setSynced marks the pass a success, with note as the message if any.
-func (r recorder[T]) setSynced(obj T, note string) {
+func (r *recorder[T]) setSynced(obj T, note string) {
 	if note == "" {
 		note = "the external resource is reconciled"
 	}
-	r.setCondition(obj, r.cfg.synced, metav1.ConditionTrue, ReasonReconcileSuccess, note)
+	r.setCondition(obj, r.syncedType, metav1.ConditionTrue, ReasonReconcileSuccess, note)
 }
 
 // setPaused marks Synced False with conditions.ReasonReconcilePaused: the
 // step changes nothing, by choice. Ready does not count it.
-func (r recorder[T]) setPaused(obj T, why string) {
-	r.setCondition(obj, r.cfg.synced, metav1.ConditionFalse, conditions.ReasonReconcilePaused, why)
+func (r *recorder[T]) setPaused(obj T, why string) {
+	r.unsynced(obj, conditions.ReasonReconcilePaused, why)
 }
 
 // setAvailability sets the Available condition from an observation of an
@@ -188,7 +218,7 @@ func (r recorder[T]) setPaused(obj T, why string) {
 // The first time the resource is available, and mark allows it (the pass
 // may write the object's metadata), the step records
 // annotationFirstAvailable and the time to Ready.
-func (r recorder[T]) setAvailability(req *bosun.Pass[T], obj T, available bool, now time.Time, mark bool) {
+func (r *recorder[T]) setAvailability(req *bosun.Pass[T], obj T, available bool, now time.Time, mark bool) {
 	ann := obj.GetAnnotations()
 	_, seen := ann[annotationFirstAvailable]
 	if available {
@@ -196,25 +226,33 @@ func (r recorder[T]) setAvailability(req *bosun.Pass[T], obj T, available bool, 
 			setAnnotations(obj, map[string]string{annotationFirstAvailable: formatTime(now)})
 			r.meters.of(req).ready.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
-		r.setCondition(obj, r.cfg.available, metav1.ConditionTrue, ReasonAvailable, "the external resource is available")
+		r.setCondition(obj, r.availableType, metav1.ConditionTrue, ReasonAvailable, "the external resource is available")
 		return
 	}
 	if !seen && createdHere(ann) {
-		r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonCreating, "the external resource exists and is not available yet")
+		r.unavailable(obj, ReasonCreating, "the external resource exists and is not available yet")
 		return
 	}
-	r.setCondition(obj, r.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource exists and is not available")
+	r.unavailable(obj, ReasonUnavailable, "the external resource exists and is not available")
 }
 
 // noteFirstReconcile records the time to first reconcile when the engine
 // has never finished a pass over the object (status.observedGeneration is
 // unset; for types without it, when the object has no external name yet).
-func (r recorder[T]) noteFirstReconcile(req *bosun.Pass[T], now time.Time) {
+func (r *recorder[T]) noteFirstReconcile(req *bosun.Pass[T], now time.Time) {
 	obj := req.Object
 	g, ok := statusfield.ObservedGeneration(obj)
 	if ok && g == 0 || !ok && ExternalName(obj) == "" {
 		r.meters.of(req).first.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 	}
+}
+
+// describe names an external resource in messages.
+func describe(name string) string {
+	if name == "" {
+		return "the external resource (not named yet)"
+	}
+	return fmt.Sprintf("external resource %q", name)
 }
 
 // kindOf returns the kind of obj for messages: its TypeMeta kind, else its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,7 +49,29 @@ func withDetails(data map[string][]byte, details ConnectionDetails) (map[string]
 // secrets is the stage that writes the connection Secret
 // (WithConnectionSecret): it publishes the details, deletes the Secret
 // with the object, and tells which credentials it lacks.
-type secrets[T client.Object] struct{ *Step[T] }
+type secrets[T client.Object] struct {
+	// secretName names the Secret of an object; nil without one.
+	secretName func(client.Object) string
+	// keys are the credential keys the step's clients name, once a
+	// Connect has learned them (see caller.learn).
+	keys *atomic.Pointer[[]string]
+	rec  *recorder[T]
+}
+
+// newSecrets returns the secrets stage of a step configured by cfg, which
+// learns the credential keys in keys.
+func newSecrets[T client.Object](cfg *config, keys *atomic.Pointer[[]string], rec *recorder[T]) *secrets[T] {
+	return &secrets[T]{secretName: cfg.secretName, keys: keys, rec: rec}
+}
+
+// nameOf returns the name of the connection Secret of obj, "" when it has
+// none.
+func (s *secrets[T]) nameOf(obj T) string {
+	if s.secretName == nil {
+		return ""
+	}
+	return s.secretName(obj)
+}
 
 // publish writes details to the connection Secret, if one is configured:
 // it creates the Secret owned by the object and labelled
@@ -57,12 +80,9 @@ type secrets[T client.Object] struct{ *Step[T] }
 // logs, events or conditions; errors name the Secret only. A Secret the
 // cache does not hold (CacheConnectionSecretsOnly, and a Secret without
 // the label) is found on the API server when creating it fails.
-func (s secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details ConnectionDetails) error {
-	if s.cfg.secretName == nil {
-		return nil
-	}
+func (s *secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details ConnectionDetails) error {
 	obj := req.Object
-	name := s.cfg.secretName(obj)
+	name := s.nameOf(obj)
 	if name == "" {
 		return nil
 	}
@@ -118,12 +138,9 @@ func (s secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details Con
 // unpublish deletes the connection Secret if it exists and the object
 // controls it. It reads from the API server, so a Secret the cache has not
 // seen yet is not left behind.
-func (s secrets[T]) unpublish(ctx context.Context, req *bosun.Pass[T]) error {
-	if s.cfg.secretName == nil {
-		return nil
-	}
+func (s *secrets[T]) unpublish(ctx context.Context, req *bosun.Pass[T]) error {
 	obj := req.Object
-	name := s.cfg.secretName(obj)
+	name := s.nameOf(obj)
 	if name == "" {
 		return nil
 	}
@@ -149,7 +166,7 @@ func (s secrets[T]) unpublish(ctx context.Context, req *bosun.Pass[T]) error {
 // secret hold. The cache may not show the step's own last write of the
 // Secret yet: keys missing there are looked for on the API server before
 // they count as missing.
-func (s secrets[T]) missing(ctx context.Context, req *bosun.Pass[T], secret string, keys []string, details ConnectionDetails) ([]string, error) {
+func (s *secrets[T]) missing(ctx context.Context, req *bosun.Pass[T], secret string, keys []string, details ConnectionDetails) ([]string, error) {
 	missing, err := s.missingIn(ctx, req.Client, req.Object, secret, keys, details)
 	if err == nil && len(missing) > 0 {
 		missing, err = s.missingIn(ctx, req.APIReader, req.Object, secret, keys, details)
@@ -163,7 +180,7 @@ func (s secrets[T]) missing(ctx context.Context, req *bosun.Pass[T], secret stri
 // missingIn returns the keys that neither details nor the connection
 // Secret, read through r, hold. A Secret that the object does not control
 // counts as holding everything: publishing to it fails anyway.
-func (s secrets[T]) missingIn(ctx context.Context, r client.Reader, obj T, secret string, keys []string, details ConnectionDetails) ([]string, error) {
+func (s *secrets[T]) missingIn(ctx context.Context, r client.Reader, obj T, secret string, keys []string, details ConnectionDetails) ([]string, error) {
 	sec := &corev1.Secret{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: secret}, sec)
 	switch {
@@ -189,12 +206,9 @@ func (s secrets[T]) missingIn(ctx context.Context, r client.Reader, obj T, secre
 // clients name (as learned at a Connect): a pass that calls nothing (a
 // first observation put off, a batch round's observation taken) would not
 // repair it, nor label it.
-func (s secrets[T]) intact(ctx context.Context, req *bosun.Pass[T]) bool {
-	if s.cfg.secretName == nil {
-		return true
-	}
+func (s *secrets[T]) intact(ctx context.Context, req *bosun.Pass[T]) bool {
 	obj := req.Object
-	name := s.cfg.secretName(obj)
+	name := s.nameOf(obj)
 	if name == "" {
 		return true
 	}
@@ -202,7 +216,7 @@ func (s secrets[T]) intact(ctx context.Context, req *bosun.Pass[T]) bool {
 	if err := req.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, sec); err != nil || !metav1.IsControlledBy(sec, obj) || !labelled(sec) {
 		return false
 	}
-	if keys := s.memory.polls.keys.Load(); keys != nil {
+	if keys := s.keys.Load(); keys != nil {
 		for _, k := range *keys {
 			if len(sec.Data[k]) == 0 {
 				return false
@@ -215,11 +229,8 @@ func (s secrets[T]) intact(ctx context.Context, req *bosun.Pass[T]) bool {
 // checkName reports, as an invalid spec, a connection Secret name that no
 // Secret can have: the details could never be published, and each pass
 // would make the resource, or set new credentials on it, in vain.
-func (s secrets[T]) checkName(obj T) error {
-	if s.cfg.secretName == nil {
-		return nil
-	}
-	name := s.cfg.secretName(obj)
+func (s *secrets[T]) checkName(obj T) error {
+	name := s.nameOf(obj)
 	if name == "" {
 		return nil
 	}

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,17 +38,17 @@ import (
 // while something is in progress), which in a flow.Sequence ends the
 // steps after it: put it last, or arrange the steps with flow.Join.
 //
-// A pass goes through five stages, each a small type of its own file:
-// pace (pacer, and batcher for batch rounds), observe (observer, with
-// caller and poller for the external calls), decide (the pure functions
-// decide and decideCleanup), act (actor and cleaner) and record (recorder
-// for the conditions and the result, writer, secrets and changes for what
-// is written).
+// A pass goes through five stages, each a type of its own file that owns
+// the state it needs and holds the stages it calls: pace (pacer, and
+// batcher for batch rounds), observe (observer, with caller and poller
+// for the external calls), decide (the pure functions decide and
+// decideCleanup), act (actor and cleaner) and record (recorder for the
+// conditions and the result, writer, secrets and changes for what is
+// written).
 type Step[T client.Object] struct {
-	connector Connector[T]
-	cfg       config
-	// metrics are the step's series, by metricsKey (see meters).
-	metrics sync.Map // metricsKey -> *metricSet
+	cfg config
+	// names are how the step names external resources.
+	names naming[T]
 	// memory is what the step remembers of each object between passes:
 	// the failed creates, updates and deletes it backs off from, so that
 	// the watch events of its own writes do not turn into a loop of
@@ -58,19 +56,14 @@ type Step[T client.Object] struct {
 	// released when the object is gone or leaves the manager's cache.
 	memory memory
 
-	// The stages, each a view of the step.
-	pace   pacer[T]
-	batch  batcher[T]
-	obs    observer[T]
-	calls  caller[T]
-	ops    poller[T]
-	act    actor[T]
-	del    cleaner[T]
-	rec    recorder[T]
-	write  writer[T]
-	secret secrets[T]
-	log    changes[T]
-	meters meters[T]
+	// The stages Do, Observe and Cleanup call (see NewStep).
+	pace  *pacer[T]
+	obs   *observer[T]
+	calls *caller[T]
+	act   *actor[T]
+	del   *cleaner[T]
+	rec   *recorder[T]
+	log   *changes[T]
 }
 
 var (
@@ -96,15 +89,24 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		o(&cfg)
 	}
 	cfg.fill()
-	s := &Step[T]{connector: c, cfg: cfg}
-	s.memory.polls.gone = &s.memory.forgotten
+	s := &Step[T]{cfg: cfg, names: naming[T]{choose: cfg.nameFn, provider: cfg.providerNames}}
+	ps := &s.memory.polls
+	ps.gone = &s.memory.forgotten
 	if _, ok := c.(BatchObserver[T]); ok {
-		s.memory.polls.batching.Store(true)
+		ps.batching.Store(true)
 	}
-	s.pace, s.batch = pacer[T]{s}, batcher[T]{s}
-	s.obs, s.calls, s.ops = observer[T]{s}, caller[T]{s}, poller[T]{s}
-	s.act, s.del = actor[T]{s}, cleaner[T]{s}
-	s.rec, s.write, s.secret, s.log, s.meters = recorder[T]{s}, writer[T]{s}, secrets[T]{s}, changes[T]{s}, meters[T]{s}
+	// Each stage is made after the stages it calls.
+	meters, write := newMeters[T](cfg.name), newWriter[T](&cfg)
+	s.rec = newRecorder(&cfg, meters, ps)
+	s.calls = newCaller(&cfg, c, meters, s.rec, ps)
+	s.log = newChanges[T](&cfg, &s.memory)
+	secret := newSecrets(&cfg, &ps.keys, s.rec)
+	ops := newPoller(&cfg, s.calls, s.rec, s.log, write, secret)
+	batch := newBatcher(&cfg, ps, s.calls, s.names)
+	s.pace = newPacer(&cfg, ps, secret)
+	s.obs = newObserver(&cfg, s.names, s.calls, ops, batch, secret, s.rec, &s.memory)
+	s.act = newActor(&cfg, s.calls, ops, write, secret, s.log, s.rec, meters, &s.memory)
+	s.del = newCleaner(&cfg, s.obs, s.calls, write, secret, s.log, s.rec, meters, &s.memory)
 	return s
 }
 
@@ -196,7 +198,10 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	if end {
 		return res, nil
 	}
-	o, res, err := s.obs.observe(ctx, req, pace == paceBatch)
+	s.log.restore(req)
+	now := s.cfg.now()
+	s.rec.noteFirstReconcile(req, now)
+	o, res, err := s.obs.observe(ctx, req, now, pace == paceBatch)
 	if o == nil {
 		return res, err
 	}
@@ -220,17 +225,17 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	case actCreate:
 		return s.act.create(ctx, req, o.cl, o.name)
 	case actConflict:
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
+		s.rec.unavailable(obj, ReasonUnavailable, "the resource under the external name is not this object's")
 		return ctrl.Result{}, s.rec.notOurs(obj, o.name, o.obs, o.facts.granted)
 	case actNotGranted:
 		return s.rec.notGranted(req, o.name), nil
 	}
 	s.act.adopt(req, o.target, o.name, d.lateInit)
-	details, again, err := s.act.sync(ctx, req, o, d)
+	again, err := s.act.sync(ctx, req, o, d)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return s.rec.synced(ctx, req, o, d, details, again)
+	return s.rec.synced(req, o.obs, o.name, o.facts.now, d, again), nil
 }
 
 // Observe reports the external resource under the skip reconcile policy:
@@ -243,12 +248,12 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	now := s.cfg.now()
 	s.rec.noteFirstReconcile(req, now)
 	paused := fmt.Sprintf("the reconcile policy %q only observes the external resource: nothing is created, updated or deleted", req.Policy)
-	if ExternalName(obj) == "" && s.cfg.providerNames {
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource has no name yet")
+	if ExternalName(obj) == "" && s.names.provider {
+		s.rec.unavailable(obj, ReasonUnavailable, "the external resource has no name yet")
 		s.rec.setPaused(obj, paused)
 		return ctrl.Result{RequeueAfter: s.rec.poll(req)}, nil
 	}
-	target := s.obs.named(obj)
+	target := s.names.named(obj)
 	cl, done, err := s.calls.connect(ctx, req)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -268,11 +273,11 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	switch {
 	case !obs.Exists:
 		keepStatus(obj, target)
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the external resource does not exist")
+		s.rec.unavailable(obj, ReasonUnavailable, "the external resource does not exist")
 	case !f.owns(obs) && refused(obs, f.granted) == actNotGranted:
 		return s.rec.notGranted(req, ExternalName(target)), nil
 	case !f.owns(obs):
-		s.rec.setCondition(obj, s.cfg.available, metav1.ConditionFalse, ReasonUnavailable, "the resource under the external name is not this object's")
+		s.rec.unavailable(obj, ReasonUnavailable, "the resource under the external name is not this object's")
 		return ctrl.Result{}, s.rec.notOurs(obj, ExternalName(target), obs, f.granted)
 	default:
 		// The status Observe wrote is kept; the spec never is.
@@ -312,6 +317,6 @@ func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 // spec that Observe late-initialised and the API server refused. The
 // engine calls it before it writes the status.
 func (s *Step[T]) WriteFailed(req *bosun.Pass[T], reason conditions.Reason, err error) {
-	s.rec.setCondition(req.Object, s.cfg.synced, metav1.ConditionFalse, reason,
+	s.rec.unsynced(req.Object, reason,
 		fmt.Sprintf("the engine could not write the object (%s): %v", strings.TrimSuffix(string(reason), "Failed"), err))
 }

@@ -3,6 +3,7 @@ package managed
 import (
 	"context"
 	"errors"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -14,15 +15,27 @@ import (
 // writer is the stage that writes the step's marks on the object in the
 // middle of a pass: the pending create, the delete fence, the outcome of
 // a create, a long operation started.
-type writer[T client.Object] struct{ *Step[T] }
+type writer[T client.Object] struct {
+	// attempts and backoff are how often, and after how long a first
+	// wait, save tries (WithOutcomeRetry); timeout bounds the writes
+	// that survive a stop of the manager (Timing.Record).
+	attempts int
+	backoff  time.Duration
+	timeout  time.Duration
+}
+
+// newWriter returns the writer of a step configured by cfg.
+func newWriter[T client.Object](cfg *config) *writer[T] {
+	return &writer[T]{attempts: cfg.outcomeAttempts, backoff: cfg.outcomeBackoff, timeout: cfg.recordTimeout}
+}
 
 // save writes the outcome of a create (or another mark that must not be
 // lost), retrying with backoff (WithOutcomeRetry). A conflict means the
 // object changed meanwhile; it is read again and the write repeated on the
 // new version.
-func (w writer[T]) save(ctx context.Context, req *bosun.Pass[T], outcome map[string]string) error {
+func (w *writer[T]) save(ctx context.Context, req *bosun.Pass[T], outcome map[string]string) error {
 	var err error
-	b := wait.Backoff{Duration: w.cfg.outcomeBackoff, Factor: 2, Steps: w.cfg.outcomeAttempts}
+	b := wait.Backoff{Duration: w.backoff, Factor: 2, Steps: w.attempts}
 	werr := wait.ExponentialBackoffWithContext(ctx, b, func(ctx context.Context) (bool, error) {
 		if err = w.commit(ctx, req, outcome); err == nil {
 			return true, nil
@@ -46,7 +59,7 @@ func (w writer[T]) save(ctx context.Context, req *bosun.Pass[T], outcome map[str
 
 // reload reads the object from the API server into req (see
 // bosun.Pass.Reload), keeping the external name the pass has set.
-func (w writer[T]) reload(ctx context.Context, req *bosun.Pass[T]) error {
+func (w *writer[T]) reload(ctx context.Context, req *bosun.Pass[T]) error {
 	n := ExternalName(req.Object)
 	if err := req.Reload(ctx); err != nil {
 		return err
@@ -66,7 +79,7 @@ func (w writer[T]) reload(ctx context.Context, req *bosun.Pass[T]) error {
 // read it, and so also when it was deleted and made again under the same
 // name (the new object has another resourceVersion); with NotFound when it
 // is gone.
-func (w writer[T]) commit(ctx context.Context, req *bosun.Pass[T], set map[string]string) error {
+func (w *writer[T]) commit(ctx context.Context, req *bosun.Pass[T], set map[string]string) error {
 	setAnnotations(req.Object, set)
 	return req.Commit(ctx)
 }
@@ -75,6 +88,6 @@ func (w writer[T]) commit(ctx context.Context, req *bosun.Pass[T], set map[strin
 // of the manager (the outcome of a Create, the credentials it returned): it
 // keeps ctx's values, not its cancellation, and ends after the record
 // timeout.
-func (w writer[T]) durable(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), w.cfg.recordTimeout)
+func (w *writer[T]) durable(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), w.timeout)
 }
