@@ -133,19 +133,7 @@ func kstatusForm(obj client.Object) (*unstructured.Unstructured, error) {
 		setInt32(spec, "progressDeadlineSeconds", o.Spec.ProgressDeadlineSeconds)
 		return formOf(deploymentKind, o, spec, &o.Status)
 	case *appsv1.StatefulSet:
-		spec := map[string]any{}
-		setInt32(spec, "replicas", o.Spec.Replicas)
-		strategy := map[string]any{}
-		if o.Spec.UpdateStrategy.Type != "" {
-			strategy["type"] = string(o.Spec.UpdateStrategy.Type)
-		}
-		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
-			rolling := map[string]any{}
-			setInt32(rolling, "partition", ru.Partition)
-			strategy["rollingUpdate"] = rolling
-		}
-		spec["updateStrategy"] = strategy
-		return formOf(statefulSetKind, o, spec, &o.Status)
+		return formOf(statefulSetKind, o, statefulSetSpec(o), &o.Status)
 	case *appsv1.DaemonSet:
 		return formOf(daemonSetKind, o, map[string]any{}, &o.Status)
 	case *appsv1.ReplicaSet:
@@ -176,6 +164,13 @@ func kstatusForm(obj client.Object) (*unstructured.Unstructured, error) {
 	case *corev1.PersistentVolumeClaim:
 		return formOf(pvcKind, o, map[string]any{}, &o.Status)
 	}
+	return convertedForm(obj)
+}
+
+// convertedForm returns obj converted whole, with its kind when its TypeMeta
+// leaves it out and client-go's scheme knows its type, or nil for a
+// built-in kind without a kstatus rule (see kstatusForm).
+func convertedForm(obj client.Object) (*unstructured.Unstructured, error) {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	custom := !builtIn(obj)
 	if !custom {
@@ -199,6 +194,24 @@ func kstatusForm(obj client.Object) (*unstructured.Unstructured, error) {
 		u.SetGroupVersionKind(gvk)
 	}
 	return u, nil
+}
+
+// statefulSetSpec returns the fields of o's spec that kstatus reads: its
+// replicas and its update strategy.
+func statefulSetSpec(o *appsv1.StatefulSet) map[string]any {
+	spec := map[string]any{}
+	setInt32(spec, "replicas", o.Spec.Replicas)
+	strategy := map[string]any{}
+	if o.Spec.UpdateStrategy.Type != "" {
+		strategy["type"] = string(o.Spec.UpdateStrategy.Type)
+	}
+	if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		rolling := map[string]any{}
+		setInt32(rolling, "partition", ru.Partition)
+		strategy["rollingUpdate"] = rolling
+	}
+	spec["updateStrategy"] = strategy
+	return spec
 }
 
 // formOf returns the form kstatus judges of obj, of kind gvk: its
