@@ -1,6 +1,8 @@
 package rwexternal
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -148,6 +150,9 @@ func TestSkipPolicy(t *testing.T) {
 	e.waitConditions("paused", converged)
 	before := e.waitOutput("paused-output", "paused", creds)
 	e.annotate("paused", bosun.AnnotationReconcilePolicy, string(bosun.PolicySkip))
+	// The input changes only once the controller has seen the policy: a
+	// pass that reads the object from before the annotation still manages.
+	e.waitSkipped("paused")
 	e.setInput("creds", rotated)
 	e.waitConditions("paused", map[string]condition{
 		conditions.TypeReady:      {metav1.ConditionFalse, rwv1.ReasonOutputOutOfDate},
@@ -195,7 +200,7 @@ func TestDetachOnDelete(t *testing.T) {
 // TestNamespacePolicy checks that the policy annotation of the Namespace
 // applies to RWExternals without one of their own, and that theirs wins.
 func TestNamespacePolicy(t *testing.T) {
-	cp := runController(t, nil)
+	cp, p := runWatched(t, nil)
 	annotateNS := func(e *env, policy bosun.Policy) {
 		t.Helper()
 		ns := &corev1.Namespace{}
@@ -207,6 +212,20 @@ func TestNamespacePolicy(t *testing.T) {
 		if err := e.c.Patch(t.Context(), ns, client.MergeFrom(base)); err != nil {
 			t.Fatalf("annotate namespace: %v", err)
 		}
+		// The RWExternals come only once the controller's cache holds
+		// the policy: a pass that reads the Namespace from before it
+		// applies the default.
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			seen := &metav1.PartialObjectMetadata{}
+			seen.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+			if err := p.mgr.GetClient().Get(ctx, client.ObjectKey{Name: e.ns}, seen); err != nil {
+				return err
+			}
+			if got := seen.Annotations[bosun.AnnotationReconcilePolicy]; got != string(policy) {
+				return fmt.Errorf("cached namespace policy %q, want %q", got, policy)
+			}
+			return nil
+		})
 	}
 
 	t.Run("skip", func(t *testing.T) {

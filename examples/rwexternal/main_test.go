@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -198,6 +199,23 @@ func (e *env) waitConditions(name string, want map[string]condition) *rwv1.RWExt
 		return nil
 	})
 	return got
+}
+
+// waitSkipped waits until the controller reports the RWExternal name under
+// the skip policy: its Ready condition says so.
+func (e *env) waitSkipped(name string) {
+	e.t.Helper()
+	want := fmt.Sprintf("reconcile policy %q", bosun.PolicySkip)
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		rw := &rwv1.RWExternal{}
+		if err := e.c.Get(ctx, e.key(name), rw); err != nil {
+			return err
+		}
+		if c := conditions.Find(rw.Status.Conditions, conditions.TypeReady); c == nil || !strings.HasPrefix(c.Message, want) {
+			return fmt.Errorf("ready condition %v does not report the skip policy", c)
+		}
+		return nil
+	})
 }
 
 // checkOutput checks that the Secret name exists, is marked as written for
