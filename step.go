@@ -2,6 +2,7 @@ package bosun
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 
@@ -22,6 +23,15 @@ import (
 type Step[T client.Object] interface {
 	Do(ctx context.Context, req *Pass[T]) (ctrl.Result, error)
 }
+
+// ErrStop ends a pass's Do steps where a step returns it, with nothing
+// wrong: the steps after it in a Sequence do not run, Post and the status
+// save still do, and the pass counts as a success (no error logged or
+// reported in Ready, no backoff). A step returns it, or wraps it to say why,
+// when the object must wait for something a watch will report, such as an
+// input that does not exist yet; a RequeueAfter returned with it still
+// applies.
+var ErrStop = errors.New("bosun: pass stopped")
 
 // Cleaner is a Step that must undo its work when the object is deleted. A
 // reconciler with a Cleaner needs a finalizer (Reconciler.Finalizer), which

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/bosunkit/bosun/flow"
 )
 
 // Severity tells the engine whether a failure is worth retrying.
@@ -84,7 +83,7 @@ var terminalMarker = reconcile.TerminalError(nil)
 // message, which is the error text (cut to MaxMessageLength). A nil err gives empty
 // values.
 //
-// The reason is ReasonPanic when err holds a *flow.PanicError, else the Reason of the
+// The reason is ReasonPanic when err holds a *PanicError, else the Reason of the
 // first *Error in err's tree (ReasonError when that is empty or not a valid condition
 // reason), else ReasonError.
 //
@@ -98,7 +97,7 @@ func FromError(err error) (reason Reason, severity Severity, message string) {
 		return "", "", ""
 	}
 	reason = ReasonError
-	var pe *flow.PanicError
+	var pe *PanicError
 	var te *Error
 	switch {
 	case errors.As(err, &pe):
@@ -132,7 +131,7 @@ func isTerminal(err error) bool {
 		switch e := err.(type) { //nolint:errorlint // walks the chain one level at a time on purpose
 		case *Error:
 			return e.Severity == SeverityError
-		case *flow.PanicError:
+		case *PanicError:
 			return false
 		case interface{ Unwrap() []error }:
 			errs := e.Unwrap()
@@ -201,4 +200,30 @@ func ErrorCondition(err error, generation int64) metav1.Condition {
 		Message:            message,
 		ObservedGeneration: generation,
 	}
+}
+
+// PanicError is a panic recovered from a step or another piece of user code
+// (a desired-state function, an external call, a handler): the engine
+// reports it with ReasonPanic and retries with backoff, and the other
+// objects go on. When the panic value is an error, errors.Is and errors.As
+// reach it.
+type PanicError struct {
+	// Step names what panicked: the step, or the call inside it.
+	Step string
+	// Value is the value passed to panic.
+	Value any
+	// Stack is the stack of the panicking goroutine, as debug.Stack formats
+	// it; Error leaves it out.
+	Stack []byte
+}
+
+// Error names what panicked and the panic value.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("panic in %s: %v", e.Step, e.Value)
+}
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
 }

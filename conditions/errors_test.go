@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // classified is what FromError returns, as one comparable value.
@@ -31,7 +30,7 @@ func TestFromError(t *testing.T) {
 	errBoom := errors.New("boom")
 	errZero := errors.New("divisor is zero")
 	terminalSpec := conditions.Terminal("InvalidSpec", errZero)
-	panicked := &flow.PanicError{Action: "step divide", Value: "bad input", Stack: []byte("goroutine 1 [running]:")}
+	panicked := &conditions.PanicError{Step: "divide", Value: "bad input", Stack: []byte("goroutine 1 [running]:")}
 	long := "x" + strings.Repeat("é", 20000)
 
 	const (
@@ -63,9 +62,9 @@ func TestFromError(t *testing.T) {
 		{"controller-runtime terminal", reconcile.TerminalError(errBoom), classified{rErr, sevErr, "terminal error: boom"}},
 		{"wrapped controller-runtime terminal", fmt.Errorf("step x: %w", reconcile.TerminalError(errBoom)), classified{rErr, sevErr, "step x: terminal error: boom"}},
 		{"warning around a terminal: outermost decides", conditions.Warning("Retry", reconcile.TerminalError(errBoom)), classified{"Retry", sevWarn, "terminal error: boom"}},
-		{"panic", panicked, classified{conditions.ReasonPanic, sevWarn, `flow: action "step divide" panicked: bad input`}},
-		{"panic with a terminal value", &flow.PanicError{Action: "a", Value: terminalSpec}, classified{conditions.ReasonPanic, sevWarn, `flow: action "a" panicked: divisor is zero`}},
-		{"wrapped panic", fmt.Errorf("step divide: %w", panicked), classified{conditions.ReasonPanic, sevWarn, `step divide: flow: action "step divide" panicked: bad input`}},
+		{"panic", panicked, classified{conditions.ReasonPanic, sevWarn, `panic in divide: bad input`}},
+		{"panic with a terminal value", &conditions.PanicError{Step: "a", Value: terminalSpec}, classified{conditions.ReasonPanic, sevWarn, `panic in a: divisor is zero`}},
+		{"wrapped panic", fmt.Errorf("step divide: %w", panicked), classified{conditions.ReasonPanic, sevWarn, `step divide: panic in divide: bad input`}},
 		{"joined terminals", errors.Join(terminalSpec, conditions.Terminal("Other", errBoom)), classified{"InvalidSpec", sevErr, "divisor is zero\nboom"}},
 		{"joined terminal and plain", errors.Join(terminalSpec, errBoom), classified{"InvalidSpec", sevWarn, "divisor is zero\nboom"}},
 		{"joined plain and terminal", errors.Join(errBoom, terminalSpec), classified{"InvalidSpec", sevWarn, "boom\ndivisor is zero"}},
@@ -154,8 +153,8 @@ func TestErrorCondition(t *testing.T) {
 		{"typed for another condition", &conditions.Error{Type: "Synced", Reason: "Stale", Severity: conditions.SeverityError, Err: errBoom}, metav1.Condition{
 			Type: "Synced", Status: metav1.ConditionFalse, Reason: "Stale", Message: "boom", ObservedGeneration: 6,
 		}},
-		{"panic", &flow.PanicError{Action: "a", Value: "x"}, metav1.Condition{
-			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonPanic), Message: `flow: action "a" panicked: x`, ObservedGeneration: 6,
+		{"panic", &conditions.PanicError{Step: "a", Value: "x"}, metav1.Condition{
+			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonPanic), Message: `panic in a: x`, ObservedGeneration: 6,
 		}},
 	}
 	for _, tt := range tests {

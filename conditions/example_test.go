@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // show prints conditions one a line.
@@ -104,7 +103,7 @@ func ExampleFromError() {
 		conditions.Warningf("InputMissing", "secret %q not found", "input"),
 		errors.New("connection refused"),
 		reconcile.TerminalError(errors.New("unsupported region")),
-		&flow.PanicError{Action: "step divide", Value: "integer divide by zero"},
+		&conditions.PanicError{Step: "divide", Value: "integer divide by zero"},
 	} {
 		reason, severity, message := conditions.FromError(err)
 		fmt.Printf("%s %s: %s\n", reason, severity, message)
@@ -113,7 +112,7 @@ func ExampleFromError() {
 	// InputMissing Warning: secret "input" not found
 	// ReconcileError Warning: connection refused
 	// ReconcileError Error: terminal error: unsupported region
-	// Panic Warning: flow: action "step divide" panicked: integer divide by zero
+	// Panic Warning: panic in divide: integer divide by zero
 }
 
 // SetObservedGeneration finds Status.ObservedGeneration on any type that has one.
