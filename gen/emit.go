@@ -15,8 +15,7 @@ import (
 
 // The templates of the generated code, one named template per piece: the
 // file, the RBAC markers, and for each decl its action name constants, state
-// type, getters, Impl interface, manager, action methods, field indexes and
-// watches. A doc comment is a template of its own, named after the piece
+// type, getters, Impl interface, steps, field indexes and watches. A doc comment is a template of its own, named after the piece
 // with ".doc" appended, that the doc function fills to docWidth.
 //
 //go:embed templates/*.tmpl
@@ -737,16 +736,15 @@ func (pl *planner) decl(ds *dsl.DeclSpec) *declInfo {
 	d := &declInfo{Spec: ds, Pos: ds.Pos, Target: ds.Target, Manager: exported(ds.Name)}
 	d.State = d.Manager + "State"
 	d.Impl = d.Manager + "Impl"
-	d.NewManager = "New" + d.Manager
 	d.NewState = "New" + d.Manager + "State"
-	d.NewForPass = "New" + d.Manager + "ForPass"
 	d.Index = "Index" + d.Manager + "Fields"
 	d.Watch = "Watch" + d.Manager + "States"
 	d.Steps = d.Manager + "Steps"
 	d.NewSteps = "New" + d.Manager + "Steps"
 	d.Step = unexported(d.Manager) + "Step"
+	d.Pass = unexported(d.Manager) + "Pass"
 	what := "decl " + ds.Name
-	for _, n := range []string{d.Manager, d.State, d.Impl, d.NewManager, d.NewState, d.NewForPass, d.Index, d.Watch, d.Steps, d.NewSteps, d.Step} {
+	for _, n := range []string{d.State, d.Impl, d.NewState, d.Index, d.Watch, d.Steps, d.NewSteps, d.Step, d.Pass} {
 		pl.claim(pos, n, what)
 	}
 	if usesControllerField(ds) {
@@ -805,7 +803,6 @@ func (pl *planner) states(d *declInfo) map[*dsl.StateSpec]*stateInfo {
 func (pl *planner) actions(d *declInfo, byState map[*dsl.StateSpec]*stateInfo) {
 	ds := d.Spec
 	methods := map[string]string{
-		"State":            "the manager's State method",
 		"SetupWithBuilder": "the steps' SetupWithBuilder method",
 		"All":              "the steps' All method",
 	}

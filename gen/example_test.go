@@ -69,20 +69,14 @@ func ExampleGenerate() {
 	// func (s *FrontendManagerState) fetchSvc(ctx context.Context) (*corev1.Service, error)
 	// func (s *FrontendManagerState) Reset()
 	// type FrontendManagerImpl interface
-	// type FrontendManager struct
-	// func NewFrontendManager(state *FrontendManagerState, impl FrontendManagerImpl, log logr.Logger, hooks ...flow.Hook) *FrontendManager
-	// func NewFrontendManagerForPass(req *bosun.Pass[*appsv1.Deployment], impl FrontendManagerImpl, hooks ...flow.Hook) *FrontendManager
-	// func (m *FrontendManager) State() *FrontendManagerState { return m.state }
-	// func (m *FrontendManager) SyncService() flow.Action
-	// func (m *FrontendManager) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error)
 	// func IndexFrontendManagerFields(ctx context.Context, indexer client.FieldIndexer) error
 	// func WatchFrontendManagerStates(b *bosun.Builder[*appsv1.Deployment]) *bosun.Builder[*appsv1.Deployment]
 	// type FrontendManagerSteps struct
-	// func NewFrontendManagerSteps(newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl, hooks ...flow.Hook) *FrontendManagerSteps
+	// func NewFrontendManagerSteps(newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl) *FrontendManagerSteps
 	// func (s *FrontendManagerSteps) All() []bosun.Step[*appsv1.Deployment]
 	// func (s *FrontendManagerSteps) SyncService() bosun.Step[*appsv1.Deployment]
 	// func (s *FrontendManagerSteps) SetupWithBuilder(b *bosun.Builder[*appsv1.Deployment]) error
-	// func (s *FrontendManagerSteps) manager(req *bosun.Pass[*appsv1.Deployment]) *FrontendManager
+	// type frontendManagerPass struct
 	// type frontendManagerStep struct
 	// func (st frontendManagerStep) Name() string { return st.name }
 	// func (st frontendManagerStep) Do(ctx context.Context, req *bosun.Pass[*appsv1.Deployment]) (ctrl.Result, error)

@@ -29,9 +29,10 @@ type Options struct {
 }
 
 // Generate writes the Go code for spec: for every decl its state type,
-// Impl interface, manager type with one action method per action, action
-// name constants, field index and watch registration functions, and, for
-// all decls together, the RBAC markers their states need. The result is
+// Impl interface, steps type with one method per action that returns the
+// action as an engine step, action name constants, field index and watch
+// registration functions, and, for all decls together, the RBAC markers
+// their states need. The result is
 // gofmt'd and depends on nothing but spec and opts.
 //
 // Problems the Go code would have (two generated names that clash, a field
@@ -75,12 +76,13 @@ type declInfo struct {
 	Pos dsl.Pos
 	// Target is the decl's target kind.
 	Target *dsl.Kind
-	// Manager is the decl's name as a Go identifier, the name of the
-	// manager type; the other names derive from it.
-	Manager, State, Impl, NewManager, NewState, NewForPass, Index, Watch string
+	// Manager is the decl's name as a Go identifier; the other names
+	// derive from it.
+	Manager, State, Impl, NewState, Index, Watch string
 	// Steps is the type that makes the actions as engine steps, NewSteps
-	// its constructor and Step the unexported type of one such step.
-	Steps, NewSteps, Step string
+	// its constructor, Step the unexported type of one such step and Pass
+	// the unexported type of what the steps of one reconcile share.
+	Steps, NewSteps, Step, Pass string
 	// ControllerName is the unexported helper that reads the controller
 	// of an object of the target kind; "" when no state needs it.
 	ControllerName string
@@ -101,7 +103,7 @@ type stateInfo struct {
 	Pos dsl.Pos
 	// Getter and Fetch are the method names, Field the prefix of the
 	// State struct's fields for the state, Param the name of the state's
-	// parameter in Impl methods and of its variable in action methods.
+	// parameter in Impl methods and of its variable in the steps' code.
 	Getter, Fetch, Field, Param string
 	// Type is the Go type of the state's value: a slice of objects for a
 	// list state, a pointer to one otherwise.
@@ -121,7 +123,7 @@ type actionInfo struct {
 	Decl *declInfo
 	// Pos is where the document's own comment on the action ends.
 	Pos dsl.Pos
-	// Method is the name of the Impl and manager methods; Constant the
+	// Method is the name of the Impl and steps methods; Constant the
 	// name of the constant holding the action's name.
 	Method, Constant string
 	// States are the states the action reads, in the order it names them.
@@ -147,8 +149,9 @@ func newGenerator(spec *dsl.Spec) *generator {
 	return g
 }
 
-// actionLocals are the names the code of an action method declares itself;
-// a state's variable must not take one.
+// actionLocals are the names the code of an action's step declares itself
+// (and "action", which it once did, so that the parameter names of an Impl
+// stay what they were); a state's variable must not take one.
 var actionLocals = map[string]bool{"m": true, "action": true, "ctx": true, "log": true, "err": true}
 
 // fieldPos returns the position of the field requirement f of the state ss,

@@ -167,7 +167,7 @@ func TestGenerateErrors(t *testing.T) {
 	}
 }
 `,
-			want: "doc.bosun:3:3: action State of decl M makes the method State, as does the manager's State method",
+			want: "doc.bosun:3:3: generated name MState of the name constant of action State of decl M is also the name of decl M",
 		},
 		{
 			name: "action named SetupWithBuilder",
@@ -374,7 +374,7 @@ decl M for Deployment {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"hooks.\n//\n// About M,\n// in two lines.\ntype M struct",
+		"listed.\n//\n// About M,\n// in two lines.\ntype MSteps struct",
 		"reads again.\n//\n// About pods.\nfunc (s *MState) GetPods(",
 		"// A implements the action A.\n\tA(",
 		"// B implements the action B.\n\t//\n\t// About B.\n\t//\n\t// With a second paragraph.\n\tB(",
@@ -405,14 +405,14 @@ func TestImportsUsedBy(t *testing.T) {
 		{"nothing", "func f() {}\n", nil},
 		{
 			"three groups",
-			"var _ context.Context\nvar _ batchv1.Job\nvar _ flow.Action\nvar _ = fmt.Sprint\nvar _ = fmt.Sprintln\n",
+			"var _ context.Context\nvar _ batchv1.Job\nvar _ bosun.Step\nvar _ = fmt.Sprint\nvar _ = fmt.Sprintln\n",
 			[][]importSpec{
 				{{Path: "context"}, {Path: "fmt"}},
 				{{Name: "batchv1", Path: "k8s.io/api/batch/v1"}},
-				{{Path: "github.com/bosunkit/bosun/flow"}},
+				{{Path: "github.com/bosunkit/bosun"}},
 			},
 		},
-		{"comments and literals", "// fmt.Sprintf and flow.Action\nvar _ = \"corev1.Pod\\\" fmt.X\" + `sync.Mutex` /* client.Object */\nvar _ = '.'\n", nil},
+		{"comments and literals", "// fmt.Sprintf and bosun.Step\nvar _ = \"corev1.Pod\\\" fmt.X\" + `sync.Mutex` /* client.Object */\nvar _ = '.'\n", nil},
 		{"selectors", "func f(s S) { _ = s.client.Get; _ = s.metav1 }\n", nil},
 		{"names without a period", "func f(client ...int) []int { return append([]int{client[0]}, client...) }\n", nil},
 		{"numbers", "var _ = 1.5 + 0x1p-2 + ctrl.X\n", [][]importSpec{{{Path: "sigs.k8s.io/controller-runtime", Name: "ctrl"}}}},

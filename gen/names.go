@@ -44,7 +44,6 @@ var fixedImports = map[string]string{
 	"sigs.k8s.io/controller-runtime/pkg/handler":   "handler",
 	"sigs.k8s.io/controller-runtime/pkg/reconcile": "reconcile",
 	"github.com/bosunkit/bosun":                    "bosun",
-	"github.com/bosunkit/bosun/flow":               "flow",
 }
 
 // localPrefix is the import path prefix that goimports puts in a group of its

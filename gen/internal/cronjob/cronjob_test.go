@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/gen/internal/cronjob"
 	"github.com/bosunkit/bosun/gen/internal/testapi"
 )
@@ -220,8 +219,7 @@ func TestCancelledReadIsNotKept(t *testing.T) {
 	}
 }
 
-// recorder is an Impl that records what runs, in order; with hook set it
-// is also a flow.Hook.
+// recorder is an Impl that records what runs, in order, and what it logs.
 type recorder struct {
 	mu     sync.Mutex
 	events []string
@@ -248,7 +246,7 @@ func (r *recorder) CleanUpOldJobsExceedsHistoryLimits(_ context.Context, _ logr.
 
 func (r *recorder) RunNextScheduledJob(context.Context, logr.Logger) (ctrl.Result, error) {
 	r.add("RunNextScheduledJob")
-	return flow.RequeueAfter(42)
+	return ctrl.Result{RequeueAfter: 42}, nil
 }
 
 func (r *recorder) UpdateCronJobStatus(context.Context, logr.Logger) (ctrl.Result, error) {
@@ -257,31 +255,6 @@ func (r *recorder) UpdateCronJobStatus(context.Context, logr.Logger) (ctrl.Resul
 }
 
 var _ cronjob.CronJobControllerManagerImpl = (*recorder)(nil)
-
-// hookedRecorder is a recorder that is also a flow.Hook.
-type hookedRecorder struct{ *recorder }
-
-func (h hookedRecorder) PreRun(ctx context.Context, a flow.Action) context.Context {
-	h.add("impl pre " + a.Description())
-	return ctx
-}
-
-func (h hookedRecorder) PostRun(_ context.Context, a flow.Action, _ ctrl.Result, err error) {
-	h.add(fmt.Sprintf("impl post %s %v", a.Description(), err))
-}
-
-// namedHook records its calls in r under name.
-func namedHook(r *recorder, name string) flow.Hook {
-	return flow.HookFuncs{
-		Pre: func(ctx context.Context, a flow.Action) context.Context {
-			r.add(name + " pre " + a.Description())
-			return ctx
-		},
-		Post: func(_ context.Context, a flow.Action, res ctrl.Result, err error) {
-			r.add(fmt.Sprintf("%s post %s %v %v", name, a.Description(), res.RequeueAfter, err))
-		},
-	}
-}
 
 func newRecorder() *recorder { return &recorder{log: &strings.Builder{}} }
 
@@ -293,65 +266,61 @@ func (r *recorder) logger() logr.Logger {
 	}, funcr.Options{})
 }
 
-func TestActionsRunImplBetweenHooks(t *testing.T) {
+// pass returns a pass over the fixture's target, as the engine makes one,
+// for steps run by hand.
+func (f *fixture) pass(log logr.Logger) *bosun.Pass[*testapi.Target] {
+	return &bosun.Pass[*testapi.Target]{Object: f.target, Client: f.client, Log: log, Values: &bosun.Values{}}
+}
+
+// TestStepRunsImpl checks that the step of an action reads the action's
+// states for req.Object through req.Client, calls the Impl's method with
+// them and returns its result and error as they are, and gives the method
+// req.Log with the action's name, as its logger and in its context.
+func TestStepRunsImpl(t *testing.T) {
 	f := newFixture(t, nil)
 	r := newRecorder()
-	impl := hookedRecorder{r}
-	m := cronjob.NewCronJobControllerManager(cronjob.NewCronJobControllerManagerState(f.client, f.target), impl, r.logger(), namedHook(r, "a"), namedHook(r, "b"))
+	var states []*cronjob.CronJobControllerManagerState
+	steps := cronjob.NewCronJobControllerManagerSteps(func(_ *bosun.Pass[*testapi.Target], state *cronjob.CronJobControllerManagerState) cronjob.CronJobControllerManagerImpl {
+		states = append(states, state)
+		return r
+	})
+	req := f.pass(r.logger())
+	ctx := context.Background()
 
-	res, err := flow.Sequence(m.ListActiveJobsAndUpdateStatus(), m.RunNextScheduledJob()).Run(context.Background())
-	if err != nil || res.RequeueAfter != 42 {
-		t.Fatalf("Run = %+v, %v; want RequeueAfter 42 and no error", res, err)
+	if _, err := steps.ListActiveJobsAndUpdateStatus().Do(ctx, req); err != nil {
+		t.Fatal(err)
 	}
-	want := []string{
-		"impl pre ListActiveJobsAndUpdateStatus",
-		"a pre ListActiveJobsAndUpdateStatus",
-		"b pre ListActiveJobsAndUpdateStatus",
-		"ListActiveJobsAndUpdateStatus [mine-1 mine-2]",
-		"b post ListActiveJobsAndUpdateStatus 0s <nil>",
-		"a post ListActiveJobsAndUpdateStatus 0s <nil>",
-		"impl post ListActiveJobsAndUpdateStatus <nil>",
-		"impl pre RunNextScheduledJob",
-		"a pre RunNextScheduledJob",
-		"b pre RunNextScheduledJob",
-		"RunNextScheduledJob",
-		"b post RunNextScheduledJob 42ns <nil>",
-		"a post RunNextScheduledJob 42ns <nil>",
-		"impl post RunNextScheduledJob <nil>",
+	if res, err := steps.RunNextScheduledJob().Do(ctx, req); err != nil || res.RequeueAfter != 42 {
+		t.Errorf("RunNextScheduledJob = %+v, %v; want RequeueAfter 42 and no error", res, err)
 	}
+	if _, err := steps.UpdateCronJobStatus().Do(ctx, req); err == nil || err.Error() != "status conflict" {
+		t.Errorf("UpdateCronJobStatus: err = %v, want status conflict", err)
+	}
+	want := []string{"ListActiveJobsAndUpdateStatus [mine-1 mine-2]", "RunNextScheduledJob", "UpdateCronJobStatus"}
 	if diff := cmp.Diff(want, r.events); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+		t.Errorf("impl calls (-want +got):\n%s", diff)
+	}
+	if len(states) != 1 || states[0].Target() != f.target {
+		t.Errorf("newImpl called %d times, want once with the state of req.Object", len(states))
 	}
 	wantLog := `"level"=0 "msg"="listing" "action"="ListActiveJobsAndUpdateStatus"` + "\n" +
 		`"level"=0 "msg"="from context" "action"="ListActiveJobsAndUpdateStatus"` + "\n"
 	if diff := cmp.Diff(wantLog, r.log.String()); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
-	if got := m.ListActiveJobsAndUpdateStatus().Description(); got != cronjob.CronJobControllerManagerListActiveJobsAndUpdateStatus {
-		t.Errorf("Description = %q, want %q", got, cronjob.CronJobControllerManagerListActiveJobsAndUpdateStatus)
-	}
 }
 
-func TestImplErrorReachesHooksAndCaller(t *testing.T) {
-	f := newFixture(t, nil)
-	r := newRecorder()
-	m := cronjob.NewCronJobControllerManager(cronjob.NewCronJobControllerManagerState(f.client, f.target), r, logr.Discard(), namedHook(r, "a"))
-	_, err := m.UpdateCronJobStatus().Run(context.Background())
-	if err == nil || err.Error() != "status conflict" {
-		t.Fatalf("err = %v, want status conflict", err)
-	}
-	want := []string{"a pre UpdateCronJobStatus", "UpdateCronJobStatus", "a post UpdateCronJobStatus 0s status conflict"}
-	if diff := cmp.Diff(want, r.events); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-}
-
+// TestStateErrorStopsAction checks that a state read that fails ends the
+// step with the error, wrapped and naming the action, before the Impl's
+// method runs.
 func TestStateErrorStopsAction(t *testing.T) {
 	boom := errors.New("boom")
 	f := newFixture(t, boom)
 	r := newRecorder()
-	m := cronjob.NewCronJobControllerManager(cronjob.NewCronJobControllerManagerState(f.client, f.target), hookedRecorder{r}, logr.Discard(), namedHook(r, "a"))
-	_, err := m.CleanUpOldJobsExceedsHistoryLimits().Run(context.Background())
+	steps := cronjob.NewCronJobControllerManagerSteps(func(*bosun.Pass[*testapi.Target], *cronjob.CronJobControllerManagerState) cronjob.CronJobControllerManagerImpl {
+		return r
+	})
+	_, err := steps.CleanUpOldJobsExceedsHistoryLimits().Do(context.Background(), f.pass(logr.Discard()))
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want it to wrap boom", err)
 	}
@@ -359,51 +328,6 @@ func TestStateErrorStopsAction(t *testing.T) {
 		t.Errorf("err = %q, want %q", err, want)
 	}
 	if len(r.events) != 0 {
-		t.Errorf("impl and hooks ran: %v", r.events)
-	}
-}
-
-func TestParallelActionsShareOneRead(t *testing.T) {
-	f := newFixture(t, nil)
-	r := newRecorder()
-	m := cronjob.NewCronJobControllerManager(cronjob.NewCronJobControllerManagerState(f.client, f.target), r, logr.Discard())
-	_, err := flow.ParallelJoin(
-		m.ListActiveJobsAndUpdateStatus(),
-		m.CleanUpOldJobsExceedsHistoryLimits(),
-		m.ListActiveJobsAndUpdateStatus(),
-	).Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := f.lists.Load(); got != 1 {
-		t.Errorf("List calls = %d, want 1", got)
-	}
-	slices.Sort(r.events)
-	want := []string{
-		"CleanUpOldJobsExceedsHistoryLimits [mine-1 mine-2]",
-		"ListActiveJobsAndUpdateStatus [mine-1 mine-2]",
-		"ListActiveJobsAndUpdateStatus [mine-1 mine-2]",
-	}
-	if diff := cmp.Diff(want, r.events); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-}
-
-func TestNewForPass(t *testing.T) {
-	f := newFixture(t, nil)
-	r := newRecorder()
-	req := &bosun.Pass[*testapi.Target]{Object: f.target, Client: f.client, Log: r.logger()}
-	m := cronjob.NewCronJobControllerManagerForPass(req, r)
-	if m.State().Target() != f.target {
-		t.Errorf("State().Target() is not req.Object")
-	}
-	if _, err := m.ListActiveJobsAndUpdateStatus().Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"ListActiveJobsAndUpdateStatus [mine-1 mine-2]"}, r.events); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-	if !strings.Contains(r.log.String(), `"action"="ListActiveJobsAndUpdateStatus"`) {
-		t.Errorf("req.Log did not get the action's log line; log:\n%s", r.log.String())
+		t.Errorf("impl ran: %v", r.events)
 	}
 }

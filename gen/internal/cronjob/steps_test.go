@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,7 +25,6 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/gen/internal/cronjob"
 	"github.com/bosunkit/bosun/gen/internal/testapi"
 )
@@ -84,8 +84,6 @@ type journal struct {
 	// action to the error its impl method returns.
 	panicIn string
 	fail    map[string]error
-	// hooked makes the impls flow.Hooks.
-	hooked bool
 
 	mu      sync.Mutex
 	passes  []*bosun.Pass[*testapi.Target]
@@ -108,17 +106,13 @@ func (j *journal) newImpl(req *bosun.Pass[*testapi.Target], state *cronjob.CronJ
 	if state.Target() != req.Object {
 		j.add("%d: newImpl got the state of another object", n)
 	}
-	im := &impl{j: j, n: n}
-	if j.hooked {
-		return hookedImpl{im}
-	}
-	return im
+	return &impl{j: j, n: n}
 }
 
 // steps returns the steps of a new CronJobControllerManagerSteps that
-// records into j, with hooks.
-func (j *journal) steps(hooks ...flow.Hook) *cronjob.CronJobControllerManagerSteps {
-	return cronjob.NewCronJobControllerManagerSteps(j.newImpl, hooks...)
+// records into j.
+func (j *journal) steps() *cronjob.CronJobControllerManagerSteps {
+	return cronjob.NewCronJobControllerManagerSteps(j.newImpl)
 }
 
 // impls returns how many times newImpl was called.
@@ -163,7 +157,7 @@ type impl struct {
 
 func (i *impl) run(action string, jobs []batchv1.Job, read bool) (ctrl.Result, error) {
 	if action == i.j.panicIn {
-		panic("impl " + action + " gave up")
+		panic("impl gave up")
 	}
 	if read {
 		i.j.add("%d: %s %v", i.n, action, names(jobs))
@@ -190,31 +184,6 @@ func (i *impl) UpdateCronJobStatus(context.Context, logr.Logger) (ctrl.Result, e
 }
 
 var _ cronjob.CronJobControllerManagerImpl = (*impl)(nil)
-
-// hookedImpl is an impl that is also a flow.Hook.
-type hookedImpl struct{ *impl }
-
-func (h hookedImpl) PreRun(ctx context.Context, a flow.Action) context.Context {
-	h.j.add("impl pre %s", a.Description())
-	return ctx
-}
-
-func (h hookedImpl) PostRun(_ context.Context, a flow.Action, _ ctrl.Result, err error) {
-	h.j.add("impl post %s %v", a.Description(), err)
-}
-
-// hook records into j, under name, the actions it runs around.
-func hook(j *journal, name string) flow.Hook {
-	return flow.HookFuncs{
-		Pre: func(ctx context.Context, a flow.Action) context.Context {
-			j.add("%s pre %s", name, a.Description())
-			return ctx
-		},
-		Post: func(_ context.Context, a flow.Action, res ctrl.Result, err error) {
-			j.add("%s post %s %v %v", name, a.Description(), res.RequeueAfter, err)
-		},
-	}
-}
 
 // listCounter counts the List calls of JobLists that reach the in-memory
 // client, and fails them with err when it is set.
@@ -500,11 +469,9 @@ func TestSameStepsTwiceAreRefused(t *testing.T) {
 
 // TestImplPanicIsTheStepsPanic checks that the engine recovers a panic in an
 // impl method as the panic of that action's step: Ready False with reason
-// Panic and an error naming the action, the other steps of a Join (or a
-// ParallelJoin) still run, with the same impl, and the hooks' PostRun is not
-// called for the action that panicked, as package flow promises.
+// Panic and an error naming the action and the panic value, and the other
+// steps of a Join (or a ParallelJoin) still run, with the same impl.
 func TestImplPanicIsTheStepsPanic(t *testing.T) {
-	const msg = `flow: action "RunNextScheduledJob" panicked: impl RunNextScheduledJob gave up`
 	tests := []struct {
 		name    string
 		group   func(...bosun.Step[*testapi.Target]) *bosun.Group[*testapi.Target]
@@ -518,19 +485,20 @@ func TestImplPanicIsTheStepsPanic(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := &journal{panicIn: runNext}
-			s := j.steps(hook(j, "h"))
+			s := j.steps()
 			r := unit.Steps(tt.group(s.ListActiveJobsAndUpdateStatus(), s.CleanUpOldJobsExceedsHistoryLimits(), s.RunNextScheduledJob(), s.UpdateCronJobStatus()))
 			c := unit.Case[*testapi.Target]{
-				Object:           nightly(),
-				Given:            around(),
-				ExpectErr:        msg,
-				ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonPanic), Message: msg}},
-				ExpectWrites:     []string{"patch status Target jobs/nightly"},
-				ExpectEvents:     []string{"Warning " + string(conditions.ReasonPanic) + " " + msg},
+				Object:       nightly(),
+				Given:        around(),
+				ExpectErr:    "impl gave up",
+				ExpectWrites: []string{"patch status Target jobs/nightly"},
 				Check: func(t bosuntest.TB, out *unit.Outcome[*testapi.Target]) {
-					var pe *flow.PanicError
-					if !errors.As(out.Err, &pe) || pe.Action != runNext {
-						t.Errorf("error %v holds no *flow.PanicError of action %s", out.Err, runNext)
+					if !strings.Contains(out.Err.Error(), runNext) {
+						t.Errorf("error %q does not name the step %s", out.Err, runNext)
+					}
+					ready := meta.FindStatusCondition(out.Object.Status.Conditions, conditions.TypeReady)
+					if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != string(conditions.ReasonPanic) || !strings.Contains(ready.Message, "impl gave up") {
+						t.Errorf("Ready = %+v, want False with reason %s and the panic in the message", ready, conditions.ReasonPanic)
 					}
 				},
 			}
@@ -541,26 +509,22 @@ func TestImplPanicIsTheStepsPanic(t *testing.T) {
 			if diff := cmp.Diff(map[int][]string{1: tt.actions}, j.byImpl()); diff != "" {
 				t.Errorf("impl methods that ran (-want +got):\n%s", diff)
 			}
-			var hooks []string
-			for _, e := range j.all() {
-				if strings.HasPrefix(e, "h ") && strings.Contains(e, runNext) {
-					hooks = append(hooks, e)
-				}
-			}
-			if diff := cmp.Diff([]string{"h pre RunNextScheduledJob"}, hooks); diff != "" {
-				t.Errorf("hook calls around the action that panicked (-want +got):\n%s", diff)
-			}
 		})
 	}
 }
 
-// TestHooksRunAroundEachAction checks that the hooks given to
-// NewCronJobControllerManagerSteps run around every action the steps run,
-// after the impl's own hook, and see each action's outcome.
-func TestHooksRunAroundEachAction(t *testing.T) {
+// TestPassReportNamesEachAction checks that the engine's report of a pass
+// (what a bosun.PassObserver gets) lists the step of every action that ran,
+// named after the action, in the order they ran, with the error of the one
+// that failed: what a hook around each action used to record.
+func TestPassReportNamesEachAction(t *testing.T) {
 	boom := errors.New("status write refused")
-	j := &journal{hooked: true, fail: map[string]error{updateStat: boom}}
-	r := unit.Steps(j.steps(hook(j, "a"), hook(j, "b")).All()...)
+	j := &journal{fail: map[string]error{updateStat: boom}}
+	var reports []bosun.PassReport
+	r := unit.Steps(j.steps().All()...)
+	r.Options.Observers = []bosun.PassObserver{bosun.PassObserverFunc(func(_ context.Context, report bosun.PassReport) {
+		reports = append(reports, report)
+	})}
 	c := unit.Case[*testapi.Target]{
 		Object:           nightly(),
 		Given:            around(),
@@ -568,27 +532,23 @@ func TestHooksRunAroundEachAction(t *testing.T) {
 		ExpectConditions: []metav1.Condition{{Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonError), Message: boom.Error()}},
 	}
 	unit.Check(t, c, unit.Reconcile(t, scheme(t), r, c))
+	if len(reports) != 1 {
+		t.Fatalf("%d pass reports, want 1", len(reports))
+	}
+	var got []string
+	for _, st := range reports[0].Steps {
+		got = append(got, fmt.Sprintf("%s %s %q", st.Name, st.Phase, st.Error))
+	}
 	var want []string
 	for _, action := range documentOrder {
-		ran, err := "1: "+action, error(nil)
-		switch action {
-		case listActive, cleanUp:
-			ran += mineJobs
-		case updateStat:
-			err = boom
+		var msg string
+		if action == updateStat {
+			msg = boom.Error()
 		}
-		want = append(want,
-			"impl pre "+action,
-			"a pre "+action,
-			"b pre "+action,
-			ran,
-			fmt.Sprintf("b post %s 0s %v", action, err),
-			fmt.Sprintf("a post %s 0s %v", action, err),
-			fmt.Sprintf("impl post %s %v", action, err),
-		)
+		want = append(want, fmt.Sprintf("%s do %q", action, msg))
 	}
-	if diff := cmp.Diff(want, j.all()); diff != "" {
-		t.Errorf("calls (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps of the pass report (-want +got):\n%s", diff)
 	}
 }
 

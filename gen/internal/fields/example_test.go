@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/gen/internal/fields"
 	"github.com/bosunkit/bosun/gen/internal/testapi"
 )
@@ -39,7 +40,7 @@ func (printDrain) Drain(_ context.Context, _ logr.Logger, pods, queued []corev1.
 
 // The states list Pods by field selectors, which a reader answers from the
 // indexes IndexNodeManagerFields registers.
-func ExampleNodeManager_Drain() {
+func ExampleNodeManagerSteps_Drain() {
 	target := &testapi.Target{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "t1"},
 		Spec:       testapi.TargetSpec{ServiceName: "node-a", Template: testapi.TemplateSpec{Queue: "q1"}},
@@ -62,8 +63,12 @@ func ExampleNodeManager_Drain() {
 		fmt.Println(err)
 		return
 	}
-	m := fields.NewNodeManager(fields.NewNodeManagerState(b.Build(), target), printDrain{}, logr.Discard())
-	if _, err := m.Drain().Run(context.Background()); err != nil {
+	steps := fields.NewNodeManagerSteps(func(*bosun.Pass[*testapi.Target], *fields.NodeManagerState) fields.NodeManagerImpl {
+		return printDrain{}
+	})
+	// A pass as the engine makes one, for a step run by hand.
+	req := &bosun.Pass[*testapi.Target]{Object: target, Client: b.Build(), Log: logr.Discard(), Values: &bosun.Values{}}
+	if _, err := steps.Drain().Do(context.Background(), req); err != nil {
 		fmt.Println(err)
 	}
 	// Output:

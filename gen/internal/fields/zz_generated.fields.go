@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/flow"
 	cronjobv1 "github.com/bosunkit/bosun/gen/internal/testapi"
 )
 
@@ -164,83 +163,13 @@ func (s *NodeManagerState) Reset() {
 	s.queuedMu.Unlock()
 }
 
-// NodeManagerImpl implements the actions of NodeManager, one method per
-// action. Each method gets the context, the action's logger and the states the
-// action names, already read. If the implementation is also a flow.Hook,
-// NodeManager runs it around every action, before any other hook.
+// NodeManagerImpl implements the actions of the decl NodeManager, one method
+// per action, which the steps of NodeManagerSteps call. Each method gets the
+// context, the action's logger (also in the context) and the states the action
+// names, already read.
 type NodeManagerImpl interface {
 	// Drain implements the action Drain.
 	Drain(ctx context.Context, log logr.Logger, pods []corev1.Pod, queued []corev1.Pod) (ctrl.Result, error)
-}
-
-// NodeManager makes the actions of the decl NodeManager for a Schedule: each
-// action method returns a flow.Action that reads the states the action names,
-// then calls the NodeManagerImpl method of the same name between the hooks.
-type NodeManager struct {
-	state *NodeManagerState
-	impl  NodeManagerImpl
-	log   logr.Logger
-	hooks []flow.Hook
-}
-
-// NewNodeManager returns a NodeManager whose actions read their states from
-// state, log to log with the action's name added and run impl between hooks:
-// for each action, the PreRun methods in order (impl's first, if impl is a
-// flow.Hook), then impl's method, then the PostRun methods in reverse order.
-func NewNodeManager(state *NodeManagerState, impl NodeManagerImpl, log logr.Logger, hooks ...flow.Hook) *NodeManager {
-	all := make([]flow.Hook, 0, len(hooks)+1)
-	if h, ok := impl.(flow.Hook); ok {
-		all = append(all, h)
-	}
-	all = append(all, hooks...)
-	return &NodeManager{state: state, impl: impl, log: log, hooks: all}
-}
-
-// NewNodeManagerForPass returns a NodeManager for one reconcile of the engine:
-// its states read req.Object through req.Client, and it logs to req.Log.
-func NewNodeManagerForPass(req *bosun.Pass[*cronjobv1.Target], impl NodeManagerImpl, hooks ...flow.Hook) *NodeManager {
-	return NewNodeManager(NewNodeManagerState(req.Client, req.Object), impl, req.Log, hooks...)
-}
-
-// State returns the states m's actions read.
-func (m *NodeManager) State() *NodeManagerState { return m.state }
-
-// Drain returns the action Drain: it reads the states pods, queued, then calls
-// NodeManagerImpl.Drain between the hooks.
-func (m *NodeManager) Drain() flow.Action {
-	var action flow.Action
-	action = flow.New(NodeManagerDrain, func(ctx context.Context) (ctrl.Result, error) {
-		log := m.log.WithValues("action", NodeManagerDrain)
-		pods, err := m.state.GetPods(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeManagerDrain, err)
-		}
-		queued, err := m.state.GetQueued(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeManagerDrain, err)
-		}
-		ctx = logr.NewContext(ctx, log)
-		return m.around(ctx, action, 0, func(ctx context.Context) (ctrl.Result, error) {
-			return m.impl.Drain(ctx, log, pods, queued)
-		})
-	})
-	return action
-}
-
-// around runs call between the hooks of m from the i-th on: PreRun of hook
-// i, then the rest, then PostRun of hook i with the outcome.
-func (m *NodeManager) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error) {
-	if i == len(m.hooks) {
-		return call(ctx)
-	}
-	h := m.hooks[i]
-	hctx := h.PreRun(ctx, action)
-	if hctx == nil {
-		hctx = ctx
-	}
-	res, err := m.around(hctx, action, i+1, call)
-	h.PostRun(hctx, action, res, err)
-	return res, err
 }
 
 // IndexNodeManagerFields registers with indexer the cache indexes that the
@@ -312,31 +241,31 @@ func WatchNodeManagerStates(b *bosun.Builder[*cronjobv1.Target]) *bosun.Builder[
 	return b
 }
 
-// NodeManagerSteps makes the actions of NodeManager steps of the engine, for a
-// bosun.Reconciler of Schedule: each action method returns a step named after
-// the action, which gets the engine's metrics, panic recovery and condition
-// handling like any other step, and goes in Reconciler.Steps or in a composite
-// (bosun.Sequence, Join, If...) in any arrangement.
+// NodeManagerSteps makes the actions of the decl NodeManager steps of the
+// engine, for a bosun.Reconciler of Schedule: each action method returns a
+// step named after the action, which gets the engine's metrics, panic
+// recovery, condition handling and pass reports like any other step, and goes
+// in Reconciler.Steps or in a composite (bosun.Sequence, Join, If...) in any
+// arrangement.
 //
-// The steps of one reconcile share one NodeManager: the first of them to run
-// makes its states and, with the function given to NewNodeManagerSteps, its
-// implementation, so that each state is read once per reconcile and the
-// actions may hand results to each other through the implementation. Each step
-// sets up, through the engine's Setuper, the field indexes and the watches
-// that the states need, once per builder whichever steps are listed.
+// The steps of one reconcile share one NodeManagerState and one
+// NodeManagerImpl: the first of them to run makes the states and, with the
+// function given to NewNodeManagerSteps, the implementation, so that each
+// state is read once per reconcile and the actions may hand results to each
+// other through the implementation. Each step sets up, through the engine's
+// Setuper, the field indexes and the watches that the states need, once per
+// builder whichever steps are listed.
 type NodeManagerSteps struct {
 	newImpl func(req *bosun.Pass[*cronjobv1.Target], state *NodeManagerState) NodeManagerImpl
-	hooks   []flow.Hook
-	pass    bosun.Key[*NodeManager]
+	pass    bosun.Key[*nodeManagerPass]
 }
 
-// NewNodeManagerSteps returns the steps of NodeManager. For each reconcile,
-// newImpl is called once, by the first step that runs, with the pass and the
-// states the steps of that reconcile share; it may read and set req.Values,
-// but for the steps' own entry. The hooks run around every action, after the
-// implementation's own (see NewNodeManager).
-func NewNodeManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.Target], state *NodeManagerState) NodeManagerImpl, hooks ...flow.Hook) *NodeManagerSteps {
-	return &NodeManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*NodeManager]("NodeManager")}
+// NewNodeManagerSteps returns the steps of the decl NodeManager. For each
+// reconcile, newImpl is called once, by the first step that runs, with the
+// pass and the states the steps of that reconcile share; it may read and set
+// req.Values, but for the steps' own entry.
+func NewNodeManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.Target], state *NodeManagerState) NodeManagerImpl) *NodeManagerSteps {
+	return &NodeManagerSteps{newImpl: newImpl, pass: bosun.NewKey[*nodeManagerPass]("NodeManager")}
 }
 
 // All returns the steps of every action, in the order the document lists
@@ -347,9 +276,21 @@ func (s *NodeManagerSteps) All() []bosun.Step[*cronjobv1.Target] {
 	}
 }
 
-// Drain returns the action Drain as a step named "Drain".
+// Drain returns the action Drain as a step named "Drain": it reads the states
+// pods, queued, then calls NodeManagerImpl.Drain; a read that fails ends the
+// step with its error, without the call.
 func (s *NodeManagerSteps) Drain() bosun.Step[*cronjobv1.Target] {
-	return nodeManagerStep{steps: s, name: NodeManagerDrain, action: (*NodeManager).Drain}
+	return nodeManagerStep{steps: s, name: NodeManagerDrain, run: func(ctx context.Context, log logr.Logger, m *nodeManagerPass) (ctrl.Result, error) {
+		pods, err := m.state.GetPods(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeManagerDrain, err)
+		}
+		queued, err := m.state.GetQueued(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeManagerDrain, err)
+		}
+		return m.impl.Drain(ctx, log, pods, queued)
+	}}
 }
 
 // SetupWithBuilder registers with b what the states of NodeManager need: the
@@ -378,29 +319,33 @@ func (s *NodeManagerSteps) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Target])
 	return nil
 }
 
-// manager returns the manager of req's reconcile: the first call of the
-// reconcile makes it, with its states and implementation, and the later
-// ones share it.
-func (s *NodeManagerSteps) manager(req *bosun.Pass[*cronjobv1.Target]) *NodeManager {
-	return s.pass.GetOrSet(req.Values, func() *NodeManager {
-		state := NewNodeManagerState(req.Client, req.Object)
-		return NewNodeManager(state, s.newImpl(req, state), req.Log, s.hooks...)
-	})
+// nodeManagerPass is what the steps of NodeManagerSteps share in one
+// reconcile: the states and the implementation newImpl made for it.
+type nodeManagerPass struct {
+	state *NodeManagerState
+	impl  NodeManagerImpl
 }
 
 // nodeManagerStep is the step of one action of NodeManager.
 type nodeManagerStep struct {
-	steps  *NodeManagerSteps
-	name   string
-	action func(*NodeManager) flow.Action
+	steps *NodeManagerSteps
+	name  string
+	run   func(ctx context.Context, log logr.Logger, m *nodeManagerPass) (ctrl.Result, error)
 }
 
 // Name returns the name of the action.
 func (st nodeManagerStep) Name() string { return st.name }
 
-// Do runs the action with the manager of req's reconcile.
+// Do runs the action with the states and implementation of req's reconcile,
+// making them if it is the first step of the reconcile to run. The action's
+// logger is req.Log with the action's name, which ctx carries too.
 func (st nodeManagerStep) Do(ctx context.Context, req *bosun.Pass[*cronjobv1.Target]) (ctrl.Result, error) {
-	return st.action(st.steps.manager(req)).Run(ctx)
+	m := st.steps.pass.GetOrSet(req.Values, func() *nodeManagerPass {
+		state := NewNodeManagerState(req.Client, req.Object)
+		return &nodeManagerPass{state: state, impl: st.steps.newImpl(req, state)}
+	})
+	log := req.Log.WithValues("action", st.name)
+	return st.run(logr.NewContext(ctx, log), log, m)
 }
 
 // SetupWithBuilder registers what the states of NodeManager need, once per

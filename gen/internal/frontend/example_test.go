@@ -9,16 +9,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/gen/internal/frontend"
 )
 
 // A single-object state that does not exist reaches the action as nil.
-func ExampleFrontendManager_SyncService() {
+func ExampleFrontendManagerSteps_SyncService() {
 	target := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "shop"}}
 	c := fake.NewClientBuilder().WithObjects(target).Build()
 	impl := &impl{}
-	m := frontend.NewFrontendManager(frontend.NewFrontendManagerState(c, target), impl, logr.Discard())
-	if _, err := m.SyncService().Run(context.Background()); err != nil {
+	steps := frontend.NewFrontendManagerSteps(func(*bosun.Pass[*appsv1.Deployment], *frontend.FrontendManagerState) frontend.FrontendManagerImpl {
+		return impl
+	})
+	// A pass as the engine makes one, for a step run by hand.
+	req := &bosun.Pass[*appsv1.Deployment]{Object: target, Client: c, Log: logr.Discard(), Values: &bosun.Values{}}
+	if _, err := steps.SyncService().Do(context.Background(), req); err != nil {
 		fmt.Println(err)
 		return
 	}

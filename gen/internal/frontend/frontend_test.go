@@ -57,6 +57,29 @@ func (i *impl) PublishAddress(_ context.Context, _ logr.Logger, svc *corev1.Serv
 
 var _ frontend.FrontendManagerImpl = (*impl)(nil)
 
+// run runs the step of an action in a pass over target through c, whose
+// steps share the states and impl given to newImpl: rec.
+type run struct {
+	steps *frontend.FrontendManagerSteps
+	req   *bosun.Pass[*appsv1.Deployment]
+	// state is the state the steps of req share, once one has run.
+	state *frontend.FrontendManagerState
+}
+
+func newRun(c client.Client, target *appsv1.Deployment, rec *impl) *run {
+	r := &run{req: &bosun.Pass[*appsv1.Deployment]{Object: target, Client: c, Log: logr.Discard(), Values: &bosun.Values{}}}
+	r.steps = frontend.NewFrontendManagerSteps(func(_ *bosun.Pass[*appsv1.Deployment], state *frontend.FrontendManagerState) frontend.FrontendManagerImpl {
+		r.state = state
+		return rec
+	})
+	return r
+}
+
+func (r *run) do(step bosun.Step[*appsv1.Deployment]) error {
+	_, err := step.Do(context.Background(), r.req)
+	return err
+}
+
 // describe returns the name of obj, or <none> for a nil pointer.
 func describe[T interface {
 	*corev1.Service | *corev1.ConfigMap
@@ -100,8 +123,8 @@ func TestSingleObjectStates(t *testing.T) {
 			target := deployment()
 			c := fake.NewClientBuilder().WithObjects(append(tt.objs, target)...).Build()
 			rec := &impl{}
-			m := frontend.NewFrontendManager(frontend.NewFrontendManagerState(c, target), rec, logr.Discard())
-			_, err := m.SyncService().Run(context.Background())
+			r := newRun(c, target, rec)
+			err := r.do(r.steps.SyncService())
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -129,11 +152,10 @@ func TestNotControlledErrorNamesTheObject(t *testing.T) {
 func TestStatesAreReadOnceAcrossActions(t *testing.T) {
 	target := deployment()
 	c := fake.NewClientBuilder().WithObjects(target, service("uid-shop")).Build()
-	s := frontend.NewFrontendManagerState(c, target)
 	rec := &impl{}
-	m := frontend.NewFrontendManager(s, rec, logr.Discard())
+	r := newRun(c, target, rec)
 	ctx := context.Background()
-	if _, err := m.SyncService().Run(ctx); err != nil {
+	if err := r.do(r.steps.SyncService()); err != nil {
 		t.Fatal(err)
 	}
 	// Deleted after the first read: the actions of this reconcile still
@@ -141,11 +163,11 @@ func TestStatesAreReadOnceAcrossActions(t *testing.T) {
 	if err := c.Delete(ctx, service("uid-shop")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.PublishAddress().Run(ctx); err != nil {
+	if err := r.do(r.steps.PublishAddress()); err != nil {
 		t.Fatal(err)
 	}
-	s.Reset()
-	if _, err := m.PublishAddress().Run(ctx); err != nil {
+	r.state.Reset()
+	if err := r.do(r.steps.PublishAddress()); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"SyncService shop-svc <none>", "PublishAddress shop-svc", "PublishAddress <none>"}

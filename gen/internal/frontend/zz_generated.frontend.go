@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // RBAC rules for the kinds the states read, the kinds the actions write (as
@@ -163,10 +162,10 @@ func (s *FrontendManagerState) Reset() {
 	s.settingsMu.Unlock()
 }
 
-// FrontendManagerImpl implements the actions of FrontendManager, one method
-// per action. Each method gets the context, the action's logger and the states
-// the action names, already read. If the implementation is also a flow.Hook,
-// FrontendManager runs it around every action, before any other hook.
+// FrontendManagerImpl implements the actions of the decl FrontendManager, one
+// method per action, which the steps of FrontendManagerSteps call. Each method
+// gets the context, the action's logger (also in the context) and the states
+// the action names, already read.
 type FrontendManagerImpl interface {
 	// SyncService implements the action SyncService.
 	//
@@ -177,103 +176,6 @@ type FrontendManagerImpl interface {
 	//
 	// Report the Service's address in the Deployment's annotations.
 	PublishAddress(ctx context.Context, log logr.Logger, svc *corev1.Service) (ctrl.Result, error)
-}
-
-// FrontendManager makes the actions of the decl FrontendManager for a
-// Deployment: each action method returns a flow.Action that reads the states
-// the action names, then calls the FrontendManagerImpl method of the same name
-// between the hooks.
-//
-// FrontendManager keeps a Service in front of a Deployment.
-type FrontendManager struct {
-	state *FrontendManagerState
-	impl  FrontendManagerImpl
-	log   logr.Logger
-	hooks []flow.Hook
-}
-
-// NewFrontendManager returns a FrontendManager whose actions read their states
-// from state, log to log with the action's name added and run impl between
-// hooks: for each action, the PreRun methods in order (impl's first, if impl
-// is a flow.Hook), then impl's method, then the PostRun methods in reverse
-// order.
-func NewFrontendManager(state *FrontendManagerState, impl FrontendManagerImpl, log logr.Logger, hooks ...flow.Hook) *FrontendManager {
-	all := make([]flow.Hook, 0, len(hooks)+1)
-	if h, ok := impl.(flow.Hook); ok {
-		all = append(all, h)
-	}
-	all = append(all, hooks...)
-	return &FrontendManager{state: state, impl: impl, log: log, hooks: all}
-}
-
-// NewFrontendManagerForPass returns a FrontendManager for one reconcile of the
-// engine: its states read req.Object through req.Client, and it logs to
-// req.Log.
-func NewFrontendManagerForPass(req *bosun.Pass[*appsv1.Deployment], impl FrontendManagerImpl, hooks ...flow.Hook) *FrontendManager {
-	return NewFrontendManager(NewFrontendManagerState(req.Client, req.Object), impl, req.Log, hooks...)
-}
-
-// State returns the states m's actions read.
-func (m *FrontendManager) State() *FrontendManagerState { return m.state }
-
-// SyncService returns the action SyncService: it reads the states svc,
-// settings, then calls FrontendManagerImpl.SyncService between the hooks.
-//
-// Create or update the Service from the settings.
-func (m *FrontendManager) SyncService() flow.Action {
-	var action flow.Action
-	action = flow.New(FrontendManagerSyncService, func(ctx context.Context) (ctrl.Result, error) {
-		log := m.log.WithValues("action", FrontendManagerSyncService)
-		svc, err := m.state.GetSvc(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", FrontendManagerSyncService, err)
-		}
-		settings, err := m.state.GetSettings(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", FrontendManagerSyncService, err)
-		}
-		ctx = logr.NewContext(ctx, log)
-		return m.around(ctx, action, 0, func(ctx context.Context) (ctrl.Result, error) {
-			return m.impl.SyncService(ctx, log, svc, settings)
-		})
-	})
-	return action
-}
-
-// PublishAddress returns the action PublishAddress: it reads the states svc,
-// then calls FrontendManagerImpl.PublishAddress between the hooks.
-//
-// Report the Service's address in the Deployment's annotations.
-func (m *FrontendManager) PublishAddress() flow.Action {
-	var action flow.Action
-	action = flow.New(FrontendManagerPublishAddress, func(ctx context.Context) (ctrl.Result, error) {
-		log := m.log.WithValues("action", FrontendManagerPublishAddress)
-		svc, err := m.state.GetSvc(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", FrontendManagerPublishAddress, err)
-		}
-		ctx = logr.NewContext(ctx, log)
-		return m.around(ctx, action, 0, func(ctx context.Context) (ctrl.Result, error) {
-			return m.impl.PublishAddress(ctx, log, svc)
-		})
-	})
-	return action
-}
-
-// around runs call between the hooks of m from the i-th on: PreRun of hook
-// i, then the rest, then PostRun of hook i with the outcome.
-func (m *FrontendManager) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error) {
-	if i == len(m.hooks) {
-		return call(ctx)
-	}
-	h := m.hooks[i]
-	hctx := h.PreRun(ctx, action)
-	if hctx == nil {
-		hctx = ctx
-	}
-	res, err := m.around(hctx, action, i+1, call)
-	h.PostRun(hctx, action, res, err)
-	return res, err
 }
 
 // IndexFrontendManagerFields registers with indexer the cache indexes that the
@@ -318,32 +220,33 @@ func WatchFrontendManagerStates(b *bosun.Builder[*appsv1.Deployment]) *bosun.Bui
 	return b
 }
 
-// FrontendManagerSteps makes the actions of FrontendManager steps of the
-// engine, for a bosun.Reconciler of Deployment: each action method returns a
-// step named after the action, which gets the engine's metrics, panic recovery
-// and condition handling like any other step, and goes in Reconciler.Steps or
-// in a composite (bosun.Sequence, Join, If...) in any arrangement.
+// FrontendManagerSteps makes the actions of the decl FrontendManager steps of
+// the engine, for a bosun.Reconciler of Deployment: each action method returns
+// a step named after the action, which gets the engine's metrics, panic
+// recovery, condition handling and pass reports like any other step, and goes
+// in Reconciler.Steps or in a composite (bosun.Sequence, Join, If...) in any
+// arrangement.
 //
-// The steps of one reconcile share one FrontendManager: the first of them to
-// run makes its states and, with the function given to
-// NewFrontendManagerSteps, its implementation, so that each state is read once
-// per reconcile and the actions may hand results to each other through the
-// implementation. Each step sets up, through the engine's Setuper, the field
-// indexes and the watches that the states need, once per builder whichever
-// steps are listed.
+// The steps of one reconcile share one FrontendManagerState and one
+// FrontendManagerImpl: the first of them to run makes the states and, with the
+// function given to NewFrontendManagerSteps, the implementation, so that each
+// state is read once per reconcile and the actions may hand results to each
+// other through the implementation. Each step sets up, through the engine's
+// Setuper, the field indexes and the watches that the states need, once per
+// builder whichever steps are listed.
+//
+// FrontendManager keeps a Service in front of a Deployment.
 type FrontendManagerSteps struct {
 	newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl
-	hooks   []flow.Hook
-	pass    bosun.Key[*FrontendManager]
+	pass    bosun.Key[*frontendManagerPass]
 }
 
-// NewFrontendManagerSteps returns the steps of FrontendManager. For each
-// reconcile, newImpl is called once, by the first step that runs, with the
-// pass and the states the steps of that reconcile share; it may read and set
-// req.Values, but for the steps' own entry. The hooks run around every action,
-// after the implementation's own (see NewFrontendManager).
-func NewFrontendManagerSteps(newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl, hooks ...flow.Hook) *FrontendManagerSteps {
-	return &FrontendManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*FrontendManager]("FrontendManager")}
+// NewFrontendManagerSteps returns the steps of the decl FrontendManager. For
+// each reconcile, newImpl is called once, by the first step that runs, with
+// the pass and the states the steps of that reconcile share; it may read and
+// set req.Values, but for the steps' own entry.
+func NewFrontendManagerSteps(newImpl func(req *bosun.Pass[*appsv1.Deployment], state *FrontendManagerState) FrontendManagerImpl) *FrontendManagerSteps {
+	return &FrontendManagerSteps{newImpl: newImpl, pass: bosun.NewKey[*frontendManagerPass]("FrontendManager")}
 }
 
 // All returns the steps of every action, in the order the document lists
@@ -355,15 +258,39 @@ func (s *FrontendManagerSteps) All() []bosun.Step[*appsv1.Deployment] {
 	}
 }
 
-// SyncService returns the action SyncService as a step named "SyncService".
+// SyncService returns the action SyncService as a step named "SyncService": it
+// reads the states svc, settings, then calls FrontendManagerImpl.SyncService;
+// a read that fails ends the step with its error, without the call.
+//
+// Create or update the Service from the settings.
 func (s *FrontendManagerSteps) SyncService() bosun.Step[*appsv1.Deployment] {
-	return frontendManagerStep{steps: s, name: FrontendManagerSyncService, action: (*FrontendManager).SyncService}
+	return frontendManagerStep{steps: s, name: FrontendManagerSyncService, run: func(ctx context.Context, log logr.Logger, m *frontendManagerPass) (ctrl.Result, error) {
+		svc, err := m.state.GetSvc(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", FrontendManagerSyncService, err)
+		}
+		settings, err := m.state.GetSettings(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", FrontendManagerSyncService, err)
+		}
+		return m.impl.SyncService(ctx, log, svc, settings)
+	}}
 }
 
 // PublishAddress returns the action PublishAddress as a step named
-// "PublishAddress".
+// "PublishAddress": it reads the state svc, then calls
+// FrontendManagerImpl.PublishAddress; a read that fails ends the step with its
+// error, without the call.
+//
+// Report the Service's address in the Deployment's annotations.
 func (s *FrontendManagerSteps) PublishAddress() bosun.Step[*appsv1.Deployment] {
-	return frontendManagerStep{steps: s, name: FrontendManagerPublishAddress, action: (*FrontendManager).PublishAddress}
+	return frontendManagerStep{steps: s, name: FrontendManagerPublishAddress, run: func(ctx context.Context, log logr.Logger, m *frontendManagerPass) (ctrl.Result, error) {
+		svc, err := m.state.GetSvc(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", FrontendManagerPublishAddress, err)
+		}
+		return m.impl.PublishAddress(ctx, log, svc)
+	}}
 }
 
 // SetupWithBuilder registers with b what the states of FrontendManager need:
@@ -377,29 +304,33 @@ func (s *FrontendManagerSteps) SetupWithBuilder(b *bosun.Builder[*appsv1.Deploym
 	return nil
 }
 
-// manager returns the manager of req's reconcile: the first call of the
-// reconcile makes it, with its states and implementation, and the later
-// ones share it.
-func (s *FrontendManagerSteps) manager(req *bosun.Pass[*appsv1.Deployment]) *FrontendManager {
-	return s.pass.GetOrSet(req.Values, func() *FrontendManager {
-		state := NewFrontendManagerState(req.Client, req.Object)
-		return NewFrontendManager(state, s.newImpl(req, state), req.Log, s.hooks...)
-	})
+// frontendManagerPass is what the steps of FrontendManagerSteps share in one
+// reconcile: the states and the implementation newImpl made for it.
+type frontendManagerPass struct {
+	state *FrontendManagerState
+	impl  FrontendManagerImpl
 }
 
 // frontendManagerStep is the step of one action of FrontendManager.
 type frontendManagerStep struct {
-	steps  *FrontendManagerSteps
-	name   string
-	action func(*FrontendManager) flow.Action
+	steps *FrontendManagerSteps
+	name  string
+	run   func(ctx context.Context, log logr.Logger, m *frontendManagerPass) (ctrl.Result, error)
 }
 
 // Name returns the name of the action.
 func (st frontendManagerStep) Name() string { return st.name }
 
-// Do runs the action with the manager of req's reconcile.
+// Do runs the action with the states and implementation of req's reconcile,
+// making them if it is the first step of the reconcile to run. The action's
+// logger is req.Log with the action's name, which ctx carries too.
 func (st frontendManagerStep) Do(ctx context.Context, req *bosun.Pass[*appsv1.Deployment]) (ctrl.Result, error) {
-	return st.action(st.steps.manager(req)).Run(ctx)
+	m := st.steps.pass.GetOrSet(req.Values, func() *frontendManagerPass {
+		state := NewFrontendManagerState(req.Client, req.Object)
+		return &frontendManagerPass{state: state, impl: st.steps.newImpl(req, state)}
+	})
+	log := req.Log.WithValues("action", st.name)
+	return st.run(logr.NewContext(ctx, log), log, m)
 }
 
 // SetupWithBuilder registers what the states of FrontendManager need, once per

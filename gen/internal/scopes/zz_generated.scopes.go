@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/flow"
 	cronjobv1 "github.com/bosunkit/bosun/gen/internal/testapi"
 )
 
@@ -397,110 +396,16 @@ func (s *PlacementManagerState) Reset() {
 	s.podsMu.Unlock()
 }
 
-// PlacementManagerImpl implements the actions of PlacementManager, one method
-// per action. Each method gets the context, the action's logger and the states
-// the action names, already read. If the implementation is also a flow.Hook,
-// PlacementManager runs it around every action, before any other hook.
+// PlacementManagerImpl implements the actions of the decl PlacementManager,
+// one method per action, which the steps of PlacementManagerSteps call. Each
+// method gets the context, the action's logger (also in the context) and the
+// states the action names, already read.
 type PlacementManagerImpl interface {
 	// Place implements the action Place. The document says it writes Pod (create,
 	// delete); ConfigMap (update, patch), and the RBAC markers grant that.
 	//
 	// Start the pods the placement asks for, and record it in the settings.
 	Place(ctx context.Context, log logr.Logger, defaults *corev1.ConfigMap, settings *corev1.ConfigMap, queues []corev1.ConfigMap, node *corev1.Node, spare []corev1.Node, pods []corev1.Pod) (ctrl.Result, error)
-}
-
-// PlacementManager makes the actions of the decl PlacementManager for a
-// Schedule: each action method returns a flow.Action that reads the states the
-// action names, then calls the PlacementManagerImpl method of the same name
-// between the hooks.
-//
-// PlacementManager places a schedule on a node, by settings kept apart.
-type PlacementManager struct {
-	state *PlacementManagerState
-	impl  PlacementManagerImpl
-	log   logr.Logger
-	hooks []flow.Hook
-}
-
-// NewPlacementManager returns a PlacementManager whose actions read their
-// states from state, log to log with the action's name added and run impl
-// between hooks: for each action, the PreRun methods in order (impl's first,
-// if impl is a flow.Hook), then impl's method, then the PostRun methods in
-// reverse order.
-func NewPlacementManager(state *PlacementManagerState, impl PlacementManagerImpl, log logr.Logger, hooks ...flow.Hook) *PlacementManager {
-	all := make([]flow.Hook, 0, len(hooks)+1)
-	if h, ok := impl.(flow.Hook); ok {
-		all = append(all, h)
-	}
-	all = append(all, hooks...)
-	return &PlacementManager{state: state, impl: impl, log: log, hooks: all}
-}
-
-// NewPlacementManagerForPass returns a PlacementManager for one reconcile of
-// the engine: its states read req.Object through req.Client, and it logs to
-// req.Log.
-func NewPlacementManagerForPass(req *bosun.Pass[*cronjobv1.Target], impl PlacementManagerImpl, hooks ...flow.Hook) *PlacementManager {
-	return NewPlacementManager(NewPlacementManagerState(req.Client, req.Object), impl, req.Log, hooks...)
-}
-
-// State returns the states m's actions read.
-func (m *PlacementManager) State() *PlacementManagerState { return m.state }
-
-// Place returns the action Place: it reads the states defaults, settings,
-// queues, node, spare, pods, then calls PlacementManagerImpl.Place between the
-// hooks.
-//
-// Start the pods the placement asks for, and record it in the settings.
-func (m *PlacementManager) Place() flow.Action {
-	var action flow.Action
-	action = flow.New(PlacementManagerPlace, func(ctx context.Context) (ctrl.Result, error) {
-		log := m.log.WithValues("action", PlacementManagerPlace)
-		defaults, err := m.state.GetDefaults(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
-		}
-		settings, err := m.state.GetSettings(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
-		}
-		queues, err := m.state.GetQueues(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
-		}
-		node, err := m.state.GetNode(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
-		}
-		spare, err := m.state.GetSpare(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
-		}
-		pods, err := m.state.GetPods(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
-		}
-		ctx = logr.NewContext(ctx, log)
-		return m.around(ctx, action, 0, func(ctx context.Context) (ctrl.Result, error) {
-			return m.impl.Place(ctx, log, defaults, settings, queues, node, spare, pods)
-		})
-	})
-	return action
-}
-
-// around runs call between the hooks of m from the i-th on: PreRun of hook
-// i, then the rest, then PostRun of hook i with the outcome.
-func (m *PlacementManager) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error) {
-	if i == len(m.hooks) {
-		return call(ctx)
-	}
-	h := m.hooks[i]
-	hctx := h.PreRun(ctx, action)
-	if hctx == nil {
-		hctx = ctx
-	}
-	res, err := m.around(hctx, action, i+1, call)
-	h.PostRun(hctx, action, res, err)
-	return res, err
 }
 
 // IndexPlacementManagerFields registers with indexer the cache indexes that
@@ -645,32 +550,33 @@ func WatchPlacementManagerStates(b *bosun.Builder[*cronjobv1.Target]) *bosun.Bui
 	return b
 }
 
-// PlacementManagerSteps makes the actions of PlacementManager steps of the
-// engine, for a bosun.Reconciler of Schedule: each action method returns a
-// step named after the action, which gets the engine's metrics, panic recovery
-// and condition handling like any other step, and goes in Reconciler.Steps or
-// in a composite (bosun.Sequence, Join, If...) in any arrangement.
+// PlacementManagerSteps makes the actions of the decl PlacementManager steps
+// of the engine, for a bosun.Reconciler of Schedule: each action method
+// returns a step named after the action, which gets the engine's metrics,
+// panic recovery, condition handling and pass reports like any other step, and
+// goes in Reconciler.Steps or in a composite (bosun.Sequence, Join, If...) in
+// any arrangement.
 //
-// The steps of one reconcile share one PlacementManager: the first of them to
-// run makes its states and, with the function given to
-// NewPlacementManagerSteps, its implementation, so that each state is read
-// once per reconcile and the actions may hand results to each other through
-// the implementation. Each step sets up, through the engine's Setuper, the
-// field indexes and the watches that the states need, once per builder
-// whichever steps are listed.
+// The steps of one reconcile share one PlacementManagerState and one
+// PlacementManagerImpl: the first of them to run makes the states and, with
+// the function given to NewPlacementManagerSteps, the implementation, so that
+// each state is read once per reconcile and the actions may hand results to
+// each other through the implementation. Each step sets up, through the
+// engine's Setuper, the field indexes and the watches that the states need,
+// once per builder whichever steps are listed.
+//
+// PlacementManager places a schedule on a node, by settings kept apart.
 type PlacementManagerSteps struct {
 	newImpl func(req *bosun.Pass[*cronjobv1.Target], state *PlacementManagerState) PlacementManagerImpl
-	hooks   []flow.Hook
-	pass    bosun.Key[*PlacementManager]
+	pass    bosun.Key[*placementManagerPass]
 }
 
-// NewPlacementManagerSteps returns the steps of PlacementManager. For each
-// reconcile, newImpl is called once, by the first step that runs, with the
-// pass and the states the steps of that reconcile share; it may read and set
-// req.Values, but for the steps' own entry. The hooks run around every action,
-// after the implementation's own (see NewPlacementManager).
-func NewPlacementManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.Target], state *PlacementManagerState) PlacementManagerImpl, hooks ...flow.Hook) *PlacementManagerSteps {
-	return &PlacementManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*PlacementManager]("PlacementManager")}
+// NewPlacementManagerSteps returns the steps of the decl PlacementManager. For
+// each reconcile, newImpl is called once, by the first step that runs, with
+// the pass and the states the steps of that reconcile share; it may read and
+// set req.Values, but for the steps' own entry.
+func NewPlacementManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.Target], state *PlacementManagerState) PlacementManagerImpl) *PlacementManagerSteps {
+	return &PlacementManagerSteps{newImpl: newImpl, pass: bosun.NewKey[*placementManagerPass]("PlacementManager")}
 }
 
 // All returns the steps of every action, in the order the document lists
@@ -681,9 +587,40 @@ func (s *PlacementManagerSteps) All() []bosun.Step[*cronjobv1.Target] {
 	}
 }
 
-// Place returns the action Place as a step named "Place".
+// Place returns the action Place as a step named "Place": it reads the states
+// defaults, settings, queues, node, spare, pods, then calls
+// PlacementManagerImpl.Place; a read that fails ends the step with its error,
+// without the call.
+//
+// Start the pods the placement asks for, and record it in the settings.
 func (s *PlacementManagerSteps) Place() bosun.Step[*cronjobv1.Target] {
-	return placementManagerStep{steps: s, name: PlacementManagerPlace, action: (*PlacementManager).Place}
+	return placementManagerStep{steps: s, name: PlacementManagerPlace, run: func(ctx context.Context, log logr.Logger, m *placementManagerPass) (ctrl.Result, error) {
+		defaults, err := m.state.GetDefaults(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
+		}
+		settings, err := m.state.GetSettings(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
+		}
+		queues, err := m.state.GetQueues(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
+		}
+		node, err := m.state.GetNode(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
+		}
+		spare, err := m.state.GetSpare(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
+		}
+		pods, err := m.state.GetPods(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", PlacementManagerPlace, err)
+		}
+		return m.impl.Place(ctx, log, defaults, settings, queues, node, spare, pods)
+	}}
 }
 
 // SetupWithBuilder registers with b what the states of PlacementManager need:
@@ -720,29 +657,33 @@ func (s *PlacementManagerSteps) SetupWithBuilder(b *bosun.Builder[*cronjobv1.Tar
 	return nil
 }
 
-// manager returns the manager of req's reconcile: the first call of the
-// reconcile makes it, with its states and implementation, and the later
-// ones share it.
-func (s *PlacementManagerSteps) manager(req *bosun.Pass[*cronjobv1.Target]) *PlacementManager {
-	return s.pass.GetOrSet(req.Values, func() *PlacementManager {
-		state := NewPlacementManagerState(req.Client, req.Object)
-		return NewPlacementManager(state, s.newImpl(req, state), req.Log, s.hooks...)
-	})
+// placementManagerPass is what the steps of PlacementManagerSteps share in one
+// reconcile: the states and the implementation newImpl made for it.
+type placementManagerPass struct {
+	state *PlacementManagerState
+	impl  PlacementManagerImpl
 }
 
 // placementManagerStep is the step of one action of PlacementManager.
 type placementManagerStep struct {
-	steps  *PlacementManagerSteps
-	name   string
-	action func(*PlacementManager) flow.Action
+	steps *PlacementManagerSteps
+	name  string
+	run   func(ctx context.Context, log logr.Logger, m *placementManagerPass) (ctrl.Result, error)
 }
 
 // Name returns the name of the action.
 func (st placementManagerStep) Name() string { return st.name }
 
-// Do runs the action with the manager of req's reconcile.
+// Do runs the action with the states and implementation of req's reconcile,
+// making them if it is the first step of the reconcile to run. The action's
+// logger is req.Log with the action's name, which ctx carries too.
 func (st placementManagerStep) Do(ctx context.Context, req *bosun.Pass[*cronjobv1.Target]) (ctrl.Result, error) {
-	return st.action(st.steps.manager(req)).Run(ctx)
+	m := st.steps.pass.GetOrSet(req.Values, func() *placementManagerPass {
+		state := NewPlacementManagerState(req.Client, req.Object)
+		return &placementManagerPass{state: state, impl: st.steps.newImpl(req, state)}
+	})
+	log := req.Log.WithValues("action", st.name)
+	return st.run(logr.NewContext(ctx, log), log, m)
 }
 
 // SetupWithBuilder registers what the states of PlacementManager need, once
@@ -985,95 +926,15 @@ func (s *NodeAgentState) Reset() {
 	s.rolesMu.Unlock()
 }
 
-// NodeAgentImpl implements the actions of NodeAgent, one method per action.
-// Each method gets the context, the action's logger and the states the action
-// names, already read. If the implementation is also a flow.Hook, NodeAgent
-// runs it around every action, before any other hook.
+// NodeAgentImpl implements the actions of the decl NodeAgent, one method per
+// action, which the steps of NodeAgentSteps call. Each method gets the
+// context, the action's logger (also in the context) and the states the action
+// names, already read.
 type NodeAgentImpl interface {
 	// Sync implements the action Sync. The document says it writes ConfigMap
 	// (create, update); ClusterRole (create, delete, deletecollection); Node
 	// (patch), and the RBAC markers grant that.
 	Sync(ctx context.Context, log logr.Logger, pods []corev1.Pod, lease *coordinationv1.Lease, settings *corev1.ConfigMap, roles []rbacv1.ClusterRole) (ctrl.Result, error)
-}
-
-// NodeAgent makes the actions of the decl NodeAgent for a Node: each action
-// method returns a flow.Action that reads the states the action names, then
-// calls the NodeAgentImpl method of the same name between the hooks.
-//
-// NodeAgent keeps what each node needs.
-type NodeAgent struct {
-	state *NodeAgentState
-	impl  NodeAgentImpl
-	log   logr.Logger
-	hooks []flow.Hook
-}
-
-// NewNodeAgent returns a NodeAgent whose actions read their states from state,
-// log to log with the action's name added and run impl between hooks: for each
-// action, the PreRun methods in order (impl's first, if impl is a flow.Hook),
-// then impl's method, then the PostRun methods in reverse order.
-func NewNodeAgent(state *NodeAgentState, impl NodeAgentImpl, log logr.Logger, hooks ...flow.Hook) *NodeAgent {
-	all := make([]flow.Hook, 0, len(hooks)+1)
-	if h, ok := impl.(flow.Hook); ok {
-		all = append(all, h)
-	}
-	all = append(all, hooks...)
-	return &NodeAgent{state: state, impl: impl, log: log, hooks: all}
-}
-
-// NewNodeAgentForPass returns a NodeAgent for one reconcile of the engine: its
-// states read req.Object through req.Client, and it logs to req.Log.
-func NewNodeAgentForPass(req *bosun.Pass[*corev1.Node], impl NodeAgentImpl, hooks ...flow.Hook) *NodeAgent {
-	return NewNodeAgent(NewNodeAgentState(req.Client, req.Object), impl, req.Log, hooks...)
-}
-
-// State returns the states m's actions read.
-func (m *NodeAgent) State() *NodeAgentState { return m.state }
-
-// Sync returns the action Sync: it reads the states pods, lease, settings,
-// roles, then calls NodeAgentImpl.Sync between the hooks.
-func (m *NodeAgent) Sync() flow.Action {
-	var action flow.Action
-	action = flow.New(NodeAgentSync, func(ctx context.Context) (ctrl.Result, error) {
-		log := m.log.WithValues("action", NodeAgentSync)
-		pods, err := m.state.GetPods(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeAgentSync, err)
-		}
-		lease, err := m.state.GetLease(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeAgentSync, err)
-		}
-		settings, err := m.state.GetSettings(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeAgentSync, err)
-		}
-		roles, err := m.state.GetRoles(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeAgentSync, err)
-		}
-		ctx = logr.NewContext(ctx, log)
-		return m.around(ctx, action, 0, func(ctx context.Context) (ctrl.Result, error) {
-			return m.impl.Sync(ctx, log, pods, lease, settings, roles)
-		})
-	})
-	return action
-}
-
-// around runs call between the hooks of m from the i-th on: PreRun of hook
-// i, then the rest, then PostRun of hook i with the outcome.
-func (m *NodeAgent) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error) {
-	if i == len(m.hooks) {
-		return call(ctx)
-	}
-	h := m.hooks[i]
-	hctx := h.PreRun(ctx, action)
-	if hctx == nil {
-		hctx = ctx
-	}
-	res, err := m.around(hctx, action, i+1, call)
-	h.PostRun(hctx, action, res, err)
-	return res, err
 }
 
 // IndexNodeAgentFields registers with indexer the cache indexes that the field
@@ -1174,31 +1035,32 @@ func WatchNodeAgentStates(b *bosun.Builder[*corev1.Node]) *bosun.Builder[*corev1
 	return b
 }
 
-// NodeAgentSteps makes the actions of NodeAgent steps of the engine, for a
-// bosun.Reconciler of Node: each action method returns a step named after the
-// action, which gets the engine's metrics, panic recovery and condition
-// handling like any other step, and goes in Reconciler.Steps or in a composite
-// (bosun.Sequence, Join, If...) in any arrangement.
+// NodeAgentSteps makes the actions of the decl NodeAgent steps of the engine,
+// for a bosun.Reconciler of Node: each action method returns a step named
+// after the action, which gets the engine's metrics, panic recovery, condition
+// handling and pass reports like any other step, and goes in Reconciler.Steps
+// or in a composite (bosun.Sequence, Join, If...) in any arrangement.
 //
-// The steps of one reconcile share one NodeAgent: the first of them to run
-// makes its states and, with the function given to NewNodeAgentSteps, its
-// implementation, so that each state is read once per reconcile and the
-// actions may hand results to each other through the implementation. Each step
-// sets up, through the engine's Setuper, the field indexes and the watches
-// that the states need, once per builder whichever steps are listed.
+// The steps of one reconcile share one NodeAgentState and one NodeAgentImpl:
+// the first of them to run makes the states and, with the function given to
+// NewNodeAgentSteps, the implementation, so that each state is read once per
+// reconcile and the actions may hand results to each other through the
+// implementation. Each step sets up, through the engine's Setuper, the field
+// indexes and the watches that the states need, once per builder whichever
+// steps are listed.
+//
+// NodeAgent keeps what each node needs.
 type NodeAgentSteps struct {
 	newImpl func(req *bosun.Pass[*corev1.Node], state *NodeAgentState) NodeAgentImpl
-	hooks   []flow.Hook
-	pass    bosun.Key[*NodeAgent]
+	pass    bosun.Key[*nodeAgentPass]
 }
 
-// NewNodeAgentSteps returns the steps of NodeAgent. For each reconcile,
-// newImpl is called once, by the first step that runs, with the pass and the
-// states the steps of that reconcile share; it may read and set req.Values,
-// but for the steps' own entry. The hooks run around every action, after the
-// implementation's own (see NewNodeAgent).
-func NewNodeAgentSteps(newImpl func(req *bosun.Pass[*corev1.Node], state *NodeAgentState) NodeAgentImpl, hooks ...flow.Hook) *NodeAgentSteps {
-	return &NodeAgentSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*NodeAgent]("NodeAgent")}
+// NewNodeAgentSteps returns the steps of the decl NodeAgent. For each
+// reconcile, newImpl is called once, by the first step that runs, with the
+// pass and the states the steps of that reconcile share; it may read and set
+// req.Values, but for the steps' own entry.
+func NewNodeAgentSteps(newImpl func(req *bosun.Pass[*corev1.Node], state *NodeAgentState) NodeAgentImpl) *NodeAgentSteps {
+	return &NodeAgentSteps{newImpl: newImpl, pass: bosun.NewKey[*nodeAgentPass]("NodeAgent")}
 }
 
 // All returns the steps of every action, in the order the document lists
@@ -1209,9 +1071,29 @@ func (s *NodeAgentSteps) All() []bosun.Step[*corev1.Node] {
 	}
 }
 
-// Sync returns the action Sync as a step named "Sync".
+// Sync returns the action Sync as a step named "Sync": it reads the states
+// pods, lease, settings, roles, then calls NodeAgentImpl.Sync; a read that
+// fails ends the step with its error, without the call.
 func (s *NodeAgentSteps) Sync() bosun.Step[*corev1.Node] {
-	return nodeAgentStep{steps: s, name: NodeAgentSync, action: (*NodeAgent).Sync}
+	return nodeAgentStep{steps: s, name: NodeAgentSync, run: func(ctx context.Context, log logr.Logger, m *nodeAgentPass) (ctrl.Result, error) {
+		pods, err := m.state.GetPods(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeAgentSync, err)
+		}
+		lease, err := m.state.GetLease(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeAgentSync, err)
+		}
+		settings, err := m.state.GetSettings(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeAgentSync, err)
+		}
+		roles, err := m.state.GetRoles(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", NodeAgentSync, err)
+		}
+		return m.impl.Sync(ctx, log, pods, lease, settings, roles)
+	}}
 }
 
 // SetupWithBuilder registers with b what the states of NodeAgent need: the
@@ -1247,29 +1129,33 @@ func (s *NodeAgentSteps) SetupWithBuilder(b *bosun.Builder[*corev1.Node]) error 
 	return nil
 }
 
-// manager returns the manager of req's reconcile: the first call of the
-// reconcile makes it, with its states and implementation, and the later
-// ones share it.
-func (s *NodeAgentSteps) manager(req *bosun.Pass[*corev1.Node]) *NodeAgent {
-	return s.pass.GetOrSet(req.Values, func() *NodeAgent {
-		state := NewNodeAgentState(req.Client, req.Object)
-		return NewNodeAgent(state, s.newImpl(req, state), req.Log, s.hooks...)
-	})
+// nodeAgentPass is what the steps of NodeAgentSteps share in one reconcile:
+// the states and the implementation newImpl made for it.
+type nodeAgentPass struct {
+	state *NodeAgentState
+	impl  NodeAgentImpl
 }
 
 // nodeAgentStep is the step of one action of NodeAgent.
 type nodeAgentStep struct {
-	steps  *NodeAgentSteps
-	name   string
-	action func(*NodeAgent) flow.Action
+	steps *NodeAgentSteps
+	name  string
+	run   func(ctx context.Context, log logr.Logger, m *nodeAgentPass) (ctrl.Result, error)
 }
 
 // Name returns the name of the action.
 func (st nodeAgentStep) Name() string { return st.name }
 
-// Do runs the action with the manager of req's reconcile.
+// Do runs the action with the states and implementation of req's reconcile,
+// making them if it is the first step of the reconcile to run. The action's
+// logger is req.Log with the action's name, which ctx carries too.
 func (st nodeAgentStep) Do(ctx context.Context, req *bosun.Pass[*corev1.Node]) (ctrl.Result, error) {
-	return st.action(st.steps.manager(req)).Run(ctx)
+	m := st.steps.pass.GetOrSet(req.Values, func() *nodeAgentPass {
+		state := NewNodeAgentState(req.Client, req.Object)
+		return &nodeAgentPass{state: state, impl: st.steps.newImpl(req, state)}
+	})
+	log := req.Log.WithValues("action", st.name)
+	return st.run(logr.NewContext(ctx, log), log, m)
 }
 
 // SetupWithBuilder registers what the states of NodeAgent need, once per
