@@ -21,7 +21,6 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
-	"github.com/bosunkit/bosun/flow"
 )
 
 const (
@@ -55,9 +54,6 @@ type Options struct {
 	// Clock tells the time the schedule is checked against. Nil means the
 	// real clock.
 	Clock clock.PassiveClock
-	// Hooks run around every action, after the implementation's own (a
-	// flow.Trace in a test records which actions ran).
-	Hooks []flow.Hook
 }
 
 // NewReconciler returns the engine reconciler for CronJobs, named
@@ -69,7 +65,7 @@ type Options struct {
 func NewReconciler(opts Options) *bosun.Reconciler[*cronjobv1.CronJob] {
 	steps := NewCronJobControllerManagerSteps(func(req *bosun.Pass[*cronjobv1.CronJob], _ *CronJobControllerManagerState) CronJobControllerManagerImpl {
 		return &actions{req, cmp.Or[clock.PassiveClock](opts.Clock, clock.RealClock{})}
-	}, opts.Hooks...)
+	})
 	return &bosun.Reconciler[*cronjobv1.CronJob]{Name: ControllerName, Steps: []bosun.Step[*cronjobv1.CronJob]{bosun.Join(
 		steps.ListActiveJobsAndUpdateStatus(),
 		steps.CleanUpOldJobsExceedsHistoryLimits(),

@@ -49,11 +49,11 @@
 // event says so once, and the run starts once that Job is gone.
 //
 // The time comes from a clock.PassiveClock (Options.Clock), so tests drive
-// the schedule with a fake clock; Options.Hooks run around every action, so
-// a test can record with a flow.Trace which actions a reconcile ran and
-// draw the run over the workflow (TestReconcileTrace). The entry points
-// used by tests and by `bosun demo` are AddToScheme, CRDs,
-// SetupWithManager and Samples.
+// the schedule with a fake clock; each action is a step of the engine, so
+// the engine's pass reports (bosun.PassObserver) say which actions a
+// reconcile ran, in which order and with which outcome
+// (TestReconcileReport). The entry points used by tests and by `bosun
+// demo` are AddToScheme, CRDs, SetupWithManager and Samples.
 //
 // # Webhooks, a second version, and storage migration
 //

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,30 +14,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest/unit"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
-	"github.com/bosunkit/bosun/flow"
 )
 
-// workflow is the static workflow of one reconcile, as the RFC behind the
-// DSL draws it: the three actions of the document's manager, the run left
-// out while the CronJob is suspended. Its actions are never run: they only
-// name the nodes a flow.Trace marks.
-func workflow(suspended bool) flow.Action {
-	m := NewCronJobControllerManager(nil, nil, logr.Discard())
-	return flow.Join(
-		m.ListActiveJobsAndUpdateStatus(),
-		m.CleanUpOldJobsExceedsHistoryLimits(),
-		flow.If(!suspended, m.RunNextScheduledJob()),
-	)
-}
-
-// TestReconcileTrace records, through the hooks of the generated steps,
-// which actions one reconcile ran, and draws the run over the static
-// workflow: a suspended CronJob lists and cleans up but never runs, and a
-// Job the API server refuses fails the run after the other two actions
-// succeeded.
-func TestReconcileTrace(t *testing.T) {
+// TestReconcileReport records, with an observer of the reconciler's passes,
+// which actions one reconcile ran, in which order and with which outcome
+// (the steps of the report named after the document's actions; the
+// composites around them are reported too): a suspended CronJob lists and
+// cleans up but never runs, and a Job the API server refuses fails the run
+// after the other two actions succeeded.
+func TestReconcileReport(t *testing.T) {
 	scheme := unit.Scheme(t, corev1.AddToScheme, batchv1.AddToScheme, AddToScheme)
 	refuse := interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
 		return apierrors.NewInternalError(fmt.Errorf("etcd is down"))
@@ -47,69 +34,48 @@ func TestReconcileTrace(t *testing.T) {
 		name        string
 		object      *cronjobv1.CronJob
 		interceptor interceptor.Funcs
-		want        string // the Mermaid drawing of the run
+		want        []string // the actions' steps of the report: name, phase, error
 	}{{
 		name:   "suspended: the run is left out",
 		object: cronJob(func(cj *cronjobv1.CronJob) { cj.Spec.Suspend = ptr.To(true) }),
-		want: `flowchart TD
-    n0{{"Join"}}
-    n1["ListActiveJobsAndUpdateStatus (run 1: ok)"]
-    n2["CleanUpOldJobsExceedsHistoryLimits (run 2: ok)"]
-    subgraph s0 ["If false"]
-        n3["RunNextScheduledJob"]
-    end
-    n4{{"Join end"}}
-    n0 --> n1
-    n1 --> n4
-    n0 --> n2
-    n2 --> n4
-    n0 --> n3
-    n3 --> n4
-    classDef succeeded fill:#d4edda,stroke:#28a745
-    classDef requeued fill:#fff3cd,stroke:#d39e00
-    classDef exited fill:#e2e3e5,stroke:#6c757d
-    classDef failed fill:#f8d7da,stroke:#dc3545
-    classDef running fill:#cce5ff,stroke:#004085
-    classDef notrun stroke-dasharray:5 5,color:#6c757d
-    class n1,n2 succeeded
-    class n3 notrun
-`,
+		want: []string{
+			`ListActiveJobsAndUpdateStatus do ""`,
+			`CleanUpOldJobsExceedsHistoryLimits do ""`,
+		},
 	}, {
 		name:        "the API server refuses the Job: the run fails",
 		object:      cronJob(),
 		interceptor: refuse,
-		want: `flowchart TD
-    n0{{"Join"}}
-    n1["ListActiveJobsAndUpdateStatus (run 1: ok)"]
-    n2["CleanUpOldJobsExceedsHistoryLimits (run 2: ok)"]
-    subgraph s0 ["If true"]
-        n3["RunNextScheduledJob (run 3: error: create job c-1893495600: Internal error occurred: etcd is...)"]
-    end
-    n4{{"Join end"}}
-    n0 --> n1
-    n1 --> n4
-    n0 --> n2
-    n2 --> n4
-    n0 --> n3
-    n3 --> n4
-    classDef succeeded fill:#d4edda,stroke:#28a745
-    classDef requeued fill:#fff3cd,stroke:#d39e00
-    classDef exited fill:#e2e3e5,stroke:#6c757d
-    classDef failed fill:#f8d7da,stroke:#dc3545
-    classDef running fill:#cce5ff,stroke:#004085
-    classDef notrun stroke-dasharray:5 5,color:#6c757d
-    class n1,n2 succeeded
-    class n3 failed
-`,
+		want: []string{
+			`ListActiveJobsAndUpdateStatus do ""`,
+			`CleanUpOldJobsExceedsHistoryLimits do ""`,
+			`RunNextScheduledJob do "create job c-1893495600: Internal error occurred: etcd is down"`,
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			trace := &flow.Trace{}
-			r := NewReconciler(Options{Clock: clocktesting.NewFakePassiveClock(at(11, 20)), Hooks: []flow.Hook{trace}})
+			var reports []bosun.PassReport
+			r := NewReconciler(Options{Clock: clocktesting.NewFakePassiveClock(at(11, 20))})
+			r.Options.Observers = []bosun.PassObserver{bosun.PassObserverFunc(func(_ context.Context, report bosun.PassReport) {
+				reports = append(reports, report)
+			})}
 			unit.Reconcile(t, scheme, r, unit.Case[*cronjobv1.CronJob]{Name: tt.name, Object: tt.object, Interceptor: tt.interceptor})
-			got := trace.Mermaid(workflow(ptr.Deref(tt.object.Spec.Suspend, false)))
+			if len(reports) != 1 {
+				t.Fatalf("%d pass reports, want 1", len(reports))
+			}
+			actions := map[string]bool{
+				CronJobControllerManagerListActiveJobsAndUpdateStatus:      true,
+				CronJobControllerManagerCleanUpOldJobsExceedsHistoryLimits: true,
+				CronJobControllerManagerRunNextScheduledJob:                true,
+			}
+			var got []string
+			for _, s := range reports[0].Steps {
+				if actions[s.Name] {
+					got = append(got, fmt.Sprintf("%s %s %q", s.Name, s.Phase, s.Error))
+				}
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("the run drawn over the workflow (-want +got):\n%s", diff)
+				t.Errorf("steps of the pass report (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/bosunkit/bosun"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // RBAC rules for the kinds the states read, the kinds the actions write (as
@@ -131,11 +130,11 @@ func (s *CronJobControllerManagerState) Reset() {
 	s.jobsMu.Unlock()
 }
 
-// CronJobControllerManagerImpl implements the actions of
-// CronJobControllerManager, one method per action. Each method gets the
-// context, the action's logger and the states the action names, already read.
-// If the implementation is also a flow.Hook, CronJobControllerManager runs it
-// around every action, before any other hook.
+// CronJobControllerManagerImpl implements the actions of the decl
+// CronJobControllerManager, one method per action, which the steps of
+// CronJobControllerManagerSteps call. Each method gets the context, the
+// action's logger (also in the context) and the states the action names,
+// already read.
 type CronJobControllerManagerImpl interface {
 	// ListActiveJobsAndUpdateStatus implements the action
 	// ListActiveJobsAndUpdateStatus.
@@ -156,120 +155,6 @@ type CronJobControllerManagerImpl interface {
 	// Run the next job if it's on time, or otherwise we should wait
 	// until the next scheduled time.
 	RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctrl.Result, error)
-}
-
-// CronJobControllerManager makes the actions of the decl
-// CronJobControllerManager for a CronJob: each action method returns a
-// flow.Action that reads the states the action names, then calls the
-// CronJobControllerManagerImpl method of the same name between the hooks.
-//
-// CronJobControllerManager declares all the actions needed by the CronJobController.
-type CronJobControllerManager struct {
-	state *CronJobControllerManagerState
-	impl  CronJobControllerManagerImpl
-	log   logr.Logger
-	hooks []flow.Hook
-}
-
-// NewCronJobControllerManager returns a CronJobControllerManager whose actions
-// read their states from state, log to log with the action's name added and
-// run impl between hooks: for each action, the PreRun methods in order (impl's
-// first, if impl is a flow.Hook), then impl's method, then the PostRun methods
-// in reverse order.
-func NewCronJobControllerManager(state *CronJobControllerManagerState, impl CronJobControllerManagerImpl, log logr.Logger, hooks ...flow.Hook) *CronJobControllerManager {
-	all := make([]flow.Hook, 0, len(hooks)+1)
-	if h, ok := impl.(flow.Hook); ok {
-		all = append(all, h)
-	}
-	all = append(all, hooks...)
-	return &CronJobControllerManager{state: state, impl: impl, log: log, hooks: all}
-}
-
-// NewCronJobControllerManagerForPass returns a CronJobControllerManager for
-// one reconcile of the engine: its states read req.Object through req.Client,
-// and it logs to req.Log.
-func NewCronJobControllerManagerForPass(req *bosun.Pass[*cronjobv1.CronJob], impl CronJobControllerManagerImpl, hooks ...flow.Hook) *CronJobControllerManager {
-	return NewCronJobControllerManager(NewCronJobControllerManagerState(req.Client, req.Object), impl, req.Log, hooks...)
-}
-
-// State returns the states m's actions read.
-func (m *CronJobControllerManager) State() *CronJobControllerManagerState { return m.state }
-
-// ListActiveJobsAndUpdateStatus returns the action
-// ListActiveJobsAndUpdateStatus: it reads the states jobs, then calls
-// CronJobControllerManagerImpl.ListActiveJobsAndUpdateStatus between the
-// hooks.
-//
-// List all active jobs, and update the status.
-func (m *CronJobControllerManager) ListActiveJobsAndUpdateStatus() flow.Action {
-	var action flow.Action
-	action = flow.New(CronJobControllerManagerListActiveJobsAndUpdateStatus, func(ctx context.Context) (ctrl.Result, error) {
-		log := m.log.WithValues("action", CronJobControllerManagerListActiveJobsAndUpdateStatus)
-		jobs, err := m.state.GetJobs(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", CronJobControllerManagerListActiveJobsAndUpdateStatus, err)
-		}
-		ctx = logr.NewContext(ctx, log)
-		return m.around(ctx, action, 0, func(ctx context.Context) (ctrl.Result, error) {
-			return m.impl.ListActiveJobsAndUpdateStatus(ctx, log, jobs)
-		})
-	})
-	return action
-}
-
-// CleanUpOldJobsExceedsHistoryLimits returns the action
-// CleanUpOldJobsExceedsHistoryLimits: it reads the states jobs, then calls
-// CronJobControllerManagerImpl.CleanUpOldJobsExceedsHistoryLimits between the
-// hooks.
-//
-// Clean up old jobs according to the history limit.
-func (m *CronJobControllerManager) CleanUpOldJobsExceedsHistoryLimits() flow.Action {
-	var action flow.Action
-	action = flow.New(CronJobControllerManagerCleanUpOldJobsExceedsHistoryLimits, func(ctx context.Context) (ctrl.Result, error) {
-		log := m.log.WithValues("action", CronJobControllerManagerCleanUpOldJobsExceedsHistoryLimits)
-		jobs, err := m.state.GetJobs(ctx)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", CronJobControllerManagerCleanUpOldJobsExceedsHistoryLimits, err)
-		}
-		ctx = logr.NewContext(ctx, log)
-		return m.around(ctx, action, 0, func(ctx context.Context) (ctrl.Result, error) {
-			return m.impl.CleanUpOldJobsExceedsHistoryLimits(ctx, log, jobs)
-		})
-	})
-	return action
-}
-
-// RunNextScheduledJob returns the action RunNextScheduledJob: it calls
-// CronJobControllerManagerImpl.RunNextScheduledJob between the hooks.
-//
-// Run the next job if it's on time, or otherwise we should wait
-// until the next scheduled time.
-func (m *CronJobControllerManager) RunNextScheduledJob() flow.Action {
-	var action flow.Action
-	action = flow.New(CronJobControllerManagerRunNextScheduledJob, func(ctx context.Context) (ctrl.Result, error) {
-		log := m.log.WithValues("action", CronJobControllerManagerRunNextScheduledJob)
-		ctx = logr.NewContext(ctx, log)
-		return m.around(ctx, action, 0, func(ctx context.Context) (ctrl.Result, error) {
-			return m.impl.RunNextScheduledJob(ctx, log)
-		})
-	})
-	return action
-}
-
-// around runs call between the hooks of m from the i-th on: PreRun of hook
-// i, then the rest, then PostRun of hook i with the outcome.
-func (m *CronJobControllerManager) around(ctx context.Context, action flow.Action, i int, call func(context.Context) (ctrl.Result, error)) (ctrl.Result, error) {
-	if i == len(m.hooks) {
-		return call(ctx)
-	}
-	h := m.hooks[i]
-	hctx := h.PreRun(ctx, action)
-	if hctx == nil {
-		hctx = ctx
-	}
-	res, err := m.around(hctx, action, i+1, call)
-	h.PostRun(hctx, action, res, err)
-	return res, err
 }
 
 // IndexCronJobControllerManagerFields registers with indexer the cache indexes
@@ -323,34 +208,34 @@ func WatchCronJobControllerManagerStates(b *bosun.Builder[*cronjobv1.CronJob]) *
 	return b
 }
 
-// CronJobControllerManagerSteps makes the actions of CronJobControllerManager
-// steps of the engine, for a bosun.Reconciler of CronJob: each action method
-// returns a step named after the action, which gets the engine's metrics,
-// panic recovery and condition handling like any other step, and goes in
-// Reconciler.Steps or in a composite (bosun.Sequence, Join, If...) in any
-// arrangement.
+// CronJobControllerManagerSteps makes the actions of the decl
+// CronJobControllerManager steps of the engine, for a bosun.Reconciler of
+// CronJob: each action method returns a step named after the action, which
+// gets the engine's metrics, panic recovery, condition handling and pass
+// reports like any other step, and goes in Reconciler.Steps or in a composite
+// (bosun.Sequence, Join, If...) in any arrangement.
 //
-// The steps of one reconcile share one CronJobControllerManager: the first of
-// them to run makes its states and, with the function given to
-// NewCronJobControllerManagerSteps, its implementation, so that each state is
-// read once per reconcile and the actions may hand results to each other
-// through the implementation. Each step sets up, through the engine's Setuper,
-// the field indexes and the watches that the states need, once per builder
-// whichever steps are listed.
+// The steps of one reconcile share one CronJobControllerManagerState and one
+// CronJobControllerManagerImpl: the first of them to run makes the states and,
+// with the function given to NewCronJobControllerManagerSteps, the
+// implementation, so that each state is read once per reconcile and the
+// actions may hand results to each other through the implementation. Each step
+// sets up, through the engine's Setuper, the field indexes and the watches
+// that the states need, once per builder whichever steps are listed.
+//
+// CronJobControllerManager declares all the actions needed by the CronJobController.
 type CronJobControllerManagerSteps struct {
 	newImpl func(req *bosun.Pass[*cronjobv1.CronJob], state *CronJobControllerManagerState) CronJobControllerManagerImpl
-	hooks   []flow.Hook
-	pass    bosun.Key[*CronJobControllerManager]
+	pass    bosun.Key[*cronJobControllerManagerPass]
 }
 
-// NewCronJobControllerManagerSteps returns the steps of
+// NewCronJobControllerManagerSteps returns the steps of the decl
 // CronJobControllerManager. For each reconcile, newImpl is called once, by the
 // first step that runs, with the pass and the states the steps of that
 // reconcile share; it may read and set req.Values, but for the steps' own
-// entry. The hooks run around every action, after the implementation's own
-// (see NewCronJobControllerManager).
-func NewCronJobControllerManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.CronJob], state *CronJobControllerManagerState) CronJobControllerManagerImpl, hooks ...flow.Hook) *CronJobControllerManagerSteps {
-	return &CronJobControllerManagerSteps{newImpl: newImpl, hooks: hooks, pass: bosun.NewKey[*CronJobControllerManager]("CronJobControllerManager")}
+// entry.
+func NewCronJobControllerManagerSteps(newImpl func(req *bosun.Pass[*cronjobv1.CronJob], state *CronJobControllerManagerState) CronJobControllerManagerImpl) *CronJobControllerManagerSteps {
+	return &CronJobControllerManagerSteps{newImpl: newImpl, pass: bosun.NewKey[*cronJobControllerManagerPass]("CronJobControllerManager")}
 }
 
 // All returns the steps of every action, in the order the document lists
@@ -365,22 +250,48 @@ func (s *CronJobControllerManagerSteps) All() []bosun.Step[*cronjobv1.CronJob] {
 
 // ListActiveJobsAndUpdateStatus returns the action
 // ListActiveJobsAndUpdateStatus as a step named
-// "ListActiveJobsAndUpdateStatus".
+// "ListActiveJobsAndUpdateStatus": it reads the state jobs, then calls
+// CronJobControllerManagerImpl.ListActiveJobsAndUpdateStatus; a read that
+// fails ends the step with its error, without the call.
+//
+// List all active jobs, and update the status.
 func (s *CronJobControllerManagerSteps) ListActiveJobsAndUpdateStatus() bosun.Step[*cronjobv1.CronJob] {
-	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerListActiveJobsAndUpdateStatus, action: (*CronJobControllerManager).ListActiveJobsAndUpdateStatus}
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerListActiveJobsAndUpdateStatus, run: func(ctx context.Context, log logr.Logger, m *cronJobControllerManagerPass) (ctrl.Result, error) {
+		jobs, err := m.state.GetJobs(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", CronJobControllerManagerListActiveJobsAndUpdateStatus, err)
+		}
+		return m.impl.ListActiveJobsAndUpdateStatus(ctx, log, jobs)
+	}}
 }
 
 // CleanUpOldJobsExceedsHistoryLimits returns the action
 // CleanUpOldJobsExceedsHistoryLimits as a step named
-// "CleanUpOldJobsExceedsHistoryLimits".
+// "CleanUpOldJobsExceedsHistoryLimits": it reads the state jobs, then calls
+// CronJobControllerManagerImpl.CleanUpOldJobsExceedsHistoryLimits; a read that
+// fails ends the step with its error, without the call.
+//
+// Clean up old jobs according to the history limit.
 func (s *CronJobControllerManagerSteps) CleanUpOldJobsExceedsHistoryLimits() bosun.Step[*cronjobv1.CronJob] {
-	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerCleanUpOldJobsExceedsHistoryLimits, action: (*CronJobControllerManager).CleanUpOldJobsExceedsHistoryLimits}
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerCleanUpOldJobsExceedsHistoryLimits, run: func(ctx context.Context, log logr.Logger, m *cronJobControllerManagerPass) (ctrl.Result, error) {
+		jobs, err := m.state.GetJobs(ctx)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("%s: %w", CronJobControllerManagerCleanUpOldJobsExceedsHistoryLimits, err)
+		}
+		return m.impl.CleanUpOldJobsExceedsHistoryLimits(ctx, log, jobs)
+	}}
 }
 
 // RunNextScheduledJob returns the action RunNextScheduledJob as a step named
-// "RunNextScheduledJob".
+// "RunNextScheduledJob": it calls
+// CronJobControllerManagerImpl.RunNextScheduledJob.
+//
+// Run the next job if it's on time, or otherwise we should wait
+// until the next scheduled time.
 func (s *CronJobControllerManagerSteps) RunNextScheduledJob() bosun.Step[*cronjobv1.CronJob] {
-	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerRunNextScheduledJob, action: (*CronJobControllerManager).RunNextScheduledJob}
+	return cronJobControllerManagerStep{steps: s, name: CronJobControllerManagerRunNextScheduledJob, run: func(ctx context.Context, log logr.Logger, m *cronJobControllerManagerPass) (ctrl.Result, error) {
+		return m.impl.RunNextScheduledJob(ctx, log)
+	}}
 }
 
 // SetupWithBuilder registers with b what the states of
@@ -401,30 +312,35 @@ func (s *CronJobControllerManagerSteps) SetupWithBuilder(b *bosun.Builder[*cronj
 	return nil
 }
 
-// manager returns the manager of req's reconcile: the first call of the
-// reconcile makes it, with its states and implementation, and the later
-// ones share it.
-func (s *CronJobControllerManagerSteps) manager(req *bosun.Pass[*cronjobv1.CronJob]) *CronJobControllerManager {
-	return s.pass.GetOrSet(req.Values, func() *CronJobControllerManager {
-		state := NewCronJobControllerManagerState(req.Client, req.Object)
-		return NewCronJobControllerManager(state, s.newImpl(req, state), req.Log, s.hooks...)
-	})
+// cronJobControllerManagerPass is what the steps of
+// CronJobControllerManagerSteps share in one reconcile: the states and the
+// implementation newImpl made for it.
+type cronJobControllerManagerPass struct {
+	state *CronJobControllerManagerState
+	impl  CronJobControllerManagerImpl
 }
 
 // cronJobControllerManagerStep is the step of one action of
 // CronJobControllerManager.
 type cronJobControllerManagerStep struct {
-	steps  *CronJobControllerManagerSteps
-	name   string
-	action func(*CronJobControllerManager) flow.Action
+	steps *CronJobControllerManagerSteps
+	name  string
+	run   func(ctx context.Context, log logr.Logger, m *cronJobControllerManagerPass) (ctrl.Result, error)
 }
 
 // Name returns the name of the action.
 func (st cronJobControllerManagerStep) Name() string { return st.name }
 
-// Do runs the action with the manager of req's reconcile.
+// Do runs the action with the states and implementation of req's reconcile,
+// making them if it is the first step of the reconcile to run. The action's
+// logger is req.Log with the action's name, which ctx carries too.
 func (st cronJobControllerManagerStep) Do(ctx context.Context, req *bosun.Pass[*cronjobv1.CronJob]) (ctrl.Result, error) {
-	return st.action(st.steps.manager(req)).Run(ctx)
+	m := st.steps.pass.GetOrSet(req.Values, func() *cronJobControllerManagerPass {
+		state := NewCronJobControllerManagerState(req.Client, req.Object)
+		return &cronJobControllerManagerPass{state: state, impl: st.steps.newImpl(req, state)}
+	})
+	log := req.Log.WithValues("action", st.name)
+	return st.run(logr.NewContext(ctx, log), log, m)
 }
 
 // SetupWithBuilder registers what the states of CronJobControllerManager need,
