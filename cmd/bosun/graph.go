@@ -22,6 +22,7 @@ import (
 	"github.com/bosunkit/bosun/examples/simple"
 	"github.com/bosunkit/bosun/examples/site"
 	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/drawing"
 )
 
 // drawable is a graph that renders as Mermaid and as DOT: a
@@ -137,8 +138,8 @@ func documentGraphs(spec *dsl.Spec) []drawable {
 // when some action writes, one of the kinds written; an edge "reads" from
 // each state to each action that names it, and an edge labelled with the
 // verbs from each action to each kind it writes.
-func declGraph(d *dsl.DeclSpec) *flow.Drawing {
-	g := flow.NewDrawing("decl " + d.Name + " for " + d.Target.Name)
+func declGraph(d *dsl.DeclSpec) *drawing.Drawing {
+	g := drawing.New("decl " + d.Name + " for " + d.Target.Name)
 	states := make(map[*dsl.StateSpec]string, len(d.States))
 	if len(d.States) > 0 {
 		c := g.Root().Cluster("states")
@@ -153,7 +154,7 @@ func declGraph(d *dsl.DeclSpec) *flow.Drawing {
 			actions[i] = c.Box(a.Name)
 		}
 	}
-	var written flow.Cluster
+	var written drawing.Cluster
 	kinds := make(map[string]string)
 	for i, a := range d.Actions {
 		for _, s := range a.States {

@@ -26,7 +26,7 @@ func newGenCommand() *cobra.Command {
 	var outDir, pkg, module string
 	cmd := &cobra.Command{
 		Use:   "gen [-o DIR] [--package NAME] [--module DIR] FILE...",
-		Short: "Generate Go state getters and action wrappers from .bosun documents",
+		Short: "Generate Go state getters and engine steps from .bosun documents",
 		Long: `Checks each document, including its ${target...} references and fields/ paths
 against the Go types it binds, and writes zz_generated.<name>.go next to it (or
 into DIR). The package name is taken from the Go files already in the output
