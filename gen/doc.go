@@ -1,6 +1,6 @@
 // Package gen writes the Go code for a checked bosun document (a *dsl.Spec):
-// typed state getters, an interface for the actions, and a manager whose
-// methods turn each action into a flow.Action.
+// typed state getters, an interface for the actions, and the actions as
+// steps of the engine (bosun.Step).
 //
 // Generate returns one gofmt'd file, named by OutputName
 // (zz_generated.<source>.go), that starts with the line
@@ -23,10 +23,13 @@
 //     owned one is not controlled by the target;
 //   - DImpl, the interface the user implements: one method per action,
 //     taking a context, a logger and the states the action names;
-//   - D, the manager, made by NewD or, inside a bosun.Reconciler step, by
-//     NewDForPass: its method per action returns a flow.Action that reads
-//     the action's states, then calls the Impl's method between the hooks
-//     (the Impl first, if it is a flow.Hook);
+//   - DSteps, made by NewDSteps from a function that makes the DImpl of a
+//     reconcile: its method per action returns the action as a
+//     bosun.Step, named after it, which reads the action's states, then
+//     calls the Impl's method; the steps of one reconcile share one DState and one DImpl
+//     (through bosun.Pass.Values), All returns them in document order, and
+//     each sets up the indexes and watches below and declares its RBAC
+//     rules (PolicyRules);
 //   - IndexDFields, which registers the cache indexes the states' field
 //     selectors read (dsl.ControllerField indexes an object by the name of
 //     its controller of kind T), and the target indexes "state:D.<state>"
@@ -49,8 +52,8 @@
 //
 // The code is written by text/template templates embedded from the
 // templates directory, one named template per piece listed above (file.tmpl,
-// rbac.tmpl, constants.tmpl, state.tmpl, impl.tmpl, manager.tmpl,
-// index.tmpl, watch.tmpl), so that each shows the shape of the code it
+// rbac.tmpl, constants.tmpl, state.tmpl, impl.tmpl, index.tmpl,
+// watch.tmpl, steps.tmpl), so that each shows the shape of the code it
 // writes. A doc comment is a template of its own, whose text Generate fills
 // to lines of 76 characters before adding the document's comment on the
 // element, as written. The imports are the packages the code refers to.
@@ -66,6 +69,6 @@
 // derive from group and version (corev1, batchv1, cronjobv1 for
 // cronjob.example.com/v1), made unique deterministically when two clash.
 //
-// Maturity: experimental. The generated code's shape follows the flow and
-// bosun packages and may change with them.
+// Maturity: experimental. The generated code's shape follows the bosun
+// package and may change with it.
 package gen
