@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
 )
@@ -148,7 +149,9 @@ func TestDeleteWithLaggingCache(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	hide := &atomic.Bool{}
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		return (&GreetingReconciler{Client: configMapHidingClient{Client: mgr.GetClient(), hide: hide}}).SetupWithManager(mgr)
+		r := NewReconciler()
+		r.Client = configMapHidingClient{Client: mgr.GetClient(), hide: hide}
+		return bosun.ControllerManagedBy[*hellov1.Greeting](mgr).Complete(r)
 	})
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, cp.Client)
@@ -289,9 +292,9 @@ func checkInvalid(t *testing.T, err error, field, msg string) {
 // Watching the running controller cannot show this soundly: after an event
 // there is no signal that its reconcile has run, so "no new resourceVersion
 // yet" proves nothing. Instead the test runs the reconcile itself, once the
-// controller has made the Greeting Ready, with a second GreetingReconciler
-// whose client reads straight from the API server (no cache that could lag
-// behind) and records every write. That reconcile must return a zero result,
+// controller has made the Greeting Ready, with a second reconciler from
+// NewReconciler whose client reads straight from the API server (no cache
+// that could lag behind) and counts every write. That reconcile must return a zero result,
 // make no write, and leave the resourceVersions of the Greeting and its
 // ConfigMap as they were, which would also catch a write by the running
 // controller in the meantime.
@@ -310,16 +313,18 @@ func TestConvergedReconcileMakesNoWrites(t *testing.T) {
 	if err != nil {
 		t.Fatalf("new client: %v", err)
 	}
-	rec := &recorder{}
-	r := &GreetingReconciler{Client: rec.wrap(direct)}
+	writes := &bosuntest.WriteCounter{}
+	r := NewReconciler()
+	r.Client, r.APIReader = writes.Wrap(direct), direct
 	for pass := 1; pass <= 2; pass++ {
 		res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
 		if err != nil || res != (ctrl.Result{}) {
 			t.Fatalf("pass %d: Reconcile = %+v, %v; want a zero result and no error", pass, res, err)
 		}
-		if w := rec.take(); len(w) > 0 {
-			t.Errorf("pass %d: writes %q, want none", pass, w)
+		if w := writes.Writes(); len(w) > 0 {
+			t.Errorf("pass %d: writes %v, want none", pass, w)
 		}
+		writes.Reset()
 	}
 
 	after, afterCM, err := published(ctx, cp.Client, key, "Hello, still water!")

@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -351,9 +350,7 @@ func TestApplyAndRunAsServiceAccount(t *testing.T) {
 		runAsServiceAccount(t, cp, operator.Options{
 			Name:        "hello",
 			AddToScheme: hello.AddToScheme,
-			Setup: func(mgr ctrl.Manager) error {
-				return (&hello.GreetingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
-			},
+			Setup:       hello.SetupWithManager,
 		}, hello.Samples)
 	})
 }
