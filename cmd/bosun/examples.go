@@ -29,11 +29,9 @@ func examples() []demo.Example {
 			Name:        "hello",
 			AddToScheme: hello.AddToScheme,
 			CRDs:        hello.CRDs,
-			Setup: func(mgr ctrl.Manager) error {
-				return (&hello.GreetingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
-			},
-			Samples:  hello.Samples,
-			Children: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
+			Setup:       hello.SetupWithManager,
+			Samples:     hello.Samples,
+			Children:    []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
 		},
 		{
 			Name:        "simple",

@@ -9,13 +9,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/bosunkit/bosun/dsl"
 	"github.com/bosunkit/bosun/examples/cronjob"
 	"github.com/bosunkit/bosun/examples/hello"
-	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
 	"github.com/bosunkit/bosun/examples/memcached"
 	"github.com/bosunkit/bosun/examples/postgres"
 	"github.com/bosunkit/bosun/examples/rwexternal"
@@ -53,9 +50,7 @@ printed as FILE:LINE:COL: message, and nothing is drawn.
 With --example NAME, draws the reconcilers of a built-in example operator
 (Reconciler.Graph): each step in order with its phases and conditions, the
 workflow of a step that exposes one, composites around their steps, and the
-steps that clean up in reverse order. The hello example runs a flow workflow
-on plain controller-runtime; its two workflows (a live Greeting, a deleted
-one) are drawn instead.
+steps that clean up in reverse order.
 
 Graphs are printed one after the other, separated by a blank line.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -220,24 +215,7 @@ func exampleNames() []string {
 	return names
 }
 
-// helloGraphs draws the two workflows of the hello example, which runs
-// flow on plain controller-runtime: the one of a live Greeting and the one
-// of a Greeting being deleted that still holds the finalizer. Without a
-// client the actions are only built, never run.
+// helloGraphs draws the reconciler of the hello example.
 func helloGraphs() []drawable {
-	r := &hello.GreetingReconciler{}
-	live := &hellov1.Greeting{}
-	deleted := &hellov1.Greeting{ObjectMeta: metav1.ObjectMeta{
-		DeletionTimestamp: ptr.To(metav1.Unix(1, 0)),
-		Finalizers:        []string{hello.Finalizer},
-	}}
-	draw := func(title string, a flow.Action) drawable {
-		d := flow.NewDrawing(title)
-		d.Root().Workflow(a)
-		return d
-	}
-	return []drawable{
-		draw("hello: a live Greeting", r.Workflow(live)),
-		draw("hello: a Greeting being deleted", r.Workflow(deleted)),
-	}
+	return []drawable{hello.NewReconciler().Graph()}
 }

@@ -152,9 +152,9 @@ decl Nodes for ConfigMap {
 			want:   []string{`["role: do, observe, cleanup; conditions Synced, Available"]`, `["database: do, observe, cleanup; conditions Synced, Available"]`},
 		},
 		{
-			name: "flow example", args: []string{"--example", "hello"}, format: formatMermaid,
-			titles: []string{`title: "hello: a live Greeting"`, `title: "hello: a Greeting being deleted"`},
-			want:   []string{`["apply configmap"]`, `["remove finalizer"]`},
+			name: "engine example with a cleanup", args: []string{"--example", "hello"}, format: formatMermaid,
+			titles: []string{`title: "reconciler greeting, finalizer hello.bosun.dev/configmap"`},
+			want:   []string{`["publishGreeting: do, cleanup; conditions Published"]`, `subgraph s1 ["cleanup, on deletion, in reverse order"]`},
 		},
 	}
 	for _, tt := range tests {

@@ -8,27 +8,29 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest/faults"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
 )
 
 // TestBattery runs the reliability battery on the Greeting controller, set
-// up as SetupWithManager sets it up. Each Greeting should end with exactly
+// up as SetupWithManager sets it up, with the battery's engine options. Each Greeting should end with exactly
 // one ConfigMap it controls, holding its rendered greeting. The controller
 // deletes that ConfigMap itself (its finalizer), so a deleted Greeting must
 // leave no ConfigMap behind; the package's control plane runs no garbage
 // collector, so that nothing else removes it for the controller.
 func TestBattery(t *testing.T) {
 	faults.RunBattery(t, shared.ControlPlane(t), faults.Operator{
-		Name:   "hello",
-		Setup:  batterySetup,
+		Name: "hello",
+		Setup: func(mgr ctrl.Manager, p *faults.Process) error {
+			r := NewReconciler()
+			p.Configure(&r.Options)
+			return faults.Shard(bosun.ControllerManagedBy[*hellov1.Greeting](mgr), p).Complete(r)
+		},
 		Object: batteryGreeting,
 		// A new name to greet: the ConfigMap must follow it.
 		Change: func(o client.Object) { o.(*hellov1.Greeting).Spec.Name += " again" },
@@ -44,26 +46,6 @@ func TestBattery(t *testing.T) {
 		Duplicates: batteryDuplicates,
 		Cleaned:    batteryCleaned,
 	})
-}
-
-// batterySetup sets the Greeting controller up as SetupWithManager does,
-// with its passes in the process's journal; as a member of a shard ring
-// when the process is one, through the member's predicate, gate and
-// Wrap (a plain controller-runtime controller has no bosun Builder to do
-// it).
-func batterySetup(mgr ctrl.Manager, p *faults.Process) error {
-	r := &GreetingReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
-	m := p.Member(&hellov1.Greeting{})
-	if m == nil {
-		return ctrl.NewControllerManagedBy(mgr).For(&hellov1.Greeting{}).Owns(&corev1.ConfigMap{}).Named(ControllerName).
-			Complete(p.Journal(ControllerName, &hellov1.Greeting{}, r))
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&hellov1.Greeting{}, builder.WithPredicates(m.Predicate())).
-		Owns(&corev1.ConfigMap{}).
-		Named(ControllerName).
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
-		Complete(m.Wrap(p.Journal(ControllerName, &hellov1.Greeting{}, r)))
 }
 
 // batteryGreeting returns the i-th Greeting of a battery scenario. Odd ones

@@ -2,359 +2,236 @@ package hello
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
-	"github.com/bosunkit/bosun/flow"
 )
 
 const (
-	// ControllerName is the name of the Greeting controller in logs and
-	// metrics.
+	// ControllerName is the name of the Greeting controller in logs,
+	// metrics and events, and the field manager of its writes.
 	ControllerName = "greeting"
 
 	// Finalizer keeps a deleted Greeting until its ConfigMap is removed.
 	Finalizer = "hello.bosun.dev/configmap"
-
-	// FieldOwner is the field manager the controller writes with.
-	FieldOwner = "bosun-hello"
 )
-
-// ConflictDelay is how long a request waits before it is retried after a
-// 409 Conflict (or an AlreadyExists caused by a lagging cache): long enough
-// for the informer to deliver the newer object.
-const ConflictDelay = 200 * time.Millisecond
 
 // NotOwnedRecheck is how often a Greeting whose ConfigMap name is taken by a
 // ConfigMap it does not control checks whether the name became free. Such a
 // ConfigMap sends the controller no events, so it has to look again.
 const NotOwnedRecheck = time.Minute
 
-// GreetingReconciler keeps, for every Greeting, a ConfigMap that holds the
-// rendered greeting, and reports the outcome in the Greeting's status.
-type GreetingReconciler struct {
-	// Client reads and writes Greetings and ConfigMaps, usually the
-	// manager's client. Its scheme must know both kinds (see AddToScheme).
-	Client client.Client
-	// APIReader reads around Client's cache, usually the manager's API
-	// reader; SetupWithManager fills it in when it is nil, and nil at
-	// reconcile time means Client. A deleted Greeting reads its ConfigMap
-	// through it when the cache does not show one, since the cache may
-	// not have seen a ConfigMap made moments ago.
-	APIReader client.Reader
+// NewReconciler returns the engine reconciler for Greetings, named
+// ControllerName, with one step, publishGreeting, which owns the Published
+// condition: it renders the greeting, creates or updates the ConfigMap that
+// holds it, and deletes that ConfigMap in Cleanup, which is why the
+// reconciler has a Finalizer. Its clients and recorder are filled in by
+// SetupWithManager, or by the caller.
+func NewReconciler() *bosun.Reconciler[*hellov1.Greeting] {
+	return &bosun.Reconciler[*hellov1.Greeting]{
+		Name:      ControllerName,
+		Steps:     []bosun.Step[*hellov1.Greeting]{publishGreeting{}},
+		Finalizer: Finalizer,
+	}
 }
 
 // What the controller may do, from which controller-gen writes
-// config/rbac/role.yaml: what GreetingReconciler.PolicyRules declares.
+// config/rbac/role.yaml: what the engine needs (see
+// bosun.Reconciler.PolicyRules), Greetings and their status, namespaces for
+// the reconcile policy, and events; and what publishGreeting declares (see
+// its PolicyRules): the ConfigMaps it reads, watches, creates, updates and
+// deletes, and update on the Greetings' finalizers subresource, which the
+// API server asks of whoever sets blockOwnerDeletion on an owner reference
+// to a Greeting, as the ConfigMap's controller reference does.
 //
-// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/status,verbs=patch
+// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// PolicyRules returns the RBAC rules the reconciler needs, declared as the
-// steps of a bosun.Reconciler declare theirs (see
-// bosun.Reconciler.PolicyRules): on Greetings, get, list and watch (the
-// cache) and patch (the finalizer); patch on their status; update on their
-// finalizers subresource, which the API server asks of whoever sets
-// blockOwnerDeletion on an owner reference to a Greeting, as the
-// ConfigMap's controller reference does; and on ConfigMaps get, list and
-// watch (the cache and the API reader), create, update and delete. The
-// reconciler runs without the engine, so it reads no Namespaces and records
-// no events. scheme names both kinds.
-func (r *GreetingReconciler) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
-	greetings, err := resourceOf(scheme, &hellov1.Greeting{})
+// SetupWithManager registers NewReconciler's reconciler with mgr, watching
+// Greetings and, through publishGreeting's setup, the ConfigMaps they
+// control. The manager's scheme must hold the types of AddToScheme.
+func SetupWithManager(mgr ctrl.Manager) error {
+	if err := bosun.ControllerManagedBy[*hellov1.Greeting](mgr).Complete(NewReconciler()); err != nil {
+		return fmt.Errorf("hello: %w", err)
+	}
+	return nil
+}
+
+// publishGreeting keeps the rendered greeting in the Greeting's ConfigMap
+// and in its status, and removes the ConfigMap on deletion.
+type publishGreeting struct{}
+
+var (
+	_ bosun.Step[*hellov1.Greeting]    = publishGreeting{}
+	_ bosun.Cleaner[*hellov1.Greeting] = publishGreeting{}
+	_ bosun.Setuper[*hellov1.Greeting] = publishGreeting{}
+	_ bosun.ConditionOwner             = publishGreeting{}
+)
+
+// Conditions returns the condition the step owns.
+func (publishGreeting) Conditions() []string { return []string{hellov1.ConditionPublished} }
+
+// SetupWithBuilder watches the ConfigMaps that Greetings control, so that an
+// edited or deleted one is put back.
+func (publishGreeting) SetupWithBuilder(b *bosun.Builder[*hellov1.Greeting]) error {
+	b.Owns(&corev1.ConfigMap{})
+	return nil
+}
+
+// PolicyRules declares what the step needs beyond the engine's (see
+// bosun.Reconciler.PolicyRules): on ConfigMaps get, list and watch (the
+// cache and the API reader), create, update and delete; and update on the
+// Greetings' finalizers subresource, for the controller reference of the
+// ConfigMaps it creates. scheme names both kinds.
+func (publishGreeting) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	gvk, err := apiutil.GVKForObject(&hellov1.Greeting{}, scheme)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("hello: %w", err)
 	}
-	configMaps, err := resourceOf(scheme, &corev1.ConfigMap{})
-	if err != nil {
-		return nil, err
-	}
-	rule := func(gr schema.GroupResource, subresource string, verbs ...string) rbacv1.PolicyRule {
-		res := gr.Resource
-		if subresource != "" {
-			res += "/" + subresource
-		}
-		return rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: []string{res}, Verbs: verbs}
-	}
+	greetings, _ := meta.UnsafeGuessKindToResource(gvk)
 	return []rbacv1.PolicyRule{
-		rule(greetings, "", "get", "list", "watch", "patch"),
-		rule(greetings, "status", "patch"),
-		rule(greetings, "finalizers", "update"),
-		rule(configMaps, "", "get", "list", "watch", "create", "update", "delete"),
+		{APIGroups: []string{greetings.Group}, Resources: []string{greetings.Resource + "/finalizers"}, Verbs: []string{"update"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 	}, nil
 }
 
-// resourceOf returns the group and resource of obj's kind, as scheme names
-// it: the kind's lower-case plural (meta.UnsafeGuessKindToResource).
-func resourceOf(scheme *runtime.Scheme, obj client.Object) (schema.GroupResource, error) {
-	gvk, err := apiutil.GVKForObject(obj, scheme)
-	if err != nil {
-		return schema.GroupResource{}, fmt.Errorf("hello: greeting reconciler: %w", err)
-	}
-	res, _ := meta.UnsafeGuessKindToResource(gvk)
-	return res.GroupResource(), nil
-}
-
-// SetupWithManager registers the reconciler with mgr as the controller
-// named ControllerName, watching Greetings and the ConfigMaps they control.
-func (r *GreetingReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Client == nil {
-		return errors.New("hello: greeting reconciler: Client must be set")
-	}
-	for _, obj := range []client.Object{&hellov1.Greeting{}, &corev1.ConfigMap{}} {
-		if _, err := r.Client.GroupVersionKindFor(obj); err != nil {
-			return fmt.Errorf("hello: greeting reconciler: client scheme: %w", err)
-		}
-	}
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&hellov1.Greeting{}).
-		Owns(&corev1.ConfigMap{}).
-		Named(ControllerName).
-		Complete(r)
-}
-
-// Reconcile loads the Greeting named by req and runs its Workflow, with
-// every action logged through flow.LogHook.
-func (r *GreetingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	g := &hellov1.Greeting{}
-	if err := r.Client.Get(ctx, req.NamespacedName, g); err != nil {
-		if apierrors.IsNotFound(err) {
-			return flow.NoRequeue()
-		}
-		return flow.RequeueIfErrorAndWrap("get greeting", err)
-	}
-	return flow.Final(flow.WithHooks(r.Workflow(g), flow.LogHook()).Run(ctx))
-}
-
-// Workflow returns the actions that reconcile g, a Greeting just loaded from
-// the API server or the cache. The shape depends on g: a live Greeting gets
-// its finalizer, greeting, ConfigMap and status; a Greeting being deleted
-// loses its ConfigMap and then its finalizer. Running the workflow updates g
-// in place with every write.
-func (r *GreetingReconciler) Workflow(g *hellov1.Greeting) flow.Action {
-	live := r.APIReader
-	if live == nil {
-		live = r.Client
-	}
-	s := &greetingRun{c: r.Client, live: live, g: g, status: *g.Status.DeepCopy()}
-	if !g.DeletionTimestamp.IsZero() {
-		return flow.If(controllerutil.ContainsFinalizer(g, Finalizer),
-			flow.Sequence(s.deleteConfigMap(), s.removeFinalizer()))
-	}
-	return flow.Sequence(
-		s.addFinalizer(),
-		// The status patch runs even when rendering or applying stopped the
-		// inner sequence, so an invalid template is reported; it writes only
-		// what the inner actions changed.
-		flow.OrderedJoin(
-			flow.Sequence(s.render(), s.applyConfigMap(), s.markReady()),
-			s.patchStatus(),
-		),
-	)
-}
-
-// greetingRun is the state of one reconcile of one Greeting, shared by the
-// actions of its workflow.
-type greetingRun struct {
-	c client.Client
-	// live reads around c's cache.
-	live client.Reader
-	// g is the Greeting as last read or written.
-	g *hellov1.Greeting
-	// status is the status the actions want; patchStatus writes it when it
-	// differs from g.Status.
-	status hellov1.GreetingStatus
-	// message is the rendered greeting.
-	message string
-}
-
-func (s *greetingRun) configMapKey() client.ObjectKey {
-	name := s.g.Spec.ConfigMapName
+// configMapKey returns the key of g's ConfigMap: spec.configMapName, or the
+// Greeting's own name.
+func configMapKey(g *hellov1.Greeting) client.ObjectKey {
+	name := g.Spec.ConfigMapName
 	if name == "" {
-		name = s.g.Name
+		name = g.Name
 	}
-	return client.ObjectKey{Namespace: s.g.Namespace, Name: name}
+	return client.ObjectKey{Namespace: g.Namespace, Name: name}
 }
 
-// setReady records the Ready condition for the current generation.
-func (s *greetingRun) setReady(status metav1.ConditionStatus, reason conditions.Reason, message string) {
-	s.status.ObservedGeneration = s.g.Generation
-	meta.SetStatusCondition(&s.status.Conditions, metav1.Condition{
-		Type:               hellov1.ConditionReady,
+// setPublished records the Published condition for g's current generation.
+func setPublished(g *hellov1.Greeting, status metav1.ConditionStatus, reason conditions.Reason, message string) {
+	conds := g.Status.Conditions
+	conditions.Set(&conds, metav1.Condition{
+		Type:               hellov1.ConditionPublished,
 		Status:             status,
 		Reason:             string(reason),
 		Message:            message,
-		ObservedGeneration: s.g.Generation,
-	})
+		ObservedGeneration: g.Generation,
+	}, metav1.Now())
+	g.Status.Conditions = conds
 }
 
-func (s *greetingRun) addFinalizer() flow.Action {
-	return flow.New("add finalizer", func(ctx context.Context) (ctrl.Result, error) {
-		if controllerutil.ContainsFinalizer(s.g, Finalizer) {
-			return flow.Continue()
-		}
-		base := s.g.DeepCopy()
-		controllerutil.AddFinalizer(s.g, Finalizer)
-		err := s.c.Patch(ctx, s.g, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
-		return settle("add finalizer", err)
-	})
-}
-
-func (s *greetingRun) render() flow.Action {
-	return flow.New("render greeting", func(context.Context) (ctrl.Result, error) {
-		msg, err := Render(s.g.Spec)
-		if err != nil {
-			// Only a change of the spec can help, and that brings a new
-			// event: report it and stop without a requeue.
-			s.status.Message = ""
-			s.setReady(metav1.ConditionFalse, hellov1.ReasonInvalidTemplate, err.Error())
-			return flow.Exit()
-		}
-		s.message = msg
-		return flow.Continue()
-	})
-}
-
-func (s *greetingRun) applyConfigMap() flow.Action {
-	return flow.New("apply configmap", func(ctx context.Context) (ctrl.Result, error) {
-		key := s.configMapKey()
-		want := map[string]string{hellov1.ConfigMapKey: s.message}
-		cm := &corev1.ConfigMap{}
-		err := s.c.Get(ctx, key, cm)
-		switch {
-		case apierrors.IsNotFound(err):
-			cm = &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-				Data:       want,
-			}
-			if err := controllerutil.SetControllerReference(s.g, cm, s.c.Scheme()); err != nil {
-				return flow.RequeueIfErrorAndWrap("set owner of configmap", err)
-			}
-			if err := s.c.Create(ctx, cm, client.FieldOwner(FieldOwner)); err != nil {
-				return settle("create configmap", err)
-			}
-			log.FromContext(ctx).Info("configmap created", "configMap", klog.KObj(cm))
-			return flow.Continue()
-		case err != nil:
-			return flow.RequeueIfErrorAndWrap("get configmap", err)
-		}
-		if !metav1.IsControlledBy(cm, s.g) {
-			s.status.Message = ""
-			s.setReady(metav1.ConditionFalse, hellov1.ReasonConfigMapNotOwned,
-				fmt.Sprintf("configmap %q exists and is not controlled by this greeting", key.Name))
-			return flow.RequeueAfter(NotOwnedRecheck)
-		}
-		if maps.Equal(cm.Data, want) {
-			return flow.Continue()
-		}
-		cm.Data = want
-		if err := s.c.Update(ctx, cm, client.FieldOwner(FieldOwner)); err != nil {
-			return settle("update configmap", err)
-		}
-		log.FromContext(ctx).Info("configmap updated", "configMap", klog.KObj(cm))
-		return flow.Continue()
-	})
-}
-
-func (s *greetingRun) markReady() flow.Action {
-	return flow.New("mark ready", func(context.Context) (ctrl.Result, error) {
-		s.status.Message = s.message
-		s.setReady(metav1.ConditionTrue, hellov1.ReasonPublished,
-			fmt.Sprintf("configmap %q holds the greeting", s.configMapKey().Name))
-		return flow.Continue()
-	})
-}
-
-func (s *greetingRun) patchStatus() flow.Action {
-	return flow.New("patch status", func(ctx context.Context) (ctrl.Result, error) {
-		if equality.Semantic.DeepEqual(s.g.Status, s.status) {
-			return flow.Continue()
-		}
-		base := s.g.DeepCopy()
-		s.g.Status = *s.status.DeepCopy()
-		err := s.c.Status().Patch(ctx, s.g, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
-		return settle("patch status", err)
-	})
-}
-
-func (s *greetingRun) deleteConfigMap() flow.Action {
-	return flow.New("delete configmap", func(ctx context.Context) (ctrl.Result, error) {
-		cm := &corev1.ConfigMap{}
-		err := s.c.Get(ctx, s.configMapKey(), cm)
-		if apierrors.IsNotFound(err) {
-			// The cache may not have seen a ConfigMap made moments ago;
-			// letting the Greeting go on its word could leave one behind.
-			err = s.live.Get(ctx, s.configMapKey(), cm)
-		}
-		switch {
-		case apierrors.IsNotFound(err):
-			return flow.Continue()
-		case err != nil:
-			return flow.RequeueIfErrorAndWrap("get configmap", err)
-		}
-		if !metav1.IsControlledBy(cm, s.g) {
-			// Not ours: leave it to whoever made it.
-			return flow.Continue()
-		}
-		err = s.c.Delete(ctx, cm, client.Preconditions{UID: &cm.UID})
-		if apierrors.IsNotFound(err) {
-			return flow.Continue()
-		}
-		if err == nil {
-			log.FromContext(ctx).Info("configmap deleted", "configMap", klog.KObj(cm))
-		}
-		return settle("delete configmap", err)
-	})
-}
-
-func (s *greetingRun) removeFinalizer() flow.Action {
-	return flow.New("remove finalizer", func(ctx context.Context) (ctrl.Result, error) {
-		base := s.g.DeepCopy()
-		controllerutil.RemoveFinalizer(s.g, Finalizer)
-		err := s.c.Patch(ctx, s.g, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
-		if apierrors.IsNotFound(err) {
-			return flow.Continue()
-		}
-		return settle("remove finalizer", err)
-	})
-}
-
-// settle turns the error of a write into the outcome of its action. A 409
-// Conflict, or an AlreadyExists from creating an object the cache has not
-// seen yet, means the controller acted on stale data: the request is retried
-// after ConflictDelay without an error, so neither the log hook nor
-// controller-runtime reports it. Other errors are wrapped with op and
-// retried with backoff.
-func settle(op string, err error) (ctrl.Result, error) {
-	switch {
-	case err == nil:
-		return flow.Continue()
-	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
-		return flow.RequeueAfter(ConflictDelay)
+// Do renders the greeting and makes the ConfigMap hold it. An invalid
+// template (one that skipped the API server's validation) and a ConfigMap
+// name held by a ConfigMap the Greeting does not control set Published
+// False and clear status.message; neither is an error. Only a new spec helps
+// the first, and it brings a new reconcile; the second is looked at again
+// after NotOwnedRecheck.
+func (publishGreeting) Do(ctx context.Context, req *bosun.Pass[*hellov1.Greeting]) (ctrl.Result, error) {
+	g := req.Object
+	msg, err := Render(g.Spec)
+	if err != nil {
+		g.Status.Message = ""
+		setPublished(g, metav1.ConditionFalse, hellov1.ReasonInvalidTemplate, err.Error())
+		return ctrl.Result{}, nil
 	}
-	return flow.RequeueIfErrorAndWrap(op, err)
+	key := configMapKey(g)
+	want := map[string]string{hellov1.ConfigMapKey: msg}
+	cm := &corev1.ConfigMap{}
+	err = req.Client.Get(ctx, key, cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Data: want}
+		// When the name is taken after all (the cache does not show a
+		// ConfigMap made moments ago), CreateChild reads the one that
+		// holds it into cm, and keeps it if it is the Greeting's.
+		if err := req.CreateChild(ctx, cm); err != nil {
+			if cm.ResourceVersion == "" || metav1.IsControlledBy(cm, g) {
+				return ctrl.Result{}, err
+			}
+			return notOwned(g, key.Name)
+		}
+		if !maps.Equal(cm.Data, want) {
+			if err := updateConfigMap(ctx, req, cm, want); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("read configmap %q: %w", key.Name, err)
+	case !metav1.IsControlledBy(cm, g):
+		return notOwned(g, key.Name)
+	case !maps.Equal(cm.Data, want):
+		// A 409 Conflict here is the engine's business: a quiet retry.
+		if err := updateConfigMap(ctx, req, cm, want); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	g.Status.Message = msg
+	setPublished(g, metav1.ConditionTrue, hellov1.ReasonPublished, fmt.Sprintf("configmap %q holds the greeting", key.Name))
+	return ctrl.Result{}, nil
+}
+
+// notOwned reports in g that the name of its ConfigMap is held by one it
+// does not control, and asks to look again after NotOwnedRecheck.
+func notOwned(g *hellov1.Greeting, name string) (ctrl.Result, error) {
+	g.Status.Message = ""
+	setPublished(g, metav1.ConditionFalse, hellov1.ReasonConfigMapNotOwned,
+		fmt.Sprintf("configmap %q exists and is not controlled by this greeting", name))
+	return ctrl.Result{RequeueAfter: NotOwnedRecheck}, nil
+}
+
+// updateConfigMap makes cm hold data.
+func updateConfigMap(ctx context.Context, req *bosun.Pass[*hellov1.Greeting], cm *corev1.ConfigMap, data map[string]string) error {
+	cm.Data = data
+	if err := req.Client.Update(ctx, cm, client.FieldOwner(req.Controller)); err != nil {
+		return fmt.Errorf("update configmap %q: %w", cm.Name, err)
+	}
+	req.Log.Info("configmap updated", "configMap", klog.KObj(cm))
+	return nil
+}
+
+// Cleanup deletes the Greeting's ConfigMap if the Greeting controls it; one
+// of someone else is left alone. When the cache shows none, it asks the API
+// server: the cache may not have seen a ConfigMap made moments ago, and
+// letting the Greeting go on its word could leave one behind.
+func (publishGreeting) Cleanup(ctx context.Context, req *bosun.Pass[*hellov1.Greeting]) (ctrl.Result, error) {
+	key := configMapKey(req.Object)
+	cm := &corev1.ConfigMap{}
+	err := req.Client.Get(ctx, key, cm)
+	if apierrors.IsNotFound(err) {
+		err = req.APIReader.Get(ctx, key, cm)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("read configmap %q: %w", key.Name, err)
+	case !metav1.IsControlledBy(cm, req.Object):
+		return ctrl.Result{}, nil
+	}
+	err = req.Client.Delete(ctx, cm, client.Preconditions{UID: &cm.UID})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("delete configmap %q: %w", key.Name, err)
+	default:
+		req.Log.Info("configmap deleted", "configMap", klog.KObj(cm))
+	}
+	return ctrl.Result{}, nil
 }

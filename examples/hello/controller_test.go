@@ -3,27 +3,24 @@ package hello
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
 	"github.com/bosunkit/bosun/conditions"
@@ -35,89 +32,42 @@ import (
 // cover what a real API server cannot easily be made to do: serve a
 // template that skipped validation, and fail a given write. The envtest
 // tests cover the rest against a real kube-apiserver.
-//
-// The kit runs bosun.Reconcilers, and the Greeting reconciler is plain
-// controller-runtime: reconcileGreeting runs it the way unit.Reconcile runs
-// the engine, into the kit's Outcome, and unit.Check compares that with the
-// case.
 
 const testNS = "ns"
 
 // greetingCase is a case of the kit for the Greeting reconciler. Deleting
-// marks Object as being deleted with Finalizer on it; a case without an
-// Object reconciles a Greeting ns/g that does not exist.
+// marks Object as being deleted with Finalizer on it.
 type greetingCase = unit.Case[*hellov1.Greeting]
 
-// reconcileGreeting runs one reconcile of c.Object by a GreetingReconciler
-// against an in-memory client that holds c.Object and c.Given and injects
-// c.Interceptor's faults. When again is true it then reconciles once more,
-// over what the first pass left, and reports an error unless that second
-// pass returns the same result and writes nothing. Either way it reports
-// an error unless the first pass logs one error line exactly when it
-// returns an error.
-func reconcileGreeting(t *testing.T, c greetingCase, again bool) *unit.Outcome[*hellov1.Greeting] {
-	t.Helper()
-	key := client.ObjectKey{Namespace: testNS, Name: "g"}
-	var objs []client.Object
-	if c.Object != nil {
-		g := c.Object.DeepCopy()
-		if g.Generation == 0 {
-			g.Generation = 1
-		}
-		if c.Deleting {
-			now := metav1.Now()
-			g.DeletionTimestamp = &now
-			if !slices.Contains(g.Finalizers, Finalizer) {
-				g.Finalizers = append(g.Finalizers, Finalizer)
-			}
-		}
-		key = client.ObjectKeyFromObject(g)
-		objs = append(objs, g)
-	}
-	for _, o := range c.Given {
-		objs = append(objs, o.DeepCopyObject().(client.Object))
-	}
-	memory := fake.NewClientBuilder().WithScheme(unit.Scheme(t, AddToScheme)).WithObjects(objs...).
-		WithStatusSubresource(&hellov1.Greeting{}).WithInterceptorFuncs(c.Interceptor).Build()
-	writes := &bosuntest.WriteCounter{}
-	logs := &bosuntest.LogRecorder{}
-	ctx := logr.NewContext(t.Context(), logs.Logger())
-	r := &GreetingReconciler{Client: writes.Wrap(memory)}
-
-	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
-	out := &unit.Outcome[*hellov1.Greeting]{Result: res, Err: err, Writes: writes.Writes(), Client: memory}
-	after := &hellov1.Greeting{}
-	switch gerr := memory.Get(ctx, key, after); {
-	case apierrors.IsNotFound(gerr):
-	case gerr != nil:
-		t.Fatalf("reading greeting %s after the pass: %v", key, gerr)
-	default:
-		out.Object = after
-	}
-	if errs := logs.Errors(); (err != nil) != (len(errs) == 1) || len(errs) > 1 {
-		t.Errorf("error %v, error logs %q: want one error line for an error, none otherwise", err, errs)
-	}
-
-	if again {
-		writes.Reset()
-		res2, err2 := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
-		if err2 != nil || res2 != res {
-			t.Errorf("second pass = %+v, %v; want %+v and no error", res2, err2, res)
-		}
-		if w := writes.Writes(); len(w) > 0 {
-			t.Errorf("second pass writes %v, want none", w)
-		}
-	}
-	return out
-}
-
-// runGreetings runs each case as a subtest: reconcileGreeting, then the
-// case's expectations checked by the kit.
+// runGreetings runs each case as a subtest: one pass of NewReconciler's
+// reconciler, checked by the kit. When again is true, a second pass then
+// runs over what the first left, and must return the same result, with no
+// error, no write and no event.
 func runGreetings(t *testing.T, again bool, cases ...greetingCase) {
 	t.Helper()
+	scheme := unit.Scheme(t, AddToScheme)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			unit.Check(t, c, reconcileGreeting(t, c, again))
+			out := unit.Reconcile(t, scheme, NewReconciler(), c)
+			unit.Check(t, c, out)
+			if !again {
+				return
+			}
+			writes := &bosuntest.WriteCounter{}
+			recorder := events.NewFakeRecorder(100)
+			r := NewReconciler()
+			r.Client, r.APIReader, r.Recorder = writes.Wrap(out.Client), out.Client, recorder
+			res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c.Object)})
+			res.Priority, out.Result.Priority = nil, nil
+			if err != nil || res != out.Result {
+				t.Errorf("second pass = %+v, %v; want %+v and no error", res, err, out.Result)
+			}
+			if w := writes.Writes(); len(w) > 0 {
+				t.Errorf("second pass writes %v, want none", w)
+			}
+			if n := len(recorder.Events); n > 0 {
+				t.Errorf("second pass records %d events, want none", n)
+			}
 		})
 	}
 }
@@ -154,8 +104,23 @@ func configMapObj(name, greeting string, owner *hellov1.Greeting) *corev1.Config
 	return cm
 }
 
-func readyCond(status metav1.ConditionStatus, reason conditions.Reason, msg string, gen int64) metav1.Condition {
-	return metav1.Condition{Type: hellov1.ConditionReady, Status: status, Reason: string(reason), Message: msg, ObservedGeneration: gen}
+// statusOf returns the status of a Greeting at generation gen whose
+// Published condition has status, reason and message, with Ready as the
+// engine derives it, and status.message msg.
+func statusOf(gen int64, msg string, status metav1.ConditionStatus, reason conditions.Reason, message string) hellov1.GreetingStatus {
+	published := metav1.Condition{Type: hellov1.ConditionPublished, Status: status, Reason: string(reason), Message: message, ObservedGeneration: gen}
+	ready := published
+	ready.Type = hellov1.ConditionReady
+	if status == metav1.ConditionTrue {
+		ready.Reason, ready.Message = string(conditions.ReasonSucceeded), ""
+	}
+	return hellov1.GreetingStatus{ObservedGeneration: gen, Message: msg, Conditions: []metav1.Condition{published, ready}}
+}
+
+// publishedStatus is the status of a Greeting at generation gen whose
+// ConfigMap cm holds msg.
+func publishedStatus(gen int64, cm, msg string) hellov1.GreetingStatus {
+	return statusOf(gen, msg, metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "`+cm+`" holds the greeting`)
 }
 
 // left is a Case.Check of what a pass left behind: the Greeting with
@@ -201,72 +166,65 @@ func left(status *hellov1.GreetingStatus, finalizers []string, configMaps map[st
 // quiet: the same outcome and no writes.
 func TestReconcile(t *testing.T) {
 	owner := greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})
-	published := hellov1.GreetingStatus{
-		ObservedGeneration: 1,
-		Message:            "Hello, World!",
-		Conditions: []metav1.Condition{
-			{Type: hellov1.ConditionReady, Status: metav1.ConditionTrue, Reason: string(hellov1.ReasonPublished),
-				Message: `configmap "g" holds the greeting`, ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
-		},
+	published := publishedStatus(1, "g", "Hello, World!")
+	for i := range published.Conditions {
+		published.Conditions[i].LastTransitionTime = metav1.Now()
 	}
 	mine := []string{Finalizer}
 	otherFinalizer := greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})
 	otherFinalizer.Finalizers = []string{"example.com/other"}
 	otherFinalizer.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	invalid := func(gen int64, template string) *hellov1.GreetingStatus {
+		st := statusOf(gen, "", metav1.ConditionFalse, hellov1.ReasonInvalidTemplate,
+			`invalid template "`+template+`": it must contain exactly one %s; write %% for a literal percent sign`)
+		return &st
+	}
+	status := func(st hellov1.GreetingStatus) *hellov1.GreetingStatus { return &st }
 
 	runGreetings(t, true,
 		greetingCase{
 			Name:          "new greeting gets finalizer, configmap and status",
 			Object:        greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}),
 			ExpectWrites:  []string{"patch Greeting ns/g", "create ConfigMap ns/g", "patch status Greeting ns/g"},
+			ExpectEvents:  []string{`Normal Claimed claimed by finalizer "hello.bosun.dev/configmap"`, "Normal SuccessfulCreate created configmap g"},
 			ExpectObjects: []client.Object{configMapObj("g", "Hello, World!", owner)},
-			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 1, Message: "Hello, World!", Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "g" holds the greeting`, 1),
-			}}, mine, map[string]string{"g": "Hello, World!"}),
+			Check:         left(status(publishedStatus(1, "g", "Hello, World!")), mine, map[string]string{"g": "Hello, World!"}),
 		},
 		greetingCase{
 			Name: "own template and configmap name",
 			Object: withFinalizer(greetingObj("g", 3, hellov1.GreetingSpec{
 				Name: "crew", Template: "Ahoy, %s! 100%%", ConfigMapName: "other"})),
 			ExpectWrites: []string{"create ConfigMap ns/other", "patch status Greeting ns/g"},
-			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 3, Message: "Ahoy, crew! 100%", Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "other" holds the greeting`, 3),
-			}}, mine, map[string]string{"other": "Ahoy, crew! 100%"}),
+			Check:        left(status(publishedStatus(3, "other", "Ahoy, crew! 100%")), mine, map[string]string{"other": "Ahoy, crew! 100%"}),
 		},
 		greetingCase{
 			Name:         "changed spec updates the configmap",
 			Object:       withStatus(withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "Gopher"})), published),
 			Given:        []client.Object{configMapObj("g", "Hello, World!", owner)},
 			ExpectWrites: []string{"update ConfigMap ns/g", "patch status Greeting ns/g"},
-			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 2, Message: "Hello, Gopher!", Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionTrue, hellov1.ReasonPublished, `configmap "g" holds the greeting`, 2),
-			}}, mine, map[string]string{"g": "Hello, Gopher!"}),
+			Check:        left(status(publishedStatus(2, "g", "Hello, Gopher!")), mine, map[string]string{"g": "Hello, Gopher!"}),
 		},
 		greetingCase{
 			Name:           "converged greeting makes no writes",
 			Object:         withStatus(withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})), published),
 			Given:          []client.Object{configMapObj("g", "Hello, World!", owner)},
 			ExpectNoWrites: true,
+			ExpectNoEvents: true,
 			Check:          left(&published, mine, map[string]string{"g": "Hello, World!"}),
 		},
 		greetingCase{
-			Name:         "invalid template is reported without a requeue",
-			Object:       withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "x", Template: "no verb"})),
-			ExpectWrites: []string{"patch status Greeting ns/g"},
-			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 2, Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionFalse, hellov1.ReasonInvalidTemplate,
-					`invalid template "no verb": it must contain exactly one %s; write %% for a literal percent sign`, 2),
-			}}, mine, nil),
+			Name:           "invalid template is reported without a requeue or an error",
+			Object:         withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "x", Template: "no verb"})),
+			ExpectWrites:   []string{"patch status Greeting ns/g"},
+			ExpectNoEvents: true,
+			Check:          left(invalid(2, "no verb"), mine, nil),
 		},
 		greetingCase{
 			Name:         "invalid template keeps the old configmap and clears the message",
 			Object:       withStatus(withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "x", Template: "%s%s"})), published),
 			Given:        []client.Object{configMapObj("g", "Hello, World!", owner)},
 			ExpectWrites: []string{"patch status Greeting ns/g"},
-			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 2, Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionFalse, hellov1.ReasonInvalidTemplate,
-					`invalid template "%s%s": it must contain exactly one %s; write %% for a literal percent sign`, 2),
-			}}, mine, map[string]string{"g": "Hello, World!"}),
+			Check:        left(invalid(2, "%s%s"), mine, map[string]string{"g": "Hello, World!"}),
 		},
 		greetingCase{
 			Name:         "configmap of someone else is left alone",
@@ -274,10 +232,8 @@ func TestReconcile(t *testing.T) {
 			Given:        []client.Object{configMapObj("g", "theirs", nil)},
 			ExpectResult: ctrl.Result{RequeueAfter: NotOwnedRecheck},
 			ExpectWrites: []string{"patch status Greeting ns/g"},
-			Check: left(&hellov1.GreetingStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
-				readyCond(metav1.ConditionFalse, hellov1.ReasonConfigMapNotOwned,
-					`configmap "g" exists and is not controlled by this greeting`, 1),
-			}}, mine, map[string]string{"g": "theirs"}),
+			Check: left(status(statusOf(1, "", metav1.ConditionFalse, hellov1.ReasonConfigMapNotOwned,
+				`configmap "g" exists and is not controlled by this greeting`)), mine, map[string]string{"g": "theirs"}),
 		},
 		greetingCase{
 			Name:         "deleted greeting loses its configmap, then its finalizer",
@@ -303,26 +259,42 @@ func TestReconcile(t *testing.T) {
 			Check:          left(&hellov1.GreetingStatus{}, []string{"example.com/other"}, map[string]string{"g": "Hello, World!"}),
 		},
 		greetingCase{
-			Name:           "missing greeting is done",
-			ExpectNoWrites: true,
-			Check:          left(nil, nil, nil),
-		},
-		greetingCase{
 			Name:         "a condition whose status stays keeps its transition time",
 			Object:       withStatus(withFinalizer(greetingObj("g", 2, hellov1.GreetingSpec{Name: "Gopher"})), *withTransition(published, then)),
 			Given:        []client.Object{configMapObj("g", "Hello, World!", owner)},
 			ExpectWrites: []string{"update ConfigMap ns/g", "patch status Greeting ns/g"},
 			Check: func(t bosuntest.TB, out *unit.Outcome[*hellov1.Greeting]) {
 				conds := out.Object.Status.Conditions
-				if len(conds) != 1 || !conds[0].LastTransitionTime.Equal(&then) {
-					t.Errorf("conditions = %+v, want lastTransitionTime %v kept", conds, then)
+				if len(conds) != 2 {
+					t.Fatalf("conditions = %+v, want Published and Ready", conds)
 				}
-				if out.Object.Status.ObservedGeneration != 2 || len(conds) == 1 && conds[0].ObservedGeneration != 2 {
-					t.Errorf("status = %+v, want observed generations 2", out.Object.Status)
+				for _, c := range conds {
+					if !c.LastTransitionTime.Equal(&then) || c.ObservedGeneration != 2 {
+						t.Errorf("condition %+v: want lastTransitionTime %v kept and observed generation 2", c, then)
+					}
+				}
+				if out.Object.Status.ObservedGeneration != 2 {
+					t.Errorf("status = %+v, want observed generation 2", out.Object.Status)
 				}
 			},
 		},
 	)
+}
+
+// TestMissingGreeting checks that a request for a Greeting that does not
+// exist is done: no requeue, no error, no write.
+func TestMissingGreeting(t *testing.T) {
+	writes := &bosuntest.WriteCounter{}
+	memory := fake.NewClientBuilder().WithScheme(unit.Scheme(t, AddToScheme)).Build()
+	r := NewReconciler()
+	r.Client, r.APIReader = writes.Wrap(memory), memory
+	res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: testNS, Name: "g"}})
+	if err != nil || res != (ctrl.Result{}) {
+		t.Errorf("Reconcile = %+v, %v; want a zero result and no error", res, err)
+	}
+	if w := writes.Writes(); len(w) > 0 {
+		t.Errorf("writes %v, want none", w)
+	}
 }
 
 // then is a time long past, for lastTransitionTime.
@@ -378,6 +350,29 @@ func failing(op string, err error) interceptor.Funcs {
 	}
 }
 
+// createdMeanwhile returns hooks under which creating a ConfigMap finds its
+// name taken: by the ConfigMap as sent (one an earlier pass made, which
+// the cache does not show yet) when theirs is false, by one that holds
+// "theirs" and has no owner when it is true.
+func createdMeanwhile(theirs bool) interceptor.Funcs {
+	return interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			cm, ok := obj.(*corev1.ConfigMap)
+			if !ok {
+				return c.Create(ctx, obj, opts...)
+			}
+			made := cm.DeepCopy()
+			if theirs {
+				made = configMapObj(cm.Name, "theirs", nil)
+			}
+			if err := c.Create(ctx, made); err != nil {
+				return err
+			}
+			return apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, cm.Name)
+		},
+	}
+}
+
 // wraps is a Case.Check: the error wraps err.
 func wraps(err error) func(bosuntest.TB, *unit.Outcome[*hellov1.Greeting]) {
 	return func(t bosuntest.TB, out *unit.Outcome[*hellov1.Greeting]) {
@@ -388,18 +383,22 @@ func wraps(err error) func(bosuntest.TB, *unit.Outcome[*hellov1.Greeting]) {
 }
 
 // TestReconcileFailedWrites makes one write fail and checks that conflicts
-// (and an AlreadyExists from a stale cache) are quiet requeues, while any
-// other error is returned, wrapped, and logged by the log hook.
+// are quiet requeues, that a ConfigMap the cache did not show is found
+// rather than made twice, and that any other error is returned, wrapped,
+// and reported in Ready.
 func TestReconcileFailedWrites(t *testing.T) {
 	gr := schema.GroupResource{Group: hellov1.GroupVersion.Group, Resource: "greetings"}
 	conflict := apierrors.NewConflict(gr, "g", errors.New("the object has been modified"))
-	exists := apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "g")
 	boom := apierrors.NewInternalError(errors.New("boom"))
 	owner := greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"})
 	claimed := func() *hellov1.Greeting {
 		return withFinalizer(greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}))
 	}
-	requeue := ctrl.Result{RequeueAfter: ConflictDelay}
+	// The engine's quiet retry of a write refused with 409 Conflict.
+	requeue := ctrl.Result{RequeueAfter: 100 * time.Millisecond}
+	readyFalse := func(reason conditions.Reason, msg string) []metav1.Condition {
+		return []metav1.Condition{{Type: hellov1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(reason), Message: msg, ObservedGeneration: 1}}
+	}
 
 	runGreetings(t, false,
 		greetingCase{
@@ -411,11 +410,20 @@ func TestReconcileFailedWrites(t *testing.T) {
 			Check:        left(&hellov1.GreetingStatus{}, nil, nil),
 		},
 		greetingCase{
-			Name:         "configmap created meanwhile",
+			Name:         "configmap created meanwhile is found, not made again",
 			Object:       claimed(),
-			Interceptor:  failing("create ConfigMap", exists),
-			ExpectResult: requeue,
-			ExpectWrites: []string{"create ConfigMap ns/g"},
+			Interceptor:  createdMeanwhile(false),
+			ExpectWrites: []string{"create ConfigMap ns/g", "patch status Greeting ns/g"},
+			Check:        left(ptr.To(publishedStatus(1, "g", "Hello, World!")), []string{Finalizer}, map[string]string{"g": "Hello, World!"}),
+		},
+		greetingCase{
+			Name:         "configmap name taken meanwhile is reported as not owned",
+			Object:       claimed(),
+			Interceptor:  createdMeanwhile(true),
+			ExpectResult: ctrl.Result{RequeueAfter: NotOwnedRecheck},
+			ExpectWrites: []string{"create ConfigMap ns/g", "patch status Greeting ns/g"},
+			Check: left(ptr.To(statusOf(1, "", metav1.ConditionFalse, hellov1.ReasonConfigMapNotOwned,
+				`configmap "g" exists and is not controlled by this greeting`)), []string{Finalizer}, map[string]string{"g": "theirs"}),
 		},
 		greetingCase{
 			Name:         "configmap update conflict",
@@ -443,103 +451,46 @@ func TestReconcileFailedWrites(t *testing.T) {
 			ExpectWrites: []string{"patch Greeting ns/g"},
 		},
 		greetingCase{
-			Name:         "configmap create fails",
-			Object:       claimed(),
-			Interceptor:  failing("create ConfigMap", boom),
-			ExpectErr:    "create configmap: Internal error occurred: boom",
-			ExpectWrites: []string{"create ConfigMap ns/g"},
-			Check:        wraps(boom),
+			Name:             "configmap create fails",
+			Object:           claimed(),
+			Interceptor:      failing("create ConfigMap", boom),
+			ExpectErr:        "create configmap g: Internal error occurred: boom",
+			ExpectWrites:     []string{"create ConfigMap ns/g", "patch status Greeting ns/g"},
+			ExpectConditions: readyFalse(conditions.ReasonError, "create configmap g: Internal error occurred: boom"),
+			Check:            wraps(boom),
 		},
 		greetingCase{
-			Name:         "configmap delete fails",
-			Object:       greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}),
-			Deleting:     true,
-			Given:        []client.Object{configMapObj("g", "Hello, World!", owner)},
-			Interceptor:  failing("delete ConfigMap", boom),
-			ExpectErr:    "delete configmap: Internal error occurred: boom",
-			ExpectWrites: []string{"delete ConfigMap ns/g"},
-			Check:        wraps(boom),
+			Name:             "configmap delete fails",
+			Object:           greetingObj("g", 1, hellov1.GreetingSpec{Name: "World"}),
+			Deleting:         true,
+			Given:            []client.Object{configMapObj("g", "Hello, World!", owner)},
+			Interceptor:      failing("delete ConfigMap", boom),
+			ExpectErr:        `delete configmap "g": Internal error occurred: boom`,
+			ExpectWrites:     []string{"delete ConfigMap ns/g", "patch status Greeting ns/g"},
+			ExpectConditions: readyFalse(conditions.ReasonError, `delete configmap "g": Internal error occurred: boom`),
+			Check:            wraps(boom),
 		},
 	)
 }
 
-// recorder wraps a client and records its writes as "verb Kind name" lines.
-// TestConvergedReconcileMakesNoWrites records with it the writes of a
-// reconcile against the real API server.
-type recorder struct {
-	mu     sync.Mutex
-	writes []string
-}
-
-func (r *recorder) record(c client.Client, verb string, obj client.Object) error {
-	gvk, err := c.GroupVersionKindFor(obj)
-	if err != nil {
-		return err
+// TestReconcilerIsValid checks the configuration the way setup does, and
+// that the one step that cleans up is why the reconciler has a finalizer.
+func TestReconcilerIsValid(t *testing.T) {
+	r := NewReconciler()
+	r.Client = fake.NewClientBuilder().WithScheme(unit.Scheme(t, AddToScheme)).Build()
+	if err := r.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
 	}
-	w := fmt.Sprintf("%s %s %s", verb, gvk.Kind, obj.GetName())
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.writes = append(r.writes, w)
-	return nil
-}
-
-func (r *recorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	w := r.writes
-	r.writes = nil
-	return w
-}
-
-func (r *recorder) wrap(c client.WithWatch) client.WithWatch {
-	return interceptor.NewClient(c, interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if err := r.record(c, "create", obj); err != nil {
-				return err
-			}
-			return c.Create(ctx, obj, opts...)
-		},
-		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			if err := r.record(c, "update", obj); err != nil {
-				return err
-			}
-			return c.Update(ctx, obj, opts...)
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			if err := r.record(c, "patch", obj); err != nil {
-				return err
-			}
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			if err := r.record(c, "delete", obj); err != nil {
-				return err
-			}
-			return c.Delete(ctx, obj, opts...)
-		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			if err := r.record(c, "update "+sub+" of", obj); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			if err := r.record(c, "patch "+sub+" of", obj); err != nil {
-				return err
-			}
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-	})
-}
-
-func TestSetupWithManagerNeedsClient(t *testing.T) {
-	err := (&GreetingReconciler{}).SetupWithManager(nil)
-	if err == nil || err.Error() != "hello: greeting reconciler: Client must be set" {
-		t.Errorf("SetupWithManager error = %v", err)
+	var cleaners []string
+	for _, s := range r.Steps {
+		if _, ok := s.(bosun.Cleaner[*hellov1.Greeting]); ok {
+			cleaners = append(cleaners, bosun.StepName(s))
+		}
 	}
-	c := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).Build()
-	err = (&GreetingReconciler{Client: c}).SetupWithManager(nil)
-	if err == nil || !strings.HasPrefix(err.Error(), "hello: greeting reconciler: client scheme: ") {
-		t.Errorf("SetupWithManager error = %v", err)
+	if diff := cmp.Diff([]string{"publishGreeting"}, cleaners); diff != "" {
+		t.Errorf("steps that clean up (-want +got):\n%s", diff)
+	}
+	if r.Finalizer != Finalizer {
+		t.Errorf("Finalizer = %q, want %q", r.Finalizer, Finalizer)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
 )
@@ -148,7 +149,9 @@ func TestDeleteWithLaggingCache(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	hide := &atomic.Bool{}
 	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		return (&GreetingReconciler{Client: configMapHidingClient{Client: mgr.GetClient(), hide: hide}}).SetupWithManager(mgr)
+		r := NewReconciler()
+		r.Client = configMapHidingClient{Client: mgr.GetClient(), hide: hide}
+		return bosun.ControllerManagedBy[*hellov1.Greeting](mgr).Complete(r)
 	})
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, cp.Client)
@@ -171,6 +174,76 @@ func TestDeleteWithLaggingCache(t *testing.T) {
 	})
 	if err := cp.Client.Get(ctx, key, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the Greeting is gone and its ConfigMap left (get configmap: %v)", err)
+	}
+}
+
+// TestCreateWithLaggingCache runs the controller while its cache shows no
+// ConfigMap at all, as when a ConfigMap was made moments ago. A Greeting
+// whose ConfigMap exists must keep that one and follow a change of its
+// spec in it; a Greeting whose ConfigMap name is held by a ConfigMap of
+// someone else must say so in Published and Ready, and leave that
+// ConfigMap as it is.
+func TestCreateWithLaggingCache(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	hide := &atomic.Bool{}
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		r := NewReconciler()
+		r.Client = configMapHidingClient{Client: mgr.GetClient(), hide: hide}
+		return bosun.ControllerManagedBy[*hellov1.Greeting](mgr).Complete(r)
+	})
+	ctx := t.Context()
+	ns := bosuntest.Namespace(t, cp.Client)
+
+	key := client.ObjectKey{Namespace: ns, Name: "mine"}
+	g := &hellov1.Greeting{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}, Spec: hellov1.GreetingSpec{Name: "Mine"}}
+	if err := cp.Client.Create(ctx, g); err != nil {
+		t.Fatalf("create greeting: %v", err)
+	}
+	g, first := waitPublished(t, cp.Client, key, "Hello, Mine!")
+	hide.Store(true)
+	base := g.DeepCopy()
+	g.Spec.Name = "Mine again"
+	if err := cp.Client.Patch(ctx, g, client.MergeFrom(base)); err != nil {
+		t.Fatalf("patch greeting: %v", err)
+	}
+	if _, cm := waitPublished(t, cp.Client, key, "Hello, Mine again!"); cm.UID != first.UID {
+		t.Errorf("configmap %s made again (uid %s, was %s)", cm.Name, cm.UID, first.UID)
+	}
+
+	theirs := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"},
+		Data:       map[string]string{hellov1.ConfigMapKey: "theirs"},
+	}
+	if err := cp.Client.Create(ctx, theirs); err != nil {
+		t.Fatalf("create configmap: %v", err)
+	}
+	taken := &hellov1.Greeting{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late"},
+		Spec:       hellov1.GreetingSpec{Name: "Late", ConfigMapName: theirs.Name},
+	}
+	if err := cp.Client.Create(ctx, taken); err != nil {
+		t.Fatalf("create greeting: %v", err)
+	}
+	want := `configmap "taken" exists and is not controlled by this greeting`
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		g := &hellov1.Greeting{}
+		if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(taken), g); err != nil {
+			return err
+		}
+		for _, typ := range []string{hellov1.ConditionPublished, hellov1.ConditionReady} {
+			c := meta.FindStatusCondition(g.Status.Conditions, typ)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(hellov1.ReasonConfigMapNotOwned) || c.Message != want {
+				return fmt.Errorf("%s condition %+v, want False, %s, %q", typ, c, hellov1.ReasonConfigMapNotOwned, want)
+			}
+		}
+		return nil
+	})
+	after := &corev1.ConfigMap{}
+	if err := cp.Client.Get(ctx, client.ObjectKeyFromObject(theirs), after); err != nil {
+		t.Fatalf("get configmap: %v", err)
+	}
+	if after.ResourceVersion != theirs.ResourceVersion || len(after.OwnerReferences) > 0 {
+		t.Errorf("configmap of someone else changed: resourceVersion %s (was %s), owners %v", after.ResourceVersion, theirs.ResourceVersion, after.OwnerReferences)
 	}
 }
 
@@ -289,9 +362,9 @@ func checkInvalid(t *testing.T, err error, field, msg string) {
 // Watching the running controller cannot show this soundly: after an event
 // there is no signal that its reconcile has run, so "no new resourceVersion
 // yet" proves nothing. Instead the test runs the reconcile itself, once the
-// controller has made the Greeting Ready, with a second GreetingReconciler
-// whose client reads straight from the API server (no cache that could lag
-// behind) and records every write. That reconcile must return a zero result,
+// controller has made the Greeting Ready, with a second reconciler from
+// NewReconciler whose client reads straight from the API server (no cache
+// that could lag behind) and counts every write. That reconcile must return a zero result,
 // make no write, and leave the resourceVersions of the Greeting and its
 // ConfigMap as they were, which would also catch a write by the running
 // controller in the meantime.
@@ -310,16 +383,18 @@ func TestConvergedReconcileMakesNoWrites(t *testing.T) {
 	if err != nil {
 		t.Fatalf("new client: %v", err)
 	}
-	rec := &recorder{}
-	r := &GreetingReconciler{Client: rec.wrap(direct)}
+	writes := &bosuntest.WriteCounter{}
+	r := NewReconciler()
+	r.Client, r.APIReader = writes.Wrap(direct), direct
 	for pass := 1; pass <= 2; pass++ {
 		res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
 		if err != nil || res != (ctrl.Result{}) {
 			t.Fatalf("pass %d: Reconcile = %+v, %v; want a zero result and no error", pass, res, err)
 		}
-		if w := rec.take(); len(w) > 0 {
-			t.Errorf("pass %d: writes %q, want none", pass, w)
+		if w := writes.Writes(); len(w) > 0 {
+			t.Errorf("pass %d: writes %v, want none", pass, w)
 		}
+		writes.Reset()
 	}
 
 	after, afterCM, err := published(ctx, cp.Client, key, "Hello, still water!")

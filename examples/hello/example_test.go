@@ -3,11 +3,9 @@ package hello_test
 import (
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/examples/hello"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // Render turns a spec into the greeting the ConfigMap will hold.
@@ -30,22 +28,24 @@ func ExampleRender() {
 	// error: invalid template "Hello, %s and %s": it must contain exactly one %s; write %% for a literal percent sign
 }
 
-// The workflow of a reconcile depends on the loaded Greeting; flow.Describe
-// shows its shape.
-func ExampleGreetingReconciler_Workflow() {
-	r := &hello.GreetingReconciler{}
-
-	live := &hellov1.Greeting{Spec: hellov1.GreetingSpec{Name: "World"}}
-	fmt.Println(flow.Describe(r.Workflow(live)))
-
-	gone := live.DeepCopy()
-	now := metav1.Now()
-	gone.DeletionTimestamp = &now
-	gone.Finalizers = []string{hello.Finalizer}
-	fmt.Println(flow.Describe(r.Workflow(gone)))
+// The reconciler's one step, what it owns, and the finalizer its Cleanup
+// calls for; Graph draws the same.
+func ExampleNewReconciler() {
+	r := hello.NewReconciler()
+	for _, s := range r.Steps {
+		line := bosun.StepName(s)
+		if o, ok := s.(bosun.ConditionOwner); ok {
+			line += fmt.Sprintf(" owns %v", o.Conditions())
+		}
+		if _, ok := s.(bosun.Cleaner[*hellov1.Greeting]); ok {
+			line += ", cleans up"
+		}
+		fmt.Println(line)
+	}
+	fmt.Println("finalizer:", r.Finalizer)
 	// Output:
-	// Sequence(add finalizer, OrderedJoin(Sequence(render greeting, apply configmap, mark ready), patch status))
-	// If(true, Sequence(delete configmap, remove finalizer))
+	// publishGreeting owns [Published], cleans up
+	// finalizer: hello.bosun.dev/configmap
 }
 
 // Samples are the Greetings that `bosun demo` creates.

@@ -7,7 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/explore"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
@@ -33,15 +35,11 @@ func TestBatteryExplore(t *testing.T) {
 	// The manager sees the test's namespace only, not the Greetings other
 	// tests leave behind.
 	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Namespaces: []string{ns}}, func(mgr ctrl.Manager) error {
+		bosun.ObservationOf(mgr).AddObserver(bosun.PassObserverFunc(func(_ context.Context, r bosun.PassReport) {
+			passes.Record(bosuntest.ReconcileCall{Request: reconcile.Request{NamespacedName: r.Object}, Start: r.Start, Duration: r.Duration})
+		}))
 		mgr = bosuntest.ManagerWithLogger(mgr, logs.Wrap(mgr.GetLogger()))
-		r := &GreetingReconciler{Client: passes.WrapClient(writes.Wrap(mgr.GetClient())), APIReader: mgr.GetAPIReader()}
-		// Registered as SetupWithManager registers it, with the counter
-		// between the controller and the reconciler.
-		return ctrl.NewControllerManagedBy(mgr).
-			For(&hellov1.Greeting{}).
-			Owns(&corev1.ConfigMap{}).
-			Named(ControllerName).
-			Complete(passes.Wrap(r))
+		return SetupWithManager(bosuntest.ManagerWithClient(mgr, writes.Wrap(passes.WrapClient(mgr.GetClient()))))
 	})
 	crds, err := CRDs()
 	if err != nil {

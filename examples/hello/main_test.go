@@ -3,8 +3,6 @@ package hello
 import (
 	"testing"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
 )
@@ -22,8 +20,6 @@ func TestMain(m *testing.M) { shared.Main(m) }
 func runController(t *testing.T) *controlplane.ControlPlane {
 	t.Helper()
 	cp := shared.ControlPlane(t)
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		return (&GreetingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
-	})
+	bosuntest.RunManager(t, cp, SetupWithManager)
 	return cp
 }

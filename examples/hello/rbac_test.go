@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -18,15 +17,16 @@ import (
 	"github.com/bosunkit/bosun/internal/rbaccheck"
 )
 
-// TestRoleIsDerived checks that the rules the reconciler declares
-// (GreetingReconciler.PolicyRules) are exactly those the markers make
-// controller-gen write.
+// TestRoleIsDerived checks that the rules the reconciler derives
+// (bosun.Reconciler.PolicyRules: the engine's, and the ConfigMaps and the
+// Greetings' finalizers subresource publishGreeting declares) are exactly
+// those the markers make controller-gen write.
 func TestRoleIsDerived(t *testing.T) {
-	declared, err := (&GreetingReconciler{}).PolicyRules(unit.Scheme(t, AddToScheme))
+	derived, err := NewReconciler().PolicyRules(unit.Scheme(t, AddToScheme))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rbaccheck.Compare(t, rbaccheck.Role(t, rbaccheck.RoleFile).Rules, declared)
+	rbaccheck.Compare(t, rbaccheck.Role(t, rbaccheck.RoleFile).Rules, derived)
 }
 
 // TestRunsWithGeneratedRole runs the controller as a user that holds only
@@ -37,9 +37,7 @@ func TestRoleIsDerived(t *testing.T) {
 func TestRunsWithGeneratedRole(t *testing.T) {
 	cp := shared.ControlPlane(t)
 	rbaccheck.RunAs(t, cp, "hello-controller-generated", rbaccheck.Role(t, rbaccheck.RoleFile).Rules,
-		bosuntest.ManagerOptions{}, func(mgr ctrl.Manager) error {
-			return (&GreetingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
-		})
+		bosuntest.ManagerOptions{}, SetupWithManager)
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, cp.Client)
 	key := client.ObjectKey{Namespace: ns, Name: "rbac"}

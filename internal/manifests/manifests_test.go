@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
@@ -351,9 +350,7 @@ func TestApplyAndRunAsServiceAccount(t *testing.T) {
 		runAsServiceAccount(t, cp, operator.Options{
 			Name:        "hello",
 			AddToScheme: hello.AddToScheme,
-			Setup: func(mgr ctrl.Manager) error {
-				return (&hello.GreetingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
-			},
+			Setup:       hello.SetupWithManager,
 		}, hello.Samples)
 	})
 }
@@ -476,11 +473,8 @@ func checkAccess(t *testing.T, cp *controlplane.ControlPlane, example string) {
 		denied = append(denied, access{"batch", "jobs", "", "update", "default"}, access{"", "configmaps", "", "create", "default"}, access{"", "secrets", "", "get", own})
 	case "hello":
 		kind("hello.bosun.dev", "greetings")
-		// It runs without the engine, which is what records events.
-		allowed = slices.DeleteFunc(allowed, func(a access) bool { return a.group == "events.k8s.io" })
-		denied = append(denied, access{"events.k8s.io", "events", "", "create", "default"})
-		allowed = append(allowed, access{"", "configmaps", "", "create", "default"}, access{"", "configmaps", "", "delete", "default"})
-		denied = append(denied, engine, access{"", "secrets", "", "list", "default"}, access{"", "secrets", "", "get", own})
+		allowed = append(allowed, engine, access{"", "configmaps", "", "create", "default"}, access{"", "configmaps", "", "delete", "default"})
+		denied = append(denied, access{"", "configmaps", "", "patch", "default"}, access{"", "secrets", "", "list", "default"}, access{"", "secrets", "", "get", own})
 	case "memcached":
 		kind("cache.example.bosun.dev", "memcacheds")
 		allowed = append(allowed, engine, access{"", "pods", "", "list", ""}, access{"", "pods", "", "watch", ""},

@@ -5,8 +5,6 @@
 package main
 
 import (
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	"github.com/bosunkit/bosun/examples/hello"
 	"github.com/bosunkit/bosun/operator"
 )
@@ -20,8 +18,6 @@ func options() operator.Options {
 		AddToScheme: hello.AddToScheme,
 		CRDs:        hello.CRDs,
 		Samples:     hello.Samples,
-		Setup: func(mgr ctrl.Manager) error {
-			return (&hello.GreetingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
-		},
+		Setup:       hello.SetupWithManager,
 	}
 }

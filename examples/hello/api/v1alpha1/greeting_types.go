@@ -16,11 +16,21 @@ const DefaultTemplate = "Hello, %s!"
 // template the API server accepts always renders cleanly with fmt.Sprintf.
 const TemplatePattern = `^([^%]|%%)*%s([^%]|%%)*$`
 
-// ConditionReady is the condition type that reports whether the greeting's
-// ConfigMap holds the greeting rendered from the current spec.
-const ConditionReady = "Ready"
+// Condition types of a Greeting.
+const (
+	// ConditionPublished reports whether the Greeting's ConfigMap holds the
+	// greeting rendered from the current spec. The operator's one step owns
+	// it.
+	ConditionPublished = "Published"
+	// ConditionReady summarises the others, as the bosun engine keeps it
+	// (conditions.TypeReady): True with reason Succeeded when Published is
+	// True, else False with the reason and message of Published, or of the
+	// error that ended the last reconcile.
+	ConditionReady = conditions.TypeReady
+)
 
-// Reasons used on the Ready condition.
+// Reasons used on the Published condition, which Ready copies when
+// Published is False.
 const (
 	// ReasonPublished means the ConfigMap holds the rendered greeting.
 	ReasonPublished conditions.Reason = "Published"
@@ -72,13 +82,14 @@ type GreetingStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Message is the rendered greeting, as written to the ConfigMap. It is
-	// empty while the template is invalid.
+	// empty while the template is invalid or the ConfigMap's name is taken.
 	//
 	// +optional
 	Message string `json:"message,omitempty"`
 
-	// Conditions are the latest observations of the Greeting. Ready is true
-	// once the ConfigMap holds the greeting of the observed generation.
+	// Conditions are the latest observations of the Greeting: Published,
+	// true once the ConfigMap holds the greeting of the observed
+	// generation, and Ready, which summarises it.
 	//
 	// +optional
 	// +listType=map
@@ -115,6 +126,12 @@ type Greeting struct {
 	// +optional
 	Status GreetingStatus `json:"status,omitempty"`
 }
+
+// GetConditions returns the status conditions, for the bosun engine.
+func (g *Greeting) GetConditions() []metav1.Condition { return g.Status.Conditions }
+
+// SetConditions replaces the status conditions, for the bosun engine.
+func (g *Greeting) SetConditions(c []metav1.Condition) { g.Status.Conditions = c }
 
 // GreetingList is a list of Greetings.
 //
