@@ -18,7 +18,6 @@ import (
 	"github.com/bosunkit/bosun/examples/rwexternal"
 	"github.com/bosunkit/bosun/examples/simple"
 	"github.com/bosunkit/bosun/examples/site"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/drawing"
 )
 
