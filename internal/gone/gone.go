@@ -1,8 +1,10 @@
-// Package gone remembers, for a while, the objects that left a
-// controller's cache (deleted, or moved out of a cache that holds a share
-// of the objects), so that what a pass still running at that moment
-// records of its object is not kept for good. The engine, the children
-// step and the managed step each keep one Set.
+// Package gone holds what a controller remembers of each object between
+// its passes (Memory), until the object leaves the controller's cache
+// (deleted, or moved out of a cache that holds a share of the objects).
+// It remembers, for a while, the objects that left (Set), so that what a
+// pass still running at that moment records of its object is not kept for
+// good. The engine, the children step and the managed step each keep one
+// Memory.
 package gone
 
 import (
