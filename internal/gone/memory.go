@@ -33,7 +33,7 @@ type Memory[V any] struct {
 	Now func() time.Time
 
 	m    sync.Map // types.NamespacedName -> *entry[V]
-	gone Set
+	gone set
 }
 
 // entry is what a Memory holds of one object. It is never changed: an
