@@ -428,14 +428,6 @@ func (o ownWrites[T]) remember(key types.NamespacedName, uid types.UID, carried,
 	o.amend(key, uid, func(m *remembered) { m.written = memo })
 }
 
-// writeMemo is what the engine remembers of its last writes to an object
-// until the cache shows a newer version: the versions they replaced, and
-// since when the cache has been found holding one of them.
-type writeMemo struct {
-	versions    []string
-	behindSince time.Time
-}
-
 // staleCacheLimit is StaleCacheLimit or its default.
 func (o ownWrites[T]) staleCacheLimit() time.Duration {
 	if o.Options.StaleCacheLimit > 0 {

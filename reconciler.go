@@ -880,6 +880,14 @@ type ownWrite struct {
 	doneAt time.Time
 }
 
+// writeMemo is what the engine remembers of its last writes to an object
+// until the cache shows a newer version: the versions they replaced, and
+// since when the cache has been found holding one of them.
+type writeMemo struct {
+	versions    []string
+	behindSince time.Time
+}
+
 // runPass runs the pass of Reconcile: it loads the object from the cache
 // (or, when the cache is still behind the engine's own writes for too
 // long, from the API server), makes the Pass, runs it (run.go) and ends
