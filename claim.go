@@ -24,11 +24,15 @@ func (ps claimStage[T]) ownedElsewhere() bool {
 		return false
 	}
 	owner := ps.req.Object.GetAnnotations()[AnnotationOperatorInstance]
+	uid := ps.req.Object.GetUID()
 	if owner == "" || owner == r.Instance {
-		r.foreign.Delete(ps.key)
+		if r.recalled(ps.key, uid).foreign != "" {
+			r.amend(ps.key, uid, func(m *remembered) { m.foreign = "" })
+		}
 		return false
 	}
-	if prev, loaded := r.foreign.Swap(ps.key, owner); !loaded || prev != owner {
+	if r.recalled(ps.key, uid).foreign != owner {
+		r.amend(ps.key, uid, func(m *remembered) { m.foreign = owner })
 		ps.event(corev1.EventTypeWarning, conditions.ReasonOwnedByOtherInstance, "Reconcile",
 			"object belongs to operator instance %q, not %q", owner, r.Instance)
 	}
@@ -39,11 +43,18 @@ func (ps claimStage[T]) ownedElsewhere() bool {
 // noteSkip emits the Event of the skip policy once, when the object comes
 // under it.
 func (ps claimStage[T]) noteSkip(policy Policy) {
+	uid := ps.req.Object.GetUID()
+	seen := ps.r.recalled(ps.key, uid).skipSeen
 	if policy != PolicySkip {
-		ps.r.skipSeen.Delete(ps.key)
+		if seen {
+			ps.r.amend(ps.key, uid, func(m *remembered) { m.skipSeen = false })
+		}
 		return
 	}
-	if _, seen := ps.r.skipSeen.LoadOrStore(ps.key, struct{}{}); !seen {
+	if !seen {
+		ps.r.amend(ps.key, uid, func(m *remembered) { seen, m.skipSeen = m.skipSeen, true })
+	}
+	if !seen {
 		ps.event(corev1.EventTypeNormal, conditions.ReasonReconcileSkipped, "Reconcile", "reconcile policy %q: only observing", PolicySkip)
 	}
 }

@@ -1,9 +1,9 @@
 package bosun
 
 import (
-	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/internal/statusfield"
@@ -13,14 +13,14 @@ import (
 // something of: own writes, versions written over, skip events recorded,
 // other owners warned about.
 func RememberedObjects[T client.Object](r *Reconciler[T]) int {
-	keys := map[any]bool{}
-	for _, m := range []*sync.Map{&r.skipSeen, &r.foreign, &r.written, &r.own} {
-		m.Range(func(k, _ any) bool {
-			keys[k] = true
-			return true
-		})
-	}
-	return len(keys)
+	n := 0
+	r.memory.Range(func(_ types.NamespacedName, _ types.UID, m remembered) bool {
+		if m.skipSeen || m.foreign != "" || m.written != nil || m.own != nil {
+			n++
+		}
+		return true
+	})
+	return n
 }
 
 // ParsePolicy is parsePolicy, for the tests.

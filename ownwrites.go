@@ -46,19 +46,21 @@ func (o ownWrites[T]) begin(ps *passState[T]) {
 	}
 	if ps.own == nil {
 		w := &ownWrite{open: true}
-		if v, ok := o.own.Load(ps.key); ok {
-			prev := v.(*ownWrite)
-			prev.mu.Lock()
-			if !prev.open && !prev.gone {
-				// The events of the pass before may still be on their
-				// way, to For or to another watch of the kind, even once
-				// For has had its last version's.
-				w.versions = slices.Clone(prev.versions)
+		o.amend(ps.key, ps.req.Object.GetUID(), func(m *remembered) {
+			w.versions = nil
+			if prev := m.own; prev != nil {
+				prev.mu.Lock()
+				if !prev.open && !prev.gone {
+					// The events of the pass before may still be on
+					// their way, to For or to another watch of the kind,
+					// even once For has had its last version's.
+					w.versions = slices.Clone(prev.versions)
+				}
+				prev.mu.Unlock()
 			}
-			prev.mu.Unlock()
-		}
+			m.own = w
+		})
 		ps.own = w
-		o.own.Store(ps.key, w)
 	}
 	ps.own.mu.Lock()
 	ps.own.sending++
@@ -106,7 +108,7 @@ func (o ownWrites[T]) close(ps *passState[T], res ctrl.Result, err error) ctrl.R
 	w.early = nil
 	if !settled && err == nil {
 		w.gone = true
-		o.own.CompareAndDelete(ps.key, w)
+		o.dropOwn(ps.key, ps.req.Object.GetUID(), w)
 	}
 	switch {
 	case err == nil && (foreign || ps.mutated || !settled && w.dropped):
@@ -146,15 +148,27 @@ func (o ownWrites[T]) forUpdate(key types.NamespacedName) Trigger {
 	return Trigger{Kind: triggerWatch, Source: triggerSourceFor, Event: triggerUpdate, GVK: o.forGVK, Object: key}
 }
 
-// forget drops what is remembered of the writes to key, whose
-// object is gone.
-func (o ownWrites[T]) forget(key types.NamespacedName) {
-	if v, ok := o.own.LoadAndDelete(key); ok {
-		w := v.(*ownWrite)
+// forget marks w, the record of the writes to an object whose memory was
+// dropped (nil when there was none), no longer the object's.
+func (o ownWrites[T]) forget(w *ownWrite) {
+	if w != nil {
 		w.mu.Lock()
 		w.gone = true
 		w.mu.Unlock()
 	}
+}
+
+// dropOwn drops w from what the engine remembers of the object key with
+// uid, if it is still the record of the object's writes.
+func (o ownWrites[T]) dropOwn(key types.NamespacedName, uid types.UID, w *ownWrite) {
+	if o.recalled(key, uid).own != w {
+		return
+	}
+	o.amend(key, uid, func(m *remembered) {
+		if m.own == w {
+			m.own = nil
+		}
+	})
 }
 
 // event reports whether e, an update of the reconciled kind that the For
@@ -218,11 +232,11 @@ func (o ownWrites[T]) entry(e event.UpdateEvent) (string, *ownWrite, bool) {
 	if rv == e.ObjectOld.GetResourceVersion() || !o.isForKind(e.ObjectNew) {
 		return "", nil, false
 	}
-	v, ok := o.own.Load(client.ObjectKeyFromObject(e.ObjectNew))
-	if !ok {
+	w := o.recalled(client.ObjectKeyFromObject(e.ObjectNew), e.ObjectNew.GetUID()).own
+	if w == nil {
 		return "", nil, false
 	}
-	return rv, v.(*ownWrite), true
+	return rv, w, true
 }
 
 // decide reports whether the event of version rv, whose entry is w, is of
@@ -267,8 +281,11 @@ func (o ownWrites[T]) sweep(now time.Time) {
 	if now.UnixNano()-last < int64(ownWriteDoneFor) || !o.ownSwept.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
-	o.own.Range(func(k, v any) bool {
-		w := v.(*ownWrite)
+	o.memory.Range(func(key types.NamespacedName, uid types.UID, m remembered) bool {
+		w := m.own
+		if w == nil {
+			return true
+		}
 		w.mu.Lock()
 		old := !w.open && !w.doneAt.IsZero() && now.Sub(w.doneAt) >= ownWriteDoneFor
 		if old {
@@ -276,7 +293,7 @@ func (o ownWrites[T]) sweep(now time.Time) {
 		}
 		w.mu.Unlock()
 		if old {
-			o.own.CompareAndDelete(k, w)
+			o.dropOwn(key, uid, w)
 		}
 		return true
 	})
@@ -376,7 +393,7 @@ func (h ownWriteHandler) OnDelete(obj any) {
 // server, and carried are the versions the cache may still hand out.
 func (o ownWrites[T]) past(ctx context.Context, key types.NamespacedName, obj T) (_ T, carried []string, wait bool, _ error) {
 	log := ctrl.LoggerFrom(ctx)
-	memo, stale := o.stale(key, obj.GetResourceVersion())
+	memo, stale := o.stale(key, obj.GetUID(), obj.GetResourceVersion())
 	if !stale {
 		return obj, nil, false, nil
 	}
@@ -393,25 +410,22 @@ func (o ownWrites[T]) past(ctx context.Context, key types.NamespacedName, obj T)
 	return live, memo.versions, false, nil
 }
 
-// remember records, after a pass of key, the versions it wrote
-// over (overwritten) with those carried from an earlier pass, so that a
-// pass over a cache that still holds one of them waits for the cache.
-func (o ownWrites[T]) remember(key types.NamespacedName, carried, overwritten []string) {
+// remember records, after a pass of the object key with uid, the
+// versions it wrote over (overwritten) with those carried from an earlier
+// pass, so that a pass over a cache that still holds one of them waits for
+// the cache.
+func (o ownWrites[T]) remember(key types.NamespacedName, uid types.UID, carried, overwritten []string) {
+	var memo *writeMemo
 	if len(overwritten) > 0 {
-		o.written.Store(key, &writeMemo{versions: lastVersions(slices.Concat(carried, overwritten))})
+		memo = &writeMemo{versions: lastVersions(slices.Concat(carried, overwritten))}
 	} else if len(carried) > 0 {
 		// Nothing written, but the cache is still behind: the next pass
 		// reads from the API server again at once.
-		o.written.Store(key, &writeMemo{versions: carried, behindSince: time.Now().Add(-o.staleCacheLimit())})
+		memo = &writeMemo{versions: carried, behindSince: time.Now().Add(-o.staleCacheLimit())}
+	} else {
+		return
 	}
-}
-
-// writeMemo is what the engine remembers of its last writes to an object
-// until the cache shows a newer version: the versions they replaced, and
-// since when the cache has been found holding one of them.
-type writeMemo struct {
-	versions    []string
-	behindSince time.Time
+	o.amend(key, uid, func(m *remembered) { m.written = memo })
 }
 
 // staleCacheLimit is StaleCacheLimit or its default.
@@ -438,19 +452,28 @@ func lastVersions(versions []string) []string {
 // this reconciler wrote over, with what is remembered of that pass, and
 // forgets the pass when rv is not one of them. The first time it finds the
 // cache behind it notes the time.
-func (o ownWrites[T]) stale(key types.NamespacedName, rv string) (*writeMemo, bool) {
-	v, ok := o.written.Load(key)
-	if !ok {
+func (o ownWrites[T]) stale(key types.NamespacedName, uid types.UID, rv string) (*writeMemo, bool) {
+	memo := o.recalled(key, uid).written
+	if memo == nil {
 		return nil, false
 	}
-	memo := v.(*writeMemo)
 	if !slices.Contains(memo.versions, rv) {
-		o.written.CompareAndDelete(key, v)
+		o.amend(key, uid, func(m *remembered) {
+			if m.written == memo {
+				m.written = nil
+			}
+		})
 		return nil, false
 	}
 	if memo.behindSince.IsZero() {
 		noted := &writeMemo{versions: memo.versions, behindSince: time.Now()}
-		if o.written.CompareAndSwap(key, v, noted) {
+		swapped := false
+		o.amend(key, uid, func(m *remembered) {
+			if swapped = m.written == memo; swapped {
+				m.written = noted
+			}
+		})
+		if swapped {
 			memo = noted
 		}
 	}

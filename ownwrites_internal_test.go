@@ -66,3 +66,38 @@ func TestOwnWritesOrderOfWatches(t *testing.T) {
 		t.Error("For handed 3->4: not dropped")
 	}
 }
+
+// TestOwnWritesOutliveThePredecessorsDeleteEvent checks that the delete
+// event of an object, handed to the For watch only after a pass of the
+// object made again under its name wrote, forgets nothing of the new
+// object (the cache holds the new object before the watch hands on the
+// old one's deletion): the events of the new object's writes are still
+// found the engine's, and start no pass. The delete event of the new
+// object forgets them.
+func TestOwnWritesOutliveThePredecessorsDeleteEvent(t *testing.T) {
+	t.Parallel()
+	r := &Reconciler[*testapi.Widget]{Name: "again"}
+	r.forGVK = testapi.GroupVersion.WithKind("Widget")
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	widget := func(uid types.UID, rv string) *testapi.Widget {
+		return &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: uid, ResourceVersion: rv, Generation: 1}}
+	}
+	// The new Widget's pass writes version 5 and leaves it Ready.
+	obj := widget("uid-new", "5")
+	conditions.Set(&obj.Status.Conditions, metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: "Done", ObservedGeneration: 1}, metav1.Now())
+	ps := &passState[*testapi.Widget]{r: r, key: key, req: &Pass[*testapi.Widget]{Object: obj}}
+	o := r.ownWrites()
+	o.begin(ps)
+	o.end(ps, "5")
+	o.close(ps, ctrl.Result{}, nil)
+
+	o.forgetGone(widget("uid-old", "3"))
+	write := event.UpdateEvent{ObjectOld: widget("uid-new", "4"), ObjectNew: widget("uid-new", "5")}
+	if !o.seen(write) {
+		t.Error("after the old Widget's delete event, the new one's write is not found the engine's")
+	}
+	o.forgetGone(widget("uid-new", "5"))
+	if o.seen(write) {
+		t.Error("after the new Widget's delete event, its write is still found the engine's")
+	}
+}

@@ -152,20 +152,16 @@ type Reconciler[T client.Object] struct {
 	observation *Observation
 	tracers     atomic.Pointer[tracerCache]
 
-	once     sync.Once
-	prep     *prepared[T]
-	prepErr  error
-	skipSeen sync.Map // types.NamespacedName -> struct{}: skip event recorded
-	foreign  sync.Map // types.NamespacedName -> string: owner warned about
-	written  sync.Map // types.NamespacedName -> []string: versions our last pass wrote over
-	own      sync.Map // types.NamespacedName -> *ownWrite: versions our last pass wrote
-	// ownSwept is when the settled entries of own were last swept
+	once    sync.Once
+	prep    *prepared[T]
+	prepErr error
+	// memory is what the engine remembers of each object between its
+	// passes, forgotten when the object leaves the cache (see
+	// forgetObject, forgetGone).
+	memory gone.Memory[remembered]
+	// ownSwept is when the settled own writes in memory were last swept
 	// (UnixNano; see ownWrites.sweep).
 	ownSwept atomic.Int64
-	owed     sync.Map // types.NamespacedName -> owedEvent: a failed pass's event, for its retry
-	// forgotten holds the objects that left the cache lately (see
-	// forgetGone).
-	forgotten gone.Set
 	// forGVK is the reconciled kind, set by Build with the handler of the
 	// For watch that drops the events of the engine's own writes.
 	forGVK schema.GroupVersionKind
@@ -706,27 +702,62 @@ func (r *Reconciler[T]) noteRequeue(key types.NamespacedName, po *passObs, res c
 // ownWrites is the reconciler's record of its own writes (ownwrites.go).
 func (r *Reconciler[T]) ownWrites() ownWrites[T] { return ownWrites[T]{r} }
 
+// remembered is what the engine remembers of one object between its
+// passes (Reconciler.memory). The zero value remembers nothing, and an
+// object left with it is dropped.
+type remembered struct {
+	// skipSeen is set once the Event of the skip policy was recorded
+	// (claimStage.noteSkip).
+	skipSeen bool
+	// foreign is the other operator instance the object was found to
+	// belong to, and warned about (claimStage.ownedElsewhere).
+	foreign string
+	// written are the versions the last pass wrote over (see
+	// ownWrites.past).
+	written *writeMemo
+	// own are the versions the last passes wrote (see ownWrite).
+	own *ownWrite
+	// owed is the Warning event of a failed pass, which its retry
+	// records (see passState.finish).
+	owed *owedEvent
+}
+
+// amend changes through fn what the engine remembers of the object key
+// with uid. fn runs again when the record changed meanwhile (see
+// gone.Memory.Update): it must only change what it is given.
+func (r *Reconciler[T]) amend(key types.NamespacedName, uid types.UID, fn func(*remembered)) {
+	r.memory.Update(key, uid, func(m remembered, _ bool) (remembered, bool) {
+		fn(&m)
+		return m, m != remembered{}
+	})
+}
+
+// recalled returns what the engine remembers of the object key with uid.
+func (r *Reconciler[T]) recalled(key types.NamespacedName, uid types.UID) remembered {
+	m, _ := r.memory.Load(key, uid)
+	return m
+}
+
 // forgetObject drops what the engine remembers of the object key, which is
 // gone or has left the cache: deleted, or, in a cache that holds a share
 // of the objects (a label selector, as with sharding), no longer in it.
-// It runs on the request of an object not found and on the delete event
-// of the object, which the engine sees even when something between the
-// queue and the engine drops the request.
+// It runs on the request of an object not found.
 func (r *Reconciler[T]) forgetObject(key types.NamespacedName) {
-	r.skipSeen.Delete(key)
-	r.foreign.Delete(key)
-	r.written.Delete(key)
-	r.owed.Delete(key)
-	r.ownWrites().forget(key)
+	if m, ok := r.memory.Forget(key, ""); ok {
+		r.ownWrites().forget(m.own)
+	}
 }
 
-// forgetGone forgets the object obj, whose delete event came, and notes
-// its UID for gone.For: a pass that was running then forgets the object
-// again when it ends. A pass that starts later, of an object back in the
-// cache, keeps what it records.
+// forgetGone forgets the object obj, whose delete event came (which the
+// engine sees even when something between the queue and the engine drops
+// the request), and notes its UID for gone.For: a pass that was running
+// then leaves nothing in memory. A pass that begins later, of an object
+// back in the cache, keeps what it records. An object made again under
+// the same name since is not forgotten.
 func (r *Reconciler[T]) forgetGone(obj client.Object) {
-	r.forgotten.Add(obj.GetUID(), time.Now())
-	r.forgetObject(client.ObjectKeyFromObject(obj))
+	if m, ok := r.memory.Forget(client.ObjectKeyFromObject(obj), obj.GetUID()); ok {
+		r.ownWrites().forget(m.own)
+	}
 }
 
 // The state of a pass and its stages. Reconcile loads the object (runPass)
@@ -849,6 +880,14 @@ type ownWrite struct {
 	doneAt time.Time
 }
 
+// writeMemo is what the engine remembers of its last writes to an object
+// until the cache shows a newer version: the versions they replaced, and
+// since when the cache has been found holding one of them.
+type writeMemo struct {
+	versions    []string
+	behindSince time.Time
+}
+
 // runPass runs the pass of Reconcile: it loads the object from the cache
 // (or, when the cache is still behind the engine's own writes for too
 // long, from the API server), makes the Pass, runs it (run.go) and ends
@@ -868,10 +907,17 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 		return ctrl.Result{}, fmt.Errorf("loading %s: %w", creq.NamespacedName, err)
 	}
 	po.object = obj
-	if owed, ok := r.owed.LoadAndDelete(creq.NamespacedName); ok {
+	// The object is in the cache: a leaving noted before the pass began
+	// is over, and what the pass records is kept unless the object goes
+	// while it runs.
+	r.memory.Back(obj.GetUID(), started)
+	if r.recalled(creq.NamespacedName, obj.GetUID()).owed != nil {
 		// The event of the failed pass before this one (see passState.finish).
-		e := owed.(owedEvent)
-		p.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(e.reason), "Reconcile", "%s", e.note)
+		var e *owedEvent
+		r.amend(creq.NamespacedName, obj.GetUID(), func(m *remembered) { e, m.owed = m.owed, nil })
+		if e != nil {
+			p.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(e.reason), "Reconcile", "%s", e.note)
+		}
 	}
 	if po.trigger.Kind == triggerWatch && po.trigger.Source == triggerSourceFor && po.trigger.Event == triggerUpdate && requestPending(obj) {
 		po.trigger.Kind = triggerRequested
@@ -903,12 +949,7 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 	res = r.ownWrites().close(ps, res, err)
 	po.resynced = ps.resynced
 	po.object = req.Object
-	r.ownWrites().remember(creq.NamespacedName, carried, ps.overwritten)
-	if at, left := r.forgotten.Went(obj.GetUID(), time.Now()); left && !at.Before(started) {
-		// The object left the cache while this pass ran: what the pass
-		// recorded would stay for good.
-		r.forgetObject(creq.NamespacedName)
-	}
+	r.ownWrites().remember(creq.NamespacedName, obj.GetUID(), carried, ps.overwritten)
 	if len(ps.overwritten) == 0 && err == nil && res.RequeueAfter > 0 && res.Priority == nil && !ps.conflicted {
 		// A pass that wrote nothing and only asks to look again later is
 		// a poll. It goes back at low priority: otherwise the polls of

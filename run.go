@@ -146,7 +146,7 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 			// fresher work waits: during a burst, the failing objects'
 			// events are not API writes the healthy objects wait behind.
 			// The next pass of the object, whatever brings it, records it.
-			ps.r.owed.Store(ps.key, owedEvent{reason: reason, note: msg})
+			ps.r.amend(ps.key, ps.req.Object.GetUID(), func(m *remembered) { m.owed = &owedEvent{reason: reason, note: msg} })
 		}
 	}
 	if err != nil && severity == conditions.SeverityError && !terminal {

@@ -23,26 +23,21 @@ import (
 // writes when they are older than cacheGrace (expire). It is safe for
 // concurrent use.
 type memory struct {
-	// now is the clock of the writes' ages; nil means time.Now. Tests
-	// stop it.
-	now func() time.Time
-
-	mu      sync.Mutex
-	parents map[types.NamespacedName]*parentMemory
+	mu sync.Mutex
+	// parents holds what is remembered of each parent, by its name and
+	// UID (a parent deleted and made again under the same name starts
+	// afresh); a pass of a parent that was still running when the parent
+	// went must not leave in it what it found (see get). Its clock (Now)
+	// is also that of the writes' ages; tests stop it. A parentMemory is
+	// changed in place, with mu held.
+	parents gone.Memory[*parentMemory]
 	// blocking holds, for each blocking object, the parents whose
 	// children it blocks: the other way round of parentMemory.blockers.
 	blocking map[blocker]map[types.NamespacedName]struct{}
-	// forgotten holds the parents that went lately: a pass of one that
-	// was still running then must not leave in memory what it found (see
-	// get).
-	forgotten gone.Set
 }
 
 // parentMemory is what memory holds of one parent.
 type parentMemory struct {
-	// uid is the parent's: a parent deleted and made again under the same
-	// name starts afresh.
-	uid types.UID
 	// applied holds the children applied lately, by childKey.
 	applied map[string]write
 	// deleted holds when the children deleted lately were, by their UID.
@@ -54,8 +49,8 @@ type parentMemory struct {
 
 // clock returns the time of m's clock.
 func (m *memory) clock() time.Time {
-	if m.now != nil {
-		return m.now()
+	if m.parents.Now != nil {
+		return m.parents.Now()
 	}
 	return time.Now()
 }
@@ -92,29 +87,25 @@ func parentKey(parent client.Object) (types.NamespacedName, types.UID) {
 // or held for an older parent of that name if create is set, else nil; nil
 // too for a parent forgotten lately. m.mu must be held.
 func (m *memory) get(key types.NamespacedName, uid types.UID, create bool) *parentMemory {
-	pm := m.parents[key]
-	if pm != nil && pm.uid == uid {
+	if pm, ok := m.parents.Load(key, uid); ok || !create {
 		return pm
 	}
-	if _, left := m.forgotten.Went(uid, m.clock()); !create || left {
+	if m.parents.Went(uid) {
 		return nil
 	}
-	if pm != nil {
-		m.dropLocked(key)
+	if older, ok := m.parents.Load(key, ""); ok {
+		// The Update below drops it.
+		m.unblockLocked(key, older)
 	}
-	if m.parents == nil {
-		m.parents = map[types.NamespacedName]*parentMemory{}
-	}
-	pm = &parentMemory{uid: uid}
-	m.parents[key] = pm
+	pm, _ := m.parents.Update(key, uid, func(*parentMemory, bool) (*parentMemory, bool) { return &parentMemory{}, true })
 	return pm
 }
 
-// tidyLocked drops the memory of key if it holds nothing. m.mu must be
-// held.
-func (m *memory) tidyLocked(key types.NamespacedName) {
-	if pm := m.parents[key]; pm != nil && pm.empty() {
-		delete(m.parents, key)
+// tidyLocked drops the memory of the parent with key and uid if it holds
+// nothing. m.mu must be held.
+func (m *memory) tidyLocked(key types.NamespacedName, uid types.UID) {
+	if pm, ok := m.parents.Load(key, uid); ok && pm.empty() {
+		m.parents.Update(key, uid, func(*parentMemory, bool) (*parentMemory, bool) { return nil, false })
 	}
 }
 
@@ -184,7 +175,7 @@ func (m *memory) forgetApply(parent client.Object, childKey string) {
 	defer m.mu.Unlock()
 	if pm := m.get(key, uid, false); pm != nil {
 		delete(pm.applied, childKey)
-		m.tidyLocked(key)
+		m.tidyLocked(key, uid)
 	}
 }
 
@@ -224,10 +215,11 @@ func (m *memory) expire() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock()
-	for key, pm := range m.parents {
+	m.parents.Range(func(key types.NamespacedName, uid types.UID, pm *parentMemory) bool {
 		pm.expire(now)
-		m.tidyLocked(key)
-	}
+		m.tidyLocked(key, uid)
+		return true
+	})
 }
 
 // expireParent drops the applies and deletes of parent older than
@@ -238,7 +230,7 @@ func (m *memory) expireParent(parent client.Object) {
 	defer m.mu.Unlock()
 	if pm := m.get(key, uid, false); pm != nil {
 		pm.expire(m.clock())
-		m.tidyLocked(key)
+		m.tidyLocked(key, uid)
 	}
 }
 
@@ -287,7 +279,7 @@ func (m *memory) setBlockers(parent client.Object, found map[blocker]blockState)
 			ps[key] = struct{}{}
 		}
 	}
-	m.tidyLocked(key)
+	m.tidyLocked(key, uid)
 }
 
 // unblockLocked drops the blockers of the parent key, whose memory is pm.
@@ -325,13 +317,14 @@ func (m *memory) unseen() []unseenBlocker {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []unseenBlocker
-	for key, pm := range m.parents {
+	m.parents.Range(func(key types.NamespacedName, _ types.UID, pm *parentMemory) bool {
 		for b, st := range pm.blockers {
 			if st.unseen {
 				out = append(out, unseenBlocker{blocker: b, resourceVersion: st.resourceVersion, parent: key})
 			}
 		}
-	}
+		return true
+	})
 	return out
 }
 
@@ -342,8 +335,8 @@ func (m *memory) unseen() []unseenBlocker {
 func (m *memory) polled(u unseenBlocker, rv string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pm := m.parents[u.parent]
-	if pm == nil {
+	pm, ok := m.parents.Load(u.parent, "")
+	if !ok {
 		return
 	}
 	if _, ok := pm.blockers[u.blocker]; !ok {
@@ -360,7 +353,7 @@ func (m *memory) polled(u unseenBlocker, rv string) {
 			delete(m.blocking, u.blocker)
 		}
 	}
-	m.tidyLocked(u.parent)
+	m.tidyLocked(u.parent, "")
 }
 
 // unseenBlocker is an item of memory.unseen.
@@ -377,17 +370,8 @@ func (m *memory) forget(obj client.Object) {
 	key, uid := parentKey(obj)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if pm := m.parents[key]; pm != nil && (uid == "" || pm.uid == uid) {
-		m.dropLocked(key)
-	}
-	m.forgotten.Add(uid, m.clock())
-}
-
-// dropLocked drops the memory of the parent key. m.mu must be held.
-func (m *memory) dropLocked(key types.NamespacedName) {
-	if pm := m.parents[key]; pm != nil {
+	if pm, ok := m.parents.Forget(key, uid); ok {
 		m.unblockLocked(key, pm)
-		delete(m.parents, key)
 	}
 }
 
@@ -396,7 +380,7 @@ func (m *memory) dropLocked(key types.NamespacedName) {
 func (m *memory) size() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.parents) + len(m.blocking)
+	return m.parents.Len() + len(m.blocking)
 }
 
 // forgetOnDelete returns the handler, for a watch of the parents' kind,

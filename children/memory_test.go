@@ -54,7 +54,7 @@ func TestMemoryIsReleasedWithTheParent(t *testing.T) {
 			// expire while the test runs, however slow the machine, and
 			// only the parent's going can release them.
 			stopped := time.Now()
-			step.mem.now = func() time.Time { return stopped }
+			step.mem.parents.Now = func() time.Time { return stopped }
 			// This replica caches only the Widgets labelled shard=here.
 			here := labels.SelectorFromSet(labels.Set{"shard": "here"})
 			e := startWith(t, reconciler(step), func(o *ctrl.Options) {
@@ -103,8 +103,8 @@ func moveAway(e *env, w *testapi.Widget) {
 
 // TestMemoryRemembersAParentThatCameBack checks that a parent forgotten
 // when it left the cache is remembered again once a pass of it starts (the
-// step's Do calls forgotten.Back), as a shard's object handed away and
-// back within gone.For is.
+// step's Do calls Back), as a shard's object handed away and back within
+// gone.For is.
 func TestMemoryRemembersAParentThatCameBack(t *testing.T) {
 	a := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "uid-a"}}
 	var m memory
@@ -114,7 +114,7 @@ func TestMemoryRemembersAParentThatCameBack(t *testing.T) {
 	if _, _, ok := m.lastApply(a, "cm-0", "h"); ok {
 		t.Fatal("an apply recorded by a pass that ran as the parent went was kept")
 	}
-	m.forgotten.Back(a.UID, time.Now())
+	m.parents.Back(a.UID, time.Now())
 	m.rememberApply(a, "cm-0", write{hash: "h", at: time.Now()})
 	if _, _, ok := m.lastApply(a, "cm-0", "h"); !ok {
 		t.Error("the apply of a parent that came back was not remembered")
@@ -264,7 +264,8 @@ func TestPollBlockersWakesOncePerChange(t *testing.T) {
 // parent is forgotten, until gone.For has passed.
 func TestMemoryIgnoresLatePassesOfForgottenParents(t *testing.T) {
 	now := time.Now()
-	m := &memory{now: func() time.Time { return now }}
+	m := &memory{}
+	m.parents.Now = func() time.Time { return now }
 	p := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"}}
 	gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
 	m.rememberApply(p, "cm-0", write{hash: "h", at: now})

@@ -18,7 +18,8 @@ import (
 // form is dropped after cacheGrace.
 func TestAnsweredIsTheRememberedObjectOnly(t *testing.T) {
 	now := time.Now()
-	m := &memory{now: func() time.Time { return now }}
+	m := &memory{}
+	m.parents.Now = func() time.Time { return now }
 	parent := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: types.UID("uid-p")}}
 	answer := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm-0"}}
 	m.rememberApply(parent, "cm-0", write{hash: "h", at: now, live: answer})

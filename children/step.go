@@ -262,7 +262,7 @@ func (s *Step[T]) kinds(scheme *runtime.Scheme) ([]kind, error) {
 // the members no longer desired (pruneChildren), and reports each kind's
 // health (reportKinds).
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
-	s.mem.forgotten.Back(req.Object.GetUID(), gone.PassBegan(ctx))
+	s.mem.parents.Back(req.Object.GetUID(), gone.PassBegan(ctx))
 	p := &pass{}
 	// What blocks a child in this pass wakes the parent when it changes
 	// or goes, until the parent's next pass.

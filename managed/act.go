@@ -74,7 +74,7 @@ func (a *actor[T]) sync(ctx context.Context, req *bosun.Pass[T], o *observed[T],
 	details, again := o.obs.ConnectionDetails, a.short
 	switch d.action {
 	case actReport:
-		a.memory.change(req.Object.GetUID(), func(m *memo) { m.update = nil })
+		a.memory.change(req.Object, func(m *memo) { m.update = nil })
 	case actUpdateBackoff:
 		// A failed Update of this generation keeps its error meanwhile.
 		return 0, o.facts.memo.update.err
@@ -100,8 +100,7 @@ func (a *actor[T]) sync(ctx context.Context, req *bosun.Pass[T], o *observed[T],
 // connection details, those Update returned merged in.
 func (a *actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], obs Observation, name string) (time.Duration, ConnectionDetails, error) {
 	obj := req.Object
-	uid := obj.GetUID()
-	prev := a.memory.get(uid).update
+	prev := a.memory.get(obj).update
 	// An Update asked for again while the last one of the same generation
 	// is still being applied is logged and counted once.
 	repeat := prev != nil && prev.err == nil && prev.gen == obj.GetGeneration()
@@ -117,12 +116,12 @@ func (a *actor[T]) update(ctx context.Context, req *bosun.Pass[T], cl ExternalCl
 	if err != nil {
 		err = a.rec.fail(ReasonUpdateFailed, fmt.Errorf("updating %s: %w", describe(name), err))
 		_, sev, _ := conditions.FromError(err)
-		a.memory.change(uid, func(m *memo) {
+		a.memory.change(obj, func(m *memo) {
 			m.update = failed(m.update, a.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
 		})
 		return 0, nil, err
 	}
-	a.memory.change(uid, func(m *memo) { m.update = &attempt{at: a.now(), gen: obj.GetGeneration()} })
+	a.memory.change(obj, func(m *memo) { m.update = &attempt{at: a.now(), gen: obj.GetGeneration()} })
 	if up.Operation != "" {
 		if err := a.ops.start(ctx, req, Operation{Kind: opUpdate, Token: up.Operation}); err != nil {
 			return 0, nil, err
@@ -164,11 +163,10 @@ func (a *actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Exter
 	if err != nil {
 		return nil, err
 	}
-	uid := obj.GetUID()
-	prev := a.memory.get(uid).repair
+	prev := a.memory.get(obj).repair
 	if len(missing) == 0 {
 		if prev != nil {
-			a.memory.change(uid, func(m *memo) { m.repair = nil })
+			a.memory.change(obj, func(m *memo) { m.repair = nil })
 		}
 		return details, nil
 	}
@@ -190,10 +188,10 @@ func (a *actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Exter
 	if err != nil {
 		lacking()
 		err = a.rec.fail(ReasonCredentialRepairFailed, fmt.Errorf("repairing the credentials of %s: %w", describe(name), err))
-		a.memory.change(uid, func(m *memo) { m.repair = failed(m.repair, a.now(), obj.GetGeneration(), false, err) })
+		a.memory.change(obj, func(m *memo) { m.repair = failed(m.repair, a.now(), obj.GetGeneration(), false, err) })
 		return nil, err
 	}
-	a.memory.change(uid, func(m *memo) { m.repair = nil })
+	a.memory.change(obj, func(m *memo) { m.repair = nil })
 	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonRepairedCredentials), "RepairCredentials",
 		"connection secret %s lacked %s: set new credentials on external resource %q", secret, strings.Join(missing, ", "), name)
 	return merge(details, creds), nil
@@ -246,7 +244,7 @@ func (a *actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCl
 	if cerr != nil {
 		return ctrl.Result{}, a.createFailed(req, name, cerr, recErr)
 	}
-	a.memory.change(obj.GetUID(), func(m *memo) { m.create = nil })
+	a.memory.change(obj, func(m *memo) { m.create = nil })
 	req.Log.Info("created external resource", "externalName", ExternalName(obj))
 	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonCreatedExternalResource), "Create", "created external resource %q", ExternalName(obj))
 	if recErr != nil {
@@ -334,7 +332,7 @@ func (a *actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr er
 	}
 	err := a.rec.fail(ReasonCreateFailed, werr)
 	_, sev, _ := conditions.FromError(err)
-	a.memory.change(obj.GetUID(), func(m *memo) {
+	a.memory.change(obj, func(m *memo) {
 		m.create = failed(m.create, a.now(), obj.GetGeneration(), sev == conditions.SeverityError, err)
 	})
 	return err

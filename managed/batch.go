@@ -39,23 +39,23 @@ func newBatcher[T client.Object](cfg *config, p *polls, calls *caller[T], names 
 // earlier step of the pass changed it). The observation is taken: a later
 // pass does not use it again.
 func (b *batcher[T]) observation(ctx context.Context, req *bosun.Pass[T]) *batched {
-	uid := req.Object.GetUID()
 	in := b.names.named(req.Object)
-	if e := b.take(uid, in); e != nil {
+	if e := b.take(in); e != nil {
 		return e
 	}
 	b.run(ctx, req)
-	return b.take(uid, in)
+	return b.take(in)
 }
 
-// take takes the batch observation of uid, and returns it when it is
-// younger than twice the batch window and was made of an object equal to
-// in.
-func (b *batcher[T]) take(uid types.UID, in T) *batched {
+// take takes the batch observation of in's object, and returns it when it
+// is younger than twice the batch window and was made of an object equal
+// to in.
+func (b *batcher[T]) take(in T) *batched {
 	ps := b.polls
+	st := ps.state(in.GetUID(), client.ObjectKeyFromObject(in))
 	ps.mu.Lock()
 	var e *batched
-	if st := ps.objs[uid]; st != nil {
+	if st != nil {
 		e, st.batch = st.batch, nil
 	}
 	ps.mu.Unlock()
@@ -77,9 +77,9 @@ func (b *batcher[T]) run(ctx context.Context, req *bosun.Pass[T]) {
 	ps.round.Lock()
 	defer ps.round.Unlock()
 	now := b.now()
-	uid := req.Object.GetUID()
+	st := ps.state(req.Object.GetUID(), client.ObjectKeyFromObject(req.Object))
 	ps.mu.Lock()
-	st, failed := ps.objs[uid], ps.failed
+	failed := ps.failed
 	fresh := st != nil && st.batch != nil && now.Sub(st.batch.at) <= b.window
 	ps.mu.Unlock()
 	if fresh || now.Before(failed.Add(b.window)) {
@@ -101,7 +101,7 @@ func (b *batcher[T]) run(ctx context.Context, req *bosun.Pass[T]) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for i, in := range ins {
-		if st := ps.objs[in.GetUID()]; st != nil {
+		if st := ps.state(in.GetUID(), client.ObjectKeyFromObject(in)); st != nil {
 			st.batch = &batched{at: now, in: in, out: outs[i], obs: obs[i]}
 		}
 	}
@@ -119,12 +119,14 @@ func (b *batcher[T]) gather(ctx context.Context, req *bosun.Pass[T], now time.Ti
 	}
 	var keys []due
 	ps.mu.Lock()
-	for uid, st := range ps.objs {
-		if uid != own && !st.due.IsZero() && !st.due.After(now.Add(b.window)) &&
+	ps.objs.Range(func(key types.NamespacedName, uid types.UID, r remembered) bool {
+		st := r.poll
+		if st != nil && uid != own && !st.due.IsZero() && !st.due.After(now.Add(b.window)) &&
 			(st.batch == nil || now.Sub(st.batch.at) > b.window) {
-			keys = append(keys, due{uid, st.key})
+			keys = append(keys, due{uid, key})
 		}
-	}
+		return true
+	})
 	ps.mu.Unlock()
 	objs := []T{b.names.named(req.Object)}
 	for _, k := range keys {

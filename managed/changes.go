@@ -61,7 +61,7 @@ func (s *changes[T]) add(req *bosun.Pass[T], op, name string, outcome changelog.
 	}
 	entries = changelog.Append(entries, e, s.length)
 	l.SetChangeLog(entries)
-	s.memory.change(req.Object.GetUID(), func(m *memo) {
+	s.memory.change(req.Object, func(m *memo) {
 		m.changes = append(slices.Clip(m.changes), entries[len(entries)-1])
 	})
 }
@@ -77,8 +77,7 @@ func (s *changes[T]) restore(req *bosun.Pass[T]) {
 	if !ok {
 		return
 	}
-	uid := req.Object.GetUID()
-	pending := s.memory.get(uid).changes
+	pending := s.memory.get(req.Object).changes
 	if len(pending) == 0 {
 		return
 	}
@@ -101,7 +100,7 @@ func (s *changes[T]) restore(req *bosun.Pass[T]) {
 		l.SetChangeLog(merged)
 		req.Log.V(1).Info("restored change log entries whose status write was lost", "entries", len(lost))
 	}
-	s.memory.change(uid, func(m *memo) { m.changes = lost })
+	s.memory.change(req.Object, func(m *memo) { m.changes = lost })
 }
 
 // sameEntry reports whether a and b are one entry, one of them perhaps as

@@ -188,12 +188,12 @@ func TestRestoreChanges(t *testing.T) {
 			s := NewStep[*v1.Bucket](NopConnector[*v1.Bucket](), WithChangeLogLength(3))
 			b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{UID: "u"}}
 			b.Status.Changes = tt.log
-			s.memory.change(b.UID, func(m *memo) { m.changes = tt.pending })
+			s.memory.change(b, func(m *memo) { m.changes = tt.pending })
 			s.log.restore(&bosun.Pass[*v1.Bucket]{Object: b, Log: logr.Discard()})
 			if diff := cmp.Diff(tt.wantLog, b.Status.Changes, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("change log (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.wantPending, s.memory.get(b.UID).changes, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.wantPending, s.memory.get(b).changes, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("entries kept (-want +got):\n%s", diff)
 			}
 		})

@@ -67,7 +67,7 @@ func (c *cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, 
 		if err := c.secret.unpublish(ctx, req); err != nil {
 			return ctrl.Result{}, err
 		}
-		c.memory.forget(obj.GetUID())
+		c.memory.forget(obj)
 		return ctrl.Result{}, nil
 	case actCreateIncomplete:
 		return ctrl.Result{}, c.rec.incomplete(obj)
@@ -187,10 +187,10 @@ func (c *cleaner[T]) delete(ctx context.Context, req *bosun.Pass[T], cl External
 	c.log.add(req, opDelete, name, outcomeOf(err), err)
 	if err != nil {
 		err = c.rec.fail(ReasonDeleteFailed, fmt.Errorf("deleting %s: %w", describe(name), err))
-		c.memory.change(uid, func(m *memo) { m.delete = failed(m.delete, c.now(), obj.GetGeneration(), false, err) })
+		c.memory.change(obj, func(m *memo) { m.delete = failed(m.delete, c.now(), obj.GetGeneration(), false, err) })
 		return ctrl.Result{}, err
 	}
-	c.memory.change(uid, func(m *memo) { m.delete = nil })
+	c.memory.change(obj, func(m *memo) { m.delete = nil })
 	c.setDeleting(obj)
 	return ctrl.Result{RequeueAfter: c.short}, nil
 }
@@ -219,7 +219,7 @@ func (c *cleaner[T]) gone(ctx context.Context, req *bosun.Pass[T], now time.Time
 	if err := c.secret.unpublish(ctx, req); err != nil {
 		return err
 	}
-	c.memory.forget(req.Object.GetUID())
+	c.memory.forget(req.Object)
 	if ts := req.Object.GetDeletionTimestamp(); ts != nil {
 		c.meters.of(req).deletion.Observe(now.Sub(ts.Time).Seconds())
 	}

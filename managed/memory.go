@@ -3,10 +3,8 @@ package managed
 import (
 	"context"
 	"reflect"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -20,8 +18,9 @@ import (
 
 // memo is what the step remembers of one object between its passes: what
 // the object does not record, and its next pass must still know. It is
-// kept by UID, so an object made again under the same name starts afresh.
-// A memo is never changed in place: a pass replaces it.
+// kept by name and UID (see memory), so an object made again under the
+// same name starts afresh. A memo is never changed in place: a pass
+// replaces it.
 type memo struct {
 	// create is the last failed create, which the next one backs off
 	// from; it also stands in for the record of the failure when that
@@ -67,48 +66,53 @@ func (m memo) empty() bool {
 	return m.create == nil && m.update == nil && m.delete == nil && m.repair == nil && len(m.changes) == 0
 }
 
-// memory holds the memos of the objects, by UID. A pass reads and replaces
-// only its object's memo, and controller-runtime never runs two passes of
-// one object at once; forget may run at any time.
+// remembered is what the step remembers of one object: its memo and the
+// pacing of its observations.
+type remembered struct {
+	memo memo
+	// poll is changed in place, with polls.mu held; nil until the step
+	// paces the object.
+	poll *pollState
+}
+
+// empty reports whether r holds nothing.
+func (r remembered) empty() bool { return r.memo.empty() && r.poll == nil }
+
+// memory holds what the step remembers of each object: objs, by name and
+// UID, so an object made again under the same name starts afresh. A pass
+// reads and replaces only its object's memo, and controller-runtime never
+// runs two passes of one object at once; forget may run at any time, and
+// a pass of an object that went while it ran leaves nothing.
 type memory struct {
-	m sync.Map
-	// forgotten holds the objects that went lately: a pass of one still
-	// running then leaves nothing.
-	forgotten gone.Set
+	objs gone.Memory[remembered]
 	// polls paces the observations of the objects.
 	polls polls
 }
 
-// get returns the memo of uid, empty when there is none.
-func (m *memory) get(uid types.UID) memo {
-	if v, ok := m.m.Load(uid); ok {
-		return v.(memo)
-	}
-	return memo{}
+// get returns the memo of obj, empty when there is none.
+func (m *memory) get(obj client.Object) memo {
+	r, _ := m.objs.Load(client.ObjectKeyFromObject(obj), obj.GetUID())
+	return r.memo
 }
 
-// change replaces the memo of uid with what fn makes of it; an empty memo
-// is dropped.
-func (m *memory) change(uid types.UID, fn func(*memo)) {
-	v := m.get(uid)
-	fn(&v)
-	if _, left := m.forgotten.Went(uid, time.Now()); left || v.empty() {
-		m.m.Delete(uid)
-		return
-	}
-	m.m.Store(uid, v)
-	if _, left := m.forgotten.Went(uid, time.Now()); left {
-		// Forgotten while this pass ran.
-		m.m.Delete(uid)
-	}
+// change replaces the memo of obj with what fn makes of it. fn runs again
+// when what the step remembers of obj changed meanwhile (the pacing of its
+// observations, by a batch round): it must only change the memo it is
+// given.
+func (m *memory) change(obj client.Object, fn func(*memo)) {
+	m.objs.Update(client.ObjectKeyFromObject(obj), obj.GetUID(), func(r remembered, _ bool) (remembered, bool) {
+		fn(&r.memo)
+		return r, !r.empty()
+	})
 }
 
-// forget drops the memo of uid, and keeps it from coming back for
-// gone.For.
-func (m *memory) forget(uid types.UID) {
-	m.forgotten.Add(uid, time.Now())
-	m.m.Delete(uid)
-	m.polls.forget(uid)
+// forget drops what the step remembers of obj, and keeps it from coming
+// back for gone.For, unless a pass that begins later finds obj back (see
+// Step.Do).
+func (m *memory) forget(obj client.Object) {
+	if r, ok := m.objs.Forget(client.ObjectKeyFromObject(obj), obj.GetUID()); ok && r.poll != nil {
+		m.polls.forget(r.poll)
+	}
 }
 
 // forgetLeaving returns the handler of a watch of the reconciled objects
@@ -122,7 +126,7 @@ func forgetLeaving(m *memory) handler.EventHandler {
 	return handler.Funcs{
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if e.Object != nil {
-				m.forget(e.Object.GetUID())
+				m.forget(e.Object)
 			}
 		},
 	}

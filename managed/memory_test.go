@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,11 +23,13 @@ import (
 	v1 "github.com/bosunkit/bosun/managed/internal/bucketapi"
 )
 
-// rememberedObjects counts the objects the step remembers something of.
+// rememberedObjects counts the objects the step keeps a memo of.
 func rememberedObjects[T client.Object](s *Step[T]) int {
 	n := 0
-	s.memory.m.Range(func(any, any) bool {
-		n++
+	s.memory.objs.Range(func(_ types.NamespacedName, _ types.UID, r remembered) bool {
+		if !r.memo.empty() {
+			n++
+		}
 		return true
 	})
 	return n
@@ -123,21 +126,27 @@ func TestMemoryIsReleased(t *testing.T) {
 // nothing in memory.
 func TestMemoryIgnoresLatePassesOfForgottenObjects(t *testing.T) {
 	var m memory
-	m.change("uid-a", func(v *memo) { v.create = &attempt{n: 1, err: errors.New("down")} })
-	m.forget("uid-a")
-	m.change("uid-a", func(v *memo) { v.create = &attempt{n: 2, err: errors.New("down")} })
-	m.change("uid-b", func(v *memo) { v.create = &attempt{n: 1, err: errors.New("down")} })
+	m.polls.objs = &m.objs
+	bucket := func(name string) *v1.Bucket {
+		return &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)}}
+	}
+	a, b := bucket("a"), bucket("b")
+	m.change(a, func(v *memo) { v.create = &attempt{n: 1, err: errors.New("down")} })
+	m.forget(a)
+	m.change(a, func(v *memo) { v.create = &attempt{n: 2, err: errors.New("down")} })
+	m.polls.schedule(a.UID, client.ObjectKeyFromObject(a), time.Now())
+	m.change(b, func(v *memo) { v.create = &attempt{n: 1, err: errors.New("down")} })
 	got := 0
-	m.m.Range(func(k, _ any) bool {
-		if k != types.UID("uid-b") {
+	m.objs.Range(func(_ types.NamespacedName, uid types.UID, _ remembered) bool {
+		if uid != b.UID {
 			got++
 		}
 		return true
 	})
 	if got != 0 {
-		t.Errorf("memory holds %d memos of an object it forgot", got)
+		t.Errorf("memory holds %d memos or pacings of an object it forgot", got)
 	}
-	if m.get("uid-b").create == nil {
+	if m.get(b).create == nil {
 		t.Error("memory lost the memo of another object")
 	}
 }
@@ -167,8 +176,7 @@ func TestMemoryForgetsAnObjectThatLeftBeforeTheStepRan(t *testing.T) {
 			return ctrl.Result{}, err
 		}
 		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-			_, went := step.memory.forgotten.Went(b.UID, time.Now())
-			return went, nil
+			return step.memory.objs.Went(b.UID), nil
 		})
 		return ctrl.Result{}, err
 	})
@@ -198,9 +206,43 @@ func TestMemoryForgetsAnObjectThatLeftBeforeTheStepRan(t *testing.T) {
 		if n := rememberedObjects(step); n != 0 {
 			return fmt.Errorf("the step remembers %d objects, want none: the one it had left its cache", n)
 		}
-		if _, ok := step.memory.polls.get(uid.Load().(types.UID)); ok {
+		if _, ok := step.memory.polls.get(uid.Load().(types.UID), types.NamespacedName{Namespace: e.ns, Name: "leaving"}); ok {
 			return errors.New("the step paces the observations of a Bucket that left its cache")
 		}
 		return nil
 	})
+}
+
+// TestMemoryForgetRacesPacing forgets objects while passes of them pace
+// their observations, at the same moment, in rounds: whichever comes
+// first, nothing of the pacing of an object that went is kept.
+func TestMemoryForgetRacesPacing(t *testing.T) {
+	const rounds, n = 20, 500
+	for r := range rounds {
+		var m memory
+		m.polls.objs = &m.objs
+		objs := make([]*v1.Bucket, n)
+		for i := range objs {
+			objs[i] = &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("b", i), UID: types.UID(fmt.Sprint("uid-", i))}}
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, b := range objs {
+			wg.Go(func() {
+				<-start
+				m.polls.schedule(b.UID, client.ObjectKeyFromObject(b), time.Now())
+			})
+			wg.Go(func() {
+				<-start
+				m.forget(b)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for _, b := range objs {
+			if _, ok := m.polls.get(b.UID, client.ObjectKeyFromObject(b)); ok {
+				t.Fatalf("round %d: the step paces the observations of %s, which went", r, b.Name)
+			}
+		}
+	}
 }

@@ -92,7 +92,7 @@ func (o *observer[T]) observe(ctx context.Context, req *bosun.Pass[T], now time.
 		done()
 		return nil, res, err
 	}
-	m := o.memory.get(obj.GetUID())
+	m := o.memory.get(obj)
 	ann := recorded(obj, m)
 	// Observe works on a copy: the status it writes is kept unless the
 	// resource is another object's; the spec it fills in only if the
@@ -157,7 +157,7 @@ func (o *observer[T]) fromBatch(ctx context.Context, req *bosun.Pass[T], now tim
 	obj := req.Object
 	target := e.out.DeepCopyObject().(T)
 	p := &observed[T]{done: func() {}, target: target, name: ExternalName(target), obs: e.obs}
-	m := o.memory.get(obj.GetUID())
+	m := o.memory.get(obj)
 	p.facts = o.facts(obj, now, recorded(obj, m), pol, m)
 	p.facts.obs = &p.obs
 	if d := decide(p.facts); d.action != actReport || d.lateInit || !p.obs.Available {
@@ -189,7 +189,7 @@ func (o *observer[T]) cleanupFacts(req *bosun.Pass[T]) (facts, error) {
 	if err != nil {
 		return facts{}, err
 	}
-	m := o.memory.get(obj.GetUID())
+	m := o.memory.get(obj)
 	f := o.facts(obj, o.now(), recorded(obj, m), pol, m)
 	order, err := o.deletionOrder(obj)
 	f.orphan, f.last, f.orderErr = del == DeletionOrphan, order == DeletionOrderLast, err

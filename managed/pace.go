@@ -170,7 +170,7 @@ func (p *pacer[T]) pace(ctx context.Context, req *bosun.Pass[T]) (paceAction, ct
 	obj := req.Object
 	uid, key := obj.GetUID(), client.ObjectKeyFromObject(obj)
 	ps := p.polls
-	st, known := ps.get(uid)
+	st, known := ps.get(uid, key)
 	now := p.now()
 	// A user's request for a pass (bosun.AnnotationReconcileRequestedAt)
 	// wakes the object as Wake does.

@@ -18,16 +18,16 @@ import (
 // observed of it; and the objects Wake asked about. It is safe for
 // concurrent use.
 type polls struct {
-	mu   sync.Mutex
-	objs map[types.UID]*pollState
+	mu sync.Mutex
+	// objs is the step's memory of the objects, which holds their
+	// pollStates (remembered.poll): nothing is kept of an object that
+	// left the cache lately, or while a pass of it ran.
+	objs *gone.Memory[remembered]
 	// woken holds the objects Wake asked a fresh observation for, with
 	// when it did.
 	woken map[types.NamespacedName]time.Time
 	// failed is when the last batch round failed.
 	failed time.Time
-	// gone holds the objects that left the cache lately (the memory's):
-	// a pass still running then adds nothing.
-	gone *gone.Set
 
 	// batching reports that the step can observe in batches: its
 	// Connector is a BatchObserver, or a client it connected was one.
@@ -68,44 +68,51 @@ type batched struct {
 	obs     Observation
 }
 
-// change applies fn to the state of uid, made for key when there is none;
-// nothing is kept of an object that left the cache lately.
+// change applies fn to the state of the object key with uid, made when
+// there is none; nothing is kept of an object that left the cache lately.
 func (p *polls) change(uid types.UID, key types.NamespacedName, fn func(*pollState)) {
-	if _, left := p.gone.Went(uid, time.Now()); left {
-		return
+	st := p.state(uid, key)
+	if st == nil {
+		r, ok := p.objs.Update(key, uid, func(r remembered, _ bool) (remembered, bool) {
+			if r.poll == nil {
+				r.poll = &pollState{key: key}
+			}
+			return r, true
+		})
+		if !ok {
+			return
+		}
+		st = r.poll
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.objs == nil {
-		p.objs = map[types.UID]*pollState{}
-	}
-	st := p.objs[uid]
-	if st == nil {
-		st = &pollState{key: key}
-		p.objs[uid] = st
-	}
 	fn(st)
 }
 
-// get returns a copy of the state of uid, and whether there is one.
-func (p *polls) get(uid types.UID) (pollState, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st, ok := p.objs[uid]
-	if !ok {
+// state returns the state of the object key with uid, nil when there is
+// none. Its fields are read and changed with p.mu held.
+func (p *polls) state(uid types.UID, key types.NamespacedName) *pollState {
+	r, _ := p.objs.Load(key, uid)
+	return r.poll
+}
+
+// get returns a copy of the state of the object key with uid, and whether
+// there is one.
+func (p *polls) get(uid types.UID, key types.NamespacedName) (pollState, bool) {
+	st := p.state(uid, key)
+	if st == nil {
 		return pollState{}, false
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return *st, true
 }
 
-// forget drops what polls keeps of uid.
-func (p *polls) forget(uid types.UID) {
+// forget drops the Wake of the object whose state st the memory dropped.
+func (p *polls) forget(st *pollState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if st, ok := p.objs[uid]; ok {
-		delete(p.woken, st.key)
-		delete(p.objs, uid)
-	}
+	delete(p.woken, st.key)
 }
 
 // wokenFor is how long a Wake of an object the controller never passes

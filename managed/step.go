@@ -91,7 +91,7 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 	cfg.fill()
 	s := &Step[T]{cfg: cfg, names: naming[T]{choose: cfg.nameFn, provider: cfg.providerNames}}
 	ps := &s.memory.polls
-	ps.gone = &s.memory.forgotten
+	ps.objs = &s.memory.objs
 	if _, ok := c.(BatchObserver[T]); ok {
 		ps.batching.Store(true)
 	}
@@ -193,7 +193,7 @@ func (s *Step[T]) Conditions() []string { return []string{s.cfg.synced, s.cfg.av
 // ExternalResourceConflict, or ReasonAdoptionNotGranted for an unmarked
 // one where adoption is not granted.
 func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
-	s.memory.forgotten.Back(req.Object.GetUID(), gone.PassBegan(ctx))
+	s.memory.objs.Back(req.Object.GetUID(), gone.PassBegan(ctx))
 	pace, res, end := s.pace.pace(ctx, req)
 	if end {
 		return res, nil
@@ -265,7 +265,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	}
 	// Observing is all the skip policy does, so the resource is the
 	// object's as it is to observe-only policies.
-	m := s.memory.get(obj.GetUID())
+	m := s.memory.get(obj)
 	f := s.obs.facts(obj, now, recorded(obj, m), ObserveOnly(), m)
 	if f.granted, err = s.obs.grant(ctx, req, f, obs); err != nil {
 		return ctrl.Result{}, err
@@ -302,7 +302,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 // backoff), and the passes in between, such as the one the fence's own
 // write brings, only observe.
 func (s *Step[T]) Cleanup(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
-	s.memory.forgotten.Back(req.Object.GetUID(), gone.PassBegan(ctx))
+	s.memory.objs.Back(req.Object.GetUID(), gone.PassBegan(ctx))
 	s.log.restore(req)
 	res, err := s.del.run(ctx, req)
 	if err == nil && res == (ctrl.Result{}) {

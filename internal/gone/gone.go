@@ -1,8 +1,10 @@
-// Package gone remembers, for a while, the objects that left a
-// controller's cache (deleted, or moved out of a cache that holds a share
-// of the objects), so that what a pass still running at that moment
-// records of its object is not kept for good. The engine, the children
-// step and the managed step each keep one Set.
+// Package gone holds what a controller remembers of each object between
+// its passes (Memory), until the object leaves the controller's cache
+// (deleted, or moved out of a cache that holds a share of the objects). A
+// Memory also remembers, for For, the objects that left, so that what a
+// pass still running at that moment records of its object is not kept for
+// good. The engine, the children step and the managed step each keep one
+// Memory.
 package gone
 
 import (
@@ -13,22 +15,23 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// For is how long a Set keeps an object: longer than any pass that was
+// For is how long a Memory keeps a leaving: longer than any pass that was
 // running when the object went.
 const For = time.Minute
 
-// Set holds the UIDs of the objects that went in the last For, with when
-// each went. Old entries are dropped in one sweep at most once per half of
-// For, so that adding an object costs the same however many went before.
-// The zero value is ready to use; a Set is safe for concurrent use.
-type Set struct {
+// set holds the UIDs of the objects that went in the last For, with when
+// each went: a Memory's leavings. Old entries are dropped in one sweep at
+// most once per half of For, so that adding an object costs the same
+// however many went before. The zero value is ready to use; a set is safe
+// for concurrent use.
+type set struct {
 	mu    sync.Mutex
 	at    map[types.UID]time.Time
 	swept time.Time
 }
 
 // Add notes that the object uid went at now. An empty uid is ignored.
-func (s *Set) Add(uid types.UID, now time.Time) {
+func (s *set) Add(uid types.UID, now time.Time) {
 	if uid == "" {
 		return
 	}
@@ -50,7 +53,7 @@ func (s *Set) Add(uid types.UID, now time.Time) {
 
 // Went returns when the object uid went, and whether it did in the For
 // before now.
-func (s *Set) Went(uid types.UID, now time.Time) (time.Time, bool) {
+func (s *set) Went(uid types.UID, now time.Time) (time.Time, bool) {
 	if uid == "" {
 		return time.Time{}, false
 	}
@@ -70,7 +73,7 @@ func (s *Set) Went(uid types.UID, now time.Time) (time.Time, bool) {
 // object moved away and back) is remembered again from its first pass.
 // A leaving noted since began is kept: the object went while the pass
 // ran, after the engine read it, and the pass must leave nothing.
-func (s *Set) Back(uid types.UID, began time.Time) {
+func (s *set) Back(uid types.UID, began time.Time) {
 	if uid == "" || began.IsZero() {
 		return
 	}
@@ -97,9 +100,9 @@ func PassBegan(ctx context.Context) time.Time {
 	return t
 }
 
-// Len returns the number of objects the Set holds, old ones not yet swept
+// Len returns the number of objects the set holds, old ones not yet swept
 // included.
-func (s *Set) Len() int {
+func (s *set) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.at)

@@ -10,7 +10,7 @@ import (
 
 func TestSet(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var s Set
+	var s set
 	s.Add("a", t0)
 	s.Add("", t0)
 	tests := []struct {
@@ -37,7 +37,7 @@ func TestSet(t *testing.T) {
 
 func TestSetSweepsOldEntries(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var s Set
+	var s set
 	for i := range 100 {
 		s.Add(types.UID(fmt.Sprint(i)), t0)
 	}
@@ -57,7 +57,7 @@ func TestSetSweepsOldEntries(t *testing.T) {
 // went before it.
 func BenchmarkSetAdd(b *testing.B) {
 	t0 := time.Now()
-	var s Set
+	var s set
 	uids := make([]types.UID, 1<<16)
 	for i := range uids {
 		uids[i] = types.UID(fmt.Sprint(i))
@@ -70,7 +70,7 @@ func BenchmarkSetAdd(b *testing.B) {
 
 func TestBack(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var s Set
+	var s set
 	s.Add("a", t0)
 	s.Add("b", t0)
 	s.Add("c", t0.Add(2*time.Second))
