@@ -355,16 +355,38 @@ func (p *Process) Member(obj client.Object) *shard.Member {
 // Journal returns r recording its passes in the process's journal, which
 // the matrix reads to check that no object is reconciled by two processes
 // at once. The passes of bosun's reconcilers are recorded without it;
-// wrap a plain controller-runtime reconciler of obj's kind, named
-// controller, in it. A pass counts as one that acted when the manager's
-// cache holds its object as it starts.
+// wrap a plain controller-runtime reconciler of obj's kind (obj may be a
+// nil pointer of it), named controller, in it. A pass counts as one that
+// acted when the manager's cache holds its object as it starts. In a shard
+// ring, put Journal inside the member's Wrap, so that the passes the
+// member holds back are not journaled:
+//
+//	m.Wrap(p.Journal("widgets", &v1.Widget{}, r))
 func (p *Process) Journal(controller string, obj client.Object, r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		start := time.Now()
-		cur, _ := obj.DeepCopyObject().(client.Object)
+		cur := emptyOf(obj)
 		found := cur != nil && p.mgr.GetCache().Get(ctx, req.NamespacedName, cur) == nil
 		res, err := r.Reconcile(ctx, req)
 		p.journal.add(passRecord{controller: controller, object: req.NamespacedName, start: start, end: time.Now(), acted: found, plain: true})
 		return res, err
 	})
+}
+
+// emptyOf returns an object to read one of obj's kind into: a copy of obj
+// (an unstructured object keeps its kind), or a new one of its type when
+// obj is a nil pointer; nil when obj is nil.
+func emptyOf(obj client.Object) client.Object {
+	if obj == nil {
+		return nil
+	}
+	if cur, ok := obj.DeepCopyObject().(client.Object); ok && cur != nil {
+		return cur
+	}
+	t := reflect.TypeOf(obj)
+	if t.Kind() != reflect.Pointer {
+		return nil
+	}
+	cur, _ := reflect.New(t.Elem()).Interface().(client.Object)
+	return cur
 }
