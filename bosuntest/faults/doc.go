@@ -52,9 +52,24 @@
 //
 // With Shard, a process is a member of a ring of package shard; the
 // operator's Setup builds the ring's controller through Shard. Every
-// process journals the passes of its reconcilers (bosun's on their own,
-// a plain controller-runtime reconciler through Journal), so that a test
-// can tell whether two processes ever reconciled one object at once.
+// process journals the passes of its reconcilers, which the matrix reads
+// to tell whether two processes ever reconciled one object at once:
+// bosun's reconcilers are journaled on their own; a plain
+// controller-runtime reconciler is journaled only when Setup wraps it in
+// Journal, and a pass of it counts when the cache held its object as the
+// pass began. Such a controller takes its ring's member from Member (nil
+// when the process is in no ring of the kind) and runs on the member's
+// share: the member's Predicate on its For, leader election off for the
+// controller, and the member's Wrap around the journaled reconciler:
+//
+//	r := p.Journal("widgets", &v1.Widget{}, reconciler)
+//	b := ctrl.NewControllerManagedBy(mgr).Named("widgets")
+//	if m := p.Member(&v1.Widget{}); m != nil {
+//		return b.For(&v1.Widget{}, builder.WithPredicates(m.Predicate())).
+//			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+//			Complete(m.Wrap(r))
+//	}
+//	return b.For(&v1.Widget{}).Complete(r)
 //
 // # Crash after every write
 //
