@@ -3,6 +3,8 @@ package bosun_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,6 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -108,13 +109,17 @@ func stepSamples(t *testing.T, controller string) map[string]uint64 {
 // engine: which steps run, and the outcome.
 func TestCompositeRunsItsCombinator(t *testing.T) {
 	fail := func() (ctrl.Result, error) { return ctrl.Result{}, errors.New("failed") }
-	requeue := func() (ctrl.Result, error) { return flow.RequeueAfter(time.Minute) }
+	requeue := func() (ctrl.Result, error) { return ctrl.Result{RequeueAfter: time.Minute}, nil }
+	stop := func() (ctrl.Result, error) { return ctrl.Result{}, fmt.Errorf("not yet: %w", bosun.ErrStop) }
+	errBoom := errors.New("boom")
 	for _, tc := range []struct {
-		name    string
-		steps   func(tr *trace) []widgetStep
-		wantDo  []string
-		wantRes ctrl.Result
-		wantErr string
+		name     string
+		steps    func(tr *trace) []widgetStep
+		wantDo   []string
+		wantRes  ctrl.Result
+		wantErr  string
+		wantIs   error // errors.Is finds it in the error, when set
+		anyOrder bool  // the Do calls may come in any order
 	}{
 		{
 			name: "sequence stops at the first that interrupts",
@@ -166,7 +171,82 @@ func TestCompositeRunsItsCombinator(t *testing.T) {
 				})))}
 			},
 			wantDo:  []string{"slow.do"},
-			wantErr: "timed out",
+			wantErr: `step "slow" timed out after 1ms: context deadline exceeded`,
+			wantIs:  context.DeadlineExceeded,
+		},
+		{
+			name: "timeout keeps a step's own error",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Timeout(time.Millisecond, widgetStep(bosun.NewStep("slow", func(ctx context.Context, _ *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+					tr.add("slow.do")
+					<-ctx.Done()
+					return ctrl.Result{}, errBoom
+				})))}
+			},
+			wantDo:  []string{"slow.do"},
+			wantErr: `step "slow" timed out after 1ms: context deadline exceeded: boom`,
+			wantIs:  errBoom,
+		},
+		{
+			name: "timeout leaves a step in time alone",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Timeout(time.Hour, widgetStep(&traced{name: "a", tr: tr, do: requeue}))}
+			},
+			wantDo:  []string{"a.do"},
+			wantRes: ctrl.Result{RequeueAfter: time.Minute},
+		},
+		{
+			name: "sequence stops quietly at ErrStop",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Sequence[*testapi.Widget](&traced{name: "a", tr: tr, do: stop}, &traced{name: "b", tr: tr}), &traced{name: "c", tr: tr}}
+			},
+			wantDo: []string{"a.do"},
+		},
+		{
+			name: "join runs all past ErrStop, then the pass stops",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Join[*testapi.Widget](&traced{name: "a", tr: tr, do: stop}, &traced{name: "b", tr: tr, do: requeue}), &traced{name: "c", tr: tr}}
+			},
+			wantDo:  []string{"a.do", "b.do"},
+			wantRes: ctrl.Result{RequeueAfter: time.Minute},
+		},
+		{
+			name: "join: a failure wins over ErrStop",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.OrderedJoin[*testapi.Widget](&traced{name: "a", tr: tr, do: stop}, &traced{name: "b", tr: tr, do: fail})}
+			},
+			wantDo:  []string{"a.do", "b.do"},
+			wantErr: "failed",
+		},
+		{
+			name: "parallel join runs all and joins the outcomes",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.ParallelJoin[*testapi.Widget](&traced{name: "a", tr: tr, do: fail}, &traced{name: "b", tr: tr, do: fail})}
+			},
+			wantDo:   []string{"a.do", "b.do"},
+			wantErr:  "failed\nfailed",
+			anyOrder: true,
+		},
+		{
+			name: "retry does not try ErrStop again",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Retry(3, 0, widgetStep(&traced{name: "a", tr: tr, do: stop}))}
+			},
+			wantDo: []string{"a.do"},
+		},
+		{
+			name: "retry stops once it succeeds",
+			steps: func(tr *trace) []widgetStep {
+				n := 0
+				return []widgetStep{bosun.Retry(3, time.Millisecond, widgetStep(&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) {
+					if n++; n < 2 {
+						return fail()
+					}
+					return requeue()
+				}}))}
+			},
+			wantDo:  []string{"a.do", "a.do"},
+			wantRes: ctrl.Result{RequeueAfter: time.Minute},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,6 +260,9 @@ func TestCompositeRunsItsCombinator(t *testing.T) {
 					do = append(do, c)
 				}
 			}
+			if tc.anyOrder {
+				slices.Sort(do)
+			}
 			if diff := cmp.Diff(tc.wantDo, do); diff != "" {
 				t.Errorf("Do calls (-want +got):\n%s", diff)
 			}
@@ -189,6 +272,9 @@ func TestCompositeRunsItsCombinator(t *testing.T) {
 				}
 			} else if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error = %v, want one containing %q", err, tc.wantErr)
+			}
+			if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+				t.Errorf("error = %v, want one that holds %v", err, tc.wantIs)
 			}
 		})
 	}
