@@ -21,6 +21,19 @@ import (
 // unique across the whole tree. Cleanup, Post and Observe run on the steps
 // of the tree in the order a depth-first walk meets them (Cleanup in
 // reverse), whatever the composite does in Do.
+//
+// A composite's Do runs each of its steps' Do with Pass.Run, which
+// records it and recovers a panic in it as the engine does for a step of
+// Reconciler.Steps, and combines their outcomes as it likes:
+//
+//	func (b bundle) Do(ctx context.Context, req *bosun.Pass[*v1.Site]) (ctrl.Result, error) {
+//		for _, s := range b.steps {
+//			if res, err := req.Run(ctx, s); err != nil || res.RequeueAfter > 0 {
+//				return res, err
+//			}
+//		}
+//		return ctrl.Result{}, nil
+//	}
 type Composite[T client.Object] interface {
 	Step[T]
 	Named

@@ -319,3 +319,51 @@ type loop struct{ bosun.Nop[*testapi.Widget] }
 
 func (loop) Name() string          { return "loop" }
 func (l loop) Steps() []widgetStep { return []widgetStep{l} }
+
+// firstFailure is a composite of a user's making: its Do runs its steps
+// with Pass.Run, in order, until one fails, and ignores requeues.
+type firstFailure struct{ steps []widgetStep }
+
+func (firstFailure) Name() string          { return "firstFailure" }
+func (f firstFailure) Steps() []widgetStep { return f.steps }
+
+func (f firstFailure) Do(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+	for _, s := range f.steps {
+		if _, err := req.Run(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// TestPassRunInComposite checks that the steps a user's composite runs
+// with Pass.Run are the engine's: a panic in one is recovered into a
+// *conditions.PanicError that names it, Ready says Panic, and each step
+// run gets its metrics.
+func TestPassRunInComposite(t *testing.T) {
+	tr := &trace{}
+	steps := []widgetStep{firstFailure{steps: []widgetStep{
+		&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) { return ctrl.Result{RequeueAfter: time.Minute}, nil }},
+		&traced{name: "b", tr: tr, do: func() (ctrl.Result, error) { panic("b broke") }},
+		&traced{name: "c", tr: tr},
+	}}}
+	cl := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "user-composite", Client: cl, Finalizer: testFinalizer, Steps: steps}
+	_, w, err := reconcileWidget(t, r, cl, "w")
+	var pe *conditions.PanicError
+	if !errors.As(err, &pe) || pe.Step != "b" || pe.Value != "b broke" || len(pe.Stack) == 0 {
+		t.Fatalf("error = %v, want a *conditions.PanicError of step b with its stack", err)
+	}
+	if diff := cmp.Diff([]string{"a.do", "b.do", "a.post", "b.post", "c.post"}, tr.get()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if got, want := readyOf(w), "False/Panic: panic in b: b broke"; got != want {
+		t.Errorf("Ready = %q, want %q", got, want)
+	}
+	samples := stepSamples(t, "user-composite")
+	for key, want := range map[string]uint64{"firstFailure/do": 1, "a/do": 1, "b/do": 1, "c/do": 0} {
+		if samples[key] != want {
+			t.Errorf("%d duration samples for %s, want %d; have %v", samples[key], key, want, samples)
+		}
+	}
+}
