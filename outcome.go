@@ -80,7 +80,7 @@ func (j *joiner) add(res ctrl.Result, err error) {
 
 func (j *joiner) addErr(err error) {
 	if isJoinError(err) {
-		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() { //nolint:errorlint // isJoinError checked the type
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 			if e != nil {
 				j.addErr(e)
 			}

@@ -24,8 +24,8 @@ type seen struct {
 var (
 	errA = errors.New("a failed")
 	errB = errors.New("b failed")
-	// stopWhy is ErrStop wrapped to say why.
-	stopWhy = fmt.Errorf("input missing: %w", ErrStop)
+	// errStopWhy is ErrStop wrapped to say why.
+	errStopWhy = fmt.Errorf("input missing: %w", ErrStop)
 )
 
 // see describes res, err for comparison.
@@ -56,10 +56,10 @@ func TestInterrupts(t *testing.T) {
 		{"nothing", ctrl.Result{}, nil, false},
 		{"a priority only", ctrl.Result{Priority: ptr.To(1)}, nil, false},
 		{"a requeue", ctrl.Result{RequeueAfter: time.Second}, nil, true},
-		{"the deprecated requeue", ctrl.Result{Requeue: true}, nil, true},
+		{"the deprecated requeue", ctrl.Result{Requeue: true}, nil, true}, //nolint:staticcheck // a step may still set the deprecated field
 		{"an error", ctrl.Result{}, errA, true},
 		{"ErrStop", ctrl.Result{}, ErrStop, true},
-		{"ErrStop wrapped", ctrl.Result{}, stopWhy, true},
+		{"ErrStop wrapped", ctrl.Result{}, errStopWhy, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := interrupts(tc.res, tc.err); got != tc.want {
@@ -78,14 +78,14 @@ func TestJoinOutcomes(t *testing.T) {
 		want seen
 	}{
 		{"none", nil, seen{}},
-		{"one is kept as it is", []outcome{{res: ctrl.Result{RequeueAfter: time.Second}, err: stopWhy}},
+		{"one is kept as it is", []outcome{{res: ctrl.Result{RequeueAfter: time.Second}, err: errStopWhy}},
 			seen{Res: ctrl.Result{RequeueAfter: time.Second}, Err: "input missing: bosun: pass stopped", Holds: []string{"stop"}}},
 		{"successes", []outcome{{}, {}}, seen{}},
 		{"the shortest requeue wins", []outcome{
 			{res: ctrl.Result{RequeueAfter: time.Minute}}, {}, {res: ctrl.Result{RequeueAfter: time.Second}}, {res: ctrl.Result{RequeueAfter: time.Hour}},
 		}, seen{Res: ctrl.Result{RequeueAfter: time.Second}}},
-		{"the deprecated requeue is kept", []outcome{{}, {res: ctrl.Result{Requeue: true}}},
-			seen{Res: ctrl.Result{Requeue: true}}},
+		{"the deprecated requeue is kept", []outcome{{}, {res: ctrl.Result{Requeue: true}}}, //nolint:staticcheck // a step may still set the deprecated field
+			seen{Res: ctrl.Result{Requeue: true}}}, //nolint:staticcheck // the join keeps it
 		{"the highest priority wins", []outcome{{res: ctrl.Result{Priority: ptr.To(-1)}}, {}, {res: ctrl.Result{Priority: ptr.To(3)}}},
 			seen{Res: ctrl.Result{Priority: ptr.To(3)}}},
 		{"one error among successes", []outcome{{}, {err: errA}, {res: ctrl.Result{RequeueAfter: time.Second}}},
@@ -96,11 +96,11 @@ func TestJoinOutcomes(t *testing.T) {
 			seen{Err: "a failed\nb failed\nc failed", Holds: []string{"a", "b"}}},
 		{"the same error value is kept once", []outcome{{err: errA}, {err: joinedAB}, {err: errA}},
 			seen{Err: "a failed\nb failed", Holds: []string{"a", "b"}}},
-		{"ErrStop gives way to a failure", []outcome{{err: stopWhy}, {err: errA}, {err: ErrStop}},
+		{"ErrStop gives way to a failure", []outcome{{err: errStopWhy}, {err: errA}, {err: ErrStop}},
 			seen{Err: "a failed", Holds: []string{"a"}}},
-		{"ErrStop alone is kept", []outcome{{}, {err: stopWhy}},
+		{"ErrStop alone is kept", []outcome{{}, {err: errStopWhy}},
 			seen{Err: "input missing: bosun: pass stopped", Holds: []string{"stop"}}},
-		{"several ErrStops are kept together", []outcome{{err: stopWhy}, {err: ErrStop}},
+		{"several ErrStops are kept together", []outcome{{err: errStopWhy}, {err: ErrStop}},
 			seen{Err: "input missing: bosun: pass stopped\nbosun: pass stopped", Holds: []string{"stop"}}},
 		{"a wrapper of a failure and ErrStop is a failure", []outcome{{err: wrappedMix}, {err: ErrStop}},
 			seen{Err: "sync: bosun: pass stopped\na failed", Holds: []string{"a", "stop"}}},
@@ -123,7 +123,7 @@ func TestJoinOutcomes(t *testing.T) {
 }
 
 func TestWithoutStop(t *testing.T) {
-	twoWraps := fmt.Errorf("outer: %w", stopWhy)
+	twoWraps := fmt.Errorf("outer: %w", errStopWhy)
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -131,12 +131,12 @@ func TestWithoutStop(t *testing.T) {
 	}{
 		{"nil", nil, seen{}},
 		{"ErrStop", ErrStop, seen{}},
-		{"ErrStop wrapped", stopWhy, seen{}},
+		{"ErrStop wrapped", errStopWhy, seen{}},
 		{"ErrStop wrapped twice", twoWraps, seen{}},
 		{"a failure stays whole", fmt.Errorf("sync: %w", errA), seen{Err: "sync: a failed", Holds: []string{"a"}}},
-		{"a join of ErrStops", errors.Join(ErrStop, stopWhy), seen{}},
-		{"a join keeps its failures", errors.Join(errA, stopWhy, errB), seen{Err: "a failed\nb failed", Holds: []string{"a", "b"}}},
-		{"a join left with one failure is that failure", errors.Join(stopWhy, errA), seen{Err: "a failed", Holds: []string{"a"}}},
+		{"a join of ErrStops", errors.Join(ErrStop, errStopWhy), seen{}},
+		{"a join keeps its failures", errors.Join(errA, errStopWhy, errB), seen{Err: "a failed\nb failed", Holds: []string{"a", "b"}}},
+		{"a join left with one failure is that failure", errors.Join(errStopWhy, errA), seen{Err: "a failed", Holds: []string{"a"}}},
 		{"a wrapper of a mix loses its text", fmt.Errorf("sync: %w", errors.Join(ErrStop, errA)), seen{Err: "a failed", Holds: []string{"a"}}},
 		{"several %w", fmt.Errorf("%w and %w", errA, ErrStop), seen{Err: "a failed", Holds: []string{"a"}}},
 		{"a join without ErrStop stays whole", errors.Join(errA, errB), seen{Err: "a failed\nb failed", Holds: []string{"a", "b"}}},
@@ -161,7 +161,7 @@ func TestRetryable(t *testing.T) {
 		{"success", context.Background(), nil, false},
 		{"a failure", context.Background(), errA, true},
 		{"a deadline of the step's own", context.Background(), fmt.Errorf("call: %w", context.DeadlineExceeded), true},
-		{"ErrStop", context.Background(), stopWhy, false},
+		{"ErrStop", context.Background(), errStopWhy, false},
 		{"a terminal error", context.Background(), reconcile.TerminalError(errA), false},
 		{"a terminal error wrapped", context.Background(), fmt.Errorf("sync: %w", reconcile.TerminalError(errA)), false},
 		{"canceled", context.Background(), fmt.Errorf("call: %w", context.Canceled), false},
@@ -185,8 +185,8 @@ func TestFinal(t *testing.T) {
 	}{
 		{"success", ctrl.Result{}, nil, seen{}},
 		{"a requeue", ctrl.Result{RequeueAfter: time.Second, Priority: prio}, nil, seen{Res: ctrl.Result{RequeueAfter: time.Second, Priority: prio}}},
-		{"ErrStop is removed, the requeue kept", ctrl.Result{RequeueAfter: time.Second}, stopWhy, seen{Res: ctrl.Result{RequeueAfter: time.Second}}},
-		{"an error clears the requeue, keeps the priority", ctrl.Result{RequeueAfter: time.Second, Requeue: true, Priority: prio}, errA,
+		{"ErrStop is removed, the requeue kept", ctrl.Result{RequeueAfter: time.Second}, errStopWhy, seen{Res: ctrl.Result{RequeueAfter: time.Second}}},
+		{"an error clears the requeue, keeps the priority", ctrl.Result{RequeueAfter: time.Second, Requeue: true, Priority: prio}, errA, //nolint:staticcheck // a step may still set the deprecated field
 			seen{Res: ctrl.Result{Priority: prio}, Err: "a failed", Holds: []string{"a"}}},
 		{"ErrStop is removed from a failure", ctrl.Result{RequeueAfter: time.Second}, errors.Join(errA, ErrStop),
 			seen{Err: "a failed", Holds: []string{"a"}}},
