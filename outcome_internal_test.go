@@ -198,3 +198,44 @@ func TestFinal(t *testing.T) {
 		})
 	}
 }
+
+// TestSequence checks the rule a Sequence and a Reconciler's Steps run
+// by: in order, up to the first outcome that interrupts, which is the
+// outcome; else the join of all; nothing once the context is done.
+func TestSequence(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name    string
+		ctx     context.Context
+		steps   []outcome
+		wantRan int
+		want    seen
+	}{
+		{"none", context.Background(), nil, 0, seen{}},
+		{"all run, their priorities joined", context.Background(),
+			[]outcome{{}, {res: ctrl.Result{Priority: ptr.To(2)}}, {}}, 3, seen{Res: ctrl.Result{Priority: ptr.To(2)}}},
+		{"a requeue stops it", context.Background(),
+			[]outcome{{}, {res: ctrl.Result{RequeueAfter: time.Second}}, {err: errA}}, 2, seen{Res: ctrl.Result{RequeueAfter: time.Second}}},
+		{"an error stops it", context.Background(),
+			[]outcome{{err: errA}, {}}, 1, seen{Err: "a failed", Holds: []string{"a"}}},
+		{"ErrStop stops it, as returned", context.Background(),
+			[]outcome{{res: ctrl.Result{RequeueAfter: time.Minute}, err: errStopWhy}, {}}, 1,
+			seen{Res: ctrl.Result{RequeueAfter: time.Minute}, Err: "input missing: bosun: pass stopped", Holds: []string{"stop"}}},
+		{"a done context runs nothing", canceled, []outcome{{}}, 0, seen{Err: "context canceled", Holds: []string{"canceled"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ran := 0
+			res, err := sequence(tc.ctx, len(tc.steps), func(_ context.Context, i int) (ctrl.Result, error) {
+				ran++
+				return tc.steps[i].res, tc.steps[i].err
+			})
+			if diff := cmp.Diff(tc.want, see(res, err)); diff != "" {
+				t.Errorf("sequence (-want +got):\n%s", diff)
+			}
+			if ran != tc.wantRan {
+				t.Errorf("%d steps ran, want %d", ran, tc.wantRan)
+			}
+		})
+	}
+}
