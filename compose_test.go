@@ -3,6 +3,8 @@ package bosun_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,6 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -108,13 +109,17 @@ func stepSamples(t *testing.T, controller string) map[string]uint64 {
 // engine: which steps run, and the outcome.
 func TestCompositeRunsItsCombinator(t *testing.T) {
 	fail := func() (ctrl.Result, error) { return ctrl.Result{}, errors.New("failed") }
-	requeue := func() (ctrl.Result, error) { return flow.RequeueAfter(time.Minute) }
+	requeue := func() (ctrl.Result, error) { return ctrl.Result{RequeueAfter: time.Minute}, nil }
+	stop := func() (ctrl.Result, error) { return ctrl.Result{}, fmt.Errorf("not yet: %w", bosun.ErrStop) }
+	errBoom := errors.New("boom")
 	for _, tc := range []struct {
-		name    string
-		steps   func(tr *trace) []widgetStep
-		wantDo  []string
-		wantRes ctrl.Result
-		wantErr string
+		name     string
+		steps    func(tr *trace) []widgetStep
+		wantDo   []string
+		wantRes  ctrl.Result
+		wantErr  string
+		wantIs   error // errors.Is finds it in the error, when set
+		anyOrder bool  // the Do calls may come in any order
 	}{
 		{
 			name: "sequence stops at the first that interrupts",
@@ -166,7 +171,82 @@ func TestCompositeRunsItsCombinator(t *testing.T) {
 				})))}
 			},
 			wantDo:  []string{"slow.do"},
-			wantErr: "timed out",
+			wantErr: `step "slow" timed out after 1ms: context deadline exceeded`,
+			wantIs:  context.DeadlineExceeded,
+		},
+		{
+			name: "timeout keeps a step's own error",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Timeout(time.Millisecond, widgetStep(bosun.NewStep("slow", func(ctx context.Context, _ *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+					tr.add("slow.do")
+					<-ctx.Done()
+					return ctrl.Result{}, errBoom
+				})))}
+			},
+			wantDo:  []string{"slow.do"},
+			wantErr: `step "slow" timed out after 1ms: context deadline exceeded: boom`,
+			wantIs:  errBoom,
+		},
+		{
+			name: "timeout leaves a step in time alone",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Timeout(time.Hour, widgetStep(&traced{name: "a", tr: tr, do: requeue}))}
+			},
+			wantDo:  []string{"a.do"},
+			wantRes: ctrl.Result{RequeueAfter: time.Minute},
+		},
+		{
+			name: "sequence stops quietly at ErrStop",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Sequence[*testapi.Widget](&traced{name: "a", tr: tr, do: stop}, &traced{name: "b", tr: tr}), &traced{name: "c", tr: tr}}
+			},
+			wantDo: []string{"a.do"},
+		},
+		{
+			name: "join runs all past ErrStop, then the pass stops",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Join[*testapi.Widget](&traced{name: "a", tr: tr, do: stop}, &traced{name: "b", tr: tr, do: requeue}), &traced{name: "c", tr: tr}}
+			},
+			wantDo:  []string{"a.do", "b.do"},
+			wantRes: ctrl.Result{RequeueAfter: time.Minute},
+		},
+		{
+			name: "join: a failure wins over ErrStop",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.OrderedJoin[*testapi.Widget](&traced{name: "a", tr: tr, do: stop}, &traced{name: "b", tr: tr, do: fail})}
+			},
+			wantDo:  []string{"a.do", "b.do"},
+			wantErr: "failed",
+		},
+		{
+			name: "parallel join runs all and joins the outcomes",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.ParallelJoin[*testapi.Widget](&traced{name: "a", tr: tr, do: fail}, &traced{name: "b", tr: tr, do: fail})}
+			},
+			wantDo:   []string{"a.do", "b.do"},
+			wantErr:  "failed\nfailed",
+			anyOrder: true,
+		},
+		{
+			name: "retry does not try ErrStop again",
+			steps: func(tr *trace) []widgetStep {
+				return []widgetStep{bosun.Retry(3, 0, widgetStep(&traced{name: "a", tr: tr, do: stop}))}
+			},
+			wantDo: []string{"a.do"},
+		},
+		{
+			name: "retry stops once it succeeds",
+			steps: func(tr *trace) []widgetStep {
+				n := 0
+				return []widgetStep{bosun.Retry(3, time.Millisecond, widgetStep(&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) {
+					if n++; n < 2 {
+						return fail()
+					}
+					return requeue()
+				}}))}
+			},
+			wantDo:  []string{"a.do", "a.do"},
+			wantRes: ctrl.Result{RequeueAfter: time.Minute},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,6 +260,9 @@ func TestCompositeRunsItsCombinator(t *testing.T) {
 					do = append(do, c)
 				}
 			}
+			if tc.anyOrder {
+				slices.Sort(do)
+			}
 			if diff := cmp.Diff(tc.wantDo, do); diff != "" {
 				t.Errorf("Do calls (-want +got):\n%s", diff)
 			}
@@ -189,6 +272,9 @@ func TestCompositeRunsItsCombinator(t *testing.T) {
 				}
 			} else if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error = %v, want one containing %q", err, tc.wantErr)
+			}
+			if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+				t.Errorf("error = %v, want one that holds %v", err, tc.wantIs)
 			}
 		})
 	}
@@ -233,3 +319,51 @@ type loop struct{ bosun.Nop[*testapi.Widget] }
 
 func (loop) Name() string          { return "loop" }
 func (l loop) Steps() []widgetStep { return []widgetStep{l} }
+
+// firstFailure is a composite of a user's making: its Do runs its steps
+// with Pass.Run, in order, until one fails, and ignores requeues.
+type firstFailure struct{ steps []widgetStep }
+
+func (firstFailure) Name() string          { return "firstFailure" }
+func (f firstFailure) Steps() []widgetStep { return f.steps }
+
+func (f firstFailure) Do(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+	for _, s := range f.steps {
+		if _, err := req.Run(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// TestPassRunInComposite checks that the steps a user's composite runs
+// with Pass.Run are the engine's: a panic in one is recovered into a
+// *conditions.PanicError that names it, Ready says Panic, and each step
+// run gets its metrics.
+func TestPassRunInComposite(t *testing.T) {
+	tr := &trace{}
+	steps := []widgetStep{firstFailure{steps: []widgetStep{
+		&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) { return ctrl.Result{RequeueAfter: time.Minute}, nil }},
+		&traced{name: "b", tr: tr, do: func() (ctrl.Result, error) { panic("b broke") }},
+		&traced{name: "c", tr: tr},
+	}}}
+	cl := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "user-composite", Client: cl, Finalizer: testFinalizer, Steps: steps}
+	_, w, err := reconcileWidget(t, r, cl, "w")
+	var pe *conditions.PanicError
+	if !errors.As(err, &pe) || pe.Step != "b" || pe.Value != "b broke" || len(pe.Stack) == 0 {
+		t.Fatalf("error = %v, want a *conditions.PanicError of step b with its stack", err)
+	}
+	if diff := cmp.Diff([]string{"a.do", "b.do", "a.post", "b.post", "c.post"}, tr.get()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if got, want := readyOf(w), "False/Panic: panic in b: b broke"; got != want {
+		t.Errorf("Ready = %q, want %q", got, want)
+	}
+	samples := stepSamples(t, "user-composite")
+	for key, want := range map[string]uint64{"firstFailure/do": 1, "a/do": 1, "b/do": 1, "c/do": 0} {
+		if samples[key] != want {
+			t.Errorf("%d duration samples for %s, want %d; have %v", samples[key], key, want, samples)
+		}
+	}
+}

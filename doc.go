@@ -20,10 +20,10 @@
 // Values. A step may clean up (Cleaner), run after the others (Poster), own
 // conditions (ConditionOwner), refresh its observations under the skip policy
 // (Observer), name itself (Named) and register its own watches and field
-// indexes (Setuper). Composites arrange the Do of steps with the
-// combinators of package flow (Sequence, Join, ParallelJoin, If, Timeout,
-// Retry); the engine looks inside them, so every step of the tree is
-// treated as one listed in Steps: one list, one kind of unit.
+// indexes (Setuper). Composites arrange the Do of steps (Sequence, Join,
+// OrderedJoin, ParallelJoin, If, Timeout, Retry); the engine looks inside
+// them, so every step of the tree is treated as one listed in Steps: one
+// list, one kind of unit.
 //
 // A step that makes children one by one, rather than keeping a set of them
 // (package children), uses two methods of the Pass. CreateChild creates an
@@ -223,28 +223,39 @@
 //	  |                              changed; report a failed engine write
 //	  | ownwrites.go                 the versions the pass wrote: their events start no
 //	  v                              pass; a later pass waits for the cache to pass them
-//	result -> controller-runtime (flow.Final)
+//	result -> controller-runtime (outcome.go: without ErrStop; no requeue with an error)
 //
 // The Pass a step sees is in pass.go, the Step contract and its optional
-// interfaces in step.go, the composites in compose.go, the Builder in
-// builder.go.
+// interfaces in step.go, the composites in compose.go, the rules of
+// outcomes in outcome.go, the Builder in builder.go.
 //
-// # One vocabulary with package flow
+// # What a step returns
 //
-// The composites of steps are the combinators of package flow under the
-// same names, with the same arguments in the same order, over steps in
-// place of actions:
+// A step's Do returns a ctrl.Result and an error, and the engine reads
+// them by its own rules:
 //
-//	flow (actions, one workflow per pass)   bosun (steps, one tree per reconciler)
-//	flow.Sequence(a, b)                     bosun.Sequence(s, t)
-//	flow.Join / OrderedJoin / ParallelJoin  bosun.Join / OrderedJoin / ParallelJoin
-//	flow.If(cond, a)                        bosun.If(pred, s)   (pred is asked each pass)
-//	flow.Retry(limit, interval, a)          bosun.Retry(limit, interval, s)
-//	flow.Timeout(d, a)                      bosun.Timeout(d, s)
+//	ctrl.Result{}, nil                     done; the next step runs
+//	ctrl.Result{RequeueAfter: d}, nil      come back after d; the steps after it wait for that pass
+//	ctrl.Result{}, err                     failed: Ready False with err's reason, retried with backoff
+//	                                       (not when err is terminal: conditions.Terminal)
+//	ctrl.Result{}, ErrStop (or wrapped)    stop here, quietly: nothing failed, nothing is retried
+//	                                       (a RequeueAfter returned with it still applies)
 //
-// A step runs a flow workflow inside its Do when the work is decided per
-// pass; the engine's composites are for the fixed shape of a reconciler,
-// which the engine looks into (Cleanup, Post, conditions, setup).
+// The last three interrupt a Sequence, of which a Reconciler's Steps are
+// one: the steps after the interrupting one do not run in that pass, and
+// its outcome is the pass's. Join, OrderedJoin and ParallelJoin run every
+// step and join the outcomes: every error is kept (errors.Join), ErrStop
+// only when no step failed, and the shortest RequeueAfter wins. Post's
+// errors are joined in the same way. What goes back to controller-runtime
+// has no ErrStop, and no RequeueAfter when an error remains, since
+// controller-runtime would ignore it. If runs a step when a predicate on
+// the Pass holds, Timeout gives a step a deadline (its error then wraps
+// context.DeadlineExceeded), Retry tries a failing step again within the
+// pass.
+//
+// A Composite of one's own runs its steps' Do with Pass.Run, which gives
+// each the recording and panic recovery of a step of Steps, and combines
+// their outcomes as it likes.
 //
 // # The names the engine writes
 //

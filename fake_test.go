@@ -29,7 +29,6 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -257,7 +256,7 @@ func TestOutcomes(t *testing.T) {
 			name: "requeue is passed on and status saved",
 			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
 				return []bosun.Step[*testapi.Widget]{
-					&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) { return flow.RequeueAfter(5 * time.Second) }},
+					&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) { return ctrl.Result{RequeueAfter: 5 * time.Second}, nil }},
 					&traced{name: "b", tr: tr},
 				}
 			},
@@ -270,7 +269,7 @@ func TestOutcomes(t *testing.T) {
 			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
 				return []bosun.Step[*testapi.Widget]{
 					&traced{name: "a", tr: tr},
-					&traced{name: "b", tr: tr, do: func() (ctrl.Result, error) { return flow.RequeueAfter(5 * time.Second) }},
+					&traced{name: "b", tr: tr, do: func() (ctrl.Result, error) { return ctrl.Result{RequeueAfter: 5 * time.Second}, nil }},
 				}
 			},
 			wantCalls: []string{"a.do", "b.do", "a.post", "b.post"},
@@ -278,10 +277,10 @@ func TestOutcomes(t *testing.T) {
 			wantRes:   ctrl.Result{RequeueAfter: 5 * time.Second},
 		},
 		{
-			name: "exit stops quietly",
+			name: "ErrStop stops quietly",
 			steps: func(tr *trace) []bosun.Step[*testapi.Widget] {
 				return []bosun.Step[*testapi.Widget]{
-					&traced{name: "a", tr: tr, do: flow.Exit},
+					&traced{name: "a", tr: tr, do: func() (ctrl.Result, error) { return ctrl.Result{}, bosun.ErrStop }},
 					&traced{name: "b", tr: tr},
 				}
 			},

@@ -8,22 +8,12 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/drawing"
 )
-
-// workflower is a Step whose Do runs a workflow of package flow that can be
-// built without a request: Graph draws it inside the step. Workflow must
-// return the same shape every call, run nothing, and work before the
-// manager starts (no client, no object); actions that need a request to
-// run may be given nil dependencies, since only their descriptions are
-// drawn.
-type workflower interface {
-	Workflow() flow.Action
-}
 
 // Graph is a plain description of a Reconciler, for reading and drawing:
 // its name, its finalizer and its steps, in order, with the phases each
-// has, the conditions each owns and the workflow each exposes.
+// has and the conditions each owns.
 // Reconciler.Graph makes it; Mermaid and DOT draw it.
 type Graph struct {
 	// Name is the reconciler's Name.
@@ -50,9 +40,6 @@ type GraphStep struct {
 	// Conditions are the condition types the step owns (ConditionOwner),
 	// in its order.
 	Conditions []string
-	// Workflow is what the step's Workflow returns when it is a
-	// workflower, else nil. It is left nil for composites.
-	Workflow flow.Action
 	// Steps are a composite's steps, in order.
 	Steps []GraphStep
 }
@@ -103,8 +90,6 @@ func graphStep[T client.Object](s Step[T], depth int) GraphStep {
 		gs.Kind, gs.Steps = c.kind, graphSteps(c.steps, depth+1)
 	case Composite[T]:
 		gs.Kind, gs.Steps = "Composite", graphSteps(c.Steps(), depth+1)
-	case workflower:
-		gs.Workflow = c.Workflow()
 	}
 	if len(gs.Conditions) == 0 {
 		gs.Conditions = nil
@@ -129,12 +114,10 @@ func (g Graph) Title() string {
 //
 //   - a step is a box labelled "NAME: PHASES", with "; conditions A, B"
 //     when it owns conditions;
-//   - a step with a Workflow is a subgraph with that label, around its
-//     workflow as flow.Mermaid draws it;
 //   - a composite is a subgraph with that label around its steps: a
 //     Sequence chains them; a Join, OrderedJoin, ParallelJoin or other
-//     composite forks to each and merges after them, as flow draws its
-//     joins (an OrderedJoin's edges numbered); If, Timeout, Retry,
+//     composite forks to each and merges after them (an OrderedJoin's
+//     edges numbered); If, Timeout, Retry,
 //     WithConditions and WithSetup hold their one step.
 //
 // Node and subgraph ids follow the order of a depth-first walk, so the
@@ -146,8 +129,8 @@ func (g Graph) Mermaid() string { return g.drawing().Mermaid() }
 func (g Graph) DOT() string { return g.drawing().DOT() }
 
 // drawing builds the drawing Mermaid and DOT render.
-func (g Graph) drawing() *flow.Drawing {
-	d := flow.NewDrawing(g.Title())
+func (g Graph) drawing() *drawing.Drawing {
+	d := drawing.New(g.Title())
 	do := d.Root().Cluster("do, in step order")
 	drawChain(d, do, g.Steps)
 	var cleaners []string
@@ -177,7 +160,7 @@ func (g Graph) drawing() *flow.Drawing {
 
 // drawChain draws steps in c, each after the other, and returns where the
 // chain starts and ends; both are "" for no steps.
-func drawChain(d *flow.Drawing, c flow.Cluster, steps []GraphStep) (in, out string) {
+func drawChain(d *drawing.Drawing, c drawing.Cluster, steps []GraphStep) (in, out string) {
 	for i, s := range steps {
 		sin, sout := drawStep(d, c, s)
 		if i == 0 {
@@ -191,7 +174,7 @@ func drawChain(d *flow.Drawing, c flow.Cluster, steps []GraphStep) (in, out stri
 }
 
 // drawStep draws s in c and returns where it starts and ends.
-func drawStep(d *flow.Drawing, c flow.Cluster, s GraphStep) (in, out string) {
+func drawStep(d *drawing.Drawing, c drawing.Cluster, s GraphStep) (in, out string) {
 	label := s.label()
 	switch {
 	case s.Kind != "" && len(s.Steps) > 0:
@@ -215,8 +198,6 @@ func drawStep(d *flow.Drawing, c flow.Cluster, s GraphStep) (in, out string) {
 			d.Edge(p[1], merge, "")
 		}
 		return fork, merge
-	case s.Workflow != nil:
-		return c.Cluster(label).Workflow(s.Workflow)
 	default:
 		id := c.Box(label)
 		return id, id

@@ -9,15 +9,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
 // graphPass is the Pass of the graph tests' steps, which must never run.
 type graphPass = bosun.Pass[*testapi.Widget]
 
-// graphApply renders and writes two objects through a workflow, cleans
-// them up and observes them; it owns Applied.
+// graphApply applies, cleans up and observes; it owns Applied.
 type graphApply struct{ t *testing.T }
 
 func (graphApply) Name() string         { return "apply" }
@@ -35,16 +33,6 @@ func (s graphApply) Observe(context.Context, *graphPass) (ctrl.Result, error) {
 func (s graphApply) Cleanup(context.Context, *graphPass) (ctrl.Result, error) {
 	s.t.Error("Graph ran Cleanup of apply")
 	return ctrl.Result{}, nil
-}
-
-// Workflow returns the shape of Do; its actions only name the nodes.
-func (graphApply) Workflow() flow.Action {
-	return flow.Sequence(graphAction("render"), flow.Join(graphAction("write config"), graphAction("write secret")))
-}
-
-// graphAction is an action that only names a node.
-func graphAction(name string) flow.Action {
-	return flow.New(name, func(context.Context) (ctrl.Result, error) { return flow.Continue() })
 }
 
 // graphReport claims, reports in Post, and owns Reported.
@@ -84,8 +72,8 @@ func graphCheck(t *testing.T, name string) bosun.StepFunc[*testapi.Widget] {
 	})
 }
 
-// threeSteps is a reconciler of three steps, one with a workflow, and no
-// Client: Graph needs none.
+// threeSteps is a reconciler of three steps and no Client: Graph needs
+// none.
 func threeSteps(t *testing.T) *bosun.Reconciler[*testapi.Widget] {
 	return &bosun.Reconciler[*testapi.Widget]{
 		Name:      "widgets",
@@ -113,14 +101,6 @@ func composites(t *testing.T) *bosun.Reconciler[*testapi.Widget] {
 	}
 }
 
-// describeActions compares workflows by their descriptions.
-var describeActions = cmp.Transformer("Describe", func(a flow.Action) string {
-	if a == nil {
-		return ""
-	}
-	return flow.Describe(a)
-})
-
 func TestGraph(t *testing.T) {
 	tests := []struct {
 		name string
@@ -136,7 +116,6 @@ func TestGraph(t *testing.T) {
 					Name:       "apply",
 					Phases:     []string{"do", "observe", "cleanup"},
 					Conditions: []string{"Applied"},
-					Workflow:   graphApply{}.Workflow(),
 				},
 				{
 					Name:       "report",
@@ -173,7 +152,7 @@ func TestGraph(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, tt.r.Graph(), describeActions); diff != "" {
+			if diff := cmp.Diff(tt.want, tt.r.Graph()); diff != "" {
 				t.Errorf("Graph mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -193,25 +172,14 @@ title: "reconciler widgets, finalizer example.com/cleanup"
 flowchart TD
     subgraph s0 ["do, in step order"]
         n0["check: do"]
-        subgraph s1 ["apply: do, observe, cleanup; conditions Applied"]
-            n1["render"]
-            n2{{"Join"}}
-            n3["write config"]
-            n4["write secret"]
-            n5{{"Join end"}}
-        end
-        n6["report: claim, do, post; conditions Reported"]
+        n1["apply: do, observe, cleanup; conditions Applied"]
+        n2["report: claim, do, post; conditions Reported"]
     end
-    subgraph s2 ["cleanup, on deletion, in reverse order"]
-        n7["apply"]
+    subgraph s1 ["cleanup, on deletion, in reverse order"]
+        n3["apply"]
     end
-    n2 --> n3
-    n3 --> n5
-    n2 --> n4
-    n4 --> n5
-    n1 --> n2
     n0 --> n1
-    n5 --> n6
+    n1 --> n2
 `},
 		{"three steps as DOT", threeSteps(t), bosun.Graph.DOT, `digraph flow {
     graph [label="reconciler widgets, finalizer example.com/cleanup", labelloc=t];
@@ -219,27 +187,15 @@ flowchart TD
     subgraph cluster_0 {
         label="do, in step order";
         n0 [label="check: do"];
-        subgraph cluster_1 {
-            label="apply: do, observe, cleanup; conditions Applied";
-            n1 [label="render"];
-            n2 [label="Join", shape=invtrapezium];
-            n3 [label="write config"];
-            n4 [label="write secret"];
-            n5 [label="Join end", shape=trapezium];
-        }
-        n6 [label="report: claim, do, post; conditions Reported"];
+        n1 [label="apply: do, observe, cleanup; conditions Applied"];
+        n2 [label="report: claim, do, post; conditions Reported"];
     }
-    subgraph cluster_2 {
+    subgraph cluster_1 {
         label="cleanup, on deletion, in reverse order";
-        n7 [label="apply"];
+        n3 [label="apply"];
     }
-    n2 -> n3;
-    n3 -> n5;
-    n2 -> n4;
-    n4 -> n5;
-    n1 -> n2;
     n0 -> n1;
-    n5 -> n6;
+    n1 -> n2;
 }
 `},
 		{"composites as Mermaid", composites(t), bosun.Graph.Mermaid, `---
@@ -314,7 +270,7 @@ func TestGraphOfInvalidReconciler(t *testing.T) {
 		{Name: "<nil>", Phases: []string{"do"}},
 		{Name: "<nil>", Phases: []string{"do"}},
 	}
-	if diff := cmp.Diff(want, g.Steps[:2], describeActions); diff != "" {
+	if diff := cmp.Diff(want, g.Steps[:2]); diff != "" {
 		t.Errorf("nil steps mismatch (-want +got):\n%s", diff)
 	}
 	depth := 0

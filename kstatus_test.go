@@ -17,7 +17,6 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 
@@ -27,7 +26,7 @@ type gate struct{}
 
 func (gate) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	if req.Object.Spec.Mode == "slow" {
-		return flow.RequeueAfter(time.Hour)
+		return ctrl.Result{RequeueAfter: time.Hour}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -157,7 +156,7 @@ type holdGate struct{}
 
 func (holdGate) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 	if req.Object.Labels["hold"] != "" {
-		return flow.RequeueAfter(time.Hour)
+		return ctrl.Result{RequeueAfter: time.Hour}, nil
 	}
 	return ctrl.Result{}, nil
 }

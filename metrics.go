@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/register"
 )
 
@@ -110,7 +109,7 @@ func newMetricSet(reg prometheus.Registerer, controller string, stepNames []stri
 }
 
 // observe records one run of a phase. Steps the set does not know (run
-// through Pass.Action without being in the reconciler's tree of steps)
+// through Pass.Run without being in the reconciler's tree of steps)
 // are not recorded.
 func (m *metricSet) observe(step string, phase phase, d time.Duration, err error) {
 	if m == nil {
@@ -122,7 +121,7 @@ func (m *metricSet) observe(step string, phase phase, d time.Duration, err error
 	}
 	p := &pm[phaseIndex(phase)]
 	p.duration.Observe(d.Seconds())
-	if err != nil && !errors.Is(err, flow.ErrExit) {
+	if err != nil && !errors.Is(err, ErrStop) {
 		p.errors.Inc()
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/panics"
 	"github.com/bosunkit/bosun/internal/statusfield"
 )
 
@@ -267,20 +266,18 @@ func (r *Pass[T]) ListChildren(ctx context.Context, reader client.Reader, list c
 	return nil
 }
 
-// Action returns a flow.Action, described by the step's name, that runs
-// s.Do for this pass when it runs. A panic in s.Do is recovered into a
-// *flow.PanicError, and the step's duration and errors are recorded in the
-// engine's metrics. Composites use it to run their steps with the
-// combinators of package flow.
-func (r *Pass[T]) Action(s Step[T]) flow.Action {
-	name := StepName(s)
-	return flow.New(name, func(ctx context.Context) (ctrl.Result, error) {
-		return r.call(ctx, name, phaseDo, s.Do)
-	})
+// Run runs the Do of s for this pass, as the engine runs a step of
+// Reconciler.Steps: a panic in it is recovered and returned as a
+// *conditions.PanicError (and logged with its stack), and its duration and
+// error are recorded in the engine's metrics, trace and pass report. A
+// Composite's Do runs its steps with it, and combines their outcomes as it
+// likes.
+func (r *Pass[T]) Run(ctx context.Context, s Step[T]) (ctrl.Result, error) {
+	return r.call(ctx, StepName(s), phaseDo, s.Do)
 }
 
 // call runs fn as phase of the step called name: it recovers a panic into a
-// *flow.PanicError and records the duration and any error.
+// *conditions.PanicError and records the duration and any error.
 func (r *Pass[T]) call(ctx context.Context, name string, phase phase, fn func(context.Context, *Pass[T]) (ctrl.Result, error)) (res ctrl.Result, err error) {
 	start := time.Now()
 	var span trace.Span
@@ -292,20 +289,17 @@ func (r *Pass[T]) call(ctx context.Context, name string, phase phase, fn func(co
 		))
 	}
 	slot := r.steps.begin(name, phase, start)
-	defer func() {
-		if v := recover(); v != nil {
-			pe := &flow.PanicError{Action: name, Value: v, Stack: debug.Stack()}
-			r.Log.Error(pe, "step panicked", "step", name, "phase", phase, "stack", string(pe.Stack))
-			res, err = ctrl.Result{}, pe
-		}
-		d := time.Since(start)
-		r.metrics.observe(name, phase, d, err)
-		r.steps.end(slot, d, res, err)
-		if span != nil {
-			endSpan(span, res, err)
-		}
-	}()
-	return fn(ctx, r)
+	if pe := panics.Catch(name, func() { res, err = fn(ctx, r) }); pe != nil {
+		r.Log.Error(pe, "step panicked", "step", name, "phase", phase, "stack", string(pe.Stack))
+		res, err = ctrl.Result{}, pe
+	}
+	d := time.Since(start)
+	r.metrics.observe(name, phase, d, err)
+	r.steps.end(slot, d, res, err)
+	if span != nil {
+		endSpan(span, res, err)
+	}
+	return res, err
 }
 
 // Metrics returns the registerer of the reconciler running the pass

@@ -81,10 +81,12 @@ var ErrInvalidConfig = errors.New("invalid reconciler configuration")
 // cache (not found: done); leaves the object alone if another instance owns
 // it; decides the policy (an unknown one is reported in Ready, and nothing
 // else happens); runs the Claimers and commits its claim (finalizer,
-// instance annotation, what the Claimers set) before any step acts; runs the Do workflow, or Cleanup in
-// reverse step order when the object is being deleted; runs every Post;
-// derives the conditions; writes what changed; and returns the joined
-// outcome through flow.Final.
+// instance annotation, what the Claimers set) before any step acts; runs
+// the Do of the steps in order, or Cleanup in reverse step order when the
+// object is being deleted; runs every Post; derives the conditions; writes
+// what changed; and returns the joined outcome, without ErrStop, and
+// without a requeue when an error remains (controller-runtime ignores it
+// then).
 //
 // The policy of an object without the annotation (or with an empty one)
 // comes from its Namespace, read through Client: with a manager's client

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
@@ -89,8 +88,8 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	res, err, released := ps.act(ctx, deleting, policy)
 
 	// Post, always.
-	res, err = flow.JoinResults(flow.Outcome{Result: res, Err: err}, flow.Outcome{Err: ps.post(ctx)})
-	res, err = flow.IgnoreExit(res, err)
+	res, err = joinOutcomes(outcome{res: res, err: err}, outcome{err: ps.post(ctx)})
+	err = withoutStop(err)
 	if err != nil && apierrors.IsConflict(err) {
 		return ps.conflictRequeue("step"), nil
 	}
@@ -99,7 +98,7 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 		return ps.saving().release(ctx, policy, res, err)
 	}
 	if resyncErr != nil {
-		res, err = flow.JoinResults(flow.Outcome{Result: res, Err: err}, flow.Outcome{Err: resyncErr})
+		res, err = joinOutcomes(outcome{res: res, err: err}, outcome{err: resyncErr})
 	}
 	if recordRequest(req.Object) {
 		req.Log.V(1).Info("handled reconcile request", "requestedAt", req.Object.GetAnnotations()[AnnotationReconcileRequestedAt])
@@ -153,7 +152,7 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 		err = reconcile.TerminalError(err)
 	}
 
-	res, err = flow.Final(res, err)
+	res, err = final(res, err)
 	if err == nil && !deleting {
 		before := res.RequeueAfter
 		res = withResync(res, resync, ps.r.Options.ResyncJitter)
@@ -178,7 +177,7 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 			return ps.releaseOnRequest(ctx, how)
 		}
 		res, err = ps.cleanup(ctx)
-		if !flow.Interrupts(res, err) {
+		if !interrupts(res, err) {
 			ps.removeFinalizers()
 			return res, err, true
 		}
@@ -204,20 +203,16 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 	return res, err, false
 }
 
-// do runs the Do of every step in order, stopping at the first that
-// interrupts.
+// do runs the Do of every step in order, as a Sequence does, stopping at
+// the first that interrupts.
 func (ps *passState[T]) do(ctx context.Context) (ctrl.Result, error) {
-	actions := make([]flow.Action, len(ps.r.Steps))
-	for i, s := range ps.r.Steps {
-		act := ps.req.Action(s)
-		actions[i] = flow.New(act.Description(), func(ctx context.Context) (ctrl.Result, error) {
-			ps.reached = i
-			return act.Run(ctx)
-		})
-	}
-	res, err := flow.Run(ctx, flow.Sequence(actions...))
-	if err == nil && flow.Interrupts(res, nil) && ps.reached < len(actions)-1 {
-		ps.early = fmt.Sprintf("step %q asked to come back before %d later step(s) ran", StepName(ps.r.Steps[ps.reached]), len(actions)-1-ps.reached)
+	steps := ps.r.Steps
+	res, err := sequence(ctx, len(steps), func(ctx context.Context, i int) (ctrl.Result, error) {
+		ps.reached = i
+		return ps.req.Run(ctx, steps[i])
+	})
+	if err == nil && interrupts(res, nil) && ps.reached < len(steps)-1 {
+		ps.early = fmt.Sprintf("step %q asked to come back before %d later step(s) ran", StepName(steps[ps.reached]), len(steps)-1-ps.reached)
 	}
 	return res, err
 }
@@ -231,7 +226,7 @@ func (ps *passState[T]) observe(ctx context.Context) (ctrl.Result, error) {
 			continue
 		}
 		res, err := ps.req.call(ctx, ps.p.names[i], phaseObserve, o.Observe)
-		if flow.Interrupts(res, err) {
+		if interrupts(res, err) {
 			return res, err
 		}
 	}
@@ -247,7 +242,7 @@ func (ps *passState[T]) cleanup(ctx context.Context) (ctrl.Result, error) {
 			continue
 		}
 		res, err := ps.req.call(ctx, ps.p.names[i], phaseCleanup, c.Cleanup)
-		if flow.Interrupts(res, err) {
+		if interrupts(res, err) {
 			ps.waiting = ps.p.names[i]
 			return res, err
 		}
@@ -271,7 +266,7 @@ func (ps *passState[T]) releaseOnRequest(ctx context.Context, how string) (ctrl.
 		ps.req.lastCleanup = true
 		res, err := ps.cleanup(ctx)
 		ps.released = "after a last cleanup, which finished"
-		if flow.Interrupts(res, err) {
+		if interrupts(res, err) {
 			ps.released = "after a last cleanup, which had not finished: " + ps.describeWait(err) + "; what it did not delete is left behind"
 		}
 	}
@@ -337,7 +332,7 @@ func (ps *passState[T]) releasedFinalizer() string {
 // reason is written once.
 func (ps *passState[T]) deadline(res ctrl.Result, err error) ctrl.Result {
 	d := ps.r.Options.DeletionDeadline
-	if d <= 0 || !flow.Interrupts(res, err) || ps.req.Object.GetDeletionTimestamp() == nil {
+	if d <= 0 || !interrupts(res, err) || ps.req.Object.GetDeletionTimestamp() == nil {
 		return res
 	}
 	asked := ps.req.Object.GetDeletionTimestamp().Time

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/internal/statusfield"
 	"github.com/bosunkit/bosun/internal/trim"
 )
@@ -140,7 +139,7 @@ func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Resu
 		ps.event(corev1.EventTypeWarning, conditions.ReasonFinalizerReleased, "Cleanup", "released finalizer %q as annotation %s=%s asked, %s",
 			ps.releasedFinalizer(), AnnotationReleaseFinalizer, ps.req.Object.GetAnnotations()[AnnotationReleaseFinalizer], ps.released)
 		ps.req.Log.Info("released finalizer on request", "finalizer", ps.releasedFinalizer(), "how", ps.released)
-		return flow.Final(res, err)
+		return final(res, err)
 	}
 	if policy == PolicyManage && !ps.p.cleans {
 		// A release without a cleanup let go of an earlier release's name.
@@ -148,7 +147,7 @@ func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Resu
 	}
 	ps.event(corev1.EventTypeNormal, reason, "Cleanup", note, ps.releasedFinalizer())
 	ps.req.Log.V(1).Info("released finalizer", "finalizer", ps.releasedFinalizer())
-	return flow.Final(res, err)
+	return final(res, err)
 }
 
 // settleReleased clears the engine's deletion conditions of an object

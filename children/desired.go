@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"runtime/debug"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,22 +17,20 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/panics"
 )
 
 // callDesired calls the DesiredFunc, recovering a panic into a
-// *flow.PanicError, so that Plan, which runs outside the engine, reports
-// it as an error like Do does.
+// *conditions.PanicError, so that Plan, which runs outside the engine,
+// reports it as an error like Do does.
 func callDesired[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T]) (objs []client.Object, err error) {
 	if s.desired == nil {
 		return nil, nil
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			objs, err = nil, &flow.PanicError{Action: s.name + " desired", Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return s.desired(ctx, req)
+	if pe := panics.Catch(s.name+" desired", func() { objs, err = s.desired(ctx, req) }); pe != nil {
+		return nil, pe
+	}
+	return objs, err
 }
 
 // stampChild checks the desired child obj (the i-th) and returns it in the form

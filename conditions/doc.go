@@ -42,7 +42,7 @@
 // SeverityWarning is retried with backoff. FromError reads reason, severity and message
 // back from any error: a typed *Error gives its own, an error made with
 // reconcile.TerminalError is terminal with ReasonError, a recovered panic
-// (*flow.PanicError) gives ReasonPanic and is retried, and any other error gives
+// (*PanicError) gives ReasonPanic and is retried, and any other error gives
 // ReasonError and is retried. TypeOf tells which condition a typed error is about, and
 // ErrorCondition builds the False condition that reports an error.
 //

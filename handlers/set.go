@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/panics"
 	"github.com/bosunkit/bosun/internal/register"
 )
 
@@ -303,7 +302,7 @@ func (s handlerStep[T]) Do(ctx context.Context, p *bosun.Pass[T]) (ctrl.Result, 
 	p.Log = log.WithValues("handler", s.name)
 	defer func() { p.Log = log }()
 	res, err := s.fn(ctrl.LoggerInto(ctx, p.Log), p)
-	if err != nil && !errors.Is(err, flow.ErrExit) {
+	if err != nil && !errors.Is(err, bosun.ErrStop) {
 		err = fmt.Errorf("handler %q: %w", s.name, err)
 	}
 	return res, err
@@ -345,16 +344,13 @@ func (rs *removers) run(ctx context.Context, key client.ObjectKey) error {
 	return errors.Join(errs...)
 }
 
-// callRemove calls h, recovering a panic into a *flow.PanicError.
+// callRemove calls h, recovering a panic into a *conditions.PanicError.
 func callRemove(ctx context.Context, h namedRemove, key client.ObjectKey) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			pe := &flow.PanicError{Action: h.name, Value: v, Stack: debug.Stack()}
-			ctrl.LoggerFrom(ctx).Error(pe, "handler panicked", "stack", string(pe.Stack))
-			err = pe
-		}
-	}()
-	return h.fn(ctx, key)
+	if pe := panics.Catch(h.name, func() { err = h.fn(ctx, key) }); pe != nil {
+		ctrl.LoggerFrom(ctx).Error(pe, "handler panicked", "stack", string(pe.Stack))
+		return pe
+	}
+	return err
 }
 
 // handlerReconciler runs the OnRemove handlers for objects that are gone,

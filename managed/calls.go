@@ -6,24 +6,21 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime/debug"
 	"syscall"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/flow"
+	"github.com/bosunkit/bosun/internal/panics"
 )
 
-// call runs fn, turning a panic into a *flow.PanicError.
+// call runs fn, turning a panic into a *conditions.PanicError.
 func call[R any](name string, fn func() (R, error)) (r R, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &flow.PanicError{Action: name, Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return fn()
+	if pe := panics.Catch(name, func() { r, err = fn() }); pe != nil {
+		return r, pe
+	}
+	return r, err
 }
 
 // callWithin runs fn, an external call, with a context that ends after

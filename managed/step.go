@@ -35,8 +35,9 @@ import (
 // Do connects, observes, and then creates, updates or does nothing; Cleanup
 // deletes and waits until Observe no longer finds the resource. The step
 // returns a RequeueAfter on success (the poll interval, or a short interval
-// while something is in progress), which in a flow.Sequence ends the
-// steps after it: put it last, or arrange the steps with flow.Join.
+// while something is in progress), which in a Sequence (a Reconciler's
+// Steps are one) ends the steps after it: put it last, or arrange the
+// steps with bosun.Join.
 //
 // A pass goes through five stages, each a type of its own file that owns
 // the state it needs and holds the stages it calls: pace (pacer, and

@@ -29,7 +29,6 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // Step resolves the reference of the reconciled object, of type T, to an
@@ -38,7 +37,7 @@ import (
 //
 // While the reference does not resolve to a ready object, Do sets the
 // condition the step owns False, with the reason and a message saying
-// why, and ends the pass quietly (flow.ErrExit): no error is logged, no
+// why, and ends the pass quietly (bosun.ErrStop): no error is logged, no
 // event recorded, and the pass is not retried; the watch the step sets up
 // brings the next pass when the referenced object appears, changes or
 // goes. Once the reference resolves, the condition is True ("Resolved")
@@ -292,7 +291,7 @@ func (s *Step[T, R]) Do(ctx context.Context, p *bosun.Pass[T]) (ctrl.Result, err
 	switch {
 	case errors.Is(err, ErrNoReference) && s.optional:
 		s.set(p, metav1.ConditionTrue, ReasonNoReference, "no object is referred to")
-		return flow.Continue()
+		return ctrl.Result{}, nil
 	case errors.As(err, &unresolved):
 		return s.stop(p, unresolved.Reason(), unresolved.Message)
 	case err != nil:
@@ -311,7 +310,7 @@ func (s *Step[T, R]) Do(ctx context.Context, p *bosun.Pass[T]) (ctrl.Result, err
 	}
 	s.key.Set(p.Values, obj)
 	s.set(p, metav1.ConditionTrue, ReasonResolved, "resolved to "+desc)
-	return flow.Continue()
+	return ctrl.Result{}, nil
 }
 
 // Observe does what Do does: resolving a reference changes nothing.
@@ -324,7 +323,7 @@ func (s *Step[T, R]) Observe(ctx context.Context, p *bosun.Pass[T]) (ctrl.Result
 func (s *Step[T, R]) stop(p *bosun.Pass[T], reason conditions.Reason, msg string) (ctrl.Result, error) {
 	s.set(p, metav1.ConditionFalse, reason, msg)
 	p.Log.V(1).Info("reference does not resolve", "step", s.name, "reason", reason, "detail", msg)
-	return ctrl.Result{RequeueAfter: s.recheck}, flow.ErrExit
+	return ctrl.Result{RequeueAfter: s.recheck}, bosun.ErrStop
 }
 
 // set sets the step's condition on the object, when it keeps conditions.

@@ -241,7 +241,7 @@ func TestExplain(t *testing.T) {
 
 		// The debug page tells the passes over the object, and how they ended.
 		stdout = c.waitExplained(t, ns, []string{"simple/div", "--debug-url", c.debugURL},
-			"Debug page, reconciler simple, last passes, newest first:\n", " ago, Watch Create ", ": done; step ensureNonZeroDivisor (do) stopped the workflow\n")
+			"Debug page, reconciler simple, last passes, newest first:\n", " ago, Watch Create ", ": done; step ensureNonZeroDivisor (do) stopped the pass: zero divisor\n")
 		t.Logf("bosun explain simple/div --debug-url %s:\n%s", c.debugURL, stdout)
 	})
 

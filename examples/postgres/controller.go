@@ -14,7 +14,6 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
 	pgv1 "github.com/bosunkit/bosun/examples/postgres/api/v1alpha1"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/managed"
 	"github.com/bosunkit/bosun/ref"
 )
@@ -290,7 +289,7 @@ func checkSpec() bosun.StepFunc[*pgv1.Database] {
 		if err := validateDatabaseSpec(req.Object); err != nil {
 			return ctrl.Result{}, &conditions.Error{Type: "Synced", Reason: managed.ReasonInvalidSpec, Severity: conditions.SeverityError, Err: err}
 		}
-		return flow.Continue()
+		return ctrl.Result{}, nil
 	})
 }
 
@@ -310,7 +309,7 @@ func recordOwner(owner *ref.Step[*pgv1.Database, *pgv1.Role]) bosun.StepFunc[*pg
 			return ctrl.Result{}, &conditions.Error{Type: ConditionRoleReady, Reason: managed.ReasonInvalidSpec, Severity: conditions.SeverityError, Err: err}
 		}
 		req.Object.Status.OwnerRole = name
-		return flow.Continue()
+		return ctrl.Result{}, nil
 	})
 }
 

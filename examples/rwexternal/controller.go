@@ -22,7 +22,6 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
 	rwv1 "github.com/bosunkit/bosun/examples/rwexternal/api/v1alpha1"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/watch"
 )
 
@@ -65,8 +64,8 @@ var outputData = bosun.NewKey[map[string][]byte]("output data")
 //
 //   - readInput owns InputReady. It reads the input Secret from the cache and
 //     derives the output data (see Derive) for the next step. A missing input
-//     makes InputReady False with reason InputMissing and ends the workflow
-//     without an error: the watch on Secrets brings the RWExternal back when
+//     makes InputReady False with reason InputMissing and stops the pass
+//     without an error (bosun.ErrStop): the watch on Secrets brings the RWExternal back when
 //     the Secret appears, so there is nothing to retry.
 //   - writeOutput owns OutputReady. It creates or updates the output Secret,
 //     marked with OwnerAnnotation, and deletes it in Cleanup; it is why the
@@ -175,7 +174,7 @@ func read(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, 
 	case apierrors.IsNotFound(err):
 		setCondition(rw, rwv1.ConditionInputReady, metav1.ConditionFalse, rwv1.ReasonInputMissing,
 			fmt.Sprintf("secret %q not found", rw.Spec.InputSecret))
-		return flow.Exit()
+		return ctrl.Result{}, fmt.Errorf("input missing: %w", bosun.ErrStop)
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("read input secret %q: %w", rw.Spec.InputSecret, err)
 	}
@@ -183,12 +182,12 @@ func read(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (ctrl.Result, 
 	if err != nil {
 		setCondition(rw, rwv1.ConditionInputReady, metav1.ConditionFalse, rwv1.ReasonKeyCollision,
 			fmt.Sprintf("secret %q: %v", rw.Spec.InputSecret, err))
-		return flow.Exit()
+		return ctrl.Result{}, fmt.Errorf("input keys collide: %w", bosun.ErrStop)
 	}
 	outputData.Set(req.Values, data)
 	setCondition(rw, rwv1.ConditionInputReady, metav1.ConditionTrue, rwv1.ReasonInputFound,
 		fmt.Sprintf("secret %q read", rw.Spec.InputSecret))
-	return flow.Continue()
+	return ctrl.Result{}, nil
 }
 
 // writeOutput keeps the output Secret and removes it on deletion.
@@ -263,7 +262,7 @@ func (writeOutput) Do(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (c
 		}
 		if err := req.Client.Create(ctx, out, client.FieldOwner(FieldOwner)); err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				return flow.RequeueAfter(CacheLagDelay)
+				return ctrl.Result{RequeueAfter: CacheLagDelay}, nil
 			}
 			return ctrl.Result{}, fmt.Errorf("create output secret %q: %w", name, err)
 		}
@@ -272,7 +271,7 @@ func (writeOutput) Do(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (c
 		return ctrl.Result{}, fmt.Errorf("read output secret %q: %w", name, err)
 	case !ownedBy(out, rw):
 		setCondition(rw, rwv1.ConditionOutputReady, metav1.ConditionFalse, rwv1.ReasonOutputNotOwned, notOwned(name))
-		return flow.RequeueAfter(NotOwnedRecheck)
+		return ctrl.Result{RequeueAfter: NotOwnedRecheck}, nil
 	case !upToDate(out, data):
 		out.Type = corev1.SecretTypeOpaque
 		out.Data = data
@@ -285,7 +284,7 @@ func (writeOutput) Do(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal]) (c
 	}
 	rw.Status.OutputSecret = name
 	setCondition(rw, rwv1.ConditionOutputReady, metav1.ConditionTrue, rwv1.ReasonOutputUpToDate, upToDateMessage(name))
-	return flow.Continue()
+	return ctrl.Result{}, nil
 }
 
 // Observe reports whether the output Secret is up to date, without writing
@@ -313,7 +312,7 @@ func (writeOutput) Observe(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal
 	default:
 		setCondition(rw, rwv1.ConditionOutputReady, metav1.ConditionTrue, rwv1.ReasonOutputUpToDate, upToDateMessage(name))
 	}
-	return flow.Continue()
+	return ctrl.Result{}, nil
 }
 
 // Cleanup deletes the output Secret if it is ours. It reads around the cache,
@@ -325,12 +324,12 @@ func (writeOutput) Cleanup(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal
 	err := req.APIReader.Get(ctx, client.ObjectKey{Namespace: rw.Namespace, Name: name}, out)
 	switch {
 	case apierrors.IsNotFound(err):
-		return flow.Continue()
+		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("read output secret %q: %w", name, err)
 	case !ownedBy(out, rw):
 		// Not ours: leave it to whoever made it.
-		return flow.Continue()
+		return ctrl.Result{}, nil
 	}
 	err = req.Client.Delete(ctx, out, client.Preconditions{UID: &out.UID})
 	switch {
@@ -340,7 +339,7 @@ func (writeOutput) Cleanup(ctx context.Context, req *bosun.Pass[*rwv1.RWExternal
 	default:
 		req.Log.Info("output secret deleted", "secret", klog.KObj(out))
 	}
-	return flow.Continue()
+	return ctrl.Result{}, nil
 }
 
 func notOwned(name string) string {

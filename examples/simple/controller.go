@@ -12,7 +12,6 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // ControllerName is the name of the Simple controller in logs, metrics and
@@ -49,8 +48,8 @@ func Divide(dividend, divisor int64) (quotient, remainder int64, err error) {
 //
 //   - ensureNonZeroDivisor owns the DivisorValid condition. For a zero
 //     divisor it sets DivisorValid False with reason ZeroDivisor, clears the
-//     results and ends the workflow without an error: only a new spec can
-//     help, and a new spec brings a new reconcile. The engine's Ready summary
+//     results and stops the pass without an error (bosun.ErrStop): only a
+//     new spec can help, and a new spec brings a new reconcile. The engine's Ready summary
 //     then carries the same reason and message.
 //   - divide writes the quotient and the remainder into the status.
 //
@@ -120,10 +119,10 @@ func (ensureNonZeroDivisor) Do(_ context.Context, req *bosun.Pass[*simplev1.Simp
 		s.Status.Quotient, s.Status.Remainder = nil, nil
 		setCondition(s, simplev1.ConditionDivisorValid, metav1.ConditionFalse, simplev1.ReasonZeroDivisor,
 			"spec.divisor is zero; set it to another number")
-		return flow.Exit()
+		return ctrl.Result{}, fmt.Errorf("zero divisor: %w", bosun.ErrStop)
 	}
 	setCondition(s, simplev1.ConditionDivisorValid, metav1.ConditionTrue, simplev1.ReasonNonZeroDivisor, "")
-	return flow.Continue()
+	return ctrl.Result{}, nil
 }
 
 // divide computes the quotient and the remainder.
@@ -142,5 +141,5 @@ func (divide) Do(_ context.Context, req *bosun.Pass[*simplev1.Simple]) (ctrl.Res
 		return ctrl.Result{}, err
 	}
 	s.Status.Quotient, s.Status.Remainder = &q, &r
-	return flow.Continue()
+	return ctrl.Result{}, nil
 }

@@ -5,16 +5,16 @@
 // The reconciler only reads its spec and writes its status. It has two steps:
 //
 //	ensureNonZeroDivisor  owns DivisorValid; a zero divisor makes it False
-//	                      with reason ZeroDivisor and stops the workflow
+//	                      with reason ZeroDivisor and stops the pass
 //	divide                writes status.quotient and status.remainder
 //
 // Everything else is the engine's: loading the object, initialising
 // DivisorValid and Ready to Unknown on the first visit, deriving Ready from
 // DivisorValid (so a zero divisor shows as Ready=False, reason ZeroDivisor),
 // stamping observedGeneration, and writing the status only when it changed.
-// A zero divisor ends the workflow without an error, so it is neither logged
-// as a failure nor retried: the next reconcile comes with the next spec
-// change. No step cleans up, so the engine adds no finalizer.
+// A zero divisor stops the pass with bosun.ErrStop, which is not a
+// failure, so it is neither logged as one nor retried: the next reconcile
+// comes with the next spec change. No step cleans up, so the engine adds no finalizer.
 //
 // The entry points used by tests and by `bosun demo` are AddToScheme, CRDs,
 // SetupWithManager and Samples. The API types live in package v1alpha1 under

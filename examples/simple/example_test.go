@@ -2,12 +2,12 @@ package simple_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/examples/simple"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
-	"github.com/bosunkit/bosun/flow"
 )
 
 // The reconciler is a list of steps; the engine names each after its Go type
@@ -26,7 +26,8 @@ func ExampleSteps() {
 }
 
 // Running the steps by hand, as the engine's Do phase does, on a Simple with
-// a zero divisor: the first step reports it and stops the workflow.
+// a zero divisor: the first step reports it and stops the pass with
+// bosun.ErrStop, which the engine does not count as a failure.
 func ExampleSteps_zeroDivisor() {
 	req := &bosun.Pass[*simplev1.Simple]{
 		Object: &simplev1.Simple{Spec: simplev1.SimpleSpec{Dividend: 7, Divisor: 0}},
@@ -34,8 +35,8 @@ func ExampleSteps_zeroDivisor() {
 	}
 	for _, s := range simple.Steps() {
 		res, err := s.Do(context.Background(), req)
-		if flow.Interrupts(res, err) {
-			fmt.Printf("%s stopped the workflow: %v\n", bosun.StepName(s), err)
+		if err != nil || res.RequeueAfter > 0 {
+			fmt.Printf("%s stopped the pass: %v (ErrStop: %t)\n", bosun.StepName(s), err, errors.Is(err, bosun.ErrStop))
 			break
 		}
 	}
@@ -43,7 +44,7 @@ func ExampleSteps_zeroDivisor() {
 		fmt.Printf("%s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
 	}
 	// Output:
-	// ensureNonZeroDivisor stopped the workflow: flow: exit workflow
+	// ensureNonZeroDivisor stopped the pass: zero divisor: bosun: pass stopped (ErrStop: true)
 	// DivisorValid=False ZeroDivisor: spec.divisor is zero; set it to another number
 }
 

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/bosunkit/bosun"
-	"github.com/bosunkit/bosun/flow"
 	"github.com/bosunkit/bosun/managed"
 )
 
@@ -271,14 +270,14 @@ func (r *Report) writeDebug(p *printer) {
 }
 
 // passOutcome says how a pass ended, naming the step that failed and its
-// error, or the step that stopped the workflow early without a failure
-// (flow.ErrExit, which a step may wrap to say why).
+// error, or the step that stopped the pass early without a failure
+// (bosun.ErrStop, which a step may wrap to say why).
 func passOutcome(ps bosun.PassReport) string {
 	var failed, stopped []bosun.StepReport
 	for _, s := range ps.Steps {
 		switch {
 		case s.Error == "":
-		case strings.HasSuffix(s.Error, flow.ErrExit.Error()):
+		case strings.HasSuffix(s.Error, bosun.ErrStop.Error()):
 			stopped = append(stopped, s)
 		default:
 			failed = append(failed, s)
@@ -301,8 +300,8 @@ func passOutcome(ps bosun.PassReport) string {
 		out = "done"
 	}
 	if s, ok := innermost(stopped); ok {
-		out += fmt.Sprintf("; step %s (%s) stopped the workflow", s.Name, s.Phase)
-		if why := strings.TrimSuffix(strings.TrimSuffix(s.Error, flow.ErrExit.Error()), ": "); why != "" {
+		out += fmt.Sprintf("; step %s (%s) stopped the pass", s.Name, s.Phase)
+		if why := strings.TrimSuffix(strings.TrimSuffix(s.Error, bosun.ErrStop.Error()), ": "); why != "" {
 			out += ": " + oneLine(why)
 		}
 	}

@@ -319,7 +319,7 @@ func TestWrite(t *testing.T) {
 						},
 						{
 							Trigger: bosun.Trigger{Kind: "Resync"}, Start: before(2 * time.Minute), Result: ctrl.Result{RequeueAfter: time.Nanosecond},
-							Steps: []bosun.StepReport{{Name: "check", Phase: "do", Start: before(2 * time.Minute), Error: "zero divisor: flow: exit workflow"}},
+							Steps: []bosun.StepReport{{Name: "check", Phase: "do", Start: before(2 * time.Minute), Error: "zero divisor: bosun: pass stopped"}},
 						},
 					}},
 					{Name: "simple-shadow"},
@@ -333,7 +333,7 @@ func TestWrite(t *testing.T) {
 				"Debug page, reconciler simple, last passes, newest first:",
 				"  3s ago, Requeue: error in step divide (do): divide: boom",
 				"  60s ago, Watch Update demo/div (For): requeue after 30s",
-				"  2m ago, Resync: requeue at once; step check (do) stopped the workflow: zero divisor",
+				"  2m ago, Resync: requeue at once; step check (do) stopped the pass: zero divisor",
 				"Debug page, reconciler simple-shadow: no pass over the object recorded.",
 			),
 		},

@@ -10,7 +10,7 @@ const (
 	// MetricStepDuration is a histogram of how long each phase of each step
 	// took, in seconds, labelled controller, step and phase.
 	MetricStepDuration = "bosun_step_duration_seconds"
-	// MetricStepErrors counts the errors (panics included, flow.ErrExit
+	// MetricStepErrors counts the errors (panics included, bosun.ErrStop
 	// not) returned by each phase of each step, labelled controller, step
 	// and phase.
 	MetricStepErrors = "bosun_step_errors_total"
