@@ -14,8 +14,9 @@ import (
 
 // Step is one piece of a reconcile. Do brings the world closer to the object's
 // spec; it runs while the object is not being deleted and the policy allows
-// changes. Its result and error follow the rules of package flow: a requeue or
-// an error interrupts the steps after it.
+// changes. A positive RequeueAfter, an error or ErrStop interrupts the
+// steps after it in a Sequence; with an error the pass is retried with
+// backoff and its RequeueAfter is dropped, as controller-runtime does.
 //
 // A step may implement the optional interfaces Cleaner, Poster,
 // ConditionOwner, Observer, Setuper and Named. Composites (see Composite)

@@ -22,7 +22,7 @@ import (
 )
 
 // drawable is a graph that renders as Mermaid and as DOT: a
-// bosun.Graph, a *flow.Drawing.
+// bosun.Graph, a *drawing.Drawing.
 type drawable interface {
 	Mermaid() string
 	DOT() string
