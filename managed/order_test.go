@@ -115,9 +115,13 @@ func TestTwoDeleteLastStepsBothDelete(t *testing.T) {
 	secondOpts := func() []Option {
 		return append(testOpts(), WithName("second"), WithConditionTypes("SecondSynced", "SecondAvailable"), WithDeletionOrder(DeletionOrderLast))
 	}
+	// The first resource is available before the delete: Ready then
+	// reports the wait for the other finalizer, not a resource still
+	// coming up.
 	bothConverged := map[string]cond{
-		defaultConditionSynced: {metav1.ConditionTrue, ReasonReconcileSuccess},
-		"SecondSynced":         {metav1.ConditionTrue, ReasonReconcileSuccess},
+		defaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
+		"SecondSynced":            {metav1.ConditionTrue, ReasonReconcileSuccess},
+		defaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
 	}
 	check := func(t *testing.T, e *env, first, second *cloud) {
 		t.Helper()
