@@ -28,7 +28,7 @@ const (
 	// attrTriggerKind is the kind of the trigger (Trigger.Kind).
 	attrTriggerKind = "bosun.trigger.kind"
 	// attrResult is how a pass or step ended: "done", "requeue",
-	// "requeue_after" or "error".
+	// "requeue_after", "stopped" (ErrStop, no failure) or "error".
 	attrResult = "bosun.result"
 	// attrRequeueAfter is the requeue delay a pass or step asked for, in
 	// seconds.
@@ -70,9 +70,15 @@ func tracerFor(tp trace.TracerProvider, cache *atomic.Pointer[tracerCache]) trac
 }
 
 // endSpan records the outcome of a pass or step on span, sets its status
-// and ends it.
+// and ends it. ErrStop is no failure: a step that returns it, alone or
+// wrapped, has the result "stopped" and no error status.
 func endSpan(span trace.Span, res ctrl.Result, err error) {
 	switch {
+	case err != nil && withoutStop(err) == nil:
+		span.SetAttributes(attribute.String(attrResult, "stopped"))
+		if res.RequeueAfter > 0 {
+			span.SetAttributes(attribute.Float64(attrRequeueAfter, res.RequeueAfter.Seconds()))
+		}
 	case err != nil:
 		span.SetAttributes(attribute.String(attrResult, "error"))
 		span.RecordError(err)
