@@ -272,11 +272,13 @@ func (r *Report) writeDebug(p *printer) {
 // passOutcome says how a pass ended, naming the step that failed and its
 // error, or the step that stopped the pass early without a failure
 // (bosun.ErrStop, which a step may wrap to say why).
+// A step's error that a composite around it got past (see absorbed) says
+// nothing of how the pass ended.
 func passOutcome(ps bosun.PassReport) string {
 	var failed, stopped []bosun.StepReport
-	for _, s := range ps.Steps {
+	for i, s := range ps.Steps {
 		switch {
-		case s.Error == "":
+		case s.Error == "", absorbed(ps.Steps, i):
 		case strings.HasSuffix(s.Error, bosun.ErrStop.Error()):
 			stopped = append(stopped, s)
 		default:
@@ -306,6 +308,24 @@ func passOutcome(ps bosun.PassReport) string {
 		}
 	}
 	return out
+}
+
+// absorbed reports whether the error of steps[i] went no further than a
+// composite around it: one that ran around it (began no later, ended no
+// sooner, and is listed before it) returned no error, or one whose text
+// does not hold it, as a Retry whose next try succeeded.
+func absorbed(steps []bosun.StepReport, i int) bool {
+	s := steps[i]
+	end := s.Start.Add(s.Duration)
+	for _, o := range steps[:i] {
+		if o.Start.After(s.Start) || o.Start.Add(o.Duration).Before(end) {
+			continue
+		}
+		if !strings.Contains(o.Error, s.Error) {
+			return true
+		}
+	}
+	return false
 }
 
 // innermost returns the first of steps that ran around none of the
