@@ -115,7 +115,10 @@ func newJoin[T client.Object](kind string, steps []Step[T]) *Group[T] {
 // calling goroutine), waits for all and joins their outcomes as Join
 // does. When ctx is done already, no step runs and the outcome is ctx's
 // error. The steps share the Pass: they must not change the same parts of
-// the object, and must guard what they share.
+// the object, and must guard what they share. The conditions are one list
+// in the object's status, which no lock guards: steps that set conditions
+// (among them those of packages ref, managed and children) must not run
+// in one ParallelJoin; use Join for them.
 func ParallelJoin[T client.Object](steps ...Step[T]) *Group[T] {
 	g := &Group[T]{kind: "ParallelJoin", steps: steps}
 	g.do = func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
