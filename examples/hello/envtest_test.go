@@ -19,6 +19,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/controlplane"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
 )
 
@@ -140,6 +141,19 @@ func (c configMapHidingClient) Get(ctx context.Context, key client.ObjectKey, ob
 	return c.Client.Get(ctx, key, obj, opts...)
 }
 
+// runHidingConfigMaps runs the controller with a client that, while the
+// returned switch is on, reads no ConfigMap, as a cache behind would.
+func runHidingConfigMaps(t *testing.T, cp *controlplane.ControlPlane) *atomic.Bool {
+	t.Helper()
+	hide := &atomic.Bool{}
+	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+		r := NewReconciler()
+		r.Client = configMapHidingClient{Client: mgr.GetClient(), hide: hide}
+		return bosun.ControllerManagedBy[*hellov1.Greeting](mgr).Complete(r)
+	})
+	return hide
+}
+
 // TestDeleteWithLaggingCache deletes a Greeting while the controller's
 // cache does not show its ConfigMap, as when the Greeting is deleted right
 // after the ConfigMap was made. The controller must not take the cache's
@@ -147,12 +161,7 @@ func (c configMapHidingClient) Get(ctx context.Context, key client.ObjectKey, ob
 // Greeting go, so that nothing is left (no garbage collector runs here).
 func TestDeleteWithLaggingCache(t *testing.T) {
 	cp := shared.ControlPlane(t)
-	hide := &atomic.Bool{}
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		r := NewReconciler()
-		r.Client = configMapHidingClient{Client: mgr.GetClient(), hide: hide}
-		return bosun.ControllerManagedBy[*hellov1.Greeting](mgr).Complete(r)
-	})
+	hide := runHidingConfigMaps(t, cp)
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, cp.Client)
 	key := client.ObjectKey{Namespace: ns, Name: "brief"}
@@ -185,12 +194,7 @@ func TestDeleteWithLaggingCache(t *testing.T) {
 // ConfigMap as it is.
 func TestCreateWithLaggingCache(t *testing.T) {
 	cp := shared.ControlPlane(t)
-	hide := &atomic.Bool{}
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
-		r := NewReconciler()
-		r.Client = configMapHidingClient{Client: mgr.GetClient(), hide: hide}
-		return bosun.ControllerManagedBy[*hellov1.Greeting](mgr).Complete(r)
-	})
+	hide := runHidingConfigMaps(t, cp)
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, cp.Client)
 
