@@ -665,11 +665,12 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	gvk, gvkErr := apiutil.GVKForObject(forObj, b.mgr.GetScheme())
 	inner = inner.WithOptions(b.controllerOptions(b.controllerName(r), gvk)).WithEventFilter(b.candidates(forObj, namespaced))
 	if gvkErr == nil {
-		r.forGVK = gvk
-		b.own.set(r.ownWrites())
+		r.own.kind = gvk
+		b.own.set(r.own)
 		b.watches.watchFor(watched, b.own)
 	}
 	r.book = b.book
+	r.own.book = b.book
 	r.observation = ObservationOf(b.mgr)
 	if r.observation != nil {
 		r.managerBuild = r.observation.Build

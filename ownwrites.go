@@ -9,8 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,45 +34,107 @@ const ownWriteDoneFor = time.Minute
 // event would have been.
 const ownWriteRequeue = time.Nanosecond
 
+// ownWrites is the engine's record of its own writes to the objects of a
+// Reconciler, the fourth stage of a pass: the versions each pass's writes
+// made (so that their watch events start no pass; see ownWrite) and the
+// versions they wrote over (so that a pass over a cache still behind them
+// waits for it, or reads from the API server; see writeMemo). It keeps
+// them in the Reconciler's memory, and holds what it needs of the
+// Reconciler's settings; Validate makes it, and Build tells it the kind
+// and the book of triggers.
+type ownWrites[T client.Object] struct {
+	memory *objectMemory
+	// kind is the reconciled kind, set by Build with the handler of the
+	// For watch that drops the events of the engine's own writes; empty,
+	// nothing is tracked.
+	kind schema.GroupVersionKind
+	// book is the controller's book of triggers, set by Build.
+	book *triggerBook
+	// keepEvents is Options.ReconcileOwnWrites.
+	keepEvents bool
+	// staleLimit is Options.StaleCacheLimit or its default.
+	staleLimit time.Duration
+	// skipped counts the events dropped; nil counts nothing.
+	skipped prometheus.Counter
+	// objType is T's struct type, read from apiReader when the cache is
+	// behind for too long.
+	objType   reflect.Type
+	apiReader client.Reader
+	// swept is when the settled own writes in memory were last swept
+	// (UnixNano; see sweep).
+	swept atomic.Int64
+}
+
+// defaultStaleCacheLimit is how long the engine waits, unless
+// Options.StaleCacheLimit says otherwise, for a cache that still holds a
+// version it wrote over. After that it reads the object from the API
+// server (Reconciler.APIReader) and runs the pass on what it finds there,
+// and does so on every pass until the cache catches up: a watch that lost
+// the event of the engine's write would otherwise hold the object until
+// the informer's next relist.
+const defaultStaleCacheLimit = 5 * time.Second
+
+// passWrites is what the writes of one pass did, recorded by its saver
+// (saver.write) and handed to the record of own writes when the pass
+// ends (close, remember).
+type passWrites struct {
+	// overwritten are the resource versions this pass's writes replaced
+	// with newer ones.
+	overwritten []string
+	// conflicted is set when a write, the engine's or a step's, was
+	// refused with 409 Conflict: the pass is retried soon, and is not a
+	// poll.
+	conflicted bool
+	// mutated is set when the answer of the pass's write of metadata and
+	// spec held changes the pass did not send (a mutating webhook's).
+	mutated bool
+	// own records the versions this pass's writes made; nil until one
+	// does.
+	own *ownWrite
+}
+
 // tracks reports whether the engine drops the events of its own
 // writes: a Builder set the predicate that does it, and
 // ReconcileOwnWrites does not turn it off.
-func (o ownWrites[T]) tracks() bool {
-	return !o.Options.ReconcileOwnWrites && !o.forGVK.Empty()
+func (o *ownWrites[T]) tracks() bool {
+	return !o.keepEvents && !o.kind.Empty()
 }
 
-// begin records that a write of the pass is on its way.
-func (o ownWrites[T]) begin(ps *passState[T]) {
+// begin records that a write of a pass of the object key with uid is on
+// its way, in w, the record of the pass's writes, which it makes when w
+// is nil; it returns the record.
+func (o *ownWrites[T]) begin(key types.NamespacedName, uid types.UID, w *ownWrite) *ownWrite {
 	if !o.tracks() {
-		return
+		return w
 	}
-	if ps.own == nil {
-		w := &ownWrite{open: true}
-		o.amend(ps.key, ps.req.Object.GetUID(), func(m *remembered) {
-			w.versions = nil
+	if w == nil {
+		made := &ownWrite{open: true}
+		o.memory.amend(key, uid, func(m *remembered) {
+			made.versions = nil
 			if prev := m.own; prev != nil {
 				prev.mu.Lock()
 				if !prev.open && !prev.gone {
 					// The events of the pass before may still be on
 					// their way, to For or to another watch of the kind,
 					// even once For has had its last version's.
-					w.versions = slices.Clone(prev.versions)
+					made.versions = slices.Clone(prev.versions)
 				}
 				prev.mu.Unlock()
 			}
-			m.own = w
+			m.own = made
 		})
-		ps.own = w
+		w = made
 	}
-	ps.own.mu.Lock()
-	ps.own.sending++
-	ps.own.mu.Unlock()
+	w.mu.Lock()
+	w.sending++
+	w.mu.Unlock()
+	return w
 }
 
-// end records that the write on its way made version rv; empty
-// when it failed or changed nothing.
-func (o ownWrites[T]) end(ps *passState[T], rv string) {
-	w := ps.own
+// end records that the write on its way in w, the record of a pass's
+// writes (nil when nothing is tracked), made version rv; empty when it
+// failed or changed nothing.
+func (o *ownWrites[T]) end(w *ownWrite, rv string) {
 	if w == nil {
 		return
 	}
@@ -84,23 +148,24 @@ func (o ownWrites[T]) end(ps *passState[T], rv string) {
 	w.early = slices.DeleteFunc(w.early, func(v string) bool { return v == rv })
 }
 
-// close ends the pass's record of its writes. When the pass
-// settled, or failed, the events of its versions that are still to come
-// are dropped: a failed pass is retried when the rate limiter says (a
-// terminal error only after a change), and the event of its own status
-// write would bring that retry at once, past the backoff. When the pass
-// neither settled nor failed, they are let through, and if some were
+// close ends the record of the writes of a pass of the object key, which
+// left obj and ended with res and err; done is what its writes did. When
+// the pass settled, or failed, the events of its versions that are still
+// to come are dropped: a failed pass is retried when the rate limiter
+// says (a terminal error only after a change), and the event of its own
+// status write would bring that retry at once, past the backoff. When the
+// pass neither settled nor failed, they are let through, and if some were
 // dropped while the pass ran, the object is requeued at once in their
 // stead, as they would have done; so it is, settled or not, when an event
 // dropped while a write was on its way was not the write's own, and when
 // the answer of the pass's write held changes the pass did not send (a
 // mutating webhook's): the steps must see them.
-func (o ownWrites[T]) close(ps *passState[T], res ctrl.Result, err error) ctrl.Result {
-	w := ps.own
+func (o *ownWrites[T]) close(key types.NamespacedName, obj client.Object, done passWrites, res ctrl.Result, err error) ctrl.Result {
+	w := done.own
 	if w == nil {
 		return res
 	}
-	settled := o.settled(ps, err) && !ps.mutated
+	settled := settled(obj, done.conflicted, err) && !done.mutated
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.open = false
@@ -108,11 +173,11 @@ func (o ownWrites[T]) close(ps *passState[T], res ctrl.Result, err error) ctrl.R
 	w.early = nil
 	if !settled && err == nil {
 		w.gone = true
-		o.dropOwn(ps.key, ps.req.Object.GetUID(), w)
+		o.dropOwn(key, obj.GetUID(), w)
 	}
 	switch {
-	case err == nil && (foreign || ps.mutated || !settled && w.dropped):
-		o.book.note(ps.key, o.forUpdate(ps.key))
+	case err == nil && (foreign || done.mutated || !settled && w.dropped):
+		o.book.note(key, o.forUpdate(key))
 		res.RequeueAfter = ownWriteRequeue
 		res.Priority = nil
 	case foreign:
@@ -120,19 +185,19 @@ func (o ownWrites[T]) close(ps *passState[T], res ctrl.Result, err error) ctrl.R
 		// terminal error is never retried, another one only after the
 		// backoff. The change that came during the write was not this
 		// pass's, and it gets the pass its event would have brought.
-		o.book.enqueue(ps.key, o.forUpdate(ps.key))
+		o.book.enqueue(key, o.forUpdate(key))
 	}
 	return res
 }
 
-// settled reports whether a pass that ended with res and err left nothing
-// that another pass over the same version would do: it succeeded, the
-// object is not being deleted, and it reports Ready=True for its current
+// settled reports whether a pass that left obj and ended with err (and a
+// write refused with 409 Conflict, when conflicted) left nothing that
+// another pass over the same version would do: it succeeded, the object
+// is not being deleted, and it reports Ready=True for its current
 // generation. Objects without conditions never settle: nothing tells the
 // engine that their pass got to the end of the work.
-func (o ownWrites[T]) settled(ps *passState[T], err error) bool {
-	obj := ps.req.Object
-	if err != nil || ps.conflicted || !obj.GetDeletionTimestamp().IsZero() {
+func settled(obj client.Object, conflicted bool, err error) bool {
+	if err != nil || conflicted || !obj.GetDeletionTimestamp().IsZero() {
 		return false
 	}
 	co, ok := any(obj).(conditions.Object)
@@ -144,13 +209,13 @@ func (o ownWrites[T]) settled(ps *passState[T], err error) bool {
 }
 
 // forUpdate is the trigger of an update event of the object key.
-func (o ownWrites[T]) forUpdate(key types.NamespacedName) Trigger {
-	return Trigger{Kind: triggerWatch, Source: triggerSourceFor, Event: triggerUpdate, GVK: o.forGVK, Object: key}
+func (o *ownWrites[T]) forUpdate(key types.NamespacedName) Trigger {
+	return Trigger{Kind: triggerWatch, Source: triggerSourceFor, Event: triggerUpdate, GVK: o.kind, Object: key}
 }
 
 // forget marks w, the record of the writes to an object whose memory was
 // dropped (nil when there was none), no longer the object's.
-func (o ownWrites[T]) forget(w *ownWrite) {
+func (o *ownWrites[T]) forget(w *ownWrite) {
 	if w != nil {
 		w.mu.Lock()
 		w.gone = true
@@ -160,11 +225,11 @@ func (o ownWrites[T]) forget(w *ownWrite) {
 
 // dropOwn drops w from what the engine remembers of the object key with
 // uid, if it is still the record of the object's writes.
-func (o ownWrites[T]) dropOwn(key types.NamespacedName, uid types.UID, w *ownWrite) {
-	if o.recalled(key, uid).own != w {
+func (o *ownWrites[T]) dropOwn(key types.NamespacedName, uid types.UID, w *ownWrite) {
+	if o.memory.recalled(key, uid).own != w {
 		return
 	}
-	o.amend(key, uid, func(m *remembered) {
+	o.memory.amend(key, uid, func(m *remembered) {
 		if m.own == w {
 			m.own = nil
 		}
@@ -175,7 +240,7 @@ func (o ownWrites[T]) dropOwn(key types.NamespacedName, uid types.UID, w *ownWri
 // watch is handed, is the event of a version the engine wrote, which then
 // starts no pass; it counts it. A resync (the same version again) is
 // never one.
-func (o ownWrites[T]) event(e event.UpdateEvent) bool {
+func (o *ownWrites[T]) event(e event.UpdateEvent) bool {
 	rv, w, ok := o.entry(e)
 	if !ok {
 		return false
@@ -184,8 +249,8 @@ func (o ownWrites[T]) event(e event.UpdateEvent) bool {
 	if !drop {
 		return false
 	}
-	if o.prep != nil && o.prep.metrics != nil {
-		o.prep.metrics.ownWriteSkipped.Inc()
+	if o.skipped != nil {
+		o.skipped.Inc()
 	}
 	if !done.IsZero() {
 		o.sweep(time.Now())
@@ -201,7 +266,7 @@ func (o ownWrites[T]) event(e event.UpdateEvent) bool {
 // a pass is on its way, whose version is not known yet, is taken for the
 // write's own, as the For watch takes it (see decide): when it was not,
 // the pass's end requeues the object (see close).
-func (o ownWrites[T]) seen(e event.UpdateEvent) bool {
+func (o *ownWrites[T]) seen(e event.UpdateEvent) bool {
 	rv, w, ok := o.entry(e)
 	if !ok {
 		return false
@@ -224,15 +289,15 @@ func (o ownWrites[T]) seen(e event.UpdateEvent) bool {
 // entry returns the version of e's object and the entry of the engine's
 // writes to it, when e is an update of the reconciled kind to another
 // version and the engine drops the events of its writes.
-func (o ownWrites[T]) entry(e event.UpdateEvent) (string, *ownWrite, bool) {
-	if o.Options.ReconcileOwnWrites || e.ObjectNew == nil || e.ObjectOld == nil {
+func (o *ownWrites[T]) entry(e event.UpdateEvent) (string, *ownWrite, bool) {
+	if o.keepEvents || e.ObjectNew == nil || e.ObjectOld == nil {
 		return "", nil, false
 	}
 	rv := e.ObjectNew.GetResourceVersion()
 	if rv == e.ObjectOld.GetResourceVersion() || !o.isForKind(e.ObjectNew) {
 		return "", nil, false
 	}
-	w := o.recalled(client.ObjectKeyFromObject(e.ObjectNew), e.ObjectNew.GetUID()).own
+	w := o.memory.recalled(client.ObjectKeyFromObject(e.ObjectNew), e.ObjectNew.GetUID()).own
 	if w == nil {
 		return "", nil, false
 	}
@@ -242,7 +307,7 @@ func (o ownWrites[T]) entry(e event.UpdateEvent) (string, *ownWrite, bool) {
 // decide reports whether the event of version rv, whose entry is w, is of
 // a write of the engine, and, when w's last version's event has come,
 // since when.
-func (o ownWrites[T]) decide(w *ownWrite, rv string) (bool, time.Time) {
+func (o *ownWrites[T]) decide(w *ownWrite, rv string) (bool, time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.gone {
@@ -276,9 +341,9 @@ func (o ownWrites[T]) decide(w *ownWrite, rv string) (bool, time.Time) {
 
 // sweep drops, at most once per ownWriteDoneFor, the entries whose last
 // version's event came more than ownWriteDoneFor before now.
-func (o ownWrites[T]) sweep(now time.Time) {
-	last := o.ownSwept.Load()
-	if now.UnixNano()-last < int64(ownWriteDoneFor) || !o.ownSwept.CompareAndSwap(last, now.UnixNano()) {
+func (o *ownWrites[T]) sweep(now time.Time) {
+	last := o.swept.Load()
+	if now.UnixNano()-last < int64(ownWriteDoneFor) || !o.swept.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
 	o.memory.Range(func(key types.NamespacedName, uid types.UID, m remembered) bool {
@@ -302,57 +367,44 @@ func (o ownWrites[T]) sweep(now time.Time) {
 // isForKind reports whether obj, from an event the controller watches, is
 // of the reconciled kind: a T, or its metadata when the Builder's For asked
 // for metadata only.
-func (o ownWrites[T]) isForKind(obj client.Object) bool {
+func (o *ownWrites[T]) isForKind(obj client.Object) bool {
 	if _, ok := obj.(T); ok {
 		return true
 	}
 	pm, ok := obj.(*metav1.PartialObjectMetadata)
-	return ok && pm.GroupVersionKind() == o.forGVK
+	return ok && pm.GroupVersionKind() == o.kind
 }
 
-// ownWriteEvents is what the watches of a controller ask of the record of
-// its Reconciler's own writes (ownWrites implements it).
-type ownWriteEvents interface {
-	// event reports whether the For watch drops e (see ownWrites.event).
-	event(e event.UpdateEvent) bool
-	// seen reports whether a Watches of the kind adds no pass of the
-	// object of e (see ownWrites.seen).
-	seen(e event.UpdateEvent) bool
-	// forgetGone forgets obj, whose delete event the For watch was
-	// handed (see Reconciler.forgetGone).
-	forgetGone(obj client.Object)
-}
-
-func (o ownWrites[T]) forgetGone(obj client.Object) {
-	if o.isForKind(obj) {
-		o.Reconciler.forgetGone(obj)
+// forgetGone forgets the object obj, whose delete event the For watch was
+// handed (which the engine sees even when something between the queue and
+// the engine drops the request), and notes its UID for gone.For: a pass
+// that was running then leaves nothing in memory. A pass that begins
+// later, of an object back in the cache, keeps what it records. An object
+// made again under the same name since is not forgotten.
+func (o *ownWrites[T]) forgetGone(obj client.Object) {
+	if !o.isForKind(obj) {
+		return
+	}
+	if m, ok := o.memory.Forget(client.ObjectKeyFromObject(obj), obj.GetUID()); ok {
+		o.forget(m.own)
 	}
 }
 
-// ownEventsRef hands the record of a Reconciler's own writes to the
-// watches of its controller, which are made before the Builder has the
-// Reconciler: nil until the controller is built.
-type ownEventsRef struct {
-	p atomic.Pointer[ownWriteEvents]
-}
-
-func (r *ownEventsRef) get() ownWriteEvents {
-	if r == nil {
-		return nil
+// forgetKey drops what the engine remembers of the object key, which is
+// gone or has left the cache: deleted, or, in a cache that holds a share
+// of the objects (a label selector, as with sharding), no longer in it.
+// It runs on the request of an object not found.
+func (o *ownWrites[T]) forgetKey(key types.NamespacedName) {
+	if m, ok := o.memory.Forget(key, ""); ok {
+		o.forget(m.own)
 	}
-	if p := r.p.Load(); p != nil {
-		return *p
-	}
-	return nil
 }
-
-func (r *ownEventsRef) set(w ownWriteEvents) { r.p.Store(&w) }
 
 // ownWriteHandler is the For watch's handler as the informer calls it:
 // the update events of the engine's own writes go no further, not even to
 // the watch's predicates (see Options.ReconcileOwnWrites), and a delete
 // event makes the engine forget what it remembers of the object (see
-// Reconciler.forgetObject) before the predicates see it, whatever they
+// ownWrites.forgetGone) before the predicates see it, whatever they
 // do with it. It wraps the For watch alone: the options of For set its
 // predicates rather than add to them, and a predicate of the whole
 // controller would drop the event for every watch of the kind, where
@@ -391,13 +443,13 @@ func (h ownWriteHandler) OnDelete(obj any) {
 // StaleCacheLimit, wait is true (the watch event of the newer version
 // reconciles the object again); after it, the object is read from the API
 // server, and carried are the versions the cache may still hand out.
-func (o ownWrites[T]) past(ctx context.Context, key types.NamespacedName, obj T) (_ T, carried []string, wait bool, _ error) {
+func (o *ownWrites[T]) past(ctx context.Context, key types.NamespacedName, obj T) (_ T, carried []string, wait bool, _ error) {
 	log := ctrl.LoggerFrom(ctx)
 	memo, stale := o.stale(key, obj.GetUID(), obj.GetResourceVersion())
 	if !stale {
 		return obj, nil, false, nil
 	}
-	if time.Since(memo.behindSince) < o.staleCacheLimit() {
+	if time.Since(memo.behindSince) < o.staleLimit {
 		log.V(1).Info("cache behind own writes, waiting for it")
 		return obj, nil, true, nil
 	}
@@ -414,26 +466,18 @@ func (o ownWrites[T]) past(ctx context.Context, key types.NamespacedName, obj T)
 // versions it wrote over (overwritten) with those carried from an earlier
 // pass, so that a pass over a cache that still holds one of them waits for
 // the cache.
-func (o ownWrites[T]) remember(key types.NamespacedName, uid types.UID, carried, overwritten []string) {
+func (o *ownWrites[T]) remember(key types.NamespacedName, uid types.UID, carried, overwritten []string) {
 	var memo *writeMemo
 	if len(overwritten) > 0 {
 		memo = &writeMemo{versions: lastVersions(slices.Concat(carried, overwritten))}
 	} else if len(carried) > 0 {
 		// Nothing written, but the cache is still behind: the next pass
 		// reads from the API server again at once.
-		memo = &writeMemo{versions: carried, behindSince: time.Now().Add(-o.staleCacheLimit())}
+		memo = &writeMemo{versions: carried, behindSince: time.Now().Add(-o.staleLimit)}
 	} else {
 		return
 	}
-	o.amend(key, uid, func(m *remembered) { m.written = memo })
-}
-
-// staleCacheLimit is StaleCacheLimit or its default.
-func (o ownWrites[T]) staleCacheLimit() time.Duration {
-	if o.Options.StaleCacheLimit > 0 {
-		return o.Options.StaleCacheLimit
-	}
-	return defaultStaleCacheLimit
+	o.memory.amend(key, uid, func(m *remembered) { m.written = memo })
 }
 
 // maxMemoVersions bounds the versions a writeMemo keeps while passes read
@@ -452,13 +496,13 @@ func lastVersions(versions []string) []string {
 // this reconciler wrote over, with what is remembered of that pass, and
 // forgets the pass when rv is not one of them. The first time it finds the
 // cache behind it notes the time.
-func (o ownWrites[T]) stale(key types.NamespacedName, uid types.UID, rv string) (*writeMemo, bool) {
-	memo := o.recalled(key, uid).written
+func (o *ownWrites[T]) stale(key types.NamespacedName, uid types.UID, rv string) (*writeMemo, bool) {
+	memo := o.memory.recalled(key, uid).written
 	if memo == nil {
 		return nil, false
 	}
 	if !slices.Contains(memo.versions, rv) {
-		o.amend(key, uid, func(m *remembered) {
+		o.memory.amend(key, uid, func(m *remembered) {
 			if m.written == memo {
 				m.written = nil
 			}
@@ -468,7 +512,7 @@ func (o ownWrites[T]) stale(key types.NamespacedName, uid types.UID, rv string) 
 	if memo.behindSince.IsZero() {
 		noted := &writeMemo{versions: memo.versions, behindSince: time.Now()}
 		swapped := false
-		o.amend(key, uid, func(m *remembered) {
+		o.memory.amend(key, uid, func(m *remembered) {
 			if swapped = m.written == memo; swapped {
 				m.written = noted
 			}
@@ -484,9 +528,9 @@ func (o ownWrites[T]) stale(key types.NamespacedName, uid types.UID, rv string) 
 // waited StaleCacheLimit for the cache. It reports false, and no error,
 // when what it read is still a version the engine wrote over (an APIReader
 // that is itself a cache) or the object is gone, which the cache will tell.
-func (o ownWrites[T]) readLive(ctx context.Context, key types.NamespacedName, memo *writeMemo) (T, bool, error) {
-	live := reflect.New(o.prep.objType).Interface().(T)
-	if err := o.prep.apiReader.Get(ctx, key, live); err != nil {
+func (o *ownWrites[T]) readLive(ctx context.Context, key types.NamespacedName, memo *writeMemo) (T, bool, error) {
+	live := reflect.New(o.objType).Interface().(T)
+	if err := o.apiReader.Get(ctx, key, live); err != nil {
 		if apierrors.IsNotFound(err) {
 			return live, false, nil
 		}

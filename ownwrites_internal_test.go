@@ -21,8 +21,7 @@ import (
 // engine's (seen), the other's change excepted.
 func TestOwnWritesOrderOfWatches(t *testing.T) {
 	t.Parallel()
-	r := &Reconciler[*testapi.Widget]{Name: "order"}
-	r.forGVK = testapi.GroupVersion.WithKind("Widget")
+	o := &ownWrites[*testapi.Widget]{memory: &objectMemory{}, kind: testapi.GroupVersion.WithKind("Widget")}
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
 	version := func(rv string) *testapi.Widget {
 		return &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: rv, Generation: 1}}
@@ -35,14 +34,13 @@ func TestOwnWritesOrderOfWatches(t *testing.T) {
 	pass := func(rvs ...string) {
 		obj := version(rvs[len(rvs)-1])
 		conditions.Set(&obj.Status.Conditions, metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: "Done", ObservedGeneration: 1}, metav1.Now())
-		ps := &passState[*testapi.Widget]{r: r, key: key, req: &Pass[*testapi.Widget]{Object: obj}}
+		var done passWrites
 		for _, rv := range rvs {
-			r.ownWrites().begin(ps)
-			r.ownWrites().end(ps, rv)
+			done.own = o.begin(key, obj.GetUID(), done.own)
+			o.end(done.own, rv)
 		}
-		r.ownWrites().close(ps, ctrl.Result{}, nil)
+		o.close(key, obj, done, ctrl.Result{}, nil)
 	}
-	o := r.ownWrites()
 	pass("1", "2")
 	for _, e := range []struct {
 		from, to string
@@ -76,8 +74,7 @@ func TestOwnWritesOrderOfWatches(t *testing.T) {
 // object forgets them.
 func TestOwnWritesOutliveThePredecessorsDeleteEvent(t *testing.T) {
 	t.Parallel()
-	r := &Reconciler[*testapi.Widget]{Name: "again"}
-	r.forGVK = testapi.GroupVersion.WithKind("Widget")
+	o := &ownWrites[*testapi.Widget]{memory: &objectMemory{}, kind: testapi.GroupVersion.WithKind("Widget")}
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
 	widget := func(uid types.UID, rv string) *testapi.Widget {
 		return &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: uid, ResourceVersion: rv, Generation: 1}}
@@ -85,11 +82,10 @@ func TestOwnWritesOutliveThePredecessorsDeleteEvent(t *testing.T) {
 	// The new Widget's pass writes version 5 and leaves it Ready.
 	obj := widget("uid-new", "5")
 	conditions.Set(&obj.Status.Conditions, metav1.Condition{Type: conditions.TypeReady, Status: metav1.ConditionTrue, Reason: "Done", ObservedGeneration: 1}, metav1.Now())
-	ps := &passState[*testapi.Widget]{r: r, key: key, req: &Pass[*testapi.Widget]{Object: obj}}
-	o := r.ownWrites()
-	o.begin(ps)
-	o.end(ps, "5")
-	o.close(ps, ctrl.Result{}, nil)
+	var done passWrites
+	done.own = o.begin(key, obj.GetUID(), nil)
+	o.end(done.own, "5")
+	o.close(key, obj, done, ctrl.Result{}, nil)
 
 	o.forgetGone(widget("uid-old", "3"))
 	write := event.UpdateEvent{ObjectOld: widget("uid-new", "4"), ObjectNew: widget("uid-new", "5")}

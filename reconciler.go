@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,10 +17,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
@@ -27,17 +29,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/gone"
 )
-
-// conflictRequeueDelay is how long the engine waits before it reconciles an
-// object again after a write was refused with 409 Conflict: long enough for
-// the cache to catch up with the newer version, short enough not to matter.
-const conflictRequeueDelay = 100 * time.Millisecond
 
 // ErrNotControlled is wrapped by the error of a state getter whose object
 // is not controlled by the object being reconciled, where the state asks for
@@ -56,15 +54,6 @@ const retryPriority = 2 * handler.LowPriority
 // staleCacheRetry is how long the engine waits before looking again at an
 // object whose cached version is older than its own last write.
 const staleCacheRetry = time.Second
-
-// defaultStaleCacheLimit is how long the engine waits, unless
-// Options.StaleCacheLimit says otherwise, for a cache that still holds a
-// version it wrote over. After that it reads the object from the API
-// server (Reconciler.APIReader) and runs the pass on what it finds there,
-// and does so on every pass until the cache catches up: a watch that lost
-// the event of the engine's write would otherwise hold the object until
-// the informer's next relist.
-const defaultStaleCacheLimit = 5 * time.Second
 
 // ErrInvalidConfig is wrapped by every error that Validate (and so
 // Builder.Complete) returns for a Reconciler that cannot work.
@@ -158,15 +147,12 @@ type Reconciler[T client.Object] struct {
 	prep    *prepared[T]
 	prepErr error
 	// memory is what the engine remembers of each object between its
-	// passes, forgotten when the object leaves the cache (see
-	// forgetObject, forgetGone).
-	memory gone.Memory[remembered]
-	// ownSwept is when the settled own writes in memory were last swept
-	// (UnixNano; see ownWrites.sweep).
-	ownSwept atomic.Int64
-	// forGVK is the reconciled kind, set by Build with the handler of the
-	// For watch that drops the events of the engine's own writes.
-	forGVK schema.GroupVersionKind
+	// passes.
+	memory objectMemory
+	// own is the record of the engine's own writes, made by Validate;
+	// Build tells it the reconciled kind, with the handler of the For
+	// watch that drops the events of those writes.
+	own *ownWrites[T]
 	// managerBuild is the Build of the manager's Observation, set by Build.
 	managerBuild string
 }
@@ -330,7 +316,12 @@ var _ reconcile.Reconciler = &Reconciler[client.Object]{}
 // at setup so that mistakes show before the manager starts. Fields must not
 // change after the first call.
 func (r *Reconciler[T]) Validate() error {
-	r.once.Do(func() { r.prep, r.prepErr = r.prepare() })
+	r.once.Do(func() {
+		r.prep, r.prepErr = r.prepare()
+		if r.prepErr == nil {
+			r.own = r.ownRecord(r.prep)
+		}
+	})
 	return r.prepErr
 }
 
@@ -436,6 +427,48 @@ func (p *prepared[T]) ownsCondition(typ string) bool {
 		return true
 	}
 	return slices.Contains(p.condOrder, typ)
+}
+
+// stampGeneration sets ObservedGeneration to gen on the conditions the
+// pass over original answers for: the engine's own (Ready, DeletionBlocked, the kstatus
+// ones), the types its steps own (ConditionOwner), and any condition a
+// step added or changed in this pass. A condition of another type that the
+// pass found and left as it was is someone else's, another controller's
+// that writes the same object's status maybe: the generation it observed
+// is that one's word, and stays (see saver.sendStatus).
+func (p *prepared[T]) stampGeneration(conds []metav1.Condition, gen int64, original client.Object) {
+	var found []metav1.Condition
+	if co, ok := any(original).(conditions.Object); ok {
+		found = co.GetConditions()
+	}
+	for i := range conds {
+		c := &conds[i]
+		if !p.ownsCondition(c.Type) {
+			if was := conditions.Find(found, c.Type); was != nil && equality.Semantic.DeepEqual(*was, *c) {
+				continue
+			}
+		}
+		c.ObservedGeneration = gen
+	}
+}
+
+// ownRecord makes the record of the engine's own writes, in the
+// Reconciler's memory, for the configuration p.
+func (r *Reconciler[T]) ownRecord(p *prepared[T]) *ownWrites[T] {
+	o := &ownWrites[T]{
+		memory:     &r.memory,
+		keepEvents: r.Options.ReconcileOwnWrites,
+		staleLimit: r.Options.StaleCacheLimit,
+		objType:    p.objType,
+		apiReader:  p.apiReader,
+	}
+	if o.staleLimit <= 0 {
+		o.staleLimit = defaultStaleCacheLimit
+	}
+	if p.metrics != nil {
+		o.skipped = p.metrics.ownWriteSkipped
+	}
+	return o
 }
 
 // checkOptions checks the options of r that the steps of p call for or
@@ -701,79 +734,79 @@ func (r *Reconciler[T]) noteRequeue(key types.NamespacedName, po *passObs, res c
 	}
 }
 
-// ownWrites is the reconciler's record of its own writes (ownwrites.go).
-func (r *Reconciler[T]) ownWrites() ownWrites[T] { return ownWrites[T]{r} }
-
-// remembered is what the engine remembers of one object between its
-// passes (Reconciler.memory). The zero value remembers nothing, and an
-// object left with it is dropped.
-type remembered struct {
-	// skipSeen is set once the Event of the skip policy was recorded
-	// (claimStage.noteSkip).
-	skipSeen bool
-	// foreign is the other operator instance the object was found to
-	// belong to, and warned about (claimStage.ownedElsewhere).
-	foreign string
-	// written are the versions the last pass wrote over (see
-	// ownWrites.past).
-	written *writeMemo
-	// own are the versions the last passes wrote (see ownWrite).
-	own *ownWrite
-	// owed is the Warning event of a failed pass, which its retry
-	// records (see passState.finish).
-	owed *owedEvent
-}
-
-// amend changes through fn what the engine remembers of the object key
-// with uid. fn runs again when the record changed meanwhile (see
-// gone.Memory.Update): it must only change what it is given.
-func (r *Reconciler[T]) amend(key types.NamespacedName, uid types.UID, fn func(*remembered)) {
-	r.memory.Update(key, uid, func(m remembered, _ bool) (remembered, bool) {
-		fn(&m)
-		return m, m != remembered{}
-	})
-}
-
-// recalled returns what the engine remembers of the object key with uid.
-func (r *Reconciler[T]) recalled(key types.NamespacedName, uid types.UID) remembered {
-	m, _ := r.memory.Load(key, uid)
-	return m
-}
-
-// forgetObject drops what the engine remembers of the object key, which is
-// gone or has left the cache: deleted, or, in a cache that holds a share
-// of the objects (a label selector, as with sharding), no longer in it.
-// It runs on the request of an object not found.
-func (r *Reconciler[T]) forgetObject(key types.NamespacedName) {
-	if m, ok := r.memory.Forget(key, ""); ok {
-		r.ownWrites().forget(m.own)
+// hasFormer reports whether obj carries one of
+// Options.FormerFinalizers.
+func (r *Reconciler[T]) hasFormer(obj client.Object) bool {
+	for _, f := range r.Options.FormerFinalizers {
+		if controllerutil.ContainsFinalizer(obj, f) {
+			return true
+		}
 	}
+	return false
 }
 
-// forgetGone forgets the object obj, whose delete event came (which the
-// engine sees even when something between the queue and the engine drops
-// the request), and notes its UID for gone.For: a pass that was running
-// then leaves nothing in memory. A pass that begins later, of an object
-// back in the cache, keeps what it records. An object made again under
-// the same name since is not forgotten.
-func (r *Reconciler[T]) forgetGone(obj client.Object) {
-	if m, ok := r.memory.Forget(client.ObjectKeyFromObject(obj), obj.GetUID()); ok {
-		r.ownWrites().forget(m.own)
+// markBuild records the operator's build (Options.Build, else the
+// manager's) as this controller's entry of AnnotationReconciledBy on obj
+// when the entry names another build; the caller writes obj. Other
+// controllers' entries stay as they are, so that two controllers of
+// different builds on one object each write theirs once.
+func (r *Reconciler[T]) markBuild(obj client.Object) {
+	build := r.Options.Build
+	if build == "" {
+		build = r.managerBuild
 	}
+	ann := obj.GetAnnotations()
+	marks := parseBuilds(ann[AnnotationReconciledBy])
+	if build == "" || marks[r.Name] == build {
+		return
+	}
+	marks[r.Name] = build
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AnnotationReconciledBy] = formatBuilds(marks)
+	obj.SetAnnotations(ann)
+}
+
+// parseBuilds reads the value of AnnotationReconciledBy,
+// "<controller>=<build>" entries separated by commas, into a map; an entry
+// without a controller is dropped.
+func parseBuilds(v string) map[string]string {
+	marks := map[string]string{}
+	for _, e := range strings.Split(v, ",") {
+		name, build, ok := strings.Cut(strings.TrimSpace(e), "=")
+		if ok && name != "" {
+			marks[name] = build
+		}
+	}
+	return marks
+}
+
+// formatBuilds writes marks as the value of AnnotationReconciledBy, the
+// entries sorted by controller.
+func formatBuilds(marks map[string]string) string {
+	entries := make([]string, 0, len(marks))
+	for _, name := range slices.Sorted(maps.Keys(marks)) {
+		entries = append(entries, name+"="+marks[name])
+	}
+	return strings.Join(entries, ",")
 }
 
 // The state of a pass and its stages. Reconcile loads the object (runPass)
-// and makes a passState; the stages are methods of the types below, each
-// in a file of its own, in the order a pass runs them:
+// and makes a passState; each stage is a type of its own, with the fields
+// it uses and its methods in a file of its own, in the order a pass runs
+// them:
 //
-//   - claim.go: claimStage, the claim: ownership, policy, and the commit
-//     of the finalizer before any step acts;
+//   - claim.go: claim, the claim: ownership, policy, and the commit of the
+//     finalizer before any step acts; it returns what it decided;
 //   - run.go: passState, the steps: Do, Cleanup or Observe, every Post,
 //     and the conditions;
-//   - save.go: saveStage, the commit of what changed, metadata and spec
-//     then status, and the report of a failed engine write;
-//   - ownwrites.go: ownWrites, the record of the engine's own writes, whose
-//     events start no pass and which a later pass waits past.
+//   - save.go: saver, the commit of what changed, metadata and spec then
+//     status, and the report of a failed engine write; it keeps the
+//     record of the pass's writes (passWrites);
+//   - ownwrites.go: ownWrites, the record of the engine's own writes, kept
+//     in the Reconciler's memory across passes, whose events start no
+//     pass and which a later pass waits past.
 
 // passState is the state of one reconcile.
 type passState[T client.Object] struct {
@@ -781,14 +814,10 @@ type passState[T client.Object] struct {
 	p   *prepared[T]
 	req *Pass[T]
 	key types.NamespacedName
-	// overwritten are the resource versions this pass's writes replaced
-	// with newer ones.
-	overwritten []string
+	// save makes the pass's writes, and records them.
+	save *saver[T]
 	// claimErr is the error of a Claimer, which stopped the claim.
 	claimErr error
-	// conflicted is set when a write was refused with 409 Conflict: the
-	// pass is retried soon, and is not a poll.
-	conflicted bool
 	// resynced is set when the pass's requeue is the periodic resync.
 	resynced bool
 	// reached is the index of the last step whose Do ran this pass.
@@ -808,86 +837,24 @@ type passState[T client.Object] struct {
 	// invalidRelease, when set, says that AnnotationReleaseFinalizer
 	// holds a value the engine does not know; Ready reports it.
 	invalidRelease string
-	// mutated is set when the answer of the pass's write of metadata and
-	// spec held changes the pass did not send (a mutating webhook's).
-	mutated bool
-	// own records the versions this pass's writes made; nil until one
-	// does.
-	own *ownWrite
 }
 
-// claimStage is the claim of a pass: ownership, policy and the claim's
-// commit. passState.run calls it before any step acts.
-type claimStage[T client.Object] struct{ *passState[T] }
-
-// saveStage is the last stage of a pass: it commits what the steps changed
-// in the object's metadata and spec, then its status, each only when it
-// changed, every write guarded by the resourceVersion the pass read
-// (write), and reports a failure of the engine's own writes
-// (writeFailed).
-type saveStage[T client.Object] struct{ *passState[T] }
-
-// ownWrites is the engine's record of its own writes to the objects of a
-// Reconciler, the fourth stage of a pass: the versions each pass's writes
-// made (so that their watch events start no pass; see ownWrite) and the
-// versions they wrote over (so that a pass over a cache still behind them
-// waits for it, or reads from the API server; see writeMemo). It is a view
-// of the Reconciler, which holds the records.
-type ownWrites[T client.Object] struct{ *Reconciler[T] }
-
-// ownWrite is what the engine remembers of the versions of one object its
-// last pass wrote, so that the watch events those writes cause do not
-// start a pass of their own.
-//
-// Every write of the engine is guarded by the resourceVersion it read, so
-// a version it wrote holds exactly what the pass left in the object:
-// nothing else changed in between, but what a mutating webhook added to
-// the write, which the engine looks for in the answer (see
-// changedOnTheWay; the answer of a status write is not checked). A pass run for that version would see
-// what the pass that wrote it saw; when that pass settled (see settled),
-// it would find nothing to do. Any other change makes another version,
-// whose event is not dropped.
-//
-// The event of a write may reach the controller before the write's answer
-// does, when the version it made is not known yet. An event that comes
-// while a write is on its way is held back as early; when the answer
-// names its version, it was the write's own. An early event that turns out
-// to be someone else's was a change the pass may not have seen: the
-// object is requeued at once when the pass ends, as the event would have
-// done, whatever the pass returned (an error included, even a terminal
-// one: the change may be the fix of what failed).
-type ownWrite struct {
-	mu sync.Mutex
-	// versions are the resourceVersions the writes made, oldest first:
-	// those of the pass that made the entry, after those of the settled
-	// pass before it whose events may still be on their way.
-	versions []string
-	// open is true while the pass that writes them runs.
-	open bool
-	// sending counts the writes on their way.
-	sending int
-	// early are the versions of the events dropped while a write was on
-	// its way, not yet known as the pass's own.
-	early []string
-	// dropped is set when an event was dropped while the pass was open.
-	dropped bool
-	// gone is set when the entry is no longer the object's: its pass did
-	// not settle, or the object is gone. Its events are let through.
-	gone bool
-	// doneAt is when the For watch was handed the event of the last
-	// version. Every other watch of the kind in the controller is handed
-	// it, and the events before it, in its own time: the entry keeps its
-	// versions, so that none of them adds a pass of the object for them
-	// either, until it is swept (ownWriteDoneFor).
-	doneAt time.Time
-}
-
-// writeMemo is what the engine remembers of its last writes to an object
-// until the cache shows a newer version: the versions they replaced, and
-// since when the cache has been found holding one of them.
-type writeMemo struct {
-	versions    []string
-	behindSince time.Time
+// saver makes the save stage of the pass req of the object key.
+func (r *Reconciler[T]) saver(req *Pass[T], key types.NamespacedName) *saver[T] {
+	return &saver[T]{
+		req:       req,
+		key:       key,
+		client:    r.Client,
+		apiReader: r.prep.apiReader,
+		objType:   r.prep.objType,
+		recorder:  r.prep.recorder,
+		finalizer: r.Finalizer,
+		former:    r.Options.FormerFinalizers,
+		cleans:    r.prep.cleans,
+		kstatus:   r.Options.KStatus,
+		steps:     r.Steps,
+		own:       r.own,
+	}
 }
 
 // runPass runs the pass of Reconcile: it loads the object from the cache
@@ -902,7 +869,7 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 	obj := reflect.New(p.objType).Interface().(T)
 	if err := r.Client.Get(ctx, creq.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forgetObject(creq.NamespacedName)
+			r.own.forgetKey(creq.NamespacedName)
 			r.book.forget(creq.NamespacedName)
 			return ctrl.Result{}, nil
 		}
@@ -913,10 +880,10 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 	// is over, and what the pass records is kept unless the object goes
 	// while it runs.
 	r.memory.Back(obj.GetUID(), started)
-	if r.recalled(creq.NamespacedName, obj.GetUID()).owed != nil {
+	if r.memory.recalled(creq.NamespacedName, obj.GetUID()).owed != nil {
 		// The event of the failed pass before this one (see passState.finish).
 		var e *owedEvent
-		r.amend(creq.NamespacedName, obj.GetUID(), func(m *remembered) { e, m.owed = m.owed, nil })
+		r.memory.amend(creq.NamespacedName, obj.GetUID(), func(m *remembered) { e, m.owed = m.owed, nil })
 		if e != nil {
 			p.recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(e.reason), "Reconcile", "%s", e.note)
 		}
@@ -927,7 +894,7 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 	if log.V(1).Enabled() {
 		log.V(1).Info("pass triggered", "trigger", po.trigger.String())
 	}
-	obj, carried, wait, err := r.ownWrites().past(ctx, creq.NamespacedName, obj)
+	obj, carried, wait, err := r.own.past(ctx, creq.NamespacedName, obj)
 	if wait || err != nil {
 		return ctrl.Result{RequeueAfter: staleCacheRetry}, err
 	}
@@ -945,14 +912,16 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 		tracer:     po.tracer,
 		steps:      po.steps,
 	}
-	ps := &passState[T]{r: r, p: p, req: req, key: creq.NamespacedName}
-	req.write = ps.saving().write
+	save := r.saver(req, creq.NamespacedName)
+	ps := &passState[T]{r: r, p: p, req: req, key: creq.NamespacedName, save: save}
+	req.write = save.write
 	res, err := ps.run(gone.WithPass(ctx, started))
-	res = r.ownWrites().close(ps, res, err)
+	done := save.writes
+	res = r.own.close(creq.NamespacedName, req.Object, done, res, err)
 	po.resynced = ps.resynced
 	po.object = req.Object
-	r.ownWrites().remember(creq.NamespacedName, obj.GetUID(), carried, ps.overwritten)
-	if len(ps.overwritten) == 0 && err == nil && res.RequeueAfter > 0 && res.Priority == nil && !ps.conflicted {
+	r.own.remember(creq.NamespacedName, obj.GetUID(), carried, done.overwritten)
+	if len(done.overwritten) == 0 && err == nil && res.RequeueAfter > 0 && res.Priority == nil && !done.conflicted {
 		// A pass that wrote nothing and only asks to look again later is
 		// a poll. It goes back at low priority: otherwise the polls of
 		// objects that have had a pass, which keep the normal priority of

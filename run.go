@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -16,25 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
 )
-
-// conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
-func (ps *passState[T]) conflictRequeue(during string) ctrl.Result {
-	ps.conflicted = true
-	ps.req.Log.V(1).Info("conflict, requeueing", "during", during)
-	return ctrl.Result{RequeueAfter: conflictRequeueDelay}
-}
-
-// claiming is the pass's claim stage (claim.go).
-func (ps *passState[T]) claiming() claimStage[T] { return claimStage[T]{ps} }
-
-// saving is the pass's commit-and-save stage (save.go).
-func (ps *passState[T]) saving() saveStage[T] { return saveStage[T]{ps} }
 
 func (ps *passState[T]) event(eventtype string, reason conditions.Reason, action, note string, args ...any) {
 	ps.p.recorder.Eventf(ps.req.Object, nil, eventtype, string(reason), action, note, args...)
@@ -43,45 +26,48 @@ func (ps *passState[T]) event(eventtype string, reason conditions.Reason, action
 func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	r, req := ps.r, ps.req
 	obj := req.Object
+	claim := claim[T]{r: r, p: ps.p, req: req, key: ps.key, memory: &r.memory, save: ps.save}
 
 	// Ownership, first: another instance's object gets no writes and no
 	// events beyond the one warning, whatever its policy.
-	if ps.claiming().ownedElsewhere() {
+	if claim.ownedElsewhere() {
 		return ctrl.Result{}, nil
 	}
 
 	// Policy.
-	policy, err := ps.claiming().policy(ctx)
+	policy, err := claim.policy(ctx)
 	if err != nil {
 		if errors.Is(err, errUnknownPolicy) {
-			return ps.claiming().invalidPolicy(ctx, err)
+			return claim.invalidPolicy(ctx, err)
 		}
 		return ctrl.Result{}, err
 	}
 	req.Policy = policy
 	req.Log = req.Log.WithValues("policy", string(policy))
 	ctx = logr.NewContext(ctx, req.Log)
-	ps.claiming().noteSkip(policy)
+	claim.noteSkip(policy)
 
 	deleting := req.Deleting()
 	// An earlier release's finalizer is the engine's to release, even
 	// when this release needs none of its own.
-	ours := (r.Finalizer != "" && controllerutil.ContainsFinalizer(obj, r.Finalizer)) || ps.hasFormer()
+	ours := (r.Finalizer != "" && controllerutil.ContainsFinalizer(obj, r.Finalizer)) || r.hasFormer(obj)
 	if deleting && !ours {
 		// Nothing of ours to release: the object goes away without us.
 		// What the engine said of the deletion while its finalizer held
 		// the object goes, if the pass that released it could not
 		// write that.
-		return ps.saving().settleLeft(ctx)
+		return ps.save.settleLeft(ctx)
 	}
 
 	resync, resyncErr := resyncInterval(obj, r.Resync)
 
 	// Claim before act.
 	if !deleting && policy != PolicySkip {
-		if done, res, err := ps.claiming().claim(ctx); done {
+		done, res, err := claim.commit(ctx)
+		if done {
 			return res, err
 		}
+		ps.claimErr = err
 	}
 
 	// Act.
@@ -91,11 +77,11 @@ func (ps *passState[T]) run(ctx context.Context) (ctrl.Result, error) {
 	res, err = joinOutcomes(outcome{res: res, err: err}, outcome{err: ps.post(ctx)})
 	err = withoutStop(err)
 	if err != nil && apierrors.IsConflict(err) {
-		return ps.conflictRequeue("step"), nil
+		return ps.save.conflictRequeue("step"), nil
 	}
 
 	if released {
-		return ps.saving().release(ctx, policy, res, err)
+		return ps.save.release(ctx, policy, ps.released, res, err)
 	}
 	if resyncErr != nil {
 		res, err = joinOutcomes(outcome{res: res, err: err}, outcome{err: resyncErr})
@@ -119,16 +105,16 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 
 	if !deleting && ps.req.Policy != PolicySkip && ps.claimErr == nil {
 		// The steps ran for the live object: their build is recorded.
-		ps.markBuild(ps.req.Object)
+		ps.r.markBuild(ps.req.Object)
 	}
 
 	// Save.
-	if done, serr := ps.saving().save(ctx); serr != nil {
+	if done, serr := ps.save.save(ctx); serr != nil {
 		if apierrors.IsConflict(serr) {
-			return ps.conflictRequeue("save"), nil
+			return ps.save.conflictRequeue("save"), nil
 		}
 		if mw := (*mainWriteError)(nil); errors.As(serr, &mw) {
-			return ps.saving().writeFailed(ctx, writeSave, mw.err)
+			return ps.save.writeFailed(ctx, writeSave, mw.err)
 		}
 		return ctrl.Result{}, serr
 	} else if done {
@@ -145,7 +131,7 @@ func (ps *passState[T]) finish(ctx context.Context, res ctrl.Result, err error, 
 			// fresher work waits: during a burst, the failing objects'
 			// events are not API writes the healthy objects wait behind.
 			// The next pass of the object, whatever brings it, records it.
-			ps.r.amend(ps.key, ps.req.Object.GetUID(), func(m *remembered) { m.owed = &owedEvent{reason: reason, note: msg} })
+			ps.r.memory.amend(ps.key, ps.req.Object.GetUID(), func(m *remembered) { m.owed = &owedEvent{reason: reason, note: msg} })
 		}
 	}
 	if err != nil && severity == conditions.SeverityError && !terminal {
@@ -274,17 +260,6 @@ func (ps *passState[T]) releaseOnRequest(ctx context.Context, how string) (ctrl.
 	return ctrl.Result{}, nil, true
 }
 
-// hasFormer reports whether the object carries one of
-// Options.FormerFinalizers.
-func (ps *passState[T]) hasFormer() bool {
-	for _, f := range ps.r.Options.FormerFinalizers {
-		if controllerutil.ContainsFinalizer(ps.req.Object, f) {
-			return true
-		}
-	}
-	return false
-}
-
 // removeFinalizers takes the engine's finalizer, and those it used before,
 // off the object.
 func (ps *passState[T]) removeFinalizers() {
@@ -292,32 +267,6 @@ func (ps *passState[T]) removeFinalizers() {
 	for _, f := range ps.r.Options.FormerFinalizers {
 		controllerutil.RemoveFinalizer(ps.req.Object, f)
 	}
-}
-
-// releasedFinalizer names the finalizer of the engine's that the pass
-// releases, or released: Finalizer when the object as the pass read it
-// carried it, else the names of Options.FormerFinalizers it carried (a
-// release without a finalizer of its own lets go of an earlier
-// release's), else Finalizer, or, for a release without one, the former
-// names.
-func (ps *passState[T]) releasedFinalizer() string {
-	r, orig := ps.r, ps.req.Original
-	if r.Finalizer != "" && controllerutil.ContainsFinalizer(orig, r.Finalizer) {
-		return r.Finalizer
-	}
-	var former []string
-	for _, f := range r.Options.FormerFinalizers {
-		if controllerutil.ContainsFinalizer(orig, f) {
-			former = append(former, f)
-		}
-	}
-	switch {
-	case len(former) > 0:
-		return strings.Join(former, ", ")
-	case r.Finalizer != "":
-		return r.Finalizer
-	}
-	return strings.Join(r.Options.FormerFinalizers, ", ")
 }
 
 // deadline checks a cleanup that has not finished against
@@ -424,7 +373,7 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 		_, severity, _ := conditions.FromError(err)
 		kchanged = setKStatus(&conds, kstatus, ps.req.Policy == PolicySkip, err != nil && severity == conditions.SeverityError, now)
 	}
-	ps.stampGeneration(conds, gen)
+	ps.p.stampGeneration(conds, gen, ps.req.Original)
 	// Steps may have written conditions without conditions.Set.
 	boundMessages(conds)
 	co.SetConditions(conds)
@@ -569,29 +518,6 @@ func (ps *passState[T]) holdReady(conds []metav1.Condition, err error, shown str
 	return until, now.Time.Before(until)
 }
 
-// stampGeneration sets ObservedGeneration to gen on the conditions the
-// pass answers for: the engine's own (Ready, DeletionBlocked, the kstatus
-// ones), the types its steps own (ConditionOwner), and any condition a
-// step added or changed in this pass. A condition of another type that the
-// pass found and left as it was is someone else's, another controller's
-// that writes the same object's status maybe: the generation it observed
-// is that one's word, and stays (see saveStage.sendStatus).
-func (ps *passState[T]) stampGeneration(conds []metav1.Condition, gen int64) {
-	var found []metav1.Condition
-	if co, ok := any(ps.req.Original).(conditions.Object); ok {
-		found = co.GetConditions()
-	}
-	for i := range conds {
-		c := &conds[i]
-		if !ps.p.ownsCondition(c.Type) {
-			if was := conditions.Find(found, c.Type); was != nil && equality.Semantic.DeepEqual(*was, *c) {
-				continue
-			}
-		}
-		c.ObservedGeneration = gen
-	}
-}
-
 // readyAt reports whether conds hold Ready True for generation gen: an
 // earlier pass ran every step for this generation and found the object
 // ready. A later pass that a step ends early (waiting for a cache to show
@@ -624,30 +550,6 @@ func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, gen int64,
 	}
 }
 
-// setKStatus keeps the kstatus conditions in conds for Ready ready (see
-// Options.KStatus): none while the object is Ready or paused, Stalled
-// when the failure is terminal (stalled), Reconciling otherwise, with
-// ready's reason and message. Every path of the engine that sets Ready
-// calls it when Options.KStatus is set. It reports whether the condition
-// it keeps changed.
-func setKStatus(conds *[]metav1.Condition, ready metav1.Condition, paused, stalled bool, now metav1.Time) (changed bool) {
-	var on, off string
-	switch {
-	case ready.Status == metav1.ConditionTrue, paused:
-		meta.RemoveStatusCondition(conds, conditions.TypeReconciling)
-		meta.RemoveStatusCondition(conds, conditions.TypeStalled)
-		return false
-	case stalled:
-		on, off = conditions.TypeStalled, conditions.TypeReconciling
-	default:
-		on, off = conditions.TypeReconciling, conditions.TypeStalled
-	}
-	meta.RemoveStatusCondition(conds, off)
-	return conditions.Set(conds, metav1.Condition{
-		Type: on, Status: metav1.ConditionTrue, Reason: ready.Reason, Message: ready.Message, ObservedGeneration: ready.ObservedGeneration,
-	}, now)
-}
-
 // paused returns ready, the summary of the steps' conditions, as the skip
 // policy reports it. With an Observer, Ready keeps the observed health (its
 // status and reason) and its message says that nothing is changed. With no
@@ -666,58 +568,4 @@ func (ps *passState[T]) paused(ready metav1.Condition) metav1.Condition {
 		ready.Message = conditions.Bound(fmt.Sprintf("reconcile policy %q: observed, not changed: %s", PolicySkip, ready.Message))
 	}
 	return ready
-}
-
-// markBuild records the operator's build (Options.Build, else the
-// manager's) as this controller's entry of AnnotationReconciledBy on obj
-// when the entry names another build; the caller writes obj. Other
-// controllers' entries stay as they are, so that two controllers of
-// different builds on one object each write theirs once.
-func (ps *passState[T]) markBuild(obj client.Object) {
-	build := ps.r.Options.Build
-	if build == "" {
-		build = ps.r.managerBuild
-	}
-	ann := obj.GetAnnotations()
-	marks := parseBuilds(ann[AnnotationReconciledBy])
-	if build == "" || marks[ps.r.Name] == build {
-		return
-	}
-	marks[ps.r.Name] = build
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[AnnotationReconciledBy] = formatBuilds(marks)
-	obj.SetAnnotations(ann)
-}
-
-// parseBuilds reads the value of AnnotationReconciledBy,
-// "<controller>=<build>" entries separated by commas, into a map; an entry
-// without a controller is dropped.
-func parseBuilds(v string) map[string]string {
-	marks := map[string]string{}
-	for _, e := range strings.Split(v, ",") {
-		name, build, ok := strings.Cut(strings.TrimSpace(e), "=")
-		if ok && name != "" {
-			marks[name] = build
-		}
-	}
-	return marks
-}
-
-// formatBuilds writes marks as the value of AnnotationReconciledBy, the
-// entries sorted by controller.
-func formatBuilds(marks map[string]string) string {
-	entries := make([]string, 0, len(marks))
-	for _, name := range slices.Sorted(maps.Keys(marks)) {
-		entries = append(entries, name+"="+marks[name])
-	}
-	return strings.Join(entries, ",")
-}
-
-// owedEvent is the Warning event of a failed pass, recorded by the next
-// pass of the object.
-type owedEvent struct {
-	reason conditions.Reason
-	note   string
 }

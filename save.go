@@ -1,16 +1,14 @@
 package bosun
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
-
-	jsonpatch "github.com/evanphx/json-patch/v5"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,15 +17,114 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
-	"github.com/bosunkit/bosun/internal/statusfield"
 	"github.com/bosunkit/bosun/internal/trim"
 )
+
+// saver is the last stage of a pass: it commits what the steps changed in
+// the object's metadata and spec, then its status, each only when it
+// changed, every write guarded by the resourceVersion the pass read
+// (write), reports a failure of the engine's own writes (writeFailed),
+// and lets the object go (release). It keeps the record of the pass's
+// writes (writes), which the claim's write and the steps' writes through
+// the Pass add to.
+type saver[T client.Object] struct {
+	// req is the pass: the object, the version it read, the log.
+	req *Pass[T]
+	key types.NamespacedName
+	// client writes; apiReader reads around the cache, for a rebase;
+	// objType is T's struct type.
+	client    client.Client
+	apiReader client.Reader
+	objType   reflect.Type
+	recorder  events.EventRecorder
+	// finalizer and former are Reconciler.Finalizer and
+	// Options.FormerFinalizers; cleans is set when a step cleans up.
+	finalizer string
+	former    []string
+	cleans    bool
+	// kstatus is Options.KStatus.
+	kstatus bool
+	// steps are the Reconciler's Steps, which a failed write is reported
+	// to (WriteFailureReporter).
+	steps []Step[T]
+	// own is the record of the engine's writes across passes.
+	own *ownWrites[T]
+	// writes is what the pass's writes did.
+	writes passWrites
+}
+
+// conflictRequeueDelay is how long the engine waits before it reconciles an
+// object again after a write was refused with 409 Conflict: long enough for
+// the cache to catch up with the newer version, short enough not to matter.
+const conflictRequeueDelay = 100 * time.Millisecond
+
+// releasedFinalizer names the finalizer of the engine's that the pass
+// releases, or released: Finalizer when the object as the pass read it
+// carried it, else the names of Options.FormerFinalizers it carried (a
+// release without a finalizer of its own lets go of an earlier
+// release's), else Finalizer, or, for a release without one, the former
+// names.
+func (s *saver[T]) releasedFinalizer() string {
+	orig := s.req.Original
+	if s.finalizer != "" && controllerutil.ContainsFinalizer(orig, s.finalizer) {
+		return s.finalizer
+	}
+	var former []string
+	for _, f := range s.former {
+		if controllerutil.ContainsFinalizer(orig, f) {
+			former = append(former, f)
+		}
+	}
+	switch {
+	case len(former) > 0:
+		return strings.Join(former, ", ")
+	case s.finalizer != "":
+		return s.finalizer
+	}
+	return strings.Join(s.former, ", ")
+}
+
+// conflictRequeue is the outcome of a 409 Conflict: a quiet retry.
+func (s *saver[T]) conflictRequeue(during string) ctrl.Result {
+	s.writes.conflicted = true
+	s.req.Log.V(1).Info("conflict, requeueing", "during", during)
+	return ctrl.Result{RequeueAfter: conflictRequeueDelay}
+}
+
+// setKStatus keeps the kstatus conditions in conds for Ready ready (see
+// Options.KStatus): none while the object is Ready or paused, Stalled
+// when the failure is terminal (stalled), Reconciling otherwise, with
+// ready's reason and message. Every path of the engine that sets Ready
+// calls it when Options.KStatus is set. It reports whether the condition
+// it keeps changed.
+func setKStatus(conds *[]metav1.Condition, ready metav1.Condition, paused, stalled bool, now metav1.Time) (changed bool) {
+	var on, off string
+	switch {
+	case ready.Status == metav1.ConditionTrue, paused:
+		meta.RemoveStatusCondition(conds, conditions.TypeReconciling)
+		meta.RemoveStatusCondition(conds, conditions.TypeStalled)
+		return false
+	case stalled:
+		on, off = conditions.TypeStalled, conditions.TypeReconciling
+	default:
+		on, off = conditions.TypeReconciling, conditions.TypeStalled
+	}
+	meta.RemoveStatusCondition(conds, off)
+	return conditions.Set(conds, metav1.Condition{
+		Type: on, Status: metav1.ConditionTrue, Reason: ready.Reason, Message: ready.Message, ObservedGeneration: ready.ObservedGeneration,
+	}, now)
+}
+
+func (s *saver[T]) event(eventtype string, reason conditions.Reason, action, note string, args ...any) {
+	s.recorder.Eventf(s.req.Object, nil, eventtype, string(reason), action, note, args...)
+}
 
 // mainWriteError is a failed write of the object's metadata and spec in
 // save, as opposed to one of its status.
@@ -46,13 +143,13 @@ func (e *mainWriteError) Unwrap() error { return e.err }
 //
 // The reporters' conditions and Ready start again from what is stored, so
 // a failure that repeats writes nothing new.
-func (ps saveStage[T]) writeFailed(ctx context.Context, w engineWrite, werr error) (ctrl.Result, error) {
-	obj := ps.req.Object
-	ps.req.Log.Error(werr, "engine write failed", "write", string(w))
+func (s *saver[T]) writeFailed(ctx context.Context, w engineWrite, werr error) (ctrl.Result, error) {
+	obj := s.req.Object
+	s.req.Log.Error(werr, "engine write failed", "write", string(w))
 	changed := true
 	if co, ok := any(obj).(conditions.Object); ok {
 		conds := co.GetConditions()
-		stored := any(ps.req.Original).(conditions.Object).GetConditions()
+		stored := any(s.req.Original).(conditions.Object).GetConditions()
 		restore := func(typ string) {
 			if c := conditions.Find(stored, typ); c != nil {
 				if cur := conditions.Find(conds, typ); cur != nil {
@@ -63,20 +160,20 @@ func (ps saveStage[T]) writeFailed(ctx context.Context, w engineWrite, werr erro
 			}
 		}
 		restore(conditions.TypeReady)
-		for _, s := range ps.r.Steps {
-			if _, ok := s.(WriteFailureReporter[T]); !ok {
+		for _, st := range s.steps {
+			if _, ok := st.(WriteFailureReporter[T]); !ok {
 				continue
 			}
-			if owner, ok := s.(ConditionOwner); ok {
+			if owner, ok := st.(ConditionOwner); ok {
 				for _, typ := range owner.Conditions() {
 					restore(typ)
 				}
 			}
 		}
 		co.SetConditions(conds)
-		for _, s := range ps.r.Steps {
-			if rep, ok := s.(WriteFailureReporter[T]); ok {
-				rep.WriteFailed(ps.req, w.reason(), werr)
+		for _, st := range s.steps {
+			if rep, ok := st.(WriteFailureReporter[T]); ok {
+				rep.WriteFailed(s.req, w.reason(), werr)
 			}
 		}
 		conds = co.GetConditions()
@@ -86,22 +183,22 @@ func (ps saveStage[T]) writeFailed(ctx context.Context, w engineWrite, werr erro
 			Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(w.reason()), Message: werr.Error(), ObservedGeneration: gen,
 		}
 		changed = conditions.Set(&conds, ready, now)
-		if ps.r.Options.KStatus {
+		if s.kstatus {
 			// An object the API server refuses as invalid waits for a
 			// change of its own: stalled. Any other failure is retried.
 			setKStatus(&conds, ready, false, apierrors.IsInvalid(werr), now)
 		}
 		boundMessages(conds)
 		co.SetConditions(conds)
-		if err := ps.saveStatus(ctx); err != nil {
+		if err := s.saveStatus(ctx); err != nil {
 			if apierrors.IsConflict(err) {
-				return ps.conflictRequeue("status after a failed " + string(w)), nil
+				return s.conflictRequeue("status after a failed " + string(w)), nil
 			}
-			ps.req.Log.Error(err, "writing the status that reports a failed engine write failed", "write", string(w))
+			s.req.Log.Error(err, "writing the status that reports a failed engine write failed", "write", string(w))
 		}
 	}
 	if changed {
-		ps.event(corev1.EventTypeWarning, w.reason(), string(w), "%s", werr.Error())
+		s.event(corev1.EventTypeWarning, w.reason(), string(w), "%s", werr.Error())
 	}
 	if apierrors.IsInvalid(werr) {
 		return ctrl.Result{}, reconcile.TerminalError(werr)
@@ -110,43 +207,44 @@ func (ps saveStage[T]) writeFailed(ctx context.Context, w engineWrite, werr erro
 }
 
 // saveStatus writes the status subresource alone, when it changed.
-func (ps saveStage[T]) saveStatus(ctx context.Context) error {
-	_, status, err := ps.diff()
+func (s *saver[T]) saveStatus(ctx context.Context) error {
+	_, status, err := s.diff()
 	if err != nil || status == nil {
 		return err
 	}
-	return ps.sendStatus(ctx, status)
+	return s.sendStatus(ctx, status)
 }
 
 // release writes the object without our finalizer; the object may be gone
-// afterwards, which is success.
-func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Result, err error) (ctrl.Result, error) {
-	if serr := ps.patchMain(ctx); serr != nil {
+// afterwards, which is success. released, when set, says how
+// AnnotationReleaseFinalizer released it.
+func (s *saver[T]) release(ctx context.Context, policy Policy, released string, res ctrl.Result, err error) (ctrl.Result, error) {
+	if serr := s.patchMain(ctx); serr != nil {
 		switch {
 		case apierrors.IsConflict(serr):
-			return ps.conflictRequeue("release"), nil
+			return s.conflictRequeue("release"), nil
 		case apierrors.IsNotFound(serr):
 		default:
-			return ps.writeFailed(ctx, writeRelease, serr)
+			return s.writeFailed(ctx, writeRelease, serr)
 		}
 	}
-	ps.settleReleased(ctx, policy)
+	s.settleReleased(ctx, policy, released)
 	reason, note := conditions.ReasonCleanedUp, "cleaned up and released finalizer %q"
 	if policy != PolicyManage {
 		reason, note = conditions.ReasonDetached, "released finalizer %q without cleanup"
 	}
-	if ps.released != "" {
-		ps.event(corev1.EventTypeWarning, conditions.ReasonFinalizerReleased, "Cleanup", "released finalizer %q as annotation %s=%s asked, %s",
-			ps.releasedFinalizer(), AnnotationReleaseFinalizer, ps.req.Object.GetAnnotations()[AnnotationReleaseFinalizer], ps.released)
-		ps.req.Log.Info("released finalizer on request", "finalizer", ps.releasedFinalizer(), "how", ps.released)
+	if released != "" {
+		s.event(corev1.EventTypeWarning, conditions.ReasonFinalizerReleased, "Cleanup", "released finalizer %q as annotation %s=%s asked, %s",
+			s.releasedFinalizer(), AnnotationReleaseFinalizer, s.req.Object.GetAnnotations()[AnnotationReleaseFinalizer], released)
+		s.req.Log.Info("released finalizer on request", "finalizer", s.releasedFinalizer(), "how", released)
 		return final(res, err)
 	}
-	if policy == PolicyManage && !ps.p.cleans {
+	if policy == PolicyManage && !s.cleans {
 		// A release without a cleanup let go of an earlier release's name.
 		note = "released finalizer %q of an earlier release, with no cleanup to run"
 	}
-	ps.event(corev1.EventTypeNormal, reason, "Cleanup", note, ps.releasedFinalizer())
-	ps.req.Log.V(1).Info("released finalizer", "finalizer", ps.releasedFinalizer())
+	s.event(corev1.EventTypeNormal, reason, "Cleanup", note, s.releasedFinalizer())
+	s.req.Log.V(1).Info("released finalizer", "finalizer", s.releasedFinalizer())
 	return final(res, err)
 }
 
@@ -155,8 +253,8 @@ func (ps saveStage[T]) release(ctx context.Context, policy Policy, res ctrl.Resu
 // (see letGo). Without this write the object would go on blaming the
 // engine's cleanup until the others let go. A failure is logged: the next
 // event of the object brings a pass that tries again (settleLeft).
-func (ps saveStage[T]) settleReleased(ctx context.Context, policy Policy) {
-	obj := ps.req.Object
+func (s *saver[T]) settleReleased(ctx context.Context, policy Policy, released string) {
+	obj := s.req.Object
 	if len(obj.GetFinalizers()) == 0 || obj.GetDeletionTimestamp() == nil {
 		return
 	}
@@ -164,16 +262,16 @@ func (ps saveStage[T]) settleReleased(ctx context.Context, policy Policy) {
 	switch {
 	case policy != PolicyManage:
 		how = fmt.Sprintf("the reconcile policy %q runs no cleanup", policy)
-	case ps.released != "":
-		how = fmt.Sprintf("annotation %s released it %s", AnnotationReleaseFinalizer, ps.released)
-	case !ps.p.cleans:
+	case released != "":
+		how = fmt.Sprintf("annotation %s released it %s", AnnotationReleaseFinalizer, released)
+	case !s.cleans:
 		how = "this release has no cleanup to run"
 	}
-	if !ps.letGo(how) {
+	if !s.letGo(how) {
 		return
 	}
-	if err := ps.saveStatus(ctx); err != nil && !apierrors.IsNotFound(err) {
-		ps.req.Log.V(1).Info("clearing the deletion conditions of a released object failed; the next pass tries again", "error", err.Error())
+	if err := s.saveStatus(ctx); err != nil && !apierrors.IsNotFound(err) {
+		s.req.Log.V(1).Info("clearing the deletion conditions of a released object failed; the next pass tries again", "error", err.Error())
 	}
 }
 
@@ -181,15 +279,15 @@ func (ps saveStage[T]) settleReleased(ctx context.Context, policy Policy) {
 // the engine's finalizers: it clears the engine's deletion conditions if
 // the pass that released the finalizer could not (a conflict, a stop), and
 // otherwise writes nothing.
-func (ps saveStage[T]) settleLeft(ctx context.Context) (ctrl.Result, error) {
-	co, ok := any(ps.req.Object).(conditions.Object)
+func (s *saver[T]) settleLeft(ctx context.Context) (ctrl.Result, error) {
+	co, ok := any(s.req.Object).(conditions.Object)
 	if !ok || conditions.Find(co.GetConditions(), conditions.TypeDeletionBlocked) == nil {
 		return ctrl.Result{}, nil
 	}
-	ps.letGo("the engine's finalizer is gone")
-	if err := ps.saveStatus(ctx); err != nil {
+	s.letGo("the engine's finalizer is gone")
+	if err := s.saveStatus(ctx); err != nil {
 		if apierrors.IsConflict(err) {
-			return ps.conflictRequeue("status of a released object"), nil
+			return s.conflictRequeue("status of a released object"), nil
 		}
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
@@ -202,8 +300,8 @@ func (ps saveStage[T]) settleLeft(ctx context.Context) (ctrl.Result, error) {
 // object and makes Ready say the engine let it go (how) while other
 // finalizers hold it (conditions.ReasonFinalizerReleased). It reports
 // false for an object without conditions.
-func (ps saveStage[T]) letGo(how string) bool {
-	obj := ps.req.Object
+func (s *saver[T]) letGo(how string) bool {
+	obj := s.req.Object
 	co, ok := any(obj).(conditions.Object)
 	if !ok {
 		return false
@@ -214,7 +312,7 @@ func (ps saveStage[T]) letGo(how string) bool {
 	meta.RemoveStatusCondition(&conds, conditions.TypeStalled)
 	conditions.Set(&conds, metav1.Condition{
 		Type: conditions.TypeReady, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonFinalizerReleased),
-		Message:            fmt.Sprintf("finalizer %q released: %s; the object waits for its other finalizers", ps.releasedFinalizer(), how),
+		Message:            fmt.Sprintf("finalizer %q released: %s; the object waits for its other finalizers", s.releasedFinalizer(), how),
 		ObservedGeneration: obj.GetGeneration(),
 	}, metav1.Now())
 	boundMessages(conds)
@@ -224,23 +322,23 @@ func (ps saveStage[T]) letGo(how string) bool {
 
 // patchMain writes the changes to metadata and spec (everything but status),
 // guarded by the resourceVersion the object was read with.
-func (ps saveStage[T]) patchMain(ctx context.Context) error {
-	main, _, err := ps.diff()
+func (s *saver[T]) patchMain(ctx context.Context) error {
+	main, _, err := s.diff()
 	if err != nil || main == nil {
 		return err
 	}
-	return ps.sendMain(ctx, main)
+	return s.sendMain(ctx, main)
 }
 
 // save writes what changed: metadata and spec first, then the status
 // subresource. gone reports that the object no longer exists.
-func (ps saveStage[T]) save(ctx context.Context) (gone bool, err error) {
-	main, status, err := ps.diff()
+func (s *saver[T]) save(ctx context.Context) (gone bool, err error) {
+	main, status, err := s.diff()
 	if err != nil {
 		return false, err
 	}
 	if main != nil {
-		if err := ps.sendMain(ctx, main); err != nil {
+		if err := s.sendMain(ctx, main); err != nil {
 			if apierrors.IsNotFound(err) {
 				return true, nil
 			}
@@ -251,7 +349,7 @@ func (ps saveStage[T]) save(ctx context.Context) (gone bool, err error) {
 		}
 	}
 	if status != nil {
-		if err := ps.sendStatus(ctx, status); err != nil {
+		if err := s.sendStatus(ctx, status); err != nil {
 			if apierrors.IsNotFound(err) {
 				return true, nil
 			}
@@ -276,31 +374,31 @@ func (ps saveStage[T]) save(ctx context.Context) (gone bool, err error) {
 // field the pass changed too is a real conflict, which the caller turns
 // into the quiet requeue. Each conflict costs at most one read and one
 // more write, maxStatusRebases times at most.
-func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
-	obj := ps.req.Object
+func (s *saver[T]) sendStatus(ctx context.Context, status json.RawMessage) error {
+	obj := s.req.Object
 	read := obj.GetResourceVersion()
-	err := ps.patchStatus(ctx, obj, read, status)
+	err := s.patchStatus(ctx, obj, read, status)
 	sent := read
 	for range maxStatusRebases {
 		if !apierrors.IsConflict(err) {
 			break
 		}
-		rebased, onto, why, rerr := ps.rebase(ctx, sent, status)
+		rebased, onto, why, rerr := s.rebase(ctx, sent, status)
 		if rerr != nil {
 			if apierrors.IsNotFound(rerr) {
 				err = rerr
 			} else {
-				ps.req.Log.V(1).Info("status not rebased: reading the object failed", "error", rerr.Error())
+				s.req.Log.V(1).Info("status not rebased: reading the object failed", "error", rerr.Error())
 			}
 			break
 		}
 		if why != "" {
-			ps.req.Log.V(1).Info("status not rebased", "why", why)
+			s.req.Log.V(1).Info("status not rebased", "why", why)
 			break
 		}
 		sent = rebased.GetResourceVersion()
 		if onto != nil {
-			err = ps.patchStatus(ctx, rebased, sent, onto)
+			err = s.patchStatus(ctx, rebased, sent, onto)
 		} else {
 			// The stored version holds every change of the pass already.
 			err = nil
@@ -309,8 +407,8 @@ func (ps saveStage[T]) sendStatus(ctx context.Context, status json.RawMessage) e
 			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(rebased).Elem())
 			// The version the pass read is stale as well: a pass over a
 			// cache that still holds it waits (ownWrites.past).
-			ps.overwritten = append(ps.overwritten, read)
-			ps.req.Log.V(1).Info("status written over another client's change", "read", read, "onto", sent)
+			s.writes.overwritten = append(s.writes.overwritten, read)
+			s.req.Log.V(1).Info("status written over another client's change", "read", read, "onto", sent)
 		}
 	}
 	if err != nil {
@@ -331,17 +429,17 @@ const maxStatusRebases = 5
 // trimming client cuts down to the version (trim.VersionOnly): obj takes
 // the version from it, and decodes no copy of what it sent. From a client
 // that does not cut it, obj takes the whole answer.
-func (ps saveStage[T]) patchStatus(ctx context.Context, obj T, rv string, status json.RawMessage) error {
+func (s *saver[T]) patchStatus(ctx context.Context, obj T, rv string, status json.RawMessage) error {
 	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
 	if err != nil {
 		return err
 	}
-	answer := reflect.New(ps.p.objType).Interface().(T)
+	answer := reflect.New(s.objType).Interface().(T)
 	answer.SetNamespace(obj.GetNamespace())
 	answer.SetName(obj.GetName())
 	ctx, cut := trim.VersionOnly(ctx)
-	return ps.write(rv, nil, obj, func() error {
-		if err := ps.r.Client.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, body)); err != nil {
+	return s.write(rv, nil, obj, func() error {
+		if err := s.client.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, body)); err != nil {
 			return err
 		}
 		if cut.Load() {
@@ -364,14 +462,14 @@ func (ps saveStage[T]) patchStatus(ctx context.Context, obj T, rv string, status
 // taken away, since the version the pass wrote over, so that what the pass
 // did (claim, act or clean up) no longer stands; or the other writer
 // changed what the pass changed.
-func (ps saveStage[T]) rebase(ctx context.Context, sent string, status json.RawMessage) (rebased T, onto json.RawMessage, why string, err error) {
-	fresh := reflect.New(ps.p.objType).Interface().(T)
-	if err := ps.p.apiReader.Get(ctx, client.ObjectKeyFromObject(ps.req.Object), fresh); err != nil {
+func (s *saver[T]) rebase(ctx context.Context, sent string, status json.RawMessage) (rebased T, onto json.RawMessage, why string, err error) {
+	fresh := reflect.New(s.objType).Interface().(T)
+	if err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(s.req.Object), fresh); err != nil {
 		return rebased, nil, "", err
 	}
-	obj, fin := ps.req.Object, ps.r.Finalizer
+	obj, fin := s.req.Object, s.finalizer
 	switch {
-	case fresh.GetUID() != ps.req.Original.GetUID():
+	case fresh.GetUID() != s.req.Original.GetUID():
 		return rebased, nil, "the object was replaced", nil
 	case fresh.GetResourceVersion() == sent:
 		return rebased, nil, "no newer version", nil
@@ -380,7 +478,7 @@ func (ps saveStage[T]) rebase(ctx context.Context, sent string, status json.RawM
 		// What the pass did (claim, act, clean up) no longer holds.
 		return rebased, nil, "the object's deletion or the engine's finalizer changed", nil
 	}
-	rebased, onto, err = rebaseStatus(ps.req.Original, fresh, status, false)
+	rebased, onto, err = rebaseStatus(s.req.Original, fresh, status, false)
 	if errors.Is(err, errStatusOverlap) {
 		return rebased, nil, err.Error(), nil
 	}
@@ -391,18 +489,18 @@ func (ps saveStage[T]) rebase(ctx context.Context, sent string, status json.RawM
 // resourceVersion; its answer, taken whole into the pass's object, may
 // come without managedFields (trim.Mark), as the object came from a lean
 // cache.
-func (ps saveStage[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
-	rv := ps.req.Original.GetResourceVersion()
+func (s *saver[T]) sendMain(ctx context.Context, main map[string]json.RawMessage) error {
+	rv := s.req.Original.GetResourceVersion()
 	body, err := withResourceVersion(main, rv)
 	if err != nil {
 		return err
 	}
 	var sent client.Object
-	if ps.r.ownWrites().tracks() {
-		sent = ps.req.Object.DeepCopyObject().(client.Object)
+	if s.own.tracks() {
+		sent = s.req.Object.DeepCopyObject().(client.Object)
 	}
-	if err := ps.write(rv, sent, ps.req.Object, func() error {
-		return ps.r.Client.Patch(trim.Mark(ctx), ps.req.Object, client.RawPatch(types.MergePatchType, body))
+	if err := s.write(rv, sent, s.req.Object, func() error {
+		return s.client.Patch(trim.Mark(ctx), s.req.Object, client.RawPatch(types.MergePatchType, body))
 	}); err != nil {
 		return fmt.Errorf("writing object: %w", err)
 	}
@@ -495,24 +593,24 @@ func valueChanged(orig, sent, got any) bool {
 // The watch events of the write are told from others (see ownWrite). sent,
 // when not nil, is the object the write sent (its metadata and spec), which
 // the answer is checked against (changedOnTheWay).
-func (ps saveStage[T]) write(rv string, sent, after client.Object, send func() error) error {
-	orig := ps.req.Original
-	ps.r.ownWrites().begin(ps.passState)
+func (s *saver[T]) write(rv string, sent, after client.Object, send func() error) error {
+	orig := s.req.Original
+	s.writes.own = s.own.begin(s.key, s.req.Object.GetUID(), s.writes.own)
 	err := send()
 	made := ""
 	if err == nil && after.GetResourceVersion() != rv {
-		ps.overwritten = append(ps.overwritten, rv)
+		s.writes.overwritten = append(s.writes.overwritten, rv)
 		made = after.GetResourceVersion()
 	}
-	ps.r.ownWrites().end(ps.passState, made)
+	s.own.end(s.writes.own, made)
 	if made != "" && sent != nil {
 		if changed, cerr := changedOnTheWay(orig, sent, after); cerr != nil || changed {
 			// A mutating webhook changed what the pass sent: the version
 			// the write made holds more than the pass left, and the steps
 			// have not seen it. The pass does not settle, so a pass over
 			// that version follows (ownWrites.close).
-			ps.mutated = true
-			ps.req.Log.V(1).Info("the object came back from the engine's write with changes the pass did not make")
+			s.writes.mutated = true
+			s.req.Log.V(1).Info("the object came back from the engine's write with changes the pass did not make")
 		}
 	}
 	return err
@@ -521,18 +619,18 @@ func (ps saveStage[T]) write(rv string, sent, after client.Object, send func() e
 // diff computes the JSON merge patch from Original to Object and splits it
 // into the part for the object (nil if empty) and the status (nil if
 // unchanged).
-func (ps saveStage[T]) diff() (main map[string]json.RawMessage, status json.RawMessage, err error) {
+func (s *saver[T]) diff() (main map[string]json.RawMessage, status json.RawMessage, err error) {
 	// Fast path: Object started as a deep copy of Original, so an untouched
 	// object is deeply equal to it. When only the status differs, as after
 	// most passes, the patch is computed from the statuses alone. Anything
 	// else is decided by the patch of the whole object.
-	switch same, status, err := statusOnlyDiff(ps.req.Original, ps.req.Object); {
+	switch same, status, err := statusOnlyDiff(s.req.Original, s.req.Object); {
 	case err != nil:
 		return nil, nil, err
 	case same:
 		return nil, status, nil
 	}
-	data, err := client.MergeFrom(ps.req.Original).Data(ps.req.Object)
+	data, err := client.MergeFrom(s.req.Original).Data(s.req.Object)
 	if err != nil {
 		return nil, nil, fmt.Errorf("computing changes: %w", err)
 	}
@@ -551,334 +649,10 @@ func (ps saveStage[T]) diff() (main map[string]json.RawMessage, status json.RawM
 	return parts, status, nil
 }
 
-// withResourceVersion adds metadata.resourceVersion to a merge patch, so the
-// API server refuses it with 409 Conflict if the object changed meanwhile.
-func withResourceVersion(patch map[string]json.RawMessage, rv string) ([]byte, error) {
-	meta := map[string]json.RawMessage{}
-	if raw, ok := patch["metadata"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return nil, fmt.Errorf("computing changes: %w", err)
-		}
-	}
-	meta["resourceVersion"] = json.RawMessage(strconv.Quote(rv))
-	rawMeta, err := json.Marshal(meta)
-	if err != nil {
-		return nil, fmt.Errorf("computing changes: %w", err)
-	}
-	patch["metadata"] = rawMeta
-	body, err := json.Marshal(patch)
-	if err != nil {
-		return nil, fmt.Errorf("computing changes: %w", err)
-	}
-	return body, nil
-}
-
-// statusOnlyDiff compares two objects of the same Go type field by field.
-// same reports that every field but the status is deeply equal; status is
-// then the merge patch from the old status to the new one, nil when they
-// are equal too. For objects that are not structs with a status field,
-// same is false and the caller computes the patch of the whole objects.
-func statusOnlyDiff(before, after client.Object) (same bool, status json.RawMessage, err error) {
-	bv, av := reflect.ValueOf(before), reflect.ValueOf(after)
-	if bv.Type() != av.Type() || bv.Kind() != reflect.Pointer || bv.Elem().Kind() != reflect.Struct || bv.IsNil() || av.IsNil() {
-		return false, nil, nil
-	}
-	bv, av = bv.Elem(), av.Elem()
-	idx := statusfield.Index(bv.Type())
-	if idx < 0 {
-		return false, nil, nil
-	}
-	for i := range bv.NumField() {
-		if i != idx && !reflect.DeepEqual(bv.Field(i).Interface(), av.Field(i).Interface()) {
-			return false, nil, nil
-		}
-	}
-	bs, as := bv.Field(idx).Interface(), av.Field(idx).Interface()
-	if reflect.DeepEqual(bs, as) {
-		return true, nil, nil
-	}
-	oldJSON, err := json.Marshal(bs)
-	if err != nil {
-		return false, nil, fmt.Errorf("computing changes: %w", err)
-	}
-	newJSON, err := json.Marshal(as)
-	if err != nil {
-		return false, nil, fmt.Errorf("computing changes: %w", err)
-	}
-	if !jsonObject(oldJSON) || !jsonObject(newJSON) {
-		// A status that is null or not an object: the whole patch says
-		// how to write it.
-		return false, nil, nil
-	}
-	patch, err := jsonpatch.CreateMergePatch(oldJSON, newJSON)
-	if err != nil {
-		return false, nil, fmt.Errorf("computing changes: %w", err)
-	}
-	if len(patch) <= 2 { // "{}": equal once encoded
-		return true, nil, nil
-	}
-	return true, patch, nil
-}
-
-// jsonObject reports whether data encodes a JSON object.
-func jsonObject(data []byte) bool { return len(data) > 0 && data[0] == '{' }
-
 // boundMessages cuts every message in conds to what the API server
 // accepts (conditions.Bound), so the status write cannot exceed its limits.
 func boundMessages(conds []metav1.Condition) {
 	for i := range conds {
 		conds[i].Message = conditions.Bound(conds[i].Message)
 	}
-}
-
-// errStatusOverlap is rebaseStatus's answer when another writer changed a
-// condition type or a status field that the pass changed too, to another
-// value.
-var errStatusOverlap = errors.New("another client changed what the pass changed")
-
-// rebaseStatus applies the pass's status changes to fresh, a newer version
-// of the object than orig, the version the pass read: patch is the merge
-// patch from orig's status to the pass's. It returns fresh with
-// those changes, and the merge patch from fresh's status to the result,
-// nil when fresh holds them already.
-//
-// The changes are taken three ways, from orig to the pass's status and
-// from orig to fresh's. Conditions (status.conditions) go by type: a type
-// the pass added, changed or removed is the pass's, and the others keep
-// what fresh holds. The other members of the status go field by field
-// (objects member by member, anything else whole). Where both changed the
-// same condition type or field to different values, the result is
-// errStatusOverlap, unless mineWins says to take the pass's value there.
-func rebaseStatus[T client.Object](orig, fresh T, patch json.RawMessage, mineWins bool) (rebased T, onto json.RawMessage, err error) {
-	origJSON, err := json.Marshal(orig)
-	if err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	freshJSON, err := json.Marshal(fresh)
-	if err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	wrapped, err := json.Marshal(map[string]json.RawMessage{"status": patch})
-	if err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	mineJSON, err := jsonpatch.MergePatch(origJSON, wrapped)
-	if err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	var statuses [3]any
-	for i, doc := range [][]byte{origJSON, mineJSON, freshJSON} {
-		if statuses[i], err = statusValue(doc); err != nil {
-			return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-		}
-		if statuses[i] == absent {
-			// No status yet: as good as an empty one.
-			statuses[i] = map[string]any{}
-		}
-	}
-	merged, ok := mergeValue(statuses[0], statuses[1], statuses[2], statusMember, mineWins)
-	if !ok {
-		return rebased, nil, errStatusOverlap
-	}
-	theirs, err := json.Marshal(statuses[2])
-	if err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	result, err := json.Marshal(merged)
-	if err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	if !jsonObject(theirs) || !jsonObject(result) {
-		// A status that is not an object on either side: nothing to
-		// merge member by member.
-		return rebased, nil, errStatusOverlap
-	}
-	if onto, err = jsonpatch.CreateMergePatch(theirs, result); err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	if len(onto) <= 2 { // "{}"
-		return fresh, nil, nil
-	}
-	wrapped, err = json.Marshal(map[string]json.RawMessage{"status": onto})
-	if err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	rebasedJSON, err := jsonpatch.MergePatch(freshJSON, wrapped)
-	if err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	rebased = reflect.New(reflect.TypeOf(fresh).Elem()).Interface().(T)
-	if err := json.Unmarshal(rebasedJSON, rebased); err != nil {
-		return rebased, nil, fmt.Errorf("rebasing the status: %w", err)
-	}
-	return rebased, onto, nil
-}
-
-// statusValue decodes the status of the JSON object doc, numbers as
-// json.Number so that none is rounded; absent when it has none.
-func statusValue(doc []byte) (any, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &members); err != nil {
-		return nil, err
-	}
-	raw, ok := members["status"]
-	if !ok {
-		return absent, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// absentValue stands for a member a JSON object does not have, in
-// mergeValue.
-type absentValue struct{}
-
-// absent is the absentValue.
-var absent any = absentValue{}
-
-// member returns v's member k, or absent.
-func member(v any, k string) any {
-	if m, ok := v.(map[string]any); ok {
-		if x, ok := m[k]; ok {
-			return x
-		}
-	}
-	return absent
-}
-
-// memberKind says what a value is to mergeValue.
-type memberKind int
-
-const (
-	// plainMember is any value below the status but its conditions.
-	plainMember memberKind = iota
-	// statusMember is the status itself.
-	statusMember
-	// conditionsMember is status.conditions.
-	conditionsMember
-)
-
-// mergeValue merges three versions of a decoded JSON value: base, the
-// version the pass read, mine, the pass's, and theirs, the stored one. A
-// value one side left as base was takes the other side's; one both sides
-// changed alike is kept. Otherwise objects are merged member by member,
-// the status's conditions by type (mergeConditions), and anything else
-// is a conflict: ok is false, or, with mineWins, the pass's value.
-func mergeValue(base, mine, theirs any, kind memberKind, mineWins bool) (merged any, ok bool) {
-	switch {
-	case reflect.DeepEqual(mine, base):
-		return theirs, true
-	case reflect.DeepEqual(theirs, base), reflect.DeepEqual(theirs, mine):
-		return mine, true
-	case kind == conditionsMember:
-		return mergeConditions(base, mine, theirs, mineWins)
-	}
-	m, okM := mine.(map[string]any)
-	t, okT := theirs.(map[string]any)
-	if !okM || !okT {
-		return mine, mineWins
-	}
-	out := make(map[string]any, len(t))
-	for _, side := range []map[string]any{m, t} {
-		for k := range side {
-			if _, done := out[k]; done {
-				continue
-			}
-			sub := plainMember
-			if kind == statusMember && k == "conditions" {
-				sub = conditionsMember
-			}
-			v, ok := mergeValue(member(base, k), member(m, k), member(t, k), sub, mineWins)
-			if !ok {
-				return nil, false
-			}
-			if v != absent {
-				out[k] = v
-			}
-		}
-	}
-	return out, true
-}
-
-// mergeConditions merges three versions of a list of conditions by type
-// (see mergeValue): the types the pass added, changed or removed take the
-// pass's condition, unless theirs changed that type too, to another value;
-// every other condition of theirs stays as it is, where it is. Conditions
-// the pass added come after theirs, in the pass's order. A list that is
-// not one of objects with distinct string types is a conflict. With
-// mineWins, the pass's condition is taken where theirs changed it too,
-// and the pass's list where a list cannot be taken apart.
-func mergeConditions(base, mine, theirs any, mineWins bool) (any, bool) {
-	b, okB := conditionsByType(base)
-	m, okM := conditionsByType(mine)
-	t, okT := conditionsByType(theirs)
-	if !okB || !okM || !okT {
-		return mine, mineWins
-	}
-	// The pass's types in its order, then those it removed.
-	var types []string
-	for _, list := range []any{mine, base} {
-		list, _ := list.([]any)
-		for _, c := range list {
-			if typ := c.(map[string]any)["type"].(string); !slices.Contains(types, typ) {
-				types = append(types, typ)
-			}
-		}
-	}
-	out, _ := theirs.([]any)
-	out = slices.Clone(out)
-	for _, typ := range types {
-		bc, mc, tc := b[typ], m[typ], t[typ]
-		if reflect.DeepEqual(bc, mc) || reflect.DeepEqual(tc, mc) {
-			continue
-		}
-		if !reflect.DeepEqual(tc, bc) && !mineWins {
-			return nil, false
-		}
-		i := slices.IndexFunc(out, func(c any) bool { return c.(map[string]any)["type"] == typ })
-		switch {
-		case mc == nil && i < 0:
-		case mc == nil:
-			out = slices.Delete(out, i, i+1)
-		case i >= 0:
-			out[i] = mc
-		default:
-			out = append(out, mc)
-		}
-	}
-	if len(out) == 0 && theirs == absent {
-		return absent, true
-	}
-	return out, true
-}
-
-// conditionsByType indexes a decoded list of conditions by type; absent
-// is an empty list. ok is false for anything but a list of objects with
-// distinct string types.
-func conditionsByType(v any) (map[string]any, bool) {
-	if v == absent {
-		return map[string]any{}, true
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, false
-	}
-	byType := make(map[string]any, len(list))
-	for _, c := range list {
-		obj, ok := c.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		typ, ok := obj["type"].(string)
-		if !ok || byType[typ] != nil {
-			return nil, false
-		}
-		byType[typ] = obj
-	}
-	return byType, true
 }

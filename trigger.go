@@ -493,3 +493,35 @@ func (p *candidatePredicate) Generic(e event.GenericEvent) bool {
 }
 
 var _ predicate.Predicate = &candidatePredicate{}
+
+// ownWriteEvents is what the watches of a controller ask of the record of
+// its Reconciler's own writes (ownWrites implements it).
+type ownWriteEvents interface {
+	// event reports whether the For watch drops e (see ownWrites.event).
+	event(e event.UpdateEvent) bool
+	// seen reports whether a Watches of the kind adds no pass of the
+	// object of e (see ownWrites.seen).
+	seen(e event.UpdateEvent) bool
+	// forgetGone forgets obj, whose delete event the For watch was
+	// handed (see ownWrites.forgetGone).
+	forgetGone(obj client.Object)
+}
+
+// ownEventsRef hands the record of a Reconciler's own writes to the
+// watches of its controller, which are made before the Builder has the
+// Reconciler: nil until the controller is built.
+type ownEventsRef struct {
+	p atomic.Pointer[ownWriteEvents]
+}
+
+func (r *ownEventsRef) get() ownWriteEvents {
+	if r == nil {
+		return nil
+	}
+	if p := r.p.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (r *ownEventsRef) set(w ownWriteEvents) { r.p.Store(&w) }
