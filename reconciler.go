@@ -839,8 +839,8 @@ type passState[T client.Object] struct {
 	invalidRelease string
 }
 
-// saver makes the save stage of the pass req of the object key.
-func (r *Reconciler[T]) saver(req *Pass[T], key types.NamespacedName) *saver[T] {
+// saverFor makes the save stage of the pass req of the object key.
+func (r *Reconciler[T]) saverFor(req *Pass[T], key types.NamespacedName) *saver[T] {
 	return &saver[T]{
 		req:       req,
 		key:       key,
@@ -912,7 +912,7 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 		tracer:     po.tracer,
 		steps:      po.steps,
 	}
-	save := r.saver(req, creq.NamespacedName)
+	save := r.saverFor(req, creq.NamespacedName)
 	ps := &passState[T]{r: r, p: p, req: req, key: creq.NamespacedName, save: save}
 	req.write = save.write
 	res, err := ps.run(gone.WithPass(ctx, started))
