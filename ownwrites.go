@@ -56,8 +56,8 @@ type ownWrites[T client.Object] struct {
 	staleLimit time.Duration
 	// skipped counts the events dropped; nil counts nothing.
 	skipped prometheus.Counter
-	// objType is T's struct type, read from apiReader when the cache is
-	// behind for too long.
+	// objType is T's struct type; apiReader reads around the cache, for
+	// a pass whose cache is behind its writes for too long (readLive).
 	objType   reflect.Type
 	apiReader client.Reader
 	// swept is when the settled own writes in memory were last swept
