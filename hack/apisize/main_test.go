@@ -115,7 +115,7 @@ func TestMutualFiles(t *testing.T) {
 	}
 	var out bytes.Buffer
 	a.report(&out)
-	if want := "goal: root file pairs that use each other              1 (<= 5) met"; !strings.Contains(out.String(), want) {
+	if want := "goal: root file pairs that use each other              1 (<= 2) met"; !strings.Contains(out.String(), want) {
 		t.Errorf("report lacks %q:\n%s", want, out.String())
 	}
 }
