@@ -116,9 +116,11 @@ func newJoin[T client.Object](kind string, steps []Step[T]) *Group[T] {
 // does. When ctx is done already, no step runs and the outcome is ctx's
 // error. The steps share the Pass: they must not change the same parts of
 // the object, and must guard what they share. The conditions are one list
-// in the object's status, which no lock guards: steps that set conditions
-// (among them those of packages ref, managed and children) must not run
-// in one ParallelJoin; use Join for them.
+// in the object's status: steps in a ParallelJoin change theirs only
+// through Pass.UpdateConditions, which holds the pass's lock on them, as
+// the steps of packages ref and children do. A managed.Step reads and
+// writes the object's annotations as it goes, so it must not run in one;
+// use Join for it.
 func ParallelJoin[T client.Object](steps ...Step[T]) *Group[T] {
 	g := &Group[T]{kind: "ParallelJoin", steps: steps}
 	g.do = func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {

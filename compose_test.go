@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -365,5 +366,55 @@ func TestPassRunInComposite(t *testing.T) {
 		if samples[key] != want {
 			t.Errorf("%d duration samples for %s, want %d; have %v", samples[key], key, want, samples)
 		}
+	}
+}
+
+// condStep owns one condition and sets it True in Do through
+// Pass.UpdateConditions.
+type condStep struct{ cond string }
+
+func (s condStep) Name() string         { return "set" + s.cond }
+func (s condStep) Conditions() []string { return []string{s.cond} }
+
+func (s condStep) Do(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
+	req.UpdateConditions(func(conds *[]metav1.Condition) {
+		conditions.Set(conds, metav1.Condition{Type: s.cond, Status: metav1.ConditionTrue, Reason: "Done"}, metav1.Now())
+	})
+	return ctrl.Result{}, nil
+}
+
+// TestParallelStepsSetTheirOwnConditions: steps of a ParallelJoin that
+// each own a condition set it through Pass.UpdateConditions, and none is
+// lost to another step's write of the list (run with -race too).
+func TestParallelStepsSetTheirOwnConditions(t *testing.T) {
+	var steps []widgetStep
+	for i := range 8 {
+		steps = append(steps, condStep{cond: fmt.Sprintf("Part%dReady", i)})
+	}
+	cl := fakeClient(t, nil)
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "parallel-conds", Client: cl, Finalizer: testFinalizer, Steps: []widgetStep{bosun.ParallelJoin(steps...)}}
+	for n := range 30 {
+		name := fmt.Sprintf("w%d", n)
+		if err := cl.Create(context.Background(), fakeWidget(name, nil, false, nil)); err != nil {
+			t.Fatal(err)
+		}
+		_, w, err := reconcileWidget(t, r, cl, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 8 {
+			if c := conditions.Find(w.Status.Conditions, fmt.Sprintf("Part%dReady", i)); c == nil || c.Status != metav1.ConditionTrue {
+				t.Errorf("%s: condition Part%dReady = %+v, want True; Ready %s", name, i, c, readyOf(w))
+			}
+		}
+	}
+}
+
+// TestUpdateConditionsWithoutConditions: an object that keeps no
+// conditions gets no call of change.
+func TestUpdateConditionsWithoutConditions(t *testing.T) {
+	req := &bosun.Pass[*corev1.ConfigMap]{Object: &corev1.ConfigMap{}}
+	if req.UpdateConditions(func(*[]metav1.Condition) { t.Error("change called for a ConfigMap") }) {
+		t.Error("UpdateConditions of a ConfigMap = true, want false")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -79,6 +80,9 @@ type Pass[T client.Object] struct {
 	// lastCleanup is set for the Cleanup that AnnotationReleaseFinalizer
 	// asks for before the finalizer goes.
 	lastCleanup bool
+	// condMu guards the object's conditions for UpdateConditions, which
+	// the steps of a ParallelJoin call at once.
+	condMu sync.Mutex
 }
 
 // LastCleanup reports whether this pass runs the last Cleanup before the
@@ -180,6 +184,28 @@ func (r *Pass[T]) advance(stored T) {
 // Deleting reports whether the object is being deleted.
 func (r *Pass[T]) Deleting() bool {
 	return !r.Object.GetDeletionTimestamp().IsZero()
+}
+
+// UpdateConditions calls change with the status conditions of Object and
+// stores the list it leaves, holding the pass's lock on the conditions
+// while it runs, and reports whether Object keeps conditions (implements
+// conditions.Object); when it does not, change is not called. The
+// conditions are one list shared by every step, so steps that run at once
+// (in a ParallelJoin) change theirs only through it; the steps of
+// packages ref, managed and children do. change should do no more than
+// edit the list (conditions.Set, say): the lock is held
+// while it runs.
+func (r *Pass[T]) UpdateConditions(change func(conds *[]metav1.Condition)) bool {
+	co, ok := any(r.Object).(conditions.Object)
+	if !ok {
+		return false
+	}
+	r.condMu.Lock()
+	defer r.condMu.Unlock()
+	conds := co.GetConditions()
+	change(&conds)
+	co.SetConditions(conds)
+	return true
 }
 
 // nameTakenSuffix follows the child's kind in the reason of CreateChild's

@@ -15,19 +15,18 @@ import (
 // reportKinds sets the condition of each declared kind from the readiness of
 // its desired children (see kindCondition).
 func reportKinds[T client.Object](s *Step[T], req *bosun.Pass[T], p *pass) {
-	co, ok := any(req.Object).(conditions.Object)
-	if !ok {
+	if _, ok := any(req.Object).(conditions.Object); !ok {
 		return
 	}
 	ks, _ := s.kinds(req.Client.Scheme())
-	conds := co.GetConditions()
 	now := metav1.Now()
-	for i := range ks {
-		cond := kindCondition(&ks[i], p.children)
-		cond.ObservedGeneration = req.Object.GetGeneration()
-		conditions.Set(&conds, cond, now)
-	}
-	co.SetConditions(conds)
+	req.UpdateConditions(func(conds *[]metav1.Condition) {
+		for i := range ks {
+			cond := kindCondition(&ks[i], p.children)
+			cond.ObservedGeneration = req.Object.GetGeneration()
+			conditions.Set(conds, cond, now)
+		}
+	})
 }
 
 // kindCondition returns the condition of kind k over the desired children

@@ -328,15 +328,11 @@ func (s *Step[T, R]) stop(p *bosun.Pass[T], reason conditions.Reason, msg string
 
 // set sets the step's condition on the object, when it keeps conditions.
 func (s *Step[T, R]) set(p *bosun.Pass[T], status metav1.ConditionStatus, reason conditions.Reason, msg string) {
-	co, ok := any(p.Object).(conditions.Object)
-	if !ok {
-		return
-	}
-	conds := co.GetConditions()
-	conditions.Set(&conds, metav1.Condition{
-		Type: s.cond, Status: status, Reason: string(reason), Message: msg, ObservedGeneration: p.Object.GetGeneration(),
-	}, metav1.Now())
-	co.SetConditions(conds)
+	p.UpdateConditions(func(conds *[]metav1.Condition) {
+		conditions.Set(conds, metav1.Condition{
+			Type: s.cond, Status: status, Reason: string(reason), Message: msg, ObservedGeneration: p.Object.GetGeneration(),
+		}, metav1.Now())
+	})
 }
 
 // Lookup finds the object the reference of p.Object names, through

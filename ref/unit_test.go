@@ -3,6 +3,7 @@ package ref_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -440,4 +441,26 @@ type unknown struct{ corev1.ConfigMap }
 
 func (u *unknown) DeepCopyObject() runtime.Object {
 	return &unknown{ConfigMap: *u.DeepCopy()}
+}
+
+// TestResolveInParallel: steps that run at once in a ParallelJoin share
+// the object's list of conditions; each Resolve sets its own through
+// Pass.UpdateConditions, so none is lost to another's write of the list.
+// Without the lock, a step's condition goes missing in some passes (and
+// -race reports the writes).
+func TestResolveInParallel(t *testing.T) {
+	const n = 8
+	var want []metav1.Condition
+	for i := range n {
+		want = append(want, cond(fmt.Sprintf("Part%dResolved", i), metav1.ConditionTrue, "NoReference", "no object is referred to"))
+	}
+	want = append(want, cond(conditions.TypeReady, metav1.ConditionTrue, conditions.ReasonSucceeded, ""))
+	for i := range 20 {
+		var steps []bosun.Step[*testapi.Widget]
+		for j := range n {
+			steps = append(steps, ref.Resolve[*testapi.Widget, *testapi.Widget](fmt.Sprintf("part%d", j), refOf, ref.Optional(), ref.WithCondition(fmt.Sprintf("Part%dResolved", j))))
+		}
+		c := unit.Case[*testapi.Widget]{Name: fmt.Sprintf("pass %d", i), Object: widget(ns, "w"), ExpectConditions: want, ExpectWrites: writeStatus}
+		unit.Check(t, c, unit.Reconcile(t, scheme(t), unit.Steps(bosun.ParallelJoin(steps...)), c))
+	}
 }
