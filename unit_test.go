@@ -127,6 +127,38 @@ func TestValuesGetOrSet(t *testing.T) {
 	}
 }
 
+// TestValuesGetOrSetAfterAPanic: a maker that panics stores nothing; a
+// goroutine that waited for it, and the next call, make the value with
+// their own maker, instead of getting V's zero value (a step after a
+// panicking one would fail on a nil value it never made).
+func TestValuesGetOrSetAfterAPanic(t *testing.T) {
+	key := bosun.NewKey[*int]("shared")
+	var v bosun.Values
+	making, release := make(chan struct{}), make(chan struct{})
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		key.GetOrSet(&v, func() *int {
+			close(making)
+			<-release
+			panic("no value")
+		})
+	}()
+	<-making
+	waited := make(chan *int, 1)
+	go func() { waited <- key.GetOrSet(&v, func() *int { n := 2; return &n }) }()
+	close(release)
+	if p := <-panicked; p != "no value" {
+		t.Fatalf("the maker's caller recovered %v, want its panic", p)
+	}
+	if got := <-waited; got == nil || *got != 2 {
+		t.Errorf("the waiting GetOrSet = %v, want the value it made itself", got)
+	}
+	if got, ok := key.Get(&v); !ok || *got != 2 {
+		t.Errorf("Get after = %v, %v, want the value made after the panic", got, ok)
+	}
+}
+
 // cleaner is a step that cleans up, named by its type.
 type cleaner struct{}
 

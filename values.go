@@ -37,9 +37,9 @@ func (k Key[V]) Name() string {
 }
 
 // pending is what GetOrSet stores under a key while, and after, it makes
-// the value.
+// the value. done is closed once the maker returned or panicked.
 type pending struct {
-	once sync.Once
+	done chan struct{}
 	val  any
 	made atomic.Bool
 }
@@ -80,28 +80,51 @@ func (k Key[V]) Set(v *Values, val V) {
 // GetOrSet returns the value stored under k; when there is none, it
 // stores and returns what newValue returns. Of steps that call it at the
 // same time, one calls newValue and the others wait for its value.
-// newValue may use the other keys of v, not k.
+// newValue may use the other keys of v, not k. When newValue panics, the
+// panic goes on in its caller and nothing is stored: a step that waited,
+// and the next to call, make the value again with their own newValue.
 func (k Key[V]) GetOrSet(v *Values, newValue func() V) V {
-	v.mu.Lock()
-	if v.m == nil {
-		v.m = map[*keyID]any{}
-	}
-	val, ok := v.m[k.id]
-	p, isPending := val.(*pending)
-	if ok && !isPending {
+	for {
+		v.mu.Lock()
+		if v.m == nil {
+			v.m = map[*keyID]any{}
+		}
+		val, ok := v.m[k.id]
+		if !ok {
+			p := &pending{done: make(chan struct{})}
+			v.m[k.id] = p
+			v.mu.Unlock()
+			return k.make(v, p, newValue)
+		}
 		v.mu.Unlock()
-		got, _ := val.(V)
-		return got
+		p, isPending := val.(*pending)
+		if !isPending {
+			got, _ := val.(V)
+			return got
+		}
+		<-p.done
+		if p.made.Load() {
+			got, _ := p.val.(V)
+			return got
+		}
 	}
-	if !ok {
-		p = &pending{}
-		v.m[k.id] = p
-	}
-	v.mu.Unlock()
-	p.once.Do(func() {
-		p.val = newValue()
-		p.made.Store(true)
-	})
-	got, _ := p.val.(V)
-	return got
+}
+
+// make calls newValue for GetOrSet, which stored p under k. When newValue
+// panics, p leaves v (unless Set replaced it) before its waiters wake.
+func (k Key[V]) make(v *Values, p *pending, newValue func() V) V {
+	defer func() {
+		if !p.made.Load() {
+			v.mu.Lock()
+			if cur, ok := v.m[k.id]; ok && cur == any(p) {
+				delete(v.m, k.id)
+			}
+			v.mu.Unlock()
+		}
+		close(p.done)
+	}()
+	val := newValue()
+	p.val = val
+	p.made.Store(true)
+	return val
 }

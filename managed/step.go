@@ -244,6 +244,9 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 // Synced is False with conditions.ReasonReconcilePaused, Available reports
 // what Observe found, and so Ready follows availability.
 func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, error) {
+	// Observe records nothing new in the memory (restore keeps what is
+	// there, Do and Cleanup record), so it calls no Back: a value of an
+	// object that went and came back is made again by Do.
 	s.log.restore(req)
 	obj := req.Object
 	now := s.cfg.now()

@@ -392,10 +392,10 @@ func (g *gate) idle() bool {
 // newQueue returns a constructor of controller queues, made by next (nil:
 // the default, a priority queue when priority is true), that pass the
 // gate: Get returns only admitted requests, and Done ends their pass.
-func (g *gate) newQueue(next func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request], priority bool, retry time.Duration) func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+func (g *gate) newQueue(next func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request], priority func() bool, retry time.Duration) func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	if next == nil {
 		next = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-			if priority {
+			if priority() {
 				return priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) { o.RateLimiter = rl })
 			}
 			return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})

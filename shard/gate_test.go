@@ -71,7 +71,7 @@ func TestGatedQueueObjectBack(t *testing.T) {
 	g.resume(time.Now(), nil, "")
 	back := false
 	g.isBack = func(types.NamespacedName) bool { return back }
-	q := g.newQueue(nil, false, time.Second)("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	q := g.newQueue(nil, func() bool { return false }, time.Second)("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 
 	other := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "other"}}

@@ -566,8 +566,11 @@ func (m *Member) Takeovers() source.TypedSource[reconcile.Request] {
 // a queue that hands a worker only the objects this member may work on
 // now and tells the member when their pass ends (see Wrap, which does the
 // same around a reconciler). The queue is the one opts.NewQueue makes;
-// without one, controller-runtime's priority queue, or client-go's
-// plain queue when opts.UsePriorityQueue is false.
+// without one, the queue controller-runtime would make: its priority
+// queue, or client-go's plain queue when opts.UsePriorityQueue is false,
+// or is unset and the manager's controller options
+// (Manager.GetControllerOptions, of the manager SetupWithManager was
+// given) make it false.
 //
 // It works with any builder that takes controller.Options, bosun's
 // (bosun.Builder.WithOptions) as well as controller-runtime's. The queue
@@ -577,7 +580,14 @@ func (m *Member) Takeovers() source.TypedSource[reconcile.Request] {
 // NeedLeaderElection false.
 func (m *Member) ControllerOptions(opts controller.Options) controller.Options {
 	opts.NeedLeaderElection = ptr.To(false)
-	plain, gated := opts.NewQueue, m.gate.newQueue(opts.NewQueue, ptr.Deref(opts.UsePriorityQueue, true), m.opts.RenewPeriod)
+	own := opts.UsePriorityQueue
+	priority := func() bool {
+		if own == nil && m.mgr != nil {
+			return ptr.Deref(m.mgr.GetControllerOptions().UsePriorityQueue, true)
+		}
+		return ptr.Deref(own, true)
+	}
+	plain, gated := opts.NewQueue, m.gate.newQueue(opts.NewQueue, priority, m.opts.RenewPeriod)
 	opts.NewQueue = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 		if m.planning.Load() && plain != nil {
 			return plain(name, rl)
