@@ -80,9 +80,10 @@ type Pass[T client.Object] struct {
 	// lastCleanup is set for the Cleanup that AnnotationReleaseFinalizer
 	// asks for before the finalizer goes.
 	lastCleanup bool
-	// condMu guards the object's conditions for UpdateConditions, which
-	// the steps of a ParallelJoin call at once.
-	condMu sync.Mutex
+	// statusMu guards the object's status for UpdateConditions, which
+	// the steps of a ParallelJoin call at once, and for the status
+	// steps (NewStatusStep).
+	statusMu sync.Mutex
 }
 
 // LastCleanup reports whether this pass runs the last Cleanup before the
@@ -187,21 +188,21 @@ func (r *Pass[T]) Deleting() bool {
 }
 
 // UpdateConditions calls change with the status conditions of Object and
-// stores the list it leaves, holding the pass's lock on the conditions
-// while it runs, and reports whether Object keeps conditions (implements
+// stores the list it leaves, holding the pass's lock on the status while
+// it runs, and reports whether Object keeps conditions (implements
 // conditions.Object); when it does not, change is not called. The
 // conditions are one list shared by every step, so steps that run at once
 // (in a ParallelJoin) change theirs only through it; the steps of
-// packages ref, managed and children do. change should do no more than
-// edit the list (conditions.Set, say): the lock is held
-// while it runs.
+// packages ref and children do, and a status step (NewStatusStep) holds
+// the same lock. change should do no more than edit the list
+// (conditions.Set, say): the lock is held while it runs.
 func (r *Pass[T]) UpdateConditions(change func(conds *[]metav1.Condition)) bool {
 	co, ok := any(r.Object).(conditions.Object)
 	if !ok {
 		return false
 	}
-	r.condMu.Lock()
-	defer r.condMu.Unlock()
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
 	conds := co.GetConditions()
 	change(&conds)
 	co.SetConditions(conds)
