@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -94,10 +95,11 @@ func parentGone[T client.Object](ctx context.Context, req *bosun.Pass[T]) (bool,
 	if req.APIReader == nil || req.Trigger.Event != "Delete" || req.Trigger.Object == key {
 		return false, nil
 	}
-	live, ok := req.Object.DeepCopyObject().(client.Object)
-	if !ok {
-		return false, nil
-	}
+	// A new object of the parent's type, not a copy of the parent: in a
+	// ParallelJoin, the other steps change the parent's conditions while
+	// this one runs (bosun.Pass.UpdateConditions).
+	live := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	live.GetObjectKind().SetGroupVersionKind(req.Object.GetObjectKind().GroupVersionKind())
 	switch err := req.APIReader.Get(ctx, key, live); {
 	case apierrors.IsNotFound(err):
 		return true, nil
