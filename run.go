@@ -388,7 +388,8 @@ func (ps *passState[T]) setConditions(err error) (newError bool) {
 // verdict returns Ready as the pass's outcome err and the steps'
 // conditions conds give it, before any grace; with err, it sets the
 // condition of the steps' that err names False in conds, and returns its
-// type as shown and whether that changed it.
+// type as shown and whether that changed it. The other conditions the
+// parts of a joined err name are set False too, each with its part.
 func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64, now metav1.Time) (ready metav1.Condition, shown string, shownChanged bool) {
 	if err != nil {
 		reason, _, msg := conditions.FromError(err)
@@ -396,6 +397,19 @@ func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64,
 			shown = typ
 			shownChanged = conditions.Set(conds, metav1.Condition{
 				Type: typ, Status: metav1.ConditionFalse, Reason: string(reason), Message: msg, ObservedGeneration: gen,
+			}, now)
+		}
+		// The steps of a Join or a ParallelJoin that failed together
+		// each show their failure in the condition their error names,
+		// rather than leave it as an earlier pass set it.
+		for _, part := range joinedParts(err) {
+			typ := conditions.TypeOf(part)
+			if typ == conditions.TypeReady || typ == shown || conditions.Find(*conds, typ) == nil {
+				continue
+			}
+			preason, _, pmsg := conditions.FromError(part)
+			conditions.Set(conds, metav1.Condition{
+				Type: typ, Status: metav1.ConditionFalse, Reason: string(preason), Message: pmsg, ObservedGeneration: gen,
 			}, now)
 		}
 		ready = metav1.Condition{
@@ -422,6 +436,25 @@ func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64,
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, string(conditions.ReasonInvalidReleaseFinalizer), conditions.Bound(msg)
 	}
 	return ready, shown, shownChanged
+}
+
+// joinedParts returns the errors err joins (errors.Join, as the joins of
+// the composites make), those of nested joins in their place; none when
+// err joins none.
+func joinedParts(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error }) //nolint:errorlint // the parts of this join, not of one it wraps
+	if !ok {
+		return nil
+	}
+	var parts []error
+	for _, e := range j.Unwrap() {
+		if sub := joinedParts(e); sub != nil {
+			parts = append(parts, sub...)
+		} else {
+			parts = append(parts, e)
+		}
+	}
+	return parts
 }
 
 // retrying returns, for a pass whose failure err holds Ready until
