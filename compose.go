@@ -118,9 +118,10 @@ func newJoin[T client.Object](kind string, steps []Step[T]) *Group[T] {
 // the object, and must guard what they share. The conditions are one list
 // in the object's status: steps in a ParallelJoin change theirs only
 // through Pass.UpdateConditions, which holds the pass's lock on them, as
-// the steps of packages ref and children do. A managed.Step reads and
-// writes the object's annotations as it goes, so it must not run in one;
-// use Join for it.
+// the steps of packages ref and children do. Pass.Commit and Pass.Reload,
+// which replace the object, fail in them with a terminal error. A
+// managed.Step reads and writes the object's annotations as it goes, and
+// commits them, so it must not run in one; use Join for it.
 func ParallelJoin[T client.Object](steps ...Step[T]) *Group[T] {
 	g := &Group[T]{kind: "ParallelJoin", steps: steps}
 	g.do = func(ctx context.Context, req *Pass[T]) (ctrl.Result, error) {
@@ -130,6 +131,8 @@ func ParallelJoin[T client.Object](steps ...Step[T]) *Group[T] {
 		if len(g.steps) == 0 {
 			return ctrl.Result{}, nil
 		}
+		req.parallel.Add(1)
+		defer req.parallel.Add(-1)
 		outcomes := make([]outcome, len(g.steps))
 		var wg sync.WaitGroup
 		for i := 1; i < len(g.steps); i++ {

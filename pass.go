@@ -3,10 +3,12 @@ package bosun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -26,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/panics"
@@ -84,7 +87,15 @@ type Pass[T client.Object] struct {
 	// the steps of a ParallelJoin call at once, and for the status
 	// steps (NewStatusStep).
 	statusMu sync.Mutex
+	// parallel counts the ParallelJoins running their steps at once on
+	// this pass: Commit and Reload, which replace Object and Original,
+	// refuse to run then.
+	parallel atomic.Int32
 }
+
+// errReplaceInParallel is the error of Commit and Reload called by a step
+// of a ParallelJoin.
+var errReplaceInParallel = errors.New("the steps of a ParallelJoin share the pass's object, which Commit and Reload replace: call them from a step outside one (Join runs its steps one after the other)")
 
 // LastCleanup reports whether this pass runs the last Cleanup before the
 // engine releases the finalizer whatever it returns, as
@@ -104,7 +115,14 @@ func (r *Pass[T]) LastCleanup() bool { return r.lastCleanup }
 // pass read it) or a NotFound is returned wrapped; the step should end the
 // pass with it (the engine requeues a Conflict quietly), or Reload and try
 // again.
+//
+// A step of a ParallelJoin must not commit: the other steps read and
+// change the same Object meanwhile. Commit then writes nothing and
+// returns a terminal error.
 func (r *Pass[T]) Commit(ctx context.Context) error {
+	if r.parallel.Load() > 0 {
+		return fmt.Errorf("committing: %w", reconcile.TerminalError(errReplaceInParallel))
+	}
 	data, err := client.MergeFrom(r.Original).Data(r.Object)
 	if err != nil {
 		return fmt.Errorf("committing: computing changes: %w", err)
@@ -142,8 +160,12 @@ func (r *Pass[T]) Commit(ctx context.Context) error {
 // the condition types and status fields it changed take its values, and
 // the others keep what is stored, such as another controller's
 // conditions. Changes to Object's metadata and spec that were not
-// committed are dropped. Use it after Commit failed with a Conflict.
+// committed are dropped. Use it after Commit failed with a Conflict. As
+// Commit, it refuses to run in a step of a ParallelJoin.
 func (r *Pass[T]) Reload(ctx context.Context) error {
+	if r.parallel.Load() > 0 {
+		return fmt.Errorf("reloading: %w", reconcile.TerminalError(errReplaceInParallel))
+	}
 	fresh := r.Original.DeepCopyObject().(T)
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(r.Object), fresh); err != nil {
 		return fmt.Errorf("reloading: %w", err)
