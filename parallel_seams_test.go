@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
@@ -217,5 +218,46 @@ func TestSeamReviewEveryFailedBranchShowsInItsCondition(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSeamReviewParallelStatusStepPanics: a status step that panics in a
+// ParallelJoin while another step waits to set its condition: the panic
+// is the step's error, its edit is put back, the lock on the status is
+// let go (the other step's condition is set), and the pass ends.
+func TestSeamReviewParallelStatusStepPanics(t *testing.T) {
+	part := partStep{after: make(chan struct{}), trying: make(chan struct{}), set: make(chan struct{})}
+	status := bosun.NewStatusStep("status", func(_ context.Context, w *testapi.Widget) error {
+		close(part.after)
+		w.Status.Result = 7
+		await(part.trying, time.Minute)
+		panic("status step broke")
+	})
+	cl := fakeClient(t, nil, fakeWidget("w", nil, false, nil))
+	r := &bosun.Reconciler[*testapi.Widget]{Name: "parallel-panic", Client: cl, Steps: []widgetStep{bosun.ParallelJoin[*testapi.Widget](status, part)}}
+	key := client.ObjectKey{Namespace: "ns", Name: "w"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: key})
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the pass did not end within a minute of a status step's panic")
+	}
+	if reason, _, _ := conditions.FromError(err); reason != conditions.ReasonPanic {
+		t.Errorf("error %v has reason %q, want %q", err, reason, conditions.ReasonPanic)
+	}
+	w := &testapi.Widget{}
+	if err := cl.Get(t.Context(), key, w); err != nil {
+		t.Fatal(err)
+	}
+	if w.Status.Result != 0 {
+		t.Errorf("status.result = %d, want 0: the panicking status step's edit is saved", w.Status.Result)
+	}
+	if c := conditions.Find(w.Status.Conditions, partCond); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("%s = %+v, want True (Ready %s)", partCond, c, readyOf(w))
 	}
 }
