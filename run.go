@@ -442,7 +442,7 @@ func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64,
 // the composites make), those of nested joins in their place; none when
 // err joins none.
 func joinedParts(err error) []error {
-	j, ok := err.(interface{ Unwrap() []error }) //nolint:errorlint // the parts of this join, not of one it wraps
+	j, ok := err.(interface{ Unwrap() []error })
 	if !ok {
 		return nil
 	}
