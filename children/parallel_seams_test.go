@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -28,13 +27,7 @@ import (
 // read the parent's conditions while they change. Run with -race: the
 // race detector reports the read of the conditions.
 func TestSeamReviewParentCheckBesideParallelConditions(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := testapi.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := widgetScheme(t)
 	childDeleted := bosun.Trigger{Kind: "Watch", Source: "Owns", Event: "Delete", Object: client.ObjectKey{Namespace: "ns", Name: "w-index"}}
 	step := NewStep[*testapi.Widget]("site", nil, []Kind{Of(&corev1.ConfigMap{})})
 	ks, err := step.kinds(scheme)

@@ -203,6 +203,16 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	return s
 }
 
+// widgetScheme returns a scheme with the built-in kinds and the Widget.
+func widgetScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := testScheme(t)
+	if err := testapi.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestReportMessageIsBounded reports 2000 long-named children that are not
 // created yet: the ConfigMapReady message names a few, counts the rest,
 // and stays far below the API server's limit.
@@ -260,13 +270,7 @@ func TestPlanRecoversPanic(t *testing.T) {
 // does make it when the parent is there, or when another event brought
 // the pass.
 func TestNoChildrenForAParentGone(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := testapi.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := widgetScheme(t)
 	childDeleted := bosun.Trigger{Kind: "Watch", Source: "Owns", Event: "Delete", Object: client.ObjectKey{Namespace: "ns", Name: "w-index"}}
 	tests := []struct {
 		name      string
