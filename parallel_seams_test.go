@@ -135,14 +135,16 @@ func TestSeamReviewParallelCommitKeepsOtherConditions(t *testing.T) {
 // TestSeamReviewParallelStatusStepsKeepEachOthersStatus: two status steps
 // in a ParallelJoin, each computing its own status field, one of which
 // fails: the one that succeeded keeps its field, and the failed one's edit
-// goes.
+// goes. Each step waits a while for the other to be inside its function
+// (a correct engine runs them one at a time, in either order: the wait
+// then ends with nothing); without the lock, the good step writes its
+// field while the failing one computes, before the failed one puts its
+// status back.
 func TestSeamReviewParallelStatusStepsKeepEachOthersStatus(t *testing.T) {
 	started, computed := make(chan struct{}), make(chan struct{})
 	good := bosun.NewStatusStep("result", func(_ context.Context, w *testapi.Widget) error {
 		defer close(computed)
-		if !await(started, time.Minute) {
-			return errors.New("the other status step never started")
-		}
+		await(started, awhile)
 		w.Status.Result = 2
 		return nil
 	})
