@@ -1356,7 +1356,7 @@ func managedEntries(fields []metav1.ManagedFieldsEntry) map[string]string {
 			at = f.Time.UTC().Format(time.RFC3339)
 		}
 		if f.FieldsV1 != nil {
-			set = string(f.FieldsV1.Raw)
+			set = f.FieldsV1.GetRawString()
 		}
 		m[f.Manager+"\x00"+string(f.Operation)+"\x00"+f.Subresource] = at + "\x00" + set
 	}

@@ -10,9 +10,12 @@ import (
 // TestClusterOnly: a change of an object is the dev cluster's own only
 // when every managed-fields entry it moved is one of its components'.
 func TestClusterOnly(t *testing.T) {
-	at := func(sec int) *metav1.Time { tm := metav1.NewTime(time.Date(2030, 1, 1, 0, 0, sec, 0, time.UTC)); return &tm }
+	at := func(sec int) *metav1.Time {
+		tm := metav1.NewTime(time.Date(2030, 1, 1, 0, 0, sec, 0, time.UTC))
+		return &tm
+	}
 	entry := func(manager string, sec int, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Time: at(sec), FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Time: at(sec), FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	base := []metav1.ManagedFieldsEntry{entry("memcached", 1, `{"f:spec":{}}`), entry("kube-controller-manager", 1, `{"f:endpoints":{}}`)}
 	for _, tc := range []struct {
