@@ -87,6 +87,10 @@ type ownWrite struct {
 	// early are the versions of the events dropped while a write was on
 	// its way, not yet known as the pass's own.
 	early []string
+	// read are the versions the pass's writes were guarded by: an event
+	// of one of them, which a watch that lags may be handed while a write
+	// is on its way, is not of a write of the pass.
+	read []string
 	// dropped is set when an event was dropped while the pass was open.
 	dropped bool
 	// gone is set when the entry is no longer the object's: its pass did

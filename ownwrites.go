@@ -103,7 +103,7 @@ func (o *ownWrites[T]) tracks() bool {
 // begin records that a write of a pass of the object key with uid is on
 // its way, in w, the record of the pass's writes, which it makes when w
 // is nil; it returns the record.
-func (o *ownWrites[T]) begin(key types.NamespacedName, uid types.UID, w *ownWrite) *ownWrite {
+func (o *ownWrites[T]) begin(key types.NamespacedName, uid types.UID, w *ownWrite, rv string) *ownWrite {
 	if !o.tracks() {
 		return w
 	}
@@ -127,6 +127,7 @@ func (o *ownWrites[T]) begin(key types.NamespacedName, uid types.UID, w *ownWrit
 	}
 	w.mu.Lock()
 	w.sending++
+	w.read = append(w.read, rv)
 	w.mu.Unlock()
 	return w
 }
@@ -278,7 +279,7 @@ func (o *ownWrites[T]) seen(e event.UpdateEvent) bool {
 		return false
 	case slices.Contains(w.versions, rv), slices.Contains(w.early, rv):
 		return true
-	case w.open && w.sending > 0:
+	case w.open && w.sending > 0 && !slices.Contains(w.read, rv):
 		w.early = append(w.early, rv)
 		w.dropped = true
 		return true
@@ -327,8 +328,10 @@ func (o *ownWrites[T]) decide(w *ownWrite, rv string) (bool, time.Time) {
 			w.doneAt = time.Now()
 		}
 	case i >= 0:
-	case w.open && w.sending > 0:
-		// Perhaps the write's own, ahead of its answer.
+	case w.open && w.sending > 0 && !slices.Contains(w.read, rv):
+		// Perhaps the write's own, ahead of its answer. (Not when it is
+		// the version the write replaces: the event of that one came
+		// late.)
 		w.early = append(w.early, rv)
 		w.dropped = true
 	default:

@@ -595,7 +595,7 @@ func valueChanged(orig, sent, got any) bool {
 // the answer is checked against (changedOnTheWay).
 func (s *saver[T]) write(rv string, sent, after client.Object, send func() error) error {
 	orig := s.req.Original
-	s.writes.own = s.own.begin(s.key, s.req.Object.GetUID(), s.writes.own)
+	s.writes.own = s.own.begin(s.key, s.req.Object.GetUID(), s.writes.own, rv)
 	err := send()
 	made := ""
 	if err == nil && after.GetResourceVersion() != rv {
