@@ -38,6 +38,8 @@ type actor[T client.Object] struct {
 	providerNames bool
 	short         time.Duration
 	now           func() time.Time
+	// keys are where the step keeps its annotations.
+	keys recordKeys
 }
 
 // newActor returns the actor of a step configured by cfg, made of its
@@ -45,7 +47,7 @@ type actor[T client.Object] struct {
 func newActor[T client.Object](cfg *config, calls *caller[T], ops *poller[T], write *writer[T], secret *secrets[T], log *changes[T], rec *recorder[T], meters *meters[T], m *memory) *actor[T] {
 	return &actor[T]{
 		calls: calls, ops: ops, write: write, secret: secret, log: log, rec: rec, meters: meters, memory: m,
-		providerNames: cfg.providerNames, short: cfg.short, now: cfg.now,
+		providerNames: cfg.providerNames, short: cfg.short, now: cfg.now, keys: cfg.keys,
 	}
 }
 
@@ -61,8 +63,8 @@ func (a *actor[T]) adopt(req *bosun.Pass[T], target T, name string, lateInit boo
 		return
 	}
 	keepStatus(obj, target)
-	if ExternalName(obj) == "" {
-		SetExternalName(obj, name)
+	if a.keys.name(obj) == "" {
+		a.keys.setName(obj, name)
 	}
 }
 
@@ -179,7 +181,7 @@ func (a *actor[T]) credentials(ctx context.Context, req *bosun.Pass[T], cl Exter
 		lacking()
 		return nil, prev.err
 	}
-	name := ExternalName(obj)
+	name := a.keys.name(obj)
 	req.Log.Info("connection secret lacks credentials, repairing them", "externalName", name, "secret", secret, "keys", missing)
 	creds, err := callExternal(ctx, a.calls, req, opRepairCredentials, obj, func(ctx context.Context) (ConnectionDetails, error) {
 		return rep.RepairCredentials(ctx, obj)
@@ -218,11 +220,11 @@ func (a *actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCl
 	}
 	obj := req.Object
 	cr, cerr := callExternal(ctx, a.calls, req, opCreate, obj, func(ctx context.Context) (Creation, error) { return cl.Create(ctx, obj) })
-	assigned := ExternalName(obj)
+	assigned := a.keys.name(obj)
 	if assigned != name && (!a.providerNames || cerr != nil) {
 		// A name the step chose never changes; a name the external
 		// system gave a create that failed names nothing.
-		SetExternalName(obj, name)
+		a.keys.setName(obj, name)
 	}
 	if cerr == nil && a.providerNames && assigned == "" {
 		// Nothing recorded would let a later pass find what was made:
@@ -245,8 +247,8 @@ func (a *actor[T]) create(ctx context.Context, req *bosun.Pass[T], cl ExternalCl
 		return ctrl.Result{}, a.createFailed(req, name, cerr, recErr)
 	}
 	a.memory.change(obj, func(m *memo) { m.create = nil })
-	req.Log.Info("created external resource", "externalName", ExternalName(obj))
-	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonCreatedExternalResource), "Create", "created external resource %q", ExternalName(obj))
+	req.Log.Info("created external resource", "externalName", a.keys.name(obj))
+	req.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(ReasonCreatedExternalResource), "Create", "created external resource %q", a.keys.name(obj))
 	if recErr != nil {
 		return ctrl.Result{}, a.rec.fail(ReasonRecordCreateFailed, fmt.Errorf("recording the outcome of a create: %w", errors.Join(recErr, pubErr)))
 	}
@@ -324,7 +326,7 @@ func (a *actor[T]) createFailed(req *bosun.Pass[T], name string, cerr, recErr er
 		// did, and then report that failure instead of the create's:
 		// it is left out. This process remembers the failure, which
 		// stands in for the record (see createGuard).
-		setAnnotations(obj, map[string]string{annotationCreateFailed: req.Original.GetAnnotations()[annotationCreateFailed]})
+		a.keys.mark(obj, map[string]string{annotationCreateFailed: a.keys.view(req.Original)[annotationCreateFailed]})
 		// The record's error is told, not wrapped: the pass fails
 		// with the create's error (a Conflict of the record must not
 		// make it a quiet requeue).

@@ -2,6 +2,7 @@ package managed
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,6 +134,7 @@ func NameFromUID(prefix string) func(client.Object) string {
 type naming[T client.Object] struct {
 	choose   func(client.Object) string
 	provider bool
+	keys     recordKeys
 }
 
 // named returns a copy of obj that carries the external name the step uses
@@ -143,8 +145,8 @@ type naming[T client.Object] struct {
 // set.
 func (n naming[T]) named(obj T) T {
 	t := obj.DeepCopyObject().(T)
-	if ExternalName(t) == "" && !n.provider {
-		SetExternalName(t, n.choose(t))
+	if n.keys.name(t) == "" && !n.provider {
+		n.keys.setName(t, n.choose(t))
 	}
 	return t
 }
@@ -152,7 +154,8 @@ func (n naming[T]) named(obj T) T {
 // chosen reports whether the name obj records, or will get, is the one the
 // step chooses for it; never with names the external system assigns.
 func (n naming[T]) chosen(obj T) bool {
-	return !n.provider && (ExternalName(obj) == "" || ExternalName(obj) == n.choose(obj))
+	name := n.keys.name(obj)
+	return !n.provider && (name == "" || name == n.choose(obj))
 }
 
 // deletingLast returns the controllers obj's annotationDeletingLast
@@ -163,6 +166,105 @@ func deletingLast(obj client.Object) []string {
 		return nil
 	}
 	return strings.Split(v, ",")
+}
+
+// defaultAnnotationPrefix is the prefix of the step's own annotations
+// unless WithAnnotationPrefix gives it another.
+const defaultAnnotationPrefix = "bosun.dev"
+
+// ownAnnotations are the annotations a step keeps for itself, one set per
+// step: those WithAnnotationPrefix moves under a prefix of the step's own.
+var ownAnnotations = []string{
+	AnnotationExternalName, AnnotationCreatePending, annotationCreateSucceeded, annotationCreateFailed,
+	annotationDeletePending, annotationFirstAvailable, annotationOperation,
+}
+
+// recordKeys are where a step keeps its own annotations on the object
+// (WithAnnotationPrefix). The stages read and write them by their default
+// keys (AnnotationExternalName, AnnotationCreatePending, ...) through it:
+// view and mark translate, and are the identity for the default prefix.
+type recordKeys struct {
+	// prefix is empty for the default one.
+	prefix string
+}
+
+// key returns where the step keeps the annotation of default key k.
+func (r recordKeys) key(k string) string {
+	if r.prefix == "" {
+		return k
+	}
+	_, suffix, _ := strings.Cut(k, "/")
+	return r.prefix + "/" + suffix
+}
+
+// view returns obj's annotations as the step reads them: its own under
+// their default keys, and none of another step's in their place. It must
+// not be changed.
+func (r recordKeys) view(obj client.Object) map[string]string {
+	ann := obj.GetAnnotations()
+	if r.prefix == "" {
+		return ann
+	}
+	v := maps.Clone(ann)
+	if v == nil {
+		v = map[string]string{}
+	}
+	for _, k := range ownAnnotations {
+		delete(v, k)
+		if val, ok := ann[r.key(k)]; ok {
+			delete(v, r.key(k))
+			v[k] = val
+		}
+	}
+	return v
+}
+
+// mark sets on obj the annotations set gives by their default keys (an
+// empty value removes), each where the step keeps it.
+func (r recordKeys) mark(obj client.Object, set map[string]string) {
+	if r.prefix != "" {
+		moved := make(map[string]string, len(set))
+		for k, v := range set {
+			if slices.Contains(ownAnnotations, k) {
+				k = r.key(k)
+			}
+			moved[k] = v
+		}
+		set = moved
+	}
+	setAnnotations(obj, set)
+}
+
+// name returns the external name the step records on obj.
+func (r recordKeys) name(obj client.Object) string {
+	return obj.GetAnnotations()[r.key(AnnotationExternalName)]
+}
+
+// setName records name as the external name of the step's resource of obj.
+func (r recordKeys) setName(obj client.Object, name string) {
+	r.mark(obj, map[string]string{AnnotationExternalName: name})
+}
+
+// lendName puts the step's external name on obj under
+// AnnotationExternalName, where an ExternalClient finds it with
+// ExternalName and sets it with SetExternalName, and returns the function
+// that takes it back: the name then under AnnotationExternalName becomes
+// the step's, and AnnotationExternalName is as it was before. For the
+// default prefix both do nothing.
+func (r recordKeys) lendName(obj client.Object) (takeBack func()) {
+	if r.prefix == "" {
+		return func() {}
+	}
+	other, had := obj.GetAnnotations()[AnnotationExternalName]
+	setAnnotations(obj, map[string]string{AnnotationExternalName: r.name(obj)})
+	return func() {
+		mine := ExternalName(obj)
+		setAnnotations(obj, map[string]string{AnnotationExternalName: ""})
+		if had {
+			setAnnotations(obj, map[string]string{AnnotationExternalName: other})
+		}
+		r.setName(obj, mine)
+	}
 }
 
 // setAnnotations sets the given annotations on obj; an empty value removes

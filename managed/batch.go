@@ -131,7 +131,7 @@ func (b *batcher[T]) gather(ctx context.Context, req *bosun.Pass[T], now time.Ti
 	objs := []T{b.names.named(req.Object)}
 	for _, k := range keys {
 		obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-		if err := req.Client.Get(ctx, k.key, obj); err != nil || obj.GetUID() != k.uid || !settled(obj, b.syncedType, b.availableType) {
+		if err := req.Client.Get(ctx, k.key, obj); err != nil || obj.GetUID() != k.uid || !settled(obj, b.names.keys, b.syncedType, b.availableType) {
 			continue
 		}
 		objs = append(objs, b.names.named(obj))

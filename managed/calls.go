@@ -57,8 +57,11 @@ type caller[T client.Object] struct {
 	timeout time.Duration
 	hook    CallHook
 	limiter *Limiter
-	meters  *meters[T]
-	rec     *recorder[T]
+	// keys are where the step keeps its annotations; each call sees
+	// the step's external name under AnnotationExternalName.
+	keys   recordKeys
+	meters *meters[T]
+	rec    *recorder[T]
 	// polls learns, at a Connect, whether the clients observe in
 	// batches and which credential keys they name.
 	polls *polls
@@ -67,7 +70,7 @@ type caller[T client.Object] struct {
 // newCaller returns the caller of a step configured by cfg, which
 // connects through c.
 func newCaller[T client.Object](cfg *config, c Connector[T], m *meters[T], rec *recorder[T], p *polls) *caller[T] {
-	return &caller[T]{connector: c, step: cfg.name, timeout: cfg.callTimeout, hook: cfg.hook, limiter: cfg.limiter, meters: m, rec: rec, polls: p}
+	return &caller[T]{connector: c, step: cfg.name, timeout: cfg.callTimeout, hook: cfg.hook, limiter: cfg.limiter, keys: cfg.keys, meters: m, rec: rec, polls: p}
 }
 
 // connect calls the Connector and returns the client with the function that
@@ -131,23 +134,27 @@ func (c *caller[T]) observe(ctx context.Context, req *bosun.Pass[T], cl External
 		return cl.Observe(ctx, obj)
 	})
 	if err != nil {
-		return obs, c.rec.fail(ReasonObserveFailed, fmt.Errorf("observing %s: %w", describe(ExternalName(obj)), err))
+		return obs, c.rec.fail(ReasonObserveFailed, fmt.Errorf("observing %s: %w", describe(c.keys.name(obj)), err))
 	}
 	return obs, nil
 }
 
 // callExternal runs fn, the call op of the ExternalClient for obj, as
-// limitedCall does, between the hooks of the step.
+// limitedCall does, between the hooks of the step; meanwhile obj carries
+// the step's external name where the ExternalClient reads it
+// (recordKeys.lendName).
 func callExternal[T client.Object, R any](ctx context.Context, c *caller[T], req *bosun.Pass[T], op string, obj T, fn func(ctx context.Context) (R, error)) (R, error) {
-	if planned(ctx, c.step, op, obj) {
+	name := c.keys.name(obj)
+	if planned(ctx, c.step, op, name) {
 		var zero R
 		return zero, nil
 	}
+	defer c.keys.lendName(obj)()
 	h := c.hook
 	if h == nil {
 		return limitedCall(ctx, c, req, op, fn)
 	}
-	call := ExternalCall{Step: c.step, Op: op, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), ExternalName: ExternalName(obj)}
+	call := ExternalCall{Step: c.step, Op: op, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), ExternalName: name}
 	if err := h.BeforeCall(ctx, call); err != nil {
 		var zero R
 		return zero, err
@@ -222,6 +229,9 @@ func (c *caller[T]) observeBatch(ctx context.Context, req *bosun.Pass[T], objs [
 		}
 	}
 	obs, err := limitedCall(ctx, c, req, opObserveBatch, func(ctx context.Context) ([]Observation, error) {
+		for _, o := range objs {
+			defer c.keys.lendName(o)()
+		}
 		return bo.ObserveBatch(ctx, objs)
 	})
 	if h != nil {

@@ -32,6 +32,8 @@ type cleaner[T client.Object] struct {
 	// short is how soon a resource being deleted is looked at again.
 	short time.Duration
 	now   func() time.Time
+	// keys are where the step keeps its annotations.
+	keys recordKeys
 }
 
 // newCleaner returns the cleaner of a step configured by cfg, made of its
@@ -39,7 +41,7 @@ type cleaner[T client.Object] struct {
 func newCleaner[T client.Object](cfg *config, obs *observer[T], calls *caller[T], write *writer[T], secret *secrets[T], log *changes[T], rec *recorder[T], meters *meters[T], m *memory) *cleaner[T] {
 	return &cleaner[T]{
 		obs: obs, calls: calls, write: write, secret: secret, log: log, rec: rec, meters: meters, memory: m,
-		short: cfg.short, now: cfg.now,
+		short: cfg.short, now: cfg.now, keys: cfg.keys,
 	}
 }
 
@@ -56,7 +58,7 @@ func (c *cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, 
 	if f.last && (d.action == actWaitFinalizers || d.action == actObserve) {
 		c.joinDeletingLast(req)
 	}
-	name := ExternalName(obj)
+	name := c.keys.name(obj)
 	switch d.action {
 	case actLeave:
 		del := DeletionDelete
@@ -100,7 +102,7 @@ func (c *cleaner[T]) run(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, 
 // observed the resource through cl into target.
 func (c *cleaner[T]) observed(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T], target T, d decision, f facts) (ctrl.Result, error) {
 	obj := req.Object
-	name := ExternalName(obj)
+	name := c.keys.name(obj)
 	switch d.action {
 	case actGone:
 		keepStatus(obj, target)
@@ -223,6 +225,6 @@ func (c *cleaner[T]) gone(ctx context.Context, req *bosun.Pass[T], now time.Time
 	if ts := req.Object.GetDeletionTimestamp(); ts != nil {
 		c.meters.of(req).deletion.Observe(now.Sub(ts.Time).Seconds())
 	}
-	req.Log.V(1).Info("external resource gone", "externalName", ExternalName(req.Object))
+	req.Log.V(1).Info("external resource gone", "externalName", c.keys.name(req.Object))
 	return nil
 }

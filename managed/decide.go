@@ -403,10 +403,11 @@ func decideCreate(ann map[string]string, now time.Time, grace time.Duration, det
 }
 
 // recorded returns the annotations of obj, whose memo is m, as the leak
-// guard and the claim read them: a failed create that this process
+// guard and the claim read them (the step's own under their default keys,
+// see recordKeys): a failed create that this process
 // remembers and could not record on the object stands in for its record.
-func recorded(obj client.Object, m memo) map[string]string {
-	ann := obj.GetAnnotations()
+func recorded(keys recordKeys, obj client.Object, m memo) map[string]string {
+	ann := keys.view(obj)
 	f := m.create
 	if f == nil {
 		return ann

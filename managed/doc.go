@@ -165,6 +165,24 @@
 // found. So a name in the annotation without AnnotationCreatePending was
 // set by hand, and asks for adoption (below).
 //
+// # Several managed steps on one object
+//
+// The step keeps its records on the object: the external name, the marks
+// of the leak guard and of the delete fence, the first-available mark and
+// a long operation, all annotations under bosun.dev/. An object may have
+// several managed steps, as two steps of one reconciler or the steps of two
+// controllers, each with a resource of its own; each step but one then
+// needs a name (WithName), condition types (WithConditionTypes) and an
+// annotation prefix (WithAnnotationPrefix) of its own. Steps that share
+// the prefix take each other's records for their own: one that finds
+// another's create recorded waits out the creation grace period before it
+// creates its own resource, and polls another's long operation. The
+// policy annotations (below) stay under bosun.dev/ and apply to every
+// step. The ExternalClient of a step with a prefix needs no change: during
+// its calls the object carries the step's name under
+// AnnotationExternalName, where ExternalName and SetExternalName find it.
+// (TestTwoStepsKeepRecordsApart, TestTwoDeleteLastStepsBothDelete.)
+//
 // # Adoption and conflicts
 //
 // An external name may already be taken: by another object's resource (two

@@ -93,7 +93,7 @@ func (o *observer[T]) observe(ctx context.Context, req *bosun.Pass[T], now time.
 		return nil, res, err
 	}
 	m := o.memory.get(obj)
-	ann := recorded(obj, m)
+	ann := recorded(o.names.keys, obj, m)
 	// Observe works on a copy: the status it writes is kept unless the
 	// resource is another object's; the spec it fills in only if the
 	// resource proves to be the object's and the policies allow
@@ -104,7 +104,7 @@ func (o *observer[T]) observe(ctx context.Context, req *bosun.Pass[T], now time.
 		done()
 		return nil, ctrl.Result{}, err
 	}
-	p := &observed[T]{cl: cl, done: done, target: target, name: ExternalName(target), obs: obs}
+	p := &observed[T]{cl: cl, done: done, target: target, name: o.names.keys.name(target), obs: obs}
 	p.facts = o.facts(obj, now, ann, pol, m)
 	p.facts.obs = &p.obs
 	if p.facts.granted, err = o.grant(ctx, req, p.facts, obs); err != nil {
@@ -156,9 +156,9 @@ func (o *observer[T]) fromBatch(ctx context.Context, req *bosun.Pass[T], now tim
 	}
 	obj := req.Object
 	target := e.out.DeepCopyObject().(T)
-	p := &observed[T]{done: func() {}, target: target, name: ExternalName(target), obs: e.obs}
+	p := &observed[T]{done: func() {}, target: target, name: o.names.keys.name(target), obs: e.obs}
 	m := o.memory.get(obj)
-	p.facts = o.facts(obj, now, recorded(obj, m), pol, m)
+	p.facts = o.facts(obj, now, recorded(o.names.keys, obj, m), pol, m)
 	p.facts.obs = &p.obs
 	if d := decide(p.facts); d.action != actReport || d.lateInit || !p.obs.Available {
 		req.Log.V(1).Info("a batch found something to do, observing on its own", "externalName", p.name)
@@ -170,7 +170,7 @@ func (o *observer[T]) fromBatch(ctx context.Context, req *bosun.Pass[T], now tim
 // facts returns the facts about obj that both Do and Cleanup decide from.
 func (o *observer[T]) facts(obj T, now time.Time, ann map[string]string, pol Policies, m memo) facts {
 	return facts{
-		now: now, gen: obj.GetGeneration(), identity: Identity(obj), ann: ann, named: ExternalName(obj) != "",
+		now: now, gen: obj.GetGeneration(), identity: Identity(obj), ann: ann, named: o.names.keys.name(obj) != "",
 		chosen:        o.names.chosen(obj),
 		providerNames: o.names.provider, grace: o.grace, short: o.short, pol: pol, memo: m,
 	}
@@ -190,7 +190,7 @@ func (o *observer[T]) cleanupFacts(req *bosun.Pass[T]) (facts, error) {
 		return facts{}, err
 	}
 	m := o.memory.get(obj)
-	f := o.facts(obj, o.now(), recorded(obj, m), pol, m)
+	f := o.facts(obj, o.now(), recorded(o.names.keys, obj, m), pol, m)
 	order, err := o.deletionOrder(obj)
 	f.orphan, f.last, f.orderErr = del == DeletionOrphan, order == DeletionOrderLast, err
 	f.finalizers, f.controller, f.deletingLast = len(obj.GetFinalizers()), req.Controller, deletingLast(obj)

@@ -38,15 +38,16 @@ func newPoller[T client.Object](cfg *config, calls *caller[T], rec *recorder[T],
 // there was none, or it is done and forgotten, and the pass goes on.
 func (s *poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalClient[T]) (wait bool, res ctrl.Result, err error) {
 	obj := req.Object
-	op, ok := operationOf(obj.GetAnnotations())
+	keys := s.write.keys
+	op, ok := operationOf(keys.view(obj))
 	if !ok {
 		return false, ctrl.Result{}, nil
 	}
-	name := ExternalName(obj)
+	name := keys.name(obj)
 	p, ok := cl.(OperationPoller[T])
 	if !ok || op.Token == "" || op.Kind != opCreate && op.Kind != opUpdate {
 		req.Log.Info("cannot poll the recorded operation, observing instead", "operation", op.Kind, "externalName", name, "poller", ok)
-		setAnnotations(obj, map[string]string{annotationOperation: ""})
+		keys.mark(obj, map[string]string{annotationOperation: ""})
 		return false, ctrl.Result{}, nil
 	}
 	st, perr := callExternal(ctx, s.calls, req, opPollOperation, obj, func(ctx context.Context) (OperationStatus, error) {
@@ -74,7 +75,7 @@ func (s *poller[T]) poll(ctx context.Context, req *bosun.Pass[T], cl ExternalCli
 			forget[annotationCreateFailed] = formatTime(s.now())
 		}
 	}
-	setAnnotations(obj, forget)
+	keys.mark(obj, forget)
 	s.log.add(req, op.Kind, name, outcome, st.Err)
 	if st.Err != nil {
 		reason := ReasonCreateFailed

@@ -53,6 +53,9 @@ type config struct {
 	limiter         *Limiter
 	// adoptAll grants every object adoption (WithAdoptionGranted).
 	adoptAll bool
+	// keys are where the step keeps its own annotations
+	// (WithAnnotationPrefix).
+	keys recordKeys
 	// spread is the window over which first observations are spread
 	// (Timing.Spread): zero for each object's poll interval, below zero
 	// for none. batch is Timing.Batch.
@@ -86,9 +89,36 @@ func defaults() config {
 	}
 }
 
-// WithName names the step (default "managed"); a reconciler with two
-// managed steps needs different names and WithConditionTypes.
+// WithName names the step (default "managed"); two managed steps on one
+// object need different names, WithConditionTypes and
+// WithAnnotationPrefix (see the package documentation).
 func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithAnnotationPrefix keeps the annotations the step writes for itself
+// under prefix, a DNS subdomain, in place of bosun.dev: with
+// "billing.bosun.dev" the external name is in
+// billing.bosun.dev/external-name, the leak guard's marks in
+// billing.bosun.dev/external-create-pending and the rest, and likewise
+// the delete fence, the first-available mark and a long operation. An
+// object with two managed steps (two steps of one reconciler, or two
+// controllers) needs a prefix of its own for each step but one, as it
+// needs WithName and WithConditionTypes: steps that share the annotations
+// take each other's creates, deletes and operations for their own. The
+// annotations that set policies (AnnotationManagementPolicies,
+// AnnotationDeletionPolicy, AnnotationDeletionOrder,
+// AnnotationPollInterval) stay under bosun.dev/ and apply to every step of
+// the object. The ExternalClient reads and sets the step's name with
+// ExternalName and SetExternalName as with the default: during its calls
+// the object carries the step's name under AnnotationExternalName. NewStep
+// panics if prefix is not a DNS subdomain, a programming error.
+func WithAnnotationPrefix(prefix string) Option {
+	return func(c *config) {
+		if prefix == defaultAnnotationPrefix {
+			prefix = ""
+		}
+		c.keys = recordKeys{prefix: prefix}
+	}
+}
 
 // WithConditionTypes sets the types of the two conditions the step owns
 // (default "Synced" and "Available").

@@ -8,9 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
@@ -113,15 +110,17 @@ func TestDeletionOrderImmediate(t *testing.T) {
 // after them.
 func TestTwoDeleteLastStepsBothDelete(t *testing.T) {
 	secondOpts := func() []Option {
-		return append(testOpts(), WithName("second"), WithConditionTypes("SecondSynced", "SecondAvailable"), WithDeletionOrder(DeletionOrderLast))
+		return append(testOpts(), WithName("second"), WithConditionTypes("SecondSynced", "SecondAvailable"),
+			WithAnnotationPrefix("second.bosun.dev"), WithDeletionOrder(DeletionOrderLast))
 	}
-	// The first resource is available before the delete: Ready then
+	// Both resources are available before the delete: Ready then
 	// reports the wait for the other finalizer, not a resource still
 	// coming up.
 	bothConverged := map[string]cond{
 		defaultConditionSynced:    {metav1.ConditionTrue, ReasonReconcileSuccess},
 		"SecondSynced":            {metav1.ConditionTrue, ReasonReconcileSuccess},
 		defaultConditionAvailable: {metav1.ConditionTrue, ReasonAvailable},
+		"SecondAvailable":         {metav1.ConditionTrue, ReasonAvailable},
 	}
 	check := func(t *testing.T, e *env, first, second *cloud) {
 		t.Helper()
@@ -158,14 +157,16 @@ func TestTwoDeleteLastStepsBothDelete(t *testing.T) {
 	t.Run("two controllers", func(t *testing.T) {
 		first, second := newCloud(), newCloud()
 		e := start(t, first, nil, WithDeletionOrder(DeletionOrderLast))
-		bosuntest.RunManager(t, e.cp, func(mgr ctrl.Manager) error {
+		// The second operator serves the test's namespace alone: the
+		// Buckets earlier tests left, and their connection Secrets, which
+		// the step watches, stay out of its cache.
+		bosuntest.RunManagerWith(t, e.cp, bosuntest.ManagerOptions{Namespaces: []string{e.ns}}, func(mgr ctrl.Manager) error {
 			r := &bosun.Reconciler[*v1.Bucket]{
 				Name:      "second-" + e.ns,
 				Steps:     []bosun.Step[*v1.Bucket]{NewStep[*v1.Bucket](second, secondOpts()...)},
 				Finalizer: "managed.test.bosun.dev/second",
 			}
-			mine := builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == e.ns }))
-			return bosun.ControllerManagedBy[*v1.Bucket](mgr).For(nil, mine).Complete(r)
+			return bosun.ControllerManagedBy[*v1.Bucket](mgr).Complete(r)
 		})
 		check(t, e, first, second)
 	})

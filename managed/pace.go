@@ -99,8 +99,9 @@ func decidePace(f paceFacts) paceAction {
 // (when the type has one) is the generation, the conditions synced and
 // available are True for that generation (synced with reason
 // ReconcileSuccess), and no long operation or create without a recorded
-// outcome is pending. A type without conditions is never settled.
-func settled(obj client.Object, synced, available string) bool {
+// outcome is pending (in the step's annotations, keys). A type without
+// conditions is never settled.
+func settled(obj client.Object, keys recordKeys, synced, available string) bool {
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return false
 	}
@@ -118,7 +119,7 @@ func settled(obj client.Object, synced, available string) bool {
 		a.Status != metav1.ConditionTrue || s.ObservedGeneration != gen || a.ObservedGeneration != gen {
 		return false
 	}
-	ann := obj.GetAnnotations()
+	ann := keys.view(obj)
 	if _, ok := ann[annotationOperation]; ok {
 		return false
 	}
@@ -149,8 +150,9 @@ type pacer[T client.Object] struct {
 	// interval and its floor.
 	spread, window, interval, minInterval time.Duration
 	// syncedType and availableType are the condition types that tell a
-	// settled object.
+	// settled object, whose open records are under keys.
 	syncedType, availableType string
+	keys                      recordKeys
 	now                       func() time.Time
 	rand                      func() float64
 }
@@ -159,7 +161,7 @@ type pacer[T client.Object] struct {
 func newPacer[T client.Object](cfg *config, p *polls, secret *secrets[T]) *pacer[T] {
 	return &pacer[T]{
 		polls: p, secret: secret, spread: cfg.spread, window: cfg.batch, interval: cfg.poll, minInterval: cfg.minPoll,
-		syncedType: cfg.synced, availableType: cfg.available, now: cfg.now, rand: cfg.rand,
+		syncedType: cfg.synced, availableType: cfg.available, keys: cfg.keys, now: cfg.now, rand: cfg.rand,
 	}
 }
 
@@ -180,7 +182,7 @@ func (p *pacer[T]) pace(ctx context.Context, req *bosun.Pass[T]) (paceAction, ct
 		deferred: st.deferred, due: st.due, sameVersion: st.rv == obj.GetResourceVersion(),
 		batching: ps.batching.Load(), batched: st.batch != nil && now.Sub(st.batch.at) <= 2*p.window, window: p.window,
 	}
-	if !f.woken && settled(obj, p.syncedType, p.availableType) {
+	if !f.woken && settled(obj, p.keys, p.syncedType, p.availableType) {
 		// A Secret lacking credentials is repaired at once, as a changed
 		// object is.
 		f.settled = p.secret.intact(ctx, req)

@@ -102,7 +102,7 @@ func TestSettled(t *testing.T) {
 		}), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := settled(tc.b, defaultConditionSynced, defaultConditionAvailable); got != tc.want {
+			if got := settled(tc.b, recordKeys{}, defaultConditionSynced, defaultConditionAvailable); got != tc.want {
 				t.Errorf("settled = %t, want %t", got, tc.want)
 			}
 		})

@@ -29,6 +29,8 @@ type recorder[T client.Object] struct {
 	meters                       *meters[T]
 	// polls learns when the next poll of an object in line is due.
 	polls *polls
+	// keys are where the step keeps its annotations.
+	keys recordKeys
 }
 
 // newRecorder returns the recorder of a step configured by cfg.
@@ -36,7 +38,7 @@ func newRecorder[T client.Object](cfg *config, m *meters[T], p *polls) *recorder
 	return &recorder[T]{
 		syncedType: cfg.synced, availableType: cfg.available,
 		interval: cfg.poll, minInterval: cfg.minPoll, short: cfg.short,
-		now: cfg.now, rand: cfg.rand, meters: m, polls: p,
+		now: cfg.now, rand: cfg.rand, meters: m, polls: p, keys: cfg.keys,
 	}
 }
 
@@ -97,12 +99,12 @@ func (r *recorder[T]) notOurs(obj T, name string, obs Observation, granted bool)
 	case obs.Owner != "":
 		return r.conflict(fmt.Errorf("%s is marked as another object's: this object leaves it alone; "+
 			"give this object another external name (annotation %s, or the operator's naming), or remove the other object's resource",
-			describe(name), AnnotationExternalName))
+			describe(name), r.keys.key(AnnotationExternalName)))
 	case !granted:
 		return &conditions.Error{Type: r.syncedType, Reason: ReasonAdoptionNotGranted, Severity: conditions.SeverityWarning, Err: errors.New(notGrantedMessage(obj, name))}
 	}
 	return r.conflict(fmt.Errorf("%s exists and was not created for this object: to adopt it, set annotation %s to %q by hand; "+
-		"otherwise give this object another external name", describe(name), AnnotationExternalName, name))
+		"otherwise give this object another external name", describe(name), r.keys.key(AnnotationExternalName), name))
 }
 
 // notGranted records an unmarked resource under the external name that
@@ -139,7 +141,7 @@ func (r *recorder[T]) incomplete(obj T) error {
 	err := fmt.Errorf("a create of the external resource started at %s and its outcome was never recorded, so a resource may exist "+
 		"that the operator cannot find: check the external system for a resource made for %s %s/%s at that time, delete it "+
 		"(or record its name in annotation %s), then remove annotation %s to let the operator go on",
-		obj.GetAnnotations()[AnnotationCreatePending], kindOf(obj), obj.GetNamespace(), obj.GetName(), AnnotationExternalName, AnnotationCreatePending)
+		r.keys.view(obj)[AnnotationCreatePending], kindOf(obj), obj.GetNamespace(), obj.GetName(), r.keys.key(AnnotationExternalName), r.keys.key(AnnotationCreatePending))
 	return &conditions.Error{Type: r.syncedType, Reason: ReasonCreateIncomplete, Severity: conditions.SeverityError, Err: err}
 }
 
@@ -219,11 +221,11 @@ func (r *recorder[T]) setPaused(obj T, why string) {
 // may write the object's metadata), the step records
 // annotationFirstAvailable and the time to Ready.
 func (r *recorder[T]) setAvailability(req *bosun.Pass[T], obj T, available bool, now time.Time, mark bool) {
-	ann := obj.GetAnnotations()
+	ann := r.keys.view(obj)
 	_, seen := ann[annotationFirstAvailable]
 	if available {
 		if !seen && mark {
-			setAnnotations(obj, map[string]string{annotationFirstAvailable: formatTime(now)})
+			r.keys.mark(obj, map[string]string{annotationFirstAvailable: formatTime(now)})
 			r.meters.of(req).ready.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 		}
 		r.setCondition(obj, r.availableType, metav1.ConditionTrue, ReasonAvailable, "the external resource is available")
@@ -242,7 +244,7 @@ func (r *recorder[T]) setAvailability(req *bosun.Pass[T], obj T, available bool,
 func (r *recorder[T]) noteFirstReconcile(req *bosun.Pass[T], now time.Time) {
 	obj := req.Object
 	g, ok := statusfield.ObservedGeneration(obj)
-	if ok && g == 0 || !ok && ExternalName(obj) == "" {
+	if ok && g == 0 || !ok && r.keys.name(obj) == "" {
 		r.meters.of(req).first.Observe(now.Sub(obj.GetCreationTimestamp().Time).Seconds())
 	}
 }

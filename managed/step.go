@@ -11,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -90,7 +91,12 @@ func NewStep[T client.Object](c Connector[T], opts ...Option) *Step[T] {
 		o(&cfg)
 	}
 	cfg.fill()
-	s := &Step[T]{cfg: cfg, names: naming[T]{choose: cfg.nameFn, provider: cfg.providerNames}}
+	if p := cfg.keys.prefix; p != "" {
+		if errs := validation.IsDNS1123Subdomain(p); len(errs) > 0 {
+			panic(fmt.Sprintf("managed: NewStep: annotation prefix %q: %s", p, strings.Join(errs, "; ")))
+		}
+	}
+	s := &Step[T]{cfg: cfg, names: naming[T]{choose: cfg.nameFn, provider: cfg.providerNames, keys: cfg.keys}}
 	ps := &s.memory.polls
 	ps.objs = &s.memory.objs
 	if _, ok := c.(BatchObserver[T]); ok {
@@ -252,7 +258,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	now := s.cfg.now()
 	s.rec.noteFirstReconcile(req, now)
 	paused := fmt.Sprintf("the reconcile policy %q only observes the external resource: nothing is created, updated or deleted", req.Policy)
-	if ExternalName(obj) == "" && s.names.provider {
+	if s.cfg.keys.name(obj) == "" && s.names.provider {
 		s.rec.unavailable(obj, ReasonUnavailable, "the external resource has no name yet")
 		s.rec.setPaused(obj, paused)
 		return ctrl.Result{RequeueAfter: s.rec.poll(req)}, nil
@@ -270,7 +276,7 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 	// Observing is all the skip policy does, so the resource is the
 	// object's as it is to observe-only policies.
 	m := s.memory.get(obj)
-	f := s.obs.facts(obj, now, recorded(obj, m), ObserveOnly(), m)
+	f := s.obs.facts(obj, now, recorded(s.cfg.keys, obj, m), ObserveOnly(), m)
 	if f.granted, err = s.obs.grant(ctx, req, f, obs); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -279,10 +285,10 @@ func (s *Step[T]) Observe(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result,
 		keepStatus(obj, target)
 		s.rec.unavailable(obj, ReasonUnavailable, "the external resource does not exist")
 	case !f.owns(obs) && refused(obs, f.granted) == actNotGranted:
-		return s.rec.notGranted(req, ExternalName(target)), nil
+		return s.rec.notGranted(req, s.cfg.keys.name(target)), nil
 	case !f.owns(obs):
 		s.rec.unavailable(obj, ReasonUnavailable, "the resource under the external name is not this object's")
-		return ctrl.Result{}, s.rec.notOurs(obj, ExternalName(target), obs, f.granted)
+		return ctrl.Result{}, s.rec.notOurs(obj, s.cfg.keys.name(target), obs, f.granted)
 	default:
 		// The status Observe wrote is kept; the spec never is.
 		keepStatus(obj, target)

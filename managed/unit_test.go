@@ -94,7 +94,7 @@ func TestCreateGuard(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &v1.Bucket{ObjectMeta: metav1.ObjectMeta{Annotations: tt.ann}}
-			got := decideCreate(recorded(b, tt.m), now, defaultCreationGracePeriod, !tt.providerNames || ExternalName(b) != "")
+			got := decideCreate(recorded(recordKeys{}, b, tt.m), now, defaultCreationGracePeriod, !tt.providerNames || ExternalName(b) != "")
 			if got != tt.want {
 				t.Errorf("decideCreate = %s, want %s", got, tt.want)
 			}

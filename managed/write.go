@@ -22,11 +22,14 @@ type writer[T client.Object] struct {
 	attempts int
 	backoff  time.Duration
 	timeout  time.Duration
+	// keys are where the step keeps its annotations: the marks are given
+	// by their default keys and written there.
+	keys recordKeys
 }
 
 // newWriter returns the writer of a step configured by cfg.
 func newWriter[T client.Object](cfg *config) *writer[T] {
-	return &writer[T]{attempts: cfg.outcomeAttempts, backoff: cfg.outcomeBackoff, timeout: cfg.recordTimeout}
+	return &writer[T]{attempts: cfg.outcomeAttempts, backoff: cfg.outcomeBackoff, timeout: cfg.recordTimeout, keys: cfg.keys}
 }
 
 // save writes the outcome of a create (or another mark that must not be
@@ -60,12 +63,12 @@ func (w *writer[T]) save(ctx context.Context, req *bosun.Pass[T], outcome map[st
 // reload reads the object from the API server into req (see
 // bosun.Pass.Reload), keeping the external name the pass has set.
 func (w *writer[T]) reload(ctx context.Context, req *bosun.Pass[T]) error {
-	n := ExternalName(req.Object)
+	n := w.keys.name(req.Object)
 	if err := req.Reload(ctx); err != nil {
 		return err
 	}
-	if n != "" && ExternalName(req.Object) == "" {
-		SetExternalName(req.Object, n)
+	if n != "" && w.keys.name(req.Object) == "" {
+		w.keys.setName(req.Object, n)
 	}
 	return nil
 }
@@ -80,7 +83,7 @@ func (w *writer[T]) reload(ctx context.Context, req *bosun.Pass[T]) error {
 // name (the new object has another resourceVersion); with NotFound when it
 // is gone.
 func (w *writer[T]) commit(ctx context.Context, req *bosun.Pass[T], set map[string]string) error {
-	setAnnotations(req.Object, set)
+	w.keys.mark(req.Object, set)
 	return req.Commit(ctx)
 }
 
