@@ -88,6 +88,7 @@ func (c *caller[T]) connect(ctx context.Context, req *bosun.Pass[T]) (ExternalCl
 		return nil, nil, c.rec.fail(ReasonConnectFailed, fmt.Errorf("connecting to the external system: %w", err))
 	}
 	cl, err := limitedCall(ctx, c, req, opConnect, func(ctx context.Context) (ExternalClient[T], error) {
+		defer c.keys.lendName(req.Object)()
 		return c.connector.Connect(ctx, req.Object)
 	})
 	if err == nil && cl == nil {

@@ -176,12 +176,21 @@
 // annotation prefix (WithAnnotationPrefix) of its own. Steps that share
 // the prefix take each other's records for their own: one that finds
 // another's create recorded waits out the creation grace period before it
-// creates its own resource, and polls another's long operation. The
-// policy annotations (below) stay under bosun.dev/ and apply to every
-// step. The ExternalClient of a step with a prefix needs no change: during
-// its calls the object carries the step's name under
-// AnnotationExternalName, where ExternalName and SetExternalName find it.
-// (TestTwoStepsKeepRecordsApart, TestTwoDeleteLastStepsBothDelete.)
+// creates its own resource, and polls another's long operation. Two steps
+// whose resources live in one external system also need names of their
+// own (WithExternalName): both mark their resources with the object's
+// Identity, so the name is all that tells the two apart. Each step that
+// publishes connection details needs a Secret of its own
+// (WithConnectionSecret): a Secret one step publishes, another refuses to
+// write, with Synced False and ReasonConnectionSecretFailed. The policy
+// annotations (below) stay under bosun.dev/ and apply to every step. The
+// Connector and ExternalClient of a step with a prefix need no change:
+// during their calls the object carries the step's name under
+// AnnotationExternalName, where ExternalName and SetExternalName find it;
+// outside them ExternalName reads the default step's name.
+// (TestTwoStepsKeepRecordsApart, TestTwoDeleteLastStepsBothDelete,
+// TestPrefixConnectorSeesItsOwnName, TestPrefixStepsSharingASecretAreRefused,
+// TestPrefixStepsOfOneSystemNeedNamesOfTheirOwn.)
 //
 // # Adoption and conflicts
 //
@@ -645,6 +654,10 @@
 //	| bosun.dev/external-delete-pending   | when Delete was last asked for: the delete fence                |
 //	| bosun.dev/external-operation        | the long operation polled, "create:<token>" or "update:<token>" |
 //	| bosun.dev/deleting-last             | the controllers deleting last, comma-separated                  |
+//	| bosun.dev/connection-secret-of      | on a connection Secret, the annotation prefix of the step that publishes it (WithAnnotationPrefix) |
+//
+// A step with an annotation prefix of its own writes the annotations of
+// the external resource (all above but the last two) under its prefix.
 //
 // # Example
 //

@@ -103,13 +103,15 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // object with two managed steps (two steps of one reconciler, or two
 // controllers) needs a prefix of its own for each step but one, as it
 // needs WithName and WithConditionTypes: steps that share the annotations
-// take each other's creates, deletes and operations for their own. The
+// take each other's creates, deletes and operations for their own (see
+// the package documentation for names and Secrets of their own). The
 // annotations that set policies (AnnotationManagementPolicies,
 // AnnotationDeletionPolicy, AnnotationDeletionOrder,
 // AnnotationPollInterval) stay under bosun.dev/ and apply to every step of
 // the object. The ExternalClient reads and sets the step's name with
 // ExternalName and SetExternalName as with the default: during its calls
-// the object carries the step's name under AnnotationExternalName. NewStep
+// and its Connector's the object carries the step's name under
+// AnnotationExternalName. NewStep
 // panics if prefix is not a DNS subdomain, a programming error.
 func WithAnnotationPrefix(prefix string) Option {
 	return func(c *config) {

@@ -56,12 +56,36 @@ type secrets[T client.Object] struct {
 	// Connect has learned them (see caller.learn).
 	keys *atomic.Pointer[[]string]
 	rec  *recorder[T]
+	// publisher marks the Secrets a step with an annotation prefix of
+	// its own publishes: the prefix, in annotationPublishedBy; empty for
+	// the default prefix, which marks nothing.
+	publisher string
+}
+
+// annotationPublishedBy, on a connection Secret, holds the annotation
+// prefix (WithAnnotationPrefix) of the managed step that publishes it,
+// when that is not the default one. Two steps of one object that name one
+// Secret would write their details over each other's at every pass: the
+// Secret is one step's, and another that finds it refuses to write it.
+const annotationPublishedBy = "bosun.dev/connection-secret-of"
+
+// mine reports whether sec, controlled by the object, is the step's to
+// publish: it carries the step's mark (none for the default prefix).
+func (s *secrets[T]) mine(sec *corev1.Secret) bool {
+	return sec.Annotations[annotationPublishedBy] == s.publisher
+}
+
+// notMine is the error of a connection Secret name that another managed
+// step of the object publishes.
+func (s *secrets[T]) notMine(name string) error {
+	return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("connection secret %s is published by another managed step of this object: "+
+		"give each step a connection secret of its own (WithConnectionSecret)", name))
 }
 
 // newSecrets returns the secrets stage of a step configured by cfg, which
 // learns the credential keys in keys.
 func newSecrets[T client.Object](cfg *config, keys *atomic.Pointer[[]string], rec *recorder[T]) *secrets[T] {
-	return &secrets[T]{secretName: cfg.secretName, keys: keys, rec: rec}
+	return &secrets[T]{secretName: cfg.secretName, keys: keys, rec: rec, publisher: cfg.keys.prefix}
 }
 
 // nameOf returns the name of the connection Secret of obj, "" when it has
@@ -94,6 +118,9 @@ func (s *secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details Co
 			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{LabelConnectionSecret: "true"}},
 			Type:       corev1.SecretTypeOpaque,
 		}
+		if s.publisher != "" {
+			sec.Annotations = map[string]string{annotationPublishedBy: s.publisher}
+		}
 		sec.Data, _ = withDetails(nil, details)
 		if err := controllerutil.SetControllerReference(obj, sec, req.Client.Scheme()); err != nil {
 			return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("owning connection secret %s: %w", name, err))
@@ -115,6 +142,9 @@ func (s *secrets[T]) publish(ctx context.Context, req *bosun.Pass[T], details Co
 	}
 	if !metav1.IsControlledBy(sec, obj) {
 		return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("connection secret %s exists and is not controlled by this object", name))
+	}
+	if !s.mine(sec) {
+		return s.notMine(name)
 	}
 	data, changed := withDetails(sec.Data, details)
 	if !changed && labelled(sec) {
@@ -151,7 +181,7 @@ func (s *secrets[T]) unpublish(ctx context.Context, req *bosun.Pass[T]) error {
 		}
 		return s.rec.fail(ReasonConnectionSecretFailed, fmt.Errorf("reading connection secret %s: %w", name, err))
 	}
-	if !metav1.IsControlledBy(sec, obj) {
+	if !metav1.IsControlledBy(sec, obj) || !s.mine(sec) {
 		return nil
 	}
 	err := req.Client.Delete(ctx, sec, client.Preconditions{UID: &sec.UID})
