@@ -187,7 +187,8 @@
 // Connector and ExternalClient of a step with a prefix need no change:
 // during their calls the object carries the step's name under
 // AnnotationExternalName, where ExternalName and SetExternalName find it;
-// outside them ExternalName reads the default step's name.
+// outside them ExternalName reads the default step's name, and the
+// method Step.ExternalName the step's own.
 // (TestTwoStepsKeepRecordsApart, TestTwoDeleteLastStepsBothDelete,
 // TestPrefixConnectorSeesItsOwnName, TestPrefixStepsSharingASecretAreRefused,
 // TestPrefixStepsOfOneSystemNeedNamesOfTheirOwn.)

@@ -140,11 +140,14 @@ func TestTwoStepsKeepRecordsApart(t *testing.T) {
 	first, second := newCloud(), newCloud()
 	second.assignNames = true
 	grace := WithTiming(Timing{CreationGrace: time.Minute})
+	secondStep := NewStep[*v1.Bucket](second, append(testOpts(), grace, WithName("second"),
+		WithConditionTypes("SecondSynced", "SecondAvailable"), WithAnnotationPrefix("second.bosun.dev"), WithProviderNames())...)
+	var firstStep *Step[*v1.Bucket]
 	e := startRig(t, first, rig{
 		opts: []Option{grace},
 		step: func(s *Step[*v1.Bucket]) bosun.Step[*v1.Bucket] {
-			return bosun.Join[*v1.Bucket](s, NewStep[*v1.Bucket](second, append(testOpts(), grace, WithName("second"),
-				WithConditionTypes("SecondSynced", "SecondAvailable"), WithAnnotationPrefix("second.bosun.dev"), WithProviderNames())...))
+			firstStep = s
+			return bosun.Join[*v1.Bucket](s, secondStep)
 		},
 	})
 	e.create("pair", 1, "", nil)
@@ -154,10 +157,13 @@ func TestTwoStepsKeepRecordsApart(t *testing.T) {
 		"SecondSynced":            {metav1.ConditionTrue, ReasonReconcileSuccess},
 		"SecondAvailable":         {metav1.ConditionTrue, ReasonAvailable},
 	})
-	if got, want := b.Annotations[AnnotationExternalName], NameFromNamespacedName(b); got != want {
-		t.Errorf("%s = %q, want the first step's %q", AnnotationExternalName, got, want)
+	if got, want := b.Annotations[AnnotationExternalName], NameFromNamespacedName(b); got != want || firstStep.ExternalName(b) != want {
+		t.Errorf("%s = %q, the first step's ExternalName %q, want both the first step's %q", AnnotationExternalName, got, firstStep.ExternalName(b), want)
 	}
 	theirs := b.Annotations["second.bosun.dev/external-name"]
+	if got := secondStep.ExternalName(b); got != theirs || got == "" {
+		t.Errorf("the second step's ExternalName = %q, want its annotation's %q", got, theirs)
+	}
 	if got := second.live(); len(got) != 1 || got[0] != theirs {
 		t.Errorf("second cloud holds %v, want only the name the second step recorded, %q", got, theirs)
 	}

@@ -182,6 +182,14 @@ func (s *Step[T]) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, erro
 // Name returns the step's name (see WithName).
 func (s *Step[T]) Name() string { return s.cfg.name }
 
+// ExternalName returns the name of obj's external resource as the step
+// records it: what the package function ExternalName returns for a step
+// of the default annotation prefix, and the name under the step's own
+// prefix for one with WithAnnotationPrefix. It is for code outside the
+// step's calls, such as an index of the objects by external name that
+// routes notifications to Wake; empty when nothing is recorded yet.
+func (s *Step[T]) ExternalName(obj client.Object) string { return s.cfg.keys.name(obj) }
+
 // Conditions returns the types of the conditions the step owns: Synced and
 // Available (see WithConditionTypes). The engine derives Ready from them:
 // while the resource is being created, deleted or is unavailable, Ready is

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -139,6 +143,9 @@ type result struct {
 	reconciles int64
 	cpu        time.Duration
 	apiCPU     time.Duration
+	// requests are the API server's requests over the same time, by verb
+	// and resource (nil when its metrics could not be read).
+	requests map[string]float64
 	// latencies are the spec-change-to-Ready times of the churn.
 	latencies []time.Duration
 	// idleWrites are the writes to the objects while nothing changed;
@@ -156,6 +163,9 @@ func (r result) print(w io.Writer) {
 	}
 	if r.restartWrites >= 0 {
 		fmt.Fprintf(w, " restart-writes=%d resync-writes=%d", r.restartWrites, r.resyncWrites)
+	}
+	if r.requests != nil {
+		fmt.Fprintf(w, " requests/object=%s", perObjectRequests(r.requests, r.n))
 	}
 	fmt.Fprintln(w)
 }
@@ -185,7 +195,7 @@ func (b *bench) converge(ctx context.Context, arm string, n, fail, round int, ch
 			healthy = append(healthy, objectName(i))
 		}
 	}
-	api0 := b.serverCPU()
+	api0, req0 := b.serverCPU(), b.serverRequests(ctx)
 	c, err := b.startChild(ctx, childConfig{arm: arm, namespaces: []string{ns}, workers: b.cfg.workers, n: n})
 	if err != nil {
 		return r, err
@@ -213,6 +223,7 @@ func (b *bench) converge(ctx context.Context, arm string, n, fail, round int, ch
 		return r, err
 	}
 	r.reconciles, r.cpu, r.apiCPU = s.Reconciles, s.CPU, b.serverCPU()-api0
+	r.requests = requestsSince(req0, b.serverRequests(ctx))
 	if fail > 0 {
 		return r, nil
 	}
@@ -994,4 +1005,90 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	i := int(q*float64(len(s))+0.5) - 1
 	return s[min(max(i, 0), len(s)-1)].Round(time.Millisecond)
+}
+
+// serverRequests returns the requests the API server has served so far
+// (its metric apiserver_request_total), by verb and resource, such as
+// "PATCH widgets/status"; nil when its metrics cannot be read.
+func (b *bench) serverRequests(ctx context.Context) map[string]float64 {
+	rc, err := rest.RESTClientFor(restConfigForMetrics(b.cp.Config))
+	if err != nil {
+		return nil
+	}
+	body, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for line := range strings.SplitSeq(string(body), "\n") {
+		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		l := map[string]string{}
+		for kv := range strings.SplitSeq(labels, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			l[k] = strings.Trim(val, `"`)
+		}
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		out[key] += v
+	}
+	return out
+}
+
+// restConfigForMetrics returns a copy of cfg fit for a REST client of
+// non-resource paths.
+func restConfigForMetrics(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &schema.GroupVersion{}
+	c.NegotiatedSerializer = clientscheme.Codecs.WithoutConversion()
+	return c
+}
+
+// requestsSince returns the requests counted in after and not in before:
+// the controller's, and those of the control plane's own clients
+// meanwhile (leases), which do not depend on the arm.
+func requestsSince(before, after map[string]float64) map[string]float64 {
+	if before == nil || after == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// perObjectRequests formats reqs, divided by n, the busiest first, those
+// under 0.01 per object left out.
+func perObjectRequests(reqs map[string]float64, n int) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var all []kv
+	for k, v := range reqs {
+		if v/float64(n) >= 0.01 {
+			all = append(all, kv{k, v / float64(n)})
+		}
+	}
+	slices.SortFunc(all, func(a, b kv) int { return cmp.Compare(b.v, a.v) })
+	parts := make([]string, len(all))
+	for i, e := range all {
+		parts[i] = fmt.Sprintf("%s:%.2f", strings.ReplaceAll(e.k, " ", "_"), e.v)
+	}
+	return strings.Join(parts, ",")
 }

@@ -57,6 +57,10 @@ func TestShortRun(t *testing.T) {
 		if r.fail != 0 {
 			continue
 		}
+		// Every arm makes the same writes: one status patch per object.
+		if p := r.requests["PATCH widgets/status"] / float64(r.n); p < 1 || p > 1.1 {
+			t.Errorf("%s: %.2f status patches per object, want 1 (requests %v)", r.arm, p, r.requests)
+		}
 		switch perObject := float64(r.reconciles) / float64(r.n); r.arm {
 		case armBosun, armBosunTuned:
 			if perObject > 1.1 {

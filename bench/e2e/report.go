@@ -82,6 +82,14 @@ func summary(w io.Writer, cfg config, runs []result, fair []fairnessResult, heap
 		t.row(fmt.Sprintf("controller CPU per object, N=%d (µs)", n), t.cells(cpu, "%.0f", armBare), t.ratios(cpu, ""), "<= 0.85")
 		api := medians(perObject(func(r result) time.Duration { return r.apiCPU }))
 		t.row(fmt.Sprintf("API server and etcd CPU per object, N=%d (µs)", n), t.cells(api, "%.0f", armBare), t.ratios(api, ""), "<= 1.00")
+		reqs := medians(func(r result) float64 {
+			var sum float64
+			for _, v := range r.requests {
+				sum += v
+			}
+			return sum / float64(r.n)
+		})
+		t.row(fmt.Sprintf("API requests per object, N=%d (the runs' lines give them by verb)", n), t.cells(reqs, "%.2f", armBare), t.ratios(reqs, ""), "")
 		first := medians(func(r result) float64 { return r.first.Seconds() })
 		t.row(fmt.Sprintf("start to first Ready, N=%d (s)", n), t.cells(first, "%.3f"), t.ratios(first, ""), "<= 1.0")
 		p99 := map[string]float64{}
