@@ -83,16 +83,18 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 }
 
 // parentGone reports whether the parent of a pass that the deletion of
-// another object brought (a child's, most often) is gone from the API
-// server, or is another object of its name now: the garbage collector
-// deletes the children of a deleted parent, and their delete events may
-// come before the parent's, while the cache still holds it. Making those
-// children again would only leave objects for the collector to delete
-// once more. Other passes, and passes without an APIReader, are not
-// checked: one read, only on the way to making a child again.
+// another object brought (a child's, most often, which may have the
+// parent's name) is gone from the API server, is being deleted, or is
+// another object of its name now: the garbage collector deletes the
+// children of a deleted parent, and their delete events may come before
+// the parent's, while the cache still holds it. Making those children
+// again would only leave objects for the collector to delete once more.
+// Other passes, the parent's own delete, and passes without an APIReader
+// are not checked: one read, only on the way to making a child again.
 func parentGone[T client.Object](ctx context.Context, req *bosun.Pass[T]) (bool, error) {
 	key := client.ObjectKeyFromObject(req.Object)
-	if req.APIReader == nil || req.Trigger.Event != "Delete" || req.Trigger.Object == key {
+	own := req.Trigger.Source == "For" && req.Trigger.Object == key
+	if req.APIReader == nil || req.Trigger.Event != "Delete" || own {
 		return false, nil
 	}
 	// A new object of the parent's type, not a copy of the parent: in a
@@ -106,7 +108,7 @@ func parentGone[T client.Object](ctx context.Context, req *bosun.Pass[T]) (bool,
 	case err != nil:
 		return false, fmt.Errorf("reading the parent %s: %w", key, err)
 	}
-	return live.GetUID() != req.Object.GetUID(), nil
+	return live.GetUID() != req.Object.GetUID() || !live.GetDeletionTimestamp().IsZero(), nil
 }
 
 // replaced reports whether err, the error of an apply, says that the

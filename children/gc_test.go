@@ -99,10 +99,11 @@ func (e *env) waitMembers(want []member) {
 }
 
 // TestGarbageCollectorCollectsChildren deletes a parent whose owned
-// children are ConfigMaps, a Deployment and a Service. With the default
-// (background) propagation the garbage collector deletes them after the
-// parent is gone, though the step never runs again; with orphan propagation
-// it keeps them and removes their owner references.
+// children are ConfigMaps, a Deployment and a Service, the last two of the
+// parent's name. With the default (background) propagation the garbage
+// collector deletes them after the parent is gone, and the passes their
+// deletions bring make none of them again; with orphan propagation it
+// keeps them and removes their owner references.
 func TestGarbageCollectorCollectsChildren(t *testing.T) {
 	tests := []struct {
 		name string
@@ -124,7 +125,7 @@ func TestGarbageCollectorCollectsChildren(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			step := NewStep("web", webApp, webKinds())
 			e := start(t, reconciler(step))
-			w := e.create("parent", 2, 1)
+			w := e.create("web", 2, 1)
 			e.waitMembers([]member{
 				{Kind: "ConfigMap", Name: "cm-0", Owned: true}, {Kind: "ConfigMap", Name: "cm-1", Owned: true},
 				{Kind: "Deployment", Name: "web", Owned: true}, {Kind: "Service", Name: "web", Owned: true},
@@ -139,8 +140,11 @@ func TestGarbageCollectorCollectsChildren(t *testing.T) {
 			}, bosuntest.Timeout(gcTimeout))
 			e.waitMembers(tt.want)
 			for _, wr := range e.writes.Writes() {
-				if wr.Verb == bosuntest.VerbDelete {
+				switch wr.Verb {
+				case bosuntest.VerbDelete:
 					t.Errorf("the step deleted %s; the garbage collector should have", wr)
+				case bosuntest.VerbApply, bosuntest.VerbCreate:
+					t.Errorf("the step wrote %s after its parent's delete", wr)
 				}
 			}
 		})
