@@ -255,14 +255,12 @@ func (r recordKeys) lendName(obj client.Object) (takeBack func()) {
 	if r.prefix == "" {
 		return func() {}
 	}
-	other, had := obj.GetAnnotations()[AnnotationExternalName]
+	// An empty name is no name: setAnnotations removes it.
+	other := ExternalName(obj)
 	setAnnotations(obj, map[string]string{AnnotationExternalName: r.name(obj)})
 	return func() {
 		mine := ExternalName(obj)
-		setAnnotations(obj, map[string]string{AnnotationExternalName: ""})
-		if had {
-			setAnnotations(obj, map[string]string{AnnotationExternalName: other})
-		}
+		setAnnotations(obj, map[string]string{AnnotationExternalName: other})
 		r.setName(obj, mine)
 	}
 }

@@ -1021,11 +1021,11 @@ func (b *bench) serverRequests(ctx context.Context) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for line := range strings.SplitSeq(string(body), "\n") {
-		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		sample, ok := strings.CutPrefix(line, "apiserver_request_total{")
 		if !ok {
 			continue
 		}
-		labels, value, ok := strings.Cut(rest, "} ")
+		labels, value, ok := strings.Cut(sample, "} ")
 		if !ok {
 			continue
 		}
