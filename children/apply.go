@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,14 +40,15 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		if !c.change {
 			continue
 		}
-		if c.live == nil && !checked {
+		recheck := (c.live == nil && madeAgain(req)) || adopts(c.live, c.applied, req.Object)
+		if recheck && !checked {
 			checked = true
 			gone, err := parentGone(ctx, req)
 			if err != nil {
 				return err
 			}
 			if gone {
-				req.Log.V(1).Info("parent gone from the API server, not making its children again")
+				req.Log.V(1).Info("parent gone from the API server, not making or adopting its children")
 				return nil
 			}
 		}
@@ -82,21 +84,47 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 	return nil
 }
 
-// parentGone reports whether the parent of a pass that the deletion of
-// another object brought (a child's, most often, which may have the
-// parent's name) is gone from the API server, is being deleted, or is
-// another object of its name now: the garbage collector deletes the
-// children of a deleted parent, and their delete events may come before
-// the parent's, while the cache still holds it. Making those children
-// again would only leave objects for the collector to delete once more.
-// Other passes, the parent's own delete, and passes without an APIReader
-// are not checked: one read, only on the way to making a child again.
-func parentGone[T client.Object](ctx context.Context, req *bosun.Pass[T]) (bool, error) {
+// madeAgain reports whether a pass that makes a missing child should first
+// make sure its parent is still there (parentGone): a pass that the
+// deletion of another object brought (a child's, most often, which may
+// have the parent's name). The garbage collector deletes the children of
+// a deleted parent, and their delete events may come before the parent's,
+// while the cache still holds it; making those children again would only
+// leave objects for the collector to delete once more. The parent's own
+// delete is not checked.
+func madeAgain[T client.Object](req *bosun.Pass[T]) bool {
 	key := client.ObjectKeyFromObject(req.Object)
 	own := req.Trigger.Source == "For" && req.Trigger.Object == key
-	if req.APIReader == nil || req.Trigger.Event != "Delete" || own {
+	return req.Trigger.Event == "Delete" && !own
+}
+
+// adopts reports whether applying desired to the live child adds an owner
+// reference to parent that live does not have. Before such an apply the
+// pass makes sure the parent is still there (parentGone), as Kubernetes'
+// own controllers do before they adopt: a parent deleted with orphan
+// propagation has its children's owner references removed by the garbage
+// collector, and that removal may reach the cache before the parent's
+// deletion does. Putting the reference back would point the child at a
+// parent being deleted, and the collector would delete the child it was
+// asked to keep.
+func adopts(live client.Object, desired *unstructured.Unstructured, parent client.Object) bool {
+	if live == nil {
+		return false
+	}
+	has := func(refs []metav1.OwnerReference) bool {
+		return slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return r.UID == parent.GetUID() })
+	}
+	return has(desired.GetOwnerReferences()) && !has(live.GetOwnerReferences())
+}
+
+// parentGone reports whether the parent of the pass is gone from the API
+// server, is being deleted, or is another object of its name now. It
+// reads the parent through the APIReader; without one it reports false.
+func parentGone[T client.Object](ctx context.Context, req *bosun.Pass[T]) (bool, error) {
+	if req.APIReader == nil {
 		return false, nil
 	}
+	key := client.ObjectKeyFromObject(req.Object)
 	// A new object of the parent's type, not a copy of the parent: in a
 	// ParallelJoin, the other steps change the parent's conditions while
 	// this one runs (bosun.Pass.UpdateConditions).

@@ -57,7 +57,11 @@
 // found. The apply of a live child carries the child's UID, so an object
 // made under the name since the pass read the child is not written
 // either. WithAdoption takes such objects over instead (applied over,
-// labelled, owned). An object controlled by another owner, or labelled for
+// labelled, owned). Before it puts its owner reference on a child that
+// lacks it, the step reads the parent from the API server, and adopts
+// nothing for a parent being deleted or gone: the garbage collector takes
+// the references off the children of a parent deleted with orphan
+// propagation, and may do so before the cache shows the delete. An object controlled by another owner, or labelled for
 // another set or parent, is never taken over (ChildConflict).
 //
 // The step watches what blocks a child (ChildExists,

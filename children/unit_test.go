@@ -269,7 +269,9 @@ func TestPlanRecoversPanic(t *testing.T) {
 // from the API server (the garbage collector deleting the children of a
 // deleted parent, whose own delete event has not reached the cache), and
 // does make it when the parent is there, or when another event brought
-// the pass.
+// the pass; and that a pass does not put its owner reference back on a
+// child the garbage collector orphaned for a parent being deleted, which
+// the cache does not show yet.
 func TestNoChildrenForAParentGone(t *testing.T) {
 	scheme := widgetScheme(t)
 	childDeleted := bosun.Trigger{Kind: "Watch", Source: "Owns", Event: "Delete", Object: client.ObjectKey{Namespace: "ns", Name: "w-index"}}
@@ -277,19 +279,35 @@ func TestNoChildrenForAParentGone(t *testing.T) {
 	// a Memcached are: seen failing before the fix (taken for the
 	// parent's own delete, and made again).
 	namesake := bosun.Trigger{Kind: "Watch", Source: "Owns", Event: "Delete", Object: client.ObjectKey{Namespace: "ns", Name: "w"}}
+	// The child as the cache shows it: missing, without the parent's owner
+	// reference (the garbage collector took it off for an orphan delete of
+	// the parent, and the cache does not show that delete yet), or owned.
+	const (
+		missing = iota
+		orphaned
+		owned
+	)
 	tests := []struct {
 		name      string
 		trigger   *bosun.Trigger
+		child     int
 		parentIn  bool
 		deleting  bool
 		wantApply int
 	}{
-		{"parent gone, a child's deletion", &childDeleted, false, false, 0},
-		{"parent gone, the deletion of a child of its name", &namesake, false, false, 0},
-		{"parent being deleted, a child's deletion", &childDeleted, true, true, 0},
-		{"parent there, a child's deletion", &childDeleted, true, false, 1},
-		{"parent there, the deletion of a child of its name", &namesake, true, false, 1},
-		{"parent gone, another cause", nil, false, false, 1},
+		{"parent gone, a child's deletion", &childDeleted, missing, false, false, 0},
+		{"parent gone, the deletion of a child of its name", &namesake, missing, false, false, 0},
+		{"parent being deleted, a child's deletion", &childDeleted, missing, true, true, 0},
+		{"parent there, a child's deletion", &childDeleted, missing, true, false, 1},
+		{"parent there, the deletion of a child of its name", &namesake, missing, true, false, 1},
+		{"parent gone, another cause", nil, missing, false, false, 1},
+		// Seen failing before the fix: 1 apply, which put the owner
+		// reference back, and the garbage collector deleted the child
+		// (TestGarbageCollectorCollectsChildren/orphan in CI).
+		{"parent being deleted, an orphaned child", nil, orphaned, true, true, 0},
+		{"parent gone, an orphaned child", nil, orphaned, false, false, 0},
+		{"parent there, an orphaned child", nil, orphaned, true, false, 1},
+		{"parent gone, an owned child", nil, owned, false, false, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,7 +336,16 @@ func TestNoChildrenForAParentGone(t *testing.T) {
 				"apiVersion": "v1", "kind": "ConfigMap",
 				"metadata": map[string]any{"namespace": "ns", "name": "w-index"},
 			}}
-			p := &pass{children: []*child{{kind: &ks[0], ref: Ref{Kind: "ConfigMap", Namespace: "ns", Name: "w-index"}, change: true, applied: cm}}}
+			ownerRef := metav1.OwnerReference{APIVersion: "test.bosun.dev/v1", Kind: "Widget", Name: "w", UID: w.UID, Controller: ptr.To(true)}
+			cm.SetOwnerReferences([]metav1.OwnerReference{ownerRef})
+			c := &child{kind: &ks[0], ref: Ref{Kind: "ConfigMap", Namespace: "ns", Name: "w-index"}, change: true, applied: cm}
+			switch tt.child {
+			case orphaned:
+				c.live = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w-index", UID: "uid-cm"}}
+			case owned:
+				c.live = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w-index", UID: "uid-cm", OwnerReferences: []metav1.OwnerReference{ownerRef}}}
+			}
+			p := &pass{children: []*child{c}}
 			req := &bosun.Pass[*testapi.Widget]{Object: w, Client: cl, APIReader: reader.Build(), Log: logr.Discard()}
 			if tt.trigger != nil {
 				req.Trigger = *tt.trigger
