@@ -84,6 +84,11 @@ func (b *bench) all(ctx context.Context) (report, error) {
 					}
 				}
 				for _, f := range fails {
+					if b.cfg.fresh {
+						if err := b.startControlPlane(ctx); err != nil {
+							return report{}, err
+						}
+					}
 					clean := f == 0
 					r, err := b.converge(ctx, arm, n, f, round, clean && all && n == slices.Max(b.cfg.sizes) && arm != armBare, clean && all && round == 0 && n == b.cfg.sizes[0] && arm != armBare)
 					if err != nil {

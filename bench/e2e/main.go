@@ -109,6 +109,10 @@ type config struct {
 	// tuned runs bosun with tuning on as well (armBosunTuned and
 	// armCacheBosunTuned), beside bosun on upstream plumbing.
 	tuned bool
+	// fresh starts every convergence run on a new control plane, with an
+	// empty etcd: the runs of one bench on one control plane found the
+	// API server slower for the runs that came later.
+	fresh bool
 	// rows are the groups of rows to measure: converge (with the
 	// latency, idle, restart and resync rows), fail, fair, heap and shard.
 	rows map[string]bool
@@ -132,6 +136,7 @@ func defaultConfig() config {
 		kills:      []string{killMember, killLeader},
 		shardLease: 4 * time.Second,
 		tuned:      true,
+		fresh:      true,
 		rows:       map[string]bool{"converge": true, "fail": true, "fair": true, "heap": true, "shard": true},
 	}
 }
@@ -150,6 +155,7 @@ func (c *config) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&c.idleFor, "idle-for", c.idleFor, "how long writes are counted when nothing changes")
 	fs.IntVar(&c.fairBig, "fair-big", c.fairBig, "objects of the busy namespace of the fairness row")
 	fs.IntVar(&c.fairSmall, "fair-small", c.fairSmall, "objects of the small namespace of the fairness row")
+	fs.BoolVar(&c.fresh, "fresh", c.fresh, "start every convergence run on a new control plane, so that no run pays for the objects and history of the runs before it")
 	fs.BoolVar(&c.tuned, "tuned", c.tuned, "run bosun with tuning on (operator.Flags.Tuning) too, as the arms bosun-tuned and cache-bosun-tuned")
 	fs.Func("rows", "comma-separated groups of rows to measure: converge, fail, fair, heap, shard (default all)", func(s string) error {
 		c.rows = map[string]bool{}
@@ -230,26 +236,48 @@ func run(ctx context.Context, cfg config, out io.Writer) (report, error) {
 	if exe, err := os.Executable(); err == nil && cfg.exe == os.Args[0] {
 		cfg.exe = exe
 	}
-	opts, err := testapi.ControlPlaneOptions()
-	if err != nil {
-		return report{}, err
-	}
-	opts.Progress = os.Stderr
-	cp, err := controlplane.Start(ctx, opts)
-	if err != nil {
-		return report{}, err
-	}
-	defer cp.Stop() //nolint:errcheck // the figures are out by then
 	dir, err := os.MkdirTemp("", "bosun-bench-")
 	if err != nil {
 		return report{}, err
 	}
 	defer os.RemoveAll(dir)
-	b := &bench{cfg: cfg, cp: cp, cl: cp.Client, kubeconfig: dir + "/kubeconfig", out: out}
-	if err := cp.WriteKubeconfig(b.kubeconfig); err != nil {
+	b := &bench{cfg: cfg, kubeconfig: dir + "/kubeconfig", out: out}
+	defer b.stopControlPlane()
+	if err := b.startControlPlane(ctx); err != nil {
 		return report{}, err
 	}
-	b.servers = serverPIDs()
 	machine(out, cfg)
 	return b.all(ctx)
+}
+
+// startControlPlane stops the bench's control plane, if one runs, and
+// starts a new one, with an empty etcd.
+func (b *bench) startControlPlane(ctx context.Context) error {
+	b.stopControlPlane()
+	opts, err := testapi.ControlPlaneOptions()
+	if err != nil {
+		return err
+	}
+	opts.Progress = os.Stderr
+	cp, err := controlplane.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	b.cp, b.cl = cp, cp.Client
+	if err := cp.WriteKubeconfig(b.kubeconfig); err != nil {
+		return err
+	}
+	b.servers = serverPIDs()
+	return nil
+}
+
+// stopControlPlane stops the bench's control plane, if one runs.
+func (b *bench) stopControlPlane() {
+	if b.cp == nil {
+		return
+	}
+	if err := b.cp.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: stopping the control plane: %v\n", err)
+	}
+	b.cp = nil
 }
