@@ -1,6 +1,7 @@
 package bosun_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -193,4 +196,63 @@ func BenchmarkEngineOverhead(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkStatusAnswer decodes the answer to the engine's status write of
+// a Widget with two conditions and the managedFields of a create and a
+// status write: whole, as JSON into the Widget (what controller-runtime's
+// client decodes when handed the typed object), and as the engine asks
+// for it, metadata only (metav1.PartialObjectMetadata, which the API
+// server sends as protobuf to client-go's metadata client).
+func BenchmarkStatusAnswer(b *testing.B) {
+	scheme := runtime.NewScheme()
+	if err := testapi.AddToScheme(scheme); err != nil {
+		b.Fatal(err)
+	}
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		b.Fatal(err)
+	}
+	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
+	const answer = `{"apiVersion":"test.bosun.dev/v1","kind":"Widget","metadata":{"creationTimestamp":"2026-11-27T05:20:11Z","generation":1,` +
+		`"managedFields":[{"apiVersion":"test.bosun.dev/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{".":{},"f:divisor":{},"f:value":{}}},"manager":"e2e","operation":"Update","time":"2026-11-27T05:20:11Z"},` +
+		`{"apiVersion":"test.bosun.dev/v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{".":{},"f:conditions":{},"f:result":{}}},"manager":"bosun","operation":"Update","subresource":"status","time":"2026-11-27T05:20:12Z"}],` +
+		`"name":"w-01234","namespace":"bench-5000","resourceVersion":"123456","uid":"7d3c1d2e-4c3b-4a7e-9d0e-3f1a2b3c4d5e"},"spec":{"value":10,"divisor":3},` +
+		`"status":{"result":3,"conditions":[{"lastTransitionTime":"2026-11-27T05:20:12Z","message":"","observedGeneration":1,"reason":"Divided","status":"True","type":"Computed"},` +
+		`{"lastTransitionTime":"2026-11-27T05:20:12Z","message":"","observedGeneration":1,"reason":"Succeeded","status":"True","type":"Ready"}]}}`
+	codecs := serializer.NewCodecFactory(scheme)
+	whole := codecs.UniversalDeserializer()
+	w := &testapi.Widget{}
+	if _, _, err := whole.Decode([]byte(answer), nil, w); err != nil {
+		b.Fatal(err)
+	}
+	pb := protobuf.NewSerializer(scheme, scheme)
+	meta := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}, ObjectMeta: w.ObjectMeta}
+	var wire bytes.Buffer
+	if err := pb.Encode(meta, &wire); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("whole-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			got := &testapi.Widget{}
+			if _, _, err := whole.Decode([]byte(answer), nil, got); err != nil {
+				b.Fatal(err)
+			}
+			if got.ResourceVersion != "123456" {
+				b.Fatalf("decoded version %q", got.ResourceVersion)
+			}
+		}
+	})
+	b.Run("metadata-protobuf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			got := &metav1.PartialObjectMetadata{}
+			if _, _, err := pb.Decode(wire.Bytes(), nil, got); err != nil {
+				b.Fatal(err)
+			}
+			if got.ResourceVersion != "123456" {
+				b.Fatalf("decoded version %q", got.ResourceVersion)
+			}
+		}
+	})
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -425,28 +426,30 @@ const maxStatusRebases = 5
 // obj, guarded by version rv. Such a write changes nothing the pass holds
 // but the version: the API server keeps the metadata of the version the
 // pass read, and the status is the one sent (less what its schema prunes
-// or defaults). So the answer goes into an object of its own, which a
-// trimming client cuts down to the version (trim.VersionOnly): obj takes
-// the version from it, and decodes no copy of what it sent. From a client
-// that does not cut it, obj takes the whole answer.
+// or defaults). So the write asks for its answer as metadata only
+// (metav1.PartialObjectMetadata, which controller-runtime's client sends
+// through client-go's metadata client), and obj takes the version from
+// it: the API server encodes, and the engine decodes, no copy of what was
+// sent, and the answer comes as protobuf, which every API server speaks
+// for metadata.
 func (s *saver[T]) patchStatus(ctx context.Context, obj T, rv string, status json.RawMessage) error {
 	body, err := withResourceVersion(map[string]json.RawMessage{"status": status}, rv)
 	if err != nil {
 		return err
 	}
-	answer := reflect.New(s.objType).Interface().(T)
+	gvk, err := apiutil.GVKForObject(obj, s.client.Scheme())
+	if err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	answer := &metav1.PartialObjectMetadata{}
+	answer.SetGroupVersionKind(gvk)
 	answer.SetNamespace(obj.GetNamespace())
 	answer.SetName(obj.GetName())
-	ctx, cut := trim.VersionOnly(ctx)
 	return s.write(rv, nil, obj, func() error {
 		if err := s.client.Status().Patch(ctx, answer, client.RawPatch(types.MergePatchType, body)); err != nil {
 			return err
 		}
-		if cut.Load() {
-			obj.SetResourceVersion(answer.GetResourceVersion())
-		} else {
-			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(answer).Elem())
-		}
+		obj.SetResourceVersion(answer.GetResourceVersion())
 		return nil
 	})
 }

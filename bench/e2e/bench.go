@@ -907,7 +907,8 @@ func (c *child) settle(arm string, n int) (stats, error) {
 			return s, err
 		}
 		if s.Reconciles == last.Reconciles && (arm != armBare || s.Reconciles >= int64(n)) {
-			return s, nil
+			_, err := c.stats("settled")
+			return s, err
 		}
 		last = s
 	}

@@ -109,7 +109,8 @@ type passRecord struct {
 }
 
 // runChild runs one arm until its standard input closes, answering each
-// line "stats" or "heap" read there with a JSON stats line.
+// line "stats", "settled" (which ends the CPU profile) or "heap" read
+// there with a JSON stats line.
 func runChild(args []string) error {
 	fs := flag.NewFlagSet("child", flag.ContinueOnError)
 	var c childConfig
@@ -206,13 +207,13 @@ func runChild(args []string) error {
 		go func() { done <- mgr.Start(ctx) }()
 	}
 
+	stopProfile := func() {}
 	if dir := os.Getenv(profileEnv); dir != "" {
-		stop, err := profile(dir, c)
-		if err != nil {
+		if stopProfile, err = profile(dir, c); err != nil {
 			return err
 		}
-		defer stop()
 	}
+	defer func() { stopProfile() }()
 	in := bufio.NewScanner(os.Stdin)
 	out := json.NewEncoder(os.Stdout)
 	for in.Scan() {
@@ -231,6 +232,13 @@ func runChild(args []string) error {
 		if synced != nil {
 			s.Synced = synced()
 			s.HeapBefore = heapBefore
+		}
+		if in.Text() == "settled" {
+			// The profile covers the convergence alone, not the churn or
+			// the restart that may follow, so that runs of every size
+			// compare.
+			stopProfile()
+			stopProfile = func() {}
 		}
 		if in.Text() == "heap" {
 			s.Heap = liveHeap()
@@ -436,7 +444,7 @@ func bare(ctx context.Context, cl client.Client, c childConfig, done func()) err
 }
 
 // profileEnv names a directory where each child writes the CPU profile
-// of its run, <arm>-<n>-<pid>.pprof.
+// of its run until it settled, <arm>-<n>-<pid>.pprof.
 const profileEnv = "BOSUN_BENCH_PROFILE"
 
 // profile starts the CPU profile of this child in dir; stop ends it.

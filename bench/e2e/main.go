@@ -23,7 +23,8 @@
 //
 // `make bench-e2e` runs it. No test asserts a timing. With
 // BOSUN_BENCH_PROFILE set to a directory, every child writes the CPU
-// profile of its run there (go tool pprof FILE), and each cache arm its
+// profile of its convergence there, from its start until it settled (go
+// tool pprof FILE), and each cache arm its
 // heap profile once its cache has synced (FILE.heap.pprof, sampled every
 // 64 bytes).
 package main

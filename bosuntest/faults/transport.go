@@ -56,6 +56,13 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set("Accept", jsonOnly(req.Header.Get("Accept")))
 	}
 	recorded := info.write() && !info.bookkeeping()
+	if recorded {
+		// The kit reads whom a write wrote from its answer, in JSON: a
+		// write that asks for metadata only (the engine's status write)
+		// would otherwise be answered in protobuf.
+		req = req.Clone(req.Context())
+		req.Header.Set("Accept", jsonOnly(req.Header.Get("Accept")))
+	}
 	fault, resp, err := rt.intercept(req, info, recorded)
 	if resp != nil || err != nil {
 		return resp, err
@@ -104,9 +111,10 @@ func (rt *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // jsonOnly returns accept, the Accept header of a request, with its JSON
-// media types only, each with its parameters: a watch of metadata only
-// asks for application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1
-// and can decode nothing else. Plain JSON when it names none.
+// media types only, each with its parameters: a watch or a write of
+// metadata only asks for
+// application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1 and can
+// decode nothing else. Plain JSON when it names none.
 func jsonOnly(accept string) string {
 	var kept []string
 	for _, t := range strings.Split(accept, ",") {

@@ -6,13 +6,12 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-
-	"github.com/bosunkit/bosun/internal/trim"
 )
 
 // Client returns c sending every write with dryRun=All and recording in r
@@ -44,11 +43,13 @@ func (c *recordingClient) Create(ctx context.Context, obj client.Object, opts ..
 }
 
 func (c *recordingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	return c.changed(ctx, "update", "", obj, func(ctx context.Context) error { return c.Client.Update(ctx, obj, append(opts, client.DryRunAll)...) })
+	return c.changed(ctx, "update", "", obj, func(ctx context.Context, obj client.Object) error {
+		return c.Client.Update(ctx, obj, append(opts, client.DryRunAll)...)
+	})
 }
 
 func (c *recordingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	return c.changed(ctx, "patch", "", obj, func(ctx context.Context) error {
+	return c.changed(ctx, "patch", "", obj, func(ctx context.Context, obj client.Object) error {
 		return c.Client.Patch(ctx, obj, patch, append(opts, client.DryRunAll)...)
 	})
 }
@@ -129,13 +130,13 @@ func (s *recordingSubResource) Create(ctx context.Context, obj, subResource clie
 }
 
 func (s *recordingSubResource) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	return s.c.changed(ctx, "update", s.sub, obj, func(ctx context.Context) error {
+	return s.c.changed(ctx, "update", s.sub, obj, func(ctx context.Context, obj client.Object) error {
 		return s.SubResourceClient.Update(ctx, obj, append(opts, client.DryRunAll)...)
 	})
 }
 
 func (s *recordingSubResource) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	return s.c.changed(ctx, "patch", s.sub, obj, func(ctx context.Context) error {
+	return s.c.changed(ctx, "patch", s.sub, obj, func(ctx context.Context, obj client.Object) error {
 		return s.SubResourceClient.Patch(ctx, obj, patch, append(opts, client.DryRunAll)...)
 	})
 }
@@ -156,10 +157,11 @@ func (s *recordingSubResource) Apply(ctx context.Context, ac runtime.ApplyConfig
 // changed runs write, a dry-run write of obj (of its subresource sub, when
 // not empty) with the context it is given, and records the fields it
 // would change, read from the live object before and from the server's
-// answer, which write leaves in obj: the whole answer, which the engine's
-// status write would otherwise have cut down to its version
-// (trim.VersionOnly).
-func (c *recordingClient) changed(ctx context.Context, verb, sub string, obj client.Object, write func(context.Context) error) error {
+// answer, which write leaves in the object it is handed. A write whose
+// obj asks for metadata only (the engine's status write,
+// metav1.PartialObjectMetadata) is sent with an object of obj's kind,
+// whose answer is whole, and obj takes the metadata of that answer.
+func (c *recordingClient) changed(ctx context.Context, verb, sub string, obj client.Object, write func(context.Context, client.Object) error) error {
 	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 	if err != nil {
 		return err
@@ -171,8 +173,24 @@ func (c *recordingClient) changed(ctx context.Context, verb, sub string, obj cli
 	if err != nil && !missing {
 		return err
 	}
-	if err := write(trim.Whole(ctx)); err != nil {
+	partial, _ := obj.(*metav1.PartialObjectMetadata)
+	if partial != nil {
+		whole := &unstructured.Unstructured{}
+		whole.SetGroupVersionKind(gvk)
+		whole.SetNamespace(partial.GetNamespace())
+		whole.SetName(partial.GetName())
+		obj = whole
+	}
+	if err := write(ctx, obj); err != nil {
 		return err
+	}
+	if partial != nil {
+		m, _ := obj.(*unstructured.Unstructured).Object["metadata"].(map[string]any)
+		var meta metav1.ObjectMeta
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &meta); err != nil {
+			return err
+		}
+		partial.ObjectMeta = meta
 	}
 	if sub != "" {
 		verb += " " + sub

@@ -53,39 +53,3 @@ func BenchmarkWatchDecode(b *testing.B) {
 		decode(b, func(r io.ReadCloser) io.ReadCloser { return &trimReader{body: r} })
 	})
 }
-
-// BenchmarkStatusAnswer decodes the answer to a status write of a Widget
-// with two conditions, as controller-runtime's client does: without its
-// managedFields (Mark), and cut down to its version (VersionOnly).
-func BenchmarkStatusAnswer(b *testing.B) {
-	scheme := runtime.NewScheme()
-	if err := testapi.AddToScheme(scheme); err != nil {
-		b.Fatal(err)
-	}
-	decoder := serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(scheme)}.UniversalDeserializer()
-	const answer = `{"apiVersion":"test.bosun.dev/v1","kind":"Widget","metadata":{"creationTimestamp":"2026-11-27T05:20:11Z","generation":1,` +
-		`"name":"w-01234","namespace":"bench-5000","resourceVersion":"123456","uid":"7d3c1d2e-4c3b-4a7e-9d0e-3f1a2b3c4d5e"},"spec":{"value":10,"divisor":3},` +
-		`"status":{"result":3,"conditions":[{"lastTransitionTime":"2026-11-27T05:20:12Z","message":"","observedGeneration":1,"reason":"Divided","status":"True","type":"Computed"},` +
-		`{"lastTransitionTime":"2026-11-27T05:20:12Z","message":"","observedGeneration":1,"reason":"Succeeded","status":"True","type":"Ready"}]}}`
-	cut, ok := versionValue(nil, []byte(answer))
-	if !ok {
-		b.Fatal("the answer was not cut")
-	}
-	for _, bc := range []struct {
-		name string
-		body []byte
-	}{{"trimmed", []byte(answer)}, {"version-only", cut}} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				w := &testapi.Widget{}
-				if _, _, err := decoder.Decode(bc.body, nil, w); err != nil {
-					b.Fatal(err)
-				}
-				if w.ResourceVersion != "123456" {
-					b.Fatalf("decoded version %q", w.ResourceVersion)
-				}
-			}
-		})
-	}
-}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"sync/atomic"
 )
 
 // KeepLabel marks the objects whose managedFields are kept: the children
@@ -26,54 +25,18 @@ func Reads(c *http.Client) *http.Client { return wrap(c, true) }
 // other answer as it came.
 func Marked(c *http.Client) *http.Client { return wrap(c, false) }
 
-// markKey is the context key of Mark and VersionOnly: its value is a
-// *mark.
+// markKey is the context key of Mark.
 type markKey struct{}
-
-// mark is what a context of Mark or VersionOnly asks of a Marked client.
-type mark struct {
-	// versionOnly, when set, asks for the answer cut down to its version,
-	// and is set when it was.
-	versionOnly *atomic.Bool
-}
-
-// trimmedMark is the mark of Mark, which carries nothing.
-var trimmedMark = &mark{}
 
 // Mark returns ctx with a mark that asks a Marked client to trim the
 // answers to the requests made with it.
 func Mark(ctx context.Context) context.Context {
-	return context.WithValue(ctx, markKey{}, trimmedMark)
+	return context.WithValue(ctx, markKey{}, true)
 }
 
-// VersionOnly returns ctx with a mark that asks a Marked client to cut the
-// answer to the request made with it (one object) down to its apiVersion,
-// kind, name, namespace, uid and resourceVersion, and a flag the client
-// sets when it did. A client that does not trim, or an answer the cut
-// does not understand, leaves the flag unset and the answer whole. The
-// answer to a write of the status subresource guarded by a
-// resourceVersion differs from what the writer sent only in its version
-// (and in what the API server prunes or defaults), so a writer that keeps
-// what it sent needs no more of it.
-func VersionOnly(ctx context.Context) (context.Context, *atomic.Bool) {
-	cut := new(atomic.Bool)
-	return context.WithValue(ctx, markKey{}, &mark{versionOnly: cut}), cut
-}
-
-// Whole returns ctx without the ask of VersionOnly: the answers to the
-// requests made with it come whole (trimmed, when ctx carries a mark).
-// A client that reads what a write's answer holds, as a plan does, asks
-// for it whole.
-func Whole(ctx context.Context) context.Context {
-	if m := marked(ctx); m != nil && m.versionOnly != nil {
-		return context.WithValue(ctx, markKey{}, trimmedMark)
-	}
-	return ctx
-}
-
-// marked returns the mark ctx carries, or nil.
-func marked(ctx context.Context) *mark {
-	m, _ := ctx.Value(markKey{}).(*mark)
+// marked reports whether ctx carries the mark of Mark.
+func marked(ctx context.Context) bool {
+	m, _ := ctx.Value(markKey{}).(bool)
 	return m
 }
 
@@ -103,21 +66,13 @@ type transport struct {
 // RoundTrip sends req through the base transport and trims the answer.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	var m *mark
-	if !t.reads {
-		m = marked(req.Context())
-	}
-	if err != nil || t.reads && req.Method != http.MethodGet || !t.reads && m == nil {
+	if err != nil || t.reads && req.Method != http.MethodGet || !t.reads && !marked(req.Context()) {
 		return resp, err
 	}
 	if resp.Body == nil || resp.StatusCode < 200 || resp.StatusCode > 299 || !isJSON(resp.Header.Get("Content-Type")) {
 		return resp, nil
 	}
-	tr := &trimReader{body: resp.Body}
-	if m != nil {
-		tr.versionOnly = m.versionOnly
-	}
-	resp.Body = tr
+	resp.Body = &trimReader{body: resp.Body}
 	resp.ContentLength = -1
 	resp.Header.Del("Content-Length")
 	return resp, nil
@@ -168,9 +123,6 @@ type trimReader struct {
 	end  valueEnd
 	pass bool  // give everything on as it came from now on
 	err  error // body's error, returned once buf and out are empty
-	// versionOnly, when set, asks for each value cut down to its version
-	// (versionValue), and is set when one was.
-	versionOnly *atomic.Bool
 }
 
 // Read gives on what is ready, reading from the body only when nothing is.
@@ -262,14 +214,7 @@ func (r *trimReader) next() bool {
 	if !ok {
 		return false
 	}
-	if r.versionOnly != nil {
-		var cut bool
-		if r.out, cut = versionValue(r.out, in[:n]); cut {
-			r.versionOnly.Store(true)
-		}
-	} else {
-		r.out = trimValue(r.out, in[:n])
-	}
+	r.out = trimValue(r.out, in[:n])
 	r.lo += n
 	r.end = valueEnd{}
 	return true
@@ -343,76 +288,6 @@ func trimValue(dst, v []byte) []byte {
 		at = c[1]
 	}
 	return append(dst, v[at:]...)
-}
-
-// versionKeys are the members of metadata versionValue keeps: the
-// object's name and uid, and its version.
-var versionKeys = [...]string{"name", "namespace", "uid", "resourceVersion"}
-
-// versionValue appends to dst the object v holds cut down to its
-// apiVersion, kind and the metadata of versionKeys, and reports whether it
-// did; an object without a version, with a key it would have to unescape,
-// or one it cannot read, is appended whole. A member given twice counts as
-// a decoder counts it: the last one.
-func versionValue(dst, v []byte) ([]byte, bool) {
-	p := &jsonParser{b: v}
-	var apiVersion, kind []byte
-	var md [len(versionKeys)][]byte
-	raw := func(into *[]byte) error {
-		start := p.i
-		err := p.skip()
-		*into = v[start:p.i]
-		return err
-	}
-	err := p.members(func(key []byte, _ int) error {
-		switch {
-		case bytes.IndexByte(key, '\\') >= 0:
-			return errNotJSON
-		case bytes.Equal(key, []byte("metadata")):
-			md = [len(versionKeys)][]byte{}
-			if !p.peek('{') {
-				return p.skip()
-			}
-			return p.members(func(key []byte, _ int) error {
-				if bytes.IndexByte(key, '\\') >= 0 {
-					return errNotJSON
-				}
-				for i, k := range versionKeys {
-					if string(key) == k {
-						return raw(&md[i])
-					}
-				}
-				return p.skip()
-			})
-		case bytes.Equal(key, []byte("apiVersion")):
-			return raw(&apiVersion)
-		case bytes.Equal(key, []byte("kind")):
-			return raw(&kind)
-		}
-		return p.skip()
-	})
-	version := md[len(md)-1]
-	if err != nil || apiVersion == nil || kind == nil || len(version) == 0 || version[0] != '"' {
-		return append(dst, v...), false
-	}
-	dst = append(dst, `{"apiVersion":`...)
-	dst = append(dst, apiVersion...)
-	dst = append(dst, `,"kind":`...)
-	dst = append(dst, kind...)
-	dst = append(dst, `,"metadata":{`...)
-	sep := ""
-	for i, k := range versionKeys {
-		if md[i] == nil {
-			continue
-		}
-		dst = append(dst, sep...)
-		dst = append(dst, '"')
-		dst = append(dst, k...)
-		dst = append(dst, `":`...)
-		dst = append(dst, md[i]...)
-		sep = ","
-	}
-	return append(dst, "}}"...), true
 }
 
 // errNotJSON stops a jsonParser at bytes it cannot read.

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
@@ -20,8 +19,6 @@ const (
 	wireFields = `[{"apiVersion":"test.bosun.dev/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{".":{},"f:value":{}}},"manager":"e2e","operation":"Update","time":"2026-11-26T19:31:21Z"},{"apiVersion":"test.bosun.dev/v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:status":{}}}}},"manager":"bosun","operation":"Update","subresource":"status","time":"2026-11-26T19:31:22Z"}]`
 	// wireWidget is a Widget as the API server writes it.
 	wireWidget = `{"apiVersion":"test.bosun.dev/v1","kind":"Widget","metadata":{"creationTimestamp":"2026-11-26T19:31:21Z","generation":1,"managedFields":` + wireFields + `,"name":"w-1","namespace":"bench","resourceVersion":"12","uid":"7d3c"},"spec":{"value":10},"status":{"conditions":[{"reason":"Computed","status":"True","type":"Ready"}]}}`
-	// wireVersion is wireWidget cut down to its version (VersionOnly).
-	wireVersion = `{"apiVersion":"test.bosun.dev/v1","kind":"Widget","metadata":{"name":"w-1","namespace":"bench","uid":"7d3c","resourceVersion":"12"}}`
 	// wireTrimmed is wireWidget without its managedFields.
 	wireTrimmed = `{"apiVersion":"test.bosun.dev/v1","kind":"Widget","metadata":{"creationTimestamp":"2026-11-26T19:31:21Z","generation":1,"name":"w-1","namespace":"bench","resourceVersion":"12","uid":"7d3c"},"spec":{"value":10},"status":{"conditions":[{"reason":"Computed","status":"True","type":"Ready"}]}}`
 )
@@ -201,34 +198,24 @@ func TestClients(t *testing.T) {
 		name                string
 		c                   *http.Client
 		method, contentType string
-		mark                string // "", "trim" (Mark), "version" (VersionOnly), "whole" (VersionOnly, then Whole)
+		mark                bool // the request's context carries Mark
 		want                string
 	}{
-		{"reads: get", reads, http.MethodGet, "application/json", "", wireTrimmed},
-		{"reads: watch", reads, http.MethodGet, "application/json;stream=watch", "", wireTrimmed},
-		{"reads: yaml", reads, http.MethodGet, "application/yaml", "", wireWidget},
-		{"reads: patch", reads, http.MethodPatch, "application/json", "trim", wireWidget},
-		{"reads: patch, version only", reads, http.MethodPatch, "application/json", "version", wireWidget},
-		{"marked: patch", marked, http.MethodPatch, "application/json", "trim", wireTrimmed},
-		{"marked: created", marked, http.MethodPost, "application/json", "trim", wireTrimmed},
-		{"marked: patch, version only", marked, http.MethodPatch, "application/json", "version", wireVersion},
-		{"marked: patch, version only, then whole", marked, http.MethodPatch, "application/json", "whole", wireTrimmed},
-		{"marked: yaml, version only", marked, http.MethodPatch, "application/yaml", "version", wireWidget},
-		{"marked: unmarked patch", marked, http.MethodPatch, "application/json", "", wireWidget},
-		{"marked: unmarked get", marked, http.MethodGet, "application/json", "", wireWidget},
+		{"reads: get", reads, http.MethodGet, "application/json", false, wireTrimmed},
+		{"reads: watch", reads, http.MethodGet, "application/json;stream=watch", false, wireTrimmed},
+		{"reads: yaml", reads, http.MethodGet, "application/yaml", false, wireWidget},
+		{"reads: patch", reads, http.MethodPatch, "application/json", true, wireWidget},
+		{"marked: patch", marked, http.MethodPatch, "application/json", true, wireTrimmed},
+		{"marked: created", marked, http.MethodPost, "application/json", true, wireTrimmed},
+		{"marked: yaml", marked, http.MethodPatch, "application/yaml", true, wireWidget},
+		{"marked: unmarked patch", marked, http.MethodPatch, "application/json", false, wireWidget},
+		{"marked: unmarked get", marked, http.MethodGet, "application/json", false, wireWidget},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := t.Context()
-			var cut *atomic.Bool
-			switch tt.mark {
-			case "trim":
+			if tt.mark {
 				ctx = Mark(ctx)
-			case "version":
-				ctx, cut = VersionOnly(ctx)
-			case "whole":
-				ctx, cut = VersionOnly(ctx)
-				ctx = Whole(ctx)
 			}
 			req, err := http.NewRequestWithContext(ctx, tt.method, srv.URL+"?type="+url.QueryEscape(tt.contentType), nil)
 			if err != nil {
@@ -246,45 +233,6 @@ func TestClients(t *testing.T) {
 			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
 				t.Errorf("answer (-want +got):\n%s", diff)
 			}
-			if cut != nil && cut.Load() != (tt.want == wireVersion) {
-				t.Errorf("VersionOnly's flag = %v, want %v", cut.Load(), tt.want == wireVersion)
-			}
-		})
-	}
-}
-
-func TestVersionValue(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want string // empty: the value as it came, not cut
-	}{
-		{"object", wireWidget, wireVersion},
-		{"white space", " {\n \"kind\" : \"W\", \"metadata\" : { \"resourceVersion\" : \"7\" } ,\"apiVersion\":\"v1\"}", `{"apiVersion":"v1","kind":"W","metadata":{"resourceVersion":"7"}}`},
-		{"metadata twice", `{"apiVersion":"v1","kind":"W","metadata":{"resourceVersion":"7"},"metadata":{"name":"a"}}`, ""},
-		{"version twice", `{"apiVersion":"v1","kind":"W","metadata":{"resourceVersion":"7","resourceVersion":"8"}}`, `{"apiVersion":"v1","kind":"W","metadata":{"resourceVersion":"8"}}`},
-		{"metadata in its own order", `{"kind":"W","metadata":{"uid":"u","labels":{"name":"x"},"resourceVersion":"7","name":"a"},"apiVersion":"v1"}`, `{"apiVersion":"v1","kind":"W","metadata":{"name":"a","uid":"u","resourceVersion":"7"}}`},
-		{"no version", `{"apiVersion":"v1","kind":"W","metadata":{"name":"a"}}`, ""},
-		{"version not a string", `{"apiVersion":"v1","kind":"W","metadata":{"resourceVersion":7}}`, ""},
-		{"no kind", `{"apiVersion":"v1","metadata":{"resourceVersion":"7"}}`, ""},
-		{"escaped key", `{"apiVersion":"v1","kind":"W","metadata":{"resourceVersion":"7","resource\u0056ersion":"8"}}`, ""},
-		{"watch event", `{"type":"MODIFIED","object":` + wireWidget + `}`, ""},
-		{"not an object", `[1]`, ""},
-		{"cut short", `{"apiVersion":"v1","kind":"W","metadata":{"resourceVersion":"7"}`, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, cut := versionValue([]byte("x"), []byte(tt.in))
-			want := tt.want
-			if want == "" {
-				want = tt.in
-			}
-			if diff := cmp.Diff("x"+want, string(got)); diff != "" {
-				t.Errorf("versionValue (-want +got):\n%s", diff)
-			}
-			if cut != (tt.want != "") {
-				t.Errorf("versionValue reported cut = %v, want %v", cut, tt.want != "")
-			}
 		})
 	}
 }
@@ -300,7 +248,6 @@ func FuzzTrimValue(f *testing.F) {
 		`{"items":[` + wireWidget + `,{"metadata":{"labels":{"bosun.dev/set":""},"managedFields":[]}}]}`,
 		`{"metadata":{"managedFields":[],"managedFields":{}}}`,
 		`{"metadata" : {"labels":{"bosun.dev\u002fset":"x"}, "managedFields":"x"}}`,
-		`{"apiVersion":1,"kind":{},"metadata":{"resourceVersion":"3"},"metadata":{"resourceVersion":"4"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -323,34 +270,7 @@ func FuzzTrimValue(f *testing.F) {
 		if diff := cmp.Diff(dropFields(t, in), dropFields(t, read)); diff != "" {
 			t.Fatalf("reading %s through trimReader changed more than managedFields (-in +out):\n%s", in, diff)
 		}
-		// Cut down to its version, an object keeps its apiVersion, kind
-		// and the metadata of versionKeys as a decoder reads them, and
-		// nothing else.
-		cut, ok := versionValue(nil, in)
-		if !ok {
-			if !bytes.Equal(cut, in) {
-				t.Fatalf("versionValue changed %s into %s, yet reported no cut", in, cut)
-			}
-			return
-		}
-		if diff := cmp.Diff(versionOf(t, in), dropFields(t, cut)); diff != "" {
-			t.Fatalf("cutting %s down to its version (-want +got):\n%s", in, diff)
-		}
 	})
-}
-
-// versionOf decodes a JSON object and keeps its apiVersion, kind and the
-// members of its metadata that versionValue keeps.
-func versionOf(t *testing.T, b []byte) any {
-	top, _ := dropFields(t, b).(map[string]any)
-	md, _ := top["metadata"].(map[string]any)
-	kept := map[string]any{}
-	for _, k := range versionKeys {
-		if v, ok := md[k]; ok {
-			kept[k] = v
-		}
-	}
-	return map[string]any{"apiVersion": top["apiVersion"], "kind": top["kind"], "metadata": kept}
 }
 
 // dropFields decodes a JSON value and drops the managedFields that
