@@ -33,7 +33,9 @@ const createOnly = "18446744073709551615"
 // live child carries its UID, which fails on an object made under the
 // same name since (see reportTaken). What each apply returns becomes the
 // child's live form, for its readiness, and is remembered for cacheGrace.
-func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass) error {
+// It reports gone, and applies nothing more, when the parent turns out to
+// be gone or being deleted (parentGone): the pass then has nothing to do.
+func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass) (gone bool, err error) {
 	owner := s.fieldOwner(req)
 	checked := false
 	for _, c := range p.children {
@@ -45,11 +47,11 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 			checked = true
 			gone, err := parentGone(ctx, req)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if gone {
 				req.Log.V(1).Info("parent gone from the API server, not making or adopting its children")
-				return nil
+				return true, nil
 			}
 		}
 		u := c.applied.DeepCopy()
@@ -61,7 +63,7 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership); err != nil {
 			if replaced(err) {
 				if err := reportTaken(ctx, s, req, p, c, err); err != nil {
-					return err
+					return false, err
 				}
 				continue
 			}
@@ -69,19 +71,19 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 				// The API server refuses the child as it is: retrying
 				// cannot help until the parent changes.
-				return conditions.Terminal(ReasonInvalidChildren, err)
+				return false, conditions.Terminal(ReasonInvalidChildren, err)
 			}
-			return conditions.Warning(ReasonApplyFailed, err)
+			return false, conditions.Warning(ReasonApplyFailed, err)
 		}
 		live, err := typed(u, c.kind)
 		if err != nil {
-			return err
+			return false, err
 		}
 		c.live = live
 		s.mem.rememberApply(req.Object, c.id, write{hash: c.applied.GetAnnotations()[annotationHash], at: s.mem.clock(), live: live})
 		req.Log.V(1).Info("applied child", "child", c.ref.String())
 	}
-	return nil
+	return false, nil
 }
 
 // madeAgain reports whether a pass that makes a missing child should first

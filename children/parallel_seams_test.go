@@ -51,7 +51,8 @@ func TestSeamReviewParentCheckBesideParallelConditions(t *testing.T) {
 		}}
 		p := &pass{children: []*child{{kind: &ks[0], ref: Ref{Kind: "ConfigMap", Namespace: "ns", Name: "w-index"}, change: true, applied: cm}}}
 		apply := bosun.NewStep("apply", func(ctx context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
-			return ctrl.Result{}, applyChildren(ctx, step, req, p)
+			_, err := applyChildren(ctx, step, req, p)
+			return ctrl.Result{}, err
 		})
 		resolve := bosun.NewStep("resolve", func(_ context.Context, req *bosun.Pass[*testapi.Widget]) (ctrl.Result, error) {
 			req.UpdateConditions(func(conds *[]metav1.Condition) {

@@ -273,7 +273,9 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 	if err := confirmRecalled(ctx, s, req, p); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := applyChildren(ctx, s, req, p); err != nil {
+	if gone, err := applyChildren(ctx, s, req, p); err != nil || gone {
+		// A parent gone from the API server, or being deleted, has
+		// nothing changed, pruned or reported on its behalf.
 		return ctrl.Result{}, err
 	}
 	if err := pruneChildren(ctx, s, req, p); err != nil {

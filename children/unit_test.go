@@ -350,7 +350,7 @@ func TestNoChildrenForAParentGone(t *testing.T) {
 			if tt.trigger != nil {
 				req.Trigger = *tt.trigger
 			}
-			if err := applyChildren(t.Context(), step, req, p); err != nil {
+			if _, err := applyChildren(t.Context(), step, req, p); err != nil {
 				t.Fatal(err)
 			}
 			if applies != tt.wantApply {

@@ -47,7 +47,9 @@ type Case[T client.Object] struct {
 	// Given are the other objects the client holds before the pass.
 	Given []client.Object
 	// Interceptor injects faults into the client's calls, or observes
-	// them.
+	// them. The engine's status write reaches SubResourcePatch with a
+	// *metav1.PartialObjectMetadata of Object's kind, not an object of
+	// type T: read what it writes from the patch (client.Patch.Data).
 	Interceptor interceptor.Funcs
 	// Deleting marks Object as being deleted, with the reconciler's
 	// finalizer on it, so that the pass runs Cleanup.
