@@ -59,8 +59,8 @@ func waitPasses(t *testing.T, log *passLog, name string, n int) {
 // else, of the metadata or of the status the engine wrote, does; and that
 // ReconcileOwnWrites brings the second pass back, as controller-runtime's
 // plumbing has it. It holds as well with package operator's cache, and
-// with tuning, whose client's answers to the engine's status writes carry
-// only the version (trim.VersionOnly).
+// with tuning, whose cache trims what the API server sends before it is
+// decoded.
 //
 // The Widgets are touched after they are Ready, and the test waits for the
 // pass of that change: the watch delivers the events of one object in
