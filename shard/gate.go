@@ -268,7 +268,9 @@ func (g *gate) currentRight() context.Context {
 
 // takeOver counts keys, objects this member takes over as their standby,
 // as its own under right, if right is still in force: their passes need
-// no further check until the right lapses.
+// no further check until the right lapses. An object this member let go
+// a moment before is its own again: the mark of that drain no longer
+// drops its requests, the takeover's among them.
 func (g *gate) takeOver(right context.Context, keys []types.NamespacedName) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -277,6 +279,7 @@ func (g *gate) takeOver(right context.Context, keys []types.NamespacedName) bool
 	}
 	for _, k := range keys {
 		g.confirmed[k] = true
+		delete(g.draining, k)
 	}
 	return true
 }

@@ -200,6 +200,35 @@ func TestGateStandby(t *testing.T) {
 	}
 }
 
+// TestGateStandbyAfterDrain checks an object this member let go and then
+// took over as its standby, before the mark of its drain aged: the
+// takeover's request is admitted. Dropping it, as a request queued before
+// the drain, would leave the object with no pass until its next event,
+// since the standby's request is the only one the takeover makes.
+func TestGateStandbyAfterDrain(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "w"}
+	g := newGate(2 * time.Second)
+	g.cached = func(types.NamespacedName) (bool, string) { return false, "" }
+	g.confirm = func(types.NamespacedName) (bool, error) { return false, nil }
+	g.foreign = func(types.NamespacedName) bool { return true }
+	g.isBack = func(types.NamespacedName) bool { return false }
+	g.resume(time.Now(), nil, "t1")
+	if !g.drain(key) {
+		t.Fatal("drain: a pass runs")
+	}
+	if v, _ := g.begin(key); v != drop {
+		t.Errorf("begin of a request queued before the drain = %v, want drop", v)
+	}
+	if !g.takeOver(g.currentRight(), []types.NamespacedName{key}) {
+		t.Fatal("the object was not taken over under the right in force")
+	}
+	if v, _ := g.begin(key); v != admit {
+		t.Errorf("begin after the takeover = %v, want admit", v)
+	} else {
+		g.end(key)
+	}
+}
+
 // errGone stands for an object labelled for another member on the server.
 var errGone = errors.New("gone")
 
