@@ -200,10 +200,18 @@ generate:
 apisize:
 	$(GO) run ./hack/apisize -strict -doc docs/API.md
 
+## api: record the library's exported API in docs/API.txt; an incompatible change is recorded only once
+##   CHANGELOG.md names it (hack/apicheck).
+.PHONY: api
+api:
+	$(GO) run ./hack/apicheck -write
+
 ## verify: regenerate and fail when a generated file differs from the committed one; report the API's size;
-##   fail when docs/*.md cite a test that does not exist (hack/promises).
+##   fail when the exported API differs from docs/API.txt (hack/apicheck) or when docs/*.md cite a test
+##   that does not exist (hack/promises).
 .PHONY: verify
 verify: generate apisize
+	$(GO) run ./hack/apicheck
 	$(GO) run ./hack/promises
 	@unformatted=$$($(GO) run ./cmd/bosun fmt -l .) || exit 1; \
 	if [ -n "$$unformatted" ]; then \
