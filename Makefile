@@ -208,7 +208,7 @@ api:
 
 ## verify: regenerate and fail when a generated file differs from the committed one; report the API's size;
 ##   fail when the exported API differs from docs/API.txt (hack/apicheck) or when docs/*.md cite a test
-##   that does not exist (hack/promises).
+##   that does not exist, and the same of README.md (hack/promises).
 .PHONY: verify
 verify: generate apisize
 	$(GO) run ./hack/apicheck

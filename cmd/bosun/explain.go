@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/bosunkit/bosun/internal/explain"
+	"github.com/bosunkit/bosun/cmd/bosun/internal/explain"
 )
 
 // The exit statuses of `bosun explain`: 0 when the object is Ready,

@@ -23,6 +23,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/cmd/bosun/internal/explain"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/debugpage"
@@ -30,7 +31,6 @@ import (
 	cachev1 "github.com/bosunkit/bosun/examples/memcached/api/v1alpha1"
 	"github.com/bosunkit/bosun/examples/simple"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
-	"github.com/bosunkit/bosun/internal/explain"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
 

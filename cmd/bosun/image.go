@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bosunkit/bosun/internal/image"
+	"github.com/bosunkit/bosun/cmd/bosun/internal/image"
 )
 
 func newImageCommand() *cobra.Command {

@@ -15,7 +15,7 @@ import (
 func TestImageCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "images", "tiny.tar")
 	stdout, stderr, status := runMain(t, filepath.Join("..", ".."), "image",
-		"--main", "./internal/image/testdata/tiny", "--tag", "tiny:dev", "-o", out, "--arch", "amd64",
+		"--main", "./cmd/bosun/internal/image/testdata/tiny", "--tag", "tiny:dev", "-o", out, "--arch", "amd64",
 		"--source", "https://github.com/bosunkit/bosun", "--version", "v1.2.3", "--label", "example.com/team=platform")
 	if status != 0 {
 		t.Fatalf("bosun image: exit %d\n%s", status, stderr)
@@ -48,7 +48,7 @@ func TestImageCommand(t *testing.T) {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
 
-	_, stderr, status = runMain(t, filepath.Join("..", ".."), "image", "--main", "./internal/image/testdata/tiny", "-o", out)
+	_, stderr, status = runMain(t, filepath.Join("..", ".."), "image", "--main", "./cmd/bosun/internal/image/testdata/tiny", "-o", out)
 	if status == 0 || !strings.Contains(stderr, "no tag") {
 		t.Errorf("bosun image without --tag: exit %d, stderr %q; want a failure saying there is no tag", status, stderr)
 	}

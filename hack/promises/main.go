@@ -18,8 +18,9 @@ func main() {
 	}
 }
 
-// run checks the citations of the files args names (docs/*.md under the
-// root when none) and prints each that does not hold to out.
+// run checks the citations of the files args names (docs/*.md and
+// README.md under the root when none) and prints each that does not hold
+// to out.
 func run(args []string, out io.Writer) error {
 	fl := flag.NewFlagSet("promises", flag.ContinueOnError)
 	root := fl.String("root", ".", "the repository's root directory")
@@ -36,6 +37,9 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("no docs/*.md under %s", *root)
 		}
 		sort.Strings(files)
+		if readme := filepath.Join(*root, "README.md"); fileExists(readme) {
+			files = append(files, readme)
+		}
 	}
 	ix, err := buildIndex(*root)
 	if err != nil {
@@ -102,4 +106,10 @@ func (ix *index) check(c citation) string {
 		problems = append(problems, fmt.Sprintf("no func %s( in any _test.go file", c.Name))
 	}
 	return strings.Join(problems, "; ")
+}
+
+// fileExists reports whether path names a regular file.
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/bosunkit/bosun/internal/image"
+	"github.com/bosunkit/bosun/cmd/bosun/internal/image"
 )
 
 // Build a program's image into a tarball, then read it back as `docker

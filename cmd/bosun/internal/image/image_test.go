@@ -15,7 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/bosunkit/bosun/internal/image"
+	"github.com/bosunkit/bosun/cmd/bosun/internal/image"
 )
 
 // read returns the image tagged tag in the tarball path.
@@ -107,7 +107,7 @@ func TestBuildHello(t *testing.T) {
 	dir := t.TempDir()
 	opts := image.Options{
 		Main:    "./examples/hello/cmd",
-		Dir:     filepath.Join("..", ".."),
+		Dir:     filepath.Join("..", "..", "..", ".."),
 		Tag:     "hello:dev",
 		Arch:    "amd64",
 		Source:  "https://github.com/bosunkit/bosun",
@@ -226,7 +226,7 @@ func TestBuildErrors(t *testing.T) {
 		{"no output", image.Options{Main: ".", Tag: "x:dev"}},
 		{"bad tag", image.Options{Main: ".", Tag: "Bad Tag", Output: filepath.Join(t.TempDir(), "x.tar")}},
 		{"no base", image.Options{Main: "./testdata/tiny", Tag: "x:dev", Base: filepath.Join(t.TempDir(), "missing.tar"), Output: filepath.Join(t.TempDir(), "x.tar")}},
-		{"not a main package", image.Options{Main: "./internal/nothing-here", Dir: filepath.Join("..", ".."), Tag: "x:dev", Output: filepath.Join(t.TempDir(), "x.tar")}},
+		{"not a main package", image.Options{Main: "./internal/nothing-here", Dir: filepath.Join("..", "..", "..", ".."), Tag: "x:dev", Output: filepath.Join(t.TempDir(), "x.tar")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := image.Build(t.Context(), tc.opts); err == nil {

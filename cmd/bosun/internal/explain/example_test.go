@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/bosunkit/bosun/internal/explain"
+	"github.com/bosunkit/bosun/cmd/bosun/internal/explain"
 )
 
 // A Report, as Gather reads it from a cluster, written for people.
