@@ -267,21 +267,29 @@ func (g *gate) currentRight() context.Context {
 }
 
 // takeOver counts keys, objects this member takes over as their standby,
-// as its own under right, if right is still in force: their passes need
-// no further check until the right lapses. An object this member let go
-// a moment before is its own again: the mark of that drain no longer
-// drops its requests, the takeover's among them.
-func (g *gate) takeOver(right context.Context, keys []types.NamespacedName) bool {
+// listed from the API server at listed, as its own under right, if right
+// is still in force: their passes need no further check until the right
+// lapses. It returns the keys it took over. An object this member let go
+// before the list is its own again: the mark of that drain no longer drops
+// its requests, the takeover's among them. One it let go since the list
+// began is not taken over: the list saw it before the drain, and it may
+// belong to a live member by now.
+func (g *gate) takeOver(right context.Context, keys []types.NamespacedName, listed time.Time) []types.NamespacedName {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.right != right || !g.currentLocked() {
-		return false
+		return nil
 	}
+	taken := make([]types.NamespacedName, 0, len(keys))
 	for _, k := range keys {
+		if at, drained := g.draining[k]; drained && !at.Before(listed) {
+			continue
+		}
 		g.confirmed[k] = true
 		delete(g.draining, k)
+		taken = append(taken, k)
 	}
-	return true
+	return taken
 }
 
 // takenOver reports whether key counts as this member's under its right

@@ -185,13 +185,13 @@ func TestGateStandby(t *testing.T) {
 	}
 	g.resume(time.Now(), nil, "t1")
 	pass()
-	if !g.takeOver(g.currentRight(), []types.NamespacedName{key}) || !g.takenOver(key) {
+	if len(g.takeOver(g.currentRight(), []types.NamespacedName{key}, time.Now())) != 1 || !g.takenOver(key) {
 		t.Fatal("the object was not taken over under the right in force")
 	}
 	pass()
 	old := g.currentRight()
 	g.resume(time.Now(), nil, "t1")
-	if g.takenOver(key) || g.takeOver(old, []types.NamespacedName{key}) {
+	if g.takenOver(key) || g.takeOver(old, []types.NamespacedName{key}, time.Now()) != nil {
 		t.Error("a takeover under an ended right still counts")
 	}
 	pass()
@@ -202,30 +202,54 @@ func TestGateStandby(t *testing.T) {
 
 // TestGateStandbyAfterDrain checks an object this member let go and then
 // took over as its standby, before the mark of its drain aged: the
-// takeover's request is admitted. Dropping it, as a request queued before
-// the drain, would leave the object with no pass until its next event,
-// since the standby's request is the only one the takeover makes.
+// takeover's request is admitted when the list it came from began after
+// the drain. Dropping it, as a request queued before the drain, would
+// leave the object with no pass until its next event, since the standby's
+// request is the only one the takeover makes. A list that began before
+// the drain saw the object before this member let it go: that takeover
+// takes nothing, and the object's requests are still dropped.
 func TestGateStandbyAfterDrain(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "w"}
-	g := newGate(2 * time.Second)
-	g.cached = func(types.NamespacedName) (bool, string) { return false, "" }
-	g.confirm = func(types.NamespacedName) (bool, error) { return false, nil }
-	g.foreign = func(types.NamespacedName) bool { return true }
-	g.isBack = func(types.NamespacedName) bool { return false }
-	g.resume(time.Now(), nil, "t1")
-	if !g.drain(key) {
-		t.Fatal("drain: a pass runs")
-	}
-	if v, _ := g.begin(key); v != drop {
-		t.Errorf("begin of a request queued before the drain = %v, want drop", v)
-	}
-	if !g.takeOver(g.currentRight(), []types.NamespacedName{key}) {
-		t.Fatal("the object was not taken over under the right in force")
-	}
-	if v, _ := g.begin(key); v != admit {
-		t.Errorf("begin after the takeover = %v, want admit", v)
-	} else {
-		g.end(key)
+	for _, tt := range []struct {
+		name      string
+		listFirst bool
+		want      string
+	}{
+		{name: "listed after the drain", want: "admit"},
+		{name: "listed before the drain", listFirst: true, want: "drop"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGate(2 * time.Second)
+			g.cached = func(types.NamespacedName) (bool, string) { return false, "" }
+			g.confirm = func(types.NamespacedName) (bool, error) { return false, nil }
+			g.foreign = func(types.NamespacedName) bool { return true }
+			g.isBack = func(types.NamespacedName) bool { return false }
+			g.resume(time.Now(), nil, "t1")
+			var listed time.Time
+			if tt.listFirst {
+				listed = time.Now()
+			}
+			if !g.drain(key) {
+				t.Fatal("drain: a pass runs")
+			}
+			if v, _ := g.begin(key); v != drop {
+				t.Errorf("begin of a request queued before the drain = %v, want drop", v)
+			}
+			if !tt.listFirst {
+				listed = time.Now()
+			}
+			taken := g.takeOver(g.currentRight(), []types.NamespacedName{key}, listed)
+			if tt.listFirst != (len(taken) == 0) {
+				t.Errorf("took over %v", taken)
+			}
+			v, _ := g.begin(key)
+			if v == admit {
+				g.end(key)
+			}
+			if v.String() != tt.want {
+				t.Errorf("begin after the takeover = %v, want %s", v, tt.want)
+			}
+		})
 	}
 }
 

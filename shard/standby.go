@@ -251,12 +251,14 @@ func (sb *standby) closeExpired(ctx context.Context, lease *coordinationv1.Lease
 
 // takeOver lists, from the API server, the objects labelled for member
 // with this member as their standby, assigned in member's closed tenure or
-// before, takes them over under right and queues their requests. It
-// returns how many it took over.
+// before, takes them over under right (but those this member let go since
+// the list began) and queues their requests. It returns how many it took
+// over.
 func (sb *standby) takeOver(ctx context.Context, right context.Context, member, closed string) (int, error) {
 	m := sb.m
 	selector := labels.SelectorFromSet(labels.Set{m.shardLabel: member, m.standbyLabel: m.opts.Identity})
 	var keys []types.NamespacedName
+	listed := time.Now()
 	err := m.listFromServer(ctx, selector, func(o *metav1.PartialObjectMetadata) {
 		if tenureEnded(o.Annotations[m.tenureKey], closed) {
 			keys = append(keys, client.ObjectKeyFromObject(o))
@@ -265,7 +267,10 @@ func (sb *standby) takeOver(ctx context.Context, right context.Context, member, 
 	if err != nil {
 		return 0, fmt.Errorf("listing the objects of member %s: %w", member, err)
 	}
-	if len(keys) == 0 || !m.gate.takeOver(right, keys) {
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	if keys = m.gate.takeOver(right, keys, listed); len(keys) == 0 {
 		return 0, nil
 	}
 	sb.mu.Lock()
