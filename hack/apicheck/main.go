@@ -16,9 +16,12 @@
 // Without -write it exits 1 when the code differs from the record in any
 // way, printing the incompatible changes apart from the additions. With
 // -write it records the code's API, but refuses while an incompatible
-// change is not named in CHANGELOG.md (as pkg.Name for a package-level
-// name, Type.Member for a field or method). `make verify` runs the check
-// and `make api` the write.
+// change is not named in the section "## Unreleased" of CHANGELOG.md (as pkg.Name
+// for a package-level name, pkg.Type.Member for a field or method, with
+// no other part of a Go name beside it). `make verify` runs the check and
+// `make api` the write. Not seen: the exported methods and fields of an
+// unexported type that an exported function returns, and the type set of
+// an unexported constraint named in a type parameter list.
 //
 // The library packages are those of the module outside the internal/,
 // testdata/, examples/, cmd/, hack/ and bench/ trees, main packages aside.
@@ -222,23 +225,79 @@ func describeType(o *types.TypeName, qual types.Qualifier, add func(format strin
 			}
 			add("type %s struct, %s %s", head, f.Name(), types.TypeString(f.Type(), qual))
 		}
+		promotedFields(u, head, qual, add, map[*types.Struct]bool{})
 	case *types.Interface:
 		add("type %s interface { %s }", head, methodSet(u, qual))
 	default:
 		add("type %s %s", head, types.TypeString(u, qual))
 	}
-	for i := range named.NumMethods() {
-		m := named.Method(i)
-		if !m.Exported() {
+	// The exported methods declared on the type, and those promoted from
+	// an embedded field of an unexported type, which have no line of their
+	// own; promoted from an exported type, they are that type's.
+	value := types.NewMethodSet(named)
+	ptrSet := types.NewMethodSet(types.NewPointer(named))
+	for i := range ptrSet.Len() {
+		sel := ptrSet.At(i)
+		m := sel.Obj().(*types.Func)
+		if !m.Exported() || (len(sel.Index()) > 1 && !viaUnexported(named, sel.Index())) {
 			continue
 		}
-		sig := m.Type().(*types.Signature)
 		recv := n
-		if _, ptr := sig.Recv().Type().(*types.Pointer); ptr {
+		if value.Lookup(m.Pkg(), m.Name()) == nil {
 			recv = "*" + n
 		}
-		add("method (%s) %s%s", recv, m.Name(), signature(sig, qual))
+		add("method (%s) %s%s", recv, m.Name(), signature(m.Type().(*types.Signature), qual))
 	}
+}
+
+// promotedFields adds the exported fields that st's embedded fields of
+// unexported struct types promote, as fields of the type head.
+func promotedFields(st *types.Struct, head string, qual types.Qualifier, add func(format string, a ...any), seen map[*types.Struct]bool) {
+	if seen[st] {
+		return
+	}
+	seen[st] = true
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		if !f.Embedded() {
+			continue
+		}
+		t := f.Type()
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		n, ok := t.(*types.Named)
+		if !ok || n.Obj().Exported() {
+			continue
+		}
+		inner, ok := n.Underlying().(*types.Struct)
+		if !ok {
+			continue
+		}
+		for j := range inner.NumFields() {
+			g := inner.Field(j)
+			if g.Exported() && !g.Embedded() {
+				add("type %s struct, %s %s", head, g.Name(), types.TypeString(g.Type(), qual))
+			}
+		}
+		promotedFields(inner, head, qual, add, seen)
+	}
+}
+
+// viaUnexported reports whether the path index, from named through its
+// embedded fields to a promoted method, starts at a field of an unexported
+// type.
+func viaUnexported(named *types.Named, index []int) bool {
+	st, ok := named.Underlying().(*types.Struct)
+	if !ok || index[0] >= st.NumFields() {
+		return false
+	}
+	t := st.Field(index[0]).Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	return ok && !n.Obj().Exported()
 }
 
 // methodSet writes an interface's methods and embedded constraints, in
@@ -257,10 +316,14 @@ func methodSet(u *types.Interface, qual types.Qualifier) string {
 	}
 	slices.Sort(parts)
 	for i := range u.NumEmbeddeds() {
-		if _, ok := u.EmbeddedType(i).Underlying().(*types.Interface); !ok {
-			// A constraint's type set: its terms are what it allows.
-			parts = append(parts, types.TypeString(u.EmbeddedType(i), qual))
+		// A constraint's type set: its terms and the constraints it
+		// embeds, an unexported one spelled out, since it has no line of
+		// its own.
+		e := u.EmbeddedType(i)
+		if n, ok := e.(*types.Named); ok && !n.Obj().Exported() {
+			e = n.Underlying()
 		}
+		parts = append(parts, types.TypeString(e, qual))
 	}
 	if unexported {
 		parts = append(parts, "unexported methods")
@@ -337,16 +400,62 @@ func compare(was, now []decl) (removed, added []decl) {
 	return removed, added
 }
 
-// unnamed returns the declarations of removed whose names notes does not
-// mention.
+// unnamed returns the declarations of removed whose names the unreleased
+// section of notes, a changelog, does not mention as a whole name.
 func unnamed(removed []decl, notes string) []decl {
+	notes = unreleased(notes)
 	var out []decl
 	for _, d := range removed {
-		if d.key == "" || !strings.Contains(notes, d.key) {
+		if d.key == "" || !mentions(notes, d.key) {
 			out = append(out, d)
 		}
 	}
 	return out
+}
+
+// unreleased returns the section of a changelog under its heading
+// "## Unreleased", up to the next "## " heading; nothing when it has none.
+func unreleased(notes string) string {
+	start := strings.Index("\n"+notes, "\n## Unreleased")
+	if start < 0 {
+		return ""
+	}
+	rest := notes[start:]
+	if end := strings.Index(rest[1:], "\n## "); end >= 0 {
+		return rest[:end+1]
+	}
+	return rest
+}
+
+// mentions reports whether text holds name with no other part of a Go
+// name on either side: lib.Old is not mentioned by lib.OldStyle, nor by
+// mylib.Old, but is at the end of a sentence.
+func mentions(text, name string) bool {
+	part := func(c byte) bool {
+		return c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	after := func(end int) bool {
+		switch {
+		case end == len(text):
+			return true
+		case text[end] == '.':
+			// A full stop, not a selector.
+			return end+1 == len(text) || !part(text[end+1])
+		default:
+			return !part(text[end])
+		}
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], name)
+		if j < 0 {
+			return false
+		}
+		start := i + j
+		if (start == 0 || !part(text[start-1])) && after(start+len(name)) {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 // readRecord reads the record at path.
@@ -373,8 +482,8 @@ func readRecord(path string) ([]decl, error) {
 }
 
 // keyOf returns the name a changelog gives the declaration of a line of
-// the record: pkg.Name for a package-level name, Type.Member for a field or
-// method. It returns "" for a line it cannot read.
+// the record: pkg.Name for a package-level name, pkg.Type.Member for a
+// field or method. It returns "" for a line it cannot read.
 func keyOf(line string) string {
 	rest, ok := strings.CutPrefix(line, "pkg ")
 	if !ok {
@@ -404,9 +513,9 @@ func keyOf(line string) string {
 				if i := strings.IndexByte(emb, '['); i >= 0 {
 					emb = emb[:i]
 				}
-				return typ + "." + ident(emb[strings.LastIndex(emb, ".")+1:])
+				return pkg + "." + typ + "." + ident(emb[strings.LastIndex(emb, ".")+1:])
 			}
-			return typ + "." + ident(member)
+			return pkg + "." + typ + "." + ident(member)
 		}
 		return pkg + "." + typ
 	case "method":
@@ -414,7 +523,7 @@ func keyOf(line string) string {
 		if !ok {
 			return ""
 		}
-		return strings.TrimPrefix(strings.TrimPrefix(recv, "("), "*") + "." + ident(m)
+		return pkg + "." + strings.TrimPrefix(strings.TrimPrefix(recv, "("), "*") + "." + ident(m)
 	}
 	return ""
 }

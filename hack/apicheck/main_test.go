@@ -111,12 +111,12 @@ func TestKeyOf(t *testing.T) {
 	for line, want := range map[string]string{
 		"pkg lib, type Alias = context.Context":                               "lib.Alias",
 		"pkg lib, type Box[T any] struct":                                     "lib.Box",
-		"pkg lib, type Box[T any] struct, Item T":                             "Box.Item",
-		"pkg lib, type Box[T any] struct, embedded *Inner":                    "Box.Inner",
-		"pkg lib, type Box[T any] struct, embedded k8s.io/x/meta/v1.TypeMeta": "Box.TypeMeta",
-		"pkg lib, type Box[T any] struct, embedded Base[T]":                   "Box.Base",
-		"pkg lib, method (*Box) Get() T":                                      "Box.Get",
-		"pkg lib, method (Kind) String() string":                              "Kind.String",
+		"pkg lib, type Box[T any] struct, Item T":                             "lib.Box.Item",
+		"pkg lib, type Box[T any] struct, embedded *Inner":                    "lib.Box.Inner",
+		"pkg lib, type Box[T any] struct, embedded k8s.io/x/meta/v1.TypeMeta": "lib.Box.TypeMeta",
+		"pkg lib, type Box[T any] struct, embedded Base[T]":                   "lib.Box.Base",
+		"pkg lib, method (*Box) Get() T":                                      "lib.Box.Get",
+		"pkg lib, method (Kind) String() string":                              "lib.Kind.String",
 		"pkg lib, var Default Kind":                                           "lib.Default",
 		"pkg lib, const Limit untyped int = 3":                                "lib.Limit",
 		"pkg lib, func New[T any](item T) *Box[T]":                            "lib.New",
@@ -145,7 +145,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	write("go.mod", "module example.com/m\n\ngo 1.26\n")
-	write("CHANGELOG.md", "# Changelog\n")
+	write("CHANGELOG.md", "# Changelog\n\n## Unreleased\n")
 	write("lib/lib.go", "package lib\n\nfunc Old() {}\n")
 	write("internal/x/x.go", "package x\n\nfunc Hidden() {}\n")
 	write("cmd/tool/main.go", "package main\n\nfunc main() {}\n")
@@ -189,7 +189,7 @@ func TestRun(t *testing.T) {
 	if err == nil || !strings.Contains(out, "(name lib.Old)") {
 		t.Fatalf("record of a rename the changelog does not name: %v\n%s", err, out)
 	}
-	write("CHANGELOG.md", "# Changelog\n\n- `lib.Old` is `lib.New`.\n")
+	write("CHANGELOG.md", "# Changelog\n\n## Unreleased\n\n- `lib.Old` is `lib.New`.\n")
 	if out, err := call("-write"); err != nil {
 		t.Fatalf("record of a rename the changelog names: %v\n%s", err, out)
 	}

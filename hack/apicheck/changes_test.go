@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestDescribeSeesWhatUsersSee checks incompatible changes (user code that
+// compiled against before fails against after) that show only through
+// what an unexported type gives an exported one: its record lines differ.
+func TestDescribeSeesWhatUsersSee(t *testing.T) {
+	for _, tc := range []struct{ name, before, after, breaks string }{
+		{
+			name:   "a method promoted from an unexported embedded type removed",
+			before: "package lib\n\ntype Box struct{ *inner }\n\ntype inner struct{ N int }\n\nfunc (*inner) Do() {}\n",
+			after:  "package lib\n\ntype Box struct{ *inner }\n\ntype inner struct{}\n",
+			breaks: "var b lib.Box; b.Do(); _ = b.N",
+		},
+		{
+			name:   "a constraint's embedded constraint tightened",
+			before: "package lib\n\nimport \"cmp\"\n\ntype Key interface{ cmp.Ordered }\n",
+			after:  "package lib\n\ntype Key interface{ comparable }\n",
+			breaks: "func less[T lib.Key](a, b T) bool { return a < b }",
+		},
+		{
+			name:   "an unexported constraint's terms narrowed",
+			before: "package lib\n\ntype num interface{ ~int | ~float64 }\n\ntype Number interface{ num }\n\nfunc Sum[T Number](xs ...T) T { var s T; return s }\n",
+			after:  "package lib\n\ntype num interface{ ~int }\n\ntype Number interface{ num }\n\nfunc Sum[T Number](xs ...T) T { var s T; return s }\n",
+			breaks: "lib.Sum(1.5, 2.5)",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := lines(describePackage(checkSource(t, tc.before), "example.com/m"))
+			after := lines(describePackage(checkSource(t, tc.after), "example.com/m"))
+			if cmp.Equal(before, after) {
+				t.Errorf("the record is the same before and after, though `%s` no longer compiles:\n%s", tc.breaks, strings.Join(before, "\n"))
+			}
+		})
+	}
+}
+
+// TestChangelogMustNameTheChange checks that make api refuses an
+// incompatible change the changelog does not name: not when it mentions
+// another name that holds it, names it in an older release's section, or
+// names the same member of a type of the same name in another package.
+func TestChangelogMustNameTheChange(t *testing.T) {
+	for _, tc := range []struct {
+		name, changelog string
+		before, after   map[string]string
+	}{
+		{
+			name:      "a longer name",
+			changelog: "# Changelog\n\n## Unreleased\n\n- `lib.OldStyle` is removed.\n",
+			before:    map[string]string{"lib/lib.go": "package lib\n\nfunc Old() {}\n\nfunc OldStyle() {}\n"},
+			after:     map[string]string{"lib/lib.go": "package lib\n\nfunc Old(x int) {}\n"},
+		},
+		{
+			name:      "an old entry",
+			changelog: "# Changelog\n\n## Unreleased\n\n## v0.1.0\n\n- New: `lib.Run`.\n",
+			before:    map[string]string{"lib/lib.go": "package lib\n\nfunc Run() {}\n"},
+			after:     map[string]string{"lib/lib.go": "package lib\n\nfunc Run(n int) {}\n"},
+		},
+		{
+			name:      "the same member of another package's type",
+			changelog: "# Changelog\n\n## Unreleased\n\n- `a.Options.Timeout` is a time.Duration.\n",
+			before: map[string]string{
+				"a/a.go": "package a\n\ntype Options struct{ Timeout int }\n",
+				"b/b.go": "package b\n\ntype Options struct{ Timeout int }\n",
+			},
+			after: map[string]string{
+				"a/a.go": "package a\n\nimport \"time\"\n\ntype Options struct{ Timeout time.Duration }\n",
+				"b/b.go": "package b\n\ntype Options struct{ Timeout string }\n",
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(files map[string]string) {
+				t.Helper()
+				for name, text := range files {
+					p := filepath.Join(dir, name)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			write(map[string]string{"go.mod": "module example.com/m\n\ngo 1.26\n", "CHANGELOG.md": tc.changelog})
+			write(tc.before)
+			var out bytes.Buffer
+			if err := run([]string{"-root", dir, "-write"}, &out); err != nil {
+				t.Fatalf("first record: %v\n%s", err, out.String())
+			}
+			write(tc.after)
+			out.Reset()
+			if err := run([]string{"-root", dir}, &out); err == nil || !strings.Contains(out.String(), "incompatible") {
+				t.Fatalf("the check does not see the incompatible change: %v\n%s", err, out.String())
+			}
+			removed := out.String()
+			out.Reset()
+			if err := run([]string{"-root", dir, "-write"}, &out); err == nil {
+				t.Errorf("make api recorded an incompatible change that %q does not name:\n%s", tc.changelog, removed)
+			}
+		})
+	}
+}
+
+func TestMentions(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"- `lib.Old` is `lib.New`.", true},
+		{"lib.Old is gone.", true},
+		{"Use bosuntest/faults.Shard instead of lib.Old.", true},
+		{"- `lib.OldStyle` is removed.", false},
+		{"- `mylib.Old` is removed.", false},
+		{"- `lib.Old.Field` changed.", false},
+		{"", false},
+	} {
+		if got := mentions(tc.text, "lib.Old"); got != tc.want {
+			t.Errorf("mentions(%q, lib.Old) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
