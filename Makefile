@@ -164,6 +164,12 @@ bench-polling: controlplane postgres
 bench-dev: controlplane
 	$(GO) run ./bench/dev $(BENCH_DEV_FLAGS)
 
+## bench-binsize: what a production binary links: the memcached operator on operator.Main against the same
+##   controller on a bare manager: docs/BENCHMARKS.md "A production binary" (about a minute).
+.PHONY: bench-binsize
+bench-binsize:
+	$(GO) run ./bench/binsize
+
 ## bench: the Go benchmarks recorded in docs/BENCHMARKS.md.
 .PHONY: bench
 bench:
