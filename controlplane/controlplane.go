@@ -54,7 +54,7 @@ type Options struct {
 	// Webhooks are admission webhook configurations
 	// (*admissionregistrationv1.MutatingWebhookConfiguration and
 	// *admissionregistrationv1.ValidatingWebhookConfiguration, as
-	// DecodeWebhooks reads them from controller-gen's manifests) to install
+	// manifest.DecodeWebhooks reads them from controller-gen's manifests) to install
 	// before Start returns. Each webhook's client configuration is pointed
 	// at ControlPlane.WebhookServer and trusts its certificate, whatever
 	// Service it names. The CRDs of kinds that are convertible in Scheme (a

@@ -80,7 +80,7 @@
 // # Webhooks
 //
 // Options.Webhooks installs admission webhook configurations
-// (DecodeWebhooks reads controller-gen's manifests), each rewritten to call
+// (manifest.DecodeWebhooks reads controller-gen's manifests), each rewritten to call
 // ControlPlane.WebhookServer: a local address with a serving certificate
 // made for this control plane and trusted by its API server. The CRD of a
 // kind that is convertible in Options.Scheme (a hub and its spokes) gets its

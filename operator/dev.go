@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/internal/devhook"
 )
 
 // devNamespace is the namespace --dev creates the samples in ("default", as
@@ -28,17 +29,27 @@ const devNodes = 2
 
 // devEnv is the embedded control plane of --dev.
 type devEnv struct {
-	cp   *controlplane.ControlPlane
+	cp   *devhook.Cluster
 	once sync.Once
 }
 
-// startDev starts the control plane, installs the operator's CRDs and
+// errNoDev is --dev's answer in a binary that does not link package
+// operator/dev.
+var errNoDev = errors.New(`this build has no embedded control plane: run the operator with "bosun dev", ` +
+	`or build it with a file that imports github.com/bosunkit/bosun/operator/dev ` +
+	`(bosun init writes cmd/dev.go, compiled with -tags bosundev: go run -tags bosundev ./cmd --dev)`)
+
+// startDev starts the control plane with start (devhook.Start, nil in a
+// binary without package operator/dev), installs the operator's CRDs and
 // writes the kubeconfig.
-func startDev(ctx context.Context, opts Options, flags Flags, scheme *runtime.Scheme, out io.Writer) (*devEnv, error) {
-	cpOpts := controlplane.Options{Scheme: scheme, Progress: os.Stderr}
+func startDev(ctx context.Context, start func(context.Context, devhook.Request) (*devhook.Cluster, error), opts Options, flags Flags, scheme *runtime.Scheme, out io.Writer) (*devEnv, error) {
+	if start == nil {
+		return nil, fmt.Errorf("operator %q: --dev: %w", opts.Name, errNoDev)
+	}
+	req := devhook.Request{Scheme: scheme, Progress: os.Stderr}
 	what := "kube-apiserver and etcd"
 	if flags.DevWorkloads {
-		cpOpts.ControllerManager, cpOpts.Nodes = true, devNodes
+		req.Workloads, req.Nodes = true, devNodes
 		what = fmt.Sprintf("kube-apiserver, etcd, kube-controller-manager, kube-scheduler and %d simulated nodes", devNodes)
 	}
 	if opts.CRDs != nil {
@@ -46,17 +57,17 @@ func startDev(ctx context.Context, opts Options, flags Flags, scheme *runtime.Sc
 		if err != nil {
 			return nil, fmt.Errorf("operator %q: --dev: reading the CRDs: %w", opts.Name, err)
 		}
-		cpOpts.CRDs = crds
+		req.CRDs = crds
 	}
 	if opts.Webhooks != nil {
 		hooks, err := opts.Webhooks()
 		if err != nil {
 			return nil, fmt.Errorf("operator %q: --dev: reading the webhook configurations: %w", opts.Name, err)
 		}
-		cpOpts.Webhooks = hooks
+		req.Webhooks = hooks
 	}
 	fmt.Fprintf(out, "starting an embedded control plane: %s\n", what)
-	cp, err := controlplane.Start(ctx, cpOpts)
+	cp, err := start(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("operator %q: --dev: %w", opts.Name, err)
 	}

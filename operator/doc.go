@@ -66,6 +66,14 @@
 // bin/dev.kubeconfig), and runs until Ctrl-C, when it stops the control
 // plane. No cluster is needed.
 //
+// --dev needs the control plane in the binary, and only a development
+// build links it: one that compiles a file importing package operator/dev,
+// which bosun init writes as cmd/dev.go behind the build tag bosundev
+// (`bosun dev` and `make dev` build with -tags bosundev). A release build
+// links neither the control plane nor envtest, and refuses --dev with a
+// message that says so (TestReleaseBuildLinksNoControlPlane in
+// operator/dev, TestDevNeedsTheDevPackage).
+//
 // # Plan mode
 //
 // With --plan the operator changes nothing and reports what it would

@@ -26,6 +26,7 @@ import (
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/debugpage"
+	"github.com/bosunkit/bosun/internal/devhook"
 	"github.com/bosunkit/bosun/internal/plan"
 	"github.com/bosunkit/bosun/version"
 )
@@ -46,7 +47,7 @@ type Options struct {
 	CRDs func() ([]*apiextensionsv1.CustomResourceDefinition, error)
 	// Webhooks, when set, returns the operator's admission webhook
 	// configurations (controller-gen's config/webhook manifests, see
-	// controlplane.DecodeWebhooks), which --dev installs pointing at the
+	// manifest.DecodeWebhooks), which --dev installs pointing at the
 	// operator's webhook server with a certificate it trusts. Setting it
 	// also adds the webhook server to /readyz. Register the webhooks
 	// themselves in Setup (package webhook).
@@ -169,7 +170,7 @@ func runManager(ctx context.Context, opts Options, flags Flags, out io.Writer, o
 	var cfg *rest.Config
 	var dev *devEnv
 	if flags.Dev {
-		d, err := startDev(ctx, opts, flags, scheme, out)
+		d, err := startDev(ctx, devhook.Start, opts, flags, scheme, out)
 		if err != nil {
 			return err
 		}

@@ -63,7 +63,7 @@ func run(ctx context.Context, out io.Writer, mainPkg string, rounds int, timeout
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "manager")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, mainPkg)
+	build := exec.CommandContext(ctx, "go", "build", "-tags", "bosundev", "-o", bin, mainPkg)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building %s: %w", mainPkg, err)

@@ -18,7 +18,9 @@ func newDevCommand() *cobra.Command {
 		Use:   "dev [dir] [-- operator flags]",
 		Short: "Run an operator module on an embedded control plane until Ctrl-C",
 		Long: `Builds the operator of the module in dir (default: the current directory)
-and runs it with --dev: kube-apiserver and etcd start on this machine, with
+as a development build (-tags bosundev, which compiles cmd/dev.go and with it
+the embedded control plane a release build leaves out) and runs it with
+--dev: kube-apiserver and etcd start on this machine, with
 kube-controller-manager (garbage collection, Deployments, Jobs and the other
 workload controllers), kube-scheduler and 2 simulated nodes on which pods
 become Running and Ready (all built from Go modules on first use, which says
@@ -53,7 +55,7 @@ starts only kube-apiserver and etcd. Flags after -- go to the operator.`,
 			// Built first, then run, so that signals reach the operator
 			// itself rather than go run.
 			manager := filepath.Join(dir, "bin", "manager")
-			build := exec.CommandContext(cmd.Context(), "go", "build", "-o", manager, "./cmd")
+			build := exec.CommandContext(cmd.Context(), "go", "build", "-tags", "bosundev", "-o", manager, "./cmd")
 			build.Dir = dir
 			build.Stdout, build.Stderr = cmd.ErrOrStderr(), cmd.ErrOrStderr()
 			if err := build.Run(); err != nil {

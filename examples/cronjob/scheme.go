@@ -7,10 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/bosunkit/bosun/controlplane"
 	cronjobv1 "github.com/bosunkit/bosun/examples/cronjob/api/v1"
 	cronjobv2 "github.com/bosunkit/bosun/examples/cronjob/api/v2"
 	"github.com/bosunkit/bosun/examples/cronjob/config/crd"
+	"github.com/bosunkit/bosun/operator/manifest"
 )
 
 // AddToScheme adds to s the built-in Kubernetes types (Jobs, and Namespace,
@@ -35,7 +35,7 @@ func AddToScheme(s *runtime.Scheme) error {
 // CRDs returns the CustomResourceDefinitions of the cronjob API, decoded
 // from the manifests embedded in package crd. Each call returns new objects.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	crds, err := controlplane.DecodeCRDs(crd.Manifests)
+	crds, err := manifest.DecodeCRDs(crd.Manifests)
 	if err != nil {
 		return nil, fmt.Errorf("cronjob: %w", err)
 	}

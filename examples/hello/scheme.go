@@ -7,9 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/bosunkit/bosun/controlplane"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
 	"github.com/bosunkit/bosun/examples/hello/config/crd"
+	"github.com/bosunkit/bosun/operator/manifest"
 )
 
 // AddToScheme adds to s the built-in Kubernetes types (ConfigMap among them)
@@ -27,7 +27,7 @@ func AddToScheme(s *runtime.Scheme) error {
 // CRDs returns the CustomResourceDefinitions of the hello API, decoded from
 // the manifests embedded in package crd. Each call returns new objects.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	crds, err := controlplane.DecodeCRDs(crd.Manifests)
+	crds, err := manifest.DecodeCRDs(crd.Manifests)
 	if err != nil {
 		return nil, fmt.Errorf("hello: %w", err)
 	}

@@ -40,6 +40,7 @@ func Example() {
 	// README.md
 	// api/v1/groupversion_info.go
 	// api/v1/widget_types.go
+	// cmd/dev.go
 	// cmd/main.go
 	// config/crd/crd.go
 	// config/crd/kustomization.yaml

@@ -71,6 +71,7 @@ func Init(dir string, p Project, o InitOptions) error {
 		{tmpl: "init/Makefile", path: "Makefile"},
 		{tmpl: "init/README.md", path: "README.md"},
 		{tmpl: "init/main.go", path: "cmd/main.go"},
+		{tmpl: "init/dev.go", path: "cmd/dev.go"},
 		{tmpl: "init/controller-doc.go", path: "internal/controller/doc.go"},
 		{tmpl: "init/crd.go", path: "config/crd/crd.go"},
 		{tmpl: "init/crd-kustomization.yaml", path: "config/crd/kustomization.yaml"},

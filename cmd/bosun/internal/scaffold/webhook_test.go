@@ -72,7 +72,7 @@ func TestCreateWebhook(t *testing.T) {
 				"config/webhook/service.yaml": {"kind: Service", "name: webhook-service", "namespace: system", "port: 443", "targetPort: 9443",
 					"selector:\n    app.kubernetes.io/name: shop"},
 				"config/webhook/kustomization.yaml": {"- service.yaml\n- manifests.yaml\n# +bosun:scaffold:webhooks\n"},
-				"config/webhook/webhook.go":         {"package webhook", "//go:embed *.yaml", "func Configurations() ([]client.Object, error)", "controlplane.DecodeWebhooks(manifests)"},
+				"config/webhook/webhook.go":         {"package webhook", "//go:embed *.yaml", "func Configurations() ([]client.Object, error)", "manifest.DecodeWebhooks(manifests)"},
 				"config/certmanager/issuer.yaml":    {"kind: Issuer", "name: selfsigned-issuer", "selfSigned: {}"},
 				"config/certmanager/certificate.yaml": {"kind: Certificate", "name: serving-cert", "secretName: webhook-server-cert",
 					"- SERVICE_NAME.SERVICE_NAMESPACE.svc\n", "name: selfsigned-issuer"},

@@ -11,7 +11,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/operator/manifest"
 )
 
 //go:generate go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 webhook paths=../.. output:webhook:artifacts:config=.
@@ -27,5 +27,5 @@ var manifests embed.FS
 // controlplane.Options.Webhooks and operator.Options.Webhooks. Each call
 // returns new objects.
 func Configurations() ([]client.Object, error) {
-	return controlplane.DecodeWebhooks(manifests)
+	return manifest.DecodeWebhooks(manifests)
 }

@@ -12,7 +12,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/operator/manifest"
 )
 
 // Manifests holds the generated CRD manifests, one YAML file per resource,
@@ -24,7 +24,7 @@ var Manifests embed.FS
 // CRDs returns the CustomResourceDefinitions in Manifests, for
 // controlplane.Options.CRDs. Each call returns new objects.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	crds, err := controlplane.DecodeCRDs(Manifests)
+	crds, err := manifest.DecodeCRDs(Manifests)
 	if err != nil {
 		return nil, fmt.Errorf("testapi: %w", err)
 	}

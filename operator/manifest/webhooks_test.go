@@ -1,4 +1,4 @@
-package controlplane_test
+package manifest_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/operator/manifest"
 )
 
 func TestDecodeWebhooks(t *testing.T) {
@@ -38,7 +38,7 @@ webhooks:
 		"service.yaml":       {Data: []byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: webhook-service\n")},
 		"kustomization.yaml": {Data: []byte("resources:\n- manifests.yaml\n- service.yaml\n")},
 	}
-	objs, err := controlplane.DecodeWebhooks(fsys)
+	objs, err := manifest.DecodeWebhooks(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ webhooks:
 		"none":    "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n",
 		"unknown": "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: v\nwebhooks:\n- name: x\n  sideEfects: None\n",
 	} {
-		if _, err := controlplane.DecodeWebhooks(fstest.MapFS{"m.yaml": {Data: []byte(data)}}); err == nil {
+		if _, err := manifest.DecodeWebhooks(fstest.MapFS{"m.yaml": {Data: []byte(data)}}); err == nil {
 			t.Errorf("%s: DecodeWebhooks succeeded, want an error", name)
 		}
 	}

@@ -1,4 +1,4 @@
-package controlplane_test
+package manifest_test
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/operator/manifest"
 )
 
 func TestDecodeCRDs(t *testing.T) {
@@ -40,7 +40,7 @@ func TestDecodeCRDs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			crds, err := controlplane.DecodeCRDs(tt.files)
+			crds, err := manifest.DecodeCRDs(tt.files)
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("DecodeCRDs error = %v, want prefix %q", err, tt.wantErr)
