@@ -35,9 +35,9 @@ type devEnv struct {
 
 // errNoDev is --dev's answer in a binary that does not link package
 // operator/dev.
-var errNoDev = errors.New(`this build has no embedded control plane: run the operator with "bosun dev", ` +
-	`or build it with a file that imports github.com/bosunkit/bosun/operator/dev ` +
-	`(bosun init writes cmd/dev.go, compiled with -tags bosundev: go run -tags bosundev ./cmd --dev)`)
+var errNoDev = errors.New(`this build has no embedded control plane: only a development build has one, ` +
+	`built with -tags bosundev and a file of package main that imports github.com/bosunkit/bosun/operator/dev behind that tag ` +
+	`(bosun init writes it as cmd/dev.go; bosun dev and go run -tags bosundev ./cmd --dev build so)`)
 
 // startDev starts the control plane with start (devhook.Start, nil in a
 // binary without package operator/dev), installs the operator's CRDs and

@@ -169,7 +169,8 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.WebhookCertKey, "webhook-cert-key", f.WebhookCertKey, "The webhook key's file name in --webhook-cert-path.")
 	fs.BoolVar(&f.Version, "version", f.Version, "Print what the binary was built from and exit.")
 	fs.BoolVar(&f.Dev, "dev", f.Dev,
-		"Start an embedded control plane, install the CRDs and samples, write a kubeconfig and run against it until Ctrl-C.")
+		"Start an embedded control plane, install the CRDs and samples, write a kubeconfig and run against it until Ctrl-C. "+
+			"Only a development build has the control plane: one built with -tags bosundev and a file importing github.com/bosunkit/bosun/operator/dev (cmd/dev.go), as bosun dev builds.")
 	fs.StringVar(&f.DevKubeconfig, "dev-kubeconfig", f.DevKubeconfig, "Where --dev writes the kubeconfig of its control plane.")
 	fs.BoolVar(&f.DevWorkloads, "dev-workloads", f.DevWorkloads,
 		"With --dev, also run kube-controller-manager (garbage collection, Deployments, Jobs and the other workload controllers), "+

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -52,9 +53,13 @@ starts only kube-apiserver and etcd. Flags after -- go to the operator.`,
 			if _, err := os.Stat(filepath.Join(dir, "cmd", "main.go")); err != nil {
 				return fmt.Errorf("%s has no cmd/main.go: run bosun dev in an operator module that bosun init started", dir)
 			}
+			if err := checkDevFile(dir); err != nil {
+				return err
+			}
 			// Built first, then run, so that signals reach the operator
-			// itself rather than go run.
-			manager := filepath.Join(dir, "bin", "manager")
+			// itself rather than go run; beside the release build of make
+			// build (bin/manager), not over it.
+			manager := filepath.Join(dir, "bin", "manager-dev")
 			build := exec.CommandContext(cmd.Context(), "go", "build", "-tags", "bosundev", "-o", manager, "./cmd")
 			build.Dir = dir
 			build.Stdout, build.Stderr = cmd.ErrOrStderr(), cmd.ErrOrStderr()
@@ -95,4 +100,28 @@ starts only kube-apiserver and etcd. Flags after -- go to the operator.`,
 	cmd.Flags().BoolVar(&workloads, "workloads", workloads,
 		"run kube-controller-manager, kube-scheduler and simulated nodes besides kube-apiserver and etcd, so that the operator's pods run")
 	return cmd
+}
+
+// devImport is the package a development build links for --dev.
+const devImport = `"github.com/bosunkit/bosun/operator/dev"`
+
+// checkDevFile returns an error that says what to add when no Go file of
+// dir's cmd/ imports package operator/dev: a project that an older bosun
+// init made builds no control plane, and --dev would refuse to start.
+func checkDevFile(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "cmd", "*.go"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(data), devImport) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no file links the control plane of --dev into a development build; add cmd/dev.go:\n\n"+
+		"//go:build bosundev\n\npackage main\n\nimport _ %s\n", filepath.Join(dir, "cmd"), devImport)
 }
