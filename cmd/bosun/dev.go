@@ -123,5 +123,5 @@ func checkDevFile(dir string) error {
 		}
 	}
 	return fmt.Errorf("%s: no file links the control plane of --dev into a development build; add cmd/dev.go:\n\n"+
-		"//go:build bosundev\n\npackage main\n\nimport _ %s\n", filepath.Join(dir, "cmd"), devImport)
+		"//go:build bosundev\n\npackage main\n\nimport _ %s", filepath.Join(dir, "cmd"), devImport)
 }
