@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,8 +33,8 @@ func TestDescribeSeesWhatUsersSee(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := lines(describePackage(checkSource(t, tc.before), "example.com/m"))
-			after := lines(describePackage(checkSource(t, tc.after), "example.com/m"))
+			before := describePackage(checkSource(t, tc.before), "example.com/m")
+			after := describePackage(checkSource(t, tc.after), "example.com/m")
 			if cmp.Equal(before, after) {
 				t.Errorf("the record is the same before and after, though `%s` no longer compiles:\n%s", tc.breaks, strings.Join(before, "\n"))
 			}
@@ -80,18 +78,7 @@ func TestChangelogMustNameTheChange(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			write := func(files map[string]string) {
-				t.Helper()
-				for name, text := range files {
-					p := filepath.Join(dir, name)
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			write := func(files map[string]string) { writeFiles(t, dir, files) }
 			write(map[string]string{"go.mod": "module example.com/m\n\ngo 1.26\n", "CHANGELOG.md": tc.changelog})
 			write(tc.before)
 			var out bytes.Buffer

@@ -88,7 +88,7 @@ func run(args []string, out io.Writer) error {
 		if missing := unnamed(removed, string(notes)); len(missing) > 0 {
 			fmt.Fprintf(out, "incompatible changes that %s does not name:\n", *changelog)
 			for _, d := range missing {
-				fmt.Fprintf(out, "  %s (name %s)\n", d.line, d.key)
+				fmt.Fprintf(out, "  %s (name %s)\n", d, keyOf(d))
 			}
 			return fmt.Errorf("%d incompatible changes are not named in %s", len(missing), *changelog)
 		}
@@ -101,13 +101,13 @@ func run(args []string, out io.Writer) error {
 	if len(removed) > 0 {
 		fmt.Fprintf(out, "incompatible changes (lines of %s the code no longer has):\n", *record)
 		for _, d := range removed {
-			fmt.Fprintf(out, "  - %s\n", d.line)
+			fmt.Fprintf(out, "  - %s\n", d)
 		}
 	}
 	if len(added) > 0 {
 		fmt.Fprintln(out, "additions:")
 		for _, d := range added {
-			fmt.Fprintf(out, "  + %s\n", d.line)
+			fmt.Fprintf(out, "  + %s\n", d)
 		}
 	}
 	return errDiffers
@@ -150,32 +150,26 @@ func library(rel string) bool {
 	return true
 }
 
-// decl is one line of the record and the name a changelog gives it.
-type decl struct {
-	line string
-	key  string
-}
-
 // describe lists the exported declarations of pkgs, sorted by line.
-func describe(pkgs []*packages.Package) []decl {
-	var out []decl
+func describe(pkgs []*packages.Package) []string {
+	var out []string
 	for _, p := range pkgs {
 		out = append(out, describePackage(p.Types, p.Module.Path)...)
 	}
-	slices.SortFunc(out, func(a, b decl) int { return strings.Compare(a.line, b.line) })
-	return slices.CompactFunc(out, func(a, b decl) bool { return a.line == b.line })
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // describePackage lists the exported declarations of pkg, a package of
 // the module module.
-func describePackage(pkg *types.Package, module string) []decl {
+func describePackage(pkg *types.Package, module string) []string {
 	name := pkgLabel(pkg, module)
 	qual := qualifier(pkg, module)
 	prefix := "pkg " + name + ", "
-	var out []decl
+	var out []string
 	add := func(format string, a ...any) {
 		line := prefix + fmt.Sprintf(format, a...)
-		out = append(out, decl{line: line, key: keyOf(line)})
+		out = append(out, line)
 	}
 	scope := pkg.Scope()
 	for _, n := range scope.Names() {
@@ -378,22 +372,22 @@ func qualifier(pkg *types.Package, module string) types.Qualifier {
 
 // compare returns the declarations of was that now lacks, and those of
 // now that was lacks. Both are sorted by line.
-func compare(was, now []decl) (removed, added []decl) {
-	in := func(ds []decl) map[string]bool {
+func compare(was, now []string) (removed, added []string) {
+	in := func(ds []string) map[string]bool {
 		m := make(map[string]bool, len(ds))
 		for _, d := range ds {
-			m[d.line] = true
+			m[d] = true
 		}
 		return m
 	}
 	wasSet, nowSet := in(was), in(now)
 	for _, d := range was {
-		if !nowSet[d.line] {
+		if !nowSet[d] {
 			removed = append(removed, d)
 		}
 	}
 	for _, d := range now {
-		if !wasSet[d.line] {
+		if !wasSet[d] {
 			added = append(added, d)
 		}
 	}
@@ -402,11 +396,11 @@ func compare(was, now []decl) (removed, added []decl) {
 
 // unnamed returns the declarations of removed whose names the unreleased
 // section of notes, a changelog, does not mention as a whole name.
-func unnamed(removed []decl, notes string) []decl {
+func unnamed(removed []string, notes string) []string {
 	notes = unreleased(notes)
-	var out []decl
+	var out []string
 	for _, d := range removed {
-		if d.key == "" || !mentions(notes, d.key) {
+		if key := keyOf(d); key == "" || !mentions(notes, key) {
 			out = append(out, d)
 		}
 	}
@@ -459,13 +453,13 @@ func mentions(text, name string) bool {
 }
 
 // readRecord reads the record at path.
-func readRecord(path string) ([]decl, error) {
+func readRecord(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var out []decl
+	var out []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
 	for sc.Scan() {
@@ -473,7 +467,7 @@ func readRecord(path string) ([]decl, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		out = append(out, decl{line: line, key: keyOf(line)})
+		out = append(out, line)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
@@ -529,11 +523,11 @@ func keyOf(line string) string {
 }
 
 // writeRecord writes ds to path, after the header.
-func writeRecord(path string, ds []decl) error {
+func writeRecord(path string, ds []string) error {
 	var b strings.Builder
 	b.WriteString(recordHeader)
 	for _, d := range ds {
-		b.WriteString(d.line)
+		b.WriteString(d)
 		b.WriteByte('\n')
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

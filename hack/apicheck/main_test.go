@@ -73,16 +73,8 @@ func checkSource(t *testing.T, src string) *types.Package {
 	return pkg
 }
 
-func lines(ds []decl) []string {
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = d.line
-	}
-	return out
-}
-
 func TestDescribePackage(t *testing.T) {
-	got := lines(describePackage(checkSource(t, source), "example.com/m"))
+	got := describePackage(checkSource(t, source), "example.com/m")
 	want := []string{
 		"pkg lib, type Alias = context.Context",
 		"pkg lib, type Box[T any] struct",
@@ -135,15 +127,7 @@ func TestKeyOf(t *testing.T) {
 // incompatible one is recorded only once the changelog names it.
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, text string) { writeFiles(t, dir, map[string]string{name: text}) }
 	write("go.mod", "module example.com/m\n\ngo 1.26\n")
 	write("CHANGELOG.md", "# Changelog\n\n## Unreleased\n")
 	write("lib/lib.go", "package lib\n\nfunc Old() {}\n")
@@ -195,5 +179,20 @@ func TestRun(t *testing.T) {
 	}
 	if out, err := call(); err != nil {
 		t.Fatalf("check after the record: %v\n%s", err, out)
+	}
+}
+
+// writeFiles writes files, by their paths under dir, making their
+// directories.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
