@@ -12,6 +12,12 @@ TEST_TIMEOUT ?= 30m
 FUZZ_TIME ?= 20s
 DSL_FUZZ_TIME ?= 30s
 
+# The modules of this repository (go.work; docs/MODULES.md): the library first, then the command, the
+# examples, the benches, the repository's own tools, the manifests helper and the browser tests.
+MODULES := . ./cmd/bosun ./examples ./bench ./hack ./internal/manifests ./e2e
+# Every package of every module: with go.work, one go command builds and tests them all together.
+ALL_PKGS := $(addsuffix /...,$(MODULES))
+
 .PHONY: all
 all: test
 
@@ -20,10 +26,11 @@ all: test
 demo: postgres
 	$(GO) run ./cmd/bosun demo
 
-## test: lint, vet, build the control plane and install PostgreSQL and Chromium if needed, then run every test with -race.
+## test: lint, vet, build the control plane and install PostgreSQL and Chromium if needed, then run every test of
+##   every module with -race.
 .PHONY: test
 test: lint vet controlplane postgres chromium
-	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -race -timeout $(TEST_TIMEOUT) $(ALL_PKGS)
 	$(MAKE) fuzz
 
 ## test-tuned: the tests of the engine and of the packages that build on it, with bosun's tuning on in their
@@ -92,7 +99,7 @@ manifests:
 .PHONY: fuzz
 fuzz:
 	GO=$(GO) hack/fuzz.sh ./examples/hello FuzzRender $(FUZZ_TIME)
-	GO=$(GO) hack/fuzz.sh ./dsl FuzzParse $(DSL_FUZZ_TIME)
+	GO=$(GO) hack/fuzz.sh ./cmd/bosun/dsl FuzzParse $(DSL_FUZZ_TIME)
 	GO=$(GO) hack/fuzz.sh ./internal/trim FuzzTrimValue $(FUZZ_TIME)
 
 # `make reliability` keeps the figures file and the fuzzing outputs of its last run here.
@@ -105,7 +112,7 @@ DSL_FUZZ_ROW := DSL fuzz, 10 min (parser and generator)|dsl
 # The packages whose battery `make reliability` runs, how many crash trials run at once, and whether
 # to add to the figures of an earlier run (RELIABILITY_APPEND=1) instead of starting afresh: its
 # figures file if there is one, and the rows of docs/RELIABILITY.md this run did not measure.
-BATTERY_PKGS ?= ./...
+BATTERY_PKGS ?= $(ALL_PKGS)
 # The tests `make reliability` runs (go test -run): every battery test, or some of them.
 BATTERY_RUN ?= Battery
 BATTERY_PARALLEL ?= 4
@@ -125,7 +132,7 @@ reliability: controlplane postgres
 	BOSUN_BATTERY=full BOSUN_FIGURES=$(RELIABILITY_FIGURES) \
 		$(GO) test -run '$(BATTERY_RUN)' -timeout 0 -p 1 -parallel $(BATTERY_PARALLEL) $(BATTERY_PKGS) || failed="battery tests"; \
 	if [ -n "$(RELIABILITY_FUZZ_TIME)" ]; then \
-		for target in dsl/FuzzParse gen/FuzzGenerate; do \
+		for target in cmd/bosun/dsl/FuzzParse cmd/bosun/gen/FuzzGenerate; do \
 			fuzz=$${target#*/}; log=$(RELIABILITY_DIR)/$$fuzz.log; \
 			$(GO) test -run '^$$' -fuzz "^$$fuzz\$$" -fuzztime $(RELIABILITY_FUZZ_TIME) ./$${target%/*} 2>&1 | tee $$log; \
 			[ "$${PIPESTATUS[0]}" = 0 ] || failed="$${failed:+$$failed, }$$fuzz"; \
@@ -174,7 +181,7 @@ bench-binsize:
 .PHONY: bench
 bench:
 	$(GO) test -run '^$$' -bench 'Reconcile|EngineOverhead' -benchtime 10000x -count 3 -benchmem .
-	$(GO) test -run '^$$' -bench . -benchmem ./gen
+	$(GO) test -run '^$$' -bench . -benchmem ./cmd/bosun/gen
 	$(GO) test -run '^$$' -bench ConvergedPass -benchmem -count 3 ./children
 
 ## loc: the lines of code of every example, as docs/EXAMPLES.md reports them (LOC_REV=<rev> counts an older tree).
@@ -184,12 +191,12 @@ loc:
 
 .PHONY: vet
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(ALL_PKGS)
 
 ## lint: golangci-lint, pinned, installed into bin/.
 .PHONY: lint
 lint: $(GOLANGCI_LINT)
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run $(ALL_PKGS)
 
 $(GOLANGCI_LINT):
 	@mkdir -p $(BIN)
@@ -199,7 +206,7 @@ $(GOLANGCI_LINT):
 ## generate: regenerate every generated file (deepcopy, CRDs, RBAC, bosun gen output, embedded control-plane module).
 .PHONY: generate
 generate:
-	$(GO) generate ./...
+	$(GO) generate $(ALL_PKGS)
 
 ## apisize: report the size of the library API against its goals (docs/API.md), and fail when one is missed; `make verify` runs it.
 .PHONY: apisize

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bosunkit/bosun/dsl"
+	"github.com/bosunkit/bosun/cmd/bosun/dsl"
 )
 
 // stdinName names standard input in fmt's errors and list.

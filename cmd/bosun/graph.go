@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bosunkit/bosun/dsl"
+	"github.com/bosunkit/bosun/cmd/bosun/dsl"
 	"github.com/bosunkit/bosun/examples/cronjob"
 	"github.com/bosunkit/bosun/examples/hello"
 	"github.com/bosunkit/bosun/examples/memcached"

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bosunkit/bosun/dsl"
-	"github.com/bosunkit/bosun/gen"
+	"github.com/bosunkit/bosun/cmd/bosun/dsl"
+	"github.com/bosunkit/bosun/cmd/bosun/gen"
 )
 
 // errReported is returned by a command that already printed its errors; main

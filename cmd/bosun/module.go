@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bosunkit/bosun/gen"
+	"github.com/bosunkit/bosun/cmd/bosun/gen"
 )
 
 // errOutsideModule is wrapped by the error of a document whose Go types no

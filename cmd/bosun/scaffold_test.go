@@ -358,29 +358,83 @@ func devWorkloads(t *testing.T, c client.Client) {
 
 // unused are modules that only the bosun command (bosun image) and the
 // examples (postgres, cronjob) use: a new operator must not require them.
-var unused = []string{"github.com/jackc/pgx", "github.com/google/go-containerregistry", "github.com/robfig/cron"}
-
-// checkLean fails t when the go.mod or go.sum of the module in dir names
-// one of the unused modules.
+// checkLean fails t when the module graph of the new module in dir holds a
+// module that only the repository's other modules bring (the command's,
+// the examples', the benches', the tools'): pgx, go-containerregistry,
+// kustomize's API, cron, chromedp and the like. The new module's go.mod
+// must require the library and no other module of this repository.
 func checkLean(t *testing.T, dir string) {
 	t.Helper()
-	for _, name := range []string{"go.mod", "go.sum"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range unused {
-			if strings.Contains(string(b), m) {
-				why := runIn(t, dir, "go", "mod", "why", "-m", m)
-				t.Errorf("the new module's %s names %s, which it does not use:\n%s", name, m, why)
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	library := map[string]bool{}
+	for _, m := range strings.Fields(goOutside(t, checkout, "list", "-m", "-f", "{{.Path}}", "all")) {
+		library[m] = true
+	}
+	others := map[string]bool{}
+	for _, mod := range workspaceModules(t, checkout) {
+		for _, m := range strings.Fields(goOutside(t, filepath.Join(checkout, mod), "list", "-m", "-f", "{{.Path}}", "all")) {
+			if !library[m] && !strings.HasPrefix(m, "github.com/bosunkit/bosun/") {
+				others[m] = true
 			}
+		}
+	}
+	for _, m := range []string{"github.com/jackc/pgx/v5", "github.com/google/go-containerregistry", "github.com/robfig/cron/v3", "github.com/chromedp/chromedp"} {
+		if !others[m] {
+			t.Fatalf("%s is not among the modules only the repository's other modules require; the check below would prove nothing", m)
+		}
+	}
+	for _, m := range strings.Fields(goOutside(t, dir, "list", "-m", "-f", "{{.Path}}", "all")) {
+		if others[m] {
+			t.Errorf("the new module's graph holds %s, which only the repository's other modules need:\n%s", m, goOutside(t, dir, "mod", "why", "-m", m))
+		}
+		if strings.HasPrefix(m, "github.com/bosunkit/bosun/") {
+			t.Errorf("the new module requires %s; it should require the library, github.com/bosunkit/bosun, only", m)
 		}
 	}
 }
 
+// workspaceModules returns the directories of go.work's modules under
+// root, the library's (".") left out.
+func workspaceModules(t *testing.T, root string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "go.work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mods []string
+	for line := range strings.Lines(string(data)) {
+		if dir, ok := strings.CutPrefix(strings.TrimSpace(line), "./"); ok {
+			mods = append(mods, dir)
+		}
+	}
+	if len(mods) == 0 {
+		t.Fatalf("%s/go.work names no module besides the library", root)
+	}
+	return mods
+}
+
+// goOutside runs the go command with args in dir outside any workspace,
+// as a module on its own, and returns its standard output.
+func goOutside(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, stderr.String())
+	}
+	return string(out)
+}
+
 // TestScaffoldGoModLean: go mod tidy in a new operator module requires
-// what the operator imports, not what the bosun command or the examples
-// import (pgx, go-containerregistry, cron).
+// what the operator imports, not what the bosun command, the examples or
+// the repository's other modules import (checkLean).
 func TestScaffoldGoModLean(t *testing.T) {
 	checkout, err := filepath.Abs("../..")
 	if err != nil {

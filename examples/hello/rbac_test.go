@@ -14,7 +14,7 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
 	hellov1 "github.com/bosunkit/bosun/examples/hello/api/v1alpha1"
-	"github.com/bosunkit/bosun/internal/rbaccheck"
+	"github.com/bosunkit/bosun/examples/internal/rbaccheck"
 )
 
 // TestRoleIsDerived checks that the rules the reconciler derives

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/examples/internal/rbaccheck"
 	cachev1 "github.com/bosunkit/bosun/examples/memcached/api/v1alpha1"
-	"github.com/bosunkit/bosun/internal/rbaccheck"
 )
 
 // TestGeneratedRole pins the rules controller-gen derives from the

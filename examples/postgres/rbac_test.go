@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/bosunkit/bosun/bosuntest/unit"
-	"github.com/bosunkit/bosun/internal/rbaccheck"
+	"github.com/bosunkit/bosun/examples/internal/rbaccheck"
 )
 
 // TestRoleIsDerived checks that the rules the two reconcilers derive from

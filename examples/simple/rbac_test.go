@@ -12,8 +12,8 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/unit"
+	"github.com/bosunkit/bosun/examples/internal/rbaccheck"
 	simplev1 "github.com/bosunkit/bosun/examples/simple/api/v1alpha1"
-	"github.com/bosunkit/bosun/internal/rbaccheck"
 )
 
 // TestRoleIsDerived checks that the rules the reconciler derives

@@ -14,8 +14,8 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
 	"github.com/bosunkit/bosun/bosuntest/unit"
+	"github.com/bosunkit/bosun/examples/internal/rbaccheck"
 	sitev1 "github.com/bosunkit/bosun/examples/site/api/v1alpha1"
-	"github.com/bosunkit/bosun/internal/rbaccheck"
 )
 
 // TestGeneratedRole pins the rules controller-gen derives from the

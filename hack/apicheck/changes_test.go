@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -115,5 +117,41 @@ func TestMentions(t *testing.T) {
 		if got := mentions(tc.text, "lib.Old"); got != tc.want {
 			t.Errorf("mentions(%q, lib.Old) = %v, want %v", tc.text, got, tc.want)
 		}
+	}
+}
+
+// TestChangelogNamesAMovedPackage: a package that leaves the module is
+// named by its import path as code, which covers its own lines and no
+// other package's.
+func TestChangelogNamesAMovedPackage(t *testing.T) {
+	for _, tc := range []struct {
+		name, changelog string
+		wantRecorded    bool
+	}{
+		{"named", "# Changelog\n\n## Unreleased\n\n- `example.com/m/lib/sub` moved to its own module.\n", true},
+		{"its parent named", "# Changelog\n\n## Unreleased\n\n- `example.com/m/lib` moved.\n", false},
+		{"named without quotes", "# Changelog\n\n## Unreleased\n\n- example.com/m/lib/sub moved.\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"go.mod":         "module example.com/m\n\ngo 1.26\n",
+				"CHANGELOG.md":   tc.changelog,
+				"lib/lib.go":     "package lib\n\nfunc Run() {}\n",
+				"lib/sub/sub.go": "package sub\n\nfunc Parse() {}\n\ntype Node struct{ Name string }\n",
+			})
+			var out bytes.Buffer
+			if err := run([]string{"-root", dir, "-write"}, &out); err != nil {
+				t.Fatalf("first record: %v\n%s", err, out.String())
+			}
+			if err := os.RemoveAll(filepath.Join(dir, "lib", "sub")); err != nil {
+				t.Fatal(err)
+			}
+			out.Reset()
+			err := run([]string{"-root", dir, "-write"}, &out)
+			if recorded := err == nil; recorded != tc.wantRecorded {
+				t.Errorf("make api recorded the move: %v, want %v (%v)\n%s", recorded, tc.wantRecorded, err, out.String())
+			}
+		})
 	}
 }

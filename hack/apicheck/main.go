@@ -85,7 +85,7 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if missing := unnamed(removed, string(notes)); len(missing) > 0 {
+		if missing := unnamed(removed, string(notes), modulePath(pkgs)); len(missing) > 0 {
 			fmt.Fprintf(out, "incompatible changes that %s does not name:\n", *changelog)
 			for _, d := range missing {
 				fmt.Fprintf(out, "  %s (name %s)\n", d, keyOf(d))
@@ -396,15 +396,53 @@ func compare(was, now []string) (removed, added []string) {
 
 // unnamed returns the declarations of removed whose names the unreleased
 // section of notes, a changelog, does not mention as a whole name.
-func unnamed(removed []string, notes string) []string {
+func unnamed(removed []string, notes, module string) []string {
 	notes = unreleased(notes)
 	var out []string
 	for _, d := range removed {
-		if key := keyOf(d); key == "" || !mentions(notes, key) {
-			out = append(out, d)
+		if key := keyOf(d); key != "" && mentions(notes, key) {
+			continue
 		}
+		// A package moved or removed as a whole is named by its import
+		// path, quoted as code.
+		if pkg := packageOf(d); pkg != "" && strings.Contains(notes, "`"+importPath(module, pkg)+"`") {
+			continue
+		}
+		out = append(out, d)
 	}
 	return out
+}
+
+// packageOf returns the package of a line of the record, as the record
+// writes it ("bosun", "bosuntest/unit"); "" for a line it cannot read.
+func packageOf(line string) string {
+	rest, ok := strings.CutPrefix(line, "pkg ")
+	if !ok {
+		return ""
+	}
+	pkg, _, ok := strings.Cut(rest, ", ")
+	if !ok {
+		return ""
+	}
+	return pkg
+}
+
+// importPath returns the import path of a package the record names pkg in
+// the module at path module: the module's own for its root package, whose
+// record name is the last element of the module path.
+func importPath(module, pkg string) string {
+	if pkg == module[strings.LastIndex(module, "/")+1:] {
+		return module
+	}
+	return module + "/" + pkg
+}
+
+// modulePath returns the path of the module the packages come from.
+func modulePath(pkgs []*packages.Package) string {
+	for _, p := range pkgs {
+		return p.Module.Path
+	}
+	return ""
 }
 
 // unreleased returns the section of a changelog under its heading

@@ -245,16 +245,16 @@ const (
 	passedLog = "fuzz: elapsed: 0s, gathering baseline coverage: 0/24 completed\n" +
 		"fuzz: elapsed: 3s, execs: 120000 (40000/sec), new interesting: 1 (total: 25)\n" +
 		"fuzz: elapsed: 5m0s, execs: 1234567 (4115/sec), new interesting: 9 (total: 33)\n" +
-		"PASS\nok  \tgithub.com/bosunkit/bosun/dsl\t300.412s\n"
+		"PASS\nok  \tgithub.com/bosunkit/bosun/cmd/bosun/dsl\t300.412s\n"
 	panicLog = "fuzz: elapsed: 3s, execs: 5000 (1666/sec), new interesting: 0 (total: 9)\n" +
 		"--- FAIL: FuzzGenerate (3.45s)\n    --- FAIL: FuzzGenerate (0.00s)\n" +
 		"        testing.go:1927: panic: assignment to entry in nil map\n" +
 		"    Failing input written to testdata/fuzz/FuzzGenerate/1a4feb8ad1fe53b6\n" +
-		"FAIL\nexit status 1\nFAIL\tgithub.com/bosunkit/bosun/gen\t3.501s\n"
+		"FAIL\nexit status 1\nFAIL\tgithub.com/bosunkit/bosun/cmd/bosun/gen\t3.501s\n"
 	badPositionLog = "fuzz: elapsed: 0s, gathering baseline coverage: 0/192 completed\n" +
 		"--- FAIL: FuzzParse (0.12s)\n    --- FAIL: FuzzParse (0.00s)\n" +
 		"        fuzz_test.go:72: bad error position: error \"decl  has no target\" is not fuzz.bosun:LINE:COL: message\n" +
-		"FAIL\nexit status 1\nFAIL\tgithub.com/bosunkit/bosun/dsl\t0.138s\n"
+		"FAIL\nexit status 1\nFAIL\tgithub.com/bosunkit/bosun/cmd/bosun/dsl\t0.138s\n"
 	cutLog = "fuzz: elapsed: 3s, execs: 777 (259/sec), new interesting: 0 (total: 9)\n"
 )
 

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/mod/modfile"
-	"golang.org/x/mod/semver"
 
 	"github.com/bosunkit/bosun/controlplane"
 )
@@ -38,23 +36,38 @@ func TestCompatibilityTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := modfile.Parse("go.mod", data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// go.mod's go directive, and the version of each module it requires
+	// ("path version" lines, inside or outside a require block).
+	var goVersion string
 	required := map[string]string{}
-	for _, r := range mod.Require {
-		required[r.Mod.Path] = r.Mod.Version
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		switch {
+		case len(f) == 2 && f[0] == "go":
+			goVersion = f[1]
+		case len(f) >= 2 && strings.HasPrefix(f[1], "v"):
+			required[f[0]] = f[1]
+		}
 	}
-	goMinor := strings.Join(strings.SplitN(mod.Go.Version, ".", 3)[:2], ".")
+	goMinor := majorMinor(goVersion)
 	want := []string{
 		"main",
 		goMinor,
-		semver.MajorMinor(required["sigs.k8s.io/controller-runtime"]),
-		semver.MajorMinor(required["k8s.io/client-go"]),
-		"kube-apiserver " + semver.MajorMinor(controlplane.KubernetesVersion) + ", etcd " + semver.MajorMinor(controlplane.EtcdVersion),
+		majorMinor(required["sigs.k8s.io/controller-runtime"]),
+		majorMinor(required["k8s.io/client-go"]),
+		"kube-apiserver " + majorMinor(controlplane.KubernetesVersion) + ", etcd " + majorMinor(controlplane.EtcdVersion),
 	}
 	if diff := cmp.Diff(want, row); diff != "" {
 		t.Errorf("README.md compatibility row (-from go.mod and controlplane +README):\n%s", diff)
 	}
+}
+
+// majorMinor is a version's first two numbers: v0.25 of v0.25.2, 1.26 of
+// 1.26.0.
+func majorMinor(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
 }

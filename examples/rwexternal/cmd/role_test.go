@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/bosunkit/bosun/internal/rbaccheck"
+	"github.com/bosunkit/bosun/examples/internal/rbaccheck"
 )
 
 // TestRoleFlag checks that --role prints the role in ../config/rbac, which

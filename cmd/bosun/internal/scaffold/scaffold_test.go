@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/bosunkit/bosun/dsl"
+	"github.com/bosunkit/bosun/cmd/bosun/dsl"
 )
 
 var (
