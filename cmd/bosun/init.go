@@ -60,7 +60,7 @@ controller-gen). 'bosun dev' runs the operator on a local control plane.`,
 				}
 			}
 			if o.BosunVersion == "" {
-				if v := version.Get().Version; strings.HasPrefix(v, "v") && !strings.Contains(v, "+") {
+				if v := version.Get().Bosun; strings.HasPrefix(v, "v") && !strings.Contains(v, "+") {
 					o.BosunVersion = v
 				}
 			}
@@ -103,7 +103,7 @@ controller-gen). 'bosun dev' runs the operator on a local control plane.`,
 	cmd.Flags().StringVar(&p.Repo, "repo", "", "the Go module path of the new module (required)")
 	cmd.Flags().StringVar(&p.Domain, "domain", "example.com", "the domain of the operator's API groups")
 	cmd.Flags().StringVar(&p.Name, "name", "", "the operator's name (default: the directory's name)")
-	cmd.Flags().StringVar(&o.BosunVersion, "bosun-version", "", "the version of github.com/bosunkit/bosun to require (default: this binary's)")
+	cmd.Flags().StringVar(&o.BosunVersion, "bosun-version", "", "the version of github.com/bosunkit/bosun to require (default: the one this bosun was built with)")
 	cmd.Flags().StringVar(&o.BosunReplace, "bosun-replace", "", "use the bosun module in this directory (a checkout) through a replace directive")
 	cmd.Flags().StringVar(&o.GoVersion, "go-version", "1.26.0", "the go directive of go.mod")
 	cmd.Flags().StringVar(&first.Kind, "kind", "", "also add this first kind, as 'bosun create api' does")
