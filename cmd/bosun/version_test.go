@@ -12,13 +12,13 @@ func TestVersion(t *testing.T) {
 	if status != 0 {
 		t.Fatalf("bosun version: exit %d\n%s", status, errOut)
 	}
-	for _, want := range []string{"module:             github.com/bosunkit/bosun\n", "controller-runtime: v0.", "go:                 go1."} {
+	for _, want := range []string{"module:             github.com/bosunkit/bosun/cmd/bosun\n", "bosun:              ", "controller-runtime: v0.", "go:                 go1."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bosun version lacks %q:\n%s", want, out)
 		}
 	}
 	out, _, _ = runMain(t, t.TempDir(), "version", "--short")
-	if !strings.HasPrefix(out, "github.com/bosunkit/bosun ") || strings.Count(out, "\n") != 1 {
+	if !strings.HasPrefix(out, "github.com/bosunkit/bosun/cmd/bosun ") || strings.Count(out, "\n") != 1 {
 		t.Errorf("bosun version --short = %q, want one line starting with the module", out)
 	}
 }
