@@ -95,6 +95,14 @@ manifests:
 		$(GO) run ./cmd/bosun manifests --dir examples/$$ex/config/default --output $(BIN)/manifests/$$ex.yaml || exit 1; \
 	done
 
+## charts: write each example's Helm chart, made from its config/default, into bin/charts/<example>
+##   (helm install NAME bin/charts/<example> -n NAMESPACE --create-namespace; docs/DEPLOY.md).
+.PHONY: charts
+charts:
+	@for ex in $(EXAMPLES); do \
+		$(GO) run ./cmd/bosun chart --dir examples/$$ex/config/default --output $(BIN)/charts/$$ex || exit 1; \
+	done
+
 ## fuzz: run each fuzz target for FUZZ_TIME (hack/fuzz.sh retries once a run that only stopped late).
 .PHONY: fuzz
 fuzz:

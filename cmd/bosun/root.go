@@ -20,7 +20,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newGenCommand(), newCheckCommand(), newFmtCommand(), newDemoCommand(), newControlPlaneCommand(), newVersionCommand(), newGraphCommand(), newInitCommand(), newCreateCommand(), newDevCommand(), newManifestsCommand(), newImageCommand())
+	root.AddCommand(newGenCommand(), newCheckCommand(), newFmtCommand(), newDemoCommand(), newControlPlaneCommand(), newVersionCommand(), newGraphCommand(), newInitCommand(), newCreateCommand(), newDevCommand(), newManifestsCommand(), newChartCommand(), newImageCommand())
 	root.AddCommand(newExplainCommand())
 	root.AddCommand(newPlanCommand())
 	root.AddCommand(newCanaryCommand())

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/zap/zapcore"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,9 +62,10 @@ func runIn(t *testing.T, dir, name string, args ...string) string {
 // bosun's other commands and examples use, make generate manifests changes
 // nothing, its config/default renders through make install.yaml (and the
 // bosun it builds) with the webhook configurations, the certificate and
-// the CRD's conversion webhook, and bosun dev runs it on an embedded
-// control plane where both samples become Ready, the webhooks refuse and
-// the conversion serves, until Ctrl-C.
+// the CRD's conversion webhook, make chart writes a Helm chart of it, and
+// bosun dev runs it on an embedded control plane where both samples
+// become Ready, the webhooks refuse and the conversion serves, until
+// Ctrl-C.
 func TestScaffoldEndToEnd(t *testing.T) {
 	checkout, err := filepath.Abs("../..")
 	if err != nil {
@@ -158,6 +160,18 @@ func TestScaffoldEndToEnd(t *testing.T) {
 		if !strings.Contains(installYAML, want) {
 			t.Errorf("the rendered config/default lacks %q", want)
 		}
+	}
+
+	// The Helm chart of the same manifests: Helm loads it, and its
+	// defaults render what config/default renders (the chart's own tests
+	// check that object for object).
+	runIn(t, mod, "make", "chart")
+	ch, err := loader.Load(filepath.Join(mod, "bin", "chart"))
+	if err != nil {
+		t.Fatalf("Helm cannot load the chart make chart wrote: %v", err)
+	}
+	if ch.Metadata.Name != "shop" || len(ch.Templates) == 0 {
+		t.Errorf("the chart is named %q with %d templates, want shop and its templates", ch.Metadata.Name, len(ch.Templates))
 	}
 
 	// bosun dev as a user runs it; the probe flag only keeps it off port

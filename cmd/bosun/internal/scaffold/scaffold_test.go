@@ -76,7 +76,7 @@ func TestInit(t *testing.T) {
 		{"Makefile", []string{"CONTROLLER_GEN ?= $(GO) run " + ControllerGen, "object paths=./...", "$(GO) generate ./...", "rbac:roleName=manager-role",
 			"rbac:roleName=manager-role webhook paths=./...", "output:webhook:artifacts:config=config/webhook",
 			"\ngenerate: bosun\n", "\nmanifests:", "\ntest:", "\nrun:", "\ndev:", "\nbuild:", "$(GO) run -tags bosundev ./cmd --dev",
-			"BOSUN ?= $(CURDIR)/bin/bosun\n", "\nbosun:\n", "\nimage: bosun\n", "\ninstall.yaml: bosun\n",
+			"BOSUN ?= $(CURDIR)/bin/bosun\n", "\nbosun:\n", "\nimage: bosun\n", "\ninstall.yaml: bosun\n", "\nchart: bosun\n", "chart --dir config/default --output bin/chart",
 			"$(GO) list -m -f '{{with .Replace}}{{.Dir}}{{end}}' github.com/bosunkit/bosun",
 			`$(GO) build -C "$$dir" -o "$(CURDIR)/bin/bosun" ./cmd/bosun`,
 			"install github.com/bosunkit/bosun/cmd/bosun@$$($(GO) list -m -f '{{.Version}}' github.com/bosunkit/bosun)"}},

@@ -1,0 +1,286 @@
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Options name the chart.
+type Options struct {
+	// Name is the chart's name; empty means the last element of the
+	// manager image's repository.
+	Name string
+	// Version is the chart's version; empty means 0.1.0.
+	Version string
+	// AppVersion is the version of the operator the chart deploys; empty
+	// means the manager image's tag.
+	AppVersion string
+}
+
+// ErrInvalid is returned for objects a chart cannot be made of.
+var ErrInvalid = errors.New("invalid manifests")
+
+// The templates' expressions.
+const (
+	releaseNamespace = "{{ .Release.Namespace }}"
+	imageExpr        = `"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"`
+	metricsArgExpr   = "--metrics-bind-address={{ if .Values.metrics.enabled }}:{{ .Values.metrics.port }}{{ else }}0{{ end }}"
+	resourcePolicy   = "helm.sh/resource-policy"
+	certManagerGroup = "cert-manager.io"
+)
+
+// Write writes into dir the chart of objs, the objects of an operator's
+// kustomize output (internal/manifests.Build): Chart.yaml, values.yaml and
+// one template per object. The chart installs into the release's
+// namespace, which takes the place of the manifests' own (their Namespace
+// object is left out: helm install --create-namespace makes it). Values
+// set the manager's image, replicas and resources, whether it runs with
+// leader election, whether and where it serves metrics, whether
+// cert-manager issues the webhook certificate and injects its CA, and
+// whether the chart installs the CRDs and keeps them when uninstalled.
+// With its default values the chart renders the objects it was made of.
+// Write replaces dir's templates/ and its two files, leaving nothing of an
+// earlier chart there.
+func Write(dir string, objs []*unstructured.Unstructured, opts Options) error {
+	c, err := build(objs)
+	if err != nil {
+		return err
+	}
+	if opts.Name == "" {
+		opts.Name = c.values.repository[strings.LastIndex(c.values.repository, "/")+1:]
+	}
+	if opts.Version == "" {
+		opts.Version = "0.1.0"
+	}
+	if opts.AppVersion == "" {
+		opts.AppVersion = c.values.tag
+	}
+	files := map[string]string{
+		"Chart.yaml":  chartFile(opts),
+		"values.yaml": c.values.file(),
+	}
+	for _, t := range c.templates {
+		files[filepath.Join("templates", t.name)] = t.text
+	}
+	// A template of an object the manifests no longer have must not stay.
+	if err := os.RemoveAll(filepath.Join(dir, "templates")); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(files[name]), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// chartFile is the text of Chart.yaml.
+func chartFile(opts Options) string {
+	return fmt.Sprintf(`apiVersion: v2
+name: %s
+description: The %s operator, made by bosun chart from its kustomize manifests.
+type: application
+version: %s
+appVersion: %s
+`, opts.Name, opts.Name, opts.Version, strconv.Quote(opts.AppVersion))
+}
+
+// chart is a chart being made.
+type chart struct {
+	namespace string
+	values    values
+	templates []template
+}
+
+// template is one file of templates/.
+type template struct {
+	name, text string
+}
+
+// build makes the chart of objs.
+func build(objs []*unstructured.Unstructured) (*chart, error) {
+	c := &chart{}
+	var managers []*unstructured.Unstructured
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Namespace":
+			c.namespace = o.GetName()
+		case "Deployment":
+			managers = append(managers, o)
+		}
+	}
+	if len(managers) != 1 {
+		return nil, fmt.Errorf("%w: a chart is made of one Deployment, the manager's; the manifests have %d", ErrInvalid, len(managers))
+	}
+	if c.namespace == "" {
+		c.namespace = managers[0].GetNamespace()
+	}
+	if c.namespace == "" {
+		return nil, fmt.Errorf("%w: the manifests name no namespace", ErrInvalid)
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			continue
+		}
+		t := newTokens()
+		o = o.DeepCopy()
+		var cond string
+		switch {
+		case o.GetKind() == "Deployment":
+			if err := c.manager(o, t); err != nil {
+				return nil, err
+			}
+		case o.GetKind() == "CustomResourceDefinition":
+			c.values.crds = true
+			cond = ".Values.crds.install"
+			setAnnotation(o, resourcePolicy, t.line("keep", ".Values.crds.keep"))
+		case strings.HasPrefix(o.GetAPIVersion(), certManagerGroup+"/"):
+			c.values.certManager = true
+			cond = ".Values.certManager.enabled"
+		}
+		for _, key := range []string{certManagerGroup + "/inject-ca-from", certManagerGroup + "/inject-ca-from-secret"} {
+			if v, ok := o.GetAnnotations()[key]; ok {
+				c.values.certManager = true
+				setAnnotation(o, key, t.line(v, ".Values.certManager.enabled"))
+			}
+		}
+		text, err := t.render(o.Object, c.namespace)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+		c.templates = append(c.templates, template{name: fileName(o), text: wrap(text, cond)})
+	}
+	if c.values.metricsPort != 0 {
+		c.metricsService()
+	}
+	return c, nil
+}
+
+// manager turns the manager Deployment's settings into values.
+func (c *chart) manager(d *unstructured.Unstructured, t *tokens) error {
+	if r, ok, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); ok {
+		c.values.replicas = r
+	} else {
+		c.values.replicas = 1
+	}
+	if err := unstructured.SetNestedField(d.Object, t.inline("{{ .Values.replicas }}"), "spec", "replicas"); err != nil {
+		return err
+	}
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	idx := slices.IndexFunc(containers, func(x any) bool {
+		m, _ := x.(map[string]any)
+		return m["name"] == "manager"
+	})
+	if idx < 0 && len(containers) > 0 {
+		idx = 0
+	}
+	if idx < 0 {
+		return fmt.Errorf("%w: Deployment %s has no container", ErrInvalid, d.GetName())
+	}
+	m, _ := containers[idx].(map[string]any)
+	image, _ := m["image"].(string)
+	c.values.repository, c.values.tag = splitImage(image)
+	m["image"] = t.inline(imageExpr)
+	c.values.pullPolicy, _ = m["imagePullPolicy"].(string)
+	m["imagePullPolicy"] = t.line("{{ .Values.image.pullPolicy }}", ".Values.image.pullPolicy")
+	c.values.resources, _ = m["resources"].(map[string]any)
+	if c.values.resources == nil {
+		c.values.resources = map[string]any{}
+	}
+	m["resources"] = t.block("{{- toYaml .Values.resources | nindent %d }}")
+	args, _ := m["args"].([]any)
+	for i, a := range args {
+		s, _ := a.(string)
+		switch {
+		case s == "--leader-elect" || s == "--leader-elect=true":
+			c.values.leaderElection = true
+			args[i] = t.line(s, ".Values.leaderElection.enabled")
+		case strings.HasPrefix(s, "--metrics-bind-address="):
+			addr := strings.TrimPrefix(s, "--metrics-bind-address=")
+			_, port, _ := strings.Cut(addr, ":")
+			if p, err := strconv.ParseInt(port, 10, 32); err == nil && p > 0 {
+				c.values.metricsPort = p
+				args[i] = t.inline(metricsArgExpr)
+			}
+		}
+	}
+	if c.values.metricsPort != 0 {
+		ports, _ := m["ports"].([]any)
+		for _, p := range ports {
+			pm, _ := p.(map[string]any)
+			if n, ok := pm["containerPort"].(int64); ok && n == c.values.metricsPort {
+				pm["containerPort"] = t.inline("{{ .Values.metrics.port }}")
+			}
+		}
+	}
+	containers[idx] = m
+	return unstructured.SetNestedSlice(d.Object, containers, "spec", "template", "spec", "containers")
+}
+
+// metricsService makes the Service of the metrics port depend on
+// metrics.enabled and follow metrics.port.
+func (c *chart) metricsService() {
+	port := strconv.FormatInt(c.values.metricsPort, 10)
+	re := regexp.MustCompile(`(?m)^(\s*-?\s*(?:port|targetPort): )` + port + `$`)
+	for i, t := range c.templates {
+		if !strings.Contains(t.text, "\nkind: Service\n") || !re.MatchString(t.text) {
+			continue
+		}
+		text := re.ReplaceAllString(t.text, "${1}{{ .Values.metrics.port }}")
+		c.templates[i].text = wrap(text, ".Values.metrics.enabled")
+	}
+}
+
+// splitImage splits an image reference into its repository and tag
+// (latest when it has none).
+func splitImage(image string) (repository, tag string) {
+	slash := strings.LastIndex(image, "/")
+	if i := strings.LastIndex(image, ":"); i > slash {
+		return image[:i], image[i+1:]
+	}
+	return image, "latest"
+}
+
+// setAnnotation sets an annotation of o.
+func setAnnotation(o *unstructured.Unstructured, key, value string) {
+	a := o.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[key] = value
+	o.SetAnnotations(a)
+}
+
+// fileName is the template file of o: templates/crds/ for CRDs, else its
+// name and kind.
+func fileName(o *unstructured.Unstructured) string {
+	if o.GetKind() == "CustomResourceDefinition" {
+		return filepath.Join("crds", o.GetName()+".yaml")
+	}
+	return strings.ToLower(o.GetName()+"-"+o.GetKind()) + ".yaml"
+}
+
+// wrap makes text depend on cond; an empty cond leaves it as it is.
+func wrap(text, cond string) string {
+	if cond == "" {
+		return text
+	}
+	return "{{- if " + cond + " }}\n" + text + "{{- end }}\n"
+}
