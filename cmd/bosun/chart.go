@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
 	"github.com/bosunkit/bosun/cmd/bosun/internal/chart"
@@ -28,11 +26,8 @@ the objects of the kustomization (docs/DEPLOY.md).`,
   helm install shop bin/chart --namespace shop-system --create-namespace --set replicas=1`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if cmd.Flags().Changed("dir") {
-					return errors.New("give the directory either as --dir or as an argument, not both")
-				}
-				dir = args[0]
+			if err := dirArgument(cmd, args, &dir); err != nil {
+				return err
 			}
 			_, objs, err := manifests.Build(dir)
 			if err != nil {

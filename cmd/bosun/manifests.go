@@ -24,11 +24,8 @@ also be given as the only argument.`,
   bosun manifests --dir config/default | kubectl apply --server-side -f -`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if cmd.Flags().Changed("dir") {
-					return errors.New("give the directory either as --dir or as an argument, not both")
-				}
-				dir = args[0]
+			if err := dirArgument(cmd, args, &dir); err != nil {
+				return err
 			}
 			yaml, _, err := manifests.Build(dir)
 			if err != nil {
@@ -47,4 +44,17 @@ also be given as the only argument.`,
 	cmd.Flags().StringVar(&dir, "dir", "config/default", "the kustomize directory to render")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the YAML to this file instead of stdout")
 	return cmd
+}
+
+// dirArgument sets dir to the command's only argument, which stands for
+// its --dir flag; giving both is an error.
+func dirArgument(cmd *cobra.Command, args []string, dir *string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.Flags().Changed("dir") {
+		return errors.New("give the directory either as --dir or as an argument, not both")
+	}
+	*dir = args[0]
+	return nil
 }

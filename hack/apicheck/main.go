@@ -416,15 +416,18 @@ func unnamed(removed []string, notes, module string) []string {
 // packageOf returns the package of a line of the record, as the record
 // writes it ("bosun", "bosuntest/unit"); "" for a line it cannot read.
 func packageOf(line string) string {
+	pkg, _, _ := splitLine(line)
+	return pkg
+}
+
+// splitLine splits a line of the record, "pkg PKG, DECL", into PKG and
+// DECL; ok is false for a line it cannot read.
+func splitLine(line string) (pkg, decl string, ok bool) {
 	rest, ok := strings.CutPrefix(line, "pkg ")
 	if !ok {
-		return ""
+		return "", "", false
 	}
-	pkg, _, ok := strings.Cut(rest, ", ")
-	if !ok {
-		return ""
-	}
-	return pkg
+	return strings.Cut(rest, ", ")
 }
 
 // importPath returns the import path of a package the record names pkg in
@@ -517,11 +520,7 @@ func readRecord(path string) ([]string, error) {
 // the record: pkg.Name for a package-level name, pkg.Type.Member for a
 // field or method. It returns "" for a line it cannot read.
 func keyOf(line string) string {
-	rest, ok := strings.CutPrefix(line, "pkg ")
-	if !ok {
-		return ""
-	}
-	pkg, rest, ok := strings.Cut(rest, ", ")
+	pkg, rest, ok := splitLine(line)
 	if !ok {
 		return ""
 	}

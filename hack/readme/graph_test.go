@@ -103,17 +103,25 @@ func graph(t *testing.T, dir string) []string {
 // returns its standard output, failing the test when it fails.
 func goIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
+	stdout, stderr, err := goCommand(t, dir, args...)
+	if err != nil {
+		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, stderr)
+	}
+	return stdout
+}
+
+// goCommand runs the go command with args in dir, outside any workspace
+// and with go.mod open to changes, and returns its standard output and
+// error.
+func goCommand(t *testing.T, dir string, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(t.Context(), commandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	cmd.WaitDelay = 10 * time.Second
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, stderr.String())
-	}
-	return string(out)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }

@@ -2,11 +2,9 @@ package readme
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"go/format"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -381,16 +379,10 @@ func goDirective(t *testing.T, root string) string {
 // returns its output, failing the test with that output when it fails.
 func runGo(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), commandTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
+	stdout, stderr, err := goCommand(t, dir, args...)
 	if err != nil {
-		t.Fatalf("README.md, section %q pasted into a new module: `go %s` failed: %v\n%s",
-			heading, strings.Join(args, " "), err, out)
+		t.Fatalf("README.md, section %q pasted into a new module: `go %s` failed: %v\n%s%s",
+			heading, strings.Join(args, " "), err, stdout, stderr)
 	}
-	return string(out)
+	return stdout + stderr
 }
