@@ -227,7 +227,8 @@ apisize:
 api:
 	$(GO) run ./hack/apicheck -write
 
-## verify: regenerate and fail when a generated file differs from the committed one; report the API's size;
+## verify: regenerate and fail when a generated file differs from the committed one or a module is not tidy on its
+##   own (go.mod, go.sum, go.work.sum); report the API's size;
 ##   fail when the exported API differs from docs/API.txt (hack/apicheck) or when docs/*.md cite a test
 ##   that does not exist, and the same of README.md (hack/promises).
 .PHONY: verify
@@ -239,6 +240,12 @@ verify: generate apisize
 		echo ".bosun documents are not in canonical form; run '$(GO) run ./cmd/bosun fmt -w .' and commit:"; \
 		echo "$$unformatted"; exit 1; \
 	fi
+	@for m in $(MODULES); do \
+		(cd $$m && GOWORK=off $(GO) mod tidy -diff >/dev/null) || { \
+			echo "module $$m is not tidy on its own: run 'cd $$m && GOWORK=off go mod tidy' and commit"; exit 1; }; \
+	done
+	@# Loading every package of the workspace fills go.work.sum: a line it adds shows below as a change.
+	$(GO) list -deps -test $(ALL_PKGS) >/dev/null
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		echo "generated files are out of date; run 'make generate' and commit:"; \
 		git status --porcelain; git --no-pager diff --stat; exit 1; \

@@ -155,3 +155,46 @@ func TestChangelogNamesAMovedPackage(t *testing.T) {
 		})
 	}
 }
+
+// TestChangelogNamesAPackageThatStays: the rule is for "a package that
+// leaves the module", but it only looks for the package's import path in
+// backquotes: a package that stays, named in the changelog for any other
+// reason, may lose any declaration without the changelog naming it.
+func TestChangelogNamesAPackageThatStays(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod":         "module example.com/m\n\ngo 1.26\n",
+		"CHANGELOG.md":   "# Changelog\n\n## Unreleased\n\n- `example.com/m/lib/sub` gains `sub.Node.Kind`.\n",
+		"lib/lib.go":     "package lib\n\nfunc Run() {}\n",
+		"lib/sub/sub.go": "package sub\n\nfunc Parse() {}\n\ntype Node struct{ Name string }\n",
+	})
+	var out bytes.Buffer
+	if err := run([]string{"-root", dir, "-write"}, &out); err != nil {
+		t.Fatalf("first record: %v\n%s", err, out.String())
+	}
+	// sub stays; Parse is removed, and the changelog does not say so.
+	if err := os.WriteFile(filepath.Join(dir, "lib", "sub", "sub.go"),
+		[]byte("package sub\n\ntype Node struct{ Name, Kind string }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := run([]string{"-root", dir, "-write"}, &out); err == nil {
+		t.Errorf("make api recorded the removal of sub.Parse, which the changelog does not name (it names the package, which stays, for an addition)")
+	}
+}
+
+// TestChangelogNamesTheModule: the root package's import path is the
+// module's path, which this release's CHANGELOG already quotes as code
+// ("The library, `github.com/bosunkit/bosun`, ..."): from now until the
+// release, any declaration of package bosun may be removed without the
+// changelog naming it.
+func TestChangelogNamesTheModule(t *testing.T) {
+	notes, err := os.ReadFile(filepath.Join("..", "..", "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := []string{"pkg bosun, func NeverNamedAnywhere()", "pkg bosun, type NorThisOne struct"}
+	if missing := unnamed(removed, nil, string(notes), "github.com/bosunkit/bosun"); len(missing) != len(removed) {
+		t.Errorf("with this repository's CHANGELOG, removing %v from the root package is accepted unnamed (missing = %v)", removed, missing)
+	}
+}

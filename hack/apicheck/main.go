@@ -85,7 +85,7 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if missing := unnamed(removed, string(notes), modulePath(pkgs)); len(missing) > 0 {
+		if missing := unnamed(removed, now, string(notes), modulePath(pkgs)); len(missing) > 0 {
 			fmt.Fprintf(out, "incompatible changes that %s does not name:\n", *changelog)
 			for _, d := range missing {
 				fmt.Fprintf(out, "  %s (name %s)\n", d, keyOf(d))
@@ -395,17 +395,24 @@ func compare(was, now []string) (removed, added []string) {
 }
 
 // unnamed returns the declarations of removed whose names the unreleased
-// section of notes, a changelog, does not mention as a whole name.
-func unnamed(removed []string, notes, module string) []string {
+// section of notes, a changelog, does not mention as a whole name. A
+// package that is no longer in the code (now), the module's root package
+// aside, may instead be named by its import path, quoted as code.
+func unnamed(removed, now []string, notes, module string) []string {
 	notes = unreleased(notes)
+	present := map[string]bool{}
+	for _, d := range now {
+		present[packageOf(d)] = true
+	}
 	var out []string
 	for _, d := range removed {
 		if key := keyOf(d); key != "" && mentions(notes, key) {
 			continue
 		}
-		// A package moved or removed as a whole is named by its import
-		// path, quoted as code.
-		if pkg := packageOf(d); pkg != "" && strings.Contains(notes, "`"+importPath(module, pkg)+"`") {
+		// A package that left the module as a whole is named by its
+		// import path, quoted as code; a package that stays is not.
+		if pkg := packageOf(d); pkg != "" && !present[pkg] && importPath(module, pkg) != module &&
+			strings.Contains(notes, "`"+importPath(module, pkg)+"`") {
 			continue
 		}
 		out = append(out, d)

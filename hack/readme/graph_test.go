@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestLibraryGraph checks the README's promise that an operator requires
@@ -80,6 +82,31 @@ func TestLibraryGraph(t *testing.T) {
 	}
 }
 
+// TestLibraryVersionsInTheWorkspace: in go.work the versions are chosen
+// over every module's requirements, so one of the command or the examples
+// could raise a module the library links above the library's go.mod, and
+// make test would test the library at versions its users do not get. The
+// library's packages, their tests included, link the same versions in the
+// workspace as on their own.
+func TestLibraryVersionsInTheWorkspace(t *testing.T) {
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const format = "{{with .Module}}{{.Path}} {{.Version}}{{end}}"
+	set := func(out string) []string {
+		lines := strings.Fields(strings.ReplaceAll(out, " ", "@"))
+		slices.Sort(lines)
+		return slices.Compact(lines)
+	}
+	own := set(goIn(t, root, "list", "-deps", "-test", "-f", format, "./..."))
+	work := set(goInWorkspace(t, root, "list", "-deps", "-test", "-f", format, "./..."))
+	if diff := cmp.Diff(own, work); diff != "" {
+		t.Errorf("the library's packages link other versions in the workspace than on their own (-own +workspace); "+
+			"require the workspace's versions in the library's go.mod:\n%s", diff)
+	}
+}
+
 // writeModule writes a new module into dir: its go.mod, a go.sum to spare
 // downloads, and one Go file.
 func writeModule(t *testing.T, dir, gomod string, sum []byte, src string) {
@@ -103,22 +130,37 @@ func graph(t *testing.T, dir string) []string {
 // returns its standard output, failing the test when it fails.
 func goIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	stdout, stderr, err := goCommand(t, dir, args...)
+	stdout, stderr, err := goCommand(t, dir, false, args...)
 	if err != nil {
 		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, stderr)
 	}
 	return stdout
 }
 
-// goCommand runs the go command with args in dir, outside any workspace
-// and with go.mod open to changes, and returns its standard output and
-// error.
-func goCommand(t *testing.T, dir string, args ...string) (stdout, stderr string, err error) {
+// goInWorkspace runs the go command with args in dir inside the
+// repository's workspace (go.work), changing no go.mod, go.sum or
+// go.work.sum, and returns its standard output.
+func goInWorkspace(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	stdout, stderr, err := goCommand(t, dir, true, args...)
+	if err != nil {
+		t.Fatalf("go %s in %s, in the workspace: %v\n%s", strings.Join(args, " "), dir, err, stderr)
+	}
+	return stdout
+}
+
+// goCommand runs the go command with args in dir and returns its standard
+// output and error: outside any workspace and with go.mod open to changes,
+// or in the repository's workspace changing nothing.
+func goCommand(t *testing.T, dir string, workspace bool, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(t.Context(), commandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	if workspace {
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=")
+	}
 	cmd.WaitDelay = 10 * time.Second
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -379,7 +379,7 @@ func goDirective(t *testing.T, root string) string {
 // returns its output, failing the test with that output when it fails.
 func runGo(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	stdout, stderr, err := goCommand(t, dir, args...)
+	stdout, stderr, err := goCommand(t, dir, false, args...)
 	if err != nil {
 		t.Fatalf("README.md, section %q pasted into a new module: `go %s` failed: %v\n%s%s",
 			heading, strings.Join(args, " "), err, stdout, stderr)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,9 +29,12 @@ var ErrInvalid = errors.New("invalid manifests")
 
 // The templates' expressions.
 const (
-	releaseNamespace = "{{ .Release.Namespace }}"
-	imageExpr        = `"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"`
-	metricsArgExpr   = "--metrics-bind-address={{ if .Values.metrics.enabled }}:{{ .Values.metrics.port }}{{ else }}0{{ end }}"
+	// releaseNamespace stands for a whole value that is the namespace;
+	// inNamespace for the namespace inside a longer one.
+	releaseNamespace = "{{ .Release.Namespace | quote }}"
+	inNamespace      = "{{ .Release.Namespace }}"
+	imageExpr        = `"{{ .Values.image.repository }}{{ with .Values.image.digest }}@{{ . }}{{ else }}` +
+		`{{ with .Values.image.tag | default $.Chart.AppVersion }}:{{ . }}{{ end }}{{ end }}"`
 	resourcePolicy   = "helm.sh/resource-policy"
 	certManagerGroup = "cert-manager.io"
 )
@@ -107,6 +109,8 @@ type chart struct {
 	namespace string
 	values    values
 	templates []template
+	// metricsName is the name of the manager's metrics port, if it has one.
+	metricsName string
 }
 
 // template is one file of templates/.
@@ -118,10 +122,11 @@ type template struct {
 func build(objs []*unstructured.Unstructured) (*chart, error) {
 	c := &chart{}
 	var managers []*unstructured.Unstructured
+	var namespace *unstructured.Unstructured
 	for _, o := range objs {
 		switch o.GetKind() {
 		case "Namespace":
-			c.namespace = o.GetName()
+			namespace = o
 		case "Deployment":
 			managers = append(managers, o)
 		}
@@ -129,24 +134,42 @@ func build(objs []*unstructured.Unstructured) (*chart, error) {
 	if len(managers) != 1 {
 		return nil, fmt.Errorf("%w: a chart is made of one Deployment, the manager's; the manifests have %d", ErrInvalid, len(managers))
 	}
-	if c.namespace == "" {
-		c.namespace = managers[0].GetNamespace()
+	c.namespace = managers[0].GetNamespace()
+	if namespace != nil {
+		c.namespace = namespace.GetName()
 	}
 	if c.namespace == "" {
 		return nil, fmt.Errorf("%w: the manifests name no namespace", ErrInvalid)
 	}
+	if namespace != nil {
+		// The chart renders the manifests' Namespace only when asked
+		// (namespace.create), for its labels, such as the Pod Security
+		// Standard it enforces, which helm install --create-namespace
+		// does not set.
+		c.values.namespace = true
+		t := newTokens()
+		n := namespace.DeepCopy()
+		n.SetName(t.inline(releaseNamespace))
+		if err := c.add(n, t, ".Values.namespace.create"); err != nil {
+			return nil, err
+		}
+	}
+	t := newTokens()
+	d := managers[0].DeepCopy()
+	if err := c.manager(d, t); err != nil {
+		return nil, err
+	}
+	if err := c.add(d, t, ""); err != nil {
+		return nil, err
+	}
 	for _, o := range objs {
-		if o.GetKind() == "Namespace" {
+		if o.GetKind() == "Namespace" || o.GetKind() == "Deployment" {
 			continue
 		}
 		t := newTokens()
 		o = o.DeepCopy()
 		var cond string
 		switch {
-		case o.GetKind() == "Deployment":
-			if err := c.manager(o, t); err != nil {
-				return nil, err
-			}
 		case o.GetKind() == "CustomResourceDefinition":
 			c.values.crds = true
 			cond = ".Values.crds.install"
@@ -154,34 +177,83 @@ func build(objs []*unstructured.Unstructured) (*chart, error) {
 		case strings.HasPrefix(o.GetAPIVersion(), certManagerGroup+"/"):
 			c.values.certManager = true
 			cond = ".Values.certManager.enabled"
+		case o.GetKind() == "Service" && c.isMetricsService(o, t):
+			cond = ".Values.metrics.enabled"
 		}
 		for _, key := range []string{certManagerGroup + "/inject-ca-from", certManagerGroup + "/inject-ca-from-secret"} {
 			if v, ok := o.GetAnnotations()[key]; ok {
 				c.values.certManager = true
+				if rest, ok := strings.CutPrefix(v, c.namespace+"/"); ok {
+					v = inNamespace + "/" + value(rest)
+				} else {
+					v = value(v)
+				}
 				setAnnotation(o, key, t.line(v, ".Values.certManager.enabled"))
 			}
 		}
-		text, err := t.render(o.Object, c.namespace)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
+		if err := c.add(o, t, cond); err != nil {
+			return nil, err
 		}
-		c.templates = append(c.templates, template{name: fileName(o), text: wrap(text, cond)})
-	}
-	if c.values.metricsPort != 0 {
-		c.metricsService()
 	}
 	return c, nil
+}
+
+// add adds the template of o, its namespace references made the
+// release's, rendered only when cond holds (always when it is empty).
+func (c *chart) add(o *unstructured.Unstructured, t *tokens, cond string) error {
+	text, err := t.render(c.releaseNamespace(o.Object, t).(map[string]any))
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
+	}
+	c.templates = append(c.templates, template{name: fileName(o), text: wrap(text, cond)})
+	return nil
+}
+
+// releaseNamespace returns v with its references to the manifests'
+// namespace made the release's: a field named namespace that holds it (an
+// object's, a binding subject's, a webhook Service's), and a Service's
+// DNS name in it (NAME.NAMESPACE.svc...).
+func (c *chart) releaseNamespace(v any, t *tokens) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "namespace" && s == c.namespace {
+				out[k] = t.inline(releaseNamespace)
+				continue
+			}
+			out[k] = c.releaseNamespace(e, t)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = c.releaseNamespace(e, t)
+		}
+		return out
+	case string:
+		if svc, rest, ok := strings.Cut(x, "."+c.namespace+".svc"); ok && (rest == "" || strings.HasPrefix(rest, ".")) {
+			return t.inline(value(svc) + "." + inNamespace + ".svc" + value(rest))
+		}
+		return x
+	default:
+		return v
+	}
 }
 
 // manager turns the manager Deployment's settings into values.
 func (c *chart) manager(d *unstructured.Unstructured, t *tokens) error {
 	if r, ok, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); ok {
-		c.values.replicas = r
+		c.values.replicas = &r
+		if err := unstructured.SetNestedField(d.Object, t.inline("{{ .Values.replicas }}"), "spec", "replicas"); err != nil {
+			return err
+		}
 	} else {
-		c.values.replicas = 1
-	}
-	if err := unstructured.SetNestedField(d.Object, t.inline("{{ .Values.replicas }}"), "spec", "replicas"); err != nil {
-		return err
+		// Left to Kubernetes or an autoscaler unless a value sets it.
+		cond := `not (kindIs "invalid" .Values.replicas)`
+		if err := unstructured.SetNestedField(d.Object, t.line("{{ .Values.replicas }}", cond), "spec", "replicas"); err != nil {
+			return err
+		}
 	}
 	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
 	idx := slices.IndexFunc(containers, func(x any) bool {
@@ -196,28 +268,29 @@ func (c *chart) manager(d *unstructured.Unstructured, t *tokens) error {
 	}
 	m, _ := containers[idx].(map[string]any)
 	image, _ := m["image"].(string)
-	c.values.repository, c.values.tag = splitImage(image)
+	c.values.repository, c.values.tag, c.values.digest = splitImage(image)
 	m["image"] = t.inline(imageExpr)
 	c.values.pullPolicy, _ = m["imagePullPolicy"].(string)
 	m["imagePullPolicy"] = t.line("{{ .Values.image.pullPolicy }}", ".Values.image.pullPolicy")
 	c.values.resources, _ = m["resources"].(map[string]any)
-	if c.values.resources == nil {
-		c.values.resources = map[string]any{}
+	cond := ".Values.resources"
+	if c.values.resources != nil {
+		cond = ""
 	}
-	m["resources"] = t.block("{{- toYaml .Values.resources | nindent %d }}")
+	m["resources"] = t.block("{{- toYaml .Values.resources | nindent %d }}", cond)
 	args, _ := m["args"].([]any)
 	for i, a := range args {
 		s, _ := a.(string)
 		switch {
 		case s == "--leader-elect" || s == "--leader-elect=true":
 			c.values.leaderElection = true
-			args[i] = t.line(s, ".Values.leaderElection.enabled")
+			args[i] = t.line(value(s), ".Values.leaderElection.enabled")
 		case strings.HasPrefix(s, "--metrics-bind-address="):
-			addr := strings.TrimPrefix(s, "--metrics-bind-address=")
-			_, port, _ := strings.Cut(addr, ":")
+			host, port, _ := strings.Cut(strings.TrimPrefix(s, "--metrics-bind-address="), ":")
 			if p, err := strconv.ParseInt(port, 10, 32); err == nil && p > 0 {
 				c.values.metricsPort = p
-				args[i] = t.inline(metricsArgExpr)
+				args[i] = t.inline("--metrics-bind-address={{ if .Values.metrics.enabled }}" + value(host) +
+					":{{ .Values.metrics.port }}{{ else }}0{{ end }}")
 			}
 		}
 	}
@@ -227,6 +300,7 @@ func (c *chart) manager(d *unstructured.Unstructured, t *tokens) error {
 			pm, _ := p.(map[string]any)
 			if n, ok := pm["containerPort"].(int64); ok && n == c.values.metricsPort {
 				pm["containerPort"] = t.inline("{{ .Values.metrics.port }}")
+				c.metricsName, _ = pm["name"].(string)
 			}
 		}
 	}
@@ -234,28 +308,50 @@ func (c *chart) manager(d *unstructured.Unstructured, t *tokens) error {
 	return unstructured.SetNestedSlice(d.Object, containers, "spec", "template", "spec", "containers")
 }
 
-// metricsService makes the Service of the metrics port depend on
-// metrics.enabled and follow metrics.port.
-func (c *chart) metricsService() {
-	port := strconv.FormatInt(c.values.metricsPort, 10)
-	re := regexp.MustCompile(`(?m)^(\s*-?\s*(?:port|targetPort): )` + port + `$`)
-	for i, t := range c.templates {
-		if !strings.Contains(t.text, "\nkind: Service\n") || !re.MatchString(t.text) {
+// isMetricsService reports whether the Service svc serves the manager's
+// metrics port (a port whose targetPort is its number or its name), and
+// then makes that port follow metrics.port.
+func (c *chart) isMetricsService(svc *unstructured.Unstructured, t *tokens) bool {
+	if c.values.metricsPort == 0 {
+		return false
+	}
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	found := false
+	for _, p := range ports {
+		pm, _ := p.(map[string]any)
+		switch target := pm["targetPort"].(type) {
+		case int64:
+			if target != c.values.metricsPort {
+				continue
+			}
+			pm["targetPort"] = t.inline("{{ .Values.metrics.port }}")
+		case string:
+			if c.metricsName == "" || target != c.metricsName {
+				continue
+			}
+		default:
 			continue
 		}
-		text := re.ReplaceAllString(t.text, "${1}{{ .Values.metrics.port }}")
-		c.templates[i].text = wrap(text, ".Values.metrics.enabled")
+		found = true
+		if n, ok := pm["port"].(int64); ok && n == c.values.metricsPort {
+			pm["port"] = t.inline("{{ .Values.metrics.port }}")
+		}
 	}
+	if found {
+		_ = unstructured.SetNestedSlice(svc.Object, ports, "spec", "ports")
+	}
+	return found
 }
 
-// splitImage splits an image reference into its repository and tag
-// (latest when it has none).
-func splitImage(image string) (repository, tag string) {
+// splitImage splits an image reference into its repository, tag and
+// digest, each of which may be empty but the repository.
+func splitImage(image string) (repository, tag, digest string) {
+	image, digest, _ = strings.Cut(image, "@")
 	slash := strings.LastIndex(image, "/")
 	if i := strings.LastIndex(image, ":"); i > slash {
-		return image[:i], image[i+1:]
+		return image[:i], image[i+1:], digest
 	}
-	return image, "latest"
+	return image, "", digest
 }
 
 // setAnnotation sets an annotation of o.
@@ -271,7 +367,10 @@ func setAnnotation(o *unstructured.Unstructured, key, value string) {
 // fileName is the template file of o: templates/crds/ for CRDs, else its
 // name and kind.
 func fileName(o *unstructured.Unstructured) string {
-	if o.GetKind() == "CustomResourceDefinition" {
+	switch o.GetKind() {
+	case "Namespace":
+		return "namespace.yaml"
+	case "CustomResourceDefinition":
 		return filepath.Join("crds", o.GetName()+".yaml")
 	}
 	return strings.ToLower(o.GetName()+"-"+o.GetKind()) + ".yaml"

@@ -1,22 +1,13 @@
 package chart_test
 
 import (
-	"bufio"
 	"errors"
-	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"helm.sh/helm/v4/pkg/chart/common"
-	"helm.sh/helm/v4/pkg/chart/common/util"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	"github.com/bosunkit/bosun/cmd/bosun/internal/chart"
 	"github.com/bosunkit/bosun/internal/manifests"
@@ -31,50 +22,7 @@ func render(t *testing.T, example, namespace string, vals map[string]any) (kusto
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if err := chart.Write(dir, objs, chart.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	ch, err := loader.Load(dir)
-	if err != nil {
-		t.Fatalf("Helm cannot load the chart: %v", err)
-	}
-	top, err := util.ToRenderValues(ch, vals, common.ReleaseOptions{Name: example, Namespace: namespace, IsInstall: true}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(ch, top)
-	if err != nil {
-		t.Fatalf("Helm cannot render the chart: %v", err)
-	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		r := yamlutil.NewYAMLReader(bufio.NewReader(strings.NewReader(files[name])))
-		for {
-			doc, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			js, err := yaml.YAMLToJSON(doc)
-			if err != nil {
-				t.Fatalf("%s does not decode: %v\n%s", name, err, files[name])
-			}
-			if string(js) == "null" {
-				continue
-			}
-			var u unstructured.Unstructured
-			if err := u.UnmarshalJSON(js); err != nil {
-				t.Fatalf("%s does not decode: %v\n%s", name, err, files[name])
-			}
-			rendered = append(rendered, &u)
-		}
-	}
+	rendered, _ = renderObjects(t, objs, namespace, vals)
 	return objs, rendered
 }
 

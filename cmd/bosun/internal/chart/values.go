@@ -9,32 +9,55 @@ import (
 
 // values are the chart's values, and which of them it has.
 type values struct {
-	repository, tag, pullPolicy string
-	replicas                    int64
-	resources                   map[string]any
-	leaderElection              bool
-	metricsPort                 int64
-	certManager                 bool
-	crds                        bool
+	repository, tag, digest, pullPolicy string
+	// replicas is nil when the Deployment leaves them unset, resources
+	// when the container does.
+	replicas       *int64
+	resources      map[string]any
+	namespace      bool
+	leaderElection bool
+	metricsPort    int64
+	certManager    bool
+	crds           bool
 }
 
 // file is the text of values.yaml: each value with what it does.
 func (v values) file() string {
 	var b strings.Builder
 	b.WriteString("# The values of this chart, made by bosun chart; the defaults render the manifests it was made of.\n\n")
-	fmt.Fprintf(&b, `# The manager's image; an empty tag is the chart's appVersion, an empty pullPolicy Kubernetes' default.
+	fmt.Fprintf(&b, `# The manager's image: a digest, when set, wins over the tag; an empty tag is the chart's
+# appVersion; an empty pullPolicy is Kubernetes' default.
 image:
-  repository: %s
+  repository: %q
   tag: ""
+  digest: %q
   pullPolicy: %q
-
+`, v.repository, v.digest, v.pullPolicy)
+	if v.replicas != nil {
+		fmt.Fprintf(&b, `
 # Replicas of the manager; with leader election, one of them reconciles at a time.
 replicas: %d
-
-# The manager container's resources.
+`, *v.replicas)
+	} else {
+		b.WriteString(`
+# Replicas of the manager; unset (null), the Deployment leaves them to Kubernetes or an autoscaler.
+replicas: null
+`)
+	}
+	fmt.Fprintf(&b, `
+# The manager container's resources; empty, the container sets none.
 resources:
 %s
-`, v.repository, v.pullPolicy, v.replicas, indent(v.resources))
+`, indent(v.resources))
+	if v.namespace {
+		b.WriteString(`
+# Render the manifests' Namespace as the release's, with its labels (such as the Pod Security
+# Standard it enforces); install without --create-namespace then. Off, helm install
+# --create-namespace makes a namespace without them.
+namespace:
+  create: false
+`)
+	}
 	if v.leaderElection {
 		b.WriteString(`
 # Leader election (--leader-elect): needed for more than one replica.

@@ -78,7 +78,7 @@ func TestInit(t *testing.T) {
 			"\ngenerate: bosun\n", "\nmanifests:", "\ntest:", "\nrun:", "\ndev:", "\nbuild:", "$(GO) run -tags bosundev ./cmd --dev",
 			"BOSUN ?= $(CURDIR)/bin/bosun\n", "\nbosun:\n", "\nimage: bosun\n", "\ninstall.yaml: bosun\n", "\nchart: bosun\n", "chart --dir config/default --output bin/chart",
 			"$(GO) list -m -f '{{with .Replace}}{{.Dir}}{{end}}' github.com/bosunkit/bosun",
-			`$(GO) build -C "$$dir" -o "$(CURDIR)/bin/bosun" ./cmd/bosun`,
+			`$(GO) build -C "$$dir/cmd/bosun" -o "$(CURDIR)/bin/bosun" .`,
 			"install github.com/bosunkit/bosun/cmd/bosun@$$($(GO) list -m -f '{{.Version}}' github.com/bosunkit/bosun)"}},
 		{"internal/controller/doc.go", []string{"package controller", "+kubebuilder:rbac:groups=\"\",resources=namespaces,verbs=get;list;watch",
 			"+kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch"}},
