@@ -100,7 +100,7 @@ func TestChartOnDevCluster(t *testing.T) {
 		for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.ServiceAccount{}} {
 			k := client.ObjectKey{Namespace: ns, Name: "memcached-controller-manager"}
 			if err := cp.Client.Get(ctx, k, o); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("%T %s after helm uninstall: %v, want not found", o, k, err)
+				return fmt.Errorf("%T %s after helm uninstall: %w, want not found", o, k, err)
 			}
 		}
 		return nil
