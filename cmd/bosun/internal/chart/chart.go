@@ -42,10 +42,11 @@ const (
 // Write writes into dir the chart of objs, the objects of an operator's
 // kustomize output (internal/manifests.Build): Chart.yaml, values.yaml and
 // one template per object. The chart installs into the release's
-// namespace, which takes the place of the manifests' own (their Namespace
-// object is left out: helm install --create-namespace makes it). Values
-// set the manager's image, replicas and resources, whether it runs with
-// leader election, whether and where it serves metrics, whether
+// namespace, which takes the place of the manifests' own in every
+// reference to it (their Namespace object is rendered only with
+// namespace.create: by default helm install --create-namespace makes it).
+// Values set the manager's image, replicas and resources, whether it runs
+// with leader election, whether and where it serves metrics, whether
 // cert-manager issues the webhook certificate and injects its CA, and
 // whether the chart installs the CRDs and keeps them when uninstalled.
 // With its default values the chart renders the objects it was made of.
