@@ -43,22 +43,7 @@ func TestDefaultsRenderTheManifests(t *testing.T) {
 	for _, example := range []string{"cronjob", "memcached", "hello"} {
 		t.Run(example, func(t *testing.T) {
 			objs, rendered := render(t, example, example+"-system", nil)
-			var want []*unstructured.Unstructured
-			for _, o := range objs {
-				if o.GetKind() == "Namespace" {
-					continue
-				}
-				if o.GetKind() == "CustomResourceDefinition" {
-					o = o.DeepCopy()
-					a := o.GetAnnotations()
-					if a == nil {
-						a = map[string]string{}
-					}
-					a["helm.sh/resource-policy"] = "keep"
-					o.SetAnnotations(a)
-				}
-				want = append(want, o)
-			}
+			want := wantDefaults(objs, example+"-system", example+"-system")
 			if diff := cmp.Diff(byKey(want), byKey(rendered)); diff != "" {
 				t.Errorf("the chart's defaults against the manifests (-manifests +chart):\n%s", diff)
 			}
@@ -67,7 +52,7 @@ func TestDefaultsRenderTheManifests(t *testing.T) {
 }
 
 // TestValues: each value changes what it says and nothing else, and the
-// release namespace replaces the manifests' everywhere.
+// release namespace replaces every reference to the manifests'.
 func TestValues(t *testing.T) {
 	vals := map[string]any{
 		"image":          map[string]any{"repository": "registry.example/cronjob", "tag": "v2", "pullPolicy": "Always"},
