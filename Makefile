@@ -141,7 +141,7 @@ reliability: controlplane postgres
 		$(GO) test -run '$(BATTERY_RUN)' -timeout 0 -p 1 -parallel $(BATTERY_PARALLEL) $(BATTERY_PKGS) || failed="battery tests"; \
 	if [ -n "$(RELIABILITY_FUZZ_TIME)" ]; then \
 		for target in cmd/bosun/dsl/FuzzParse cmd/bosun/gen/FuzzGenerate; do \
-			fuzz=$${target#*/}; log=$(RELIABILITY_DIR)/$$fuzz.log; \
+			fuzz=$${target##*/}; log=$(RELIABILITY_DIR)/$$fuzz.log; \
 			$(GO) test -run '^$$' -fuzz "^$$fuzz\$$" -fuzztime $(RELIABILITY_FUZZ_TIME) ./$${target%/*} 2>&1 | tee $$log; \
 			[ "$${PIPESTATUS[0]}" = 0 ] || failed="$${failed:+$$failed, }$$fuzz"; \
 		done; \
