@@ -1,0 +1,404 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/kube"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/operator/manifest"
+)
+
+// certManagerModule is cert-manager's Go module, pinned by hack/certmanager.
+const certManagerModule = "github.com/cert-manager/cert-manager"
+
+// TestChartWithCertManager installs the cronjob example's chart, with
+// certManager.enabled, into a cluster where cert-manager itself runs: its
+// certificate controllers and CA injector, built from its Go module by
+// hack/certmanager, against CRDs from the same module. cert-manager
+// issues the webhook server's Certificate into the Secret the manager's
+// Deployment mounts, and injects the Certificate's CA into both webhook
+// configurations and the CRD's conversion. The operator, run beside the
+// cluster as bosun dev runs it, serves its webhooks with the files of that
+// Secret; the API server reaches it through the chart's webhook Service
+// (routed to the operator by an EndpointSlice, since the Deployment's pods
+// are simulated) and trusts it through the injected CA: a CronJob is
+// defaulted, a bad schedule refused, and a CronJob read at v2 converted.
+func TestChartWithCertManager(t *testing.T) {
+	certManager, crdDir := buildCertManager(t)
+	operatorBin := filepath.Join(t.TempDir(), "cronjob")
+	runIn(t, "../../examples", "go", "build", "-o", operatorBin, "./cronjob/cmd")
+
+	dir := filepath.Join(t.TempDir(), "chart")
+	if _, stderr, status := runMain(t, ".", "chart", "--dir", "../../examples/cronjob/config/default", "-o", dir); status != 0 {
+		t.Fatalf("bosun chart: exit %d\n%s", status, stderr)
+	}
+	ch, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := manifest.DecodeCRDs(os.DirFS(crdDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := bosuntest.Start(t, controlplane.Options{
+		ControllerManager: true,
+		CRDs:              crds,
+		// Webhook Services are reached through their EndpointSlices, as
+		// there is no kube-proxy to route their cluster IPs.
+		APIServerFlags: map[string][]string{"enable-aggregator-routing": {"true"}},
+	})
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	certManagerRunning := startProcess(t, "cert-manager", certManager, []string{"--kubeconfig", kubeconfig})
+
+	const (
+		ns, release = "cronjob-system", "cronjob"
+		service     = "cronjob-webhook-service"
+		secretName  = "webhook-server-cert"
+		certName    = "cronjob-serving-cert"
+		crdName     = "cronjobs.cronjob.bosun.dev"
+	)
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig, flags.Namespace = &kubeconfig, ptr.To(ns)
+	cfg := action.NewConfiguration()
+	if err := cfg.Init(flags, ns, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace, install.CreateNamespace = release, ns, true
+	install.WaitStrategy, install.Timeout = kube.StatusWatcherStrategy, 3*time.Minute
+	// No replicas: the Deployment's pods would be simulated, and the
+	// operator runs beside the cluster instead.
+	vals := map[string]any{"replicas": 0, "certManager": map[string]any{"enabled": true}}
+	if _, err := install.RunWithContext(t.Context(), ch, vals); err != nil {
+		t.Fatalf("helm install: %v", err)
+	}
+
+	// The Certificate is issued into the Secret.
+	var secret corev1.Secret
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		certManagerRunning()
+		cert := &unstructured.Unstructured{}
+		cert.SetAPIVersion("cert-manager.io/v1")
+		cert.SetKind("Certificate")
+		if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: certName}, cert); err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
+		ready := false
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
+				ready = true
+			}
+		}
+		if !ready {
+			return fmt.Errorf("Certificate %s is not Ready: %v", certName, conds)
+		}
+		return cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: secretName}, &secret)
+	}, bosuntest.Timeout(2*time.Minute))
+	ca := secret.Data["ca.crt"]
+	if len(ca) == 0 || len(secret.Data[corev1.TLSCertKey]) == 0 || len(secret.Data[corev1.TLSPrivateKeyKey]) == 0 {
+		t.Fatalf("Secret %s holds %d keys, want ca.crt, tls.crt and tls.key", secretName, len(secret.Data))
+	}
+
+	// The CA is injected into both webhook configurations and the CRD.
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		certManagerRunning()
+		var problems []string
+		mutating := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+		validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+		if err := cp.Client.List(ctx, mutating); err != nil {
+			return err
+		}
+		if err := cp.Client.List(ctx, validating); err != nil {
+			return err
+		}
+		if len(mutating.Items) != 1 || len(validating.Items) != 1 {
+			return fmt.Errorf("%d mutating and %d validating webhook configurations, want 1 and 1", len(mutating.Items), len(validating.Items))
+		}
+		for _, w := range mutating.Items[0].Webhooks {
+			if !bytes.Equal(w.ClientConfig.CABundle, ca) {
+				problems = append(problems, "mutating webhook "+w.Name)
+			}
+		}
+		for _, w := range validating.Items[0].Webhooks {
+			if !bytes.Equal(w.ClientConfig.CABundle, ca) {
+				problems = append(problems, "validating webhook "+w.Name)
+			}
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := cp.Client.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
+			return err
+		}
+		if c := crd.Spec.Conversion; c == nil || c.Webhook == nil || c.Webhook.ClientConfig == nil || !bytes.Equal(c.Webhook.ClientConfig.CABundle, ca) {
+			problems = append(problems, "the conversion of "+crdName)
+		}
+		if len(problems) > 0 {
+			return fmt.Errorf("the Certificate's CA is not yet in: %s", strings.Join(problems, ", "))
+		}
+		return nil
+	}, bosuntest.Timeout(2*time.Minute))
+
+	// The operator serves its webhooks with the Secret's certificate, on
+	// an address of this machine the webhook Service is routed to.
+	certDir := t.TempDir()
+	for _, key := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+		if err := os.WriteFile(filepath.Join(certDir, key), secret.Data[key], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ip := hostIP(t)
+	port := freePort(t)
+	operatorRunning := startProcess(t, "cronjob operator", operatorBin, []string{
+		"--webhook-cert-path=" + certDir, "--webhook-port=" + strconv.Itoa(port),
+		"--metrics-bind-address=0", "--health-probe-bind-address=0",
+	}, "KUBECONFIG="+kubeconfig)
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: service + "-operator", Labels: map[string]string{
+			discoveryv1.LabelServiceName: service,
+			discoveryv1.LabelManagedBy:   "bosun-test",
+		}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{
+			Addresses:  []string{ip.String()},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+		}},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("webhook"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	if err := cp.Client.Create(t.Context(), slice); err != nil {
+		t.Fatal(err)
+	}
+
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(ca) {
+		t.Fatal("the injected CA holds no certificate")
+	}
+	serverName := service + "." + ns + ".svc"
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		operatorRunning()
+		d := tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
+		if err != nil {
+			return fmt.Errorf("the operator's webhook server, verified as %s by the injected CA: %w", serverName, err)
+		}
+		state := conn.(*tls.Conn).ConnectionState()
+		_ = conn.Close()
+		served := state.PeerCertificates[0].Raw
+		issued, err := firstCertificate(secret.Data[corev1.TLSCertKey])
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(served, issued) {
+			return errors.New("the webhook server serves another certificate than the Secret's")
+		}
+		return nil
+	}, bosuntest.Timeout(2*time.Minute))
+
+	// Through the API server: defaulting, validation and conversion.
+	cronJob := func(name, schedule string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cronjob.bosun.dev/v1",
+			"kind":       "CronJob",
+			"metadata":   map[string]any{"namespace": ns, "name": name},
+			"spec": map[string]any{
+				"schedule": schedule,
+				"suspend":  true,
+				"jobTemplate": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+					"restartPolicy": "Never",
+					"containers":    []any{map[string]any{"name": "date", "image": "busybox:1.37"}},
+				}}}},
+			},
+		}}
+		return u
+	}
+	good := cronJob("every-minute", "*/1 * * * *")
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		err := cp.Client.Create(ctx, good.DeepCopy())
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}, bosuntest.Timeout(2*time.Minute))
+	stored := &unstructured.Unstructured{}
+	stored.SetAPIVersion("cronjob.bosun.dev/v1")
+	stored.SetKind("CronJob")
+	if err := cp.Client.Get(t.Context(), client.ObjectKeyFromObject(good), stored); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, _ := unstructured.NestedString(stored.Object, "spec", "concurrencyPolicy"); p != "Allow" {
+		t.Errorf("the stored CronJob's concurrencyPolicy is %q, want the defaulting webhook's Allow", p)
+	}
+	err = cp.Client.Create(t.Context(), cronJob("never-valid", "not a schedule"))
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.schedule") {
+		t.Errorf("creating a CronJob with a bad schedule: %v, want the validating webhook's refusal on spec.schedule", err)
+	}
+	v2 := &unstructured.Unstructured{}
+	v2.SetAPIVersion("cronjob.bosun.dev/v2")
+	v2.SetKind("CronJob")
+	if err := cp.Client.Get(t.Context(), client.ObjectKeyFromObject(good), v2); err != nil {
+		t.Fatalf("reading the CronJob at v2, through the conversion webhook: %v", err)
+	}
+	if m, _, _ := unstructured.NestedString(v2.Object, "spec", "schedule", "minute"); m != "*/1" {
+		t.Errorf("the CronJob at v2 has spec.schedule.minute %q, want */1", m)
+	}
+}
+
+// buildCertManager builds the command of hack/certmanager and returns its
+// path and the directory of cert-manager's CRDs in the same module. The
+// first build compiles cert-manager (about 3 minutes on 2 cores); later
+// ones reuse Go's build cache.
+func buildCertManager(t *testing.T) (bin, crdDir string) {
+	t.Helper()
+	mod := filepath.Join("..", "..", "hack", "certmanager")
+	bin = filepath.Join(t.TempDir(), "certmanager")
+	env := []string{"GOWORK=off", "GOFLAGS=-mod=readonly", "CGO_ENABLED=0"}
+	runCmd(t, mod, env, "go", "build", "-o", bin, ".")
+	out := runCmd(t, mod, env, "go", "list", "-m", "-f", "{{.Dir}}", certManagerModule)
+	return bin, filepath.Join(strings.TrimSpace(out), "deploy", "crds")
+}
+
+// runCmd runs name with args in dir, with env added to the test's
+// environment, and returns its standard output; a failure ends the test
+// with what it printed.
+func runCmd(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s in %s: %v\n%s", name, strings.Join(args, " "), dir, err, stderr.Bytes())
+	}
+	t.Logf("%s %s: %s", name, strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	return string(out)
+}
+
+// startProcess starts bin with args, and env added to the test's
+// environment, until the test ends. Its output goes to a file, printed if
+// the test fails. The function it returns ends the test if the process has
+// exited.
+func startProcess(t *testing.T, what, bin string, args []string, env ...string) (running func()) {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), filepath.Base(bin)+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", what, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		var status error
+		select {
+		case status = <-exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			status = <-exited
+		}
+		_ = logFile.Close()
+		if t.Failed() {
+			out, _ := os.ReadFile(logPath)
+			t.Logf("%s's output (exit: %v):\n%s", what, status, tail(out, 60))
+		}
+	})
+	return func() {
+		t.Helper()
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("%s exited: %v", what, err)
+		default:
+		}
+	}
+}
+
+// tail is the last n lines of out.
+func tail(out []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// hostIP is an IPv4 address of this machine that an EndpointSlice may
+// hold: neither loopback nor link-local. A machine without one fails the
+// test: the API server could not reach the operator.
+func hostIP(t *testing.T) net.IP {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		if ip := n.IP.To4(); ip != nil && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
+			return ip
+		}
+	}
+	t.Fatalf("this machine has no IPv4 address but loopback and link-local ones (%v): the API server cannot reach a webhook server through an EndpointSlice", addrs)
+	return nil
+}
+
+// freePort is a TCP port free on every address at the time of the call.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// firstCertificate is the DER bytes of the first certificate of a PEM
+// chain.
+func firstCertificate(chain []byte) ([]byte, error) {
+	block, _ := pem.Decode(chain)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, errors.New("the Secret's tls.crt does not start with a certificate")
+	}
+	return block.Bytes, nil
+}
