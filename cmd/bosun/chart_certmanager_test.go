@@ -17,9 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	"helm.sh/helm/v4/pkg/kube"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -27,7 +25,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,15 +85,7 @@ func TestChartWithCertManager(t *testing.T) {
 		certName    = "cronjob-serving-cert"
 		crdName     = "cronjobs.cronjob.bosun.dev"
 	)
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig, flags.Namespace = &kubeconfig, ptr.To(ns)
-	cfg := action.NewConfiguration()
-	if err := cfg.Init(flags, ns, "secret"); err != nil {
-		t.Fatal(err)
-	}
-	install := action.NewInstall(cfg)
-	install.ReleaseName, install.Namespace, install.CreateNamespace = release, ns, true
-	install.WaitStrategy, install.Timeout = kube.StatusWatcherStrategy, 3*time.Minute
+	_, install := helmInstall(t, kubeconfig, ns, release)
 	// No replicas: the Deployment's pods would be simulated, and the
 	// operator runs beside the cluster instead.
 	vals := map[string]any{"replicas": 0, "certManager": map[string]any{"enabled": true}}

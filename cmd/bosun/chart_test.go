@@ -44,17 +44,7 @@ func TestChartOnDevCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ns, release = "shop-system", "shop"
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig, flags.Namespace = &kubeconfig, new(string)
-	*flags.Namespace = ns
-	cfg := action.NewConfiguration()
-	if err := cfg.Init(flags, ns, "secret"); err != nil {
-		t.Fatal(err)
-	}
-
-	install := action.NewInstall(cfg)
-	install.ReleaseName, install.Namespace, install.CreateNamespace = release, ns, true
-	install.WaitStrategy, install.Timeout = kube.StatusWatcherStrategy, 3*time.Minute
+	cfg, install := helmInstall(t, kubeconfig, ns, release)
 	vals := map[string]any{"replicas": 2, "image": map[string]any{"repository": "registry.example/memcached", "tag": "v1.2.3"}}
 	if _, err := install.RunWithContext(t.Context(), ch, vals); err != nil {
 		t.Fatalf("helm install: %v", err)
@@ -109,4 +99,22 @@ func TestChartOnDevCluster(t *testing.T) {
 	if err := cp.Client.Get(t.Context(), client.ObjectKey{Name: "memcacheds.cache.example.bosun.dev"}, crd); err != nil {
 		t.Errorf("the CRD after helm uninstall: %v, want it kept (crds.keep)", err)
 	}
+}
+
+// helmInstall returns Helm's configuration for namespace ns of the cluster
+// of kubeconfig, and its install of release there (the namespace made if
+// missing), waiting up to 3 minutes for what it installs to be ready, as
+// `helm install --create-namespace --wait` does.
+func helmInstall(t *testing.T, kubeconfig, ns, release string) (*action.Configuration, *action.Install) {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig, flags.Namespace = &kubeconfig, &ns
+	cfg := action.NewConfiguration()
+	if err := cfg.Init(flags, ns, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace, install.CreateNamespace = release, ns, true
+	install.WaitStrategy, install.Timeout = kube.StatusWatcherStrategy, 3*time.Minute
+	return cfg, install
 }
