@@ -94,7 +94,7 @@ func TestChartWithCertManager(t *testing.T) {
 	}
 
 	// The Certificate is issued into the Secret.
-	var secret corev1.Secret
+	secretKey := client.ObjectKey{Namespace: ns, Name: secretName}
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		certManagerRunning()
 		cert := &unstructured.Unstructured{}
@@ -113,16 +113,28 @@ func TestChartWithCertManager(t *testing.T) {
 		if !ready {
 			return fmt.Errorf("Certificate %s is not Ready: %v", certName, conds)
 		}
-		return cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: secretName}, &secret)
+		secret := &corev1.Secret{}
+		if err := cp.Client.Get(ctx, secretKey, secret); err != nil {
+			return err
+		}
+		for _, key := range []string{"ca.crt", corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+			if len(secret.Data[key]) == 0 {
+				return fmt.Errorf("Secret %s has no %s", secretName, key)
+			}
+		}
+		return nil
 	}, bosuntest.Timeout(2*time.Minute))
-	ca := secret.Data["ca.crt"]
-	if len(ca) == 0 || len(secret.Data[corev1.TLSCertKey]) == 0 || len(secret.Data[corev1.TLSPrivateKeyKey]) == 0 {
-		t.Fatalf("Secret %s holds %d keys, want ca.crt, tls.crt and tls.key", secretName, len(secret.Data))
-	}
 
-	// The CA is injected into both webhook configurations and the CRD.
+	// The CA is injected into both webhook configurations and the CRD: the
+	// Secret's ca.crt, which with a self-signed issuer is the certificate
+	// itself.
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		certManagerRunning()
+		secret := &corev1.Secret{}
+		if err := cp.Client.Get(ctx, secretKey, secret); err != nil {
+			return err
+		}
+		ca := secret.Data["ca.crt"]
 		var problems []string
 		mutating := &admissionregistrationv1.MutatingWebhookConfigurationList{}
 		validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
@@ -158,14 +170,11 @@ func TestChartWithCertManager(t *testing.T) {
 		return nil
 	}, bosuntest.Timeout(2*time.Minute))
 
-	// The operator serves its webhooks with the Secret's certificate, on
-	// an address of this machine the webhook Service is routed to.
+	// The operator serves its webhooks with the Secret's files, kept up to
+	// date as the kubelet keeps a mounted Secret, on an address of this
+	// machine the webhook Service is routed to.
 	certDir := t.TempDir()
-	for _, key := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
-		if err := os.WriteFile(filepath.Join(certDir, key), secret.Data[key], 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mountSecret(t, cp.Client, secretKey, certDir)
 	ip := hostIP(t)
 	port := freePort(t)
 	operatorRunning := startProcess(t, "cronjob operator", operatorBin, []string{
@@ -188,21 +197,30 @@ func TestChartWithCertManager(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(ca) {
-		t.Fatal("the injected CA holds no certificate")
-	}
+	// The certificate it serves is the Secret's, verified for the
+	// Service's name by the CA injected into the webhook configuration.
 	serverName := service + "." + ns + ".svc"
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		operatorRunning()
+		validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+		if err := cp.Client.List(ctx, validating); err != nil {
+			return err
+		}
+		roots := x509.NewCertPool()
+		if len(validating.Items) != 1 || !roots.AppendCertsFromPEM(validating.Items[0].Webhooks[0].ClientConfig.CABundle) {
+			return errors.New("the validating webhook configuration has no CA")
+		}
 		d := tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}
 		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
 		if err != nil {
 			return fmt.Errorf("the operator's webhook server, verified as %s by the injected CA: %w", serverName, err)
 		}
-		state := conn.(*tls.Conn).ConnectionState()
+		served := conn.(*tls.Conn).ConnectionState().PeerCertificates[0].Raw
 		_ = conn.Close()
-		served := state.PeerCertificates[0].Raw
+		secret := &corev1.Secret{}
+		if err := cp.Client.Get(ctx, secretKey, secret); err != nil {
+			return err
+		}
 		issued, err := firstCertificate(secret.Data[corev1.TLSCertKey])
 		if err != nil {
 			return err
@@ -338,6 +356,55 @@ func startProcess(t *testing.T, what, bin string, args []string, env ...string) 
 		default:
 		}
 	}
+}
+
+// mountSecret keeps the files tls.crt and tls.key in dir equal to those of
+// the Secret at key until the test ends, as the kubelet keeps a Secret
+// mounted into a pod: a certificate cert-manager issues again reaches the
+// webhook server, which watches the files. Each file is replaced whole.
+func mountSecret(t *testing.T, c client.Client, key client.ObjectKey, dir string) {
+	t.Helper()
+	write := func(ctx context.Context, last map[string][]byte) error {
+		secret := &corev1.Secret{}
+		if err := c.Get(ctx, key, secret); err != nil {
+			return err
+		}
+		for _, name := range []string{corev1.TLSPrivateKeyKey, corev1.TLSCertKey} {
+			data := secret.Data[name]
+			if bytes.Equal(data, last[name]) {
+				continue
+			}
+			tmp := filepath.Join(dir, "."+name+".tmp")
+			if err := os.WriteFile(tmp, data, 0o600); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+				return err
+			}
+			last[name] = data
+		}
+		return nil
+	}
+	last := map[string][]byte{}
+	if err := write(t.Context(), last); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_ = write(ctx, last) // the next tick tries again
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // tail is the last n lines of out.

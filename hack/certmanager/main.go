@@ -96,10 +96,11 @@ func main() {
 // run runs the controllers and the CA injector until ctx ends or one of
 // them fails.
 func run(ctx context.Context, kubeconfig, resourceNamespace string) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	// The controllers end before run returns: cancel runs first.
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	fail := func(err error) {
 		if err != nil {
 			cancel(err)
