@@ -19,6 +19,7 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -36,18 +37,30 @@ import (
 // certManagerModule is cert-manager's Go module, pinned by hack/certmanager.
 const certManagerModule = "github.com/cert-manager/cert-manager"
 
+// The names the cronjob example's chart gives its webhook objects.
+const (
+	cronJobService    = "cronjob-webhook-service"
+	cronJobSecret     = "webhook-server-cert"
+	cronJobCert       = "cronjob-serving-cert"
+	cronJobCRD        = "cronjobs.cronjob.bosun.dev"
+	cronJobDeployment = "cronjob-controller-manager"
+)
+
 // TestChartWithCertManager installs the cronjob example's chart, with
-// certManager.enabled, into a cluster where cert-manager itself runs: its
-// certificate controllers and CA injector, built from its Go module by
-// hack/certmanager, against CRDs from the same module. cert-manager
-// issues the webhook server's Certificate into the Secret the manager's
-// Deployment mounts, and injects the Certificate's CA into both webhook
+// certManager.enabled, into a namespace other than its manifests', in a
+// cluster where cert-manager itself runs: its certificate controllers and
+// CA injector, built from its Go module by hack/certmanager, against CRDs
+// from the same module. cert-manager issues the webhook server's
+// Certificate into the Secret the manager's Deployment mounts at its
+// --webhook-cert-path, and injects the Certificate's CA into both webhook
 // configurations and the CRD's conversion. The operator, run beside the
 // cluster as bosun dev runs it, serves its webhooks with the files of that
 // Secret; the API server reaches it through the chart's webhook Service
 // (routed to the operator by an EndpointSlice, since the Deployment's pods
 // are simulated) and trusts it through the injected CA: a CronJob is
 // defaulted, a bad schedule refused, and a CronJob read at v2 converted.
+// Renewed (as cmctl renew does), the certificate is served, and trusted,
+// without a restart.
 func TestChartWithCertManager(t *testing.T) {
 	certManager, crdDir := buildCertManager(t)
 	operatorBin := filepath.Join(t.TempDir(), "cronjob")
@@ -76,15 +89,12 @@ func TestChartWithCertManager(t *testing.T) {
 	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	certManagerRunning := startProcess(t, "cert-manager", certManager, []string{"--kubeconfig", kubeconfig})
+	certManagerRunning := startProcess(t, "cert-manager", certManager, []string{"--kubeconfig", kubeconfig, "-v=2"})
 
-	const (
-		ns, release = "cronjob-system", "cronjob"
-		service     = "cronjob-webhook-service"
-		secretName  = "webhook-server-cert"
-		certName    = "cronjob-serving-cert"
-		crdName     = "cronjobs.cronjob.bosun.dev"
-	)
+	// Not the manifests' namespace (cronjob-system): the certificate's DNS
+	// names, the Services the webhooks call and inject-ca-from follow the
+	// release's.
+	const ns, release = "jobs", "cronjob"
 	_, install := helmInstall(t, kubeconfig, ns, release)
 	// No replicas: the Deployment's pods would be simulated, and the
 	// operator runs beside the cluster instead.
@@ -92,82 +102,15 @@ func TestChartWithCertManager(t *testing.T) {
 	if _, err := install.RunWithContext(t.Context(), ch, vals); err != nil {
 		t.Fatalf("helm install: %v", err)
 	}
-
-	// The Certificate is issued into the Secret.
-	secretKey := client.ObjectKey{Namespace: ns, Name: secretName}
+	secretKey := client.ObjectKey{Namespace: ns, Name: cronJobSecret}
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		certManagerRunning()
-		cert := &unstructured.Unstructured{}
-		cert.SetAPIVersion("cert-manager.io/v1")
-		cert.SetKind("Certificate")
-		if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: certName}, cert); err != nil {
-			return err
-		}
-		conds, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
-		ready := false
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
-				ready = true
-			}
-		}
-		if !ready {
-			return fmt.Errorf("Certificate %s is not Ready: %v", certName, conds)
-		}
-		secret := &corev1.Secret{}
-		if err := cp.Client.Get(ctx, secretKey, secret); err != nil {
-			return err
-		}
-		for _, key := range []string{"ca.crt", corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
-			if len(secret.Data[key]) == 0 {
-				return fmt.Errorf("Secret %s has no %s", secretName, key)
-			}
-		}
-		return nil
+		return certificateIssued(ctx, cp.Client, ns)
 	}, bosuntest.Timeout(2*time.Minute))
-
-	// The CA is injected into both webhook configurations and the CRD: the
-	// Secret's ca.crt, which with a self-signed issuer is the certificate
-	// itself.
+	checkManagerMountsSecret(t, cp.Client, ns)
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		certManagerRunning()
-		secret := &corev1.Secret{}
-		if err := cp.Client.Get(ctx, secretKey, secret); err != nil {
-			return err
-		}
-		ca := secret.Data["ca.crt"]
-		var problems []string
-		mutating := &admissionregistrationv1.MutatingWebhookConfigurationList{}
-		validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
-		if err := cp.Client.List(ctx, mutating); err != nil {
-			return err
-		}
-		if err := cp.Client.List(ctx, validating); err != nil {
-			return err
-		}
-		if len(mutating.Items) != 1 || len(validating.Items) != 1 {
-			return fmt.Errorf("%d mutating and %d validating webhook configurations, want 1 and 1", len(mutating.Items), len(validating.Items))
-		}
-		for _, w := range mutating.Items[0].Webhooks {
-			if !bytes.Equal(w.ClientConfig.CABundle, ca) {
-				problems = append(problems, "mutating webhook "+w.Name)
-			}
-		}
-		for _, w := range validating.Items[0].Webhooks {
-			if !bytes.Equal(w.ClientConfig.CABundle, ca) {
-				problems = append(problems, "validating webhook "+w.Name)
-			}
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := cp.Client.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
-			return err
-		}
-		if c := crd.Spec.Conversion; c == nil || c.Webhook == nil || c.Webhook.ClientConfig == nil || !bytes.Equal(c.Webhook.ClientConfig.CABundle, ca) {
-			problems = append(problems, "the conversion of "+crdName)
-		}
-		if len(problems) > 0 {
-			return fmt.Errorf("the Certificate's CA is not yet in: %s", strings.Join(problems, ", "))
-		}
-		return nil
+		return caInjected(ctx, cp.Client, secretKey)
 	}, bosuntest.Timeout(2*time.Minute))
 
 	// The operator serves its webhooks with the Secret's files, kept up to
@@ -182,8 +125,8 @@ func TestChartWithCertManager(t *testing.T) {
 		"--metrics-bind-address=0", "--health-probe-bind-address=0",
 	}, "KUBECONFIG="+kubeconfig)
 	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: service + "-operator", Labels: map[string]string{
-			discoveryv1.LabelServiceName: service,
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cronJobService + "-operator", Labels: map[string]string{
+			discoveryv1.LabelServiceName: cronJobService,
 			discoveryv1.LabelManagedBy:   "bosun-test",
 		}},
 		AddressType: discoveryv1.AddressTypeIPv4,
@@ -196,76 +139,24 @@ func TestChartWithCertManager(t *testing.T) {
 	if err := cp.Client.Create(t.Context(), slice); err != nil {
 		t.Fatal(err)
 	}
-
-	// The certificate it serves is the Secret's, verified for the
-	// Service's name by the CA injected into the webhook configuration.
-	serverName := service + "." + ns + ".svc"
+	addr := net.JoinHostPort(ip.String(), strconv.Itoa(port))
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		operatorRunning()
-		validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
-		if err := cp.Client.List(ctx, validating); err != nil {
-			return err
-		}
-		roots := x509.NewCertPool()
-		if len(validating.Items) != 1 || !roots.AppendCertsFromPEM(validating.Items[0].Webhooks[0].ClientConfig.CABundle) {
-			return errors.New("the validating webhook configuration has no CA")
-		}
-		d := tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}
-		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
-		if err != nil {
-			return fmt.Errorf("the operator's webhook server, verified as %s by the injected CA: %w", serverName, err)
-		}
-		served := conn.(*tls.Conn).ConnectionState().PeerCertificates[0].Raw
-		_ = conn.Close()
-		secret := &corev1.Secret{}
-		if err := cp.Client.Get(ctx, secretKey, secret); err != nil {
-			return err
-		}
-		issued, err := firstCertificate(secret.Data[corev1.TLSCertKey])
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(served, issued) {
-			return errors.New("the webhook server serves another certificate than the Secret's")
-		}
-		return nil
+		return servesSecretCertificate(ctx, cp.Client, secretKey, addr)
 	}, bosuntest.Timeout(2*time.Minute))
 
 	// Through the API server: defaulting, validation and conversion.
-	cronJob := func(name, schedule string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "cronjob.bosun.dev/v1",
-			"kind":       "CronJob",
-			"metadata":   map[string]any{"namespace": ns, "name": name},
-			"spec": map[string]any{
-				"schedule": schedule,
-				"suspend":  true,
-				"jobTemplate": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-					"restartPolicy": "Never",
-					"containers":    []any{map[string]any{"name": "date", "image": "busybox:1.37"}},
-				}}}},
-			},
-		}}
-		return u
-	}
-	good := cronJob("every-minute", "*/1 * * * *")
-	bosuntest.Eventually(t, func(ctx context.Context) error {
-		err := cp.Client.Create(ctx, good.DeepCopy())
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
-	}, bosuntest.Timeout(2*time.Minute))
+	good := cronJobObject(ns, "every-minute", "*/1 * * * *")
+	createThroughWebhooks(t, cp.Client, good)
 	stored := &unstructured.Unstructured{}
-	stored.SetAPIVersion("cronjob.bosun.dev/v1")
-	stored.SetKind("CronJob")
+	stored.SetGroupVersionKind(good.GroupVersionKind())
 	if err := cp.Client.Get(t.Context(), client.ObjectKeyFromObject(good), stored); err != nil {
 		t.Fatal(err)
 	}
 	if p, _, _ := unstructured.NestedString(stored.Object, "spec", "concurrencyPolicy"); p != "Allow" {
 		t.Errorf("the stored CronJob's concurrencyPolicy is %q, want the defaulting webhook's Allow", p)
 	}
-	err = cp.Client.Create(t.Context(), cronJob("never-valid", "not a schedule"))
+	err = cp.Client.Create(t.Context(), cronJobObject(ns, "never-valid", "not a schedule"))
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.schedule") {
 		t.Errorf("creating a CronJob with a bad schedule: %v, want the validating webhook's refusal on spec.schedule", err)
 	}
@@ -278,6 +169,277 @@ func TestChartWithCertManager(t *testing.T) {
 	if m, _, _ := unstructured.NestedString(v2.Object, "spec", "schedule", "minute"); m != "*/1" {
 		t.Errorf("the CronJob at v2 has spec.schedule.minute %q, want */1", m)
 	}
+
+	// Renewed, the new certificate is injected, served by the same
+	// process and trusted by the API server.
+	renewCertificate(t, cp.Client, secretKey)
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		certManagerRunning()
+		operatorRunning()
+		if err := caInjected(ctx, cp.Client, secretKey); err != nil {
+			return err
+		}
+		return servesSecretCertificate(ctx, cp.Client, secretKey, addr)
+	}, bosuntest.Timeout(2*time.Minute))
+	createThroughWebhooks(t, cp.Client, cronJobObject(ns, "after-renewal", "*/5 * * * *"))
+}
+
+// certificateIssued reports whether the chart's Certificate in namespace ns
+// is Ready and its Secret holds a CA, a certificate and a key.
+func certificateIssued(ctx context.Context, c client.Client, ns string) error {
+	cert := certificateObject()
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cronJobCert}, cert); err != nil {
+		return err
+	}
+	conds, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
+	ready := false
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
+			ready = true
+		}
+	}
+	if !ready {
+		return fmt.Errorf("Certificate %s is not Ready: %v", cronJobCert, conds)
+	}
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cronJobSecret}, secret); err != nil {
+		return err
+	}
+	for _, key := range []string{"ca.crt", corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+		if len(secret.Data[key]) == 0 {
+			return fmt.Errorf("Secret %s has no %s", cronJobSecret, key)
+		}
+	}
+	return nil
+}
+
+// certificateObject is an empty cert-manager Certificate.
+func certificateObject() *unstructured.Unstructured {
+	cert := &unstructured.Unstructured{}
+	cert.SetAPIVersion("cert-manager.io/v1")
+	cert.SetKind("Certificate")
+	return cert
+}
+
+// checkManagerMountsSecret checks that the manager's Deployment in ns
+// mounts the Certificate's Secret at the directory of its
+// --webhook-cert-path, and that the webhook Service's ports target ports
+// of its container: what the operator run beside the cluster stands in for.
+func checkManagerMountsSecret(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	dep := &appsv1.Deployment{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: cronJobDeployment}, dep); err != nil {
+		t.Fatal(err)
+	}
+	cert := certificateObject()
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: cronJobCert}, cert); err != nil {
+		t.Fatal(err)
+	}
+	secretName, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
+	manager := dep.Spec.Template.Spec.Containers[0]
+	var certPath string
+	for _, arg := range manager.Args {
+		if v, ok := strings.CutPrefix(arg, "--webhook-cert-path="); ok {
+			certPath = v
+		}
+	}
+	mounted := false
+	for _, v := range dep.Spec.Template.Spec.Volumes {
+		for _, m := range manager.VolumeMounts {
+			if v.Secret != nil && v.Secret.SecretName == secretName && m.Name == v.Name && m.MountPath == certPath {
+				mounted = true
+			}
+		}
+	}
+	if certPath == "" || !mounted {
+		t.Errorf("the manager's Deployment does not mount the Certificate's Secret %s at --webhook-cert-path %q: volumes %v, mounts %v",
+			secretName, certPath, dep.Spec.Template.Spec.Volumes, manager.VolumeMounts)
+	}
+	svc := &corev1.Service{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: cronJobService}, svc); err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range svc.Spec.Ports {
+		found := false
+		for _, p := range manager.Ports {
+			if sp.TargetPort.StrVal == p.Name && p.Name != "" || sp.TargetPort.StrVal == "" && sp.TargetPort.IntVal == p.ContainerPort {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("the webhook Service's port %s targets %s, which no port of the manager's container is: %v", sp.Name, sp.TargetPort.String(), manager.Ports)
+		}
+	}
+}
+
+// caInjected reports whether the CA of the Secret at key is in the bundles
+// of both webhook configurations and of the CRD's conversion. A bundle may
+// hold other CAs too: after a renewal the injector keeps the earlier one
+// beside the new.
+func caInjected(ctx context.Context, c client.Client, key client.ObjectKey) error {
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, key, secret); err != nil {
+		return err
+	}
+	ca := secret.Data["ca.crt"]
+	var problems []string
+	mutating := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+	validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	if err := c.List(ctx, mutating); err != nil {
+		return err
+	}
+	if err := c.List(ctx, validating); err != nil {
+		return err
+	}
+	if len(mutating.Items) != 1 || len(validating.Items) != 1 {
+		return fmt.Errorf("%d mutating and %d validating webhook configurations, want 1 and 1", len(mutating.Items), len(validating.Items))
+	}
+	for _, w := range mutating.Items[0].Webhooks {
+		if !bundleHolds(w.ClientConfig.CABundle, ca) {
+			problems = append(problems, "mutating webhook "+w.Name)
+		}
+	}
+	for _, w := range validating.Items[0].Webhooks {
+		if !bundleHolds(w.ClientConfig.CABundle, ca) {
+			problems = append(problems, "validating webhook "+w.Name)
+		}
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: cronJobCRD}, crd); err != nil {
+		return err
+	}
+	if conv := crd.Spec.Conversion; conv == nil || conv.Webhook == nil || conv.Webhook.ClientConfig == nil || !bundleHolds(conv.Webhook.ClientConfig.CABundle, ca) {
+		problems = append(problems, "the conversion of "+cronJobCRD)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the Certificate's CA is not yet in: %s", strings.Join(problems, ", "))
+	}
+	return nil
+}
+
+// bundleHolds reports whether the PEM bundle holds every certificate of
+// the PEM ca.
+func bundleHolds(bundle, ca []byte) bool {
+	held := map[string]bool{}
+	for rest := bundle; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			break
+		}
+		held[string(block.Bytes)] = true
+	}
+	n := 0
+	for rest := ca; ; n++ {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			break
+		}
+		if !held[string(block.Bytes)] {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// servesSecretCertificate reports whether the webhook server at addr
+// serves the certificate of the Secret at key, verified for the webhook
+// Service's DNS name by the CA injected into the validating webhook
+// configuration.
+func servesSecretCertificate(ctx context.Context, c client.Client, key client.ObjectKey, addr string) error {
+	validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	if err := c.List(ctx, validating); err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	if len(validating.Items) != 1 || !roots.AppendCertsFromPEM(validating.Items[0].Webhooks[0].ClientConfig.CABundle) {
+		return errors.New("the validating webhook configuration has no CA")
+	}
+	serverName := cronJobService + "." + key.Namespace + ".svc"
+	d := tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("the operator's webhook server, verified as %s by the injected CA: %w", serverName, err)
+	}
+	served := conn.(*tls.Conn).ConnectionState().PeerCertificates[0].Raw
+	_ = conn.Close()
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, key, secret); err != nil {
+		return err
+	}
+	issued, err := firstCertificate(secret.Data[corev1.TLSCertKey])
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(served, issued) {
+		return errors.New("the webhook server serves another certificate than the Secret's")
+	}
+	return nil
+}
+
+// renewCertificate asks cert-manager to issue the chart's Certificate
+// again, as cmctl renew does (the Issuing condition set to True), and
+// returns once the Secret at key holds another certificate.
+func renewCertificate(t *testing.T, c client.Client, key client.ObjectKey) {
+	t.Helper()
+	before := &corev1.Secret{}
+	if err := c.Get(t.Context(), key, before); err != nil {
+		t.Fatal(err)
+	}
+	cert := certificateObject()
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: key.Namespace, Name: cronJobCert}, cert); err != nil {
+		t.Fatal(err)
+	}
+	conds, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
+	conds = append(conds, map[string]any{
+		"type": "Issuing", "status": "True", "reason": "ManuallyTriggered",
+		"message": "renewed by the test", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+	})
+	if err := unstructured.SetNestedSlice(cert.Object, conds, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Status().Update(t.Context(), cert); err != nil {
+		t.Fatalf("renewing the Certificate: %v", err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		after := &corev1.Secret{}
+		if err := c.Get(ctx, key, after); err != nil {
+			return err
+		}
+		if bytes.Equal(after.Data[corev1.TLSCertKey], before.Data[corev1.TLSCertKey]) {
+			return errors.New("the Secret still holds the certificate from before the renewal")
+		}
+		return nil
+	}, bosuntest.Timeout(2*time.Minute))
+}
+
+// cronJobObject is a suspended CronJob of the cronjob example's v1.
+func cronJobObject(ns, name, schedule string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cronjob.bosun.dev/v1",
+		"kind":       "CronJob",
+		"metadata":   map[string]any{"namespace": ns, "name": name},
+		"spec": map[string]any{
+			"schedule": schedule,
+			"suspend":  true,
+			"jobTemplate": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+				"restartPolicy": "Never",
+				"containers":    []any{map[string]any{"name": "date", "image": "busybox:1.37"}},
+			}}}},
+		},
+	}}
+}
+
+// createThroughWebhooks creates obj, trying again until the API server can
+// call the webhooks: they fail closed.
+func createThroughWebhooks(t *testing.T, c client.Client, obj *unstructured.Unstructured) {
+	t.Helper()
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		err := c.Create(ctx, obj.DeepCopy())
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}, bosuntest.Timeout(2*time.Minute))
 }
 
 // buildCertManager builds the command of hack/certmanager and returns its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,26 @@ func TestChartOnDevCluster(t *testing.T) {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := cp.Client.Get(t.Context(), client.ObjectKey{Name: "memcacheds.cache.example.bosun.dev"}, crd); err != nil {
 		t.Errorf("the CRD after helm uninstall: %v, want it kept (crds.keep)", err)
+	}
+
+	// Installed again into another namespace, the release adopts the kept
+	// CRD with --take-ownership; without it Helm refuses the CRD as the
+	// first release's.
+	const otherNS = "shop-two"
+	_, again := helmInstall(t, kubeconfig, otherNS, release)
+	if _, err := again.RunWithContext(t.Context(), ch, vals); err == nil || !strings.Contains(err.Error(), "ownership") {
+		t.Errorf("helm install into %s beside the kept CRD: %v, want a refusal for its ownership", otherNS, err)
+	}
+	_, again = helmInstall(t, kubeconfig, otherNS, release)
+	again.TakeOwnership = true
+	if _, err := again.RunWithContext(t.Context(), ch, vals); err != nil {
+		t.Fatalf("helm install --take-ownership into %s: %v", otherNS, err)
+	}
+	if err := cp.Client.Get(t.Context(), client.ObjectKey{Name: "memcacheds.cache.example.bosun.dev"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if got := crd.Annotations["meta.helm.sh/release-namespace"]; got != otherNS {
+		t.Errorf("the kept CRD belongs to the release of namespace %q, want %q", got, otherNS)
 	}
 }
 
