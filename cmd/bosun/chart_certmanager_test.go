@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -555,16 +556,8 @@ func mountSecret(t *testing.T, c client.Client, key client.ObjectKey, dir string
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				_ = write(ctx, last) // the next tick tries again
-			}
-		}
+		// A failed write is tried again at the next tick.
+		wait.UntilWithContext(ctx, func(ctx context.Context) { _ = write(ctx, last) }, 250*time.Millisecond)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
