@@ -17,10 +17,12 @@ DSL_FUZZ_TIME ?= 30s
 MODULES := . ./cmd/bosun ./examples ./bench ./hack ./internal/manifests ./e2e
 # Every package of every module: with go.work, one go command builds and tests them all together.
 ALL_PKGS := $(addsuffix /...,$(MODULES))
-# Modules outside go.work, built with GOWORK=off: hack/certmanager builds cert-manager's controllers
-# against its own Kubernetes libraries (hack/controlplane and hack/kwok hold no code and are checked
-# through controlplane's generated copy of their go.mod).
-STANDALONE := ./hack/certmanager
+# Modules outside go.work, built with GOWORK=off against their own Kubernetes libraries:
+# hack/certmanager runs cert-manager's controllers, hack/trustmanager pins trust-manager. Those with
+# code are vetted (hack/controlplane and hack/kwok hold no code and are checked through
+# controlplane's generated copy of their go.mod).
+STANDALONE := ./hack/certmanager ./hack/trustmanager
+STANDALONE_CODE := ./hack/certmanager
 
 .PHONY: all
 all: test
@@ -204,7 +206,7 @@ loc:
 .PHONY: vet
 vet:
 	$(GO) vet $(ALL_PKGS)
-	@for m in $(STANDALONE); do (cd $$m && GOWORK=off $(GO) vet ./...) || exit 1; done
+	@for m in $(STANDALONE_CODE); do (cd $$m && GOWORK=off $(GO) vet ./...) || exit 1; done
 
 ## lint: golangci-lint, pinned, installed into bin/.
 .PHONY: lint

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -453,8 +454,11 @@ func buildCertManager(t *testing.T) (bin, crdDir string) {
 	bin = filepath.Join(t.TempDir(), "certmanager")
 	env := []string{"GOWORK=off", "GOFLAGS=-mod=readonly", "CGO_ENABLED=0"}
 	runCmd(t, mod, env, "go", "build", "-o", bin, ".")
-	out := runCmd(t, mod, env, "go", "list", "-m", "-f", "{{.Dir}}", certManagerModule)
-	return bin, filepath.Join(strings.TrimSpace(out), "deploy", "crds")
+	var m struct{ Dir string }
+	if out := runCmd(t, mod, env, "go", "mod", "download", "-json", certManagerModule); json.Unmarshal([]byte(out), &m) != nil || m.Dir == "" {
+		t.Fatalf("go mod download -json %s printed no directory:\n%s", certManagerModule, out)
+	}
+	return bin, filepath.Join(m.Dir, "deploy", "crds")
 }
 
 // runCmd runs name with args in dir, with env added to the test's
