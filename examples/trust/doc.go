@@ -5,8 +5,15 @@
 // PEM bundle, and writes it into a ConfigMap or Secret in every namespace
 // the Bundle selects, with JKS and PKCS#12 encodings beside it if asked.
 //
-// The example is being built. So far: the API, field for field
-// trust-manager's; the certificate pool that checks, deduplicates and
-// orders a bundle's certificates (certpool.go); the JKS and PKCS#12
-// encodings (formats.go); and the default CA package (defaultpackage.go).
+// The reconciler (controller.go) has two steps under the condition Synced:
+// the sources step joins the sources' certificates in a pool that checks,
+// deduplicates and orders them (sources.go, certpool.go); the targets step,
+// bosun's children step, writes the bundle into a ConfigMap named after the
+// Bundle in each selected namespace, with its JKS and PKCS#12 encodings
+// (formats.go), owned by the Bundle, put back when edited, pruned when
+// unselected. The default CA package is read from a file
+// (defaultpackage.go).
+//
+// The example is being built: Secret targets, the operator binary with
+// trust-manager's flags, and the battery are to come (docs/EXAMPLES.md).
 package trust

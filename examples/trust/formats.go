@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	"github.com/pavlo-v-chernykh/keystore-go/v4"
 	"software.sslmate.com/src/go-pkcs12"
@@ -44,8 +46,12 @@ func encodeJKS(certs []*x509.Certificate, password string) ([]byte, error) {
 
 // encodePKCS12 writes certs as a PKCS#12 trust store with the algorithms
 // of profile (LegacyRC2 when empty), protected by password, or with no
-// protection at all when the password is empty. Its salts are random: the
-// same certificates give other bytes each time.
+// protection at all when the password is empty. Its salts and IVs come
+// from a stream seeded with the certificates, the password and the
+// profile, not from the system's randomness: the same inputs give the same
+// bytes, so that a pass over an unchanged Bundle has nothing to write. The
+// store holds no secret for them to protect: the password guards only its
+// integrity.
 func encodePKCS12(certs []*x509.Certificate, password string, profile trustv1alpha1.PKCS12Profile) ([]byte, error) {
 	entries := make([]pkcs12.TrustStoreEntry, len(certs))
 	for i, c := range certs {
@@ -60,9 +66,40 @@ func encodePKCS12(certs []*x509.Certificate, password string, profile trustv1alp
 	case profile == trustv1alpha1.Modern2023PKCS12Profile:
 		enc = pkcs12.Modern2023
 	}
-	out, err := enc.EncodeTrustStoreEntries(entries, password)
+	seed := sha256.New()
+	for _, c := range certs {
+		seed.Write(c.Raw)
+	}
+	seed.Write([]byte("\x00" + password + "\x00" + string(profile)))
+	out, err := enc.WithRand(&seededStream{seed: seed.Sum(nil)}).EncodeTrustStoreEntries(entries, password)
 	if err != nil {
 		return nil, fmt.Errorf("writing the PKCS#12 store: %w", err)
 	}
 	return out, nil
+}
+
+// seededStream is a deterministic stream of bytes: the SHA-256 of its seed
+// and a counter, block after block.
+type seededStream struct {
+	seed    []byte
+	counter uint64
+	buf     []byte
+}
+
+// Read fills p from the stream; it never fails.
+func (s *seededStream) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if len(s.buf) == 0 {
+			var ctr [8]byte
+			binary.BigEndian.PutUint64(ctr[:], s.counter)
+			s.counter++
+			block := sha256.Sum256(append(slices.Clone(s.seed), ctr[:]...))
+			s.buf = block[:]
+		}
+		c := copy(p[n:], s.buf)
+		s.buf = s.buf[c:]
+		n += c
+	}
+	return n, nil
 }

@@ -72,7 +72,8 @@ func TestJKS(t *testing.T) {
 }
 
 // TestPKCS12: for each profile, and without a password, the store opens
-// with its password and holds the certificates in their order.
+// with its password and holds the certificates in their order; the same
+// inputs give the same bytes.
 func TestPKCS12(t *testing.T) {
 	certs := testPool(t, "a", "b")
 	tests := []struct {
@@ -91,6 +92,13 @@ func TestPKCS12(t *testing.T) {
 			data, err := encodePKCS12(certs, tt.password, tt.profile)
 			if err != nil {
 				t.Fatal(err)
+			}
+			again, err := encodePKCS12(certs, tt.password, tt.profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(data, again) {
+				t.Error("the same certificates, password and profile give another store")
 			}
 			decoded, err := pkcs12.DecodeTrustStore(data, tt.password)
 			if err != nil {

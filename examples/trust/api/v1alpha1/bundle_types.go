@@ -302,3 +302,11 @@ type BundleStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	DefaultCAPackageVersion string `json:"defaultCAVersion,omitempty"`
 }
+
+// GetConditions returns the Bundle's status conditions, for bosun's
+// engine.
+func (b *Bundle) GetConditions() []metav1.Condition { return b.Status.Conditions }
+
+// SetConditions replaces the Bundle's status conditions, for bosun's
+// engine.
+func (b *Bundle) SetConditions(c []metav1.Condition) { b.Status.Conditions = c }

@@ -1,0 +1,412 @@
+package trust
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/children"
+	"github.com/bosunkit/bosun/conditions"
+	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
+)
+
+// What the controller uses: Bundles and their status; update on their
+// finalizers, which the API server asks of whoever sets blockOwnerDeletion
+// on an owner reference to a Bundle, as the children step does; the
+// target ConfigMaps, applied and pruned in every namespace; the source
+// ConfigMaps and Secrets, read; Namespaces, for the targets and the
+// engine's reconcile policy; and events.
+//
+// +kubebuilder:rbac:groups=trust.cert-manager.io,resources=bundles,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=trust.cert-manager.io,resources=bundles/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=trust.cert-manager.io,resources=bundles/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// ControllerName is the name of the Bundle controller in logs, metrics and
+// events, of its children set and the field manager of its applies.
+const ControllerName = "trust"
+
+// Reasons of the Synced condition, and of the events that go with it:
+// trust-manager's.
+const (
+	// ReasonSynced is the reason of a True Synced: every target holds the
+	// bundle.
+	ReasonSynced conditions.Reason = "Synced"
+	// ReasonSourceNotFound means a source is missing (an object, a key,
+	// the default CA package) or the sources hold no certificate. The
+	// Bundle waits for it, without retrying on its own.
+	ReasonSourceNotFound conditions.Reason = "SourceNotFound"
+	// ReasonSourceBuildError means a source holds data that is not a
+	// bundle of valid certificates.
+	ReasonSourceBuildError conditions.Reason = "SourceBuildError"
+	// ReasonSecretTargetsDisabled means the Bundle has a Secret target and
+	// the operator runs without --secret-targets-enabled.
+	ReasonSecretTargetsDisabled conditions.Reason = "SecretTargetsDisabled"
+	// ReasonSyncConfigMapTargetFailed means writing a target ConfigMap
+	// failed.
+	ReasonSyncConfigMapTargetFailed conditions.Reason = "SyncConfigMapTargetFailed"
+)
+
+// Options configure the Bundle controller, as trust-manager's flags of
+// the same names do.
+type Options struct {
+	// TrustNamespace is the namespace of the source ConfigMaps and
+	// Secrets (--trust-namespace).
+	TrustNamespace string
+	// SecretTargetsEnabled allows Secret targets
+	// (--secret-targets-enabled). Secret targets are not written yet: a
+	// Bundle with one is not synced, as without the flag.
+	SecretTargetsEnabled bool
+	// FilterExpiredCertificates leaves expired certificates out of the
+	// bundles (--filter-expired-certificates).
+	FilterExpiredCertificates bool
+	// FilterNonCACerts leaves certificates that are not CAs out of the
+	// bundles (--filter-non-ca-certs).
+	FilterNonCACerts bool
+	// TargetNamespaces, when not empty, are the only namespaces targets
+	// are written to (--target-namespaces).
+	TargetNamespaces []string
+	// DefaultPackage is the default CA package, for the useDefaultCAs
+	// sources (--default-package-location); nil when there is none.
+	DefaultPackage *DefaultPackage
+}
+
+// bundleKey hands the bundle the sources made from the sources step to
+// the targets' step.
+var bundleKey = bosun.NewKey[*bundleData]("trust.bundle")
+
+// NewReconciler returns the engine reconciler of Bundles: the sources
+// step builds the bundle, the targets step writes it into a ConfigMap in
+// each selected namespace and prunes the ones no longer selected, and both
+// report the Synced condition, which Ready summarises. The targets are
+// owned by the Bundle and go with it through the garbage collector.
+func NewReconciler(opts Options) *bosun.Reconciler[*trustv1alpha1.Bundle] {
+	targets := children.NewStep(ControllerName, desired(opts), []children.Kind{children.Of(&corev1.ConfigMap{})})
+	steps := bosun.Sequence[*trustv1alpha1.Bundle](sourcesStep{opts: opts}, targetsStep{opts: opts, children: targets}).Named("sync")
+	return &bosun.Reconciler[*trustv1alpha1.Bundle]{
+		Name:  ControllerName,
+		Steps: []bosun.Step[*trustv1alpha1.Bundle]{bosun.WithConditions[*trustv1alpha1.Bundle](steps, trustv1alpha1.ConditionSynced).Named("synced")},
+	}
+}
+
+// SetupWithManager registers NewReconciler's reconciler with mgr. The
+// manager's scheme must hold the types of AddToScheme.
+func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	if err := bosun.ControllerManagedBy[*trustv1alpha1.Bundle](mgr).Complete(NewReconciler(opts)); err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	return nil
+}
+
+// sourcesStep builds the Bundle's bundle from its sources, for the
+// targets step. A missing source sets Synced False (SourceNotFound) and
+// stops the pass until a watch event brings the source; invalid data sets
+// it False (SourceBuildError) and fails the pass, retried with backoff.
+type sourcesStep struct{ opts Options }
+
+var (
+	_ bosun.Step[*trustv1alpha1.Bundle]    = sourcesStep{}
+	_ bosun.Setuper[*trustv1alpha1.Bundle] = sourcesStep{}
+)
+
+// Do builds the bundle.
+func (s sourcesStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) (ctrl.Result, error) {
+	b := req.Object
+	if b.Spec.Target.Secret != nil && !s.opts.SecretTargetsEnabled {
+		notSynced(req, ReasonSecretTargetsDisabled, "Bundle has Secret targets but the feature is disabled")
+		return ctrl.Result{}, fmt.Errorf("secret targets are disabled: %w", bosun.ErrStop)
+	}
+	data, err := buildBundle(ctx, req.Client, s.opts, b.Spec.Sources)
+	switch {
+	case errors.Is(err, errSourceNotFound):
+		notSynced(req, ReasonSourceNotFound, "Bundle source was not found: "+err.Error())
+		return ctrl.Result{}, fmt.Errorf("%w: %w", err, bosun.ErrStop)
+	case err != nil:
+		notSynced(req, ReasonSourceBuildError, "Failed to build bundle sources: "+err.Error())
+		return ctrl.Result{}, conditions.Warning(ReasonSourceBuildError, err)
+	}
+	bundleKey.Set(req.Values, data)
+	return ctrl.Result{}, nil
+}
+
+// SetupWithBuilder makes a ConfigMap or Secret of the trust namespace
+// reconcile the Bundles it may be a source of, and a Namespace that comes,
+// or whose labels change, reconcile every Bundle.
+func (s sourcesStep) SetupWithBuilder(b *bosun.Builder[*trustv1alpha1.Bundle]) error {
+	c := b.Manager().GetClient()
+	inTrustNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == s.opts.TrustNamespace })
+	b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, true)), builder.WithPredicates(inTrustNamespace))
+	b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, false)), builder.WithPredicates(inTrustNamespace))
+	b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(allBundles(c)), builder.WithPredicates(namespaceChanged))
+	return nil
+}
+
+// namespaceChanged passes the Namespace events that can change where
+// targets go: a new namespace, a change of labels, the start of its
+// deletion.
+var namespaceChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()) ||
+			e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+	},
+	DeleteFunc: func(event.DeleteEvent) bool { return false },
+}
+
+// bundlesOfSource maps a ConfigMap (configMap) or Secret of the trust
+// namespace to the Bundles with a source that names or selects it.
+func bundlesOfSource(c client.Reader, configMap bool) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &trustv1alpha1.BundleList{}
+		if err := c.List(ctx, list); err != nil {
+			return nil
+		}
+		var reqs []reconcile.Request
+		for _, b := range list.Items {
+			for _, src := range b.Spec.Sources {
+				sel := src.Secret
+				if configMap {
+					sel = src.ConfigMap
+				}
+				if sel != nil && selects(sel, o) {
+					reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: b.Name}})
+					break
+				}
+			}
+		}
+		return reqs
+	}
+}
+
+// selects reports whether sel names o or selects it by its labels.
+func selects(sel *trustv1alpha1.SourceObjectKeySelector, o client.Object) bool {
+	if sel.Name != "" {
+		return sel.Name == o.GetName()
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel.Selector)
+	return err == nil && s.Matches(labels.Set(o.GetLabels()))
+}
+
+// allBundles maps any object to every Bundle.
+func allBundles(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		list := &trustv1alpha1.BundleList{}
+		if err := c.List(ctx, list); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, len(list.Items))
+		for i, b := range list.Items {
+			reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: b.Name}}
+		}
+		return reqs
+	}
+}
+
+// targetsStep runs the children step that writes the targets, and sets
+// Synced from how it went.
+type targetsStep struct {
+	opts     Options
+	children *children.Step[*trustv1alpha1.Bundle]
+}
+
+var (
+	_ bosun.Step[*trustv1alpha1.Bundle]    = targetsStep{}
+	_ bosun.Setuper[*trustv1alpha1.Bundle] = targetsStep{}
+)
+
+// Do writes the targets; once they all hold the bundle, Synced is True,
+// with an event when it was not, and status.defaultCAVersion names the
+// default CA package in the bundle.
+func (s targetsStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) (ctrl.Result, error) {
+	res, err := req.Run(ctx, s.children)
+	if err != nil {
+		notSynced(req, ReasonSyncConfigMapTargetFailed, "Failed to sync bundle to a target ConfigMap: "+err.Error())
+		return res, err
+	}
+	data, _ := bundleKey.Get(req.Values)
+	b := req.Object
+	if data != nil {
+		b.Status.DefaultCAPackageVersion = data.defaultCAVersion
+	}
+	msg := "Successfully synced Bundle to all namespaces"
+	if sel := b.Spec.Target.NamespaceSelector; sel != nil {
+		if s, err := metav1.LabelSelectorAsSelector(sel); err == nil && !s.Empty() {
+			msg = "Successfully synced Bundle to namespaces that match this label selector: " + s.String()
+		}
+	}
+	if len(s.opts.TargetNamespaces) > 0 {
+		msg = "Successfully synced Bundle to all allowed namespaces"
+	}
+	before := conditions.Find(b.Status.Conditions, trustv1alpha1.ConditionSynced)
+	wasSynced := before != nil && before.Status == metav1.ConditionTrue && before.ObservedGeneration == b.Generation
+	setSynced(req, metav1.ConditionTrue, ReasonSynced, msg)
+	if !wasSynced {
+		req.Recorder.Eventf(b, nil, corev1.EventTypeNormal, string(ReasonSynced), "Synced", msg)
+	}
+	return res, nil
+}
+
+// SetupWithBuilder wires the children step's watches.
+func (s targetsStep) SetupWithBuilder(b *bosun.Builder[*trustv1alpha1.Bundle]) error {
+	return s.children.SetupWithBuilder(b)
+}
+
+// desired returns the targets of the Bundle of a pass: a ConfigMap named
+// after it in each selected namespace that is not being deleted, holding
+// the bundle under the target's key and the additional formats under
+// theirs, with the template's labels and annotations, the label
+// trust.cert-manager.io/bundle and the hash annotation.
+func desired(opts Options) children.DesiredFunc[*trustv1alpha1.Bundle] {
+	return func(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) ([]client.Object, error) {
+		b := req.Object
+		data, ok := bundleKey.Get(req.Values)
+		if !ok || b.Spec.Target.ConfigMap == nil {
+			return nil, nil
+		}
+		namespaces, err := targetNamespaces(ctx, req.Client, opts, b.Spec.Target.NamespaceSelector)
+		if err != nil {
+			return nil, err
+		}
+		tmpl := b.Spec.Target.ConfigMap
+		binary, err := formats(data, b.Spec.Target.AdditionalFormats)
+		if err != nil {
+			return nil, err
+		}
+		lbls := maps.Clone(tmpl.Metadata.Labels)
+		if lbls == nil {
+			lbls = map[string]string{}
+		}
+		lbls[trustv1alpha1.LabelBundle] = b.Name
+		ann := maps.Clone(tmpl.Metadata.Annotations)
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[trustv1alpha1.AnnotationHash] = targetHash(data.pem, b.Spec.Target.AdditionalFormats, tmpl)
+		out := make([]client.Object, 0, len(namespaces))
+		for _, ns := range namespaces {
+			out = append(out, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Name, Labels: lbls, Annotations: ann},
+				Data:       map[string]string{tmpl.Key: data.pem},
+				BinaryData: binary,
+			})
+		}
+		return out, nil
+	}
+}
+
+// targetNamespaces lists the namespaces the targets go to: those sel
+// selects (all when nil), among opts.TargetNamespaces when it is not
+// empty, and not being deleted; in name order.
+func targetNamespaces(ctx context.Context, c client.Reader, opts Options, sel *metav1.LabelSelector) ([]string, error) {
+	selector := labels.Everything()
+	if sel != nil {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil {
+			return nil, conditions.Terminal(children.ReasonInvalidChildren, fmt.Errorf("the namespace selector: %w", err))
+		}
+		selector = s
+	}
+	list := &corev1.NamespaceList{}
+	if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, fmt.Errorf("listing namespaces: %w", err)
+	}
+	var out []string
+	for _, ns := range list.Items {
+		if !ns.DeletionTimestamp.IsZero() || ns.Status.Phase == corev1.NamespaceTerminating {
+			continue
+		}
+		if len(opts.TargetNamespaces) > 0 && !slices.Contains(opts.TargetNamespaces, ns.Name) {
+			continue
+		}
+		out = append(out, ns.Name)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// formats encodes the bundle in the additional formats, by key.
+func formats(data *bundleData, f *trustv1alpha1.AdditionalFormats) (map[string][]byte, error) {
+	if f == nil {
+		return nil, nil
+	}
+	out := map[string][]byte{}
+	certs := data.pool.certificates()
+	if f.JKS != nil {
+		b, err := encodeJKS(certs, f.JKS.Password)
+		if err != nil {
+			return nil, err
+		}
+		out[f.JKS.Key] = b
+	}
+	if f.PKCS12 != nil {
+		password := trustv1alpha1.DefaultPKCS12Password
+		if f.PKCS12.Password != nil {
+			password = *f.PKCS12.Password
+		}
+		b, err := encodePKCS12(certs, password, f.PKCS12.Profile)
+		if err != nil {
+			return nil, err
+		}
+		out[f.PKCS12.Key] = b
+	}
+	return out, nil
+}
+
+// targetHash is the value of a target's hash annotation: a SHA-256 of the
+// bundle, of what the formats are encoded with, and of the template's
+// annotations, so that it changes when any of them does.
+func targetHash(pem string, f *trustv1alpha1.AdditionalFormats, tmpl *trustv1alpha1.TargetTemplate) string {
+	h := sha256.New()
+	h.Write([]byte(pem))
+	if f != nil && f.JKS != nil {
+		h.Write([]byte("jks\x00" + f.JKS.Key + "\x00" + f.JKS.Password + "\x00"))
+	}
+	if f != nil && f.PKCS12 != nil {
+		password := ""
+		if f.PKCS12.Password != nil {
+			password = *f.PKCS12.Password
+		}
+		h.Write([]byte("pkcs12\x00" + f.PKCS12.Key + "\x00" + password + "\x00" + string(f.PKCS12.Profile) + "\x00"))
+	}
+	for _, k := range slices.Sorted(maps.Keys(tmpl.Metadata.Annotations)) {
+		h.Write([]byte(k + "\x00" + tmpl.Metadata.Annotations[k] + "\x00"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// notSynced sets Synced False with reason and message, and records a
+// Warning event.
+func notSynced(req *bosun.Pass[*trustv1alpha1.Bundle], reason conditions.Reason, msg string) {
+	setSynced(req, metav1.ConditionFalse, reason, msg)
+	req.Recorder.Eventf(req.Object, nil, corev1.EventTypeWarning, string(reason), "SyncFailed", msg)
+}
+
+// setSynced sets the Synced condition for the Bundle's generation.
+func setSynced(req *bosun.Pass[*trustv1alpha1.Bundle], status metav1.ConditionStatus, reason conditions.Reason, msg string) {
+	b := req.Object
+	conditions.Set(&b.Status.Conditions, metav1.Condition{
+		Type:               trustv1alpha1.ConditionSynced,
+		Status:             status,
+		Reason:             string(reason),
+		Message:            msg,
+		ObservedGeneration: b.Generation,
+	}, metav1.Now())
+}
