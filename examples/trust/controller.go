@@ -10,10 +10,13 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -127,6 +130,14 @@ var (
 	_ bosun.Step[*trustv1alpha1.Bundle]    = sourcesStep{}
 	_ bosun.Setuper[*trustv1alpha1.Bundle] = sourcesStep{}
 )
+
+// PolicyRules declares what the step reads beyond the engine's and the
+// children step's: the source ConfigMaps and Secrets, and the Namespaces
+// it watches (see bosun.Reconciler.PolicyRules).
+func (sourcesStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	read := []string{"get", "list", "watch"}
+	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "namespaces"}, Verbs: read}}, nil
+}
 
 // Do builds the bundle.
 func (s sourcesStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) (ctrl.Result, error) {
@@ -262,6 +273,11 @@ func (s targetsStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bund
 		req.Recorder.Eventf(b, nil, corev1.EventTypeNormal, string(ReasonSynced), "Synced", msg)
 	}
 	return res, nil
+}
+
+// PolicyRules declares the children step's rules on the targets.
+func (s targetsStep) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+	return s.children.PolicyRules(scheme)
 }
 
 // SetupWithBuilder wires the children step's watches.
@@ -409,4 +425,16 @@ func setSynced(req *bosun.Pass[*trustv1alpha1.Bundle], status metav1.ConditionSt
 		Message:            msg,
 		ObservedGeneration: b.Generation,
 	}, metav1.Now())
+}
+
+// LimitSecretCache makes the manager of o cache only the Secrets of the
+// trust namespace, the ones a Bundle's sources read, rather than every
+// Secret of the cluster. It fits operator.Options.Manager.
+func LimitSecretCache(trustNamespace string) func(*ctrl.Options) {
+	return func(o *ctrl.Options) {
+		if o.Cache.ByObject == nil {
+			o.Cache.ByObject = map[client.Object]cache.ByObject{}
+		}
+		o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: map[string]cache.Config{trustNamespace: {}}}
+	}
 }

@@ -56,13 +56,19 @@ func start(t *testing.T, opts Options, gc bool) *env {
 	cp := bosuntest.Start(t, cpOpts)
 	e := &env{t: t, cp: cp, c: cp.Client, writes: &bosuntest.WriteCounter{}, passes: &passLog{}}
 	e.namespace(trustNamespace, nil)
+	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Configure: LimitSecretCache(trustNamespace)}, e.setup(opts))
+	return e
+}
+
+// setup registers the controller with opts, through the counting client,
+// and records its passes.
+func (e *env) setup(opts Options) func(ctrl.Manager) error {
 	opts.TrustNamespace = trustNamespace
-	bosuntest.RunManager(t, cp, func(mgr ctrl.Manager) error {
+	return func(mgr ctrl.Manager) error {
 		bosun.ObservationOf(mgr).AddObserver(e.passes)
 		c := e.passes.WrapClient(e.writes.Wrap(mgr.GetClient()))
 		return SetupWithManager(bosuntest.ManagerWithClient(mgr, c), opts)
-	})
-	return e
+	}
 }
 
 // namespace creates a namespace with labels.
@@ -88,6 +94,15 @@ func (e *env) source(name string, data map[string]string, lbls map[string]string
 		err = e.c.Update(e.t.Context(), cm)
 	}
 	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// secret writes a Secret of the trust namespace with data.
+func (e *env) secret(name string, data map[string]string) {
+	e.t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: trustNamespace, Name: name}, StringData: data}
+	if err := e.c.Create(e.t.Context(), s); err != nil {
 		e.t.Fatal(err)
 	}
 }
