@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -103,7 +104,10 @@ var bundleKey = bosun.NewKey[*bundleData]("trust.bundle")
 // report the Synced condition, which Ready summarises. The targets are
 // owned by the Bundle and go with it through the garbage collector.
 func NewReconciler(opts Options) *bosun.Reconciler[*trustv1alpha1.Bundle] {
-	targets := children.NewStep(ControllerName, desired(opts), []children.Kind{children.Of(&corev1.ConfigMap{})})
+	// A ConfigMap of the Bundle's name made by someone else is taken over,
+	// as trust-manager applies over it: its other keys stay. Refused, it
+	// would hold back the targets of every other namespace.
+	targets := children.NewStep(ControllerName, desired(opts), []children.Kind{children.Of(&corev1.ConfigMap{})}, children.WithAdoption())
 	steps := bosun.Sequence[*trustv1alpha1.Bundle](sourcesStep{opts: opts}, targetsStep{opts: opts, children: targets}).Named("sync")
 	return &bosun.Reconciler[*trustv1alpha1.Bundle]{
 		Name:  ControllerName,
@@ -112,7 +116,8 @@ func NewReconciler(opts Options) *bosun.Reconciler[*trustv1alpha1.Bundle] {
 }
 
 // SetupWithManager registers NewReconciler's reconciler with mgr. The
-// manager's scheme must hold the types of AddToScheme.
+// manager's scheme must hold the types of AddToScheme; its cache should
+// hold the Secrets of the trust namespace only (LimitSecretCache).
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if err := bosun.ControllerManagedBy[*trustv1alpha1.Bundle](mgr).Complete(NewReconciler(opts)); err != nil {
 		return fmt.Errorf("trust: %w", err)
@@ -149,8 +154,10 @@ func (s sourcesStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bund
 	data, err := buildBundle(ctx, req.Client, s.opts, b.Spec.Sources)
 	switch {
 	case errors.Is(err, errSourceNotFound):
-		notSynced(req, ReasonSourceNotFound, "Bundle source was not found: "+err.Error())
-		return ctrl.Result{}, fmt.Errorf("%w: %w", err, bosun.ErrStop)
+		notSynced(req, ReasonSourceNotFound, sentence(err))
+		// Only ErrStop is wrapped: with another error beside it, the pass
+		// would count as failed and be retried with backoff.
+		return ctrl.Result{}, fmt.Errorf("%s: %w", err.Error(), bosun.ErrStop)
 	case err != nil:
 		notSynced(req, ReasonSourceBuildError, "Failed to build bundle sources: "+err.Error())
 		return ctrl.Result{}, conditions.Warning(ReasonSourceBuildError, err)
@@ -257,15 +264,7 @@ func (s targetsStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bund
 	if data != nil {
 		b.Status.DefaultCAPackageVersion = data.defaultCAVersion
 	}
-	msg := "Successfully synced Bundle to all namespaces"
-	if sel := b.Spec.Target.NamespaceSelector; sel != nil {
-		if s, err := metav1.LabelSelectorAsSelector(sel); err == nil && !s.Empty() {
-			msg = "Successfully synced Bundle to namespaces that match this label selector: " + s.String()
-		}
-	}
-	if len(s.opts.TargetNamespaces) > 0 {
-		msg = "Successfully synced Bundle to all allowed namespaces"
-	}
+	msg := syncedMessage(b.Spec.Target.NamespaceSelector, len(s.opts.TargetNamespaces) > 0)
 	before := conditions.Find(b.Status.Conditions, trustv1alpha1.ConditionSynced)
 	wasSynced := before != nil && before.Status == metav1.ConditionTrue && before.ObservedGeneration == b.Generation
 	setSynced(req, metav1.ConditionTrue, ReasonSynced, msg)
@@ -278,6 +277,34 @@ func (s targetsStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bund
 // PolicyRules declares the children step's rules on the targets.
 func (s targetsStep) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule, error) {
 	return s.children.PolicyRules(scheme)
+}
+
+// syncedMessage is the message of a True Synced, trust-manager's: where
+// the targets are, by the namespace selector and whether
+// --target-namespaces narrows them.
+func syncedMessage(sel *metav1.LabelSelector, allowed bool) string {
+	where := "all namespaces"
+	if allowed {
+		where = "all allowed namespaces"
+	}
+	if sel != nil {
+		if s, err := metav1.LabelSelectorAsSelector(sel); err == nil && !s.Empty() {
+			where = "namespaces that match this label selector: " + s.String()
+			if allowed {
+				where = "allowed " + where
+			}
+		}
+	}
+	return "Successfully synced Bundle to " + where
+}
+
+// sentence is err's text with its first letter in upper case.
+func sentence(err error) string {
+	msg := err.Error()
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
 }
 
 // SetupWithBuilder wires the children step's watches.

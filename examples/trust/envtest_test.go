@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -202,14 +204,35 @@ func (e *env) allNamespaces() []string {
 	return out
 }
 
-// passLog records the controller's passes for Touch.
+// passLog records the controller's passes for Touch, and those that
+// failed.
 type passLog struct {
 	bosuntest.ReconcileCounter
+	mu sync.Mutex
+	// failed lists, by object, the errors of the passes that failed:
+	// controller-runtime runs them again on its own, with backoff.
+	failed map[client.ObjectKey][]string
 }
 
 // ObservePass implements bosun.PassObserver.
 func (l *passLog) ObservePass(_ context.Context, r bosun.PassReport) {
 	l.Record(bosuntest.ReconcileCall{Request: reconcile.Request{NamespacedName: r.Object}, Start: r.Start, Duration: r.Duration})
+	if r.Error == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.failed == nil {
+		l.failed = map[client.ObjectKey][]string{}
+	}
+	l.failed[r.Object] = append(l.failed[r.Object], r.Error)
+}
+
+// failedPasses are the errors of the passes over key that failed.
+func (l *passLog) failedPasses(key client.ObjectKey) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.failed[key])
 }
 
 // bundleOf is the bundle certs make, computed apart from the controller.
