@@ -9,7 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -76,25 +78,15 @@ func buildBundle(ctx context.Context, r client.Reader, opts Options, sources []t
 // namespace ns: the value of its key, or of every key (data and
 // binaryData), in the order of the keys.
 func addConfigMaps(ctx context.Context, r client.Reader, ns string, sel *trustv1alpha1.SourceObjectKeySelector, pool *certPool) error {
-	var cms []corev1.ConfigMap
-	if sel.Name != "" {
-		cm := corev1.ConfigMap{}
-		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: sel.Name}, &cm); err != nil {
-			return readError("ConfigMap", ns, sel.Name, err)
-		}
-		cms = append(cms, cm)
-	} else {
-		selector, err := metav1.LabelSelectorAsSelector(sel.Selector)
-		if err != nil {
-			return fmt.Errorf("%w: the ConfigMap selector: %w", errSourceInvalid, err)
-		}
-		list := &corev1.ConfigMapList{}
-		if err := r.List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-			return fmt.Errorf("listing the ConfigMaps of %s: %w", ns, err)
-		}
-		cms = list.Items
+	objs, err := readSelected(ctx, r, "ConfigMap", ns, sel, &corev1.ConfigMap{}, &corev1.ConfigMapList{})
+	if err != nil {
+		return err
 	}
-	for _, cm := range cms {
+	for _, o := range objs {
+		cm, ok := o.(*corev1.ConfigMap)
+		if !ok {
+			return fmt.Errorf("read %T for a ConfigMap", o)
+		}
 		values := map[string][]byte{}
 		for k, v := range cm.BinaryData {
 			values[k] = v
@@ -113,25 +105,15 @@ func addConfigMaps(ctx context.Context, r client.Reader, ns string, sel *trustv1
 // ns: the value of its key, or of every key. All keys of a TLS Secret are
 // refused: its private key is no certificate.
 func addSecrets(ctx context.Context, r client.Reader, ns string, sel *trustv1alpha1.SourceObjectKeySelector, pool *certPool) error {
-	var secrets []corev1.Secret
-	if sel.Name != "" {
-		s := corev1.Secret{}
-		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: sel.Name}, &s); err != nil {
-			return readError("Secret", ns, sel.Name, err)
-		}
-		secrets = append(secrets, s)
-	} else {
-		selector, err := metav1.LabelSelectorAsSelector(sel.Selector)
-		if err != nil {
-			return fmt.Errorf("%w: the Secret selector: %w", errSourceInvalid, err)
-		}
-		list := &corev1.SecretList{}
-		if err := r.List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-			return fmt.Errorf("listing the Secrets of %s: %w", ns, err)
-		}
-		secrets = list.Items
+	objs, err := readSelected(ctx, r, "Secret", ns, sel, &corev1.Secret{}, &corev1.SecretList{})
+	if err != nil {
+		return err
 	}
-	for _, s := range secrets {
+	for _, o := range objs {
+		s, ok := o.(*corev1.Secret)
+		if !ok {
+			return fmt.Errorf("read %T for a Secret", o)
+		}
 		if ptr.Deref(sel.IncludeAllKeys, false) && s.Type == corev1.SecretTypeTLS {
 			return fmt.Errorf("%w: Secret %s/%s is of type %s, whose keys are not all certificates: name its key instead of includeAllKeys", errSourceInvalid, s.Namespace, s.Name, s.Type)
 		}
@@ -140,6 +122,30 @@ func addSecrets(ctx context.Context, r client.Reader, ns string, sel *trustv1alp
 		}
 	}
 	return nil
+}
+
+// readSelected reads the objects of obj's kind, named kind in errors,
+// that sel selects in namespace ns: the one it names, into obj, or those
+// its label selector matches, through list.
+func readSelected(ctx context.Context, r client.Reader, kind, ns string, sel *trustv1alpha1.SourceObjectKeySelector, obj client.Object, list client.ObjectList) ([]runtime.Object, error) {
+	if sel.Name != "" {
+		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: sel.Name}, obj); err != nil {
+			return nil, readError(kind, ns, sel.Name, err)
+		}
+		return []runtime.Object{obj}, nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(sel.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the %s selector: %w", errSourceInvalid, kind, err)
+	}
+	if err := r.List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, fmt.Errorf("listing the %ss of %s: %w", kind, ns, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, fmt.Errorf("listing the %ss of %s: %w", kind, ns, err)
+	}
+	return items, nil
 }
 
 // addKeys adds the certificates of an object's values: the one under
