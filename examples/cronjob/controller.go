@@ -11,6 +11,7 @@ import (
 	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
@@ -151,6 +152,18 @@ func (a *actions) RunNextScheduledJob(ctx context.Context, log logr.Logger) (ctr
 			return res, err
 		}
 		live.Items = slices.DeleteFunc(live.Items, func(j batchv1.Job) bool { return finished(&j) == running })
+	}
+	// A CronJob the API server no longer has starts no run, though the
+	// cache still shows it: the garbage collector deletes its Jobs, so the
+	// list above misses the run's Job, and the run would start once more
+	// for a CronJob that is gone. It costs a read per run started.
+	current := &cronjobv1.CronJob{}
+	if err := a.APIReader.Get(ctx, client.ObjectKeyFromObject(cj), current); err != nil || current.UID != cj.UID || !current.DeletionTimestamp.IsZero() {
+		if err == nil || apierrors.IsNotFound(err) {
+			log.Info("not starting the run of a CronJob that is gone or going", "run", job.Name)
+			return ctrl.Result{}, nil
+		}
+		return res, fmt.Errorf("reading the CronJob before starting a run: %w", err)
 	}
 	if err := a.CreateChild(ctx, job); err != nil {
 		return res, err

@@ -264,6 +264,16 @@ func TestReconcile(t *testing.T) {
 			Check:        expectStatus(cronjobv1.CronJobStatus{Active: []corev1.ObjectReference{ref(11)}, LastScheduleTime: mtime(at(11, 0))}),
 		},
 		unit.Case[*cronjobv1.CronJob]{
+			Name:   "a CronJob deleted since the pass loaded it starts no run",
+			Object: cronJob(),
+			// The garbage collector has taken its Jobs; the cache still
+			// shows the CronJob.
+			Interceptor:    (&deletedOnServer{}).funcs(),
+			ExpectWrites:   []string{"patch status CronJob ns/c"},
+			ExpectNoEvents: true,
+			ExpectResult:   ctrl.Result{},
+		},
+		unit.Case[*cronjobv1.CronJob]{
 			Name:             "a Job of another owner under the run's name: the run does not start",
 			Object:           cronJob(),
 			Given:            []client.Object{job(11, "", true)},
@@ -316,6 +326,31 @@ func hideJobsFromCache(ctx context.Context, c client.WithWatch, list client.Obje
 		return nil
 	}
 	return c.List(ctx, list, opts...)
+}
+
+// deletedOnServer stands for a CronJob the API server deleted after the
+// pass loaded it from the cache: once the pass has listed its Jobs from
+// the API server (a list without the cache's field selector), a Get of a
+// CronJob finds nothing.
+type deletedOnServer struct{ listedLive bool }
+
+// funcs are the interceptor's functions.
+func (d *deletedOnServer) funcs() interceptor.Funcs {
+	return interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			lo := (&client.ListOptions{}).ApplyOptions(opts)
+			if _, isJobs := list.(*batchv1.JobList); isJobs && (lo.FieldSelector == nil || lo.FieldSelector.Empty()) {
+				d.listedLive = true
+			}
+			return c.List(ctx, list, opts...)
+		},
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, isCronJob := obj.(*cronjobv1.CronJob); isCronJob && d.listedLive {
+				return apierrors.NewNotFound(cronjobv1.GroupVersion.WithResource("cronjobs").GroupResource(), key.Name)
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}
 }
 
 // ctrlResult is the result of a pass that asks to be requeued after d.
