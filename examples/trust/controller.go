@@ -78,7 +78,8 @@ type Options struct {
 	TrustNamespace string
 	// SecretTargetsEnabled allows Secret targets
 	// (--secret-targets-enabled). Secret targets are not written yet: a
-	// Bundle with one is not synced, as without the flag.
+	// Bundle with one is not synced (SecretTargetsDisabled), with or
+	// without it.
 	SecretTargetsEnabled bool
 	// FilterExpiredCertificates leaves expired certificates out of the
 	// bundles (--filter-expired-certificates).
@@ -147,9 +148,13 @@ func (sourcesStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
 // Do builds the bundle.
 func (s sourcesStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) (ctrl.Result, error) {
 	b := req.Object
-	if b.Spec.Target.Secret != nil && !s.opts.SecretTargetsEnabled {
-		notSynced(req, ReasonSecretTargetsDisabled, "Bundle has Secret targets but the feature is disabled")
-		return ctrl.Result{}, fmt.Errorf("secret targets are disabled: %w", bosun.ErrStop)
+	if b.Spec.Target.Secret != nil {
+		msg := "Bundle has Secret targets but the feature is disabled"
+		if s.opts.SecretTargetsEnabled {
+			msg = "Bundle has Secret targets, which this operator does not write yet"
+		}
+		notSynced(req, ReasonSecretTargetsDisabled, msg)
+		return ctrl.Result{}, fmt.Errorf("secret targets: %w", bosun.ErrStop)
 	}
 	data, err := buildBundle(ctx, req.Client, s.opts, b.Spec.Sources)
 	switch {
@@ -321,7 +326,12 @@ func desired(opts Options) children.DesiredFunc[*trustv1alpha1.Bundle] {
 	return func(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) ([]client.Object, error) {
 		b := req.Object
 		data, ok := bundleKey.Get(req.Values)
-		if !ok || b.Spec.Target.ConfigMap == nil {
+		if !ok {
+			// Without a bundle, no target may be pruned: the sources step
+			// stops the pass before this one unless it made one.
+			return nil, errors.New("no bundle from the sources step")
+		}
+		if b.Spec.Target.ConfigMap == nil {
 			return nil, nil
 		}
 		namespaces, err := targetNamespaces(ctx, req.Client, opts, b.Spec.Target.NamespaceSelector)

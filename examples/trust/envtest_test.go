@@ -422,6 +422,26 @@ func TestDefaultCAsAndFormats(t *testing.T) {
 	e.waitSynced("secret", metav1.ConditionFalse, ReasonSecretTargetsDisabled)
 }
 
+// TestSecretTargetsNotWrittenYet: with Secret targets enabled, a Bundle
+// with one is not Synced either, since the operator does not write them
+// yet, and its ConfigMap targets are kept.
+func TestSecretTargetsNotWrittenYet(t *testing.T) {
+	e := start(t, Options{SecretTargetsEnabled: true}, false)
+	a := newTestCert(t, "a", false, time.Time{})
+	e.bundle("both", trustv1alpha1.BundleSpec{
+		Sources: []trustv1alpha1.BundleSource{{InLine: a.pem}},
+		Target:  trustv1alpha1.BundleTarget{ConfigMap: &trustv1alpha1.TargetTemplate{Key: "ca.pem"}},
+	})
+	e.waitSynced("both", metav1.ConditionTrue, ReasonSynced)
+	e.waitTargets("both", "ca.pem", bundleOf(t, a), e.allNamespaces()...)
+	e.patch("both", func(b *trustv1alpha1.Bundle) { b.Spec.Target.Secret = &trustv1alpha1.TargetTemplate{Key: "ca.pem"} })
+	b := e.waitSynced("both", metav1.ConditionFalse, ReasonSecretTargetsDisabled)
+	if msg := conditions.Find(b.Status.Conditions, trustv1alpha1.ConditionSynced).Message; !strings.Contains(msg, "does not write yet") {
+		t.Errorf("Synced says %q, want it to say Secret targets are not written yet", msg)
+	}
+	e.waitTargets("both", "ca.pem", bundleOf(t, a), e.allNamespaces()...)
+}
+
 // TestDeletedBundleTakesItsTargets: the garbage collector removes the
 // targets of a deleted Bundle.
 func TestDeletedBundleTakesItsTargets(t *testing.T) {
