@@ -44,8 +44,8 @@ const (
 // +kubebuilder:printcolumn:name="Synced",type="string",JSONPath=".status.conditions[?(@.type == \"Synced\")].status",description="Whether every target holds the bundle"
 // +kubebuilder:printcolumn:name="Reason",type="string",JSONPath=".status.conditions[?(@.type == \"Synced\")].reason",description="Why the Bundle is, or is not, synced"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp",description="When the Bundle was created"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.target) || !has(self.spec.target.configMap) || !self.spec.sources.exists(s, has(s.configMap) && has(s.configMap.name) && s.configMap.name == self.metadata.name && has(s.configMap.key) && s.configMap.key == self.spec.target.configMap.key)",message="a source cannot be the Bundle's own target ConfigMap key"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.target) || !has(self.spec.target.secret) || !self.spec.sources.exists(s, has(s.secret) && has(s.secret.name) && s.secret.name == self.metadata.name && has(s.secret.key) && s.secret.key == self.spec.target.secret.key)",message="a source cannot be the Bundle's own target Secret key"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.target) || !has(self.spec.target.configMap) || !self.spec.sources.exists(s, has(s.configMap) && has(s.configMap.name) && s.configMap.name == self.metadata.name && has(s.configMap.key) && s.configMap.key == self.spec.target.configMap.key)",message="a source cannot be the Bundle's own target ConfigMap key",fieldPath=".spec.sources"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.target) || !has(self.spec.target.secret) || !self.spec.sources.exists(s, has(s.secret) && has(s.secret.name) && s.secret.name == self.metadata.name && has(s.secret.key) && s.secret.key == self.spec.target.secret.key)",message="a source cannot be the Bundle's own target Secret key",fieldPath=".spec.sources"
 type Bundle struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
@@ -73,8 +73,8 @@ type BundleList struct {
 
 // BundleSpec is what a Bundle asks for.
 //
-// +kubebuilder:validation:XValidation:rule="self.sources.exists(s, has(s.configMap) || has(s.secret) || has(s.inLine) || (has(s.useDefaultCAs) && s.useDefaultCAs))",message="at least one source must give certificates: useDefaultCAs false gives none"
-// +kubebuilder:validation:XValidation:rule="self.sources.filter(s, has(s.useDefaultCAs)).size() <= 1",message="useDefaultCAs may be set in one source at most"
+// +kubebuilder:validation:XValidation:rule="self.sources.exists(s, has(s.configMap) || has(s.secret) || has(s.inLine) || (has(s.useDefaultCAs) && s.useDefaultCAs))",message="at least one source must give certificates: useDefaultCAs false gives none",fieldPath=".sources"
+// +kubebuilder:validation:XValidation:rule="self.sources.filter(s, has(s.useDefaultCAs)).size() <= 1",message="useDefaultCAs may be set in one source at most",fieldPath=".sources"
 type BundleSpec struct {
 	// Sources are where the certificates come from. Their certificates
 	// are joined, without duplicates, in a stable order.
@@ -122,7 +122,7 @@ type BundleSource struct {
 //
 // +structType=atomic
 // +kubebuilder:validation:ExactlyOneOf=name;selector
-// +kubebuilder:validation:XValidation:rule="has(self.key) != (has(self.includeAllKeys) && self.includeAllKeys)",message="exactly one of key and includeAllKeys: true must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.key) != (has(self.includeAllKeys) && self.includeAllKeys)",message="exactly one of key and includeAllKeys: true must be set",fieldPath=".key"
 type SourceObjectKeySelector struct {
 	// Name is the name of the object.
 	// +optional
@@ -151,8 +151,8 @@ type SourceObjectKeySelector struct {
 // selector selects.
 //
 // +kubebuilder:validation:AtLeastOneOf=configMap;secret
-// +kubebuilder:validation:XValidation:rule="!has(self.additionalFormats) || !has(self.additionalFormats.jks) || ((!has(self.configMap) || self.configMap.key != self.additionalFormats.jks.key) && (!has(self.secret) || self.secret.key != self.additionalFormats.jks.key))",message="the JKS key must differ from the ConfigMap's and the Secret's keys"
-// +kubebuilder:validation:XValidation:rule="!has(self.additionalFormats) || !has(self.additionalFormats.pkcs12) || ((!has(self.configMap) || self.configMap.key != self.additionalFormats.pkcs12.key) && (!has(self.secret) || self.secret.key != self.additionalFormats.pkcs12.key) && (!has(self.additionalFormats.jks) || self.additionalFormats.jks.key != self.additionalFormats.pkcs12.key))",message="the PKCS#12 key must differ from the other target keys"
+// +kubebuilder:validation:XValidation:rule="!has(self.additionalFormats) || !has(self.additionalFormats.jks) || ((!has(self.configMap) || self.configMap.key != self.additionalFormats.jks.key) && (!has(self.secret) || self.secret.key != self.additionalFormats.jks.key))",message="the JKS key must differ from the ConfigMap's and the Secret's keys",fieldPath=".additionalFormats.jks.key"
+// +kubebuilder:validation:XValidation:rule="!has(self.additionalFormats) || !has(self.additionalFormats.pkcs12) || ((!has(self.configMap) || self.configMap.key != self.additionalFormats.pkcs12.key) && (!has(self.secret) || self.secret.key != self.additionalFormats.pkcs12.key) && (!has(self.additionalFormats.jks) || self.additionalFormats.jks.key != self.additionalFormats.pkcs12.key))",message="the PKCS#12 key must differ from the other target keys",fieldPath=".additionalFormats.pkcs12.key"
 type BundleTarget struct {
 	// ConfigMap writes the bundle into a ConfigMap.
 	// +optional
