@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -34,14 +35,17 @@ import (
 // finalizers, which the API server asks of whoever sets blockOwnerDeletion
 // on an owner reference to a Bundle, as the children step does; the
 // target ConfigMaps, applied and pruned in every namespace; the source
-// ConfigMaps and Secrets, read; Namespaces, for the targets and the
-// engine's reconcile policy; and events.
+// ConfigMaps, read; Namespaces, for the targets and the engine's reconcile
+// policy; and events. The source Secrets are read in the trust namespace
+// only, through a Role there (cert-manager in config/rbac, as in
+// trust-manager's chart); the Secret targets need the ClusterRole of
+// config/rbac/secret-targets.
 //
 // +kubebuilder:rbac:groups=trust.cert-manager.io,resources=bundles,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=trust.cert-manager.io,resources=bundles/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=trust.cert-manager.io,resources=bundles/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=cert-manager,resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -68,6 +72,8 @@ const (
 	// ReasonSyncConfigMapTargetFailed means writing a target ConfigMap
 	// failed.
 	ReasonSyncConfigMapTargetFailed conditions.Reason = "SyncConfigMapTargetFailed"
+	// ReasonSyncSecretTargetFailed means writing a target Secret failed.
+	ReasonSyncSecretTargetFailed conditions.Reason = "SyncSecretTargetFailed"
 )
 
 // Options configure the Bundle controller, as trust-manager's flags of
@@ -77,9 +83,9 @@ type Options struct {
 	// Secrets (--trust-namespace).
 	TrustNamespace string
 	// SecretTargetsEnabled allows Secret targets
-	// (--secret-targets-enabled). Secret targets are not written yet: a
-	// Bundle with one is not synced (SecretTargetsDisabled), with or
-	// without it.
+	// (--secret-targets-enabled); without it, a Bundle with a Secret
+	// target is not synced (SecretTargetsDisabled). The operator then
+	// writes, watches and prunes Secrets in every namespace.
 	SecretTargetsEnabled bool
 	// FilterExpiredCertificates leaves expired certificates out of the
 	// bundles (--filter-expired-certificates).
@@ -100,15 +106,20 @@ type Options struct {
 var bundleKey = bosun.NewKey[*bundleData]("trust.bundle")
 
 // NewReconciler returns the engine reconciler of Bundles: the sources
-// step builds the bundle, the targets step writes it into a ConfigMap in
-// each selected namespace and prunes the ones no longer selected, and both
-// report the Synced condition, which Ready summarises. The targets are
-// owned by the Bundle and go with it through the garbage collector.
+// step builds the bundle, the targets step writes it into a ConfigMap
+// and/or a Secret in each selected namespace and prunes the ones no longer
+// selected, and both report the Synced condition, which Ready summarises.
+// The targets are owned by the Bundle and go with it through the garbage
+// collector.
 func NewReconciler(opts Options) *bosun.Reconciler[*trustv1alpha1.Bundle] {
-	// A ConfigMap of the Bundle's name made by someone else is taken over,
-	// as trust-manager applies over it: its other keys stay. Refused, it
+	kinds := []children.Kind{children.Of(&corev1.ConfigMap{})}
+	if opts.SecretTargetsEnabled {
+		kinds = append(kinds, children.Of(&corev1.Secret{}))
+	}
+	// A target of the Bundle's name made by someone else is taken over, as
+	// trust-manager applies over it: its other keys stay. Refused, it
 	// would hold back the targets of every other namespace.
-	targets := children.NewStep(ControllerName, desired(opts), []children.Kind{children.Of(&corev1.ConfigMap{})}, children.WithAdoption())
+	targets := children.NewStep(ControllerName, desired(opts), kinds, children.WithAdoption())
 	steps := bosun.Sequence[*trustv1alpha1.Bundle](sourcesStep{opts: opts}, targetsStep{opts: opts, children: targets}).Named("sync")
 	return &bosun.Reconciler[*trustv1alpha1.Bundle]{
 		Name:  ControllerName,
@@ -118,7 +129,7 @@ func NewReconciler(opts Options) *bosun.Reconciler[*trustv1alpha1.Bundle] {
 
 // SetupWithManager registers NewReconciler's reconciler with mgr. The
 // manager's scheme must hold the types of AddToScheme; its cache should
-// hold the Secrets of the trust namespace only (LimitSecretCache).
+// be narrowed by CacheOptions.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if err := bosun.ControllerManagedBy[*trustv1alpha1.Bundle](mgr).Complete(NewReconciler(opts)); err != nil {
 		return fmt.Errorf("trust: %w", err)
@@ -138,22 +149,20 @@ var (
 )
 
 // PolicyRules declares what the step reads beyond the engine's and the
-// children step's: the source ConfigMaps and Secrets, and the Namespaces
-// it watches (see bosun.Reconciler.PolicyRules).
+// children step's, in every namespace: the source ConfigMaps and the
+// Namespaces it watches (see bosun.Reconciler.PolicyRules). The source
+// Secrets are read in the trust namespace only, which cluster-wide rules
+// cannot say: a Role grants them (config/rbac).
 func (sourcesStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
 	read := []string{"get", "list", "watch"}
-	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "namespaces"}, Verbs: read}}, nil
+	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "namespaces"}, Verbs: read}}, nil
 }
 
 // Do builds the bundle.
 func (s sourcesStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) (ctrl.Result, error) {
 	b := req.Object
-	if b.Spec.Target.Secret != nil {
-		msg := "Bundle has Secret targets but the feature is disabled"
-		if s.opts.SecretTargetsEnabled {
-			msg = "Bundle has Secret targets, which this operator does not write yet"
-		}
-		notSynced(req, ReasonSecretTargetsDisabled, msg)
+	if b.Spec.Target.Secret != nil && !s.opts.SecretTargetsEnabled {
+		notSynced(req, ReasonSecretTargetsDisabled, "Bundle has Secret targets but the feature is disabled")
 		return ctrl.Result{}, fmt.Errorf("secret targets: %w", bosun.ErrStop)
 	}
 	data, err := buildBundle(ctx, req.Client, s.opts, b.Spec.Sources)
@@ -261,7 +270,11 @@ var (
 func (s targetsStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) (ctrl.Result, error) {
 	res, err := req.Run(ctx, s.children)
 	if err != nil {
-		notSynced(req, ReasonSyncConfigMapTargetFailed, "Failed to sync bundle to a target ConfigMap: "+err.Error())
+		reason, kind := ReasonSyncConfigMapTargetFailed, "ConfigMap"
+		if req.Object.Spec.Target.ConfigMap == nil {
+			reason, kind = ReasonSyncSecretTargetFailed, "Secret"
+		}
+		notSynced(req, reason, "Failed to sync bundle to a target "+kind+": "+err.Error())
 		return res, err
 	}
 	data, _ := bundleKey.Get(req.Values)
@@ -317,11 +330,11 @@ func (s targetsStep) SetupWithBuilder(b *bosun.Builder[*trustv1alpha1.Bundle]) e
 	return s.children.SetupWithBuilder(b)
 }
 
-// desired returns the targets of the Bundle of a pass: a ConfigMap named
-// after it in each selected namespace that is not being deleted, holding
-// the bundle under the target's key and the additional formats under
-// theirs, with the template's labels and annotations, the label
-// trust.cert-manager.io/bundle and the hash annotation.
+// desired returns the targets of the Bundle of a pass: a ConfigMap and/or
+// a Secret named after it in each selected namespace that is not being
+// deleted, holding the bundle under the target's key and the additional
+// formats under theirs, with the template's labels and annotations, the
+// label trust.cert-manager.io/bundle and the hash annotation.
 func desired(opts Options) children.DesiredFunc[*trustv1alpha1.Bundle] {
 	return func(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) ([]client.Object, error) {
 		b := req.Object
@@ -331,37 +344,64 @@ func desired(opts Options) children.DesiredFunc[*trustv1alpha1.Bundle] {
 			// stops the pass before this one unless it made one.
 			return nil, errors.New("no bundle from the sources step")
 		}
-		if b.Spec.Target.ConfigMap == nil {
+		cm, secret := b.Spec.Target.ConfigMap, b.Spec.Target.Secret
+		if !opts.SecretTargetsEnabled {
+			secret = nil
+		}
+		if cm == nil && secret == nil {
 			return nil, nil
 		}
 		namespaces, err := targetNamespaces(ctx, req.Client, opts, b.Spec.Target.NamespaceSelector)
 		if err != nil {
 			return nil, err
 		}
-		tmpl := b.Spec.Target.ConfigMap
 		binary, err := formats(data, b.Spec.Target.AdditionalFormats)
 		if err != nil {
 			return nil, err
 		}
-		lbls := maps.Clone(tmpl.Metadata.Labels)
-		if lbls == nil {
-			lbls = map[string]string{}
+		out := make([]client.Object, 0, 2*len(namespaces))
+		if cm != nil {
+			meta := targetMeta(b, data, cm)
+			for _, ns := range namespaces {
+				out = append(out, &corev1.ConfigMap{
+					ObjectMeta: meta(ns),
+					Data:       map[string]string{cm.Key: data.pem},
+					BinaryData: binary,
+				})
+			}
 		}
-		lbls[trustv1alpha1.LabelBundle] = b.Name
-		ann := maps.Clone(tmpl.Metadata.Annotations)
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[trustv1alpha1.AnnotationHash] = targetHash(data.pem, b.Spec.Target.AdditionalFormats, tmpl)
-		out := make([]client.Object, 0, len(namespaces))
-		for _, ns := range namespaces {
-			out = append(out, &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: b.Name, Labels: lbls, Annotations: ann},
-				Data:       map[string]string{tmpl.Key: data.pem},
-				BinaryData: binary,
-			})
+		if secret != nil {
+			// A Secret keeps the formats beside the bundle, in its data.
+			values := maps.Clone(binary)
+			if values == nil {
+				values = map[string][]byte{}
+			}
+			values[secret.Key] = []byte(data.pem)
+			meta := targetMeta(b, data, secret)
+			for _, ns := range namespaces {
+				out = append(out, &corev1.Secret{ObjectMeta: meta(ns), Data: values})
+			}
 		}
 		return out, nil
+	}
+}
+
+// targetMeta returns the metadata of the targets of tmpl in a namespace:
+// the Bundle's name, the template's labels and annotations, the label
+// trust.cert-manager.io/bundle and the hash annotation.
+func targetMeta(b *trustv1alpha1.Bundle, data *bundleData, tmpl *trustv1alpha1.TargetTemplate) func(namespace string) metav1.ObjectMeta {
+	lbls := maps.Clone(tmpl.Metadata.Labels)
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	lbls[trustv1alpha1.LabelBundle] = b.Name
+	ann := maps.Clone(tmpl.Metadata.Annotations)
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[trustv1alpha1.AnnotationHash] = targetHash(data.pem, b.Spec.Target.AdditionalFormats, tmpl)
+	return func(namespace string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: namespace, Name: b.Name, Labels: lbls, Annotations: ann}
 	}
 }
 
@@ -464,14 +504,28 @@ func setSynced(req *bosun.Pass[*trustv1alpha1.Bundle], status metav1.ConditionSt
 	}, metav1.Now())
 }
 
-// LimitSecretCache makes the manager of o cache only the Secrets of the
-// trust namespace, the ones a Bundle's sources read, rather than every
-// Secret of the cluster. It fits operator.Options.Manager.
-func LimitSecretCache(trustNamespace string) func(*ctrl.Options) {
+// CacheOptions narrows the cache of an operator's manager to what the
+// controller of opts reads: every ConfigMap and Secret of the trust
+// namespace, where the sources are, and elsewhere only the targets (the
+// members of the children set), rather than every ConfigMap and Secret of
+// the cluster; no Secret outside the trust namespace when Secret targets
+// are disabled. A target is read from the API server before it is first
+// written (children.CacheSetsOnly). It fits operator.Options.Manager.
+func CacheOptions(opts Options) func(*ctrl.Options) {
+	inSet := labels.SelectorFromSet(nil)
+	if req, err := labels.NewRequirement(children.LabelSet, selection.Equals, []string{ControllerName}); err == nil {
+		inSet = inSet.Add(*req)
+	}
 	return func(o *ctrl.Options) {
 		if o.Cache.ByObject == nil {
 			o.Cache.ByObject = map[client.Object]cache.ByObject{}
 		}
-		o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: map[string]cache.Config{trustNamespace: {}}}
+		targets := cache.Config{LabelSelector: inSet}
+		o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{opts.TrustNamespace: {}, cache.AllNamespaces: targets}}
+		secrets := map[string]cache.Config{opts.TrustNamespace: {}}
+		if opts.SecretTargetsEnabled {
+			secrets[cache.AllNamespaces] = targets
+		}
+		o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: secrets}
 	}
 }

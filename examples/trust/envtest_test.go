@@ -58,19 +58,25 @@ func start(t *testing.T, opts Options, gc bool) *env {
 	cp := bosuntest.Start(t, cpOpts)
 	e := &env{t: t, cp: cp, c: cp.Client, writes: &bosuntest.WriteCounter{}, passes: &passLog{}}
 	e.namespace(trustNamespace, nil)
-	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Configure: LimitSecretCache(trustNamespace)}, e.setup(opts))
+	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Configure: CacheOptions(withTrustNamespace(opts))}, e.setup(opts))
 	return e
 }
 
 // setup registers the controller with opts, through the counting client,
 // and records its passes.
 func (e *env) setup(opts Options) func(ctrl.Manager) error {
-	opts.TrustNamespace = trustNamespace
+	opts = withTrustNamespace(opts)
 	return func(mgr ctrl.Manager) error {
 		bosun.ObservationOf(mgr).AddObserver(e.passes)
 		c := e.passes.WrapClient(e.writes.Wrap(mgr.GetClient()))
 		return SetupWithManager(bosuntest.ManagerWithClient(mgr, c), opts)
 	}
+}
+
+// withTrustNamespace returns opts with the tests' trust namespace.
+func withTrustNamespace(opts Options) Options {
+	opts.TrustNamespace = trustNamespace
+	return opts
 }
 
 // namespace creates a namespace with labels.
@@ -386,7 +392,8 @@ func TestSourceErrors(t *testing.T) {
 // TestDefaultCAsAndFormats: the default CA package joins the bundle and
 // is named in status.defaultCAVersion; the JKS and PKCS#12 encodings are
 // written beside the PEM and decode to its certificates; a Bundle with a
-// Secret target is not synced while Secret targets are disabled.
+// Secret target is not synced while Secret targets are disabled, and no
+// Secret is written.
 func TestDefaultCAsAndFormats(t *testing.T) {
 	root, extra := newTestCert(t, "root", false, time.Time{}), newTestCert(t, "extra", false, time.Time{})
 	pkg := &DefaultPackage{Name: "test-package", Version: "1", Bundle: root.pem}
@@ -420,26 +427,91 @@ func TestDefaultCAsAndFormats(t *testing.T) {
 		Target:  trustv1alpha1.BundleTarget{Secret: &trustv1alpha1.TargetTemplate{Key: "ca.pem"}},
 	})
 	e.waitSynced("secret", metav1.ConditionFalse, ReasonSecretTargetsDisabled)
+	e.waitSecretTargets("secret", "ca.pem", "")
 }
 
-// TestSecretTargetsNotWrittenYet: with Secret targets enabled, a Bundle
-// with one is not Synced either, since the operator does not write them
-// yet, and its ConfigMap targets are kept.
-func TestSecretTargetsNotWrittenYet(t *testing.T) {
+// TestSecretTargets: with Secret targets enabled, a Bundle's Secret
+// targets hold the bundle and the additional formats in their data, in
+// every namespace, beside its ConfigMaps; a Secret of the name made by
+// someone else is taken over and its other keys kept; a target's data
+// changed by someone else is put back; the Secret target removed from the
+// spec takes its Secrets and leaves the ConfigMaps.
+func TestSecretTargets(t *testing.T) {
 	e := start(t, Options{SecretTargetsEnabled: true}, false)
 	a := newTestCert(t, "a", false, time.Time{})
+	e.namespace("apps", nil)
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "both"}, StringData: map[string]string{"theirs": "kept"}}
+	if err := e.c.Create(t.Context(), foreign); err != nil {
+		t.Fatal(err)
+	}
 	e.bundle("both", trustv1alpha1.BundleSpec{
 		Sources: []trustv1alpha1.BundleSource{{InLine: a.pem}},
-		Target:  trustv1alpha1.BundleTarget{ConfigMap: &trustv1alpha1.TargetTemplate{Key: "ca.pem"}},
+		Target: trustv1alpha1.BundleTarget{
+			ConfigMap:         &trustv1alpha1.TargetTemplate{Key: "ca.pem"},
+			Secret:            &trustv1alpha1.TargetTemplate{Key: "ca.crt", Metadata: trustv1alpha1.TargetMetadata{Labels: map[string]string{"team": "platform"}}},
+			AdditionalFormats: &trustv1alpha1.AdditionalFormats{JKS: &trustv1alpha1.JKS{KeySelector: trustv1alpha1.KeySelector{Key: "ca.jks"}}},
+		},
 	})
 	e.waitSynced("both", metav1.ConditionTrue, ReasonSynced)
 	e.waitTargets("both", "ca.pem", bundleOf(t, a), e.allNamespaces()...)
-	e.patch("both", func(b *trustv1alpha1.Bundle) { b.Spec.Target.Secret = &trustv1alpha1.TargetTemplate{Key: "ca.pem"} })
-	b := e.waitSynced("both", metav1.ConditionFalse, ReasonSecretTargetsDisabled)
-	if msg := conditions.Find(b.Status.Conditions, trustv1alpha1.ConditionSynced).Message; !strings.Contains(msg, "does not write yet") {
-		t.Errorf("Synced says %q, want it to say Secret targets are not written yet", msg)
+	secrets := e.waitSecretTargets("both", "ca.crt", bundleOf(t, a), e.allNamespaces()...)
+	for ns, s := range secrets {
+		ks := keystore.New()
+		if err := ks.Load(bytes.NewReader(s.Data["ca.jks"]), []byte(trustv1alpha1.DefaultJKSPassword)); err != nil || len(ks.Aliases()) != 1 {
+			t.Errorf("the JKS of the Secret target in %s: %v, %d entries, want 1", ns, err, len(ks.Aliases()))
+		}
+		if s.Labels["team"] != "platform" || s.Type != corev1.SecretTypeOpaque {
+			t.Errorf("the Secret target in %s: labels %v, type %s, want the template's label and Opaque", ns, s.Labels, s.Type)
+		}
 	}
+	if got := string(secrets["apps"].Data["theirs"]); got != "kept" {
+		t.Errorf("the Secret taken over lost its other key: %q", got)
+	}
+
+	edited := secrets["apps"]
+	edited.Data["ca.crt"] = []byte("changed by hand")
+	if err := e.c.Update(t.Context(), &edited); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSecretTargets("both", "ca.crt", bundleOf(t, a), e.allNamespaces()...)
+
+	e.patch("both", func(b *trustv1alpha1.Bundle) { b.Spec.Target.Secret = nil })
+	e.waitSecretTargets("both", "ca.crt", "")
 	e.waitTargets("both", "ca.pem", bundleOf(t, a), e.allNamespaces()...)
+}
+
+// waitSecretTargets waits until the Secret targets of the Bundle name are
+// in the namespaces want only, each holding data under key, and returns
+// them by namespace.
+func (e *env) waitSecretTargets(name, key, data string, want ...string) map[string]corev1.Secret {
+	e.t.Helper()
+	out := map[string]corev1.Secret{}
+	bosuntest.Eventually(e.t, func(ctx context.Context) error {
+		list := &corev1.SecretList{}
+		if err := e.c.List(ctx, list, client.MatchingLabels{trustv1alpha1.LabelBundle: name}); err != nil {
+			return err
+		}
+		clear(out)
+		for _, s := range list.Items {
+			if s.DeletionTimestamp.IsZero() {
+				out[s.Namespace] = s
+			}
+		}
+		if len(out) != len(want) {
+			return fmt.Errorf("Secret targets in %d namespaces, want %v", len(out), want)
+		}
+		for _, ns := range want {
+			s, ok := out[ns]
+			if !ok {
+				return fmt.Errorf("no Secret target in %s", ns)
+			}
+			if string(s.Data[key]) != data {
+				return fmt.Errorf("the Secret target in %s holds %q under %q, want the bundle", ns, s.Data[key], key)
+			}
+		}
+		return nil
+	}, bosuntest.Timeout(timeout))
+	return out
 }
 
 // TestDeletedBundleTakesItsTargets: the garbage collector removes the
