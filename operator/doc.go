@@ -32,7 +32,7 @@
 //	--webhook-port               port of the webhook server, when the operator has webhooks (default 9443)
 //	--webhook-cert-path          directory of the webhook server's certificate (a mounted Secret); rotated files are reloaded
 //	--webhook-cert-name, --webhook-cert-key  the files in it (default tls.crt, tls.key)
-//	--kubeconfig                 the cluster (controller-runtime's flag; else in-cluster, else ~/.kube/config)
+//	--kubeconfig                 the cluster (controller-runtime's flag; else in-cluster, else ~/.kube/config; Options.Config replaces this search)
 //	--zap-devel, --zap-log-level, --zap-encoder, --zap-stacktrace-level, --zap-time-encoding
 //	--version                    print what the binary was built from and exit
 //	--dev                        run against an embedded control plane (see below)

@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -538,4 +539,30 @@ func devClient(t *testing.T, flags operator.Flags) client.Client {
 		return err
 	}, bosuntest.Timeout(5*time.Minute))
 	return c
+}
+
+// TestRunConfig: Options.Config finds the cluster in place of
+// --kubeconfig and KUBECONFIG, which point nowhere here; its error is
+// Run's.
+func TestRunConfig(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "missing"))
+	ns := bosuntest.Namespace(t, cp.Client)
+
+	refused := errors.New("no cluster for this test")
+	opts := widgets("widgets-config", ns)
+	opts.Config = func() (*rest.Config, error) { return nil, refused }
+	flags := operator.DefaultFlags()
+	flags.ProbeAddr = freeAddr(t)
+	if err := operator.Run(t.Context(), opts, flags, io.Discard); !errors.Is(err, refused) {
+		t.Fatalf("Run with a Config that fails: %v, want its error", err)
+	}
+
+	opts.Config = func() (*rest.Config, error) { return rest.CopyConfig(cp.Config), nil }
+	start(t, opts, flags)
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Spec: testapi.WidgetSpec{Value: 3}}
+	if err := cp.Client.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error { return ready(ctx, cp.Client, w, 6) })
 }

@@ -77,6 +77,11 @@ type Options struct {
 	// "spec.users.password", `metadata.annotations["example.com/token"]`).
 	// A kind is matched in every version of its group.
 	Sensitive map[schema.GroupKind][]string
+	// Config, when set, finds the cluster in place of the --kubeconfig
+	// flag, in-cluster configuration or ~/.kube/config: for a binary that
+	// parses connection flags of its own (kubectl's, say). --dev ignores
+	// it.
+	Config func() (*rest.Config, error)
 }
 
 func (o Options) validate() error {
@@ -183,7 +188,11 @@ func runManager(ctx context.Context, opts Options, flags Flags, out io.Writer, o
 		}
 		dev, cfg = d, d.cp.Config
 	} else {
-		c, err := ctrl.GetConfig()
+		find := opts.Config
+		if find == nil {
+			find = ctrl.GetConfig
+		}
+		c, err := find()
 		if err != nil {
 			return fmt.Errorf("operator %q: finding the cluster: %w", opts.Name, err)
 		}
