@@ -1,6 +1,8 @@
 package crd_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,7 +14,9 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
+	"github.com/bosunkit/bosun/examples/trust"
 	"github.com/bosunkit/bosun/examples/trust/config/crd"
+	"github.com/bosunkit/bosun/examples/trust/config/webhook"
 	"github.com/bosunkit/bosun/operator/manifest"
 )
 
@@ -20,8 +24,10 @@ import (
 // server with this CRD and on one with trust-manager's: what
 // trust-manager's CRD accepts or refuses, this one does too, but for what
 // trust-manager's validating webhook refuses, which this CRD refuses
-// itself, with a message of its own. The defaults of the formats'
-// passwords are the same.
+// itself, with a message of its own. On a third API server, with
+// trust-manager's CRD and the operator's validating webhook (as in
+// trust-manager's chart), the Bundles are refused as by this CRD, with the
+// same messages. The defaults of the formats' passwords are the same.
 func TestValidationBesideTrustManager(t *testing.T) {
 	crds, err := manifest.DecodeCRDs(crd.Manifests)
 	if err != nil {
@@ -29,6 +35,16 @@ func TestValidationBesideTrustManager(t *testing.T) {
 	}
 	ours := bosuntest.Start(t, controlplane.Options{CRDs: crds})
 	theirs := bosuntest.Start(t, controlplane.Options{CRDs: []*apiextensionsv1.CustomResourceDefinition{trustManagerCRD(t)}})
+	hooks, err := webhook.Configurations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := controlplane.NewScheme()
+	if err := trust.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	hooked := bosuntest.Start(t, controlplane.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{trustManagerCRD(t)}, Webhooks: hooks})
+	bosuntest.RunManagerWith(t, hooked, bosuntest.ManagerOptions{}, trust.SetupWebhookWithManager)
 
 	tests := []struct {
 		name string
@@ -115,6 +131,24 @@ target: {configMap: {key: bundle.pem}}`,
 			if accepted, want := theirErr == nil, tt.refused == "" || tt.byWebhook; accepted != want {
 				t.Errorf("trust-manager's CRD: %v; want it to accept the Bundle: %t", theirErr, want)
 			}
+			// The webhook may not serve yet: a refusal that is not the
+			// API server's Invalid, or an unrefused Bundle it should
+			// refuse, is retried.
+			bosuntest.Eventually(t, func(ctx context.Context) error {
+				err := hooked.Client.Create(ctx, bundle(t, tt.name, tt.spec))
+				switch {
+				case apierrors.IsAlreadyExists(err):
+					return nil
+				case tt.refused == "" && err != nil:
+					return fmt.Errorf("trust-manager's CRD and the webhook refuse it: %w", err)
+				case tt.refused != "" && err == nil:
+					_ = hooked.Client.Delete(ctx, bundle(t, tt.name, tt.spec))
+					return fmt.Errorf("trust-manager's CRD and the webhook accept it, want a refusal with %q", tt.refused)
+				case tt.refused != "" && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.refused)):
+					return fmt.Errorf("trust-manager's CRD and the webhook: %w, want a refusal with %q", err, tt.refused)
+				}
+				return nil
+			})
 		})
 	}
 
