@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/bosunkit/bosun/webhook"
 	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
+	"github.com/bosunkit/bosun/webhook"
 )
 
 // The validating webhook, at the path of trust-manager's, so that the
