@@ -21,7 +21,7 @@ func TestDemoOnce(t *testing.T) {
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		t.Fatalf("bosun demo --once: %v\noutput:\n%s", err, out.String())
 	}
-	for _, want := range []string{"every sample is Ready", "KIND", "kubeconfig:", "postgresql ready at", "controlled by Role/shop-owner", "stopping postgresql", "stopping control plane", "2 simulated nodes"} {
+	for _, want := range []string{"every sample is Ready", "KIND", "kubeconfig:", "postgresql ready at", "controlled by Role/shop-owner", "stopping postgresql", "stopping control plane", "2 simulated nodes", "Bundle /trust-demo"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

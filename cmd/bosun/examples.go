@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/cmd/bosun/internal/demo"
 	"github.com/bosunkit/bosun/examples/cronjob"
@@ -20,6 +21,8 @@ import (
 	"github.com/bosunkit/bosun/examples/rwexternal"
 	"github.com/bosunkit/bosun/examples/simple"
 	"github.com/bosunkit/bosun/examples/site"
+	"github.com/bosunkit/bosun/examples/trust"
+	trustwebhook "github.com/bosunkit/bosun/examples/trust/config/webhook"
 )
 
 // examples lists the example operators that `bosun demo` runs.
@@ -87,8 +90,29 @@ func examples() []demo.Example {
 			},
 		},
 		postgresExample(),
+		{
+			Name:        "trust",
+			AddToScheme: trust.AddToScheme,
+			CRDs:        trust.CRDs,
+			Webhooks:    trustwebhook.Configurations,
+			Setup: func(mgr ctrl.Manager) error {
+				if err := trust.SetupWithManager(mgr, trust.Options{TrustNamespace: demoTrustNamespace}); err != nil {
+					return err
+				}
+				return trust.SetupWebhookWithManager(mgr)
+			},
+			Prepare: func(ctx context.Context, c client.Client, _ string) error {
+				return trust.PrepareSamples(ctx, c, demoTrustNamespace)
+			},
+			Samples:  trust.Samples,
+			Children: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMap")},
+		},
 	}
 }
+
+// demoTrustNamespace is the trust namespace of the trust example in the
+// demo: trust-manager's default.
+const demoTrustNamespace = "cert-manager"
 
 // postgresExample is the PostgreSQL operator, run against a throwaway
 // server that the demo starts from Debian's packages and stops at the end.

@@ -507,25 +507,34 @@ func setSynced(req *bosun.Pass[*trustv1alpha1.Bundle], status metav1.ConditionSt
 // CacheOptions narrows the cache of an operator's manager to what the
 // controller of opts reads: every ConfigMap and Secret of the trust
 // namespace, where the sources are, and elsewhere only the targets (the
-// members of the children set), rather than every ConfigMap and Secret of
-// the cluster; no Secret outside the trust namespace when Secret targets
-// are disabled. A target is read from the API server before it is first
-// written (children.CacheSetsOnly). It fits operator.Options.Manager.
+// members of the children set), in opts.TargetNamespaces when it is not
+// empty, rather than every ConfigMap and Secret of the cluster; no Secret
+// outside the trust namespace when Secret targets are disabled. A target
+// is read from the API server before it is first written
+// (children.CacheSetsOnly). It fits operator.Options.Manager.
 func CacheOptions(opts Options) func(*ctrl.Options) {
 	inSet := labels.SelectorFromSet(nil)
 	if req, err := labels.NewRequirement(children.LabelSet, selection.Equals, []string{ControllerName}); err == nil {
 		inSet = inSet.Add(*req)
 	}
+	namespaces := func(targets bool) map[string]cache.Config {
+		m := map[string]cache.Config{}
+		if targets && len(opts.TargetNamespaces) == 0 {
+			m[cache.AllNamespaces] = cache.Config{LabelSelector: inSet}
+		}
+		if targets {
+			for _, ns := range opts.TargetNamespaces {
+				m[ns] = cache.Config{LabelSelector: inSet}
+			}
+		}
+		m[opts.TrustNamespace] = cache.Config{}
+		return m
+	}
 	return func(o *ctrl.Options) {
 		if o.Cache.ByObject == nil {
 			o.Cache.ByObject = map[client.Object]cache.ByObject{}
 		}
-		targets := cache.Config{LabelSelector: inSet}
-		o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: map[string]cache.Config{opts.TrustNamespace: {}, cache.AllNamespaces: targets}}
-		secrets := map[string]cache.Config{opts.TrustNamespace: {}}
-		if opts.SecretTargetsEnabled {
-			secrets[cache.AllNamespaces] = targets
-		}
-		o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: secrets}
+		o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: namespaces(true)}
+		o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: namespaces(opts.SecretTargetsEnabled)}
 	}
 }

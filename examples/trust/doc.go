@@ -8,12 +8,14 @@
 // The reconciler (controller.go) has two steps under the condition Synced:
 // the sources step joins the sources' certificates in a pool that checks,
 // deduplicates and orders them (sources.go, certpool.go); the targets step,
-// bosun's children step, writes the bundle into a ConfigMap named after the
-// Bundle in each selected namespace, with its JKS and PKCS#12 encodings
-// (formats.go), owned by the Bundle, put back when edited, pruned when
-// unselected. The default CA package is read from a file
-// (defaultpackage.go).
+// bosun's children step, writes the bundle into a ConfigMap and/or a
+// Secret named after the Bundle in each selected namespace, with its JKS
+// and PKCS#12 encodings (formats.go), owned by the Bundle, put back when
+// edited, pruned when unselected. The default CA package is read from a
+// file (defaultpackage.go). The validating webhook (validate.go) refuses,
+// at trust-manager's path, what trust-manager's webhook refuses, for
+// clusters that keep trust-manager's CRD.
 //
-// The example is being built: Secret targets, the operator binary with
-// trust-manager's flags, and the battery are to come (docs/EXAMPLES.md).
+// Command cmd runs it in place of trust-manager, with trust-manager's
+// flags; docs/EXAMPLES.md says how, and what it does not do.
 package trust

@@ -1,28 +1,20 @@
 package crd_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/bosunkit/bosun/examples/trust/config/crd"
+	"github.com/bosunkit/bosun/examples/trust/internal/trustmanager"
 	"github.com/bosunkit/bosun/operator/manifest"
 )
 
-// trustManagerModule is trust-manager's Go module, pinned by
-// hack/trustmanager.
-const trustManagerModule = "github.com/cert-manager/trust-manager"
-
 // webhookRules are the validation rules this CRD has and trust-manager's
 // has not, by message: what trust-manager's validating webhook refuses,
-// said here in CEL so that the operator needs no webhook.
+// said here in CEL so that this CRD needs no webhook; the operator's
+// webhook checks the same for trust-manager's CRD.
 var webhookRules = []string{
 	"a source cannot be the Bundle's own target ConfigMap key",
 	"a source cannot be the Bundle's own target Secret key",
@@ -116,29 +108,7 @@ func isWebhookRule(msg string) bool {
 // trustManagerCRD is the Bundle CRD of trust-manager's module.
 func trustManagerCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	// Downloaded if it is not yet in the module cache; -json says where.
-	cmd := exec.CommandContext(t.Context(), "go", "mod", "download", "-json", trustManagerModule)
-	cmd.Dir = filepath.Join("..", "..", "..", "..", "hack", "trustmanager")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("finding %s: %v\n%s", trustManagerModule, err, stderr.Bytes())
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download -json %s printed no directory (%v):\n%s", trustManagerModule, err, out)
-	}
-	data, err := os.ReadFile(filepath.Join(mod.Dir, "deploy", "crds", "trust.cert-manager.io_bundles.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, c); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return trustmanager.CRD(t)
 }
 
 // onlyCRD is the one CRD of crds.
