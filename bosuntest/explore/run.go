@@ -145,6 +145,10 @@ func SpecSchema(crd *apiextensionsv1.CustomResourceDefinition, version string) (
 //   - with Target.Logs, no error was logged in a step that ends Ready True
 //     (errors of reconciles of other objects are not counted).
 //
+// A cluster-scoped kind is explored the same way: its objects have no
+// namespace (ns names those its operator writes in), and the writes of
+// objects of the kind count with those in ns.
+//
 // A change the API server refuses (a validation rule the schema does not
 // show) is skipped. Finally it deletes the object and checks that it goes
 // within Options.Timeout and, with Target.Leftovers, that nothing is left.
@@ -404,11 +408,13 @@ func conditionsOf(obj *unstructured.Unstructured) string {
 	return strings.Join(out, "; ")
 }
 
-// writesIn returns the operator's writes in the explored namespace.
+// writesIn returns the operator's writes in the explored namespace, and
+// those of objects of the explored kind outside any namespace: the
+// explored objects themselves, when the kind is cluster-scoped.
 func (e *explorer) writesIn() []bosuntest.Write {
 	var out []bosuntest.Write
 	for _, w := range e.t.Writes.Writes() {
-		if w.Namespace == e.ns {
+		if w.Namespace == e.ns || (w.Namespace == "" && w.Kind == e.t.GVK.Kind) {
 			out = append(out, w)
 		}
 	}
