@@ -21,14 +21,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	clientscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/bosunkit/bosun/bench/internal/procstat"
 	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
@@ -228,7 +226,7 @@ func (b *bench) converge(ctx context.Context, arm string, n, fail, round int, ch
 		return r, err
 	}
 	r.reconciles, r.cpu, r.apiCPU = s.Reconciles, s.CPU, b.serverCPU()-api0
-	r.requests = requestsSince(req0, b.serverRequests(ctx))
+	r.requests = procstat.RequestsSince(req0, b.serverRequests(ctx))
 	if fail > 0 {
 		return r, nil
 	}
@@ -946,61 +944,7 @@ func (c *child) stop() {
 }
 
 // serverCPU is the user and system time of kube-apiserver and etcd so far.
-func (b *bench) serverCPU() time.Duration {
-	var total time.Duration
-	for _, pid := range b.servers {
-		total += processCPU(pid)
-	}
-	return total
-}
-
-// serverPIDs finds the kube-apiserver and etcd processes this one started.
-func serverPIDs() []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || closing < 0 {
-			continue
-		}
-		name := s[open+1 : closing]
-		fields := strings.Fields(s[closing+1:])
-		if len(fields) < 2 || (name != "kube-apiserver" && name != "etcd") {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(fields[1]); ppid == os.Getpid() {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// processCPU is the user and system time of process pid.
-func processCPU(pid int) time.Duration {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	s := string(stat)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	// utime and stime are the 14th and 15th fields of stat, in clock
-	// ticks of 1/100 s on Linux.
-	if len(fields) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(fields[11], 10, 64)
-	st, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(u+st) * 10 * time.Millisecond
-}
+func (b *bench) serverCPU() time.Duration { return procstat.CPU(b.servers...) }
 
 // quantile is the q-quantile of ds (nearest rank).
 func quantile(ds []time.Duration, q float64) time.Duration {
@@ -1013,69 +957,10 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	return s[min(max(i, 0), len(s)-1)].Round(time.Millisecond)
 }
 
-// serverRequests returns the requests the API server has served so far
-// (its metric apiserver_request_total), by verb and resource, such as
-// "PATCH widgets/status"; nil when its metrics cannot be read.
+// serverRequests returns the requests the API server has served so far,
+// by verb and resource (see procstat.ServerRequests).
 func (b *bench) serverRequests(ctx context.Context) map[string]float64 {
-	rc, err := rest.RESTClientFor(restConfigForMetrics(b.cp.Config))
-	if err != nil {
-		return nil
-	}
-	body, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil
-	}
-	out := map[string]float64{}
-	for line := range strings.SplitSeq(string(body), "\n") {
-		sample, ok := strings.CutPrefix(line, "apiserver_request_total{")
-		if !ok {
-			continue
-		}
-		labels, value, ok := strings.Cut(sample, "} ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
-		l := map[string]string{}
-		for kv := range strings.SplitSeq(labels, ",") {
-			k, val, _ := strings.Cut(kv, "=")
-			l[k] = strings.Trim(val, `"`)
-		}
-		key := l["verb"] + " " + l["resource"]
-		if l["subresource"] != "" {
-			key += "/" + l["subresource"]
-		}
-		out[key] += v
-	}
-	return out
-}
-
-// restConfigForMetrics returns a copy of cfg fit for a REST client of
-// non-resource paths.
-func restConfigForMetrics(cfg *rest.Config) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.GroupVersion = &schema.GroupVersion{}
-	c.NegotiatedSerializer = clientscheme.Codecs.WithoutConversion()
-	return c
-}
-
-// requestsSince returns the requests counted in after and not in before:
-// the controller's, and those of the control plane's own clients
-// meanwhile (leases), which do not depend on the arm.
-func requestsSince(before, after map[string]float64) map[string]float64 {
-	if before == nil || after == nil {
-		return nil
-	}
-	out := map[string]float64{}
-	for k, v := range after {
-		if d := v - before[k]; d > 0 {
-			out[k] = d
-		}
-	}
-	return out
+	return procstat.ServerRequests(ctx, b.cp.Config)
 }
 
 // perObjectRequests formats reqs, divided by n, the busiest first, those

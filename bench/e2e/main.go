@@ -44,6 +44,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/bosunkit/bosun/bench/internal/procstat"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
 )
@@ -268,7 +269,7 @@ func (b *bench) startControlPlane(ctx context.Context) error {
 	if err := cp.WriteKubeconfig(b.kubeconfig); err != nil {
 		return err
 	}
-	b.servers = serverPIDs()
+	b.servers = procstat.ServerPIDs()
 	return nil
 }
 

@@ -183,6 +183,12 @@ func (c *commandLine) restConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the cluster: %w", err)
 	}
+	if cfg.QPS == 0 {
+		// As controller-runtime's GetConfig: no client-side rate limit,
+		// the API server's priority and fairness instead. trust-manager
+		// keeps client-go's default of 5 requests a second.
+		cfg.QPS, cfg.Burst = -1, -1
+	}
 	return cfg, nil
 }
 
