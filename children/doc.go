@@ -21,7 +21,11 @@
 //     with a MaxUnavailable has its changes rolled out a few children at a
 //     time (see Rolling updates);
 //   - deletes (prunes) the members of the set, of every declared kind, that
-//     are no longer desired, except those annotated AnnotationPrune "false";
+//     are no longer desired, except those annotated AnnotationPrune "false"
+//     and those WithAdoption took over from someone else, which it gives
+//     back (it gives up the fields it applied) rather than deletes;
+//   - applies the other children when an object it may not write holds
+//     the name of one (ChildExists, ChildConflict), and reports that one;
 //   - sets one condition per kind, "<Kind>Ready" by default, from the kind's
 //     Readiness check, which the engine summarises into Ready.
 //
@@ -57,7 +61,7 @@
 // found. The apply of a live child carries the child's UID, so an object
 // made under the name since the pass read the child is not written
 // either. WithAdoption takes such objects over instead (applied over,
-// labelled, owned). Before it puts its owner reference on a child that
+// labelled, owned), and gives them back when they are no longer desired. Before it puts its owner reference on a child that
 // lacks it, the step reads the parent from the API server, and adopts
 // nothing for a parent being deleted or gone: the garbage collector takes
 // the references off the children of a parent deleted with orphan

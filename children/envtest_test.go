@@ -331,7 +331,8 @@ func TestInvalidChildren(t *testing.T) {
 }
 
 // TestChildConflict desires a ConfigMap that another object controls: the
-// step refuses to take it over.
+// step refuses to take it over, and still writes the other children of
+// the set (one object in the way holds back no other child).
 func TestChildConflict(t *testing.T) {
 	step := NewStep("web", webApp, webKinds())
 	e := start(t, reconciler(step))
@@ -344,11 +345,12 @@ func TestChildConflict(t *testing.T) {
 	if err := e.c.Create(ctx, taken); err != nil {
 		t.Fatal(err)
 	}
-	e.create("mine", 1, 0)
+	e.create("mine", 2, 0)
 	w := e.waitConditions("mine", map[string]cond{conditions.TypeReady: {metav1.ConditionFalse, ReasonChildConflict}})
 	if msg := conditions.Find(w.Status.Conditions, conditions.TypeReady).Message; !strings.Contains(msg, "controlled by Widget other") {
 		t.Errorf("Ready message = %q, want it to name the controller", msg)
 	}
+	e.waitConfigMaps(e.ns, map[string]string{"cm-1": "2"})
 	var cm corev1.ConfigMap
 	if err := e.c.Get(ctx, client.ObjectKeyFromObject(taken), &cm); err != nil {
 		t.Fatal(err)

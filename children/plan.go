@@ -2,6 +2,7 @@ package children
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -68,14 +69,41 @@ type child struct {
 type pass struct {
 	children []*child
 	prune    []client.Object
-	keep     []Ref
-	plan     Plan
+	// release are the members no longer desired that the step adopted:
+	// they are given back, not deleted (see releaseChild).
+	release []client.Object
+	keep    []Ref
+	plan    Plan
 	// lagging is set when the cache does not show a write of this step
 	// yet: the pass looks again after cacheRetry.
 	lagging bool
 	// blockers holds the objects found holding the name of a desired
 	// child that the set may not write (see block).
 	blockers map[blocker]blockState
+	// conflicts are the errors of the desired children whose names such
+	// objects hold: the pass writes the other children and fails with
+	// them (see conflictErr).
+	conflicts []error
+}
+
+// isConflict reports whether err says that an object the set may not
+// write holds the name of a desired child (ReasonChildConflict,
+// ReasonChildExists).
+func isConflict(err error) bool {
+	var ce *conditions.Error
+	return errors.As(err, &ce) && (ce.Reason == ReasonChildConflict || ce.Reason == ReasonChildExists)
+}
+
+// conflictErr is the error of a pass with conflicts: the first, which
+// sets the condition, and how many more there are.
+func (p *pass) conflictErr() error {
+	switch len(p.conflicts) {
+	case 0:
+		return nil
+	case 1:
+		return p.conflicts[0]
+	}
+	return fmt.Errorf("%w (and %d more children blocked)", p.conflicts[0], len(p.conflicts)-1)
 }
 
 // preparePass reads the desired children, stamps them, compares them with the
@@ -124,6 +152,11 @@ func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 		}
 		wanted[c.id] = true
 		if err := compareLive(ctx, s, req, p, c, members[c.id]); err != nil {
+			if isConflict(err) {
+				// One object in the way holds back no other child.
+				p.conflicts = append(p.conflicts, err)
+				continue
+			}
 			return err
 		}
 		if err := recallApplied(ctx, s, req, p, c); err != nil {
@@ -205,6 +238,7 @@ func readBehind[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pas
 	}
 	req.Log.V(1).Info("cache behind the step's earlier apply of a rolled-out child, read it from the API server", "child", c.ref.String())
 	c.live = live
+	markAdopted(s, req, c, live, true)
 	c.change, err = drifted(c.applied, live, s.fieldOwner(req))
 	return err
 }
@@ -219,6 +253,9 @@ func markUnwanted[T client.Object](s *Step[T], parent client.Object, p *pass, m 
 		p.keep = append(p.keep, refOf(m))
 	case s.mem.recentDelete(parent, m.GetUID()):
 		p.lagging = true
+	case m.GetAnnotations()[annotationAdopted] == "true":
+		p.release = append(p.release, m)
+		p.plan.Update = append(p.plan.Update, refOf(m))
 	default:
 		p.prune = append(p.prune, m)
 		p.plan.Delete = append(p.plan.Delete, refOf(m))
@@ -267,6 +304,7 @@ func compareLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 		return nil
 	}
 	c.live = live
+	markAdopted(s, req, c, live, member != nil)
 	c.change, err = drifted(c.applied, live, s.fieldOwner(req))
 	if err != nil {
 		return err
@@ -275,6 +313,23 @@ func compareLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 		s.mem.forgetApply(req.Object, c.id)
 	}
 	return nil
+}
+
+// markAdopted marks the applied form of c as adopted when WithAdoption
+// takes live over from someone else (it is not a member, and not the
+// set's), or took it over in an earlier pass (live is marked): the mark
+// stays in every apply, so that the child is given back, not deleted,
+// once it is no longer desired (see releaseChild).
+func markAdopted[T client.Object](s *Step[T], req *bosun.Pass[T], c *child, live client.Object, member bool) {
+	if !s.cfg.adopt || (live.GetAnnotations()[annotationAdopted] != "true" && (member || isOurs(s, req, live))) {
+		return
+	}
+	ann := c.applied.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[annotationAdopted] = "true"
+	c.applied.SetAnnotations(ann)
 }
 
 // refOf returns the Ref of a live object.

@@ -6,8 +6,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/conditions"
@@ -25,8 +27,39 @@ func pruneChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		s.mem.rememberDelete(req.Object, obj.GetUID())
 		req.Log.V(1).Info("pruned child", "child", refOf(obj).String())
 	}
+	for _, obj := range p.release {
+		if err := releaseChild(ctx, req.Client, obj, s.fieldOwner(req)); err != nil {
+			return conditions.Warning(ReasonApplyFailed, err)
+		}
+		s.mem.rememberDelete(req.Object, obj.GetUID())
+		req.Log.V(1).Info("released adopted child", "child", refOf(obj).String())
+	}
 	for _, r := range p.keep {
 		req.Log.V(1).Info("keeping a child no longer desired", "child", r.String(), "annotation", AnnotationPrune)
+	}
+	return nil
+}
+
+// releaseChild gives back obj, a child WithAdoption took over that is no
+// longer desired: an apply of nothing as owner gives up every field the
+// step applied, which the API server removes where no other manager owns
+// them (the set's labels and annotations, the owner reference, the data
+// the step wrote), and leaves what its maker wrote. The apply carries the
+// UID and resourceVersion read, so that it lands on that object as read
+// and creates nothing; a child gone meanwhile is fine.
+func releaseChild(ctx context.Context, c client.Client, obj client.Object, owner string) error {
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil {
+		return fmt.Errorf("releasing %s: %w", refOf(obj), err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(obj.GetNamespace())
+	u.SetName(obj.GetName())
+	u.SetUID(obj.GetUID())
+	u.SetResourceVersion(obj.GetResourceVersion())
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("releasing %s: %w", refOf(obj), err)
 	}
 	return nil
 }

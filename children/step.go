@@ -39,6 +39,9 @@ const (
 	annotationOwnerNamespace = "bosun.dev/owner-namespace"
 	// annotationOwnerName: see annotationOwnerNamespace.
 	annotationOwnerName = "bosun.dev/owner-name"
+	// annotationAdopted marks a child WithAdoption took over from someone
+	// else: no longer desired, it is released, not deleted.
+	annotationAdopted = "bosun.dev/adopted"
 )
 
 // Reasons of the conditions and errors of the step, and of its event.
@@ -100,10 +103,13 @@ func WithPredicates(preds ...predicate.Predicate) Option {
 
 // WithAdoption lets the step take over an existing object that holds the
 // name of a desired child and that nothing controls (no controller
-// reference, no set label): it is applied over, labelled, owned, and from
-// then on pruned and deleted with the parent like any member. Without it
-// such an object is left untouched and reported with the reason
-// "ChildExists".
+// reference, no set label): it is applied over, labelled, owned, marked
+// adopted (annotation bosun.dev/adopted), and deleted with the parent
+// like any member. When it is no longer desired it is given back rather
+// than deleted: the step gives up every field it applied (an apply of
+// nothing), so its labels, owner reference and data go and what the
+// object's maker wrote stays. Without WithAdoption such an object is left
+// untouched and reported with the reason "ChildExists".
 // Objects controlled by something else, or members of another set, are
 // never taken over.
 func WithAdoption() Option { return func(c *config) { c.adopt = true } }
@@ -289,6 +295,11 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, string(ReasonChildrenChanged), "Apply",
 			"set %s: created %d, updated %d, deleted %d", s.name, len(p.plan.Create), len(p.plan.Update), len(p.plan.Delete))
 	}
+	if err := p.conflictErr(); err != nil {
+		// The kinds' conditions wait for a pass without conflicts; the
+		// error reports the first.
+		return ctrl.Result{}, err
+	}
 	reportKinds(s, req, p)
 	if p.lagging {
 		req.Log.V(1).Info("cache behind the children's writes, looking again", "set", s.name)
@@ -306,6 +317,9 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 func (s *Step[T]) Plan(ctx context.Context, req *bosun.Pass[T]) (Plan, error) {
 	p := &pass{}
 	if err := preparePass(ctx, s, req, p); err != nil {
+		return Plan{}, err
+	}
+	if err := p.conflictErr(); err != nil {
 		return Plan{}, err
 	}
 	if err := confirmRecalled(ctx, s, req, p); err != nil {

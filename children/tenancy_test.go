@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -99,12 +100,13 @@ func TestExistingObjectIsHealedWhenRemoved(t *testing.T) {
 }
 
 // TestAdoptionIsExplicit takes over an existing ConfigMap with
-// WithAdoption: it is applied over, labelled and owned.
+// WithAdoption: it is applied over, labelled and owned; no longer
+// desired, it is given back, with its maker's data, rather than deleted.
 func TestAdoptionIsExplicit(t *testing.T) {
 	step := NewStep("web", webApp, webKinds(), WithAdoption())
 	e := start(t, reconciler(step))
 	ctx := t.Context()
-	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0"}, Data: map[string]string{"value": "old"}}
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "cm-0"}, Data: map[string]string{"value": "old", "theirs": "kept"}}
 	if err := e.c.Create(ctx, theirs); err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +120,22 @@ func TestAdoptionIsExplicit(t *testing.T) {
 	if !metav1.IsControlledBy(&live, w) || live.Labels[LabelOwner] != string(w.UID) {
 		t.Errorf("adopted ConfigMap: owners %+v, labels %v, want it controlled and labelled", live.OwnerReferences, live.Labels)
 	}
+
+	// No longer desired, the adopted ConfigMap is given back, not
+	// deleted: what the step applied goes, what its maker wrote stays.
+	e.setSpec("mine", 0, 0)
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(theirs), &live); err != nil {
+			return fmt.Errorf("the adopted ConfigMap, no longer desired: %w, want it given back", err)
+		}
+		if len(live.OwnerReferences) != 0 || len(live.Labels) != 0 || len(live.Annotations) != 0 {
+			return fmt.Errorf("released ConfigMap: owners %+v, labels %v, annotations %v, want none", live.OwnerReferences, live.Labels, live.Annotations)
+		}
+		if want := map[string]string{"theirs": "kept"}; !maps.Equal(live.Data, want) {
+			return fmt.Errorf("released ConfigMap holds %v, want %v", live.Data, want)
+		}
+		return nil
+	})
 }
 
 // TestUnownedCleanupReadsTheServer deletes a parent whose unowned child the

@@ -277,6 +277,10 @@ func (s targetsStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bund
 		notSynced(req, reason, "Failed to sync bundle to a target "+kind+": "+err.Error())
 		return res, err
 	}
+	if err := releaseTrustManager(ctx, req, s.opts.SecretTargetsEnabled); err != nil {
+		notSynced(req, ReasonSyncConfigMapTargetFailed, "Failed to sync bundle to a target: "+err.Error())
+		return res, err
+	}
 	data, _ := bundleKey.Get(req.Values)
 	b := req.Object
 	if data != nil {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -18,10 +20,10 @@ import (
 // +kubebuilder:webhook:path=/validate-trust-cert-manager-io-v1alpha1-bundle,mutating=false,failurePolicy=fail,sideEffects=None,groups=trust.cert-manager.io,resources=bundles,verbs=create;update,versions=v1alpha1,name=trust.cert-manager.io,admissionReviewVersions=v1
 
 // SetupWebhookWithManager registers the Bundle's validating webhook with
-// mgr's webhook server. It refuses what the CRD's CEL rules of
-// config/crd refuse beyond trust-manager's CRD, with the same messages:
-// with this CRD it refuses nothing more, and with trust-manager's, whose
-// rules are fewer, it refuses what trust-manager's webhook refuses.
+// mgr's webhook server. It refuses what trust-manager's webhook refuses:
+// what the CRD's CEL rules of config/crd refuse beyond trust-manager's
+// CRD, with the same messages, and label selectors, labels and
+// annotations that are not well formed, which neither CRD checks.
 func SetupWebhookWithManager(mgr ctrl.Manager) error {
 	return (&webhook.Kind[*trustv1alpha1.Bundle]{Validate: validateBundle}).SetupWithManager(mgr)
 }
@@ -32,12 +34,15 @@ var reservedPrefixes = []string{"trust.cert-manager.io/", "trust-manager.io/"}
 
 // validateBundle checks the rules the CRD states in CEL beyond
 // trust-manager's CRD (see config/crd's webhookRules), each with its
-// message and field path.
+// message and field path, and the syntax of the label selectors and of
+// the targets' labels and annotations, with apimachinery's checks.
 func validateBundle(_ context.Context, _, b *trustv1alpha1.Bundle) (webhook.Warnings, field.ErrorList) {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	sources, target := spec.Child("sources"), spec.Child("target")
 	t := b.Spec.Target
+	selectors := metav1validation.LabelSelectorValidationOptions{}
+	errs = append(errs, metav1validation.ValidateLabelSelector(t.NamespaceSelector, selectors, target.Child("namespaceSelector"))...)
 
 	gives, defaults := false, 0
 	for i, s := range b.Spec.Sources {
@@ -46,9 +51,13 @@ func validateBundle(_ context.Context, _, b *trustv1alpha1.Bundle) (webhook.Warn
 			defaults++
 		}
 		for name, sel := range map[string]*trustv1alpha1.SourceObjectKeySelector{"configMap": s.ConfigMap, "secret": s.Secret} {
-			if sel != nil && (sel.Key != "") == (sel.IncludeAllKeys != nil && *sel.IncludeAllKeys) {
+			if sel == nil {
+				continue
+			}
+			if (sel.Key != "") == (sel.IncludeAllKeys != nil && *sel.IncludeAllKeys) {
 				errs = append(errs, field.Invalid(sources.Index(i).Child(name, "key"), sel.Key, "exactly one of key and includeAllKeys: true must be set"))
 			}
+			errs = append(errs, metav1validation.ValidateLabelSelector(sel.Selector, selectors, sources.Index(i).Child(name, "selector"))...)
 		}
 	}
 	if t.ConfigMap != nil && slices.ContainsFunc(b.Spec.Sources, func(s trustv1alpha1.BundleSource) bool { return ownTarget(s.ConfigMap, b.Name, t.ConfigMap) }) {
@@ -85,6 +94,8 @@ func validateBundle(_ context.Context, _, b *trustv1alpha1.Bundle) (webhook.Warn
 			continue
 		}
 		meta := target.Child(name, "metadata")
+		errs = append(errs, apivalidation.ValidateAnnotations(tmpl.Metadata.Annotations, meta.Child("annotations"))...)
+		errs = append(errs, metav1validation.ValidateLabels(tmpl.Metadata.Labels, meta.Child("labels"))...)
 		if k, ok := reservedKey(tmpl.Metadata.Annotations); ok {
 			errs = append(errs, field.Invalid(meta.Child("annotations"), k, "annotations under trust.cert-manager.io/ and trust-manager.io/ are the operator's"))
 		}

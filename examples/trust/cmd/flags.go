@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -133,7 +136,9 @@ func (c *commandLine) operator() (operator.Options, operator.Flags, error) {
 	flags.WebhookPort = c.webhookPort
 	flags.WebhookCertPath = c.webhookCertDir
 	flags.Dev, flags.Plan, flags.Version = c.dev, c.plan, c.version
-	flags.Zap = zap.Options{Level: zapcore.Level(-c.logLevel)}
+	// zap's levels are int8: a verbosity past the most verbose level is
+	// that level, as trust-manager's slog levels have no bound.
+	flags.Zap = zap.Options{Level: zapcore.Level(-min(max(c.logLevel, -int(zapcore.FatalLevel)), 127))}
 	if c.logFormat == "json" {
 		zap.JSONEncoder()(&flags.Zap)
 	} else {
@@ -214,13 +219,32 @@ func (c *commandLine) tlsOptions() ([]func(*tls.Config), error) {
 		opts = append(opts, func(t *tls.Config) { t.CipherSuites = ids })
 	}
 	if len(c.tlsCurves) > 0 {
-		curves := make([]tls.CurveID, len(c.tlsCurves))
-		for i, id := range c.tlsCurves {
-			curves[i] = tls.CurveID(id)
+		curves := make([]tls.CurveID, 0, len(c.tlsCurves))
+		for _, id := range c.tlsCurves {
+			// As trust-manager: an ID of 16 bits, once, of a curve Go
+			// knows.
+			if id < 1 || id > math.MaxUint16 {
+				return nil, fmt.Errorf("--tls-curve-preferences: %d is out of range (1-%d)", id, math.MaxUint16)
+			}
+			curve := tls.CurveID(id)
+			if slices.Contains(curves, curve) {
+				return nil, fmt.Errorf("--tls-curve-preferences: %d is given twice", id)
+			}
+			if strings.HasPrefix(curve.String(), "CurveID(") {
+				return nil, fmt.Errorf("--tls-curve-preferences: %d is not a curve this build of Go supports", id)
+			}
+			curves = append(curves, curve)
 		}
 		opts = append(opts, func(t *tls.Config) { t.CurvePreferences = curves })
 	}
 	return opts, nil
+}
+
+// formerCipherNames are the names, without their hash, that the ChaCha20
+// suites had before Go named them after RFC 8446.
+var formerCipherNames = map[string]uint16{
+	"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305":   tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305": tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
 }
 
 // tlsVersions are the values of --tls-min-version.
@@ -232,8 +256,12 @@ var tlsVersions = map[string]uint16{
 }
 
 // cipherSuite returns the ID of the cipher suite Go names name, secure or
-// not.
+// not, or that trust-manager (and kube-apiserver) still know by an older
+// name.
 func cipherSuite(name string) (uint16, bool) {
+	if id, ok := formerCipherNames[name]; ok {
+		return id, true
+	}
 	for _, list := range [][]*tls.CipherSuite{tls.CipherSuites(), tls.InsecureCipherSuites()} {
 		for _, s := range list {
 			if s.Name == name {

@@ -240,3 +240,16 @@ func newCA(t *testing.T) string {
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
+
+// runMainEnv, set to 1, makes the test binary run the command with its
+// arguments instead of the tests, so that a test can run the operator as
+// a process of its own.
+const runMainEnv = "TRUST_CMD_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}

@@ -35,9 +35,9 @@ import (
 // Bundle with ConfigMap and Secret targets is synced, stops it, and runs
 // the port in its place with the same arguments, as a Deployment whose
 // image changed would. The port takes the targets over: each is written
-// once (bosun's set labels and field manager join trust-manager's), holds
-// the same bundle, and the Bundle is Ready; passes after that write
-// nothing.
+// twice (once to join its set, with its labels and field manager; once to
+// give up trust-manager's fields), holds the same bundle, and the Bundle
+// is Ready; passes after that write nothing.
 func TestTakesOverFromTrustManager(t *testing.T) {
 	bin := trustmanager.Binary(t)
 	scheme := controlplane.NewScheme()
@@ -68,31 +68,7 @@ func TestTakesOverFromTrustManager(t *testing.T) {
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", probe)
 
 	// trust-manager syncs the Bundle.
-	tm := exec.Command(bin, args...)
-	logFile, err := os.Create(filepath.Join(dir, "trust-manager.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	tm.Stdout, tm.Stderr = logFile, logFile
-	if err := tm.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var stopOnce sync.Once
-	stopTM := func() {
-		stopOnce.Do(func() {
-			_ = tm.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = tm.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				_ = tm.Process.Kill()
-				<-done
-			}
-		})
-	}
-	t.Cleanup(stopTM)
+	stopTM := startProcess(t, exec.Command(bin, args...), filepath.Join(dir, "trust-manager.log"))
 	bosuntest.Eventually(t, func(ctx context.Context) error { return get200(ctx, readyz, "") })
 	b := &trustv1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "corp"}, Spec: trustv1alpha1.BundleSpec{
 		Sources: []trustv1alpha1.BundleSource{{ConfigMap: &trustv1alpha1.SourceObjectKeySelector{Name: "corp-ca", Key: "ca.crt"}}},
@@ -122,16 +98,10 @@ func TestTakesOverFromTrustManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	changes := countChanges(t, wc, b.Name)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, args, io.Discard, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(time.Minute):
-		}
-	})
+	// The port, as a process of its own: this test binary running main.
+	port := exec.Command(os.Args[0], args...)
+	port.Env = append(os.Environ(), runMainEnv+"=1")
+	startProcess(t, port, filepath.Join(dir, "port.log"))
 	bosuntest.Eventually(t, func(ctx context.Context) error { return get200(ctx, readyz, "") })
 	waitTargets(t, cp.Client, b.Name, strings.TrimSpace(ca), namespaces, trust.ControllerName)
 	bosuntest.Eventually(t, func(ctx context.Context) error {
@@ -171,8 +141,8 @@ func TestTakesOverFromTrustManager(t *testing.T) {
 	for _, ns := range namespaces {
 		for _, kind := range []string{"ConfigMap", "Secret"} {
 			key := kind + " " + ns
-			if got[key] != 1 {
-				t.Errorf("%s/%s was written %d times by the port, want once", key, b.Name, got[key])
+			if got[key] != 2 {
+				t.Errorf("%s/%s was written %d times by the port, want twice", key, b.Name, got[key])
 			}
 			delete(got, key)
 		}
@@ -180,6 +150,41 @@ func TestTakesOverFromTrustManager(t *testing.T) {
 	if len(got) > 0 {
 		t.Errorf("writes to other targets: %v", got)
 	}
+}
+
+// startProcess starts cmd with its output in the file log, and returns
+// what stops it (SIGTERM, then a kill after 30 seconds), which also runs
+// when the test ends; the log is printed if the test failed.
+func startProcess(t *testing.T, cmd *exec.Cmd, log string) func() {
+	t.Helper()
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+			if t.Failed() {
+				data, _ := os.ReadFile(log)
+				t.Logf("%s wrote:\n%s", filepath.Base(log), data)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // waitTargets waits until a ConfigMap and a Secret of the Bundle name in

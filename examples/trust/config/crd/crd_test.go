@@ -13,8 +13,9 @@ import (
 
 // webhookRules are the validation rules this CRD has and trust-manager's
 // has not, by message: what trust-manager's validating webhook refuses,
-// said here in CEL so that this CRD needs no webhook; the operator's
-// webhook checks the same for trust-manager's CRD.
+// said here in CEL; the operator's webhook checks the same for
+// trust-manager's CRD, and the syntax of selectors, labels and
+// annotations, which neither CRD checks.
 var webhookRules = []string{
 	"a source cannot be the Bundle's own target ConfigMap key",
 	"a source cannot be the Bundle's own target Secret key",

@@ -1,0 +1,75 @@
+package trust
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/children"
+	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
+)
+
+// trustManagerFieldManager is the field manager of trust-manager's
+// server-side applies of targets.
+const trustManagerFieldManager = "trust-manager"
+
+// releaseTrustManager gives up, on trust-manager's behalf, the fields
+// trust-manager applied to the targets of the Bundle of req that the
+// children step has taken over: server-side apply removes a field only
+// when no manager owns it, so without this a target key, format or
+// template label trust-manager wrote would stay on the target after the
+// Bundle stops asking for it. Each such target costs one write, once: an
+// apply of nothing as trust-manager, which removes what trust-manager
+// alone owned (the fields the step applies stay, the step owns them too).
+// The apply carries the target's UID and resourceVersion, so that it
+// lands on the object read and on no other, and creates nothing.
+func releaseTrustManager(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle], secrets bool) error {
+	b := req.Object
+	lists := []client.ObjectList{&corev1.ConfigMapList{}}
+	if secrets {
+		lists = append(lists, &corev1.SecretList{})
+	}
+	for _, list := range lists {
+		if err := req.Client.List(ctx, list, client.MatchingLabels{children.LabelSet: ControllerName, children.LabelOwner: string(b.UID)}); err != nil {
+			return fmt.Errorf("listing the targets: %w", err)
+		}
+		var targets []client.Object
+		switch l := list.(type) {
+		case *corev1.ConfigMapList:
+			for i := range l.Items {
+				targets = append(targets, &l.Items[i])
+			}
+		case *corev1.SecretList:
+			for i := range l.Items {
+				targets = append(targets, &l.Items[i])
+			}
+		}
+		for _, t := range targets {
+			if !slices.ContainsFunc(t.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool { return e.Manager == trustManagerFieldManager }) {
+				continue
+			}
+			kind := "ConfigMap"
+			if _, ok := t.(*corev1.Secret); ok {
+				kind = "Secret"
+			}
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("v1")
+			u.SetKind(kind)
+			u.SetNamespace(t.GetNamespace())
+			u.SetName(t.GetName())
+			u.SetUID(t.GetUID())
+			u.SetResourceVersion(t.GetResourceVersion())
+			if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(trustManagerFieldManager)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("releasing trust-manager's fields of %s %s/%s: %w", kind, t.GetNamespace(), t.GetName(), err)
+			}
+			req.Log.V(1).Info("released trust-manager's fields of a target", "kind", kind, "namespace", t.GetNamespace(), "name", t.GetName())
+		}
+	}
+	return nil
+}
