@@ -114,7 +114,9 @@
 // by the label, and the promise of nothing written outside the
 // namespace allows the writes of the scenario's own objects. Every row
 // and cell runs as for a namespaced kind; the operator's children, and
-// Rolling's, stay in the namespace.
+// Rolling's, stay in the namespace. A kind whose schema has no
+// status.observedGeneration (trust-manager's Bundle) skips the kstatus
+// feature, whose conditions need it.
 //
 // The kit reads API traffic in JSON, so a process's clients use JSON, not
 // protobuf. Stale reads and watch faults apply to the kinds the manager

@@ -85,7 +85,8 @@ const (
 	// errors (bosun.Options.ReadyGrace): every version of the objects
 	// the API server stores is judged with cli-utils' kstatus, which must
 	// never call an object Current unless it is Ready for its generation,
-	// never Failed, and Current once converged.
+	// never Failed, and Current once converged. A kind whose schema has no
+	// status.observedGeneration, which KStatus needs, skips it.
 	kstatusOn feature = "kstatus conditions, Ready grace"
 	// planned is two shard members that are stopped once the objects
 	// converged; the spec change is then made while none runs, and the
