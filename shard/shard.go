@@ -142,6 +142,12 @@ type Options struct {
 	// namespaces, as the manager's cache of an operator that watches only
 	// them. Empty means every namespace.
 	ObjectNamespaces []string
+	// ObjectSelector, when set, limits the objects the sharder assigns to
+	// those it selects by their labels, and each member's cache of the
+	// kind to those of its share it selects: a ring over part of a kind,
+	// such as the objects of a cluster-scoped kind, which
+	// ObjectNamespaces cannot tell apart. Nil means every object.
+	ObjectSelector labels.Selector
 	// Version is the build this member runs, such as "v1.4.0", a label
 	// value. A Canary chooses its members by it, and the member's pass
 	// metrics carry it. Empty is a version as well: that of the members
@@ -403,14 +409,27 @@ func (m *Member) CacheOptions() cache.ByObject {
 // cacheSelector selects the objects this member caches.
 func (m *Member) cacheSelector() labels.Selector {
 	if !m.opts.Standby {
-		return m.Selector()
+		return m.ofRing(m.Selector())
 	}
 	req, err := labels.NewRequirement(m.presence, selection.Exists, nil)
 	if err != nil {
 		// New validated the ring and the identity, which make the key.
 		panic(fmt.Sprintf("shard: the presence label %q: %v", m.presence, err))
 	}
-	return labels.NewSelector().Add(*req)
+	return m.ofRing(labels.NewSelector().Add(*req))
+}
+
+// ofRing narrows selector to the objects of Options.ObjectSelector.
+func (m *Member) ofRing(selector labels.Selector) labels.Selector {
+	if m.opts.ObjectSelector == nil {
+		return selector
+	}
+	reqs, selectable := m.opts.ObjectSelector.Requirements()
+	if !selectable {
+		// labels.Nothing(): no object is the ring's.
+		return labels.Nothing()
+	}
+	return selector.Add(reqs...)
 }
 
 // ConfigureCache limits the cache of the ring's kind in o to this member's
@@ -708,10 +727,11 @@ func (m *Member) leases() cache.ByObject {
 func (m *Member) key(namespace, name string) string { return m.opts.Key(namespace, name) }
 
 // listFromServer lists, from the API server, the metadata of the objects
-// of the ring's kind that selector selects, in Options.ObjectNamespaces
-// (every namespace when empty), a page at a time, and calls each with
-// every one.
+// of the ring's kind that selector and Options.ObjectSelector select, in
+// Options.ObjectNamespaces (every namespace when empty), a page at a
+// time, and calls each with every one.
 func (m *Member) listFromServer(ctx context.Context, selector labels.Selector, each func(*metav1.PartialObjectMetadata)) error {
+	selector = m.ofRing(selector)
 	namespaces := m.opts.ObjectNamespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}

@@ -143,6 +143,11 @@ func (s *sharder) startCache(ctx context.Context) error {
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject:         map[client.Object]cache.ByObject{&coordinationv1.Lease{}: m.leases()},
 	}
+	objects := &metav1.PartialObjectMetadata{}
+	objects.SetGroupVersionKind(m.gvk)
+	if m.opts.ObjectSelector != nil {
+		opts.ByObject[objects] = cache.ByObject{Label: m.opts.ObjectSelector}
+	}
 	if len(m.opts.ObjectNamespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range m.opts.ObjectNamespaces {
@@ -164,8 +169,6 @@ func (s *sharder) startCache(ctx context.Context) error {
 	s.evicted = map[string]time.Time{}
 	s.closed = map[string]string{}
 
-	objects := &metav1.PartialObjectMetadata{}
-	objects.SetGroupVersionKind(m.gvk)
 	inf, err := c.GetInformer(ctx, objects)
 	if err != nil {
 		return fmt.Errorf("watching %s: %w", m.gvk.Kind, err)

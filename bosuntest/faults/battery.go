@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -47,6 +50,15 @@ type Operator struct {
 	Setup func(mgr ctrl.Manager, p *Process) error
 	// Object returns the i-th object of a scenario in namespace ns, not
 	// yet created. Objects of different i must have different names.
+	//
+	// The kind may be cluster-scoped, as the battery finds from the API
+	// server: its objects must then be named after ns too, since the
+	// scenarios of several namespaces run side by side, and the battery
+	// labels each ScenarioLabel with ns, by which the processes of the
+	// scenario cache it (Options.ClusterScoped), its shard rings assign
+	// it, and the battery lists the kind where it would list ns. The
+	// operator's children and other objects stay in ns: nothing may be
+	// written outside ns but the scenario's own objects.
 	Object func(ns string, i int) client.Object
 	// Prepare, when set, makes what the objects of a scenario need in ns
 	// (a Secret they read, an object they refer to) before they are made.
@@ -67,6 +79,10 @@ type Operator struct {
 	Secrets func(ctx context.Context, c client.Client, ns string) ([]string, error)
 	// Lists are the kinds whose status the secrets check reads.
 	Lists []client.ObjectList
+	// Manager, when set, adjusts the options of every manager the battery
+	// starts for the operator, as the operator's own main does (its cache
+	// options, say), before the row's and the feature's adjustments.
+	Manager func(*ctrl.Options)
 	// External is true when the operator has managed steps: the battery
 	// then kills processes in the middle of external creates.
 	External bool
@@ -210,8 +226,7 @@ var fullSizes = batterySizes{
 // subtest.
 func RunBattery(t *testing.T, cp *controlplane.ControlPlane, op Operator) {
 	t.Helper()
-	sizes := figures.Size(shortSizes, fullSizes)
-	b := &battery{cp: cp, op: op, sizes: sizes}
+	b := newBattery(t, cp, op, figures.Size(shortSizes, fullSizes))
 	t.Run("CrashAfterEveryWrite", func(t *testing.T) { b.crash(t, false) })
 	t.Run("CrashDuringEveryWrite", func(t *testing.T) { b.crash(t, true) })
 	if op.External {
@@ -230,6 +245,120 @@ type battery struct {
 	cp    *controlplane.ControlPlane
 	op    Operator
 	sizes batterySizes
+	// scoped is an object of the operator's kind when the kind is
+	// cluster-scoped, nil when it is namespaced; scopedResource is then
+	// the kind's resource, as the calls of processes name it.
+	scoped         client.Object
+	scopedResource schema.GroupResource
+}
+
+// newBattery returns the battery of op on cp at sizes, with the scope of
+// op's kind read from the API server.
+func newBattery(t *testing.T, cp *controlplane.ControlPlane, op Operator, sizes batterySizes) *battery {
+	t.Helper()
+	b := &battery{cp: cp, op: op, sizes: sizes}
+	probe := op.Object("faults-probe", 0)
+	namespaced, err := cp.Client.IsObjectNamespaced(probe)
+	if err != nil {
+		t.Fatalf("faults: the scope of %T: %v", probe, err)
+	}
+	if namespaced {
+		return b
+	}
+	if other := op.Object("faults-other", 0); other.GetName() == probe.GetName() {
+		t.Fatalf("faults: Operator.Object names the objects of the cluster-scoped %T alike in every namespace (%q): name them after the namespace, since scenarios run side by side", probe, probe.GetName())
+	}
+	gvk, err := apiutil.GVKForObject(probe, cp.Scheme)
+	if err != nil {
+		t.Fatalf("faults: the kind of %T: %v", probe, err)
+	}
+	mapping, err := cp.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		t.Fatalf("faults: the resource of %s: %v", gvk.Kind, err)
+	}
+	b.scoped, b.scopedResource = probe, mapping.Resource.GroupResource()
+	return b
+}
+
+// clusterScoped returns the kinds of Options.ClusterScoped of the
+// battery's processes: the operator's kind when it is cluster-scoped.
+func (b *battery) clusterScoped() []client.Object {
+	if b.scoped == nil {
+		return nil
+	}
+	return []client.Object{b.scoped}
+}
+
+// object returns the i-th object of a scenario in ns, labelled
+// ScenarioLabel when its kind is cluster-scoped.
+func (b *battery) object(ns string, i int) client.Object {
+	o := b.op.Object(ns, i)
+	if b.scoped != nil {
+		l := o.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[ScenarioLabel] = ns
+		o.SetLabels(l)
+	}
+	return o
+}
+
+// scenarioOf returns the namespace of the scenario of o, an object the
+// battery made: its namespace, or, of a cluster-scoped kind, its
+// ScenarioLabel.
+func scenarioOf(o client.Object) string {
+	if ns := o.GetNamespace(); ns != "" {
+		return ns
+	}
+	return o.GetLabels()[ScenarioLabel]
+}
+
+// options returns opts for a process of the operator: the battery's
+// cluster-scoped kinds, and Operator.Manager before opts.Manager.
+func (b *battery) options(opts Options) Options {
+	opts.ClusterScoped = b.clusterScoped()
+	opts.Manager = b.manager(opts.Manager)
+	return opts
+}
+
+// manager returns Operator.Manager followed by then, either of which may
+// be nil.
+func (b *battery) manager(then func(*ctrl.Options)) func(*ctrl.Options) {
+	first := b.op.Manager
+	switch {
+	case first == nil:
+		return then
+	case then == nil:
+		return first
+	}
+	return func(o *ctrl.Options) {
+		first(o)
+		then(o)
+	}
+}
+
+// inScenario returns the options that list the objects of kind gvk of the
+// scenario of ns: those in ns, or, for a cluster-scoped kind, those
+// labelled ScenarioLabel with ns.
+func (b *battery) inScenario(gvk schema.GroupVersionKind, ns string) ([]client.ListOption, error) {
+	mapping, err := b.cp.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("the scope of %s: %w", gvk.Kind, err)
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameRoot {
+		return []client.ListOption{client.MatchingLabels{ScenarioLabel: ns}}, nil
+	}
+	return []client.ListOption{client.InNamespace(ns)}, nil
+}
+
+// scenarioObject reports whether call wrote one of the scenario's own
+// objects of a cluster-scoped kind, named in names (or a subresource of
+// one).
+func (b *battery) scenarioObject(call Call, names map[string]bool) bool {
+	resource, _, _ := strings.Cut(call.Resource, "/")
+	return b.scoped != nil && call.Namespace == "" && call.Group == b.scopedResource.Group &&
+		resource == b.scopedResource.Resource && names[call.Name]
 }
 
 // bound is the operator's convergence bound.
@@ -266,7 +395,7 @@ func (b *battery) create(ctx context.Context, c client.Client, ns string, n int,
 	}
 	objs := make([]client.Object, 0, n)
 	for i := range n {
-		o := b.op.Object(ns, i)
+		o := b.object(ns, i)
 		for _, tweak := range tweaks {
 			tweak(o)
 		}
@@ -350,9 +479,10 @@ func (b *battery) scenario(n int, manager func(*ctrl.Options)) Scenario {
 		Duplicates: func(ctx context.Context, c client.Client, ns string, objs []client.Object) (int, error) {
 			return b.duplicates(ctx, c, ns, objs)
 		},
-		Cleaned: b.cleaned,
-		Bound:   b.bound(),
-		Manager: manager,
+		Cleaned:       b.cleaned,
+		Bound:         b.bound(),
+		Manager:       b.manager(manager),
+		ClusterScoped: b.clusterScoped(),
 	}
 }
 
@@ -421,7 +551,7 @@ func (b *battery) timed(t *testing.T, n int, plan Plan, logs *bosuntest.LogRecor
 	t.Helper()
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, b.cp.Client)
-	p := Start(t, b.cp, Options{Name: b.op.Name, Namespace: ns, Plan: plan, Logs: logs, Manager: manager}, b.op.Setup)
+	p := Start(t, b.cp, b.options(Options{Name: b.op.Name, Namespace: ns, Plan: plan, Logs: logs, Manager: manager}), b.op.Setup)
 	start := time.Now()
 	objs, err := b.create(ctx, b.cp.Client, ns, n)
 	if err != nil {
@@ -454,7 +584,7 @@ func (b *battery) cleanup(t *testing.T, ns string, objs []client.Object) {
 func (b *battery) apiFaults(t *testing.T) {
 	n := b.sizes.FaultObjects
 	clean, p0, objs0 := b.timed(t, n, Plan{}, nil, nil)
-	b.cleanup(t, objs0[0].GetNamespace(), objs0)
+	b.cleanup(t, scenarioOf(objs0[0]), objs0)
 	p0.Stop()
 
 	logs := &bosuntest.LogRecorder{MaxLevel: bosuntest.LogVerbosity}
@@ -464,7 +594,7 @@ func (b *battery) apiFaults(t *testing.T) {
 		{Fault: ResponseLost, Rate: 0.02},
 	}}
 	faulty, p, objs := b.timed(t, n, plan, logs, nil)
-	ns := objs[0].GetNamespace()
+	ns := scenarioOf(objs[0])
 	dups, err := b.duplicates(t.Context(), b.cp.Client, ns, objs)
 	if err != nil {
 		t.Fatal(err)
@@ -529,7 +659,7 @@ func (b *battery) staleReads(t *testing.T) {
 			n := b.sizes.StaleObjects
 			plan := Plan{Stale: StaleReads{Lag: lag, MaxAge: 3 * time.Second}}
 			_, p, objs := b.timed(t, n, plan, nil, nil)
-			ns := objs[0].GetNamespace()
+			ns := scenarioOf(objs[0])
 			half := objs[:max(1, n/2)]
 			if err := deleteAll(ctx, b.cp.Client, half); err != nil {
 				t.Fatal(err)
@@ -539,7 +669,7 @@ func (b *battery) staleReads(t *testing.T) {
 			}
 			recreated := time.Now()
 			for i := range half {
-				o := b.op.Object(ns, i)
+				o := b.object(ns, i)
 				if err := b.cp.Client.Create(ctx, o); err != nil {
 					t.Fatal(err)
 				}
@@ -621,7 +751,7 @@ func (b *battery) droppedEvents(t *testing.T) {
 	plan := Plan{Seed: 2, Watch: WatchFaults{Drop: 0.2, Relist: relist}}
 	ctx := t.Context()
 	ns := bosuntest.Namespace(t, b.cp.Client)
-	p := Start(t, b.cp, Options{Name: b.op.Name, Namespace: ns, Plan: plan}, b.op.Setup)
+	p := Start(t, b.cp, b.options(Options{Name: b.op.Name, Namespace: ns, Plan: plan}), b.op.Setup)
 	start := time.Now()
 	objs, err := b.create(ctx, b.cp.Client, ns, n)
 	if err != nil {
@@ -653,7 +783,7 @@ func (b *battery) scale(t *testing.T) {
 		o.Controller = config.Controller{SkipNameValidation: o.Controller.SkipNameValidation, MaxConcurrentReconciles: 8}
 		o.Cache.SyncPeriod = &sync
 	})
-	ns := objs[0].GetNamespace()
+	ns := scenarioOf(objs[0])
 	dups, err := b.duplicates(t.Context(), b.cp.Client, ns, objs)
 	if err != nil {
 		t.Fatal(err)
@@ -692,12 +822,12 @@ func (b *battery) failover(t *testing.T) {
 	default:
 		match = func(c Call) bool { return !c.External }
 	}
-	leader := Start(t, b.cp, Options{Name: "replica-a", Namespace: ns, LeaderElection: le,
-		Plan: Plan{Crash: CrashPoint{After: 1, During: true, Match: match}}}, b.op.Setup)
+	leader := Start(t, b.cp, b.options(Options{Name: "replica-a", Namespace: ns, LeaderElection: le,
+		Plan: Plan{Crash: CrashPoint{After: 1, During: true, Match: match}}}), b.op.Setup)
 	if err := waitChan(ctx, leader.Elected(), b.bound()); err != nil {
 		t.Fatalf("replica-a was not elected: %v", err)
 	}
-	other := Start(t, b.cp, Options{Name: "replica-b", Namespace: ns, LeaderElection: le}, b.op.Setup)
+	other := Start(t, b.cp, b.options(Options{Name: "replica-b", Namespace: ns, LeaderElection: le}), b.op.Setup)
 	objs, err := b.create(ctx, b.cp.Client, ns, n)
 	if err != nil {
 		t.Fatal(err)
@@ -721,7 +851,7 @@ func (b *battery) failover(t *testing.T) {
 	}
 	other.Stop()
 	// A fresh replica cleans up (replica-b has stopped; its lease expires).
-	cleaner := Start(t, b.cp, Options{Name: "cleaner", Namespace: ns}, b.op.Setup)
+	cleaner := Start(t, b.cp, b.options(Options{Name: "cleaner", Namespace: ns}), b.op.Setup)
 	b.cleanup(t, ns, objs)
 	cleaner.Stop()
 	b.record(t, rowFailover,
@@ -834,6 +964,15 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 		c.spans = traceFor(t)
 	}
 	c.crashPending = x == crashMidWrite
+	if f == kstatusOn {
+		kept, err := b.keepsObservedGeneration(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !kept {
+			t.Skipf("%s: the kind's status has no observedGeneration, which the kstatus conditions need (bosun.Options.KStatus): without it kstatus calls an object whose spec changed Current until the operator writes its status", f)
+		}
+	}
 	bystander := c.bystander(ctx)
 	c.startReplicas()
 	if (f == kstatusOn || f == planned || f == formerFinalizer || x == blockedCleanup) && !c.configured() {
@@ -925,4 +1064,48 @@ func (b *battery) kinds(ns string) ([]schema.GroupVersionKind, error) {
 		return nil, err
 	}
 	return []schema.GroupVersionKind{gvk}, nil
+}
+
+// keepsObservedGeneration reports whether the schema of the operator's
+// kind keeps status.observedGeneration, which the engine stamps and
+// kstatus reads: true for a kind that is no CRD's, and for a status that
+// keeps unknown fields.
+func (b *battery) keepsObservedGeneration(ctx context.Context) (bool, error) {
+	gvk, err := apiutil.GVKForObject(b.op.Object("faults-probe", 0), b.cp.Scheme)
+	if err != nil {
+		return false, err
+	}
+	mapping, err := b.cp.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false, fmt.Errorf("the resource of %s: %w", gvk.Kind, err)
+	}
+	cl, err := crdClient(b.cp.Config, nil)
+	if err != nil {
+		return false, err
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: mapping.Resource.GroupResource().String()}, crd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("reading the CRD of %s: %w", gvk.Kind, err)
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Name != gvk.Version || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		top := v.Schema.OpenAPIV3Schema
+		status, ok := top.Properties["status"]
+		switch {
+		case ptr.Deref(top.XPreserveUnknownFields, false):
+			return true, nil
+		case !ok:
+			return false, nil
+		case ptr.Deref(status.XPreserveUnknownFields, false):
+			return true, nil
+		}
+		_, ok = status.Properties["observedGeneration"]
+		return ok, nil
+	}
+	return true, nil
 }

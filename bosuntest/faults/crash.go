@@ -59,6 +59,11 @@ type Scenario struct {
 	// driver already limits each manager's cache to the trial's namespace
 	// and the cluster-scoped objects.
 	Manager func(*ctrl.Options)
+	// ClusterScoped are the kinds of the cluster-scoped objects Create
+	// makes, whose caches the driver limits to the trial's objects (see
+	// Options.ClusterScoped): Create labels each ScenarioLabel with ns and
+	// names it after ns, since trials run side by side.
+	ClusterScoped []client.Object
 }
 
 // CrashOptions chooses the crash points CrashEveryWrite tries.
@@ -200,7 +205,7 @@ func runTrial(t *testing.T, cp *controlplane.ControlPlane, s Scenario, k int, op
 		t.Fatalf("faults: creating the scenario's objects: %v", err)
 	}
 	plan := Plan{Crash: CrashPoint{After: k, During: opts.During, Match: opts.Match}}
-	p1 := Start(t, cp, Options{Name: fmt.Sprintf("trial-%d", k), Namespace: ns, Plan: plan, Manager: s.Manager}, s.Setup)
+	p1 := Start(t, cp, Options{Name: fmt.Sprintf("trial-%d", k), Namespace: ns, Plan: plan, Manager: s.Manager, ClusterScoped: s.ClusterScoped}, s.Setup)
 
 	var out trial
 	deleted := false
@@ -229,7 +234,7 @@ func runTrial(t *testing.T, cp *controlplane.ControlPlane, s Scenario, k int, op
 		}
 	}
 
-	p2 := Start(t, cp, Options{Name: fmt.Sprintf("trial-%d-restart", k), Namespace: ns, Manager: s.Manager}, s.Setup)
+	p2 := Start(t, cp, Options{Name: fmt.Sprintf("trial-%d-restart", k), Namespace: ns, Manager: s.Manager, ClusterScoped: s.ClusterScoped}, s.Setup)
 	defer p2.Stop()
 	if !deleted {
 		if err := poll(ctx, bound, func(ctx context.Context) error { return s.Converged(ctx, cp.Client, ns, objs) }); err != nil {

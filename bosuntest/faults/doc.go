@@ -99,7 +99,24 @@
 // faults is a cleanup blocked past the deletion deadline (FailDeletes).
 // An operator's Setup passes each bosun reconciler's Options to
 // Process.Configure, through which the cells set engine options (the
-// kstatus conditions, the deletion deadline).
+// kstatus conditions, the deletion deadline); Operator.Manager gives
+// every manager the battery starts the operator's own manager options,
+// such as its cache's.
+//
+// The operator's kind may be cluster-scoped, which the battery reads
+// from the API server. Its objects have no namespace to keep the
+// scenarios apart, so Operator.Object names them after the scenario's
+// namespace, and the battery labels each ScenarioLabel with that
+// namespace, which stands where the namespace would: a process of the
+// scenario caches only the scenario's objects of the kind
+// (Options.ClusterScoped), its shard rings assign only those
+// (shard.Options.ObjectSelector), the battery lists and watches the kind
+// by the label, and the promise of nothing written outside the
+// namespace allows the writes of the scenario's own objects. Every row
+// and cell runs as for a namespaced kind; the operator's children, and
+// Rolling's, stay in the namespace. A kind whose schema has no
+// status.observedGeneration (trust-manager's Bundle) skips the kstatus
+// feature, whose conditions need it.
 //
 // The kit reads API traffic in JSON, so a process's clients use JSON, not
 // protobuf. Stale reads and watch faults apply to the kinds the manager

@@ -45,6 +45,6 @@ func RunCell(t *testing.T, cp *controlplane.ControlPlane, op Operator, f, x stri
 	if !slices.Contains(features, feature(f)) || !slices.Contains(matrixFaults, matrixFault(x)) {
 		t.Fatalf("no cell %q x %q in the matrix", f, x)
 	}
-	b := &battery{cp: cp, op: op, sizes: shortSizes}
+	b := newBattery(t, cp, op, shortSizes)
 	b.runCell(t, shortMatrix, feature(f), matrixFault(x))
 }

@@ -85,7 +85,8 @@ const (
 	// errors (bosun.Options.ReadyGrace): every version of the objects
 	// the API server stores is judged with cli-utils' kstatus, which must
 	// never call an object Current unless it is Ready for its generation,
-	// never Failed, and Current once converged.
+	// never Failed, and Current once converged. A kind whose schema has no
+	// status.observedGeneration, which KStatus needs, skips it.
 	kstatusOn feature = "kstatus conditions, Ready grace"
 	// planned is two shard members that are stopped once the objects
 	// converged; the spec change is then made while none runs, and the
@@ -289,6 +290,15 @@ type cell struct {
 	// crashPending is set while the first process of crashMidWrite may
 	// still crash and need replacing.
 	crashPending bool
+	// names are the names of the cell's objects, which, of a
+	// cluster-scoped kind, are the cell's to write outside its namespace.
+	names map[string]bool
+}
+
+// ours reports whether call wrote in the cell's namespace, or one of the
+// cell's own objects of a cluster-scoped kind.
+func (c *cell) ours(call Call) bool {
+	return call.Namespace == c.ns || c.b.scenarioObject(call, c.names)
 }
 
 // startReplicas starts the cell's processes.
@@ -339,7 +349,7 @@ func (c *cell) plan(first bool) Plan {
 // start starts a process of the cell with its feature's options.
 func (c *cell) start(first bool) *Process {
 	name := "r" + strconv.Itoa(len(c.procs))
-	opts := Options{Name: name, Namespace: c.ns, Plan: c.plan(first), Logs: c.logs, Manager: c.manager(), Engine: c.engineOptions()}
+	opts := c.b.options(Options{Name: name, Namespace: c.ns, Plan: c.plan(first), Logs: c.logs, Manager: c.manager(), Engine: c.engineOptions()})
 	switch c.f {
 	case leaderFailover:
 		opts.LeaderElection = &LeaderElection{ID: "matrix", Namespace: c.ns}
@@ -651,10 +661,14 @@ func (c *cell) waitRing(r shard.Options, where string, want func(o metav1.Partia
 	// A member's Lease may take its duration to expire, and a sharder
 	// whose watch events are dropped may wait for a relist to see it.
 	bound := c.b.bound() + 4*defaultLeaseDuration + 2*c.sizes.Relist
+	in, err := c.b.inScenario(gvk, c.ns)
+	if err != nil {
+		c.t.Fatal(err)
+	}
 	err = poll(ctx, bound, func(ctx context.Context) error {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := c.b.cp.Client.List(ctx, list, client.InNamespace(c.ns)); err != nil {
+		if err := c.b.cp.Client.List(ctx, list, in...); err != nil {
 			return err
 		}
 		for _, o := range list.Items {
@@ -741,7 +755,7 @@ func (c *cell) checkSettled(ctx context.Context, objs []client.Object) {
 	c.result.oracles++
 	for _, p := range c.procs {
 		for _, call := range p.Calls() {
-			if !call.External && call.TookEffect() && call.Namespace != c.ns && !c.migrationOf(call) {
+			if !call.External && call.TookEffect() && !c.ours(call) && !c.migrationOf(call) {
 				t.Errorf("%s wrote outside its namespace: %s", p.Name(), call)
 			}
 		}
@@ -1046,7 +1060,11 @@ func (c *cell) watchKStatus() *kstatusWatch {
 	for _, gvk := range kinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		wi, err := wc.Watch(ctx, list, client.InNamespace(c.ns))
+		in, err := c.b.inScenario(gvk, c.ns)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		wi, err := wc.Watch(ctx, list, in...)
 		if err != nil {
 			c.t.Fatalf("watching %s: %v", gvk.Kind, err)
 		}
@@ -1256,11 +1274,8 @@ func (c *cell) planChange(objs []client.Object) {
 			}
 			return nil
 		},
-		Manager: func(o *ctrl.Options) {
-			o.Cache.DefaultNamespaces = map[string]cache.Config{c.ns: {}}
-			o.Controller.SkipNameValidation = ptr.To(true)
-		},
-		Setup: func(mgr ctrl.Manager) error { return c.b.op.Setup(mgr, planner) },
+		Manager: c.planManager,
+		Setup:   func(mgr ctrl.Manager) error { return c.b.op.Setup(mgr, planner) },
 	}, flags, &out)
 	report := out.String()
 	if err != nil {
@@ -1268,7 +1283,7 @@ func (c *cell) planChange(objs []client.Object) {
 	}
 	c.result.oracles++
 	for i, o := range objs {
-		if err := plannedChange(report, c.ns, o.GetName(), o.GetGeneration() != gens[i]); err != nil {
+		if err := plannedChange(report, o.GetNamespace(), o.GetName(), o.GetGeneration() != gens[i]); err != nil {
 			t.Errorf("--plan: %v\n%s", err, report)
 		}
 	}
@@ -1297,8 +1312,23 @@ func (c *cell) planChange(objs []client.Object) {
 	c.startReplicas()
 }
 
+// planManager adjusts the options of the manager of the --plan run: the
+// cell's namespace, the operator's own options (Operator.Manager), and
+// the cell's objects of a cluster-scoped kind.
+func (c *cell) planManager(o *ctrl.Options) {
+	o.Cache.DefaultNamespaces = map[string]cache.Config{c.ns: {}}
+	o.Controller.SkipNameValidation = ptr.To(true)
+	if c.b.op.Manager != nil {
+		c.b.op.Manager(o)
+	}
+	for _, kind := range c.b.clusterScoped() {
+		scopeCache(&o.Cache, kind, c.ns)
+	}
+}
+
 // snapshot returns the resourceVersion of every object in the cell's
-// namespace, of every kind the API server lists there, Events aside.
+// namespace, of every kind the API server lists there, Events aside, and
+// of the cell's own objects of a cluster-scoped kind.
 func (c *cell) snapshot(ctx context.Context) (rvs map[string]string, by map[string]map[string]string, err error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(c.b.cp.Config)
 	if err != nil {
@@ -1328,6 +1358,22 @@ func (c *cell) snapshot(ctx context.Context) (rvs map[string]string, by map[stri
 				out[k] = o.ResourceVersion
 				by[k] = managedEntries(o.ManagedFields)
 			}
+		}
+	}
+	if c.b.scoped != nil {
+		gvk, err := apiutil.GVKForObject(c.b.scoped, c.b.cp.Scheme)
+		if err != nil {
+			return nil, nil, err
+		}
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := c.b.cp.Client.List(ctx, list, client.MatchingLabels{ScenarioLabel: c.ns}); err != nil {
+			return nil, nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
+		}
+		for _, o := range list.Items {
+			k := gvk.Kind + " " + o.Name
+			out[k] = o.ResourceVersion
+			by[k] = managedEntries(o.ManagedFields)
 		}
 	}
 	return out, by, nil
@@ -1465,6 +1511,10 @@ func (c *cell) createAll(measure bool) []client.Object {
 	objs, err := c.b.create(c.t.Context(), c.b.cp.Client, c.ns, c.sizes.Objects, tweaks...)
 	if err != nil {
 		c.t.Fatal(err)
+	}
+	c.names = map[string]bool{}
+	for _, o := range objs {
+		c.names[o.GetName()] = true
 	}
 	c.converge(objs, "created", measure, "create", nil)
 	if c.f == formerFinalizer {

@@ -118,7 +118,7 @@ func (m *storageMove) waitRewriting(since time.Time) {
 			for _, call := range p.Calls() {
 				// The operator patches its objects; the migration
 				// updates them.
-				if call.At.After(since) && !call.External && call.Verb == "update" && call.Namespace == c.ns && !strings.Contains(call.Resource, "/") {
+				if call.At.After(since) && !call.External && call.Verb == "update" && c.ours(call) && !strings.Contains(call.Resource, "/") {
 					return nil
 				}
 			}

@@ -108,13 +108,17 @@ func blocked(o client.Object) *metav1.Condition {
 	return c
 }
 
-// plannedChange checks the plan's section of the object called name: it
-// had a pass that succeeded, and, when its spec changed, would change
-// something.
+// plannedChange checks the plan's section of the object called name in
+// namespace ns ("" for a cluster-scoped one): it had a pass that
+// succeeded, and, when its spec changed, would change something.
 func plannedChange(report, ns, name string, changed bool) error {
+	ref := name
+	if ns != "" {
+		ref = ns + "/" + name
+	}
 	lines := strings.Split(report, "\n")
 	for i, l := range lines {
-		if strings.HasPrefix(l, " ") || !strings.Contains(l, " "+ns+"/"+name+" (controller ") {
+		if strings.HasPrefix(l, " ") || !strings.Contains(l, " "+ref+" (controller ") {
 			continue
 		}
 		var body []string

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -100,25 +101,40 @@ func overlaps(procs []*Process) []string {
 	return out
 }
 
-// newMember makes the member of Options.Shard for a process.
-func newMember(o shard.Options, name, namespace string) (*shard.Member, error) {
+// newMember makes the member of Options.Shard for a process of a
+// scenario in namespace whose cluster-scoped kinds are clusterScoped
+// (Options.ClusterScoped).
+func newMember(o shard.Options, name, namespace string, clusterScoped []client.Object) (*shard.Member, error) {
+	o = memberOptions(o, name, namespace, clusterScoped)
+	m, err := shard.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("faults: %w", err)
+	}
+	return m, nil
+}
+
+// memberOptions fills in the defaults of Options.Shard: the ring's
+// objects are those of the scenario's namespace, or, for a cluster-scoped
+// kind, those labelled ScenarioLabel with it.
+func memberOptions(o shard.Options, name, namespace string, clusterScoped []client.Object) shard.Options {
 	if o.Identity == "" {
 		o.Identity = name
 	}
 	if o.Namespace == "" {
 		o.Namespace = namespace
 	}
-	if len(o.ObjectNamespaces) == 0 && namespace != "" {
+	scoped := slices.ContainsFunc(clusterScoped, func(k client.Object) bool { return reflect.TypeOf(k) == reflect.TypeOf(o.Object) })
+	switch {
+	case namespace == "":
+	case scoped:
+		o.ObjectSelector = andSelector(o.ObjectSelector, scenarioSelector(namespace))
+	case len(o.ObjectNamespaces) == 0:
 		o.ObjectNamespaces = []string{namespace}
 	}
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = defaultLeaseDuration
 	}
-	m, err := shard.New(o)
-	if err != nil {
-		return nil, fmt.Errorf("faults: %w", err)
-	}
-	return m, nil
+	return o
 }
 
 // Shard wires b, a controller of the process's shard ring, to the

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -26,6 +29,14 @@ const (
 	defaultRenewDeadline = 3 * time.Second
 	defaultRetryPeriod   = 500 * time.Millisecond
 )
+
+// ScenarioLabel is the label, valued with the namespace of a scenario,
+// that marks the objects of a cluster-scoped kind the scenario made,
+// which no namespace tells apart from other scenarios' objects:
+// RunBattery sets it on its objects of such a kind, and a process caches
+// and shards only the objects of the kinds of Options.ClusterScoped that
+// carry its Options.Namespace.
+const ScenarioLabel = "faults.bosun.dev/scenario"
 
 // cacheSyncTimeout bounds how long Start waits for a manager's caches.
 const cacheSyncTimeout = time.Minute
@@ -63,6 +74,15 @@ type Options struct {
 	// (and to cluster-scoped objects), so that a test's operator does not
 	// act on the objects other tests left in the shared control plane.
 	Namespace string
+	// ClusterScoped are kinds of cluster-scoped objects, such as
+	// &v1.Bundle{}, that belong to the scenario of Namespace by
+	// ScenarioLabel, since a namespace cannot limit them: with Namespace
+	// set, the manager caches only the objects of these kinds labelled
+	// ScenarioLabel with Namespace, and the process's shard rings of these
+	// kinds assign only those (shard.Options.ObjectSelector, in place of
+	// ObjectNamespaces). The cluster-scoped objects of other kinds
+	// (Namespaces, CRDs) are cached whole, as without it.
+	ClusterScoped []client.Object
 	// Manager adjusts the manager's options before it is made: a cache
 	// SyncPeriod, the namespaces it caches, the controllers' workers.
 	Manager func(*ctrl.Options)
@@ -75,7 +95,8 @@ type Options struct {
 	// before the manager, limits the manager's cache of each kind to the
 	// member's share and adds the members to the manager. Identity
 	// defaults to the process's Name, Namespace and ObjectNamespaces to
-	// Options.Namespace, LeaseDuration to 4s. The
+	// Options.Namespace (for a kind of ClusterScoped, ObjectSelector to
+	// its ScenarioLabel instead), LeaseDuration to 4s. The
 	// sharders run on the winner of the manager's leader election, so set
 	// LeaderElection too. Setup wires each ring's controller to its member
 	// (see Shard). Kinds whose objects refer to each other are best
@@ -210,7 +231,7 @@ func run(ctx context.Context, cp *controlplane.ControlPlane, opts Options, logge
 // cache, and the connection of its foreign writes.
 func prepare(p *Process, base *rest.Config, opts Options, mopts *ctrl.Options) error {
 	for _, so := range opts.Shard {
-		m, err := newMember(so, p.name, opts.Namespace)
+		m, err := newMember(so, p.name, opts.Namespace, opts.ClusterScoped)
 		if err != nil {
 			return err
 		}
@@ -226,7 +247,8 @@ func prepare(p *Process, base *rest.Config, opts Options, mopts *ctrl.Options) e
 
 // managerOptions returns the options of a process's manager: no
 // servers, logger, its leader election, its namespace, then
-// opts.Manager's adjustments.
+// opts.Manager's adjustments, then the scenario's label on the cache of
+// each kind of opts.ClusterScoped.
 func managerOptions(cp *controlplane.ControlPlane, opts Options, logger logr.Logger) ctrl.Options {
 	mopts := ctrl.Options{
 		Scheme:                  cp.Scheme,
@@ -250,7 +272,47 @@ func managerOptions(cp *controlplane.ControlPlane, opts Options, logger logr.Log
 	if opts.Manager != nil {
 		opts.Manager(&mopts)
 	}
+	if opts.Namespace != "" {
+		for _, kind := range opts.ClusterScoped {
+			scopeCache(&mopts.Cache, kind, opts.Namespace)
+		}
+	}
 	return mopts
+}
+
+// scenarioSelector selects the objects labelled ScenarioLabel ns.
+func scenarioSelector(ns string) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{ScenarioLabel: ns})
+}
+
+// scopeCache limits the cache of kind in o to the objects of the scenario
+// of ns, keeping the other settings o has for it, its label selector
+// too.
+func scopeCache(o *cache.Options, kind client.Object, ns string) {
+	if o.ByObject == nil {
+		o.ByObject = map[client.Object]cache.ByObject{}
+	}
+	for obj, by := range o.ByObject {
+		if reflect.TypeOf(obj) == reflect.TypeOf(kind) {
+			by.Label = andSelector(by.Label, scenarioSelector(ns))
+			o.ByObject[obj] = by
+			return
+		}
+	}
+	o.ByObject[kind] = cache.ByObject{Label: scenarioSelector(ns)}
+}
+
+// andSelector returns a selector of the objects both select; a nil one
+// selects everything.
+func andSelector(a, b labels.Selector) labels.Selector {
+	if a == nil {
+		return b
+	}
+	reqs, selectable := b.Requirements()
+	if !selectable {
+		return labels.Nothing()
+	}
+	return a.Add(reqs...)
 }
 
 // cmpOr returns d, or def when d is zero.
