@@ -181,26 +181,35 @@ func TestRunsInTrustManagersPlace(t *testing.T) {
 
 // get200 fails unless url answers 200 with a body that contains want.
 func get200(ctx context.Context, url, want string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := fetch(ctx, url)
 	if err != nil {
 		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	if !bytes.Contains(body, []byte(want)) {
 		return fmt.Errorf("%s does not hold %q", url, want)
 	}
 	return nil
+}
+
+// fetch returns the body of url, which must answer 200.
+func fetch(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return body, nil
 }
 
 // freePort returns a free TCP port of the loopback interface.

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,16 +250,7 @@ func countChanges(t *testing.T, c client.WithWatch, name string) func() map[stri
 // scrape reads the value of the metric sample named exactly by sample
 // from the Prometheus text at url into v.
 func scrape(ctx context.Context, url, sample string, v *float64) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := fetch(ctx, url)
 	if err != nil {
 		return err
 	}
