@@ -62,7 +62,10 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		}
 		if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership); err != nil {
 			if replaced(err) {
-				if err := reportTaken(ctx, s, req, p, c, err); err != nil {
+				switch err := reportTaken(ctx, s, req, p, c, err); {
+				case isConflict(err):
+					p.blockChild(c, err)
+				case err != nil:
 					return false, err
 				}
 				continue

@@ -80,6 +80,10 @@ func confirmRecalled[T client.Object](ctx context.Context, s *Step[T], req *bosu
 		}
 		if err := checkLive(s, req, c, live, false); err != nil {
 			p.block(c, live, true)
+			if isConflict(err) {
+				p.blockChild(c, err)
+				continue
+			}
 			return err
 		}
 		change, err := drifted(c.applied, live, s.fieldOwner(req))

@@ -25,7 +25,8 @@
 //     and those WithAdoption took over from someone else, which it gives
 //     back (it gives up the fields it applied) rather than deletes;
 //   - applies the other children when an object it may not write holds
-//     the name of one (ChildExists, ChildConflict), and reports that one;
+//     the name of one (ChildExists, ChildConflict), counts that one as
+//     not ready in its kind's condition, and reports it;
 //   - sets one condition per kind, "<Kind>Ready" by default, from the kind's
 //     Readiness check, which the engine summarises into Ready.
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,7 +63,11 @@ type child struct {
 	// for a later pass, under its kind's MaxUnavailable (change is then
 	// false).
 	held bool
-	id   string // unique within the pass: kind, namespace and name
+	// blocked is set when an object the set may not write holds the
+	// child's name (ChildExists, ChildConflict): the pass leaves the
+	// child out, counts it as not ready, and writes the others.
+	blocked bool
+	id      string // unique within the pass: kind, namespace and name
 }
 
 // pass is what a pass works out before it changes anything.
@@ -92,6 +97,16 @@ type pass struct {
 func isConflict(err error) bool {
 	var ce *conditions.Error
 	return errors.As(err, &ce) && (ce.Reason == ReasonChildConflict || ce.Reason == ReasonChildExists)
+}
+
+// blockChild leaves c out of the pass's writes, its name held by an object
+// the set may not write, for err, which the pass returns once it has
+// written the other children (see conflictErr).
+func (p *pass) blockChild(c *child, err error) {
+	c.blocked, c.live, c.change, c.held = true, nil, false, false
+	p.conflicts = append(p.conflicts, err)
+	p.plan.Create = slices.DeleteFunc(p.plan.Create, func(r Ref) bool { return r == c.ref })
+	p.plan.Update = slices.DeleteFunc(p.plan.Update, func(r Ref) bool { return r == c.ref })
 }
 
 // conflictErr is the error of a pass with conflicts: the first, which
@@ -151,22 +166,23 @@ func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 			return conditions.Terminal(ReasonInvalidChildren, fmt.Errorf("%s is desired twice", c.ref))
 		}
 		wanted[c.id] = true
-		if err := compareLive(ctx, s, req, p, c, members[c.id]); err != nil {
-			if isConflict(err) {
-				// One object in the way holds back no other child.
-				p.conflicts = append(p.conflicts, err)
-				continue
-			}
-			return err
-		}
-		if err := recallApplied(ctx, s, req, p, c); err != nil {
-			return err
-		}
 		p.children = append(p.children, c)
+		err = compareLive(ctx, s, req, p, c, members[c.id])
+		if err == nil {
+			err = recallApplied(ctx, s, req, p, c)
+		}
+		switch {
+		case isConflict(err):
+			// One object in the way holds back no other child.
+			p.blockChild(c, err)
+		case err != nil:
+			return err
+		}
 	}
 	holdBack(ks, p)
 	for _, c := range p.children {
 		switch {
+		case c.blocked:
 		case c.held:
 			p.plan.Held = append(p.plan.Held, c.ref)
 		case c.live == nil:
@@ -321,15 +337,18 @@ func compareLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 // stays in every apply, so that the child is given back, not deleted,
 // once it is no longer desired (see releaseChild).
 func markAdopted[T client.Object](s *Step[T], req *bosun.Pass[T], c *child, live client.Object, member bool) {
-	if !s.cfg.adopt || (live.GetAnnotations()[annotationAdopted] != "true" && (member || isOurs(s, req, live))) {
+	ann := live.GetAnnotations()
+	// An unowned child that lost its labels still names its parent.
+	named := s.unowned && ann[annotationOwnerNamespace] == req.Object.GetNamespace() && ann[annotationOwnerName] == req.Object.GetName()
+	if !s.cfg.adopt || (ann[annotationAdopted] != "true" && (member || named || isOurs(s, req, live))) {
 		return
 	}
-	ann := c.applied.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
+	applied := c.applied.GetAnnotations()
+	if applied == nil {
+		applied = map[string]string{}
 	}
-	ann[annotationAdopted] = "true"
-	c.applied.SetAnnotations(ann)
+	applied[annotationAdopted] = "true"
+	c.applied.SetAnnotations(applied)
 }
 
 // refOf returns the Ref of a live object.

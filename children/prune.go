@@ -3,10 +3,12 @@ package children
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -28,7 +30,7 @@ func pruneChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		req.Log.V(1).Info("pruned child", "child", refOf(obj).String())
 	}
 	for _, obj := range p.release {
-		if err := releaseChild(ctx, req.Client, obj, s.fieldOwner(req)); err != nil {
+		if err := releaseChild(ctx, req.Client, obj, s.fieldOwner(req), req.Object.GetUID()); err != nil {
 			return conditions.Warning(ReasonApplyFailed, err)
 		}
 		s.mem.rememberDelete(req.Object, obj.GetUID())
@@ -44,10 +46,14 @@ func pruneChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 // longer desired: an apply of nothing as owner gives up every field the
 // step applied, which the API server removes where no other manager owns
 // them (the set's labels and annotations, the owner reference, the data
-// the step wrote), and leaves what its maker wrote. The apply carries the
-// UID and resourceVersion read, so that it lands on that object as read
-// and creates nothing; a child gone meanwhile is fine.
-func releaseChild(ctx context.Context, c client.Client, obj client.Object, owner string) error {
+// the step wrote), and leaves what only its maker wrote. Where the API
+// server refuses that (the step gave up a field the kind requires, such
+// as a Deployment's image, which the step took over from its maker), the
+// object keeps the step's values and loses only the set's labels and
+// annotations and the owner reference. Either write carries the UID and
+// resourceVersion read, so that it lands on that object as read and
+// creates nothing; a child gone meanwhile is fine.
+func releaseChild(ctx context.Context, c client.Client, obj client.Object, owner string, parent types.UID) error {
 	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 	if err != nil {
 		return fmt.Errorf("releasing %s: %w", refOf(obj), err)
@@ -58,10 +64,34 @@ func releaseChild(ctx context.Context, c client.Client, obj client.Object, owner
 	u.SetName(obj.GetName())
 	u.SetUID(obj.GetUID())
 	u.SetResourceVersion(obj.GetResourceVersion())
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner)); err != nil && !apierrors.IsNotFound(err) {
+	err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner))
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		err = detachChild(ctx, c, obj, parent)
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("releasing %s: %w", refOf(obj), err)
 	}
 	return nil
+}
+
+// detachChild takes off obj the set's labels and annotations and the
+// parent's owner reference, and nothing else, if obj is still as read.
+func detachChild(ctx context.Context, c client.Client, obj client.Object, parent types.UID) error {
+	cur, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("detaching %s: not an object", refOf(obj))
+	}
+	labels, ann := cur.GetLabels(), cur.GetAnnotations()
+	for _, k := range []string{LabelSet, LabelOwner} {
+		delete(labels, k)
+	}
+	for _, k := range []string{annotationHash, annotationAdopted, annotationOwnerNamespace, annotationOwnerName} {
+		delete(ann, k)
+	}
+	cur.SetLabels(labels)
+	cur.SetAnnotations(ann)
+	cur.SetOwnerReferences(slices.DeleteFunc(cur.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == parent }))
+	return c.Patch(ctx, cur, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}))
 }
 
 // Cleanup deletes the unowned children of the set, except those annotated

@@ -44,6 +44,8 @@ func kindCondition(k *kind, children []*child) metav1.Condition {
 		}
 		total++
 		switch {
+		case c.blocked:
+			notReady = append(notReady, c.ref.Name+": held by an object the set may not write")
 		case c.held:
 			held++
 		case c.live == nil:

@@ -68,6 +68,8 @@ func holdBack(ks []kind, p *pass) {
 			if c.kind.gvk != k.gvk {
 				continue
 			}
+			// A child held by an object the set may not write is as
+			// unavailable as a missing one.
 			t := turn{missing: c.live == nil, change: c.change}
 			if c.live != nil {
 				t.stale = c.change && c.live.GetAnnotations()[annotationHash] != c.applied.GetAnnotations()[annotationHash]

@@ -107,9 +107,13 @@ func WithPredicates(preds ...predicate.Predicate) Option {
 // adopted (annotation bosun.dev/adopted), and deleted with the parent
 // like any member. When it is no longer desired it is given back rather
 // than deleted: the step gives up every field it applied (an apply of
-// nothing), so its labels, owner reference and data go and what the
-// object's maker wrote stays. Without WithAdoption such an object is left
-// untouched and reported with the reason "ChildExists".
+// nothing), so its labels, owner reference and data go, and what only the
+// object's maker wrote stays (a value the step took over from the maker
+// goes with the step's fields; where the kind requires it, such as a
+// Deployment's image, the object keeps the step's values and loses only
+// the set's labels and annotations and the owner reference). Without
+// WithAdoption such an object is left untouched and reported with the
+// reason "ChildExists".
 // Objects controlled by something else, or members of another set, are
 // never taken over.
 func WithAdoption() Option { return func(c *config) { c.adopt = true } }
@@ -295,12 +299,12 @@ func (s *Step[T]) Do(ctx context.Context, req *bosun.Pass[T]) (ctrl.Result, erro
 		req.Recorder.Eventf(req.Object, nil, corev1.EventTypeNormal, string(ReasonChildrenChanged), "Apply",
 			"set %s: created %d, updated %d, deleted %d", s.name, len(p.plan.Create), len(p.plan.Update), len(p.plan.Delete))
 	}
+	// The kinds' conditions count a blocked child as not ready; the
+	// pass's error reports the first.
+	reportKinds(s, req, p)
 	if err := p.conflictErr(); err != nil {
-		// The kinds' conditions wait for a pass without conflicts; the
-		// error reports the first.
 		return ctrl.Result{}, err
 	}
-	reportKinds(s, req, p)
 	if p.lagging {
 		req.Log.V(1).Info("cache behind the children's writes, looking again", "set", s.name)
 		return ctrl.Result{RequeueAfter: cacheRetry}, nil
