@@ -20,18 +20,6 @@ import (
 // remembered for longer than cacheGrace.
 const blockerPoll = 5 * time.Second
 
-// block records live, the object with the name of the desired child c, as
-// one the set may not write: the parent's pass is run again when it
-// changes or goes (see blockerHandler and pollBlockers). unseen tells that
-// the cache does not hold it.
-func (p *pass) block(c *child, live client.Object, unseen bool) {
-	if p.blockers == nil {
-		p.blockers = map[blocker]blockState{}
-	}
-	b := blocker{gvk: c.kind.gvk, key: client.ObjectKeyFromObject(live)}
-	p.blockers[b] = blockState{resourceVersion: live.GetResourceVersion(), unseen: unseen}
-}
-
 // blockerHandler returns the handler, for the watch of the declared kind
 // gvk, that enqueues the parents whose children the object of an event
 // blocks: its change, its release by its controller or its deletion may

@@ -99,6 +99,18 @@ func isConflict(err error) bool {
 	return errors.As(err, &ce) && (ce.Reason == ReasonChildConflict || ce.Reason == ReasonChildExists)
 }
 
+// block records live, the object with the name of the desired child c, as
+// one the set may not write: the parent's pass is run again when it
+// changes or goes (see blockerHandler and pollBlockers). unseen tells that
+// the cache does not hold it.
+func (p *pass) block(c *child, live client.Object, unseen bool) {
+	if p.blockers == nil {
+		p.blockers = map[blocker]blockState{}
+	}
+	b := blocker{gvk: c.kind.gvk, key: client.ObjectKeyFromObject(live)}
+	p.blockers[b] = blockState{resourceVersion: live.GetResourceVersion(), unseen: unseen}
+}
+
 // blockChild leaves c out of the pass's writes, its name held by an object
 // the set may not write, for err, which the pass returns once it has
 // written the other children (see conflictErr).
