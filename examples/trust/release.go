@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,7 +66,14 @@ func releaseTrustManager(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bun
 			u.SetName(t.GetName())
 			u.SetUID(t.GetUID())
 			u.SetResourceVersion(t.GetResourceVersion())
-			if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(trustManagerFieldManager)); client.IgnoreNotFound(err) != nil {
+			err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(trustManagerFieldManager))
+			switch {
+			case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+				// Gone, or changed since the cache showed it: the watch
+				// event of that change brings the next pass, which looks
+				// again.
+				continue
+			case err != nil:
 				return fmt.Errorf("releasing trust-manager's fields of %s %s/%s: %w", kind, t.GetNamespace(), t.GetName(), err)
 			}
 			req.Log.V(1).Info("released trust-manager's fields of a target", "kind", kind, "namespace", t.GetNamespace(), "name", t.GetName())
