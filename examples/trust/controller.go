@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -188,7 +189,7 @@ func (s sourcesStep) SetupWithBuilder(b *bosun.Builder[*trustv1alpha1.Bundle]) e
 	inTrustNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == s.opts.TrustNamespace })
 	b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, true)), builder.WithPredicates(inTrustNamespace))
 	b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, false)), builder.WithPredicates(inTrustNamespace))
-	b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(allBundles(c)), builder.WithPredicates(namespaceChanged))
+	b.Watches(&corev1.Namespace{}, bundlesOfNamespace(c), builder.WithPredicates(namespaceChanged))
 	return nil
 }
 
@@ -237,18 +238,39 @@ func selects(sel *trustv1alpha1.SourceObjectKeySelector, o client.Object) bool {
 	return err == nil && s.Matches(labels.Set(o.GetLabels()))
 }
 
-// allBundles maps any object to every Bundle.
-func allBundles(c client.Reader) handler.MapFunc {
-	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+// bundlesOfNamespace enqueues, for a Namespace that comes, changes its
+// labels or starts its deletion, the Bundles whose namespace selector
+// selects it, before or after the change: those whose targets it gains or
+// loses. A Bundle without a selector selects every namespace.
+func bundlesOfNamespace(c client.Reader) handler.EventHandler {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
 		list := &trustv1alpha1.BundleList{}
 		if err := c.List(ctx, list); err != nil {
-			return nil
+			return
 		}
-		reqs := make([]reconcile.Request, len(list.Items))
-		for i, b := range list.Items {
-			reqs[i] = reconcile.Request{NamespacedName: client.ObjectKey{Name: b.Name}}
+		for _, b := range list.Items {
+			sel := labels.Everything()
+			if b.Spec.Target.NamespaceSelector != nil {
+				s, err := metav1.LabelSelectorAsSelector(b.Spec.Target.NamespaceSelector)
+				if err != nil {
+					// Its pass reports the selector; a namespace changes
+					// nothing for it.
+					continue
+				}
+				sel = s
+			}
+			if slices.ContainsFunc(objs, func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }) {
+				q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: b.Name}})
+			}
 		}
-		return reqs
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
 	}
 }
 

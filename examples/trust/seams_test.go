@@ -265,3 +265,42 @@ func TestNamespaceDeleted(t *testing.T) {
 	e.passes.Touch(t, e.c, &trustv1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "nsd"}}, "x")
 	e.waitSynced("nsd", metav1.ConditionTrue, ReasonSynced)
 }
+
+// TestNamespaceWakesOnlyItsBundles: a new namespace brings a pass of the
+// Bundles that select it and of no other, so that a cluster of many
+// Bundles does not run them all for every namespace; a namespace
+// relabelled into a selector wakes that Bundle, and out of it too.
+func TestNamespaceWakesOnlyItsBundles(t *testing.T) {
+	e := start(t, Options{}, false)
+	a := newTestCert(t, "a", false, time.Time{})
+	for name, sel := range map[string]*metav1.LabelSelector{"everywhere": nil, "team-a": {MatchLabels: map[string]string{"team": "a"}}} {
+		e.bundle(name, trustv1alpha1.BundleSpec{
+			Sources: []trustv1alpha1.BundleSource{{InLine: a.pem}},
+			Target:  trustv1alpha1.BundleTarget{ConfigMap: &trustv1alpha1.TargetTemplate{Key: "ca.pem"}, NamespaceSelector: sel},
+		})
+		e.waitSynced(name, metav1.ConditionTrue, ReasonSynced)
+	}
+	teamA := client.ObjectKey{Name: "team-a"}
+	before := e.passes.Count(teamA)
+	for _, ns := range []string{"other-1", "other-2"} {
+		e.namespace(ns, nil)
+		e.waitTargets("everywhere", "ca.pem", bundleOf(t, a), e.allNamespaces()...)
+	}
+	if n := e.passes.Count(teamA) - before; n != 0 {
+		t.Errorf("%d passes of Bundle team-a for namespaces it does not select, want 0", n)
+	}
+	relabel := func(lbls map[string]string) {
+		ns := &corev1.Namespace{}
+		if err := e.c.Get(t.Context(), client.ObjectKey{Name: "other-1"}, ns); err != nil {
+			t.Fatal(err)
+		}
+		ns.Labels = lbls
+		if err := e.c.Update(t.Context(), ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relabel(map[string]string{"team": "a"})
+	e.waitTargets("team-a", "ca.pem", bundleOf(t, a), "other-1")
+	relabel(nil)
+	e.waitTargets("team-a", "ca.pem", "")
+}
