@@ -18,6 +18,7 @@ import (
 	"github.com/bosunkit/bosun/examples/rwexternal"
 	"github.com/bosunkit/bosun/examples/simple"
 	"github.com/bosunkit/bosun/examples/site"
+	"github.com/bosunkit/bosun/examples/trust"
 	"github.com/bosunkit/bosun/internal/drawing"
 )
 
@@ -201,6 +202,7 @@ func exampleGraphs() map[string]func() []drawable {
 				postgres.NewDatabaseReconciler(postgres.Options{}).Graph(),
 			}
 		},
+		"trust": func() []drawable { return []drawable{trust.NewReconciler(trust.Options{}).Graph()} },
 	}
 }
 

@@ -239,7 +239,7 @@ func TestGraphUsageErrors(t *testing.T) {
 		{"nothing to draw", nil, "give one .bosun document, or --example NAME"},
 		{"two documents", []string{"a.bosun", "b.bosun"}, "give one .bosun document, or --example NAME"},
 		{"document and example", []string{"--example", "simple", cronJobPath}, "give a document or --example, not both"},
-		{"unknown example", []string{"--example", "nope"}, `unknown example "nope": want one of cronjob, hello, memcached, postgres, rwexternal, simple, site`},
+		{"unknown example", []string{"--example", "nope"}, `unknown example "nope": want one of cronjob, hello, memcached, postgres, rwexternal, simple, site, trust`},
 		{"unknown format", []string{"--format", "svg", cronJobPath}, `unknown --format "svg": want mermaid or dot`},
 		{"missing document", []string{"missing.bosun"}, "open missing.bosun: no such file or directory"},
 	}

@@ -18,10 +18,16 @@ import (
 // and the printer columns Ready, Reason and Age; no plural or short name of
 // an example is also a name of a built-in resource (kubectl would list the
 // built-in one); and the "bosun" category, which `kubectl get bosun` lists,
-// holds every example kind and nothing else.
+// holds every example kind and nothing else. The trust example is left
+// out: its CRD is trust-manager's, names and printer columns included, so
+// that trust-manager's manifests apply to it
+// (examples/trust/config/crd.TestSameAPIAsTrustManager).
 func TestExampleKindsForKubectl(t *testing.T) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, ex := range examples() {
+		if ex.Name == "trust" {
+			continue
+		}
 		got, err := ex.CRDs()
 		if err != nil {
 			t.Fatalf("%s: %v", ex.Name, err)
