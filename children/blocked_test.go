@@ -148,18 +148,7 @@ func TestReleaseOfAnAdoptedDeployment(t *testing.T) {
 	step := NewStep("web", webApp, webKinds(), WithAdoption())
 	e := start(t, reconciler(step))
 	ctx := t.Context()
-	labels := map[string]string{"app": "mine"}
-	theirs := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(int32(1)),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example/theirs:0"}}},
-			},
-		},
-	}
+	theirs := theirDeployment(e.ns, "web", map[string]string{"app": "mine"})
 	if err := e.c.Create(ctx, theirs); err != nil {
 		t.Fatal(err)
 	}
@@ -222,18 +211,7 @@ func TestRollOutCountsABlockedChild(t *testing.T) {
 		e.markAvailable(z)
 	}
 	e.waitConditions("zones", map[string]cond{conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded}})
-	labels := map[string]string{"zone": "zone-d"}
-	theirs := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "zone-d"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(int32(1)),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example/theirs:0"}}},
-			},
-		},
-	}
+	theirs := theirDeployment(e.ns, "zone-d", map[string]string{"zone": "zone-d"})
 	if err := e.c.Create(ctx, theirs); err != nil {
 		t.Fatal(err)
 	}
@@ -339,6 +317,22 @@ func TestQuietAroundAdoption(t *testing.T) {
 	}
 	if n := e.writes.Total(); n != 0 {
 		t.Errorf("%d writes by passes after the release, want 0: %v", n, e.writes.Writes())
+	}
+}
+
+// theirDeployment is a Deployment someone else makes in ns, named name,
+// of pods labelled lbls running their image.
+func theirDeployment(ns, name string, lbls map[string]string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(int32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: lbls},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: lbls},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example/theirs:0"}}},
+			},
+		},
 	}
 }
 
