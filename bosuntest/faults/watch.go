@@ -308,16 +308,7 @@ func (w *watchFilter) relistDue() (time.Time, bool) {
 // the list and the relist as well as by the hold of the next event, not a
 // poll.
 func (w *watchFilter) deliver() {
-	relisted := false
-	defer func() {
-		_ = w.upstream.Close()
-		if relisted || w.p.dead() {
-			return
-		}
-		if since, ok := w.firstLoss(); ok {
-			w.p.losses.put(w.stream, since)
-		}
-	}()
+	defer func() { _ = w.upstream.Close() }()
 	listed := w.listed
 	for {
 		next, closed, err := w.head()
@@ -325,6 +316,9 @@ func (w *watchFilter) deliver() {
 			if errors.Is(err, io.EOF) {
 				err = nil
 			}
+			// The loss is recorded before the watcher sees the end: it
+			// may resume at once.
+			w.leaveLoss()
 			_ = w.out.CloseWithError(err)
 			return
 		}
@@ -341,6 +335,8 @@ func (w *watchFilter) deliver() {
 					continue
 				}
 				if _, err := w.out.Write(next.frame); err != nil {
+					// The watcher has gone.
+					w.leaveLoss()
 					return
 				}
 				continue
@@ -362,7 +358,6 @@ func (w *watchFilter) deliver() {
 		case <-w.wake:
 		case <-relist:
 			if at, ok := w.relistDue(); ok && !w.p.now().Before(at) {
-				relisted = true
 				w.p.relists.Add(1)
 				_, _ = w.out.Write(goneEvent)
 				_ = w.out.Close()
@@ -378,6 +373,17 @@ func (w *watchFilter) deliver() {
 		if relistTimer != nil {
 			relistTimer.Stop()
 		}
+	}
+}
+
+// leaveLoss hands a loss that nothing made good to the next watch of the
+// stream (see losses); a dead process leaves none.
+func (w *watchFilter) leaveLoss() {
+	if w.p.dead() {
+		return
+	}
+	if since, ok := w.firstLoss(); ok {
+		w.p.losses.put(w.stream, since)
 	}
 }
 

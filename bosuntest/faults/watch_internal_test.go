@@ -18,8 +18,12 @@ import (
 // that lost the event ended first, unless that watch lists.
 func TestRelistOnlyForWhatIsLost(t *testing.T) {
 	const (
-		relist  = 50 * time.Millisecond
+		relist = 50 * time.Millisecond
+		// never is a Relist that no test run reaches: the watches that
+		// must end or make a loss good before any relist use it.
+		never   = time.Hour
 		quiet   = 500 * time.Millisecond
+		patient = 30 * time.Second
 		stream  = "/apis/test.bosun.dev/v1/namespaces/ns/widgets"
 		initial = true
 	)
@@ -33,7 +37,8 @@ func TestRelistOnlyForWhatIsLost(t *testing.T) {
 		up     *io.PipeWriter
 		n      int // events sent so far
 	}
-	open := func(initial bool) *w {
+	open := func(relistAfter time.Duration, initial bool) *w {
+		p.plan.Watch.Relist = relistAfter
 		up, upw := io.Pipe()
 		body := watchBody(p, info, stream, initial, up)
 		x := &w{events: make(chan string, 16), up: upw}
@@ -78,75 +83,79 @@ func TestRelistOnlyForWhatIsLost(t *testing.T) {
 		}
 	}
 	// next returns the type of the next event the watcher reads, "" if
-	// none within quiet, "end" once the body has ended.
-	next := func(x *w) string {
+	// none within wait, "end" once the body has ended.
+	next := func(x *w, wait time.Duration) string {
 		select {
 		case typ, ok := <-x.events:
 			if !ok {
 				return "end"
 			}
 			return typ
-		case <-time.After(quiet):
+		case <-time.After(wait):
 			return ""
 		}
 	}
+	// end closes the API server's side of x and waits for its end.
+	end := func(x *w) {
+		t.Helper()
+		if err := x.up.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := next(x, patient); got != "end" {
+			t.Fatalf("read %q, want the end of the watch", got)
+		}
+	}
 
-	// A lost event made good by the next one of its object: no relist.
-	x := open(!initial)
+	// A lost event made good by the next one of its object: nothing is
+	// owed, neither by this watch nor by the next.
+	x := open(never, !initial)
 	send(x, "a", true)
 	send(x, "a", false)
-	if got := next(x); got != "MODIFIED" {
+	if got := next(x, patient); got != "MODIFIED" {
 		t.Fatalf("read %q, want the event that made the loss good", got)
 	}
-	if got := next(x); got != "" {
-		t.Fatalf("read %q after a loss made good, want nothing", got)
+	end(x)
+	if _, ok := p.losses.take(stream); ok {
+		t.Fatal("a loss made good was left to the next watch")
 	}
 	// A loss nothing makes good: 410 Gone, Relist after it.
+	x = open(relist, !initial)
 	send(x, "b", true)
-	if got := next(x); got != "ERROR" {
+	if got := next(x, patient); got != "ERROR" {
 		t.Fatalf("read %q after a loss not made good, want 410 Gone (ERROR)", got)
 	}
-	if got := next(x); got != "end" {
+	if got := next(x, patient); got != "end" {
 		t.Fatalf("read %q after 410 Gone, want the end of the watch", got)
 	}
 	if got := p.relists.Load(); got != 1 {
 		t.Errorf("%d relists, want 1", got)
 	}
 
-	// A watch that ends with a loss: the next one, resumed, relists.
-	x = open(!initial)
+	// A watch that ends with a loss: the next one, resumed at once,
+	// relists.
+	x = open(never, !initial)
 	send(x, "c", false)
 	send(x, "c", true)
-	if got := next(x); got != "MODIFIED" {
+	if got := next(x, patient); got != "MODIFIED" {
 		t.Fatalf("read %q, want the event kept", got)
 	}
-	if err := x.up.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := next(x); got != "end" {
-		t.Fatalf("read %q, want the end of the watch", got)
-	}
-	x = open(!initial)
-	if got := next(x); got != "ERROR" {
+	end(x)
+	x = open(relist, !initial)
+	if got := next(x, patient); got != "ERROR" {
 		t.Fatalf("resumed watch: read %q, want 410 Gone (ERROR) for the loss of the one before", got)
 	}
 	// The same, but the next watch lists: nothing to relist.
-	x = open(!initial)
+	x = open(never, !initial)
 	send(x, "d", true)
-	if err := x.up.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := next(x); got != "end" {
-		t.Fatalf("read %q, want the end of the watch", got)
-	}
-	x = open(initial)
+	end(x)
+	x = open(relist, initial)
 	if _, err := x.up.Write([]byte(`{"type":"BOOKMARK","object":{"metadata":{"annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n")); err != nil {
 		t.Fatal(err)
 	}
-	if got := next(x); got != "BOOKMARK" {
+	if got := next(x, patient); got != "BOOKMARK" {
 		t.Fatalf("listing watch: read %q, want the bookmark that ends its list", got)
 	}
-	if got := next(x); got != "" {
+	if got := next(x, quiet); got != "" {
 		t.Fatalf("listing watch: read %q, want nothing: its list brought what the one before lost", got)
 	}
 	if got := p.relists.Load(); got != 2 {
