@@ -16,8 +16,10 @@ import (
 // desired of a child, which calls for applying it again: its hash is not
 // the desired one, or a value desired sets is not in live (see drift).
 // manager is the step's field manager, whose fields the live child's
-// managedFields name.
-func drifted(desired *unstructured.Unstructured, live client.Object, manager string) (bool, error) {
+// managedFields name. With metadataOnly, live holds the child's metadata
+// only (Kind.MetadataOnly): the fields outside metadata are judged by
+// whether the manager still owns each of them.
+func drifted(desired *unstructured.Unstructured, live client.Object, manager string, metadataOnly bool) (bool, error) {
 	lu, err := liveUnstructured(live)
 	if err != nil {
 		return false, err
@@ -25,7 +27,7 @@ func drifted(desired *unstructured.Unstructured, live client.Object, manager str
 	if lu.GetAnnotations()[annotationHash] != desired.GetAnnotations()[annotationHash] {
 		return true, nil
 	}
-	d := &drift{managed: live.GetManagedFields(), manager: manager}
+	d := &drift{managed: live.GetManagedFields(), manager: manager, metadataOnly: metadataOnly}
 	return !d.upToDate(desired, lu), nil
 }
 
@@ -56,6 +58,9 @@ func drifted(desired *unstructured.Unstructured, live client.Object, manager str
 type drift struct {
 	managed []metav1.ManagedFieldsEntry
 	manager string
+	// metadataOnly is set when the live child holds its metadata only:
+	// a field outside metadata is in place when the manager owns it.
+	metadataOnly bool
 
 	// path is the way from the root of the object to the value being
 	// compared.
@@ -88,11 +93,54 @@ func (d *drift) upToDate(desired, live *unstructured.Unstructured) bool {
 			continue
 		}
 		d.path = append(d.path[:0], step{field: k})
+		if d.metadataOnly && k != "metadata" {
+			if !d.ownsAll(v) {
+				return false
+			}
+			continue
+		}
 		if !d.covers(v, live.Object[k]) {
 			return false
 		}
 	}
 	return true
+}
+
+// ownsAll reports whether the manager owns every field desired sets at
+// d.path, for a child whose values the cache does not hold: server-side
+// apply moves a field to the manager that changes it and drops it from
+// every manager when it is removed, so a field the manager applied and
+// still owns holds the value it applied. A list counts as owned when the
+// manager owns it or an element of it. Without an entry of the manager in
+// managedFields nothing is known, and the child is applied again.
+func (d *drift) ownsAll(desired any) bool {
+	d.parse()
+	if d.mine == nil {
+		return false
+	}
+	switch dv := desired.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		if len(dv) == 0 {
+			member, _ := lookup(d.mine, d.path)
+			return member
+		}
+		n := len(d.path)
+		for k, v := range dv {
+			d.path = append(d.path[:n], step{field: k})
+			if !d.ownsAll(v) {
+				return false
+			}
+		}
+		d.path = d.path[:n]
+		return true
+	case []any:
+		member, below := lookup(d.mine, d.path)
+		return member || below
+	}
+	member, _ := lookup(d.mine, d.path)
+	return member
 }
 
 // covers reports whether live holds the value desired at d.path (see

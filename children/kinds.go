@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,6 +42,16 @@ type Kind struct {
 	// default, changes every child at once. See "Rolling updates" in the
 	// package documentation.
 	MaxUnavailable int
+	// MetadataOnly watches and caches the children of the kind as
+	// metadata only (metav1.PartialObjectMetadata), not whole: for kinds
+	// whose children are large, such as ConfigMaps and Secrets of data,
+	// that the operator writes but does not read back. The step then
+	// tells drift by the hash annotation and by managedFields: a field it
+	// applied that its field manager no longer owns (someone changed or
+	// removed it) is applied again. Readiness sees the metadata only; nil
+	// means Present. Cache options for the kind (CacheSetsOnly) take a
+	// *metav1.PartialObjectMetadata of the kind.
+	MetadataOnly bool
 }
 
 // Of declares the kind of obj with the default readiness check and
@@ -87,6 +98,9 @@ func resolve(kinds []Kind, scheme *runtime.Scheme) ([]kind, error) {
 		conds[r.condition] = true
 		if r.ready == nil {
 			r.ready = DefaultReadiness
+			if k.MetadataOnly {
+				r.ready = Present
+			}
 		}
 		out = append(out, r)
 	}
@@ -111,8 +125,13 @@ func gvkOf(obj runtime.Object, scheme *runtime.Scheme) (schema.GroupVersionKind,
 }
 
 // newObject returns an empty object of k's type, to read a live child
-// into.
+// into: its metadata only for a MetadataOnly kind.
 func (k kind) newObject() client.Object {
+	if k.MetadataOnly {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(k.gvk)
+		return m
+	}
 	if _, ok := k.Object.(*unstructured.Unstructured); ok {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(k.gvk)
@@ -121,9 +140,15 @@ func (k kind) newObject() client.Object {
 	return reflect.New(reflect.TypeOf(k.Object).Elem()).Interface().(client.Object)
 }
 
-// newList returns an empty list of k's type.
+// newList returns an empty list of k's type: of metadata only for a
+// MetadataOnly kind.
 func (k kind) newList(scheme *runtime.Scheme) (client.ObjectList, error) {
 	listGVK := k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List")
+	if k.MetadataOnly {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(listGVK)
+		return l, nil
+	}
 	if _, ok := k.Object.(*unstructured.Unstructured); ok {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(listGVK)

@@ -267,7 +267,7 @@ func readBehind[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pas
 	req.Log.V(1).Info("cache behind the step's earlier apply of a rolled-out child, read it from the API server", "child", c.ref.String())
 	c.live = live
 	markAdopted(s, req, c, live, true)
-	c.change, err = drifted(c.applied, live, s.fieldOwner(req))
+	c.change, err = drifted(c.applied, live, s.fieldOwner(req), c.kind.MetadataOnly)
 	return err
 }
 
@@ -307,7 +307,7 @@ func confirmLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 		}
 		return fmt.Errorf("reading %s: %w", c.ref, err)
 	}
-	change, err := drifted(c.applied, live, s.fieldOwner(req))
+	change, err := drifted(c.applied, live, s.fieldOwner(req), c.kind.MetadataOnly)
 	if err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func compareLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 	}
 	c.live = live
 	markAdopted(s, req, c, live, member != nil)
-	c.change, err = drifted(c.applied, live, s.fieldOwner(req))
+	c.change, err = drifted(c.applied, live, s.fieldOwner(req), c.kind.MetadataOnly)
 	if err != nil {
 		return err
 	}

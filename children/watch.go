@@ -24,12 +24,17 @@ func setupWatches[T client.Object](s *Step[T], b *bosun.Builder[T]) error {
 	}
 	filter := builder.WithPredicates(s.cfg.preds...)
 	for _, k := range ks {
-		if s.unowned {
-			b.Watches(k.Object, ownerHandler(s), filter)
-		} else {
-			b.Owns(k.Object, filter)
+		// A MetadataOnly kind is watched, and cached, as metadata only.
+		obj := k.Object
+		if k.MetadataOnly {
+			obj = k.newObject()
 		}
-		b.Watches(k.Object, blockerHandler(s, k.gvk), filter)
+		if s.unowned {
+			b.Watches(obj, ownerHandler(s), filter)
+		} else {
+			b.Owns(obj, filter)
+		}
+		b.Watches(obj, blockerHandler(s, k.gvk), filter)
 	}
 	if parent, ok := newParent[T](); ok {
 		b.Watches(parent, s.mem.forgetOnDelete())
