@@ -222,6 +222,25 @@
 // Secret of the cluster; objects that are not children yet are read from
 // the API server.
 //
+// Kind.MetadataOnly goes further for kinds whose children are large and
+// that the operator writes but never reads back, such as ConfigMaps and
+// Secrets of data: the step watches and caches them as
+// metav1.PartialObjectMetadata, which holds no data. Drift is then told by
+// the hash annotation and by managedFields alone: a field the desired
+// child sets outside metadata is in place while the step's field manager
+// owns it, since server-side apply takes a field from its owner when
+// another manager changes it and from every manager when it is removed;
+// one it no longer owns is applied again (metadata is compared as for any
+// kind). A list counts as in place when the manager owns it or any of its
+// elements. The kind's readiness sees the metadata only (Present by
+// default). Without managedFields in the cache (a DefaultTransform such as
+// cache.TransformStripManagedFields; tuning.LeanCache keeps the children's)
+// nothing tells drift, and each pass applies the children again. The
+// cache's options for the kind (CacheSetsOnly, ByObject) are shared by its
+// metadata and whole forms, which controller-runtime keys by group,
+// version and kind: an operator that reads the same kind whole elsewhere
+// (the sources of examples/trust) needs a cache of its own for it.
+//
 // # Generating reconcilers
 //
 // Generating builds a whole reconciler from one function that returns the

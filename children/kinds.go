@@ -48,9 +48,8 @@ type Kind struct {
 	// that the operator writes but does not read back. The step then
 	// tells drift by the hash annotation and by managedFields: a field it
 	// applied that its field manager no longer owns (someone changed or
-	// removed it) is applied again. Readiness sees the metadata only; nil
-	// means Present. Cache options for the kind (CacheSetsOnly) take a
-	// *metav1.PartialObjectMetadata of the kind.
+	// removed it) is applied again. Readiness sees the metadata only;
+	// unset, it is Present. See "Caching" in the package documentation.
 	MetadataOnly bool
 }
 

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/children"
@@ -113,15 +114,17 @@ var bundleKey = bosun.NewKey[*bundleData]("trust.bundle")
 // The targets are owned by the Bundle and go with it through the garbage
 // collector.
 func NewReconciler(opts Options) *bosun.Reconciler[*trustv1alpha1.Bundle] {
-	kinds := []children.Kind{children.Of(&corev1.ConfigMap{})}
+	// The targets are cached as metadata only: the controller writes
+	// their bundle but never reads it back (children.Kind.MetadataOnly).
+	kinds := []children.Kind{{Object: &corev1.ConfigMap{}, MetadataOnly: true}}
 	if opts.SecretTargetsEnabled {
-		kinds = append(kinds, children.Of(&corev1.Secret{}))
+		kinds = append(kinds, children.Kind{Object: &corev1.Secret{}, MetadataOnly: true})
 	}
 	// A target of the Bundle's name made by someone else is taken over, as
 	// trust-manager applies over it: its other keys stay. Refused, it
 	// would hold back the targets of every other namespace.
 	targets := children.NewStep(ControllerName, desired(opts), kinds, children.WithAdoption())
-	steps := bosun.Sequence[*trustv1alpha1.Bundle](sourcesStep{opts: opts}, targetsStep{opts: opts, children: targets}).Named("sync")
+	steps := bosun.Sequence[*trustv1alpha1.Bundle](&sourcesStep{opts: opts}, targetsStep{opts: opts, children: targets}).Named("sync")
 	return &bosun.Reconciler[*trustv1alpha1.Bundle]{
 		Name:  ControllerName,
 		Steps: []bosun.Step[*trustv1alpha1.Bundle]{bosun.WithConditions[*trustv1alpha1.Bundle](steps, trustv1alpha1.ConditionSynced).Named("synced")},
@@ -142,11 +145,22 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 // targets step. A missing source sets Synced False (SourceNotFound) and
 // stops the pass until a watch event brings the source; invalid data sets
 // it False (SourceBuildError) and fails the pass, retried with backoff.
-type sourcesStep struct{ opts Options }
+//
+// The sources are read from a cache of their own, of the trust namespace
+// only (SetupWithBuilder): the manager's cache keeps the targets, as
+// metadata only, and controller-runtime configures a kind's whole and
+// metadata informers alike, so the sources' ConfigMaps and Secrets, read
+// whole, cannot share it without every target being cached whole too.
+type sourcesStep struct {
+	opts Options
+	// cache holds the ConfigMaps and Secrets of the trust namespace; nil
+	// until SetupWithBuilder, when the pass's client reads them.
+	cache cache.Cache
+}
 
 var (
-	_ bosun.Step[*trustv1alpha1.Bundle]    = sourcesStep{}
-	_ bosun.Setuper[*trustv1alpha1.Bundle] = sourcesStep{}
+	_ bosun.Step[*trustv1alpha1.Bundle]    = (*sourcesStep)(nil)
+	_ bosun.Setuper[*trustv1alpha1.Bundle] = (*sourcesStep)(nil)
 )
 
 // PolicyRules declares what the step reads beyond the engine's and the
@@ -154,19 +168,23 @@ var (
 // Namespaces it watches (see bosun.Reconciler.PolicyRules). The source
 // Secrets are read in the trust namespace only, which cluster-wide rules
 // cannot say: a Role grants them (config/rbac).
-func (sourcesStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
+func (*sourcesStep) PolicyRules(*runtime.Scheme) ([]rbacv1.PolicyRule, error) {
 	read := []string{"get", "list", "watch"}
 	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "namespaces"}, Verbs: read}}, nil
 }
 
 // Do builds the bundle.
-func (s sourcesStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) (ctrl.Result, error) {
+func (s *sourcesStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle]) (ctrl.Result, error) {
 	b := req.Object
 	if b.Spec.Target.Secret != nil && !s.opts.SecretTargetsEnabled {
 		notSynced(req, ReasonSecretTargetsDisabled, "Bundle has Secret targets but the feature is disabled")
 		return ctrl.Result{}, fmt.Errorf("secret targets: %w", bosun.ErrStop)
 	}
-	data, err := buildBundle(ctx, req.Client, s.opts, b.Spec.Sources)
+	var sources client.Reader = req.Client
+	if s.cache != nil {
+		sources = s.cache
+	}
+	data, err := buildBundle(ctx, sources, s.opts, b.Spec.Sources)
 	switch {
 	case errors.Is(err, errSourceNotFound):
 		notSynced(req, ReasonSourceNotFound, sentence(err))
@@ -181,17 +199,38 @@ func (s sourcesStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bund
 	return ctrl.Result{}, nil
 }
 
-// SetupWithBuilder makes a ConfigMap or Secret of the trust namespace
-// reconcile the Bundles it may be a source of, and a Namespace that comes,
-// or whose labels change, reconcile every Bundle.
-func (s sourcesStep) SetupWithBuilder(b *bosun.Builder[*trustv1alpha1.Bundle]) error {
-	c := b.Manager().GetClient()
-	inTrustNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == s.opts.TrustNamespace })
-	b.Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, true)), builder.WithPredicates(inTrustNamespace))
-	b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, false)), builder.WithPredicates(inTrustNamespace))
+// SetupWithBuilder starts the cache of the trust namespace's ConfigMaps
+// and Secrets with the manager, makes each of them reconcile the Bundles
+// it may be a source of, and a Namespace that comes, or whose labels
+// change, reconcile the Bundles that select it.
+func (s *sourcesStep) SetupWithBuilder(b *bosun.Builder[*trustv1alpha1.Bundle]) error {
+	mgr := b.Manager()
+	sc, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient:        mgr.GetHTTPClient(),
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultNamespaces: map[string]cache.Config{s.opts.TrustNamespace: {}},
+	})
+	if err != nil {
+		return fmt.Errorf("the cache of the sources: %w", err)
+	}
+	if err := mgr.Add(sourcesCache{sc}); err != nil {
+		return fmt.Errorf("the cache of the sources: %w", err)
+	}
+	s.cache = sc
+	c := mgr.GetClient()
+	b.WatchesRawSource(source.Kind[client.Object](sc, &corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, true))))
+	b.WatchesRawSource(source.Kind[client.Object](sc, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, false))))
 	b.Watches(&corev1.Namespace{}, bundlesOfNamespace(c), builder.WithPredicates(namespaceChanged))
 	return nil
 }
+
+// sourcesCache runs the cache of the sources on every replica, leader or
+// not, as the manager runs its own: a new leader finds it synced.
+type sourcesCache struct{ cache.Cache }
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (sourcesCache) NeedLeaderElection() bool { return false }
 
 // namespaceChanged passes the Namespace events that can change where
 // targets go: a new namespace, a change of labels, the start of its
@@ -531,36 +570,29 @@ func setSynced(req *bosun.Pass[*trustv1alpha1.Bundle], status metav1.ConditionSt
 }
 
 // CacheOptions narrows the cache of an operator's manager to what the
-// controller of opts reads: every ConfigMap and Secret of the trust
-// namespace, where the sources are, and elsewhere only the targets (the
-// members of the children set), in opts.TargetNamespaces when it is not
-// empty, rather than every ConfigMap and Secret of the cluster; no Secret
-// outside the trust namespace when Secret targets are disabled. A target
-// is read from the API server before it is first written
-// (children.CacheSetsOnly). It fits operator.Options.Manager.
+// controller of opts reads through it: the targets (the members of the
+// children set) as metadata only, in opts.TargetNamespaces when it is not
+// empty, rather than every ConfigMap and Secret of the cluster. The
+// sources are in a cache of their own (sourcesStep). A target is read from
+// the API server before it is first written (children.CacheSetsOnly). It
+// fits operator.Options.Manager.
 func CacheOptions(opts Options) func(*ctrl.Options) {
 	inSet := labels.SelectorFromSet(nil)
 	if req, err := labels.NewRequirement(children.LabelSet, selection.Equals, []string{ControllerName}); err == nil {
 		inSet = inSet.Add(*req)
 	}
-	namespaces := func(targets bool) map[string]cache.Config {
-		m := map[string]cache.Config{}
-		if targets && len(opts.TargetNamespaces) == 0 {
-			m[cache.AllNamespaces] = cache.Config{LabelSelector: inSet}
-		}
-		if targets {
-			for _, ns := range opts.TargetNamespaces {
-				m[ns] = cache.Config{LabelSelector: inSet}
-			}
-		}
-		m[opts.TrustNamespace] = cache.Config{}
-		return m
+	targets := map[string]cache.Config{}
+	if len(opts.TargetNamespaces) == 0 {
+		targets[cache.AllNamespaces] = cache.Config{LabelSelector: inSet}
+	}
+	for _, ns := range opts.TargetNamespaces {
+		targets[ns] = cache.Config{LabelSelector: inSet}
 	}
 	return func(o *ctrl.Options) {
 		if o.Cache.ByObject == nil {
 			o.Cache.ByObject = map[client.Object]cache.ByObject{}
 		}
-		o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: namespaces(true)}
-		o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: namespaces(opts.SecretTargetsEnabled)}
+		o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: targets}
+		o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: targets}
 	}
 }

@@ -32,32 +32,22 @@ const trustManagerFieldManager = "trust-manager"
 // lands on the object read and on no other, and creates nothing.
 func releaseTrustManager(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bundle], secrets bool) error {
 	b := req.Object
-	lists := []client.ObjectList{&corev1.ConfigMapList{}}
+	kinds := []string{"ConfigMap"}
 	if secrets {
-		lists = append(lists, &corev1.SecretList{})
+		kinds = append(kinds, "Secret")
 	}
-	for _, list := range lists {
+	for _, kind := range kinds {
+		// The targets are cached as metadata only, which is all this
+		// reads.
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind + "List"))
 		if err := req.Client.List(ctx, list, client.MatchingLabels{children.LabelSet: ControllerName, children.LabelOwner: string(b.UID)}); err != nil {
 			return fmt.Errorf("listing the targets: %w", err)
 		}
-		var targets []client.Object
-		switch l := list.(type) {
-		case *corev1.ConfigMapList:
-			for i := range l.Items {
-				targets = append(targets, &l.Items[i])
-			}
-		case *corev1.SecretList:
-			for i := range l.Items {
-				targets = append(targets, &l.Items[i])
-			}
-		}
-		for _, t := range targets {
+		for i := range list.Items {
+			t := &list.Items[i]
 			if !slices.ContainsFunc(t.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool { return e.Manager == trustManagerFieldManager }) {
 				continue
-			}
-			kind := "ConfigMap"
-			if _, ok := t.(*corev1.Secret); ok {
-				kind = "Secret"
 			}
 			u := &unstructured.Unstructured{}
 			u.SetAPIVersion("v1")
