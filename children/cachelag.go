@@ -86,7 +86,7 @@ func confirmRecalled[T client.Object](ctx context.Context, s *Step[T], req *bosu
 			}
 			return err
 		}
-		change, err := drifted(c.applied, live, s.fieldOwner(req), c.kind.MetadataOnly)
+		change, err := driftedLive(ctx, s, req, c, live)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package children
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -65,6 +66,9 @@ func stampChild[T client.Object](s *Step[T], req *bosun.Pass[T], obj client.Obje
 		return nil, invalid("desired child %s %q: %w", gvk.Kind, obj.GetName(), err)
 	}
 	u.SetGroupVersionKind(gvk)
+	if gvk == secretGVK {
+		foldStringData(u)
+	}
 	namespaced, err := req.Client.IsObjectNamespaced(u)
 	if err != nil {
 		return nil, fmt.Errorf("looking up the scope of %s: %w", gvk.Kind, err)
@@ -94,6 +98,32 @@ func stampChild[T client.Object](s *Step[T], req *bosun.Pass[T], obj client.Obje
 	ann[annotationHash] = hash
 	u.SetAnnotations(ann)
 	return &child{kind: k, ref: ref, applied: u}, nil
+}
+
+// secretGVK is the kind of a Secret, whose stringData the API server
+// writes into data and never stores.
+var secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+
+// foldStringData moves the stringData of a Secret child u into its data,
+// as the API server does (a key in both takes stringData's value): the
+// applied form then holds what the API server stores, so that drift
+// compares stored values and the step's field manager owns the stored
+// fields.
+func foldStringData(u *unstructured.Unstructured) {
+	sd, _ := u.Object["stringData"].(map[string]any)
+	delete(u.Object, "stringData")
+	if len(sd) == 0 {
+		return
+	}
+	data, _ := u.Object["data"].(map[string]any)
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range sd {
+		str, _ := v.(string)
+		data[k] = base64.StdEncoding.EncodeToString([]byte(str))
+	}
+	u.Object["data"] = data
 }
 
 // ownChild marks the child u as the set's and the parent's: the set's labels,

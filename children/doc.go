@@ -231,9 +231,14 @@
 // owns it, since server-side apply takes a field from its owner when
 // another manager changes it and from every manager when it is removed;
 // one it no longer owns is applied again (metadata is compared as for any
-// kind). A list counts as in place when the manager owns it or any of its
-// elements. The kind's readiness sees the metadata only (Present by
-// default). Without managedFields in the cache (a DefaultTransform such as
+// kind). An atomic list is owned whole; in a merged list, each element the
+// child sets, and each field of it, must be owned. A Secret's stringData
+// is applied as data, as the API server stores it; a Secret whose data
+// another manager wrote through stringData (which leaves the step owning
+// a data field it no longer holds) is read whole from the API server and
+// compared by value. The kind's readiness sees the metadata only (Present
+// by default; MaxUnavailable is refused without a Readiness that reads
+// what the metadata tells). Without managedFields in the cache (a DefaultTransform such as
 // cache.TransformStripManagedFields; tuning.LeanCache keeps the children's)
 // nothing tells drift, and each pass applies the children again. The
 // cache's options for the kind (CacheSetsOnly, ByObject) are shared by its

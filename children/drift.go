@@ -110,9 +110,10 @@ func (d *drift) upToDate(desired, live *unstructured.Unstructured) bool {
 // d.path, for a child whose values the cache does not hold: server-side
 // apply moves a field to the manager that changes it and drops it from
 // every manager when it is removed, so a field the manager applied and
-// still owns holds the value it applied. A list counts as owned when the
-// manager owns it or an element of it. Without an entry of the manager in
-// managedFields nothing is known, and the child is applied again.
+// still owns holds the value it applied. An atomic list is owned whole; in
+// a merged list, each element desired sets, and each field of it, must be
+// owned. Without an entry of the manager in managedFields nothing is
+// known, and the child is applied again.
 func (d *drift) ownsAll(desired any) bool {
 	d.parse()
 	if d.mine == nil {
@@ -137,7 +138,21 @@ func (d *drift) ownsAll(desired any) bool {
 		return true
 	case []any:
 		member, below := lookup(d.mine, d.path)
-		return member || below
+		if !below || len(dv) == 0 {
+			// Owned whole (an atomic list), or not at all.
+			return member
+		}
+		// A merged list: each element the step applied, and each of its
+		// fields, must still be the manager's.
+		n := len(d.path)
+		for i, de := range dv {
+			d.path = append(d.path[:n], step{element: de, index: i, inList: true})
+			if !d.ownsAll(de) {
+				return false
+			}
+		}
+		d.path = d.path[:n]
+		return true
 	}
 	member, _ := lookup(d.mine, d.path)
 	return member

@@ -49,7 +49,8 @@ type Kind struct {
 	// tells drift by the hash annotation and by managedFields: a field it
 	// applied that its field manager no longer owns (someone changed or
 	// removed it) is applied again. Readiness sees the metadata only;
-	// unset, it is Present. See "Caching" in the package documentation.
+	// unset, it is Present, and MaxUnavailable needs one set. See
+	// "Caching" in the package documentation.
 	MetadataOnly bool
 }
 
@@ -89,6 +90,11 @@ func resolve(kinds []Kind, scheme *runtime.Scheme) ([]kind, error) {
 		seen[gvk] = true
 		if k.MaxUnavailable < 0 {
 			return nil, fmt.Errorf("kind %s: MaxUnavailable is %d, want 0 (no limit) or more", gvk.Kind, k.MaxUnavailable)
+		}
+		if k.MetadataOnly && k.MaxUnavailable > 0 && k.Readiness == nil {
+			// Every child would count as ready at once, and the roll-out
+			// would pace nothing.
+			return nil, fmt.Errorf("kind %s: MaxUnavailable paces a roll-out by readiness, which the metadata of a MetadataOnly kind does not tell: give the kind a Readiness", gvk.Kind)
 		}
 		r := kind{Kind: k, gvk: gvk, condition: conditionType(k), ready: k.Readiness}
 		if conds[r.condition] {

@@ -1,6 +1,7 @@
 package children
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -267,7 +268,7 @@ func readBehind[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pas
 	req.Log.V(1).Info("cache behind the step's earlier apply of a rolled-out child, read it from the API server", "child", c.ref.String())
 	c.live = live
 	markAdopted(s, req, c, live, true)
-	c.change, err = drifted(c.applied, live, s.fieldOwner(req), c.kind.MetadataOnly)
+	c.change, err = driftedLive(ctx, s, req, c, live)
 	return err
 }
 
@@ -307,7 +308,7 @@ func confirmLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 		}
 		return fmt.Errorf("reading %s: %w", c.ref, err)
 	}
-	change, err := drifted(c.applied, live, s.fieldOwner(req), c.kind.MetadataOnly)
+	change, err := driftedLive(ctx, s, req, c, live)
 	if err != nil {
 		return err
 	}
@@ -333,7 +334,7 @@ func compareLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 	}
 	c.live = live
 	markAdopted(s, req, c, live, member != nil)
-	c.change, err = drifted(c.applied, live, s.fieldOwner(req), c.kind.MetadataOnly)
+	c.change, err = driftedLive(ctx, s, req, c, live)
 	if err != nil {
 		return err
 	}
@@ -370,4 +371,42 @@ func refOf(obj client.Object) Ref {
 		kind = reflect.TypeOf(obj).Elem().Name()
 	}
 	return Ref{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// driftedLive is drifted for the live child c as the pass read it. For a
+// MetadataOnly kind, the fields the step's field manager owns tell drift
+// (see drift), except where another manager wrote a Secret's data through
+// stringData: the API server stores it in data and records the other
+// manager as the owner of stringData, which it never stores, so the step
+// keeps owning the data field it no longer holds. Such a Secret is read
+// whole from the API server and compared by value: one read a pass while
+// that record stays, and a write only when a value differs.
+func driftedLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], c *child, live client.Object) (bool, error) {
+	owner := s.fieldOwner(req)
+	if !c.kind.MetadataOnly {
+		return drifted(c.applied, live, owner, false)
+	}
+	if c.kind.gvk != secretGVK || req.APIReader == nil || !stringDataWritten(live) {
+		return drifted(c.applied, live, owner, true)
+	}
+	whole := &unstructured.Unstructured{}
+	whole.SetGroupVersionKind(c.kind.gvk)
+	if err := req.APIReader.Get(ctx, client.ObjectKeyFromObject(live), whole); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("reading %s: %w", c.ref, err)
+	}
+	return drifted(c.applied, whole, owner, false)
+}
+
+// stringDataWritten reports whether a manager has written the stringData
+// of the Secret live (the step never does: see foldStringData).
+func stringDataWritten(live client.Object) bool {
+	for _, e := range live.GetManagedFields() {
+		if e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.Raw, []byte(`"f:stringData"`)) {
+			return true
+		}
+	}
+	return false
 }

@@ -217,6 +217,13 @@ func (s *sourcesStep) SetupWithBuilder(b *bosun.Builder[*trustv1alpha1.Bundle]) 
 	if err := mgr.Add(sourcesCache{sc}); err != nil {
 		return fmt.Errorf("the cache of the sources: %w", err)
 	}
+	// The informers are made now, so that the cache starts them on every
+	// replica, not once the controller starts on the leader.
+	for _, obj := range []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}} {
+		if _, err := sc.GetInformer(context.Background(), obj, cache.BlockUntilSynced(false)); err != nil {
+			return fmt.Errorf("the cache of the sources: %w", err)
+		}
+	}
 	s.cache = sc
 	c := mgr.GetClient()
 	b.WatchesRawSource(source.Kind[client.Object](sc, &corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, true))))

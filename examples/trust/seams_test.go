@@ -9,9 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
 )
@@ -303,4 +305,112 @@ func TestNamespaceWakesOnlyItsBundles(t *testing.T) {
 	e.waitTargets("team-a", "ca.pem", bundleOf(t, a), "other-1")
 	relabel(nil)
 	e.waitTargets("team-a", "ca.pem", "")
+}
+
+// TestSecretTargetOverriddenThroughStringData server-side applies a
+// Secret target with stringData under the bundle's key, as Helm,
+// kustomize or kubectl apply --server-side of a Secret manifest do: the
+// API server stores the value in data and records the field under
+// stringData for that manager, so the controller's field manager still
+// owns data[ca.crt]. The bundle is put back, and passes after write
+// nothing. Seen failing before the fix: the Bundle stayed Synced while
+// the Secret in "apps" held the other value (the targets are cached as
+// metadata only).
+func TestSecretTargetOverriddenThroughStringData(t *testing.T) {
+	e := start(t, Options{SecretTargetsEnabled: true}, false)
+	a := newTestCert(t, "a", false, time.Time{})
+	e.namespace("apps", nil)
+	e.bundle("corp", trustv1alpha1.BundleSpec{
+		Sources: []trustv1alpha1.BundleSource{{InLine: a.pem}},
+		Target:  trustv1alpha1.BundleTarget{Secret: &trustv1alpha1.TargetTemplate{Key: "ca.crt"}},
+	})
+	e.waitSynced("corp", metav1.ConditionTrue, ReasonSynced)
+	want := bundleOf(t, a)
+	e.waitSecretTargets("corp", "ca.crt", want, e.allNamespaces()...)
+
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"namespace": "apps", "name": "corp"},
+		"stringData": map[string]any{"ca.crt": "not the bundle"},
+	}}
+	if err := e.c.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("someone-else")); err != nil {
+		t.Fatal(err)
+	}
+	s := &corev1.Secret{}
+	if err := e.c.Get(t.Context(), client.ObjectKey{Namespace: "apps", Name: "corp"}, s); err != nil {
+		t.Fatal(err)
+	}
+	if string(s.Data["ca.crt"]) != "not the bundle" {
+		t.Fatalf("the apply of stringData did not land: data[ca.crt] = %q", s.Data["ca.crt"])
+	}
+	e.passes.Touch(t, e.c, &trustv1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "corp"}}, "after-override")
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "corp"}, s); err != nil {
+			return err
+		}
+		b := &trustv1alpha1.Bundle{}
+		if err := e.c.Get(ctx, client.ObjectKey{Name: "corp"}, b); err != nil {
+			return err
+		}
+		synced := conditions.Find(b.Status.Conditions, trustv1alpha1.ConditionSynced)
+		if got := string(s.Data["ca.crt"]); got != want {
+			return fmt.Errorf("the Bundle says Synced %s (%s) while the Secret target in apps holds %q under ca.crt, not the bundle", synced.Status, synced.Message, got)
+		}
+		return nil
+	}, bosuntest.Timeout(30*time.Second))
+	obj := &trustv1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "corp"}}
+	e.passes.Touch(t, e.c, obj, "repaired")
+	e.writes.Reset()
+	e.passes.Touch(t, e.c, obj, "quiet-1")
+	e.passes.Touch(t, e.c, obj, "quiet-2")
+	if n := e.writes.Total(); n != 0 {
+		t.Errorf("%d writes by passes over a Bundle whose Secret target was repaired, want 0: %v", n, e.writes.Writes())
+	}
+}
+
+// TestTargetLosesItsSetLabel: the
+// manager's cache holds only ConfigMaps labelled as the set's
+// (CacheOptions), and keeps their managedFields (the lean cache keeps a
+// set child's only). A target whose bosun.dev/set label someone removes
+// leaves the cache: the controller finds it on the API server, takes it
+// back, and holds the bundle; once repaired, passes write nothing.
+func TestTargetLosesItsSetLabel(t *testing.T) {
+	e := start(t, Options{}, false)
+	a := newTestCert(t, "a", false, time.Time{})
+	e.namespace("team-a", nil)
+	e.bundle("corp", trustv1alpha1.BundleSpec{
+		Sources: []trustv1alpha1.BundleSource{{InLine: a.pem}},
+		Target:  trustv1alpha1.BundleTarget{ConfigMap: &trustv1alpha1.TargetTemplate{Key: "ca.pem"}},
+	})
+	e.waitSynced("corp", metav1.ConditionTrue, ReasonSynced)
+	want := bundleOf(t, a)
+	e.waitTargets("corp", "ca.pem", want, e.allNamespaces()...)
+
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		cm := &corev1.ConfigMap{}
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "corp"}, cm); err != nil {
+			return err
+		}
+		delete(cm.Labels, children.LabelSet)
+		cm.Data["ca.pem"] = "tampered"
+		return e.c.Update(ctx, cm)
+	}, bosuntest.Timeout(timeout))
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		cm := &corev1.ConfigMap{}
+		if err := e.c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "corp"}, cm); err != nil {
+			return err
+		}
+		if cm.Labels[children.LabelSet] != ControllerName || cm.Data["ca.pem"] != want {
+			return fmt.Errorf("the target in team-a: labels %v, ca.pem %q: want the set's label and the bundle put back", cm.Labels, cm.Data["ca.pem"])
+		}
+		return nil
+	}, bosuntest.Timeout(timeout))
+	obj := &trustv1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "corp"}}
+	e.passes.Touch(t, e.c, obj, "repaired")
+	e.writes.Reset()
+	e.passes.Touch(t, e.c, obj, "quiet-1")
+	e.passes.Touch(t, e.c, obj, "quiet-2")
+	if n := e.writes.Total(); n != 0 {
+		t.Errorf("%d writes by passes over a Bundle whose target was repaired, want 0: %v", n, e.writes.Writes())
+	}
 }
