@@ -1,13 +1,13 @@
 package children
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -404,7 +404,7 @@ func driftedLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 // of the Secret live (the step never does: see foldStringData).
 func stringDataWritten(live client.Object) bool {
 	for _, e := range live.GetManagedFields() {
-		if e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.Raw, []byte(`"f:stringData"`)) {
+		if e.FieldsV1 != nil && strings.Contains(e.FieldsV1.GetRawString(), `"f:stringData"`) {
 			return true
 		}
 	}
