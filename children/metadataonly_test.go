@@ -159,16 +159,22 @@ func TestMetadataOnlySecretStringData(t *testing.T) {
 			bosuntest.Eventually(t, func(ctx context.Context) error { return e.c.Get(ctx, client.ObjectKeyFromObject(s), s) }, bosuntest.Timeout(30*time.Second))
 			e.touch("mine", "converged")
 			editAs(e, s, func(s *corev1.Secret) { s.Data["value"] = []byte("tampered") })
+			// putBack waits until the Secret holds the value again, after
+			// what changed it.
+			putBack := func(what string) {
+				t.Helper()
+				bosuntest.Eventually(t, func(ctx context.Context) error {
+					if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+						return err
+					}
+					if got := string(s.Data["value"]); got != "2" {
+						return fmt.Errorf("the Secret creds holds %q under value, %s, want 2 put back", got, what)
+					}
+					return nil
+				}, bosuntest.Timeout(30*time.Second))
+			}
 			e.touch("mine", "after-edit")
-			bosuntest.Eventually(t, func(ctx context.Context) error {
-				if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-					return err
-				}
-				if got := string(s.Data["value"]); got != "2" {
-					return fmt.Errorf("the Secret creds holds %q under value, set by hand, want 2 put back", got)
-				}
-				return nil
-			}, bosuntest.Timeout(30*time.Second))
+			putBack("set by hand")
 
 			// Another manager applies the value through stringData: it
 			// owns stringData, the step still owns data.value.
@@ -181,15 +187,7 @@ func TestMetadataOnlySecretStringData(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.touch("mine", "after-apply")
-			bosuntest.Eventually(t, func(ctx context.Context) error {
-				if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-					return err
-				}
-				if got := string(s.Data["value"]); got != "2" {
-					return fmt.Errorf("the Secret creds holds %q under value, applied through stringData by another manager, want 2 put back", got)
-				}
-				return nil
-			}, bosuntest.Timeout(30*time.Second))
+			putBack("applied through stringData by another manager")
 			e.touch("mine", "repaired")
 			e.writes.Reset()
 			e.touch("mine", "quiet-1")

@@ -196,6 +196,20 @@ func (e *env) waitTargets(name, key, data string, want ...string) map[string]cor
 	return out
 }
 
+// quiet settles the Bundle name with a pass, then checks that two more
+// passes write nothing; what names the Bundle's state in the error.
+func (e *env) quiet(name, what string) {
+	e.t.Helper()
+	key := &trustv1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	e.passes.Touch(e.t, e.c, key, "settled")
+	e.writes.Reset()
+	e.passes.Touch(e.t, e.c, key, "quiet-1")
+	e.passes.Touch(e.t, e.c, key, "quiet-2")
+	if n := e.writes.Total(); n != 0 {
+		e.t.Errorf("%d writes by passes over %s, want 0: %v", n, what, e.writes.Writes())
+	}
+}
+
 // allNamespaces lists every namespace, by name.
 func (e *env) allNamespaces() []string {
 	e.t.Helper()
@@ -286,14 +300,7 @@ func TestBundleReachesEveryNamespace(t *testing.T) {
 	e.waitEvent("corp", string(ReasonSynced))
 
 	// A converged Bundle: passes write nothing.
-	e.passes.Touch(t, e.c, &trustv1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "corp"}}, "settled")
-	e.writes.Reset()
-	for i := range 2 {
-		e.passes.Touch(t, e.c, &trustv1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "corp"}}, fmt.Sprint(i))
-	}
-	if n := e.writes.Total(); n != 0 {
-		t.Errorf("%d writes by passes over a converged Bundle, want 0: %v", n, e.writes.Writes())
-	}
+	e.quiet("corp", "a converged Bundle")
 
 	// A new namespace, a changed source.
 	e.namespace("team-b", nil)
