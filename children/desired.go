@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,7 +69,9 @@ func stampChild[T client.Object](s *Step[T], req *bosun.Pass[T], obj client.Obje
 	}
 	u.SetGroupVersionKind(gvk)
 	if gvk == secretGVK {
-		foldStringData(u)
+		if err := foldStringData(u); err != nil {
+			return nil, invalid("desired child %s %q: %w", gvk.Kind, u.GetName(), err)
+		}
 	}
 	namespaced, err := req.Client.IsObjectNamespaced(u)
 	if err != nil {
@@ -109,21 +113,26 @@ var secretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 // applied form then holds what the API server stores, so that drift
 // compares stored values and the step's field manager owns the stored
 // fields.
-func foldStringData(u *unstructured.Unstructured) {
+func foldStringData(u *unstructured.Unstructured) error {
 	sd, _ := u.Object["stringData"].(map[string]any)
-	delete(u.Object, "stringData")
 	if len(sd) == 0 {
-		return
+		delete(u.Object, "stringData")
+		return nil
 	}
 	data, _ := u.Object["data"].(map[string]any)
 	if data == nil {
 		data = map[string]any{}
 	}
-	for k, v := range sd {
-		str, _ := v.(string)
+	for _, k := range slices.Sorted(maps.Keys(sd)) {
+		str, ok := sd[k].(string)
+		if !ok {
+			return fmt.Errorf("stringData.%s is %T, want a string", k, sd[k])
+		}
 		data[k] = base64.StdEncoding.EncodeToString([]byte(str))
 	}
+	delete(u.Object, "stringData")
 	u.Object["data"] = data
+	return nil
 }
 
 // ownChild marks the child u as the set's and the parent's: the set's labels,

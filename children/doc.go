@@ -232,11 +232,14 @@
 // another manager changes it and from every manager when it is removed;
 // one it no longer owns is applied again (metadata is compared as for any
 // kind). An atomic list is owned whole; in a merged list, each element the
-// child sets, and each field of it, must be owned. A Secret's stringData
-// is applied as data, as the API server stores it; a Secret whose data
-// another manager wrote through stringData (which leaves the step owning
-// a data field it no longer holds) is read whole from the API server and
-// compared by value. The kind's readiness sees the metadata only (Present
+// child sets must have an entry of its own, and each of its fields must be
+// owned (an element that leaves a key field to its default, such as a port
+// without its protocol, takes no entry another element matches exactly).
+// A Secret's stringData is applied as data, as the API server stores it
+// (a value that is not a string is refused, InvalidChildren); a Secret
+// whose data another manager wrote through stringData (which leaves the
+// step owning a data field it no longer holds) is read whole from the API
+// server and compared by value, once for each of its versions. The kind's readiness sees the metadata only (Present
 // by default; MaxUnavailable is refused without a Readiness that reads
 // what the metadata tells). Without managedFields in the cache (a DefaultTransform such as
 // cache.TransformStripManagedFields; tuning.LeanCache keeps the children's)

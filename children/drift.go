@@ -143,7 +143,11 @@ func (d *drift) ownsAll(desired any) bool {
 			return member
 		}
 		// A merged list: each element the step applied, and each of its
-		// fields, must still be the manager's.
+		// fields, must still be the manager's, each element its own
+		// entry (see claims).
+		if !d.claims(dv) {
+			return false
+		}
 		n := len(d.path)
 		for i, de := range dv {
 			d.path = append(d.path[:n], step{element: de, index: i, inList: true})
@@ -156,6 +160,56 @@ func (d *drift) ownsAll(desired any) bool {
 	}
 	member, _ := lookup(d.mine, d.path)
 	return member
+}
+
+// claims reports whether each element of the desired list at d.path
+// finds an entry of its own among the manager's elements of that list: an
+// element that leaves a key field to the API server's default (a port
+// without its protocol) matches an entry only in part, and such an entry
+// must not be one that another desired element matches exactly, or that
+// an earlier element took. Else, once the element's own entry is gone
+// (removed by hand), it would count as in place through another's.
+func (d *drift) claims(desired []any) bool {
+	node, ok := nodeAt(d.mine, d.path)
+	if !ok {
+		return false
+	}
+	taken := map[string]bool{}
+	var partial []step
+	for i, de := range desired {
+		st := step{element: de, index: i, inList: true}
+		pe, exact, ok := match(node, st)
+		if !ok {
+			return false
+		}
+		if !exact {
+			partial = append(partial, st)
+			continue
+		}
+		taken[pe.String()] = true
+	}
+	for _, st := range partial {
+		pe, _, _ := match(node, st)
+		if taken[pe.String()] {
+			return false
+		}
+		taken[pe.String()] = true
+	}
+	return true
+}
+
+// nodeAt returns the node of s at path: the fields of s under it.
+func nodeAt(s *fieldpath.Set, path []step) (*fieldpath.Set, bool) {
+	for _, st := range path {
+		pe, ok := element(s, st)
+		if !ok {
+			return nil, false
+		}
+		if s, ok = s.Children.Get(pe); !ok {
+			return nil, false
+		}
+	}
+	return s, true
 }
 
 // covers reports whether live holds the value desired at d.path (see
@@ -315,8 +369,15 @@ func lookup(s *fieldpath.Set, path []step) (member, below bool) {
 // defaulted it (such as a port's protocol); a key that names every field
 // wins over one that matches with defaults.
 func element(s *fieldpath.Set, st step) (fieldpath.PathElement, bool) {
+	pe, _, ok := match(s, st)
+	return pe, ok
+}
+
+// match is element, and tells whether the element matched every key
+// field (exact) or only those the desired element sets.
+func match(s *fieldpath.Set, st step) (pe fieldpath.PathElement, exact, ok bool) {
 	if !st.inList {
-		return fieldpath.FieldNameElement(st.field), true
+		return fieldpath.FieldNameElement(st.field), true, true
 	}
 	var partial *fieldpath.PathElement
 	try := func(pe fieldpath.PathElement) bool {
@@ -351,18 +412,18 @@ func element(s *fieldpath.Set, st step) (fieldpath.PathElement, bool) {
 	}
 	for pe := range s.Members.All() {
 		if try(pe) {
-			return pe, true
+			return pe, true, true
 		}
 	}
 	for pe := range s.Children.All() {
 		if try(pe) {
-			return pe, true
+			return pe, true, true
 		}
 	}
 	if partial != nil {
-		return *partial, true
+		return *partial, false, true
 	}
-	return fieldpath.PathElement{}, false
+	return fieldpath.PathElement{}, false, false
 }
 
 // scalarEqual reports whether a and b are the same scalar, numbers

@@ -45,6 +45,9 @@ type parentMemory struct {
 	// blockers holds the objects found blocking a desired child in the
 	// parent's last pass.
 	blockers map[blocker]blockState
+	// verified holds, by childKey, the resourceVersion of a child read
+	// whole and found in place (see driftedLive).
+	verified map[string]string
 }
 
 // clock returns the time of m's clock.
@@ -57,7 +60,7 @@ func (m *memory) clock() time.Time {
 
 // empty reports whether pm holds nothing.
 func (pm *parentMemory) empty() bool {
-	return len(pm.applied)+len(pm.deleted)+len(pm.blockers) == 0
+	return len(pm.applied)+len(pm.deleted)+len(pm.blockers)+len(pm.verified) == 0
 }
 
 // blocker names an object that holds the name of a desired child and that
@@ -123,6 +126,34 @@ func (m *memory) rememberApply(parent client.Object, childKey string, w write) {
 		pm.applied = map[string]write{}
 	}
 	pm.applied[childKey] = w
+}
+
+// rememberVerified records that the child with childKey of parent was
+// read whole at resourceVersion rv and found in place.
+func (m *memory) rememberVerified(parent client.Object, childKey, rv string) {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pm := m.get(key, uid, true)
+	if pm == nil {
+		return
+	}
+	if pm.verified == nil {
+		pm.verified = map[string]string{}
+	}
+	pm.verified[childKey] = rv
+}
+
+// verifiedAt returns the resourceVersion at which the child with childKey
+// of parent was last found in place by a whole read; "" for none.
+func (m *memory) verifiedAt(parent client.Object, childKey string) string {
+	key, uid := parentKey(parent)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if pm := m.get(key, uid, false); pm != nil {
+		return pm.verified[childKey]
+	}
+	return ""
 }
 
 // appliedOf returns what is remembered of the step's last apply of the

@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
@@ -217,5 +220,184 @@ func TestMetadataOnlyRollingNeedsReadiness(t *testing.T) {
 	}
 	if _, err := resolve([]Kind{{Object: &appsv1.Deployment{}, MaxUnavailable: 1, MetadataOnly: true, Readiness: byAnnotation}}, scheme); err != nil {
 		t.Errorf("resolve with a Readiness: %v", err)
+	}
+}
+
+// TestMetadataOnlyRemovedPortWithDefaultedKey keeps a DNS-like Service
+// child with two ports on 53: one UDP, one that leaves the protocol to its
+// default (TCP). A user deletes the TCP port by hand (kubectl edit): the
+// step puts it back, cached whole or as metadata only. Seen failing before
+// the fix, as metadata only: the desired port without a protocol matched,
+// in part, the step's UDP entry in managedFields, and the Service counted
+// as in place while it served no TCP.
+func TestMetadataOnlyRemovedPortWithDefaultedKey(t *testing.T) {
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
+		labels := map[string]string{"app": req.Object.Name}
+		return []client.Object{&corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "dns"},
+			Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{
+				{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP},
+				{Name: "dns-tcp", Port: 53},
+			}},
+		}}, nil
+	}
+	for _, metadataOnly := range []bool{false, true} {
+		name := "whole"
+		if metadataOnly {
+			name = "metadata-only"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := start(t, reconciler(NewStep("dns", desired, []Kind{{Object: &corev1.Service{}, MetadataOnly: metadataOnly}})))
+			e.create("mine", 1, 0)
+			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "dns"}}
+			bosuntest.Eventually(t, func(ctx context.Context) error { return e.c.Get(ctx, client.ObjectKeyFromObject(svc), svc) }, bosuntest.Timeout(30*time.Second))
+			e.touch("mine", "converged")
+
+			editAs(e, svc, func(s *corev1.Service) {
+				var keep []corev1.ServicePort
+				for _, p := range s.Spec.Ports {
+					if p.Protocol != corev1.ProtocolTCP {
+						keep = append(keep, p)
+					}
+				}
+				s.Spec.Ports = keep
+			})
+			e.touch("mine", "after-edit")
+			bosuntest.Eventually(t, func(context.Context) error {
+				if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(svc), svc); err != nil {
+					return err
+				}
+				for _, p := range svc.Spec.Ports {
+					if p.Port == 53 && p.Protocol == corev1.ProtocolTCP && p.Name == "dns-tcp" {
+						return nil
+					}
+				}
+				return fmt.Errorf("the Service dns serves %v: its TCP port dns-tcp, deleted by hand, was not put back", svc.Spec.Ports)
+			}, bosuntest.Timeout(20*time.Second))
+		})
+	}
+}
+
+// TestSecretStringDataNotAString refuses a Secret child given with a
+// stringData value that is not a string (a number, as a templated
+// manifest easily yields), as the API server would: Ready False with
+// InvalidChildren naming the value, and no Secret. Seen failing before the
+// fix: the step folded stringData into data and stored an empty value.
+func TestSecretStringDataNotAString(t *testing.T) {
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
+		return []client.Object{&unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata":   map[string]any{"name": "db"},
+			"stringData": map[string]any{"port": int64(5432)},
+		}}}, nil
+	}
+	for _, metadataOnly := range []bool{false, true} {
+		name := "whole"
+		if metadataOnly {
+			name = "metadata-only"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := start(t, reconciler(NewStep("db", desired, []Kind{{Object: &corev1.Secret{}, MetadataOnly: metadataOnly}})))
+			e.create("mine", 1, 0)
+			bosuntest.Eventually(t, func(ctx context.Context) error {
+				w := &testapi.Widget{}
+				if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "mine"}, w); err != nil {
+					return err
+				}
+				ready := conditions.Find(w.Status.Conditions, conditions.TypeReady)
+				if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != string(ReasonInvalidChildren) || !strings.Contains(ready.Message, "stringData.port") {
+					return fmt.Errorf("Ready %v, want False %s naming stringData.port", ready, ReasonInvalidChildren)
+				}
+				return nil
+			}, bosuntest.Timeout(30*time.Second))
+			err := e.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "db"}, &corev1.Secret{})
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("reading the Secret db: %v, want it not made", err)
+			}
+		})
+	}
+}
+
+// TestMetadataOnlyStringDataReadOncePerVersion keeps a Secret child
+// cached as metadata only. A user once applies the Secret's value through
+// stringData (kubectl apply of a manifest with stringData), and the step
+// puts its value back. The user's managedFields entry for stringData
+// stays for good (the API server never stores stringData, so no later
+// write takes it): the step reads the Secret whole once for its version,
+// and passes over it after read nothing and write nothing. Budget: 0
+// reads of the API server per converged pass. Seen failing before the
+// fix: one whole read every pass, forever.
+func TestMetadataOnlyStringDataReadOncePerVersion(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	var secretReads atomic.Int64
+	base, err := client.NewWithWatch(cp.Config, client.Options{Scheme: cp.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counting := interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if obj.GetObjectKind().GroupVersionKind().Kind == "Secret" {
+				if _, ok := obj.(*unstructured.Unstructured); ok {
+					secretReads.Add(1)
+				}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
+		return []client.Object{&corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "creds"},
+			StringData: map[string]string{"value": fmt.Sprint(req.Object.Spec.Value)},
+		}}, nil
+	}
+	r := reconciler(NewStep("creds", desired, []Kind{{Object: &corev1.Secret{}, MetadataOnly: true}}))
+	r.APIReader = counting
+	e := start(t, r)
+	e.create("mine", 2, 0)
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "creds"}}
+	bosuntest.Eventually(t, func(ctx context.Context) error { return e.c.Get(ctx, client.ObjectKeyFromObject(s), s) }, bosuntest.Timeout(30*time.Second))
+	e.touch("mine", "converged")
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"namespace": e.ns, "name": "creds"},
+		"stringData": map[string]any{"value": "applied by a user"},
+	}}
+	if err := e.c.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("kubectl")); err != nil {
+		t.Fatal(err)
+	}
+	e.touch("mine", "after-apply")
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+			return err
+		}
+		if got := string(s.Data["value"]); got != "2" {
+			return fmt.Errorf("the Secret creds holds %q, want 2 put back", got)
+		}
+		return nil
+	}, bosuntest.Timeout(30*time.Second))
+	// The cache shows the repaired version: a pass reads it whole once.
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		if err := e.mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(s), m); err != nil {
+			return err
+		}
+		if m.ResourceVersion != s.ResourceVersion {
+			return fmt.Errorf("the cache shows version %s of the Secret, want %s", m.ResourceVersion, s.ResourceVersion)
+		}
+		return nil
+	}, bosuntest.Timeout(30*time.Second))
+	e.touch("mine", "repaired")
+	before := secretReads.Load()
+	e.writes.Reset()
+	const passes = 5
+	for i := range passes {
+		e.touch("mine", fmt.Sprintf("quiet-%d", i))
+	}
+	if n := e.writes.Total(); n != 0 {
+		t.Errorf("%d writes over %d converged passes, want 0: %v", n, passes, e.writes.Writes())
+	}
+	if n := secretReads.Load() - before; n > 0 {
+		t.Errorf("%d whole reads of the Secret creds from the API server over %d converged passes, want 0: the version was read whole once already", n, passes)
 	}
 }

@@ -2,12 +2,12 @@ package children
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"sort"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -377,16 +377,19 @@ func refOf(obj client.Object) Ref {
 // MetadataOnly kind, the fields the step's field manager owns tell drift
 // (see drift), except where another manager wrote a Secret's data through
 // stringData: the API server stores it in data and records the other
-// manager as the owner of stringData, which it never stores, so the step
-// keeps owning the data field it no longer holds. Such a Secret is read
-// whole from the API server and compared by value: one read a pass while
-// that record stays, and a write only when a value differs.
+// manager as the owner of stringData, which it never stores and no later
+// write takes from it, so the step keeps owning the data field it no
+// longer holds. Such a Secret is read whole from the API server and
+// compared by value, once for each of its versions: a version found in
+// place is remembered, and judged by ownership again while the Secret
+// does not change.
 func driftedLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], c *child, live client.Object) (bool, error) {
 	owner := s.fieldOwner(req)
 	if !c.kind.MetadataOnly {
 		return drifted(c.applied, live, owner, false)
 	}
-	if c.kind.gvk != secretGVK || req.APIReader == nil || !stringDataWritten(live) {
+	if c.kind.gvk != secretGVK || req.APIReader == nil || !stringDataWritten(live) ||
+		s.mem.verifiedAt(req.Object, c.id) == live.GetResourceVersion() {
 		return drifted(c.applied, live, owner, true)
 	}
 	whole := &unstructured.Unstructured{}
@@ -397,14 +400,22 @@ func driftedLive[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 		}
 		return false, fmt.Errorf("reading %s: %w", c.ref, err)
 	}
-	return drifted(c.applied, whole, owner, false)
+	change, err := drifted(c.applied, whole, owner, false)
+	if err == nil && !change {
+		s.mem.rememberVerified(req.Object, c.id, whole.GetResourceVersion())
+	}
+	return change, err
 }
 
 // stringDataWritten reports whether a manager has written the stringData
 // of the Secret live (the step never does: see foldStringData).
 func stringDataWritten(live client.Object) bool {
 	for _, e := range live.GetManagedFields() {
-		if e.FieldsV1 != nil && strings.Contains(e.FieldsV1.GetRawString(), `"f:stringData"`) {
+		if e.FieldsV1 == nil {
+			continue
+		}
+		var top map[string]json.RawMessage
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &top) == nil && top["f:stringData"] != nil {
 			return true
 		}
 	}
