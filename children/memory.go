@@ -115,33 +115,34 @@ func (m *memory) tidyLocked(key types.NamespacedName, uid types.UID) {
 // rememberApply records that the child with childKey was applied for
 // parent, with the hash and the live form the apply returned.
 func (m *memory) rememberApply(parent client.Object, childKey string, w write) {
+	m.edit(parent, func(pm *parentMemory) {
+		if pm.applied == nil {
+			pm.applied = map[string]write{}
+		}
+		pm.applied[childKey] = w
+	})
+}
+
+// edit calls change with the memory of parent, made when missing, under
+// m.mu; not for a parent forgotten lately (see get).
+func (m *memory) edit(parent client.Object, change func(*parentMemory)) {
 	key, uid := parentKey(parent)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pm := m.get(key, uid, true)
-	if pm == nil {
-		return
+	if pm := m.get(key, uid, true); pm != nil {
+		change(pm)
 	}
-	if pm.applied == nil {
-		pm.applied = map[string]write{}
-	}
-	pm.applied[childKey] = w
 }
 
 // rememberVerified records that the child with childKey of parent was
 // read whole at resourceVersion rv and found in place.
 func (m *memory) rememberVerified(parent client.Object, childKey, rv string) {
-	key, uid := parentKey(parent)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	pm := m.get(key, uid, true)
-	if pm == nil {
-		return
-	}
-	if pm.verified == nil {
-		pm.verified = map[string]string{}
-	}
-	pm.verified[childKey] = rv
+	m.edit(parent, func(pm *parentMemory) {
+		if pm.verified == nil {
+			pm.verified = map[string]string{}
+		}
+		pm.verified[childKey] = rv
+	})
 }
 
 // verifiedAt returns the resourceVersion at which the child with childKey

@@ -93,47 +93,41 @@ func editAs[O client.Object](e *env, obj O, change func(O)) {
 // whole. Seen failing before the fix: a list counted as in place while
 // the step owned any element of it, and the image set by hand stayed.
 func TestMetadataOnlyListElementChangedByHand(t *testing.T) {
-	for _, metadataOnly := range []bool{false, true} {
-		name := "whole"
-		if metadataOnly {
-			name = "metadata-only"
-		}
-		t.Run(name, func(t *testing.T) {
-			kinds := []Kind{Of(&corev1.ConfigMap{}), {Object: &appsv1.Deployment{}, MetadataOnly: metadataOnly}, {Object: &corev1.Service{}, MetadataOnly: metadataOnly}}
-			e := start(t, reconciler(NewStep("web", webApp, kinds)))
-			e.create("mine", 1, 1)
-			dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}
-			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}
-			bosuntest.Eventually(t, func(ctx context.Context) error {
-				if err := e.c.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-					return err
-				}
-				return e.c.Get(ctx, client.ObjectKeyFromObject(svc), svc)
-			}, bosuntest.Timeout(30*time.Second))
-			e.touch("mine", "converged")
+	bothCaches(t, func(t *testing.T, metadataOnly bool) {
+		kinds := []Kind{Of(&corev1.ConfigMap{}), {Object: &appsv1.Deployment{}, MetadataOnly: metadataOnly}, {Object: &corev1.Service{}, MetadataOnly: metadataOnly}}
+		e := start(t, reconciler(NewStep("web", webApp, kinds)))
+		e.create("mine", 1, 1)
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			if err := e.c.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+				return err
+			}
+			return e.c.Get(ctx, client.ObjectKeyFromObject(svc), svc)
+		}, bosuntest.Timeout(30*time.Second))
+		e.touch("mine", "converged")
 
-			editAs(e, dep, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "registry.example/web:evil" })
-			editAs(e, svc, func(s *corev1.Service) { s.Spec.Ports[0].Name = "renamed" })
-			e.touch("mine", "after-edit")
+		editAs(e, dep, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "registry.example/web:evil" })
+		editAs(e, svc, func(s *corev1.Service) { s.Spec.Ports[0].Name = "renamed" })
+		e.touch("mine", "after-edit")
 
-			bosuntest.Eventually(t, func(ctx context.Context) error {
-				var errs []error
-				if err := e.c.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-					return err
-				}
-				if got := dep.Spec.Template.Spec.Containers[0].Image; got != "registry.example/web:1" {
-					errs = append(errs, fmt.Errorf("the Deployment web runs image %q, set by hand, want registry.example/web:1 put back", got))
-				}
-				if err := e.c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
-					return err
-				}
-				if got := svc.Spec.Ports[0].Name; got != "http" {
-					errs = append(errs, fmt.Errorf("the Service web's port is named %q, set by hand, want http put back", got))
-				}
-				return errors.Join(errs...)
-			}, bosuntest.Timeout(30*time.Second))
-		})
-	}
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			var errs []error
+			if err := e.c.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+				return err
+			}
+			if got := dep.Spec.Template.Spec.Containers[0].Image; got != "registry.example/web:1" {
+				errs = append(errs, fmt.Errorf("the Deployment web runs image %q, set by hand, want registry.example/web:1 put back", got))
+			}
+			if err := e.c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+				return err
+			}
+			if got := svc.Spec.Ports[0].Name; got != "http" {
+				errs = append(errs, fmt.Errorf("the Service web's port is named %q, set by hand, want http put back", got))
+			}
+			return errors.Join(errs...)
+		}, bosuntest.Timeout(30*time.Second))
+	})
 }
 
 // TestMetadataOnlySecretStringData keeps a Secret child whose desired
@@ -150,56 +144,50 @@ func TestMetadataOnlySecretStringData(t *testing.T) {
 			StringData: map[string]string{"value": fmt.Sprint(req.Object.Spec.Value)},
 		}}, nil
 	}
-	for _, metadataOnly := range []bool{false, true} {
-		name := "whole"
-		if metadataOnly {
-			name = "metadata-only"
+	bothCaches(t, func(t *testing.T, metadataOnly bool) {
+		e := start(t, reconciler(NewStep("creds", desired, []Kind{{Object: &corev1.Secret{}, MetadataOnly: metadataOnly}})))
+		e.create("mine", 2, 0)
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "creds"}}
+		bosuntest.Eventually(t, func(ctx context.Context) error { return e.c.Get(ctx, client.ObjectKeyFromObject(s), s) }, bosuntest.Timeout(30*time.Second))
+		e.touch("mine", "converged")
+		editAs(e, s, func(s *corev1.Secret) { s.Data["value"] = []byte("tampered") })
+		// putBack waits until the Secret holds the value again, after
+		// what changed it.
+		putBack := func(what string) {
+			t.Helper()
+			bosuntest.Eventually(t, func(ctx context.Context) error {
+				if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+					return err
+				}
+				if got := string(s.Data["value"]); got != "2" {
+					return fmt.Errorf("the Secret creds holds %q under value, %s, want 2 put back", got, what)
+				}
+				return nil
+			}, bosuntest.Timeout(30*time.Second))
 		}
-		t.Run(name, func(t *testing.T) {
-			e := start(t, reconciler(NewStep("creds", desired, []Kind{{Object: &corev1.Secret{}, MetadataOnly: metadataOnly}})))
-			e.create("mine", 2, 0)
-			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "creds"}}
-			bosuntest.Eventually(t, func(ctx context.Context) error { return e.c.Get(ctx, client.ObjectKeyFromObject(s), s) }, bosuntest.Timeout(30*time.Second))
-			e.touch("mine", "converged")
-			editAs(e, s, func(s *corev1.Secret) { s.Data["value"] = []byte("tampered") })
-			// putBack waits until the Secret holds the value again, after
-			// what changed it.
-			putBack := func(what string) {
-				t.Helper()
-				bosuntest.Eventually(t, func(ctx context.Context) error {
-					if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-						return err
-					}
-					if got := string(s.Data["value"]); got != "2" {
-						return fmt.Errorf("the Secret creds holds %q under value, %s, want 2 put back", got, what)
-					}
-					return nil
-				}, bosuntest.Timeout(30*time.Second))
-			}
-			e.touch("mine", "after-edit")
-			putBack("set by hand")
+		e.touch("mine", "after-edit")
+		putBack("set by hand")
 
-			// Another manager applies the value through stringData: it
-			// owns stringData, the step still owns data.value.
-			u := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "v1", "kind": "Secret",
-				"metadata":   map[string]any{"namespace": e.ns, "name": "creds"},
-				"stringData": map[string]any{"value": "applied by another"},
-			}}
-			if err := e.c.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("another")); err != nil {
-				t.Fatal(err)
-			}
-			e.touch("mine", "after-apply")
-			putBack("applied through stringData by another manager")
-			e.touch("mine", "repaired")
-			e.writes.Reset()
-			e.touch("mine", "quiet-1")
-			e.touch("mine", "quiet-2")
-			if n := e.writes.Total(); n != 0 {
-				t.Errorf("%d writes by passes over a repaired Secret, want 0: %v", n, e.writes.Writes())
-			}
-		})
-	}
+		// Another manager applies the value through stringData: it
+		// owns stringData, the step still owns data.value.
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata":   map[string]any{"namespace": e.ns, "name": "creds"},
+			"stringData": map[string]any{"value": "applied by another"},
+		}}
+		if err := e.c.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("another")); err != nil {
+			t.Fatal(err)
+		}
+		e.touch("mine", "after-apply")
+		putBack("applied through stringData by another manager")
+		e.touch("mine", "repaired")
+		e.writes.Reset()
+		e.touch("mine", "quiet-1")
+		e.touch("mine", "quiet-2")
+		if n := e.writes.Total(); n != 0 {
+			t.Errorf("%d writes by passes over a repaired Secret, want 0: %v", n, e.writes.Writes())
+		}
+	})
 }
 
 // TestMetadataOnlyRollingNeedsReadiness refuses MaxUnavailable on a kind
@@ -241,41 +229,35 @@ func TestMetadataOnlyRemovedPortWithDefaultedKey(t *testing.T) {
 			}},
 		}}, nil
 	}
-	for _, metadataOnly := range []bool{false, true} {
-		name := "whole"
-		if metadataOnly {
-			name = "metadata-only"
-		}
-		t.Run(name, func(t *testing.T) {
-			e := start(t, reconciler(NewStep("dns", desired, []Kind{{Object: &corev1.Service{}, MetadataOnly: metadataOnly}})))
-			e.create("mine", 1, 0)
-			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "dns"}}
-			bosuntest.Eventually(t, func(ctx context.Context) error { return e.c.Get(ctx, client.ObjectKeyFromObject(svc), svc) }, bosuntest.Timeout(30*time.Second))
-			e.touch("mine", "converged")
+	bothCaches(t, func(t *testing.T, metadataOnly bool) {
+		e := start(t, reconciler(NewStep("dns", desired, []Kind{{Object: &corev1.Service{}, MetadataOnly: metadataOnly}})))
+		e.create("mine", 1, 0)
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "dns"}}
+		bosuntest.Eventually(t, func(ctx context.Context) error { return e.c.Get(ctx, client.ObjectKeyFromObject(svc), svc) }, bosuntest.Timeout(30*time.Second))
+		e.touch("mine", "converged")
 
-			editAs(e, svc, func(s *corev1.Service) {
-				var keep []corev1.ServicePort
-				for _, p := range s.Spec.Ports {
-					if p.Protocol != corev1.ProtocolTCP {
-						keep = append(keep, p)
-					}
+		editAs(e, svc, func(s *corev1.Service) {
+			var keep []corev1.ServicePort
+			for _, p := range s.Spec.Ports {
+				if p.Protocol != corev1.ProtocolTCP {
+					keep = append(keep, p)
 				}
-				s.Spec.Ports = keep
-			})
-			e.touch("mine", "after-edit")
-			bosuntest.Eventually(t, func(context.Context) error {
-				if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(svc), svc); err != nil {
-					return err
-				}
-				for _, p := range svc.Spec.Ports {
-					if p.Port == 53 && p.Protocol == corev1.ProtocolTCP && p.Name == "dns-tcp" {
-						return nil
-					}
-				}
-				return fmt.Errorf("the Service dns serves %v: its TCP port dns-tcp, deleted by hand, was not put back", svc.Spec.Ports)
-			}, bosuntest.Timeout(20*time.Second))
+			}
+			s.Spec.Ports = keep
 		})
-	}
+		e.touch("mine", "after-edit")
+		bosuntest.Eventually(t, func(context.Context) error {
+			if err := e.c.Get(t.Context(), client.ObjectKeyFromObject(svc), svc); err != nil {
+				return err
+			}
+			for _, p := range svc.Spec.Ports {
+				if p.Port == 53 && p.Protocol == corev1.ProtocolTCP && p.Name == "dns-tcp" {
+					return nil
+				}
+			}
+			return fmt.Errorf("the Service dns serves %v: its TCP port dns-tcp, deleted by hand, was not put back", svc.Spec.Ports)
+		}, bosuntest.Timeout(20*time.Second))
+	})
 }
 
 // TestSecretStringDataNotAString refuses a Secret child given with a
@@ -291,31 +273,25 @@ func TestSecretStringDataNotAString(t *testing.T) {
 			"stringData": map[string]any{"port": int64(5432)},
 		}}}, nil
 	}
-	for _, metadataOnly := range []bool{false, true} {
-		name := "whole"
-		if metadataOnly {
-			name = "metadata-only"
-		}
-		t.Run(name, func(t *testing.T) {
-			e := start(t, reconciler(NewStep("db", desired, []Kind{{Object: &corev1.Secret{}, MetadataOnly: metadataOnly}})))
-			e.create("mine", 1, 0)
-			bosuntest.Eventually(t, func(ctx context.Context) error {
-				w := &testapi.Widget{}
-				if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "mine"}, w); err != nil {
-					return err
-				}
-				ready := conditions.Find(w.Status.Conditions, conditions.TypeReady)
-				if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != string(ReasonInvalidChildren) || !strings.Contains(ready.Message, "stringData.port") {
-					return fmt.Errorf("Ready %v, want False %s naming stringData.port", ready, ReasonInvalidChildren)
-				}
-				return nil
-			}, bosuntest.Timeout(30*time.Second))
-			err := e.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "db"}, &corev1.Secret{})
-			if !apierrors.IsNotFound(err) {
-				t.Errorf("reading the Secret db: %v, want it not made", err)
+	bothCaches(t, func(t *testing.T, metadataOnly bool) {
+		e := start(t, reconciler(NewStep("db", desired, []Kind{{Object: &corev1.Secret{}, MetadataOnly: metadataOnly}})))
+		e.create("mine", 1, 0)
+		bosuntest.Eventually(t, func(ctx context.Context) error {
+			w := &testapi.Widget{}
+			if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "mine"}, w); err != nil {
+				return err
 			}
-		})
-	}
+			ready := conditions.Find(w.Status.Conditions, conditions.TypeReady)
+			if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != string(ReasonInvalidChildren) || !strings.Contains(ready.Message, "stringData.port") {
+				return fmt.Errorf("Ready %v, want False %s naming stringData.port", ready, ReasonInvalidChildren)
+			}
+			return nil
+		}, bosuntest.Timeout(30*time.Second))
+		err := e.c.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: "db"}, &corev1.Secret{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("reading the Secret db: %v, want it not made", err)
+		}
+	})
 }
 
 // TestMetadataOnlyStringDataReadOncePerVersion keeps a Secret child
@@ -399,5 +375,17 @@ func TestMetadataOnlyStringDataReadOncePerVersion(t *testing.T) {
 	}
 	if n := secretReads.Load() - before; n > 0 {
 		t.Errorf("%d whole reads of the Secret creds from the API server over %d converged passes, want 0: the version was read whole once already", n, passes)
+	}
+}
+
+// bothCaches runs test for a kind cached whole and for one cached as
+// metadata only, each as a subtest.
+func bothCaches(t *testing.T, test func(t *testing.T, metadataOnly bool)) {
+	for _, metadataOnly := range []bool{false, true} {
+		name := "whole"
+		if metadataOnly {
+			name = "metadata-only"
+		}
+		t.Run(name, func(t *testing.T) { test(t, metadataOnly) })
 	}
 }
