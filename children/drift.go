@@ -175,25 +175,23 @@ func (d *drift) claims(desired []any) bool {
 		return false
 	}
 	taken := map[string]bool{}
-	var partial []step
+	var partial []string
 	for i, de := range desired {
-		st := step{element: de, index: i, inList: true}
-		pe, exact, ok := match(node, st)
+		pe, exact, ok := match(node, step{element: de, index: i, inList: true})
 		if !ok {
 			return false
 		}
 		if !exact {
-			partial = append(partial, st)
+			partial = append(partial, pe.String())
 			continue
 		}
 		taken[pe.String()] = true
 	}
-	for _, st := range partial {
-		pe, _, _ := match(node, st)
-		if taken[pe.String()] {
+	for _, pe := range partial {
+		if taken[pe] {
 			return false
 		}
-		taken[pe.String()] = true
+		taken[pe] = true
 	}
 	return true
 }
