@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -189,7 +190,7 @@ func objectWrites(hook writeHook) interceptor.Funcs {
 			return c.Update(ctx, obj, opts...)
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			w, gvk := describe(c, VerbPatch, "", obj)
+			w, gvk := describe(c, patchVerb(patch), "", obj)
 			if err := hook(ctx, w, gvk); err != nil {
 				return err
 			}
@@ -243,7 +244,7 @@ func subResourceWrites(funcs *interceptor.Funcs, hook writeHook) {
 		return c.SubResource(sub).Update(ctx, obj, opts...)
 	}
 	funcs.SubResourcePatch = func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-		w, gvk := describe(c, VerbPatch, sub, obj)
+		w, gvk := describe(c, patchVerb(patch), sub, obj)
 		if err := hook(ctx, w, gvk); err != nil {
 			return err
 		}
@@ -270,6 +271,16 @@ func describe(c client.Client, verb, sub string, obj client.Object) (Write, sche
 		w.Kind = goTypeName(obj)
 	}
 	return w, gvk
+}
+
+// patchVerb is the verb of a write of patch: VerbApply for a server-side
+// apply sent as a patch (an apply whose answer is asked for as metadata
+// only), VerbPatch otherwise.
+func patchVerb(patch client.Patch) string {
+	if patch.Type() == types.ApplyPatchType {
+		return VerbApply
+	}
+	return VerbPatch
 }
 
 // applyConfiguration is what server-side apply configurations, typed and

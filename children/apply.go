@@ -2,6 +2,7 @@ package children
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
@@ -60,7 +62,8 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		} else if uid := c.live.GetUID(); uid != "" {
 			u.SetUID(uid)
 		}
-		if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership); err != nil {
+		live, err := applyOne(ctx, req, c.kind, u, owner)
+		if err != nil {
 			if replaced(err) {
 				switch err := reportTaken(ctx, s, req, p, c, err); {
 				case isConflict(err):
@@ -78,15 +81,37 @@ func applyChildren[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 			}
 			return false, conditions.Warning(ReasonApplyFailed, err)
 		}
-		live, err := typed(u, c.kind)
-		if err != nil {
-			return false, err
-		}
 		c.live = live
 		s.mem.rememberApply(req.Object, c.id, write{hash: c.applied.GetAnnotations()[annotationHash], at: s.mem.clock(), live: live})
 		req.Log.V(1).Info("applied child", "child", c.ref.String())
 	}
 	return false, nil
+}
+
+// applyOne applies u, the applied form of a child of kind k, as owner,
+// forcing ownership, and returns what the API server answered as k's
+// type, for readiness checks. The answer of a MetadataOnly kind's apply is
+// asked for as metadata only (the metadata client's
+// metav1.PartialObjectMetadata), as the cache holds it: a child of data is
+// then neither sent back by the API server nor decoded.
+func applyOne[T client.Object](ctx context.Context, req *bosun.Pass[T], k *kind, u *unstructured.Unstructured, owner string) (client.Object, error) {
+	if !k.MetadataOnly {
+		if err := req.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership); err != nil {
+			return nil, err
+		}
+		return typed(u, k)
+	}
+	body, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	live := k.newObject()
+	live.SetNamespace(u.GetNamespace())
+	live.SetName(u.GetName())
+	if err := req.Client.Patch(ctx, live, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner(owner), client.ForceOwnership); err != nil {
+		return nil, err
+	}
+	return live, nil
 }
 
 // madeAgain reports whether a pass that makes a missing child should first

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -93,12 +95,20 @@ type harness struct {
 	build func(*bosun.Builder[*testapi.Widget]) *bosun.Builder[*testapi.Widget]
 	// wrap wraps the client of the controller, in order.
 	wrap []func(client.Client) client.Client
+	// transport, when not nil, wraps the manager's connection to the API
+	// server, for every request: cache, client and API reader.
+	transport func(http.RoundTripper) http.RoundTripper
 }
 
 // startHarness is start with the options of h.
 func startHarness(t *testing.T, r *bosun.Reconciler[*testapi.Widget], h harness) *env {
 	t.Helper()
 	cp := shared.ControlPlane(t)
+	if h.transport != nil {
+		cfg := rest.CopyConfig(cp.Config)
+		cfg.Wrap(h.transport)
+		cp = &controlplane.ControlPlane{Config: cfg, Client: cp.Client, Scheme: cp.Scheme, BinaryDir: cp.BinaryDir, CRDs: cp.CRDs, WebhookServer: cp.WebhookServer}
+	}
 	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}, passes: &bosuntest.ReconcileCounter{}}
 	here := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == e.ns || o.GetAnnotations()[annotationOwnerNamespace] == e.ns

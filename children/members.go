@@ -29,8 +29,12 @@ func observeMember[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		live = c.kind.newObject()
 		err := req.Client.Get(ctx, key, live)
 		if apierrors.IsNotFound(err) && req.APIReader != nil {
-			live = c.kind.newObject()
-			err = req.APIReader.Get(ctx, key, live)
+			// A child that a list of the pass looked for and did not
+			// find (lookUpUnseen) is missing on the API server too.
+			if found, listed := p.lookedUp[c.id]; found || !listed {
+				live = c.kind.newObject()
+				err = req.APIReader.Get(ctx, key, live)
+			}
 			switch {
 			case err == nil:
 				unseen = true
@@ -56,6 +60,69 @@ func observeMember[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 		return nil, err
 	}
 	return live, nil
+}
+
+// unseenListMin is the number of desired children of one kind and name,
+// in as many namespaces, that the cache does not show, from which a pass
+// looks them up on the API server with one list rather than one read
+// each (see lookUpUnseen).
+const unseenListMin = 8
+
+// lookUpUnseen looks up on the API server, before the pass compares its
+// children, the desired children of cs that are neither members nor in
+// the cache, when at least unseenListMin of one kind share a name (one
+// object kept in many namespaces, as a cluster-scoped parent or an
+// unowned step does): one list of the metadata of the kind's objects of
+// that name, in every namespace, answers for all of them, where
+// observeMember would read each. It records in p.lookedUp, for each child
+// the list looked for, whether it found it; observeMember reads the ones
+// found, and takes the others for missing. The list is as fresh as a
+// read. When it fails (an operator allowed to list the kind in some
+// namespaces only is refused), the children are read one by one, and a
+// refusal is remembered: the step does not ask again.
+func lookUpUnseen[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, cs []*child, members map[string]client.Object) {
+	if req.APIReader == nil {
+		return
+	}
+	type group struct {
+		k    *kind
+		name string
+	}
+	groups := map[group][]*child{}
+	for _, c := range cs {
+		if members[c.id] != nil || c.ref.Namespace == "" || s.listRefused(c.kind.gvk) {
+			continue
+		}
+		err := req.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, c.kind.newObject())
+		if apierrors.IsNotFound(err) {
+			g := group{c.kind, c.ref.Name}
+			groups[g] = append(groups[g], c)
+		}
+	}
+	for g, unseen := range groups {
+		if len(unseen) < unseenListMin {
+			continue
+		}
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(g.k.gvk.GroupVersion().WithKind(g.k.gvk.Kind + "List"))
+		if err := req.APIReader.List(ctx, list, client.MatchingFields{"metadata.name": g.name}); err != nil {
+			if apierrors.IsForbidden(err) {
+				s.refuseList(g.k.gvk)
+			}
+			req.Log.V(1).Info("cannot list the children the cache does not show, reading them one by one", "kind", g.k.gvk.Kind, "name", g.name, "error", err.Error())
+			continue
+		}
+		found := make(map[string]bool, len(list.Items))
+		for _, it := range list.Items {
+			found[it.Namespace] = true
+		}
+		if p.lookedUp == nil {
+			p.lookedUp = map[string]bool{}
+		}
+		for _, c := range unseen {
+			p.lookedUp[c.id] = found[c.ref.Namespace]
+		}
+	}
 }
 
 // checkLive returns an error when live, the object with the name of the

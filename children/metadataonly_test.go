@@ -1,10 +1,14 @@
 package children
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -389,3 +395,98 @@ func bothCaches(t *testing.T, test func(t *testing.T, metadataOnly bool)) {
 		t.Run(name, func(t *testing.T) { test(t, metadataOnly) })
 	}
 }
+
+// TestMetadataOnlyApplyAnswer: the apply of a child of a MetadataOnly kind
+// asks the API server for the child's metadata only, so its data is
+// neither sent back nor decoded; the child is still created, changed and
+// judged ready from that answer. Every answer to a write of the
+// ConfigMaps is read on the wire.
+func TestMetadataOnlyApplyAnswer(t *testing.T) {
+	const payload = "payload-Zq81-"
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
+		var objs []client.Object
+		for i := range req.Object.Spec.Value {
+			objs = append(objs, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)},
+				Data:       map[string]string{"value": fmt.Sprint(payload, req.Object.Spec.Value)},
+			})
+		}
+		return objs, nil
+	}
+	answers := &patchAnswers{}
+	kinds := []Kind{{Object: &corev1.ConfigMap{}, MetadataOnly: true}}
+	e := startWith(t, reconciler(NewStep("web", desired, kinds)), answers.record)
+	e.create("mine", 2, 0)
+	e.waitConditions("mine", map[string]cond{
+		"ConfigMapReady":     {metav1.ConditionTrue, ReasonReady},
+		conditions.TypeReady: {metav1.ConditionTrue, conditions.ReasonSucceeded},
+	})
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": payload + "2", "cm-1": payload + "2"})
+	e.setSpec("mine", 3, 0)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": payload + "3", "cm-1": payload + "3", "cm-2": payload + "3"})
+
+	got := answers.take(e.ns)
+	if len(got) < 5 {
+		t.Fatalf("%d answers to writes of the ConfigMaps of %s, want at least the 5 applies: %q", len(got), e.ns, got)
+	}
+	for _, body := range got {
+		// The answer is JSON or protobuf, as the client negotiates;
+		// either names the kind it holds.
+		if !strings.Contains(body, "PartialObjectMetadata") || strings.Contains(body, payload) {
+			t.Errorf("the answer to an apply of a metadata-only child is not its metadata only: %q", body)
+		}
+	}
+}
+
+// patchAnswers records the bodies of the API server's answers to PATCH
+// requests of ConfigMaps, by namespace.
+type patchAnswers struct {
+	mu     sync.Mutex
+	bodies map[string][]string
+}
+
+// record makes the manager's client send its requests through a.
+func (a *patchAnswers) record(o *ctrl.Options) {
+	next := o.NewClient
+	if next == nil {
+		next = client.New
+	}
+	o.NewClient = func(cfg *rest.Config, opts client.Options) (client.Client, error) {
+		hc := *opts.HTTPClient
+		send := hc.Transport
+		hc.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {
+			resp, err := send.RoundTrip(r)
+			parts := strings.Split(r.URL.Path, "/")
+			if err != nil || r.Method != http.MethodPatch || len(parts) < 7 || parts[5] != "configmaps" {
+				return resp, err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return nil, err
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if a.bodies == nil {
+				a.bodies = map[string][]string{}
+			}
+			a.bodies[parts[4]] = append(a.bodies[parts[4]], string(body))
+			return resp, nil
+		})
+		opts.HTTPClient = &hc
+		return next(cfg, opts)
+	}
+}
+
+// take returns the answers recorded for namespace ns.
+func (a *patchAnswers) take(ns string) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bodies[ns]
+}
+
+// roundTripper adapts a function to http.RoundTripper.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

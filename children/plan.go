@@ -90,6 +90,9 @@ type pass struct {
 	// objects hold: the pass writes the other children and fails with
 	// them (see conflictErr).
 	conflicts []error
+	// lookedUp holds, by child id, whether a list of the API server found
+	// the desired children it looked for (see lookUpUnseen).
+	lookedUp map[string]bool
 }
 
 // isConflict reports whether err says that an object the set may not
@@ -180,7 +183,10 @@ func preparePass[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 		}
 		wanted[c.id] = true
 		p.children = append(p.children, c)
-		err = compareLive(ctx, s, req, p, c, members[c.id])
+	}
+	lookUpUnseen(ctx, s, req, p, p.children, members)
+	for _, c := range p.children {
+		err := compareLive(ctx, s, req, p, c, members[c.id])
 		if err == nil {
 			err = recallApplied(ctx, s, req, p, c)
 		}

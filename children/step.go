@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -139,6 +140,9 @@ type Step[T client.Object] struct {
 	mu       sync.Mutex
 	scheme   *runtime.Scheme
 	resolved []kind
+	// refused holds the kinds the operator may not list in every
+	// namespace (see lookUpUnseen).
+	refused map[schema.GroupVersionKind]bool
 
 	// mem remembers, per parent, the children this step applied and
 	// deleted lately, so that a pass working on a cache that lags behind
@@ -356,4 +360,23 @@ func (s *Step[T]) fieldOwner(req *bosun.Pass[T]) string {
 		return req.Controller
 	}
 	return "bosun"
+}
+
+// listRefused reports whether the API server refused the step a list of
+// gvk in every namespace.
+func (s *Step[T]) listRefused(gvk schema.GroupVersionKind) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused[gvk]
+}
+
+// refuseList remembers that the API server refused the step a list of gvk
+// in every namespace.
+func (s *Step[T]) refuseList(gvk schema.GroupVersionKind) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refused == nil {
+		s.refused = map[schema.GroupVersionKind]bool{}
+	}
+	s.refused[gvk] = true
 }

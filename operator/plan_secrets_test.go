@@ -81,7 +81,7 @@ func (v *vaultCloud) connector() managed.Connector[*testapi.Widget] {
 // vaultChildren is the children step of a version of an operator: each
 // Widget has a Secret "<name>-token" whose keys are those of token, and a
 // ConfigMap "<name>-notes" with data key note.
-func vaultChildren(token map[string]string, note string) bosun.Step[*testapi.Widget] {
+func vaultChildren(token map[string]string, note string, metadataOnly bool) bosun.Step[*testapi.Widget] {
 	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
 		name := req.Object.Name
 		data := map[string][]byte{}
@@ -93,7 +93,10 @@ func vaultChildren(token map[string]string, note string) bosun.Step[*testapi.Wid
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-notes"}, Data: map[string]string{"note": note}},
 		}, nil
 	}
-	return children.NewStep("vault", desired, []children.Kind{children.Of(&corev1.Secret{}), children.Of(&corev1.ConfigMap{})})
+	return children.NewStep("vault", desired, []children.Kind{
+		{Object: &corev1.Secret{}, MetadataOnly: metadataOnly},
+		{Object: &corev1.ConfigMap{}, MetadataOnly: metadataOnly},
+	})
 }
 
 // TestPlanHidesSecretValues runs version 1 of an operator whose Widgets
@@ -103,7 +106,16 @@ func vaultChildren(token map[string]string, note string) bosun.Step[*testapi.Wid
 // changes the ConfigMap, which it marks sensitive (Options.Sensitive). The
 // plan names every key that would change, and prints none of their
 // values, old or new, plain or in base64.
-func TestPlanHidesSecretValues(t *testing.T) {
+func TestPlanHidesSecretValues(t *testing.T) { planHidesSecretValues(t, false) }
+
+// TestPlanHidesSecretValuesOfMetadataOnlyChildren is
+// TestPlanHidesSecretValues with the children's kinds cached as metadata
+// only (children.Kind.MetadataOnly), whose applies ask the API server for
+// the metadata of the child only: the plan still names every key that
+// would change, and prints no value.
+func TestPlanHidesSecretValuesOfMetadataOnlyChildren(t *testing.T) { planHidesSecretValues(t, true) }
+
+func planHidesSecretValues(t *testing.T, metadataOnly bool) {
 	cp := shared.ControlPlane(t)
 	useKubeconfig(t, cp)
 	ns := bosuntest.Namespace(t, cp.Client)
@@ -116,7 +128,7 @@ func TestPlanHidesSecretValues(t *testing.T) {
 	if err := cp.Client.Create(ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	v1 := start(t, stepsOperator("vault", ns, vaultChildren(map[string]string{"token": "token-one-Hv27"}, "note-one-Rk55"), connection), planFlags())
+	v1 := start(t, stepsOperator("vault", ns, vaultChildren(map[string]string{"token": "token-one-Hv27"}, "note-one-Rk55", metadataOnly), connection), planFlags())
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		if err := ready(ctx, cp.Client, w, 0); err != nil {
 			return err
@@ -139,7 +151,7 @@ func TestPlanHidesSecretValues(t *testing.T) {
 	})
 	cloud.setEndpoint("endpoint-two-Pw93")
 
-	opts := stepsOperator("vault", ns, vaultChildren(map[string]string{"token": "token-two-Jc64", "extra": "extra-two-Ub18"}, "note-two-Yt70"), connection)
+	opts := stepsOperator("vault", ns, vaultChildren(map[string]string{"token": "token-two-Jc64", "extra": "extra-two-Ub18"}, "note-two-Yt70", metadataOnly), connection)
 	opts.Sensitive = map[schema.GroupKind][]string{{Kind: "ConfigMap"}: {"data"}}
 	report := runPlan(t, opts)
 

@@ -15,8 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -31,6 +30,7 @@ import (
 	"github.com/bosunkit/bosun/children"
 	"github.com/bosunkit/bosun/conditions"
 	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
+	"github.com/bosunkit/bosun/watch"
 )
 
 // What the controller uses: Bundles and their status; update on their
@@ -228,7 +228,9 @@ func (s *sourcesStep) SetupWithBuilder(b *bosun.Builder[*trustv1alpha1.Bundle]) 
 	c := mgr.GetClient()
 	b.WatchesRawSource(source.Kind[client.Object](sc, &corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, true))))
 	b.WatchesRawSource(source.Kind[client.Object](sc, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, false))))
-	b.Watches(&corev1.Namespace{}, bundlesOfNamespace(c), builder.WithPredicates(namespaceChanged))
+	// A Namespace that comes, changes its labels or starts its deletion
+	// wakes the Bundles that select it, before or after the change.
+	b.Watches(&corev1.Namespace{}, watch.BySelector(c, &trustv1alpha1.BundleList{}, namespaceSelector), builder.WithPredicates(namespaceChanged))
 	return nil
 }
 
@@ -284,40 +286,13 @@ func selects(sel *trustv1alpha1.SourceObjectKeySelector, o client.Object) bool {
 	return err == nil && s.Matches(labels.Set(o.GetLabels()))
 }
 
-// bundlesOfNamespace enqueues, for a Namespace that comes, changes its
-// labels or starts its deletion, the Bundles whose namespace selector
-// selects it, before or after the change: those whose targets it gains or
-// loses. A Bundle without a selector selects every namespace.
-func bundlesOfNamespace(c client.Reader) handler.EventHandler {
-	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
-		list := &trustv1alpha1.BundleList{}
-		if err := c.List(ctx, list); err != nil {
-			return
-		}
-		for _, b := range list.Items {
-			sel := labels.Everything()
-			if b.Spec.Target.NamespaceSelector != nil {
-				s, err := metav1.LabelSelectorAsSelector(b.Spec.Target.NamespaceSelector)
-				if err != nil {
-					// Its pass reports the selector; a namespace changes
-					// nothing for it.
-					continue
-				}
-				sel = s
-			}
-			if slices.ContainsFunc(objs, func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }) {
-				q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Name: b.Name}})
-			}
-		}
+// namespaceSelector returns the selector of the namespaces a Bundle's
+// targets go to: every namespace when it has none.
+func namespaceSelector(b *trustv1alpha1.Bundle) (labels.Selector, error) {
+	if b.Spec.Target.NamespaceSelector == nil {
+		return labels.Everything(), nil
 	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.Object)
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
-		},
-	}
+	return metav1.LabelSelectorAsSelector(b.Spec.Target.NamespaceSelector)
 }
 
 // targetsStep runs the children step that writes the targets, and sets
@@ -423,7 +398,7 @@ func desired(opts Options) children.DesiredFunc[*trustv1alpha1.Bundle] {
 		if cm == nil && secret == nil {
 			return nil, nil
 		}
-		namespaces, err := targetNamespaces(ctx, req.Client, opts, b.Spec.Target.NamespaceSelector)
+		namespaces, err := targetNamespaces(ctx, req.Client, opts, b)
 		if err != nil {
 			return nil, err
 		}
@@ -477,17 +452,13 @@ func targetMeta(b *trustv1alpha1.Bundle, data *bundleData, tmpl *trustv1alpha1.T
 	}
 }
 
-// targetNamespaces lists the namespaces the targets go to: those sel
-// selects (all when nil), among opts.TargetNamespaces when it is not
+// targetNamespaces lists the namespaces the targets of b go to: those its
+// selector selects, among opts.TargetNamespaces when it is not
 // empty, and not being deleted; in name order.
-func targetNamespaces(ctx context.Context, c client.Reader, opts Options, sel *metav1.LabelSelector) ([]string, error) {
-	selector := labels.Everything()
-	if sel != nil {
-		s, err := metav1.LabelSelectorAsSelector(sel)
-		if err != nil {
-			return nil, conditions.Terminal(children.ReasonInvalidChildren, fmt.Errorf("the namespace selector: %w", err))
-		}
-		selector = s
+func targetNamespaces(ctx context.Context, c client.Reader, opts Options, b *trustv1alpha1.Bundle) ([]string, error) {
+	selector, err := namespaceSelector(b)
+	if err != nil {
+		return nil, conditions.Terminal(children.ReasonInvalidChildren, fmt.Errorf("the namespace selector: %w", err))
 	}
 	list := &corev1.NamespaceList{}
 	if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: selector}); err != nil {
@@ -522,11 +493,7 @@ func formats(data *bundleData, f *trustv1alpha1.AdditionalFormats) (map[string][
 		out[f.JKS.Key] = b
 	}
 	if f.PKCS12 != nil {
-		password := trustv1alpha1.DefaultPKCS12Password
-		if f.PKCS12.Password != nil {
-			password = *f.PKCS12.Password
-		}
-		b, err := encodePKCS12(certs, password, f.PKCS12.Profile)
+		b, err := encodePKCS12(certs, ptr.Deref(f.PKCS12.Password, trustv1alpha1.DefaultPKCS12Password), f.PKCS12.Profile)
 		if err != nil {
 			return nil, err
 		}
@@ -545,11 +512,7 @@ func targetHash(pem string, f *trustv1alpha1.AdditionalFormats, tmpl *trustv1alp
 		h.Write([]byte("jks\x00" + f.JKS.Key + "\x00" + f.JKS.Password + "\x00"))
 	}
 	if f != nil && f.PKCS12 != nil {
-		password := ""
-		if f.PKCS12.Password != nil {
-			password = *f.PKCS12.Password
-		}
-		h.Write([]byte("pkcs12\x00" + f.PKCS12.Key + "\x00" + password + "\x00" + string(f.PKCS12.Profile) + "\x00"))
+		h.Write([]byte("pkcs12\x00" + f.PKCS12.Key + "\x00" + ptr.Deref(f.PKCS12.Password, "") + "\x00" + string(f.PKCS12.Profile) + "\x00"))
 	}
 	for _, k := range slices.Sorted(maps.Keys(tmpl.Metadata.Annotations)) {
 		h.Write([]byte(k + "\x00" + tmpl.Metadata.Annotations[k] + "\x00"))
@@ -584,22 +547,18 @@ func setSynced(req *bosun.Pass[*trustv1alpha1.Bundle], status metav1.ConditionSt
 // the API server before it is first written (children.CacheSetsOnly). It
 // fits operator.Options.Manager.
 func CacheOptions(opts Options) func(*ctrl.Options) {
-	inSet := labels.SelectorFromSet(nil)
-	if req, err := labels.NewRequirement(children.LabelSet, selection.Equals, []string{ControllerName}); err == nil {
-		inSet = inSet.Add(*req)
-	}
-	targets := map[string]cache.Config{}
-	if len(opts.TargetNamespaces) == 0 {
-		targets[cache.AllNamespaces] = cache.Config{LabelSelector: inSet}
-	}
-	for _, ns := range opts.TargetNamespaces {
-		targets[ns] = cache.Config{LabelSelector: inSet}
-	}
 	return func(o *ctrl.Options) {
-		if o.Cache.ByObject == nil {
-			o.Cache.ByObject = map[client.Object]cache.ByObject{}
+		if len(opts.TargetNamespaces) > 0 {
+			in := map[string]cache.Config{}
+			for _, ns := range opts.TargetNamespaces {
+				in[ns] = cache.Config{}
+			}
+			if o.Cache.ByObject == nil {
+				o.Cache.ByObject = map[client.Object]cache.ByObject{}
+			}
+			o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: in}
+			o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: in}
 		}
-		o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: targets}
-		o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: targets}
+		children.CacheSetsOnly(&o.Cache, &corev1.ConfigMap{}, &corev1.Secret{})
 	}
 }

@@ -47,9 +47,9 @@ func buildBundle(ctx context.Context, r client.Reader, opts Options, sources []t
 		var err error
 		switch {
 		case src.ConfigMap != nil:
-			err = addConfigMaps(ctx, r, opts.TrustNamespace, src.ConfigMap, pool)
+			err = addObjects(ctx, r, opts.TrustNamespace, src.ConfigMap, false, pool)
 		case src.Secret != nil:
-			err = addSecrets(ctx, r, opts.TrustNamespace, src.Secret, pool)
+			err = addObjects(ctx, r, opts.TrustNamespace, src.Secret, true, pool)
 		case src.InLine != "":
 			if err = pool.addPEM([]byte(src.InLine)); err != nil {
 				err = fmt.Errorf("%w: source %d, inLine: %w", errSourceInvalid, i, err)
@@ -74,50 +74,40 @@ func buildBundle(ctx context.Context, r client.Reader, opts Options, sources []t
 	return data, nil
 }
 
-// addConfigMaps adds the certificates of the ConfigMaps sel selects in
-// namespace ns: the value of its key, or of every key (data and
-// binaryData), in the order of the keys.
-func addConfigMaps(ctx context.Context, r client.Reader, ns string, sel *trustv1alpha1.SourceObjectKeySelector, pool *certPool) error {
-	objs, err := readSelected(ctx, r, "ConfigMap", ns, sel, &corev1.ConfigMap{}, &corev1.ConfigMapList{})
+// addObjects adds the certificates of the ConfigMaps (or, with secret,
+// the Secrets) sel selects in namespace ns: the value of its key, or of
+// every key (a ConfigMap's data and binaryData), in the order of the keys.
+// All keys of a TLS Secret are refused: its private key is no certificate.
+func addObjects(ctx context.Context, r client.Reader, ns string, sel *trustv1alpha1.SourceObjectKeySelector, secret bool, pool *certPool) error {
+	kind, obj, list := "ConfigMap", client.Object(&corev1.ConfigMap{}), client.ObjectList(&corev1.ConfigMapList{})
+	if secret {
+		kind, obj, list = "Secret", &corev1.Secret{}, &corev1.SecretList{}
+	}
+	objs, err := readSelected(ctx, r, kind, ns, sel, obj, list)
 	if err != nil {
 		return err
 	}
 	for _, o := range objs {
-		cm, ok := o.(*corev1.ConfigMap)
-		if !ok {
-			return fmt.Errorf("read %T for a ConfigMap", o)
+		var values map[string][]byte
+		var meta *metav1.ObjectMeta
+		switch o := o.(type) {
+		case *corev1.ConfigMap:
+			values, meta = maps.Clone(o.BinaryData), &o.ObjectMeta
+			if values == nil {
+				values = map[string][]byte{}
+			}
+			for k, v := range o.Data {
+				values[k] = []byte(v)
+			}
+		case *corev1.Secret:
+			if ptr.Deref(sel.IncludeAllKeys, false) && o.Type == corev1.SecretTypeTLS {
+				return fmt.Errorf("%w: Secret %s/%s is of type %s, whose keys are not all certificates: name its key instead of includeAllKeys", errSourceInvalid, o.Namespace, o.Name, o.Type)
+			}
+			values, meta = o.Data, &o.ObjectMeta
+		default:
+			return fmt.Errorf("read %T for a %s", o, kind)
 		}
-		values := map[string][]byte{}
-		for k, v := range cm.BinaryData {
-			values[k] = v
-		}
-		for k, v := range cm.Data {
-			values[k] = []byte(v)
-		}
-		if err := addKeys("ConfigMap", &cm.ObjectMeta, values, sel, pool); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// addSecrets adds the certificates of the Secrets sel selects in namespace
-// ns: the value of its key, or of every key. All keys of a TLS Secret are
-// refused: its private key is no certificate.
-func addSecrets(ctx context.Context, r client.Reader, ns string, sel *trustv1alpha1.SourceObjectKeySelector, pool *certPool) error {
-	objs, err := readSelected(ctx, r, "Secret", ns, sel, &corev1.Secret{}, &corev1.SecretList{})
-	if err != nil {
-		return err
-	}
-	for _, o := range objs {
-		s, ok := o.(*corev1.Secret)
-		if !ok {
-			return fmt.Errorf("read %T for a Secret", o)
-		}
-		if ptr.Deref(sel.IncludeAllKeys, false) && s.Type == corev1.SecretTypeTLS {
-			return fmt.Errorf("%w: Secret %s/%s is of type %s, whose keys are not all certificates: name its key instead of includeAllKeys", errSourceInvalid, s.Namespace, s.Name, s.Type)
-		}
-		if err := addKeys("Secret", &s.ObjectMeta, s.Data, sel, pool); err != nil {
+		if err := addKeys(kind, meta, values, sel, pool); err != nil {
 			return err
 		}
 	}
@@ -129,8 +119,11 @@ func addSecrets(ctx context.Context, r client.Reader, ns string, sel *trustv1alp
 // its label selector matches, through list.
 func readSelected(ctx context.Context, r client.Reader, kind, ns string, sel *trustv1alpha1.SourceObjectKeySelector, obj client.Object, list client.ObjectList) ([]runtime.Object, error) {
 	if sel.Name != "" {
-		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: sel.Name}, obj); err != nil {
-			return nil, readError(kind, ns, sel.Name, err)
+		switch err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: sel.Name}, obj); {
+		case apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("%w: %s %s/%s", errSourceNotFound, kind, ns, sel.Name)
+		case err != nil:
+			return nil, fmt.Errorf("reading %s %s/%s: %w", kind, ns, sel.Name, err)
 		}
 		return []runtime.Object{obj}, nil
 	}
@@ -165,12 +158,4 @@ func addKeys(kind string, obj *metav1.ObjectMeta, values map[string][]byte, sel 
 		}
 	}
 	return nil
-}
-
-// readError is the error of reading a source object.
-func readError(kind, ns, name string, err error) error {
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("%w: %s %s/%s", errSourceNotFound, kind, ns, name)
-	}
-	return fmt.Errorf("reading %s %s/%s: %w", kind, ns, name, err)
 }

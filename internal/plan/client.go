@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
@@ -49,6 +50,9 @@ func (c *recordingClient) Update(ctx context.Context, obj client.Object, opts ..
 }
 
 func (c *recordingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if patch.Type() == types.ApplyPatchType {
+		return c.applyPatch(ctx, obj, patch, opts...)
+	}
 	return c.changed(ctx, "patch", "", obj, func(ctx context.Context, obj client.Object) error {
 		return c.Client.Patch(ctx, obj, patch, append(opts, client.DryRunAll)...)
 	})
@@ -81,15 +85,57 @@ func (c *recordingClient) Apply(ctx context.Context, ac runtime.ApplyConfigurati
 	if err != nil {
 		return err
 	}
+	return c.applied(ctx, sent, func() (map[string]any, error) {
+		if err := c.Client.Apply(ctx, ac, append(opts, client.DryRunAll)...); err != nil {
+			return nil, err
+		}
+		return jsonMap(ac)
+	})
+}
+
+// applyPatch records a server-side apply sent as a patch, as Apply does. An
+// apply whose obj asks for metadata only is sent with an object of obj's
+// kind, whose answer is whole, and obj takes the metadata of that answer.
+func (c *recordingClient) applyPatch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	body, err := patch.Data(obj)
+	if err != nil {
+		return err
+	}
+	sent := map[string]any{}
+	if err := json.Unmarshal(body, &sent); err != nil {
+		return fmt.Errorf("decoding an apply patch: %w", err)
+	}
+	return c.applied(ctx, sent, func() (map[string]any, error) {
+		whole := &unstructured.Unstructured{}
+		whole.SetGroupVersionKind((&unstructured.Unstructured{Object: sent}).GroupVersionKind())
+		whole.SetNamespace(obj.GetNamespace())
+		whole.SetName(obj.GetName())
+		if err := c.Client.Patch(ctx, whole, patch, append(opts, client.DryRunAll)...); err != nil {
+			return nil, err
+		}
+		into, from := any(obj), whole.Object
+		if partial, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			into = &partial.ObjectMeta
+			from, _ = whole.Object["metadata"].(map[string]any)
+		}
+		return whole.Object, runtime.DefaultUnstructuredConverter.FromUnstructured(from, into)
+	})
+}
+
+// applied runs write, the dry run of a server-side apply of sent, which
+// returns the server's answer, and records the child it would create or
+// the fields it would change, read from the live object before.
+func (c *recordingClient) applied(ctx context.Context, sent map[string]any, write func() (map[string]any, error)) error {
 	u := &unstructured.Unstructured{Object: sent}
 	before := &unstructured.Unstructured{}
 	before.SetGroupVersionKind(u.GroupVersionKind())
-	err = c.live.Get(ctx, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, before)
+	err := c.live.Get(ctx, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, before)
 	missing := apierrors.IsNotFound(err)
 	if err != nil && !missing {
 		return err
 	}
-	if err := c.Client.Apply(ctx, ac, append(opts, client.DryRunAll)...); err != nil {
+	after, err := write()
+	if err != nil {
 		return err
 	}
 	name := u.GetKind() + " " + ref(u.GetNamespace(), u.GetName())
@@ -97,10 +143,6 @@ func (c *recordingClient) Apply(ctx context.Context, ac runtime.ApplyConfigurati
 	if missing {
 		c.rec.add(ctx, Write{Verb: "create", Object: name, Fields: fields(c.rec.sensitive.hide(gk, sent))})
 		return nil
-	}
-	after, err := jsonMap(ac)
-	if err != nil {
-		return err
 	}
 	if d := diff(c.rec.sensitive.hide(gk, before.Object), c.rec.sensitive.hide(gk, after)); len(d) > 0 {
 		c.rec.add(ctx, Write{Verb: "apply", Object: name, Fields: d})
