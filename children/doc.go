@@ -220,12 +220,21 @@
 // those of every other object. CacheSetsOnly limits the cache of the declared kinds to the
 // children of sets, so that an operator does not cache every ConfigMap or
 // Secret of the cluster; objects that are not children yet are read from
-// the API server.
+// the API server. A pass reads each desired child that is neither a member
+// of the set nor in the cache from the API server before it makes it,
+// except where eight or more of one kind share a name (one object kept in
+// many namespaces, by a cluster-scoped parent or NewUnownedStep): one list
+// of the metadata of that kind's objects of that name, in every namespace,
+// looks them all up (TestUnseenChildrenLookedUpInOneList). An operator
+// refused that list (allowed in some namespaces only) reads them one by
+// one.
 //
 // Kind.MetadataOnly goes further for kinds whose children are large and
 // that the operator writes but never reads back, such as ConfigMaps and
 // Secrets of data: the step watches and caches them as
-// metav1.PartialObjectMetadata, which holds no data. Drift is then told by
+// metav1.PartialObjectMetadata, which holds no data, and asks for the
+// answer of each apply as metadata only, so that the API server does not
+// send the data back (TestMetadataOnlyApplyAnswer). Drift is then told by
 // the hash annotation and by managedFields alone: a field the desired
 // child sets outside metadata is in place while the step's field manager
 // owns it, since server-side apply takes a field from its owner when
