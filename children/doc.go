@@ -222,12 +222,12 @@
 // Secret of the cluster; objects that are not children yet are read from
 // the API server. A pass reads each desired child that is neither a member
 // of the set nor in the cache from the API server before it makes it,
-// except where eight or more of one kind share a name (one object kept in
-// many namespaces, by a cluster-scoped parent or NewUnownedStep): one list
-// of the metadata of that kind's objects of that name, in every namespace,
-// looks them all up (TestUnseenChildrenLookedUpInOneList). An operator
-// refused that list (allowed in some namespaces only) reads them one by
-// one.
+// except where eight or more of one kind that are not members share a
+// name (one object kept in many namespaces, by a cluster-scoped parent or
+// NewUnownedStep): one list of the metadata of that kind's objects of that
+// name, in every namespace, looks them all up
+// (TestUnseenChildrenLookedUpInOneList). An operator refused that list
+// (allowed in some namespaces only) reads them one by one.
 //
 // Kind.MetadataOnly goes further for kinds whose children are large and
 // that the operator writes but never reads back, such as ConfigMaps and

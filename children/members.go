@@ -63,20 +63,21 @@ func observeMember[T client.Object](ctx context.Context, s *Step[T], req *bosun.
 }
 
 // unseenListMin is the number of desired children of one kind and name,
-// in as many namespaces, that the cache does not show, from which a pass
+// in as many namespaces, that are not members of the set, from which a pass
 // looks them up on the API server with one list rather than one read
 // each (see lookUpUnseen).
 const unseenListMin = 8
 
 // lookUpUnseen looks up on the API server, before the pass compares its
-// children, the desired children of cs that are neither members nor in
-// the cache, when at least unseenListMin of one kind share a name (one
-// object kept in many namespaces, as a cluster-scoped parent or an
-// unowned step does): one list of the metadata of the kind's objects of
-// that name, in every namespace, answers for all of them, where
-// observeMember would read each. It records in p.lookedUp, for each child
-// the list looked for, whether it found it; observeMember reads the ones
-// found, and takes the others for missing. The list is as fresh as a
+// children, the desired children of cs that are not members of the set,
+// when at least unseenListMin of one kind share a name (one object kept
+// in many namespaces, as a cluster-scoped parent or an unowned step
+// does): one list of the metadata of the kind's objects of that name, in
+// every namespace, answers for all of them, where observeMember would read
+// each one the cache does not show. It records in p.lookedUp, for each
+// child the list looked for, whether it found it; observeMember reads the
+// ones found that the cache does not show, and takes the others for
+// missing. The list is as fresh as a
 // read. When it fails (an operator allowed to list the kind in some
 // namespaces only is refused), the children are read one by one, and a
 // refusal is remembered: the step does not ask again.
@@ -93,11 +94,8 @@ func lookUpUnseen[T client.Object](ctx context.Context, s *Step[T], req *bosun.P
 		if members[c.id] != nil || c.ref.Namespace == "" || s.listRefused(c.kind.gvk) {
 			continue
 		}
-		err := req.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, c.kind.newObject())
-		if apierrors.IsNotFound(err) {
-			g := group{c.kind, c.ref.Name}
-			groups[g] = append(groups[g], c)
-		}
+		g := group{c.kind, c.ref.Name}
+		groups[g] = append(groups[g], c)
 	}
 	for g, unseen := range groups {
 		if len(unseen) < unseenListMin {

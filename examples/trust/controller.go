@@ -548,17 +548,19 @@ func setSynced(req *bosun.Pass[*trustv1alpha1.Bundle], status metav1.ConditionSt
 // fits operator.Options.Manager.
 func CacheOptions(opts Options) func(*ctrl.Options) {
 	return func(o *ctrl.Options) {
+		// In every namespace, whatever the cache's default namespaces.
+		in := map[string]cache.Config{cache.AllNamespaces: {}}
 		if len(opts.TargetNamespaces) > 0 {
-			in := map[string]cache.Config{}
+			in = map[string]cache.Config{}
 			for _, ns := range opts.TargetNamespaces {
 				in[ns] = cache.Config{}
 			}
-			if o.Cache.ByObject == nil {
-				o.Cache.ByObject = map[client.Object]cache.ByObject{}
-			}
-			o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: in}
-			o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: in}
 		}
+		if o.Cache.ByObject == nil {
+			o.Cache.ByObject = map[client.Object]cache.ByObject{}
+		}
+		o.Cache.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Namespaces: in}
+		o.Cache.ByObject[&corev1.Secret{}] = cache.ByObject{Namespaces: in}
 		children.CacheSetsOnly(&o.Cache, &corev1.ConfigMap{}, &corev1.Secret{})
 	}
 }

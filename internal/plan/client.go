@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/yaml"
 )
 
 // Client returns c sending every write with dryRun=All and recording in r
@@ -101,8 +102,9 @@ func (c *recordingClient) applyPatch(ctx context.Context, obj client.Object, pat
 	if err != nil {
 		return err
 	}
+	// An apply patch is YAML, or JSON, which YAML reads too.
 	sent := map[string]any{}
-	if err := json.Unmarshal(body, &sent); err != nil {
+	if err := yaml.Unmarshal(body, &sent); err != nil {
 		return fmt.Errorf("decoding an apply patch: %w", err)
 	}
 	return c.applied(ctx, sent, func() (map[string]any, error) {
