@@ -194,7 +194,7 @@ bench-binsize:
 ## bench-trust: the trust example beside trust-manager (built from its module, pinned by hack/trustmanager), each
 ##   on a control plane of its own, through the rows of docs/BENCHMARKS.md "trust-manager's Bundle" (about
 ##   4 hours a round at the default sizes, as trust-manager's client makes 5 requests a second; BENCH_TRUST_FLAGS
-##   adds flags, such as -namespaces 200 -bundles 10 -rounds 1).
+##   adds flags, such as -namespaces 200 -bundles 10 -rounds 1, or -arms bosun for the port alone).
 .PHONY: bench-trust
 bench-trust: controlplane
 	$(GO) run ./bench/trust $(BENCH_TRUST_FLAGS)

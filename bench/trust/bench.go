@@ -45,6 +45,8 @@ import (
 type config struct {
 	namespaces, bundles, bundleNamespaces, newNamespaces, certs, rounds int
 	idle, timeout                                                       time.Duration
+	// arms names the arms to run; the ratios need both.
+	arms []string
 }
 
 // arm is one operator: its name and binary. Both get the same arguments.
@@ -98,7 +100,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	arms := []arm{{"bosun", port}, {"trust-manager", tm}}
+	arms := slices.DeleteFunc([]arm{{"bosun", port}, {"trust-manager", tm}}, func(a arm) bool { return !slices.Contains(cfg.arms, a.name) })
 	results := map[string][]map[string]measure{}
 	for round := range cfg.rounds {
 		order := slices.Clone(arms)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,7 +32,9 @@ func main() {
 	flag.DurationVar(&cfg.idle, "idle", 30*time.Second, "How long the idle and restart rows watch for writes.")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "Rounds; each runs every arm.")
 	flag.DurationVar(&cfg.timeout, "timeout", 15*time.Minute, "Longest a row may take to sync.")
+	arms := flag.String("arms", "bosun,trust-manager", "Arms to run, by name, comma-separated: one arm alone prints no ratio.")
 	flag.Parse()
+	cfg.arms = strings.Split(*arms, ",")
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	if err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-trust:", err)

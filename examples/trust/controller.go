@@ -230,7 +230,9 @@ func (s *sourcesStep) SetupWithBuilder(b *bosun.Builder[*trustv1alpha1.Bundle]) 
 	b.WatchesRawSource(source.Kind[client.Object](sc, &corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(bundlesOfSource(c, false))))
 	// A Namespace that comes, changes its labels or starts its deletion
 	// wakes the Bundles that select it, before or after the change.
-	b.Watches(&corev1.Namespace{}, watch.BySelector(c, &trustv1alpha1.BundleList{}, namespaceSelector), builder.WithPredicates(namespaceChanged))
+	// Namespaces are cached as metadata only, as the engine's reconcile
+	// policy reads them: their labels are all a target needs.
+	b.WatchesMetadata(&corev1.Namespace{}, watch.BySelector(c, &trustv1alpha1.BundleList{}, namespaceSelector), builder.WithPredicates(namespaceChanged))
 	return nil
 }
 
@@ -460,13 +462,15 @@ func targetNamespaces(ctx context.Context, c client.Reader, opts Options, b *tru
 	if err != nil {
 		return nil, conditions.Terminal(children.ReasonInvalidChildren, fmt.Errorf("the namespace selector: %w", err))
 	}
-	list := &corev1.NamespaceList{}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
 	if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: selector}); err != nil {
 		return nil, fmt.Errorf("listing namespaces: %w", err)
 	}
 	var out []string
 	for _, ns := range list.Items {
-		if !ns.DeletionTimestamp.IsZero() || ns.Status.Phase == corev1.NamespaceTerminating {
+		// A namespace is Terminating once its deletion has begun.
+		if !ns.DeletionTimestamp.IsZero() {
 			continue
 		}
 		if len(opts.TargetNamespaces) > 0 && !slices.Contains(opts.TargetNamespaces, ns.Name) {
