@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bosunkit/bosun/bosuntest"
-	"github.com/bosunkit/bosun/controlplane"
 	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
 )
 
@@ -17,16 +16,12 @@ import (
 // kinds sets it), with CacheOptions as the operator's. CacheOptions
 // promises the targets' cache "in opts.TargetNamespaces when it is not
 // empty", every namespace otherwise: a Bundle without a selector reaches
-// every namespace, as before the refactor (which kept the targets' cache
-// at cache.AllNamespaces explicitly).
+// every namespace. Seen failing when CacheOptions left the targets' cache
+// to the default namespaces: every read outside the trust namespace was
+// refused ("unknown namespace for the cache").
 func TestTargetsReachEveryNamespaceWithANarrowDefaultCache(t *testing.T) {
-	cpOpts, err := controlplane.OptionsFor(AddToScheme, CRDs)()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp := bosuntest.Start(t, cpOpts)
-	e := &env{t: t, cp: cp, c: cp.Client, writes: &bosuntest.WriteCounter{}, passes: &passLog{}}
-	e.namespace(trustNamespace, nil)
+	e := newEnv(t, false)
+	cp := e.cp
 	e.namespace("team-a", nil)
 	opts := withTrustNamespace(Options{})
 	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Namespaces: []string{trustNamespace}, Configure: CacheOptions(opts)}, e.setup(opts))

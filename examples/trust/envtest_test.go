@@ -50,6 +50,15 @@ type env struct {
 // collector.
 func start(t *testing.T, opts Options, gc bool) *env {
 	t.Helper()
+	e := newEnv(t, gc)
+	bosuntest.RunManagerWith(t, e.cp, bosuntest.ManagerOptions{Configure: CacheOptions(withTrustNamespace(opts))}, e.setup(opts))
+	return e
+}
+
+// newEnv starts a new control plane, with kube-controller-manager when
+// gc, and makes the trust namespace in it; no controller runs yet.
+func newEnv(t *testing.T, gc bool) *env {
+	t.Helper()
 	cpOpts, err := controlplane.OptionsFor(AddToScheme, CRDs)()
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +67,6 @@ func start(t *testing.T, opts Options, gc bool) *env {
 	cp := bosuntest.Start(t, cpOpts)
 	e := &env{t: t, cp: cp, c: cp.Client, writes: &bosuntest.WriteCounter{}, passes: &passLog{}}
 	e.namespace(trustNamespace, nil)
-	bosuntest.RunManagerWith(t, cp, bosuntest.ManagerOptions{Configure: CacheOptions(withTrustNamespace(opts))}, e.setup(opts))
 	return e
 }
 

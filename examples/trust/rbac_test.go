@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bosunkit/bosun/bosuntest"
-	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/examples/internal/rbaccheck"
 	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
 )
@@ -75,13 +74,8 @@ const secretTargetsRoleFile = "config/rbac/secret-targets/role.yaml"
 func TestRunsWithGeneratedRole(t *testing.T) {
 	for _, secretTargets := range []bool{false, true} {
 		t.Run(fmt.Sprintf("secretTargets=%t", secretTargets), func(t *testing.T) {
-			cpOpts, err := controlplane.OptionsFor(AddToScheme, CRDs)()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cp := bosuntest.Start(t, cpOpts)
-			e := &env{t: t, cp: cp, c: cp.Client, writes: &bosuntest.WriteCounter{}, passes: &passLog{}}
-			e.namespace(trustNamespace, nil)
+			e := newEnv(t, false)
+			cp := e.cp
 			const user = "trust-controller"
 			cluster, ns := roles(t, rbaccheck.RoleFile)
 			bindRole(t, cp.Client, ns, user)

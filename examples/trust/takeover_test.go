@@ -18,7 +18,6 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/children"
-	"github.com/bosunkit/bosun/controlplane"
 	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
 )
 
@@ -314,14 +313,9 @@ func TestConflictingTargetHoldsBackNoOtherNamespace(t *testing.T) {
 // after the operator restarts (a new manager, memory lost), its passes
 // write nothing.
 func TestQuietAfterRestart(t *testing.T) {
-	cpOpts, err := controlplane.OptionsFor(AddToScheme, CRDs)()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp := bosuntest.Start(t, cpOpts)
+	e := newEnv(t, false)
+	cp := e.cp
 	opts := Options{SecretTargetsEnabled: true}
-	e := &env{t: t, cp: cp, c: cp.Client, writes: &bosuntest.WriteCounter{}, passes: &passLog{}}
-	e.namespace(trustNamespace, nil)
 	e.namespace("team-a", nil)
 	a := newTestCert(t, "a", false, time.Time{})
 	t.Run("before", func(t *testing.T) {
