@@ -199,7 +199,9 @@ func replaced(err error) bool {
 // for an object the pass had found, or ReasonChildConflict); one of the
 // set's own (made by an earlier pass the cache does not show yet, or by
 // another replica) or one WithAdoption takes over is not written in this
-// pass, which looks again after cacheRetry; and when there is none, the
+// pass, which looks again after cacheRetry, and counts as not ready in
+// its kind's condition while it differs from the desired form (waiting);
+// and when there is none, the
 // pass is retried quietly, as after any 409 Conflict.
 func reportTaken[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, c *child, applyErr error) error {
 	reader := req.APIReader
@@ -220,8 +222,12 @@ func reportTaken[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pa
 		p.block(c, live, true)
 		return err
 	}
+	waiting, err := driftedLive(ctx, s, req, c, live)
+	if err != nil {
+		return err
+	}
 	req.Log.V(1).Info("child changed since it was read, looking again", "child", c.ref.String())
-	c.live, c.change = live, false
+	c.live, c.change, c.waiting = live, false, waiting
 	p.lagging = true
 	p.plan.Create = slices.DeleteFunc(p.plan.Create, func(r Ref) bool { return r == c.ref })
 	p.plan.Update = slices.DeleteFunc(p.plan.Update, func(r Ref) bool { return r == c.ref })

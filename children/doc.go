@@ -136,7 +136,11 @@
 // status conditions, and a built-in kind kstatus has no rule for
 // (HorizontalPodAutoscaler, Ingress...), is ready when it exists.
 // Kind.Readiness replaces the check of one kind (Present, for one, makes a
-// custom resource ready as soon as it exists).
+// custom resource ready as soon as it exists). A child whose apply finds an
+// object of the set's other than the one the pass read (made by another
+// replica, or changed since) is left for the next pass, a second later;
+// until then, if it differs from the desired form, it is not ready, named
+// as "changed since the pass read it" (TestChildChangedSinceReadIsNotReady).
 //
 // # Rolling updates
 //

@@ -68,6 +68,11 @@ type child struct {
 	// child's name (ChildExists, ChildConflict): the pass leaves the
 	// child out, counts it as not ready, and writes the others.
 	blocked bool
+	// waiting is set when an apply of the child found an object other
+	// than the one the pass read, one the set may write, that differs
+	// from the desired form: the pass leaves it for a later one
+	// (reportTaken), and counts it as not ready meanwhile.
+	waiting bool
 	id      string // unique within the pass: kind, namespace and name
 }
 

@@ -48,6 +48,8 @@ func kindCondition(k *kind, children []*child) metav1.Condition {
 			notReady = append(notReady, c.ref.Name+": held by an object the set may not write")
 		case c.held:
 			held++
+		case c.waiting:
+			notReady = append(notReady, c.ref.Name+": changed since the pass read it, looking again")
 		case c.live == nil:
 			notReady = append(notReady, c.ref.Name+": not created")
 		default:

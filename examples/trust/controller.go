@@ -322,6 +322,15 @@ func (s targetsStep) Do(ctx context.Context, req *bosun.Pass[*trustv1alpha1.Bund
 		notSynced(req, reason, "Failed to sync bundle to a target "+kind+": "+err.Error())
 		return res, err
 	}
+	// A target the children step left for its next pass (an object
+	// changed since the pass read it) is not synced yet.
+	for i, kind := range []string{"ConfigMap", "Secret"} {
+		c := conditions.Find(req.Object.Status.Conditions, kind+"Ready")
+		if c != nil && c.Status == metav1.ConditionFalse && (i == 0 || s.opts.SecretTargetsEnabled) {
+			notSynced(req, []conditions.Reason{ReasonSyncConfigMapTargetFailed, ReasonSyncSecretTargetFailed}[i], "Failed to sync bundle to a target "+kind+": "+c.Message)
+			return res, nil
+		}
+	}
 	if err := releaseTrustManager(ctx, req, s.opts.SecretTargetsEnabled); err != nil {
 		notSynced(req, ReasonSyncConfigMapTargetFailed, "Failed to sync bundle to a target: "+err.Error())
 		return res, err
@@ -421,10 +430,8 @@ func desired(opts Options) children.DesiredFunc[*trustv1alpha1.Bundle] {
 		}
 		if secret != nil {
 			// A Secret keeps the formats beside the bundle, in its data.
-			values := maps.Clone(binary)
-			if values == nil {
-				values = map[string][]byte{}
-			}
+			values := map[string][]byte{}
+			maps.Copy(values, binary)
 			values[secret.Key] = []byte(data.pem)
 			meta := targetMeta(b, data, secret)
 			for _, ns := range namespaces {
@@ -439,15 +446,10 @@ func desired(opts Options) children.DesiredFunc[*trustv1alpha1.Bundle] {
 // the Bundle's name, the template's labels and annotations, the label
 // trust.cert-manager.io/bundle and the hash annotation.
 func targetMeta(b *trustv1alpha1.Bundle, data *bundleData, tmpl *trustv1alpha1.TargetTemplate) func(namespace string) metav1.ObjectMeta {
-	lbls := maps.Clone(tmpl.Metadata.Labels)
-	if lbls == nil {
-		lbls = map[string]string{}
-	}
+	lbls, ann := map[string]string{}, map[string]string{}
+	maps.Copy(lbls, tmpl.Metadata.Labels)
+	maps.Copy(ann, tmpl.Metadata.Annotations)
 	lbls[trustv1alpha1.LabelBundle] = b.Name
-	ann := maps.Clone(tmpl.Metadata.Annotations)
-	if ann == nil {
-		ann = map[string]string{}
-	}
 	ann[trustv1alpha1.AnnotationHash] = targetHash(data.pem, b.Spec.Target.AdditionalFormats, tmpl)
 	return func(namespace string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: namespace, Name: b.Name, Labels: lbls, Annotations: ann}

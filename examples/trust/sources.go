@@ -92,10 +92,8 @@ func addObjects(ctx context.Context, r client.Reader, ns string, sel *trustv1alp
 		var meta *metav1.ObjectMeta
 		switch o := o.(type) {
 		case *corev1.ConfigMap:
-			values, meta = maps.Clone(o.BinaryData), &o.ObjectMeta
-			if values == nil {
-				values = map[string][]byte{}
-			}
+			values, meta = map[string][]byte{}, &o.ObjectMeta
+			maps.Copy(values, o.BinaryData)
 			for k, v := range o.Data {
 				values[k] = []byte(v)
 			}

@@ -1,0 +1,86 @@
+package children
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/internal/testapi"
+)
+
+// TestChildChangedSinceReadIsNotReady: the apply of a child after a spec
+// change finds an object other than the one the pass read (a 409
+// Conflict, injected on the wire), one of the set's own: the pass leaves
+// it for the next one, and meanwhile the kind's condition counts it as not
+// ready, naming it, rather than ready with the content of the earlier
+// spec. The next apply is held until the test has seen that condition.
+// Seen failing before: ConfigMapReady stayed True while cm-0 held the
+// earlier value.
+func TestChildChangedSinceReadIsNotReady(t *testing.T) {
+	inj := &refuseOnce{name: "cm-0", release: make(chan struct{})}
+	e := startHarness(t, reconciler(NewStep("web", webApp, []Kind{Of(&corev1.ConfigMap{})})), harness{transport: inj.wrap})
+	e.create("w", 2, 0)
+	e.waitConditions("w", map[string]cond{"ConfigMapReady": {metav1.ConditionTrue, ReasonReady}})
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
+
+	inj.armed.Store(true)
+	e.setSpec("w", 3, 0)
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		w := &testapi.Widget{}
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(e.widget("w")), w); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(w.Status.Conditions, "ConfigMapReady")
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(ReasonNotReady) || !strings.Contains(c.Message, "cm-0: changed since the pass read it") {
+			return fmt.Errorf("ConfigMapReady is %+v, want False (NotReady) naming cm-0", c)
+		}
+		return nil
+	})
+	close(inj.release)
+	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "3", "cm-1": "3", "cm-2": "3"})
+	e.waitConditions("w", map[string]cond{"ConfigMapReady": {metav1.ConditionTrue, ReasonReady}})
+}
+
+// refuseOnce answers the first apply of the ConfigMap name, once armed,
+// with 409 Conflict, and holds the next one until release is closed.
+type refuseOnce struct {
+	name    string
+	armed   atomic.Bool
+	release chan struct{}
+	seen    atomic.Int32
+}
+
+func (r *refuseOnce) wrap(send http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		parts := strings.Split(req.URL.Path, "/")
+		if !r.armed.Load() || req.Method != http.MethodPatch || len(parts) != 7 || parts[5] != "configmaps" || parts[6] != r.name {
+			return send.RoundTrip(req)
+		}
+		switch r.seen.Add(1) {
+		case 1:
+			return &http.Response{
+				StatusCode: http.StatusConflict,
+				Header:     http.Header{"Content-Type": []string{"application/json"}},
+				Body:       io.NopCloser(strings.NewReader(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,"message":"the object has been modified"}`)),
+				Request:    req,
+			}, nil
+		case 2:
+			select {
+			case <-r.release:
+			case <-time.After(time.Minute):
+			}
+		}
+		return send.RoundTrip(req)
+	})
+}

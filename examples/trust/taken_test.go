@@ -1,0 +1,89 @@
+package trust
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/bosunkit/bosun/bosuntest"
+	"github.com/bosunkit/bosun/controlplane"
+	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
+)
+
+// TestNotSyncedWhileATargetWaits: after a spec change, the apply of a
+// target is answered 409 Conflict (on the wire, as when the object
+// changed since the pass read it), so the children step leaves that
+// target, still holding the earlier bundle, for its next pass. Meanwhile
+// Synced (and Ready) is False with SyncConfigMapTargetFailed, not True for
+// the new generation; the next apply, held until the test has seen that,
+// syncs the Bundle. Seen failing before: Synced True while the target
+// held the earlier bundle, which the battery's matrix caught as a status
+// write after the Bundle looked converged.
+func TestNotSyncedWhileATargetWaits(t *testing.T) {
+	e := newEnv(t, false)
+	e.namespace("team-a", nil)
+	held := &heldApply{path: "/api/v1/namespaces/team-a/configmaps/corp", release: make(chan struct{})}
+	cfg := rest.CopyConfig(e.cp.Config)
+	cfg.Wrap(held.wrap)
+	wrapped := &controlplane.ControlPlane{Config: cfg, Client: e.cp.Client, Scheme: e.cp.Scheme, BinaryDir: e.cp.BinaryDir, CRDs: e.cp.CRDs, WebhookServer: e.cp.WebhookServer}
+	opts := withTrustNamespace(Options{})
+	bosuntest.RunManagerWith(t, wrapped, bosuntest.ManagerOptions{Configure: CacheOptions(opts)}, e.setup(opts))
+
+	a, b := newTestCert(t, "a", false, time.Time{}), newTestCert(t, "b", false, time.Time{})
+	e.bundle("corp", trustv1alpha1.BundleSpec{
+		Sources: []trustv1alpha1.BundleSource{{InLine: a.pem}},
+		Target:  trustv1alpha1.BundleTarget{ConfigMap: &trustv1alpha1.TargetTemplate{Key: "bundle.pem"}},
+	})
+	e.waitSynced("corp", metav1.ConditionTrue, ReasonSynced)
+	e.waitTargets("corp", "bundle.pem", bundleOf(t, a), e.allNamespaces()...)
+
+	held.armed.Store(true)
+	e.patch("corp", func(bl *trustv1alpha1.Bundle) {
+		bl.Spec.Sources = append(bl.Spec.Sources, trustv1alpha1.BundleSource{InLine: b.pem})
+	})
+	e.waitSynced("corp", metav1.ConditionFalse, ReasonSyncConfigMapTargetFailed)
+	close(held.release)
+	e.waitSynced("corp", metav1.ConditionTrue, ReasonSynced)
+	e.waitTargets("corp", "bundle.pem", bundleOf(t, a, b), e.allNamespaces()...)
+}
+
+// heldApply answers the first PATCH of path, once armed, with 409
+// Conflict, and holds the next one until release is closed.
+type heldApply struct {
+	path    string
+	armed   atomic.Bool
+	release chan struct{}
+	seen    atomic.Int32
+}
+
+func (h *heldApply) wrap(send http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if !h.armed.Load() || req.Method != http.MethodPatch || req.URL.Path != h.path {
+			return send.RoundTrip(req)
+		}
+		if h.seen.Add(1) == 1 {
+			return &http.Response{
+				StatusCode: http.StatusConflict,
+				Header:     http.Header{"Content-Type": []string{"application/json"}},
+				Body:       io.NopCloser(strings.NewReader(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,"message":"the object has been modified"}`)),
+				Request:    req,
+			}, nil
+		}
+		select {
+		case <-h.release:
+		case <-time.After(time.Minute):
+		}
+		return send.RoundTrip(req)
+	})
+}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
