@@ -201,8 +201,8 @@ func replaced(err error) bool {
 // another replica) or one WithAdoption takes over is not written in this
 // pass, which looks again after cacheRetry, and counts as not ready in
 // its kind's condition while it differs from the desired form (waiting);
-// and when there is none, the
-// pass is retried quietly, as after any 409 Conflict.
+// and when there is none, the pass is retried quietly, as after any 409
+// Conflict.
 func reportTaken[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, c *child, applyErr error) error {
 	reader := req.APIReader
 	if reader == nil {

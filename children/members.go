@@ -77,10 +77,10 @@ const unseenListMin = 8
 // each one the cache does not show. It records in p.lookedUp, for each
 // child the list looked for, whether it found it; observeMember reads the
 // ones found that the cache does not show, and takes the others for
-// missing. The list is as fresh as a
-// read. When it fails (an operator allowed to list the kind in some
-// namespaces only is refused), the children are read one by one, and a
-// refusal is remembered: the step does not ask again.
+// missing. The list is as fresh as a read. When it fails (an operator
+// allowed to list the kind in some namespaces only is refused), the
+// children are read one by one, and a refusal is remembered: the step does
+// not ask again.
 func lookUpUnseen[T client.Object](ctx context.Context, s *Step[T], req *bosun.Pass[T], p *pass, cs []*child, members map[string]client.Object) {
 	if req.APIReader == nil {
 		return
