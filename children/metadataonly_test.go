@@ -29,6 +29,7 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/internal/wiretest"
 )
 
 // TestMetadataOnlyKind keeps ConfigMaps of a kind watched and cached as
@@ -454,7 +455,7 @@ func (a *patchAnswers) record(o *ctrl.Options) {
 	o.NewClient = func(cfg *rest.Config, opts client.Options) (client.Client, error) {
 		hc := *opts.HTTPClient
 		send := hc.Transport
-		hc.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {
+		hc.Transport = wiretest.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 			resp, err := send.RoundTrip(r)
 			parts := strings.Split(r.URL.Path, "/")
 			if err != nil || r.Method != http.MethodPatch || len(parts) < 7 || parts[5] != "configmaps" {
@@ -485,8 +486,3 @@ func (a *patchAnswers) take(ns string) []string {
 	defer a.mu.Unlock()
 	return a.bodies[ns]
 }
-
-// roundTripper adapts a function to http.RoundTripper.
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -3,7 +3,6 @@ package children
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/internal/wiretest"
 )
 
 // TestChildChangedSinceReadIsNotReady: the apply of a child after a spec
@@ -62,19 +62,14 @@ type refuseOnce struct {
 }
 
 func (r *refuseOnce) wrap(send http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
+	return wiretest.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 		parts := strings.Split(req.URL.Path, "/")
 		if !r.armed.Load() || req.Method != http.MethodPatch || len(parts) != 7 || parts[5] != "configmaps" || parts[6] != r.name {
 			return send.RoundTrip(req)
 		}
 		switch r.seen.Add(1) {
 		case 1:
-			return &http.Response{
-				StatusCode: http.StatusConflict,
-				Header:     http.Header{"Content-Type": []string{"application/json"}},
-				Body:       io.NopCloser(strings.NewReader(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,"message":"the object has been modified"}`)),
-				Request:    req,
-			}, nil
+			return wiretest.Status(req, http.StatusConflict, metav1.StatusReasonConflict), nil
 		case 2:
 			select {
 			case <-r.release:

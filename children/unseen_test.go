@@ -3,7 +3,6 @@ package children
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/internal/wiretest"
 )
 
 // TestUnseenChildrenLookedUpInOneList keeps a ConfigMap of one name in
@@ -95,7 +95,7 @@ type configMapRequests struct {
 
 // wrap sends the manager's requests on through send, counting them.
 func (r *configMapRequests) wrap(send http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
+	return wiretest.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 		parts := strings.Split(req.URL.Path, "/")
 		switch {
 		case req.Method == http.MethodGet && req.URL.Path == "/api/v1/configmaps" && strings.Contains(req.URL.Query().Get("fieldSelector"), "metadata.name=") && req.URL.Query().Get("watch") == "":
@@ -103,12 +103,7 @@ func (r *configMapRequests) wrap(send http.RoundTripper) http.RoundTripper {
 			r.lists++
 			r.mu.Unlock()
 			if r.refuseNameList {
-				return &http.Response{
-					StatusCode: http.StatusForbidden,
-					Header:     http.Header{"Content-Type": []string{"application/json"}},
-					Body:       io.NopCloser(strings.NewReader(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"configmaps is forbidden"}`)),
-					Request:    req,
-				}, nil
+				return wiretest.Status(req, http.StatusForbidden, metav1.StatusReasonForbidden), nil
 			}
 		case req.Method == http.MethodGet && len(parts) == 7 && parts[5] == "configmaps":
 			r.mu.Lock()

@@ -1,9 +1,7 @@
 package trust
 
 import (
-	"io"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/controlplane"
 	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
+	"github.com/bosunkit/bosun/internal/wiretest"
 )
 
 // TestNotSyncedWhileATargetWaits: after a spec change, the apply of a
@@ -63,17 +62,12 @@ type heldApply struct {
 }
 
 func (h *heldApply) wrap(send http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return wiretest.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 		if !h.armed.Load() || req.Method != http.MethodPatch || req.URL.Path != h.path {
 			return send.RoundTrip(req)
 		}
 		if h.seen.Add(1) == 1 {
-			return &http.Response{
-				StatusCode: http.StatusConflict,
-				Header:     http.Header{"Content-Type": []string{"application/json"}},
-				Body:       io.NopCloser(strings.NewReader(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,"message":"the object has been modified"}`)),
-				Request:    req,
-			}, nil
+			return wiretest.Status(req, http.StatusConflict, metav1.StatusReasonConflict), nil
 		}
 		select {
 		case <-h.release:
@@ -82,8 +76,3 @@ func (h *heldApply) wrap(send http.RoundTripper) http.RoundTripper {
 		return send.RoundTrip(req)
 	})
 }
-
-// roundTripFunc adapts a function to http.RoundTripper.
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
