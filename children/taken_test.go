@@ -3,11 +3,8 @@ package children
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,13 +25,14 @@ import (
 // Seen failing before: ConfigMapReady stayed True while cm-0 held the
 // earlier value.
 func TestChildChangedSinceReadIsNotReady(t *testing.T) {
-	inj := &refuseOnce{name: "cm-0", release: make(chan struct{})}
-	e := startHarness(t, reconciler(NewStep("web", webApp, []Kind{Of(&corev1.ConfigMap{})})), harness{transport: inj.wrap})
+	inj := &wiretest.ConflictThenHold{Release: make(chan struct{})}
+	e := startHarness(t, reconciler(NewStep("web", webApp, []Kind{Of(&corev1.ConfigMap{})})), harness{transport: inj.Wrap})
 	e.create("w", 2, 0)
 	e.waitConditions("w", map[string]cond{"ConfigMapReady": {metav1.ConditionTrue, ReasonReady}})
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "2", "cm-1": "2"})
 
-	inj.armed.Store(true)
+	inj.Path = "/api/v1/namespaces/" + e.ns + "/configmaps/cm-0"
+	inj.Arm()
 	e.setSpec("w", 3, 0)
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		w := &testapi.Widget{}
@@ -47,35 +45,7 @@ func TestChildChangedSinceReadIsNotReady(t *testing.T) {
 		}
 		return nil
 	})
-	close(inj.release)
+	close(inj.Release)
 	e.waitConfigMaps(e.ns, map[string]string{"cm-0": "3", "cm-1": "3", "cm-2": "3"})
 	e.waitConditions("w", map[string]cond{"ConfigMapReady": {metav1.ConditionTrue, ReasonReady}})
-}
-
-// refuseOnce answers the first apply of the ConfigMap name, once armed,
-// with 409 Conflict, and holds the next one until release is closed.
-type refuseOnce struct {
-	name    string
-	armed   atomic.Bool
-	release chan struct{}
-	seen    atomic.Int32
-}
-
-func (r *refuseOnce) wrap(send http.RoundTripper) http.RoundTripper {
-	return wiretest.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
-		parts := strings.Split(req.URL.Path, "/")
-		if !r.armed.Load() || req.Method != http.MethodPatch || len(parts) != 7 || parts[5] != "configmaps" || parts[6] != r.name {
-			return send.RoundTrip(req)
-		}
-		switch r.seen.Add(1) {
-		case 1:
-			return wiretest.Status(req, http.StatusConflict, metav1.StatusReasonConflict), nil
-		case 2:
-			select {
-			case <-r.release:
-			case <-time.After(time.Minute):
-			}
-		}
-		return send.RoundTrip(req)
-	})
 }

@@ -1,8 +1,6 @@
 package trust
 
 import (
-	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,9 +25,9 @@ import (
 func TestNotSyncedWhileATargetWaits(t *testing.T) {
 	e := newEnv(t, false)
 	e.namespace("team-a", nil)
-	held := &heldApply{path: "/api/v1/namespaces/team-a/configmaps/corp", release: make(chan struct{})}
+	held := &wiretest.ConflictThenHold{Path: "/api/v1/namespaces/team-a/configmaps/corp", Release: make(chan struct{})}
 	cfg := rest.CopyConfig(e.cp.Config)
-	cfg.Wrap(held.wrap)
+	cfg.Wrap(held.Wrap)
 	wrapped := &controlplane.ControlPlane{Config: cfg, Client: e.cp.Client, Scheme: e.cp.Scheme, BinaryDir: e.cp.BinaryDir, CRDs: e.cp.CRDs, WebhookServer: e.cp.WebhookServer}
 	opts := withTrustNamespace(Options{})
 	bosuntest.RunManagerWith(t, wrapped, bosuntest.ManagerOptions{Configure: CacheOptions(opts)}, e.setup(opts))
@@ -42,37 +40,12 @@ func TestNotSyncedWhileATargetWaits(t *testing.T) {
 	e.waitSynced("corp", metav1.ConditionTrue, ReasonSynced)
 	e.waitTargets("corp", "bundle.pem", bundleOf(t, a), e.allNamespaces()...)
 
-	held.armed.Store(true)
+	held.Arm()
 	e.patch("corp", func(bl *trustv1alpha1.Bundle) {
 		bl.Spec.Sources = append(bl.Spec.Sources, trustv1alpha1.BundleSource{InLine: b.pem})
 	})
 	e.waitSynced("corp", metav1.ConditionFalse, ReasonSyncConfigMapTargetFailed)
-	close(held.release)
+	close(held.Release)
 	e.waitSynced("corp", metav1.ConditionTrue, ReasonSynced)
 	e.waitTargets("corp", "bundle.pem", bundleOf(t, a, b), e.allNamespaces()...)
-}
-
-// heldApply answers the first PATCH of path, once armed, with 409
-// Conflict, and holds the next one until release is closed.
-type heldApply struct {
-	path    string
-	armed   atomic.Bool
-	release chan struct{}
-	seen    atomic.Int32
-}
-
-func (h *heldApply) wrap(send http.RoundTripper) http.RoundTripper {
-	return wiretest.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
-		if !h.armed.Load() || req.Method != http.MethodPatch || req.URL.Path != h.path {
-			return send.RoundTrip(req)
-		}
-		if h.seen.Add(1) == 1 {
-			return wiretest.Status(req, http.StatusConflict, metav1.StatusReasonConflict), nil
-		}
-		select {
-		case <-h.release:
-		case <-time.After(time.Minute):
-		}
-		return send.RoundTrip(req)
-	})
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -35,4 +37,41 @@ func Status(req *http.Request, code int, reason metav1.StatusReason) *http.Respo
 		Body:       io.NopCloser(bytes.NewReader(body)),
 		Request:    req,
 	}
+}
+
+// ConflictThenHold answers the first PATCH of Path, once armed, with 409
+// Conflict, as when the object changed since the client read it, and
+// holds the next PATCH of Path until Release is closed (a minute at
+// most), so that a test sees what the client made of the conflict before
+// the client writes again.
+type ConflictThenHold struct {
+	// Path is the request's URL path, such as
+	// /api/v1/namespaces/ns/configmaps/name.
+	Path    string
+	Release chan struct{}
+	armed   atomic.Bool
+	seen    atomic.Int32
+}
+
+// Arm starts watching for the PATCH of Path.
+func (c *ConflictThenHold) Arm() { c.armed.Store(true) }
+
+// Wrap sends the requests on through send, but for those c answers or
+// holds.
+func (c *ConflictThenHold) Wrap(send http.RoundTripper) http.RoundTripper {
+	return RoundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if !c.armed.Load() || req.Method != http.MethodPatch || req.URL.Path != c.Path {
+			return send.RoundTrip(req)
+		}
+		switch c.seen.Add(1) {
+		case 1:
+			return Status(req, http.StatusConflict, metav1.StatusReasonConflict), nil
+		case 2:
+			select {
+			case <-c.Release:
+			case <-time.After(time.Minute):
+			}
+		}
+		return send.RoundTrip(req)
+	})
 }
