@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -24,6 +23,7 @@ import (
 	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
+	"github.com/bosunkit/bosun/internal/wiretest"
 	"github.com/bosunkit/bosun/tuning"
 )
 
@@ -105,9 +105,7 @@ func startHarness(t *testing.T, r *bosun.Reconciler[*testapi.Widget], h harness)
 	t.Helper()
 	cp := shared.ControlPlane(t)
 	if h.transport != nil {
-		cfg := rest.CopyConfig(cp.Config)
-		cfg.Wrap(h.transport)
-		cp = &controlplane.ControlPlane{Config: cfg, Client: cp.Client, Scheme: cp.Scheme, BinaryDir: cp.BinaryDir, CRDs: cp.CRDs, WebhookServer: cp.WebhookServer}
+		cp = wiretest.Through(cp, h.transport)
 	}
 	e := &env{t: t, c: cp.Client, ns: bosuntest.Namespace(t, cp.Client), writes: &bosuntest.WriteCounter{}, logs: &bosuntest.LogRecorder{}, passes: &bosuntest.ReconcileCounter{}}
 	here := predicate.NewPredicateFuncs(func(o client.Object) bool {

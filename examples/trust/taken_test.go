@@ -5,10 +5,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/bosunkit/bosun/bosuntest"
-	"github.com/bosunkit/bosun/controlplane"
 	trustv1alpha1 "github.com/bosunkit/bosun/examples/trust/api/v1alpha1"
 	"github.com/bosunkit/bosun/internal/wiretest"
 )
@@ -26,11 +24,8 @@ func TestNotSyncedWhileATargetWaits(t *testing.T) {
 	e := newEnv(t, false)
 	e.namespace("team-a", nil)
 	held := &wiretest.ConflictThenHold{Path: "/api/v1/namespaces/team-a/configmaps/corp", Release: make(chan struct{})}
-	cfg := rest.CopyConfig(e.cp.Config)
-	cfg.Wrap(held.Wrap)
-	wrapped := &controlplane.ControlPlane{Config: cfg, Client: e.cp.Client, Scheme: e.cp.Scheme, BinaryDir: e.cp.BinaryDir, CRDs: e.cp.CRDs, WebhookServer: e.cp.WebhookServer}
 	opts := withTrustNamespace(Options{})
-	bosuntest.RunManagerWith(t, wrapped, bosuntest.ManagerOptions{Configure: CacheOptions(opts)}, e.setup(opts))
+	bosuntest.RunManagerWith(t, wiretest.Through(e.cp, held.Wrap), bosuntest.ManagerOptions{Configure: CacheOptions(opts)}, e.setup(opts))
 
 	a, b := newTestCert(t, "a", false, time.Time{}), newTestCert(t, "b", false, time.Time{})
 	e.bundle("corp", trustv1alpha1.BundleSpec{

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/bosunkit/bosun/controlplane"
 )
 
 // RoundTripFunc adapts a function to http.RoundTripper.
@@ -74,4 +77,13 @@ func (c *ConflictThenHold) Wrap(send http.RoundTripper) http.RoundTripper {
 		}
 		return send.RoundTrip(req)
 	})
+}
+
+// Through returns cp as seen through wrap: the same control plane, whose
+// Config sends every request (of a manager's cache, client and API
+// reader) through the RoundTripper wrap makes. cp's Client is not wrapped.
+func Through(cp *controlplane.ControlPlane, wrap func(http.RoundTripper) http.RoundTripper) *controlplane.ControlPlane {
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.Wrap(wrap)
+	return &controlplane.ControlPlane{Config: cfg, Client: cp.Client, Scheme: cp.Scheme, BinaryDir: cp.BinaryDir, CRDs: cp.CRDs, WebhookServer: cp.WebhookServer}
 }
