@@ -669,6 +669,11 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 		b.own.set(r.own)
 		b.watches.watchFor(watched, b.own)
 	}
+	if r.prep.cleans && gvkErr == nil {
+		if err := b.countDeletions(r, watched, gvk); err != nil {
+			return nil, err
+		}
+	}
 	r.book = b.book
 	r.own.book = b.book
 	r.observation = ObservationOf(b.mgr)
@@ -686,6 +691,23 @@ func (b *Builder[T]) build(r *Reconciler[T], forObj client.Object) (controller.C
 	b.ctrl = c
 	r.observation.addReconciler(ReconcilerInfo{Name: r.Name, GVK: gvkOf(forObj, b.mgr.GetScheme()), Graph: r.Graph, PolicyRules: r.PolicyRules})
 	return c, nil
+}
+
+// countDeletions sets up r's mass-deletion breaker: the count of the
+// deletions of its kind gvk, kept by a handler of the informer of watched
+// (the For watch's), and the name of the kind's
+// CustomResourceDefinition.
+func (b *Builder[T]) countDeletions(r *Reconciler[T], watched client.Object, gvk schema.GroupVersionKind) error {
+	count := newDeletionCount()
+	inf, err := b.mgr.GetCache().GetInformer(context.Background(), watched)
+	if err != nil {
+		return fmt.Errorf("bosun: reconciler %q: the informer of %s for the mass-deletion breaker: %w", r.Name, gvk.Kind, err)
+	}
+	if _, err := inf.AddEventHandler(count.handler()); err != nil {
+		return fmt.Errorf("bosun: reconciler %q: the informer of %s for the mass-deletion breaker: %w", r.Name, gvk.Kind, err)
+	}
+	r.breaker = &breaker{count: count, crd: crdName(b.mgr.GetRESTMapper(), gvk)}
+	return nil
 }
 
 // forWatch returns the object the For watch of forObj is made from, and

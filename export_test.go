@@ -39,6 +39,7 @@ const (
 	MetricStepErrors       = metricStepErrors
 	MetricOwnWritesSkipped = metricOwnWritesSkipped
 	MetricDeletionBlocked  = metricDeletionBlocked
+	MetricDeletionHeld     = metricDeletionHeld
 	StaleCacheRetry        = staleCacheRetry
 	RetryPriority          = retryPriority
 	ConflictRequeueDelay   = conflictRequeueDelay

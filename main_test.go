@@ -66,6 +66,9 @@ type runOptions struct {
 	// watchKind adds a watch of Widgets that enqueues nothing, as a
 	// step's watch of its parents does (to forget one that is deleted).
 	watchKind bool
+	// manager, when set, is given the manager before the controller is
+	// set up.
+	manager func(ctrl.Manager)
 }
 
 // asOperator gives a manager's options the cache and client of package
@@ -83,6 +86,9 @@ func (f *fixture) run(r *bosun.Reconciler[*testapi.Widget], opts runOptions) {
 		return o.GetNamespace() == f.ns
 	}))
 	bosuntest.RunManagerWith(f.t, f.cp, bosuntest.ManagerOptions{Configure: opts.configure}, func(mgr ctrl.Manager) error {
+		if opts.manager != nil {
+			opts.manager(mgr)
+		}
 		if opts.client != nil {
 			mgr = bosuntest.ManagerWithClient(mgr, opts.client(mgr.GetClient()))
 		}

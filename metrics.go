@@ -39,6 +39,7 @@ const (
 	metricStepErrors       = register.MetricStepErrors
 	metricOwnWritesSkipped = register.MetricOwnWritesSkipped
 	metricDeletionBlocked  = register.MetricDeletionBlocked
+	metricDeletionHeld     = register.MetricDeletionHeld
 )
 
 // registererOrDefault returns reg, or controller-runtime's metrics.Registry
@@ -66,6 +67,8 @@ type metricSet struct {
 	ownWriteSkipped prometheus.Counter
 	// deletionBlocked counts the deletions that passed the deadline.
 	deletionBlocked prometheus.Counter
+	// deletionHeld counts the deletions the mass-deletion breaker held.
+	deletionHeld prometheus.Counter
 }
 
 const numPhases = 5
@@ -94,7 +97,7 @@ func newMetricSet(reg prometheus.Registerer, controller string, stepNames []stri
 	if err != nil {
 		return nil, err
 	}
-	m := &metricSet{reg: reg, steps: make(map[string]*[numPhases]phaseMetrics, len(stepNames)), ownWriteSkipped: c.OwnWrites.WithLabelValues(controller), deletionBlocked: c.Blocked.WithLabelValues(controller)}
+	m := &metricSet{reg: reg, steps: make(map[string]*[numPhases]phaseMetrics, len(stepNames)), ownWriteSkipped: c.OwnWrites.WithLabelValues(controller), deletionBlocked: c.Blocked.WithLabelValues(controller), deletionHeld: c.Held.WithLabelValues(controller)}
 	for _, name := range stepNames {
 		var pm [numPhases]phaseMetrics
 		for _, ph := range phases {

@@ -170,6 +170,10 @@ type Observation struct {
 	// version otherwise (set at link time, say) sets it in its setup,
 	// before its controllers: a Builder reads it when it completes.
 	Build string
+	// AllowMassDeletion turns the mass-deletion breaker off for every
+	// reconciler set up on the manager (see MassDeletion.Allow). Package
+	// operator sets it from --allow-mass-deletion.
+	AllowMassDeletion bool
 
 	mu sync.Mutex
 	// observers is replaced, never changed, so that passes read it

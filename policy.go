@@ -21,6 +21,10 @@ const (
 	// (see Options.DeletionDeadline); the engine never releases it on its
 	// own.
 	AnnotationReleaseFinalizer = "bosun.dev/release-finalizer"
+	// AnnotationAllowMassDeletion "true" on an object being deleted lets
+	// its cleanup go on although the mass-deletion breaker holds it (see
+	// MassDeletion).
+	AnnotationAllowMassDeletion = "bosun.dev/allow-mass-deletion"
 	// AnnotationReconciledBy names, for each bosun controller that
 	// reconciles the object, the build of the operator that last did
 	// (Options.Build), so that an upgrade's progress and the objects a

@@ -155,6 +155,9 @@ type Reconciler[T client.Object] struct {
 	own *ownWrites[T]
 	// managerBuild is the Build of the manager's Observation, set by Build.
 	managerBuild string
+	// breaker is the mass-deletion breaker at work, set by Build for a
+	// reconciler whose steps clean up.
+	breaker *breaker
 }
 
 // Options are the settings of a Reconciler that most leave at their
@@ -233,6 +236,13 @@ type Options struct {
 	// the finalizer stays until it finishes or an administrator sets
 	// AnnotationReleaseFinalizer. Zero reports nothing.
 	DeletionDeadline time.Duration
+	// MassDeletion is the mass-deletion breaker, on by default for a
+	// reconciler whose steps clean up: it holds the cleanups of objects
+	// deleted in a mass (their kind's CustomResourceDefinition being
+	// deleted, more than a count or share of its objects entering deletion
+	// within a window), deleting nothing, until an administrator lets them
+	// go on (see MassDeletion and docs/OPERATIONS.md).
+	MassDeletion MassDeletion
 	// KStatus keeps the conditions of the kstatus convention besides Ready,
 	// so that Flux, Argo CD and kubectl's status readers judge the objects
 	// right: Reconciling True (with Ready's reason and message) while Ready
@@ -495,6 +505,9 @@ func (r *Reconciler[T]) checkOptions(p *prepared[T], invalid func(string, ...any
 			return invalid("FormerFinalizers lists Finalizer %q itself", f)
 		}
 	}
+	if msg := r.Options.MassDeletion.check(); msg != "" {
+		return invalid("%s", msg)
+	}
 	if r.Resync < 0 {
 		return invalid("Resync %s is negative", r.Resync)
 	}
@@ -585,7 +598,9 @@ func (r *Reconciler[T]) Graph() Graph { return graphOf(r.Name, r.Finalizer, r.St
 // PolicyRules returns the RBAC rules r needs, for the operator's role: the
 // engine's own (get, list, watch, update and patch on T and get, update and
 // patch on its status; get, list and watch on namespaces unless
-// Options.IgnoreNamespacePolicy; create and patch on events.k8s.io events)
+// Options.IgnoreNamespacePolicy; create and patch on events.k8s.io events;
+// get on T's CustomResourceDefinition when a step cleans up, for the
+// mass-deletion breaker, unless Options.MassDeletion.Allow)
 // and those of every step, composites' steps included, that declares its
 // own with a method
 //
@@ -635,8 +650,29 @@ func (r *Reconciler[T]) PolicyRules(scheme *runtime.Scheme) ([]rbacv1.PolicyRule
 		}
 		return nil
 	}
+	cleans := false
+	var visitCleaners func(steps []Step[T], depth int)
+	visitCleaners = func(steps []Step[T], depth int) {
+		for _, s := range steps {
+			if _, ok := s.(Cleaner[T]); ok {
+				cleans = true
+			}
+			if c, ok := s.(Composite[T]); ok && depth < maxDepth {
+				visitCleaners(c.Steps(), depth+1)
+			}
+		}
+	}
 	if err := visit(r.Steps, 0); err != nil {
 		return nil, fmt.Errorf("bosun: reconciler %q: %w", r.Name, err)
+	}
+	visitCleaners(r.Steps, 0)
+	if cleans && !r.Options.MassDeletion.Allow && !builtInGroup(gvk.Group) {
+		// The mass-deletion breaker reads the kind's
+		// CustomResourceDefinition.
+		rules = append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
+			ResourceNames: []string{res.Resource + "." + gvk.Group}, Verbs: []string{"get"},
+		})
 	}
 	return rules, nil
 }
@@ -831,6 +867,9 @@ type passState[T client.Object] struct {
 	// blockedReason is DeletionBlocked's reason.
 	blocked       string
 	blockedReason conditions.Reason
+	// held, when set, says why the mass-deletion breaker holds the
+	// cleanup.
+	held string
 	// released, when set, says how AnnotationReleaseFinalizer released
 	// the finalizer.
 	released string

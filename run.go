@@ -162,6 +162,11 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 		if asked && (how == releaseAfterCleanup || how == releaseOrphan) {
 			return ps.releaseOnRequest(ctx, how)
 		}
+		if held, err := ps.hold(ctx); held || err != nil {
+			// Nothing is deleted; the object waits for an administrator,
+			// whose annotation brings the next pass.
+			return ctrl.Result{}, err, false
+		}
 		res, err = ps.cleanup(ctx)
 		if !interrupts(res, err) {
 			ps.removeFinalizers()
@@ -428,6 +433,9 @@ func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64,
 			ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, string(conditions.ReasonProgressing), ps.early
 		}
 	}
+	if ps.held != "" {
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, string(conditions.ReasonDeletionHeld), conditions.Bound(ps.held)
+	}
 	if ps.invalidRelease != "" {
 		msg := ps.invalidRelease
 		if err != nil {
@@ -564,22 +572,32 @@ func readyAt(conds []metav1.Condition, gen int64) bool {
 }
 
 // setDeletionBlocked sets DeletionBlocked True when the deletion passed its
-// deadline in this pass, with a Warning event and the metric the first time,
-// and removes it otherwise.
+// deadline in this pass, or the mass-deletion breaker holds it, with a
+// Warning event and the metric the first time, and removes it otherwise.
 func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, gen int64, now metav1.Time) {
-	if ps.blocked == "" {
+	msg, reason, event := ps.blocked, ps.blockedReason, conditions.ReasonDeletionBlocked
+	if ps.held != "" {
+		msg, reason, event = ps.held, conditions.ReasonDeletionHeld, conditions.ReasonDeletionHeld
+	}
+	if msg == "" {
 		meta.RemoveStatusCondition(conds, conditions.TypeDeletionBlocked)
 		return
 	}
 	was := conditions.Find(*conds, conditions.TypeDeletionBlocked)
 	conditions.Set(conds, metav1.Condition{
-		Type: conditions.TypeDeletionBlocked, Status: metav1.ConditionTrue, Reason: string(ps.blockedReason), Message: ps.blocked, ObservedGeneration: gen,
+		Type: conditions.TypeDeletionBlocked, Status: metav1.ConditionTrue, Reason: string(reason), Message: msg, ObservedGeneration: gen,
 	}, now)
-	if was == nil || was.Status != metav1.ConditionTrue {
-		ps.event(corev1.EventTypeWarning, conditions.ReasonDeletionBlocked, "Cleanup", "%s", ps.blocked)
-		if ps.req.metrics != nil {
-			ps.req.metrics.deletionBlocked.Inc()
-		}
+	if was != nil && was.Status == metav1.ConditionTrue && was.Reason == string(reason) {
+		return
+	}
+	ps.event(corev1.EventTypeWarning, event, "Cleanup", "%s", msg)
+	if ps.req.metrics == nil {
+		return
+	}
+	if ps.held != "" {
+		ps.req.metrics.deletionHeld.Inc()
+	} else {
+		ps.req.metrics.deletionBlocked.Inc()
 	}
 }
 

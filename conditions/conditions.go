@@ -26,9 +26,11 @@ const (
 )
 
 // TypeDeletionBlocked is True while the deletion of an object has passed
-// its reconciler's deletion deadline with the cleanup not finished; its
-// message says what blocks it and since when, and how to release the
-// finalizer on purpose. The engine keeps it (bosun.Options.DeletionDeadline).
+// its reconciler's deletion deadline with the cleanup not finished, or
+// while the mass-deletion breaker holds the cleanup
+// (ReasonDeletionHeld); its message says what blocks it and since when,
+// and how to go on. The engine keeps it (bosun.Options.DeletionDeadline,
+// bosun.Options.MassDeletion).
 const TypeDeletionBlocked = "DeletionBlocked"
 
 // Reason is the reason of a condition or of an Event: one CamelCase word
@@ -100,6 +102,12 @@ const (
 	// cleanup waits (a step asked to come back) rather than fails; a
 	// failing cleanup gives its error's reason.
 	ReasonCleanupPending Reason = "CleanupPending"
+	// ReasonDeletionHeld is the reason of DeletionBlocked=True and
+	// Ready=False, and of a Warning event, when the mass-deletion breaker
+	// holds the cleanup of an object being deleted
+	// (bosun.Options.MassDeletion): nothing is deleted until an
+	// administrator lets it go on.
+	ReasonDeletionHeld Reason = "DeletionHeld"
 	// ReasonInvalidResyncInterval is the reason of Ready=False for an
 	// object whose bosun.dev/resync-interval annotation cannot be read. The
 	// steps still run; the object is reconciled again when it changes.

@@ -115,6 +115,10 @@ type Flags struct {
 	// client-go (tuning.Enable): off, the operator runs on their plumbing
 	// as they come, with a lean cache (tuning.LeanCache).
 	Tuning bool
+	// AllowMassDeletion turns the mass-deletion breaker of every bosun
+	// reconciler of the operator off (bosun.Observation.AllowMassDeletion):
+	// the cleanups it holds go on. For a mass deletion that is meant.
+	AllowMassDeletion bool
 	// Zap are the logger's flags (--zap-log-level and the others).
 	Zap zap.Options
 }
@@ -183,6 +187,8 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 		"Serve a page of the reconcilers and their recent passes at /debug/bosun/ on the metrics server, behind the same protection as /metrics.")
 	fs.BoolVar(&f.Tuning, "tuning", f.Tuning,
 		"Turn on bosun's tuning beneath controller-runtime and client-go: answers trimmed on the wire, workers that start before the informers have listed, lazy log keys (docs/TUNING.md).")
+	fs.BoolVar(&f.AllowMassDeletion, "allow-mass-deletion", f.AllowMassDeletion,
+		"Let every cleanup go on that the mass-deletion breaker holds (objects deleted together with their CRD, their namespace, or past the breaker's count): for a mass deletion that is meant (docs/OPERATIONS.md).")
 	f.Zap.BindFlags(fs)
 }
 

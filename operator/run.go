@@ -259,7 +259,7 @@ func (o Options) newManager(cfg *rest.Config, scheme *runtime.Scheme, mopts ctrl
 	}
 	// The manager carries an Observation, which the debug page and any
 	// observer the setup adds watch.
-	obs := &bosun.Observation{Build: buildOf(version.Get())}
+	obs := &bosun.Observation{Build: buildOf(version.Get()), AllowMassDeletion: flags.AllowMassDeletion}
 	mgr = obs.Attach(mgr)
 	if page != nil {
 		page.Observe(obs)

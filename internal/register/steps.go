@@ -21,6 +21,9 @@ const (
 	// reconciler's deletion deadline with its cleanup not finished,
 	// labelled controller.
 	MetricDeletionBlocked = "bosun_deletion_blocked_total"
+	// MetricDeletionHeld counts the objects whose cleanup the
+	// reconciler's mass-deletion breaker held, labelled controller.
+	MetricDeletionHeld = "bosun_deletion_held_total"
 )
 
 // StepCollectors are the engine's collectors as registered in one registry.
@@ -29,6 +32,7 @@ type StepCollectors struct {
 	Errors    *prometheus.CounterVec
 	OwnWrites *prometheus.CounterVec
 	Blocked   *prometheus.CounterVec
+	Held      *prometheus.CounterVec
 }
 
 // Steps registers the engine's collectors in reg (nil: controller-runtime's
@@ -68,5 +72,12 @@ func Steps(reg prometheus.Registerer) (*StepCollectors, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &StepCollectors{Duration: duration, Errors: errs, OwnWrites: own, Blocked: blocked}, nil
+	held, err := Once(reg, "bosun metrics", prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: MetricDeletionHeld,
+		Help: "Objects whose cleanup the mass-deletion breaker held.",
+	}, []string{"controller"}))
+	if err != nil {
+		return nil, err
+	}
+	return &StepCollectors{Duration: duration, Errors: errs, OwnWrites: own, Blocked: blocked, Held: held}, nil
 }
