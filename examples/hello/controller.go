@@ -60,6 +60,7 @@ func NewReconciler() *bosun.Reconciler[*hellov1.Greeting] {
 // to a Greeting, as the ConfigMap's controller reference does.
 //
 // +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=greetings.hello.bosun.dev
 // +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=hello.bosun.dev,resources=greetings/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete

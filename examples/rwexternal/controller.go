@@ -93,6 +93,7 @@ func NewReconciler() *bosun.Reconciler[*rwv1.RWExternal] {
 // no update on the RWExternals' finalizers subresource.
 //
 // +kubebuilder:rbac:groups=rwexternal.bosun.dev,resources=rwexternals,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=rwexternals.rwexternal.bosun.dev
 // +kubebuilder:rbac:groups=rwexternal.bosun.dev,resources=rwexternals/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch

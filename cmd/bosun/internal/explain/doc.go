@@ -16,7 +16,9 @@
 //     messages the engine wrote (which name the steps);
 //   - a deletion under way: since when, its finalizers, and the
 //     DeletionBlocked condition with the annotation that releases the
-//     finalizer on purpose (bosun.dev/release-finalizer);
+//     finalizer on purpose (bosun.dev/release-finalizer), or, for a cleanup
+//     the mass-deletion breaker holds, the one that lets it go on
+//     (bosun.dev/allow-mass-deletion);
 //   - the reconcile policy in force (bosun.dev/reconcile-policy on the
 //     object, else on its Namespace, else the default) and where it came
 //     from;

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/bosunkit/bosun"
+	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/managed"
 )
 
@@ -140,15 +141,27 @@ func (r *Report) writeDeletion(p *printer) {
 	switch {
 	case d.Release != "":
 		p.line(1, "%s=%s is set: the engine acts on it at its next pass.", bosun.AnnotationReleaseFinalizer, d.Release)
+	case d.Blocked != nil && d.Blocked.Status == metav1.ConditionTrue && d.Blocked.Reason == string(conditions.ReasonDeletionHeld):
+		p.line(1, "The mass-deletion breaker holds the cleanup: nothing is deleted until it is let go on. If the deletion is meant:")
+		target := r.target()
+		p.line(2, "kubectl annotate %s %s=true   # let the cleanup go on (or run the operator with --allow-mass-deletion)", target, bosun.AnnotationAllowMassDeletion)
+		p.line(2, "kubectl annotate %s %s=orphan   # release without cleanup, keeping what it would delete", target, bosun.AnnotationReleaseFinalizer)
 	case d.Blocked != nil && d.Blocked.Status == metav1.ConditionTrue:
 		p.line(1, "The engine keeps retrying and never releases its finalizer on its own. Once what blocks is understood, release it on purpose:")
-		target := r.Resource + " " + r.Name
-		if r.Namespace != "" {
-			target += " -n " + r.Namespace
-		}
+		target := r.target()
 		p.line(2, "kubectl annotate %s %s=true     # clean up once more, then release whatever the outcome", target, bosun.AnnotationReleaseFinalizer)
 		p.line(2, "kubectl annotate %s %s=orphan   # release without cleanup, leaving what it would delete", target, bosun.AnnotationReleaseFinalizer)
 	}
+}
+
+// target is the object as kubectl names it: its resource, its name and
+// its namespace.
+func (r *Report) target() string {
+	target := r.Resource + " " + r.Name
+	if r.Namespace != "" {
+		target += " -n " + r.Namespace
+	}
+	return target
 }
 
 func (r *Report) writePolicy(p *printer) {

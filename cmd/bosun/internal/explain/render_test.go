@@ -141,6 +141,29 @@ func TestWrite(t *testing.T) {
 			),
 		},
 		{
+			name: "deletion held by the mass-deletion breaker",
+			report: func(r *Report) {
+				r.Kind, r.Resource, r.Name = "Widget", "widgets.test.bosun.dev", "w"
+				r.Ready = cond("Ready", metav1.ConditionFalse, "DeletionHeld", "the cleanup is held", time.Minute)
+				r.Deletion = &Deletion{
+					Requested:  before(time.Minute),
+					Finalizers: []string{"test.bosun.dev/cleanup"},
+					Blocked:    cond("DeletionBlocked", metav1.ConditionTrue, "DeletionHeld", "the cleanup is held", time.Minute),
+				}
+			},
+			want: lines(
+				"Widget demo/w: not Ready, being deleted",
+				"  Ready: False (DeletionHeld) for 60s: the cleanup is held",
+				"  Generation 2: the status describes it.",
+				"Deletion asked 60s ago (2026-03-04T11:59:00Z); finalizers: test.bosun.dev/cleanup",
+				"  DeletionBlocked: True (DeletionHeld) for 60s: the cleanup is held",
+				"  The mass-deletion breaker holds the cleanup: nothing is deleted until it is let go on. If the deletion is meant:",
+				"    kubectl annotate widgets.test.bosun.dev w -n demo bosun.dev/allow-mass-deletion=true   # let the cleanup go on (or run the operator with --allow-mass-deletion)",
+				"    kubectl annotate widgets.test.bosun.dev w -n demo bosun.dev/release-finalizer=orphan   # release without cleanup, keeping what it would delete",
+				defaultPolicy,
+			),
+		},
+		{
 			name: "deletion released, of a cluster-scoped object",
 			report: func(r *Report) {
 				r.Kind, r.Resource, r.Namespace, r.Name = "Bucket", "buckets.storage.example.com", "", "logs"
