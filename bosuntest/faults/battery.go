@@ -975,7 +975,7 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	}
 	bystander := c.bystander(ctx)
 	c.startReplicas()
-	if (f == kstatusOn || f == planned || f == formerFinalizer || x == blockedCleanup) && !c.configured() {
+	if (f == kstatusOn || f == planned || f == formerFinalizer || x == blockedCleanup || x == massHeld) && !c.configured() {
 		t.Skipf("%s: the operator's Setup does not pass its reconcilers' options to Process.Configure (no bosun reconciler)", f)
 	}
 	var kw *kstatusWatch
@@ -1001,9 +1001,12 @@ func (b *battery) runCell(t *testing.T, sizes matrixSizes, f feature, x matrixFa
 	if f == threeShards {
 		c.leave()
 	}
-	if x == blockedCleanup {
+	switch x {
+	case blockedCleanup:
 		c.blockedDelete(objs)
-	} else {
+	case massHeld:
+		c.heldDelete(objs)
+	default:
 		c.deleteAll(objs, measure)
 	}
 	if kw != nil {

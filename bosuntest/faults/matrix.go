@@ -38,6 +38,7 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/bosuntest/oracle"
+	"github.com/bosunkit/bosun/conditions"
 	"github.com/bosunkit/bosun/operator"
 	"github.com/bosunkit/bosun/shard"
 )
@@ -175,10 +176,19 @@ const (
 	// bosun.dev/release-finalizer "true". Operators whose Setup does not
 	// call Process.Configure skip it.
 	blockedCleanup matrixFault = "cleanup blocked past the deadline"
+	// massHeld runs the processes' bosun reconcilers with a mass-deletion
+	// breaker that takes every deletion for a mass one
+	// (bosun.MassDeletion.Count negative): each object a finalizer holds
+	// must show DeletionBlocked with conditions.ReasonDeletionHeld, for
+	// at most one write each and no external change, and stay unwritten
+	// for Quiet; once annotated bosun.dev/allow-mass-deletion "true",
+	// nothing of it may be left. Operators whose Setup does not call
+	// Process.Configure skip it.
+	massHeld matrixFault = "mass deletion held"
 )
 
 // matrixFaults are every fault, in the matrix's order.
-var matrixFaults = []matrixFault{noFault, crashMidWrite, apiErrors, watchEvents, staleCache, networkPartition, slowExternal, foreignWrite, blockedCleanup}
+var matrixFaults = []matrixFault{noFault, crashMidWrite, apiErrors, watchEvents, staleCache, networkPartition, slowExternal, foreignWrite, blockedCleanup, massHeld}
 
 // Cost is what an operation may cost per object: API writes (Events and
 // Leases aside) and calls that change an external system.
@@ -1016,7 +1026,7 @@ func plainOnly(procs []*Process) bool {
 // engineOptions returns the engine options of the cell's feature and
 // fault, or nil when they are the engine's defaults.
 func (c *cell) engineOptions() func(*bosun.Options) {
-	if c.f != kstatusOn && c.f != formerFinalizer && c.x != blockedCleanup {
+	if c.f != kstatusOn && c.f != formerFinalizer && c.x != blockedCleanup && c.x != massHeld {
 		return nil
 	}
 	return func(o *bosun.Options) {
@@ -1026,6 +1036,9 @@ func (c *cell) engineOptions() func(*bosun.Options) {
 		}
 		if c.x == blockedCleanup {
 			o.DeletionDeadline = c.sizes.Deadline
+		}
+		if c.x == massHeld {
+			o.MassDeletion.Count = -1
 		}
 		if c.f == formerFinalizer {
 			o.FormerFinalizers = append(o.FormerFinalizers, formerName)
@@ -1217,6 +1230,82 @@ func (c *cell) waitBlocked(objs []client.Object) []client.Object {
 		c.result.oracles++
 	}
 	return held
+}
+
+// heldDelete deletes the objects under a mass-deletion breaker that holds
+// every cleanup, and checks its promises: each object that a finalizer
+// holds shows DeletionBlocked with conditions.ReasonDeletionHeld, nothing
+// external changes, holding costs at most one write per held object (on
+// one replica, where nothing else writes), and nothing is written once
+// they are held; then an administrator lets their cleanups go on with
+// bosun.dev/allow-mass-deletion "true", and nothing of them is left.
+func (c *cell) heldDelete(objs []client.Object) {
+	t := c.t
+	ctx := t.Context()
+	before := c.counts()
+	if err := deleteAll(ctx, c.b.cp.Client, objs); err != nil {
+		t.Fatal(err)
+	}
+	var held []client.Object
+	err := poll(ctx, c.b.bound(), func(ctx context.Context) error {
+		held = held[:0]
+		var waiting []string
+		for _, o := range objs {
+			cur, _ := o.DeepCopyObject().(client.Object)
+			if err := c.b.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+				if client.IgnoreNotFound(err) != nil {
+					return err
+				}
+				continue
+			}
+			held = append(held, cur)
+			if b := blocked(cur); b == nil || b.Reason != string(conditions.ReasonDeletionHeld) {
+				waiting = append(waiting, o.GetName())
+			}
+		}
+		if len(waiting) > 0 {
+			return fmt.Errorf("not reported held: %v", waiting)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("DeletionBlocked %s not shown within %s: %v", conditions.ReasonDeletionHeld, c.b.bound(), err)
+	}
+	c.result.oracles++
+	spent := c.counts().minus(before)
+	c.result.extra = append(c.result.extra, "objects held by the breaker", fmt.Sprintf("%d/%d", len(held), len(objs)), "",
+		"cost of holding them", spent.String(), "1 write per held object, 0 external")
+	if len(held) == 0 {
+		// Nothing held them: their children go with the garbage collector.
+		c.waitCleaned(objs)
+		return
+	}
+	if spent.External > 0 || (c.f == oneReplica && spent.Writes > len(held)) {
+		t.Errorf("holding %d objects cost %s, budget 1 write per held object and no external change", len(held), spent)
+	}
+	c.result.oracles++
+
+	// Held: nothing more is written.
+	before, since := c.counts(), time.Now()
+	timer := time.NewTimer(c.sizes.Quiet)
+	select {
+	case <-ctx.Done():
+		timer.Stop()
+		t.Fatal(ctx.Err())
+	case <-timer.C:
+	}
+	if written := c.counts().minus(before); written != (Cost{}) {
+		t.Errorf("held deletions written while nothing changed: %s in %s: %s", written, c.sizes.Quiet, c.callsSince(since))
+	}
+	c.result.oracles++
+
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true"}}}`, bosun.AnnotationAllowMassDeletion)
+	for _, o := range held {
+		if err := c.b.cp.Client.Patch(ctx, o, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitCleaned(objs)
 }
 
 // waitCleaned waits until nothing of the deleted objects is left.

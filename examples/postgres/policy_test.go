@@ -118,6 +118,7 @@ func TestPolicyKeepsDeletionAnnotationsToAdministrators(t *testing.T) {
 	}
 	for _, a := range []struct{ key, value string }{
 		{bosun.AnnotationReleaseFinalizer, "orphan"},
+		{bosun.AnnotationAllowMassDeletion, "true"},
 		{managed.AnnotationDeletionPolicy, string(managed.DeletionOrphan)},
 		{managed.AnnotationManagementPolicies, managed.ObserveOnly().String()},
 	} {
