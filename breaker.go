@@ -110,6 +110,10 @@ func (m MassDeletion) check() string {
 type deletionCount struct {
 	mu sync.Mutex
 	ns map[string]*namespaceCount
+	// held holds the message of each object the breaker held, until the
+	// informer drops the object: a hold stays for the process's life, also
+	// for a kind without conditions, where its status cannot keep it.
+	held map[types.UID]string
 }
 
 // namespaceCount is the count of one namespace.
@@ -132,7 +136,7 @@ type enteredDeletion struct {
 }
 
 func newDeletionCount() *deletionCount {
-	return &deletionCount{ns: map[string]*namespaceCount{}}
+	return &deletionCount{ns: map[string]*namespaceCount{}, held: map[types.UID]string{}}
 }
 
 // handler returns the informer event handler that keeps the count.
@@ -164,6 +168,9 @@ func (d *deletionCount) note(obj any, cached int, gone bool) {
 		d.ns[o.GetNamespace()] = c
 	}
 	c.cached += cached
+	if gone {
+		delete(d.held, o.GetUID())
+	}
 	e, seen := c.entered[o.GetUID()]
 	switch {
 	case seen:
@@ -177,6 +184,21 @@ func (d *deletionCount) note(obj any, cached int, gone bool) {
 		return
 	}
 	c.entered[o.GetUID()] = e
+}
+
+// heldAs returns the message of obj's hold, if the breaker held it.
+func (d *deletionCount) heldAs(obj client.Object) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	msg, ok := d.held[obj.GetUID()]
+	return msg, ok
+}
+
+// hold records that the breaker held obj, with msg.
+func (d *deletionCount) hold(obj client.Object, msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.held[obj.GetUID()] = msg
 }
 
 // cleared reports whether a pass let the cleanup of obj begin.
@@ -281,49 +303,56 @@ func (ps *passState[T]) hold(ctx context.Context) (bool, error) {
 			return true, nil
 		}
 	}
+	if msg, ok := b.count.heldAs(obj); ok {
+		ps.held = msg
+		return true, nil
+	}
 	if b.count.cleared(obj) {
 		// Its cleanup is under way: a pass let it begin.
 		return false, nil
 	}
-	md := r.Options.MassDeletion
-	if why := b.tripped(md, obj, time.Now()); why != "" {
-		ps.held = ps.heldMessage(why)
-		return true, nil
+	why := b.tripped(r.Options.MassDeletion, obj, time.Now())
+	if why == "" {
+		var err error
+		if why, err = ps.crdDeleting(ctx, b); err != nil {
+			return false, err
+		}
 	}
-	if held, err := ps.crdDeleting(ctx, b); held || err != nil {
-		return held, err
+	if why == "" {
+		b.count.clear(obj)
+		return false, nil
 	}
-	b.count.clear(obj)
-	return false, nil
+	ps.held = ps.heldMessage(why)
+	b.count.hold(obj, ps.held)
+	return true, nil
 }
 
-// crdDeleting holds the cleanup when the reconciled kind's
-// CustomResourceDefinition is being deleted; an API server that refuses
-// to show it turns the check off, with a log line.
-func (ps *passState[T]) crdDeleting(ctx context.Context, b *breaker) (bool, error) {
-	r := ps.r
+// crdDeleting says why the cleanup is held when the reconciled kind's
+// CustomResourceDefinition is being deleted, "" when it is not; an API
+// server that refuses to show it turns the check off, with a log line.
+func (ps *passState[T]) crdDeleting(ctx context.Context, b *breaker) (string, error) {
 	if b.crd == "" || b.refused.Load() {
-		return false, nil
+		return "", nil
 	}
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-	switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: b.crd}, crd); {
+	switch err := ps.r.APIReader.Get(ctx, client.ObjectKey{Name: b.crd}, crd); {
 	case apierrors.IsForbidden(err):
-		b.refused.Store(true)
-		ps.req.Log.Info("mass-deletion breaker cannot read the kind's CustomResourceDefinition: its deletion will not hold cleanups; grant get on it",
-			"customResourceDefinition", b.crd, "error", err.Error())
-		return false, nil
+		if !b.refused.Swap(true) {
+			ps.req.Log.Info("mass-deletion breaker cannot read the kind's CustomResourceDefinition: its deletion will not hold cleanups; grant get on it",
+				"customResourceDefinition", b.crd, "error", err.Error())
+		}
+		return "", nil
 	case apierrors.IsNotFound(err):
-		return false, nil
+		return "", nil
 	case err != nil:
-		return false, fmt.Errorf("mass-deletion breaker: reading CustomResourceDefinition %s: %w", b.crd, err)
+		return "", fmt.Errorf("mass-deletion breaker: reading CustomResourceDefinition %s: %w", b.crd, err)
 	}
-	if crd.GetDeletionTimestamp() != nil {
-		ps.held = ps.heldMessage(fmt.Sprintf("the CustomResourceDefinition %s is being deleted (asked at %s)",
-			b.crd, crd.GetDeletionTimestamp().UTC().Format(time.RFC3339)))
-		return true, nil
+	if crd.GetDeletionTimestamp() == nil {
+		return "", nil
 	}
-	return false, nil
+	return fmt.Sprintf("the CustomResourceDefinition %s is being deleted (asked at %s)",
+		b.crd, crd.GetDeletionTimestamp().UTC().Format(time.RFC3339)), nil
 }
 
 // tripped returns why md holds the cleanup of obj, being deleted, judged
