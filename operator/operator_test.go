@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -565,4 +566,42 @@ func TestRunConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	bosuntest.Eventually(t, func(ctx context.Context) error { return ready(ctx, cp.Client, w, 6) })
+}
+
+// TestAllowMassDeletionFlag runs an operator with --allow-mass-deletion:
+// the manager its Setup is given carries the switch, which every bosun
+// reconciler on it reads (bosun.TestMassDeletionHeldWhileTheCRDIsDeleted
+// shows what it lets go on); without the flag it is off.
+func TestAllowMassDeletionFlag(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	ns := bosuntest.Namespace(t, cp.Client)
+	for _, args := range [][]string{nil, {"--allow-mass-deletion"}} {
+		fs := flag.NewFlagSet("operator", flag.ContinueOnError)
+		flags := operator.DefaultFlags()
+		flags.Bind(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		flags.ProbeAddr, flags.MetricsAddr = freeAddr(t), "0"
+		opts := widgets("widgets-mass", ns)
+		opts.Config = func() (*rest.Config, error) { return rest.CopyConfig(cp.Config), nil }
+		seen := make(chan bool, 1)
+		setup := opts.Setup
+		opts.Setup = func(mgr ctrl.Manager) error {
+			seen <- bosun.ObservationOf(mgr).AllowMassDeletion
+			return setup(mgr)
+		}
+		r := start(t, opts, flags)
+		select {
+		case got := <-seen:
+			if want := len(args) > 0; got != want {
+				t.Errorf("flags %v: Observation.AllowMassDeletion %v, want %v", args, got, want)
+			}
+		case err := <-r.done:
+			t.Fatalf("flags %v: the operator stopped before its setup: %v", args, err)
+		}
+		if err := r.stop(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
