@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/bosunkit/bosun"
@@ -285,4 +286,79 @@ func TestNamespaceDeletedWhenTestEnds(t *testing.T) {
 		}
 		return fmt.Errorf("namespace %s is %s", ns, got.Status.Phase)
 	}, bosuntest.Timeout(namespaceTimeout))
+}
+
+// TestMassDeletionHoldsUnownedChildren deletes the namespace of 8
+// Widgets whose children live in another namespace, where the garbage
+// collector cannot take them, under a mass-deletion breaker of count 3:
+// at most 3 Widgets' children are deleted, the other Widgets are held
+// (DeletionHeld) with their children kept, and once they are annotated
+// bosun.dev/allow-mass-deletion=true, every child goes and the namespace
+// with them.
+func TestMassDeletionHoldsUnownedChildren(t *testing.T) {
+	cp := shared.ControlPlane(t)
+	elsewhere := bosuntest.Namespace(t, cp.Client)
+	desired := func(_ context.Context, req *bosun.Pass[*testapi.Widget]) ([]client.Object, error) {
+		name := req.Object.Namespace + "-" + req.Object.Name
+		return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: name}, Data: map[string]string{"value": "x"}}}, nil
+	}
+	r := reconciler(NewUnownedStep("spread", desired, []Kind{Of(&corev1.ConfigMap{})}))
+	r.Options.MassDeletion.Count = 3
+	e := start(t, r)
+	ctx := t.Context()
+	want := map[string]string{}
+	for i := range 8 {
+		n := fmt.Sprintf("w%d", i)
+		e.create(n, 1, 0)
+		want[e.ns+"-"+n] = "x"
+	}
+	e.waitConfigMaps(elsewhere, want)
+
+	if err := e.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		var widgets testapi.WidgetList
+		if err := e.c.List(ctx, &widgets, client.InNamespace(e.ns)); err != nil {
+			return err
+		}
+		held = held[:0]
+		for _, w := range widgets.Items {
+			c := conditions.Find(w.Status.Conditions, conditions.TypeDeletionBlocked)
+			if w.DeletionTimestamp == nil || c == nil || c.Reason != string(conditions.ReasonDeletionHeld) {
+				return fmt.Errorf("widget %s neither gone nor held: DeletionBlocked %v", w.Name, c)
+			}
+			held = append(held, w.Name)
+		}
+		return nil
+	}, bosuntest.Timeout(namespaceTimeout))
+	if len(held) < 8-3 {
+		t.Errorf("%d Widgets held, want at least %d: the breaker lets at most 3 cleanups go on", len(held), 8-3)
+	}
+	var cms corev1.ConfigMapList
+	if err := e.c.List(ctx, &cms, client.InNamespace(elsewhere)); err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]bool{}
+	for _, cm := range cms.Items {
+		kept[cm.Name] = true
+	}
+	for _, n := range held {
+		if !kept[e.ns+"-"+n] {
+			t.Errorf("widget %s held but its child deleted", n)
+		}
+	}
+
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true"}}}`, bosun.AnnotationAllowMassDeletion)
+	for _, n := range held {
+		w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: n}}
+		if err := e.c.Patch(ctx, w, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	bosuntest.Eventually(t, func(ctx context.Context) error {
+		return wantGone("the namespace", e.c.Get(ctx, client.ObjectKey{Name: e.ns}, &corev1.Namespace{}))
+	}, bosuntest.Timeout(namespaceTimeout))
+	e.waitConfigMaps(elsewhere, map[string]string{})
 }
