@@ -167,7 +167,7 @@ func TestMassDeletionHeldWhileTheCRDIsDeleted(t *testing.T) {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("the CRD: %v, want it gone", err)
+			return fmt.Errorf("the CRD: %w, want it gone", err)
 		})
 	})
 }

@@ -129,7 +129,7 @@ func TestMassDeletionOfANamespace(t *testing.T) {
 	bosuntest.Eventually(t, func(ctx context.Context) error {
 		err := e.c.Get(ctx, client.ObjectKey{Name: e.ns}, &corev1.Namespace{})
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("namespace %s: %v, want it gone", e.ns, err)
+			return fmt.Errorf("namespace %s: %w, want it gone", e.ns, err)
 		}
 		return nil
 	}, bosuntest.Timeout(3*time.Minute))
