@@ -16,6 +16,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/go-logr/logr"
+
 	"github.com/bosunkit/bosun/conditions"
 )
 
@@ -286,60 +288,60 @@ func builtInGroup(group string) bool {
 	return !strings.Contains(group, ".") || group == "k8s.io" || strings.HasSuffix(group, ".k8s.io")
 }
 
-// hold decides whether the breaker holds the cleanup of the object being
-// deleted, and if so records why in ps.held. An object found held before
-// stays held; one that an administrator allowed is not; otherwise the
-// count, then the kind's CustomResourceDefinition, decide.
-func (ps *passState[T]) hold(ctx context.Context) (bool, error) {
-	r, obj := ps.r, ps.req.Object
-	b := r.breaker
-	if b == nil || r.massDeletionAllowed() || strings.EqualFold(strings.TrimSpace(obj.GetAnnotations()[AnnotationAllowMassDeletion]), "true") {
-		return false, nil
+// hold returns why the breaker holds the cleanup of obj, being deleted,
+// under the settings md; "" when it does not. An object held before stays
+// held; one that an administrator allowed (allowed, the operator's switch,
+// or the object's annotation) is not; otherwise the count, then the
+// kind's CustomResourceDefinition, read through reader, decide.
+func (b *breaker) hold(ctx context.Context, obj client.Object, md MassDeletion, allowed bool, reader client.Reader, log logr.Logger) (string, error) {
+	if b == nil || md.Allow || allowed || strings.EqualFold(strings.TrimSpace(obj.GetAnnotations()[AnnotationAllowMassDeletion]), "true") {
+		return "", nil
 	}
-	if co, ok := any(obj).(conditions.Object); ok {
+	if co, ok := obj.(conditions.Object); ok {
 		if c := conditions.Find(co.GetConditions(), conditions.TypeDeletionBlocked); c != nil &&
 			c.Status == metav1.ConditionTrue && c.Reason == string(conditions.ReasonDeletionHeld) {
-			ps.held = c.Message
-			return true, nil
+			return c.Message, nil
 		}
 	}
 	if msg, ok := b.count.heldAs(obj); ok {
-		ps.held = msg
-		return true, nil
+		return msg, nil
 	}
 	if b.count.cleared(obj) {
 		// Its cleanup is under way: a pass let it begin.
-		return false, nil
+		return "", nil
 	}
-	why := b.tripped(r.Options.MassDeletion, obj, time.Now())
+	why := b.tripped(md, obj, time.Now())
 	if why == "" {
 		var err error
-		if why, err = ps.crdDeleting(ctx, b); err != nil {
-			return false, err
+		if why, err = b.crdDeleting(ctx, reader, log); err != nil {
+			return "", err
 		}
 	}
 	if why == "" {
 		b.count.clear(obj)
-		return false, nil
+		return "", nil
 	}
-	ps.held = ps.heldMessage(why)
-	b.count.hold(obj, ps.held)
-	return true, nil
+	msg := fmt.Sprintf("the cleanup is held, nothing is deleted: %s, as a deleted CustomResourceDefinition or namespace, an uninstall or a bad sync would do; "+
+		"to let it go on, annotate the object %s=true (or run the operator with --allow-mass-deletion); "+
+		"to keep what it would delete, annotate it %s=orphan",
+		why, AnnotationAllowMassDeletion, AnnotationReleaseFinalizer)
+	b.count.hold(obj, msg)
+	return msg, nil
 }
 
 // crdDeleting says why the cleanup is held when the reconciled kind's
 // CustomResourceDefinition is being deleted, "" when it is not; an API
 // server that refuses to show it turns the check off, with a log line.
-func (ps *passState[T]) crdDeleting(ctx context.Context, b *breaker) (string, error) {
+func (b *breaker) crdDeleting(ctx context.Context, reader client.Reader, log logr.Logger) (string, error) {
 	if b.crd == "" || b.refused.Load() {
 		return "", nil
 	}
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-	switch err := ps.r.APIReader.Get(ctx, client.ObjectKey{Name: b.crd}, crd); {
+	switch err := reader.Get(ctx, client.ObjectKey{Name: b.crd}, crd); {
 	case apierrors.IsForbidden(err):
 		if !b.refused.Swap(true) {
-			ps.req.Log.Info("mass-deletion breaker cannot read the kind's CustomResourceDefinition: its deletion will not hold cleanups; grant get on it",
+			log.Info("mass-deletion breaker cannot read the kind's CustomResourceDefinition: its deletion will not hold cleanups; grant get on it",
 				"customResourceDefinition", b.crd, "error", err.Error())
 		}
 		return "", nil
@@ -381,18 +383,4 @@ func (b *breaker) tripped(md MassDeletion, obj client.Object, now time.Time) str
 		return fmt.Sprintf("%d of the kind's %d objects %s entered deletion within %s, more than a share of %g", n, all, where, window, md.Share)
 	}
 	return ""
-}
-
-// heldMessage is the message of a held object: why, and how to go on.
-func (ps *passState[T]) heldMessage(why string) string {
-	return fmt.Sprintf("the cleanup is held, nothing is deleted: %s, as a deleted CustomResourceDefinition or namespace, an uninstall or a bad sync would do; "+
-		"to let it go on, annotate the object %s=true (or run the operator with --allow-mass-deletion); "+
-		"to keep what it would delete, annotate it %s=%s",
-		why, AnnotationAllowMassDeletion, AnnotationReleaseFinalizer, releaseOrphan)
-}
-
-// massDeletionAllowed reports whether the breaker is off for r: by its
-// options or by the operator's switch.
-func (r *Reconciler[T]) massDeletionAllowed() bool {
-	return r.Options.MassDeletion.Allow || (r.observation != nil && r.observation.AllowMassDeletion)
 }

@@ -162,7 +162,10 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 		if asked && (how == releaseAfterCleanup || how == releaseOrphan) {
 			return ps.releaseOnRequest(ctx, how)
 		}
-		if held, err := ps.hold(ctx); held || err != nil {
+		allowed := ps.r.observation != nil && ps.r.observation.AllowMassDeletion
+		held, err := ps.r.breaker.hold(ctx, obj, ps.r.Options.MassDeletion, allowed, ps.r.APIReader, ps.req.Log)
+		if held != "" || err != nil {
+			ps.held = held
 			// Nothing is deleted; the object waits for an administrator,
 			// whose annotation brings the next pass.
 			return ctrl.Result{}, err, false
