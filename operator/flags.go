@@ -103,6 +103,15 @@ type Flags struct {
 	// returns. Leader election, metrics, probes and the webhook server
 	// are off.
 	Plan bool
+	// PlanEdit, with Plan, is a file of objects of the operator's kinds as
+	// a proposed edit would leave them (YAML, one or more documents, as
+	// kubectl apply or replace takes them): the plan is of their passes
+	// alone, each read as the API server would store the edit (a dry-run
+	// update of the live object, its defaults and validation applied), and
+	// the report says what the edit changes before what its pass would.
+	// The edit is not applied. "-" reads the objects from the standard
+	// input.
+	PlanEdit string
 	// Role prints the ClusterRole that the operator's bosun reconcilers
 	// derive from their steps (bosun.Reconciler.PolicyRules), named
 	// manager-role and laid out as controller-gen writes
@@ -181,6 +190,8 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 			"kube-scheduler and 2 simulated nodes, so that pods run and become Ready; false starts only kube-apiserver and etcd.")
 	fs.BoolVar(&f.Plan, "plan", f.Plan,
 		"Run one pass over every object of the operator's kinds with every write sent as a dry run and no external resource changed, print what each object's pass would change, and exit.")
+	fs.StringVar(&f.PlanEdit, "plan-edit", f.PlanEdit,
+		"With --plan, plan the passes of the objects in this file (YAML, as kubectl apply takes it; - for the standard input) as a proposed edit would leave them, without applying it.")
 	fs.BoolVar(&f.Role, "role", f.Role,
 		"Print the least-privilege ClusterRole the controllers' steps declare (as config/rbac/role.yaml) and exit, without connecting to a cluster.")
 	fs.BoolVar(&f.DebugPage, "debug-page", f.DebugPage,
@@ -205,6 +216,8 @@ func (f *Flags) Validate() error {
 		return fmt.Errorf("--graceful-shutdown-timeout (%s) must not be negative", f.GracefulShutdownTimeout)
 	case f.WebhookPort <= 0 || f.WebhookPort > 65535:
 		return fmt.Errorf("--webhook-port (%d) must be a port number, 1 to 65535", f.WebhookPort)
+	case f.PlanEdit != "" && !f.Plan:
+		return errors.New("--plan-edit plans an edit: it needs --plan")
 	case f.Plan && f.Dev:
 		return errors.New("--plan reports on a cluster that exists: it cannot run with --dev")
 	case f.DebugPage && (f.MetricsAddr == "" || f.MetricsAddr == "0"):

@@ -42,6 +42,9 @@ type planRun struct {
 	// that failed, set by wait.
 	migrations []migration
 	failed     []error
+	// edits are the objects of a proposed edit (Flags.PlanEdit), which
+	// the plan covers alone.
+	edits []plan.Key
 }
 
 // migration is a runnable with a round of work of its own to run, as a
@@ -59,6 +62,11 @@ func runPlan(ctx context.Context, opts Options, flags Flags, cfg *rest.Config, s
 	mgr, err := opts.newManager(p.guard.config(cfg), scheme, mopts, flags)
 	if err != nil {
 		return err
+	}
+	if flags.PlanEdit != "" {
+		if p.edits, err = planEdits(ctx, flags.PlanEdit, cfg, mgr, p.rec); err != nil {
+			return fmt.Errorf("operator %q: %w", opts.Name, err)
+		}
 	}
 	return p.run(ctx, opts, mgr, out)
 }
@@ -197,7 +205,12 @@ func (p *planRun) migrate(ctx context.Context) (wait func()) {
 // each has had a pass or is gone.
 func (p *planRun) waitPasses(ctx context.Context, mgr ctrl.Manager) error {
 	c, scheme := mgr.GetClient(), mgr.GetScheme()
+	p.keys = append(p.keys, p.edits...)
 	for _, r := range bosun.ObservationOf(mgr).Reconcilers() {
+		if len(p.edits) > 0 {
+			// The plan of an edit covers the edited objects alone.
+			break
+		}
 		list, err := scheme.New(r.GVK.GroupVersion().WithKind(r.GVK.Kind + "List"))
 		if err != nil {
 			return fmt.Errorf("listing the objects of %s: %w", r.Name, err)
@@ -269,6 +282,12 @@ func (m planManager) Add(r manager.Runnable) error {
 		return nil
 	}
 	return m.Manager.Add(r)
+}
+
+// GetAPIReader returns the manager's reader, but that the objects of a
+// proposed edit read as edited.
+func (m planManager) GetAPIReader() client.Reader {
+	return m.plan.rec.Reader(m.Manager.GetAPIReader(), m.GetScheme())
 }
 
 // Observation keeps the manager's bosun.Observation visible through the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/yaml"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -303,6 +306,8 @@ type cell struct {
 	// names are the names of the cell's objects, which, of a
 	// cluster-scoped kind, are the cell's to write outside its namespace.
 	names map[string]bool
+	// planner is the process of the last --plan run (planned).
+	planner *Process
 }
 
 // ours reports whether call wrote in the cell's namespace, or one of the
@@ -1331,6 +1336,13 @@ func (c *cell) planChange(objs []client.Object) {
 	for _, p := range c.alive() {
 		p.Stop()
 	}
+	kubeconfig := t.TempDir() + "/kubeconfig"
+	if err := c.b.cp.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig)
+	c.planEdit(objs)
+
 	gens := make([]int64, len(objs))
 	for i, o := range objs {
 		gens[i] = o.GetGeneration()
@@ -1342,18 +1354,94 @@ func (c *cell) planChange(objs []client.Object) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := t.TempDir() + "/kubeconfig"
-	if err := c.b.cp.WriteKubeconfig(kubeconfig); err != nil {
+	report := c.runPlan("")
+	for i, o := range objs {
+		if err := plannedChange(report, o.GetNamespace(), o.GetName(), o.GetGeneration() != gens[i]); err != nil {
+			t.Errorf("--plan: %v\n%s", err, report)
+		}
+	}
+	c.result.oracles++
+	c.checkPlanChangedNothing("", before, beforeBy, len(objs))
+	summary, _, _ := strings.Cut(report, "\n")
+	c.result.extra = append(c.result.extra,
+		"plan of the change", summary, fmt.Sprintf("every one of %d objects would change", len(objs)))
+	c.startReplicas()
+}
+
+// planEdit plans the operator's change of the objects as a proposed edit
+// (--plan-edit, before the change is made): the plan must cover each
+// object, say what the edit changes, foretell a change of each object
+// whose spec the edit changes, and change nothing, on the API server or
+// outside.
+func (c *cell) planEdit(objs []client.Object) {
+	t := c.t
+	ctx := t.Context()
+	if c.b.op.Change == nil {
+		return
+	}
+	var docs []string
+	changed := make([]bool, len(objs))
+	for i, o := range objs {
+		cur, _ := o.DeepCopyObject().(client.Object)
+		if err := c.b.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+			t.Fatal(err)
+		}
+		live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.b.op.Change(cur)
+		gvk, err := apiutil.GVKForObject(cur, c.b.cp.Scheme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.GetObjectKind().SetGroupVersionKind(gvk)
+		edited, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed[i] = !equality.Semantic.DeepEqual(live["spec"], edited["spec"])
+		doc, err := yaml.Marshal(edited)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(doc))
+	}
+	file := t.TempDir() + "/edited.yaml"
+	if err := os.WriteFile(file, []byte(strings.Join(docs, "---\n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("KUBECONFIG", kubeconfig)
-	planner := &Process{name: "plan", now: time.Now, deadCh: make(chan struct{}), done: make(chan struct{})}
+	before, beforeBy, err := c.snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := c.runPlan(file)
+	for i, o := range objs {
+		if err := plannedChange(report, o.GetNamespace(), o.GetName(), changed[i]); err != nil {
+			t.Errorf("--plan-edit: %v\n%s", err, report)
+		}
+		if changed[i] && !strings.Contains(report, "  edit: spec.") {
+			t.Errorf("--plan-edit: %s: the report does not say what the edit changes\n%s", o.GetName(), report)
+		}
+	}
+	c.result.oracles++
+	c.checkPlanChangedNothing(" of the edit", before, beforeBy, len(objs))
+	summary, _, _ := strings.Cut(report, "\n")
+	c.result.extra = append(c.result.extra, "plan of the edit", summary, fmt.Sprintf("every one of %d objects would change", len(objs)))
+}
+
+// runPlan runs the operator under --plan (with --plan-edit of the file
+// edit, when set) beside the stopped processes and returns its report.
+func (c *cell) runPlan(edit string) string {
+	t := c.t
+	c.planner = &Process{name: "plan", now: time.Now, deadCh: make(chan struct{}), done: make(chan struct{})}
 	scheme := c.b.cp.Scheme
 	flags := operator.DefaultFlags()
 	flags.Plan = true
+	flags.PlanEdit = edit
 	flags.Zap.DestWriter = io.Discard
 	var out strings.Builder
-	err = operator.Run(ctx, operator.Options{
+	err := operator.Run(t.Context(), operator.Options{
 		Name: "faults-plan",
 		AddToScheme: func(s *runtime.Scheme) error {
 			for gvk, typ := range scheme.AllKnownTypes() {
@@ -1364,20 +1452,22 @@ func (c *cell) planChange(objs []client.Object) {
 			return nil
 		},
 		Manager: c.planManager,
-		Setup:   func(mgr ctrl.Manager) error { return c.b.op.Setup(mgr, planner) },
+		Setup:   func(mgr ctrl.Manager) error { return c.b.op.Setup(mgr, c.planner) },
 	}, flags, &out)
 	report := out.String()
 	if err != nil {
 		t.Fatalf("--plan: %v\n%s", err, report)
 	}
 	c.result.oracles++
-	for i, o := range objs {
-		if err := plannedChange(report, o.GetNamespace(), o.GetName(), o.GetGeneration() != gens[i]); err != nil {
-			t.Errorf("--plan: %v\n%s", err, report)
-		}
-	}
-	c.result.oracles++
-	after, afterBy, err := c.snapshot(ctx)
+	return report
+}
+
+// checkPlanChangedNothing checks that the plan just run left every object
+// of the namespace as the snapshot before it found it, made no real
+// external change, and that the snapshot holds the n objects made.
+func (c *cell) checkPlanChangedNothing(what string, before map[string]string, beforeBy map[string]map[string]string, n int) {
+	t := c.t
+	after, afterBy, err := c.snapshot(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1385,20 +1475,17 @@ func (c *cell) planChange(objs []client.Object) {
 	if diff := cmp.Diff(before, after); diff != "" {
 		t.Errorf("--plan changed objects on the server (-before +after):\n%s", diff)
 	}
-	for _, call := range planner.Calls() {
+	for _, call := range c.planner.Calls() {
 		if call.TookEffect() {
 			t.Errorf("--plan made a real external change: %s", call)
 		}
 	}
 	c.result.oracles++
-	summary, _, _ := strings.Cut(report, "\n")
-	if len(before) < len(objs) {
-		t.Errorf("--plan: the snapshot of the namespace holds %d objects, fewer than the %d made", len(before), len(objs))
+	if len(before) < n {
+		t.Errorf("--plan: the snapshot of the namespace holds %d objects, fewer than the %d made", len(before), n)
 	}
 	c.result.extra = append(c.result.extra,
-		"plan of the change", summary, fmt.Sprintf("every one of %d objects would change", len(objs)),
-		"objects of the namespace unchanged by the plan", fmt.Sprintf("%d/%d", unchanged(before, after), len(before)), "all")
-	c.startReplicas()
+		"objects of the namespace unchanged by the plan"+what, fmt.Sprintf("%d/%d", unchanged(before, after), len(before)), "all")
 }
 
 // planManager adjusts the options of the manager of the --plan run: the

@@ -126,6 +126,10 @@ func plannedChange(report, ns, name string, changed bool) error {
 			if !strings.HasPrefix(b, " ") {
 				break
 			}
+			if strings.HasPrefix(b, "  edit: ") {
+				// What a proposed edit changes, not what the pass would.
+				continue
+			}
 			body = append(body, strings.TrimSpace(b))
 		}
 		switch {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -25,6 +27,15 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newPlanCommand())
 	root.AddCommand(newCanaryCommand())
 	return root
+}
+
+// asKubectlPlugin names root "kubectl bosun" in its help when the binary
+// runs as argv0 kubectl-bosun, kubectl's plugin of that name (any
+// kubectl-* name does): kubectl bosun plan -f edited.yaml.
+func asKubectlPlugin(root *cobra.Command, argv0 string) {
+	if strings.HasPrefix(filepath.Base(argv0), "kubectl-") {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl bosun"}
+	}
 }
 
 func newDemoCommand() *cobra.Command {

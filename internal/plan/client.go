@@ -32,6 +32,22 @@ type recordingClient struct {
 
 var _ client.Client = (*recordingClient)(nil)
 
+// Get reads obj, or its proposed edit (see Recorder.Edit).
+func (c *recordingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := c.Client.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	return c.rec.overlay(obj, c.Scheme())
+}
+
+// List reads list, each object with a proposed edit as edited.
+func (c *recordingClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	return c.rec.overlayList(list, c.Scheme())
+}
+
 func (c *recordingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 	sent, err := c.toMap(obj)
 	if err != nil {

@@ -8,7 +8,14 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/bosunkit/bosun"
@@ -61,6 +68,8 @@ type Recorder struct {
 	stray []Write
 	// done holds the first pass of each object, by controller and object.
 	done map[passKey]Outcome
+	// edits are the proposed edits of objects (see Edit).
+	edits map[editKey]edit
 }
 
 type passKey struct {
@@ -154,6 +163,17 @@ func (r *Recorder) Report(w io.Writer, keys []Key) (missing, failed int) {
 	var b strings.Builder
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s %s (controller %s)\n", k.Kind, ref(k.Object.Namespace, k.Object.Name), k.Controller)
+		for ek, e := range r.edits {
+			if ek.gk.Kind != k.Kind || ek.obj != k.Object {
+				continue
+			}
+			if len(e.changes) == 0 {
+				b.WriteString("  edit: changes nothing\n")
+			}
+			for _, c := range e.changes {
+				fmt.Fprintf(&b, "  edit: %s\n", c)
+			}
+		}
 		out, ok := r.done[passKey{k.Controller, k.Object}]
 		switch {
 		case !ok:
@@ -196,4 +216,86 @@ func ref(namespace, name string) string {
 		return name
 	}
 	return namespace + "/" + name
+}
+
+// Edit makes edited, an object as a proposed edit would leave it (the
+// answer of a dry run of the edit), stand in for the live object live in
+// every read through the clients and readers of r, and records what the
+// edit changes, each value of a sensitive field hidden, for the report.
+// edited keeps live's resourceVersion, so that the passes' dry-run
+// writes are made against the live object.
+func (r *Recorder) Edit(live, edited *unstructured.Unstructured) {
+	edited = edited.DeepCopy()
+	edited.SetResourceVersion(live.GetResourceVersion())
+	gk := edited.GroupVersionKind().GroupKind()
+	changes := diff(r.sensitive.hide(gk, withoutStatus(live.Object)), r.sensitive.hide(gk, withoutStatus(edited.Object)))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.edits == nil {
+		r.edits = map[editKey]edit{}
+	}
+	r.edits[editKey{gk, types.NamespacedName{Namespace: edited.GetNamespace(), Name: edited.GetName()}}] = edit{obj: edited, changes: changes}
+}
+
+// edited returns the edit of the object of kind gk called key, if there
+// is one.
+func (r *Recorder) edited(gk schema.GroupKind, key types.NamespacedName) (edit, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.edits[editKey{gk, key}]
+	return e, ok
+}
+
+// Reader returns rd, but that an edited object (see Edit) reads as edited.
+func (r *Recorder) Reader(rd client.Reader, scheme *runtime.Scheme) client.Reader {
+	return editedReader{Reader: rd, rec: r, scheme: scheme}
+}
+
+// overlay replaces obj, as read, with its edit, if it has one.
+func (r *Recorder) overlay(obj client.Object, scheme *runtime.Scheme) error {
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return nil //nolint:nilerr // a kind the scheme does not know is no edited kind
+	}
+	e, ok := r.edited(gvk.GroupKind(), client.ObjectKeyFromObject(obj))
+	if !ok {
+		return nil
+	}
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		o.Object = e.obj.DeepCopy().Object
+	case *metav1.PartialObjectMetadata:
+		md, _ := e.obj.Object["metadata"].(map[string]any)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(runtime.DeepCopyJSON(md), &o.ObjectMeta); err != nil {
+			return fmt.Errorf("reading the edit of %s: %w", obj.GetName(), err)
+		}
+	default:
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e.obj.DeepCopy().Object, obj); err != nil {
+			return fmt.Errorf("reading the edit of %s: %w", obj.GetName(), err)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+	}
+	return nil
+}
+
+// overlayList replaces the items of list, as read, with their edits.
+func (r *Recorder) overlayList(list client.ObjectList, scheme *runtime.Scheme) error {
+	r.mu.Lock()
+	none := len(r.edits) == 0
+	r.mu.Unlock()
+	if none {
+		return nil
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil //nolint:nilerr // not a list of objects
+	}
+	for _, it := range items {
+		if obj, ok := it.(client.Object); ok {
+			if err := r.overlay(obj, scheme); err != nil {
+				return err
+			}
+		}
+	}
+	return meta.SetList(list, items)
 }
