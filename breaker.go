@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/go-logr/logr"
 
@@ -32,8 +33,10 @@ import (
 //     deleted, or
 //   - more than Count objects of the kind in the object's namespace (in
 //     the cluster, for a cluster-scoped kind) entered deletion within
-//     Window, counted by their metadata.deletionTimestamp, those already
-//     gone included; or more than Share of them.
+//     Window of the object's own deletion, before or after it, counted by
+//     their metadata.deletionTimestamp, those already gone included; or
+//     more than Share of them. An operator that was down while they were
+//     deleted judges them all the same when it comes back.
 //
 // The count is of the objects the reconciler's cache holds, by namespace,
 // so that one tenant's mass deletion holds nothing of another's; a
@@ -48,7 +51,11 @@ import (
 // whole operator), releases its finalizer on purpose
 // (AnnotationReleaseFinalizer: "orphan" keeps what it would delete), or
 // the deletion is otherwise resolved. Objects whose cleanup began before
-// the breaker tripped go on: at most Count cleanups run within a window.
+// the breaker tripped go on (DeletionBlocked False with
+// conditions.ReasonCleanupPending says so, for a restarted operator too):
+// at most Count cleanups begin within a window. A reconciler registered
+// without bosun's Builder has the breaker too, counting the deletions its
+// passes see.
 //
 // The zero value is the default: on, Count 20, Window 10 minutes, no
 // Share. See docs/OPERATIONS.md, "Mass deletions".
@@ -68,7 +75,8 @@ type MassDeletion struct {
 	// gone within Window) entered deletion within Window, and more than
 	// one did. It must be below 1.
 	Share float64
-	// Window is how far apart deletions count together. Zero means 10
+	// Window is how far apart deletions count together: an object's
+	// deletion is judged with those within Window of it. Zero means 10
 	// minutes.
 	Window time.Duration
 }
@@ -223,25 +231,28 @@ func (d *deletionCount) clear(obj client.Object) {
 	}
 }
 
-// within returns how many objects of namespace ns entered deletion at or
-// after since, and how many objects that makes in all: those cached and
-// those gone since. The object being judged, self, is counted although
-// the informer's event of its deletion may not have reached the count
-// yet, so that of the objects a count lets through none is missed: at
-// most the count of them.
-func (d *deletionCount) within(self client.Object, since time.Time) (n, all int) {
+// within returns how many objects of self's namespace entered deletion
+// within window of self's own deletion (before or after it, those gone
+// included), and how many objects that makes in all: those cached and
+// those gone. The object judged, self, is counted although the
+// informer's event of its deletion may not have reached the count yet,
+// so that of the objects a count lets through none is missed: at most
+// the count of them. Gone objects are forgotten two windows after their
+// deletion, as of now.
+func (d *deletionCount) within(self client.Object, window time.Duration, now time.Time) (n, all int) {
 	d.note(self, 0, false)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	ns := self.GetNamespace()
-	c := d.ns[ns]
+	d.forget(now.Add(-2 * window))
+	c := d.ns[self.GetNamespace()]
 	if c == nil {
 		return 0, 0
 	}
+	at := self.GetDeletionTimestamp().Time
+	from, to := at.Add(-window), at.Add(window)
 	gone := 0
-	for uid, e := range c.entered {
-		if e.at.Before(since) {
-			delete(c.entered, uid)
+	for _, e := range c.entered {
+		if e.at.Before(from) || e.at.After(to) {
 			continue
 		}
 		n++
@@ -249,10 +260,22 @@ func (d *deletionCount) within(self client.Object, since time.Time) (n, all int)
 			gone++
 		}
 	}
-	if c.cached <= 0 && len(c.entered) == 0 {
-		delete(d.ns, ns)
-	}
 	return n, max(c.cached, 0) + gone
+}
+
+// forget drops the gone objects that entered deletion before before, and
+// the namespaces left with nothing. The caller holds d.mu.
+func (d *deletionCount) forget(before time.Time) {
+	for ns, c := range d.ns {
+		for uid, e := range c.entered {
+			if e.gone && e.at.Before(before) {
+				delete(c.entered, uid)
+			}
+		}
+		if c.cached <= 0 && len(c.entered) == 0 {
+			delete(d.ns, ns)
+		}
+	}
 }
 
 // breaker is a reconciler's mass-deletion breaker at work: the count of
@@ -289,44 +312,69 @@ func builtInGroup(group string) bool {
 }
 
 // hold returns why the breaker holds the cleanup of obj, being deleted,
-// under the settings md; "" when it does not. An object held before stays
-// held; one that an administrator allowed (allowed, the operator's switch,
-// or the object's annotation) is not; otherwise the count, then the
-// kind's CustomResourceDefinition, read through reader, decide.
-func (b *breaker) hold(ctx context.Context, obj client.Object, md MassDeletion, allowed bool, reader client.Reader, log logr.Logger) (string, error) {
-	if b == nil || md.Allow || allowed || strings.EqualFold(strings.TrimSpace(obj.GetAnnotations()[AnnotationAllowMassDeletion]), "true") {
-		return "", nil
+// under the settings md, and whether this pass is the first to hold it;
+// "" when it does not hold it. An object held before stays held; one an
+// administrator allowed (allowed: the operator's switch or the object's
+// annotation) is not, nor one whose cleanup is under way (a pass let it
+// begin: the object's DeletionBlocked says so, or this process
+// remembers); otherwise the count, then the kind's
+// CustomResourceDefinition, read through reader, decide.
+func (b *breaker) hold(ctx context.Context, obj client.Object, md MassDeletion, allowed bool, reader client.Reader, log logr.Logger) (msg string, fresh bool, err error) {
+	if b == nil || md.Allow || allowed {
+		return "", false, nil
 	}
 	if co, ok := obj.(conditions.Object); ok {
-		if c := conditions.Find(co.GetConditions(), conditions.TypeDeletionBlocked); c != nil &&
-			c.Status == metav1.ConditionTrue && c.Reason == string(conditions.ReasonDeletionHeld) {
-			return c.Message, nil
+		if c := conditions.Find(co.GetConditions(), conditions.TypeDeletionBlocked); c != nil {
+			if c.Status == metav1.ConditionTrue && c.Reason == string(conditions.ReasonDeletionHeld) {
+				return c.Message, false, nil
+			}
+			// Any other DeletionBlocked is the engine's word on a cleanup
+			// that began.
+			return "", false, nil
 		}
 	}
 	if msg, ok := b.count.heldAs(obj); ok {
-		return msg, nil
+		return msg, false, nil
 	}
 	if b.count.cleared(obj) {
-		// Its cleanup is under way: a pass let it begin.
-		return "", nil
+		return "", false, nil
 	}
 	why := b.tripped(md, obj, time.Now())
 	if why == "" {
-		var err error
 		if why, err = b.crdDeleting(ctx, reader, log); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
 	if why == "" {
 		b.count.clear(obj)
-		return "", nil
+		return "", false, nil
 	}
-	msg := fmt.Sprintf("the cleanup is held, nothing is deleted: %s, as a deleted CustomResourceDefinition or namespace, an uninstall or a bad sync would do; "+
+	msg = fmt.Sprintf("the cleanup is held, nothing is deleted: %s, as a deleted CustomResourceDefinition or namespace, an uninstall or a bad sync would do; "+
 		"to let it go on, annotate the object %s=true (or run the operator with --allow-mass-deletion); "+
 		"to keep what it would delete, annotate it %s=orphan",
 		why, AnnotationAllowMassDeletion, AnnotationReleaseFinalizer)
 	b.count.hold(obj, msg)
-	return msg, nil
+	return msg, true, nil
+}
+
+// breakerOf returns the breaker of r at work for obj: the one Build set
+// up, or, for a reconciler registered without bosun's Builder, one made
+// at its first deletion pass, whose count holds the deletions its passes
+// see; nil for a reconciler whose steps do not clean up.
+func breakerOf[T client.Object](r *Reconciler[T], obj client.Object) *breaker {
+	if r.breaker != nil || !r.prep.cleans {
+		return r.breaker
+	}
+	r.lateBreaker.Do(func() {
+		b := &breaker{count: newDeletionCount()}
+		if r.Client != nil {
+			if gvk, err := apiutil.GVKForObject(obj, r.Client.Scheme()); err == nil {
+				b.crd = crdName(r.Client.RESTMapper(), gvk)
+			}
+		}
+		r.late = b
+	})
+	return r.late
 }
 
 // crdDeleting says why the cleanup is held when the reconciled kind's
@@ -358,20 +406,17 @@ func (b *breaker) crdDeleting(ctx context.Context, reader client.Reader, log log
 }
 
 // tripped returns why md holds the cleanup of obj, being deleted, judged
-// at now; "" when it does not.
+// at now by the deletions within md's window of obj's; "" when it does
+// not.
 func (b *breaker) tripped(md MassDeletion, obj client.Object, now time.Time) string {
 	count := md.count()
 	if count < 0 {
 		return "every cleanup of the kind waits to be allowed (MassDeletion.Count is negative)"
 	}
 	window := md.window()
-	since := now.Add(-window)
-	if obj.GetDeletionTimestamp().Before(&metav1.Time{Time: since.Truncate(time.Second)}) {
-		// A deletion that began before the window is not part of it.
-		return ""
-	}
 	ns := obj.GetNamespace()
-	n, all := b.count.within(obj, since.Truncate(time.Second))
+	// Deletion times are stored to the second.
+	n, all := b.count.within(obj, window+time.Second, now)
 	where := "in namespace " + ns
 	if ns == "" {
 		where = "in the cluster"

@@ -38,8 +38,9 @@ func TestBreakerTrips(t *testing.T) {
 		{name: "past the count", seen: []objs{{ns: "a", deleting: 21}}, want: "21 objects of the kind in namespace a entered deletion within 10m0s, more than 20"},
 		{name: "gone ones count", seen: []objs{{ns: "a", deleting: 10, gone: 11}}, want: "21 objects"},
 		{name: "other namespaces do not count", seen: []objs{{ns: "a", deleting: 5}, {ns: "b", deleting: 100}}},
-		{name: "older than the window", seen: []objs{{ns: "a", deleting: 30, deletedMinsAgo: 11}}},
-		{name: "judged object older than the window", seen: []objs{{ns: "a", deleting: 30}}, judgedMinsAgo: 11},
+		{name: "seen after the window", seen: []objs{{ns: "a", deleting: 30, deletedMinsAgo: 60}}, want: "30 objects"},
+		{name: "deletions a window apart", seen: []objs{{ns: "a", deleting: 15, deletedMinsAgo: 30}, {ns: "a", deleting: 15}}},
+		{name: "judged object a window before the others", seen: []objs{{ns: "a", deleting: 30}}, judgedMinsAgo: 11},
 		{name: "a count of its own", md: MassDeletion{Count: 4}, seen: []objs{{ns: "a", deleting: 5}}, want: "more than 4"},
 		{name: "a window of its own", md: MassDeletion{Window: time.Hour}, seen: []objs{{ns: "a", deleting: 30, deletedMinsAgo: 30}}, want: "within 1h0m0s"},
 		{name: "share", md: MassDeletion{Share: 0.5}, seen: []objs{{ns: "a", live: 3, deleting: 4}}, want: "4 of the kind's 7 objects in namespace a"},
@@ -92,20 +93,27 @@ func TestBreakerTrips(t *testing.T) {
 }
 
 // TestDeletionCountForgets checks that the count keeps nothing of a
-// namespace whose objects are gone and whose deletions left the window.
+// namespace whose objects are gone two windows after their deletion, and
+// keeps a gone object within them.
 func TestDeletionCountForgets(t *testing.T) {
 	count := newDeletionCount()
 	h := count.handler()
-	at := metav1.NewTime(time.Now().Add(-time.Hour))
-	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "x", UID: "x", DeletionTimestamp: &at}}
-	h.OnAdd(obj, false)
-	h.OnDelete(obj)
-	live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "y", UID: "y", DeletionTimestamp: &at}}
-	n, all := count.within(live, time.Now().Add(-time.Minute))
-	if diff := cmp.Diff([2]int{0, 0}, [2]int{n, all}); diff != "" {
+	now := time.Now()
+	gone := func(ns, name string, ago time.Duration) {
+		at := metav1.NewTime(now.Add(-ago))
+		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(ns + name), DeletionTimestamp: &at}}
+		h.OnAdd(obj, false)
+		h.OnDelete(obj)
+	}
+	gone("a", "x", time.Hour)
+	gone("b", "x", 50*time.Second)
+	at := metav1.NewTime(now)
+	judged := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "y", UID: "y", DeletionTimestamp: &at}}
+	n, all := count.within(judged, time.Minute, now)
+	if diff := cmp.Diff([2]int{2, 1}, [2]int{n, all}); diff != "" {
 		t.Errorf("within (-want +got):\n%s", diff)
 	}
-	if len(count.ns) != 0 {
-		t.Errorf("count keeps %d namespaces, want none", len(count.ns))
+	if _, ok := count.ns["a"]; ok || len(count.ns) != 1 {
+		t.Errorf("count keeps namespaces %v, want b alone", count.ns)
 	}
 }

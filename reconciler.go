@@ -156,8 +156,11 @@ type Reconciler[T client.Object] struct {
 	// managerBuild is the Build of the manager's Observation, set by Build.
 	managerBuild string
 	// breaker is the mass-deletion breaker at work, set by Build for a
-	// reconciler whose steps clean up.
-	breaker *breaker
+	// reconciler whose steps clean up; late is the one made at the first
+	// deletion pass of a reconciler registered without Build (breakerOf).
+	breaker     *breaker
+	lateBreaker sync.Once
+	late        *breaker
 }
 
 // Options are the settings of a Reconciler that most leave at their
@@ -868,8 +871,9 @@ type passState[T client.Object] struct {
 	blocked       string
 	blockedReason conditions.Reason
 	// held, when set, says why the mass-deletion breaker holds the
-	// cleanup.
-	held string
+	// cleanup; underWay says the cleanup ran and has not finished.
+	held     string
+	underWay bool
 	// released, when set, says how AnnotationReleaseFinalizer released
 	// the finalizer.
 	released string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -162,10 +163,15 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 		if asked && (how == releaseAfterCleanup || how == releaseOrphan) {
 			return ps.releaseOnRequest(ctx, how)
 		}
-		allowed := ps.r.observation != nil && ps.r.observation.AllowMassDeletion
-		held, err := ps.r.breaker.hold(ctx, obj, ps.r.Options.MassDeletion, allowed, ps.r.APIReader, ps.req.Log)
-		if held != "" || err != nil {
-			ps.held = held
+		if asked {
+			// A value that asks for nothing known is reported in Ready,
+			// and the cleanup goes on as if it were not there, at its own
+			// pace (or stays held): a typo must not stop it, speed it up,
+			// nor hide that the deletion is blocked.
+			ps.invalidRelease = fmt.Sprintf("annotation %s is %q: want %q (clean up once more, then release the finalizer) or %q (release it without cleanup)",
+				AnnotationReleaseFinalizer, how, releaseAfterCleanup, releaseOrphan)
+		}
+		if held, err := ps.holdCleanup(ctx); held || err != nil {
 			// Nothing is deleted; the object waits for an administrator,
 			// whose annotation brings the next pass.
 			return ctrl.Result{}, err, false
@@ -175,15 +181,8 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 			ps.removeFinalizers()
 			return res, err, true
 		}
+		ps.underWay = true
 		res = ps.deadline(res, err)
-		if asked {
-			// A value that asks for nothing known is reported in Ready,
-			// and the cleanup goes on as if it were not there, at its own
-			// pace: a typo must not stop it, speed it up, nor hide that
-			// the deletion is blocked.
-			ps.invalidRelease = fmt.Sprintf("annotation %s is %q: want %q (clean up once more, then release the finalizer) or %q (release it without cleanup)",
-				AnnotationReleaseFinalizer, how, releaseAfterCleanup, releaseOrphan)
-		}
 		return res, err, false
 	case deleting:
 		// Detach (or skip): nothing is undone, the object is let go.
@@ -195,6 +194,40 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 		res, err = ps.do(ctx)
 	}
 	return res, err, false
+}
+
+// holdCleanup asks the reconciler's mass-deletion breaker whether it
+// holds the cleanup of the object being deleted, and records why in
+// ps.held; an annotation of the allowance that allows nothing is reported
+// in Ready (ps.invalidRelease). For a kind without conditions, which has
+// no DeletionBlocked to carry it, the first pass to hold the object
+// records the event and the metric.
+func (ps *passState[T]) holdCleanup(ctx context.Context) (bool, error) {
+	obj, r := ps.req.Object, ps.r
+	allowed := r.observation != nil && r.observation.AllowMassDeletion
+	if v, ok := obj.GetAnnotations()[AnnotationAllowMassDeletion]; ok {
+		if strings.EqualFold(strings.TrimSpace(v), "true") {
+			allowed = true
+		} else {
+			note := fmt.Sprintf("annotation %s is %q, which allows nothing: want \"true\"", AnnotationAllowMassDeletion, v)
+			if ps.invalidRelease != "" {
+				note = ps.invalidRelease + "; " + note
+			}
+			ps.invalidRelease = note
+		}
+	}
+	held, fresh, err := breakerOf(r, obj).hold(ctx, obj, r.Options.MassDeletion, allowed, r.APIReader, ps.req.Log)
+	if err != nil || held == "" {
+		return false, err
+	}
+	ps.held = held
+	if _, ok := any(obj).(conditions.Object); !ok && fresh {
+		ps.event(corev1.EventTypeWarning, conditions.ReasonDeletionHeld, "Cleanup", "%s", held)
+		if ps.req.metrics != nil {
+			ps.req.metrics.deletionHeld.Inc()
+		}
+	}
+	return true, nil
 }
 
 // do runs the Do of every step in order, as a Sequence does, stopping at
@@ -441,7 +474,7 @@ func (ps *passState[T]) verdict(conds *[]metav1.Condition, err error, gen int64,
 	}
 	if ps.invalidRelease != "" {
 		msg := ps.invalidRelease
-		if err != nil {
+		if err != nil || ps.held != "" {
 			msg += "; " + ready.Message
 		}
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, string(conditions.ReasonInvalidReleaseFinalizer), conditions.Bound(msg)
@@ -581,6 +614,15 @@ func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, gen int64,
 	msg, reason, event := ps.blocked, ps.blockedReason, conditions.ReasonDeletionBlocked
 	if ps.held != "" {
 		msg, reason, event = ps.held, conditions.ReasonDeletionHeld, conditions.ReasonDeletionHeld
+	}
+	if msg == "" && ps.underWay && breakerOf(ps.r, ps.req.Object) != nil {
+		// The cleanup began and is not blocked: the mass-deletion breaker
+		// reads this to let it finish, also after a restart.
+		conditions.Set(conds, metav1.Condition{
+			Type: conditions.TypeDeletionBlocked, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonCleanupPending),
+			Message: "the cleanup is under way", ObservedGeneration: gen,
+		}, now)
+		return
 	}
 	if msg == "" {
 		meta.RemoveStatusCondition(conds, conditions.TypeDeletionBlocked)
