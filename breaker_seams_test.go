@@ -1,6 +1,6 @@
 package bosun_test
 
-// Seam tests of the mass-deletion breaker (review of 10994b6..781b481).
+// Seam tests of the mass-deletion breaker: each failed before its fix.
 
 import (
 	"context"
@@ -137,8 +137,8 @@ func (f *fixture) heldOrGone(ctx context.Context, name string) (held, gone bool,
 // that cleans up, registered with controller-runtime directly (as the
 // examples' tests and PARITY.md's "Validate" path do), with
 // MassDeletion{Count: -1} ("holds every cleanup until it is allowed"):
-// the deletion of a Widget must be held. The docs promise "Every
-// Reconciler whose steps clean up ... has a mass-deletion breaker".
+// the deletion of a Widget must be held. Seen failing when only bosun's
+// Builder set the breaker up: the cleanup ran.
 func TestMassDeletionBreakerOfAReconcilerRegisteredDirectly(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -166,8 +166,8 @@ func TestMassDeletionBreakerOfAReconcilerRegisteredDirectly(t *testing.T) {
 // namespace deleted during an upgrade or a crash loop) and comes back
 // after the breaker's Window. The deletions entered within a second of
 // one another, far more than Count: the breaker must hold them ("Window
-// is how far apart deletions count together"). It judges the window
-// from now instead, so every cleanup runs.
+// is how far apart deletions count together"). Seen failing when the
+// window was judged from now: every cleanup ran.
 func TestMassDeletionSeenAfterItsWindowIsHeld(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -223,8 +223,8 @@ func TestMassDeletionSeenAfterItsWindowIsHeld(t *testing.T) {
 // began (and wait on their external resource) before the breaker tripped
 // on three more deletions; "objects whose cleanup began before the
 // breaker tripped go on". After a restart of the operator (a rollout, a
-// leader's failover), the new process holds them mid-cleanup, since
-// "cleared" lived in the old process's memory only.
+// leader's failover), the new process must let them finish. Seen failing
+// when that was known to the old process's memory only.
 func TestMassDeletionRestartHoldsACleanupUnderWay(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -286,10 +286,9 @@ func TestMassDeletionRestartHoldsACleanupUnderWay(t *testing.T) {
 
 // TestMassDeletionHeldReportsATypoInReleaseFinalizer: an administrator
 // releases a held Widget with bosun.dev/release-finalizer "Orphan" (a
-// typo; the breaker's own annotation takes "True"). Nothing happens, and
-// nothing says why: the engine's promise that "an unknown value is
-// refused with a reason" in Ready is lost under the hold, which returns
-// before the typo is noted, and the held pass writes nothing.
+// typo; the breaker's own annotation takes "True"): Ready must report the
+// unknown value, as for any deletion. Seen failing when the hold returned
+// before the typo was noted.
 func TestMassDeletionHeldReportsATypoInReleaseFinalizer(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -328,9 +327,9 @@ func TestMassDeletionHeldReportsATypoInReleaseFinalizer(t *testing.T) {
 // that cleans up, with MassDeletion{Count: 1, Window: 3s}; three
 // ConfigMaps deleted at once. The held ones must be told (a Warning
 // event DeletionHeld, bosun_deletion_held_total) and must stay held
-// "whatever the count does later": touched after the window, one of them
-// is cleaned up, since the latch is read from a condition the kind does
-// not have.
+// "whatever the count does later", also touched after the window. Seen
+// failing with no event and no metric, and, before the process kept its
+// holds, with one of them cleaned up when touched.
 func TestMassDeletionHoldOfAKindWithoutConditions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
