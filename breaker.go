@@ -51,9 +51,11 @@ import (
 // whole operator), releases its finalizer on purpose
 // (AnnotationReleaseFinalizer: "orphan" keeps what it would delete), or
 // the deletion is otherwise resolved. Objects whose cleanup began before
-// the breaker tripped go on (DeletionBlocked False with
-// conditions.ReasonCleanupPending says so, for a restarted operator too):
-// at most Count cleanups begin within a window. A reconciler registered
+// the breaker tripped go on: at most Count cleanups begin within a window.
+// A restarted operator knows of a cleanup that began only from a
+// DeletionBlocked the deadline set (Options.DeletionDeadline); it holds
+// the others whose deletion counts as a mass one, which are let go the
+// same way. A reconciler registered
 // without bosun's Builder has the breaker too, counting the deletions its
 // passes see.
 //
@@ -316,8 +318,8 @@ func builtInGroup(group string) bool {
 // "" when it does not hold it. An object held before stays held; one an
 // administrator allowed (allowed: the operator's switch or the object's
 // annotation) is not, nor one whose cleanup is under way (a pass let it
-// begin: the object's DeletionBlocked says so, or this process
-// remembers); otherwise the count, then the kind's
+// begin: this process remembers, or the deadline's DeletionBlocked says
+// so); otherwise the count, then the kind's
 // CustomResourceDefinition, read through reader, decide.
 func (b *breaker) hold(ctx context.Context, obj client.Object, md MassDeletion, allowed bool, reader client.Reader, log logr.Logger) (msg string, fresh bool, err error) {
 	if b == nil || md.Allow || allowed {
@@ -328,8 +330,7 @@ func (b *breaker) hold(ctx context.Context, obj client.Object, md MassDeletion, 
 			if c.Status == metav1.ConditionTrue && c.Reason == string(conditions.ReasonDeletionHeld) {
 				return c.Message, false, nil
 			}
-			// Any other DeletionBlocked is the engine's word on a cleanup
-			// that began.
+			// A deadline's DeletionBlocked: the cleanup began.
 			return "", false, nil
 		}
 	}

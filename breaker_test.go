@@ -37,27 +37,23 @@ func (c countingCleanup) Cleanup(context.Context, *bosun.Pass[*testapi.Widget]) 
 	return ctrl.Result{}, nil
 }
 
-// waitHeld waits until the Widget shows DeletionBlocked True with
-// ReasonDeletionHeld and Ready False with it, and returns DeletionBlocked.
+// waitHeld waits until the Widget shows DeletionBlocked True, wants it
+// and Ready False with ReasonDeletionHeld (one status write sets both),
+// and returns DeletionBlocked.
 func (f *fixture) waitHeld(name string) metav1.Condition {
 	f.t.Helper()
-	var got metav1.Condition
-	bosuntest.Eventually(f.t, func(ctx context.Context) error {
-		w, err := f.get(ctx, name)
-		if err != nil {
-			return err
-		}
-		c := conditions.Find(w.Status.Conditions, conditions.TypeDeletionBlocked)
-		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != string(conditions.ReasonDeletionHeld) {
-			return fmt.Errorf("DeletionBlocked is %v", c)
-		}
-		if r := conditions.Find(w.Status.Conditions, conditions.TypeReady); r == nil || r.Status != metav1.ConditionFalse || r.Reason != string(conditions.ReasonDeletionHeld) {
-			return fmt.Errorf("Ready is %v", r)
-		}
-		got = *c
-		return nil
-	})
-	return got
+	c := f.waitDeletionBlocked(name)
+	if c.Reason != string(conditions.ReasonDeletionHeld) {
+		f.t.Fatalf("%s: DeletionBlocked %s (%s), want %s", name, c.Reason, c.Message, conditions.ReasonDeletionHeld)
+	}
+	w, err := f.get(f.t.Context(), name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if r := conditions.Find(w.Status.Conditions, conditions.TypeReady); r == nil || r.Status != metav1.ConditionFalse || r.Reason != string(conditions.ReasonDeletionHeld) {
+		f.t.Errorf("%s: Ready is %v, want False %s", name, r, conditions.ReasonDeletionHeld)
+	}
+	return c
 }
 
 // annotate sets one annotation on the Widget name.

@@ -871,9 +871,8 @@ type passState[T client.Object] struct {
 	blocked       string
 	blockedReason conditions.Reason
 	// held, when set, says why the mass-deletion breaker holds the
-	// cleanup; underWay says the cleanup ran and has not finished.
-	held     string
-	underWay bool
+	// cleanup.
+	held string
 	// released, when set, says how AnnotationReleaseFinalizer released
 	// the finalizer.
 	released string

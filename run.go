@@ -181,7 +181,6 @@ func (ps *passState[T]) act(ctx context.Context, deleting bool, policy Policy) (
 			ps.removeFinalizers()
 			return res, err, true
 		}
-		ps.underWay = true
 		res = ps.deadline(res, err)
 		return res, err, false
 	case deleting:
@@ -614,15 +613,6 @@ func (ps *passState[T]) setDeletionBlocked(conds *[]metav1.Condition, gen int64,
 	msg, reason, event := ps.blocked, ps.blockedReason, conditions.ReasonDeletionBlocked
 	if ps.held != "" {
 		msg, reason, event = ps.held, conditions.ReasonDeletionHeld, conditions.ReasonDeletionHeld
-	}
-	if msg == "" && ps.underWay && breakerOf(ps.r, ps.req.Object) != nil {
-		// The cleanup began and is not blocked: the mass-deletion breaker
-		// reads this to let it finish, also after a restart.
-		conditions.Set(conds, metav1.Condition{
-			Type: conditions.TypeDeletionBlocked, Status: metav1.ConditionFalse, Reason: string(conditions.ReasonCleanupPending),
-			Message: "the cleanup is under way", ObservedGeneration: gen,
-		}, now)
-		return
 	}
 	if msg == "" {
 		meta.RemoveStatusCondition(conds, conditions.TypeDeletionBlocked)

@@ -29,9 +29,7 @@ const (
 // its reconciler's deletion deadline with the cleanup not finished, or
 // while the mass-deletion breaker holds the cleanup
 // (ReasonDeletionHeld); its message says what blocks it and since when,
-// and how to go on. Under the mass-deletion breaker it is False
-// (ReasonCleanupPending) while a cleanup that began is under way. The
-// engine keeps it (bosun.Options.DeletionDeadline,
+// and how to go on. The engine keeps it (bosun.Options.DeletionDeadline,
 // bosun.Options.MassDeletion).
 const TypeDeletionBlocked = "DeletionBlocked"
 
@@ -102,10 +100,7 @@ const (
 	ReasonNotReady Reason = "NotReady"
 	// ReasonCleanupPending is the reason of DeletionBlocked=True when the
 	// cleanup waits (a step asked to come back) rather than fails; a
-	// failing cleanup gives its error's reason. It is also the reason of
-	// DeletionBlocked=False while a cleanup that began is under way and
-	// not blocked, which the mass-deletion breaker reads to let it finish
-	// (bosun.Options.MassDeletion).
+	// failing cleanup gives its error's reason.
 	ReasonCleanupPending Reason = "CleanupPending"
 	// ReasonDeletionHeld is the reason of DeletionBlocked=True and
 	// Ready=False, and of a Warning event, when the mass-deletion breaker

@@ -1146,15 +1146,8 @@ func (c *cell) blockedDelete(objs []client.Object) {
 	// it asks for (its pending mark and its change log: two writes), paced
 	// by its short interval and the queue's backoff; a failing delete of a
 	// child costs nothing.
-	before, since := c.counts(), time.Now()
-	timer := time.NewTimer(c.sizes.Quiet)
-	select {
-	case <-ctx.Done():
-		timer.Stop()
-		t.Fatal(ctx.Err())
-	case <-timer.C:
-	}
-	written, refused := c.counts().minus(before), c.refusedDeletesSince(since)
+	written, since := c.quiet()
+	refused := c.refusedDeletesSince(since)
 	if written.External > 0 || written.Writes > 2*refused {
 		t.Errorf("blocked deletions written while nothing changed but %d refused external deletes: %s in %s: %s",
 			refused, written, c.sizes.Quiet, c.callsSince(since))
@@ -1182,16 +1175,13 @@ func (c *cell) blockedDelete(objs []client.Object) {
 	c.waitCleaned(objs)
 }
 
-// waitBlocked waits until every deleted object is gone or shows
-// DeletionBlocked, checks that each showed it on time with a message
-// naming the deadline, and returns those still there.
-func (c *cell) waitBlocked(objs []client.Object) []client.Object {
-	t := c.t
-	deadline := c.sizes.Deadline
-	bound := deadline + c.b.bound()
-	var held []client.Object
-	err := poll(t.Context(), bound, func(ctx context.Context) error {
-		held = held[:0]
+// waitLeft waits, at most bound, until every deleted object of objs is
+// gone or its DeletionBlocked condition (nil when not True) is as shown
+// wants, and returns those left.
+func (c *cell) waitLeft(objs []client.Object, bound time.Duration, shown func(*metav1.Condition) bool) ([]client.Object, error) {
+	var left []client.Object
+	err := poll(c.t.Context(), bound, func(ctx context.Context) error {
+		left = left[:0]
 		var waiting []string
 		for _, o := range objs {
 			cur, _ := o.DeepCopyObject().(client.Object)
@@ -1201,16 +1191,41 @@ func (c *cell) waitBlocked(objs []client.Object) []client.Object {
 				}
 				continue
 			}
-			held = append(held, cur)
-			if blocked(cur) == nil {
+			left = append(left, cur)
+			if !shown(blocked(cur)) {
 				waiting = append(waiting, o.GetName())
 			}
 		}
 		if len(waiting) > 0 {
-			return fmt.Errorf("not reported blocked: %v", waiting)
+			return fmt.Errorf("not shown by %v", waiting)
 		}
 		return nil
 	})
+	return left, err
+}
+
+// quiet waits for the quiet period and returns what the processes wrote
+// meanwhile, and since when.
+func (c *cell) quiet() (Cost, time.Time) {
+	before, since := c.counts(), time.Now()
+	timer := time.NewTimer(c.sizes.Quiet)
+	select {
+	case <-c.t.Context().Done():
+		timer.Stop()
+		c.t.Fatal(c.t.Context().Err())
+	case <-timer.C:
+	}
+	return c.counts().minus(before), since
+}
+
+// waitBlocked waits until every deleted object is gone or shows
+// DeletionBlocked, checks that each showed it on time with a message
+// naming the deadline, and returns those still there.
+func (c *cell) waitBlocked(objs []client.Object) []client.Object {
+	t := c.t
+	deadline := c.sizes.Deadline
+	bound := deadline + c.b.bound()
+	held, err := c.waitLeft(objs, bound, func(b *metav1.Condition) bool { return b != nil })
 	if err != nil {
 		t.Fatalf("DeletionBlocked not shown within %s of a deadline of %s: %v", bound, deadline, err)
 	}
@@ -1251,27 +1266,8 @@ func (c *cell) heldDelete(objs []client.Object) {
 	if err := deleteAll(ctx, c.b.cp.Client, objs); err != nil {
 		t.Fatal(err)
 	}
-	var held []client.Object
-	err := poll(ctx, c.b.bound(), func(ctx context.Context) error {
-		held = held[:0]
-		var waiting []string
-		for _, o := range objs {
-			cur, _ := o.DeepCopyObject().(client.Object)
-			if err := c.b.cp.Client.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
-				if client.IgnoreNotFound(err) != nil {
-					return err
-				}
-				continue
-			}
-			held = append(held, cur)
-			if b := blocked(cur); b == nil || b.Reason != string(conditions.ReasonDeletionHeld) {
-				waiting = append(waiting, o.GetName())
-			}
-		}
-		if len(waiting) > 0 {
-			return fmt.Errorf("not reported held: %v", waiting)
-		}
-		return nil
+	held, err := c.waitLeft(objs, c.b.bound(), func(b *metav1.Condition) bool {
+		return b != nil && b.Reason == string(conditions.ReasonDeletionHeld)
 	})
 	if err != nil {
 		t.Fatalf("DeletionBlocked %s not shown within %s: %v", conditions.ReasonDeletionHeld, c.b.bound(), err)
@@ -1291,15 +1287,7 @@ func (c *cell) heldDelete(objs []client.Object) {
 	c.result.oracles++
 
 	// Held: nothing more is written.
-	before, since := c.counts(), time.Now()
-	timer := time.NewTimer(c.sizes.Quiet)
-	select {
-	case <-ctx.Done():
-		timer.Stop()
-		t.Fatal(ctx.Err())
-	case <-timer.C:
-	}
-	if written := c.counts().minus(before); written != (Cost{}) {
+	if written, since := c.quiet(); written != (Cost{}) {
 		t.Errorf("held deletions written while nothing changed: %s in %s: %s", written, c.sizes.Quiet, c.callsSince(since))
 	}
 	c.result.oracles++
