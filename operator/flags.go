@@ -104,13 +104,13 @@ type Flags struct {
 	// are off.
 	Plan bool
 	// PlanEdit, with Plan, is a file of objects of the operator's kinds as
-	// a proposed edit would leave them (YAML, one or more documents, as
-	// kubectl apply or replace takes them): the plan is of their passes
-	// alone, each read as the API server would store the edit (a dry-run
-	// update of the live object, its defaults and validation applied), and
-	// the report says what the edit changes before what its pass would.
-	// The edit is not applied. "-" reads the objects from the standard
-	// input.
+	// a proposed edit would leave them (YAML or JSON, one or more
+	// documents, a List among them): the plan is of their passes alone,
+	// each reading its object as the API server would store the edit
+	// applied as kubectl apply --server-side applies it (a dry run, its
+	// defaults and validation applied), and the report says what the edit
+	// changes before what its pass would. The edit is not applied. "-"
+	// reads the objects from the standard input.
 	PlanEdit string
 	// Role prints the ClusterRole that the operator's bosun reconcilers
 	// derive from their steps (bosun.Reconciler.PolicyRules), named
@@ -191,7 +191,7 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Plan, "plan", f.Plan,
 		"Run one pass over every object of the operator's kinds with every write sent as a dry run and no external resource changed, print what each object's pass would change, and exit.")
 	fs.StringVar(&f.PlanEdit, "plan-edit", f.PlanEdit,
-		"With --plan, plan the passes of the objects in this file (YAML, as kubectl apply takes it; - for the standard input) as a proposed edit would leave them, without applying it.")
+		"With --plan, plan the passes of the objects in this file (YAML or JSON; - for the standard input) as applying it with kubectl apply --server-side would leave them, without applying it.")
 	fs.BoolVar(&f.Role, "role", f.Role,
 		"Print the least-privilege ClusterRole the controllers' steps declare (as config/rbac/role.yaml) and exit, without connecting to a cluster.")
 	fs.BoolVar(&f.DebugPage, "debug-page", f.DebugPage,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -234,7 +236,10 @@ func (p *planRun) waitPasses(ctx context.Context, mgr ctrl.Manager) error {
 			if !p.rec.Passed(k) {
 				gone, err := p.gone(ctx, mgr, k)
 				if err != nil {
-					return false, err
+					return false, fmt.Errorf("reading %s %s from the operator's cache: %w", k.Kind, k.Object, err)
+				}
+				if gone && slices.Contains(p.edits, k) {
+					return false, fmt.Errorf("%s %s, which --plan-edit edits, is not among the objects the operator's cache holds (its namespaces and selectors): no pass of it would run", k.Kind, k.Object)
 				}
 				if gone {
 					continue
@@ -282,6 +287,27 @@ func (m planManager) Add(r manager.Runnable) error {
 		return nil
 	}
 	return m.Manager.Add(r)
+}
+
+// GetCache returns the manager's cache, but that the objects of a
+// proposed edit read as edited.
+func (m planManager) GetCache() cache.Cache {
+	return editedCache{Cache: m.Manager.GetCache(), reader: m.plan.rec.Reader(m.Manager.GetCache(), m.GetScheme())}
+}
+
+// editedCache is a cache whose reads overlay the objects of a proposed
+// edit (plan.Recorder.Reader); informers and indexes are the cache's.
+type editedCache struct {
+	cache.Cache
+	reader client.Reader
+}
+
+func (c editedCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.reader.Get(ctx, key, obj, opts...)
+}
+
+func (c editedCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.reader.List(ctx, list, opts...)
 }
 
 // GetAPIReader returns the manager's reader, but that the objects of a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,10 +48,24 @@ func readEdits(path string) ([]*unstructured.Unstructured, error) {
 		if len(u.Object) == 0 {
 			continue
 		}
-		if u.GetKind() == "" || u.GetAPIVersion() == "" || u.GetName() == "" {
-			return nil, fmt.Errorf("--plan-edit %s: document %d: an object needs apiVersion, kind and metadata.name", path, i)
+		items := []*unstructured.Unstructured{u}
+		if u.IsList() {
+			// kubectl get -o yaml of several objects writes a List.
+			list, err := u.ToList()
+			if err != nil {
+				return nil, fmt.Errorf("--plan-edit %s: document %d: %w", path, i, err)
+			}
+			items = items[:0]
+			for j := range list.Items {
+				items = append(items, &list.Items[j])
+			}
 		}
-		objs = append(objs, u)
+		for _, it := range items {
+			if it.GetKind() == "" || it.GetAPIVersion() == "" || it.GetName() == "" {
+				return nil, fmt.Errorf("--plan-edit %s: document %d: an object needs apiVersion, kind and metadata.name", path, i)
+			}
+			objs = append(objs, it)
+		}
 	}
 	if len(objs) == 0 {
 		return nil, fmt.Errorf("--plan-edit %s: no object", path)
@@ -60,28 +75,34 @@ func readEdits(path string) ([]*unstructured.Unstructured, error) {
 
 // planEdits reads the proposed edit of the file path and makes each of
 // its objects stand in for the live one in the reads of rec
-// (plan.Recorder.Edit), as a dry-run update of the live object through
-// cfg (which changes nothing) says the API server would store it, and
-// returns their keys, which the plan covers alone. Each must be of a kind
-// a reconciler of mgr reconciles, at the version it reconciles, and exist.
+// (plan.Recorder.Edit), as a dry run of its server-side apply through cfg
+// (which changes nothing) says the API server would store it, and returns
+// the keys of their passes, one per reconciler of the kind, which the plan
+// covers alone. Each must be of a kind a reconciler of mgr reconciles, at
+// the version it reconciles, exist, and come once.
 func planEdits(ctx context.Context, path string, cfg *rest.Config, mgr ctrl.Manager, rec *plan.Recorder) ([]plan.Key, error) {
 	objs, err := readEdits(path)
 	if err != nil {
 		return nil, err
 	}
-	var keys []plan.Key
 	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return nil, fmt.Errorf("--plan-edit: %w", err)
 	}
 	reconcilers := bosun.ObservationOf(mgr).Reconcilers()
+	var keys []plan.Key
+	seen := map[string]bool{}
 	for _, u := range objs {
 		gvk := u.GroupVersionKind()
 		name := gvk.Kind + " " + u.GetName()
 		if u.GetNamespace() != "" {
 			name = gvk.Kind + " " + u.GetNamespace() + "/" + u.GetName()
 		}
-		var controller string
+		if seen[gvk.GroupKind().String()+" "+name] {
+			return nil, fmt.Errorf("--plan-edit: %s comes twice in %s: write one edit of it", name, path)
+		}
+		seen[gvk.GroupKind().String()+" "+name] = true
+		var controllers []string
 		for _, r := range reconcilers {
 			if r.GVK.GroupKind() != gvk.GroupKind() {
 				continue
@@ -89,9 +110,9 @@ func planEdits(ctx context.Context, path string, cfg *rest.Config, mgr ctrl.Mana
 			if r.GVK.Version != gvk.Version {
 				return nil, fmt.Errorf("--plan-edit: %s is of %s: the operator reconciles %s; write the edit at that version", name, gvk.GroupVersion(), r.GVK.GroupVersion())
 			}
-			controller = r.Name
+			controllers = append(controllers, r.Name)
 		}
-		if controller == "" {
+		if len(controllers) == 0 {
 			return nil, fmt.Errorf("--plan-edit: %s: the operator reconciles no %s", name, gvk.GroupKind())
 		}
 		live := &unstructured.Unstructured{}
@@ -104,18 +125,46 @@ func planEdits(ctx context.Context, path string, cfg *rest.Config, mgr ctrl.Mana
 		}
 		edited := u.DeepCopy()
 		unstructured.RemoveNestedField(edited.Object, "status")
-		unstructured.RemoveNestedField(edited.Object, "metadata", "managedFields")
-		edited.SetUID(live.GetUID())
-		edited.SetResourceVersion(live.GetResourceVersion())
-		if err := c.Update(ctx, edited, client.DryRunAll); err != nil {
-			return nil, fmt.Errorf("--plan-edit: the API server refuses the edit of %s: %w", name, err)
+		for _, f := range []string{"managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
+			unstructured.RemoveNestedField(edited.Object, "metadata", f)
+		}
+		if err := c.Patch(ctx, edited, client.Apply, client.ForceOwnership, client.FieldOwner(editFieldManager), client.DryRunAll); err != nil {
+			return nil, fmt.Errorf("--plan-edit: the API server refuses the edit of %s: %w", name, refusal(err, rec.Sensitive(gvk.GroupKind())))
 		}
 		// The status is the live one: an edit does not write it.
 		if st, ok := live.Object["status"]; ok {
 			edited.Object["status"] = st
 		}
 		rec.Edit(live, edited)
-		keys = append(keys, plan.Key{Controller: controller, Kind: gvk.Kind, Object: types.NamespacedName{Namespace: live.GetNamespace(), Name: live.GetName()}})
+		for _, ctrlName := range controllers {
+			keys = append(keys, plan.Key{Controller: ctrlName, Kind: gvk.Kind, Object: types.NamespacedName{Namespace: live.GetNamespace(), Name: live.GetName()}})
+		}
 	}
 	return keys, nil
+}
+
+// editFieldManager is the field manager of the dry-run apply of an edit:
+// kubectl's, as kubectl apply --server-side applies it.
+const editFieldManager = "kubectl"
+
+// refusal is the API server's refusal err of an edit, told without the
+// values it quotes when the kind has sensitive fields: each field it
+// names, with why.
+func refusal(err error, sensitive bool) error {
+	var status apierrors.APIStatus
+	if !sensitive || !errors.As(err, &status) {
+		return err
+	}
+	st := status.Status()
+	msg := string(st.Reason)
+	if st.Details != nil {
+		var causes []string
+		for _, c := range st.Details.Causes {
+			causes = append(causes, fmt.Sprintf("%s: %s", c.Field, c.Type))
+		}
+		if len(causes) > 0 {
+			msg += " (" + strings.Join(causes, "; ") + ")"
+		}
+	}
+	return fmt.Errorf("%s; the kind has sensitive fields, so the API server's words, which may quote their values, are left out", msg)
 }

@@ -38,10 +38,11 @@ operator needs the read permissions of its deployment in that cluster, and
 dry-run writes are authorised as real ones.
 
 With -f FILE, the plan is of a proposed edit instead: FILE holds objects of
-the operator's kinds as the edit would leave them (YAML, as kubectl apply
-takes it; - reads the standard input), and only their passes are planned,
-each reading its object as the API server would store the edit (a dry-run
-update, so that defaults and validation apply), without applying it:
+the operator's kinds as the edit would leave them (YAML or JSON, a List
+among them; - reads the standard input), and only their passes are planned,
+each reading its object as the API server would store it applied with
+kubectl apply --server-side (a dry run, so that defaults and validation
+apply), without applying it:
 
   kubectl get database orders -o yaml > orders.yaml   # then edit it
   bosun plan -f orders.yaml -- --kubeconfig ~/.kube/config

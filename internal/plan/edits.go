@@ -32,6 +32,14 @@ func withoutStatus(m map[string]any) map[string]any {
 		for _, k := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
 			delete(md, k)
 		}
+		// kubectl's copy of the object it applied: whatever it holds, the
+		// edit's own lines say, and it may hold sensitive values.
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
+			if len(ann) == 0 {
+				delete(md, "annotations")
+			}
+		}
 	}
 	return out
 }

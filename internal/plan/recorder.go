@@ -299,3 +299,9 @@ func (r *Recorder) overlayList(list client.ObjectList, scheme *runtime.Scheme) e
 	}
 	return meta.SetList(list, items)
 }
+
+// Sensitive reports whether the plan hides fields of objects of the kind
+// gk: a Secret's, or the fields the operator marks.
+func (r *Recorder) Sensitive(gk schema.GroupKind) bool {
+	return gk == secret || len(r.sensitive[gk]) > 0
+}
