@@ -215,7 +215,7 @@ func (ps *passState[T]) holdCleanup(ctx context.Context) (bool, error) {
 			ps.invalidRelease = note
 		}
 	}
-	held, fresh, err := breakerOf(r, obj).hold(ctx, obj, r.Options.MassDeletion, allowed, r.APIReader, ps.req.Log)
+	held, fresh, err := breakerOf(r, obj).hold(ctx, obj, r.Options.MassDeletion, allowed, ps.p.apiReader, ps.req.Log)
 	if err != nil || held == "" {
 		return false, err
 	}

@@ -128,6 +128,8 @@ func planEdits(ctx context.Context, path string, cfg *rest.Config, mgr ctrl.Mana
 		for _, f := range []string{"managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
 			unstructured.RemoveNestedField(edited.Object, "metadata", f)
 		}
+		// An apply patch answers into edited, which the plan reads.
+		//nolint:staticcheck // SA1019: client.Apply, for an object read from a file, whose answer is needed here.
 		if err := c.Patch(ctx, edited, client.Apply, client.ForceOwnership, client.FieldOwner(editFieldManager), client.DryRunAll); err != nil {
 			return nil, fmt.Errorf("--plan-edit: the API server refuses the edit of %s: %w", name, refusal(err, rec.Sensitive(gvk.GroupKind())))
 		}
