@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/go-logr/logr"
 
@@ -356,26 +355,6 @@ func (b *breaker) hold(ctx context.Context, obj client.Object, md MassDeletion, 
 		why, AnnotationAllowMassDeletion, AnnotationReleaseFinalizer)
 	b.count.hold(obj, msg)
 	return msg, true, nil
-}
-
-// breakerOf returns the breaker of r at work for obj: the one Build set
-// up, or, for a reconciler registered without bosun's Builder, one made
-// at its first deletion pass, whose count holds the deletions its passes
-// see; nil for a reconciler whose steps do not clean up.
-func breakerOf[T client.Object](r *Reconciler[T], obj client.Object) *breaker {
-	if r.breaker != nil || !r.prep.cleans {
-		return r.breaker
-	}
-	r.lateBreaker.Do(func() {
-		b := &breaker{count: newDeletionCount()}
-		if r.Client != nil {
-			if gvk, err := apiutil.GVKForObject(obj, r.Client.Scheme()); err == nil {
-				b.crd = crdName(r.Client.RESTMapper(), gvk)
-			}
-		}
-		r.late = b
-	})
-	return r.late
 }
 
 // crdDeleting says why the cleanup is held when the reconciled kind's

@@ -977,3 +977,23 @@ func runPass[T client.Object](ctx context.Context, r *Reconciler[T], creq ctrl.R
 	}
 	return res, err
 }
+
+// breakerOf returns the breaker of r at work for obj: the one Build set
+// up, or, for a reconciler registered without bosun's Builder, one made
+// at its first deletion pass, whose count holds the deletions its passes
+// see; nil for a reconciler whose steps do not clean up.
+func breakerOf[T client.Object](r *Reconciler[T], obj client.Object) *breaker {
+	if r.breaker != nil || !r.prep.cleans {
+		return r.breaker
+	}
+	r.lateBreaker.Do(func() {
+		b := &breaker{count: newDeletionCount()}
+		if r.Client != nil {
+			if gvk, err := apiutil.GVKForObject(obj, r.Client.Scheme()); err == nil {
+				b.crd = crdName(r.Client.RESTMapper(), gvk)
+			}
+		}
+		r.late = b
+	})
+	return r.late
+}
