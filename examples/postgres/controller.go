@@ -242,7 +242,8 @@ func SetupDatabaseWithManager(mgr ctrl.Manager, opts Options) error {
 // config/rbac/role.yaml.
 //
 // +kubebuilder:rbac:groups=postgres.bosun.dev,resources=roles,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=roles.postgres.bosun.dev;databases.postgres.bosun.dev
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=roles.postgres.bosun.dev
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=databases.postgres.bosun.dev
 // +kubebuilder:rbac:groups=postgres.bosun.dev,resources=roles/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=postgres.bosun.dev,resources=roles/finalizers,verbs=update
 // +kubebuilder:rbac:groups=postgres.bosun.dev,resources=databases,verbs=get;list;watch;update;patch

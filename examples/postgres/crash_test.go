@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -237,7 +238,16 @@ func TestCreateCrashWindow(t *testing.T) {
 		}
 	}
 
-	// Deleting drops the adopted roles.
+	// Deleting drops the adopted roles. A hundred Roles deleted at once
+	// are a mass deletion, which the breaker would hold: this one is
+	// meant.
+	allow := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"true"}}}`, bosun.AnnotationAllowMassDeletion)
+	for _, name := range names {
+		role := &pgv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}}
+		if err := e.c.Patch(ctx, role, client.RawPatch(types.MergePatchType, allow)); err != nil {
+			t.Fatalf("allowing the deletion of %s: %v", name, err)
+		}
+	}
 	if err := e.c.DeleteAllOf(ctx, &pgv1.Role{}, client.InNamespace(e.ns)); err != nil {
 		t.Fatalf("delete roles: %v", err)
 	}
