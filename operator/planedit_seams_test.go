@@ -90,9 +90,7 @@ func editLines(report string) []string {
 // about the finalizer. Seen failing when the edit was planned as a
 // replace.
 func TestPlanEditOfAManifest(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	cp, ns := planEditEnv(t)
 	opts := stepsOperator("manifest", ns, double{}, valueChild())
 	convergedWidgets(t, opts, ns, map[string]string{"team.example.com/owner": "payments"}, "a")
 
@@ -124,9 +122,7 @@ spec:
 // value may be printed, in the report or in the plan's error when the
 // API server refuses the edit.
 func TestPlanEditPrintsNoSensitiveValue(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	_, ns := planEditEnv(t)
 	opts := stepsOperator("secretive", ns, double{})
 	opts.Sensitive = map[schema.GroupKind][]string{{Group: testapi.GroupVersion.Group, Kind: "Widget"}: {"spec.value", "spec.mode"}}
 	lastApplied := `{"apiVersion":"test.bosun.dev/v1","kind":"Widget","metadata":{"annotations":{},"name":"a","namespace":"` + ns + `"},"spec":{"value":271828,"mode":"fast"}}`
@@ -174,9 +170,7 @@ spec:
 // controller; the plan of an edit of a Widget must cover the passes of
 // both controllers: both act on the edit.
 func TestPlanEditOfAKindTwoControllersReconcile(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	cp, ns := planEditEnv(t)
 	opts := stepsOperator("first", ns, double{})
 	opts.Setup = func(mgr ctrl.Manager) error {
 		first := &bosun.Reconciler[*testapi.Widget]{Name: "first", Finalizer: planFinalizer, Steps: []bosun.Step[*testapi.Widget]{double{}}}
@@ -219,9 +213,7 @@ func TestPlanEditOfAKindTwoControllersReconcile(t *testing.T) {
 // (two drafts pasted together) plans one object, not two, or says the
 // file is ambiguous; it does not print the object's section twice.
 func TestPlanEditOfTheSameObjectTwice(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	cp, ns := planEditEnv(t)
 	opts := stepsOperator("twice", ns, double{})
 	convergedWidgets(t, opts, ns, nil, "a")
 
@@ -255,9 +247,7 @@ func TestPlanEditOfTheSameObjectTwice(t *testing.T) {
 // TestPlanEditOfAList: `kubectl get widgets -o yaml` writes a List, which
 // kubectl apply and replace take; the plan of an edit must take it too.
 func TestPlanEditOfAList(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	_, ns := planEditEnv(t)
 	opts := stepsOperator("listed", ns, double{})
 	convergedWidgets(t, opts, ns, nil, "a", "b")
 
@@ -297,9 +287,7 @@ items:
 // pass: the plan must fail saying so, not print "plan: 0 objects" and
 // exit 0 as if the edit changed nothing.
 func TestPlanEditOfAnObjectOutsideTheCache(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	cp, ns := planEditEnv(t)
 	opts := stepsOperator("scoped", ns, double{})
 	manager := opts.Manager
 	opts.Manager = func(o *ctrl.Options) {
@@ -328,9 +316,7 @@ func TestPlanEditOfAnObjectOutsideTheCache(t *testing.T) {
 // of one namespace, and an edit of a Widget of another: the plan fails
 // naming the object and why (the operator does not watch its namespace).
 func TestPlanEditOfAnObjectInANamespaceNotWatched(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	cp, ns := planEditEnv(t)
 	other := bosuntest.Namespace(t, cp.Client)
 	opts := stepsOperator("nsscoped", ns, double{})
 	convergedWidgets(t, opts, ns, nil)
@@ -354,9 +340,7 @@ func TestPlanEditOfAnObjectInANamespaceNotWatched(t *testing.T) {
 // spec.value 5 of the edit, not 3. Seen failing when only the client and
 // the API reader read the edit.
 func TestPlanEditReadThroughTheManager(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	cp, ns := planEditEnv(t)
 	for _, via := range []string{"cache"} {
 		t.Run(via, func(t *testing.T) {
 			name := "read-" + via

@@ -18,6 +18,7 @@ import (
 	"github.com/bosunkit/bosun"
 	"github.com/bosunkit/bosun/bosuntest"
 	"github.com/bosunkit/bosun/children"
+	"github.com/bosunkit/bosun/controlplane"
 	"github.com/bosunkit/bosun/internal/testapi"
 	"github.com/bosunkit/bosun/operator"
 )
@@ -43,9 +44,7 @@ func valueChild() bosun.Step[*testapi.Widget] {
 // cluster lacks, or of a kind the operator does not reconcile fails the
 // plan, saying why.
 func TestPlanOfAnEdit(t *testing.T) {
-	cp := shared.ControlPlane(t)
-	useKubeconfig(t, cp)
-	ns := bosuntest.Namespace(t, cp.Client)
+	cp, ns := planEditEnv(t)
 	opts := stepsOperator("edit", ns, double{}, valueChild())
 	ctx := t.Context()
 	ws := map[string]*testapi.Widget{}
@@ -136,4 +135,13 @@ func writeEdit(t *testing.T, obj client.Object) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// planEditEnv returns the shared control plane, which the operators of
+// the test reach through KUBECONFIG, and a namespace of the test's.
+func planEditEnv(t *testing.T) (*controlplane.ControlPlane, string) {
+	t.Helper()
+	cp := shared.ControlPlane(t)
+	useKubeconfig(t, cp)
+	return cp, bosuntest.Namespace(t, cp.Client)
 }
